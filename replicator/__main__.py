@@ -1,0 +1,5 @@
+"""Allow ``python -m replicator``."""
+
+from replicator.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,132 @@
+"""Error classes carrying OpenLogReplicator-compatible numeric codes.
+
+Every error the replicator raises on purpose is a :class:`ReplicatorError` with a
+five-digit code (same families as OpenLogReplicator: 1xxxx runtime, 2xxxx data/file
+content, 3xxxx configuration, 4xxxx redo log format, 5xxxx internal, 6xxxx warnings)
+and a ``retriable`` flag. The CLI prints ``ERROR CCCCC message`` and exits non-zero,
+never a traceback. ``docs/errors.md`` is generated from :data:`CATALOGUE`.
+"""
+
+from __future__ import annotations
+
+
+class ReplicatorError(Exception):
+    """Base class: an error with a numeric code, shown to users without a traceback."""
+
+    code: int = 50000
+    retriable: bool = False
+
+    def __init__(self, message: str, code: int | None = None, *, retriable: bool | None = None):
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+        if retriable is not None:
+            self.retriable = retriable
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+    def __str__(self) -> str:  # pragma: no cover - trivial
+        return f"{self.code:05d} {self.message}"
+
+
+class ConfigError(ReplicatorError):
+    """Invalid configuration (3xxxx) or configuration JSON content (2xxxx)."""
+
+    code = 30001
+
+
+class ConfigPathError(ConfigError):
+    """A configuration error located at a key path such as ``source[0].format.xid``.
+
+    ``path`` is empty when the problem concerns the whole document.
+    """
+
+    def __init__(self, message: str, code: int | None = None, *, path: str = ""):
+        super().__init__(message, code)
+        self.path = path
+
+
+class DataError(ReplicatorError):
+    """Bad file content: checkpoint/schema JSON, values (2xxxx)."""
+
+    code = 20001
+
+
+class RedoLogError(ReplicatorError):
+    """A redo log failed a format check (4xxxx)."""
+
+    code = 40001
+
+
+class RuntimeFailure(ReplicatorError):
+    """Runtime failure: files, memory, network (1xxxx)."""
+
+    code = 10001
+
+
+class InternalError(ReplicatorError):
+    """A state the code believed impossible (5xxxx)."""
+
+    code = 50000
+
+
+# The catalogue of every code used on purpose; documented in docs/errors.md.
+CATALOGUE: dict[int, str] = {
+    10001: "file cannot be opened",
+    10002: "configuration file is locked by another instance",
+    10003: "output file already exists and append is 0",
+    10004: "configuration file has a bad size",
+    10005: "short read",
+    10006: "file cannot be opened for writing",
+    10007: "short write",
+    10009: "archived redo log could not be opened after all tries",
+    10011: "file seek failed",
+    10012: "state directory cannot be read",
+    10015: "caught signal",
+    10016: "memory allocation failed / memory pool exhausted",
+    10040: "schema checkpoint missing (offline)",
+    10042: "unsupported database character set",
+    10046: "unsupported national character set",
+    10047: "redo log read failed",
+    10048: "redo log processing failed",
+    10052: "schema checkpoint missing (batch): set reader.start-scn",
+    10069: "timestamp out of range",
+    10070: "bad OLR_LOG_TIMEZONE value",
+    20001: "JSON parse error, or database name mismatch in a checkpoint",
+    20002: "bad XID string",
+    20003: "JSON field missing, of the wrong type, too long, or not expected",
+    20005: "128-bit field is not a 2-element array",
+    20006: "checkpoint offset is not a multiple of 512",
+    20007: "configured owners differ from the checkpoint users",
+    30001: "invalid configuration value",
+    30002: "invalid command-line arguments",
+    30005: "file writer: bad % pattern in output",
+    30006: "file writer: a fixed output name needs append=1",
+    30007: "file writer: rotation needs max-file-size",
+    30008: "network writer: uri is missing ':'",
+    30009: "Kafka property defined more than once",
+    30010: "Kafka property 'message.max.bytes' must not be set by the user",
+    40001: "redo file: bad block size",
+    40002: "redo file: bad block header (block number or sequence)",
+    40003: "redo file: unsupported database version",
+    40004: "redo file: bad first/next SCN",
+    40005: "redo file: not an Oracle redo log (bad magic)",
+    40006: "redo file: block checksum mismatch",
+    40007: "redo file: truncated (ends before NAB)",
+    40008: "redo file: bad record framing",
+    40009: "redo file: bad change vector",
+    40010: "redo file: empty read",
+    50009: "NUMBER value cannot be decoded",
+    50010: "character set mapping failed",
+    60002: "value cannot be decoded",
+    60010: "partial rollback without a matching change",
+    60011: "transaction without a beginning skipped",
+    60027: "archived log for a sequence not found",
+    60028: "cannot get a sequence from a file name (log-archive-format)",
+    60029: "file writer: one message exceeds max-file-size",
+    60030: "file writer: rotation size too low (name did not change)",
+    60034: "UPDATE sets NULL in a NOT NULL column",
+    60040: "unknown opcode skipped (logged once per opcode)",
+}

@@ -1,0 +1,1 @@
+"""Output formats: one module per format, chosen by ``format.type`` (see :mod:`.registry`)."""

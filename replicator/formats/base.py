@@ -1,0 +1,73 @@
+"""The contract every output format implements, and the options they read.
+
+:class:`FormatOptions` mirrors the ``format`` section of OpenLogReplicator.json (spec
+olr-interfaces.md §1.4, §2) as plain integers, plus the few facts about the source a
+format needs (source flags, database time zone, container name). The config layer
+builds it; formats never see the pydantic models.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from replicator.events import Checkpoint, Message, Transaction
+
+# source.flags bits that change output (olr-interfaces.md §1.6).
+FLAG_SCHEMALESS = 0x2
+FLAG_DDL = 0x20
+FLAG_SHOW_HIDDEN = 0x40
+FLAG_SHOW_GUARD = 0x80
+FLAG_SHOW_NESTED = 0x100
+FLAG_SHOW_UNUSED = 0x200
+FLAG_INCOMPLETE_TXN = 0x400
+FLAG_SYSTEM_TXN = 0x800
+FLAG_CHECKPOINT = 0x1000
+FLAG_RAW_HEX = 0x8000
+
+
+@dataclass(slots=True)
+class FormatOptions:
+    """Every ``format`` option (default 0 unless noted) and the source facts formats use."""
+
+    type: str = "json"
+    attributes: int = 0
+    char: int = 0
+    column: int = 0
+    db: int = 0
+    flush_buffer: int = 1048576
+    interval_dts: int = 0
+    interval_ytm: int = 0
+    message: int = 0
+    rid: int = 0
+    redo_thread: int = 0
+    schema: int = 0
+    scn: int = 0
+    scn_type: int = 0
+    timestamp: int = 0
+    timestamp_metadata: int = 0
+    timestamp_tz: int = 0
+    timestamp_type: int = 0
+    unknown: int = 0
+    unknown_type: int = 0
+    user_type: int = 0
+    xid: int = 0
+    # Source facts.
+    flags: int = 0  # source.flags
+    db_timezone: int = 0  # DBTIMEZONE offset in seconds (TIMESTAMP WITH LOCAL TIME ZONE)
+    con_name: str = ""  # container name, printed as `db`
+    database: str = ""  # source.name
+
+
+class Format(Protocol):
+    """Turns committed transactions and checkpoints into positioned messages."""
+
+    options: FormatOptions
+
+    def transaction(self, txn: Transaction) -> list[Message]:
+        """Render one committed transaction (begin, changes, commit as the options say)."""
+        ...
+
+    def checkpoint(self, cp: Checkpoint) -> list[Message]:
+        """Render a checkpoint; the message has ``checkpoint=True`` (output only with flag 0x1000)."""
+        ...

@@ -1,0 +1,1 @@
+"""Reading Oracle redo logs: file headers, blocks, records, change vectors and opcodes."""

@@ -1,0 +1,93 @@
+"""Layer 5 (undo and transaction control): 5.1 ktudb/ktub, 5.2 begin, 5.4 commit, multi-block undo."""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from replicator.redo.vectors import ChangeVector
+
+UNDO_HEAD, UNDO_TAIL, UNDO_LAST_SPLIT, UNDO_BEGIN, UNDO_USER_DONE, UNDO_MID = 0x1, 0x2, 0x4, 0x8, 0x10, 0x100
+COMMIT_ROLLBACK = 0x04
+
+
+@dataclass(slots=True)
+class UndoInfo:
+    """Identity of a 5.1 undo vector: transaction, object and the operation it reverses."""
+
+    xid: int
+    obj: int
+    data_obj: int
+    opc: int  # e.g. 0x0B01 row operation, 0x0A16 index leaf, 0x1A01 LOB
+    slot: int
+    flags: int
+
+
+def undo_info(cv: ChangeVector) -> UndoInfo | None:
+    """Parse 5.1 fields 1 (ktudb) and 2 (ktub); None when they are too short."""
+    f1, f2 = cv.field(1), cv.field(2)
+    if len(f1) < 20 or len(f2) < 22:
+        return None
+    e = cv.endian
+    usn, slot, sqn = struct.unpack_from(e + "HHI", f1, 8)
+    obj, data_obj = struct.unpack_from(e + "II", f2, 0)
+    flags = struct.unpack_from(e + "H", f2, 20)[0]
+    return UndoInfo((usn << 48) | (slot << 32) | sqn, obj, data_obj, (f2[16] << 8) | f2[17], f2[18], flags)
+
+
+def ktub_info(cv: ChangeVector) -> tuple[int, int, int, int, int] | None:
+    """For 5.6 / 5.11: (obj, data_obj, opc, slot, flags) from field 1 (a ktub)."""
+    f1 = cv.field(1)
+    if len(f1) < 22:
+        return None
+    e = cv.endian
+    obj, data_obj = struct.unpack_from(e + "II", f1, 0)
+    return obj, data_obj, (f1[16] << 8) | f1[17], f1[18], struct.unpack_from(e + "H", f1, 20)[0]
+
+
+def begin_xid(cv: ChangeVector) -> int:
+    """XID opened by a 5.2 (0 for a cleanup with SQN 0)."""
+    f1 = cv.field(1)
+    if len(f1) < 8:
+        return 0
+    slot, sqn = struct.unpack_from(cv.endian + "HxxI", f1, 0)
+    return (cv.usn << 48) | (slot << 32) | sqn if sqn else 0
+
+
+def commit_info(cv: ChangeVector) -> tuple[int, bool] | None:
+    """(xid, rolled back) of a 5.4."""
+    f1 = cv.field(1)
+    if len(f1) < 17:
+        return None
+    slot, sqn = struct.unpack_from(cv.endian + "HxxI", f1, 0)
+    return (cv.usn << 48) | (slot << 32) | sqn, bool(f1[16] & COMMIT_ROLLBACK)
+
+
+def build_vector(template: ChangeVector, fields: list[bytes]) -> ChangeVector:
+    """A new vector with ``template``'s header and the given fields (multi-block undo merge)."""
+    e = template.endian
+    header_len = _header_len(template)
+    head = bytes(template.data[template.start : template.start + header_len])
+    table = struct.pack(f"{e}H{len(fields)}H", 2 + 2 * len(fields), *[len(f) for f in fields])
+    table += b"\x00" * (((len(table) + 3) & ~3) - len(table))
+    body = b"".join(f + b"\x00" * (((len(f) + 3) & ~3) - len(f)) for f in fields)
+    data = head + table + body
+    return ChangeVector(memoryview(data), 0, header_len, e)
+
+
+def _header_len(cv: ChangeVector) -> int:
+    # The field table follows the header; its first u16 is the table size.
+    for size in (32, 24):
+        tsize = struct.unpack_from(cv.endian + "H", cv.data, cv.start + size)[0]
+        if tsize == 2 + 2 * len(cv.lengths):
+            return size
+    return 32
+
+
+def merge_multiblock(newer: ChangeVector, older: ChangeVector, flags: int) -> ChangeVector:
+    """Merge two pieces of a split undo record (§7.5): newer's fields, then older's fields 3..m."""
+    new_fields = [bytes(newer.field(i)) for i in range(1, newer.field_count + 1)]
+    old_fields = [bytes(older.field(i)) for i in range(3, older.field_count + 1)]
+    if flags & UNDO_LAST_SPLIT and old_fields and len(new_fields) > 2:
+        new_fields[-1] += old_fields.pop(0)
+    return build_vector(newer, new_fields + old_fields)
