@@ -7,10 +7,10 @@ are decoded only by the format, after commit.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from typing import Callable
 
+from replicator import log
 from replicator.events import Checkpoint, DdlChange, Table, Transaction
 from replicator.redo.header import RedoHeader
 from replicator.redo.opcodes import session, undo
@@ -19,8 +19,6 @@ from replicator.redo.timeconv import redo_time_to_epoch
 from replicator.redo.vectors import ChangeVector, iter_vectors
 from replicator.txn.buffer import Ddl, OpenTransaction, TransactionBuffer
 from replicator.txn.rows import Pair, group_rows
-
-log = logging.getLogger("replicator")
 
 OPC_UNDO, OPC_BEGIN, OPC_COMMIT, OPC_ROLLBACK6, OPC_ROLLBACK11 = 0x0501, 0x0502, 0x0504, 0x0506, 0x050B
 OPC_SESSION19, OPC_SESSION20, OPC_DDL = 0x0513, 0x0514, 0x1801
@@ -166,7 +164,7 @@ class Parser:
     def _unknown(self, cv: ChangeVector) -> None:
         count = self.stats.unknown_opcodes.get(cv.opcode, 0)
         if count == 0:
-            log.warning("60040 unknown opcode %d.%d skipped (logged once)", cv.layer, cv.code)
+            log.warning(60040, f"unknown opcode {cv.layer}.{cv.code} skipped (logged once)")
         self.stats.unknown_opcodes[cv.opcode] = count + 1
 
     # ----------------------------------------------------------------- opcodes
@@ -232,7 +230,7 @@ class Parser:
             return
         txn = self.buffer.by_slot(rb.con_id, rb.usn, slot)
         if txn is None or not txn.rollback_last(obj, redo.opcode):
-            log.warning("60010 partial rollback without a matching change (usn %d slot %d obj %d)", rb.usn, slot, obj)
+            log.warning(60010, f"partial rollback without a matching change (usn {rb.usn} slot {slot} obj {obj})")
 
     def _ddl(self, cv: ChangeVector, record: Record) -> None:
         head = session.ddl_header(cv)
@@ -262,7 +260,7 @@ class Parser:
             return
         if not txn.begun and not self.opt.flags & 0x400:
             if txn.ops:
-                log.warning("60011 skipping transaction %s: it began before the start position", _xid_text(xid))
+                log.warning(60011, f"skipping transaction {_xid_text(xid)}: it began before the start position")
             return
         if record.scn <= self.opt.first_data_scn or not txn.ops:
             return
@@ -273,7 +271,7 @@ class Parser:
         tables = self.opt.tables
         pairs = [op for op in txn.ops if isinstance(op, Pair)]
         rows = group_rows(pairs, tables.get, self._limit, self.header.big_scn,
-                          lambda code, msg: log.warning("%05d %s", code, msg))
+                          log.warning)
         show_system = bool(self.opt.flags & 0x800)
         changes: list = []
         for row in rows:

@@ -6,18 +6,16 @@ A file is read in large buffers; each buffer's blocks are verified at once
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 from dataclasses import dataclass
 from typing import Iterator
 
+from replicator import log
 from replicator.errors import RedoLogError, RuntimeFailure
 from replicator.redo.blocks import BlockStatus, check_blocks, payload_of, raise_for
 from replicator.redo.header import RedoHeader, parse_headers
 from replicator.redo.records import Lwn, RecordFramer
-
-log = logging.getLogger("replicator")
 
 READ_BUFFER = 16 * 1024 * 1024
 
@@ -79,17 +77,17 @@ def list_batch_files(entries: list[str], log_archive_format: str, start_seq: int
                 seq = _sequence_from_header(path)
                 if seq == 0 or pattern is not None:
                     if seq == 0:
-                        log.warning("60028 can't get sequence from file name %s (log-archive-format %s), skipped",
-                                    path, log_archive_format)
+                        log.warning(60028, f"can't get sequence from file name {path} (log-archive-format"
+                                           f" {log_archive_format}), skipped")
                         continue
             if seq < start_seq:
-                log.warning("60028 file %s has sequence %d below the start sequence %d, skipped", path, seq, start_seq)
+                log.warning(60028, f"file {path} has sequence {seq} below the start sequence {start_seq}, skipped")
                 continue
             found.append(RedoFile(path, seq))
     found.sort(key=lambda f: f.sequence)
     for a, b in zip(found, found[1:]):
         if b.sequence != a.sequence + 1:
-            log.warning("60027 redo sequence gap: %d follows %d", b.sequence, a.sequence)
+            log.warning(60027, f"redo sequence gap: {b.sequence} follows {a.sequence}")
     return found
 
 

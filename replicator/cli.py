@@ -1,0 +1,117 @@
+"""Command line: ``replicator run|dump|bench|check-config|redogen|demo``.
+
+Every command turns a :class:`~replicator.errors.ReplicatorError` into one log line
+``ERROR CCCCC message`` and a non-zero exit code, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from replicator import __version__, log
+from replicator.errors import ReplicatorError
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from replicator.app import run_config
+
+    return run_config(args.file, progress=args.progress)
+
+
+def _cmd_dump(args: argparse.Namespace) -> int:
+    from replicator.dump import dump_file
+
+    for path in args.files:
+        dump_file(path, sys.stdout, verify_checksum=not args.no_checksum)
+    return 0
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from replicator.bench import bench_main
+
+    return bench_main(args)
+
+
+def _cmd_check_config(args: argparse.Namespace) -> int:
+    from replicator.config import explain_config
+
+    problems = explain_config(args.file)
+    if not problems:
+        print(f"{args.file}: OK")
+        return 0
+    for problem in problems:
+        print(f"{args.file}: {problem}")
+    return 1
+
+
+def _cmd_redogen(args: argparse.Namespace) -> int:
+    from replicator.redogen.commands import redogen_main
+
+    return redogen_main(args.rest)
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from replicator.redogen.commands import demo_main
+
+    return demo_main(args.rest)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``replicator`` command."""
+    p = argparse.ArgumentParser(prog="replicator", description="Oracle redo-log change data capture")
+    p.add_argument("-v", "--version", action="version", version=f"replicator {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="replicate as the config file says (OpenLogReplicator.json)")
+    run.add_argument("-f", "--file", default="OpenLogReplicator.json", help="config file (default: %(default)s)")
+    run.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
+                     help="progress display on a terminal (default: auto = when stderr is a TTY)")
+    run.set_defaults(func=_cmd_run)
+
+    dump = sub.add_parser("dump", help="list the headers, records and change vectors of redo files")
+    dump.add_argument("files", nargs="+")
+    dump.add_argument("--no-checksum", action="store_true", help="do not verify block checksums")
+    dump.set_defaults(func=_cmd_dump)
+
+    bench = sub.add_parser("bench", help="measure redo MB/s, rows/s and peak RSS on redo files")
+    bench.add_argument("-f", "--file", help="config whose source/format/filter to use (default: schemaless)")
+    bench.add_argument("--writer", choices=("discard", "file"), default="discard")
+    bench.add_argument("--output", default=None, help="output file for --writer file (default: a temp file)")
+    bench.add_argument("--repeat", type=int, default=1, help="process the files this many times")
+    bench.add_argument("--log-archive-format", default="", help="archive name format to order files")
+    bench.add_argument("files", nargs="*", help="redo files or directories (default: those of the config)")
+    bench.set_defaults(func=_cmd_bench)
+
+    check = sub.add_parser("check-config", help="validate a config file and explain each problem")
+    check.add_argument("-f", "--file", default="OpenLogReplicator.json")
+    check.set_defaults(func=_cmd_check_config)
+
+    gen = sub.add_parser("redogen", help="generate Oracle redo files from a scenario", add_help=False)
+    gen.add_argument("rest", nargs=argparse.REMAINDER)
+    gen.set_defaults(func=_cmd_redogen)
+
+    demo = sub.add_parser("demo", help="generate a redo stream, replicate it and show the result", add_help=False)
+    demo.add_argument("rest", nargs=argparse.REMAINDER)
+    demo.set_defaults(func=_cmd_demo)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``replicator`` console script."""
+    args = build_parser().parse_args(argv)
+    log.configure_logging()
+    try:
+        return int(args.func(args) or 0)
+    except ReplicatorError as e:
+        log.error(e.code, e.message)
+        return 1
+    except KeyboardInterrupt:
+        log.error(10015, "interrupted")
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

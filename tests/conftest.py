@@ -1,0 +1,29 @@
+"""Shared fixtures: where the shared reference data lives (``../shared`` beside the repo)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+FREE23 = SHARED / "fixtures" / "redo" / "free23-basic"
+ORA19 = SHARED / "fixtures" / "redo" / "ora19-lob"
+
+
+def need(path: Path) -> Path:
+    """Skip the calling test with a clear message when a shared file is absent."""
+    if not path.exists():
+        pytest.skip(f"shared test data not found: {path} (place the shared/ folder beside the repository)")
+    return path
+
+
+@pytest.fixture
+def free23() -> Path:
+    return need(FREE23)
+
+
+@pytest.fixture
+def ora19() -> Path:
+    return need(ORA19)
