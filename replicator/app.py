@@ -1,0 +1,151 @@
+"""Build and run the batch job a config file describes (``replicator run -f CONFIG``).
+
+Config -> schema checkpoint -> dictionary -> table map -> parser options; config ->
+format and writer; then the pipeline over the ``redo-log`` list, in sequence order.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+from replicator import log
+from replicator.errors import ConfigError, RuntimeFailure
+from replicator.events import Table
+from replicator.formats.base import FLAG_DDL, FLAG_SCHEMALESS, Format, FormatOptions
+from replicator.pipeline import Pipeline, RunStats, Sink
+from replicator.redo.parser import ParserOptions
+from replicator.redo.reader import RedoFile, list_batch_files
+
+DISABLE_CHECKSUM = 0x4
+
+
+@dataclass
+class BatchJob:
+    """Everything a batch run needs, resolved from the config."""
+
+    name: str
+    files: list[RedoFile]
+    parser: ParserOptions
+    format_options: FormatOptions
+    writer_config: Any
+    verify_checksum: bool
+
+
+def _local_offset() -> int:
+    return -time.altzone if time.daylight and time.localtime().tm_isdst else -time.timezone
+
+
+def _source_facts(config: Any, source: Any) -> tuple[ParserOptions, FormatOptions, str]:
+    """Load the schema (unless schemaless) and derive parser and format options."""
+    from replicator.schema.dictionary import Dictionary
+    from replicator.schema.filter import TableRule, build_table_map, check_users
+    from replicator.schema.store import load_best_schema_checkpoint
+
+    reader = source.reader
+    flags = source.flags
+    start_scn = reader.start_scn or 0
+    fmt = config.format_options(source)
+    archive_format = reader.log_archive_format or ""
+    tables: dict[int, Table] = {}
+    con_id, con_name, db_tz = 0, "", 0
+    if not flags & FLAG_SCHEMALESS:
+        state_dir = config.state.path
+        if not os.path.isdir(state_dir):
+            raise RuntimeFailure(f"state directory {state_dir} does not exist or is not a directory", 10012)
+        cp = load_best_schema_checkpoint(state_dir, source.name, start_scn) if start_scn else None
+        if cp is None:
+            raise RuntimeFailure(
+                f"schema checkpoint for database {source.name} not found in {state_dir}"
+                + ("" if start_scn else ": set reader.start-scn to select one"), 10052)
+        rules = [TableRule(r.owner, r.table, r.key, r.tag, r.condition) for r in source.filter.table]
+        check_users(cp.users, rules)
+        dictionary = Dictionary.from_checkpoint(cp)
+        tables = build_table_map(dictionary, rules, source.filter.separator, flags,
+                                 cp.nls_character_set, cp.nls_nchar_character_set)
+        con_id, con_name, db_tz = cp.con_id, cp.con_name, cp.db_timezone_offset
+        archive_format = archive_format or cp.log_archive_format
+        if reader.db_timezone is not None:
+            db_tz = reader.db_timezone
+    host_tz = reader.host_timezone if reader.host_timezone is not None else _local_offset()
+    skip = frozenset(source.filter.skip_xid_values())
+    parser = ParserOptions(
+        tables=tables, schemaless=bool(flags & FLAG_SCHEMALESS), flags=flags, con_id=con_id, con_name=con_name,
+        first_data_scn=start_scn, host_tz=host_tz, skip_xids=skip, emit_ddl=bool(flags & FLAG_DDL),
+    )
+    fmt = replace(fmt, flags=flags, db_timezone=db_tz, con_name=con_name, database=source.name)
+    return parser, fmt, archive_format
+
+
+def build_job(config_path: str) -> BatchJob:
+    """Resolve a config file into a :class:`BatchJob` (batch reader only for now)."""
+    from replicator.config import load_config
+
+    config = load_config(config_path)
+    log.set_log_level(config.log_level)
+    source = config.source[0]
+    reader = source.reader
+    if reader.type != "batch":
+        raise ConfigError(f"reader type {reader.type!r} is not supported by this version yet; use \"batch\"", 30001)
+    parser, fmt, archive_format = _source_facts(config, source)
+    files = list_batch_files(list(reader.redo_log), archive_format, reader.start_seq or 0)
+    if not files:
+        raise RuntimeFailure("no redo log files to process (reader.redo-log)", 10001)
+    verify = not (reader.disable_checks & DISABLE_CHECKSUM)
+    return BatchJob(source.name, files, parser, fmt, config.target[0].writer, verify)
+
+
+def create_format_for(options: FormatOptions) -> Format:
+    """The format object for the options (a single registry lives in replicator.formats)."""
+    from replicator.formats.registry import create_format
+
+    return create_format(options)
+
+
+def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off") -> RunStats:
+    """Run a resolved job; the writer from the config unless ``sink`` is given."""
+    writer = sink
+    if writer is None:
+        from replicator.writers.base import create_writer
+
+        writer = create_writer(job.writer_config, lambda scn, idx: None)
+        writer.connect()
+    pipeline = Pipeline(job.parser, create_format_for(job.format_options), writer, verify_checksum=job.verify_checksum)
+    show = progress == "on" or (progress == "auto" and sys.stderr.isatty())
+    try:
+        stats = pipeline.run(job.files, _progress_printer(job) if show else None)
+    finally:
+        if sink is None:
+            writer.close()  # type: ignore[union-attr]
+    return stats
+
+
+def _progress_printer(job: BatchJob):
+    total = sum(os.path.getsize(f.path) for f in job.files) or 1
+
+    def show(stats: RunStats, redo: RedoFile) -> None:
+        rate = stats.rows / stats_seconds(stats) if stats_seconds(stats) else 0
+        sys.stderr.write(f"\r{stats.files}/{len(job.files)} files  {stats.bytes_read / 1e6:.1f}/{total / 1e6:.1f} MB"
+                         f"  seq {redo.sequence}  SCN {stats.last_scn}  {rate:,.0f} rows/s ")
+        sys.stderr.flush()
+
+    started = time.perf_counter()
+
+    def stats_seconds(_: RunStats) -> float:
+        return time.perf_counter() - started
+
+    return show
+
+
+def run_config(config_path: str, progress: str = "auto") -> int:
+    """``replicator run``: process the batch and stop softly; returns the exit code."""
+    job = build_job(config_path)
+    stats = run_job(job, progress=progress)
+    if progress != "off" and (progress == "on" or sys.stderr.isatty()):
+        sys.stderr.write("\n")
+    log.info(f"finished batch processing, exiting: {stats.files} files, {stats.transactions} transactions, "
+             f"{stats.rows} rows, {stats.messages} messages in {stats.seconds:.2f}s")
+    return 0

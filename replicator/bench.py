@@ -1,0 +1,107 @@
+"""``replicator bench``: throughput and memory of the batch pipeline on given redo files.
+
+Prints redo MB/s, rows/s, transactions/s, messages/s and peak RSS. Figures are printed,
+never asserted: speed is measured here, not in tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import tempfile
+import time
+from dataclasses import replace
+
+from replicator.events import Message
+from replicator.formats.base import FLAG_SCHEMALESS, FormatOptions
+from replicator.pipeline import RunStats
+from replicator.redo.parser import ParserOptions
+from replicator.redo.reader import list_batch_files
+
+
+class CountingSink:
+    """A discard writer that counts what it is given (bytes and messages)."""
+
+    def __init__(self) -> None:
+        self.messages = 0
+        self.bytes = 0
+
+    def write(self, batch: list[Message]) -> None:
+        self.messages += len(batch)
+        self.bytes += sum(len(m.data) for m in batch)
+
+    def flush(self) -> None:
+        pass
+
+
+class FileSink(CountingSink):
+    """Writes messages to one file, one per line (the file writer's default layout)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self._f = open(path, "wb", buffering=1 << 20)
+
+    def write(self, batch: list[Message]) -> None:
+        super().write(batch)
+        self._f.write(b"".join(m.data + b"\n" for m in batch))
+
+    def flush(self) -> None:
+        self._f.flush()
+
+    def close(self) -> None:
+        self._f.close()
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process in MB (Linux reports KB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _job(args: argparse.Namespace):
+    from replicator.app import BatchJob, build_job
+
+    if args.file:
+        job = build_job(args.file)
+        if args.files:
+            job.files = list_batch_files(args.files, args.log_archive_format or "", 0)
+        return job
+    if not args.files:
+        raise SystemExit("replicator bench: give redo files/directories or -f CONFIG")
+    files = list_batch_files(args.files, args.log_archive_format, 0)
+    parser = ParserOptions(tables={}, schemaless=True, flags=FLAG_SCHEMALESS)
+    fmt = FormatOptions(scn=1, timestamp=7, timestamp_metadata=7, xid=1, flags=FLAG_SCHEMALESS)
+    return BatchJob("BENCH", files, parser, fmt, None, True)
+
+
+def bench_main(args: argparse.Namespace) -> int:
+    """Run the benchmark described by the parsed ``bench`` arguments and print figures."""
+    from replicator.app import run_job
+
+    job = _job(args)
+    total = RunStats()
+    out_path = None
+    for _ in range(max(1, args.repeat)):
+        if args.writer == "file":
+            out_path = args.output or os.path.join(tempfile.mkdtemp(prefix="replicator-bench-"), "output.json")
+            sink: CountingSink = FileSink(out_path)
+        else:
+            sink = CountingSink()
+        t0 = time.perf_counter()
+        stats = run_job(replace(job, parser=replace(job.parser)), sink=sink)
+        stats.seconds = time.perf_counter() - t0
+        if isinstance(sink, FileSink):
+            sink.close()
+        for name in ("files", "bytes_read", "transactions", "rows", "messages", "seconds"):
+            setattr(total, name, getattr(total, name) + getattr(stats, name))
+    mb = total.bytes_read / 1e6
+    secs = total.seconds or 1e-9
+    print(f"redo files        {total.files} ({mb:.1f} MB)")
+    print(f"writer            {args.writer}" + (f" -> {out_path}" if out_path else ""))
+    print(f"elapsed           {secs:.2f} s")
+    print(f"redo throughput   {mb / secs:.1f} MB/s")
+    print(f"rows              {total.rows} ({total.rows / secs:,.0f} rows/s)")
+    print(f"transactions      {total.transactions} ({total.transactions / secs:,.0f} txn/s)")
+    print(f"messages          {total.messages} ({total.messages / secs:,.0f} msg/s)")
+    print(f"peak RSS          {peak_rss_mb():.0f} MB")
+    return 0

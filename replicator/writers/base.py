@@ -1,0 +1,119 @@
+"""The writer contract and the registry of writer types.
+
+A writer delivers formatted messages to one sink and reports every message it has taken
+responsibility for through ``on_confirm(scn, idx)`` (the message's c_scn and *internal*
+index). The checkpoint manager keeps the lowest unconfirmed position, so a writer must
+confirm in the order it received messages; what "confirmed" means is the sink's: the
+file writer confirms right after its buffered write (OLR's behaviour), Kafka on the
+delivery report, stream writers on the client's CONFIRM.
+
+Checkpoint messages (``Message.checkpoint``) are written only when the source asks for
+them (flag 0x1000); otherwise they are confirmed without being written. The pipeline
+already confirms silent checkpoints itself and hands a writer only what must be
+written, so ``show_checkpoints`` defaults to True (write what you are given); a caller
+that passes every checkpoint message sets it to ``bool(flags & 0x1000)``.
+
+The calls are synchronous, matching the pipeline's ``Sink`` protocol (the batch core is
+synchronous and the daemon reuses it); a writer that needs a network event loop runs it
+on its own thread. The runner is expected to call :meth:`Writer.flush` every
+``poll-interval-us`` (OLR flushes the file writer on every poll) and before
+:meth:`Writer.close` is called at shutdown.
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any
+
+from replicator.errors import ConfigError
+from replicator.events import Message
+
+ConfirmCallback = Callable[[int, int], None]
+
+
+class Writer(ABC):
+    """Base class of every sink: connect, write batches, flush, close; confirm positions.
+
+    Satisfies :class:`replicator.pipeline.Sink` (``write`` and ``flush``).
+    """
+
+    #: the ``writer.type`` name this class implements
+    type_name: str = ""
+
+    def __init__(self, config: Any, on_confirm: ConfirmCallback, *, show_checkpoints: bool = True) -> None:
+        self.config = config
+        self.on_confirm = on_confirm
+        self.show_checkpoints = show_checkpoints
+        # Counted here, published by the metrics layer in batches.
+        self.messages_sent = 0
+        self.bytes_sent = 0
+        self.messages_confirmed = 0
+
+    def confirm(self, message: Message) -> None:
+        """Report ``message`` as delivered (in arrival order)."""
+        self.messages_confirmed += 1
+        self.on_confirm(message.scn, message.idx)
+
+    def must_send(self, message: Message) -> bool:
+        """False for checkpoint messages that are only confirmed, never written."""
+        return self.show_checkpoints or not message.checkpoint
+
+    def connect(self) -> None:
+        """Open the sink (files, sockets). Default: nothing to open."""
+
+    def write(self, batch: list[Message]) -> None:
+        """Deliver ``batch`` in order; silent checkpoints are confirmed, others sent."""
+        for message in batch:
+            if self.must_send(message):
+                self.send(message)
+            else:
+                self.confirm(message)
+
+    @abstractmethod
+    def send(self, message: Message) -> None:
+        """Deliver one message and confirm it when the sink's guarantee is reached."""
+
+    def flush(self) -> None:
+        """Push buffered bytes to the sink. Default: nothing is buffered."""
+
+    def close(self) -> None:
+        """Flush and release the sink. Default: flush only."""
+        self.flush()
+
+
+# writer.type -> "module:Class", or None while that writer is not implemented yet.
+_REGISTRY: dict[str, str | None] = {
+    "file": "replicator.writers.file:FileWriter",
+    "discard": "replicator.writers.discard:DiscardWriter",
+    "kafka": None,
+    "network": None,
+    "zeromq": None,
+}
+
+
+def register_writer(type_name: str, target: str | None) -> None:
+    """Register (or replace) ``type_name`` as ``"module:Class"``; None marks it unavailable."""
+    _REGISTRY[type_name] = target
+
+
+def writer_class(type_name: str) -> type[Writer]:
+    """Import and return the class for ``type_name``; ConfigError 30001 if unavailable."""
+    if type_name not in _REGISTRY:
+        raise ConfigError(f'bad JSON, invalid "type" value: {type_name}, expected: one of '
+                          '{"file", "kafka", "zeromq", "network", "discard"}', 30001)
+    target = _REGISTRY[type_name]
+    if target is None:
+        raise ConfigError(f"writer type {type_name} not available yet", 30001)
+    module_name, _, class_name = target.partition(":")
+    cls: type[Writer] = getattr(importlib.import_module(module_name), class_name)
+    return cls
+
+
+def create_writer(writer_config: Any, on_confirm: ConfirmCallback, **kwargs: Any) -> Writer:
+    """Build the writer for a validated ``writer`` section (imports only that type).
+
+    Extra keyword arguments (e.g. ``show_checkpoints``) go to the writer's constructor.
+    """
+    return writer_class(writer_config.type)(writer_config, on_confirm, **kwargs)

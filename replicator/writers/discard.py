@@ -1,0 +1,30 @@
+"""The ``discard`` writer: every message is built and confirmed at once (olr-interfaces.md §4.4).
+
+Useful to measure the parser and formats without a sink, and to run a batch job whose
+only product is the checkpoint/schema files. Like OLR's, it starts replication by itself.
+"""
+
+from __future__ import annotations
+
+from replicator.events import Message
+from replicator.writers.base import Writer
+
+
+class DiscardWriter(Writer):
+    """Drops the bytes and confirms each message immediately (checkpoints included)."""
+
+    type_name = "discard"
+
+    def write(self, batch: list[Message]) -> None:
+        """Confirm the whole batch in order; nothing is written anywhere."""
+        for message in batch:
+            if self.must_send(message):
+                self.messages_sent += 1
+                self.bytes_sent += len(message.data)
+            self.confirm(message)
+
+    def send(self, message: Message) -> None:
+        """Count and confirm one message."""
+        self.messages_sent += 1
+        self.bytes_sent += len(message.data)
+        self.confirm(message)

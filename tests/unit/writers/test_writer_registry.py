@@ -1,0 +1,52 @@
+"""The writer registry and the discard writer."""
+
+from __future__ import annotations
+
+import pytest
+from writer_helpers import Confirmed, msg, writer_config
+
+from replicator.config import ConfigError
+from replicator.writers import Writer, create_writer, register_writer, writer_class
+from replicator.writers.discard import DiscardWriter
+from replicator.writers.file import FileWriter
+
+
+def test_create_file_and_discard(confirmed: Confirmed) -> None:
+    assert isinstance(create_writer(writer_config(), confirmed), FileWriter)
+    assert isinstance(create_writer(writer_config(type="discard"), confirmed), DiscardWriter)
+
+
+@pytest.mark.parametrize("config", [
+    {"type": "kafka", "topic": "t"}, {"type": "network", "uri": "h:1"}, {"type": "zeromq", "uri": "tcp://h:1"},
+])
+def test_not_available_yet(confirmed: Confirmed, config: dict[str, str]) -> None:
+    with pytest.raises(ConfigError) as info:
+        create_writer(writer_config(**config), confirmed)
+    assert info.value.code == 30001
+    assert f"writer type {config['type']} not available yet" in info.value.message
+
+
+def test_unknown_type() -> None:
+    with pytest.raises(ConfigError) as info:
+        writer_class("s3")
+    assert info.value.code == 30001
+
+
+def test_register_writer(confirmed: Confirmed) -> None:
+    register_writer("kafka", "replicator.writers.discard:DiscardWriter")
+    try:
+        cls: type[Writer] = writer_class("kafka")
+        assert cls is DiscardWriter
+    finally:
+        register_writer("kafka", None)
+
+
+def test_discard_confirms_everything(confirmed: Confirmed) -> None:
+    writer = create_writer(writer_config(type="discard"), confirmed, show_checkpoints=False)
+
+    writer.connect()
+    writer.write([msg(b"a", 1, 0), msg(b"chk", 1, 1, checkpoint=True), msg(b"b", 2, 0)])
+    writer.flush()
+    writer.close()
+    assert confirmed == [(1, 0), (1, 1), (2, 0)]
+    assert writer.messages_sent == 2 and writer.messages_confirmed == 3
