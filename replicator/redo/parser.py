@@ -11,13 +11,14 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from replicator import log
-from replicator.events import Checkpoint, DdlChange, Table, Transaction
+from replicator.events import Checkpoint, DdlChange, RowChange, Table, Transaction
 from replicator.redo.header import RedoHeader
 from replicator.redo.opcodes import session, undo
 from replicator.redo.records import Lwn, Record
 from replicator.redo.timeconv import redo_time_to_epoch
 from replicator.redo.vectors import ChangeVector, iter_vectors
 from replicator.txn.buffer import Ddl, OpenTransaction, TransactionBuffer
+from replicator.txn.pool import MemoryPool
 from replicator.txn.rows import Pair, group_rows
 
 OPC_UNDO, OPC_BEGIN, OPC_COMMIT, OPC_ROLLBACK6, OPC_ROLLBACK11 = 0x0501, 0x0502, 0x0504, 0x0506, 0x050B
@@ -67,11 +68,12 @@ class Parser:
     """Feeds LWNs through opcode dispatch into a transaction buffer and emits commits."""
 
     def __init__(self, options: ParserOptions, on_transaction: Callable[[Transaction], None],
-                 on_checkpoint: Callable[[Checkpoint], None] | None = None):
+                 on_checkpoint: Callable[[Checkpoint], None] | None = None, pool: MemoryPool | None = None):
         self.opt = options
         self.on_transaction = on_transaction
         self.on_checkpoint = on_checkpoint
-        self.buffer = TransactionBuffer()
+        self.buffer = TransactionBuffer(pool)
+        self.pool = self.buffer.pool
         self.stats = ParserStats()
         self.header: RedoHeader | None = None
         self._vh = 32
@@ -204,9 +206,7 @@ class Parser:
             return
         if isinstance(table, Table) and table.system:
             txn.system = True
-        txn.ops.append(Pair(u, r, info.obj, info.data_obj, record.scn, record.time,
-                            record.block * (self.header.block_size if self.header else 512) + record.offset))
-        txn.size += len(record.data)
+        txn.add_pair(self.pool, u, r, info.obj, info.data_obj, record.scn, record.time, self._offset(record))
 
     def _undo_piece(self, cv: ChangeVector, info: undo.UndoInfo) -> None:
         txn = self.buffer.get(cv.con_id, info.xid)
@@ -229,7 +229,7 @@ class Parser:
         if self._tracked(obj) is None:
             return
         txn = self.buffer.by_slot(rb.con_id, rb.usn, slot)
-        if txn is None or not txn.rollback_last(obj, redo.opcode):
+        if txn is None or not txn.rollback_last(self.pool, obj, redo.opcode):
             log.warning(60010, f"partial rollback without a matching change (usn {rb.usn} slot {slot} obj {obj})")
 
     def _ddl(self, cv: ChangeVector, record: Record) -> None:
@@ -239,11 +239,12 @@ class Parser:
         xid, _, piece, _, _ = head
         txn = self.buffer.get(cv.con_id, xid)
         assert txn is not None
-        offset = record.block * (self.header.block_size if self.header else 512) + record.offset
-        if piece > 1 and txn.ops and isinstance(txn.ops[-1], Ddl):
-            txn.ops[-1].vectors.append(cv)
-        else:
-            txn.ops.append(Ddl([cv], record.scn, record.time, offset))
+        del piece  # pieces are re-joined at commit, in order
+        txn.add_ddl(self.pool, cv, record.scn, record.time, self._offset(record))
+
+    def _offset(self, record: Record) -> int:
+        assert self.header is not None
+        return record.block * self.header.block_size + record.offset
 
     def _commit(self, cv: ChangeVector, record: Record) -> None:
         info = undo.commit_info(cv)
@@ -253,40 +254,52 @@ class Parser:
         txn = self.buffer.end(cv.con_id, xid)
         if txn is None:
             return
+        try:
+            self._finish(txn, xid, rolled_back, record)
+        finally:
+            self.buffer.release(txn)
+
+    def _finish(self, txn: OpenTransaction, xid: int, rolled_back: bool, record: Record) -> None:
         if rolled_back:
             self.stats.rollbacks += 1
             return
         if xid in self.opt.skip_xids:
             return
         if not txn.begun and not self.opt.flags & 0x400:
-            if txn.ops:
+            if txn.entries:
                 log.warning(60011, f"skipping transaction {_xid_text(xid)}: it began before the start position")
             return
-        if record.scn <= self.opt.first_data_scn or not txn.ops:
+        if record.scn <= self.opt.first_data_scn or not txn.entries:
             return
         self._emit(txn, record)
 
     def _emit(self, txn: OpenTransaction, record: Record) -> None:
         assert self.header is not None
-        tables = self.opt.tables
-        pairs = [op for op in txn.ops if isinstance(op, Pair)]
-        rows = group_rows(pairs, tables.get, self._limit, self.header.big_scn,
-                          log.warning)
         show_system = bool(self.opt.flags & 0x800)
-        changes: list = []
-        for row in rows:
-            if row.table is not None and row.table.system and not show_system:
-                continue
-            row.time = self._epoch(row.time)
-            changes.append(row)
-        if self.opt.emit_ddl:
-            for op in txn.ops:
-                if isinstance(op, Ddl):
-                    changes.append(self._ddl_change(op))
+        changes: list[RowChange | DdlChange] = []
+        run: list[Pair] = []
+
+        def flush_rows() -> None:
+            assert self.header is not None
+            for row in group_rows(run, self.opt.tables.get, self._limit, self.header.big_scn, log.warning):
+                if row.table is not None and row.table.system and not show_system:
+                    continue
+                row.time = self._epoch(row.time)
+                changes.append(row)
+            run.clear()
+
+        # Rows and DDL keep their redo order: DDL splits the runs of row pairs.
+        for op in list(txn.changes(self.pool)):
+            if isinstance(op, Pair):
+                run.append(op)
+            elif self.opt.emit_ddl:
+                flush_rows()
+                changes.append(self._ddl_change(op))
+        flush_rows()
         if not changes:
             return
         self.stats.transactions += 1
-        self.stats.rows += len(rows)
+        self.stats.rows += len(changes)
         begin_scn = txn.begin_scn if txn.begun else record.scn
         begin_time = txn.begin_time if txn.begun else record.time
         self.on_transaction(Transaction(

@@ -18,7 +18,7 @@ class ChangeVector:
 
     __slots__ = (
         "layer", "code", "opcode", "cls", "afn", "dba", "scn", "seq", "typ", "obj", "con_id",
-        "flags", "data", "start", "size", "offsets", "lengths", "endian",
+        "flags", "data", "start", "size", "offsets", "lengths", "endian", "header_size",
     )
 
     def __init__(self, data: memoryview, start: int, header_size: int, endian: str):
@@ -33,6 +33,7 @@ class ChangeVector:
         else:
             self.con_id, self.flags = 0, 0
         self.endian = endian
+        self.header_size = header_size
         self.data = data
         self.start = start
         table = start + header_size

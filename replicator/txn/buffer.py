@@ -1,20 +1,32 @@
-"""Open transactions: begin, stored changes, partial rollback, commit (redo-format.md §7)."""
+"""Open transactions: begin, stored changes, partial rollback, commit (redo-format.md §7).
+
+A transaction's changes are serialised into chunks of the :class:`~.pool.MemoryPool`
+(so memory is bounded and cold transactions can be swapped to disk) and rebuilt as
+change vectors only at commit.
+"""
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
+from typing import Iterator
 
 from replicator.redo.vectors import ChangeVector
+from replicator.txn.pool import ChunkLog, MemoryPool
 from replicator.txn.rows import Pair
 
 # The compensating opcode of a partial rollback for each stored redo opcode (§7.4).
 INVERSE = {0x0B02: 0x0B03, 0x0B03: 0x0B02, 0x0B05: 0x0B05, 0x0B06: 0x0B06, 0x0B08: 0x0B08,
            0x0B0B: 0x0B0C, 0x0B0C: 0x0B0B, 0x0B16: 0x0B16}
 
+KIND_PAIR, KIND_DDL = 1, 2
+# kind, endian ('<' = 0), vector header size, obj, data obj, scn, time, offset, len1, len2
+_ENTRY = struct.Struct("<BBBxIIQIQII")
+
 
 @dataclass(slots=True)
 class Ddl:
-    """A stored 24.1 DDL vector chain (pieces concatenated at commit)."""
+    """A 24.1 DDL statement: its vector pieces (concatenated at commit)."""
 
     vectors: list[ChangeVector]
     scn: int
@@ -22,40 +34,89 @@ class Ddl:
     offset: int
 
 
+def _vector_bytes(cv: ChangeVector) -> bytes:
+    return bytes(cv.data[cv.start : cv.start + cv.size])
+
+
 @dataclass(slots=True)
 class OpenTransaction:
     """A transaction seen in the redo and not yet committed or rolled back."""
 
     xid: int
+    clog: ChunkLog
     begun: bool = False
     begin_scn: int = 0
     begin_time: int = 0  # raw redo time
     begin_seq: int = 0
     begin_offset: int = 0
-    ops: list[Pair | Ddl] = field(default_factory=list)
+    # (chunk, offset, kind, redo opcode, obj) of every stored entry, for partial rollback
+    entries: list[tuple[int, int, int, int, int]] = field(default_factory=list)
     attributes: dict[str, str] = field(default_factory=dict)
     system: bool = False
-    size: int = 0  # bytes of redo held, for memory accounting
+    size: int = 0
     pending_undo: list[ChangeVector] = field(default_factory=list)  # multi-block undo pieces
 
-    def rollback_last(self, obj: int, compensating: int) -> bool:
+    def add_pair(self, pool: MemoryPool, undo: ChangeVector, redo: ChangeVector, obj: int, data_obj: int,
+                 scn: int, time: int, offset: int) -> None:
+        """Store a (5.1, 11.x) pair."""
+        u, r = _vector_bytes(undo), _vector_bytes(redo)
+        vh = undo.header_size
+        head = _ENTRY.pack(KIND_PAIR, undo.endian == ">", vh, obj, data_obj, scn, time, offset, len(u), len(r))
+        chunk, off = pool.append(self.clog, head + u + r)
+        self.entries.append((chunk, off, KIND_PAIR, redo.opcode, obj))
+        self.size += len(head) + len(u) + len(r)
+
+    def add_ddl(self, pool: MemoryPool, cv: ChangeVector, scn: int, time: int, offset: int) -> None:
+        """Store one 24.1 piece."""
+        v = _vector_bytes(cv)
+        head = _ENTRY.pack(KIND_DDL, cv.endian == ">", cv.header_size, 0, 0, scn, time, offset, len(v), 0)
+        chunk, off = pool.append(self.clog, head + v)
+        self.entries.append((chunk, off, KIND_DDL, cv.opcode, 0))
+        self.size += len(head) + len(v)
+
+    def rollback_last(self, pool: MemoryPool, obj: int, compensating: int) -> bool:
         """Undo the last stored change if the compensating opcode inverts it (§7.4)."""
-        for i in range(len(self.ops) - 1, -1, -1):
-            op = self.ops[i]
-            if isinstance(op, Ddl):
-                return False
-            if INVERSE.get(op.redo.opcode) == compensating and op.obj == obj:
-                del self.ops[i]
-                self.size -= len(op.undo.data) + len(op.redo.data)
-                return True
+        if not self.entries:
             return False
-        return False
+        chunk, off, kind, opcode, last_obj = self.entries[-1]
+        if kind != KIND_PAIR or INVERSE.get(opcode) != compensating or last_obj != obj:
+            return False
+        self.entries.pop()
+        pool.truncate(self.clog, chunk, off)
+        return True
+
+    def changes(self, pool: MemoryPool) -> Iterator[Pair | Ddl]:
+        """Rebuild the stored changes in order (reads swapped chunks back).
+
+        Later pieces of a long DDL statement are appended to the :class:`Ddl` already
+        yielded for its first piece, so consume the iterator fully before using DDLs.
+        """
+        ddl: Ddl | None = None
+        for raw in pool.read(self.clog):
+            data = memoryview(bytes(raw))
+            pos = 0
+            while pos < len(data):
+                kind, big, vh, obj, data_obj, scn, time, offset, n1, n2 = _ENTRY.unpack_from(data, pos)
+                endian = ">" if big else "<"
+                pos += _ENTRY.size
+                first = ChangeVector(data, pos, vh, endian)
+                pos += n1 + n2
+                if kind == KIND_PAIR:
+                    yield Pair(first, ChangeVector(data, pos - n2, vh, endian), obj, data_obj, scn, time, offset)
+                    continue
+                piece = struct.unpack_from(endian + "H", first.field(1), 18)[0] if first.flen(1) >= 20 else 1
+                if piece > 1 and ddl is not None:
+                    ddl.vectors.append(first)
+                else:
+                    ddl = Ddl([first], scn, time, offset)
+                    yield ddl
 
 
 class TransactionBuffer:
     """Open transactions keyed by (CON_ID, USN, slot), as Oracle's transaction tables are."""
 
-    def __init__(self) -> None:
+    def __init__(self, pool: MemoryPool | None = None) -> None:
+        self.pool = pool if pool is not None else MemoryPool()
         self._by_key: dict[tuple[int, int, int], OpenTransaction] = {}
 
     def __len__(self) -> int:
@@ -64,12 +125,14 @@ class TransactionBuffer:
     def begin(self, con_id: int, xid: int, scn: int, time: int, seq: int, offset: int) -> OpenTransaction:
         """Open a transaction (5.2); a stale entry for the same slot is replaced."""
         key = (con_id, xid >> 48, (xid >> 32) & 0xFFFF)
-        txn = OpenTransaction(xid, True, scn, time, seq, offset)
         old = self._by_key.get(key)
-        if old is not None and old.xid == xid and not old.begun:
-            # Changes arrived before the 5.2 in the same LWN order: keep them.
-            txn.ops, txn.attributes, txn.size = old.ops, old.attributes, old.size
-        self._by_key[key] = txn
+        if old is not None and old.xid == xid:
+            # Changes stored before the 5.2 (LWN order) stay with the transaction.
+            old.begun, old.begin_scn, old.begin_time, old.begin_seq, old.begin_offset = True, scn, time, seq, offset
+            return old
+        if old is not None:
+            self.pool.discard(old.xid)
+        txn = self._by_key[key] = OpenTransaction(xid, self.pool.log_for(xid), True, scn, time, seq, offset)
         return txn
 
     def get(self, con_id: int, xid: int, create: bool = True) -> OpenTransaction | None:
@@ -77,11 +140,13 @@ class TransactionBuffer:
         key = (con_id, xid >> 48, (xid >> 32) & 0xFFFF)
         txn = self._by_key.get(key)
         if txn is not None and txn.xid == xid:
+            self.pool.log_for(xid)  # mark active: swapping prefers idle transactions
             return txn
         if not create:
             return None
-        txn = OpenTransaction(xid)
-        self._by_key[key] = txn
+        if txn is not None:
+            self.pool.discard(txn.xid)
+        txn = self._by_key[key] = OpenTransaction(xid, self.pool.log_for(xid))
         return txn
 
     def by_slot(self, con_id: int, usn: int, slot: int) -> OpenTransaction | None:
@@ -89,7 +154,10 @@ class TransactionBuffer:
         return self._by_key.get((con_id, usn, slot))
 
     def end(self, con_id: int, xid: int) -> OpenTransaction | None:
-        """Remove and return the transaction a 5.4 ends (None if never seen)."""
+        """Remove and return the transaction a 5.4 ends (None if never seen).
+
+        The caller reads its changes, then calls :meth:`release`.
+        """
         key = (con_id, xid >> 48, (xid >> 32) & 0xFFFF)
         txn = self._by_key.get(key)
         if txn is None or txn.xid != xid:
@@ -97,9 +165,13 @@ class TransactionBuffer:
         del self._by_key[key]
         return txn
 
-    def oldest_begin(self) -> tuple[int, int] | None:
-        """(sequence, offset) of the oldest open, begun transaction: the restart low watermark."""
-        begun = [(t.begin_seq, t.begin_offset) for t in self._by_key.values() if t.begun]
+    def release(self, txn: OpenTransaction) -> None:
+        """Free a finished transaction's memory and swap file."""
+        self.pool.discard(txn.xid)
+
+    def oldest_begin(self) -> tuple[int, int, int] | None:
+        """(sequence, offset, xid) of the oldest open, begun transaction: the restart low watermark."""
+        begun = [(t.begin_seq, t.begin_offset, t.xid) for t in self._by_key.values() if t.begun]
         return min(begun) if begun else None
 
     def open_transactions(self) -> list[OpenTransaction]:

@@ -1,0 +1,170 @@
+"""Bounded memory for open transactions: fixed-size chunks, swapped to disk under pressure.
+
+Mirrors OpenLogReplicator's ``memory`` settings (olr-interfaces.md §6): transaction data
+lives in 1 MiB chunks; when the chunks in use reach ``swap-mb``, the chunks of the
+longest-inactive transactions (all but their last chunk) are written to
+``<swap-path>/0xUUUU.SSS.QQQQQQQQ.swap`` and read back at commit. Without swap, running
+out of ``max-mb`` is a clear error (10016), never the OOM killer.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from replicator import log
+from replicator.errors import RuntimeFailure
+
+CHUNK = 1024 * 1024
+
+
+def swap_name(xid: int) -> str:
+    """OLR's swap file name for a transaction."""
+    return f"0x{xid >> 48:04x}.{(xid >> 32) & 0xFFFF:03x}.{xid & 0xFFFFFFFF:08x}.swap"
+
+
+@dataclass(slots=True)
+class ChunkLog:
+    """The chunks of one transaction: in memory (bytearray) or swapped (file offset)."""
+
+    xid: int
+    chunks: list[bytearray | int] = field(default_factory=list)  # int = offset in the swap file
+    swap_path: str | None = None
+    swap_size: int = 0
+
+    @property
+    def tail(self) -> bytearray | None:
+        last = self.chunks[-1] if self.chunks else None
+        return last if isinstance(last, bytearray) else None
+
+
+class MemoryPool:
+    """Counts chunks against ``max-mb`` and swaps the coldest transactions past ``swap-mb``."""
+
+    def __init__(self, max_mb: int = 2048, swap_mb: int = 1536, swap_path: str = ".", min_mb: int = 32):
+        self.max_chunks = max(1, max_mb)
+        self.swap_chunks = swap_mb
+        self.swap_path = swap_path
+        self.min_chunks = min_mb
+        self.in_memory = 0
+        self.peak = 0
+        self.swapped = 0
+        self.swap_writes_mb = 0
+        self.swap_reads_mb = 0
+        self._free: list[bytearray] = []
+        self._logs: OrderedDict[int, ChunkLog] = OrderedDict()  # least recently touched first
+
+    def remove_stale_swap_files(self) -> None:
+        """Delete swap files left by an earlier run (WARN 10067)."""
+        if not self.swap_chunks:
+            return
+        for path in glob.glob(os.path.join(self.swap_path, "0x*.swap")):
+            log.warning(10067, f"deleting old swap file {path}")
+            os.unlink(path)
+
+    def log_for(self, xid: int) -> ChunkLog:
+        """The chunk log of a transaction, marked as the most recently active."""
+        clog = self._logs.get(xid)
+        if clog is None:
+            clog = self._logs[xid] = ChunkLog(xid)
+        else:
+            self._logs.move_to_end(xid)
+        return clog
+
+    def append(self, clog: ChunkLog, data: bytes) -> tuple[int, int]:
+        """Append ``data`` to a transaction; returns (chunk index, offset) where it starts."""
+        tail = clog.tail
+        if tail is None or len(tail) + len(data) > CHUNK and len(tail) > 0:
+            tail = self._allocate(len(data))
+            clog.chunks.append(tail)
+        pos = (len(clog.chunks) - 1, len(tail))
+        tail += data
+        return pos
+
+    def truncate(self, clog: ChunkLog, chunk: int, offset: int) -> None:
+        """Drop everything from (chunk, offset) on (partial rollback of the last change)."""
+        while len(clog.chunks) > chunk + 1:
+            last = clog.chunks.pop()
+            if isinstance(last, bytearray):
+                self._release(last)
+        tail = clog.chunks[chunk]
+        if isinstance(tail, bytearray):
+            del tail[offset:]
+
+    def read(self, clog: ChunkLog) -> Iterator[bytes | bytearray]:
+        """Yield the transaction's chunks in order, reading swapped ones back."""
+        f = open(clog.swap_path, "rb") if clog.swap_path else None
+        try:
+            for chunk in clog.chunks:
+                if isinstance(chunk, int):
+                    assert f is not None
+                    f.seek(chunk)
+                    size = int.from_bytes(f.read(4), "little")
+                    self.swap_reads_mb += 1
+                    yield f.read(size)
+                else:
+                    yield chunk
+        finally:
+            if f is not None:
+                f.close()
+
+    def discard(self, xid: int) -> None:
+        """Release a transaction's chunks and delete its swap file (commit or rollback)."""
+        clog = self._logs.pop(xid, None)
+        if clog is None:
+            return
+        for chunk in clog.chunks:
+            if isinstance(chunk, bytearray):
+                self._release(chunk)
+            else:
+                self.swapped -= 1
+        if clog.swap_path:
+            try:
+                os.unlink(clog.swap_path)
+            except FileNotFoundError:
+                pass
+
+    # ---------------------------------------------------------------- internals
+    def _allocate(self, need: int) -> bytearray:
+        if self.swap_chunks and self.in_memory >= self.swap_chunks:
+            self._swap_out()
+        if self.in_memory >= self.max_chunks:
+            raise RuntimeFailure(
+                f"out of transaction memory: {self.in_memory} MB in use reached memory.max-mb {self.max_chunks}"
+                + ("" if self.swap_chunks else "; set memory.swap-mb to swap to disk"), 10016)
+        self.in_memory += 1
+        self.peak = max(self.peak, self.in_memory)
+        if self._free and need <= CHUNK:
+            return self._free.pop()
+        return bytearray()
+
+    def _release(self, chunk: bytearray) -> None:
+        self.in_memory -= 1
+        if len(self._free) < self.min_chunks:
+            chunk.clear()
+            self._free.append(chunk)
+
+    def _swap_out(self) -> None:
+        """Move chunks of the coldest transactions to disk until below ``swap-mb``."""
+        target = self.swap_chunks - max(1, self.swap_chunks // 8)
+        for clog in list(self._logs.values()):
+            if self.in_memory <= target:
+                return
+            for i, chunk in enumerate(clog.chunks[:-1]):  # the last chunk stays in memory
+                if not isinstance(chunk, bytearray):
+                    continue
+                if clog.swap_path is None:
+                    clog.swap_path = os.path.join(self.swap_path, swap_name(clog.xid))
+                with open(clog.swap_path, "ab") as f:
+                    offset = f.tell()
+                    f.write(len(chunk).to_bytes(4, "little"))
+                    f.write(chunk)
+                clog.chunks[i] = offset
+                self.in_memory -= 1
+                self.swapped += 1
+                self.swap_writes_mb += 1
+                if self.in_memory <= target:
+                    return
