@@ -155,6 +155,10 @@ class Transaction:
     begin_offset: int = 0
     system: bool = False  # touched SYS dictionary tables
     con_name: str = ""  # container (PDB) name, output as `db`
+    # Where the commit record was analysed: (sequence, first block of its LWN, rank of the
+    # record in the LWN's analysis order). Unlike c_scn (the begin SCN), this orders the
+    # output stream totally, so restarts can skip exactly what was confirmed.
+    commit_pos: tuple[int, int, int] = (0, 0, 0)
 
     @property
     def usn(self) -> int:
@@ -179,6 +183,7 @@ class Checkpoint:
     offset: int  # byte offset of the next block to read in the file
     redo_switch: bool = False  # set on a log switch
     thread: int = 1
+    lwn_block: int = 0  # first block of the LWN this checkpoint follows
 
 
 @dataclass(slots=True)

@@ -80,6 +80,8 @@ class Parser:
         self._limit = COLUMN_LIMIT
         self._last_touched: OpenTransaction | None = None
         self.last_lwn: Lwn | None = None
+        self._lwn: Lwn | None = None
+        self._rank = 0
 
     # ----------------------------------------------------------------- files and LWNs
     def start_file(self, header: RedoHeader) -> None:
@@ -92,13 +94,16 @@ class Parser:
         """Analyse the records of one LWN (already sorted), then emit a checkpoint."""
         self._last_touched = None
         self.stats.lwns += 1
-        for record in lwn.records:
+        self._lwn = lwn
+        for rank, record in enumerate(lwn.records):
+            self._rank = rank
             self.process_record(record)
         self.last_lwn = lwn
         if self.on_checkpoint is not None and lwn.scn > self.opt.first_data_scn:
             assert self.header is not None
             self.on_checkpoint(Checkpoint(lwn.scn, self._epoch(lwn.time), self.header.sequence,
-                                          lwn.end_block * self.header.block_size, False, self.header.thread))
+                                          lwn.end_block * self.header.block_size, False, self.header.thread,
+                                          lwn.first_block))
 
     def end_file(self) -> None:
         """A file was read to its end: checkpoint with the redo-switch mark."""
@@ -106,7 +111,8 @@ class Parser:
         if lwn is not None and self.on_checkpoint is not None and self.header is not None \
                 and lwn.scn > self.opt.first_data_scn:
             self.on_checkpoint(Checkpoint(lwn.scn, self._epoch(lwn.time), self.header.sequence,
-                                          lwn.end_block * self.header.block_size, True, self.header.thread))
+                                          lwn.end_block * self.header.block_size, True, self.header.thread,
+                                          lwn.first_block))
 
     def _epoch(self, redo_time: int) -> int:
         return redo_time_to_epoch(redo_time, self.opt.host_tz)
@@ -307,6 +313,7 @@ class Parser:
             commit_time=self._epoch(record.time), changes=changes, attributes=txn.attributes,
             thread=self.header.thread, begin_seq=txn.begin_seq, begin_offset=txn.begin_offset,
             system=txn.system, con_name=self.opt.con_name,
+            commit_pos=(self.header.sequence, self._lwn.first_block if self._lwn else 0, self._rank),
         ))
 
     def _ddl_change(self, op: Ddl) -> DdlChange:

@@ -101,8 +101,11 @@ def _sequence_from_header(path: str) -> int:
 
 
 def read_lwns(path: str, verify_checksum: bool = True, all_records: bool = False,
-              header_out: list[RedoHeader] | None = None) -> Iterator[Lwn]:
-    """Yield the LWNs of an archived redo file in order, verifying every block up to NAB."""
+              header_out: list[RedoHeader] | None = None, start_block: int = 2) -> Iterator[Lwn]:
+    """Yield the LWNs of an archived redo file in order, verifying every block up to NAB.
+
+    ``start_block`` must be the first block of an LWN (a checkpointed restart position).
+    """
     try:
         f = open(path, "rb", buffering=0)
     except OSError as e:
@@ -117,10 +120,10 @@ def read_lwns(path: str, verify_checksum: bool = True, all_records: bool = False
         end_block = header.nab if header.nab else size // bs
         if size < end_block * bs:
             raise RedoLogError(f"file {path}: truncated: {size} bytes, but NAB says {end_block * bs}", 40007)
-        framer = RecordFramer(bs, header.endian, path, 2, all_records)
+        framer = RecordFramer(bs, header.endian, path, start_block, all_records)
         chunk_blocks = max(1, READ_BUFFER // bs)
-        block = 2
-        f.seek(2 * bs)
+        block = start_block
+        f.seek(block * bs)
         while block < end_block:
             count = min(chunk_blocks, end_block - block)
             buf = f.read(count * bs)

@@ -113,12 +113,18 @@ class RecordFramer:
             if BLOCK_HEADER + inoff + 20 >= self.block_size:
                 pos += body - inoff  # too little room left: next record starts in the next block
                 continue
+            block = self._buf_block + pos // body
+            if block >= self._lwn_end:
+                if inoff:
+                    pos += body - inoff  # the rest of the LWN's last block is unused
+                    continue
+                if self._current is not None and self._pieces >= self._nst:
+                    # Every block of the LWN has been read: hand it over now, not when the
+                    # next LWN arrives (an online log may not have it yet).
+                    yield self._sorted(self._current)
+                    self._current = None
             if pos + RECORD_HEADER > limit:
                 break
-            block = self._buf_block + pos // body
-            if block >= self._lwn_end and inoff:
-                pos += body - inoff  # the rest of the LWN's last block is unused
-                continue
             size, vld, wrap, base, subscn = self._rec.unpack_from(buf, pos)
             if size == 0:
                 pos += body - inoff
@@ -130,9 +136,6 @@ class RecordFramer:
             if pos + size > limit:
                 break
             if block >= self._lwn_end:
-                if self._current is not None and self._pieces >= self._nst:
-                    yield self._sorted(self._current)
-                    self._current = None
                 if not vld & VLD_LWN:
                     raise RedoLogError(
                         f"file {self.path}, block {block}: expected an LWN header at offset 16 (vld {vld:#x})", 40008
