@@ -125,6 +125,7 @@ CATALOGUE: dict[int, str] = {
     50010: "character set mapping failed",
     50034: "an object number maps to two tables",
     60002: "value cannot be decoded",
+    60008: "character cannot be decoded in its character set (printed as U+FFFD)",
     60010: "partial rollback without a matching change",
     60011: "transaction without a beginning skipped",
     60018: "checkpoint file could not be written",

@@ -1,0 +1,155 @@
+"""Message headers of the OpenLogReplicator JSON format (olr-interfaces.md §2.2-2.3).
+
+Field order: scn|scns, b_scn, e_scn, tm|tms, b_tm, e_tm, c_scn, c_idx, xid|xidn, db, usr,
+rth, and then ``attrs`` when asked for. scn and tm appear in "first" messages (begin and
+checkpoint) or in all of them with scn-type/timestamp-type bit 4. Values not belonging to the
+message itself (begin/commit SCN and time, redo thread) are the builder's current transaction
+values, which a checkpoint inherits from the previous transaction, as in OLR.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+from replicator.events import Transaction
+from replicator.formats.base import FormatOptions
+from replicator.formats.escape import escape_str
+from replicator.values.timefmt import metadata_renderer
+
+_NO_SCN: Final = (1 << 64) - 1
+# OLR prints transaction attributes in the order of its attribute enum.
+ATTRIBUTE_ORDER: Final = (
+    "version", "audit session id", "session number", "serial number", "current user name",
+    "login username", "client info", "os username", "machine name", "os terminal",
+    "os process id", "os program name", "transaction name", "client id", "ddl transaction",
+    "space management transaction", "recursive transaction", "logminer internal transaction",
+    "db open in migrate mode", "lsby ignore", "logminer no transaction chunking",
+    "logminer stealth transaction", "lsby preserve", "logminer marker transaction",
+    "transaction in pragma'ed plsql", "disabled logical replication transaction",
+    "datapump import transaction", "transaction audit CV flags undefined",
+    "federation pdb replay", "pdb ddl replay", "logminer skip transaction",
+    "seq$ update transaction",
+)
+_ATTRIBUTE_RANK: Final = {name: rank for rank, name in enumerate(ATTRIBUTE_ORDER)}
+
+
+def xid_formatter(code: int) -> Callable[[int], str]:
+    """The ``xid``/``xidn`` field for `xid` code 0..3, from the packed usn.slot.sqn value."""
+    if code == 0:
+        return lambda x: f'"xid":"0x{x >> 48:04x}.{(x >> 32) & 0xFFF:03x}.{x & 0xFFFFFFFF:08x}"'
+    if code == 1:
+        return lambda x: f'"xid":"{x >> 48}.{(x >> 32) & 0xFFFF}.{x & 0xFFFFFFFF}"'
+    if code == 2:
+        return lambda x: f'"xidn":{x}'
+    # LogMiner RAW order: usn, slot and sqn each little-endian.
+    return lambda x: f'"xid":"{struct.pack("<HHI", x >> 48, (x >> 32) & 0xFFFF, x & 0xFFFFFFFF).hex()}"'
+
+
+@dataclass(slots=True)
+class TxnHeader:
+    """Per-transaction header pieces, computed once per transaction."""
+
+    xid: str
+    db: str
+    usr: str
+    attrs: bytes
+
+
+class HeaderBuilder:
+    """Builds the header part ``"scn":…,"attrs":{…}`` of every message kind."""
+
+    def __init__(self, options: FormatOptions):
+        self._options = options
+        self._scn_hex = options.scn == 1
+        scn_type, tm_type = options.scn_type, options.timestamp_type
+        self._scn_commit_value, self._scn_begin = bool(scn_type & 1), bool(scn_type & 2)
+        self._scn_all, self._scn_end = bool(scn_type & 4), bool(scn_type & 8)
+        self._tm_commit_value, self._tm_begin = bool(tm_type & 1), bool(tm_type & 2)
+        self._tm_all, self._tm_end = bool(tm_type & 4), bool(tm_type & 8)
+        self._tm = metadata_renderer(options.timestamp_metadata)
+        self._xid = xid_formatter(options.xid)
+        self._rth = options.redo_thread == 1
+        self._begin_scn = self._commit_scn = _NO_SCN
+        self._begin_time = self._commit_time = 0
+        self._thread = 0
+
+    def start_transaction(self, txn: Transaction) -> None:
+        """Make ``txn`` the builder's current transaction (its values persist afterwards)."""
+        self._begin_scn, self._commit_scn = txn.begin_scn, txn.commit_scn
+        self._begin_time, self._commit_time = txn.begin_time, txn.commit_time
+        self._thread = txn.thread
+
+    def transaction_context(self, txn: Transaction) -> TxnHeader:
+        """Header pieces shared by all messages of ``txn``."""
+        ranked = sorted(txn.attributes.items(),
+                        key=lambda item: _ATTRIBUTE_RANK.get(item[0], len(_ATTRIBUTE_RANK)))
+        attrs = b",".join(b'"' + escape_str(k) + b'":"' + escape_str(v) + b'"' for k, v in ranked)
+        usr = txn.attributes.get("login username")
+        return TxnHeader(xid=self._xid(txn.xid), db=txn.con_name or self._options.con_name,
+                         usr=f'"usr":"{usr}"' if usr is not None else "",
+                         attrs=b',"attrs":{' + attrs + b"}")
+
+    def _scn(self, name: str, value: int) -> str:
+        return f'"{name}s":"0x{value:016x}"' if self._scn_hex else f'"{name}":{value}'
+
+    def _fields(self, lwn_scn: int, idx: int, scn: int, time: int, first: bool) -> list[str]:
+        fields = []
+        if first or self._scn_all:
+            fields.append(self._scn("scn", self._commit_scn if self._scn_commit_value else scn))
+        if self._scn_begin:
+            fields.append(self._scn("b_scn", self._begin_scn))
+        if self._scn_end:
+            fields.append(self._scn("e_scn", self._commit_scn))
+        if first or self._tm_all:
+            fields.append(self._tm("tm", self._commit_time if self._tm_commit_value else time))
+        if self._tm_begin:
+            fields.append(self._tm("b_tm", self._begin_time))
+        if self._tm_end:
+            fields.append(self._tm("e_tm", self._commit_time))
+        fields.append(f'"c_scn":{lwn_scn},"c_idx":{idx}')
+        return fields
+
+    def _finish(self, fields: list[str], ctx: TxnHeader, db: bool, usr: bool, attrs: bool) -> bytes:
+        fields.append(ctx.xid)
+        if db:
+            fields.append(f'"db":"{ctx.db}"')
+        if usr and ctx.usr:
+            fields.append(ctx.usr)
+        if self._rth:
+            fields.append(f'"rth":{self._thread}')
+        head = ",".join(fields).encode("utf-8")
+        return head + ctx.attrs if attrs else head
+
+    def begin(self, lwn_scn: int, idx: int, time: int, ctx: TxnHeader) -> bytes:
+        """Header of the begin message (``idx`` as printed); ``time`` is the first change's."""
+        o = self._options
+        return self._finish(self._fields(lwn_scn, idx, self._begin_scn, time, True), ctx,
+                            bool(o.db & 1), bool(o.user_type & 1), bool(o.attributes & 1))
+
+    def dml(self, lwn_scn: int, idx: int, scn: int, time: int, ctx: TxnHeader) -> bytes:
+        """Header of a row-change message."""
+        o = self._options
+        return self._finish(self._fields(lwn_scn, idx, scn, time, False), ctx,
+                            bool(o.db & 1), bool(o.user_type & 2), bool(o.attributes & 2))
+
+    def ddl(self, lwn_scn: int, idx: int, scn: int, time: int, ctx: TxnHeader) -> bytes:
+        """Header of a DDL message (db bit 2, user-type bit 8, attributes as for DML)."""
+        o = self._options
+        return self._finish(self._fields(lwn_scn, idx, scn, time, False), ctx,
+                            bool(o.db & 2), bool(o.user_type & 8), bool(o.attributes & 2))
+
+    def commit(self, lwn_scn: int, idx: int, ctx: TxnHeader) -> bytes:
+        """Header of the commit message."""
+        o = self._options
+        return self._finish(self._fields(lwn_scn, idx, self._commit_scn, self._commit_time, False),
+                            ctx, bool(o.db & 1), bool(o.user_type & 4), bool(o.attributes & 4))
+
+    def checkpoint(self, lwn_scn: int, idx: int, scn: int, time: int) -> bytes:
+        """Header of a checkpoint message: no xid, db or usr."""
+        fields = self._fields(lwn_scn, idx, scn, time, True)
+        if self._rth:
+            fields.append(f'"rth":{self._thread}')
+        return ",".join(fields).encode("ascii")

@@ -1,0 +1,225 @@
+"""The OpenLogReplicator JSON output format (olr-interfaces.md §2), byte-exact with OLR HEAD.
+
+One committed :class:`~replicator.events.Transaction` becomes a begin message (emitted just
+before the first printed change, so empty transactions print nothing), one message per row
+change or DDL, and a commit message; `message` bit 1 folds them into one message. Every
+message takes the next position ``(c_scn, c_idx)``: a transaction resets ``c_scn`` to its
+begin SCN and a checkpoint to its LWN SCN, and the index restarts only when ``c_scn``
+changes, so a transaction beginning at the SCN of the previous checkpoint continues that
+checkpoint's numbering. ``Message.idx`` is the internal index; JSON prints it plus one.
+
+Header fields that are not about the current transaction (b_scn, e_scn, b_tm, e_tm, rth in
+a checkpoint) repeat the last transaction's values, as OLR's builder does.
+"""
+
+from __future__ import annotations
+
+from replicator.events import (
+    OP_DELETE, OP_INSERT, Checkpoint, DdlChange, Message, RowChange, Table, Transaction,
+)
+from replicator.formats.base import (
+    FLAG_DDL, FLAG_SCHEMALESS, FLAG_SYSTEM_TXN, FormatOptions,
+)
+from replicator.formats.escape import escape_bytes, escape_str
+from replicator.formats.olr_columns import TablePlan, render_compressed, render_schemaless
+from replicator.formats.olr_header import HeaderBuilder
+from replicator.formats.olr_rows import UpdateReducer, reduce_single
+from replicator.values.rowid import rowid_text
+
+_NO_SCN = (1 << 64) - 1  # OLR's Scn::none(), printed by a checkpoint before any transaction
+
+
+class OlrJsonFormat:
+    """Renders transactions and checkpoints as OpenLogReplicator JSON messages."""
+
+    def __init__(self, options: FormatOptions):
+        self.options = options
+        message = options.message
+        self._full = bool(message & 1)
+        self._add_num = bool(message & 2)
+        # Skipping begin/commit is rejected with FULL mode by the config; ignore it here too.
+        self._skip_begin = bool(message & 4) and not self._full
+        self._skip_commit = bool(message & 8) and not self._full
+        self._add_offset = bool(message & 0x10)
+        self._rid = options.rid == 1
+        self._schema_columns = bool(options.schema & 1)
+        self._schema_repeat = bool(options.schema & 2)
+        self._schema_obj = bool(options.schema & 4)
+        self._column_mode = options.column
+        self._ddl = bool(options.flags & FLAG_DDL)
+        self._unknown_tables = bool(options.flags & (FLAG_SCHEMALESS | FLAG_SYSTEM_TXN))
+        self._system_tables = bool(options.flags & FLAG_SYSTEM_TXN)
+        self._header = HeaderBuilder(options)
+        self._reducer = UpdateReducer(options.column, options.flags)
+        self._plans: dict[int, TablePlan] = {}
+        self._described: set[int] = set()
+        self._lwn_scn = _NO_SCN
+        self._lwn_idx = 0
+
+    # -- positions ---------------------------------------------------------------------------
+
+    def _position(self, scn: int) -> None:
+        if self._lwn_scn != scn:
+            self._lwn_scn = scn
+            self._lwn_idx = 0
+
+    def _message(self, head: bytes, body: bytes, txn: Transaction, tag: bytes | None = None,
+                 table: Table | None = None) -> Message:
+        """Wrap ``{head,body}``; ``head`` must be the header built for the index just taken."""
+        return Message(data=b"{" + head + b"," + body, scn=self._lwn_scn, idx=self._lwn_idx - 1,
+                       tag=tag, xid=txn.xid, seq=txn.begin_seq, table=table)
+
+    def _take_index(self) -> int:
+        self._lwn_idx += 1
+        return self._lwn_idx
+
+    # -- Format protocol ---------------------------------------------------------------------
+
+    def transaction(self, txn: Transaction) -> list[Message]:
+        """Render one committed transaction (begin, changes, commit as the options say)."""
+        self._position(txn.begin_scn)
+        header = self._header
+        header.start_transaction(txn)
+        ctx = header.transaction_context(txn)
+        messages: list[Message] = []
+        elements: list[bytes] = []
+        full_head = b""
+        started = False
+        num = 0
+        for change in txn.changes:
+            if isinstance(change, DdlChange):
+                if not self._ddl:
+                    continue
+            elif not self._printable(change):
+                continue
+            if not started:
+                started = True
+                if not self._skip_begin:
+                    head = header.begin(self._lwn_scn, self._take_index(), change.time, ctx)
+                    if self._full:
+                        full_head = head
+                    else:
+                        messages.append(self._message(head, b'"payload":[{"op":"begin"}]}', txn))
+            if isinstance(change, DdlChange):
+                element, tag = self._ddl_element(change), None
+            else:
+                element, tag = self._row_element(change, num)
+            num += 1
+            if self._full:
+                elements.append(element)
+                continue
+            if isinstance(change, DdlChange):
+                head = header.ddl(self._lwn_scn, self._take_index(), change.scn, change.time, ctx)
+            else:
+                head = header.dml(self._lwn_scn, self._take_index(), change.scn, change.time, ctx)
+            table = change.table if isinstance(change, RowChange) else None
+            messages.append(self._message(head, b'"payload":[' + element + b"]}", txn,
+                                          tag=tag, table=table))
+        if not started:
+            return messages
+        if self._full:
+            body = b'"payload":[' + b",".join(elements) + b"]}"
+            messages.append(self._message(full_head, body, txn))
+        elif not self._skip_commit:
+            head = header.commit(self._lwn_scn, self._take_index(), ctx)
+            messages.append(self._message(head, b'"payload":[{"op":"commit"}]}', txn))
+        return messages
+
+    def checkpoint(self, cp: Checkpoint) -> list[Message]:
+        """Render a checkpoint; the message has ``checkpoint=True`` (output only with flag 0x1000)."""
+        self._position(cp.scn)
+        head = self._header.checkpoint(self._lwn_scn, self._take_index(), cp.scn, cp.time)
+        body = b'"payload":[{"op":"chkpt","seq":%d,"offset":%d%s}]}' % (
+            cp.seq, cp.offset, b',"redo":true' if cp.redo_switch else b"")
+        return [Message(data=b"{" + head + b"," + body, scn=self._lwn_scn, idx=self._lwn_idx - 1,
+                        checkpoint=True, seq=cp.seq)]
+
+    # -- payload elements --------------------------------------------------------------------
+
+    def _printable(self, change: RowChange) -> bool:
+        """OLR prints unknown tables only in schemaless mode or with flag 0x800, SYS ones with 0x800."""
+        table = change.table
+        if table is None:
+            return self._unknown_tables
+        return not table.system or self._system_tables
+
+    def _plan(self, table: Table) -> TablePlan:
+        plan = self._plans.get(id(table))
+        if plan is None or plan.table is not table:
+            plan = self._plans[id(table)] = TablePlan(table, self.options)
+        return plan
+
+    def _schema(self, plan: TablePlan | None, obj: int, owner: str = "") -> bytes:
+        """The ``"schema":{…}`` object: owner/table, obj, and the column list when due."""
+        if plan is None:
+            head = b'"schema":{"owner":"' + escape_str(owner) + b'",' if owner else b'"schema":{'
+            head += b'"table":"OBJ_%d"' % obj
+        else:
+            head = plan.schema_head
+        if self._schema_obj:
+            head += b',"obj":%d' % obj
+        if plan is not None and self._schema_columns:
+            key = id(plan.table)
+            if self._schema_repeat or key not in self._described:
+                self._described.add(key)
+                head += plan.schema_columns
+        return head + b"}"
+
+    def _row_element(self, change: RowChange, num: int) -> tuple[bytes, bytes | None]:
+        """``{"op":…}`` of a row change, and its Kafka key fragment (filter `tag`)."""
+        table = change.table
+        plan = self._plan(table) if table is not None else None
+        parts = [b'{"op":"' + change.op.encode("ascii") + b'",']
+        if self._add_offset:
+            parts.append(b'"offset":%d,' % change.offset)
+        parts.append(self._schema(plan, change.obj))
+        if self._add_num:
+            parts.append(b',"num":%d' % num)
+        if self._rid:
+            parts.append(b',"rid":"' + rowid_text(change.data_obj, change.bdba, change.slot).encode("ascii") + b'"')
+        before, after = self._images(change, plan)
+        if before is not None:
+            parts.append(b',"before":' + self._render(before, plan, False))
+        if after is not None:
+            parts.append(b',"after":' + self._render(after, plan, True))
+        parts.append(b"}")
+        tag = None
+        if plan is not None and table is not None and table.tag_columns and not self._full:
+            image = before if change.op == OP_DELETE else after
+            if isinstance(image, dict):
+                tag = plan.render_tag(image, table.tag_columns)
+        return b"".join(parts), tag
+
+    def _images(self, change: RowChange, plan: TablePlan | None) -> tuple[object, object]:
+        """Reduced (before, after) images; bytes stand for a compressed, raw-printed image."""
+        op = change.op
+        before = change.before or {}
+        after = change.after or {}
+        if change.compressed is not None:
+            raw = change.compressed
+            if op == OP_INSERT:
+                return None, raw
+            if op == OP_DELETE:
+                return raw, None
+            # An UPDATE carries the raw piece on the side whose image is missing (after if both).
+            if before and after:
+                return before, raw
+            return (before or raw), (after or raw)
+        if op == OP_INSERT:
+            return None, reduce_single(after, plan, self._column_mode)
+        if op == OP_DELETE:
+            return reduce_single(before, plan, self._column_mode), None
+        return self._reducer.reduce(before, after, plan)
+
+    @staticmethod
+    def _render(image: object, plan: TablePlan | None, after: bool) -> bytes:
+        if isinstance(image, bytes):
+            return render_compressed(image)
+        assert isinstance(image, dict)
+        return plan.render(image, after) if plan is not None else render_schemaless(image)
+
+    def _ddl_element(self, change: DdlChange) -> bytes:
+        plan = self._plan(change.table) if change.table is not None else None
+        return (b'{"op":"ddl",' + self._schema(plan, change.obj, change.owner) + b',"sql":"'
+                + escape_bytes(change.sql.encode("utf-8", "surrogateescape")) + b'"}')
+
