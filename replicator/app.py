@@ -39,10 +39,24 @@ def _local_offset() -> int:
     return -time.altzone if time.daylight and time.localtime().tm_isdst else -time.timezone
 
 
-def _source_facts(config: Any, source: Any) -> tuple[ParserOptions, FormatOptions, str]:
-    """Load the schema (unless schemaless) and derive parser and format options."""
-    from replicator.schema.dictionary import Dictionary
+def table_map(source: Any, dictionary: Any, cp: Any) -> dict[int, Table]:
+    """The replicated tables of ``source``'s filter, keyed by every obj# redo can carry."""
     from replicator.schema.filter import TableRule, build_table_map, check_users
+
+    rules = [TableRule(r.owner, r.table, r.key, r.tag, r.condition) for r in source.filter.table]
+    check_users(cp.users, rules)
+    return build_table_map(dictionary, rules, source.filter.separator, source.flags,
+                           cp.nls_character_set, cp.nls_nchar_character_set)
+
+
+def source_facts(config: Any, source: Any, cp: Any = None) -> tuple[ParserOptions, FormatOptions, str, Any]:
+    """Parser and format options for ``source``: loads the schema unless schemaless.
+
+    ``cp`` is the schema checkpoint to use; when None it is looked up as OpenLogReplicator
+    does (largest SCN not above ``start-scn``). Returns (parser options, format options,
+    archive name format, dictionary or None).
+    """
+    from replicator.schema.dictionary import Dictionary
     from replicator.schema.store import load_best_schema_checkpoint
 
     reader = source.reader
@@ -51,8 +65,9 @@ def _source_facts(config: Any, source: Any) -> tuple[ParserOptions, FormatOption
     fmt = config.format_options(source)
     archive_format = reader.log_archive_format or ""
     tables: dict[int, Table] = {}
+    dictionary = None
     con_id, con_name, db_tz = 0, "", 0
-    if not flags & FLAG_SCHEMALESS:
+    if cp is None and not flags & FLAG_SCHEMALESS:
         state_dir = config.state.path
         if not os.path.isdir(state_dir):
             raise RuntimeFailure(f"state directory {state_dir} does not exist or is not a directory", 10012)
@@ -61,23 +76,22 @@ def _source_facts(config: Any, source: Any) -> tuple[ParserOptions, FormatOption
             raise RuntimeFailure(
                 f"schema checkpoint for database {source.name} not found in {state_dir}"
                 + ("" if start_scn else ": set reader.start-scn to select one"), 10052)
-        rules = [TableRule(r.owner, r.table, r.key, r.tag, r.condition) for r in source.filter.table]
-        check_users(cp.users, rules)
-        dictionary = Dictionary.from_checkpoint(cp)
-        tables = build_table_map(dictionary, rules, source.filter.separator, flags,
-                                 cp.nls_character_set, cp.nls_nchar_character_set)
-        con_id, con_name, db_tz = cp.con_id, cp.con_name, cp.db_timezone_offset
+    if cp is not None:
         archive_format = archive_format or cp.log_archive_format
-        if reader.db_timezone is not None:
-            db_tz = reader.db_timezone
+        con_id, con_name, db_tz = cp.con_id, cp.con_name, cp.db_timezone_offset
+        if not flags & FLAG_SCHEMALESS:
+            dictionary = Dictionary.from_checkpoint(cp)
+            tables = table_map(source, dictionary, cp)
+    if reader.db_timezone is not None:
+        db_tz = reader.db_timezone
     host_tz = reader.host_timezone if reader.host_timezone is not None else _local_offset()
-    skip = frozenset(source.filter.skip_xid_values())
     parser = ParserOptions(
         tables=tables, schemaless=bool(flags & FLAG_SCHEMALESS), flags=flags, con_id=con_id, con_name=con_name,
-        first_data_scn=start_scn, host_tz=host_tz, skip_xids=skip, emit_ddl=bool(flags & FLAG_DDL),
+        first_data_scn=start_scn, host_tz=host_tz, skip_xids=frozenset(source.filter.skip_xid_values()),
+        emit_ddl=bool(flags & FLAG_DDL),
     )
     fmt = replace(fmt, flags=flags, db_timezone=db_tz, con_name=con_name, database=source.name)
-    return parser, fmt, archive_format
+    return parser, fmt, archive_format, dictionary
 
 
 def build_job(config_path: str) -> BatchJob:
@@ -90,7 +104,7 @@ def build_job(config_path: str) -> BatchJob:
     reader = source.reader
     if reader.type != "batch":
         raise ConfigError(f"reader type {reader.type!r} is not supported by this version yet; use \"batch\"", 30001)
-    parser, fmt, archive_format = _source_facts(config, source)
+    parser, fmt, archive_format, _ = source_facts(config, source)
     files = list_batch_files(list(reader.redo_log), archive_format, reader.start_seq or 0)
     if not files:
         raise RuntimeFailure("no redo log files to process (reader.redo-log)", 10001)
@@ -141,7 +155,14 @@ def _progress_printer(job: BatchJob):
 
 
 def run_config(config_path: str, progress: str = "auto") -> int:
-    """``replicator run``: process the batch and stop softly; returns the exit code."""
+    """``replicator run``: a batch run, or the daemon for the offline reader."""
+    from replicator.config import load_config
+
+    reader_type = load_config(config_path).source[0].reader.type
+    if reader_type == "offline":
+        from replicator.daemon import run_daemon
+
+        return run_daemon(config_path)
     job = build_job(config_path)
     stats = run_job(job, progress=progress)
     if progress != "off" and (progress == "on" or sys.stderr.isatty()):

@@ -155,7 +155,7 @@ class Transaction:
     begin_offset: int = 0
     system: bool = False  # touched SYS dictionary tables
     con_name: str = ""  # container (PDB) name, output as `db`
-    # Where the commit record was analysed: (sequence, first block of its LWN, rank of the
+    # Where the commit record was analysed: (sequence, byte offset of its LWN, rank of the
     # record in the LWN's analysis order). Unlike c_scn (the begin SCN), this orders the
     # output stream totally, so restarts can skip exactly what was confirmed.
     commit_pos: tuple[int, int, int] = (0, 0, 0)

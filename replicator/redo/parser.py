@@ -181,8 +181,10 @@ class Parser:
         if not xid:
             return  # SQN 0: a cleanup, not a real begin
         assert self.header is not None
+        # The restart low watermark must be an LWN boundary: keep the LWN's offset, not the record's.
+        lwn_block = self._lwn.first_block if self._lwn is not None else record.block
         txn = self.buffer.begin(cv.con_id, xid, record.scn, record.time, self.header.sequence,
-                                record.block * self.header.block_size)
+                                lwn_block * self.header.block_size)
         self._last_touched = txn
 
     def _tracked(self, obj: int) -> Table | None | bool:
@@ -313,7 +315,8 @@ class Parser:
             commit_time=self._epoch(record.time), changes=changes, attributes=txn.attributes,
             thread=self.header.thread, begin_seq=txn.begin_seq, begin_offset=txn.begin_offset,
             system=txn.system, con_name=self.opt.con_name,
-            commit_pos=(self.header.sequence, self._lwn.first_block if self._lwn else 0, self._rank),
+            commit_pos=(self.header.sequence, (self._lwn.first_block if self._lwn else 0) * self.header.block_size,
+                        self._rank),
         ))
 
     def _ddl_change(self, op: Ddl) -> DdlChange:

@@ -1,0 +1,196 @@
+"""Checkpoints: the confirmed output position and the schema/redo restart points.
+
+Two kinds of files live in the state directory (olr-interfaces.md §5):
+
+* ``<name>-chkpt.json``: the position confirmed by the writer (or its client). Besides
+  OpenLogReplicator's keys (``scn``/``idx`` = the last confirmed message's c_scn and
+  internal index) we store ``pos`` = ``[sequence, LWN byte offset, record rank, message index]``
+  of that message. OpenLogReplicator's c_scn is the transaction's *begin* SCN, which does
+  not order the output stream (commits do); ``pos`` does, so a restart skips exactly what
+  was confirmed. A file without ``pos`` (written by OpenLogReplicator) is still read, with
+  OLR's semantics.
+* ``<name>-chkpt-<scn>.json``: where parsing can restart (LWN position and the oldest open
+  transaction) plus the dictionary, written at log switches, every ``interval-s`` of redo
+  time or ``interval-mb`` of redo, and at shutdown.
+
+Every file is written atomically (temp file, fsync, rename).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from replicator import log
+from replicator.errors import DataError, RuntimeFailure
+from replicator.schema.document import MinTran, SchemaCheckpoint
+from replicator.schema.store import list_schema_checkpoints, load_schema_checkpoint, write_schema_checkpoint
+
+Position = tuple[int, int, int, int]  # (sequence, LWN byte offset, record rank, message index)
+POSITION_ZERO: Position = (0, 0, 0, 0)
+
+
+@dataclass(slots=True)
+class Confirmed:
+    """The content of ``<name>-chkpt.json``."""
+
+    database: str
+    scn: int  # c_scn of the last confirmed message (OLR key)
+    idx: int  # its internal index (OLR key)
+    resetlogs: int
+    activation: int
+    pos: Position | None = None  # our stream position (None in files written by OLR)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a fsynced temp file and a rename."""
+    temp = path.with_name(f".{path.name}.tmp")
+    try:
+        with open(temp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, path)
+    except OSError as e:
+        temp.unlink(missing_ok=True)
+        raise RuntimeFailure(f"file: {path} - cannot be written: {e}", 10006) from e
+
+
+class CheckpointManager:
+    """Reads and writes the checkpoint files of one source in the state directory."""
+
+    def __init__(self, state_dir: str, name: str, keep: int = 100, force_interval: int = 20,
+                 interval_s: int = 600, interval_mb: int = 500, keep_all: bool = False):
+        self.state_dir = Path(state_dir)
+        self.name = name
+        self.keep = keep
+        self.force_interval = force_interval
+        self.interval_s = interval_s
+        self.interval_mb = interval_mb
+        self.keep_all = keep_all
+        self._written: list[int] = []  # SCNs of schema checkpoints written by this process
+        self._refs_since_full = 0
+        self._last_full_scn: int | None = None
+        self._last_time = 0
+        self._bytes_since = 0
+        self.schema_changed = False
+
+    # ----------------------------------------------------------------- confirmed position
+    @property
+    def position_path(self) -> Path:
+        return self.state_dir / f"{self.name}-chkpt.json"
+
+    def load_confirmed(self) -> Confirmed | None:
+        """Read ``<name>-chkpt.json`` (None when absent)."""
+        path = self.position_path
+        if not path.exists():
+            return None
+        try:
+            doc = json.loads(path.read_bytes()[:4096])
+        except (OSError, ValueError) as e:
+            raise DataError(f"file: {path} - parse error: {e}", 20001) from e
+        if doc.get("database") != self.name:
+            raise DataError(f"file: {path} - invalid database name: {doc.get('database')!r}, expected {self.name!r}",
+                            20001)
+        pos = doc.get("pos")
+        position = tuple(int(v) for v in pos) if isinstance(pos, list) and len(pos) == 4 else None
+        return Confirmed(self.name, int(doc.get("scn", 0)), int(doc.get("idx", 0)), int(doc.get("resetlogs", 0)),
+                         int(doc.get("activation", 0)), position)  # type: ignore[arg-type]
+
+    def save_confirmed(self, c: Confirmed) -> None:
+        """Persist the confirmed position (one line, OLR's keys first)."""
+        doc = {"database": c.database, "scn": c.scn, "idx": c.idx, "resetlogs": c.resetlogs,
+               "activation": c.activation}
+        if c.pos is not None:
+            doc["pos"] = list(c.pos)
+        atomic_write(self.position_path, json.dumps(doc, separators=(",", ":")).encode())
+
+    # ----------------------------------------------------------------- restart point
+    def restart_checkpoint(self, confirmed: Confirmed | None, start_scn: int) -> SchemaCheckpoint | None:
+        """The newest schema checkpoint from which re-reading loses nothing.
+
+        With our position, a checkpoint taken after an LWN that ends at or before the LWN
+        of the last confirmed message is safe. Without it (an OLR file, or a first start),
+        OLR's rule applies: the largest checkpoint SCN not above the start SCN.
+        """
+        candidates = sorted(list_schema_checkpoints(self.state_dir, self.name), reverse=True)
+        for scn, path in candidates:
+            try:
+                cp = load_schema_checkpoint(path, self.name)
+            except (DataError, RuntimeFailure) as e:
+                log.warning(60018, f"checkpoint {path.name} unusable: {e.message}")
+                continue
+            if confirmed is not None and confirmed.pos is not None:
+                # Safe when the checkpoint's LWN ended no later than the confirmed message's LWN began.
+                if (cp.seq, cp.offset) > (confirmed.pos[0], confirmed.pos[1]):
+                    continue
+            elif start_scn and scn > start_scn:
+                continue
+            return self._with_schema(cp)
+        return None
+
+    def _with_schema(self, cp: SchemaCheckpoint) -> SchemaCheckpoint | None:
+        if cp.schema_ref_scn is None:
+            return cp
+        ref_path = self.state_dir / f"{self.name}-chkpt-{cp.schema_ref_scn}.json"
+        try:
+            ref = load_schema_checkpoint(ref_path, self.name)
+        except (DataError, RuntimeFailure):
+            log.warning(60019, f"reference schema {ref_path.name} missing for checkpoint {cp.scn}")
+            return None
+        return replace(cp, schema_scn=ref.schema_scn, rows=ref.rows, schema_ref_scn=None)
+
+    # ----------------------------------------------------------------- writing schema checkpoints
+    def due(self, redo_time_epoch: int, redo_bytes: int, force: bool) -> bool:
+        """Whether a schema checkpoint should be written now (OLR's cadence rules)."""
+        self._bytes_since += redo_bytes
+        if force or not self._written:
+            return True
+        return (redo_time_epoch - self._last_time >= self.interval_s
+                or self._bytes_since >= self.interval_mb * 1024 * 1024)
+
+    def write_schema(self, base: SchemaCheckpoint, scn: int, time_raw: int, time_epoch: int, seq: int, offset: int,
+                     min_tran: MinTran | None) -> Path | None:
+        """Write ``<name>-chkpt-<scn>.json`` for the current position; WARN 60018 on failure."""
+        full = (self._last_full_scn is None or self.schema_changed
+                or self._refs_since_full >= self.force_interval)
+        cp = replace(base, scn=scn, time=time_raw, seq=seq, offset=offset, min_tran=min_tran)
+        if full:
+            cp = replace(cp, schema_scn=base.schema_scn or scn, schema_ref_scn=None)
+        else:
+            cp = replace(cp, schema_ref_scn=self._last_full_scn, rows={})
+        try:
+            path = write_schema_checkpoint(self.state_dir, cp)
+        except RuntimeFailure as e:
+            log.warning(60018, e.message)
+            return None
+        if full:
+            self._last_full_scn, self._refs_since_full, self.schema_changed = scn, 0, False
+        else:
+            self._refs_since_full += 1
+        if scn not in self._written:
+            self._written.append(scn)
+        self._last_time = time_epoch
+        self._bytes_since = 0
+        self._prune()
+        return path
+
+    def _prune(self) -> None:
+        """Delete old schema checkpoints: keep the newest ``keep`` and one full schema behind them."""
+        if self.keep_all or len(self._written) < self.keep:
+            return
+        files = sorted(list_schema_checkpoints(self.state_dir, self.name), reverse=True)
+        kept = 0
+        full_seen = False
+        for scn, path in files:
+            if kept < self.keep - 1:
+                kept += 1
+                if scn == self._last_full_scn:
+                    full_seen = True
+                continue
+            if not full_seen:
+                full_seen = scn == self._last_full_scn or scn not in self._written
+                continue
+            path.unlink(missing_ok=True)

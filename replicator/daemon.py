@@ -1,0 +1,273 @@
+"""The long-running service (``reader.type: offline``): lifecycle around the engine.
+
+Lock the config file, resolve the restart point from the checkpoints, run the engine,
+write checkpoints, reload the table filter when the config file changes, and stop
+cleanly on SIGTERM/SIGINT (a second signal exits at once).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import os
+import signal
+import threading
+import time
+from dataclasses import replace
+from typing import Any
+
+from replicator import log
+from replicator.checkpoint import POSITION_ZERO, CheckpointManager, Confirmed
+from replicator.engine import Engine
+from replicator.errors import ConfigError, ReplicatorError, RuntimeFailure
+from replicator.events import Checkpoint
+from replicator.redo.online import FollowSettings, LogLocator, RedoFollower, read_header
+from replicator.redo.parser import Parser, ParserOptions
+from replicator.schema.document import MinTran, SchemaCheckpoint
+from replicator.txn.pool import MemoryPool
+
+POLL_SAVE_S = 1.0  # the confirmed position is saved at most this often (and at every stop)
+
+
+def lock_config(path: str) -> int:
+    """Hold an exclusive lock on the config file for the life of the process (10002)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError as e:
+        raise RuntimeFailure(f"file: {path} - open for read returned: {e.strerror}", 10001) from e
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+        os.close(fd)
+        raise RuntimeFailure(f"file: {path} - is locked by another process (another instance running?)", 10002) from e
+    return fd
+
+
+class Daemon:
+    """One replication service for one source and one target."""
+
+    def __init__(self, config_path: str):
+        from replicator.config import load_config
+
+        self.config_path = config_path
+        self.config = load_config(config_path)
+        log.set_log_level(self.config.log_level)
+        self.source = self.config.source[0]
+        self.stop_event = threading.Event()
+        self._signals = 0
+        self._mtime = os.stat(config_path).st_mtime
+        self._last_save = 0.0
+        self._saved = None
+        state = self.config.state
+        if not os.path.isdir(state.path):
+            raise RuntimeFailure(f"state directory {state.path} does not exist or is not a directory", 10012)
+        self.manager = CheckpointManager(state.path, self.source.name, state.keep_checkpoints,
+                                         state.schema_force_interval, state.interval_s, state.interval_mb,
+                                         keep_all=bool(self.source.flags & 0x2000))
+        memory = self.config.memory
+        self.pool = MemoryPool(memory.max_mb, memory.swap_mb, memory.swap_path or ".", memory.min_mb)
+
+    # ----------------------------------------------------------------- setup
+    def _restart_point(self) -> tuple[SchemaCheckpoint, Confirmed | None]:
+        confirmed = self.manager.load_confirmed()
+        start_scn = self.source.reader.start_scn or 0
+        cp = self.manager.restart_checkpoint(confirmed, confirmed.scn if confirmed else start_scn)
+        if cp is None:
+            raise RuntimeFailure(f"schema checkpoint for database {self.source.name} not found in "
+                                 f"{self.config.state.path} (offline mode needs one)", 10040)
+        return cp, confirmed
+
+    def _build(self) -> tuple[Engine, int, int]:
+        from replicator.app import source_facts
+        from replicator.formats.registry import create_format
+        from replicator.writers.base import create_writer
+
+        cp, confirmed = self._restart_point()
+        self.base_checkpoint = cp
+        parser_opts, fmt_opts, archive_format, self.dictionary = source_facts(self.config, self.source, cp)
+        if confirmed is not None:
+            parser_opts = replace(parser_opts, first_data_scn=0)
+        parser = Parser(parser_opts, lambda t: None, None, pool=self.pool)
+        locator = LogLocator(
+            online_groups=[list(g.paths) for g in cp.online_redo],
+            archive_dirs=[d for d in (cp.log_archive_dest, *self._fra_dirs(cp), *self.source.reader.redo_log) if d],
+            archive_format=archive_format,
+            path_mapping=list(self.source.reader.path_mapping_pairs),
+        )
+        src = self.source
+        settings = FollowSettings(src.redo_read_sleep_us / 1e6, src.arch_read_sleep_us / 1e6, src.arch_read_tries,
+                                  src.redo_verify_delay_us / 1e6, not (src.reader.disable_checks & 0x4),
+                                  bool(src.flags & 0x1))
+        follower = RedoFollower(locator, settings, self.stop_event)
+        engine_ref: list[Engine] = []
+        writer = create_writer(self.config.target[0].writer, lambda scn, idx: engine_ref[0].confirmations.confirm(scn, idx))
+        restart_pos = confirmed.pos if confirmed is not None and confirmed.pos else POSITION_ZERO
+        skip_scn = confirmed.scn if confirmed is not None and confirmed.pos is None else 0
+        engine = Engine(parser, create_format(fmt_opts), writer, follower, restart_pos=restart_pos,
+                        skip_commit_scn=skip_scn, on_checkpoint=self._on_lwn_checkpoint)
+        engine_ref.append(engine)
+        self.engine, self.writer = engine, writer
+        seq, offset = cp.restart_position
+        if seq == 0:
+            seq = self._first_sequence(locator, parser_opts.first_data_scn)
+        return engine, seq, offset
+
+    @staticmethod
+    def _fra_dirs(cp: SchemaCheckpoint) -> list[str]:
+        if not cp.db_recovery_file_dest:
+            return []
+        return [os.path.join(cp.db_recovery_file_dest, cp.context, "archivelog")]
+
+    def _first_sequence(self, locator: LogLocator, scn: int) -> int:
+        """The lowest sequence on disk that holds ``scn`` (or the lowest one at all)."""
+        candidates: list[tuple[int, int, int]] = []
+        for members in locator.online_groups:
+            for m in members:
+                h = read_header(locator.map_path(m))
+                if h is not None and h.sequence:
+                    candidates.append((h.sequence, h.first_scn, h.next_scn))
+        for directory in locator.archive_dirs:
+            root = locator.map_path(directory)
+            for name in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+                h = read_header(os.path.join(root, name))
+                if h is not None:
+                    candidates.append((h.sequence, h.first_scn, h.next_scn))
+        if not candidates:
+            raise RuntimeFailure("no redo log found in the online groups or archive directories", 10009)
+        holding = [c[0] for c in candidates if c[1] <= scn < c[2]]
+        return min(holding) if holding else min(c[0] for c in candidates)
+
+    # ----------------------------------------------------------------- checkpoints
+    def _on_lwn_checkpoint(self, cp: Checkpoint, parser: Parser) -> None:
+        header = parser.header
+        if header is None:
+            return
+        lwn = parser.last_lwn
+        redo_bytes = (lwn.end_block - lwn.first_block) * header.block_size if lwn else 0
+        if not self.manager.due(cp.time, redo_bytes, cp.redo_switch):
+            return
+        oldest = parser.buffer.oldest_begin()
+        min_tran = MinTran(oldest[0], oldest[1], _xid_text(oldest[2])) if oldest else None
+        base = replace(self.base_checkpoint, resetlogs=header.resetlogs, activation=header.activation)
+        self.manager.write_schema(base, cp.scn, lwn.time if lwn else 0, cp.time, cp.seq, cp.offset, min_tran)
+
+    async def flush_and_save(self, force: bool = False) -> None:
+        """Flush the writer (OLR flushes on every poll), then persist the confirmed position.
+
+        Flushing first matters: the file writer confirms after a buffered write, and a
+        position must never be saved for bytes that could still be lost.
+        """
+        async with self.engine.writer_lock:
+            await asyncio.to_thread(self.writer.flush)
+        self.save_position(force)
+
+    def _final_schema_checkpoint(self) -> None:
+        """A soft stop writes a schema checkpoint at the last LWN read (as OLR does)."""
+        parser = self.engine.parser
+        lwn, header = parser.last_lwn, parser.header
+        if lwn is None or header is None:
+            return
+        cp = Checkpoint(lwn.scn, parser._epoch(lwn.time), header.sequence, lwn.end_block * header.block_size,
+                        True, header.thread, lwn.first_block)
+        self._on_lwn_checkpoint(cp, parser)
+
+    def save_position(self, force: bool = False) -> None:
+        """Persist the confirmed position if it moved (at most every second unless forced)."""
+        conf = self.engine.confirmations
+        if conf.confirmed is None or conf.confirmed == self._saved:
+            return
+        now = time.monotonic()
+        if not force and now - self._last_save < POLL_SAVE_S:
+            return
+        header = self.engine.parser.header
+        scn, idx = conf.confirmed_scn_idx
+        self.manager.save_confirmed(Confirmed(self.source.name, scn, idx, header.resetlogs if header else 0,
+                                              header.activation if header else 0, conf.confirmed))
+        self._last_save, self._saved = now, conf.confirmed
+
+    # ----------------------------------------------------------------- hot reload
+    def _maybe_reload(self) -> None:
+        try:
+            mtime = os.stat(self.config_path).st_mtime
+        except OSError:
+            return
+        if mtime == self._mtime:
+            return
+        self._mtime = mtime
+        from replicator.app import table_map
+        from replicator.config import load_config
+
+        try:
+            new = load_config(self.config_path)
+            src = new.source[0]
+            if set(src.owners) != set(self.source.owners):
+                raise ConfigError("the set of owners in filter.table changed: a restart is needed", 20007)
+            tables = table_map(src, self.dictionary, self.base_checkpoint)
+        except ReplicatorError as e:
+            log.error(e.code, f"config reload rejected, keeping the running configuration: {e.message}")
+            return
+        self.engine.parser.opt.tables = tables
+        self.source = src
+        for t in sorted({(t.owner, t.name) for t in tables.values() if not t.system}):
+            log.info(f"- found: {t[0]}.{t[1]}")
+        log.info("config reloaded: table filter updated")
+
+    # ----------------------------------------------------------------- run
+    def _on_signal(self, signum: int) -> None:
+        self._signals += 1
+        if self._signals > 1:
+            log.error(10015, f"caught signal {signum} again, exiting immediately")
+            os._exit(1)
+        log.info(f"caught signal {signum}, stopping: draining writers and writing a final checkpoint")
+        self.stop_event.set()
+
+    async def _housekeeping(self) -> None:
+        poll = max(self.config.target[0].writer.poll_interval_us / 1e6, 0.01)
+        while not self.stop_event.is_set():
+            await asyncio.sleep(poll)
+            self._maybe_reload()
+            await self.flush_and_save()
+
+    async def main(self) -> None:
+        """Run until stopped; errors from the reader thread are re-raised here."""
+        engine, seq, offset = self._build()
+        self.writer.connect()
+        self.pool.remove_stale_swap_files()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self._on_signal, sig)
+        log.info(f"replicating {self.source.name} from sequence {seq} offset {offset}")
+        house = asyncio.create_task(self._housekeeping())
+        try:
+            await engine.run(seq, offset, self.stop_event)
+        finally:
+            self.stop_event.set()
+            await house
+            await self.flush_and_save(force=True)
+            self.writer.close()
+            if not engine.state.errors:
+                self._final_schema_checkpoint()
+        if engine.state.errors:
+            raise engine.state.errors[0]
+        log.info(f"stopped: {engine.state.transactions} transactions, {engine.state.messages} messages")
+
+
+def _xid_text(xid: int) -> str:
+    return f"0x{xid >> 48:04x}.{(xid >> 32) & 0xFFFF:03x}.{xid & 0xFFFFFFFF:08x}"
+
+
+def run_daemon(config_path: str) -> int:
+    """``replicator run`` for the offline reader: lock, run, exit 0 after a clean stop."""
+    fd = lock_config(config_path)
+    try:
+        daemon = Daemon(config_path)
+        try:
+            import uvloop  # type: ignore[import-not-found]
+
+            runner: Any = uvloop.run
+        except ImportError:
+            runner = asyncio.run
+        runner(daemon.main())
+        return 0
+    finally:
+        os.close(fd)

@@ -1,0 +1,204 @@
+"""Following a live database's redo: online log groups first, archived copies when needed.
+
+For each sequence the follower reads the online member holding it while the log grows,
+waits when it reaches blocks not written yet, and finishes when the log was switched
+(next SCN set) and NAB is reached. If the online group is reused before it was read to
+the end (the sequence in a block header is higher: OVERWRITTEN), reading continues from
+the archived copy at the first LWN not yet handed over, so nothing is lost or repeated.
+A sequence that never shows up is retried ``arch-read-tries`` times, then error 10009.
+All of this is blocking I/O: the daemon runs it in a worker thread.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from replicator import log
+from replicator.errors import RedoLogError, RuntimeFailure
+from replicator.redo.blocks import BlockStatus, check_blocks, payload_of
+from replicator.redo.header import SCN_NONE, RedoHeader, parse_headers
+from replicator.redo.reader import archive_format_regex, read_lwns, sequence_from_name
+from replicator.redo.records import Lwn, RecordFramer
+
+READ_CHUNK = 8 * 1024 * 1024
+
+
+@dataclass
+class LogLocator:
+    """Where redo files are: online group members and archive directories."""
+
+    online_groups: list[list[str]]
+    archive_dirs: list[str]
+    archive_format: str
+    path_mapping: list[tuple[str, str]] = field(default_factory=list)
+
+    def map_path(self, path: str) -> str:
+        """Apply the first matching ``path-mapping`` prefix (olr-interfaces.md §8.4)."""
+        for src, dst in self.path_mapping:
+            if path.startswith(src):
+                return dst + path[len(src):]
+        return path
+
+    def archived(self, seq: int) -> str | None:
+        """The archived log of ``seq`` in any archive directory (FRA day folders included)."""
+        pattern = archive_format_regex(self.archive_format) if self.archive_format else None
+        for directory in self.archive_dirs:
+            root = self.map_path(directory)
+            for path in [*glob.glob(os.path.join(root, "*")), *glob.glob(os.path.join(root, "*", "*"))]:
+                name = os.path.basename(path)
+                if pattern is not None and sequence_from_name(name, pattern) == seq and os.path.isfile(path):
+                    return path
+        return None
+
+    def online(self, seq: int) -> tuple[str | None, int]:
+        """(member path holding ``seq`` or None, highest sequence seen in the online logs)."""
+        highest = 0
+        for members in self.online_groups:
+            for member in members:
+                path = self.map_path(member)
+                header = read_header(path)
+                if header is None:
+                    continue
+                highest = max(highest, header.sequence)
+                if header.sequence == seq:
+                    return path, highest
+        return None, highest
+
+
+def read_header(path: str) -> RedoHeader | None:
+    """Blocks 0 and 1 of a file, or None when it cannot be read (yet)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(8192)
+        return parse_headers(data, path)
+    except (OSError, RedoLogError):
+        return None
+
+
+@dataclass
+class FollowSettings:
+    """Timing options (config names in comments)."""
+
+    read_sleep: float = 0.05  # redo-read-sleep-us
+    arch_sleep: float = 10.0  # arch-read-sleep-us
+    arch_tries: int = 10  # arch-read-tries
+    verify_delay: float = 0.0  # redo-verify-delay-us
+    verify_checksum: bool = True
+    archived_only: bool = False  # source flag 0x1
+
+
+class RedoFollower:
+    """Yields (header, LWN) for consecutive sequences, forever or until stopped."""
+
+    def __init__(self, locator: LogLocator, settings: FollowSettings, stop: threading.Event):
+        self.locator = locator
+        self.settings = settings
+        self.stop = stop
+
+    def follow(self, seq: int, offset: int = 0) -> Iterator[tuple[RedoHeader, Lwn | None]]:
+        """From ``seq`` at byte ``offset`` (an LWN start; 0 = the first LWN) onwards.
+
+        ``(header, None)`` marks a file read to its end.
+        """
+        block = 0
+        while not self.stop.is_set():
+            header = None
+            for header, lwn in self._sequence(seq, block, offset):
+                yield header, lwn
+            if self.stop.is_set():
+                return
+            assert header is not None
+            yield header, None
+            seq, block, offset = seq + 1, 2, 0
+
+    def _wait(self, seconds: float) -> None:
+        self.stop.wait(seconds)
+
+    def _sequence(self, seq: int, block: int, offset: int) -> Iterator[tuple[RedoHeader, Lwn]]:
+        tries = 0
+        while not self.stop.is_set():
+            path = self.locator.archived(seq)
+            if path is not None and not block:
+                first = read_header(path)
+                block = max(2, offset // first.block_size) if first is not None else 2
+            if path is not None:
+                headers: list[RedoHeader] = []
+                for lwn in read_lwns(path, self.settings.verify_checksum, header_out=headers, start_block=block):
+                    yield headers[0], lwn
+                if headers:
+                    return
+                continue
+            online, highest = (None, 0) if self.settings.archived_only else self.locator.online(seq)
+            if online is not None:
+                if not block:
+                    first = read_header(online)
+                    block = max(2, offset // first.block_size) if first is not None else 2
+                resume = yield from self._online(online, seq, block)
+                if resume is None:
+                    return  # read to its end
+                block = resume  # overwritten: continue from the archived copy
+                continue
+            if highest > seq or self.settings.archived_only:
+                tries += 1
+                if tries > self.settings.arch_tries:
+                    raise RuntimeFailure(f"archived redo log for sequence {seq} not found after {tries - 1} tries",
+                                         10009)
+                log.warning(60027, f"archived redo log for sequence {seq} not found, waiting (try {tries})")
+                self._wait(self.settings.arch_sleep)
+            else:
+                self._wait(self.settings.read_sleep)  # the sequence has not started yet
+
+    def _online(self, path: str, seq: int, block: int) -> Iterator[tuple[RedoHeader, Lwn]]:
+        """Read a growing online log; returns None when done, or the LWN block to resume at."""
+        header = read_header(path)
+        if header is None or header.sequence != seq:
+            return block
+        bs = header.block_size
+        framer = RecordFramer(bs, header.endian, path, block)
+        resume = block
+        crc_retries = 0
+        with open(path, "rb", buffering=0) as f:
+            while not self.stop.is_set():
+                f.seek(block * bs)
+                buf = f.read(READ_CHUNK - READ_CHUNK % bs)
+                check = check_blocks(buf, block, bs, seq, header.endian, self.settings.verify_checksum)
+                if check.good:
+                    for lwn in framer.feed(payload_of(buf, bs, check.good), block):
+                        resume = lwn.end_block
+                        yield header, lwn
+                    block += check.good
+                    crc_retries = 0
+                if check.status is BlockStatus.OVERWRITTEN:
+                    return resume
+                if check.status is BlockStatus.CRC_ERROR:
+                    crc_retries += 1  # possibly being written right now
+                    if crc_retries > 100:
+                        raise RedoLogError(f"file {path}, block {block}: block checksum mismatch", 40006)
+                    self._wait(self.settings.verify_delay or self.settings.read_sleep)
+                    continue
+                fresh = read_header(path)
+                if fresh is None or fresh.sequence != seq:
+                    return resume  # the group was reused for a newer sequence
+                header = fresh
+                if header.next_scn != SCN_NONE and header.nab and block >= header.nab:
+                    for lwn in framer.finish():
+                        yield header, lwn
+                    return None
+                if check.good == 0 or check.status is not BlockStatus.OK:
+                    self._wait(self.settings.read_sleep)
+        return None
+
+
+def wait_until(predicate, timeout: float, step: float = 0.01) -> bool:
+    """Poll ``predicate`` until true or ``timeout`` seconds pass (used by tests and shutdown)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(step)
+    return predicate()
