@@ -16,9 +16,13 @@ from replicator import log
 from replicator.errors import ConfigError, RuntimeFailure
 from replicator.events import Table
 from replicator.formats.base import FLAG_DDL, FLAG_SCHEMALESS, Format, FormatOptions
+from replicator.metrics import metrics_from_config
+from replicator.notify import Notifier
 from replicator.pipeline import Pipeline, RunStats, Sink
+from replicator.progress import Pacer, Progress, progress_wanted
 from replicator.redo.parser import ParserOptions
 from replicator.redo.reader import RedoFile, list_batch_files
+from replicator.runwatch import RunWatch
 
 DISABLE_CHECKSUM = 0x4
 
@@ -119,8 +123,12 @@ def create_format_for(options: FormatOptions) -> Format:
     return create_format(options)
 
 
-def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off") -> RunStats:
-    """Run a resolved job; the writer from the config unless ``sink`` is given."""
+def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off", watch: RunWatch | None = None) -> RunStats:
+    """Run a resolved job; the writer from the config unless ``sink`` is given.
+
+    ``watch`` (metrics, systemd, pacing) observes the run; ``progress`` (on/off/auto)
+    adds a progress display to it when stderr is wanted for one.
+    """
     writer = sink
     if writer is None:
         from replicator.writers.base import create_writer
@@ -128,45 +136,61 @@ def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off") -> R
         writer = create_writer(job.writer_config, lambda scn, idx: None)
         writer.connect()
     pipeline = Pipeline(job.parser, create_format_for(job.format_options), writer, verify_checksum=job.verify_checksum)
-    show = progress == "on" or (progress == "auto" and sys.stderr.isatty())
+    if progress_wanted(progress, sys.stderr):
+        watch = watch or RunWatch(job.files)
+        watch.progress = Progress(len(job.files), sum(os.path.getsize(f.path) for f in job.files))
+    if watch is not None:
+        watch.attach(pipeline, writer)
+        watch.started()
+    ok = False
     try:
-        stats = pipeline.run(job.files, _progress_printer(job) if show else None)
+        stats = pipeline.run(job.files, watch.on_file if watch is not None else None)
+        ok = True
     finally:
         if sink is None:
             writer.close()  # type: ignore[union-attr]
+        if watch is not None:
+            watch.finished(ok)
     return stats
 
 
-def _progress_printer(job: BatchJob):
-    total = sum(os.path.getsize(f.path) for f in job.files) or 1
+def run_config(config_path: str, progress: str = "auto", *, read_limit_mbps: float | None = None,
+               metrics_linger: float = 0.0) -> int:
+    """``replicator run``: process the batch and stop softly; returns the exit code.
 
-    def show(stats: RunStats, redo: RedoFile) -> None:
-        rate = stats.rows / stats_seconds(stats) if stats_seconds(stats) else 0
-        sys.stderr.write(f"\r{stats.files}/{len(job.files)} files  {stats.bytes_read / 1e6:.1f}/{total / 1e6:.1f} MB"
-                         f"  seq {redo.sequence}  SCN {stats.last_scn}  {rate:,.0f} rows/s ")
-        sys.stderr.flush()
-
-    started = time.perf_counter()
-
-    def stats_seconds(_: RunStats) -> float:
-        return time.perf_counter() - started
-
-    return show
-
-
-def run_config(config_path: str, progress: str = "auto") -> int:
-    """``replicator run``: a batch run, or the daemon for the offline reader."""
+    With a ``metrics`` section, ``/metrics`` is served from the moment the config is
+    read until the run ends, plus ``metrics_linger`` seconds so a final scrape sees the
+    totals. Under systemd (``NOTIFY_SOCKET``) READY, STATUS, WATCHDOG and STOPPING are
+    sent. ``read_limit_mbps`` caps the redo read rate.
+    """
     from replicator.config import load_config
 
-    reader_type = load_config(config_path).source[0].reader.type
-    if reader_type == "offline":
+    config = load_config(config_path)
+    if config.source[0].reader.type == "offline":
         from replicator.daemon import run_daemon
 
         return run_daemon(config_path)
-    job = build_job(config_path)
-    stats = run_job(job, progress=progress)
-    if progress != "off" and (progress == "on" or sys.stderr.isatty()):
-        sys.stderr.write("\n")
-    log.info(f"finished batch processing, exiting: {stats.files} files, {stats.transactions} transactions, "
-             f"{stats.rows} rows, {stats.messages} messages in {stats.seconds:.2f}s")
+    metrics = metrics_from_config(config)
+    notifier = Notifier()
+    if metrics is not None:
+        metrics.start_server(config.metrics.bind or "")
+    try:
+        if metrics is not None:
+            metrics.set_state("starting")
+        job = build_job(config_path)
+        pacer = Pacer(read_limit_mbps) if read_limit_mbps else None
+        watch = RunWatch(job.files, metrics=metrics, notifier=notifier, pacer=pacer)
+        stats = run_job(job, progress=progress, watch=watch)
+        log.info(f"finished batch processing, exiting: {stats.files} files, {stats.transactions} transactions, "
+                 f"{stats.rows} rows, {stats.messages} messages in {stats.seconds:.2f}s")
+        if metrics is not None and metrics_linger > 0:
+            time.sleep(metrics_linger)
+    except BaseException:
+        if metrics is not None:
+            metrics.set_state("aborting")
+        raise
+    finally:
+        notifier.close()
+        if metrics is not None:
+            metrics.stop_server()
     return 0

@@ -16,7 +16,8 @@ from replicator.errors import ReplicatorError
 def _cmd_run(args: argparse.Namespace) -> int:
     from replicator.app import run_config
 
-    return run_config(args.file, progress=args.progress)
+    return run_config(args.file, progress=args.progress, read_limit_mbps=args.read_limit,
+                      metrics_linger=args.metrics_linger)
 
 
 def _cmd_dump(args: argparse.Namespace) -> int:
@@ -51,6 +52,24 @@ def _cmd_redogen(args: argparse.Namespace) -> int:
     return redogen_main(args.rest)
 
 
+def _cmd_client(args: argparse.Namespace) -> int:
+    from replicator.client import client_main
+
+    return client_main(args.rest)
+
+
+def _cmd_bench_writers(args: argparse.Namespace) -> int:
+    from replicator.bench_writers import main as bench_writers_main
+
+    return bench_writers_main(args.rest)
+
+
+def _cmd_spark(args: argparse.Namespace) -> int:
+    from replicator.spark.cli import spark_main
+
+    return spark_main(args.rest)
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from replicator.redogen.commands import demo_main
 
@@ -67,6 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-f", "--file", default="OpenLogReplicator.json", help="config file (default: %(default)s)")
     run.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
                      help="progress display on a terminal (default: auto = when stderr is a TTY)")
+    run.add_argument("--read-limit", type=float, default=None, metavar="MB_PER_S",
+                     help="cap the redo read rate (spare the disks a catch-up shares with the database)")
+    run.add_argument("--metrics-linger", type=float, default=0.0, metavar="SECONDS",
+                     help="keep serving /metrics this long after a batch run ends (final scrape)")
     run.set_defaults(func=_cmd_run)
 
     dump = sub.add_parser("dump", help="list the headers, records and change vectors of redo files")
@@ -91,15 +114,38 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("rest", nargs=argparse.REMAINDER)
     gen.set_defaults(func=_cmd_redogen)
 
+    bench_writers = sub.add_parser("bench-writers", help="measure each writer's messages/s and MB/s",
+                                   add_help=False)
+    bench_writers.add_argument("rest", nargs=argparse.REMAINDER)
+    bench_writers.set_defaults(func=_cmd_bench_writers)
+
+    client = sub.add_parser("client", help="read a network/zeromq writer's stream (StreamClient)", add_help=False)
+    client.add_argument("rest", nargs=argparse.REMAINDER)
+    client.set_defaults(func=_cmd_client)
+
+    spark = sub.add_parser("spark", help="the PySpark consumer: Kafka change stream -> lake tables", add_help=False)
+    spark.add_argument("rest", nargs=argparse.REMAINDER)
+    spark.set_defaults(func=_cmd_spark)
+
     demo = sub.add_parser("demo", help="generate a redo stream, replicate it and show the result", add_help=False)
     demo.add_argument("rest", nargs=argparse.REMAINDER)
     demo.set_defaults(func=_cmd_demo)
     return p
 
 
+# Subcommands with their own parser get the rest of the line untouched: argparse's
+# REMAINDER rejects a leading option (``replicator demo -o DIR``).
+_OWN_PARSER = {"redogen": _cmd_redogen, "demo": _cmd_demo, "client": _cmd_client,
+               "bench-writers": _cmd_bench_writers, "spark": _cmd_spark}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``replicator`` console script."""
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in _OWN_PARSER:
+        args = argparse.Namespace(rest=argv[1:], func=_OWN_PARSER[argv[0]])
+    else:
+        args = build_parser().parse_args(argv)
     log.configure_logging()
     try:
         return int(args.func(args) or 0)

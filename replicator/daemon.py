@@ -58,6 +58,7 @@ class Daemon:
         self._mtime = os.stat(config_path).st_mtime
         self._last_save = 0.0
         self._saved = None
+        self._switches = 0
         state = self.config.state
         if not os.path.isdir(state.path):
             raise RuntimeFailure(f"state directory {state.path} does not exist or is not a directory", 10012)
@@ -104,7 +105,8 @@ class Daemon:
         restart_pos = confirmed.pos if confirmed is not None and confirmed.pos else POSITION_ZERO
         skip_scn = confirmed.scn if confirmed is not None and confirmed.pos is None else 0
         engine = Engine(parser, create_format(fmt_opts), writer, follower, restart_pos=restart_pos,
-                        skip_commit_scn=skip_scn, on_checkpoint=self._on_lwn_checkpoint)
+                        skip_commit_scn=skip_scn, on_checkpoint=self._on_lwn_checkpoint,
+                        on_file_end=self._on_file_end)
         engine_ref.append(engine)
         self.engine, self.writer = engine, writer
         seq, offset = cp.restart_position
@@ -126,19 +128,33 @@ class Daemon:
                 h = read_header(locator.map_path(m))
                 if h is not None and h.sequence:
                     candidates.append((h.sequence, h.first_scn, h.next_scn))
-        for directory in locator.archive_dirs:
-            root = locator.map_path(directory)
-            for name in sorted(os.listdir(root)) if os.path.isdir(root) else []:
-                h = read_header(os.path.join(root, name))
-                if h is not None:
-                    candidates.append((h.sequence, h.first_scn, h.next_scn))
+        for _, path in locator.archive_files():
+            h = read_header(path)
+            if h is not None:
+                candidates.append((h.sequence, h.first_scn, h.next_scn))
         if not candidates:
             raise RuntimeFailure("no redo log found in the online groups or archive directories", 10009)
         holding = [c[0] for c in candidates if c[1] <= scn < c[2]]
         return min(holding) if holding else min(c[0] for c in candidates)
 
+    # ----------------------------------------------------------------- debug stop counters
+    def _on_file_end(self, header: Any) -> None:
+        """``debug.stop-log-switches``: stop softly after that many redo logs (OLR semantics)."""
+        debug = self.source.debug
+        self._switches += 1
+        if debug.stop_log_switches and self._switches >= debug.stop_log_switches:
+            log.info("shutdown started - exhausted number of log switches")
+            self.stop_event.set()
+
+    def _check_stop_transactions(self) -> None:
+        debug = self.source.debug
+        if debug.stop_transactions and self.engine.state.transactions >= debug.stop_transactions:
+            log.info("shutdown started - exhausted number of transactions")
+            self.stop_event.set()
+
     # ----------------------------------------------------------------- checkpoints
     def _on_lwn_checkpoint(self, cp: Checkpoint, parser: Parser) -> None:
+        self._check_stop_transactions()
         header = parser.header
         if header is None:
             return

@@ -78,7 +78,8 @@ class Engine:
 
     def __init__(self, parser: Parser, fmt: Format, writer: Any, follower: RedoFollower, *,
                  restart_pos: Position = POSITION_ZERO, skip_commit_scn: int = 0,
-                 on_checkpoint: Callable[[Checkpoint, Parser], None] | None = None):
+                 on_checkpoint: Callable[[Checkpoint, Parser], None] | None = None,
+                 on_file_end: Callable[[RedoHeader], None] | None = None):
         self.parser = parser
         self.format = fmt
         self.writer = writer
@@ -86,6 +87,7 @@ class Engine:
         self.restart_pos = restart_pos
         self.skip_commit_scn = skip_commit_scn  # OLR-style restart: drop commits at or below
         self.on_checkpoint_hook = on_checkpoint
+        self.on_file_end = on_file_end
         self.confirmations = Confirmations()
         self.state = EngineState()
         self.output_checkpoints = bool(parser.opt.flags & FLAG_CHECKPOINT)
@@ -167,6 +169,8 @@ class Engine:
                 self.parser.header = header
             if lwn is None:
                 self.parser.end_file()
+                if self.on_file_end is not None:
+                    self.on_file_end(header)
             else:
                 self.parser.process_lwn(lwn)
                 self.state.lwns += 1

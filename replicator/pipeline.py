@@ -18,6 +18,7 @@ from replicator.formats.base import FLAG_CHECKPOINT, Format
 from replicator.redo.header import RedoHeader
 from replicator.redo.parser import Parser, ParserOptions
 from replicator.redo.reader import RedoFile, read_lwns
+from replicator.redo.records import Lwn
 
 FLUSH_MESSAGES = 4096
 
@@ -58,6 +59,9 @@ class Pipeline:
         self.stats = RunStats()
         self._pending: list[Message] = []
         self._on_checkpoint_hook = on_checkpoint
+        # Observers (progress, metrics: replicator.runwatch); None costs one test per call.
+        self.on_lwn: Callable[[RedoFile, Lwn], None] | None = None
+        self.on_commit: Callable[[Transaction], None] | None = None
 
     def _on_transaction(self, txn: Transaction) -> None:
         messages = self.format.transaction(txn)
@@ -65,6 +69,8 @@ class Pipeline:
         self.stats.transactions += 1
         self.stats.rows += len(txn.changes)
         self.stats.last_scn = txn.commit_scn
+        if self.on_commit is not None:
+            self.on_commit(txn)
         if len(self._pending) >= FLUSH_MESSAGES:
             self._drain()
 
@@ -91,6 +97,8 @@ class Pipeline:
                 self.parser.start_file(headers[0])
                 started = True
             self.parser.process_lwn(lwn)
+            if self.on_lwn is not None:
+                self.on_lwn(redo, lwn)
         if not started:
             raise AssertionError("read_lwns yielded nothing")  # pragma: no cover - finish() always yields
         self.parser.end_file()

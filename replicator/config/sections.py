@@ -107,13 +107,23 @@ def _metrics_type(value: str | None) -> str | None:
     return value
 
 
+def _bind_address(value: str | None) -> str | None:
+    # OLR only fails when the exposer starts; checking here lets check-config say why.
+    if value is None:
+        return value
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise olr_error("range", field="bind", value=value, expected='"host:port" with a port of 0 .. 65535')
+    return value
+
+
 class MetricsConfig(OlrModel):
     """``metrics``: Prometheus exposition; disabled unless ``type`` is given (§7)."""
 
     STRICT_KEYS: ClassVar[bool] = True
 
     type: Annotated[str | None, max_len(256), AfterValidator(_metrics_type)] = None
-    bind: Annotated[str | None, max_len(256)] = None
+    bind: Annotated[str | None, max_len(256), AfterValidator(_bind_address)] = None
     tag_names: Annotated[str, max_len(256), AfterValidator(choice(
         "tag-names", ("none", "filter", "sys", "all"), 'one of {"all", "filter", "none", "sys"}'))] = "none"
 

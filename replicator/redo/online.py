@@ -44,16 +44,21 @@ class LogLocator:
                 return dst + path[len(src):]
         return path
 
-    def archived(self, seq: int) -> str | None:
-        """The archived log of ``seq`` in any archive directory (FRA day folders included)."""
-        pattern = archive_format_regex(self.archive_format) if self.archive_format else None
+    def archive_files(self) -> Iterator[tuple[int, str]]:
+        """(sequence, path) of every archived log (FRA day folders included)."""
+        if not self.archive_format:
+            return
+        pattern = archive_format_regex(self.archive_format)
         for directory in self.archive_dirs:
             root = self.map_path(directory)
             for path in [*glob.glob(os.path.join(root, "*")), *glob.glob(os.path.join(root, "*", "*"))]:
-                name = os.path.basename(path)
-                if pattern is not None and sequence_from_name(name, pattern) == seq and os.path.isfile(path):
-                    return path
-        return None
+                seq = sequence_from_name(os.path.basename(path), pattern)
+                if seq and os.path.isfile(path):
+                    yield seq, path
+
+    def archived(self, seq: int) -> str | None:
+        """The archived log of ``seq``, or None."""
+        return next((path for s, path in self.archive_files() if s == seq), None)
 
     def online(self, seq: int) -> tuple[str | None, int]:
         """(member path holding ``seq`` or None, highest sequence seen in the online logs)."""

@@ -214,7 +214,8 @@ class Parser:
             return
         if isinstance(table, Table) and table.system:
             txn.system = True
-        txn.add_pair(self.pool, u, r, info.obj, info.data_obj, record.scn, record.time, self._offset(record))
+        # OLR's `offset` is the file position of the change's 5.1 vector, not of its record.
+        txn.add_pair(self.pool, u, r, info.obj, info.data_obj, record.scn, record.time, self._offset(record) + u.start)
 
     def _undo_piece(self, cv: ChangeVector, info: undo.UndoInfo) -> None:
         txn = self.buffer.get(cv.con_id, info.xid)

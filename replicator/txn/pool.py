@@ -1,10 +1,13 @@
 """Bounded memory for open transactions: fixed-size chunks, swapped to disk under pressure.
 
 Mirrors OpenLogReplicator's ``memory`` settings (olr-interfaces.md §6): transaction data
-lives in 1 MiB chunks; when the chunks in use reach ``swap-mb``, the chunks of the
+lives in chunks of up to 1 MiB; when the bytes held reach ``swap-mb``, the chunks of the
 longest-inactive transactions (all but their last chunk) are written to
 ``<swap-path>/0xUUUU.SSS.QQQQQQQQ.swap`` and read back at commit. Without swap, running
 out of ``max-mb`` is a clear error (10016), never the OOM killer.
+
+Unlike OpenLogReplicator, usage is counted in bytes held rather than whole chunks, so a
+hundred thousand small open transactions do not each cost a megabyte.
 """
 
 from __future__ import annotations
@@ -45,21 +48,31 @@ class MemoryPool:
     """Counts chunks against ``max-mb`` and swaps the coldest transactions past ``swap-mb``."""
 
     def __init__(self, max_mb: int = 2048, swap_mb: int = 1536, swap_path: str = ".", min_mb: int = 32):
-        self.max_chunks = max(1, max_mb)
-        self.swap_chunks = swap_mb
+        self.max_bytes = max(1, max_mb) * CHUNK
+        self.swap_bytes = swap_mb * CHUNK
         self.swap_path = swap_path
         self.min_chunks = min_mb
-        self.in_memory = 0
-        self.peak = 0
-        self.swapped = 0
+        self.used = 0  # bytes of transaction data held in memory
+        self.peak_bytes = 0
+        self.swapped = 0  # chunks on disk
         self.swap_writes_mb = 0
         self.swap_reads_mb = 0
         self._free: list[bytearray] = []
         self._logs: OrderedDict[int, ChunkLog] = OrderedDict()  # least recently touched first
 
+    @property
+    def in_memory(self) -> int:
+        """MB of transaction data held in memory (rounded up)."""
+        return -(-self.used // CHUNK)
+
+    @property
+    def peak(self) -> int:
+        """Highest :attr:`in_memory` seen."""
+        return -(-self.peak_bytes // CHUNK)
+
     def remove_stale_swap_files(self) -> None:
         """Delete swap files left by an earlier run (WARN 10067)."""
-        if not self.swap_chunks:
+        if not self.swap_bytes:
             return
         for path in glob.glob(os.path.join(self.swap_path, "0x*.swap")):
             log.warning(10067, f"deleting old swap file {path}")
@@ -76,12 +89,15 @@ class MemoryPool:
 
     def append(self, clog: ChunkLog, data: bytes) -> tuple[int, int]:
         """Append ``data`` to a transaction; returns (chunk index, offset) where it starts."""
+        self._reserve(len(data))
         tail = clog.tail
         if tail is None or len(tail) + len(data) > CHUNK and len(tail) > 0:
-            tail = self._allocate(len(data))
+            tail = self._free.pop() if self._free else bytearray()
             clog.chunks.append(tail)
         pos = (len(clog.chunks) - 1, len(tail))
         tail += data
+        self.used += len(data)
+        self.peak_bytes = max(self.peak_bytes, self.used)
         return pos
 
     def truncate(self, clog: ChunkLog, chunk: int, offset: int) -> None:
@@ -90,8 +106,11 @@ class MemoryPool:
             last = clog.chunks.pop()
             if isinstance(last, bytearray):
                 self._release(last)
+            else:
+                self.swapped -= 1
         tail = clog.chunks[chunk]
         if isinstance(tail, bytearray):
+            self.used -= len(tail) - offset
             del tail[offset:]
 
     def read(self, clog: ChunkLog) -> Iterator[bytes | bytearray]:
@@ -103,7 +122,7 @@ class MemoryPool:
                     assert f is not None
                     f.seek(chunk)
                     size = int.from_bytes(f.read(4), "little")
-                    self.swap_reads_mb += 1
+                    self.swap_reads_mb += size / CHUNK
                     yield f.read(size)
                 else:
                     yield chunk
@@ -128,30 +147,26 @@ class MemoryPool:
                 pass
 
     # ---------------------------------------------------------------- internals
-    def _allocate(self, need: int) -> bytearray:
-        if self.swap_chunks and self.in_memory >= self.swap_chunks:
+    def _reserve(self, need: int) -> None:
+        if self.swap_bytes and self.used + need > self.swap_bytes:
             self._swap_out()
-        if self.in_memory >= self.max_chunks:
+        if self.used + need > self.max_bytes:
             raise RuntimeFailure(
-                f"out of transaction memory: {self.in_memory} MB in use reached memory.max-mb {self.max_chunks}"
-                + ("" if self.swap_chunks else "; set memory.swap-mb to swap to disk"), 10016)
-        self.in_memory += 1
-        self.peak = max(self.peak, self.in_memory)
-        if self._free and need <= CHUNK:
-            return self._free.pop()
-        return bytearray()
+                f"out of transaction memory: {self.in_memory} MB in use reached memory.max-mb "
+                f"{self.max_bytes // CHUNK}" + ("" if self.swap_bytes else "; set memory.swap-mb to swap to disk"),
+                10016)
 
     def _release(self, chunk: bytearray) -> None:
-        self.in_memory -= 1
+        self.used -= len(chunk)
         if len(self._free) < self.min_chunks:
             chunk.clear()
             self._free.append(chunk)
 
     def _swap_out(self) -> None:
         """Move chunks of the coldest transactions to disk until below ``swap-mb``."""
-        target = self.swap_chunks - max(1, self.swap_chunks // 8)
+        target = self.swap_bytes - max(CHUNK, self.swap_bytes // 8)
         for clog in list(self._logs.values()):
-            if self.in_memory <= target:
+            if self.used <= target:
                 return
             for i, chunk in enumerate(clog.chunks[:-1]):  # the last chunk stays in memory
                 if not isinstance(chunk, bytearray):
@@ -163,8 +178,8 @@ class MemoryPool:
                     f.write(len(chunk).to_bytes(4, "little"))
                     f.write(chunk)
                 clog.chunks[i] = offset
-                self.in_memory -= 1
+                self.used -= len(chunk)
                 self.swapped += 1
-                self.swap_writes_mb += 1
-                if self.in_memory <= target:
+                self.swap_writes_mb += len(chunk) / CHUNK
+                if self.used <= target:
                     return

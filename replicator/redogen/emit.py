@@ -1,0 +1,174 @@
+"""Records of a transaction: begin, row changes, compensations, commit/rollback (§5, §7).
+
+Record shapes follow the 23ai fixture: the first change of a transaction shares its
+record with the 5.2 begin and is followed by the 5.20 session vector; every other pair is
+a record of its own; a commit or rollback is a 5.4 alone; a rolled-back change is an 11.x
+compensation followed by 5.11 (5.6 before 19c) in one record.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+from replicator.redogen import vectors as v
+from replicator.redogen.blocks import Record
+from replicator.redogen.dml import PairSpec
+from replicator.redogen.ids import Uba, Xid
+from replicator.redogen.rows import TableState
+from replicator.redogen.scenario import Scenario, SessionSpec
+from replicator.redogen.undo import UndoSpace
+from replicator.redogen.writer import RedoStream
+
+BEGIN_FLAGS = 0x0C08  # undo flags of the begin-transaction undo record (fixture value)
+USER_UNDO_DONE = 0x0010
+
+
+@dataclass(slots=True)
+class Comp:
+    """What rolling back one pair needs: the compensating 11.x and the 5.11 ktub facts."""
+
+    code: int
+    fields: list[bytes]
+    bdba: int
+    obj: int
+    data_obj: int
+    ts: int
+    flags: int
+
+
+@dataclass(slots=True)
+class TxnRedo:
+    """Per-transaction redo state: XID, undo chain and the blocks it has an ITL in."""
+
+    xid: Xid
+    session: SessionSpec
+    user_id: int
+    begun: bool = False
+    undo_count: int = 0
+    last_uba: Uba | None = None
+    blocks: dict[int, Uba] = field(default_factory=dict)
+    begin_record: Record | None = None
+    end_record: Record | None = None
+
+
+class Emitter:
+    """Builds records and hands them to the stream."""
+
+    def __init__(self, sc: Scenario, stream: RedoStream, undo: UndoSpace, data_afn: int):
+        self.sc = sc
+        self.d = v.Dialect(sc.compat, sc.effective_con_id)
+        self.stream = stream
+        self.undo = undo
+        self.data_afn = data_afn
+        self.con_uid = stream.con_uid
+        self.epoch = sc.start_epoch
+        self._blk: dict[int, tuple[int, int]] = {}
+
+    def _block(self, dba: int, scn: int) -> tuple[int, int]:
+        """(SCN the block had before this change, change sequence within that SCN)."""
+        prev = self._blk.get(dba)
+        seq = prev[1] + 1 if prev is not None and prev[0] == scn else 1
+        self._blk[dba] = (scn, min(seq, 255))
+        return (prev[0] if prev is not None else scn), min(seq, 255)
+
+    def _vec(self, layer: int, code: int, cls: int, afn: int, dba: int, scn: int, obj: int, fields: list[bytes],
+             typ: int = 0) -> bytes:
+        bscn, seq = self._block(dba, scn) if typ == 0 else (0, 0)
+        return self.d.vector(layer, code, cls, afn, dba, bscn, seq, typ, obj, fields)
+
+    def _record(self, scn: int, sub: int, vectors: list[bytes], commit: bool = False) -> Record:
+        offsets, pos = [], 0
+        for vec in vectors:
+            offsets.append(pos)
+            pos += len(vec)
+        rec = Record(scn, sub, b"".join(vectors), vector_offsets=offsets)
+        self.stream.add(rec, commit)
+        return rec
+
+    # ------------------------------------------------------------------------------------
+    def pair(self, tx: TxnRedo, ts: TableState, pair: PairSpec) -> tuple[Record, int, Comp]:
+        """Record of one (5.1, 11.x) pair; returns it, the index of its 5.1 vector and the compensation."""
+        scn, sub = self.stream.open_record(self.epoch)
+        xid, usn = tx.xid, tx.xid.usn
+        uba = self.undo.next_uba(usn)
+        vectors = []
+        begin = not tx.begun
+        if begin:
+            vectors.append(self._begin_vector(tx, uba, scn))
+        prev = tx.blocks.get(pair.bdba)
+        ktb_undo = v.KTB_Z if prev is None else v.ktb_c(prev)
+        ktb_redo = v.ktb_f(xid, uba) if prev is None else v.ktb_c(uba)
+        tx.blocks[pair.bdba] = uba
+        first = tx.undo_count == 0
+        flags = BEGIN_FLAGS if first else 0
+        ktub = v.ktub_field(ts.obj, ts.data_obj, ts.spec.ts, xid.slot, flags, xid.sqn,
+                            begin=(tx.last_uba or uba, scn, tx.user_id) if first else None)
+        tail = [ktb_undo, *pair.undo_fields]
+        ktudb = v.ktudb_field(xid, uba, first=first, size=sum(len(f) for f in tail) + 48)
+        undo_index = len(vectors)
+        vectors.append(self._vec(5, 1, 16 + 2 * usn, self.undo.afn, uba.dba, scn, v.UNDO_OBJ, [ktudb, ktub, *tail]))
+        vectors.append(self._vec(11, pair.redo_code, 1, self.data_afn, pair.bdba, scn, ts.data_obj,
+                                 [ktb_redo, *pair.redo_fields]))
+        if begin:
+            vectors.append(self._session_vector(tx.session))
+        tx.undo_count += 1
+        tx.last_uba = uba
+        rec = self._record(scn, sub, vectors)
+        if begin:
+            tx.begun, tx.begin_record = True, rec
+        kdo = bytearray(pair.undo_fields[0])
+        kdo[11] = v.XR  # the compensating change carries the undo's KDO marked as rollback
+        comp = Comp(pair.comp_code, [ktb_undo, bytes(kdo), *pair.undo_fields[1:]], pair.bdba, ts.obj,
+                    ts.data_obj, ts.spec.ts, flags)
+        return rec, undo_index, comp
+
+    def compensation(self, tx: TxnRedo, comp: Comp) -> Record:
+        """Record undoing one pair: compensating 11.x + 5.11 (5.6 before 19c)."""
+        scn, sub = self.stream.open_record(self.epoch)
+        usn = tx.xid.usn
+        redo = self._vec(11, comp.code, 1, self.data_afn, comp.bdba, scn, comp.data_obj, comp.fields)
+        ktub = v.ktub_field(comp.obj, comp.data_obj, comp.ts, tx.xid.slot, comp.flags | USER_UNDO_DONE, tx.xid.sqn)
+        hdr = self.undo.header_dba(usn)
+        if self.d.v19:
+            rb = self._vec(5, 11, 15 + 2 * usn, self.undo.afn, hdr, scn, v.UNDO_OBJ,
+                           [ktub + b"\0" * 4, struct.pack("<IHH", 0x5F9A0E68, 2, 0)])
+        else:
+            rb = self._vec(5, 6, 15 + 2 * usn, self.undo.afn, hdr, scn, v.UNDO_OBJ,
+                           [ktub, struct.pack("<HHHH", 0x1C, 0, 0x10, 0)])
+        return self._record(scn, sub, [redo, rb])
+
+    def end(self, tx: TxnRedo, rollback: bool) -> Record:
+        """The 5.4 record: commit (with ktucf) or rollback (flag 0x04)."""
+        scn, sub = self.stream.open_record(self.epoch, commit=True)
+        usn = tx.xid.usn
+        flags = 0x04 if rollback else 0x02
+        fields = [struct.pack("<HHIHHIB3x", tx.xid.slot, 0, tx.xid.sqn, 0, 0, 9, flags)]
+        if not rollback:
+            fields.append((tx.last_uba or Uba(0, 0, 0)).pack() + struct.pack("<HHB3x", 0, 0x0B9E, 0))
+        if self.d.v23:
+            fields.append(struct.pack("<II16x", 0, self.epoch))
+        fields.append(struct.pack("<I", self.epoch))
+        vec = self._vec(5, 4, 15 + 2 * usn, self.undo.afn, self.undo.header_dba(usn), scn, v.UNDO_OBJ, fields)
+        rec = self._record(scn, sub, [vec], commit=True)
+        tx.end_record = rec
+        return rec
+
+    # ------------------------------------------------------------------------------------
+    def _begin_vector(self, tx: TxnRedo, uba: Uba, scn: int) -> bytes:
+        usn = tx.xid.usn
+        ktudh = struct.pack("<HHI", tx.xid.slot, 0, tx.xid.sqn) + uba.pack() + struct.pack("<HHB3x8x", 0x52, 0x88, 0)
+        fields = [ktudh]
+        if self.d.hdr32 and self.sc.is_cdb:
+            fields.append(struct.pack("<I", self.con_uid))
+        return self._vec(5, 2, 15 + 2 * usn, self.undo.afn, self.undo.header_dba(usn), scn, v.UNDO_OBJ, fields)
+
+    def _session_vector(self, s: SessionSpec) -> bytes:
+        if self.d.v19:
+            session = struct.pack("<HHI", 0, s.serial, s.sid)
+        else:
+            session = struct.pack("<HHI", s.sid, s.serial, 0)
+        audit = struct.pack("<Q" if self.d.v23 else "<I", s.audit_sid)
+        fields = [session, b"", struct.pack("<HHH", 0, 1, 0), struct.pack("<I", self.sc.compat & 0xFF000000),
+                  audit, b"", b"", s.user.encode("utf-8")]
+        return self.d.vector(5, 20, 0, 0, 0, 0, 0, v.TYP_NO_BLOCK, 0, fields)

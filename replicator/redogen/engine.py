@@ -1,0 +1,227 @@
+"""The simulated database: runs a scenario timeline and writes its redo.
+
+:class:`Engine` keeps the table contents, row locks, open transactions and their
+savepoints. Each DML becomes undo/redo pairs (:mod:`.dml`) written as records
+(:mod:`.emit`) to the redo stream (:mod:`.writer`). Alongside, it records what
+OpenLogReplicator should output for every committed transaction (:class:`ExpectedRow`),
+derived from the very bytes it wrote, never from a parser.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from replicator import events as ev
+from replicator.errors import ConfigError
+from replicator.redogen.blocks import Record
+from replicator.redogen.coltypes import ColumnType, encode_value, make_column, parse_type
+from replicator.redogen.emit import Comp, Emitter, TxnRedo
+from replicator.redogen.encode import CHARSET_IDS
+from replicator.redogen.ids import Xid
+from replicator.redogen.rows import Row, TableState
+from replicator.redogen.scenario import Event, Scenario, SessionSpec
+from replicator.redogen.undo import UndoSpace
+from replicator.redogen.writer import ArchivedLog, RedoStream, SinkFactory
+
+
+@dataclass(slots=True)
+class ExpectedRow:
+    """One row change OLR should output, tied to the records that carry it."""
+
+    op: str
+    table: TableState
+    before: dict[int, bytes | None] | None
+    after: dict[int, bytes | None] | None
+    bdba: int
+    slot: int
+    last: Record  # record of the pair that completes the change (its SCN and time)
+    first: Record  # record whose 5.1 gives the output `offset`
+    first_vector: int
+
+
+@dataclass(slots=True)
+class Change:
+    """One statement of a transaction: how to roll it back and what it outputs."""
+
+    comps: list[Comp]
+    restore: Callable[[], None]
+    rows: list[ExpectedRow]
+
+
+@dataclass(slots=True)
+class Txn:
+    """An open transaction of one session."""
+
+    redo: TxnRedo
+    changes: list[Change] = field(default_factory=list)
+    savepoints: dict[str, int] = field(default_factory=dict)
+    locked: list[Row] = field(default_factory=list)
+    deleted: list[tuple[TableState, tuple]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Generated:
+    """What a run produced: the log files and the committed transactions in commit order."""
+
+    logs: list[ArchivedLog]
+    committed: list[Txn]
+    tables: list[TableState]
+    stats: dict[str, int]
+
+
+class Engine:
+    """Runs a :class:`Scenario` into redo files in ``out_dir``."""
+
+    def __init__(self, sc: Scenario, out_dir: Path, *, keep_expected: bool = True, sink: SinkFactory | None = None):
+        from replicator.redogen import dmlops
+
+        self.sc = sc
+        self.keep = keep_expected
+        self.charsets = (CHARSET_IDS[sc.nls_charset], CHARSET_IDS[sc.nls_ncharset])
+        v23 = sc.compat >= 0x17000000
+        undo_afn, undo_rfile, data_rfile = (23, 0, 24) if v23 else (4, 4, 7)
+        self.tables = self._build_tables(data_rfile)
+        con_uid = (0x5295F656 if sc.is_cdb else 0) if sc.compat >= 0x0C100000 else 0
+        self.stream = RedoStream(sc, out_dir, con_uid, sink)
+        self.undo = UndoSpace(undo_rfile, undo_afn)
+        self.emit = Emitter(sc, self.stream, self.undo, data_rfile)
+        self.sessions = {s.id: s for s in sc.sessions}
+        self.txns: dict[int, Txn] = {}
+        self.pending_savepoints: dict[int, dict[str, int]] = {}
+        self.committed: list[Txn] = []
+        self.column_format = int(sc.format.get("column", 0))
+        self.stats = {"transactions": 0, "rollbacks": 0, "rows": 0, "events": 0}
+        self.ops = dmlops.DmlOps(self)
+        self._clock = float(sc.start_epoch)
+        self._tz = self._db_tz_minutes()
+        self._encoded: dict[tuple, bytes | None] = {}
+
+    # -- setup ---------------------------------------------------------------------------
+    def _build_tables(self, rfile: int) -> list[TableState]:
+        sc = self.sc
+        out: list[TableState] = []
+        next_obj = 72726
+        span = 0x3F0000 // max(1, len(sc.tables))
+        limit = 4096 if sc.compat >= 0x17000000 else 1000
+        for i, spec in enumerate(sc.tables):
+            if not spec.columns or len(spec.columns) > limit:
+                raise ConfigError(f"table {spec.full_name}: 1..{limit} columns expected")
+            names = [c.name for c in spec.columns]
+            if len(set(names)) != len(names):
+                raise ConfigError(f"table {spec.full_name}: duplicate column names")
+            missing = set(spec.primary_key) - set(names)
+            if missing:
+                raise ConfigError(f"table {spec.full_name}: primary key columns {sorted(missing)} do not exist")
+            if not spec.obj:
+                spec.obj = next_obj
+            spec.data_obj = spec.data_obj or spec.obj
+            next_obj = max(next_obj, spec.obj) + 2  # leave room for the primary key index object
+            ctypes: list[ColumnType] = []
+            cols: list[ev.Column] = []
+            for n, c in enumerate(spec.columns):
+                ct = parse_type(c.type)
+                if ct.type_code == ev.TYPE_BOOLEAN and sc.compat < 0x17000000:
+                    raise ConfigError(f"{spec.full_name}.{c.name}: BOOLEAN needs a 23 database")
+                key = c.name in spec.primary_key
+                if key:
+                    c.nullable = False
+                ctypes.append(ct)
+                cols.append(make_column(c.name, ct, nullable=c.nullable, segcol=n + 1, key=key,
+                                        charset_ids=self.charsets))
+            table = ev.Table(obj=spec.obj, data_obj=spec.data_obj, owner=spec.owner, name=spec.name, columns=cols,
+                             key_columns=tuple(names.index(k) for k in spec.primary_key),
+                             charset=sc.nls_charset, ncharset=sc.nls_ncharset)
+            out.append(TableState(spec, ctypes, table, rfile, 0x100 + i * span, sc.db_block_size - 200))
+        return out
+
+    def table(self, name: str | None) -> TableState:
+        """A table by NAME or OWNER.NAME."""
+        for t in self.tables:
+            if name in (t.spec.name, t.spec.full_name):
+                return t
+        raise ConfigError(f"scenario has no table {name!r}")
+
+    def session(self, sid: int) -> SessionSpec:
+        """Session attributes (defaults derived from the id)."""
+        s = self.sessions.get(sid)
+        if s is None:
+            owner = self.tables[0].spec.owner if self.tables else "SYSTEM"
+            s = self.sessions[sid] = SessionSpec(sid, owner, (30 + sid) & 0xFFFF, 7919 * sid % 65000 + 1, 30000 + sid)
+        return s
+
+    def encode_row(self, ts: TableState, values: dict[str, object], base: list[bytes | None] | None = None
+                   ) -> list[bytes | None]:
+        """Column values of a row (missing columns NULL, or kept from ``base``)."""
+        index = ts.column_index
+        out = list(base) if base is not None else [None] * len(index)
+        cache = self._encoded
+        for name, value in values.items():
+            i = index.get(name)
+            if i is None:
+                raise ConfigError(f"table {ts.spec.full_name} has no column {name!r}")
+            ctype = ts.ctypes[i]
+            try:  # workloads repeat values; encoding is the generator's hottest path
+                out[i] = cache[(ctype, type(value), value)]
+            except (KeyError, TypeError):
+                out[i] = encode_value(ctype, value, self.charsets, self._tz)
+                if len(cache) > 200_000:
+                    cache.clear()
+                try:
+                    cache[(ctype, type(value), value)] = out[i]
+                except TypeError:
+                    pass
+        for i, c in enumerate(ts.spec.columns):
+            if out[i] is None and not c.nullable:
+                raise ConfigError(f"{ts.spec.full_name}.{c.name} cannot be NULL")
+        return out
+
+    def _db_tz_minutes(self) -> int:
+        text = self.sc.db_timezone
+        sign = -1 if text.startswith("-") else 1
+        hh, mm = text.lstrip("+-").split(":")
+        return sign * (int(hh) * 60 + int(mm))
+
+    # -- transactions ----------------------------------------------------------------------
+    def txn(self, sid: int, xid: str | None = None) -> Txn:
+        """The session's open transaction, started on first use (with ``xid`` when given)."""
+        t = self.txns.get(sid)
+        if t is None:
+            s = self.session(sid)
+            if xid:
+                usn, slot, sqn = (int(x, 16) if x.lower().startswith("0x") else int(x) for x in xid.split("."))
+                chosen = self.undo.claim(Xid(usn, slot, sqn))
+            else:
+                chosen = self.undo.begin()
+            t = Txn(TxnRedo(chosen, s, user_id=136 + sid))
+            t.savepoints.update(self.pending_savepoints.pop(sid, {}))
+            self.txns[sid] = t
+        return t
+
+    def run(self, close: bool = True) -> Generated:
+        """Play the whole timeline; returns the logs and the committed transactions.
+
+        With ``close`` false the last log is left current (flushed, not switched).
+        """
+        limit = self.sc.max_redo_bytes
+        for event in self.sc.timeline:
+            self.step(event)
+            if limit and self.stream.bytes_written >= limit:
+                break
+        # Transactions still open stay open: their redo ends without a 5.4, as in a live database.
+        if close:
+            logs = self.stream.close()
+        else:
+            self.stream.flush_lwn()
+            logs = self.stream.logs
+        return Generated(logs, self.committed, self.tables, self.stats)
+
+    def step(self, e: Event) -> None:
+        """Apply one timeline event."""
+        self.stats["events"] += 1
+        if e.wait:
+            self._clock += e.wait
+            self.emit.epoch = int(self._clock)
+        handler = getattr(self.ops, e.op)
+        handler(e)

@@ -1,0 +1,65 @@
+"""One call from a scenario to a ready test case on disk.
+
+``generate(scenario, out_dir)`` writes::
+
+    out_dir/redo/<log-archive-format names>        archived redo logs, one per sequence
+    out_dir/checkpoint/<name>-chkpt-<scn>.json     the schema checkpoint (OLR state dir)
+    out_dir/OpenLogReplicator.json                 batch reader + file writer to output.json
+    out_dir/expected.json                          what OLR should write to output.json
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from replicator.redogen import expected, schema
+from replicator.redogen.engine import Engine
+from replicator.redogen.scenario import Scenario
+from replicator.redogen.writer import ArchivedLog
+
+
+@dataclass(slots=True)
+class GenerationResult:
+    """Paths and numbers of one generated test case."""
+
+    out_dir: Path
+    logs: list[ArchivedLog]
+    config: Path
+    checkpoint: Path
+    output: Path  # where `replicator run` / OLR will write (not created here)
+    expected: Path | None
+    stats: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def redo_bytes(self) -> int:
+        """Total size of the redo files."""
+        return sum(log.path.stat().st_size for log in self.logs)
+
+
+def generate(sc: Scenario, out_dir: str | Path, *, with_expected: bool = True, clean: bool = True) -> GenerationResult:
+    """Run ``sc`` and write redo, schema checkpoint, config and (optionally) expected output."""
+    out = Path(out_dir).resolve()
+    redo_dir, state_dir = out / "redo", out / "checkpoint"
+    if clean:
+        for d in (redo_dir, state_dir):
+            if d.exists():
+                shutil.rmtree(d)
+        for name in ("output.json", "expected.json"):
+            (out / name).unlink(missing_ok=True)
+    redo_dir.mkdir(parents=True, exist_ok=True)
+    state_dir.mkdir(parents=True, exist_ok=True)
+    engine = Engine(sc, redo_dir, keep_expected=with_expected)
+    gen = engine.run()
+    checkpoint = state_dir / f"{sc.name}-chkpt-{sc.start_scn}.json"
+    schema.write_json(checkpoint, schema.schema_checkpoint(sc, gen))
+    output = out / "output.json"
+    config = out / "OpenLogReplicator.json"
+    schema.write_json(config, schema.olr_config(sc, gen.logs, state_dir, output))
+    expected_path = None
+    if with_expected:
+        expected_path = out / "expected.json"
+        expected_path.write_bytes(expected.render(gen, sc, engine.stream.lwn_log))
+    stats = dict(gen.stats, logs=len(gen.logs))
+    return GenerationResult(out, gen.logs, config, checkpoint, output, expected_path, stats)

@@ -1,0 +1,140 @@
+"""Online mode: a ring of online redo groups written as a running database writes them.
+
+Each log sequence goes into the next group file of a fixed ring (``redo01.log``...): the
+header is rewritten first (next SCN "none", NAB 0xFFFFFFFF: the log is current), then
+every LWN is written in place as it is produced, optionally throttled to a MB/s rate, so a
+reader sees the current log grow. Blocks past the write position still hold the previous
+sequence of that group (a reader must stop there). At a log switch the header is closed
+(next SCN, NAB) and the log is archived into an FRA-style directory
+``<fra>/<DB>/archivelog/<YYYY_MM_DD>/``, after which the group may be reused.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+from replicator.redogen import expected, schema
+from replicator.redogen.blocks import seal
+from replicator.redogen.engine import Engine
+from replicator.redogen.fileheader import NO_SCN, LogHeader, file_header_block, redo_header_block
+from replicator.redogen.generate import GenerationResult
+from replicator.redogen.ids import redo_time_to_epoch
+from replicator.redogen.scenario import Scenario
+from replicator.redogen.writer import ArchivedLog
+
+CURRENT_NAB = 0xFFFFFFFF  # OLR's "zero block": the log is still being written
+
+
+class OnlineRing:
+    """The online groups and the archive destination; a SinkFactory for :class:`RedoStream`."""
+
+    def __init__(self, sc: Scenario, online_dir: Path, fra: Path, groups: int = 3, rate_mb_s: float = 0.0):
+        if groups < 2:
+            raise ValueError("an online redo ring needs at least 2 groups")
+        self.sc = sc
+        self.fra = fra
+        self.paths = [online_dir / f"redo{g + 1:02d}.log" for g in range(groups)]
+        online_dir.mkdir(parents=True, exist_ok=True)
+        for path in self.paths:  # fresh groups: preallocated, never written (zero blocks)
+            with open(path, "wb") as fh:
+                fh.truncate(sc.log_blocks * sc.block_size)
+        self.rate = rate_mb_s * 1e6
+        self._start = time.monotonic()
+        self._bytes = 0
+        self.current: Path | None = None
+
+    def __call__(self, name: str, header: LogHeader) -> OnlineLog:
+        path = self.paths[(header.sequence - self.sc.first_sequence) % len(self.paths)]
+        header.file_number = self.paths.index(path) + 1
+        self.current = path
+        return OnlineLog(self, path, name, header)
+
+    def throttle(self, nbytes: int) -> None:
+        """Sleep so that redo is produced no faster than the configured rate."""
+        self._bytes += nbytes
+        if self.rate > 0:
+            ahead = self._bytes / self.rate - (time.monotonic() - self._start)
+            if ahead > 0:
+                time.sleep(ahead)
+
+    def archive_dir(self, next_time: int) -> Path:
+        """FRA day directory of a log closed at redo time ``next_time``."""
+        day = datetime.fromtimestamp(redo_time_to_epoch(next_time), tz=timezone.utc).strftime("%Y_%m_%d")
+        d = self.fra / self.sc.database / "archivelog" / day
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
+
+class OnlineLog:
+    """One sequence being written into an online group file."""
+
+    def __init__(self, ring: OnlineRing, path: Path, archive_name: str, header: LogHeader):
+        self.ring, self.path, self.archive_name, self.header = ring, path, archive_name, header
+        self.next_block = 2
+        self.fh = open(path, "r+b")
+        bs = header.block_size
+        current = replace(header, next_scn=NO_SCN, nab=CURRENT_NAB)
+        self.fh.write(file_header_block(bs, ring.sc.log_blocks - 1, header.compat))
+        self.fh.write(redo_header_block(current))
+        self.fh.flush()
+
+    def append(self, blocks: bytearray) -> None:
+        """Write one LWN in place (sealed) and make it visible to readers."""
+        seal(blocks, self.header.block_size)
+        os.pwrite(self.fh.fileno(), blocks, self.next_block * self.header.block_size)
+        self.next_block += len(blocks) // self.header.block_size
+        self.ring.throttle(len(blocks))
+
+    def close(self, next_scn: int, next_time: int) -> ArchivedLog:
+        """Log switch: close the header, then archive the used part of the group."""
+        h = self.header
+        h.next_scn, h.next_time, h.nab = next_scn, next_time, self.next_block
+        os.pwrite(self.fh.fileno(), redo_header_block(h), h.block_size)
+        self.fh.close()
+        target = self.ring.archive_dir(next_time) / self.archive_name
+        with open(self.path, "rb") as src, open(target, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+            dst.truncate(self.next_block * h.block_size)
+            dst.seek(0)
+            dst.write(file_header_block(h.block_size, self.next_block - 1, h.compat))
+        return ArchivedLog(target, h.sequence, h.first_scn, next_scn, self.next_block)
+
+
+def generate_online(sc: Scenario, out_dir: str | Path, *, groups: int = 3, rate_mb_s: float = 0.0,
+                    final_switch: bool = False, with_expected: bool = True) -> GenerationResult:
+    """Run ``sc`` as a live database: online groups in ``out/online``, archives in ``out/fra``.
+
+    Without ``final_switch`` the last log stays current (next SCN none), as on a running
+    database. The config uses OLR's ``offline`` reader (online groups from the checkpoint,
+    archives found under db-recovery-file-dest).
+    """
+    out = Path(out_dir).resolve()
+    for sub in ("online", "fra", "checkpoint"):
+        shutil.rmtree(out / sub, ignore_errors=True)
+    state = out / "checkpoint"
+    state.mkdir(parents=True)
+    ring = OnlineRing(sc, out / "online", out / "fra", groups, rate_mb_s)
+    engine = Engine(sc, out, keep_expected=with_expected, sink=ring)
+    gen = engine.run(close=final_switch)  # without a final switch the last log stays current
+    doc = schema.schema_checkpoint(sc, gen)
+    doc["online-redo"] = [{"group": i + 1, "path": [str(p)]} for i, p in enumerate(ring.paths)]
+    doc["db-recovery-file-dest"] = str(out / "fra")
+    checkpoint = state / f"{sc.name}-chkpt-{sc.start_scn}.json"
+    schema.write_json(checkpoint, doc)
+    config = schema.olr_config(sc, gen.logs, state, out / "output.json")
+    reader = config["source"][0]["reader"]
+    reader["type"] = "offline"
+    del reader["redo-log"]
+    config_path = out / "OpenLogReplicator.json"
+    schema.write_json(config_path, config)
+    expected_path = None
+    if with_expected:
+        expected_path = out / "expected.json"
+        expected_path.write_bytes(expected.render(gen, sc, engine.stream.lwn_log, shutdown=final_switch))
+    return GenerationResult(out, gen.logs, config_path, checkpoint, out / "output.json", expected_path,
+                            dict(gen.stats, logs=len(gen.logs)))

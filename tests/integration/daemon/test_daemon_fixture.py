@@ -1,0 +1,121 @@
+"""The offline daemon on the real 23ai fixture: tail, stop on SIGTERM, restart without duplicates."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+SEQ_FILES = ("arch1_15_1224959854.dbf", "arch1_16_1224959854.dbf")
+
+
+def _setup(free23: Path, tmp_path: Path) -> Path:
+    arch, state = tmp_path / "arch", tmp_path / "state"
+    arch.mkdir()
+    state.mkdir()
+    for name in SEQ_FILES:
+        shutil.copy(free23 / name, arch / name)
+    cp = json.loads((free23 / "TEST-chkpt-2266634.json").read_text())
+    cp["log-archive-dest"] = str(arch)
+    cp["log-archive-format"] = "arch%t_%s_%r.dbf"
+    (state / "TEST-chkpt-2266634.json").write_text(json.dumps(cp))
+    cfg = json.loads((free23 / "olr-config.json").read_text())
+    cfg["state"]["path"] = str(state)
+    reader = cfg["source"][0]["reader"]
+    reader["type"] = "offline"
+    del reader["redo-log"]
+    reader["host-timezone"] = "+00:00"
+    cfg["source"][0]["arch-read-sleep-us"] = 100000
+    cfg["source"][0]["arch-read-tries"] = 100000
+    cfg["source"][0]["redo-read-sleep-us"] = 20000
+    cfg["target"][0]["writer"]["output"] = str(tmp_path / "out.json")
+    cfg["target"][0]["writer"]["poll-interval-us"] = 20000
+    path = tmp_path / "OpenLogReplicator.json"
+    path.write_text(json.dumps(cfg))
+    return path
+
+
+def _start(cfg: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(cfg)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for(predicate, timeout: float = 20.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _stop(proc: subprocess.Popen) -> str:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        _, err = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+        pytest.fail("daemon did not stop on SIGTERM")
+    assert proc.returncode == 0, err
+    return err
+
+
+def test_tail_stop_restart_no_duplicates(free23: Path, tmp_path: Path) -> None:
+    cfg = _setup(free23, tmp_path)
+    out = tmp_path / "out.json"
+    expected = (free23 / "expected-output.json").read_bytes()
+    proc = _start(cfg)
+    try:
+        assert _wait_for(lambda: out.exists() and out.read_bytes() == expected), "output never completed"
+        assert _wait_for(lambda: (tmp_path / "state" / "TEST-chkpt.json").exists())
+    finally:
+        err = _stop(proc)
+    assert "Traceback" not in err
+    position = json.loads((tmp_path / "state" / "TEST-chkpt.json").read_text())
+    assert position["database"] == "TEST" and position["scn"] == 2267707 and len(position["pos"]) == 4
+    assert len(list((tmp_path / "state").glob("TEST-chkpt-*.json"))) >= 2
+
+    proc = _start(cfg)
+    try:
+        time.sleep(1.5)
+        assert proc.poll() is None
+    finally:
+        _stop(proc)
+    assert out.read_bytes() == expected  # nothing replayed
+
+
+def test_second_instance_refused(free23: Path, tmp_path: Path) -> None:
+    cfg = _setup(free23, tmp_path)
+    proc = _start(cfg)
+    try:
+        assert _wait_for(lambda: (tmp_path / "out.json").exists())
+        second = subprocess.run([sys.executable, "-m", "replicator", "run", "-f", str(cfg)],
+                                capture_output=True, text=True, timeout=30)
+        assert second.returncode != 0 and "10002" in second.stderr and "Traceback" not in second.stderr
+    finally:
+        _stop(proc)
+
+
+def test_broken_reload_keeps_running(free23: Path, tmp_path: Path) -> None:
+    cfg = _setup(free23, tmp_path)
+    proc = _start(cfg)
+    try:
+        assert _wait_for(lambda: (tmp_path / "out.json").exists())
+        data = json.loads(cfg.read_text())
+        data["source"][0]["filter"]["table"][0]["unknown-key"] = 1
+        time.sleep(1.1)  # mtime has one-second resolution on some file systems
+        cfg.write_text(json.dumps(data))
+        os.utime(cfg)
+        time.sleep(1.0)
+        assert proc.poll() is None
+    finally:
+        err = _stop(proc)
+    assert "config reload rejected" in err and "20003" in err
