@@ -42,6 +42,7 @@ class Confirmed:
     resetlogs: int
     activation: int
     pos: Position | None = None  # our stream position (None in files written by OLR)
+    output: tuple[str, int] | None = None  # file writer: (file, size) holding exactly the confirmed messages
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -96,8 +97,10 @@ class CheckpointManager:
                             20001)
         pos = doc.get("pos")
         position = tuple(int(v) for v in pos) if isinstance(pos, list) and len(pos) == 4 else None
+        out = doc.get("output")
+        output = (str(out[0]), int(out[1])) if isinstance(out, list) and len(out) == 2 else None
         return Confirmed(self.name, int(doc.get("scn", 0)), int(doc.get("idx", 0)), int(doc.get("resetlogs", 0)),
-                         int(doc.get("activation", 0)), position)  # type: ignore[arg-type]
+                         int(doc.get("activation", 0)), position, output)  # type: ignore[arg-type]
 
     def save_confirmed(self, c: Confirmed) -> None:
         """Persist the confirmed position (one line, OLR's keys first)."""
@@ -105,6 +108,8 @@ class CheckpointManager:
                "activation": c.activation}
         if c.pos is not None:
             doc["pos"] = list(c.pos)
+        if c.output is not None:
+            doc["output"] = list(c.output)
         atomic_write(self.position_path, json.dumps(doc, separators=(",", ":")).encode())
 
     # ----------------------------------------------------------------- restart point

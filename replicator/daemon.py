@@ -109,6 +109,8 @@ class Daemon:
                         on_file_end=self._on_file_end)
         engine_ref.append(engine)
         self.engine, self.writer = engine, writer
+        if confirmed is not None and confirmed.output is not None and hasattr(writer, "resume_at"):
+            writer.resume_at = confirmed.output  # cut the output back to what the checkpoint covers
         seq, offset = cp.restart_position
         if seq == 0:
             seq = self._first_sequence(locator, parser_opts.first_data_scn)
@@ -171,11 +173,16 @@ class Daemon:
         """Flush the writer (OLR flushes on every poll), then persist the confirmed position.
 
         Flushing first matters: the file writer confirms after a buffered write, and a
-        position must never be saved for bytes that could still be lost.
+        position must never be saved for bytes that could still be lost. The position,
+        and the output file size that matches it, are read while no write can run.
         """
         async with self.engine.writer_lock:
             await asyncio.to_thread(self.writer.flush)
-        self.save_position(force)
+            conf = self.engine.confirmations
+            snapshot = (conf.confirmed, conf.confirmed_scn_idx, conf.pending)
+            output_position = getattr(self.writer, "output_position", None)
+            output = output_position() if output_position is not None else None
+        self.save_position(snapshot, output, force)
 
     def _final_schema_checkpoint(self) -> None:
         """A soft stop writes a schema checkpoint at the last LWN read (as OLR does)."""
@@ -187,19 +194,23 @@ class Daemon:
                         True, header.thread, lwn.first_block)
         self._on_lwn_checkpoint(cp, parser)
 
-    def save_position(self, force: bool = False) -> None:
-        """Persist the confirmed position if it moved (at most every second unless forced)."""
-        conf = self.engine.confirmations
-        if conf.confirmed is None or conf.confirmed == self._saved:
+    def save_position(self, snapshot: tuple, output: tuple[str, int] | None, force: bool = False) -> None:
+        """Persist a confirmed position if it moved (at most every second unless forced).
+
+        The output size is stored only when nothing was pending: then the file holds
+        exactly the confirmed messages, and a restart may cut it back to that size.
+        """
+        confirmed, (scn, idx), pending = snapshot
+        if confirmed is None or confirmed == self._saved:
             return
         now = time.monotonic()
         if not force and now - self._last_save < POLL_SAVE_S:
             return
         header = self.engine.parser.header
-        scn, idx = conf.confirmed_scn_idx
         self.manager.save_confirmed(Confirmed(self.source.name, scn, idx, header.resetlogs if header else 0,
-                                              header.activation if header else 0, conf.confirmed))
-        self._last_save, self._saved = now, conf.confirmed
+                                              header.activation if header else 0, confirmed,
+                                              output if pending == 0 else None))
+        self._last_save, self._saved = now, confirmed
 
     # ----------------------------------------------------------------- hot reload
     def _maybe_reload(self) -> None:

@@ -179,6 +179,9 @@ class Engine:
                 self._pending, self._positions = [], []
                 self.state.messages += len(batch)
                 await batches.put((batch, positions))
+            # Queue operations do not yield when they need not wait: give the writer,
+            # checkpoint and reload tasks their turn after every LWN.
+            await asyncio.sleep(0)
 
     async def _write(self, batches: asyncio.Queue) -> None:
         while True:
@@ -186,6 +189,7 @@ class Engine:
             if item is None:
                 return
             batch, positions = item
-            self.confirmations.sent(batch, positions)
             async with self.writer_lock:
+                # Registered under the lock, so a checkpoint never sees a batch half-handed-over.
+                self.confirmations.sent(batch, positions)
                 await asyncio.to_thread(self.writer.write, batch)

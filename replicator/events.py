@@ -193,6 +193,7 @@ class Message:
     ``scn``/``idx`` are the position (c_scn and the *internal* index; JSON prints
     idx + 1). ``tag`` is the Kafka key (filter `tag`), or None. ``checkpoint`` marks
     chkpt messages, which are confirmed internally unless source flag 0x1000 is set.
+    ``headers`` are Kafka record headers for formats that define them (None: no headers).
     """
 
     data: bytes
@@ -203,3 +204,4 @@ class Message:
     seq: int = 0  # redo sequence the message came from (file writer `%s`)
     xid: int = 0
     table: Table | None = None
+    headers: list[tuple[str, bytes]] | None = None

@@ -15,7 +15,11 @@ from pydantic import AfterValidator, PrivateAttr, model_validator
 
 from replicator.config.fields import U64, OlrModel, choice, in_range, max_len, olr_message
 
-FORMAT_TYPES = ("json", "debezium", "protobuf")
+# OpenLogReplicator's types first, then the formats of other CDC tools (docs/formats.md).
+OLR_FORMAT_TYPES = ("protobuf", "json", "debezium")
+FORMAT_TYPES = (*OLR_FORMAT_TYPES, "debezium-envelope", "debezium-flatten", "debezium-smt",
+                "canal", "shareplex", "oms-default", "oms-extended", "dataworks", "qlik",
+                "dts-avro", "oms-avro", "avro")
 
 # §2.8: what type "debezium" changes, by attribute name; explicit keys override it.
 DEBEZIUM_PRESET: Mapping[str, int] = {
@@ -60,7 +64,8 @@ def _message_bits(value: int) -> int:
     return value
 
 
-_FORMAT_TYPE_CHECK = choice("format", FORMAT_TYPES, '"protobuf", "json" or "debezium"')
+_FORMAT_TYPE_CHECK = choice("format", FORMAT_TYPES, ", ".join(f'"{name}"' for name in FORMAT_TYPES[:-1])
+                            + f' or "{FORMAT_TYPES[-1]}"')
 _ONE_OF_0_1 = "one of {0, 1}"
 _ONE_OF_0_15 = "one of {0, 15}"  # [quirk] OLR's text for the 0..15 bitmasks below
 
@@ -94,6 +99,8 @@ class FormatConfig(OlrModel):
     column: Annotated[int, in_range(0, 2, uint=True)] = 0
     unknown_type: Annotated[int, in_range(0, 1, _ONE_OF_0_1, uint=True)] = 0
     flush_buffer: U64 = 1048576
+    # Extension (not an OLR key): where the `avro` format writes its schema files.
+    avro_schema_path: Annotated[str, max_len(4096)] = ""
 
     _explicit: frozenset[str] = PrivateAttr(default=frozenset())
 
@@ -113,10 +120,12 @@ class FormatConfig(OlrModel):
 
     def option_values(self) -> dict[str, int]:
         """The integer options by attribute name (everything except ``type``)."""
-        return {name: getattr(self, name) for name in type(self).model_fields if name != "type"}
+        return {name: getattr(self, name) for name in type(self).model_fields
+                if name not in ("type", "avro_schema_path")}
 
     def to_options_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for :class:`~replicator.formats.base.FormatOptions`."""
         values: dict[str, Any] = {name.rstrip("_"): value for name, value in self.option_values().items()}
         values["type"] = self.type
+        values["avro_schema_path"] = self.avro_schema_path
         return values

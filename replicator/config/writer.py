@@ -9,6 +9,7 @@ form (30008).
 
 from __future__ import annotations
 
+import string
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -21,6 +22,8 @@ WRITER_TYPES = ("file", "kafka", "zeromq", "network", "discard")
 WRITER_KEYS = frozenset({
     "append", "max-file-size", "max-message-mb", "new-line", "output", "poll-interval-us", "properties",
     "queue-size", "timestamp-format", "topic", "type", "uri", "write-buffer-flush-size",
+    # Extensions (not OpenLogReplicator keys): Kafka topic per table and key by primary key.
+    "topic-per-table", "key-by-pk",
 })
 MAX_KAFKA_MESSAGE_MB = 953
 
@@ -138,13 +141,35 @@ def _properties(value: Any) -> Any:
     return dict(value)
 
 
+def _topic_template(value: Any) -> Any:
+    """``topic-per-table``: a topic name with only ``{owner}`` and ``{table}`` placeholders."""
+    if not isinstance(value, str):
+        raise olr_error("not_string")
+    try:
+        names = {name for _, name, spec, conv in string.Formatter().parse(value) if name is not None}
+        value.format(owner="O", table="T")
+    except (ValueError, IndexError, KeyError):
+        names = {"?"}
+    if not value or names - {"owner", "table"}:
+        raise bad_value("topic-per-table", value, "a topic name using only {owner} and {table} placeholders")
+    return value
+
+
 class KafkaWriterConfig(WriterConfig):
-    """``type: kafka`` (§4.2): one topic, librdkafka ``properties``."""
+    """``type: kafka`` (§4.2): one topic, librdkafka ``properties``.
+
+    Extensions: ``topic-per-table`` (e.g. ``cdc.{owner}.{table}``) sends row changes of
+    each table to their own topic (begin/commit/DDL/checkpoint messages stay on
+    ``topic``); ``key-by-pk`` 1 keys row messages by their primary key columns when the
+    table has no filter ``tag``, so all changes of a row land in one partition, in order.
+    """
 
     type: Literal["kafka"]
     max_message_mb: Annotated[int, in_range(1, MAX_KAFKA_MESSAGE_MB)] = 100
     topic: Annotated[str, max_len(256)]
     properties: Annotated[dict[str, str], BeforeValidator(_properties)] = Field(default_factory=dict)
+    topic_per_table: Annotated[str | None, max_len(256), BeforeValidator(_topic_template)] = None
+    key_by_pk: Annotated[int, in_range(0, 1, "one of {0, 1}")] = 0
 
     def librdkafka_config(self) -> dict[str, str]:
         """The producer configuration OLR builds from ``properties``.

@@ -52,6 +52,7 @@ class FormatOptions:
     unknown_type: int = 0
     user_type: int = 0
     xid: int = 0
+    avro_schema_path: str = ""  # extension: directory for the `avro` format's schema files
     # Source facts.
     flags: int = 0  # source.flags
     db_timezone: int = 0  # DBTIMEZONE offset in seconds (TIMESTAMP WITH LOCAL TIME ZONE)

@@ -1,4 +1,6 @@
-"""Output formats by name: ``json`` and ``debezium`` (JSON with a preset), plus registrations.
+"""Output formats by name: ``json`` and ``debezium`` (JSON with a preset), the formats of other
+CDC tools (Debezium, Canal, SharePlex, OMS, DataWorks, Qlik, DTS Avro, Avro; docs/formats.md),
+plus registrations.
 
 The config layer turns the ``format`` section into :class:`FormatOptions`, with the
 ``debezium`` preset already applied (``replicator.config.format``, olr-interfaces.md §2.8).
@@ -21,7 +23,46 @@ def _json_format(options: FormatOptions) -> Format:
     return OlrJsonFormat(options)
 
 
-_FACTORIES: dict[str, FormatFactory] = {"json": _json_format, "debezium": _json_format}
+def _protobuf_format(options: FormatOptions) -> Format:
+    from replicator.formats.protobuf import ProtobufFormat
+
+    return ProtobufFormat(options)
+
+
+_FACTORIES: dict[str, FormatFactory] = {"json": _json_format, "debezium": _json_format, "protobuf": _protobuf_format}
+
+# The formats of other CDC tools (docs/formats.md): type name -> (module, class, keyword args).
+# Imported only when selected, so fastavro loads only for the Avro formats.
+_OTHER_FORMATS: dict[str, tuple[str, str, dict[str, object]]] = {
+    "debezium-envelope": ("debezium", "DebeziumFormat", {"mode": "envelope"}),
+    "debezium-flatten": ("debezium", "DebeziumFormat", {"mode": "flatten"}),
+    "debezium-smt": ("debezium", "DebeziumFormat", {"mode": "smt"}),
+    "canal": ("canal", "CanalFormat", {}),
+    "shareplex": ("shareplex", "SharePlexFormat", {}),
+    "oms-default": ("oms_default", "OmsDefaultFormat", {}),
+    "oms-extended": ("oms_default", "OmsDefaultFormat", {"extended": True}),
+    "dataworks": ("dataworks", "DataWorksFormat", {}),
+    "qlik": ("qlik", "QlikFormat", {}),
+    "dts-avro": ("dts_avro", "DtsAvroFormat", {}),
+    "oms-avro": ("dts_avro", "DtsAvroFormat", {}),
+    "avro": ("avro", "AvroFormat", {}),
+}
+
+
+def _other_format(name: str) -> FormatFactory:
+    module_name, class_name, kwargs = _OTHER_FORMATS[name]
+
+    def factory(options: FormatOptions) -> Format:
+        import importlib
+
+        module = importlib.import_module(f"replicator.formats.{module_name}")
+        return getattr(module, class_name)(options, **kwargs)  # type: ignore[no-any-return]
+
+    return factory
+
+
+for _name in _OTHER_FORMATS:
+    _FACTORIES[_name] = _other_format(_name)
 
 
 def register_format(name: str, factory: FormatFactory) -> None:

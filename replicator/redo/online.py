@@ -146,7 +146,9 @@ class RedoFollower:
                 resume = yield from self._online(online, seq, block)
                 if resume is None:
                     return  # read to its end
-                block = resume  # overwritten: continue from the archived copy
+                log.warning(60024, f"online log of sequence {seq} was reused before it was read to the end; "
+                                   f"continuing from its archived copy at block {resume}")
+                block = resume
                 continue
             if highest > seq or self.settings.archived_only:
                 tries += 1

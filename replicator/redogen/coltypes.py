@@ -81,7 +81,8 @@ def parse_type(text: str, *, varchar_max: int = 32767) -> ColumnType:
             return ColumnType(text, ev.TYPE_TIMESTAMP_TZ, 13, scale=frac)
         if tail == "WITH LOCAL TIME ZONE":
             return ColumnType(text, ev.TYPE_TIMESTAMP_LTZ, 11, scale=frac)
-        return ColumnType(text, ev.TYPE_TIMESTAMP, 11, scale=frac)
+        # No fraction is stored at precision 0, so COL$.LENGTH is the DATE-sized 7 (real 23ai checkpoint).
+        return ColumnType(text, ev.TYPE_TIMESTAMP, 7 if frac == 0 else 11, scale=frac)
     if base == "INTERVAL YEAR" and tail == "TO MONTH":
         return ColumnType(text, ev.TYPE_INTERVAL_YM, 5, a if a is not None else 2, 0)
     if base == "INTERVAL DAY" and tail.startswith("TO SECOND"):

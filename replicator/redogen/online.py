@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 import time
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
+from types import SimpleNamespace
 
 from replicator.redogen import expected, schema
 from replicator.redogen.blocks import seal
@@ -106,7 +108,8 @@ class OnlineLog:
 
 
 def generate_online(sc: Scenario, out_dir: str | Path, *, groups: int = 3, rate_mb_s: float = 0.0,
-                    final_switch: bool = False, with_expected: bool = True) -> GenerationResult:
+                    final_switch: bool = False, with_expected: bool = True,
+                    ready: threading.Event | None = None) -> GenerationResult:
     """Run ``sc`` as a live database: online groups in ``out/online``, archives in ``out/fra``.
 
     Without ``final_switch`` the last log stays current (next SCN none), as on a running
@@ -120,18 +123,22 @@ def generate_online(sc: Scenario, out_dir: str | Path, *, groups: int = 3, rate_
     state.mkdir(parents=True)
     ring = OnlineRing(sc, out / "online", out / "fra", groups, rate_mb_s)
     engine = Engine(sc, out, keep_expected=with_expected, sink=ring)
-    gen = engine.run(close=final_switch)  # without a final switch the last log stays current
-    doc = schema.schema_checkpoint(sc, gen)
+    # The checkpoint and config exist before the first redo byte, so a replicator can start
+    # tailing while the "database" runs (``ready`` tells a caller in another thread).
+    doc = schema.schema_checkpoint(sc, SimpleNamespace(tables=engine.tables))
     doc["online-redo"] = [{"group": i + 1, "path": [str(p)]} for i, p in enumerate(ring.paths)]
     doc["db-recovery-file-dest"] = str(out / "fra")
     checkpoint = state / f"{sc.name}-chkpt-{sc.start_scn}.json"
     schema.write_json(checkpoint, doc)
-    config = schema.olr_config(sc, gen.logs, state, out / "output.json")
+    config = schema.olr_config(sc, [], state, out / "output.json")
     reader = config["source"][0]["reader"]
     reader["type"] = "offline"
     del reader["redo-log"]
     config_path = out / "OpenLogReplicator.json"
     schema.write_json(config_path, config)
+    if ready is not None:
+        ready.set()
+    gen = engine.run(close=final_switch)  # without a final switch the last log stays current
     expected_path = None
     if with_expected:
         expected_path = out / "expected.json"

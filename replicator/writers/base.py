@@ -87,9 +87,9 @@ class Writer(ABC):
 _REGISTRY: dict[str, str | None] = {
     "file": "replicator.writers.file:FileWriter",
     "discard": "replicator.writers.discard:DiscardWriter",
-    "kafka": None,
-    "network": None,
-    "zeromq": None,
+    "kafka": "replicator.writers.kafka:KafkaWriter",
+    "network": "replicator.writers.network:NetworkWriter",
+    "zeromq": "replicator.writers.zeromq:ZeroMQWriter",
 }
 
 

@@ -21,10 +21,10 @@ bytes, on :meth:`FileWriter.flush` (the runner calls it every poll interval) and
 a rotation. As in OLR, a message is confirmed right after the buffered write, so a crash
 may lose confirmed messages that were still in the buffer or the page cache.
 
-Beyond OLR, restart safety is planned here: when a file is reopened the writer asks
-:meth:`FileWriter._resume_size` how many bytes of it are valid. Today it keeps the
-whole file; crash-restart support will truncate to the last checkpointed byte position
-there (the position will have to be recorded alongside the writer checkpoint).
+Beyond OLR, restarts are exact: the daemon saves :meth:`FileWriter.output_position`
+(file and byte size, taken right after a flush) with the confirmed position, and sets
+:attr:`FileWriter.resume_at` before reopening. The file is then cut back to that size, so
+messages replayed after a crash are neither written twice nor appended to a torn line.
 """
 
 from __future__ import annotations
@@ -65,6 +65,7 @@ class FileWriter(Writer):
         self.file_number = 0  # %i counter
         self._last_sequence: int | None = None
         self._warned_early_rotation = False
+        self.resume_at: tuple[str, int] | None = None  # (file, size) to cut back to when reopening
 
     def connect(self) -> None:
         """Pick stdout, or scan the directory for the highest ``%i`` number."""
@@ -177,11 +178,25 @@ class FileWriter(Writer):
     def _resume_size(self, path: str, size: int) -> int:
         """How many bytes of an existing output file to keep when reopening it.
 
-        OLR keeps everything and appends. This is where crash-restart truncation will go:
-        cut ``path`` back to the byte position saved with the last writer checkpoint so
-        messages replayed after a restart are not written twice.
+        OLR keeps everything and appends. With :attr:`resume_at` (set by the daemon from
+        its checkpoint) the file is truncated to the saved size: everything after it is
+        replayed from redo.
         """
-        return size
+        resume = self.resume_at
+        if resume is None or os.path.abspath(resume[0]) != os.path.abspath(path) or size <= resume[1]:
+            return size
+        try:
+            os.truncate(path, resume[1])
+        except OSError as exc:
+            raise RuntimeFailure(f"file: {path} - truncate to {resume[1]} returned: {exc.strerror}", 10007) from exc
+        log.info(f"output file {path} cut back from {size} to {resume[1]} bytes (last checkpoint)")
+        return resume[1]
+
+    def output_position(self) -> tuple[str, int] | None:
+        """(current file, bytes written to it); call right after :meth:`flush`."""
+        if not self.current_path:
+            return None
+        return self.current_path, self.file_size
 
     def _buffered_write(self, data: bytes) -> None:
         if len(self._buffer) + len(data) > BUFFER_SIZE:

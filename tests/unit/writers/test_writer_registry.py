@@ -16,14 +16,13 @@ def test_create_file_and_discard(confirmed: Confirmed) -> None:
     assert isinstance(create_writer(writer_config(type="discard"), confirmed), DiscardWriter)
 
 
-@pytest.mark.parametrize("config", [
-    {"type": "kafka", "topic": "t"}, {"type": "network", "uri": "h:1"}, {"type": "zeromq", "uri": "tcp://h:1"},
+@pytest.mark.parametrize(("config", "class_name"), [
+    ({"type": "kafka", "topic": "t"}, "KafkaWriter"), ({"type": "network", "uri": "h:1"}, "NetworkWriter"),
+    ({"type": "zeromq", "uri": "tcp://h:1"}, "ZeroMQWriter"),
 ])
-def test_not_available_yet(confirmed: Confirmed, config: dict[str, str]) -> None:
-    with pytest.raises(ConfigError) as info:
-        create_writer(writer_config(**config), confirmed)
-    assert info.value.code == 30001
-    assert f"writer type {config['type']} not available yet" in info.value.message
+def test_stream_and_kafka_writers_registered(confirmed: Confirmed, config: dict[str, str], class_name: str) -> None:
+    writer = create_writer(writer_config(**config), confirmed)  # built, not connected: nothing opens
+    assert type(writer).__name__ == class_name
 
 
 def test_unknown_type() -> None:
@@ -37,8 +36,12 @@ def test_register_writer(confirmed: Confirmed) -> None:
     try:
         cls: type[Writer] = writer_class("kafka")
         assert cls is DiscardWriter
-    finally:
         register_writer("kafka", None)
+        with pytest.raises(ConfigError) as info:
+            writer_class("kafka")
+        assert "writer type kafka not available yet" in info.value.message
+    finally:
+        register_writer("kafka", "replicator.writers.kafka:KafkaWriter")
 
 
 def test_discard_confirms_everything(confirmed: Confirmed) -> None:

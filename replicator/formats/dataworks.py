@@ -1,0 +1,97 @@
+"""DataWorks 2.0 JSON (format type ``dataworks``), as OMS documents it.
+
+Every record has ``version``, ``schema`` (source, column list, primary key), ``payload`` and
+``extend``::
+
+    {"version":"2.0","schema":{"source":{"dbType":"oracle","dbVersion":null,"dbName":"FREEPDB1",
+     "schema":"OWNER","table":"T"},"column":[{"name":"ID","type":"INT64"},…],"pk":["ID"]},
+     "payload":{"before":null,"after":{"data":{…}},"op":"INSERT","timestamp":{"eventTime":<ms>,
+     "systemTime":<ms>,"checkpointTime":<s>},"ddl":null,"scn":"2267712"},"extend":{}}
+
+Oracle mapping (docs/formats.md §4.3): ``dbName`` is the container (else the source name),
+``schema`` the owner; column types are OMS light types; ``eventTime`` is the change time,
+``checkpointTime`` the transaction's begin time (the safe restart point), ``scn`` the SCN
+of the change (begin/commit SCN for the transaction records). ``pk`` is left out for a table
+without a primary key, as DataWorks allows. DataWorks has transaction records
+(TRANSACTION_BEGIN/TRANSACTION_END), DDL records whose ``op`` is the statement kind (CREATE,
+ALTER, ERASE, TRUNCATE, RENAME, CINDEX, DINDEX, QUERY) with ``ddl.text``, and the short
+HEARTBEAT record, which checkpoints become.
+"""
+
+from __future__ import annotations
+
+from replicator.events import Checkpoint, DdlChange, Message
+from replicator.formats.base import FormatOptions
+from replicator.formats.framework import (
+    Clock, EventFormat, Position, TxnContext, ddl_table, dumps,
+)
+from replicator.formats.oms_default import RECORD_TYPES
+from replicator.formats.rowvalues import RowValues, TableView
+from replicator.formats.textvalues import TextValues
+from replicator.formats.typemap import OMS_TYPES, ddl_kind
+
+
+class DataWorksFormat(EventFormat):
+    """DataWorks 2.0 records."""
+
+    begin_op, commit_op = "TRANSACTION_BEGIN", "TRANSACTION_END"
+
+    def __init__(self, options: FormatOptions, clock: Clock | None = None):
+        super().__init__(options, clock)
+        self.values = TextValues()
+
+    def _record(self, source: dict[str, object], columns: list[dict[str, str]] | None,
+                pk: list[str] | None, payload: dict[str, object], with_pk: bool = True) -> bytes:
+        schema: dict[str, object] = {"source": source, "column": columns}
+        if with_pk:
+            schema["pk"] = pk
+        return dumps({"version": "2.0", "schema": schema, "payload": payload, "extend": {}})
+
+    @staticmethod
+    def _source(ctx: TxnContext, owner: str | None, table: str | None) -> dict[str, object]:
+        return {"dbType": "oracle", "dbVersion": None, "dbName": ctx.db, "schema": owner,
+                "table": table}
+
+    def _payload(self, op: str, event_ms: int, ctx: TxnContext, scn: int,
+                 before: object = None, after: object = None, ddl: object = None) -> dict[str, object]:
+        timestamp = {"eventTime": event_ms, "systemTime": self.now_ms(),
+                     "checkpointTime": ctx.txn.begin_time}
+        return {"before": before, "after": after, "op": op, "timestamp": timestamp, "ddl": ddl,
+                "scn": str(scn)}
+
+    def transaction_record(self, ctx: TxnContext, pos: Position, op: str, time: int,
+                           scn: int) -> list[Message]:
+        """TRANSACTION_BEGIN/TRANSACTION_END at the begin/commit SCN and time."""
+        data = self._record(self._source(ctx, None, None), None, None,
+                            self._payload(op, time * 1000, ctx, scn))
+        return [self.message(data, pos, ctx)]
+
+    def on_row(self, ctx: TxnContext, pos: Position, row: RowValues) -> list[Message]:
+        """A data record with the table's column list."""
+        view, change = row.view, row.change
+        payload = self._payload(RECORD_TYPES[row.op], change.time * 1000, ctx, change.scn,
+                                before=self._image(view, row.before),
+                                after=self._image(view, row.after))
+        columns = [{"name": c.name, "type": OMS_TYPES[c.otype.family]} for c in view.columns]
+        keys = [c.name for c in view.keys]
+        data = self._record(self._source(ctx, view.owner, view.name), columns, keys, payload,
+                            with_pk=bool(keys))
+        return [self.message(data, pos, ctx, key=self.tag_key(row, self.values.render),
+                             table=change.table)]
+
+    def on_ddl(self, ctx: TxnContext, pos: Position, change: DdlChange) -> list[Message]:
+        """A DDL record: ``op`` is the statement kind, ``ddl.text`` the statement."""
+        table = ddl_table(change)
+        payload = self._payload(ddl_kind(change.sql).canal, change.time * 1000, ctx, change.scn,
+                                ddl={"text": change.sql})
+        data = self._record(self._source(ctx, change.owner, table), None, None, payload)
+        return [self.message(data, pos, ctx)]
+
+    def on_checkpoint(self, cp: Checkpoint, pos: Position) -> list[Message]:
+        """The heartbeat record DataWorks defines: version, op and the event time only."""
+        data = dumps({"version": "2.0",
+                      "payload": {"timestamp": {"eventTime": cp.time * 1000}, "op": "HEARTBEAT"}})
+        return [self.message(data, pos, seq=cp.seq)]
+
+    def _image(self, view: TableView, image: dict | None) -> dict[str, object] | None:
+        return None if image is None else {"data": self.values.row(view, image)}

@@ -1,0 +1,151 @@
+"""DTS Avro (format type ``dts-avro``, also ``oms-avro``): one schemaless Avro ``Record`` per event.
+
+The schema is :data:`replicator.formats.dts_schema.RECORD_SCHEMA`. Oracle mapping
+(docs/formats.md §4.8):
+
+* ``id`` = serial of the stream position, ``sourceTimestamp`` = change time (s),
+  ``sourcePosition`` = the change SCN, ``safeSourcePosition`` = the transaction's begin SCN
+  (restarting there replays the transaction whole), ``sourceTxid`` = ``usn.slot.sqn``,
+  ``source`` = ``{Oracle, ""}``, ``objectName`` = ``OWNER.TABLE``, ``processTimestamps`` =
+  [processing time in ms], ``tags.pk_uk_info`` = ``{"PRIMARY":[key columns]}``;
+* ``fields`` = ``[{name, dataTypeNumber}]`` with the Oracle type code (SYS.COL$.TYPE#) as
+  DTS numbers Oracle columns; images are arrays in field order;
+* values: NUMBER(p,0) p < 19 and BOOLEAN -> Integer, other NUMBER -> Decimal (declared or,
+  for an unconstrained NUMBER, the value's own precision/scale), BINARY_FLOAT/DOUBLE ->
+  Float, CHAR/VARCHAR2 (and N-) -> Character (UTF-8), CLOB/NCLOB, intervals and UROWID ->
+  TextObject, RAW/BLOB -> BinaryObject, DATE/TIMESTAMP -> DateTime, WITH TIME ZONE ->
+  TimestampWithTimeZone (wall clock in its zone), WITH LOCAL TIME ZONE -> Timestamp (UTC);
+  the ``millis`` fields hold microseconds (DTS names them so, its sources keep µs);
+  SQL NULL -> null; a column the redo does not hold (UPDATE) -> EmptyObject ``NONE``;
+* BEGIN/COMMIT records for transactions, DDL records with the statement as the string
+  ``afterImages``, HEARTBEAT records for checkpoints.
+"""
+
+from __future__ import annotations
+
+import io
+from decimal import Decimal
+from typing import Any
+
+import fastavro
+
+from replicator.errors import InternalError
+from replicator.events import OP_DELETE, OP_INSERT, OP_UPDATE, Checkpoint, DdlChange, Message
+from replicator.formats.base import FormatOptions
+from replicator.formats.dts_schema import PARSED_RECORD, value_type
+from replicator.formats.framework import (
+    Clock, EventFormat, Position, TxnContext, ddl_table, dumps,
+)
+from replicator.formats.rowvalues import ColumnView, RowValues, TableView, Value
+from replicator.formats.temporal import (
+    DaySecond, Instant, YearMonth, ZonedInstant, calendar_fields, interval_literal,
+)
+from replicator.formats.textvalues import TextValues, decimal_text
+from replicator.formats.typemap import INTEGER_FAMILIES
+
+OPERATIONS = {OP_INSERT: "INSERT", OP_UPDATE: "UPDATE", OP_DELETE: "DELETE"}
+_FLOAT_DIGITS = {"binary_float": 7, "binary_double": 16}
+
+
+def _datetime(value: Instant) -> dict[str, int]:
+    year, month, day, hour, minute, second = calendar_fields(value)
+    return {"year": year, "month": month, "day": day, "hour": hour, "minute": minute,
+            "second": second, "millis": value.nanos // 1000}
+
+
+def dts_value(column: ColumnView, value: Value) -> Any:
+    """One image element: ``(record name, fields)`` for fastavro's union choice, or None."""
+    if value is None:
+        return None
+    otype = column.otype
+    if isinstance(value, bool):
+        return value_type("Integer"), {"precision": 1, "value": "1" if value else "0"}
+    if isinstance(value, Decimal):
+        if otype.family in INTEGER_FAMILIES:
+            return value_type("Integer"), {"precision": otype.precision, "value": decimal_text(value)}
+        precision, scale = otype.precision, otype.scale
+        if precision < 0 or scale < 0:
+            digits, exponent = value.as_tuple().digits, int(value.as_tuple().exponent)
+            precision, scale = len(digits), max(-exponent, 0)
+        return value_type("Decimal"), {"value": decimal_text(value), "precision": precision,
+                                       "scale": scale}
+    if isinstance(value, float):
+        return value_type("Float"), {"value": value, "precision": _FLOAT_DIGITS[otype.family],
+                                     "scale": 0}
+    if isinstance(value, str):
+        if otype.family in ("clob", "nclob", "urowid"):
+            return value_type("TextObject"), {"type": otype.name, "value": value}
+        return value_type("Character"), {"charset": "utf8", "value": value.encode("utf-8")}
+    if isinstance(value, bytes):
+        return value_type("BinaryObject"), {"type": otype.name, "value": value}
+    if isinstance(value, ZonedInstant):
+        return value_type("TimestampWithTimeZone"), {"value": _datetime(value.local()),
+                                                     "timezone": value.zone}
+    if isinstance(value, Instant):
+        if otype.family == "timestamp_ltz":
+            return value_type("Timestamp"), {"timestamp": value.epoch, "millis": value.nanos // 1000}
+        return value_type("DateTime"), _datetime(value)
+    if isinstance(value, (YearMonth, DaySecond)):
+        return value_type("TextObject"), {"type": otype.name, "value": interval_literal(value)}
+    raise InternalError(f"no DTS Avro value for {type(value).__name__}", 50000)
+
+
+class DtsAvroFormat(EventFormat):
+    """DTS Avro records."""
+
+    begin_op, commit_op = "BEGIN", "COMMIT"
+
+    def __init__(self, options: FormatOptions, clock: Clock | None = None):
+        super().__init__(options, clock)
+        self._key_values = TextValues()  # Kafka keys (filter `tag`) are JSON text
+
+    def _encode(self, record: dict[str, Any]) -> bytes:
+        buffer = io.BytesIO()
+        fastavro.schemaless_writer(buffer, PARSED_RECORD, record)
+        return buffer.getvalue()
+
+    def _record(self, pos: Position, operation: str, timestamp: int, position: str, safe: str,
+                txid: str, **rest: Any) -> bytes:
+        record = {"version": 1, "id": pos.serial, "sourceTimestamp": timestamp,
+                  "sourcePosition": position, "safeSourcePosition": safe, "sourceTxid": txid,
+                  "source": {"sourceType": "Oracle", "version": ""}, "operation": operation,
+                  "objectName": None, "processTimestamps": [self.now_ms()], "tags": {},
+                  "fields": None, "beforeImages": None, "afterImages": None}
+        record.update(rest)
+        return self._encode(record)
+
+    def transaction_record(self, ctx: TxnContext, pos: Position, op: str, time: int,
+                           scn: int) -> list[Message]:
+        """A BEGIN or COMMIT record at the begin/commit SCN."""
+        data = self._record(pos, op, time, str(scn), str(ctx.txn.begin_scn), ctx.xid)
+        return [self.message(data, pos, ctx)]
+
+    def on_row(self, ctx: TxnContext, pos: Position, row: RowValues) -> list[Message]:
+        """One record per row change."""
+        view, change = row.view, row.change
+        tags = {"pk_uk_info": dumps({"PRIMARY": [k.name for k in view.keys]}).decode()} if view.keys else {}
+        data = self._record(
+            pos, OPERATIONS[row.op], change.time, str(change.scn), str(ctx.txn.begin_scn), ctx.xid,
+            objectName=f"{view.owner}.{view.name}", tags=tags,
+            fields=[{"name": c.name, "dataTypeNumber": c.otype.code} for c in view.columns],
+            beforeImages=self._image(view, row.before), afterImages=self._image(view, row.after))
+        return [self.message(data, pos, ctx, key=self.tag_key(row, self._key_values.render), table=change.table)]
+
+    def on_ddl(self, ctx: TxnContext, pos: Position, change: DdlChange) -> list[Message]:
+        """A DDL record: the statement is the string ``afterImages``."""
+        table = ddl_table(change)
+        data = self._record(pos, "DDL", change.time, str(change.scn), str(ctx.txn.begin_scn), ctx.xid,
+                            objectName=f"{change.owner}.{table}", afterImages=change.sql)
+        return [self.message(data, pos, ctx)]
+
+    def on_checkpoint(self, cp: Checkpoint, pos: Position) -> list[Message]:
+        """A HEARTBEAT record at the checkpoint SCN."""
+        data = self._record(pos, "HEARTBEAT", cp.time, str(cp.scn), str(cp.scn), "")
+        return [self.message(data, pos, seq=cp.seq)]
+
+    @staticmethod
+    def _image(view: TableView, image: dict[int, Value] | None) -> list[Any] | None:
+        if image is None:
+            return None
+        return [dts_value(c, image[c.index]) if c.index in image else "NONE" for c in view.columns]
+

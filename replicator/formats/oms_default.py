@@ -1,0 +1,106 @@
+"""OceanBase Migration Service "Default" JSON and "DefaultExtendColumnType" (oms-default, oms-extended).
+
+One message per row change, DDL and heartbeat (checkpoint)::
+
+    {"prevStruct":{…}|null,"postStruct":{…}|null,"allMetaData":{…},"recordType":"INSERT"}
+
+``prevStruct`` is the before image (UPDATE, DELETE), ``postStruct`` the after image (INSERT,
+UPDATE) or ``{"ddl":"<statement>"}``; both are null in a HEARTBEAT. ``allMetaData`` maps the
+Oracle facts onto OMS's fields (docs/formats.md §4.1): ``checkpoint`` = transaction begin time
+in seconds (the safe restart point), ``db`` = owner (OMS's database is Oracle's schema),
+``timestamp`` = change time in seconds, ``transId`` = ``usn.slot.sqn``, ``uniqueId`` =
+``c_scn:c_idx``, ``storeDataSequence`` = change time followed by five digits of the
+index. ``clusterId`` does not exist for Oracle (OMS says so) and is left out; ``ddlType``
+appears in DDL records. OMS has no begin/commit records.
+
+``oms-extended`` adds ``"__light_type":{"COL":{"schemaType":"INT64"},…}`` to each non-null
+image (the DDL column ``ddl`` is ``VAR_STRING``).
+"""
+
+from __future__ import annotations
+
+from replicator.events import OP_DELETE, OP_INSERT, OP_UPDATE, Checkpoint, DdlChange, Message
+from replicator.formats.base import FormatOptions
+from replicator.formats.framework import (
+    Clock, EventFormat, Position, TxnContext, ddl_table, dumps,
+)
+from replicator.formats.rowvalues import ColumnView, RowValues, TableView, Value
+from replicator.formats.textvalues import TextValues
+from replicator.formats.typemap import OMS_TYPES, ddl_kind
+
+RECORD_TYPES = {OP_INSERT: "INSERT", OP_UPDATE: "UPDATE", OP_DELETE: "DELETE"}
+_KEY_SEPARATOR = "\u0001"
+# allMetaData in OMS's order; clusterId does not exist for Oracle sources.
+_META_FIELDS = ("checkpoint", "record_primary_key", "record_primary_value", "source_identity",
+                "dbType", "storeDataSequence", "table_name", "db", "timestamp", "uniqueId", "transId")
+
+
+def _meta(**values: object) -> dict[str, object]:
+    """allMetaData: every OMS field (null unless given), ``ddlType`` only when given."""
+    meta: dict[str, object] = dict.fromkeys(_META_FIELDS)
+    meta["dbType"] = "ORACLE"
+    meta.update(values)
+    return meta
+
+
+class OmsDefaultFormat(EventFormat):
+    """OMS Default JSON; ``extended`` turns it into DefaultExtendColumnType."""
+
+    def __init__(self, options: FormatOptions, clock: Clock | None = None, *, extended: bool = False):
+        super().__init__(options, clock)
+        self.extended = extended
+        self.values = TextValues()
+        self._key_text = TextValues(quote_all=True)
+
+    def on_row(self, ctx: TxnContext, pos: Position, row: RowValues) -> list[Message]:
+        """One record per row change."""
+        view, change = row.view, row.change
+        keys = view.keys
+        current = row.current
+        meta = _meta(
+            checkpoint=str(ctx.txn.begin_time),
+            record_primary_key=_KEY_SEPARATOR.join(c.name for c in keys) if keys else None,
+            record_primary_value=(_KEY_SEPARATOR.join(self._key_value(c, current.get(c.index))
+                                                      for c in keys) if keys else None),
+            storeDataSequence=change.time * 100000 + pos.idx % 100000, table_name=view.name,
+            db=view.owner, timestamp=str(change.time), uniqueId=pos.text, transId=ctx.xid)
+        record = {
+            "prevStruct": self._image(view, row.before),
+            "postStruct": self._image(view, row.after),
+            "allMetaData": meta,
+            "recordType": RECORD_TYPES[row.op],
+        }
+        return [self.message(dumps(record), pos, ctx, key=self.tag_key(row, self.values.render),
+                             table=change.table)]
+
+    def on_ddl(self, ctx: TxnContext, pos: Position, change: DdlChange) -> list[Message]:
+        """A DDL record: ``postStruct`` holds the statement."""
+        post: dict[str, object] = {"ddl": change.sql}
+        if self.extended:
+            post["__light_type"] = {"ddl": {"schemaType": "VAR_STRING"}}
+        table = ddl_table(change)
+        meta = _meta(checkpoint=str(ctx.txn.begin_time), table_name=table, db=change.owner,
+                     timestamp=str(change.time), uniqueId=pos.text, transId=ctx.xid,
+                     ddlType=ddl_kind(change.sql).oms)
+        record = {"prevStruct": None, "postStruct": post, "allMetaData": meta, "recordType": "DDL"}
+        return [self.message(dumps(record), pos, ctx)]
+
+    def on_checkpoint(self, cp: Checkpoint, pos: Position) -> list[Message]:
+        """A HEARTBEAT record: no images, the checkpoint time as OMS's checkpoint."""
+        meta = _meta(checkpoint=str(cp.time), timestamp=str(cp.time), uniqueId=pos.text)
+        record = {"prevStruct": None, "postStruct": None, "allMetaData": meta,
+                  "recordType": "HEARTBEAT"}
+        return [self.message(dumps(record), pos, seq=cp.seq)]
+
+    def _image(self, view: TableView, image: dict[int, Value] | None) -> dict[str, object] | None:
+        if image is None:
+            return None
+        struct = self.values.row(view, image)
+        if self.extended:
+            struct["__light_type"] = {c.name: {"schemaType": OMS_TYPES[c.otype.family]}
+                                      for c in view.columns if c.index in image}
+        return struct
+
+    def _key_value(self, column: ColumnView, value: Value) -> str:
+        text = self._key_text.render(column, value)
+        return "" if text is None else str(text)

@@ -1,0 +1,91 @@
+"""Per-table plans of the protobuf format: which columns are printed and how each value is set.
+
+Column selection and NULL visibility come from the JSON format's :class:`TablePlan` (a
+column the JSON format leaves out is left out here too), so both formats describe the same
+row; only the value encoding differs (:mod:`replicator.formats.protobuf_values`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableSequence
+
+from replicator.events import RowImage, Table
+from replicator.formats.base import FLAG_RAW_HEX, FormatOptions
+from replicator.formats.olr_columns import TablePlan, effective_type
+from replicator.formats.protobuf_values import COLUMN_TYPES, Setter, set_bytes, value_setter
+from replicator.proto import olr_pb2 as pb
+
+
+class _ColumnPlan:
+    __slots__ = ("after", "before", "name", "null_after", "null_before")
+
+    def __init__(self, name: str, after: Setter | None, before: Setter | None, null_after: bool,
+                 null_before: bool) -> None:
+        self.name = name
+        self.after = after
+        self.before = before
+        self.null_after = null_after
+        self.null_before = null_before
+
+
+class PbTablePlan:
+    """Value setters of one table, built once per (table, format instance)."""
+
+    def __init__(self, table: Table, options: FormatOptions) -> None:
+        self.table = table
+        self.json = TablePlan(table, options)
+        self._columns: list[_ColumnPlan] = []
+        raw = bool(options.flags & FLAG_RAW_HEX)
+        for column, plan in zip(table.columns, self.json.columns):
+            setter = set_bytes if raw else value_setter(column, effective_type(column), table, options)
+            self._columns.append(_ColumnPlan(column.name, setter if plan.after is not None else None,
+                                             setter if plan.before is not None else None,
+                                             plan.null_after is not None, plan.null_before is not None))
+
+    def fill(self, target: MutableSequence[pb.Value], image: RowImage, after: bool) -> None:
+        """Append the printed columns of ``image`` in column order; NULL is a name alone."""
+        columns = self._columns
+        count = len(columns)
+        for index in sorted(image):
+            if index >= count:
+                continue
+            plan = columns[index]
+            value = image[index]
+            if value:
+                setter = plan.after if after else plan.before
+                if setter is not None:
+                    setter(target.add(name=plan.name), value)  # type: ignore[attr-defined]
+            elif plan.null_after if after else plan.null_before:
+                target.add(name=plan.name)  # type: ignore[attr-defined]
+
+    def tag(self, image: RowImage) -> bytes:
+        """The Kafka key (filter `tag`), byte-identical to the JSON format's."""
+        return self.json.render_tag(image, self.table.tag_columns)
+
+    def columns_schema(self) -> list[pb.Column]:
+        """``Schema.column`` entries for every column (OLR kept only the last one)."""
+        out = []
+        for column in self.table.columns:
+            kind, has_length = COLUMN_TYPES.get(effective_type(column), (pb.UNKNOWN, False))
+            entry = pb.Column(name=column.name, type=kind, nullable=column.nullable)
+            if kind == pb.NUMBER:
+                entry.precision, entry.scale = column.precision, column.scale
+            elif has_length:
+                entry.length = column.length
+            out.append(entry)
+        return out
+
+
+def fill_compressed(target: MutableSequence[pb.Value], data: bytes) -> None:
+    """An undecodable compressed row piece: one ``COMPRESSED`` value with the raw bytes."""
+    target.add(name="COMPRESSED", value_bytes=data)  # type: ignore[attr-defined]
+
+
+def fill_schemaless(target: MutableSequence[pb.Value], image: RowImage) -> None:
+    """An unknown table's image: ``COL_<index>`` with the raw bytes (NULL: name only)."""
+    for index in sorted(image):
+        value = image[index]
+        if value:
+            target.add(name=f"COL_{index}", value_bytes=value)  # type: ignore[attr-defined]
+        else:
+            target.add(name=f"COL_{index}")  # type: ignore[attr-defined]

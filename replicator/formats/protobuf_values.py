@@ -1,0 +1,226 @@
+"""Column values of the protobuf format: raw Oracle bytes -> the ``Value.datum`` oneof.
+
+Decoding reuses :mod:`replicator.values` (the JSON format's decoders), so both formats carry
+the same value. Which field a column type uses (one per column, chosen at plan time):
+
+* VARCHAR2, CHAR, CLOB -> ``value_string`` (UTF-8); with `char` 1 (no mapping) the raw
+  bytes in ``value_bytes``; with `char` 2/3 the hex text, as JSON prints it.
+* NUMBER -> as OpenLogReplicator: ``value_int`` for scale 0 and precision 1..17,
+  ``value_float`` for precision 1..6, ``value_double`` for precision 1..15 (all exact
+  for such values). Unconstrained and wider numbers -- where OpenLogReplicator truncates
+  or rounds -- get ``value_int`` when the value is an integer that fits 64 bits, else the
+  exact decimal text in ``value_string``.
+* BINARY_FLOAT / BINARY_DOUBLE -> ``value_double`` (the exact IEEE value).
+* RAW, BLOB, JSON (flag 0x20000), schemaless and raw-hex (flag 0x8000) columns ->
+  ``value_bytes``; OpenLogReplicator leaves these empty.
+* DATE, TIMESTAMP(+TZ/LTZ), INTERVAL, BOOLEAN, UROWID -> the JSON rendering under the same
+  options (also left empty by OpenLogReplicator): a bare integer as ``value_int``, any other
+  text as ``value_string``.
+* A value that cannot be decoded -> ``value_string`` ``"?"``, as JSON prints it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Final
+
+from replicator.events import (
+    TYPE_BINARY_DOUBLE,
+    TYPE_BINARY_FLOAT,
+    TYPE_BLOB,
+    TYPE_BOOLEAN,
+    TYPE_CHAR,
+    TYPE_CLOB,
+    TYPE_DATE,
+    TYPE_INTERVAL_DS,
+    TYPE_INTERVAL_YM,
+    TYPE_JSON,
+    TYPE_NUMBER,
+    TYPE_RAW,
+    TYPE_TIMESTAMP,
+    TYPE_TIMESTAMP_LTZ,
+    TYPE_TIMESTAMP_TZ,
+    TYPE_UROWID,
+    TYPE_VARCHAR2,
+    Column,
+    Table,
+)
+from replicator.formats.base import FormatOptions
+from replicator.proto import olr_pb2 as pb
+from replicator.values.charset import CharsetError, column_charset_name, get_charset
+from replicator.values.datetime import decode_timestamp, decode_timestamp_tz
+from replicator.values.floats import decode_binary_double, decode_binary_float
+from replicator.values.interval import interval_ds_renderer, interval_ym_renderer
+from replicator.values.number import number_text
+from replicator.values.raw import boolean_text
+from replicator.values.rowid import urowid_text
+from replicator.values.timefmt import timestamp_renderer, timestamp_tz_renderer
+
+Setter = Callable[[pb.Value, bytes], None]
+_FLAG_JSON_HEX: Final = 0x20000
+_INTEGER = re.compile(r"-?\d+")
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _unknown(value: pb.Value, data: bytes) -> None:
+    value.value_string = "?"
+
+
+def set_bytes(value: pb.Value, data: bytes) -> None:
+    """``value_bytes`` with the raw bytes."""
+    value.value_bytes = data
+
+
+def set_literal(value: pb.Value, literal: str) -> None:
+    """A JSON literal from a :mod:`replicator.values` renderer: integer or (unquoted) text."""
+    if literal[:1] == '"':
+        value.value_string = literal[1:-1]
+    elif _INTEGER.fullmatch(literal) and _INT64[0] <= int(literal) <= _INT64[1]:
+        value.value_int = int(literal)
+    else:
+        value.value_string = literal
+
+
+def _from_text(decode: Callable[[bytes], str | None]) -> Setter:
+    def setter(value: pb.Value, data: bytes) -> None:
+        literal = decode(data)
+        if literal is None:
+            _unknown(value, data)
+        else:
+            set_literal(value, literal)
+
+    return setter
+
+
+def number_setter(precision: int, scale: int) -> Setter:
+    """NUMBER typed by its declared precision and scale (see the module docstring)."""
+    if scale == 0 and 1 <= precision <= 17:
+        field = "value_int"
+    elif 1 <= precision <= 6:
+        field = "value_float"
+    elif 1 <= precision <= 15:
+        field = "value_double"
+    else:
+        field = ""
+
+    def setter(value: pb.Value, data: bytes) -> None:
+        text = number_text(data)
+        if text is None:
+            _unknown(value, data)
+        elif field == "value_int" or (not field and _INTEGER.fullmatch(text)
+                                       and _INT64[0] <= int(text) <= _INT64[1]):
+            value.value_int = int(text)
+        elif field:
+            setattr(value, field, float(text))
+        else:
+            value.value_string = text
+
+    return setter
+
+
+def _string(column: Column, table: Table, options: FormatOptions, is_clob: bool) -> Setter:
+    as_hex = bool(options.char & 2) and not table.system
+    if options.char & 1:
+        if as_hex:
+            return lambda value, data: setattr(value, "value_string", data.hex())
+        return set_bytes
+    try:
+        name = column_charset_name(column.charset_form, column.charset_id, is_clob, table.charset, table.ncharset)
+        to_utf8 = get_charset(name).to_utf8
+    except CharsetError as error:
+        failure = error
+
+        def missing(value: pb.Value, data: bytes) -> None:
+            raise failure
+
+        return missing
+    if as_hex:
+        return lambda value, data: setattr(value, "value_string", to_utf8(data).hex())
+    return lambda value, data: setattr(value, "value_string", to_utf8(data).decode("utf-8", "replace"))
+
+
+def _timestamp(offset: int, options: FormatOptions) -> Setter:
+    render = timestamp_renderer(options.timestamp)
+
+    def setter(value: pb.Value, data: bytes) -> None:
+        decoded = decode_timestamp(data, offset)
+        if decoded is None:
+            _unknown(value, data)
+        else:
+            set_literal(value, render(*decoded))
+
+    return setter
+
+
+def _timestamp_tz(options: FormatOptions) -> Setter:
+    render = timestamp_tz_renderer(options.timestamp_tz)
+
+    def setter(value: pb.Value, data: bytes) -> None:
+        decoded = decode_timestamp_tz(data)
+        if decoded is None:
+            _unknown(value, data)
+        else:
+            set_literal(value, render(*decoded))
+
+    return setter
+
+
+def _quoted_urowid(data: bytes) -> str | None:
+    text = urowid_text(data)
+    return None if text is None else f'"{text}"'
+
+
+def _ieee(size: int, decode: Callable[[bytes], float]) -> Setter:
+    def setter(value: pb.Value, data: bytes) -> None:
+        if len(data) == size:
+            value.value_double = decode(data)
+        else:
+            _unknown(value, data)
+
+    return setter
+
+
+def value_setter(column: Column, type_code: int, table: Table, options: FormatOptions) -> Setter:
+    """The setter for a non-null value of ``column`` (``type_code`` after the LOB mapping).
+
+    Only called for columns the JSON format prints, so unsupported types never get here
+    unless `unknown-type` is 1 (then they print ``"?"``).
+    """
+    if type_code in (TYPE_VARCHAR2, TYPE_CHAR, TYPE_CLOB):
+        return _string(column, table, options, type_code == TYPE_CLOB)
+    if type_code == TYPE_NUMBER:
+        return number_setter(column.precision, column.scale)
+    if type_code in (TYPE_RAW, TYPE_BLOB):
+        return set_bytes
+    if type_code == TYPE_JSON:
+        return set_bytes if options.flags & _FLAG_JSON_HEX else _unknown
+    if type_code in (TYPE_DATE, TYPE_TIMESTAMP, TYPE_TIMESTAMP_LTZ):
+        return _timestamp(options.db_timezone if type_code == TYPE_TIMESTAMP_LTZ else 0, options)
+    if type_code == TYPE_TIMESTAMP_TZ:
+        return _timestamp_tz(options)
+    if type_code == TYPE_BINARY_FLOAT:
+        return _ieee(4, decode_binary_float)
+    if type_code == TYPE_BINARY_DOUBLE:
+        return _ieee(8, decode_binary_double)
+    if type_code == TYPE_INTERVAL_YM:
+        return _from_text(interval_ym_renderer(options.interval_ytm))
+    if type_code == TYPE_INTERVAL_DS:
+        return _from_text(interval_ds_renderer(options.interval_dts))
+    if type_code == TYPE_BOOLEAN:
+        return _from_text(boolean_text)
+    if type_code == TYPE_UROWID:
+        return _from_text(_quoted_urowid)
+    return _unknown
+
+
+# Schema column types: SYS.COL$.TYPE# -> ColumnType, and whether `length` is filled.
+COLUMN_TYPES: Final[dict[int, tuple[int, bool]]] = {
+    TYPE_VARCHAR2: (pb.VARCHAR2, True), TYPE_NUMBER: (pb.NUMBER, False), 8: (pb.LONG, False),
+    TYPE_DATE: (pb.DATE, False), TYPE_RAW: (pb.RAW, True), 24: (pb.LONG_RAW, False), TYPE_CHAR: (pb.CHAR, True),
+    TYPE_BINARY_FLOAT: (pb.BINARY_FLOAT, False), TYPE_BINARY_DOUBLE: (pb.BINARY_DOUBLE, False),
+    TYPE_CLOB: (pb.CLOB, False), TYPE_BLOB: (pb.BLOB, False), TYPE_TIMESTAMP: (pb.TIMESTAMP, True),
+    TYPE_TIMESTAMP_TZ: (pb.TIMESTAMP_WITH_TZ, True), TYPE_INTERVAL_YM: (pb.INTERVAL_YEAR_TO_MONTH, True),
+    TYPE_INTERVAL_DS: (pb.INTERVAL_DAY_TO_SECOND, True), TYPE_UROWID: (pb.UROWID, True),
+    TYPE_TIMESTAMP_LTZ: (pb.TIMESTAMP_WITH_LOCAL_TZ, True),
+}

@@ -1,0 +1,141 @@
+"""Qlik Replicate Kafka/MSK JSON messages (format type ``qlik``).
+
+Every message is a Replicate envelope ``{"magic":"atMSG","type":…,"headers":null,
+"messageSchemaId":null,"messageSchema":null,"message":{…}}``:
+
+* ``DT`` data messages, one per row change: ``message`` = ``{"data":{…},"beforeData":{…}|null,
+  "headers":{operation, changeSequence, timestamp, streamPosition, transactionId, changeMask,
+  columnMask, externalSchemaId, transactionEventCounter, transactionLastEvent}}``. ``data`` is
+  the row after the change (the deleted row for DELETE), ``beforeData`` the row before an
+  UPDATE. Masks: :mod:`replicator.formats.masks`.
+* ``MD`` metadata messages, sent ahead of a table's first data message and again when its
+  structure changes (a DDL): ``schemaId``, ``lineage`` (server, task, schema, table,
+  tableVersion, timestamp), ``tableStructure.tableColumns`` (ordinal, type, length,
+  precision, scale, primaryKeyPosition per column) and ``dataSchema`` (null: JSON messages).
+  The ordinals there are the mask bit positions.
+
+Oracle mapping (docs/formats.md §4.7): ``changeSequence`` is the commit time
+(``YYYYMMDDHHMMSS00``), the commit SCN (20 digits) and the event number (10 digits), fixed
+width so it sorts as text in commit order; ``timestamp`` the change time (UTC, ms);
+``streamPosition`` ``<change SCN hex>.<thread>:<c_scn>.<c_idx>``; ``transactionId`` the XID
+in LogMiner RAW order (16 hex digits); ``externalSchemaId`` the ``schemaId`` of the table's
+metadata message. Qlik has no begin, commit, DDL or heartbeat data messages. The Kafka key is
+``OWNER.TABLE`` (Qlik's "schema and table name" key), or the filter's `tag` when set.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from collections.abc import Mapping
+
+from replicator.events import OP_UPDATE, DdlChange, Message, RowChange, Table
+from replicator.formats.base import FormatOptions
+from replicator.formats.framework import Clock, EventFormat, Position, TxnContext, dumps
+from replicator.formats.masks import change_mask, column_mask
+from replicator.formats.oms_default import RECORD_TYPES
+from replicator.formats.rowvalues import RowValues, TableView
+from replicator.formats.textvalues import TextValues
+from replicator.formats.typemap import QLIK_TYPES
+from replicator.values.datetime import epoch_to_iso
+
+_ENVELOPE = {"magic": "atMSG", "type": "", "headers": None, "messageSchemaId": None,
+             "messageSchema": None}
+
+
+def transaction_id(xid: int) -> str:
+    """The XID in LogMiner RAW order: usn, slot (2 bytes each) and sqn (4), little-endian."""
+    return struct.pack("<HHI", xid >> 48, (xid >> 32) & 0xFFFF, xid & 0xFFFFFFFF).hex().upper()
+
+
+def table_structure(view: TableView) -> dict[str, dict[str, int | str]]:
+    """``tableColumns``: ordinal, Qlik type, length, precision, scale and key position."""
+    keys = {k.index: n for n, k in enumerate(view.keys, 1)}
+    return {c.name: {"ordinal": c.ordinal, "type": QLIK_TYPES[c.otype.family],
+                     "length": c.column.length, "precision": max(c.otype.precision, 0),
+                     "scale": max(c.otype.scale, 0), "primaryKeyPosition": keys.get(c.index, 0)}
+            for c in view.columns}
+
+
+class QlikFormat(EventFormat):
+    """Qlik Replicate envelope messages: DT per row, MD per table structure."""
+
+    def __init__(self, options: FormatOptions, clock: Clock | None = None):
+        super().__init__(options, clock)
+        self.values = TextValues(quote_decimals=True, booleans="bool")
+        self._sent: dict[int, tuple[str, int]] = {}  # obj -> (schemaId, tableVersion)
+        self._events_of: TxnContext | None = None  # the transaction the counters below are for
+        self._events = 0
+        self._last_row = -1
+
+    def _envelope(self, kind: str, message: Mapping[str, object]) -> bytes:
+        return dumps({**_ENVELOPE, "type": kind, "message": message})
+
+    def _key(self, view: TableView, row: RowValues | None = None) -> bytes:
+        tag = self.tag_key(row, self.values.render) if row is not None else None
+        return tag if tag is not None else f"{view.owner}.{view.name}".encode()
+
+    def _metadata(self, ctx: TxnContext, pos: Position, view: TableView) -> list[Message]:
+        """An MD message when the table's structure is new to this process, else nothing.
+
+        Ahead of a data message it takes the previous position (``aux_position``); for a DDL
+        it is the event's own message.
+        """
+        structure = table_structure(view)
+        digest = hashlib.sha1(dumps([view.owner, view.name, structure])).hexdigest()[:32]
+        known = self._sent.get(view.table.obj)
+        if known is not None and known[0] == digest:
+            return []
+        version = known[1] + 1 if known is not None else 1
+        self._sent[view.table.obj] = (digest, version)
+        lineage = {"server": "replicator", "task": self.options.database, "schema": view.owner,
+                   "table": view.name, "tableVersion": version,
+                   "timestamp": epoch_to_iso(self.now_ms() // 1000, True, False) + ".000"}
+        message = {"schemaId": digest, "lineage": lineage,
+                   "tableStructure": {"tableColumns": structure}, "dataSchema": None}
+        own = isinstance(ctx.changes[ctx.number], DdlChange)
+        return [self.message(self._envelope("MD", message), pos if own else self.aux_position(pos),
+                             ctx, key=self._key(view), table=view.table)]
+
+    def _count(self, ctx: TxnContext) -> tuple[int, bool]:
+        """(transactionEventCounter, transactionLastEvent) of the current row change."""
+        if self._events_of is not ctx:
+            self._events_of, self._events = ctx, 0
+            self._last_row = max((n for n, c in enumerate(ctx.changes) if isinstance(c, RowChange)),
+                                 default=-1)
+        self._events += 1
+        return self._events, ctx.number == self._last_row
+
+    def on_row(self, ctx: TxnContext, pos: Position, row: RowValues) -> list[Message]:
+        """Metadata if due, then the data message."""
+        view, change = row.view, row.change
+        out = self._metadata(ctx, pos, view)
+        txn = ctx.txn
+        counter, last = self._count(ctx)
+        headers = {
+            "operation": RECORD_TYPES[row.op],
+            "changeSequence": (f"{epoch_to_iso(txn.commit_time, False, False)}00"
+                               .replace("-", "").replace(":", "").replace(" ", "")
+                               + f"{txn.commit_scn:020d}{ctx.number:010d}"),
+            "timestamp": epoch_to_iso(change.time, True, False) + ".000",
+            "streamPosition": f"{change.scn:016x}.{txn.thread}:{pos.scn}.{pos.idx + 1}",
+            "transactionId": transaction_id(txn.xid),
+            "changeMask": change_mask(row),
+            "columnMask": column_mask(row),
+            "externalSchemaId": self._sent[view.table.obj][0],
+            "transactionEventCounter": counter,
+            "transactionLastEvent": last,
+        }
+        message = {"data": self.values.row(view, row.current),
+                   "beforeData": self.values.row(view, row.before or {}) if row.op == OP_UPDATE else None,
+                   "headers": headers}
+        out.append(self.message(self._envelope("DT", message), pos, ctx, key=self._key(view, row),
+                                table=change.table))
+        return out
+
+    def on_ddl(self, ctx: TxnContext, pos: Position, change: DdlChange) -> list[Message]:
+        """A DDL makes a new table version: its metadata message, if the structure changed."""
+        table: Table | None = change.table
+        if table is None:
+            return []
+        return self._metadata(ctx, pos, self.table_view(table))

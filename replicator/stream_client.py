@@ -1,0 +1,220 @@
+"""A client of the stream writers' protocol (TCP or ZeroMQ): the library behind ``replicator client``.
+
+It speaks what OpenLogReplicator's StreamClient and Debezium's adapter speak: requests are
+serialized ``RedoRequest`` frames, control replies ``RedoResponse`` frames, and data frames
+are whatever the server's format builds (JSON text or a ``RedoResponse`` with code
+PAYLOAD). On TCP a frame is a 4-byte little-endian length plus the bytes; on ZeroMQ one
+PAIR message.
+
+Positions are the ones printed in the data: (c_scn, c_idx). :func:`position_of` reads them
+from a data frame; CONFIRM and CONTINUE send them back unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import struct
+import time
+from typing import Any
+
+from replicator.errors import RuntimeFailure
+from replicator.proto import olr_pb2 as pb
+
+_LEN = struct.Struct("<I")
+_JSON_POSITION = re.compile(rb'"c_scn":(\d+),"c_idx":(\d+)')
+NO_SCN = (1 << 64) - 1
+
+
+def position_of(frame: bytes, fmt: str) -> tuple[int, int]:
+    """(c_scn, c_idx) of a data frame in format ``json`` or ``protobuf``."""
+    if fmt == "protobuf":
+        response = pb.RedoResponse.FromString(frame)
+        return response.c_scn, response.c_idx
+    match = _JSON_POSITION.search(frame)  # the header precedes the payload: first match is it
+    if match is None:
+        raise RuntimeFailure(f"data message without c_scn/c_idx: {frame[:80]!r}", 10053)
+    return int(match.group(1)), int(match.group(2))
+
+
+def is_data(frame: bytes) -> bool:
+    """True for a data frame (JSON text or a PAYLOAD response), False for a control reply."""
+    if frame[:1] == b"{":
+        return True
+    try:
+        return pb.RedoResponse.FromString(frame).code == pb.PAYLOAD
+    except Exception:  # noqa: BLE001 - anything unparsable is treated as data and skipped
+        return True
+
+
+class TcpChannel:
+    """Length-prefixed frames over one blocking TCP connection."""
+
+    def __init__(self, uri: str, timeout: float) -> None:
+        host, _, port = uri.rpartition(":")
+        try:
+            self.sock = socket.create_connection((host, int(port)), timeout=timeout)
+        except OSError as exc:
+            raise RuntimeFailure(f"cannot connect to {uri}: {exc}", 10062) from exc
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._buf = bytearray()
+
+    def send(self, data: bytes) -> None:
+        """Send one frame."""
+        try:
+            self.sock.sendall(_LEN.pack(len(data)) + data)
+        except OSError as exc:
+            raise RuntimeFailure(f"send failed: {exc}", 10054) from exc
+
+    def send_raw(self, data: bytes) -> None:
+        """Send bytes without framing (for tests of hostile input)."""
+        self.sock.sendall(data)
+
+    def recv(self, timeout: float) -> bytes | None:
+        """One frame, or None if none arrived within ``timeout``; RuntimeFailure 10056 on EOF."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if len(self._buf) >= 4:
+                size = _LEN.unpack_from(self._buf)[0]
+                if len(self._buf) >= 4 + size:
+                    frame = bytes(self._buf[4:4 + size])
+                    del self._buf[:4 + size]
+                    return frame
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            self.sock.settimeout(left)
+            try:
+                chunk = self.sock.recv(1 << 20)
+            except TimeoutError:
+                return None
+            except OSError as exc:
+                raise RuntimeFailure(f"receive failed: {exc}", 10053) from exc
+            if not chunk:
+                raise RuntimeFailure("server closed the connection", 10056)
+            self._buf += chunk
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.sock.close()
+
+
+class ZmqChannel:
+    """One ZMQ_PAIR socket connected to the writer."""
+
+    def __init__(self, uri: str, timeout: float) -> None:
+        import zmq
+
+        self._zmq = zmq
+        self.context = zmq.Context()
+        self.sock = self.context.socket(zmq.PAIR)
+        self.sock.setsockopt(zmq.LINGER, 0)
+        self.sock.connect(uri)
+
+    def send(self, data: bytes) -> None:
+        """Send one frame."""
+        self.sock.send(data)
+
+    def send_raw(self, data: bytes) -> None:
+        """Same as send: ZeroMQ has no framing to break."""
+        self.sock.send(data)
+
+    def recv(self, timeout: float) -> bytes | None:
+        """One frame, or None if none arrived within ``timeout``."""
+        if not self.sock.poll(int(timeout * 1000)):
+            return None
+        return bytes(self.sock.recv())
+
+    def close(self) -> None:
+        """Close the socket and its context.
+
+        ZeroMQ has no acknowledgement: a CONFIRM sent just before the connection drops can be
+        discarded with it, so the close waits a moment and then lingers up to half a second.
+        """
+        time.sleep(0.1)
+        self.sock.close(linger=500)
+        self.context.term()
+
+
+class StreamClient:
+    """Connects to a stream writer, runs the handshake, reads data and confirms positions."""
+
+    def __init__(self, kind: str, uri: str, database: str, fmt: str = "json", timeout: float = 10.0) -> None:
+        self.kind, self.uri, self.database, self.fmt, self.timeout = kind, uri, database, fmt, timeout
+        self.channel: Any = None
+
+    def open(self) -> None:
+        """Connect the channel."""
+        self.channel = TcpChannel(self.uri, self.timeout) if self.kind == "network" else ZmqChannel(self.uri, self.timeout)
+
+    def close(self) -> None:
+        """Disconnect (the server keeps what was not confirmed)."""
+        if self.channel is not None:
+            self.channel.close()
+            self.channel = None
+
+    def request(self, code: int, **fields: Any) -> pb.RedoResponse:
+        """Send one request and wait for its reply (data frames in between are skipped)."""
+        self.send(code, **fields)
+        deadline = time.monotonic() + self.timeout
+        while True:
+            frame = self.channel.recv(max(0.0, deadline - time.monotonic()))
+            if frame is None:
+                raise RuntimeFailure(f"no reply to request {pb.RequestCode.Name(code)} in {self.timeout}s", 10053)
+            if not is_data(frame):
+                return pb.RedoResponse.FromString(frame)
+
+    def send(self, code: int, **fields: Any) -> None:
+        """Send one request without waiting (CONFIRM has no reply)."""
+        self.channel.send(pb.RedoRequest(code=code, database_name=self.database, **fields).SerializeToString())
+
+    def start(self, mode: str = "now", position: tuple[int, int] | None = None) -> pb.RedoResponse:
+        """INFO, then START (server READY) or CONTINUE (server replicating); returns the reply.
+
+        ``position`` (c_scn, c_idx as printed) is where to continue; ``mode`` is the
+        StreamClient start mode: ``now``, ``scn:N``, ``time:TS``, ``time_rel:S`` (each
+        with an optional ``,SEQ``), ``c:SCN,IDX`` or ``next``.
+        """
+        info = self.request(pb.INFO)
+        if mode.startswith("c:") and position is None:
+            scn, _, idx = mode[2:].partition(",")
+            position = (int(scn), int(idx or 0))
+        if info.code == pb.READY and position is None:
+            return self.request(pb.START, **_start_fields(mode))
+        if info.code in (pb.READY, pb.REPLICATE):
+            if position is None:
+                return self.request(pb.CONTINUE)
+            return self.request(pb.CONTINUE, c_scn=position[0], c_idx=position[1])
+        return info
+
+    def receive(self, timeout: float) -> bytes | None:
+        """The next frame (data, or an unsolicited reply such as INVALID_COMMAND)."""
+        return self.channel.recv(timeout)
+
+    def confirm(self, position: tuple[int, int]) -> None:
+        """CONFIRM (c_scn, c_idx): the server may drop everything up to that message."""
+        self.send(pb.CONFIRM, c_scn=position[0], c_idx=position[1])
+
+
+def _start_fields(mode: str) -> dict[str, Any]:
+    """The START request fields of a start mode (RuntimeFailure 30002 when malformed)."""
+    body, _, seq = mode.partition(",")
+    head, _, value = body.partition(":")  # a time value keeps its own colons
+    fields: dict[str, Any] = {}
+    try:
+        if head == "now" and not value:
+            fields["scn"] = NO_SCN
+        elif head == "scn":
+            fields["scn"] = int(value)
+        elif head == "time":
+            fields["tms"] = value
+        elif head == "time_rel":
+            fields["tm_rel"] = int(value)
+        else:
+            raise ValueError(head)
+        if seq:
+            fields["seq"] = int(seq)
+    except ValueError:
+        raise RuntimeFailure(f"bad start mode: {mode} (now, scn:N, time:TS, time_rel:S, each with an optional "
+                             ",SEQ; or c:SCN,IDX, next)", 30002) from None
+    return fields

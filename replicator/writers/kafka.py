@@ -1,0 +1,265 @@
+"""The ``kafka`` writer: a librdkafka producer (confluent-kafka), olr-interfaces.md §4.2.
+
+Every message is produced in order and kept in the bounded
+:class:`~replicator.writers.queue.ConfirmQueue` until its delivery report succeeds; only
+then is it confirmed, in order, so the checkpoint never passes an undelivered message.
+``queue-size`` bounds the unconfirmed messages (``write`` waits and polls beyond it).
+
+Defaults added unless ``properties`` sets them: ``enable.idempotence=true`` with
+``acks=all`` (no duplicates or reordering from librdkafka's own retries) and
+``message.timeout.ms=0`` (retry for ever: a broker that is down only delays delivery).
+
+Failures, beyond OpenLogReplicator (which logs 70008 and stops advancing):
+
+* a failed delivery report with a retriable error (unknown topic, timeout), a fatal
+  idempotence error, or no delivery progress for ``stall_timeout_s`` after broker errors
+  (a restarted broker that lost the producer id): the producer is rebuilt after a
+  growing back-off and every unconfirmed message is produced again, in order. Messages
+  the old producer had in flight may then arrive twice (at-least-once, as after an
+  OpenLogReplicator restart; consumers dedup by c_scn/c_idx);
+* a message too large for librdkafka or the broker: RuntimeFailure 10092 naming the
+  transaction; other permanent errors (authorization, invalid topic): 10057.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from typing import Any
+
+from confluent_kafka import KafkaError, KafkaException, Producer
+
+from replicator import log
+from replicator.config.writer import KafkaWriterConfig
+from replicator.errors import ReplicatorError, RuntimeFailure
+from replicator.events import Message
+from replicator.writers.base import ConfirmCallback, Writer
+from replicator.writers.kafka_routing import Router, describe
+from replicator.writers.queue import ConfirmQueue, Entry
+
+_TOO_LARGE = {KafkaError.MSG_SIZE_TOO_LARGE, KafkaError.RECORD_LIST_TOO_LARGE}
+_PERMANENT = {KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.CLUSTER_AUTHORIZATION_FAILED,
+              KafkaError.TOPIC_EXCEPTION, KafkaError.INVALID_RECORD, KafkaError._INVALID_ARG,
+              KafkaError.UNSUPPORTED_VERSION, KafkaError.INVALID_REQUIRED_ACKS}
+_BROKER_TROUBLE = {KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._RESOLVE,
+                   KafkaError.NETWORK_EXCEPTION}
+
+
+class KafkaWriter(Writer):
+    """Produces messages to Kafka and confirms them from delivery reports."""
+
+    type_name = "kafka"
+
+    def __init__(self, config: KafkaWriterConfig, on_confirm: ConfirmCallback, *, show_checkpoints: bool = True,
+                 stall_timeout_s: float = 30.0, close_timeout_s: float = 60.0, max_backoff_s: float = 30.0) -> None:
+        super().__init__(config, on_confirm, show_checkpoints=show_checkpoints)
+        self.config: KafkaWriterConfig = config
+        self.queue = ConfirmQueue(config.queue_size)
+        self.router = Router(config.topic, config.topic_per_table, bool(config.key_by_pk))
+        self.stall_timeout_s = stall_timeout_s
+        self.close_timeout_s = close_timeout_s
+        self.max_backoff_s = max_backoff_s
+        self.rebuilds = 0  # producers rebuilt after failures (a metric)
+        self._poll_s = config.poll_interval_us / 1_000_000
+        self._producer: Any = None
+        self._generation = 0
+        self._rebuild_reason = ""
+        self._failure: ReplicatorError | None = None
+        self._broker_trouble = False
+        self._last_progress = time.monotonic()
+        self._backoff = 0.0
+        self._waiting_logged = False
+
+    def producer_config(self) -> dict[str, Any]:
+        """The librdkafka configuration: OLR's properties plus this writer's defaults."""
+        conf: dict[str, Any] = dict(self.config.librdkafka_config())
+        conf.setdefault("enable.idempotence", "true")
+        conf.setdefault("acks", "all")
+        conf.setdefault("message.timeout.ms", "0")
+        conf.setdefault("queue.buffering.max.messages", str(max(100000, self.config.queue_size)))
+        conf["error_cb"] = self._on_error
+        conf.setdefault("logger", logging.getLogger("replicator.kafka"))  # librdkafka lines in our log format
+        return conf
+
+    # -- Writer API --------------------------------------------------------------------------
+
+    def connect(self) -> None:
+        """Create the producer (10058 for a configuration librdkafka rejects)."""
+        conf = self.producer_config()
+        if "bootstrap.servers" not in conf and "metadata.broker.list" not in conf:
+            raise RuntimeFailure("Kafka property 'bootstrap.servers' is missing in writer.properties", 10058)
+        self._producer = self._new_producer()
+
+    def _new_producer(self) -> Any:
+        try:
+            return Producer(self.producer_config())
+        except KafkaException as exc:
+            raise RuntimeFailure(f"Kafka producer configuration rejected: {exc.args[0].str()}", 10058) from exc
+
+    def write(self, batch: list[Message]) -> None:
+        """Produce ``batch`` in order; waits (polling) while ``queue-size`` messages are unconfirmed."""
+        if self._producer is None:
+            self.connect()
+        for message in batch:
+            entry = Entry(message, silent=not self.must_send(message))
+            if entry.silent:
+                self.queue.put(entry)
+                continue
+            while len(self.queue) >= self.queue.capacity:
+                if not self._waiting_logged:
+                    log.warning(60031, f"Kafka queue full ({self.queue.capacity} unconfirmed messages), "
+                                       "waiting for delivery reports")
+                    self._waiting_logged = True
+                self._service(self._poll_s)
+            self.queue.put(entry)
+            self._produce(entry)
+        if len(self.queue) < self.queue.capacity // 2:
+            self._waiting_logged = False
+        self._service(0)
+
+    def send(self, message: Message) -> None:
+        """Produce one message (see :meth:`write`)."""
+        self.write([message])
+
+    def flush(self) -> None:
+        """Serve delivery reports, recover from failures, report confirmations."""
+        if self._producer is not None:
+            self._service(0)
+
+    def close(self) -> None:
+        """Wait up to ``close_timeout_s`` for every delivery report, then release the producer."""
+        if self._producer is None:
+            return
+        deadline = time.monotonic() + self.close_timeout_s
+        while len(self.queue) and time.monotonic() < deadline:
+            self._service(min(self._poll_s, 0.1))
+        left = len(self.queue)
+        if left:
+            log.warning(60083, f"{left} Kafka messages were not confirmed before shutdown; "
+                               "they are produced again after a restart")
+        self._guarded(self._producer.flush, 0)
+        self._producer = None
+
+    # -- producing ---------------------------------------------------------------------------
+
+    def _produce(self, entry: Entry) -> None:
+        message = entry.message
+        generation = self._generation
+
+        def delivered(err: KafkaError | None, _msg: Any) -> None:
+            self._delivered(entry, generation, err)
+
+        while True:
+            try:
+                self._producer.produce(self.router.topic_for(message), value=message.data,
+                                       key=self.router.key_for(message), headers=message.headers,
+                                       on_delivery=delivered)
+                break
+            except BufferError:  # librdkafka's own queue is full: serve reports and retry
+                self._service(self._poll_s)
+            except KafkaException as exc:
+                self._produce_failed(entry, exc.args[0])
+                return
+        entry.sent_at = time.monotonic()
+        self.messages_sent += 1
+        self.bytes_sent += len(message.data)
+
+    def _produce_failed(self, entry: Entry, err: KafkaError) -> None:
+        if err.code() in _TOO_LARGE:
+            raise RuntimeFailure(self._too_large(entry.message, err), 10092)
+        if err.fatal() or err.code() == KafkaError._FATAL:
+            self._request_rebuild(f"fatal producer error: {err.str()}")
+            return
+        raise RuntimeFailure(f"Kafka produce failed for {describe(entry.message)}: {err.str()}", 10060)
+
+    def _too_large(self, message: Message, err: KafkaError) -> str:
+        return (f"Kafka rejected {describe(message)}: message of {len(message.data)} bytes is too large "
+                f"({err.str()}); max-message-mb is {self.config.max_message_mb}, the broker's "
+                "message.max.bytes / the topic's max.message.bytes may be lower")
+
+    def _delivered(self, entry: Entry, generation: int, err: KafkaError | None) -> None:
+        """Delivery report (runs inside poll on the caller's thread)."""
+        if err is None:
+            self.queue.mark_done(entry)
+            self._last_progress = time.monotonic()
+            self._broker_trouble = False
+            self._backoff = 0.0
+            return
+        if generation != self._generation:
+            return  # a report of a producer already replaced: the message was produced again
+        if err.code() in _TOO_LARGE:
+            self._failure = RuntimeFailure(self._too_large(entry.message, err), 10092)
+        elif err.code() in _PERMANENT:
+            self._failure = RuntimeFailure(f"Kafka delivery failed for {describe(entry.message)}: {err.str()}",
+                                           10057)
+        else:
+            log.warning(70008, f"Kafka delivery failed for {describe(entry.message)}: {err.str()}; will retry")
+            self._request_rebuild(f"delivery failed: {err.str()}")
+
+    def _on_error(self, err: KafkaError) -> None:
+        """librdkafka error callback: note broker trouble; fatal errors force a rebuild."""
+        if err.fatal():
+            self._request_rebuild(f"fatal producer error: {err.str()}")
+            return
+        if err.code() in _BROKER_TROUBLE:
+            self._broker_trouble = True
+        log.warn_once(70009, err.str(), f"Kafka error: {err.str()}")
+
+    # -- servicing and recovery --------------------------------------------------------------
+
+    def _service(self, timeout: float) -> None:
+        """Poll for reports; rebuild when needed; report confirmations; raise a permanent failure."""
+        self._guarded(self._producer.poll, timeout)
+        if not self._rebuild_reason and self._stalled():
+            self._request_rebuild(f"no delivery progress for {self.stall_timeout_s:.0f}s after broker errors")
+        if self._rebuild_reason:
+            self._rebuild()
+        for message in self.queue.take_confirmed():
+            self.confirm(message)
+        if self._failure is not None:
+            raise self._failure
+
+    def _stalled(self) -> bool:
+        oldest = self.queue.oldest_sent_at()
+        now = time.monotonic()
+        return (self._broker_trouble and oldest is not None and now - oldest > self.stall_timeout_s
+                and now - self._last_progress > self.stall_timeout_s)
+
+    def _guarded(self, call: Any, *args: Any) -> Any:
+        """Call the producer; a fatal KafkaError raised out of it (confluent-kafka raises one that
+        is not an Exception subclass, so only a bare except sees it) requests a rebuild."""
+        try:
+            return call(*args)
+        except:  # noqa: E722 - see the docstring; anything else is re-raised
+            error = sys.exc_info()[1]
+            if isinstance(error, KafkaException):
+                error = error.args[0]
+            if not isinstance(error, KafkaError):
+                raise
+            self._request_rebuild(f"fatal producer error: {error.str()}")
+            return None
+
+    def _request_rebuild(self, reason: str) -> None:
+        if not self._rebuild_reason:
+            self._rebuild_reason = reason
+
+    def _rebuild(self) -> None:
+        """Replace the producer and produce every unconfirmed message again, in order."""
+        reason, self._rebuild_reason = self._rebuild_reason, ""
+        self._backoff = min(self.max_backoff_s, max(0.5, self._backoff * 2))
+        log.warning(70008, f"Kafka producer restarted in {self._backoff:.1f}s ({reason}); "
+                           f"{len(self.queue)} unconfirmed messages will be produced again")
+        old = self._producer
+        self._generation += 1
+        self._guarded(old.purge, True, True, False)
+        deadline = time.monotonic() + self._backoff
+        while time.monotonic() < deadline:  # reports of the old producer still confirm real deliveries
+            self._guarded(old.poll, min(0.1, max(0.0, deadline - time.monotonic())))
+        self._rebuild_reason = ""  # errors of the old producer do not ask for another rebuild
+        self._producer = self._new_producer()
+        self.rebuilds += 1
+        self._broker_trouble = False
+        self._last_progress = time.monotonic()
+        for entry in self.queue.unconfirmed():
+            self._produce(entry)

@@ -1,0 +1,286 @@
+"""The ``network`` writer: the stream protocol over TCP (olr-interfaces.md §4.3).
+
+Frames are a 4-byte little-endian length and the bytes. A frame of 4 GiB or more would
+use the marker ``FFFFFFFF`` followed by an 8-byte little-endian length (written
+correctly here; OpenLogReplicator's version of that path is broken). Requests longer
+than 1024 bytes are refused (10055) by closing the connection before reading them.
+
+One client at a time: a second connection is closed at once (WARN 60080) unless the
+current one turns out to be gone. Half-open connections are dropped by TCP keepalive and
+``TCP_USER_TIMEOUT`` while streaming, and by ``client_timeout_s`` otherwise (a client that
+sends a partial frame, or nothing while not streaming). Unlike OpenLogReplicator the
+listener does not set SO_REUSEPORT, so a second process cannot share the port.
+"""
+
+from __future__ import annotations
+
+import selectors
+import socket
+import struct
+import time
+from collections import deque
+
+from replicator import log
+from replicator.config.writer import NetworkWriterConfig
+from replicator.errors import RuntimeFailure
+from replicator.writers.stream import MAX_REQUEST
+from replicator.writers.stream_writer import StreamWriter
+from replicator.writers.transport import Transport, TransportEvents, Waker
+
+OUT_LIMIT = 4 * 1024 * 1024  # bytes queued for the socket before the pump waits
+IOV_MAX = 512  # buffers per sendmsg call
+_LEN32 = struct.Struct("<I")
+_LEN64 = struct.Struct("<IQ")
+
+
+def frame_header(size: int) -> bytes:
+    """The length prefix of a frame of ``size`` bytes."""
+    if size < 0xFFFFFFFF:
+        return _LEN32.pack(size)
+    return _LEN64.pack(0xFFFFFFFF, size)
+
+
+class TcpTransport(Transport):
+    """A non-blocking TCP listener with one client connection (see the module docstring)."""
+
+    def __init__(self, host: str, port: str, events: TransportEvents, client_timeout_s: float) -> None:
+        self.host, self.port = host, port
+        self.events = events
+        self.client_timeout_s = client_timeout_s
+        self.waker = Waker()
+        self._selector = selectors.DefaultSelector()
+        self._listener: socket.socket | None = None
+        self._client: socket.socket | None = None
+        self._peer = ""
+        self._rbuf = bytearray()
+        self._out: deque[memoryview] = deque()
+        self._out_bytes = 0
+        self._last_activity = 0.0
+
+    # -- setup -------------------------------------------------------------------------------
+
+    def open(self) -> None:
+        """Resolve ``host:port`` passively and listen (backlog 1, as OpenLogReplicator)."""
+        try:
+            infos = socket.getaddrinfo(self.host or None, self.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        except socket.gaierror as exc:
+            raise RuntimeFailure(f"network: cannot resolve {self.host}:{self.port}: {exc}", 10061) from exc
+        error: OSError | None = None
+        for family, kind, proto, _, address in infos:
+            sock = socket.socket(family, kind, proto)
+            try:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.bind(address)
+                sock.listen(1)
+            except OSError as exc:
+                sock.close()
+                error = exc
+                continue
+            sock.setblocking(False)
+            self._listener = sock
+            self._selector.register(sock, selectors.EVENT_READ, "listen")
+            self._selector.register(self.waker, selectors.EVENT_READ, "wake")
+            return
+        raise RuntimeFailure(f"network: cannot listen on {self.host}:{self.port}: {error}", 10061)
+
+    @property
+    def address(self) -> str:
+        """``host:port`` actually bound."""
+        assert self._listener is not None
+        host, port = self._listener.getsockname()[:2]
+        return f"{host}:{port}"
+
+    def close(self) -> None:
+        """Close the client, the listener and the selector."""
+        if self._client is not None:
+            self._close_client()
+        if self._listener is not None:
+            self._selector.unregister(self._listener)
+            self._listener.close()
+            self._listener = None
+        self._selector.close()
+        self.waker.close()
+
+    # -- events ------------------------------------------------------------------------------
+
+    def run_once(self, timeout: float) -> None:
+        """Poll once; client events are handled before new connections (see _accept)."""
+        events = self._selector.select(timeout)
+        events.sort(key=lambda item: item[0].data != "client")
+        for key, mask in events:
+            if key.data == "client" and self._client is not None:
+                if mask & selectors.EVENT_READ:
+                    self._read()
+                if mask & selectors.EVENT_WRITE and self._client is not None:
+                    self._flush()
+            elif key.data == "listen":
+                self._accept()
+            elif key.data == "wake":
+                self.waker.drain()
+        self._check_timeouts()
+
+    def _accept(self) -> None:
+        assert self._listener is not None
+        try:
+            sock, peer = self._listener.accept()
+        except (BlockingIOError, InterruptedError):
+            return
+        if self._client is not None and self._client_alive():
+            log.warning(60080, f"client {_peer(peer)} rejected: another client ({self._peer}) is connected")
+            sock.close()
+            return
+        sock.setblocking(False)
+        _tune(sock)
+        self._client, self._peer = sock, _peer(peer)
+        self._rbuf.clear()
+        self._last_activity = time.monotonic()
+        self.session += 1
+        self._selector.register(sock, selectors.EVENT_READ, "client")
+        self.events.on_connect()
+
+    def _client_alive(self) -> bool:
+        """Read what the current client sent (a last CONFIRM counts) and see if it closed."""
+        while self._client is not None:
+            if not self._read():
+                break
+        return self._client is not None
+
+    def _read(self) -> bool:
+        """Read and dispatch one chunk; False when nothing more is readable now."""
+        assert self._client is not None
+        try:
+            data = self._client.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError as exc:
+            self.drop_client(f"receive failed: {exc}")
+            return False
+        if not data:
+            self.drop_client("connection closed by the client")
+            return False
+        self._rbuf += data
+        self._last_activity = time.monotonic()
+        while self._client is not None and len(self._rbuf) >= 4:
+            size = _LEN32.unpack_from(self._rbuf)[0]
+            if size > MAX_REQUEST:
+                log.warning(10055, f"message from client exceeds buffer size ({size} > {MAX_REQUEST}); "
+                                   "closing the connection")
+                self.drop_client("oversized request")
+                return False
+            if len(self._rbuf) < 4 + size:
+                break
+            frame = bytes(self._rbuf[4:4 + size])
+            del self._rbuf[:4 + size]
+            self.events.on_request(frame)
+        return self._client is not None
+
+    def _check_timeouts(self) -> None:
+        if self._client is None:
+            return
+        idle = time.monotonic() - self._last_activity
+        if idle < self.client_timeout_s:
+            return
+        if self._rbuf:
+            self.drop_client(f"incomplete request for {idle:.1f}s")
+        elif not self.events.idle_allowed():
+            self.drop_client(f"no request for {idle:.1f}s")
+
+    # -- sending -----------------------------------------------------------------------------
+
+    def connected(self) -> bool:
+        """True while a client socket is open."""
+        return self._client is not None
+
+    def can_send(self) -> bool:
+        """True while less than OUT_LIMIT bytes wait for the socket."""
+        return self._out_bytes < OUT_LIMIT
+
+    def send(self, data: bytes) -> None:
+        """Queue one frame and push what the socket accepts now."""
+        if self._client is None:
+            return
+        header = frame_header(len(data))
+        self._out.append(memoryview(header))
+        if data:  # an empty view would make sendmsg return 0 forever (READY replies are empty)
+            self._out.append(memoryview(data))
+        self._out_bytes += len(header) + len(data)
+        if self._out_bytes >= 65536 or len(self._out) >= IOV_MAX:
+            self._flush()
+
+    def _flush(self) -> None:
+        """sendmsg as much as the socket takes; keep EVENT_WRITE registered while data waits."""
+        client = self._client
+        if client is None:
+            return
+        while self._out:
+            chunks = [self._out[i] for i in range(min(IOV_MAX, len(self._out)))]
+            try:
+                sent = client.sendmsg(chunks)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError as exc:
+                self.drop_client(f"send failed: {exc}")
+                return
+            self._out_bytes -= sent
+            while sent:
+                head = self._out[0]
+                if len(head) <= sent:
+                    sent -= len(head)
+                    self._out.popleft()
+                else:
+                    self._out[0] = head[sent:]
+                    sent = 0
+        mask = selectors.EVENT_READ | (selectors.EVENT_WRITE if self._out else 0)
+        self._selector.modify(client, mask, "client")
+
+    def flush_pending(self) -> None:
+        """Push buffered frames (called after each pump so small replies go out at once)."""
+        if self._out:
+            self._flush()
+
+    def drop_client(self, reason: str) -> None:
+        """Close the client connection and tell the protocol."""
+        if self._client is None:
+            return
+        peer = self._peer
+        self._close_client()
+        self.events.on_disconnect(f"{peer}: {reason}")
+
+    def _close_client(self) -> None:
+        assert self._client is not None
+        self._selector.unregister(self._client)
+        self._client.close()
+        self._client = None
+        self._rbuf.clear()
+        self._out.clear()
+        self._out_bytes = 0
+
+
+def _peer(address: object) -> str:
+    if isinstance(address, tuple) and len(address) >= 2:
+        return f"{address[0]}:{address[1]}"
+    return str(address)
+
+
+def _tune(sock: socket.socket) -> None:
+    """Keepalive and user timeout so a vanished peer is noticed within about half a minute."""
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    for name, value in (("TCP_KEEPIDLE", 10), ("TCP_KEEPINTVL", 5), ("TCP_KEEPCNT", 3), ("TCP_USER_TIMEOUT", 30000)):
+        option = getattr(socket, name, None)
+        if option is not None:
+            try:
+                sock.setsockopt(socket.IPPROTO_TCP, option, value)
+            except OSError:
+                pass  # not supported on this platform: keepalive defaults apply
+
+
+class NetworkWriter(StreamWriter):
+    """``type: network``: serves one TCP client at ``uri`` (``host:port``)."""
+
+    type_name = "network"
+
+    def make_transport(self) -> Transport:
+        """A TCP listener for the configured ``host:port``."""
+        config: NetworkWriterConfig = self.config
+        return TcpTransport(config.host, config.port, self, self.client_timeout_s)

@@ -1,0 +1,242 @@
+"""The bounded queue of messages a writer holds until its sink confirms them.
+
+Every message a writer takes goes into one FIFO of :class:`Entry` objects, in arrival
+order; entries leave only from the front, so the confirmed position reported to the
+checkpoint manager never passes the oldest unconfirmed message. ``capacity``
+(``queue-size``) bounds the FIFO: :meth:`ConfirmQueue.wait_for_space` is where a writer
+applies backpressure.
+
+An entry leaves the front when it is
+
+* ``silent`` -- a checkpoint that is only confirmed, or a message at or below the
+  position a stream client resumed from (it already has it);
+* ``done`` -- the sink's guarantee was reached (a Kafka delivery report);
+* covered by a stream client's CONFIRM: it was handed to the current client (it lies
+  before ``cursor``) and its position is at or below the confirmed one.
+
+Positions are ``(c_scn, idx)`` with the *internal* index. On the wire a client names the
+printed index (internal + 1) of the last message it processed; :func:`client_position`
+converts, so CONFIRM(c_scn, c_idx) covers exactly the messages the client has seen.
+
+Removed messages are collected and handed out by :meth:`ConfirmQueue.take_confirmed`, so
+the writer reports them (``on_confirm``) on its caller's thread, in order. All methods
+are thread-safe: a stream writer's I/O thread and the pipeline thread share one queue.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+
+from replicator.events import Message
+
+Position = tuple[int, int]  # (c_scn, internal idx)
+
+NO_SCN = (1 << 64) - 1  # "no position" in requests (CONTINUE c_scn) and "now" in START scn
+
+
+def client_position(c_scn: int, c_idx: int) -> Position:
+    """The internal position covered by a client's (c_scn, printed c_idx).
+
+    The client echoes the ``c_idx`` printed in the data (internal + 1), so it has seen
+    every message of ``c_scn`` whose internal index is below it; ``c_idx`` 0 means none.
+    """
+    return (c_scn, c_idx - 1)
+
+
+def wire_position(position: Position | None) -> Position:
+    """The (c_scn, printed c_idx) a reply reports for an internal position ((0, 0) if none)."""
+    if position is None:
+        return (0, 0)
+    return (position[0], position[1] + 1)
+
+
+@dataclass(slots=True, eq=False)
+class Entry:
+    """One message in the queue and what the sink has done with it."""
+
+    message: Message
+    silent: bool = False  # confirmed without being delivered
+    done: bool = False  # delivered (the sink's guarantee reached)
+    sent_at: float = 0.0  # monotonic time it was handed to the sink
+
+    @property
+    def position(self) -> Position:
+        """The message's (c_scn, internal idx)."""
+        return (self.message.scn, self.message.idx)
+
+
+class ConfirmQueue:
+    """FIFO of unconfirmed messages with a send cursor (see the module docstring)."""
+
+    def __init__(self, capacity: int, confirmed: Position | None = None) -> None:
+        self.capacity = capacity
+        self._entries: deque[Entry] = deque()
+        self._cond = threading.Condition()
+        self._out: list[Message] = []
+        self.cursor = 0  # entries [0, cursor) were handed to the current stream client
+        self.confirmed: Position | None = confirmed  # last position that left the queue
+        self.max_sent: Position | None = confirmed  # highest position a client was given
+        self.skip: Position | None = None  # resume position: entries up to it are silent
+
+    def __len__(self) -> int:
+        with self._cond:
+            return len(self._entries)
+
+    def wait_for_space(self, timeout: float) -> bool:
+        """Block up to ``timeout`` seconds until an entry fits; True when one does."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while len(self._entries) >= self.capacity:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(left)
+            return True
+
+    def wait_empty(self, timeout: float) -> bool:
+        """Block up to ``timeout`` seconds until every entry left; True when empty."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._entries:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(left)
+            return True
+
+    def put(self, entry: Entry) -> None:
+        """Append ``entry`` even beyond capacity (callers wait for space first)."""
+        with self._cond:
+            self._append(entry)
+            self._release()
+
+    def put_many(self, entries: list[Entry]) -> int:
+        """Append as many of ``entries`` as fit; returns how many were taken."""
+        with self._cond:
+            room = max(0, self.capacity - len(self._entries))
+            for entry in entries[:room]:
+                self._append(entry)
+            self._release()
+            return min(room, len(entries))
+
+    def take_unsent(self, limit: int) -> list[Entry]:
+        """Up to ``limit`` entries from the cursor on that must be delivered, marked as sent.
+
+        Silent entries are stepped over; the cursor moves past everything returned.
+        """
+        taken: list[Entry] = []
+        now = time.monotonic()
+        with self._cond:
+            entries = self._entries
+            while self.cursor < len(entries) and len(taken) < limit:
+                entry = entries[self.cursor]
+                self.cursor += 1
+                if entry.silent:
+                    continue
+                entry.sent_at = now
+                taken.append(entry)
+            if taken:
+                for entry in taken:
+                    self._note_sent(entry.position)
+            return taken
+
+    def mark_done(self, entry: Entry) -> None:
+        """The sink delivered ``entry`` (e.g. a Kafka delivery report)."""
+        with self._cond:
+            entry.done = True
+            self._release()
+
+    def confirm_through(self, position: Position) -> int:
+        """A client CONFIRM: remove the sent entries at or below ``position``; returns how many."""
+        removed = 0
+        with self._cond:
+            while self._entries and self.cursor > 0:
+                head = self._entries[0]
+                if not head.silent and head.position > position:
+                    break
+                head.done = True
+                self._pop()
+                removed += 1
+            removed += self._release()
+        return removed
+
+    def resume_after(self, position: Position | None) -> None:
+        """A client CONTINUE: restart delivery at the front, skipping what it already has.
+
+        Only a leading run of entries at or below ``position`` is skipped (and so
+        confirmed); positions are not guaranteed to grow, so anything after the first
+        larger one is re-sent rather than risk dropping it. The skip also applies to
+        entries that arrive later until a larger position shows up.
+        """
+        with self._cond:
+            self.cursor = 0
+            self.skip = position
+            if position is None:
+                return
+            self._note_sent(position)
+            while self._entries:
+                head = self._entries[0]
+                if not head.silent and head.position > position:
+                    self.skip = None
+                    break
+                head.silent = True
+                self._pop()
+            self._release()
+
+    def rewind(self) -> None:
+        """The client went away: everything still queued will be sent again."""
+        with self._cond:
+            self.cursor = 0
+
+    def unconfirmed(self) -> list[Entry]:
+        """Entries not yet delivered, in order (for a Kafka producer rebuild)."""
+        with self._cond:
+            return [e for e in self._entries if not e.done and not e.silent]
+
+    def take_confirmed(self) -> list[Message]:
+        """Messages that left the queue since the last call, in order."""
+        with self._cond:
+            out, self._out = self._out, []
+            return out
+
+    def oldest_sent_at(self) -> float | None:
+        """When the oldest undelivered entry was handed to the sink (None if none was)."""
+        with self._cond:
+            for entry in self._entries:
+                if not entry.done and not entry.silent:
+                    return entry.sent_at or None
+            return None
+
+    # -- internals (lock held) ---------------------------------------------------------------
+
+    def _append(self, entry: Entry) -> None:
+        if self.skip is not None:
+            if entry.position <= self.skip:
+                entry.silent = True  # the resuming client already has it
+                self._note_sent(entry.position)
+            else:
+                self.skip = None
+        self._entries.append(entry)
+
+    def _note_sent(self, position: Position) -> None:
+        if self.max_sent is None or position > self.max_sent:
+            self.max_sent = position
+
+    def _pop(self) -> None:
+        entry = self._entries.popleft()
+        self.confirmed = entry.position
+        self._out.append(entry.message)
+        if self.cursor > 0:
+            self.cursor -= 1
+        self._cond.notify_all()
+
+    def _release(self) -> int:
+        """Remove the leading entries that need nothing more (silent or done)."""
+        removed = 0
+        while self._entries and (self._entries[0].silent or self._entries[0].done):
+            self._pop()
+            removed += 1
+        return removed

@@ -1,0 +1,87 @@
+"""Helpers for the stream writer tests: a writer fed by a producer thread, and its messages."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import orjson
+
+from replicator.config.writer import NetworkWriterConfig, ZeroMQWriterConfig
+from replicator.events import Message
+from replicator.stream_client import StreamClient
+from replicator.writers.network import NetworkWriter
+from replicator.writers.stream_writer import StreamWriter
+from replicator.writers.zeromq import ZeroMQWriter
+
+DATABASE = "DB"
+PER_SCN = 5  # messages per c_scn
+
+
+def position(n: int) -> tuple[int, int]:
+    """Internal (c_scn, idx) of message number ``n``."""
+    return 1000 + n // PER_SCN, n % PER_SCN
+
+
+def message(n: int) -> Message:
+    """Message ``n`` as the JSON format would print it (c_idx = internal + 1)."""
+    scn, idx = position(n)
+    data = orjson.dumps({"c_scn": scn, "c_idx": idx + 1, "payload": [{"op": "c", "n": n}]})
+    return Message(data=data, scn=scn, idx=idx)
+
+
+def number_of(frame: bytes) -> int:
+    """The ``n`` a data frame carries."""
+    return int(orjson.loads(frame)["payload"][0]["n"])
+
+
+def make_writer(kind: str, confirmed: list[tuple[int, int]], **kwargs: Any) -> StreamWriter:
+    """A writer on 127.0.0.1 with an ephemeral port; ``kwargs`` go to the config or the writer."""
+    config_keys = {k.replace("_", "-"): kwargs.pop(k) for k in ("queue_size", "poll_interval_us") if k in kwargs}
+    on_confirm = lambda scn, idx: confirmed.append((scn, idx))
+    if kind == "network":
+        config = NetworkWriterConfig.model_validate({"type": "network", "uri": "127.0.0.1:0", **config_keys})
+        return NetworkWriter(config, on_confirm, database=DATABASE, **kwargs)
+    config = ZeroMQWriterConfig.model_validate({"type": "zeromq", "uri": "tcp://127.0.0.1:*", **config_keys})
+    return ZeroMQWriter(config, on_confirm, database=DATABASE, **kwargs)
+
+
+class Producer:
+    """Runs connect() and then writes ``count`` messages in batches on its own thread."""
+
+    def __init__(self, writer: StreamWriter, count: int, batch: int = 50, close: bool = True) -> None:
+        self.writer, self.count, self.batch, self.close = writer, count, batch, close
+        self.error: BaseException | None = None
+        self.written = 0
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> Producer:
+        """Start the thread."""
+        self.thread.start()
+        return self
+
+    def _run(self) -> None:
+        try:
+            self.writer.connect(timeout=20)
+            for first in range(0, self.count, self.batch):
+                self.writer.write([message(n) for n in range(first, min(self.count, first + self.batch))])
+                self.written = min(self.count, first + self.batch)
+        except BaseException as exc:  # noqa: BLE001 - re-raised by join()
+            self.error = exc
+        finally:
+            if self.close:
+                self.writer.close()
+
+    def join(self, timeout: float = 30.0) -> None:
+        """Wait for the thread; re-raise its failure."""
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "producer thread did not finish"
+        if self.error is not None:
+            raise self.error
+
+
+def client(kind: str, writer: StreamWriter, timeout: float = 5.0) -> StreamClient:
+    """An opened client for ``writer``."""
+    result = StreamClient(kind, writer.address, DATABASE, "json", timeout)
+    result.open()
+    return result

@@ -1,0 +1,97 @@
+"""The confirm queue: order, silent entries, client positions, capacity."""
+
+from __future__ import annotations
+
+import threading
+
+from writer_helpers import msg
+
+from replicator.writers.queue import ConfirmQueue, Entry, client_position, wire_position
+
+
+def _positions(queue: ConfirmQueue) -> list[tuple[int, int]]:
+    return [(m.scn, m.idx) for m in queue.take_confirmed()]
+
+
+def test_wire_positions_use_the_printed_index() -> None:
+    assert client_position(100, 3) == (100, 2)  # printed 3 = internal 2
+    assert client_position(100, 0) == (100, -1)  # nothing of scn 100
+    assert wire_position((100, 2)) == (100, 3)
+    assert wire_position(None) == (0, 0)
+
+
+def test_done_entries_leave_only_from_the_front() -> None:
+    queue = ConfirmQueue(10)
+    entries = [Entry(msg(b"x", 1, i)) for i in range(3)]
+    for entry in entries:
+        queue.put(entry)
+    queue.mark_done(entries[2])
+    queue.mark_done(entries[1])
+    assert _positions(queue) == []  # the oldest is still out: nothing is confirmed past it
+    queue.mark_done(entries[0])
+    assert _positions(queue) == [(1, 0), (1, 1), (1, 2)]
+    assert queue.confirmed == (1, 2) and len(queue) == 0
+
+
+def test_silent_entries_wait_for_their_turn() -> None:
+    queue = ConfirmQueue(10)
+    first = Entry(msg(b"a", 1, 0))
+    queue.put(first)
+    queue.put(Entry(msg(b"chk", 1, 1, checkpoint=True), silent=True))
+    assert _positions(queue) == []
+    queue.mark_done(first)
+    assert _positions(queue) == [(1, 0), (1, 1)]
+
+
+def test_confirm_covers_only_sent_entries() -> None:
+    queue = ConfirmQueue(10)
+    for i in range(4):
+        queue.put(Entry(msg(b"x", 5, i)))
+    sent = queue.take_unsent(2)
+    assert [e.position for e in sent] == [(5, 0), (5, 1)] and queue.max_sent == (5, 1)
+    assert queue.confirm_through((5, 9)) == 2  # a higher position never releases unsent messages
+    assert _positions(queue) == [(5, 0), (5, 1)]
+    assert queue.cursor == 0 and len(queue) == 2
+
+
+def test_resume_after_skips_a_leading_run_and_later_arrivals() -> None:
+    queue = ConfirmQueue(10)
+    for i in range(3):
+        queue.put(Entry(msg(b"x", 7, i)))
+    queue.take_unsent(3)
+    queue.resume_after((7, 0))
+    assert _positions(queue) == [(7, 0)]
+    assert queue.cursor == 0 and [e.position for e in queue.take_unsent(5)] == [(7, 1), (7, 2)]
+    # A client ahead of everything queued: later messages it has are skipped on arrival.
+    queue = ConfirmQueue(10)
+    queue.resume_after((9, 4))
+    queue.put_many([Entry(msg(b"x", 9, i)) for i in range(6)])
+    assert _positions(queue) == [(9, i) for i in range(5)]
+    assert [e.position for e in queue.take_unsent(5)] == [(9, 5)]
+
+
+def test_resume_stops_skipping_at_the_first_larger_position() -> None:
+    queue = ConfirmQueue(10)
+    for scn in (10, 30, 20):  # positions need not grow (begin SCN order)
+        queue.put(Entry(msg(b"x", scn, 0)))
+    queue.resume_after((25, 0))
+    assert _positions(queue) == [(10, 0)]
+    assert [e.position for e in queue.take_unsent(5)] == [(30, 0), (20, 0)]  # 20 is re-sent, not lost
+
+
+def test_rewind_sends_everything_unconfirmed_again() -> None:
+    queue = ConfirmQueue(10)
+    queue.put_many([Entry(msg(b"x", 1, i)) for i in range(3)])
+    queue.take_unsent(3)
+    queue.rewind()
+    assert [e.position for e in queue.take_unsent(3)] == [(1, 0), (1, 1), (1, 2)]
+
+
+def test_capacity_and_waiting() -> None:
+    queue = ConfirmQueue(2)
+    assert queue.put_many([Entry(msg(b"x", 1, i)) for i in range(3)]) == 2
+    assert not queue.wait_for_space(0.01)
+    head = queue.take_unsent(1)[0]
+    threading.Timer(0.05, queue.confirm_through, args=(head.position,)).start()
+    assert queue.wait_for_space(2.0)
+    assert queue.wait_empty(0.01) is False
