@@ -22,6 +22,7 @@ from replicator.pipeline import Pipeline, RunStats, Sink
 from replicator.progress import Pacer, Progress, progress_wanted
 from replicator.redo.parser import ParserOptions
 from replicator.redo.reader import RedoFile, list_batch_files
+from replicator.txn.pool import MemoryPool
 from replicator.runwatch import RunWatch
 
 DISABLE_CHECKSUM = 0x4
@@ -37,6 +38,7 @@ class BatchJob:
     format_options: FormatOptions
     writer_config: Any
     verify_checksum: bool
+    memory: Any = None  # the config's `memory` section (pool limits, swap); None = defaults
 
 
 def _local_offset() -> int:
@@ -113,7 +115,14 @@ def build_job(config_path: str) -> BatchJob:
     if not files:
         raise RuntimeFailure("no redo log files to process (reader.redo-log)", 10001)
     verify = not (reader.disable_checks & DISABLE_CHECKSUM)
-    return BatchJob(source.name, files, parser, fmt, config.target[0].writer, verify)
+    return BatchJob(source.name, files, parser, fmt, config.target[0].writer, verify, config.memory)
+
+
+def memory_pool(memory: Any) -> MemoryPool:
+    """The transaction memory pool for a config's ``memory`` section (defaults when None)."""
+    if memory is None:
+        return MemoryPool()
+    return MemoryPool(memory.max_mb, memory.swap_mb, memory.swap_path or ".", memory.min_mb)
 
 
 def create_format_for(options: FormatOptions) -> Format:
@@ -135,7 +144,10 @@ def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off", watc
 
         writer = create_writer(job.writer_config, lambda scn, idx: None)
         writer.connect()
-    pipeline = Pipeline(job.parser, create_format_for(job.format_options), writer, verify_checksum=job.verify_checksum)
+    pool = memory_pool(job.memory)
+    pool.remove_stale_swap_files()
+    pipeline = Pipeline(job.parser, create_format_for(job.format_options), writer, verify_checksum=job.verify_checksum,
+                        pool=pool)
     if progress_wanted(progress, sys.stderr):
         watch = watch or RunWatch(job.files)
         watch.progress = Progress(len(job.files), sum(os.path.getsize(f.path) for f in job.files))

@@ -54,7 +54,18 @@ class FileSink(CountingSink):
 
 
 def peak_rss_mb() -> float:
-    """Peak resident set size of this process in MB (Linux reports KB)."""
+    """Peak resident set size of this process in MB.
+
+    VmHWM where /proc exists: ru_maxrss survives execve on Linux and would include the
+    peak of whatever process started us.
+    """
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 

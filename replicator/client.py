@@ -61,9 +61,7 @@ class _Printer:
         if self.args.quiet:
             return
         if self.args.format == "protobuf":
-            from google.protobuf.json_format import MessageToJson
-
-            frame = MessageToJson(pb.RedoResponse.FromString(frame), indent=None).encode("utf-8")
+            frame = protobuf_line(frame)
         self.out.write(frame + b"\n")
 
     def due(self) -> bool:
@@ -73,6 +71,21 @@ class _Printer:
     def confirmed(self) -> None:
         self.unconfirmed = 0
         self.last_confirm = time.monotonic()
+
+
+def protobuf_line(frame: bytes) -> bytes:
+    """One JSON line for a protobuf data message (field names as in the .proto file).
+
+    proto3 leaves default values out, so a BEGIN payload (op 0) would print as ``{}``:
+    the op is always shown.
+    """
+    import orjson
+    from google.protobuf.json_format import MessageToDict
+
+    doc = MessageToDict(pb.RedoResponse.FromString(frame), preserving_proto_field_name=True)
+    for element in doc.get("payload", []):
+        element.setdefault("op", "BEGIN")
+    return orjson.dumps(doc)
 
 
 def _session(client: StreamClient, printer: _Printer, args: argparse.Namespace) -> bool:

@@ -1,10 +1,12 @@
 """The daemon's data path: reader thread -> parser coroutine -> writer task, with positions.
 
 * The reader (:class:`~replicator.redo.online.RedoFollower`, blocking I/O) runs in a
-  worker thread and hands ``(header, LWN)`` items to a bounded asyncio queue.
-* One parser coroutine analyses LWNs, formats committed transactions and stamps every
+  worker thread and hands ``(header, LWN)`` items to a bounded queue.
+* One parser thread analyses LWNs, formats committed transactions and stamps every
   message with its stream position ``(sequence, LWN offset, record rank, index)``;
-  messages at or below the restart position are dropped (already confirmed).
+  messages at or below the restart position are dropped (already confirmed). It is a
+  thread rather than a coroutine because parsing is CPU-bound: in a coroutine it would
+  starve the event loop that serves signals, checkpoints, reloads and network clients.
 * One writer task hands batches to the writer in a thread; confirmations come back
   through :class:`Confirmations`, which turns (c_scn, idx) into stream positions.
 * After every LWN the checkpoint hook may write a schema checkpoint (restart point).
@@ -13,10 +15,11 @@
 from __future__ import annotations
 
 import asyncio
+import queue
 import threading
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from replicator.checkpoint import POSITION_ZERO, Position
 from replicator.events import Checkpoint, Message, Transaction
@@ -27,6 +30,7 @@ from replicator.redo.parser import Parser
 
 QUEUE_LWNS = 256
 QUEUE_BATCHES = 64
+BATCH_MESSAGES = 4096  # a huge transaction is handed to the writer this many messages at a time
 CHECKPOINT_RANK = 1 << 30  # a checkpoint sorts after every record of its LWN
 
 
@@ -97,20 +101,31 @@ class Engine:
         parser.on_transaction = self._on_transaction
         parser.on_checkpoint = self._on_checkpoint
 
-    # ----------------------------------------------------------------- parser callbacks
+    # ----------------------------------------------------------------- parser callbacks (parser thread)
     def _on_transaction(self, txn: Transaction) -> None:
         self.state.transactions += 1
         self.state.last_scn = txn.commit_scn
         if txn.commit_scn <= self.skip_commit_scn:
+            for _ in txn.changes:  # a streamed transaction must still be consumed
+                pass
             return
         seq, lwn, rank = txn.commit_pos
-        for i, message in enumerate(self.format.transaction(txn)):
+        stream = getattr(self.format, "iter_transaction", None)
+        if isinstance(txn.changes, list) or stream is None:
+            if not isinstance(txn.changes, list):
+                txn.changes = list(txn.changes)
+            messages: Iterable[Message] = self.format.transaction(txn)
+        else:
+            messages = stream(txn)  # a huge transaction: hand it over in batches as it is built
+        for i, message in enumerate(messages):
             pos = (seq, lwn, rank, i)
             if pos <= self.restart_pos:
                 self.state.skipped += 1
                 continue
             self._pending.append(message)
             self._positions.append(pos)
+            if len(self._pending) >= BATCH_MESSAGES:
+                self._handoff()
 
     def _on_checkpoint(self, cp: Checkpoint) -> None:
         messages = self.format.checkpoint(cp)
@@ -124,41 +139,69 @@ class Engine:
         if self.on_checkpoint_hook is not None:
             self.on_checkpoint_hook(cp, self.parser)
 
-    # ----------------------------------------------------------------- tasks
-    async def run(self, seq: int, block: int, stop: threading.Event) -> None:
-        """Read from (seq, block) until ``stop`` is set; then drain everything read."""
-        lwns: asyncio.Queue = asyncio.Queue(QUEUE_LWNS)
-        batches: asyncio.Queue = asyncio.Queue(QUEUE_BATCHES)
-        loop = asyncio.get_running_loop()
+    def _handoff(self) -> None:
+        """Give the pending messages to the writer task; blocks while its queue is full."""
+        if not self._pending:
+            return
+        batch, positions = self._pending, self._positions
+        self._pending, self._positions = [], []
+        self.state.messages += len(batch)
+        asyncio.run_coroutine_threadsafe(self._batches.put((batch, positions)), self._loop).result()
+
+    # ----------------------------------------------------------------- threads and tasks
+    async def run(self, seq: int, offset: int, stop: threading.Event) -> None:
+        """Read from (seq, offset) until ``stop`` is set; then drain everything read.
+
+        The reader and the parser each run in a thread of their own (blocking I/O and
+        CPU-bound work would stall a coroutine's event loop); the writer is a task.
+        """
+        self._loop = asyncio.get_running_loop()
+        self._batches = asyncio.Queue(QUEUE_BATCHES)
+        lwns: queue.Queue = queue.Queue(QUEUE_LWNS)
+        parser_dead = threading.Event()
+
+        def put(item: object) -> None:
+            while not parser_dead.is_set():
+                try:
+                    lwns.put(item, timeout=0.1)
+                    return
+                except queue.Full:
+                    continue
 
         def produce() -> None:
             try:
-                for item in self.follower.follow(seq, block):
-                    asyncio.run_coroutine_threadsafe(lwns.put(item), loop).result()
+                for item in self.follower.follow(seq, offset):
+                    put(item)
+                    if parser_dead.is_set():
+                        return
             except BaseException as e:  # reported to the daemon, which stops with the error code
                 self.state.errors.append(e)
             finally:
-                asyncio.run_coroutine_threadsafe(lwns.put(None), loop).result()
+                put(None)
 
-        reader = loop.run_in_executor(None, produce)
-        writer = asyncio.create_task(self._write(batches))
+        def parse() -> None:
+            try:
+                self._parse(lwns)
+            except BaseException as e:
+                self.state.errors.append(e)
+                stop.set()
+                parser_dead.set()
+
+        reader = self._loop.run_in_executor(None, produce)
+        writer = asyncio.create_task(self._write(self._batches))
         try:
-            await self._parse(lwns, batches)
-        except BaseException:
-            stop.set()
-            while await lwns.get() is not None:  # let the reader thread finish its last put
-                pass
-            raise
+            await self._loop.run_in_executor(None, parse)
         finally:
-            await batches.put(None)
+            await self._batches.put(None)
             await writer
             await reader
 
-    async def _parse(self, lwns: asyncio.Queue, batches: asyncio.Queue) -> None:
+    def _parse(self, lwns: queue.Queue) -> None:
         current: RedoHeader | None = None
         while True:
-            item = await lwns.get()
+            item = lwns.get()
             if item is None:
+                self._handoff()
                 return
             header, lwn = item
             if header is not current:
@@ -174,14 +217,7 @@ class Engine:
             else:
                 self.parser.process_lwn(lwn)
                 self.state.lwns += 1
-            if self._pending:
-                batch, positions = self._pending, self._positions
-                self._pending, self._positions = [], []
-                self.state.messages += len(batch)
-                await batches.put((batch, positions))
-            # Queue operations do not yield when they need not wait: give the writer,
-            # checkpoint and reload tasks their turn after every LWN.
-            await asyncio.sleep(0)
+            self._handoff()
 
     async def _write(self, batches: asyncio.Queue) -> None:
         while True:

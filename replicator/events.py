@@ -148,6 +148,8 @@ class Transaction:
     begin_time: int  # epoch seconds
     commit_scn: int
     commit_time: int  # epoch seconds
+    # A list, or, for a transaction too big to hold (see Parser.stream_bytes), a one-pass
+    # iterator that must be consumed before the parser moves on.
     changes: list[Change] = field(default_factory=list)
     attributes: dict[str, str] = field(default_factory=dict)
     thread: int = 1

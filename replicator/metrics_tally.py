@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from replicator.events import RowChange, Transaction
+from replicator.events import DdlChange, RowChange, Transaction
 
 # RowChange.op -> the `type` label OLR uses for dml_ops.
 OP_TYPES = {"c": "insert", "u": "update", "d": "delete"}
@@ -62,17 +62,20 @@ class Tally:
 
     def transaction(self, txn: Transaction) -> None:
         """Count one committed transaction that was output, with its rows and DDL."""
-        dml = self.dml
         for change in txn.changes:
-            if isinstance(change, RowChange):
-                owner, table = self._names(change)
-                key = (OP_TYPES.get(change.op, change.op), "out", owner, table)
-                dml[key] = dml.get(key, 0) + 1
-                self.rows += 1
-            else:
-                kind = ddl_type(change.sql)
-                self.ddl[kind] = self.ddl.get(kind, 0) + 1
+            self.change(change)
         self.count_transaction("commit", "out")
+
+    def change(self, change: RowChange | DdlChange) -> None:
+        """Count one output row or DDL (streamed transactions are counted change by change)."""
+        if isinstance(change, RowChange):
+            owner, table = self._names(change)
+            key = (OP_TYPES.get(change.op, change.op), "out", owner, table)
+            self.dml[key] = self.dml.get(key, 0) + 1
+            self.rows += 1
+        else:
+            kind = ddl_type(change.sql)
+            self.ddl[kind] = self.ddl.get(kind, 0) + 1
 
     def count_transaction(self, kind: str, filter_: str) -> None:
         """Count a transaction end: kind commit|rollback, filter out|partial|skip."""

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from dataclasses import dataclass, field, replace
+from typing import Callable, Iterable, Iterator, Protocol
 
-from replicator.events import Checkpoint, Message, Transaction
+from replicator.events import Change, Checkpoint, Message, Transaction
 from replicator.formats.base import FLAG_CHECKPOINT, Format
 from replicator.redo.header import RedoHeader
 from replicator.redo.parser import Parser, ParserOptions
 from replicator.redo.reader import RedoFile, read_lwns
 from replicator.redo.records import Lwn
+from replicator.txn.pool import MemoryPool
 
 FLUSH_MESSAGES = 4096
 
@@ -50,29 +51,53 @@ class Pipeline:
     """Wires a parser to a format and a writer for a list of archived redo files."""
 
     def __init__(self, parser_options: ParserOptions, fmt: Format, sink: Sink, *, verify_checksum: bool = True,
-                 on_checkpoint: Callable[[Checkpoint], None] | None = None):
+                 on_checkpoint: Callable[[Checkpoint], None] | None = None, pool: MemoryPool | None = None):
         self.format = fmt
         self.sink = sink
         self.verify_checksum = verify_checksum
         self.output_checkpoints = bool(parser_options.flags & FLAG_CHECKPOINT)
-        self.parser = Parser(parser_options, self._on_transaction, self._on_checkpoint)
+        self.parser = Parser(parser_options, self._on_transaction, self._on_checkpoint, pool=pool)
         self.stats = RunStats()
         self._pending: list[Message] = []
         self._on_checkpoint_hook = on_checkpoint
         # Observers (progress, metrics: replicator.runwatch); None costs one test per call.
         self.on_lwn: Callable[[RedoFile, Lwn], None] | None = None
         self.on_commit: Callable[[Transaction], None] | None = None
+        self.on_change: Callable[[Change], None] | None = None  # per change of a streamed transaction
 
     def _on_transaction(self, txn: Transaction) -> None:
-        messages = self.format.transaction(txn)
-        self._pending.extend(messages)
         self.stats.transactions += 1
-        self.stats.rows += len(txn.changes)
         self.stats.last_scn = txn.commit_scn
+        if isinstance(txn.changes, list):
+            self._pending.extend(self.format.transaction(txn))
+            self.stats.rows += len(txn.changes)
+            if self.on_commit is not None:
+                self.on_commit(txn)
+            if len(self._pending) >= FLUSH_MESSAGES:
+                self._drain()
+            return
+        # A huge transaction arrives as a stream: format and write it in batches.
+        stream = getattr(self.format, "iter_transaction", None)
+        txn.changes = self._counted(txn.changes)  # type: ignore[assignment]
+        if stream is None:
+            txn.changes = list(txn.changes)
+            messages = iter(self.format.transaction(txn))
+        else:
+            messages = stream(txn)
+        for message in messages:
+            self._pending.append(message)
+            if len(self._pending) >= FLUSH_MESSAGES:
+                self._drain()
         if self.on_commit is not None:
-            self.on_commit(txn)
-        if len(self._pending) >= FLUSH_MESSAGES:
-            self._drain()
+            self.on_commit(replace(txn, changes=[]))
+
+    def _counted(self, changes: Iterable[Change]) -> Iterator[Change]:
+        on_change = self.on_change
+        for change in changes:
+            self.stats.rows += 1
+            if on_change is not None:
+                on_change(change)
+            yield change
 
     def _on_checkpoint(self, cp: Checkpoint) -> None:
         messages = self.format.checkpoint(cp)

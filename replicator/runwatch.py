@@ -52,6 +52,7 @@ class RunWatch:
         pipeline.on_lwn = self.on_lwn
         if self.metrics is not None:
             pipeline.on_commit = self.on_commit
+            pipeline.on_change = self.tally.change
 
     # ------------------------------------------------------------------ hot path
     def on_commit(self, txn: Transaction) -> None:

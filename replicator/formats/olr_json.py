@@ -14,6 +14,8 @@ a checkpoint) repeat the last transaction's values, as OLR's builder does.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from replicator.events import (
     OP_DELETE, OP_INSERT, Checkpoint, DdlChange, Message, RowChange, Table, Transaction,
 )
@@ -77,11 +79,18 @@ class OlrJsonFormat:
 
     def transaction(self, txn: Transaction) -> list[Message]:
         """Render one committed transaction (begin, changes, commit as the options say)."""
+        return list(self.iter_transaction(txn))
+
+    def iter_transaction(self, txn: Transaction) -> Iterator[Message]:
+        """Like :meth:`transaction`, one message at a time: ``txn.changes`` may be a stream.
+
+        Used for transactions too big to hold; every message is yielded as soon as it is
+        built (FULL mode, one message per transaction, must still hold its elements).
+        """
         self._position(txn.begin_scn)
         header = self._header
         header.start_transaction(txn)
         ctx = header.transaction_context(txn)
-        messages: list[Message] = []
         elements: list[bytes] = []
         full_head = b""
         started = False
@@ -99,7 +108,7 @@ class OlrJsonFormat:
                     if self._full:
                         full_head = head
                     else:
-                        messages.append(self._message(head, b'"payload":[{"op":"begin"}]}', txn))
+                        yield self._message(head, b'"payload":[{"op":"begin"}]}', txn)
             if isinstance(change, DdlChange):
                 element, tag = self._ddl_element(change), None
             else:
@@ -113,17 +122,16 @@ class OlrJsonFormat:
             else:
                 head = header.dml(self._lwn_scn, self._take_index(), change.scn, change.time, ctx)
             table = change.table if isinstance(change, RowChange) else None
-            messages.append(self._message(head, b'"payload":[' + element + b"]}", txn,
-                                          tag=tag, table=table))
+            yield self._message(head, b'"payload":[' + element + b"]}", txn,
+                                          tag=tag, table=table)
         if not started:
-            return messages
+            return
         if self._full:
             body = b'"payload":[' + b",".join(elements) + b"]}"
-            messages.append(self._message(full_head, body, txn))
+            yield self._message(full_head, body, txn)
         elif not self._skip_commit:
             head = header.commit(self._lwn_scn, self._take_index(), ctx)
-            messages.append(self._message(head, b'"payload":[{"op":"commit"}]}', txn))
-        return messages
+            yield self._message(head, b'"payload":[{"op":"commit"}]}', txn)
 
     def checkpoint(self, cp: Checkpoint) -> list[Message]:
         """Render a checkpoint; the message has ``checkpoint=True`` (output only with flag 0x1000)."""

@@ -8,7 +8,7 @@ are decoded only by the format, after commit.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable, Iterator
 
 from replicator import log
 from replicator.events import Checkpoint, DdlChange, RowChange, Table, Transaction
@@ -32,6 +32,7 @@ QUIET_OPCODES = frozenset({0x0503, 0x0505, 0x0507, 0x0509, 0x050A, 0x050C, 0x050
                            0x1802, 0x1803, 0x1804, 0x1805, 0x1806, 0x180A, 0x1301, 0x1A06, 0x0B01,
                            0x0B04, 0x0B07, 0x0B09, 0x0B0A, 0x0B0D, 0x0B0E, 0x0B0F, 0x0B11, 0x0B12,
                            0x0B13, 0x0B14, 0x0B15, 0x0B17, 0x0B18})
+STREAM_BYTES = 32 * 1024 * 1024  # transactions holding more than this are handed over as a stream
 COLUMN_LIMIT_23 = 4096
 COLUMN_LIMIT = 1000
 
@@ -82,6 +83,8 @@ class Parser:
         self.last_lwn: Lwn | None = None
         self._lwn: Lwn | None = None
         self._rank = 0
+        # Stream a transaction once it holds an eighth of the memory budget (at most 32 MB).
+        self.stream_bytes = min(STREAM_BYTES, max(1 << 20, self.pool.max_bytes // 8))
 
     # ----------------------------------------------------------------- files and LWNs
     def start_file(self, header: RedoHeader) -> None:
@@ -282,38 +285,49 @@ class Parser:
             return
         self._emit(txn, record)
 
-    def _emit(self, txn: OpenTransaction, record: Record) -> None:
+    def _changes(self, txn: OpenTransaction) -> Iterator[RowChange | DdlChange]:
+        """The committed changes of ``txn`` in redo order, decoded lazily from the pool."""
         assert self.header is not None
         show_system = bool(self.opt.flags & 0x800)
-        changes: list[RowChange | DdlChange] = []
-        run: list[Pair] = []
+        big_scn, limit, tables = self.header.big_scn, self._limit, self.opt.tables
 
-        def flush_rows() -> None:
-            assert self.header is not None
-            for row in group_rows(run, self.opt.tables.get, self._limit, self.header.big_scn, log.warning):
+        def pairs_until_ddl(stored: Iterator[Pair | Ddl], tail: list[Ddl]) -> Iterator[Pair]:
+            for op in stored:
+                if isinstance(op, Pair):
+                    yield op
+                elif self.opt.emit_ddl:
+                    tail.append(op)
+                    return
+
+        # Rows and DDL keep their redo order: a DDL ends the current run of row pairs.
+        stored = txn.changes(self.pool)
+        while True:
+            ddl: list[Ddl] = []
+            for row in group_rows(pairs_until_ddl(stored, ddl), tables.get, limit, big_scn, log.warning):
                 if row.table is not None and row.table.system and not show_system:
                     continue
                 row.time = self._epoch(row.time)
-                changes.append(row)
-            run.clear()
+                self.stats.rows += 1
+                yield row
+            if not ddl:
+                return
+            yield self._ddl_change(ddl[0])
 
-        # Rows and DDL keep their redo order: DDL splits the runs of row pairs.
-        for op in list(txn.changes(self.pool)):
-            if isinstance(op, Pair):
-                run.append(op)
-            elif self.opt.emit_ddl:
-                flush_rows()
-                changes.append(self._ddl_change(op))
-        flush_rows()
-        if not changes:
-            return
+    def _emit(self, txn: OpenTransaction, record: Record) -> None:
+        assert self.header is not None
+        changes: Iterable[RowChange | DdlChange] = self._changes(txn)
+        if txn.size <= self.stream_bytes:
+            changes = list(changes)
+            if not changes:
+                return
+        # Above stream_bytes the consumer gets a one-pass iterator: a transaction of any
+        # size flows through the format and the writer in bounded memory.
         self.stats.transactions += 1
-        self.stats.rows += len(changes)
         begin_scn = txn.begin_scn if txn.begun else record.scn
         begin_time = txn.begin_time if txn.begun else record.time
         self.on_transaction(Transaction(
             xid=txn.xid, begin_scn=begin_scn, begin_time=self._epoch(begin_time), commit_scn=record.scn,
-            commit_time=self._epoch(record.time), changes=changes, attributes=txn.attributes,
+            commit_time=self._epoch(record.time), changes=changes, attributes=txn.attributes,  # type: ignore[arg-type]
             thread=self.header.thread, begin_seq=txn.begin_seq, begin_offset=txn.begin_offset,
             system=txn.system, con_name=self.opt.con_name,
             commit_pos=(self.header.sequence, (self._lwn.first_block if self._lwn else 0) * self.header.block_size,

@@ -3,31 +3,33 @@
 from __future__ import annotations
 
 import struct
+from functools import lru_cache
+from itertools import accumulate
 from typing import Iterator
 
 from replicator.errors import RedoLogError
-from replicator.redo.header import read_scn8
+from replicator.redo.header import SCN_NONE
 
 
 class ChangeVector:
     """One change vector: its header fields and its (padded) field table.
 
     Field ``i`` (1-based, as in the spec) is ``data[offsets[i-1] : offsets[i-1] + lengths[i-1]]``;
-    :meth:`field` returns it as a memoryview without copying.
+    ``data`` is the whole record as ``bytes``, so :meth:`field` is one slice.
     """
 
     __slots__ = (
-        "layer", "code", "opcode", "cls", "afn", "dba", "scn", "seq", "typ", "obj", "con_id",
+        "layer", "code", "opcode", "cls", "afn", "dba", "_scn", "seq", "typ", "obj", "con_id",
         "flags", "data", "start", "size", "offsets", "lengths", "endian", "header_size",
     )
 
-    def __init__(self, data: memoryview, start: int, header_size: int, endian: str):
-        hdr = _HEADER[endian]
-        (self.layer, self.code, self.cls, self.afn, obj_hi, self.dba, self.seq, self.typ,
-         obj_lo) = hdr.unpack_from(data, start)
+    def __init__(self, data: bytes, start: int, header_size: int, endian: str):
+        (self.layer, self.code, self.cls, self.afn, obj_hi, self.dba, scn_base, scn_w, scn_hi, self.seq, self.typ,
+         obj_lo) = _HEADER[endian].unpack_from(data, start)
         self.opcode = (self.layer << 8) | self.code
         self.obj = (obj_hi << 16) | obj_lo
-        self.scn = read_scn8(data, start + 12, endian)
+        # The block SCN is rarely used: keep its raw parts (decoded by the `scn` property).
+        self._scn = (scn_base, scn_w, scn_hi)
         if header_size == 32:
             self.con_id, self.flags = _CON[endian].unpack_from(data, start + 24)
         else:
@@ -38,30 +40,38 @@ class ChangeVector:
         self.start = start
         table = start + header_size
         tsize = _U16[endian].unpack_from(data, table)[0]
-        count = (tsize - 2) // 2
+        count = (tsize - 2) >> 1
         if tsize < 2 or table + tsize > len(data):
             raise RedoLogError(f"change vector {self.layer}.{self.code}: bad field table size {tsize}", 40009)
-        self.lengths = struct.unpack_from(f"{endian}{count}H", data, table + 2) if count else ()
-        pos = table + ((tsize + 2) & ~3)
-        offsets = []
-        for length in self.lengths:
-            offsets.append(pos)
-            pos += (length + 3) & ~3
+        lengths = _lengths(endian, count).unpack_from(data, table + 2) if count else ()
+        self.lengths = lengths
+        offsets = list(accumulate([(n + 3) & ~3 for n in lengths], initial=table + ((tsize + 2) & ~3)))
+        end = offsets.pop()
         self.offsets = offsets
-        self.size = pos - start
-        if pos > len(data):
+        self.size = end - start
+        if end > len(data):
             raise RedoLogError(
                 f"change vector {self.layer}.{self.code} at record offset {start} runs past the record end", 40009
             )
 
     @property
+    def scn(self) -> int:
+        """The block SCN before the change (vector header +12)."""
+        base, w, hi = self._scn
+        if base == 0xFFFFFFFF and w == 0xFFFF:
+            return SCN_NONE
+        if w & 0x8000:
+            return base | (hi << 32) | ((w & 0x7FFF) << 48)
+        return base | (w << 32)
+
+    @property
     def field_count(self) -> int:
         return len(self.lengths)
 
-    def field(self, i: int) -> memoryview:
-        """Field ``i`` (1-based); an empty view when the vector has fewer fields."""
+    def field(self, i: int) -> bytes:
+        """Field ``i`` (1-based); empty when the vector has fewer fields."""
         if i > len(self.lengths):
-            return self.data[0:0]
+            return b""
         off = self.offsets[i - 1]
         return self.data[off : off + self.lengths[i - 1]]
 
@@ -78,19 +88,24 @@ class ChangeVector:
         return f"<CV {self.layer}.{self.code} cls={self.cls} dba={self.dba:#010x} obj={self.obj} fields={self.lengths}>"
 
 
-_HEADER = {e: struct.Struct(e + "BBHHHIxxxxxxxxBBH") for e in "<>"}
+# layer, code, cls, afn, obj hi, dba, SCN base/wrap/high, seq, typ, obj lo
+_HEADER = {e: struct.Struct(e + "BBHHHIIHHBBH") for e in "<>"}
 _CON = {e: struct.Struct(e + "HxxH") for e in "<>"}
 _U16 = {e: struct.Struct(e + "H") for e in "<>"}
 
 
+@lru_cache(maxsize=512)
+def _lengths(endian: str, count: int) -> struct.Struct:
+    return struct.Struct(f"{endian}{count}H")
+
+
 def iter_vectors(data: bytes, header_size: int, vector_header: int, endian: str) -> Iterator[ChangeVector]:
     """Yield the change vectors of one record (``data`` is the whole record)."""
-    view = memoryview(data)
     pos = header_size
     end = len(data)
     while pos + vector_header + 2 <= end:
-        if view[pos] == 0 and view[pos + 1] == 0:
+        if data[pos] == 0 and data[pos + 1] == 0:
             break  # zero padding after the last vector
-        cv = ChangeVector(view, pos, vector_header, endian)
+        cv = ChangeVector(data, pos, vector_header, endian)
         yield cv
         pos += cv.size

@@ -93,7 +93,7 @@ class OpenTransaction:
         """
         ddl: Ddl | None = None
         for raw in pool.read(self.clog):
-            data = memoryview(bytes(raw))
+            data = bytes(raw)
             pos = 0
             while pos < len(data):
                 kind, big, vh, obj, data_obj, scn, time, offset, n1, n2 = _ENTRY.unpack_from(data, pos)

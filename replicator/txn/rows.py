@@ -9,6 +9,7 @@ supplemental values filling what the undo/redo images leave out.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator
 
 from replicator.events import OP_DELETE, OP_INSERT, OP_UPDATE, RowChange, RowImage, Table
 from replicator.redo.opcodes import kdo as K
@@ -89,39 +90,51 @@ class _Values:
 
 def _columns(cv: ChangeVector, kdo: K.Kdo, first: int, nums: tuple[int, ...] | None, shift: int,
              undo: bool, values: _Values, kind: int, limit: int) -> None:
-    """Read the column fields of one undo or redo row image into ``values``."""
+    """Read the column fields of one undo or redo row image into ``values`` (hot path)."""
     if not first:
-        return
-    if K.is_compressed(cv, kdo, first, not undo):
-        values.set(kind, 0, bytes(cv.field(first)), False)  # opaque; flagged by caller
         return
     if nums is not None:
         shift -= nums[0]
-    i = first
+    data, offsets, lengths = cv.data, cv.offsets, cv.lengths
+    n = len(lengths)
     nulls = kdo.nulls
-    n = cv.field_count
-    for c in range(kdo.cc):
+    n_nulls = len(nulls)
+    cc = kdo.cc
+    # Split-column flags apply to the first (P) and last (N) column of the piece only.
+    split_first = bool(kdo.fb & K.FB_P)
+    split_last = bool(kdo.fb & K.FB_N)
+    target = values.before if kind == 0 else values.after
+    i = first - 1  # 0-based field index
+    for c in range(cc):
         col = (nums[c] if nums is not None else c) + shift
         if col >= limit:
             break
-        is_null = bool(nulls[c >> 3] & (1 << (c & 7))) if (c >> 3) < len(nulls) else False
+        is_null = (c >> 3) < n_nulls and nulls[c >> 3] >> (c & 7) & 1
         if undo:
+            # Undo images carry no field for a NULL column, and may hold empty fillers.
             if is_null:
                 value = None
             else:
-                while i <= n and cv.flen(i) == 0:
+                while i < n and lengths[i] == 0:
                     i += 1
-                if i > n:
+                if i >= n:
                     break
-                value = bytes(cv.field(i))
+                o = offsets[i]
+                value = data[o : o + lengths[i]]
                 i += 1
         else:
-            if i > n:
+            if i >= n:
                 break
-            value = None if is_null else bytes(cv.field(i))
+            if is_null:
+                value = None
+            else:
+                o = offsets[i]
+                value = data[o : o + lengths[i]]
             i += 1
-        split = (c == 0 and kdo.fb & K.FB_P) or (c == kdo.cc - 1 and kdo.fb & K.FB_N)
-        values.set(kind, col, value, bool(split))
+        if (c == 0 and split_first) or (c == cc - 1 and split_last):
+            values.set(kind, col, value, True)
+        else:
+            target[col] = value
 
 
 def _supplemental(pair: Pair, values: _Values, limit: int) -> None:
@@ -131,15 +144,23 @@ def _supplemental(pair: Pair, values: _Values, limit: int) -> None:
     redo_op = pair.redo.opcode
     to_after = redo_op in AFTER_SUPP_OPS
     to_before = redo_op in BEFORE_SUPP_OPS
+    cv = pair.undo
+    data, offsets, lengths = cv.data, cv.offsets, cv.lengths
+    base = supp.first_value - 1
+    after_supp, before_supp = values.after_supp, values.before_supp
     for k, (num, length) in enumerate(zip(supp.nums, supp.lens)):
         col = num - 1
         if col >= limit:
             break
-        value = None if length == 0xFFFF or length == 0 else bytes(pair.undo.field(supp.first_value + k))
+        if length == 0xFFFF or length == 0 or base + k >= len(lengths):
+            value = None
+        else:
+            o = offsets[base + k]
+            value = data[o : o + lengths[base + k]]
         if to_after:
-            values.after_supp[col] = value
+            after_supp[col] = value
         if to_before:
-            values.before_supp[col] = value
+            before_supp[col] = value
 
 
 def build_row(pairs: list[Pair], op: str, table: Table | None, column_limit: int) -> RowChange:
@@ -204,13 +225,14 @@ def multirow_changes(pair: Pair, table: Table | None, big_scn: bool) -> list[Row
     return out
 
 
-def group_rows(pairs: list[Pair], table_of, column_limit: int, big_scn: bool, warn) -> list[RowChange]:
-    """Group a transaction's pairs into logical rows in OLR's order (§6.8).
+def group_rows(pairs: Iterable[Pair], table_of: Callable[[int], Table | None], column_limit: int, big_scn: bool,
+               warn: Callable[[int, str], None]) -> Iterator[RowChange]:
+    """Group a transaction's pairs into logical rows in OLR's order (§6.8), lazily.
 
-    ``table_of(obj)`` returns the Table (or None in schemaless mode); ``warn(code, msg)``
-    reports an inconsistency.
+    ``pairs`` may be a stream (a huge transaction read back chunk by chunk); rows come out
+    as soon as their last piece is seen. ``table_of(obj)`` returns the Table (or None in
+    schemaless mode); ``warn(code, msg)`` reports an inconsistency.
     """
-    rows: list[RowChange] = []
     group: list[Pair] = []
     op = ""
     for p in pairs:
@@ -222,7 +244,7 @@ def group_rows(pairs: list[Pair], table_of, column_limit: int, big_scn: bool, wa
             continue  # partition move
         code = p.redo.opcode
         if code in (OPC_QMI, OPC_QMD):
-            rows.extend(multirow_changes(p, table_of(p.obj), big_scn))
+            yield from multirow_changes(p, table_of(p.obj), big_scn)
             continue
         if code not in ROW_OPCODES:
             continue
@@ -247,6 +269,5 @@ def group_rows(pairs: list[Pair], table_of, column_limit: int, big_scn: bool, wa
             warn(60017, f"minimal supplemental log missing or redo inconsistency at offset {p.offset}")
         if supp_fb & K.FB_L:
             if group:
-                rows.append(build_row(group, op, table_of(group[0].obj), column_limit))
+                yield build_row(group, op, table_of(group[0].obj), column_limit)
             group, op = [], ""
-    return rows

@@ -70,6 +70,7 @@ class KafkaWriter(Writer):
         self._last_progress = time.monotonic()
         self._backoff = 0.0
         self._waiting_logged = False
+        self._rebuilding = False
 
     def producer_config(self) -> dict[str, Any]:
         """The librdkafka configuration: OLR's properties plus this writer's defaults."""
@@ -211,6 +212,8 @@ class KafkaWriter(Writer):
     def _service(self, timeout: float) -> None:
         """Poll for reports; rebuild when needed; report confirmations; raise a permanent failure."""
         self._guarded(self._producer.poll, timeout)
+        if self._rebuilding:
+            return  # called from inside a rebuild (librdkafka queue full): just let reports in
         if not self._rebuild_reason and self._stalled():
             self._request_rebuild(f"no delivery progress for {self.stall_timeout_s:.0f}s after broker errors")
         if self._rebuild_reason:
@@ -261,5 +264,9 @@ class KafkaWriter(Writer):
         self.rebuilds += 1
         self._broker_trouble = False
         self._last_progress = time.monotonic()
-        for entry in self.queue.unconfirmed():
-            self._produce(entry)
+        self._rebuilding = True  # a failure meanwhile waits for the next _service: no nested resend
+        try:
+            for entry in self.queue.unconfirmed():
+                self._produce(entry)
+        finally:
+            self._rebuilding = False

@@ -12,7 +12,9 @@ An entry leaves the front when it is
   position a stream client resumed from (it already has it);
 * ``done`` -- the sink's guarantee was reached (a Kafka delivery report);
 * covered by a stream client's CONFIRM: it was handed to the current client (it lies
-  before ``cursor``) and its position is at or below the confirmed one.
+  before ``cursor``) and lies up to the first sent message with exactly the confirmed
+  position, or -- when no message has that position -- in the leading run of messages at
+  or below it (positions need not grow: see :meth:`ConfirmQueue.confirm_through`).
 
 Positions are ``(c_scn, idx)`` with the *internal* index. On the wire a client names the
 printed index (internal + 1) of the last message it processed; :func:`client_position`
@@ -150,16 +152,28 @@ class ConfirmQueue:
             self._release()
 
     def confirm_through(self, position: Position) -> int:
-        """A client CONFIRM: remove the sent entries at or below ``position``; returns how many."""
+        """A client CONFIRM: remove sent entries up to ``position``; returns how many.
+
+        When a sent entry has exactly that position (a client echoing the last message it
+        processed), everything up to the first such entry goes, and nothing after it:
+        positions are not guaranteed to grow (c_scn is a transaction's begin SCN), so a
+        later message with a lower position may not have been processed yet (OLR #330).
+        Otherwise the leading run of sent entries at or below ``position`` goes.
+        """
         removed = 0
         with self._cond:
+            limit = self._exact(position, self.cursor)
             while self._entries and self.cursor > 0:
                 head = self._entries[0]
-                if not head.silent and head.position > position:
+                if limit is None and not head.silent and head.position > position:
                     break
                 head.done = True
                 self._pop()
                 removed += 1
+                if limit is not None:
+                    limit -= 1
+                    if limit < 0:
+                        break
             removed += self._release()
         return removed
 
@@ -177,7 +191,13 @@ class ConfirmQueue:
             if position is None:
                 return
             self._note_sent(position)
-            while self._entries:
+            limit = self._exact(position, len(self._entries))
+            if limit is not None:  # the client's own message is queued: drop through it, no further
+                for _ in range(limit + 1):
+                    self._entries[0].silent = True
+                    self._pop()
+                self.skip = None
+            while self.skip is not None and self._entries:
                 head = self._entries[0]
                 if not head.silent and head.position > position:
                     self.skip = None
@@ -220,6 +240,14 @@ class ConfirmQueue:
             else:
                 self.skip = None
         self._entries.append(entry)
+
+    def _exact(self, position: Position, within: int) -> int | None:
+        """Index of the first of the first ``within`` entries at exactly ``position``."""
+        for index in range(min(within, len(self._entries))):
+            entry = self._entries[index]
+            if not entry.silent and entry.position == position:
+                return index
+        return None
 
     def _note_sent(self, position: Position) -> None:
         if self.max_sent is None or position > self.max_sent:

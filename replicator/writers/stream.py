@@ -15,15 +15,17 @@ was restored. Requests:
   a starting point.
 * CONTINUE -> REPLICATE: delivery restarts at the oldest unconfirmed message; a leading
   run of messages at or below the client's position is confirmed without being sent.
-* CONFIRM (no reply) releases the sent messages at or below the position. A position
-  beyond anything ever sent is refused with INVALID_COMMAND and confirms nothing.
+* CONFIRM (no reply) releases the sent messages up to the one at that position (or the
+  leading run at or below it). A position beyond anything ever sent is refused with
+  INVALID_COMMAND and confirms nothing.
 
 Deliberate differences from OpenLogReplicator (each an upstream bug or hazard): every
 c_idx a client sends or receives is the printed index (internal + 1), so echoing the
 c_idx of the last message processed releases exactly that message (OLR #325); INFO while
 STARTING answers STARTING instead of falling through to REPLICATE; CONTINUE while READY
 with a position starts replication from it instead of streaming nothing; CONTINUE without
-c_idx means index 0, not the writer's old index; CONFIRM never releases unsent messages.
+c_idx means index 0, not the writer's old index; CONFIRM never releases unsent messages,
+nor messages after the one it names whose (begin-SCN) position is lower (OLR #330).
 
 The network I/O runs on the writer's own thread (:mod:`replicator.writers.stream_io`);
 this module holds the protocol state, which only that thread touches.

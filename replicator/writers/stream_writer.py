@@ -143,7 +143,8 @@ class StreamWriter(Writer):
             while not self.queue.wait_for_space(self._poll_s):
                 self._deliver()
                 self._check_io()
-        self._waiting_logged = False
+        if len(self.queue) < self.queue.capacity // 2:
+            self._waiting_logged = False  # log the next stall again, not every full-queue wait
         self._deliver()
 
     def send(self, message: Message) -> None:

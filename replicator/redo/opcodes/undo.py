@@ -72,7 +72,7 @@ def build_vector(template: ChangeVector, fields: list[bytes]) -> ChangeVector:
     table += b"\x00" * (((len(table) + 3) & ~3) - len(table))
     body = b"".join(f + b"\x00" * (((len(f) + 3) & ~3) - len(f)) for f in fields)
     data = head + table + body
-    return ChangeVector(memoryview(data), 0, header_len, e)
+    return ChangeVector(data, 0, header_len, e)
 
 
 def _header_len(cv: ChangeVector) -> int:

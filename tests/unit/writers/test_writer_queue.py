@@ -95,3 +95,19 @@ def test_capacity_and_waiting() -> None:
     threading.Timer(0.05, queue.confirm_through, args=(head.position,)).start()
     assert queue.wait_for_space(2.0)
     assert queue.wait_empty(0.01) is False
+
+
+def test_exact_confirm_does_not_release_later_lower_positions() -> None:
+    """OLR #330: c_scn is a begin SCN, so a later transaction may carry a lower position."""
+    queue = ConfirmQueue(10)
+    order = [(150, 0), (150, 1), (100, 0), (100, 1)]  # T2 (begin 150) commits before T1 (begin 100)
+    queue.put_many([Entry(msg(b"x", scn, idx)) for scn, idx in order])
+    queue.take_unsent(4)
+    queue.confirm_through((150, 1))  # the client processed T2 only
+    assert _positions(queue) == [(150, 0), (150, 1)]
+    assert [e.position for e in queue.unconfirmed()] == [(100, 0), (100, 1)]  # T1 is kept
+    queue.rewind()
+    queue.put(Entry(msg(b"x", 160, 0)))
+    queue.resume_after((100, 0))  # exact: through that message, not beyond
+    assert _positions(queue) == [(100, 0)]
+    assert [e.position for e in queue.take_unsent(5)] == [(100, 1), (160, 0)]
