@@ -15,6 +15,7 @@ import os
 import shutil
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -109,7 +110,8 @@ class OnlineLog:
 
 def generate_online(sc: Scenario, out_dir: str | Path, *, groups: int = 3, rate_mb_s: float = 0.0,
                     final_switch: bool = False, with_expected: bool = True,
-                    ready: threading.Event | None = None) -> GenerationResult:
+                    ready: threading.Event | None = None,
+                    on_lwn_written: Callable[[int, int], None] | None = None) -> GenerationResult:
     """Run ``sc`` as a live database: online groups in ``out/online``, archives in ``out/fra``.
 
     Without ``final_switch`` the last log stays current (next SCN none), as on a running
@@ -123,6 +125,7 @@ def generate_online(sc: Scenario, out_dir: str | Path, *, groups: int = 3, rate_
     state.mkdir(parents=True)
     ring = OnlineRing(sc, out / "online", out / "fra", groups, rate_mb_s)
     engine = Engine(sc, out, keep_expected=with_expected, sink=ring)
+    engine.stream.on_lwn_written = on_lwn_written
     # The checkpoint and config exist before the first redo byte, so a replicator can start
     # tailing while the "database" runs (``ready`` tells a caller in another thread).
     doc = schema.schema_checkpoint(sc, SimpleNamespace(tables=engine.tables))

@@ -134,6 +134,8 @@ class RedoStream:
         # (sequence, first block, blocks, LWN SCN, epoch) per LWN; (sequence, -1, end block, SCN, epoch)
         # at each log end. The expected output replays them as OLR's checkpoints.
         self.lwn_log: list[tuple[int, int, int, int, int]] = []
+        # Called with (first SCN, last SCN) once an LWN is in the file (lag benchmarks).
+        self.on_lwn_written: Callable[[int, int], None] | None = None
         self._last_lwn: tuple[int, int] = (0, 0)
         self.bytes_written = 0  # redo blocks packed so far, all files
 
@@ -190,6 +192,8 @@ class RedoStream:
         self._last_lwn = (records[0].scn, self._lwn_epoch)
         self._file.append(blocks)
         self.bytes_written += len(blocks)
+        if self.on_lwn_written is not None:
+            self.on_lwn_written(records[0].scn, max(r.scn for r in records))
 
     def switch(self) -> None:
         """Log switch: the next LWN goes into a new sequence."""

@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 import pytest
 from confluent_kafka import Consumer, TopicPartition
-from conftest import Broker
+from kafka_broker import Broker
 
 from replicator.config.writer import KafkaWriterConfig
 from replicator.errors import RuntimeFailure

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import free_port
+from kafka_broker import free_port
 
 
 @pytest.mark.parametrize("kind", ["network", "zeromq"])
