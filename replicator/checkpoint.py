@@ -25,6 +25,7 @@ from pathlib import Path
 
 from replicator import log
 from replicator.errors import DataError, RuntimeFailure
+from replicator.fsutil import atomic_write
 from replicator.schema.document import MinTran, SchemaCheckpoint
 from replicator.schema.store import list_schema_checkpoints, load_schema_checkpoint, write_schema_checkpoint
 
@@ -43,20 +44,6 @@ class Confirmed:
     activation: int
     pos: Position | None = None  # our stream position (None in files written by OLR)
     output: tuple[str, int] | None = None  # file writer: (file, size) holding exactly the confirmed messages
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a fsynced temp file and a rename."""
-    temp = path.with_name(f".{path.name}.tmp")
-    try:
-        with open(temp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temp, path)
-    except OSError as e:
-        temp.unlink(missing_ok=True)
-        raise RuntimeFailure(f"file: {path} - cannot be written: {e}", 10006) from e
 
 
 class CheckpointManager:

@@ -27,3 +27,11 @@ def free23() -> Path:
 @pytest.fixture
 def ora19() -> Path:
     return need(ORA19)
+
+
+@pytest.fixture(autouse=True)
+def _olr_log_lines(caplog: pytest.LogCaptureFixture) -> None:
+    """Captured log text in OpenLogReplicator's line format, codes included."""
+    from replicator.log import OlrFormatter
+
+    caplog.handler.setFormatter(OlrFormatter(mock=True))

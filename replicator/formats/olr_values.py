@@ -9,9 +9,9 @@ warning 60002 with `unknown` = 1); types it does not support are left out unless
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 
+from replicator import log
 from replicator.events import (
     TYPE_BINARY_DOUBLE, TYPE_BINARY_FLOAT, TYPE_BLOB, TYPE_BOOLEAN, TYPE_CHAR, TYPE_CLOB,
     TYPE_DATE, TYPE_INTERVAL_DS, TYPE_INTERVAL_YM, TYPE_JSON, TYPE_NUMBER, TYPE_RAW,
@@ -29,7 +29,6 @@ from replicator.values.raw import boolean_text
 from replicator.values.rowid import urowid_text
 from replicator.values.timefmt import timestamp_renderer, timestamp_tz_renderer
 
-log = logging.getLogger(__name__)
 
 Fragment = Callable[[bytes], "bytes | None"]
 _FLAG_JSON_HEX = 0x20000  # source.flags: output the JSON data type as hex (experimental)
@@ -86,7 +85,7 @@ def _unknown_fragment(prefix: bytes, name: str, dump: bool) -> Fragment:
         return lambda data: fragment
 
     def unknown(data: bytes) -> bytes:
-        log.warning("60002 unknown value (column: %s): %d - %s", name, len(data), data.hex(" "))
+        log.warning(60002, f"unknown value (column: {name}): {len(data)} - {data.hex(' ')}")
         return fragment
 
     return unknown

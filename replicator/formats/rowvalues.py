@@ -18,11 +18,11 @@ Undecodable values become None (warning 60002 when `unknown` is 1, as in OLR JSO
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
+from replicator import log
 from replicator.events import (
     OP_DELETE, OP_INSERT, TYPE_CLOB, TYPE_RAW, Column, RowChange, RowImage, Table,
 )
@@ -39,7 +39,6 @@ from replicator.values.number import decode_number
 from replicator.values.raw import boolean_text
 from replicator.values.rowid import urowid_text
 
-log = logging.getLogger(__name__)
 
 Value = (str | Decimal | float | bytes | bool | Instant | ZonedInstant | YearMonth | DaySecond
          | None)
@@ -78,7 +77,7 @@ def _checked(decode: Callable[[bytes], Value], name: str, warn: bool) -> Decoder
     def run(data: bytes) -> Value:
         value = decode(data)
         if value is None and warn:
-            log.warning("60002 unknown value (column: %s): %d - %s", name, len(data), data.hex(" "))
+            log.warning(60002, f"unknown value (column: {name}): {len(data)} - {data.hex(' ')}")
         return value
 
     return run

@@ -8,13 +8,14 @@ file, fsync, rename), unlike OLR, which rewrites the file in place.
 
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
 from typing import Final
 
 import orjson
 
+from replicator import log
+from replicator.fsutil import atomic_write
 from replicator.errors import DataError, ReplicatorError, RuntimeFailure
 from replicator.schema.document import (
     Incarnation, MinTran, OnlineRedo, SchemaCheckpoint, format_schema_checkpoint,
@@ -28,7 +29,6 @@ __all__ = [
     "parse_timezone", "write_schema_checkpoint",
 ]
 
-log = logging.getLogger(__name__)
 
 MAX_SCHEMA_FILE_SIZE: Final = 2 * 1024 * 1024 * 1024  # OLR's read limit for schema files
 
@@ -112,7 +112,7 @@ def load_best_schema_checkpoint(state_dir: str | os.PathLike[str], name: str,
         try:
             cp = load_schema_checkpoint(path, name)
         except ReplicatorError as exc:
-            log.error("%05d %s", exc.code, exc.message)
+            log.error(exc.code, exc.message)
             continue
         if cp.schema_ref_scn is None:
             return cp
@@ -120,12 +120,11 @@ def load_best_schema_checkpoint(state_dir: str | os.PathLike[str], name: str,
         try:
             ref = load_schema_checkpoint(ref_path, name)
         except ReplicatorError as exc:
-            log.warning("%05d file: %s - load checkpoint failed, reference schema %s unusable (%s)",
-                        60019, path, ref_path.name, exc.message)
+            log.warning(60019, f"file: {path} - load checkpoint failed, reference schema {ref_path.name} "
+                               f"unusable ({exc.message})")
             continue
         if ref.schema_scn is None:
-            log.warning("%05d file: %s - reference schema %s holds no schema", 60019, path,
-                        ref_path.name)
+            log.warning(60019, f"file: {path} - reference schema {ref_path.name} holds no schema")
             continue
         cp.schema_scn, cp.rows = ref.schema_scn, ref.rows
         return cp
@@ -140,30 +139,7 @@ def write_schema_checkpoint(state_dir: str | os.PathLike[str], cp: SchemaCheckpo
     the caller turns them into WARN 60018 as OLR does.
     """
     target = checkpoint_path(state_dir, cp.database, cp.scn)
-    temp = target.with_name(f".{target.name}.tmp")
-    data = format_schema_checkpoint(cp).encode("utf-8")
-    try:
-        with open(temp, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, target)
-        _fsync_dir(target.parent)
-    except OSError as exc:
-        temp.unlink(missing_ok=True)
-        raise RuntimeFailure(f"file: {target} - cannot be written: {exc}", 10006) from exc
+    atomic_write(target, format_schema_checkpoint(cp).encode("utf-8"))
     return target
 
 
-def _fsync_dir(directory: Path) -> None:
-    # Persist the rename itself; some file systems refuse fsync on a directory, which is fine.
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

@@ -16,10 +16,10 @@ Undecodable characters become U+FFFD and are reported once per value as warning 
 from __future__ import annotations
 
 import codecs
-import logging
 from functools import cache
 from typing import Final
 
+from replicator import log
 from replicator.errors import InternalError
 from replicator.values.charset_tables import parse_tables
 from replicator.values.unicode import (
@@ -29,7 +29,6 @@ from replicator.values.unicode import (
     encode_utf8,
 )
 
-log = logging.getLogger(__name__)
 
 CHARSET_NAMES: Final[dict[int, str]] = {
     1: "US7ASCII", 2: "WE8DEC", 3: "WE8HP", 4: "US8PC437", 10: "WE8PC850", 11: "D7DEC",
@@ -97,8 +96,7 @@ class Charset:
 
     def _report(self, bad: int, data: bytes) -> None:
         if bad:
-            log.warning("60008 can't decode %d character(s) using character set %s: %s",
-                        bad, self.name, data.hex())
+            log.warning(60008, f"can't decode {bad} character(s) using character set {self.name}: {data.hex()}")
 
 
 class _Al32Utf8(Charset):

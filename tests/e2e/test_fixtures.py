@@ -3,30 +3,21 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from fixture_configs import free23_batch_config, write_config
 
 from replicator.cli import main
 
 
 def _free23_config(free23: Path, tmp_path: Path, fmt: dict | None = None) -> Path:
-    state = tmp_path / "state"
-    state.mkdir()
-    shutil.copy(free23 / "TEST-chkpt-2266634.json", state)
-    cfg = json.loads((free23 / "olr-config.json").read_text())
-    cfg["state"]["path"] = str(state)
-    src = cfg["source"][0]
-    src["reader"]["redo-log"] = [str(free23 / n) for n in src["reader"]["redo-log"]]
+    cfg = free23_batch_config(free23, tmp_path, utc_host=False)
     if fmt is not None:
-        src["format"] = fmt
-    cfg["target"][0]["writer"]["output"] = str(tmp_path / "output.json")
-    path = tmp_path / "OpenLogReplicator.json"
-    path.write_text(json.dumps(cfg))
-    return path
+        cfg["source"][0]["format"] = fmt
+    return write_config(tmp_path, cfg)
 
 
 def test_free23_output_is_byte_identical(free23: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

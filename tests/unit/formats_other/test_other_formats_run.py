@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 from pathlib import Path
 
 import fastavro
 import pytest
+from fixture_configs import free23_batch_config, write_config
 
 from other_formats_decode import strict_json
 from other_formats_scenario import SHARED
@@ -32,20 +32,12 @@ def fixture_dir() -> Path:
 
 
 def _run(fixture: Path, tmp_path: Path, fmt: dict, new_line: int = 1) -> bytes:
-    state = tmp_path / "state"
-    state.mkdir()
-    shutil.copy(fixture / "TEST-chkpt-2266634.json", state)
-    cfg = json.loads((fixture / "olr-config.json").read_text())
-    cfg["state"]["path"] = str(state)
-    source = cfg["source"][0]
-    source["reader"]["redo-log"] = [str(fixture / name) for name in source["reader"]["redo-log"]]
-    source["reader"]["host-timezone"] = "+00:00"  # the fixture was made on a UTC host
-    source["format"] = fmt
+    cfg = free23_batch_config(fixture, tmp_path)
+    cfg["source"][0]["format"] = fmt
     writer = cfg["target"][0]["writer"]
     writer["output"] = str(tmp_path / "output.bin")
     writer["new-line"] = new_line
-    path = tmp_path / "OpenLogReplicator.json"
-    path.write_text(json.dumps(cfg))
+    path = write_config(tmp_path, cfg)
     assert main(["run", "-f", str(path)]) == 0
     return (tmp_path / "output.bin").read_bytes()
 

@@ -6,13 +6,12 @@ from one is ambiguous.
 
 from __future__ import annotations
 
-import json
-import shutil
 import socket
 import urllib.request
 from pathlib import Path
 from typing import Any
 
+from fixture_configs import free23_batch_config, write_config
 from prometheus_client.parser import text_string_to_metric_families
 
 REPO = Path(__file__).resolve().parents[3]
@@ -47,16 +46,6 @@ def value(samples: dict[Any, float], name: str, **labels: str) -> float | None:
 
 def free23_config(free23: Path, tmp_path: Path, **top: Any) -> Path:
     """The free23 fixture as a batch config (UTC host), with extra top-level sections."""
-    state = tmp_path / "state"
-    state.mkdir()
-    shutil.copy(free23 / "TEST-chkpt-2266634.json", state)
-    cfg = json.loads((free23 / "olr-config.json").read_text())
-    cfg["state"]["path"] = str(state)
-    src = cfg["source"][0]
-    src["reader"]["redo-log"] = [str(free23 / n) for n in src["reader"]["redo-log"]]
-    src["reader"]["host-timezone"] = "+00:00"
-    cfg["target"][0]["writer"]["output"] = str(tmp_path / "output.json")
+    cfg = free23_batch_config(free23, tmp_path)
     cfg.update(top)
-    path = tmp_path / "OpenLogReplicator.json"
-    path.write_text(json.dumps(cfg))
-    return path
+    return write_config(tmp_path, cfg)
