@@ -26,7 +26,8 @@ from replicator.redo.parser import Parser, ParserOptions
 from replicator.schema.document import MinTran, SchemaCheckpoint
 from replicator.txn.pool import MemoryPool
 
-POLL_SAVE_S = 1.0  # the confirmed position is saved at most this often (and at every stop)
+POLL_SAVE_S = 1.0
+STREAM_WRITERS = ("network", "zeromq")  # the confirmed position is saved at most this often (and at every stop)
 
 
 def lock_config(path: str) -> int:
@@ -101,7 +102,9 @@ class Daemon:
                                   bool(src.flags & 0x1))
         follower = RedoFollower(locator, settings, self.stop_event)
         engine_ref: list[Engine] = []
-        writer = create_writer(self.config.target[0].writer, lambda scn, idx: engine_ref[0].confirmations.confirm(scn, idx))
+        writer_cfg = self.config.target[0].writer
+        extra = {"database": self.source.name} if writer_cfg.type in STREAM_WRITERS else {}
+        writer = create_writer(writer_cfg, lambda scn, idx: engine_ref[0].confirmations.confirm(scn, idx), **extra)
         restart_pos = confirmed.pos if confirmed is not None and confirmed.pos else POSITION_ZERO
         skip_scn = confirmed.scn if confirmed is not None and confirmed.pos is None else 0
         engine = Engine(parser, create_format(fmt_opts), writer, follower, restart_pos=restart_pos,
@@ -255,14 +258,34 @@ class Daemon:
             self._maybe_reload()
             await self.flush_and_save()
 
+    async def _connect_writer(self) -> bool:
+        """Connect the writer off the event loop; a stream writer waits for its client.
+
+        Returns False when a stop was asked for while waiting.
+        """
+        if self.config.target[0].writer.type not in STREAM_WRITERS:
+            await asyncio.to_thread(self.writer.connect)
+            return True
+        log.info("waiting for a client to START or CONTINUE the stream")
+        while not self.stop_event.is_set():
+            try:
+                await asyncio.to_thread(self.writer.connect, None, 1.0)
+                return True
+            except RuntimeFailure as e:
+                if e.code != 10091:  # 10091: no client asked yet
+                    raise
+        return False
+
     async def main(self) -> None:
         """Run until stopped; errors from the reader thread are re-raised here."""
-        engine, seq, offset = self._build()
-        self.writer.connect()
-        self.pool.remove_stale_swap_files()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._on_signal, sig)
+        engine, seq, offset = self._build()
+        self.pool.remove_stale_swap_files()
+        if not await self._connect_writer():
+            self.writer.close()
+            return
         log.info(f"replicating {self.source.name} from sequence {seq} offset {offset}")
         house = asyncio.create_task(self._housekeeping())
         try:

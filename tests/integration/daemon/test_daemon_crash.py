@@ -64,6 +64,7 @@ def test_sigkill_at_random_points(tmp_path: Path) -> None:
         assert "Traceback" not in err, err[-2000:]
     proc = _start(cfg)
     try:
+        time.sleep(2.0)  # let the final run start up fully before it may be asked to stop
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
             if output.exists() and output.stat().st_size >= len(expected):

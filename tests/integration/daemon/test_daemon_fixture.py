@@ -119,3 +119,34 @@ def test_broken_reload_keeps_running(free23: Path, tmp_path: Path) -> None:
     finally:
         err = _stop(proc)
     assert "config reload rejected" in err and "20003" in err
+
+
+def test_daemon_streams_to_a_network_client(free23: Path, tmp_path: Path) -> None:
+    """The daemon with the TCP writer: waits for a client, streams, stops cleanly."""
+    import socket
+
+    cfg = _setup(free23, tmp_path)
+    data = json.loads(cfg.read_text())
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    data["target"][0]["writer"] = {"type": "network", "uri": f"127.0.0.1:{port}"}
+    cfg.write_text(json.dumps(data))
+    proc = _start(cfg)
+
+    def listening() -> bool:
+        with socket.socket() as probe:
+            return probe.connect_ex(("127.0.0.1", port)) == 0
+
+    try:
+        assert _wait_for(listening), "the network writer never listened"
+        client = subprocess.run(
+            [sys.executable, "-m", "replicator", "client", "network", f"127.0.0.1:{port}", "TEST",
+             "--start", "scn:0", "--count", "3", "--confirm-every", "1", "--timeout", "20"],
+            capture_output=True, text=True, timeout=60)
+    finally:
+        err = _stop(proc)
+    assert client.returncode == 0, client.stderr
+    assert "Traceback" not in err
+    got = [line for line in client.stdout.splitlines() if line.startswith("{")]
+    assert got == (free23 / "expected-output.json").read_text().splitlines()
