@@ -126,6 +126,7 @@ class Parser:
         assert self.header is not None
         self.stats.records += 1
         prev: ChangeVector | None = None
+        prev_info: undo.UndoInfo | None = None  # parsed once, used again when the pair completes
         con_id = self.opt.con_id
         for cv in iter_vectors(record.data, record.header_size, self._vh, self.header.endian):
             self.stats.vectors += 1
@@ -135,7 +136,7 @@ class Parser:
             if prev is not None:
                 if prev.opcode == OPC_UNDO:
                     if cv.layer == 11 or op in (OPC_SESSION19, OPC_SESSION20):
-                        self._data_pair(prev, cv, record)
+                        self._data_pair(prev, prev_info, cv, record)
                         prev = None
                         continue
                     if cv.layer == 10 or op == OPC_LOB_REDO:
@@ -153,7 +154,7 @@ class Parser:
                 if info is not None and info.flags & (undo.UNDO_TAIL | undo.UNDO_MID):
                     self._undo_piece(cv, info)
                 else:
-                    prev = cv
+                    prev, prev_info = cv, info
             elif cv.layer == 11:
                 prev = cv
             elif op == OPC_BEGIN:
@@ -197,8 +198,7 @@ class Parser:
             return table
         return True if self.opt.schemaless else None
 
-    def _data_pair(self, u: ChangeVector, r: ChangeVector, record: Record) -> None:
-        info = undo.undo_info(u)
+    def _data_pair(self, u: ChangeVector, info: undo.UndoInfo | None, r: ChangeVector, record: Record) -> None:
         if info is None:
             return
         txn = self.buffer.get(u.con_id, info.xid)
