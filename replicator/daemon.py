@@ -21,6 +21,9 @@ from replicator.checkpoint import POSITION_ZERO, CheckpointManager, Confirmed
 from replicator.engine import Engine
 from replicator.errors import ConfigError, ReplicatorError, RuntimeFailure
 from replicator.events import Checkpoint
+from replicator.metrics import metrics_from_config
+from replicator.metrics_tally import Tally
+from replicator.notify import Notifier
 from replicator.redo.online import FollowSettings, LogLocator, RedoFollower, read_header
 from replicator.redo.parser import Parser, ParserOptions
 from replicator.schema.document import MinTran, SchemaCheckpoint
@@ -68,6 +71,9 @@ class Daemon:
                                          keep_all=bool(self.source.flags & 0x2000))
         memory = self.config.memory
         self.pool = MemoryPool(memory.max_mb, memory.swap_mb, memory.swap_path or ".", memory.min_mb)
+        self.metrics = metrics_from_config(self.config)
+        self.notifier = Notifier()
+        self._last_publish = 0.0
 
     # ----------------------------------------------------------------- setup
     def _restart_point(self) -> tuple[SchemaCheckpoint, Confirmed | None]:
@@ -112,6 +118,8 @@ class Daemon:
                         on_file_end=self._on_file_end)
         engine_ref.append(engine)
         self.engine, self.writer = engine, writer
+        if self.metrics is not None:
+            engine.tally = Tally(self.config.metrics.tag_names or "none")
         if confirmed is not None and confirmed.output is not None and hasattr(writer, "resume_at"):
             writer.resume_at = confirmed.output  # cut the output back to what the checkpoint covers
         seq, offset = cp.restart_position
@@ -170,7 +178,9 @@ class Daemon:
         oldest = parser.buffer.oldest_begin()
         min_tran = MinTran(oldest[0], oldest[1], _xid_text(oldest[2])) if oldest else None
         base = replace(self.base_checkpoint, resetlogs=header.resetlogs, activation=header.activation)
-        self.manager.write_schema(base, cp.scn, lwn.time if lwn else 0, cp.time, cp.seq, cp.offset, min_tran)
+        path = self.manager.write_schema(base, cp.scn, lwn.time if lwn else 0, cp.time, cp.seq, cp.offset, min_tran)
+        if path is not None and self.metrics is not None:
+            self.metrics.checkpoint_written(cp.scn)
 
     async def flush_and_save(self, force: bool = False) -> None:
         """Flush the writer (OLR flushes on every poll), then persist the confirmed position.
@@ -251,12 +261,29 @@ class Daemon:
         log.info(f"caught signal {signum}, stopping: draining writers and writing a final checkpoint")
         self.stop_event.set()
 
+    def _report(self) -> None:
+        """Once a second: metrics, systemd STATUS, and WATCHDOG while the parser is alive."""
+        now = time.monotonic()
+        engine = self.engine
+        if now - engine.state.heartbeat < max(5.0, 2 * (self.notifier.interval or 0)):
+            self.notifier.maybe_watchdog()  # a stuck parser thread stops the pings
+        if now - self._last_publish < 1.0:
+            return
+        self._last_publish = now
+        st = engine.state
+        self.notifier.status(f"replicating: sequence {st.sequence}, SCN {st.last_scn}, "
+                             f"{st.transactions} transactions, {st.messages} messages")
+        if self.metrics is not None:
+            self.metrics.publish(engine.tally, pool=self.pool, writers=[self.writer], parser=engine.parser,
+                                 queues={"unconfirmed": engine.confirmations.pending})
+
     async def _housekeeping(self) -> None:
         poll = max(self.config.target[0].writer.poll_interval_us / 1e6, 0.01)
         while not self.stop_event.is_set():
             await asyncio.sleep(poll)
             self._maybe_reload()
             await self.flush_and_save()
+            self._report()
 
     async def _connect_writer(self) -> bool:
         """Connect the writer off the event loop; a stream writer waits for its client.
@@ -281,22 +308,37 @@ class Daemon:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._on_signal, sig)
+        if self.metrics is not None:
+            self.metrics.start_server(self.config.metrics.bind or "")
+            self.metrics.set_state("starting")
         engine, seq, offset = self._build()
         self.pool.remove_stale_swap_files()
+        if self.metrics is not None:
+            self.metrics.set_state("ready")
         if not await self._connect_writer():
             self.writer.close()
             return
+        if self.metrics is not None:
+            self.metrics.set_state("replicating")
+        self.notifier.ready(f"replicating {self.source.name} from sequence {seq}")
         log.info(f"replicating {self.source.name} from sequence {seq} offset {offset}")
         house = asyncio.create_task(self._housekeeping())
         try:
             await engine.run(seq, offset, self.stop_event)
         finally:
             self.stop_event.set()
+            self.notifier.stopping("stopping: draining the writer, writing a final checkpoint")
+            if self.metrics is not None:
+                self.metrics.set_state("aborting" if engine.state.errors else "finishing")
             await house
             await self.flush_and_save(force=True)
             self.writer.close()
             if not engine.state.errors:
                 self._final_schema_checkpoint()
+        self._report()
+        if self.metrics is not None:
+            self.metrics.stop_server()
+        self.notifier.close()
         if engine.state.errors:
             raise engine.state.errors[0]
         log.info(f"stopped: {engine.state.transactions} transactions, {engine.state.messages} messages")

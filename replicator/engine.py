@@ -17,13 +17,15 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from replicator.checkpoint import POSITION_ZERO, Position
-from replicator.events import Checkpoint, Message, Transaction
+from replicator.events import Change, Checkpoint, Message, Transaction
 from replicator.formats.base import FLAG_CHECKPOINT, Format
+from replicator.metrics_tally import Tally
 from replicator.redo.header import RedoHeader
 from replicator.redo.online import RedoFollower
 from replicator.redo.parser import Parser
@@ -74,6 +76,7 @@ class EngineState:
     skipped: int = 0
     last_scn: int = 0
     sequence: int = 0
+    heartbeat: float = 0.0  # monotonic time the parser thread last showed it is alive
     errors: list[BaseException] = field(default_factory=list)
 
 
@@ -92,6 +95,7 @@ class Engine:
         self.skip_commit_scn = skip_commit_scn  # OLR-style restart: drop commits at or below
         self.on_checkpoint_hook = on_checkpoint
         self.on_file_end = on_file_end
+        self.tally: Tally | None = None  # metrics counters, bumped by the parser thread
         self.confirmations = Confirmations()
         self.state = EngineState()
         self.output_checkpoints = bool(parser.opt.flags & FLAG_CHECKPOINT)
@@ -110,6 +114,12 @@ class Engine:
                 pass
             return
         seq, lwn, rank = txn.commit_pos
+        tally = self.tally
+        if tally is not None:
+            if isinstance(txn.changes, list):
+                tally.transaction(txn)
+            else:
+                txn.changes = _tallied(txn.changes, tally)  # type: ignore[assignment]
         stream = getattr(self.format, "iter_transaction", None)
         if isinstance(txn.changes, list) or stream is None:
             if not isinstance(txn.changes, list):
@@ -199,7 +209,11 @@ class Engine:
     def _parse(self, lwns: queue.Queue) -> None:
         current: RedoHeader | None = None
         while True:
-            item = lwns.get()
+            self.state.heartbeat = time.monotonic()
+            try:
+                item = lwns.get(timeout=1.0)
+            except queue.Empty:
+                continue  # idle, waiting for redo: still alive (the watchdog keeps going)
             if item is None:
                 self._handoff()
                 return
@@ -212,11 +226,22 @@ class Engine:
                 self.parser.header = header
             if lwn is None:
                 self.parser.end_file()
+                if self.tally is not None:
+                    self.tally.log_switch("online" if header.is_current_online else "archived",
+                                          max(0.0, time.time() - self.parser._epoch(header.next_time)))
                 if self.on_file_end is not None:
                     self.on_file_end(header)
             else:
                 self.parser.process_lwn(lwn)
                 self.state.lwns += 1
+                tally = self.tally
+                if tally is not None:
+                    size = (lwn.end_block - lwn.first_block) * header.block_size
+                    tally.bytes_read += size
+                    tally.bytes_parsed += size
+                    tally.scn, tally.sequence = lwn.scn, header.sequence
+                    tally.redo_time = self.parser._epoch(lwn.time)
+                    tally.checkpoints_out += 1
             self._handoff()
 
     async def _write(self, batches: asyncio.Queue) -> None:
@@ -229,3 +254,11 @@ class Engine:
                 # Registered under the lock, so a checkpoint never sees a batch half-handed-over.
                 self.confirmations.sent(batch, positions)
                 await asyncio.to_thread(self.writer.write, batch)
+
+
+def _tallied(changes: Iterable[Change], tally: Tally) -> Iterator[Change]:
+    """Count the changes of a streamed transaction as they pass (it is read only once)."""
+    for change in changes:
+        tally.change(change)
+        yield change
+    tally.count_transaction("commit", "out")
