@@ -29,7 +29,7 @@ from replicator.redo.parser import Parser, ParserOptions
 from replicator.schema.document import MinTran, SchemaCheckpoint
 from replicator.txn.pool import MemoryPool
 
-POLL_SAVE_S = 1.0
+POLL_SAVE_S = 0.25  # the confirmed position is saved at most this often (and at every stop)
 STREAM_WRITERS = ("network", "zeromq")  # the confirmed position is saved at most this often (and at every stop)
 
 
@@ -208,7 +208,7 @@ class Daemon:
         self._on_lwn_checkpoint(cp, parser)
 
     def save_position(self, snapshot: tuple, output: tuple[str, int] | None, force: bool = False) -> None:
-        """Persist a confirmed position if it moved (at most every second unless forced).
+        """Persist a confirmed position if it moved (at most every POLL_SAVE_S unless forced).
 
         The output size is stored only when nothing was pending: then the file holds
         exactly the confirmed messages, and a restart may cut it back to that size.
