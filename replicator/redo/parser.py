@@ -278,10 +278,10 @@ class Parser:
         if xid in self.opt.skip_xids:
             return
         if not txn.begun and not self.opt.flags & 0x400:
-            if txn.entries:
+            if txn.has_changes:
                 log.warning(60011, f"skipping transaction {_xid_text(xid)}: it began before the start position")
             return
-        if record.scn <= self.opt.first_data_scn or not txn.entries:
+        if record.scn <= self.opt.first_data_scn or not txn.has_changes:
             return
         self._emit(txn, record)
 
