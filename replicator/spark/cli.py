@@ -1,0 +1,129 @@
+"""``replicator spark run|tables|bench``: the command line of the Spark consumer.
+
+Also the driver script of ``deploy/spark-submit.sh`` (``spark-submit .../cli.py run ...``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+
+from replicator.errors import ConfigError, ReplicatorError
+
+
+def _pair(text: str, what: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise ConfigError(f"{what} expects NAME=VALUE, got {text!r}", 30002)
+    return key.strip(), value.strip()
+
+
+def add_job_arguments(p: argparse.ArgumentParser) -> None:
+    """Options shared by ``run`` and ``bench``."""
+    p.add_argument("--lake", "--output", dest="lake", required=True,
+                   help="lake directory (tables, change log, snapshots)")
+    p.add_argument("-f", "--olr-config", help="the replicator's OpenLogReplicator.json: format options, "
+                   "Kafka topic and brokers, key rules, schema checkpoint (primary keys)")
+    p.add_argument("--olr-format", help="the producer's format section as JSON (instead of --olr-config)")
+    p.add_argument("--bootstrap-servers", default="", help="Kafka brokers host:port[,...]")
+    p.add_argument("--topic", default="", help="Kafka topic")
+    p.add_argument("--checkpoint", default="", help="Spark checkpoint directory (default: LAKE/_checkpoint)")
+    p.add_argument("--source", default="auto", choices=("auto", "kafka", "python"),
+                   help="kafka = Spark's kafka format (needs the jar); python = confluent-kafka data source")
+    p.add_argument("--store", default="auto", choices=("auto", "parquet", "delta"))
+    p.add_argument("--starting-offsets", default="earliest", choices=("earliest", "latest"))
+    p.add_argument("--max-offsets-per-trigger", type=int, default=0, help="records per batch (0 = all)")
+    p.add_argument("--trigger-seconds", type=float, default=1.0, help="micro-batch interval")
+    p.add_argument("--available-now", action="store_true", help="process what the topic holds now, then stop")
+    p.add_argument("--until-idle", type=float, default=0.0, help="stop after SECONDS without input")
+    p.add_argument("--buckets", type=int, default=8, help="hash buckets per table (fixed at lake creation)")
+    p.add_argument("--key", action="append", default=[], metavar="OWNER.TABLE=COL1,COL2", help="key columns")
+    p.add_argument("--rowid-table", action="append", default=[], metavar="OWNER.TABLE", help="key by ROWID")
+    p.add_argument("--no-atomic", action="store_true",
+                   help="apply row changes without waiting for whole transactions (streams without begin/commit)")
+    p.add_argument("--kafka-property", action="append", default=[], metavar="NAME=VALUE",
+                   help="extra Kafka client property (security, timeouts...)")
+    p.add_argument("--unbounded-number", default="string", choices=("string", "decimal", "double"),
+                   help="Spark type of NUMBER columns without precision (default: exact text)")
+    p.add_argument("--pending-timeout", type=float, default=300.0,
+                   help="seconds before a partial replay of an applied transaction is dropped")
+    p.add_argument("--master", default=None, help="Spark master when not started by spark-submit (local[*])")
+    p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark configuration")
+
+
+def options_from(args: argparse.Namespace) -> object:
+    """JobOptions from parsed arguments (config file first, then explicit options)."""
+    from replicator.spark.options import FormatHints, JobOptions, apply_olr_config
+
+    opts = JobOptions(lake=args.lake, bootstrap_servers=args.bootstrap_servers, topic=args.topic,
+                      checkpoint=args.checkpoint, source=args.source, store=args.store,
+                      starting_offsets=args.starting_offsets, max_offsets_per_trigger=args.max_offsets_per_trigger,
+                      trigger_seconds=args.trigger_seconds, available_now=args.available_now,
+                      until_idle=args.until_idle, buckets=args.buckets, atomic=not args.no_atomic,
+                      rowid_tables=list(args.rowid_table), unbounded_number=args.unbounded_number)
+    if args.olr_config:
+        apply_olr_config(opts, args.olr_config)
+    if args.olr_format:
+        try:
+            opts.hints = FormatHints.from_format(json.loads(args.olr_format))
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"--olr-format is not a JSON object of format options: {exc}", 30002) from None
+    for text in args.key:
+        table, cols = _pair(text, "--key")
+        opts.keys[table] = [c.strip() for c in cols.split(",") if c.strip()]
+    opts.kafka_properties.update(_pair(t, "--kafka-property") for t in args.kafka_property)
+    return opts
+
+
+def _configure_logging() -> None:
+    from replicator import log as rlog
+
+    rlog.configure_logging()
+    logging.getLogger("replicator.spark").setLevel(logging.INFO)
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+
+
+def spark_main(argv: list[str]) -> int:
+    """Entry point of ``replicator spark ...``; returns the exit code."""
+    p = argparse.ArgumentParser(prog="replicator spark", description="Kafka change stream -> lake tables (PySpark)")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    run = sub.add_parser("run", help="run the streaming job")
+    add_job_arguments(run)
+    tables = sub.add_parser("tables", help="list the tables of a lake and how rows are keyed")
+    tables.add_argument("--lake", required=True)
+    bench = sub.add_parser("bench", help="measure rows/s applied and commit-to-visible latency")
+    from replicator.spark.bench import add_bench_arguments
+
+    add_bench_arguments(bench)
+    if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
+        argv = ["run", *argv]  # `run` is the default command (container entry points pass options only)
+    args = p.parse_args(argv)
+    _configure_logging()
+    try:
+        if args.cmd == "tables":
+            from replicator.spark.reader import list_tables
+
+            for name, info in list_tables(args.lake).items():
+                print(f"{name}: key {info['key'] or 'ROWID'} ({info['key_origin']}), "
+                      f"{info['columns']} columns, {info['buckets']} buckets")
+            return 0
+        if args.cmd == "bench":
+            from replicator.spark.bench import bench_main
+
+            return bench_main(args)
+        from replicator.spark.job import run_job
+
+        return run_job(options_from(args), master=args.master, pending_timeout=args.pending_timeout,  # type: ignore[arg-type]
+                       conf=dict(_pair(c, "--conf") for c in args.conf))
+    except ImportError as exc:
+        print(f"ERROR 30002 PySpark is not installed ({exc}): pip install 'replicator[spark]'", file=sys.stderr)
+        return 1
+    except ReplicatorError as exc:
+        print(f"ERROR {exc.code:05d} {exc.message}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # spark-submit runs this file
+    raise SystemExit(spark_main(sys.argv[1:]))

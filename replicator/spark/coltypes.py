@@ -1,0 +1,103 @@
+"""Oracle column types (as OLR's ``schema.columns`` describes them) -> Spark types and casts.
+
+Values arrive as the producer's text (see :mod:`.parse`). The mapping keeps every value
+exact; where Spark has no exact type the text is kept:
+
+=============================================  ======================================
+NUMBER(p,s), 0<p<=38                           LongType when s=0 and p<=18, else Decimal(p,s)
+NUMBER / FLOAT without precision               ``--unbounded-number``: string (default),
+                                               decimal(38,10) or double
+VARCHAR2, CHAR, NVARCHAR2, NCHAR, CLOB, LONG   StringType (CHAR keeps its blank padding)
+DATE, TIMESTAMP                                TimestampNTZType (Oracle wall clock)
+TIMESTAMP WITH LOCAL TIME ZONE                 TimestampType (UTC instant)
+TIMESTAMP WITH TIME ZONE, INTERVAL ...         StringType, as printed (zone and nanos kept)
+RAW, BLOB, LONG RAW                            BinaryType
+BINARY_FLOAT / BINARY_DOUBLE                   FloatType / DoubleType
+BOOLEAN                                        BooleanType
+=============================================  ======================================
+
+DATE/TIMESTAMP numbers are read in the unit of the producer's ``timestamp`` option
+(0/4 ns, 1/5 us, 2/6 ms, 3/7 s); ISO text (8-15) is recognised by its shape. Spark keeps
+microseconds, so nanosecond digits are cut.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+_STRING_TYPES: Final = frozenset({
+    "varchar2", "varchar", "nvarchar2", "char", "nchar", "clob", "nclob", "long", "urowid", "rowid", "unknown",
+    "xmltype", "json", "timestamp with time zone", "interval year to month", "interval day to second",
+})
+_BINARY_TYPES: Final = frozenset({"raw", "blob", "long raw"})
+# timestamp option code -> unit of numeric column values
+_UNITS: Final = {0: "ns", 1: "us", 2: "ms", 3: "s"}
+
+
+def quote_key(name: str) -> str:
+    """A SQL string literal for a map key (column names may hold quotes)."""
+    return "'" + name.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def quote_ident(name: str) -> str:
+    """A SQL identifier in backticks."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _number_type(spec: dict[str, Any], unbounded: str) -> str:
+    p, s = int(spec.get("precision", -1) or -1), int(spec.get("scale", -1) if spec.get("scale") is not None else -1)
+    if 0 < p <= 38 and -84 <= s <= p:
+        if s <= 0 and p - s <= 18:
+            return "bigint"
+        if s < 0:
+            return f"decimal({min(38, p - s)},0)"
+        return f"decimal({p},{s})"
+    if p <= 0 and s == 0:  # NUMBER(*,0): any integer of up to 38 digits
+        return "decimal(38,0)"
+    return {"string": "string", "decimal": "decimal(38,10)", "double": "double"}[unbounded]
+
+
+def sql_type(spec: dict[str, Any], unbounded: str = "string") -> str:
+    """The Spark SQL type name of a column spec (``{"type": "number", "precision": 10, ...}``)."""
+    t = str(spec.get("type", "varchar2")).lower()
+    if t in ("number", "float"):
+        return _number_type(spec, unbounded)
+    if t == "integer":
+        return "bigint"
+    if t in _BINARY_TYPES:
+        return "binary"
+    if t == "binary_float":
+        return "float"
+    if t == "binary_double":
+        return "double"
+    if t == "boolean":
+        return "boolean"
+    if t in ("date", "timestamp"):
+        return "timestamp_ntz"
+    if t == "timestamp with local time zone":
+        return "timestamp"
+    return "string"
+
+
+def _timestamp_expr(raw: str, unit: str, target: str) -> str:
+    micros = {"ns": f"floor(cast({raw} as decimal(38,0)) / 1000)", "us": f"cast({raw} as decimal(38,0))",
+              "ms": f"cast({raw} as decimal(38,0)) * 1000", "s": f"cast({raw} as decimal(38,0)) * 1000000",
+              "days": f"cast({raw} as decimal(38,0)) * 86400000000"}[unit if unit in _UNITS.values() or unit == "days"
+                                                                     else "ns"]
+    iso = f"cast(regexp_replace({raw}, 'Z\\\\.', '.') as timestamp)"
+    value = f"CASE WHEN {raw} RLIKE '^-?[0-9]+$' THEN timestamp_micros(cast({micros} as bigint)) ELSE {iso} END"
+    return f"cast({value} as timestamp_ntz)" if target == "timestamp_ntz" else value
+
+
+def convert_expr(raw: str, spec: dict[str, Any], timestamp_code: int = 0, unbounded: str = "string") -> str:
+    """SQL turning the text expression ``raw`` into the column's Spark value."""
+    target = sql_type(spec, unbounded)
+    t = str(spec.get("type", "")).lower()
+    if target == "string" and (t in _STRING_TYPES or t in ("number", "float") or not t):
+        return raw
+    if target == "binary":
+        return f"unhex({raw})"
+    if target in ("timestamp", "timestamp_ntz"):
+        unit = spec.get("unit") or _UNITS.get(timestamp_code % 4 if timestamp_code < 8 else -1, "iso")
+        return _timestamp_expr(raw, unit, target)
+    return f"cast({raw} as {target})"

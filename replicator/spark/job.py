@@ -1,0 +1,156 @@
+"""Start, run and stop the streaming job.
+
+``run_job`` builds (or reuses) a SparkSession, picks the source and the store, starts the
+``foreachBatch`` query with its checkpoint, and waits: for ever, until the topic is
+drained (``--available-now``), or until no input arrived for ``--until-idle`` seconds.
+SIGTERM/SIGINT stop the query between batches' commits (each commit is atomic, so even a
+hard kill leaves the lake at the last committed batch; the next run resumes from there).
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import re
+import signal
+import sys
+import threading
+import time
+from typing import Any
+
+from replicator.errors import ReplicatorError, RuntimeFailure
+from replicator.spark.options import JobOptions
+
+log = logging.getLogger("replicator.spark")
+DELTA_TABLE_CLASS = "io.delta.tables.DeltaTable"
+# Values are converted as UTC wall clock; the fold merges row maps with map_concat, where
+# a later image's value must replace an earlier one.
+REQUIRED_CONF = {"spark.sql.session.timeZone": "UTC", "spark.sql.mapKeyDedupPolicy": "LAST_WIN"}
+
+
+def build_session(opts: JobOptions, master: str | None = None, extra: dict[str, str] | None = None) -> Any:
+    """A SparkSession set up for the job (UTC session time zone, quiet console)."""
+    # Python workers must run this interpreter: it has pyarrow, confluent-kafka and replicator.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(opts.app_name)
+    if master:
+        builder = builder.master(master)
+    conf = {"spark.sql.session.timeZone": "UTC", "spark.ui.showConsoleProgress": "false",
+            "spark.sql.shuffle.partitions": "4", "spark.sql.adaptive.enabled": "true",
+            "spark.sql.streaming.stopTimeout": "60s", **(extra or {})}
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    for key, value in REQUIRED_CONF.items():
+        spark.conf.set(key, value)
+    return spark
+
+
+def make_store(spark: Any, opts: JobOptions) -> Any:
+    """The Delta store when asked for or when delta-spark is usable, else the parquet store."""
+    from replicator.spark.store import ParquetStore
+
+    use_delta = False
+    if opts.store in ("auto", "delta"):
+        try:
+            importlib.import_module("delta.tables")  # the delta-spark Python package
+            jvm = spark.sparkContext._jvm  # no public API for a class check
+            jvm.java.lang.Class.forName(DELTA_TABLE_CLASS, False, jvm.Thread.currentThread().getContextClassLoader())
+            use_delta = True
+        except Exception:  # noqa: BLE001 - ImportError or ClassNotFoundException
+            if opts.store == "delta":
+                raise ReplicatorError("--store delta: delta-spark (pip) and its jars are not available", 30002) from None
+    if use_delta:
+        from replicator.spark.delta import DeltaStore
+
+        log.info("store: Delta Lake tables with MERGE (delta-spark found)")
+        return DeltaStore(spark, opts.lake, opts.keep_snapshots)
+    log.info("store: parquet tables, buckets rewritten per batch and published by an atomic snapshot swap")
+    return ParquetStore(spark, opts.lake, opts.keep_snapshots)
+
+
+def run_job(opts: JobOptions, spark: Any = None, master: str | None = None, pending_timeout: float = 300.0,
+            conf: dict[str, str] | None = None, stop: threading.Event | None = None) -> int:
+    """Run the job until it is told (signal, ``stop``) or decides to stop; returns the exit code."""
+    from replicator.spark.apply import BatchApplier
+    from replicator.spark.metrics import MetricsSink, progress_listener
+    from replicator.spark.stream import open_events
+
+    own = spark is None
+    spark = spark or build_session(opts, master, conf)
+    for key, value in REQUIRED_CONF.items():  # also when the caller built the session
+        spark.conf.set(key, value)
+    sink = MetricsSink(opts.lake)
+    listener = progress_listener(sink)
+    stop = stop or threading.Event()
+    restore = _install_signals(stop)
+    query = None
+    try:
+        applier = BatchApplier(opts, make_store(spark, opts), sink, pending_timeout)
+        events, _kind = open_events(spark, opts)
+        writer = (events.writeStream.foreachBatch(applier).option("checkpointLocation", opts.checkpoint)
+                  .queryName(opts.app_name.replace("-", "_")))
+        writer = writer.trigger(availableNow=True) if opts.available_now else \
+            writer.trigger(processingTime=f"{opts.trigger_seconds} seconds")
+        spark.streams.addListener(listener)
+        query = writer.start()
+        started = time.monotonic()
+        while query.isActive and not stop.is_set():
+            try:
+                query.awaitTermination(0.5)
+            except Exception as exc:  # noqa: BLE001 - StreamingQueryException: reported below
+                raise _failure(exc) from None
+            if opts.until_idle and _idle_for(sink, started) >= opts.until_idle and not query.status["isTriggerActive"]:
+                log.info("no input for %.0fs: stopping", opts.until_idle)
+                break
+        if query.isActive:
+            query.stop()
+        error = query.exception()
+        if error is not None:
+            raise _failure(error)
+        return 0
+    finally:
+        if query is not None and query.isActive:
+            query.stop()
+        spark.streams.removeListener(listener)
+        restore()
+        if own:
+            spark.stop()
+
+
+def _idle_for(sink: Any, started: float) -> float:
+    busy = [m.committed_at for m in sink.recent.values() if m.messages]
+    last = max(busy) if busy else None
+    return time.time() - last if last else time.monotonic() - started
+
+
+_OURS = re.compile(r"replicator\.errors\.\w+: (\d{5}) (.*)")
+
+
+def _failure(error: BaseException) -> ReplicatorError:
+    """The job's own error when a batch raised one (it arrives wrapped by Spark), else a 10048."""
+    text = str(error)
+    m = _OURS.search(text)
+    if m:
+        return ReplicatorError(m[2].strip(), int(m[1]))
+    first = next((line for line in text.splitlines() if line.strip()), type(error).__name__)
+    return RuntimeFailure(f"the streaming query failed: {first.strip()}", 10048)
+
+
+def _install_signals(stop: threading.Event) -> Any:
+    """SIGTERM/SIGINT set ``stop`` (main thread only); returns a function restoring the old handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    for s in old:
+        signal.signal(s, lambda *_: stop.set())
+
+    def restore() -> None:
+        """Put the previous signal handlers back."""
+        for s, h in old.items():
+            signal.signal(s, h)
+    return restore

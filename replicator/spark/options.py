@@ -1,0 +1,125 @@
+"""Options of the Spark job, and what it knows about the producer's ``format`` section.
+
+The job reads values whose encoding depends on the replicator's ``format`` options
+(timestamp units, whether ``scn`` already is the commit SCN...). The simplest way to tell
+it is ``--olr-config OpenLogReplicator.json``: the format, the Kafka topic and brokers,
+the table ``key`` rules and the schema checkpoint (primary keys) all come from there.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from replicator.errors import ConfigError
+
+
+@dataclass(slots=True)
+class FormatHints:
+    """The producer's ``format`` options the job needs (OLR defaults are 0)."""
+
+    scn_type: int = 0
+    timestamp: int = 0
+    timestamp_type: int = 0
+    timestamp_metadata: int = 0
+    message: int = 0
+
+    @classmethod
+    def from_format(cls, fmt: dict[str, Any]) -> FormatHints:
+        """From an OLR ``format`` section (``type: debezium`` presets applied first)."""
+        values: dict[str, Any] = {}
+        if fmt.get("type") == "debezium":  # olr-interfaces.md §2.8 preset
+            values.update({"scn_type": 14, "timestamp_metadata": 2, "timestamp_type": 14, "message": 2})
+        for key, value in fmt.items():
+            name = key.replace("-", "_")
+            if name in cls.__slots__:  # type: ignore[attr-defined]
+                values[name] = int(value)
+        return cls(**values)
+
+    @property
+    def scn_is_commit(self) -> bool:
+        """``scn`` carries the commit SCN (scn-type bit 1)."""
+        return bool(self.scn_type & 1)
+
+    @property
+    def tm_is_commit(self) -> bool:
+        """``tm`` carries the commit time (timestamp-type bit 1)."""
+        return bool(self.timestamp_type & 1)
+
+    def to_json(self) -> str:
+        """Compact JSON, to ship the hints to Python workers."""
+        return json.dumps({k: getattr(self, k) for k in self.__slots__})  # type: ignore[attr-defined]
+
+
+@dataclass(slots=True)
+class JobOptions:
+    """Everything ``replicator spark run`` is configured with."""
+
+    lake: str
+    bootstrap_servers: str = ""
+    topic: str = ""
+    checkpoint: str = ""  # Spark checkpoint; default <lake>/_checkpoint
+    source: str = "auto"  # auto | kafka (native jar) | python (confluent-kafka data source)
+    store: str = "auto"  # auto | parquet | delta
+    starting_offsets: str = "earliest"
+    max_offsets_per_trigger: int = 0  # 0 = no limit
+    trigger_seconds: float = 1.0
+    available_now: bool = False  # process what is in the topic, then stop
+    until_idle: float = 0.0  # stop after this many seconds without input (0 = run forever)
+    buckets: int = 8  # hash partitions of each current-state table
+    keep_snapshots: int = 3
+    atomic: bool = True  # apply whole transactions only (needs begin/commit messages)
+    keys: dict[str, list[str]] = field(default_factory=dict)  # OWNER.TABLE -> key columns
+    rowid_tables: list[str] = field(default_factory=list)  # force ROWID keys for these tables
+    key_rules: list[tuple[str, str, list[str]]] = field(default_factory=list)  # OLR filter `key` rules
+    checkpoint_keys: dict[str, list[str]] = field(default_factory=dict)  # from the schema checkpoint
+    hints: FormatHints = field(default_factory=FormatHints)
+    kafka_properties: dict[str, str] = field(default_factory=dict)
+    unbounded_number: str = "string"  # NUMBER without precision: string | decimal | double
+    app_name: str = "replicator-spark"
+
+    def __post_init__(self) -> None:
+        if not self.checkpoint:
+            self.checkpoint = str(Path(self.lake) / "_checkpoint")
+        if self.source not in ("auto", "kafka", "python"):
+            raise ConfigError(f"--source must be auto, kafka or python, not {self.source!r}", 30002)
+        if self.store not in ("auto", "parquet", "delta"):
+            raise ConfigError(f"--store must be auto, parquet or delta, not {self.store!r}", 30002)
+        if self.unbounded_number not in ("string", "decimal", "double"):
+            raise ConfigError("--unbounded-number must be string, decimal or double", 30002)
+        if not 1 <= self.buckets <= 4096:
+            raise ConfigError(f"--buckets must be 1..4096, not {self.buckets}", 30002)
+
+    def require_kafka(self) -> None:
+        """Fail clearly when the topic or the brokers are unknown."""
+        if not self.topic or not self.bootstrap_servers:
+            raise ConfigError("the Kafka topic and brokers are unknown: pass --topic and --bootstrap-servers, "
+                              "or --olr-config with a kafka writer", 30002)
+
+
+def apply_olr_config(opts: JobOptions, path: str) -> None:
+    """Take format hints, topic, brokers, key rules and primary keys from an OLR config file."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        source = doc["source"][0]
+    except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+        raise ConfigError(f"{path}: cannot read source[0] of the replicator config: {exc}", 30001) from None
+    opts.hints = FormatHints.from_format(source.get("format", {}))
+    for rule in source.get("filter", {}).get("table", []):
+        if rule.get("key"):
+            sep = source.get("filter", {}).get("separator", ",")
+            opts.key_rules.append((rule["owner"], rule["table"], [c.strip() for c in rule["key"].split(sep)]))
+    writer = (doc.get("target") or [{}])[0].get("writer", {})
+    if writer.get("topic-per-table"):
+        raise ConfigError(f"{path}: the kafka writer sends rows to one topic per table (topic-per-table), but the "
+                          "Spark job reads one topic holding whole transactions: remove topic-per-table", 30001)
+    if writer.get("type") == "kafka":
+        opts.topic = opts.topic or writer.get("topic", "")
+        opts.bootstrap_servers = opts.bootstrap_servers or writer.get("properties", {}).get("bootstrap.servers", "")
+    state = doc.get("state", {}).get("path", "checkpoint")
+    state_dir = Path(state) if Path(state).is_absolute() else Path(path).resolve().parent / state
+    from replicator.spark.keys import primary_keys_from_state
+
+    opts.checkpoint_keys.update(primary_keys_from_state(state_dir, source.get("name", "")))

@@ -1,0 +1,187 @@
+"""Kafka messages -> normalized change events (one row per payload element).
+
+Both formats end up in the same row layout (:data:`EVENT_COLUMNS`). Column values stay
+the exact text the producer printed (numbers are never turned into floats on the way):
+the typed conversion happens later in Spark, when the table's column types are known.
+
+OpenLogReplicator JSON needs, for ordering, the commit SCN in every message: format
+``scn-type`` bit 8 (``e_scn``/``e_scns``) or bit 1 (``scn`` is the commit SCN; add bit 4
+so every message carries it). A message without it becomes an ``error`` event, which the
+job turns into a clear failure.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any, Final
+
+from replicator.spark.options import FormatHints
+from replicator.spark.timeparse import header_time_us
+
+# (name, kind) in row order; kinds are mapped to Arrow and Spark types below.
+EVENT_COLUMNS: Final[tuple[tuple[str, str], ...]] = (
+    ("kind", "str"), ("fmt", "str"), ("tbl", "str"), ("op", "str"), ("commit_scn", "long"),
+    ("c_scn", "long"), ("c_idx", "long"), ("elem", "int"), ("xid", "str"), ("commit_ts", "ts"),
+    ("rid", "str"), ("key_cols", "list"), ("before", "map"), ("after", "map"), ("columns", "str"),
+    ("sql", "str"), ("full", "bool"), ("error", "str"), ("k_partition", "int"), ("k_offset", "long"),
+    ("k_ts", "ts"), ("seen", "ts"),
+)
+_NAMES: Final = [n for n, _ in EVENT_COLUMNS]
+_DECODER: Final = json.JSONDecoder(parse_float=str, parse_int=str)  # keep numbers as printed
+# OLR prints infinities and NaN of BINARY_FLOAT/DOUBLE unquoted (not JSON): quote them.
+_NONFINITE: Final = re.compile(r'(?<=[:\[,])\s*(-?)(inf|nan)(?=\s*[,}\]])')
+_SCN_HINT: Final = ("set the replicator's format option scn-type to 8 (adds e_scn, the commit SCN) "
+                    "or to 5 (scn = commit SCN in every message) and tell the job with --olr-config")
+
+
+def event_spark_schema():  # type: ignore[no-untyped-def]
+    """The Spark StructType of event rows."""
+    from pyspark.sql import types as T
+
+    kinds = {"str": T.StringType(), "long": T.LongType(), "int": T.IntegerType(), "bool": T.BooleanType(),
+             "ts": T.TimestampType(), "list": T.ArrayType(T.StringType()),
+             "map": T.MapType(T.StringType(), T.StringType())}
+    return T.StructType([T.StructField(n, kinds[k]) for n, k in EVENT_COLUMNS])
+
+
+def event_arrow_schema():  # type: ignore[no-untyped-def]
+    """The Arrow schema of event rows (what :func:`parse_batches` yields)."""
+    import pyarrow as pa
+
+    kinds = {"str": pa.string(), "long": pa.int64(), "int": pa.int32(), "bool": pa.bool_(),
+             "ts": pa.timestamp("us", tz="UTC"), "list": pa.list_(pa.string()),
+             "map": pa.map_(pa.string(), pa.string())}
+    return pa.schema([(n, kinds[k]) for n, k in EVENT_COLUMNS])
+
+
+def decode_json(data: bytes | str) -> Any:
+    """JSON with numbers kept as their text; unquoted inf/nan tolerated."""
+    text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
+    try:
+        return _DECODER.decode(text)
+    except json.JSONDecodeError:
+        fixed = _NONFINITE.sub(lambda m: f'"{m[1]}{"Infinity" if m[2] == "inf" else "NaN"}"', text)
+        return _DECODER.decode(fixed)
+
+
+def text_map(image: Any) -> list[tuple[str, str | None]] | None:
+    """A before/after object as (name, value text) pairs; None when absent."""
+    if not isinstance(image, dict):
+        return None
+    out: list[tuple[str, str | None]] = []
+    for name, value in image.items():
+        if value is None or isinstance(value, str):
+            out.append((name, value))
+        elif isinstance(value, bool):
+            out.append((name, "true" if value else "false"))
+        else:
+            out.append((name, json.dumps(value, separators=(",", ":"))))
+    return out
+
+
+def key_columns(key: bytes | None) -> list[str] | None:
+    """Column names in a Kafka key: an OLR tag fragment (``"ID":1``) or a JSON object."""
+    if not key:
+        return None
+    try:
+        text = key.decode("utf-8").strip()
+        doc = decode_json(text if text.startswith("{") else "{" + text + "}")
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if isinstance(doc, dict) and isinstance(doc.get("payload"), dict) and "schema" in doc:
+        doc = doc["payload"]  # Debezium with the JSON converter's schemas enabled
+    return [str(k) for k in doc] if isinstance(doc, dict) else None
+
+
+def _scn(doc: dict[str, Any], name: str) -> int | None:
+    if name in doc:
+        return int(doc[name])
+    hexed = doc.get(name + "s")
+    return int(hexed, 16) if hexed is not None else None
+
+
+def parse_olr(doc: dict[str, Any], hints: FormatHints, meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """One OpenLogReplicator JSON message -> event rows (``meta`` holds the Kafka fields)."""
+    commit_scn = _scn(doc, "e_scn")
+    if commit_scn is None and hints.scn_is_commit:
+        commit_scn = _scn(doc, "scn")
+    commit_us = header_time_us(doc.get("e_tm", doc.get("e_tms")), hints.timestamp_metadata)
+    if commit_us is None and hints.tm_is_commit:
+        commit_us = header_time_us(doc.get("tm", doc.get("tms")), hints.timestamp_metadata)
+    xid = doc.get("xid", doc.get("xidn"))
+    payload = doc.get("payload") or []
+    full = bool(hints.message & 1) or len(payload) > 1
+    base = {**meta, "fmt": "olr", "commit_scn": commit_scn, "c_scn": int(doc["c_scn"]), "c_idx": int(doc["c_idx"]),
+            "xid": None if xid is None else str(xid), "commit_ts": commit_us, "full": full}
+    rows: list[dict[str, Any]] = []
+    for i, el in enumerate(payload):
+        op = el.get("op")
+        row = dict(base, elem=i, op=op)
+        if op in ("begin", "commit"):
+            row["kind"] = op
+        elif op == "chkpt":
+            row.update(kind="chkpt", commit_scn=_scn(doc, "scn") or int(doc["c_scn"]))
+            rows.append(row)
+            continue
+        else:
+            schema = el.get("schema") or {}
+            owner, table = schema.get("owner"), schema.get("table")
+            row["tbl"] = f"{owner}.{table}" if owner else str(table)
+            if "columns" in schema:
+                row["columns"] = json.dumps(schema["columns"], separators=(",", ":"))
+            if op == "ddl":
+                row.update(kind="ddl", sql=el.get("sql", el.get("ddl")))
+            elif op in ("c", "u", "d"):
+                row.update(kind="dml", rid=el.get("rid"), before=text_map(el.get("before")),
+                           after=text_map(el.get("after")))
+            else:
+                row.update(kind="error", error=f"unknown payload op {op!r}")
+        if commit_scn is None and row["kind"] != "error":
+            row.update(kind="error", error=f"message has no commit SCN (c_scn {doc['c_scn']}, c_idx {doc['c_idx']}): "
+                                           + _SCN_HINT)
+        rows.append(row)
+    return rows
+
+
+def parse_message(value: bytes | None, key: bytes | None, hints: FormatHints,
+                  meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """Any supported message -> event rows; an unusable message -> one ``error`` row."""
+    if value is None:
+        return []  # a Kafka tombstone (Debezium sends one after each delete)
+    where = f"partition {meta.get('k_partition')} offset {meta.get('k_offset')}"
+    try:
+        doc = decode_json(value)
+    except (UnicodeDecodeError, ValueError) as exc:
+        return [dict(meta, kind="error", error=f"{where}: not JSON ({exc})")]
+    meta = dict(meta, key_cols=key_columns(key))
+    try:
+        if isinstance(doc, dict) and isinstance(doc.get("payload"), list) and "c_scn" in doc:
+            return parse_olr(doc, hints, meta)
+        from replicator.spark.debezium import is_debezium, parse_debezium
+
+        if is_debezium(doc):
+            return parse_debezium(doc, meta)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        return [dict(meta, kind="error", error=f"{where}: cannot read the message ({type(exc).__name__}: {exc})")]
+    return [dict(meta, kind="error", error=f"{where}: neither OpenLogReplicator JSON (payload, c_scn) "
+                                           "nor a Debezium change event (op, source, before/after)")]
+
+
+def parse_batches(batches: Iterator[Any], hints_json: str) -> Iterator[Any]:
+    """mapInArrow function: Kafka rows (key, value, partition, offset, timestamp) -> events."""
+    import pyarrow as pa
+
+    hints = FormatHints(**json.loads(hints_json))
+    schema = event_arrow_schema()
+    for batch in batches:
+        cols = {n: [] for n in _NAMES}  # type: dict[str, list[Any]]
+        data = batch.to_pydict()
+        for key, value, part, offset, ts in zip(data["key"], data["value"], data["partition"], data["offset"],
+                                                data["timestamp"]):
+            meta = {"k_partition": part, "k_offset": offset, "k_ts": ts}
+            for row in parse_message(value, key, hints, meta):
+                for n in _NAMES:
+                    cols[n].append(row.get(n))
+        yield pa.RecordBatch.from_pydict(cols, schema=schema)

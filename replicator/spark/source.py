@@ -1,0 +1,155 @@
+"""A PySpark Python data source reading Kafka with confluent-kafka (``replicator_kafka``).
+
+Used when Spark's own ``kafka`` format (the spark-sql-kafka jar) is not on the classpath.
+Rows have the native format's columns (key, value, topic, partition, offset, timestamp,
+timestampType), so the rest of the job does not care which source ran.
+
+Offsets are ``{"topic": T, "offsets": {"<partition>": next offset}}``; Spark keeps them in
+its checkpoint (offset log + commit log), so a restarted query resumes exactly where the
+last committed batch ended and re-reads the same range for a batch it had not committed.
+Options (Spark lower-cases option names): ``kafka.bootstrap.servers``, ``subscribe`` (one
+topic), ``startingOffsets`` (earliest | latest), ``maxOffsetsPerTrigger``, and any other
+``kafka.<librdkafka property>``. Supports ``Trigger.AvailableNow``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
+
+from replicator.spark import kafka_io
+
+NAME = "replicator_kafka"
+SPLIT_ROWS = 250_000  # a larger offset range is read by several tasks
+
+
+class KafkaRange(InputPartition):
+    """Offsets ``[start, end)`` of one Kafka partition."""
+
+    def __init__(self, part: int, start: int, end: int):
+        super().__init__((part, start, end))
+        self.part, self.start, self.end = part, start, end
+
+
+def _props(options: dict[str, str]) -> dict[str, str]:
+    props = {k[len("kafka."):]: v for k, v in options.items() if k.startswith("kafka.")}
+    if "bootstrap.servers" not in props:
+        raise ValueError(f"{NAME}: option kafka.bootstrap.servers is required")
+    return props
+
+
+class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """Micro-batch planning on the driver side; :meth:`read` runs in the executors."""
+
+    def __init__(self, options: dict[str, str]):
+        self.props = _props(options)
+        self.topic = options.get("subscribe", "")
+        if not self.topic or "," in self.topic:
+            raise ValueError(f"{NAME}: option subscribe must name exactly one topic")
+        self.starting = options.get("startingoffsets", "earliest")
+        self.max_rows = int(options.get("maxoffsetspertrigger", "0") or 0)
+        self._consumer: Any = None
+        self._target: dict[int, int] | None = None  # Trigger.AvailableNow end
+
+    def _c(self) -> Any:
+        if self._consumer is None:
+            self._consumer = kafka_io.consumer(self.props)
+        return self._consumer
+
+    def _offsets(self, offset: dict[str, Any]) -> dict[int, int]:
+        return {int(p): int(o) for p, o in offset.get("offsets", {}).items()}
+
+    def _wrap(self, offsets: dict[int, int]) -> dict[str, Any]:
+        return {"topic": self.topic, "offsets": {str(p): o for p, o in sorted(offsets.items())}}
+
+    def initialOffset(self) -> dict[str, Any]:
+        """Earliest (or latest) offsets of every partition."""
+        parts = kafka_io.partitions(self._c(), self.topic)
+        low = kafka_io.low_offsets(self._c(), self.topic, parts)
+        if self.starting == "latest":
+            return self._wrap(kafka_io.end_offsets(self._c(), self.topic, parts, low))
+        return self._wrap(low)
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        """``maxOffsetsPerTrigger`` as a row limit."""
+        return ReadMaxRows(self.max_rows) if self.max_rows > 0 else ReadAllAvailable()
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        """Remember today's end offsets; the query stops there."""
+        parts = kafka_io.partitions(self._c(), self.topic)
+        self._target = kafka_io.end_offsets(self._c(), self.topic, parts, {})
+
+    def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
+        """End offsets for the next batch, spread fairly when a row limit applies."""
+        begin = self._offsets(start)
+        parts = kafka_io.partitions(self._c(), self.topic)
+        begin.update({p: 0 for p in parts if p not in begin})  # a new partition starts at its beginning
+        if self._target is not None:
+            end = {p: max(begin[p], self._target.get(p, begin[p])) for p in parts}
+        else:
+            end = kafka_io.end_offsets(self._c(), self.topic, parts, begin)
+        if isinstance(limit, ReadMaxRows):
+            end = _limit(begin, end, limit.max_rows)
+        return self._wrap(end)
+
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[KafkaRange]:
+        """One task per partition range (split when very large)."""
+        begin, stop = self._offsets(start), self._offsets(end)
+        out = []
+        for p, e in sorted(stop.items()):
+            s = begin.get(p, 0)
+            while s < e:
+                out.append(KafkaRange(p, s, min(e, s + SPLIT_ROWS)))
+                s += SPLIT_ROWS
+        return out
+
+    def read(self, partition: KafkaRange) -> Iterator[Any]:  # type: ignore[override]
+        """The records of one range (runs in a Python worker)."""
+        yield from kafka_io.read_range(self.props, self.topic, partition.part, partition.start, partition.end)
+
+    def commit(self, end: dict[str, Any]) -> None:
+        """Nothing to do: offsets live in the Spark checkpoint, not in Kafka."""
+
+    def stop(self) -> None:
+        """Close the planning consumer."""
+        if self._consumer is not None:
+            self._consumer.close()
+            self._consumer = None
+
+
+def _limit(begin: dict[int, int], end: dict[int, int], max_rows: int) -> dict[int, int]:
+    """Cap the total range at ``max_rows``, in proportion to what each partition has."""
+    avail = {p: end[p] - begin.get(p, 0) for p in end}
+    total = sum(avail.values())
+    if total <= max_rows:
+        return end
+    out = {}
+    for p, n in avail.items():
+        share = max(1, n * max_rows // total) if n else 0
+        out[p] = begin.get(p, 0) + min(n, share)
+    return out
+
+
+class KafkaDataSource(DataSource):
+    """``spark.readStream.format("replicator_kafka")`` (register it first)."""
+
+    @classmethod
+    def name(cls) -> str:
+        """The format name."""
+        return NAME
+
+    def schema(self) -> str:
+        """The native Kafka source's columns."""
+        return kafka_io.KAFKA_SCHEMA
+
+    def streamReader(self, schema: Any) -> KafkaStreamReader:
+        """The micro-batch reader."""
+        return KafkaStreamReader(dict(self.options))
+
+
+def register(spark: Any) -> None:
+    """Make ``format("replicator_kafka")`` available in ``spark``."""
+    spark.dataSource.register(KafkaDataSource)

@@ -1,0 +1,93 @@
+"""The lake's view of one source table: columns, key, and schema changes.
+
+A :class:`TableSchema` lives in the snapshot manifest. Columns are merged from the
+``schema.columns`` lists messages carry (new names are appended) and changed by DDL
+(:mod:`.ddl`). Current-state rows also hold metadata columns, named with a leading
+underscore (Oracle names cannot start with one unless quoted):
+
+``_key`` the row identity (JSON array of key values, or the ROWID), ``_commit_scn``,
+``_c_scn``, ``_c_idx``, ``_elem`` (together the position that orders changes), ``_op``
+(last change), ``_xid`` and ``_commit_ts``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Final
+
+from replicator.spark.coltypes import quote_ident, sql_type
+
+POSITION: Final = ("_commit_scn", "_c_scn", "_c_idx", "_elem")
+METADATA: Final[tuple[tuple[str, str], ...]] = (
+    ("_key", "string"), ("_commit_scn", "bigint"), ("_c_scn", "bigint"), ("_c_idx", "bigint"), ("_elem", "int"),
+    ("_op", "string"), ("_xid", "string"), ("_commit_ts", "timestamp"),
+)
+
+
+@dataclass(slots=True)
+class TableSchema:
+    """Columns (OLR column specs), key columns (None = ROWID) and schema history of a table."""
+
+    name: str
+    columns: list[dict[str, Any]] = field(default_factory=list)
+    key: list[str] | None = None
+    key_origin: str = ""
+    typed: bool = True  # False when columns are only known from value names (format.schema 0): text
+    truncated_at: list[int] | None = None  # position of the last TRUNCATE: older changes never apply
+    ddl_at: list[int] | None = None  # position of the last DDL applied: replayed DDL and older column lists skip
+    version: int = 0  # bumped on every change, so a batch knows the layout of stored files
+
+    @classmethod
+    def from_dict(cls, doc: dict[str, Any]) -> TableSchema:
+        """From the manifest JSON."""
+        return cls(**doc)
+
+    def to_dict(self) -> dict[str, Any]:
+        """For the manifest JSON."""
+        return asdict(self)
+
+    def copy(self) -> TableSchema:
+        """An independent copy (the batch edits a copy, the manifest keeps the old one)."""
+        return TableSchema.from_dict({**self.to_dict(), "columns": [dict(c) for c in self.columns]})
+
+    @property
+    def names(self) -> list[str]:
+        """Column names in order."""
+        return [c["name"] for c in self.columns]
+
+    def merge_columns(self, specs: list[dict[str, Any]]) -> list[str]:
+        """Append columns not known yet (types of known ones never change). Returns added names."""
+        known = set(self.names)
+        added: list[str] = []
+        for spec in specs:
+            if spec["name"] not in known:
+                self.columns.append(dict(spec))
+                known.add(spec["name"])
+                added.append(spec["name"])
+        if added:
+            self.version += 1
+        return added
+
+    def drop(self, name: str) -> bool:
+        """Remove a column; False when it is unknown."""
+        before = len(self.columns)
+        self.columns = [c for c in self.columns if c["name"] != name]
+        if len(self.columns) != before:
+            self.version += 1
+            return True
+        return False
+
+    def rename(self, old: str, new: str) -> bool:
+        """Rename a column; False when it is unknown."""
+        for c in self.columns:
+            if c["name"] == old:
+                c["name"] = new
+                self.version += 1
+                return True
+        return False
+
+    def ddl_columns(self, unbounded: str) -> str:
+        """Spark DDL of the stored row: data columns then metadata."""
+        parts = [f"{quote_ident(c['name'])} {sql_type(c, unbounded)}" for c in self.columns]
+        parts += [f"{n} {t}" for n, t in METADATA]
+        return ", ".join(parts)

@@ -1,0 +1,144 @@
+"""The job in-process on one SparkSession: schema evolution, Debezium input, clear failures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import create_topic, produce_lines
+from spark_pipeline import lake_rows
+
+from replicator.errors import ReplicatorError
+
+COLS = [{"name": "ID", "type": "number", "precision": 10, "scale": 0, "nullable": False},
+        {"name": "A", "type": "varchar2", "length": 10, "nullable": True}]
+
+
+class Stream:
+    """Builds OLR JSON transactions (scn-type 8, schema 1) with consecutive positions."""
+
+    def __init__(self) -> None:
+        self.scn = 1000
+        self.lines: list[tuple[bytes | None, bytes]] = []
+        self.xid = 0
+
+    def txn(self, *payload: dict[str, Any]) -> None:
+        self.scn += 10
+        self.xid += 1
+        begin_scn, commit_scn, xid = self.scn, self.scn + 5, f"1.{self.xid}.7"
+        elements = [{"op": "begin"}, *payload, {"op": "commit"}]
+        for idx, el in enumerate(elements, start=1):
+            doc = {"e_scn": commit_scn, "e_tm": commit_scn * 10**9, "c_scn": begin_scn, "c_idx": idx, "xid": xid,
+                   "payload": [el]}
+            self.lines.append((None, json.dumps(doc).encode()))
+
+
+def dml(op: str, before: dict | None = None, after: dict | None = None, columns: list | None = None) -> dict:
+    """A row change element of table APP.T."""
+    schema: dict[str, Any] = {"owner": "APP", "table": "T"}
+    if columns:
+        schema["columns"] = columns
+    el: dict[str, Any] = {"op": op, "schema": schema}
+    if before is not None:
+        el["before"] = before
+    if after is not None:
+        el["after"] = after
+    return el
+
+
+def ddl(sql: str) -> dict:
+    """A DDL element of table APP.T."""
+    return {"op": "ddl", "schema": {"owner": "APP", "table": "T"}, "sql": sql}
+
+
+def _run(spark: Any, broker: Any, lake: Path, topic: str, **extra: Any) -> None:
+    from replicator.spark.job import run_job
+    from replicator.spark.options import JobOptions
+
+    opts = JobOptions(lake=str(lake), bootstrap_servers=broker.bootstrap, topic=topic, available_now=True,
+                      keys={"APP.T": ["ID"]}, **extra)
+    assert run_job(opts, spark=spark) == 0
+
+
+def _table(lake: Path, name: str = "APP.T") -> dict[Any, dict[str, Any]]:
+    return {str(r["ID"]): {k: v for k, v in r.items() if not k.startswith("_")} for r in lake_rows(lake, name)}
+
+
+@pytest.mark.slow
+def test_ddl_add_rename_drop_truncate_and_replay(spark: Any, broker: Any, tmp_path: Path) -> None:
+    topic, lake = "ddl", tmp_path / "lake"
+    create_topic(broker.bootstrap, topic, 1)
+    s = Stream()
+    s.txn(dml("c", after={"ID": 1, "A": "x"}, columns=COLS), dml("c", after={"ID": 2, "A": "y"}))
+    s.txn(ddl("ALTER TABLE APP.T ADD (B NUMBER(5))"))
+    s.txn(dml("c", after={"ID": 3, "A": "z", "B": 7}), dml("u", {"ID": 1, "B": None}, {"ID": 1, "B": 5}))
+    produce_lines(broker.bootstrap, topic, s.lines)
+    _run(spark, broker, lake, topic)
+    rows = _table(lake)
+    assert rows == {"1": {"ID": 1, "A": "x", "B": 5}, "2": {"ID": 2, "A": "y", "B": None},
+                    "3": {"ID": 3, "A": "z", "B": 7}}
+
+    first = len(s.lines)
+    s.txn(ddl('ALTER TABLE "APP"."T" RENAME COLUMN A TO A2'), dml("u", {"ID": 2, "A2": "y"}, {"ID": 2, "A2": "yy"}))
+    s.txn(ddl("ALTER TABLE APP.T DROP COLUMN B"))
+    produce_lines(broker.bootstrap, topic, s.lines[first:])
+    _run(spark, broker, lake, topic)
+    assert _table(lake) == {"1": {"ID": 1, "A2": "x"}, "2": {"ID": 2, "A2": "yy"}, "3": {"ID": 3, "A2": "z"}}
+
+    second = len(s.lines)
+    s.txn(ddl("TRUNCATE TABLE APP.T"))
+    s.txn(dml("c", after={"ID": 9, "A2": "n"}))
+    produce_lines(broker.bootstrap, topic, s.lines[second:] + s.lines)  # and a replay of everything
+    _run(spark, broker, lake, topic)
+    assert _table(lake) == {"9": {"ID": 9, "A2": "n"}}  # nothing from before the TRUNCATE comes back
+
+
+@pytest.mark.slow
+def test_debezium_events_from_the_replicator(spark: Any, broker: Any, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from spark_pipeline import kafka_config
+    from spark_values import actual, expected, same
+
+    from replicator.redogen.demo import demo_scenario
+    from replicator.redogen.final_state import FinalState
+    from replicator.redogen.generate import generate
+
+    sc = demo_scenario()
+    sc.format = {"type": "debezium-envelope"}
+    state = FinalState(sc)
+    sc.timeline = state.watch(sc.timeline)
+    result = generate(sc, tmp_path / "case")
+    create_topic(broker.bootstrap, "dbz", 2)
+    case = type("C", (), {"config": result.config, "out": tmp_path / "case"})
+    cfg = kafka_config(case, broker.bootstrap, "dbz")  # type: ignore[arg-type]
+    proc = subprocess.run([sys.executable, "-m", "replicator", "run", "-f", str(cfg), "--progress", "off"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lake = tmp_path / "lake"
+    from replicator.spark.job import run_job
+    from replicator.spark.options import JobOptions
+
+    assert run_job(JobOptions(lake=str(lake), bootstrap_servers=broker.bootstrap, topic="dbz",
+                              available_now=True), spark=spark) == 0
+    for t in sc.tables:
+        types = {c.name: c.type for c in t.columns}
+        want = {str(r["ID"]): r for r in state.rows(t.full_name)}
+        got = {str(r["ID"]): r for r in lake_rows(lake, t.full_name)}
+        assert sorted(want) == sorted(got), t.full_name
+        for key, w in want.items():
+            for c in ("NAME", "EMAIL", "BALANCE", "CREATED", "CUSTOMER_ID", "AMOUNT", "STATUS", "NOTE"):
+                if c in types:  # columns whose Debezium encoding maps back to the same value
+                    a, b = expected(types[c], w.get(c)), actual(types[c], got[key].get(c))
+                    assert same(types[c], a, b), (t.full_name, key, c, a, b)
+
+
+def test_a_message_without_commit_scn_stops_the_job_with_advice(spark: Any, broker: Any, tmp_path: Path) -> None:
+    create_topic(broker.bootstrap, "plain", 1)
+    doc = {"scn": 5, "c_scn": 5, "c_idx": 1, "xid": "1.2.3", "payload": [{"op": "begin"}]}
+    produce_lines(broker.bootstrap, "plain", [(None, json.dumps(doc).encode())])
+    with pytest.raises(ReplicatorError, match="scn-type to 8"):
+        _run(spark, broker, tmp_path / "lake", "plain")

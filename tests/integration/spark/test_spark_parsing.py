@@ -1,0 +1,195 @@
+"""The Spark job's pure-Python parts: message parsing, times, DDL, types, keys, the oracle."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from replicator.spark.coltypes import convert_expr, sql_type
+from replicator.spark.ddl import apply_ddl, type_spec
+from replicator.spark.debezium import parse_debezium
+from replicator.spark.options import FormatHints, JobOptions, apply_olr_config
+from replicator.spark.parse import decode_json, key_columns, parse_message
+from replicator.spark.tableschema import TableSchema
+from replicator.spark.timeparse import header_time_us, iso_to_us
+
+META = {"k_partition": 0, "k_offset": 7, "k_ts": None}
+BEGIN = b'{"scn":100,"e_scn":105,"tm":1772847880000000000,"c_scn":100,"c_idx":1,"xid":"0x0001.002.00000003",' \
+        b'"payload":[{"op":"begin"}]}'
+
+
+def _rows(value: bytes, hints: FormatHints | None = None, key: bytes | None = None) -> list[dict]:
+    return parse_message(value, key, hints or FormatHints(), META)
+
+
+def test_olr_dml_keeps_value_text_and_reads_positions() -> None:
+    msg = (b'{"e_scns":"0x0000000000000069","e_tms":"2026-03-07T01:44:40.000000000Z","c_scn":100,"c_idx":2,'
+           b'"xidn":281483566645251,"payload":[{"op":"u","schema":{"owner":"A","table":"T","columns":[{"name":"ID",'
+           b'"type":"number","precision":-1,"scale":-1,"nullable":false}]},"num":0,"rid":"AAARwWAAHAAAAEBAAA",'
+           b'"before":{"ID":1,"N":123456789012345678901234567890.123},"after":{"ID":1,"N":null,"F":inf}}]}')
+    (row,) = _rows(msg, key=b'"ID":1')
+    assert row["kind"] == "dml" and row["op"] == "u" and row["tbl"] == "A.T"
+    assert (row["commit_scn"], row["c_scn"], row["c_idx"], row["elem"]) == (105, 100, 2, 0)
+    assert row["xid"] == "281483566645251"
+    assert row["commit_ts"] == iso_to_us("2026-03-07T01:44:40Z")
+    assert dict(row["before"])["N"] == "123456789012345678901234567890.123"  # exact, not a float
+    assert dict(row["after"]) == {"ID": "1", "N": None, "F": "Infinity"}
+    assert json.loads(row["columns"])[0]["name"] == "ID"
+    assert row["key_cols"] == ["ID"] and row["rid"] == "AAARwWAAHAAAAEBAAA"
+
+
+def test_scn_type_1_uses_scn_and_missing_commit_scn_is_a_clear_error() -> None:
+    msg = b'{"scn":500,"c_scn":400,"c_idx":3,"xid":"1.2.3","payload":[{"op":"commit"}]}'
+    assert _rows(msg, FormatHints(scn_type=5))[0]["commit_scn"] == 500
+    (err,) = _rows(msg)
+    assert err["kind"] == "error" and "scn-type to 8" in err["error"]
+
+
+def test_full_mode_checkpoint_and_garbage() -> None:
+    full = (b'{"scn":9,"e_scn":12,"c_scn":9,"c_idx":1,"xid":"1.2.3","payload":[{"op":"c","schema":{"owner":"A",'
+            b'"table":"T"},"after":{"ID":1}},{"op":"d","schema":{"owner":"A","table":"T"},"before":{"ID":2}}]}')
+    rows = _rows(full)
+    assert [r["elem"] for r in rows] == [0, 1] and all(r["full"] for r in rows)
+    chk = _rows(b'{"scn":77,"c_scn":77,"c_idx":1,"payload":[{"op":"chkpt","seq":1,"offset":512}]}')
+    assert chk[0]["kind"] == "chkpt" and chk[0]["commit_scn"] == 77
+    assert _rows(b"not json")[0]["kind"] == "error"
+    assert _rows(b'{"a":1}')[0]["error"].endswith("(op, source, before/after)")
+    assert _rows(BEGIN)[0]["kind"] == "begin"
+
+
+def test_key_columns_from_tags_and_debezium_keys() -> None:
+    assert key_columns(b'"ID":1,"CODE":"x"') == ["ID", "CODE"]
+    assert key_columns(b'{"schema":{},"payload":{"ID":5}}') == ["ID"]
+    assert key_columns(None) is None and key_columns(b"\xff") is None
+
+
+def test_debezium_envelope_with_schema() -> None:
+    doc = {"schema": {"fields": [{"field": "after", "fields": [
+        {"field": "ID", "type": "int64", "optional": False},
+        {"field": "AMT", "type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "parameters": {"scale": "2"}},
+        {"field": "TS", "type": "int64", "name": "io.debezium.time.Timestamp"},
+        {"field": "BIN", "type": "bytes"}]}]},
+        "payload": {"op": "u", "before": None, "after": {"ID": 1, "AMT": "MDk=", "TS": 1733823000000, "BIN": "AQI="},
+                    "source": {"schema": "S", "table": "T", "scn": "90", "commit_scn": "95", "txId": "1.2.3",
+                               "ts_ms": 1000}, "transaction": {"id": "1.2.3", "total_order": 4}}}
+    (row,) = parse_debezium(decode_json(json.dumps(doc)), META)
+    assert (row["tbl"], row["op"], row["commit_scn"], row["c_scn"], row["c_idx"]) == ("S.T", "u", 95, 0, 4)
+    after = dict(row["after"])
+    assert after["AMT"] == "123.45" and after["BIN"] == "0102" and after["TS"] == "1733823000000"
+    cols = {c["name"]: c for c in json.loads(row["columns"])}
+    assert cols["TS"]["unit"] == "ms" and sql_type(cols["AMT"]) == "decimal(38,2)"
+    assert parse_message(json.dumps({"payload": {"status": "BEGIN", "id": "1"}, "schema": {}}).encode(), None,
+                         FormatHints(), META) == []
+
+
+def test_header_times_in_every_form() -> None:
+    want = iso_to_us("2026-03-07 01:44:40")
+    for value in (1772847880000000000, "1772847880000000", 1772847880000, "1772847880",
+                  "2026-03-07T01:44:40.000000000Z", "2026-03-07T01:44:40Z.000000Z", "2026-03-07 01:44:40.000"):
+        assert header_time_us(value) == want, value
+    assert iso_to_us("-0044-03-15 00:00:00") < 0
+
+
+def test_ddl_evolves_a_schema() -> None:
+    s = TableSchema("A.T", [{"name": "ID", "type": "number"}])
+    assert apply_ddl(s, 'ALTER TABLE "A"."T" ADD (NOTE VARCHAR2(20), "Amt" NUMBER(10,2) DEFAULT 0)').changed
+    assert s.names == ["ID", "NOTE", "Amt"] and s.columns[2]["scale"] == 2
+    r = apply_ddl(s, "alter table t rename column note to remark")
+    assert r.rewrite and s.names == ["ID", "REMARK", "Amt"]
+    assert apply_ddl(s, 'ALTER TABLE T DROP ("Amt")').changed and s.names == ["ID", "REMARK"]
+    assert apply_ddl(s, "TRUNCATE TABLE A.T").truncate
+    assert not apply_ddl(s, "CREATE INDEX I ON T(ID)").changed
+    assert type_spec("TIMESTAMP(3) WITH LOCAL TIME ZONE")["type"] == "timestamp with local time zone"
+
+
+@pytest.mark.parametrize("spec, want", [
+    ({"type": "number", "precision": 10, "scale": 0}, "bigint"),
+    ({"type": "number", "precision": 12, "scale": 2}, "decimal(12,2)"),
+    ({"type": "number", "precision": -1, "scale": -1}, "string"),
+    ({"type": "number", "precision": -1, "scale": 0}, "decimal(38,0)"),
+    ({"type": "date"}, "timestamp_ntz"), ({"type": "timestamp with local time zone"}, "timestamp"),
+    ({"type": "timestamp with time zone"}, "string"), ({"type": "raw"}, "binary"),
+    ({"type": "binary_float"}, "float"), ({"type": "boolean"}, "boolean"),
+])
+def test_column_types(spec: dict, want: str) -> None:
+    assert sql_type(spec) == want
+
+
+def test_timestamp_conversion_uses_the_producer_unit() -> None:
+    assert "/ 1000" in convert_expr("x", {"type": "date"}, 0)
+    assert "* 1000000" in convert_expr("x", {"type": "date"}, 7)
+
+
+def test_olr_config_gives_hints_topic_and_primary_keys(tmp_path: Path) -> None:
+    from replicator.redogen.demo import demo_scenario
+    from replicator.redogen.generate import generate
+
+    result = generate(demo_scenario(), tmp_path)
+    doc = json.loads(result.config.read_text())
+    doc["source"][0]["format"] = {"type": "json", "scn-type": 8, "timestamp-metadata": 7}
+    doc["source"][0]["filter"]["table"].insert(0, {"owner": "SHOP", "table": "ORD.*", "key": "ID, CUSTOMER_ID"})
+    doc["target"][0]["writer"] = {"type": "kafka", "topic": "t1", "properties": {"bootstrap.servers": "h:1"}}
+    result.config.write_text(json.dumps(doc))
+    opts = JobOptions(lake=str(tmp_path / "lake"))
+    apply_olr_config(opts, str(result.config))
+    assert (opts.topic, opts.bootstrap_servers, opts.hints.scn_type, opts.hints.timestamp_metadata) == \
+           ("t1", "h:1", 8, 7)
+    assert opts.checkpoint_keys == {"SHOP.CUSTOMERS": ["ID"], "SHOP.ORDERS": ["ID"]}
+    from replicator.spark.keys import KeyResolver
+
+    keys = KeyResolver(opts)
+    assert keys.decide("SHOP.ORDERS", None, True) == (["ID", "CUSTOMER_ID"], "filter key rule")
+    assert keys.decide("X.Y", ["K"], True) == (["K"], "Kafka message key")
+    assert keys.decide("X.Z", None, True)[0] is None
+
+
+def test_final_state_matches_a_fold_of_the_expected_output(tmp_path: Path) -> None:
+    """The oracle (scenario replay) agrees with the generator's expected OLR output."""
+    from spark_values import actual, expected, same
+
+    from replicator.redogen.final_state import FinalState
+    from replicator.redogen.generate import generate
+    from replicator.redogen.workloads import mixed
+
+    sc = mixed(seed=3, events=250, wide=False)
+    sc.format = {"type": "json", "scn-type": 8, "schema": 1, "rid": 1}
+    state = FinalState(sc)
+    sc.timeline = state.watch(sc.timeline)
+    result = generate(sc, tmp_path)
+    assert result.expected is not None
+    by_rid: dict[str, dict[str, dict]] = {}
+    for line in result.expected.read_bytes().splitlines():
+        for el in decode_json(line)["payload"]:
+            if el["op"] in ("c", "u", "d"):
+                rows = by_rid.setdefault(el["schema"]["table"], {})
+                if el["op"] == "d":
+                    rows.pop(el["rid"])
+                elif el["op"] == "c":
+                    rows[el["rid"]] = dict(el["after"])
+                else:  # a column only in before was set to a NULL OLR does not print
+                    rows[el["rid"]].update({c: None for c in el.get("before") or {}}, **el["after"])
+    for t in sc.tables:
+        types = {c.name: c.type for c in t.columns}
+        want = {str(r["ID"]): r for r in state.rows(t.full_name)}
+        got = {str(r["ID"]): r for r in by_rid.get(t.name, {}).values()}
+        assert sorted(want) == sorted(got), t.full_name
+        for key, w in want.items():
+            for c, sql in types.items():
+                a, b = expected(sql, w.get(c)), _olr_value(sql, got[key].get(c), actual)
+                assert same(sql, a, b), (t.full_name, key, c, a, b)
+
+
+def _olr_value(sql: str, text: object, actual) -> object:  # type: ignore[no-untyped-def]
+    """An OLR JSON value (default format options) in the canonical form of spark_values."""
+    from datetime import datetime, timedelta
+
+    if text is None:
+        return None
+    t = sql.upper()
+    if t.startswith(("DATE", "TIMESTAMP")) and ("TIME ZONE" not in t or "LOCAL" in t):
+        return datetime(1970, 1, 1) + timedelta(microseconds=int(text) // 1000)
+    if t.startswith("RAW"):
+        return bytes.fromhex(str(text))
+    return actual(sql, text)
