@@ -8,10 +8,11 @@ builds it; formats never see the pydantic models.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from replicator.events import Checkpoint, Message, Transaction
+from replicator.events import Change, Checkpoint, DdlChange, Message, Transaction
 
 # source.flags bits that change output (olr-interfaces.md §1.6).
 FLAG_SCHEMALESS = 0x2
@@ -72,3 +73,21 @@ class Format(Protocol):
     def checkpoint(self, cp: Checkpoint) -> list[Message]:
         """Render a checkpoint; the message has ``checkpoint=True`` (output only with flag 0x1000)."""
         ...
+
+
+def printable_filter(flags: int) -> Callable[[Change], bool]:
+    """Which changes OLR's builder prints: DDL only with flag 0x20, changes of unknown
+    tables only in schemaless mode or with 0x800, of SYS dictionary tables only with 0x800."""
+    ddl = bool(flags & FLAG_DDL)
+    unknown_tables = bool(flags & (FLAG_SCHEMALESS | FLAG_SYSTEM_TXN))
+    system_tables = bool(flags & FLAG_SYSTEM_TXN)
+
+    def printable(change: Change) -> bool:
+        if isinstance(change, DdlChange):
+            return ddl
+        table = change.table
+        if table is None:
+            return unknown_tables
+        return not table.system or system_tables
+
+    return printable

@@ -24,10 +24,23 @@ from dataclasses import dataclass
 import orjson
 
 from replicator.events import (
-    Change, Checkpoint, DdlChange, Message, RowChange, Table, Transaction,
+    Change,
+    Checkpoint,
+    DdlChange,
+    Message,
+    RowChange,
+    Table,
+    Transaction,
 )
-from replicator.formats.base import FLAG_DDL, FLAG_SCHEMALESS, FLAG_SYSTEM_TXN, FormatOptions
-from replicator.formats.rowvalues import ColumnView, RowValues, TableView, Value, raw_table, row_values
+from replicator.formats.base import FormatOptions, printable_filter
+from replicator.formats.rowvalues import (
+    ColumnView,
+    RowValues,
+    TableView,
+    Value,
+    raw_table,
+    row_values,
+)
 
 Clock = Callable[[], float]
 _NO_SCN = (1 << 64) - 1  # OLR's Scn::none(): no position taken yet
@@ -103,9 +116,7 @@ class EventFormat:
         self.options = options
         self.clock: Clock = clock or time.time
         flags = options.flags
-        self._ddl = bool(flags & FLAG_DDL)
-        self._unknown_tables = bool(flags & (FLAG_SCHEMALESS | FLAG_SYSTEM_TXN))
-        self._system_tables = bool(flags & FLAG_SYSTEM_TXN)
+        self._printable = printable_filter(flags)
         full = bool(options.message & 1)
         self.skip_begin = bool(options.message & 4) and not full
         self.skip_commit = bool(options.message & 8) and not full
@@ -244,11 +255,3 @@ class EventFormat:
         self._idx += 1
         self._previous, self._last = self._last, pos
         return pos
-
-    def _printable(self, change: Change) -> bool:
-        if isinstance(change, DdlChange):
-            return self._ddl
-        table = change.table
-        if table is None:
-            return self._unknown_tables
-        return not table.system or self._system_tables

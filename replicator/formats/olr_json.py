@@ -19,9 +19,7 @@ from collections.abc import Iterator
 from replicator.events import (
     OP_DELETE, OP_INSERT, Checkpoint, DdlChange, Message, RowChange, Table, Transaction,
 )
-from replicator.formats.base import (
-    FLAG_DDL, FLAG_SCHEMALESS, FLAG_SYSTEM_TXN, FormatOptions,
-)
+from replicator.formats.base import FormatOptions, printable_filter
 from replicator.formats.escape import escape_bytes, escape_str
 from replicator.formats.olr_columns import TablePlan, render_compressed, render_schemaless
 from replicator.formats.olr_header import HeaderBuilder
@@ -48,9 +46,7 @@ class OlrJsonFormat:
         self._schema_repeat = bool(options.schema & 2)
         self._schema_obj = bool(options.schema & 4)
         self._column_mode = options.column
-        self._ddl = bool(options.flags & FLAG_DDL)
-        self._unknown_tables = bool(options.flags & (FLAG_SCHEMALESS | FLAG_SYSTEM_TXN))
-        self._system_tables = bool(options.flags & FLAG_SYSTEM_TXN)
+        self._printable = printable_filter(options.flags)
         self._header = HeaderBuilder(options)
         self._reducer = UpdateReducer(options.column, options.flags)
         self._plans: dict[int, TablePlan] = {}
@@ -96,10 +92,7 @@ class OlrJsonFormat:
         started = False
         num = 0
         for change in txn.changes:
-            if isinstance(change, DdlChange):
-                if not self._ddl:
-                    continue
-            elif not self._printable(change):
+            if not self._printable(change):
                 continue
             if not started:
                 started = True
@@ -143,13 +136,6 @@ class OlrJsonFormat:
                         checkpoint=True, seq=cp.seq)]
 
     # -- payload elements --------------------------------------------------------------------
-
-    def _printable(self, change: RowChange) -> bool:
-        """OLR prints unknown tables only in schemaless mode or with flag 0x800, SYS ones with 0x800."""
-        table = change.table
-        if table is None:
-            return self._unknown_tables
-        return not table.system or self._system_tables
 
     def _plan(self, table: Table) -> TablePlan:
         plan = self._plans.get(id(table))

@@ -21,10 +21,22 @@ from __future__ import annotations
 
 import struct
 
-from replicator.events import OP_DELETE, OP_INSERT, Checkpoint, DdlChange, Message, RowChange, Transaction
-from replicator.formats.base import FLAG_DDL, FLAG_SCHEMALESS, FLAG_SYSTEM_TXN, FormatOptions
+from replicator.events import (
+    OP_DELETE,
+    OP_INSERT,
+    Checkpoint,
+    DdlChange,
+    Message,
+    RowChange,
+    Transaction,
+)
+from replicator.formats.base import FormatOptions, printable_filter
 from replicator.formats.olr_rows import UpdateReducer, reduce_single
-from replicator.formats.protobuf_plan import PbTablePlan, fill_compressed, fill_schemaless
+from replicator.formats.protobuf_plan import (
+    PbTablePlan,
+    fill_compressed,
+    fill_schemaless,
+)
 from replicator.proto import olr_pb2 as pb
 from replicator.values.datetime import epoch_to_iso
 from replicator.values.rowid import rowid_text
@@ -44,9 +56,7 @@ class ProtobufFormat:
         self._skip_begin = bool(options.message & 4)
         self._skip_commit = bool(options.message & 8)
         self._add_offset = bool(options.message & 0x10)
-        self._ddl = bool(options.flags & FLAG_DDL)
-        self._unknown_tables = bool(options.flags & (FLAG_SCHEMALESS | FLAG_SYSTEM_TXN))
-        self._system_tables = bool(options.flags & FLAG_SYSTEM_TXN)
+        self._printable = printable_filter(options.flags)
         self._reducer = UpdateReducer(options.column, options.flags)
         self._plans: dict[int, PbTablePlan] = {}
         self._described: set[int] = set()
@@ -114,10 +124,7 @@ class ProtobufFormat:
         started = False
         num = 0
         for change in txn.changes:
-            if isinstance(change, DdlChange):
-                if not self._ddl:
-                    continue
-            elif not self._printable(change):
+            if not self._printable(change):
                 continue
             if not started:
                 started = True
@@ -161,12 +168,6 @@ class ProtobufFormat:
                         checkpoint=True, seq=cp.seq)]
 
     # -- payload elements --------------------------------------------------------------------
-
-    def _printable(self, change: RowChange) -> bool:
-        table = change.table
-        if table is None:
-            return self._unknown_tables
-        return not table.system or self._system_tables
 
     def _plan(self, change: RowChange | DdlChange) -> PbTablePlan | None:
         table = change.table
