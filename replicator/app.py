@@ -100,11 +100,12 @@ def source_facts(config: Any, source: Any, cp: Any = None) -> tuple[ParserOption
     return parser, fmt, archive_format, dictionary
 
 
-def build_job(config_path: str) -> BatchJob:
-    """Resolve a config file into a :class:`BatchJob` (batch reader only for now)."""
+def build_job(config_path: str, config: Any = None) -> BatchJob:
+    """Resolve a config file (or its already loaded ``config``) into a :class:`BatchJob`."""
     from replicator.config import load_config
 
-    config = load_config(config_path)
+    if config is None:
+        config = load_config(config_path)
     log.set_log_level(config.log_level)
     source = config.source[0]
     reader = source.reader
@@ -189,7 +190,7 @@ def run_config(config_path: str, progress: str = "auto", *, read_limit_mbps: flo
     try:
         if metrics is not None:
             metrics.set_state("starting")
-        job = build_job(config_path)
+        job = build_job(config_path, config)
         pacer = Pacer(read_limit_mbps) if read_limit_mbps else None
         watch = RunWatch(job.files, metrics=metrics, notifier=notifier, pacer=pacer)
         stats = run_job(job, progress=progress, watch=watch)

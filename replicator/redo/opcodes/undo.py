@@ -66,22 +66,13 @@ def commit_info(cv: ChangeVector) -> tuple[int, bool] | None:
 def build_vector(template: ChangeVector, fields: list[bytes]) -> ChangeVector:
     """A new vector with ``template``'s header and the given fields (multi-block undo merge)."""
     e = template.endian
-    header_len = _header_len(template)
+    header_len = template.header_size
     head = bytes(template.data[template.start : template.start + header_len])
     table = struct.pack(f"{e}H{len(fields)}H", 2 + 2 * len(fields), *[len(f) for f in fields])
     table += b"\x00" * (((len(table) + 3) & ~3) - len(table))
     body = b"".join(f + b"\x00" * (((len(f) + 3) & ~3) - len(f)) for f in fields)
     data = head + table + body
     return ChangeVector(data, 0, header_len, e)
-
-
-def _header_len(cv: ChangeVector) -> int:
-    # The field table follows the header; its first u16 is the table size.
-    for size in (32, 24):
-        tsize = struct.unpack_from(cv.endian + "H", cv.data, cv.start + size)[0]
-        if tsize == 2 + 2 * len(cv.lengths):
-            return size
-    return 32
 
 
 def merge_multiblock(newer: ChangeVector, older: ChangeVector, flags: int) -> ChangeVector:
