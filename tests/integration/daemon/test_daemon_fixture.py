@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from kafka_broker import free_port
 
 SEQ_FILES = ("arch1_15_1224959854.dbf", "arch1_16_1224959854.dbf")
 
@@ -127,9 +128,7 @@ def test_daemon_streams_to_a_network_client(free23: Path, tmp_path: Path) -> Non
 
     cfg = _setup(free23, tmp_path)
     data = json.loads(cfg.read_text())
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     data["target"][0]["writer"] = {"type": "network", "uri": f"127.0.0.1:{port}"}
     cfg.write_text(json.dumps(data))
     proc = _start(cfg)

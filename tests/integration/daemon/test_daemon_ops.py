@@ -12,18 +12,13 @@ import time
 import urllib.request
 from pathlib import Path
 
+from kafka_broker import free_port
 from test_daemon_fixture import _setup, _wait_for
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_daemon_notify_and_metrics(free23: Path, tmp_path: Path) -> None:
     cfg = _setup(free23, tmp_path)
-    port = _free_port()
+    port = free_port()
     data = json.loads(cfg.read_text())
     data["metrics"] = {"type": "prometheus", "bind": f"127.0.0.1:{port}"}
     cfg.write_text(json.dumps(data))
