@@ -53,7 +53,7 @@ def _build(args: argparse.Namespace):
     if args.source == "demo":
         sc = demo_scenario(**common)
     elif args.source in workloads.WORKLOADS:
-        if args.source == "oltp" and args.size:
+        if args.source in ("oltp", "huge-transaction") and args.size:
             params["target_bytes"] = parse_size(args.size)
         if args.seed is not None:
             params["seed"] = args.seed
@@ -74,7 +74,7 @@ def _build(args: argparse.Namespace):
         sc.flags = args.flags
     if args.log_blocks:
         sc.log_blocks = args.log_blocks
-    if args.size and args.source != "oltp":
+    if args.size and args.source not in ("oltp", "huge-transaction"):
         sc.max_redo_bytes = parse_size(args.size)
     return sc
 
@@ -91,7 +91,7 @@ def redogen_main(argv: list[str]) -> int:
     p.add_argument("--db-version", help="database version: 11.2, 12.1, 12.2, 18, 19, 21, 23")
     p.add_argument("--block-size", type=int, choices=(512, 1024, 4096), help="redo block size")
     p.add_argument("--seed", type=int, help="random seed of a workload")
-    p.add_argument("--size", help="redo to write, e.g. 100MB (oltp target; a cap otherwise)")
+    p.add_argument("--size", help="redo to write, e.g. 100MB (oltp and huge-transaction target; a cap otherwise)")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="workload parameter (rows=, count=, columns=, sessions=...) or scenario field")
     p.add_argument("--format", help="OLR format section as JSON, e.g. '{\"type\":\"json\",\"rid\":1}'")

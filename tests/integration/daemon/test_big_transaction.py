@@ -41,3 +41,12 @@ def test_big_transaction_swaps_and_streams(tmp_path: Path, reader: str) -> None:
     assert peak_mb < 200, "a streamed transaction must not be held in memory"
     assert result.output.read_bytes() == result.expected.read_bytes()
     assert not list(swap.glob("*.swap")), "swap files left behind"
+
+
+def test_huge_transaction_benchmark_runs_small(capsys: pytest.CaptureFixture[str]) -> None:
+    """``python -m replicator.bench_huge`` at a small size: it swaps, checks and reports."""
+    from replicator.bench_huge import main
+
+    assert main(["--size", "20MB", "--max-mb", "32", "--swap-mb", "8", "--check-rows", "500"]) == 0
+    out = capsys.readouterr().out
+    assert "output: correct" in out and "swap files left: 0" in out and "peak RSS" in out
