@@ -17,13 +17,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from replicator.events import (
-    OP_DELETE, OP_INSERT, Checkpoint, DdlChange, Message, RowChange, Table, Transaction,
+    OP_DELETE, Checkpoint, DdlChange, Message, RowChange, Table, Transaction,
 )
 from replicator.formats.base import FormatOptions, printable_filter
 from replicator.formats.escape import escape_bytes, escape_str
 from replicator.formats.olr_columns import TablePlan, render_compressed, render_schemaless
 from replicator.formats.olr_header import HeaderBuilder
-from replicator.formats.olr_rows import UpdateReducer, reduce_single
+from replicator.formats.olr_rows import UpdateReducer
 from replicator.values.rowid import rowid_text
 
 _NO_SCN = (1 << 64) - 1  # OLR's Scn::none(), printed by a checkpoint before any transaction
@@ -171,7 +171,7 @@ class OlrJsonFormat:
             parts.append(b',"num":%d' % num)
         if self._rid:
             parts.append(b',"rid":"' + rowid_text(change.data_obj, change.bdba, change.slot).encode("ascii") + b'"')
-        before, after = self._images(change, plan)
+        before, after = self._reducer.images(change, plan)
         if before is not None:
             parts.append(b',"before":' + self._render(before, plan, False))
         if after is not None:
@@ -183,27 +183,6 @@ class OlrJsonFormat:
             if isinstance(image, dict):
                 tag = plan.render_tag(image, table.tag_columns)
         return b"".join(parts), tag
-
-    def _images(self, change: RowChange, plan: TablePlan | None) -> tuple[object, object]:
-        """Reduced (before, after) images; bytes stand for a compressed, raw-printed image."""
-        op = change.op
-        before = change.before or {}
-        after = change.after or {}
-        if change.compressed is not None:
-            raw = change.compressed
-            if op == OP_INSERT:
-                return None, raw
-            if op == OP_DELETE:
-                return raw, None
-            # An UPDATE carries the raw piece on the side whose image is missing (after if both).
-            if before and after:
-                return before, raw
-            return (before or raw), (after or raw)
-        if op == OP_INSERT:
-            return None, reduce_single(after, plan, self._column_mode)
-        if op == OP_DELETE:
-            return reduce_single(before, plan, self._column_mode), None
-        return self._reducer.reduce(before, after, plan)
 
     @staticmethod
     def _render(image: object, plan: TablePlan | None, after: bool) -> bytes:

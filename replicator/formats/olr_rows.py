@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 from typing import Final
 
-from replicator.events import RowImage, Table
+from replicator.events import OP_DELETE, OP_INSERT, RowChange, RowImage, Table
 from replicator.formats.olr_columns import TablePlan
 
 log = logging.getLogger(__name__)
@@ -50,9 +50,34 @@ class UpdateReducer:
     """Applies the UPDATE rules; remembers which NOT NULL columns were already warned about."""
 
     def __init__(self, column_mode: int, flags: int):
+        self._column_mode = column_mode
         self._reduce = column_mode < 2
         self._copy_after = bool(flags & FLAG_NOT_NULL_MISSING)
         self._warned: set[tuple[int, int]] = set()
+
+    def images(self, change: RowChange, plan: TablePlan | None) -> tuple[object, object]:
+        """The (before, after) images OLR prints for any row change; None means no image.
+
+        A compressed row is printed raw (bytes) on the side whose image is missing (after
+        when both exist); INSERT/DELETE go through :func:`reduce_single`, UPDATE through
+        :meth:`reduce`. Shared by the JSON and protobuf formats so both select alike.
+        """
+        op = change.op
+        before, after = change.before or {}, change.after or {}
+        if change.compressed is not None:
+            raw = change.compressed
+            if op == OP_INSERT:
+                return None, raw
+            if op == OP_DELETE:
+                return raw, None
+            if before and after:
+                return before, raw
+            return (before or raw), (after or raw)
+        if op == OP_INSERT:
+            return None, reduce_single(after, plan, self._column_mode)
+        if op == OP_DELETE:
+            return reduce_single(before, plan, self._column_mode), None
+        return self.reduce(before, after, plan)
 
     def reduce(self, before: RowImage, after: RowImage,
                plan: TablePlan | None) -> tuple[RowImage, RowImage]:

@@ -23,7 +23,6 @@ import struct
 
 from replicator.events import (
     OP_DELETE,
-    OP_INSERT,
     Checkpoint,
     DdlChange,
     Message,
@@ -31,7 +30,7 @@ from replicator.events import (
     Transaction,
 )
 from replicator.formats.base import FormatOptions, printable_filter
-from replicator.formats.olr_rows import UpdateReducer, reduce_single
+from replicator.formats.olr_rows import UpdateReducer
 from replicator.formats.protobuf_plan import (
     PbTablePlan,
     fill_compressed,
@@ -204,7 +203,7 @@ class ProtobufFormat:
             element.num = num
         if self.options.rid == 1:
             element.rid = rowid_text(change.data_obj, change.bdba, change.slot)
-        before, after = self._images(change, plan)
+        before, after = self._reducer.images(change, plan.json if plan is not None else None)
         for image, target, is_after in ((before, element.before, False), (after, element.after, True)):
             if isinstance(image, bytes):
                 fill_compressed(target, image)
@@ -218,26 +217,6 @@ class ProtobufFormat:
             if isinstance(image, dict):
                 return plan.tag(image)
         return None
-
-    def _images(self, change: RowChange, plan: PbTablePlan | None) -> tuple[object, object]:
-        """Reduced (before, after) images, exactly as the JSON format selects them."""
-        op = change.op
-        before, after = change.before or {}, change.after or {}
-        if change.compressed is not None:
-            raw = change.compressed
-            if op == OP_INSERT:
-                return None, raw
-            if op == OP_DELETE:
-                return raw, None
-            if before and after:
-                return before, raw
-            return (before or raw), (after or raw)
-        json_plan = plan.json if plan is not None else None
-        if op == OP_INSERT:
-            return None, reduce_single(after, json_plan, self.options.column)
-        if op == OP_DELETE:
-            return reduce_single(before, json_plan, self.options.column), None
-        return self._reducer.reduce(before, after, json_plan)
 
     def _ddl_element(self, element: pb.Payload, change: DdlChange) -> None:
         element.op = pb.DDL
