@@ -65,7 +65,7 @@ def test_single_byte_sets() -> None:
 
 
 def test_unsupported() -> None:
-    assert not is_supported("ZHT32EUC")
+    assert is_supported("ZHT32EUC") and not is_supported("NOSUCHSET")
     with pytest.raises(CharsetError) as error:
         get_charset("NOSUCHSET")
     assert error.value.code == 50010
