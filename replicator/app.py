@@ -55,6 +55,16 @@ def table_map(source: Any, dictionary: Any, cp: Any) -> dict[int, Table]:
                            cp.nls_character_set, cp.nls_nchar_character_set)
 
 
+def dictionary_tracker(source: Any, dictionary: Any, cp: Any) -> Any:
+    """The tracker that keeps ``dictionary`` and the table map current from SYS redo DML."""
+    from replicator.schema.filter import FLAG_ADAPTIVE_SCHEMA
+    from replicator.schema.tracking import DictionaryTracker
+
+    return DictionaryTracker(dictionary, lambda d: table_map(source, d, cp), users=cp.users,
+                             adaptive=bool(source.flags & FLAG_ADAPTIVE_SCHEMA),
+                             schema_scn=cp.schema_scn or cp.scn)
+
+
 def source_facts(config: Any, source: Any, cp: Any = None) -> tuple[ParserOptions, FormatOptions, str, Any]:
     """Parser and format options for ``source``: loads the schema unless schemaless.
 
@@ -72,6 +82,7 @@ def source_facts(config: Any, source: Any, cp: Any = None) -> tuple[ParserOption
     archive_format = reader.log_archive_format or ""
     tables: dict[int, Table] = {}
     dictionary = None
+    tracker = None
     con_id, con_name, db_tz = 0, "", 0
     if cp is None and not flags & FLAG_SCHEMALESS:
         state_dir = config.state.path
@@ -88,13 +99,15 @@ def source_facts(config: Any, source: Any, cp: Any = None) -> tuple[ParserOption
         if not flags & FLAG_SCHEMALESS:
             dictionary = Dictionary.from_checkpoint(cp)
             tables = table_map(source, dictionary, cp)
+            tracker = dictionary_tracker(source, dictionary, cp)
     if reader.db_timezone is not None:
         db_tz = reader.db_timezone
     host_tz = reader.host_timezone if reader.host_timezone is not None else _local_offset()
     parser = ParserOptions(
         tables=tables, schemaless=bool(flags & FLAG_SCHEMALESS), flags=flags, con_id=con_id, con_name=con_name,
         first_data_scn=start_scn, host_tz=host_tz, skip_xids=frozenset(source.filter.skip_xid_values()),
-        emit_ddl=bool(flags & FLAG_DDL),
+        emit_ddl=bool(flags & FLAG_DDL), tracker=tracker,
+        dictionary_pos=(cp.seq, cp.offset) if cp is not None else (0, 0),
     )
     fmt = replace(fmt, flags=flags, db_timezone=db_tz, con_name=con_name, database=source.name)
     return parser, fmt, archive_format, dictionary
@@ -179,7 +192,7 @@ def run_config(config_path: str, progress: str = "auto", *, read_limit_mbps: flo
     from replicator.config import load_config
 
     config = load_config(config_path)
-    if config.source[0].reader.type == "offline":
+    if config.source[0].reader.type in ("offline", "online"):  # the long-running service
         from replicator.daemon import run_daemon
 
         return run_daemon(config_path)

@@ -19,7 +19,6 @@ Every file is written atomically (temp file, fsync, rename).
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 

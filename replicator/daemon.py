@@ -1,4 +1,4 @@
-"""The long-running service (``reader.type: offline``): lifecycle around the engine.
+"""The long-running service (``reader.type: offline`` or ``online``): lifecycle around the engine.
 
 Lock the config file, resolve the restart point from the checkpoints, run the engine,
 write checkpoints, reload the table filter when the config file changes, and stop
@@ -25,7 +25,7 @@ from replicator.metrics import metrics_from_config
 from replicator.metrics_tally import Tally
 from replicator.notify import Notifier
 from replicator.redo.online import FollowSettings, LogLocator, RedoFollower, read_header
-from replicator.redo.parser import Parser, ParserOptions
+from replicator.redo.parser import Parser
 from replicator.schema.document import MinTran, SchemaCheckpoint
 from replicator.txn.pool import MemoryPool
 
@@ -73,6 +73,11 @@ class Daemon:
         self.pool = MemoryPool(memory.max_mb, memory.swap_mb, memory.swap_path or ".", memory.min_mb)
         self.metrics = metrics_from_config(self.config)
         self.notifier = Notifier()
+        self.online_db: Any = None  # reader.type online: the database session (replicator.online)
+        if self.source.reader.type == "online":
+            from replicator.online.startup import open_database
+
+            self.online_db = open_database(self.source.reader)
         self._last_publish = 0.0
 
     # ----------------------------------------------------------------- setup
@@ -80,6 +85,10 @@ class Daemon:
         confirmed = self.manager.load_confirmed()
         start_scn = self.source.reader.start_scn or 0
         cp = self.manager.restart_checkpoint(confirmed, confirmed.scn if confirmed else start_scn)
+        if cp is None and self.online_db is not None:
+            from replicator.online.startup import first_schema_checkpoint
+
+            cp = first_schema_checkpoint(self.online_db, self.source, self.config.state.path)
         if cp is None:
             raise RuntimeFailure(f"schema checkpoint for database {self.source.name} not found in "
                                  f"{self.config.state.path} (offline mode needs one)", 10040)
@@ -95,13 +104,21 @@ class Daemon:
         parser_opts, fmt_opts, archive_format, self.dictionary = source_facts(self.config, self.source, cp)
         if confirmed is not None:
             parser_opts = replace(parser_opts, first_data_scn=0)
+        elif self.online_db is not None and not parser_opts.first_data_scn:
+            parser_opts = replace(parser_opts, first_data_scn=cp.scn)  # commits up to the start SCN are in the schema
         parser = Parser(parser_opts, lambda t: None, None, pool=self.pool)
-        locator = LogLocator(
-            online_groups=[list(g.paths) for g in cp.online_redo],
-            archive_dirs=[d for d in (cp.log_archive_dest, *self._fra_dirs(cp), *self.source.reader.redo_log) if d],
-            archive_format=archive_format,
-            path_mapping=list(self.source.reader.path_mapping_pairs),
-        )
+        archive_dirs = [d for d in (cp.log_archive_dest, *self._fra_dirs(cp), *self.source.reader.redo_log) if d]
+        if self.online_db is not None:
+            from replicator.online.startup import online_locator
+
+            locator: LogLocator = online_locator(self.online_db, self.source, cp, archive_format, archive_dirs)
+        else:
+            locator = LogLocator(
+                online_groups=[list(g.paths) for g in cp.online_redo],
+                archive_dirs=archive_dirs,
+                archive_format=archive_format,
+                path_mapping=list(self.source.reader.path_mapping_pairs),
+            )
         src = self.source
         settings = FollowSettings(src.redo_read_sleep_us / 1e6, src.arch_read_sleep_us / 1e6, src.arch_read_tries,
                                   src.redo_verify_delay_us / 1e6, not (src.reader.disable_checks & 0x4),
@@ -173,7 +190,16 @@ class Daemon:
             return
         lwn = parser.last_lwn
         redo_bytes = (lwn.end_block - lwn.first_block) * header.block_size if lwn else 0
-        if not self.manager.due(cp.time, redo_bytes, cp.redo_switch):
+        force = cp.redo_switch
+        tracker = parser.opt.tracker
+        if tracker is not None and tracker.pending:
+            # Dictionary tracking changed the schema: write it now, so a restart reloads it.
+            self.base_checkpoint = replace(self.base_checkpoint, rows=tracker.dictionary.snapshot(),
+                                           schema_scn=tracker.schema_scn, schema_ref_scn=None)
+            self.manager.schema_changed = True
+            tracker.pending = False
+            force = True
+        if not self.manager.due(cp.time, redo_bytes, force):
             return
         oldest = parser.buffer.oldest_begin()
         min_tran = MinTran(oldest[0], oldest[1], _xid_text(oldest[2])) if oldest else None
@@ -247,6 +273,11 @@ class Daemon:
             log.error(e.code, f"config reload rejected, keeping the running configuration: {e.message}")
             return
         self.engine.parser.opt.tables = tables
+        tracker = self.engine.parser.opt.tracker
+        if tracker is not None:  # later dictionary changes are filtered by the new rules
+            from replicator.app import dictionary_tracker
+
+            tracker.rebuild = dictionary_tracker(src, self.dictionary, self.base_checkpoint).rebuild
         self.source = src
         for t in sorted({(t.owner, t.name) for t in tables.values() if not t.system}):
             log.info(f"- found: {t[0]}.{t[1]}")

@@ -70,6 +70,20 @@ class Column:
     unused: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class TableLob:
+    """Where one LOB column of a table is stored (SYS.LOB$, redo-format.md §11.2).
+
+    ``segments`` maps the DATAOBJ# of the LOB segment (and of each LOB partition) to its
+    page size; ``indexes`` are the DATAOBJ#s of the LOB index (SYS_IL...), whose leaf
+    changes give the page order of BasicFile LOBs.
+    """
+
+    column: int  # index into Table.columns
+    segments: dict[int, int]
+    indexes: tuple[int, ...] = ()
+
+
 @dataclass(slots=True)
 class Table:
     """A replicated table: dictionary identity plus its columns.
@@ -91,6 +105,7 @@ class Table:
     ncharset: str = "AL16UTF16"  # NLS_NCHAR_CHARACTERSET
     clu_cols: int = 0  # SYS.TAB$.CLUCOLS: cluster key columns in front of each row piece
     condition: str = ""  # filter `condition` of the rule that claimed the table
+    lobs: tuple[TableLob, ...] = ()  # LOB columns with their segments (from SYS.LOB$)
 
 
 # A row image: table column index -> raw Oracle bytes, or None for SQL NULL.

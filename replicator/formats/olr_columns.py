@@ -99,7 +99,8 @@ def _null_visible(type_code: int, after: bool) -> bool:
 
 
 def _hex_fragment(prefix: bytes) -> Fragment:
-    return lambda data: prefix + b'"' + data.hex().encode("ascii") + b'"'
+    # Raw column data: for a LOB that is its locator, not the assembled value.
+    return lambda data: prefix + b'"' + getattr(data, "locator", data).hex().encode("ascii") + b'"'
 
 
 class TablePlan:

@@ -24,6 +24,7 @@ from replicator.values.charset import CharsetError, column_charset_name, get_cha
 from replicator.values.datetime import decode_timestamp, decode_timestamp_tz
 from replicator.values.floats import binary_double_text, binary_float_text
 from replicator.values.interval import interval_ds_renderer, interval_ym_renderer
+from replicator.values.lob import unavailable
 from replicator.values.number import number_text
 from replicator.values.raw import boolean_text
 from replicator.values.rowid import urowid_text
@@ -48,15 +49,15 @@ def value_renderer(prefix: bytes, column: Column, type_code: int, table: Table,
         # OLR picks the character set from the dictionary type: an extended VARCHAR2 stored as
         # a LOB keeps the database set, a real CLOB of form 1 uses the national set.
         is_clob = column.type_code == TYPE_CLOB
-        return _string(prefix, column, table, options, is_clob) if after else None
+        return _lob(_string(prefix, column, table, options, is_clob)) if after else None
     if type_code == TYPE_NUMBER:
         return _decoded(prefix, number_text, unknown, quote=False)
     if type_code == TYPE_RAW:
         return _hex(prefix)
     if type_code == TYPE_BLOB:
-        return _hex(prefix) if after else None
+        return _lob(_hex(prefix)) if after else None
     if type_code == TYPE_JSON:
-        return _hex(prefix) if options.flags & _FLAG_JSON_HEX else None
+        return _lob(_hex(prefix)) if options.flags & _FLAG_JSON_HEX else None
     if type_code in (TYPE_DATE, TYPE_TIMESTAMP, TYPE_TIMESTAMP_LTZ):
         offset = options.db_timezone if type_code == TYPE_TIMESTAMP_LTZ else 0
         return _timestamp(prefix, offset, timestamp_renderer(options.timestamp), unknown)
@@ -76,6 +77,11 @@ def value_renderer(prefix: bytes, column: Column, type_code: int, table: Table,
         return _decoded(prefix, urowid_text, unknown, quote=True)
     # LONG, LONG RAW, XMLTYPE and anything else OLR does not decode.
     return unknown if options.unknown_type == 1 else None
+
+
+def _lob(render: Fragment) -> Fragment:
+    """A LOB value the transaction's redo could not assemble prints nothing (as in OLR)."""
+    return lambda data: None if unavailable(data) else render(data)
 
 
 def _unknown_fragment(prefix: bytes, name: str, dump: bool) -> Fragment:

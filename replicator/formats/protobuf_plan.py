@@ -14,6 +14,7 @@ from replicator.formats.base import FLAG_RAW_HEX, FormatOptions
 from replicator.formats.olr_columns import TablePlan, effective_type
 from replicator.formats.protobuf_values import COLUMN_TYPES, Setter, set_bytes, value_setter
 from replicator.proto import olr_pb2 as pb
+from replicator.values.lob import unavailable
 
 
 class _ColumnPlan:
@@ -53,7 +54,7 @@ class PbTablePlan:
             value = image[index]
             if value:
                 setter = plan.after if after else plan.before
-                if setter is not None:
+                if setter is not None and not unavailable(value):  # a LOB not in the redo: left out
                     setter(target.add(name=plan.name), value)  # type: ignore[attr-defined]
             elif plan.null_after if after else plan.null_before:
                 target.add(name=plan.name)  # type: ignore[attr-defined]

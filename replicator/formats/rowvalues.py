@@ -35,6 +35,7 @@ from replicator.values.charset import column_charset_name, get_charset
 from replicator.values.datetime import decode_timestamp, decode_timestamp_tz
 from replicator.values.floats import decode_binary_double, decode_binary_float
 from replicator.values.interval import interval_ds_renderer, interval_ym_renderer
+from replicator.values.lob import unavailable
 from replicator.values.number import decode_number
 from replicator.values.raw import boolean_text
 from replicator.values.rowid import urowid_text
@@ -208,6 +209,8 @@ def _decode(view: TableView, image: RowImage, complete: bool) -> dict[int, Value
     for column in view.columns:
         if column.index in image:
             data = image[column.index]
+            if unavailable(data):
+                continue  # a LOB whose data is not in this transaction's redo: unknown, left out
             out[column.index] = column.decode(data) if data else None
         elif complete and not column.otype.lob:
             out[column.index] = None  # a trailing NULL the row piece does not store

@@ -8,11 +8,12 @@ are decoded only by the format, after commit.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from replicator import log
 from replicator.events import Checkpoint, DdlChange, RowChange, Table, Transaction
 from replicator.redo.header import RedoHeader
+from replicator.redo.lobtrack import LobTracker
 from replicator.redo.opcodes import session, undo
 from replicator.redo.records import Lwn, Record
 from replicator.redo.timeconv import redo_time_to_epoch
@@ -50,6 +51,12 @@ class ParserOptions:
     host_tz: int = 0  # host time zone offset in seconds (redo times are host-local)
     skip_xids: frozenset[int] = frozenset()
     emit_ddl: bool = False
+    # Dictionary tracking (schema.tracking.DictionaryTracker): applies committed SYS DML
+    # and returns the new table map. None: the table map never changes.
+    tracker: Any = None
+    # (sequence, byte offset) the tracker's dictionary is current at: system transactions
+    # committed in an LWN that starts before it are already in it and are not re-applied.
+    dictionary_pos: tuple[int, int] = (0, 0)
 
 
 @dataclass
@@ -75,6 +82,8 @@ class Parser:
         self.on_checkpoint = on_checkpoint
         self.buffer = TransactionBuffer(pool)
         self.pool = self.buffer.pool
+        self.lobs = LobTracker(self.pool, self.buffer)  # LOB vectors, values at commit (§11)
+        self.lobs.refresh(options.tables)
         self.stats = ParserStats()
         self.header: RedoHeader | None = None
         self._vh = 32
@@ -83,6 +92,7 @@ class Parser:
         self.last_lwn: Lwn | None = None
         self._lwn: Lwn | None = None
         self._rank = 0
+        self._schema_txns: set[int] = set()  # XIDs of open transactions touching CCOL$/CDEF$/COL$/ECOL$
         # Stream a transaction once it holds an eighth of the memory budget (at most 32 MB).
         self.stream_bytes = min(STREAM_BYTES, max(1 << 20, self.pool.max_bytes // 8))
 
@@ -97,6 +107,7 @@ class Parser:
         """Analyse the records of one LWN (already sorted), then emit a checkpoint."""
         self._last_touched = None
         self.stats.lwns += 1
+        self.lobs.refresh(self.opt.tables)  # O(1) unless the table map was replaced
         self._lwn = lwn
         for rank, record in enumerate(lwn.records):
             self._rank = rank
@@ -140,7 +151,12 @@ class Parser:
                         prev = None
                         continue
                     if cv.layer == 10 or op == OPC_LOB_REDO:
-                        prev = None  # index / LOB-index maintenance: LOB tracking comes later
+                        if self.lobs.enabled and prev_info is not None:  # LOB index / SecureFile metadata
+                            if op == OPC_LOB_REDO:
+                                self.lobs.kdli_pair(prev_info, prev, cv)
+                            else:
+                                self.lobs.index_pair(prev_info, prev, cv)
+                        prev = None
                         continue
                     prev = None  # a lone undo: matters only for multi-block merging
                 elif op in (OPC_ROLLBACK6, OPC_ROLLBACK11):
@@ -166,6 +182,8 @@ class Parser:
                     self._last_touched.attributes.update(session.session_attributes(cv, self.header.compat))
             elif op == OPC_DDL:
                 self._ddl(cv, record)
+            elif (op == OPC_LOB_BIMG or op == OPC_LOB_PAGE) and self.lobs.enabled:
+                self.lobs.page(cv)
             elif op in (OPC_ROLLBACK6, OPC_ROLLBACK11) or cv.layer in QUIET_LAYERS or op in QUIET_OPCODES:
                 pass
             elif cv.layer == 5 or cv.layer == 24:
@@ -217,6 +235,8 @@ class Parser:
             return
         if isinstance(table, Table) and table.system:
             txn.system = True
+            if self.opt.tracker is not None and self.opt.tracker.is_schema_table(table):
+                self._schema_txns.add(txn.xid)
         # OLR's `offset` is the file position of the change's 5.1 vector, not of its record.
         txn.add_pair(self.pool, u, r, info.obj, info.data_obj, record.scn, record.time, self._offset(record) + u.start)
 
@@ -269,6 +289,8 @@ class Parser:
         try:
             self._finish(txn, xid, rolled_back, record)
         finally:
+            self._schema_txns.discard(xid)
+            self.lobs.ended(xid)
             self.buffer.release(txn)
 
     def _finish(self, txn: OpenTransaction, xid: int, rolled_back: bool, record: Record) -> None:
@@ -285,11 +307,35 @@ class Parser:
             return
         self._emit(txn, record)
 
-    def _changes(self, txn: OpenTransaction) -> Iterator[RowChange | DdlChange]:
-        """The committed changes of ``txn`` in redo order, decoded lazily from the pool."""
+    def _tracks(self, txn: OpenTransaction) -> bool:
+        """Whether ``txn``'s SYS rows must be applied to the dictionary at its commit."""
+        if self.opt.tracker is None or not txn.system or self.header is None:
+            return False
+        lwn_offset = (self._lwn.first_block if self._lwn is not None else 0) * self.header.block_size
+        return (self.header.sequence, lwn_offset) >= self.opt.dictionary_pos
+
+    def _changes(self, txn: OpenTransaction, scn: int = 0) -> Iterator[RowChange | DdlChange]:
+        """The committed changes of ``txn`` in redo order, decoded lazily from the pool.
+
+        A transaction touching the dictionary is applied to it once all its changes were
+        produced (rows of the same transaction still use the old definitions, as in OLR).
+        """
+        track = self._tracks(txn)
+        system_rows: list[RowChange] = []
+        yield from self._decoded(txn, system_rows if track else None, txn.xid in self._schema_txns)
+        if system_rows:
+            tables = self.opt.tracker.apply(system_rows, scn, self.opt.tables)
+            if tables is not None:
+                self.opt.tables = tables
+
+    def _decoded(self, txn: OpenTransaction, system_rows: list[RowChange] | None,
+                 schema: bool) -> Iterator[RowChange | DdlChange]:
         assert self.header is not None
         show_system = bool(self.opt.flags & 0x800)
+        # OLR outputs no user rows of a transaction that changed CCOL$/CDEF$/COL$/ECOL$.
+        hide_user = schema and not show_system
         big_scn, limit, tables = self.header.big_scn, self._limit, self.opt.tables
+        lobs = self.lobs if self.lobs.enabled else None
 
         def pairs_until_ddl(stored: Iterator[Pair | Ddl], tail: list[Ddl]) -> Iterator[Pair]:
             for op in stored:
@@ -304,8 +350,17 @@ class Parser:
         while True:
             ddl: list[Ddl] = []
             for row in group_rows(pairs_until_ddl(stored, ddl), tables.get, limit, big_scn, log.warning):
-                if row.table is not None and row.table.system and not show_system:
+                if row.table is not None and row.table.system:
+                    if system_rows is not None:
+                        system_rows.append(row)
+                    if not show_system:
+                        continue
+                elif hide_user:
                     continue
+                elif lobs is not None and row.table is not None:
+                    cols = lobs.columns(row.table)
+                    if cols:
+                        lobs.resolve(row, txn, cols)  # locators -> assembled LOB values
                 row.time = self._epoch(row.time)
                 self.stats.rows += 1
                 yield row
@@ -315,7 +370,7 @@ class Parser:
 
     def _emit(self, txn: OpenTransaction, record: Record) -> None:
         assert self.header is not None
-        changes: Iterable[RowChange | DdlChange] = self._changes(txn)
+        changes: Iterable[RowChange | DdlChange] = self._changes(txn, record.scn)
         if txn.size <= self.stream_bytes:
             changes = list(changes)
             if not changes:

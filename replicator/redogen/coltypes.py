@@ -17,6 +17,7 @@ from typing import Any, Final
 from replicator import events as ev
 from replicator.errors import ConfigError, DataError
 from replicator.redogen import encode as enc
+from replicator.redogen.lobs import MULTIBYTE_CHARSETS, encode_lob, parse_lob_type
 
 _TYPE_RE: Final = re.compile(
     r"\s*(?P<base>[A-Z][A-Z0-9_ ]*?)\s*(?:\(\s*(?P<a>\d+)\s*(?:,\s*(?P<b>-?\d+))?\s*(?P<sem>BYTE|CHAR)?\s*\))?"
@@ -75,6 +76,9 @@ def parse_type(text: str, *, varchar_max: int = 32767) -> ColumnType:
         return ColumnType(text, *simple[base])
     if base == "RAW":
         return ColumnType(text, ev.TYPE_RAW, a if a is not None else 1)
+    lob = parse_lob_type(base, text)
+    if lob is not None and a is None and not tail:
+        return ColumnType(text, lob[0], lob[1], charset_form=lob[2])
     if base == "TIMESTAMP":
         frac = a if a is not None else 6
         if tail == "WITH TIME ZONE":
@@ -150,6 +154,8 @@ def encode_value(ctype: ColumnType, value: Any, charset_ids: tuple[int, int], db
     if code == ev.TYPE_RAW:
         raw = bytes.fromhex(value) if isinstance(value, str) else bytes(value)
         return raw or None
+    if code in (ev.TYPE_CLOB, ev.TYPE_BLOB):  # the data; the DML turns it into a locator (redogen.lobs)
+        return encode_lob(ctype, value, charset_ids, charset_ids[0] in MULTIBYTE_CHARSETS)
     if code == ev.TYPE_BINARY_FLOAT:
         return enc.encode_binary_float(float(value))
     if code == ev.TYPE_BINARY_DOUBLE:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from replicator import events as ev
 from replicator.errors import ConfigError
 from replicator.redogen import dml
+from replicator.redogen.lobs import MULTIBYTE_CHARSETS, PAGE_OVERHEAD, LobStore
 from replicator.redogen.rows import Cell, Row, TableState
 from replicator.redogen.txnops import TxnOps
 
@@ -27,6 +28,9 @@ class DmlOps(TxnOps):
 
     def __init__(self, engine: Engine):
         self.e = engine
+        emit = engine.emit  # LOB segments live in the next data file; SecureFile pages of 8060 bytes per 8 KiB
+        self.lobs = LobStore(emit, emit.data_afn + 1, engine.sc.db_block_size - PAGE_OVERHEAD,
+                             engine.charsets[0] in MULTIBYTE_CHARSETS)
 
     # -- helpers --------------------------------------------------------------------------
     def _emit(self, t: Txn, ts: TableState, pairs: list[dml.PairSpec]):
@@ -41,6 +45,7 @@ class DmlOps(TxnOps):
         from replicator.redogen.engine import ExpectedRow
 
         head = row.pieces[0]
+        before, after = self.lobs.expected(ts, before, False), self.lobs.expected(ts, after, True)
         return ExpectedRow(op, ts, before, after, head.bdba, head.slot, recs[-1][0], recs[first][0], recs[first][1])
 
     def _lock(self, t: Txn, ts: TableState, row: Row) -> None:
@@ -72,6 +77,7 @@ class DmlOps(TxnOps):
         ts = self.e.table(e.table)
         values = self.e.encode_row(ts, e.values or {})
         t = self.e.txn(e.session, e.xid)
+        values = self.lobs.store(t.redo.xid, ts, values)  # LOB data -> locators (+ out-of-row pages)
         row, key, prev = self._new_row(t, ts, values)
         recs, comps = self._emit(t, ts, dml.insert_pairs(ts, row, ITL))
         exp = self._expected(ev.OP_INSERT, ts, None, dml.image(row), row, recs, len(recs) - 1)
@@ -102,7 +108,7 @@ class DmlOps(TxnOps):
         t = self.e.txn(e.session, e.xid)
         self._lock(t, ts, row)
         old = list(row.values)
-        new = self.e.encode_row(ts, e.values or {}, old)
+        new = self.lobs.store(t.redo.xid, ts, self.e.encode_row(ts, e.values or {}, old))
         changed = sorted({ts.column_index[n] for n in (e.values or {})})
         if not changed:
             raise ConfigError(f"{ts.spec.full_name}: update sets no column")
@@ -144,7 +150,8 @@ class DmlOps(TxnOps):
         if level == "none":
             return []
         cols = ts.key_cols if level == "pk" and ts.key_cols else range(len(row.values))
-        return [(c + 1, row.values[c]) for c in cols if c not in changed]
+        lobs = {lob.column for lob in self.lobs.columns(ts)}  # LOBs are never supplementally logged
+        return [(c + 1, row.values[c]) for c in cols if c not in changed and c not in lobs]
 
     def delete(self, e: Event) -> None:
         """DELETE one row found by ``key``."""
@@ -196,7 +203,7 @@ class DmlOps(TxnOps):
         t = self.e.txn(e.session, e.xid)
         placed = []
         for values in e.rows or []:
-            row, key, prev = self._new_row(t, ts, self.e.encode_row(ts, values))
+            row, key, prev = self._new_row(t, ts, self.lobs.store(t.redo.xid, ts, self.e.encode_row(ts, values)))
             placed.append((row, key, prev))
         by_row = {id(r): (k, p) for r, k, p in placed}
         for group in self._groups([r for r, _, _ in placed]):

@@ -154,6 +154,17 @@ class Emitter:
         tx.end_record = rec
         return rec
 
+    def ddl(self, tx: TxnRedo, statement_type: int, owner: str, sql: str, obj: int) -> Record:
+        """Record of one 24.1 DDL vector (§10.1) of an already begun transaction: XID, statement
+        type, piece 1 of 1, the owner in f2, the NUL-terminated text in f8, the OBJ# in f12."""
+        scn, sub = self.stream.open_record(self.epoch)
+        xid = tx.xid
+        head = struct.pack("<IHHIHHHHH2x", 0, xid.usn, xid.slot, xid.sqn, statement_type, 0, 1, 1, 1)
+        fields = [head, owner.encode("utf-8"), b"", b"", b"", b"", b"", sql.encode("utf-8") + b"\0",
+                  b"", b"", b"", struct.pack("<I", obj)]
+        vec = self.d.vector(24, 1, 0, 0, 0, 0, 0, v.TYP_NO_BLOCK, obj, fields)
+        return self._record(scn, sub, [vec])
+
     # ------------------------------------------------------------------------------------
     def _begin_vector(self, tx: TxnRedo, uba: Uba, scn: int) -> bytes:
         usn = tx.xid.usn

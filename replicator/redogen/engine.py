@@ -12,11 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from replicator import events as ev
 from replicator.errors import ConfigError
 from replicator.redogen.blocks import Record
 from replicator.redogen.coltypes import ColumnType, encode_value, make_column, parse_type
+from replicator.redogen.ddl import DDL_OPS, Catalog
 from replicator.redogen.emit import Comp, Emitter, TxnRedo
 from replicator.redogen.encode import CHARSET_IDS
 from replicator.redogen.ids import Xid
@@ -69,6 +71,7 @@ class Generated:
     committed: list[Txn]
     tables: list[TableState]
     stats: dict[str, int]
+    catalog: Any = None  # ddl.Catalog: the dictionary rows (its `initial` ones go into the checkpoint)
 
 
 class Engine:
@@ -97,6 +100,7 @@ class Engine:
         self._clock = float(sc.start_epoch)
         self._tz = self._db_tz_minutes()
         self._encoded: dict[tuple, bytes | None] = {}
+        self.catalog = Catalog(self)  # the SYS dictionary rows; DDL operations
 
     # -- setup ---------------------------------------------------------------------------
     def _build_tables(self, rfile: int) -> list[TableState]:
@@ -215,7 +219,7 @@ class Engine:
         else:
             self.stream.flush_lwn()
             logs = self.stream.logs
-        return Generated(logs, self.committed, self.tables, self.stats)
+        return Generated(logs, self.committed, self.tables, self.stats, self.catalog)
 
     def step(self, e: Event) -> None:
         """Apply one timeline event."""
@@ -223,5 +227,5 @@ class Engine:
         if e.wait:
             self._clock += e.wait
             self.emit.epoch = int(self._clock)
-        handler = getattr(self.ops, e.op)
+        handler = getattr(self.catalog if e.op in DDL_OPS else self.ops, e.op)
         handler(e)

@@ -16,6 +16,7 @@ from typing import Any
 from replicator import events as ev
 from replicator.formats.base import FLAG_CHECKPOINT, FormatOptions
 from replicator.redogen.blocks import Record
+from replicator.redogen.ddl import ExpectedDdl
 from replicator.redogen.engine import Generated, Txn
 from replicator.redogen.scenario import Scenario
 
@@ -63,6 +64,11 @@ def build_transaction(t: Txn, sc: Scenario) -> ev.Transaction:
     changes: list[ev.Change] = []
     for change in t.changes:
         for r in change.rows:
+            if isinstance(r, ExpectedDdl):  # a 24.1 statement (source flag 0x20)
+                changes.append(ev.DdlChange(obj=r.obj, owner=r.owner, table=r.table, sql=r.sql,
+                                            statement_type=r.statement_type, scn=r.record.scn, time=r.record.time,
+                                            offset=r.record.block * bs + r.record.offset))
+                continue
             changes.append(ev.RowChange(
                 op=r.op, obj=r.table.obj, data_obj=r.table.data_obj, table=r.table.table, before=r.before,
                 after=r.after, scn=r.last.scn, time=r.last.time, bdba=r.bdba, slot=r.slot,

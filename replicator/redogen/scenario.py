@@ -16,6 +16,12 @@ Timeline operations: ``insert``, ``update`` (``key`` finds the row, ``values`` s
 ``delete``, ``insert_many`` / ``delete_many`` (``rows``), ``commit``, ``rollback``,
 ``savepoint`` / ``rollback_to`` (``name``), ``switch`` (log switch) and ``sleep``.
 ``wait`` on any event advances the clock (seconds) before it happens.
+
+DDL (:mod:`replicator.redogen.ddl`): ``create_table`` (``definition``: a table),
+``drop_table``, ``add_column`` (``column: "EMAIL VARCHAR2(200)"``), ``drop_column`` /
+``set_unused_column`` (``column``), ``rename_column`` (``column``, ``to``), ``truncate`` and
+``add_partition`` (``partition: {name: P4}``). A partitioned table lists ``partitions``
+(``[{name: P1}, ...]``); DML names the partition it goes to as ``TABLE:PARTITION``.
 """
 
 from __future__ import annotations
@@ -36,7 +42,8 @@ VERSIONS: Final[dict[str, int]] = {
 }
 _ALIASES: Final = {"11g": "11.2", "12c": "12.1", "18c": "18", "19c": "19", "21c": "21", "23ai": "23", "23c": "23"}
 OPS: Final = ("insert", "update", "delete", "insert_many", "delete_many", "commit", "rollback",
-              "savepoint", "rollback_to", "switch", "sleep")
+              "savepoint", "rollback_to", "switch", "sleep", "create_table", "drop_table", "add_column",
+              "drop_column", "set_unused_column", "rename_column", "truncate", "add_partition")
 SUPPLEMENTAL: Final = ("none", "pk", "all")
 
 
@@ -61,6 +68,8 @@ class TableSpec:
     obj: int = 0
     data_obj: int = 0
     ts: int = 6  # tablespace number (USERS)
+    # Partitions ({name, obj}; obj 0 = assigned): DML goes to "TABLE:PARTITION".
+    partitions: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def full_name(self) -> str:
@@ -92,6 +101,10 @@ class Event:
     name: str | None = None
     wait: float = 0.0
     xid: str | None = None  # "usn.slot.sqn" for the transaction this event starts (default: allocated)
+    definition: dict[str, Any] | None = None  # create_table: the new table
+    column: str | None = None  # add_column: "NAME TYPE [NOT NULL]"; drop/rename: the column name
+    to: str | None = None  # rename_column: the new name
+    partition: Any = None  # add_partition: {name: P4} or the name
 
 
 @dataclass(slots=True)
@@ -242,6 +255,8 @@ def _column(spec: Any) -> ColumnSpec:
 def _table(spec: dict[str, Any]) -> TableSpec:
     spec = _norm_keys(spec)
     spec["columns"] = [_column(c) for c in spec.get("columns", [])]
+    spec["partitions"] = [{"name": str(p["name"]), "obj": int(p.get("obj", 0))} if isinstance(p, dict)
+                          else {"name": str(p), "obj": 0} for p in spec.get("partitions", [])]
     if spec.get("supplemental", "all") not in SUPPLEMENTAL:
         raise ConfigError(f"table {spec.get('name')}: supplemental must be one of {SUPPLEMENTAL}")
     return TableSpec(**spec)
@@ -261,6 +276,8 @@ def _event(spec: dict[str, Any]) -> Event:
             spec["session"] = arg
         elif op == "sleep":
             spec["wait"] = float(arg)
+        elif op == "create_table" and isinstance(arg, dict):
+            spec["definition"] = arg
         elif arg is not None and op not in ("switch",):
             spec["table"] = arg
         spec["op"] = op

@@ -1,10 +1,14 @@
 """The schema checkpoint ``<name>-chkpt-<scn>.json`` and a ready ``OpenLogReplicator.json``.
 
 The checkpoint holds the database facts OLR reads in batch mode and the dictionary rows
-(olr-interfaces.md §5.2 b) of the scenario's tables: SYS.USER$, OBJ$ (table and primary
-key index), TAB$, COL$, CDEF$/CCOL$ (primary key and supplemental log groups), TS$ and
-DEFERRED_STG$. Values the parser does not interpret (TAB$ flags/property, DEFERRED_STG$)
-copy those of the table in the 23ai fixture checkpoint.
+(olr-interfaces.md §5.2 b): those of the dictionary tables themselves (SYS.OBJ$, TAB$,
+COL$... as a real database has them, so their redo DML can be decoded) and of the
+scenario's tables: SYS.USER$, OBJ$ (table and primary key index), TAB$, COL$, CDEF$/CCOL$
+(primary key and supplemental log groups), TS$ and DEFERRED_STG$. They come from the
+engine's :class:`~replicator.redogen.ddl.Catalog`, whose rows the timeline's DDL changes;
+:func:`dictionary` is the short form (user tables only) for callers without an engine run.
+Values the parser does not interpret (TAB$ flags/property, DEFERRED_STG$) copy those of
+the table in the 23ai fixture checkpoint.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Any
 
 from replicator.redogen.engine import Generated
 from replicator.redogen.ids import dba, redo_time, rowid
+from replicator.redogen.lobs import add_dictionary_rows as add_lob_rows
 from replicator.redogen.rows import TableState
 from replicator.redogen.scenario import Scenario
 from replicator.redogen.writer import ArchivedLog
@@ -100,7 +105,10 @@ def schema_checkpoint(sc: Scenario, gen: Generated) -> dict[str, Any]:
             {"incarnation": 2, "resetlogs-scn": sc.effective_resetlogs_scn, "prior-resetlogs-scn": 1,
              "status": "CURRENT", "resetlogs": sc.effective_resetlogs, "prior-incarnation": 1}],
         "users": owners, "schema-scn": sc.start_scn}
-    doc.update(dictionary(sc, gen.tables))
+    catalog = getattr(gen, "catalog", None)
+    # The catalog's rows as they were before the timeline ran: the redo changes them later.
+    doc.update(catalog.initial if catalog is not None else dictionary(sc, gen.tables))
+    add_lob_rows(doc, gen.tables)  # SYS.LOB$ and the LOB segment/index objects (redogen.lobs)
     return doc
 
 

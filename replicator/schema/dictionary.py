@@ -19,6 +19,7 @@ from replicator.events import (
     TYPE_CLOB, Column, Table,
 )
 from replicator.schema.document import SchemaCheckpoint
+from replicator.schema.lobs import table_lobs
 from replicator.schema.rows import Row, dictionary_key, parse_row, row_fields, rowid_sort_key
 
 OBJ_TYPE_TABLE: Final = 2
@@ -80,6 +81,15 @@ class Dictionary:
                 return
             table[rowid] = parse_row(key, merged, f"dictionary {key} row {rowid}", native=True)
         self._index = None
+
+    def has_row(self, key: str, rowid: str) -> bool:
+        """Whether array ``key`` holds a row with this ROWID."""
+        return rowid in self._rows.get(key, {})
+
+    def row(self, key: str, rowid: str) -> Row | None:
+        """A copy of the row of array ``key`` with this ROWID, or None."""
+        found = self._rows.get(key, {}).get(rowid)
+        return dict(found) if found is not None else None
 
     def rows(self, key: str) -> list[Row]:
         """The rows of array ``key`` in ROWID order."""
@@ -174,7 +184,8 @@ class Dictionary:
                 unused=bool(prop & COL_PROPERTY_UNUSED)))
         return Table(obj=obj, data_obj=tab["data-obj"], owner=owner, name=sys_obj["name"],
                      columns=columns, key_columns=tuple(i for i, c in enumerate(columns) if c.key),
-                     system=system, charset=charset, ncharset=ncharset, clu_cols=tab["clu-cols"])
+                     system=system, charset=charset, ncharset=ncharset, clu_cols=tab["clu-cols"],
+                     lobs=() if system else table_lobs(self, obj))
 
     def _is_pk(self, obj: int, int_col: int) -> bool:
         # A CCOL$ row without its CDEF$ is skipped (OLR warns 70005 and goes on).

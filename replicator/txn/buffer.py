@@ -10,7 +10,7 @@ from __future__ import annotations
 import struct
 from array import array
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Any, Iterator
 
 from replicator.redo.vectors import ChangeVector
 from replicator.txn.pool import ChunkLog, MemoryPool
@@ -59,6 +59,7 @@ class OpenTransaction:
     system: bool = False
     size: int = 0
     pending_undo: list[ChangeVector] = field(default_factory=list)  # multi-block undo pieces
+    lobs: Any = None  # TxnLobs (replicator.txn.lobs) once the transaction writes a LOB
 
     def add_pair(self, pool: MemoryPool, undo: ChangeVector, redo: ChangeVector, obj: int, data_obj: int,
                  scn: int, time: int, offset: int) -> None:

@@ -24,9 +24,14 @@ from replicator.errors import RuntimeFailure
 CHUNK = 1024 * 1024
 
 
+LOB_LOG: int = 1 << 64  # key bit of a transaction's second chunk log, holding its LOB pages
+
+
 def swap_name(xid: int) -> str:
-    """OLR's swap file name for a transaction."""
-    return f"0x{xid >> 48:04x}.{(xid >> 32) & 0xFFFF:03x}.{xid & 0xFFFFFFFF:08x}.swap"
+    """OLR's swap file name for a transaction (``.lob.swap`` for its LOB page log)."""
+    lob = ".lob" if xid & LOB_LOG else ""
+    xid &= LOB_LOG - 1
+    return f"0x{xid >> 48:04x}.{(xid >> 32) & 0xFFFF:03x}.{xid & 0xFFFFFFFF:08x}{lob}.swap"
 
 
 @dataclass(slots=True)
@@ -130,8 +135,21 @@ class MemoryPool:
             if f is not None:
                 f.close()
 
+    def read_at(self, clog: ChunkLog, chunk: int, offset: int, size: int) -> bytes:
+        """``size`` bytes at (chunk, offset) of a log, reading a swapped chunk from disk."""
+        held = clog.chunks[chunk]
+        if isinstance(held, bytearray):
+            return bytes(held[offset : offset + size])
+        assert clog.swap_path is not None
+        with open(clog.swap_path, "rb") as f:
+            f.seek(held + 4 + offset)  # a swapped chunk is stored as u32 length + bytes
+            self.swap_reads_mb += size / CHUNK
+            return f.read(size)
+
     def discard(self, xid: int) -> None:
-        """Release a transaction's chunks and delete its swap file (commit or rollback)."""
+        """Release a transaction's chunks (and its LOB pages) and delete its swap files."""
+        if not xid & LOB_LOG and xid | LOB_LOG in self._logs:
+            self.discard(xid | LOB_LOG)
         clog = self._logs.pop(xid, None)
         if clog is None:
             return

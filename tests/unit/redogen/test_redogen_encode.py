@@ -147,4 +147,4 @@ def test_type_parsing() -> None:
     assert parse_type("TIMESTAMP(3) WITH TIME ZONE").type_code == 181
     assert parse_type("INTERVAL DAY(3) TO SECOND(2)").scale == 2
     with pytest.raises(ConfigError):
-        parse_type("CLOB")
+        parse_type("LONG RAW")

@@ -28,7 +28,8 @@ REFERENCE = SHARED / "reference" / "olr-real-outputs"
 SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios" / "reference"
 NAMES = ("basic-crud", "data-types", "number-precision", "timestamp-variants", "null-handling", "rollback",
          "interleaved-transactions", "multi-table", "many-columns", "large-transaction", "concurrent-updates",
-         "long-spanning-txn", "special-chars", "wide-rows", "boolean-type")
+         "long-spanning-txn", "special-chars", "wide-rows", "boolean-type", "ddl-add-column", "partitioned-table",
+         "lob-operations")
 # The format section of the OLR fork config that produced the reference outputs.
 REFERENCE_FORMAT = {"type": "json", "scn": 1, "timestamp": 7, "timestamp-metadata": 7, "xid": 1}
 # Top-level fields whose values depend on the database run, not on the DML.
