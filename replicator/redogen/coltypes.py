@@ -36,6 +36,7 @@ class ColumnType:
     scale: int = -1
     charset_form: int = 0  # 1 database charset, 2 national charset
     char_length: int = 0  # CHAR/NCHAR blank-padding width in characters (0 = none)
+    lob_storage: int = 0  # LOB columns: redogen.lobs.SECUREFILE, BASICFILE or BASICFILE_OUT_OF_ROW
 
     @property
     def is_char(self) -> bool:
@@ -78,7 +79,7 @@ def parse_type(text: str, *, varchar_max: int = 32767) -> ColumnType:
         return ColumnType(text, ev.TYPE_RAW, a if a is not None else 1)
     lob = parse_lob_type(base, text)
     if lob is not None and a is None and not tail:
-        return ColumnType(text, lob[0], lob[1], charset_form=lob[2])
+        return ColumnType(text, lob[0], lob[1], charset_form=lob[2], lob_storage=lob[3])
     if base == "TIMESTAMP":
         frac = a if a is not None else 6
         if tail == "WITH TIME ZONE":

@@ -15,6 +15,7 @@ from replicator.redogen import dml
 from replicator.redogen.lobs import MULTIBYTE_CHARSETS, PAGE_OVERHEAD, LobStore
 from replicator.redogen.rows import Cell, Row, TableState
 from replicator.redogen.txnops import TxnOps
+from replicator.schema.lobs import DEFAULT_PAGE_SIZE, PAGE_SIZES
 
 if TYPE_CHECKING:
     from replicator.redogen.engine import Change, Engine, ExpectedRow, Txn
@@ -30,7 +31,8 @@ class DmlOps(TxnOps):
         self.e = engine
         emit = engine.emit  # LOB segments live in the next data file; SecureFile pages of 8060 bytes per 8 KiB
         self.lobs = LobStore(emit, emit.data_afn + 1, engine.sc.db_block_size - PAGE_OVERHEAD,
-                             engine.charsets[0] in MULTIBYTE_CHARSETS)
+                             engine.charsets[0] in MULTIBYTE_CHARSETS,
+                             PAGE_SIZES.get(engine.sc.db_block_size, DEFAULT_PAGE_SIZE))
 
     # -- helpers --------------------------------------------------------------------------
     def _emit(self, t: Txn, ts: TableState, pairs: list[dml.PairSpec]):
@@ -77,7 +79,7 @@ class DmlOps(TxnOps):
         ts = self.e.table(e.table)
         values = self.e.encode_row(ts, e.values or {})
         t = self.e.txn(e.session, e.xid)
-        values = self.lobs.store(t.redo.xid, ts, values)  # LOB data -> locators (+ out-of-row pages)
+        values = self.lobs.store(t.redo, ts, values)  # LOB data -> locators (+ out-of-row pages)
         row, key, prev = self._new_row(t, ts, values)
         recs, comps = self._emit(t, ts, dml.insert_pairs(ts, row, ITL))
         exp = self._expected(ev.OP_INSERT, ts, None, dml.image(row), row, recs, len(recs) - 1)
@@ -108,7 +110,7 @@ class DmlOps(TxnOps):
         t = self.e.txn(e.session, e.xid)
         self._lock(t, ts, row)
         old = list(row.values)
-        new = self.lobs.store(t.redo.xid, ts, self.e.encode_row(ts, e.values or {}, old))
+        new = self.lobs.store(t.redo, ts, self.e.encode_row(ts, e.values or {}, old))
         changed = sorted({ts.column_index[n] for n in (e.values or {})})
         if not changed:
             raise ConfigError(f"{ts.spec.full_name}: update sets no column")
@@ -203,7 +205,7 @@ class DmlOps(TxnOps):
         t = self.e.txn(e.session, e.xid)
         placed = []
         for values in e.rows or []:
-            row, key, prev = self._new_row(t, ts, self.lobs.store(t.redo.xid, ts, self.e.encode_row(ts, values)))
+            row, key, prev = self._new_row(t, ts, self.lobs.store(t.redo, ts, self.e.encode_row(ts, values)))
             placed.append((row, key, prev))
         by_row = {id(r): (k, p) for r, k, p in placed}
         for group in self._groups([r for r, _, _ in placed]):
