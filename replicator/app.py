@@ -13,8 +13,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from replicator import log
+from replicator.checkpoint import CheckpointManager
 from replicator.errors import ConfigError, RuntimeFailure
-from replicator.events import Table
+from replicator.events import Checkpoint, Table
 from replicator.formats.base import FLAG_DDL, FLAG_SCHEMALESS, Format, FormatOptions
 from replicator.metrics import metrics_from_config
 from replicator.notify import Notifier
@@ -22,10 +23,11 @@ from replicator.pipeline import Pipeline, RunStats, Sink
 from replicator.progress import Pacer, Progress, progress_wanted
 from replicator.redo.parser import ParserOptions
 from replicator.redo.reader import RedoFile, list_batch_files
-from replicator.txn.pool import MemoryPool
 from replicator.runwatch import RunWatch
+from replicator.txn.pool import MemoryPool
 
 DISABLE_CHECKSUM = 0x4
+FLAG_KEEP_CHECKPOINTS = 0x2000  # source flag: never delete schema checkpoints
 
 
 @dataclass
@@ -39,6 +41,11 @@ class BatchJob:
     writer_config: Any
     verify_checksum: bool
     memory: Any = None  # the config's `memory` section (pool limits, swap); None = defaults
+    # Schema checkpoints: the checkpoint the run started from (None: schemaless) and the
+    # config's `state` section; with both, the run writes `<name>-chkpt-<scn>.json` files.
+    checkpoint: Any = None
+    state: Any = None
+    keep_all_checkpoints: bool = False  # source flag 0x2000
 
 
 def _local_offset() -> int:
@@ -65,6 +72,22 @@ def dictionary_tracker(source: Any, dictionary: Any, cp: Any) -> Any:
                              schema_scn=cp.schema_scn or cp.scn)
 
 
+def start_checkpoint(config: Any, source: Any) -> Any:
+    """The schema checkpoint a batch run starts from: the largest SCN not above ``start-scn``."""
+    from replicator.schema.store import load_best_schema_checkpoint
+
+    state_dir = config.state.path
+    start_scn = source.reader.start_scn or 0
+    if not os.path.isdir(state_dir):
+        raise RuntimeFailure(f"state directory {state_dir} does not exist or is not a directory", 10012)
+    cp = load_best_schema_checkpoint(state_dir, source.name, start_scn) if start_scn else None
+    if cp is None:
+        raise RuntimeFailure(
+            f"schema checkpoint for database {source.name} not found in {state_dir}"
+            + ("" if start_scn else ": set reader.start-scn to select one"), 10052)
+    return cp
+
+
 def source_facts(config: Any, source: Any, cp: Any = None) -> tuple[ParserOptions, FormatOptions, str, Any]:
     """Parser and format options for ``source``: loads the schema unless schemaless.
 
@@ -73,7 +96,6 @@ def source_facts(config: Any, source: Any, cp: Any = None) -> tuple[ParserOption
     archive name format, dictionary or None).
     """
     from replicator.schema.dictionary import Dictionary
-    from replicator.schema.store import load_best_schema_checkpoint
 
     reader = source.reader
     flags = source.flags
@@ -85,14 +107,7 @@ def source_facts(config: Any, source: Any, cp: Any = None) -> tuple[ParserOption
     tracker = None
     con_id, con_name, db_tz = 0, "", 0
     if cp is None and not flags & FLAG_SCHEMALESS:
-        state_dir = config.state.path
-        if not os.path.isdir(state_dir):
-            raise RuntimeFailure(f"state directory {state_dir} does not exist or is not a directory", 10012)
-        cp = load_best_schema_checkpoint(state_dir, source.name, start_scn) if start_scn else None
-        if cp is None:
-            raise RuntimeFailure(
-                f"schema checkpoint for database {source.name} not found in {state_dir}"
-                + ("" if start_scn else ": set reader.start-scn to select one"), 10052)
+        cp = start_checkpoint(config, source)
     if cp is not None:
         archive_format = archive_format or cp.log_archive_format
         con_id, con_name, db_tz = cp.con_id, cp.con_name, cp.db_timezone_offset
@@ -124,12 +139,14 @@ def build_job(config_path: str, config: Any = None) -> BatchJob:
     reader = source.reader
     if reader.type != "batch":
         raise ConfigError(f"reader type {reader.type!r} is not supported by this version yet; use \"batch\"", 30001)
-    parser, fmt, archive_format, _ = source_facts(config, source)
+    cp = None if source.flags & FLAG_SCHEMALESS else start_checkpoint(config, source)
+    parser, fmt, archive_format, _ = source_facts(config, source, cp)
     files = list_batch_files(list(reader.redo_log), archive_format, reader.start_seq or 0)
     if not files:
         raise RuntimeFailure("no redo log files to process (reader.redo-log)", 10001)
     verify = not (reader.disable_checks & DISABLE_CHECKSUM)
-    return BatchJob(source.name, files, parser, fmt, config.target[0].writer, verify, config.memory)
+    return BatchJob(source.name, files, parser, fmt, config.target[0].writer, verify, config.memory,
+                    checkpoint=cp, state=config.state, keep_all_checkpoints=bool(source.flags & FLAG_KEEP_CHECKPOINTS))
 
 
 def memory_pool(memory: Any) -> MemoryPool:
@@ -144,6 +161,26 @@ def create_format_for(options: FormatOptions) -> Format:
     from replicator.formats.registry import create_format
 
     return create_format(options)
+
+
+def schema_checkpoints(pipeline: Pipeline, job: BatchJob) -> CheckpointManager:
+    """Write schema checkpoints during a batch run, as OpenLogReplicator does in every mode.
+
+    The cadence is the daemon's (olr-interfaces.md §5.3): the first LWN checkpoint, every
+    log switch, ``interval-s`` of redo time or ``interval-mb`` of redo, one forced at the
+    end of the run, and one at once after a dictionary change, holding the full schema.
+    A later run whose ``start-scn`` selects such a file starts with those definitions.
+    """
+    state = job.state
+    manager = CheckpointManager(state.path, job.name, state.keep_checkpoints, state.schema_force_interval,
+                                state.interval_s, state.interval_mb, keep_all=job.keep_all_checkpoints)
+    base = [job.checkpoint]
+
+    def on_checkpoint(cp: Checkpoint, parser: Any, final: bool) -> None:
+        base[0], _ = manager.after_lwn(base[0], cp, parser, force=final)
+
+    pipeline.on_schema_checkpoint = on_checkpoint
+    return manager
 
 
 def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off", watch: RunWatch | None = None) -> RunStats:
@@ -162,6 +199,8 @@ def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off", watc
     pool.remove_stale_swap_files()
     pipeline = Pipeline(job.parser, create_format_for(job.format_options), writer, verify_checksum=job.verify_checksum,
                         pool=pool)
+    if job.checkpoint is not None and job.state is not None:
+        schema_checkpoints(pipeline, job)
     if progress_wanted(progress, sys.stderr):
         watch = watch or RunWatch(job.files)
         watch.progress = Progress(len(job.files), sum(os.path.getsize(f.path) for f in job.files))

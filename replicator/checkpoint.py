@@ -21,12 +21,18 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from replicator import log
 from replicator.errors import DataError, RuntimeFailure
+from replicator.events import Checkpoint
 from replicator.fsutil import atomic_write
 from replicator.schema.document import MinTran, SchemaCheckpoint
-from replicator.schema.store import list_schema_checkpoints, load_schema_checkpoint, write_schema_checkpoint
+from replicator.schema.store import (
+    list_schema_checkpoints,
+    load_schema_checkpoint,
+    write_schema_checkpoint,
+)
 
 Position = tuple[int, int, int, int]  # (sequence, LWN byte offset, record rank, message index)
 POSITION_ZERO: Position = (0, 0, 0, 0)
@@ -142,6 +148,41 @@ class CheckpointManager:
         return (redo_time_epoch - self._last_time >= self.interval_s
                 or self._bytes_since >= self.interval_mb * 1024 * 1024)
 
+    def after_lwn(self, base: SchemaCheckpoint, cp: Checkpoint, parser: Any,
+                  force: bool = False) -> tuple[SchemaCheckpoint, Path | None]:
+        """The schema checkpoint step after an LWN (daemon and batch runs alike).
+
+        ``base`` holds the database facts and the dictionary rows of the last checkpoint
+        loaded or written; it is returned updated when dictionary tracking changed the
+        schema (the tracker's rows replace it and the next file stores them in full,
+        written at once so a restart from there reloads the new definitions). ``force``
+        (and a log switch) writes regardless of ``interval-s``/``interval-mb``; a checkpoint
+        SCN already written is not written again (OLR's ``lastCheckpointScn`` rule). Returns
+        (base, path of the file written or None).
+        """
+        header = parser.header
+        if header is None:
+            return base, None
+        lwn = parser.last_lwn
+        redo_bytes = (lwn.end_block - lwn.first_block) * header.block_size if lwn else 0
+        force = force or cp.redo_switch
+        tracker = parser.opt.tracker
+        if tracker is not None and tracker.pending:
+            base = replace(base, rows=tracker.dictionary.snapshot(), schema_scn=tracker.schema_scn,
+                           schema_ref_scn=None)
+            self.schema_changed = True
+            tracker.pending = False
+            force = True
+        if self._written and self._written[-1] == cp.scn:
+            return base, None
+        if not self.due(cp.time, redo_bytes, force):
+            return base, None
+        oldest = parser.buffer.oldest_begin()
+        min_tran = MinTran(oldest[0], oldest[1], xid_text(oldest[2])) if oldest else None
+        stamped = replace(base, resetlogs=header.resetlogs, activation=header.activation)
+        path = self.write_schema(stamped, cp.scn, lwn.time if lwn else 0, cp.time, cp.seq, cp.offset, min_tran)
+        return base, path
+
     def write_schema(self, base: SchemaCheckpoint, scn: int, time_raw: int, time_epoch: int, seq: int, offset: int,
                      min_tran: MinTran | None) -> Path | None:
         """Write ``<name>-chkpt-<scn>.json`` for the current position; WARN 60018 on failure."""
@@ -185,3 +226,8 @@ class CheckpointManager:
                 full_seen = scn == self._last_full_scn or scn not in self._written
                 continue
             path.unlink(missing_ok=True)
+
+
+def xid_text(xid: int) -> str:
+    """An XID as OLR writes it in ``min-tran``: ``0xUUUU.SSS.QQQQQQQQ``."""
+    return f"0x{xid >> 48:04x}.{(xid >> 32) & 0xFFFF:03x}.{xid & 0xFFFFFFFF:08x}"

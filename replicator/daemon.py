@@ -26,7 +26,7 @@ from replicator.metrics_tally import Tally
 from replicator.notify import Notifier
 from replicator.redo.online import FollowSettings, LogLocator, RedoFollower, read_header
 from replicator.redo.parser import Parser
-from replicator.schema.document import MinTran, SchemaCheckpoint
+from replicator.schema.document import SchemaCheckpoint
 from replicator.txn.pool import MemoryPool
 
 POLL_SAVE_S = 0.25  # the confirmed position is saved at most this often (and at every stop)
@@ -183,28 +183,9 @@ class Daemon:
             self.stop_event.set()
 
     # ----------------------------------------------------------------- checkpoints
-    def _on_lwn_checkpoint(self, cp: Checkpoint, parser: Parser) -> None:
+    def _on_lwn_checkpoint(self, cp: Checkpoint, parser: Parser, force: bool = False) -> None:
         self._check_stop_transactions()
-        header = parser.header
-        if header is None:
-            return
-        lwn = parser.last_lwn
-        redo_bytes = (lwn.end_block - lwn.first_block) * header.block_size if lwn else 0
-        force = cp.redo_switch
-        tracker = parser.opt.tracker
-        if tracker is not None and tracker.pending:
-            # Dictionary tracking changed the schema: write it now, so a restart reloads it.
-            self.base_checkpoint = replace(self.base_checkpoint, rows=tracker.dictionary.snapshot(),
-                                           schema_scn=tracker.schema_scn, schema_ref_scn=None)
-            self.manager.schema_changed = True
-            tracker.pending = False
-            force = True
-        if not self.manager.due(cp.time, redo_bytes, force):
-            return
-        oldest = parser.buffer.oldest_begin()
-        min_tran = MinTran(oldest[0], oldest[1], _xid_text(oldest[2])) if oldest else None
-        base = replace(self.base_checkpoint, resetlogs=header.resetlogs, activation=header.activation)
-        path = self.manager.write_schema(base, cp.scn, lwn.time if lwn else 0, cp.time, cp.seq, cp.offset, min_tran)
+        self.base_checkpoint, path = self.manager.after_lwn(self.base_checkpoint, cp, parser, force)
         if path is not None and self.metrics is not None:
             self.metrics.checkpoint_written(cp.scn)
 
@@ -231,7 +212,7 @@ class Daemon:
             return
         cp = Checkpoint(lwn.scn, parser._epoch(lwn.time), header.sequence, lwn.end_block * header.block_size,
                         True, header.thread, lwn.first_block)
-        self._on_lwn_checkpoint(cp, parser)
+        self._on_lwn_checkpoint(cp, parser, force=True)
 
     def save_position(self, snapshot: tuple, output: tuple[str, int] | None, force: bool = False) -> None:
         """Persist a confirmed position if it moved (at most every POLL_SAVE_S unless forced).
@@ -373,10 +354,6 @@ class Daemon:
         if engine.state.errors:
             raise engine.state.errors[0]
         log.info(f"stopped: {engine.state.transactions} transactions, {engine.state.messages} messages")
-
-
-def _xid_text(xid: int) -> str:
-    return f"0x{xid >> 48:04x}.{(xid >> 32) & 0xFFFF:03x}.{xid & 0xFFFFFFFF:08x}"
 
 
 def run_daemon(config_path: str) -> int:

@@ -64,6 +64,9 @@ class Pipeline:
         self.on_lwn: Callable[[RedoFile, Lwn], None] | None = None
         self.on_commit: Callable[[Transaction], None] | None = None
         self.on_change: Callable[[Change], None] | None = None  # per change of a streamed transaction
+        # Schema checkpoints (state directory): called after every LWN checkpoint with the
+        # parser, and once more, forced, at the end of the run (OLR's soft-shutdown write).
+        self.on_schema_checkpoint: Callable[[Checkpoint, Parser, bool], None] | None = None
 
     def _on_transaction(self, txn: Transaction) -> None:
         self.stats.transactions += 1
@@ -99,13 +102,15 @@ class Pipeline:
                 on_change(change)
             yield change
 
-    def _on_checkpoint(self, cp: Checkpoint) -> None:
+    def _on_checkpoint(self, cp: Checkpoint, final: bool = False) -> None:
         messages = self.format.checkpoint(cp)
         if self.output_checkpoints:
             self._pending.extend(messages)
         if self._on_checkpoint_hook is not None:
             self._drain()
             self._on_checkpoint_hook(cp)
+        if self.on_schema_checkpoint is not None:
+            self.on_schema_checkpoint(cp, self.parser, final)
 
     def _drain(self) -> None:
         if self._pending:
@@ -145,7 +150,8 @@ class Pipeline:
         header = self.parser.header
         if last is not None and header is not None and last.scn > self.parser.opt.first_data_scn:
             self._on_checkpoint(Checkpoint(last.scn, self.parser._epoch(last.time), header.sequence,
-                                           last.end_block * header.block_size, False, header.thread))
+                                           last.end_block * header.block_size, False, header.thread,
+                                           last.first_block), final=True)
         self._drain()
         self.sink.flush()
         self.stats.lwns = self.parser.stats.lwns

@@ -116,24 +116,34 @@ class TablePlan:
         self.columns = [ColumnPlan(i, c, table, options, i in keys)
                         for i, c in enumerate(table.columns)]
         self.key_indexes = tuple(sorted(k for k in keys if k < len(table.columns)))
+        # Per image, the column fragments and NULL texts by column index: render() runs
+        # for every row image, so it indexes two lists instead of reading ColumnPlans.
+        self._values = (tuple(c.before for c in self.columns), tuple(c.after for c in self.columns))
+        self._nulls = (tuple(c.null_before for c in self.columns), tuple(c.null_after for c in self.columns))
+        # Per column index, for the column-selection rules (olr_rows) run on every row.
+        self.keys = tuple(c.key for c in self.columns)
+        self.nullable = tuple(c.nullable for c in self.columns)
 
     def render(self, image: RowImage, after: bool) -> bytes:
         """``{…}`` of an image: present columns in column order, as OLR prints them."""
-        columns = self.columns
-        count = len(columns)
+        fragments = self._values[after]
+        nulls = self._nulls[after]
+        count = len(fragments)
         parts = []
+        append = parts.append
         for index in sorted(image):
             if index >= count:
-                continue
-            plan = columns[index]
+                break  # indexes are sorted: every later one is past the table too
             value = image[index]
             if value:
-                fragment = (plan.after if after else plan.before)
-                piece = fragment(value) if fragment is not None else None
+                fragment = fragments[index]
+                if fragment is None:
+                    continue
+                piece = fragment(value)
             else:
-                piece = plan.null_after if after else plan.null_before
+                piece = nulls[index]
             if piece is not None:
-                parts.append(piece)
+                append(piece)
         return b"{" + b",".join(parts) + b"}"
 
     def render_tag(self, image: RowImage, tag_columns: tuple[int, ...]) -> bytes:

@@ -28,6 +28,7 @@ from replicator.formats.olr_columns import TablePlan
 log = logging.getLogger(__name__)
 
 FLAG_NOT_NULL_MISSING: Final = 0x40000  # source.flags: copy AFTER into a NULL NOT NULL BEFORE
+_ABSENT: Final = object()  # a column the image does not mention
 
 
 def reduce_single(image: RowImage, plan: TablePlan | None, column_mode: int) -> RowImage:
@@ -38,9 +39,9 @@ def reduce_single(image: RowImage, plan: TablePlan | None, column_mode: int) -> 
         full = dict.fromkeys(range(len(plan.columns)))
         full.update(image)
         return full
-    columns = plan.columns
-    count = len(columns)
-    reduced = {i: v for i, v in image.items() if v or (i < count and columns[i].key)}
+    keys = plan.keys
+    count = len(keys)
+    reduced = {i: v for i, v in image.items() if v or (i < count and keys[i])}
     for index in plan.key_indexes:
         reduced.setdefault(index, None)
     return reduced
@@ -84,20 +85,28 @@ class UpdateReducer:
         """Return the (before, after) images OLR prints for an UPDATE."""
         new_before: RowImage = {}
         new_after: RowImage = {}
-        columns = plan.columns if plan is not None else ()
-        count = len(columns)
+        if plan is not None:
+            nullable, keys = plan.nullable, plan.keys
+        else:
+            nullable = keys = ()
+        count = len(keys)
+        reduce = self._reduce
         for index in sorted(before.keys() | after.keys()):
-            in_before = index in before
-            in_after = index in after
-            old = before.get(index)
-            new = after.get(index)
+            # One lookup per side; _ABSENT tells "not logged" from "logged as NULL".
+            old = before.get(index, _ABSENT)
+            new = after.get(index, _ABSENT)
+            in_before = old is not _ABSENT
+            in_after = new is not _ABSENT
+            if not in_before:
+                old = None
+            if not in_after:
+                new = None
             if index < count:
-                column = columns[index]
-                if not column.nullable and in_before and in_after and not old and new:
+                if not nullable[index] and in_before and in_after and not old and new:
                     self._warn_not_null(plan, index)
                     if self._copy_after:
                         old = new
-                if self._reduce and not column.key:
+                if reduce and not keys[index]:
                     if in_before and in_after and (old or b"") == (new or b""):
                         continue  # unchanged
                     if (in_before and not old and not in_after) or (in_after and not new and not in_before):

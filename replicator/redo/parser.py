@@ -304,6 +304,11 @@ class Parser:
                 log.warning(60011, f"skipping transaction {_xid_text(xid)}: it began before the start position")
             return
         if record.scn <= self.opt.first_data_scn or not txn.has_changes:
+            if txn.has_changes and self._tracks(txn) and record.scn > self.opt.tracker.schema_scn:
+                # Not output, but a dictionary change committed after the loaded schema's
+                # SCN still applies (OLR flushes such system transactions too).
+                for _ in self._changes(txn, record.scn):
+                    pass
             return
         self._emit(txn, record)
 

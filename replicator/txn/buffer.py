@@ -64,12 +64,17 @@ class OpenTransaction:
     def add_pair(self, pool: MemoryPool, undo: ChangeVector, redo: ChangeVector, obj: int, data_obj: int,
                  scn: int, time: int, offset: int) -> None:
         """Store a (5.1, 11.x) pair."""
-        u, r = _vector_bytes(undo), _vector_bytes(redo)
-        vh = undo.header_size
-        head = _ENTRY.pack(KIND_PAIR, undo.endian == ">", vh, obj, data_obj, scn, time, offset, len(u), len(r))
-        chunk, off = pool.append(self.clog, head + u + r)
+        if redo.data is undo.data and redo.start == undo.start + undo.size:
+            # The usual case: the redo directly follows its undo in the record, one slice.
+            body = undo.data[undo.start : redo.start + redo.size]
+        else:
+            body = _vector_bytes(undo) + _vector_bytes(redo)
+        head = _ENTRY.pack(KIND_PAIR, undo.endian == ">", undo.header_size, obj, data_obj, scn, time, offset,
+                           undo.size, redo.size)
+        entry = head + body
+        chunk, off = pool.append(self.clog, entry)
         self._remember(chunk, off, KIND_PAIR, redo.opcode, obj)
-        self.size += len(head) + len(u) + len(r)
+        self.size += len(entry)
 
     def add_ddl(self, pool: MemoryPool, cv: ChangeVector, scn: int, time: int, offset: int) -> None:
         """Store one 24.1 piece."""
@@ -109,13 +114,15 @@ class OpenTransaction:
         yielded for its first piece, so consume the iterator fully before using DDLs.
         """
         ddl: Ddl | None = None
+        unpack_entry, entry_size = _ENTRY.unpack_from, _ENTRY.size
         for raw in pool.read(self.clog):
             data = bytes(raw)
             pos = 0
-            while pos < len(data):
-                kind, big, vh, obj, data_obj, scn, time, offset, n1, n2 = _ENTRY.unpack_from(data, pos)
+            end = len(data)
+            while pos < end:
+                kind, big, vh, obj, data_obj, scn, time, offset, n1, n2 = unpack_entry(data, pos)
                 endian = ">" if big else "<"
-                pos += _ENTRY.size
+                pos += entry_size
                 first = ChangeVector(data, pos, vh, endian)
                 pos += n1 + n2
                 if kind == KIND_PAIR:

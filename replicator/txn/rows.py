@@ -8,7 +8,7 @@ supplemental values filling what the undo/redo images leave out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 from replicator.events import OP_DELETE, OP_INSERT, OP_UPDATE, RowChange, RowImage, Table
@@ -36,15 +36,19 @@ class Pair:
     supp: K.Supplemental | None = None
     ukdo: K.Kdo | None = None
     rkdo: K.Kdo | None = None
+    # Where the undo's row data starts and its URP column numbers (kdo.undo_layout),
+    # kept from analyse() for build_row: the URP layout walks every column.
+    ufirst: int = 0
+    unums: tuple[int, ...] | None = None
 
     def analyse(self) -> None:
         """Parse the KDO headers and supplemental data (done once, at commit)."""
-        self.ukdo = K.parse_kdo(self.undo, 4)
+        self.ukdo = ukdo = K.parse_kdo(self.undo, 4)
         self.rkdo = K.parse_kdo(self.redo, 2)
-        if self.ukdo is not None:
-            _, _, supp_at = K.undo_layout(self.undo, self.ukdo)
+        if ukdo is not None:
+            self.ufirst, self.unums, supp_at = K.undo_layout(self.undo, ukdo)
             if supp_at:
-                self.supp = K.parse_supplemental(self.undo, supp_at, self.ukdo)
+                self.supp = K.parse_supplemental(self.undo, supp_at, ukdo)
 
     @property
     def head(self) -> tuple[int, int]:
@@ -54,30 +58,31 @@ class Pair:
         return (k.bdba, k.slot) if k else (0, 0)
 
 
-@dataclass(slots=True)
 class _Values:
     """Column values of one logical row being assembled (OLR's four value kinds)."""
 
-    before: dict[int, bytes | None] = field(default_factory=dict)
-    after: dict[int, bytes | None] = field(default_factory=dict)
-    before_supp: dict[int, bytes | None] = field(default_factory=dict)
-    after_supp: dict[int, bytes | None] = field(default_factory=dict)
-    parts: dict[tuple[int, int], list[bytes]] = field(default_factory=dict)  # (kind, col) -> pieces
+    __slots__ = ("before", "after", "before_supp", "after_supp", "parts")
 
-    def set(self, kind: int, col: int, value: bytes | None, split: bool) -> None:
-        if split:
-            self.parts.setdefault((kind, col), []).append(value or b"")
-        else:
-            self._images()[kind][col] = value
+    def __init__(self) -> None:
+        self.before: dict[int, bytes | None] = {}
+        self.after: dict[int, bytes | None] = {}
+        self.before_supp: dict[int, bytes | None] = {}
+        self.after_supp: dict[int, bytes | None] = {}
+        # (kind, col) -> pieces of split columns; None until a row actually has one.
+        self.parts: dict[tuple[int, int], list[bytes]] | None = None
 
-    def _images(self) -> tuple[dict[int, bytes | None], ...]:
-        return self.before, self.after, self.before_supp, self.after_supp
+    def add_part(self, kind: int, col: int, value: bytes | None) -> None:
+        """One piece of a column split across row pieces (concatenated by :meth:`merged`)."""
+        if self.parts is None:
+            self.parts = {}
+        self.parts.setdefault((kind, col), []).append(value or b"")
 
     def merged(self) -> tuple[RowImage, RowImage]:
-        images = self._images()
-        for (kind, col), pieces in self.parts.items():
-            images[kind][col] = b"".join(pieces) or None
-        before, after = dict(self.before), dict(self.after)
+        """The before and after images; the dicts are handed over, not copied."""
+        before, after = self.before, self.after
+        if self.parts is not None:
+            for (kind, col), pieces in self.parts.items():
+                (after if kind else before)[col] = b"".join(pieces) or None
         # A supplemental value fills a column the image lacks, or holds as NULL (OLR rule).
         for col, value in self.before_supp.items():
             if before.get(col) is None:
@@ -97,22 +102,21 @@ def _columns(cv: ChangeVector, kdo: K.Kdo, first: int, nums: tuple[int, ...] | N
         shift -= nums[0]
     data, offsets, lengths = cv.data, cv.offsets, cv.lengths
     n = len(lengths)
-    nulls = kdo.nulls
-    n_nulls = len(nulls)
+    # The NULL bitmap as one integer: bit c is column c, missing bytes read as "not NULL".
+    nulls = int.from_bytes(kdo.nulls, "little")
     cc = kdo.cc
     # Split-column flags apply to the first (P) and last (N) column of the piece only.
-    split_first = bool(kdo.fb & K.FB_P)
-    split_last = bool(kdo.fb & K.FB_N)
+    split_first = 0 if kdo.fb & K.FB_P else -1
+    split_last = cc - 1 if kdo.fb & K.FB_N else -1
     target = values.before if kind == 0 else values.after
     i = first - 1  # 0-based field index
     for c in range(cc):
         col = (nums[c] if nums is not None else c) + shift
         if col >= limit:
             break
-        is_null = (c >> 3) < n_nulls and nulls[c >> 3] >> (c & 7) & 1
         if undo:
             # Undo images carry no field for a NULL column, and may hold empty fillers.
-            if is_null:
+            if nulls >> c & 1:
                 value = None
             else:
                 while i < n and lengths[i] == 0:
@@ -125,41 +129,40 @@ def _columns(cv: ChangeVector, kdo: K.Kdo, first: int, nums: tuple[int, ...] | N
         else:
             if i >= n:
                 break
-            if is_null:
+            if nulls >> c & 1:
                 value = None
             else:
                 o = offsets[i]
                 value = data[o : o + lengths[i]]
             i += 1
-        if (c == 0 and split_first) or (c == cc - 1 and split_last):
-            values.set(kind, col, value, True)
+        if c == split_first or c == split_last:
+            values.add_part(kind, col, value)
         else:
             target[col] = value
 
 
-def _supplemental(pair: Pair, values: _Values, limit: int) -> None:
-    supp = pair.supp
-    if supp is None or not supp.first_value:
-        return
+def _supplemental(pair: Pair, supp: K.Supplemental, values: _Values, limit: int) -> None:
+    """Supplemental column values of ``pair`` into the after and/or before supplemental sets."""
     redo_op = pair.redo.opcode
-    to_after = redo_op in AFTER_SUPP_OPS
-    to_before = redo_op in BEFORE_SUPP_OPS
+    after_supp = values.after_supp if redo_op in AFTER_SUPP_OPS else None
+    before_supp = values.before_supp if redo_op in BEFORE_SUPP_OPS else None
     cv = pair.undo
     data, offsets, lengths = cv.data, cv.offsets, cv.lengths
-    base = supp.first_value - 1
-    after_supp, before_supp = values.after_supp, values.before_supp
-    for k, (num, length) in enumerate(zip(supp.nums, supp.lens)):
+    k = supp.first_value - 1  # 0-based field index of the first value
+    n = len(lengths)
+    for num, length in zip(supp.nums, supp.lens):
         col = num - 1
         if col >= limit:
             break
-        if length == 0xFFFF or length == 0 or base + k >= len(lengths):
+        if length == 0xFFFF or length == 0 or k >= n:
             value = None
         else:
-            o = offsets[base + k]
-            value = data[o : o + lengths[base + k]]
-        if to_after:
+            o = offsets[k]
+            value = data[o : o + lengths[k]]
+        k += 1
+        if after_supp is not None:
             after_supp[col] = value
-        if to_before:
+        if before_supp is not None:
             before_supp[col] = value
 
 
@@ -170,18 +173,19 @@ def build_row(pairs: list[Pair], op: str, table: Table | None, column_limit: int
     values = _Values()
     compressed: bytes | None = None
     for p in pairs:
-        uk, rk = p.ukdo, p.rkdo
+        uk, rk, supp = p.ukdo, p.rkdo, p.supp
         if uk is not None:
-            ufirst, unums, _ = K.undo_layout(p.undo, uk)
-            shift = p.supp.before - 1 if p.supp is not None and p.supp.before > 0 else 0
+            ufirst = p.ufirst
+            shift = supp.before - 1 if supp is not None and supp.before > 0 else 0
             if ufirst and K.is_compressed(p.undo, uk, ufirst, False):
                 compressed = bytes(p.undo.field(ufirst))
             else:
-                _columns(p.undo, uk, ufirst, unums, shift, True, values, 0, limit)
-        _supplemental(p, values, limit)
+                _columns(p.undo, uk, ufirst, p.unums, shift, True, values, 0, limit)
+        if supp is not None and supp.first_value:
+            _supplemental(p, supp, values, limit)
         if rk is not None:
             rfirst, rnums = K.redo_layout(p.redo, rk)
-            shift = p.supp.after - 1 if p.supp is not None and p.supp.after > 0 else 0
+            shift = supp.after - 1 if supp is not None and supp.after > 0 else 0
             if rfirst and K.is_compressed(p.redo, rk, rfirst, True):
                 compressed = bytes(p.redo.field(rfirst))
             else:

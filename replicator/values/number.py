@@ -68,25 +68,19 @@ def _compose(sign: str, mantissa: bytes, integer_pairs: int,
              tables: tuple[tuple[str | None, ...], ...]) -> str | None:
     """Lay out the base-100 ``mantissa`` with ``integer_pairs`` pairs before the point."""
     pairs, leading, last = tables
-    texts = [pairs[byte] for byte in mantissa]
+    texts = list(map(pairs.__getitem__, mantissa))
     if not texts or None in texts:
         return None
     if integer_pairs <= 0:
-        head = sign + "0"
-        fraction_start = 0
-        leading_zeros = "00" * -integer_pairs
-    else:
-        # The first pair loses its leading zero; the exponent may reach past the stored
-        # digits, which pads the integer with zero pairs.
-        stored = texts[1:integer_pairs]
-        head = (sign + leading[mantissa[0]] + "".join(stored)  # type: ignore[operator]
-                + "00" * (integer_pairs - 1 - len(stored)))
-        fraction_start = integer_pairs
-        leading_zeros = ""
-    if fraction_start >= len(texts):
-        return head
-    middle = "".join(texts[fraction_start:-1])
-    return f"{head}.{leading_zeros}{middle}{last[mantissa[-1]]}"
+        # 0.<zero pairs><pairs>, the last pair without a trailing zero.
+        return f"{sign}0.{'00' * -integer_pairs}{''.join(texts[:-1])}{last[mantissa[-1]]}"
+    # The first pair loses its leading zero; the exponent may reach past the stored
+    # digits, which pads the integer with zero pairs.
+    count = len(texts)
+    if integer_pairs >= count:
+        return sign + leading[mantissa[0]] + "".join(texts[1:]) + "00" * (integer_pairs - count)  # type: ignore[operator]
+    return (f"{sign}{leading[mantissa[0]]}{''.join(texts[1:integer_pairs])}."
+            f"{''.join(texts[integer_pairs:-1])}{last[mantissa[-1]]}")
 
 
 def decode_number(data: bytes) -> Decimal | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from replicator.redo.vectors import ChangeVector
+from replicator.redo.vectors import ChangeVector, u16_struct
 
 # KDO operation codes (op & 0x1F).
 IUR, IRP, DRP, LKR, URP, ORP, MFC, CFA = 1, 2, 3, 4, 5, 6, 7, 8
@@ -22,7 +22,6 @@ FB_N, FB_P, FB_L, FB_F, FB_D, FB_H, FB_C, FB_K = 0x01, 0x02, 0x04, 0x08, 0x10, 0
 
 _KDO = {e: struct.Struct(e + "IIHBB") for e in "<>"}  # bdba, hdba, maxfr, op, flags
 _U16 = {e: struct.Struct(e + "H") for e in "<>"}
-_U32 = {e: struct.Struct(e + "I") for e in "<>"}
 
 
 @dataclass(slots=True)
@@ -42,41 +41,45 @@ class Kdo:
     slots: tuple[int, ...] = ()
 
 
+# After the common header: fb, (1), cc, (21), size/delt, slot of an IRP/ORP (from +16).
+_KDO_IRP = {e: struct.Struct(e + "BxB21xHH") for e in "<>"}
+# fb, (3), slot, (1), cc of a URP (from +16).
+_KDO_URP = {e: struct.Struct(e + "B3xHxB") for e in "<>"}
+
+
 def parse_kdo(cv: ChangeVector, index: int) -> Kdo | None:
     """Parse the KDO header in field ``index`` of ``cv``; None if the field is too short."""
     f = cv.field(index)
-    if len(f) < 16:
+    size = len(f)
+    if size < 16:
         return None
     e = cv.endian
     bdba, _, _, op_byte, flags = _KDO[e].unpack_from(f, 0)
     op = op_byte & 0x1F
-    kdo = Kdo(op, bool(op_byte & OP_ROWDEPS), bool(flags & FLAG_KDOM2), bdba)
-    u16 = _U16[e]
-    if op in (IRP, ORP):
-        if len(f) < 45:
+    rowdeps = bool(op_byte & OP_ROWDEPS)
+    kdom2 = bool(flags & FLAG_KDOM2)
+    # Built in one call per op (this runs twice for every replicated change at commit).
+    if op == URP:
+        if size < 26:
             return None
-        kdo.fb, kdo.cc = f[16], f[18]
-        kdo.size_delt = u16.unpack_from(f, 40)[0]
-        kdo.slot = u16.unpack_from(f, 42)[0]
-        kdo.nulls = bytes(f[45 : 45 + (kdo.cc + 7) // 8])
-    elif op in (DRP, LKR):
-        kdo.slot = u16.unpack_from(f, 16)[0] if len(f) >= 18 else 0
-    elif op == URP:
-        if len(f) < 26:
+        fb, slot, cc = _KDO_URP[e].unpack_from(f, 16)
+        return Kdo(op, rowdeps, kdom2, bdba, slot, fb, cc, 0, bytes(f[26 : 26 + (cc + 7) // 8]))
+    if op == IRP or op == ORP:
+        if size < 45:
             return None
-        kdo.fb = f[16]
-        kdo.slot = u16.unpack_from(f, 20)[0]
-        kdo.cc = f[23]
-        kdo.nulls = bytes(f[26 : 26 + (kdo.cc + 7) // 8])
-    elif op == CFA:
-        kdo.slot = u16.unpack_from(f, 24)[0] if len(f) >= 26 else 0
-    elif op in (QMI, QMD):
-        if len(f) < 20:
+        fb, cc, size_delt, slot = _KDO_IRP[e].unpack_from(f, 16)
+        return Kdo(op, rowdeps, kdom2, bdba, slot, fb, cc, size_delt, bytes(f[45 : 45 + (cc + 7) // 8]))
+    if op == DRP or op == LKR:
+        return Kdo(op, rowdeps, kdom2, bdba, _U16[e].unpack_from(f, 16)[0] if size >= 18 else 0)
+    if op == CFA:
+        return Kdo(op, rowdeps, kdom2, bdba, _U16[e].unpack_from(f, 24)[0] if size >= 26 else 0)
+    if op == QMI or op == QMD:
+        if size < 20:
             return None
-        kdo.nrow = f[18]
-        kdo.slots = struct.unpack_from(f"{e}{kdo.nrow}H", f, 20) if len(f) >= 20 + 2 * kdo.nrow else ()
-        kdo.slot = kdo.slots[0] if kdo.slots else 0
-    return kdo
+        nrow = f[18]
+        slots = u16_struct(e, nrow).unpack_from(f, 20) if size >= 20 + 2 * nrow else ()
+        return Kdo(op, rowdeps, kdom2, bdba, slots[0] if slots else 0, nrow=nrow, slots=slots)
+    return Kdo(op, rowdeps, kdom2, bdba)
 
 
 @dataclass(slots=True)
@@ -96,8 +99,9 @@ class Supplemental:
 
 def parse_supplemental(cv: ChangeVector, index: int, kdo: Kdo) -> Supplemental | None:
     """Parse supplemental fields starting at field ``index`` (0-length fields skipped first)."""
-    n = cv.field_count
-    while index <= n and cv.flen(index) == 0:
+    lengths = cv.lengths
+    n = len(lengths)
+    while index <= n and lengths[index - 1] == 0:
         index += 1
     if index > n:
         return None
@@ -105,19 +109,22 @@ def parse_supplemental(cv: ChangeVector, index: int, kdo: Kdo) -> Supplemental |
     if len(head) < 20:
         return None  # too short (seen with row triggers): treat as "no supplemental data"
     e = cv.endian
-    u16 = _U16[e]
-    cc = u16.unpack_from(head, 2)[0]
+    fb, cc, before, after = _SUPP_HEAD[e].unpack_from(head, 0)
     if len(head) >= 26:
-        bdba, slot = _U32[e].unpack_from(head, 20)[0], u16.unpack_from(head, 24)[0]
+        bdba, slot = _SUPP_HEAD_ROW[e].unpack_from(head, 20)
     else:
         bdba, slot = kdo.bdba, kdo.slot
-    supp = Supplemental(head[1], cc, u16.unpack_from(head, 6)[0], u16.unpack_from(head, 8)[0], bdba, slot, (), (), 0)
     if index + 2 > n or cc == 0:
-        return supp
-    supp.nums = struct.unpack_from(f"{e}{cc}H", cv.field(index + 1), 0)
-    supp.lens = struct.unpack_from(f"{e}{cc}H", cv.field(index + 2), 0)
-    supp.first_value = index + 3
-    return supp
+        return Supplemental(fb, cc, before, after, bdba, slot, (), (), 0)
+    u16s = u16_struct(e, cc)
+    nums = u16s.unpack_from(cv.field(index + 1), 0)
+    lens = u16s.unpack_from(cv.field(index + 2), 0)
+    return Supplemental(fb, cc, before, after, bdba, slot, nums, lens, index + 3)
+
+
+# (1), fb, cc, (2), before, after: the supplemental head; then bdba, slot at +20.
+_SUPP_HEAD = {e: struct.Struct(e + "xBH2xHH") for e in "<>"}
+_SUPP_HEAD_ROW = {e: struct.Struct(e + "IH") for e in "<>"}
 
 
 def undo_layout(cv: ChangeVector, kdo: Kdo) -> tuple[int, tuple[int, ...] | None, int]:
@@ -126,24 +133,29 @@ def undo_layout(cv: ChangeVector, kdo: Kdo) -> tuple[int, tuple[int, ...] | None
     Returns (first row-data field or 0, URP column numbers or None, field index where the
     supplemental data search starts).
     """
-    if kdo.op == URP:
+    op = kdo.op
+    if op == URP:
         nums = _colnums(cv, 5, kdo.cc)
         if kdo.kdom2:
             return 6, nums, 7
+        # Skip one non-empty field per non-NULL column (empty fillers do not count).
+        lengths = cv.lengths
+        n = len(lengths)
+        if len(kdo.nulls) < (kdo.cc + 7) >> 3:
+            raise IndexError("KDO NULL bitmap shorter than its column count")
+        nulls = int.from_bytes(kdo.nulls, "little")
         i = 6
-        bit = 0
         for c in range(kdo.cc):
-            if not kdo.nulls[c >> 3] & (1 << (c & 7)):
-                while i <= cv.field_count and cv.flen(i) == 0:
+            if not nulls >> c & 1:
+                while i <= n and lengths[i - 1] == 0:
                     i += 1
                 i += 1
-            bit += 1
         if kdo.rowdeps:
-            while i <= cv.field_count and cv.flen(i) == 0:
+            while i <= n and lengths[i - 1] == 0:
                 i += 1
             i += 1
         return 6, nums, i
-    if kdo.op in (IRP, ORP):
+    if op == IRP or op == ORP:
         i = 5
         if kdo.cc:
             compressed = kdo.cc > 1 and cv.flen(5) == kdo.size_delt
@@ -151,9 +163,9 @@ def undo_layout(cv: ChangeVector, kdo: Kdo) -> tuple[int, tuple[int, ...] | None
         if kdo.rowdeps:
             i += 1
         return (5 if kdo.cc else 0), None, i
-    if kdo.op == QMI:
+    if op == QMI:
         return 5, None, 0
-    start = 5 + (1 if kdo.op == DRP and kdo.rowdeps else 0)
+    start = 5 + (1 if op == DRP and kdo.rowdeps else 0)
     return 0, None, start
 
 
@@ -161,7 +173,7 @@ def _colnums(cv: ChangeVector, index: int, cc: int) -> tuple[int, ...] | None:
     f = cv.field(index)
     if not f or not cc or len(f) < 2 * cc:
         return None
-    return struct.unpack_from(f"{cv.endian}{cc}H", f, 0)
+    return u16_struct(cv.endian, cc).unpack_from(f, 0)
 
 
 def redo_layout(cv: ChangeVector, kdo: Kdo) -> tuple[int, tuple[int, ...] | None]:
@@ -185,7 +197,7 @@ def is_compressed(cv: ChangeVector, kdo: Kdo, first: int, redo: bool) -> bool:
 def multirow(cv: ChangeVector, sizes_field: int, rows_field: int, kdo: Kdo, big_scn: bool) -> list[dict[int, bytes | None]]:
     """Decode the rows of a QMI (11.11 redo) or of the undo of a QMD (§6.5)."""
     e = cv.endian
-    sizes = struct.unpack_from(f"{e}{kdo.nrow}H", cv.field(sizes_field), 0)
+    sizes = u16_struct(e, kdo.nrow).unpack_from(cv.field(sizes_field), 0)
     data = cv.field(rows_field)
     rows: list[dict[int, bytes | None]] = []
     pos = 0

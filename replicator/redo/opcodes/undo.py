@@ -23,16 +23,23 @@ class UndoInfo:
     flags: int
 
 
+# usn, slot, sqn at ktudb +8 (field 1 of a 5.1)
+_KTUDB_XID = {e: struct.Struct(e + "HHI") for e in "<>"}
+# obj, data obj, (8 bytes), opc layer, opc code, slot, (1 byte), flags: a ktub (field 2 of a 5.1)
+_KTUB = {e: struct.Struct(e + "II8xBBBxH") for e in "<>"}
+
+
 def undo_info(cv: ChangeVector) -> UndoInfo | None:
     """Parse 5.1 fields 1 (ktudb) and 2 (ktub); None when they are too short."""
-    f1, f2 = cv.field(1), cv.field(2)
-    if len(f1) < 20 or len(f2) < 22:
+    # Runs for every 5.1 vector: fields are read in place, not sliced out first.
+    lengths = cv.lengths
+    if len(lengths) < 2 or lengths[0] < 20 or lengths[1] < 22:
         return None
     e = cv.endian
-    usn, slot, sqn = struct.unpack_from(e + "HHI", f1, 8)
-    obj, data_obj = struct.unpack_from(e + "II", f2, 0)
-    flags = struct.unpack_from(e + "H", f2, 20)[0]
-    return UndoInfo((usn << 48) | (slot << 32) | sqn, obj, data_obj, (f2[16] << 8) | f2[17], f2[18], flags)
+    data, offsets = cv.data, cv.offsets
+    usn, slot, sqn = _KTUDB_XID[e].unpack_from(data, offsets[0] + 8)
+    obj, data_obj, opc_layer, opc_code, row_slot, flags = _KTUB[e].unpack_from(data, offsets[1])
+    return UndoInfo((usn << 48) | (slot << 32) | sqn, obj, data_obj, (opc_layer << 8) | opc_code, row_slot, flags)
 
 
 def ktub_info(cv: ChangeVector) -> tuple[int, int, int, int, int] | None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import create_topic
+from spark_kafka import create_topic
 from spark_pipeline import (
     Case,
     assert_tables_equal,

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import create_topic, produce_lines
+from spark_kafka import create_topic, produce_lines
 from spark_pipeline import lake_rows
 
 from replicator.errors import ReplicatorError

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import pipeline_missing, run_pipeline
+from redogen_helpers import pipeline_missing, run_pipeline
 
 from replicator.redogen import Scenario, generate
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
-from conftest import pipeline_missing, run_pipeline
+from redogen_helpers import pipeline_missing, run_pipeline
 from redocheck import check_file
 from replicator.redogen import workloads
 from replicator.redogen.generate import generate

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import pipeline_missing, run_pipeline
+from redogen_helpers import pipeline_missing, run_pipeline
 from redocheck import Rec, check_file
 from replicator.redogen.generate import generate
 from replicator.redogen.scenario import ColumnSpec, Event, Scenario, SessionSpec, TableSpec

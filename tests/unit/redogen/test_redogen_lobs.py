@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import pipeline_missing, run_pipeline
+from redogen_helpers import pipeline_missing, run_pipeline
 from redocheck import check_file
 from replicator.redogen.generate import generate
 from replicator.redogen.lobs import INLINE_MAX, extent_locator, inline_locator

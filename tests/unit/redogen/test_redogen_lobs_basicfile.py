@@ -15,7 +15,7 @@ import struct
 from pathlib import Path
 
 import pytest
-from conftest import pipeline_missing, run_pipeline
+from redogen_helpers import pipeline_missing, run_pipeline
 from redocheck import check_file
 
 from replicator.redo.opcodes.lob import _key

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import pipeline_missing, run_pipeline
+from redogen_helpers import pipeline_missing, run_pipeline
 from redocheck import check_file, online_valid_blocks
 from replicator.redogen import workloads
 from replicator.redogen.generate import generate

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SHARED, pipeline_missing, run_pipeline
+from redogen_helpers import SHARED, pipeline_missing, run_pipeline
 
 from replicator.redogen import Scenario, generate
 
