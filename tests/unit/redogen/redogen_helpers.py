@@ -3,7 +3,9 @@ when several test folders are collected in one run)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 # The shared data folder sits beside the repository root.
@@ -29,3 +31,24 @@ def run_pipeline(config: Path) -> int:
     from replicator.cli import main
 
     return main(["run", "-f", str(config)])
+
+
+def run_checked(scenario: Any, out: Path) -> list[dict]:
+    """Generate ``scenario``, check every file's structure, replicate it and require the
+    output to equal redogen's expected output byte for byte; returns the messages."""
+    from redocheck import check_file
+
+    from replicator.redogen.generate import generate
+
+    result = generate(scenario, out)
+    for log in result.logs:
+        check_file(log.path)
+    assert run_pipeline(result.config) == 0
+    got = result.output.read_bytes() if result.output.exists() else b""
+    assert result.expected is not None and got == result.expected.read_bytes()
+    return [json.loads(line) for line in got.decode().splitlines()]
+
+
+def row_payloads(messages: list[dict]) -> list[dict]:
+    """The row changes (c/u/d payload elements) of ``messages``, in order."""
+    return [p for m in messages for p in m["payload"] if p["op"] in ("c", "u", "d")]

@@ -6,14 +6,11 @@ byte for byte with the output redogen derives from the values it wrote.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from redogen_helpers import pipeline_missing, run_pipeline
-from redocheck import check_file
-from replicator.redogen.generate import generate
+from redogen_helpers import pipeline_missing, row_payloads, run_checked
 from replicator.redogen.lobs import INLINE_MAX, extent_locator, inline_locator
 from replicator.redogen.scenario import Scenario
 from replicator.txn.lobassembly import LobReader
@@ -29,22 +26,8 @@ def _scenario(timeline: list[dict], version: str = "19", **extra) -> Scenario:
     return Scenario.from_dict({"version": version, "tables": [TABLE], "timeline": timeline, **extra})
 
 
-def _run(sc: Scenario, out: Path) -> list[dict]:
-    result = generate(sc, out)
-    for log in result.logs:
-        check_file(log.path)
-    assert run_pipeline(result.config) == 0
-    got = result.output.read_bytes() if result.output.exists() else b""
-    assert got == result.expected.read_bytes()
-    return [json.loads(line) for line in got.decode().splitlines()]
-
-
-def _rows(messages: list[dict]) -> list[dict]:
-    return [p for m in messages for p in m["payload"] if p["op"] in ("c", "u", "d")]
-
-
 def test_in_row_values_null_and_empty(tmp_path: Path) -> None:
-    rows = _rows(_run(_scenario([
+    rows = row_payloads(run_checked(_scenario([
         {"insert": "DOCS", "values": {"ID": 1, "BODY": "short text ünïcödé 🙂", "NOTE": "national",
                                       "IMG": "aabbccdd", "LABEL": "a"}},
         {"insert": "DOCS", "values": {"ID": 2, "BODY": None, "IMG": None, "LABEL": "nulls"}},
@@ -59,7 +42,7 @@ def test_in_row_values_null_and_empty(tmp_path: Path) -> None:
 
 def test_out_of_row_and_updates(tmp_path: Path) -> None:
     big = {"repeat": "Medium CLOB content. ", "length": 8000}
-    rows = _rows(_run(_scenario([
+    rows = row_payloads(run_checked(_scenario([
         {"insert": "DOCS", "values": {"ID": 1, "BODY": big, "IMG": {"repeat": "ffee", "length": 20000}}},
         {"commit": 1},
         {"update": "DOCS", "key": {"ID": 1}, "values": {"BODY": "now in row", "LABEL": "x"}},
@@ -81,7 +64,7 @@ def test_out_of_row_and_updates(tmp_path: Path) -> None:
 
 def test_ten_megabyte_value(tmp_path: Path) -> None:
     size = 10 * 1024 * 1024
-    rows = _rows(_run(_scenario([
+    rows = row_payloads(run_checked(_scenario([
         {"insert": "DOCS", "values": {"ID": 7, "IMG": {"repeat": "0123456789abcdef", "length": size}}},
         {"commit": 1},
     ], block_size=4096, log_blocks=8000), tmp_path))
@@ -89,7 +72,7 @@ def test_ten_megabyte_value(tmp_path: Path) -> None:
 
 
 def test_rolled_back_lob_write_is_not_output(tmp_path: Path) -> None:
-    rows = _rows(_run(_scenario([
+    rows = row_payloads(run_checked(_scenario([
         {"insert": "DOCS", "values": {"ID": 1, "BODY": {"repeat": "a", "length": 9000}}},
         {"rollback": 1},
         {"insert": "DOCS", "values": {"ID": 2, "BODY": "kept"}},

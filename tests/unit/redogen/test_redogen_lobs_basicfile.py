@@ -10,17 +10,14 @@ with the output redogen derives from the values it wrote.
 
 from __future__ import annotations
 
-import json
 import struct
 from pathlib import Path
 
 import pytest
-from redogen_helpers import pipeline_missing, run_pipeline
-from redocheck import check_file
+from redogen_helpers import pipeline_missing, row_payloads, run_checked
 
 from replicator.redo.opcodes.lob import _key
 from replicator.redogen.coltypes import parse_type
-from replicator.redogen.generate import generate
 from replicator.redogen.lobs import (
     BASICFILE,
     BASICFILE_OUT_OF_ROW,
@@ -47,20 +44,6 @@ def _scenario(timeline: list[dict], version: str = "19", **extra) -> Scenario:
     return Scenario.from_dict({"version": version, "tables": [TABLE], "timeline": timeline, **extra})
 
 
-def _run(sc: Scenario, out: Path) -> list[dict]:
-    result = generate(sc, out)
-    for log in result.logs:
-        check_file(log.path)
-    assert run_pipeline(result.config) == 0
-    got = result.output.read_bytes() if result.output.exists() else b""
-    assert got == result.expected.read_bytes()
-    return [json.loads(line) for line in got.decode().splitlines()]
-
-
-def _rows(messages: list[dict]) -> list[dict]:
-    return [p for m in messages for p in m["payload"] if p["op"] in ("c", "u", "d")]
-
-
 def test_column_types() -> None:
     assert parse_type("CLOB").lob_storage == SECUREFILE
     assert parse_type("BLOB SECUREFILE").lob_storage == SECUREFILE
@@ -70,7 +53,7 @@ def test_column_types() -> None:
 
 
 def test_in_row_values_null_and_empty(tmp_path: Path) -> None:
-    rows = _rows(_run(_scenario([
+    rows = row_payloads(run_checked(_scenario([
         {"insert": "DOCS", "values": {"ID": 1, "BODY": "short text ünïcödé 🙂", "NOTE": "national",
                                       "IMG": "aabbccdd", "LABEL": "a"}},
         {"insert": "DOCS", "values": {"ID": 2, "BODY": None, "IMG": None, "LABEL": "nulls"}},
@@ -85,7 +68,7 @@ def test_in_row_values_null_and_empty(tmp_path: Path) -> None:
 
 def test_out_of_row_and_updates(tmp_path: Path) -> None:
     big = {"repeat": "Medium CLOB content. ", "length": 8000}  # 16000 bytes: 2 pages, all in the inode
-    rows = _rows(_run(_scenario([
+    rows = row_payloads(run_checked(_scenario([
         {"insert": "DOCS", "values": {"ID": 1, "BODY": big, "NOTE": "small but out of row",
                                       "IMG": {"repeat": "ffee", "length": 20000}}},
         {"commit": 1},
@@ -113,7 +96,7 @@ def test_multi_page_values_use_the_lob_index(tmp_path: Path) -> None:
     """100 KB: 13 pages, the 13th only through a 10.2 LOB index entry (in-row form) and all
     through the index with its 10.18 size update (DISABLE STORAGE IN ROW)."""
     size = 100 * 1024
-    rows = _rows(_run(_scenario([
+    rows = row_payloads(run_checked(_scenario([
         {"insert": "DOCS", "values": {"ID": 1, "IMG": {"repeat": "00112233", "length": size},
                                       "NOTE": {"repeat": "abcdefgh", "length": size // 2}}},
         {"insert": "DOCS", "values": {"ID": 2, "BODY": {"prefix": "start:", "repeat": "0123456789", "length": size}}},
@@ -127,7 +110,7 @@ def test_multi_page_values_use_the_lob_index(tmp_path: Path) -> None:
 def test_ten_megabyte_value(tmp_path: Path) -> None:
     """1290 pages: 161 LOB index entries, more than one leaf holds, so one goes in by a 10.8."""
     size = 10 * 1024 * 1024
-    rows = _rows(_run(_scenario([
+    rows = row_payloads(run_checked(_scenario([
         {"insert": "DOCS", "values": {"ID": 7, "IMG": {"repeat": "0123456789abcdef", "length": size}}},
         {"commit": 1},
     ], block_size=4096, log_blocks=8000), tmp_path))
@@ -136,7 +119,7 @@ def test_ten_megabyte_value(tmp_path: Path) -> None:
 
 
 def test_rolled_back_lob_write_is_not_output(tmp_path: Path) -> None:
-    rows = _rows(_run(_scenario([
+    rows = row_payloads(run_checked(_scenario([
         {"insert": "DOCS", "values": {"ID": 1, "BODY": {"repeat": "a", "length": 60000},
                                       "NOTE": {"repeat": "b", "length": 9000}}},
         {"rollback": 1},
@@ -148,7 +131,7 @@ def test_rolled_back_lob_write_is_not_output(tmp_path: Path) -> None:
 
 def test_lob_only_transaction_start(tmp_path: Path) -> None:
     """A LOB index pair can be the first change of a transaction (it carries the 5.2 begin)."""
-    rows = _rows(_run(_scenario([
+    rows = row_payloads(run_checked(_scenario([
         {"insert": "DOCS", "values": {"ID": 1, "LABEL": "first"}},
         {"commit": 1},
         {"update": "DOCS", "key": {"ID": 1}, "values": {"NOTE": {"repeat": "z", "length": 3}}},
