@@ -96,6 +96,7 @@ def source_facts(config: Any, source: Any, cp: Any = None) -> tuple[ParserOption
     archive name format, dictionary or None).
     """
     from replicator.schema.dictionary import Dictionary
+    from replicator.schema.filter import FLAG_EXPERIMENTAL_XMLTYPE, check_xml_context
 
     reader = source.reader
     flags = source.flags
@@ -108,6 +109,9 @@ def source_facts(config: Any, source: Any, cp: Any = None) -> tuple[ParserOption
     con_id, con_name, db_tz = 0, "", 0
     if cp is None and not flags & FLAG_SCHEMALESS:
         cp = start_checkpoint(config, source)
+    if flags & FLAG_SCHEMALESS and flags & FLAG_EXPERIMENTAL_XMLTYPE:
+        # OLR looks for its XML context even without a schema (50069 when there is none).
+        check_xml_context(cp.rows.get("xdb-ttset", []) if cp is not None else [])
     if cp is not None:
         archive_format = archive_format or cp.log_archive_format
         con_id, con_name, db_tz = cp.con_id, cp.con_name, cp.db_timezone_offset

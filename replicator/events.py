@@ -68,6 +68,10 @@ class Column:
     hidden: bool = False
     nested: bool = False
     unused: bool = False
+    # OLR's xmlType: a system-generated column holding the data of a virtual (SEGCOL# 0)
+    # column with the same COL#, e.g. the hidden CLOB/BLOB of an XMLTYPE; it takes that
+    # column's name, and source flag 0x10000 un-hides it.
+    xml_type: bool = False
 
 
 @dataclass(frozen=True, slots=True)

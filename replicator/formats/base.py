@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from replicator.events import Change, Checkpoint, DdlChange, Message, Transaction
+from replicator.events import Change, Checkpoint, Column, DdlChange, Message, Transaction
 
 # source.flags bits that change output (olr-interfaces.md §1.6).
 FLAG_SCHEMALESS = 0x2
@@ -25,6 +25,7 @@ FLAG_INCOMPLETE_TXN = 0x400
 FLAG_SYSTEM_TXN = 0x800
 FLAG_CHECKPOINT = 0x1000
 FLAG_RAW_HEX = 0x8000
+FLAG_EXPERIMENTAL_XMLTYPE = 0x10000
 
 
 @dataclass(slots=True)
@@ -73,6 +74,21 @@ class Format(Protocol):
     def checkpoint(self, cp: Checkpoint) -> list[Message]:
         """Render a checkpoint; the message has ``checkpoint=True`` (output only with flag 0x1000)."""
         ...
+
+
+def column_suppressed(column: Column, flags: int) -> bool:
+    """OLR's rule for leaving a column out of row images (olr-interfaces.md §2.5).
+
+    Hidden, guard, nested and unused columns are left out unless flags 0x40, 0x80, 0x100
+    or 0x200 show them. The hidden column that stores an XMLTYPE (``xml_type``) is not
+    hidden at all with 0x10000 (experimental XMLTYPE), as OLR decides when it builds the
+    table.
+    """
+    hidden = column.hidden and not (column.xml_type and flags & FLAG_EXPERIMENTAL_XMLTYPE)
+    return bool((column.guard and not flags & FLAG_SHOW_GUARD)
+                or (column.nested and not flags & FLAG_SHOW_NESTED)
+                or (hidden and not flags & FLAG_SHOW_HIDDEN)
+                or (column.unused and not flags & FLAG_SHOW_UNUSED))
 
 
 def printable_filter(flags: int) -> Callable[[Change], bool]:

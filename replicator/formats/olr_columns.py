@@ -17,10 +17,7 @@ from replicator.events import (
     TYPE_LONG_RAW, TYPE_NUMBER, TYPE_RAW, TYPE_TIMESTAMP, TYPE_TIMESTAMP_LTZ, TYPE_TIMESTAMP_TZ,
     TYPE_UROWID, TYPE_VARCHAR2, TYPE_XMLTYPE, Column, RowImage, Table,
 )
-from replicator.formats.base import (
-    FLAG_RAW_HEX, FLAG_SHOW_GUARD, FLAG_SHOW_HIDDEN, FLAG_SHOW_NESTED, FLAG_SHOW_UNUSED,
-    FormatOptions,
-)
+from replicator.formats.base import FLAG_RAW_HEX, FormatOptions, column_suppressed
 from replicator.formats.escape import escape_str
 from replicator.formats.olr_values import value_renderer
 
@@ -70,10 +67,7 @@ class ColumnPlan:
         self.name = column.name
         prefix = b'"' + escape_str(column.name) + b'":'
         flags = options.flags
-        suppressed = ((column.guard and not flags & FLAG_SHOW_GUARD)
-                      or (column.nested and not flags & FLAG_SHOW_NESTED)
-                      or (column.hidden and not flags & FLAG_SHOW_HIDDEN)
-                      or (column.unused and not flags & FLAG_SHOW_UNUSED))
+        suppressed = column_suppressed(column, flags)
         type_code = effective_type(column)
         self.after: Fragment | None
         self.before: Fragment | None

@@ -26,9 +26,7 @@ from replicator import log
 from replicator.events import (
     OP_DELETE, OP_INSERT, TYPE_CLOB, TYPE_RAW, Column, RowChange, RowImage, Table,
 )
-from replicator.formats.base import (
-    FLAG_SHOW_GUARD, FLAG_SHOW_HIDDEN, FLAG_SHOW_NESTED, FLAG_SHOW_UNUSED, FormatOptions,
-)
+from replicator.formats.base import FormatOptions, column_suppressed
 from replicator.formats.temporal import DaySecond, Instant, YearMonth, ZonedInstant
 from replicator.formats.typemap import NUMERIC_FAMILIES, TEXT_FAMILIES, OracleType, classify
 from replicator.values.charset import column_charset_name, get_charset
@@ -67,10 +65,7 @@ class ColumnView:
 
 def _visible(column: Column, flags: int) -> bool:
     """OLR's visibility rule for hidden, guard, nested and unused columns."""
-    return not ((column.guard and not flags & FLAG_SHOW_GUARD)
-                or (column.nested and not flags & FLAG_SHOW_NESTED)
-                or (column.hidden and not flags & FLAG_SHOW_HIDDEN)
-                or (column.unused and not flags & FLAG_SHOW_UNUSED))
+    return not column_suppressed(column, flags)
 
 
 def _checked(decode: Callable[[bytes], Value], name: str, warn: bool) -> Decoder:

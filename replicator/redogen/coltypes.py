@@ -37,6 +37,9 @@ class ColumnType:
     charset_form: int = 0  # 1 database charset, 2 national charset
     char_length: int = 0  # CHAR/NCHAR blank-padding width in characters (0 = none)
     lob_storage: int = 0  # LOB columns: redogen.lobs.SECUREFILE, BASICFILE or BASICFILE_OUT_OF_ROW
+    # XMLTYPE stored as CLOB: the fields describe the hidden CLOB column that holds the data;
+    # COL$ also gets the virtual type-58 column (see :func:`xmltype_col_rows`).
+    xmltype: bool = False
 
     @property
     def is_char(self) -> bool:
@@ -77,6 +80,8 @@ def parse_type(text: str, *, varchar_max: int = 32767) -> ColumnType:
         return ColumnType(text, *simple[base])
     if base == "RAW":
         return ColumnType(text, ev.TYPE_RAW, a if a is not None else 1)
+    if base.split(" ", 1)[0] == "XMLTYPE" and a is None and not tail:
+        return _xmltype(base, text)
     lob = parse_lob_type(base, text)
     if lob is not None and a is None and not tail:
         return ColumnType(text, lob[0], lob[1], charset_form=lob[2], lob_storage=lob[3])
@@ -94,6 +99,45 @@ def parse_type(text: str, *, varchar_max: int = 32767) -> ColumnType:
         return ColumnType(text, ev.TYPE_INTERVAL_DS, 11, a if a is not None else 2,
                           int(m["f"]) if m["f"] else 6)
     raise ConfigError(f"column type {text!r} is not supported by redogen")
+
+
+# COL$.PROPERTY of the CLOB column Oracle adds for an XMLTYPE column: hidden, system-generated.
+XMLTYPE_CLOB_PROPERTY: Final = ev.COL_PROPERTY_HIDDEN | 0x100
+
+
+def _xmltype(base: str, text: str) -> ColumnType:
+    """``XMLTYPE STORE AS [SECUREFILE|BASICFILE] CLOB``: the hidden CLOB.
+
+    A bare ``XMLTYPE`` is binary XML (Oracle's default storage since 11.2.0.2), which, like
+    ``STORE AS BINARY XML``, redogen does not write: decoding it needs the XDB token tables.
+    """
+    rest = base[len("XMLTYPE"):].strip()
+    words = rest[len("STORE AS "):].split() if rest.startswith("STORE AS ") else []
+    if words[-1:] != ["CLOB"]:
+        raise ConfigError(f"{text!r}: redogen writes only XMLTYPE STORE AS [SECUREFILE|BASICFILE] CLOB "
+                          "(binary XML, the default storage, needs the XDB token tables)")
+    lob = parse_lob_type(" ".join(["CLOB", *words[:-1]]), text)
+    if lob is None:
+        raise ConfigError(f"{text!r}: unknown CLOB storage")
+    return ColumnType(text, lob[0], lob[1], charset_form=lob[2], lob_storage=lob[3], xmltype=True)
+
+
+def intcols(ctypes: list[ColumnType]) -> list[int]:
+    """COL$.INTCOL# of each stored column: an XMLTYPE's virtual column takes one number
+    before its hidden CLOB, so the columns after it are shifted."""
+    out, n = [], 0
+    for ct in ctypes:
+        n += 2 if ct.xmltype else 1
+        out.append(n)
+    return out
+
+
+def xmltype_virtual_row(intcol: int, name: str) -> dict[str, Any]:
+    """The COL$ fields (besides OBJ#, COL#, NULL$) of an XMLTYPE's virtual column: TYPE# 58,
+    SEGCOL# 0, nothing stored. Its hidden CLOB is named ``SYS_NC<INTCOL#:05>$``."""
+    return {"SEGCOL#": 0, "INTCOL#": intcol, "NAME": name, "TYPE#": ev.TYPE_XMLTYPE, "LENGTH": 2000,
+            "SEGCOLLENGTH": 0, "PRECISION#": None, "SCALE": None, "CHARSETFORM": None, "CHARSETID": None,
+            "PROPERTY": 0}
 
 
 _DT_RE: Final = re.compile(
@@ -200,6 +244,8 @@ def make_column(name: str, ctype: ColumnType, *, nullable: bool, segcol: int, ke
         charset_id = charset_ids[0]
     elif ctype.charset_form == 2:
         charset_id = charset_ids[1]
+    xml = ctype.xmltype  # the hidden CLOB, named after the XMLTYPE as OLR's schema names it
     return ev.Column(name=name, type_code=ctype.type_code, length=ctype.length, precision=ctype.precision,
                      scale=ctype.scale, charset_form=ctype.charset_form, charset_id=charset_id,
-                     nullable=nullable, segcol=segcol, key=key)
+                     nullable=nullable, segcol=segcol, key=key, property=XMLTYPE_CLOB_PROPERTY if xml else 0,
+                     hidden=xml, xml_type=xml)

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Final
 from replicator import events as ev
 from replicator.errors import ConfigError
 from replicator.redogen import vectors as v
-from replicator.redogen.coltypes import ColumnType, make_column, parse_type
+from replicator.redogen.coltypes import ColumnType, intcols, make_column, parse_type, xmltype_virtual_row
 from replicator.redogen.dml import (
     SUPP_DELETE,
     SUPP_FB,
@@ -341,12 +341,14 @@ class Catalog:
         self._row(t, "OBJ$", {"OBJ#": spec.obj, "DATAOBJ#": 0 if parts else ts.data_obj, "OWNER#": owner,
                               "NAME": spec.name, "NAMESPACE": 1, "TYPE#": OBJ_TYPE_TABLE, "FLAGS": 0,
                               "CTIME": self._clock, "MTIME": self._clock, "STIME": self._clock, "STATUS": 1})
+        numbers = intcols(ts.ctypes)
         self._row(t, "TAB$", {"OBJ#": spec.obj, "DATAOBJ#": None if parts else ts.data_obj, "TS#": spec.ts,
-                              "COLS": len(spec.columns), "FLAGS": TAB_FLAGS, "INTCOLS": len(spec.columns),
+                              "COLS": len(spec.columns), "FLAGS": TAB_FLAGS, "INTCOLS": numbers[-1],
                               "KERNELCOLS": len(spec.columns),
                               "PROPERTY": TAB_PROPERTY_PARTITIONED_TABLE if parts else TAB_PROPERTY})
         for n, (col, ct) in enumerate(zip(spec.columns, ts.ctypes), start=1):
-            self._row(t, "COL$", self._col_values(ts, n, col, ct))
+            for values in self._col_rows(ts, n, col, ct):
+                self._row(t, "COL$", values)
         if not parts:
             self._row(t, "DEFERRED_STG$", {"OBJ#": spec.obj, "FLAGS_STG": 8})
         for i, part in enumerate(parts):
@@ -359,21 +361,31 @@ class Catalog:
                                   "CTIME": self._clock, "MTIME": self._clock, "STIME": self._clock, "STATUS": 1})
             self._row(t, "CDEF$", {"CON#": con, "OBJ#": spec.obj, "TYPE#": 2, "COLS": len(ts.key_cols)})
             for pos, i in enumerate(ts.key_cols, start=1):
-                self._row(t, "CCOL$", {"CON#": con, "OBJ#": spec.obj, "COL#": i + 1, "POS#": pos, "INTCOL#": i + 1})
+                self._row(t, "CCOL$", {"CON#": con, "OBJ#": spec.obj, "COL#": i + 1, "POS#": pos,
+                                       "INTCOL#": numbers[i]})
         if spec.supplemental in SUPP_CDEF:
             self._row(t, "CDEF$", {"CON#": self.next_con, "OBJ#": spec.obj, "TYPE#": SUPP_CDEF[spec.supplemental]})
             self.next_con += 1
 
-    def _col_values(self, ts: TableState, n: int, col: ColumnSpec, ct: ColumnType,
-                    segcol: int | None = None) -> dict[str, Any]:
+    def _col_rows(self, ts: TableState, n: int, col: ColumnSpec, ct: ColumnType) -> list[dict[str, Any]]:
+        """COL$ rows of the ``n``-th column: one, or for an XMLTYPE stored as CLOB the virtual
+        type-58 column (SEGCOL# 0) and the hidden, system-generated CLOB ``SYS_NC<INTCOL#>$``
+        holding the data, both with the XMLTYPE's COL#."""
+        intcol = intcols(ts.ctypes[:n])[-1]
         charset_id = self.e.charsets[0] if ct.charset_form == 1 else self.e.charsets[1] if ct.charset_form == 2 else 0
-        return {"OBJ#": ts.spec.obj, "COL#": n, "SEGCOL#": segcol or n, "INTCOL#": n, "NAME": col.name,
-                "TYPE#": ct.type_code, "LENGTH": ct.length, "SEGCOLLENGTH": ct.length,
-                # -1 is how the checkpoint spells NULL; FLOAT's scale -127 is a real value.
-                "PRECISION#": None if ct.precision == -1 else ct.precision,
-                "SCALE": None if ct.scale == -1 else ct.scale,
-                "CHARSETFORM": ct.charset_form or None, "CHARSETID": charset_id or None,
-                "NULL$": 0 if col.nullable else 1, "PROPERTY": 0}
+        stored = {"OBJ#": ts.spec.obj, "COL#": n, "SEGCOL#": n, "INTCOL#": intcol, "NAME": col.name,
+                  "TYPE#": ct.type_code, "LENGTH": ct.length, "SEGCOLLENGTH": ct.length,
+                  # -1 is how the checkpoint spells NULL; FLOAT's scale -127 is a real value.
+                  "PRECISION#": None if ct.precision == -1 else ct.precision,
+                  "SCALE": None if ct.scale == -1 else ct.scale,
+                  "CHARSETFORM": ct.charset_form or None, "CHARSETID": charset_id or None,
+                  "NULL$": 0 if col.nullable else 1, "PROPERTY": 0}
+        if not ct.xmltype:
+            return [stored]
+        column = ts.table.columns[n - 1]
+        virtual = {"OBJ#": ts.spec.obj, "COL#": n, "NULL$": stored["NULL$"],
+                   **xmltype_virtual_row(intcol - 1, col.name)}
+        return [virtual, {**stored, "NAME": f"SYS_NC{intcol:05d}$", "PROPERTY": column.property}]
 
     def _partition_rows(self, t: Txn | None, ts: TableState, name: str, obj: int, number: int) -> None:
         owner = self.users[ts.spec.owner]
@@ -411,8 +423,10 @@ class Catalog:
                 row.values.append(None)
         t = self._begin(e)
         n = len(new.spec.columns)
-        self._row(t, "COL$", self._col_values(new, n, col, ct))
-        self._update(t, "TAB$", {"OBJ#": ts.spec.obj}, {"COLS": n, "INTCOLS": n, "KERNELCOLS": n})
+        for values in self._col_rows(new, n, col, ct):
+            self._row(t, "COL$", values)
+        self._update(t, "TAB$", {"OBJ#": ts.spec.obj},
+                     {"COLS": n, "INTCOLS": intcols(new.ctypes)[-1], "KERNELCOLS": n})
         self._update(t, "OBJ$", {"OBJ#": ts.spec.obj}, {"MTIME": self._clock, "STIME": self._clock})
         self._end(e, t, STMT_ALTER_TABLE, ts.spec.owner,
                   f"ALTER TABLE {ts.spec.full_name} ADD ({col.name} {col.type})", ts.spec.obj, ts.table)
@@ -435,6 +449,8 @@ class Catalog:
         ts = self.e.table(e.table)
         if ts.spec.partitions:
             raise ConfigError(f"{e.op} on a partitioned table is not supported")
+        if any(ct.xmltype for ct in ts.ctypes):  # INTCOL# renumbering is not modelled
+            raise ConfigError(f"{e.op} on a table with an XMLTYPE column is not supported")
         name = _column_name(e.column)
         if name not in ts.column_index:
             raise ConfigError(f"{ts.spec.full_name} has no column {name!r}")
@@ -470,6 +486,8 @@ class Catalog:
         ts = self.e.table(e.table)
         if ts.spec.partitions:
             raise ConfigError(f"{e.op} on a partitioned table is not supported")
+        if any(ct.xmltype for ct in ts.ctypes):  # INTCOL# renumbering is not modelled
+            raise ConfigError(f"{e.op} on a table with an XMLTYPE column is not supported")
         name = _column_name(e.column)
         if name not in ts.column_index:
             raise ConfigError(f"{ts.spec.full_name} has no column {name!r}")

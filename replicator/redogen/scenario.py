@@ -142,6 +142,8 @@ class Scenario:
     format: dict[str, Any] = field(default_factory=lambda: {"type": "json", "scn": 1, "timestamp": 7,
                                                              "timestamp-metadata": 7, "xid": 1})
     flags: int = 0  # OLR source.flags
+    # XDB.XDB$TTSET row (default token set) in the checkpoint; None: only with flags 0x10000.
+    xdb_ttset: bool | None = None
     sessions: list[SessionSpec] = field(default_factory=list)
     seed: int = 0
     max_redo_bytes: int = 0  # stop reading the timeline once this much redo is written (0 = no limit)

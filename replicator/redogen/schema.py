@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from replicator.redogen.coltypes import intcols, xmltype_virtual_row
 from replicator.redogen.engine import Generated
 from replicator.redogen.ids import dba, redo_time, rowid
 from replicator.redogen.lobs import add_dictionary_rows as add_lob_rows
@@ -31,6 +32,9 @@ ARRAYS = ("sys-ccol", "sys-cdef", "sys-col", "sys-deferredstg", "sys-ecol", "sys
           "sys-lob-frag", "sys-obj", "sys-tab", "sys-tabcompart", "sys-tabpart", "sys-tabsubpart", "sys-ts",
           "sys-user", "xdb-ttset")
 SUPP_CDEF = {"pk": 14, "all": 17}
+FLAG_EXPERIMENTAL_XMLTYPE = 0x10000
+XDB_TTSET: dict[str, Any] = {"row-id": "AAAGUhAAAAAAD2mAAA", "guid": "48951E5C0814E048E063399B5E645A82",
+                             "toksuf": "28IKF5O20KT14E0OPPJDF68MK2", "flags": 0, "obj": 1}
 
 
 class _RowIds:
@@ -66,19 +70,28 @@ def dictionary(sc: Scenario, tables: list[TableState]) -> dict[str, list[dict[st
         rows["sys-tab"].append({"row-id": rid("sys-tab"), "obj": obj, "data-obj": ts.data_obj, "ts": spec.ts,
                                 "clu-cols": 0, "flags": [1073741825, 0], "property": [17716740096, 0]})
         rows["sys-deferredstg"].append({"row-id": rid("sys-deferredstg"), "obj": obj, "flags-stg": [8, 0]})
-        for n, (col, ct) in enumerate(zip(ts.table.columns, ts.ctypes), start=1):
-            rows["sys-col"].append({"row-id": rid("sys-col"), "obj": obj, "col": n, "seg-col": n, "int-col": n,
-                                    "name": col.name, "type": ct.type_code, "length": ct.length,
+        numbers = intcols(ts.ctypes)
+        for n, (col, ct, intcol) in enumerate(zip(ts.table.columns, ts.ctypes, numbers), start=1):
+            null = 0 if col.nullable else 1
+            name = col.name
+            if ct.xmltype:  # the virtual XMLTYPE column, then its hidden CLOB
+                virtual = xmltype_virtual_row(intcol - 1, col.name)
+                rows["sys-col"].append({"row-id": rid("sys-col"), "obj": obj, "col": n, "seg-col": 0,
+                                        "int-col": intcol - 1, "name": col.name, "type": virtual["TYPE#"],
+                                        "length": virtual["LENGTH"], "precision": -1, "scale": -1,
+                                        "charset-form": 0, "charset-id": 0, "null": null, "property": [0, 0]})
+                name = f"SYS_NC{intcol:05d}$"
+            rows["sys-col"].append({"row-id": rid("sys-col"), "obj": obj, "col": n, "seg-col": n, "int-col": intcol,
+                                    "name": name, "type": ct.type_code, "length": ct.length,
                                     "precision": ct.precision, "scale": ct.scale, "charset-form": ct.charset_form,
-                                    "charset-id": col.charset_id, "null": 0 if col.nullable else 1,
-                                    "property": [0, 0]})
+                                    "charset-id": col.charset_id, "null": null, "property": [col.property, 0]})
         if spec.primary_key:
             rows["sys-obj"].append({"row-id": rid("sys-obj"), "owner": owners[spec.owner], "obj": obj + 1,
                                     "data-obj": obj + 1, "name": f"SYS_C{con:07d}", "type": 1, "flags": [4, 0],
                                     "single": 0})
             rows["sys-cdef"].append({"row-id": rid("sys-cdef"), "con": con, "obj": obj, "type": 2})
             for i in ts.key_cols:
-                rows["sys-ccol"].append({"row-id": rid("sys-ccol"), "con": con, "int-col": i + 1, "obj": obj,
+                rows["sys-ccol"].append({"row-id": rid("sys-ccol"), "con": con, "int-col": numbers[i], "obj": obj,
                                          "spare1": [0, 0]})
             con += 1
         if spec.supplemental in SUPP_CDEF:
@@ -109,7 +122,17 @@ def schema_checkpoint(sc: Scenario, gen: Generated) -> dict[str, Any]:
     # The catalog's rows as they were before the timeline ran: the redo changes them later.
     doc.update(catalog.initial if catalog is not None else dictionary(sc, gen.tables))
     add_lob_rows(doc, gen.tables)  # SYS.LOB$ and the LOB segment/index objects (redogen.lobs)
+    if sc.xdb_ttset if sc.xdb_ttset is not None else sc.flags & FLAG_EXPERIMENTAL_XMLTYPE:
+        add_xdb_rows(doc)
     return doc
+
+
+def add_xdb_rows(doc: dict[str, Any]) -> None:
+    """The XDB.XDB$TTSET row of the 23ai fixture (the default token set, flags 0) with its
+    empty token arrays: what OLR needs to start with flag 0x10000 (else error 50069)."""
+    doc["xdb-ttset"] = [dict(XDB_TTSET)]
+    for prefix in ("xdb-xnm", "xdb-xpt", "xdb-xqn"):
+        doc[prefix + XDB_TTSET["toksuf"]] = []
 
 
 def olr_config(sc: Scenario, logs: list[ArchivedLog], state_dir: Path, output: Path) -> dict[str, Any]:

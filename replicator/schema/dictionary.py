@@ -154,7 +154,8 @@ class Dictionary:
         """The table for OBJ# ``obj`` (callers check :meth:`skip_reason` first).
 
         Columns come from COL$ in SEGCOL# order (SEGCOL# 0 is virtual and skipped); a
-        system-generated column takes the name of the virtual column with the same COL#;
+        system-generated column takes the name of the virtual column with the same COL#
+        (and is marked ``xml_type``, as OLR marks it);
         a column is a key column when a CCOL$ row ties it to a CDEF$ PK (type 2). A gap in
         the SEGCOL# sequence is error 50002, as in OLR.
         """
@@ -173,15 +174,16 @@ class Dictionary:
                                 f"{len(columns) + 1}", 50002)
             prop = col["property"]
             name = col["name"]
-            if prop & COL_PROPERTY_SYSTEM_GENERATED:
-                name = virtual_names.get(col["col"], name)
+            xml_type = bool(prop & COL_PROPERTY_SYSTEM_GENERATED) and col["col"] in virtual_names
+            if xml_type:
+                name = virtual_names[col["col"]]
             columns.append(Column(
                 name=name, type_code=col["type"], length=col["length"], precision=col["precision"],
                 scale=col["scale"], charset_form=col["charset-form"], charset_id=col["charset-id"],
                 nullable=col["null"] == 0, segcol=col["seg-col"], property=prop,
                 key=self._is_pk(obj, col["int-col"]), guard=bool(prop & COL_PROPERTY_GUARD),
                 hidden=bool(prop & COL_PROPERTY_HIDDEN), nested=bool(prop & COL_PROPERTY_NESTED),
-                unused=bool(prop & COL_PROPERTY_UNUSED)))
+                unused=bool(prop & COL_PROPERTY_UNUSED), xml_type=xml_type))
         return Table(obj=obj, data_obj=tab["data-obj"], owner=owner, name=sys_obj["name"],
                      columns=columns, key_columns=tuple(i for i, c in enumerate(columns) if c.key),
                      system=system, charset=charset, ncharset=ncharset, clu_cols=tab["clu-cols"],

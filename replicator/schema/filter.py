@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Final
+from typing import Any, Final
 
 from replicator.errors import ConfigError, DataError
 from replicator.events import Table
@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 
 FLAG_SCHEMALESS: Final = 0x2
 FLAG_ADAPTIVE_SCHEMA: Final = 0x4
+FLAG_EXPERIMENTAL_XMLTYPE: Final = 0x10000
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,8 +83,12 @@ def build_table_map(dictionary: Dictionary, rules: Sequence[TableRule], separato
     ``flags`` is ``source.flags``: 0x2 (schemaless) ignores ``rules``, 0x4 (adaptive
     schema) adds a ``.*``/``.*`` rule and names tables of unknown owners ``USER_<obj>``.
     ``charset``/``ncharset`` are the checkpoint's NLS character sets, stored on each
-    table. Raises ConfigError 10041 when a ``key`` or ``tag`` column does not exist.
+    table. Raises ConfigError 10041 when a ``key`` or ``tag`` column does not exist, and
+    DataError 50069 when flag 0x10000 (experimental XMLTYPE) is set but no XDB.XDB$TTSET
+    row has flags 0 (OLR checks this whenever it builds its tables).
     """
+    if flags & FLAG_EXPERIMENTAL_XMLTYPE:
+        check_xml_context(dictionary.rows("xdb-ttset"))
     adaptive = bool(flags & FLAG_ADAPTIVE_SCHEMA)
     plan = [(rule, True) for rule in SYSTEM_RULES]
     if adaptive:
@@ -120,6 +125,13 @@ def build_table_map(dictionary: Dictionary, rules: Sequence[TableRule], separato
                                     f"{owner}.{table.name}", 50034)
                 table_map[key_obj] = table
     return table_map
+
+
+def check_xml_context(ttsets: Iterable[Mapping[str, Any]]) -> None:
+    """OLR's default XML context: an XDB.XDB$TTSET row (``xdb-ttset``) with flags 0, else
+    DataError 50069 (checked only with flag 0x10000)."""
+    if not any(row["flags"] == 0 for row in ttsets):
+        raise DataError("no active XML context found", 50069)
 
 
 def _apply_key(table: Table, key: str | None, separator: str) -> None:

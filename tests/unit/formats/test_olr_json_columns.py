@@ -153,3 +153,22 @@ def test_tag_columns() -> None:
     messages = OlrJsonFormat(FormatOptions()).transaction(txn)
     assert [m.tag for m in messages] == [None, b'"ID":1', b'"ID":1,"B":2', b'"ID":1,"B":2', None]
     assert messages[1].table is tab
+
+
+def test_xmltype_hidden_lob_columns(caplog: pytest.LogCaptureFixture) -> None:
+    """The hidden LOB of an XMLTYPE prints with 0x40 or 0x10000; other hidden columns only with
+    0x40. Binary XML (BLOB) with 0x10000 is not decoded: hex and warning 60036, once."""
+    from replicator import log
+
+    tab = table("X", [col("ID", N, key=True), col("DOC", TYPE_CLOB, 4000, hidden=True, xml_type=True),
+                      col("BIN", TYPE_BLOB, 4000, hidden=True, xml_type=True), col("H", N, hidden=True)])
+    row = change("c", tab, None, {0: b"\xc1\x02", 1: "<a>".encode("utf-16-be"), 2: b"\x9e\x01",
+                                  3: b"\xc1\x03"})
+    assert _images(FormatOptions(), row) == '"after":{"ID":1}'
+    assert _images(FormatOptions(flags=0x40), row) == '"after":{"ID":1,"DOC":"<a>","BIN":"9e01","H":2}'
+    log.reset_once()
+    with caplog.at_level(logging.WARNING):
+        for _ in range(2):
+            assert _images(FormatOptions(flags=0x10000), row) == '"after":{"ID":1,"DOC":"<a>","BIN":"9e01"}'
+    assert [r.getMessage() for r in caplog.records].count(
+        "incorrect XML data: binary XMLTYPE is not decoded, printed as hex (column: OLR_TEST.X.BIN)") == 1
