@@ -29,6 +29,11 @@ class _ColumnPlan:
         self.null_before = null_before
 
 
+def _set_raw(value: pb.Value, data: bytes) -> None:
+    """Raw column data (flag 0x8000): for a LOB its locator, as the JSON format prints it."""
+    set_bytes(value, getattr(data, "locator", data))
+
+
 class PbTablePlan:
     """Value setters of one table, built once per (table, format instance)."""
 
@@ -36,9 +41,9 @@ class PbTablePlan:
         self.table = table
         self.json = TablePlan(table, options)
         self._columns: list[_ColumnPlan] = []
-        raw = bool(options.flags & FLAG_RAW_HEX)
+        raw = self._raw = bool(options.flags & FLAG_RAW_HEX)
         for column, plan in zip(table.columns, self.json.columns):
-            setter = set_bytes if raw else value_setter(column, effective_type(column), table, options)
+            setter = _set_raw if raw else value_setter(column, effective_type(column), table, options)
             self._columns.append(_ColumnPlan(column.name, setter if plan.after is not None else None,
                                              setter if plan.before is not None else None,
                                              plan.null_after is not None, plan.null_before is not None))
@@ -54,7 +59,8 @@ class PbTablePlan:
             value = image[index]
             if value:
                 setter = plan.after if after else plan.before
-                if setter is not None and not unavailable(value):  # a LOB not in the redo: left out
+                # A LOB not in the redo is left out, unless raw data (its locator) is asked for.
+                if setter is not None and (self._raw or not unavailable(value)):
                     setter(target.add(name=plan.name), value)  # type: ignore[attr-defined]
             elif plan.null_after if after else plan.null_before:
                 target.add(name=plan.name)  # type: ignore[attr-defined]

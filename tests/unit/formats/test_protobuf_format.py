@@ -220,3 +220,20 @@ def test_header_checkpoint_ddl_and_registry() -> None:
     response = pb.RedoResponse.FromString(chk.data)
     assert chk.checkpoint and (chk.scn, chk.idx) == (400, 0) and response.c_idx == 1
     assert (response.payload[0].op, response.payload[0].seq, response.payload[0].redo) == (pb.CHKPT, 3, True)
+
+
+def test_raw_data_flag_prints_a_lob_locator_not_its_value() -> None:
+    """Flag 0x8000 (raw column data): a LOB is its locator, in protobuf as in JSON."""
+    from replicator.formats.base import FLAG_RAW_HEX
+    from replicator.values.lob import LobValue
+
+    change = insert(TAB, _row())
+    pic = next(i for i, c in enumerate(TAB.columns) if c.name == "PIC")
+    locator = bytes(range(40))
+    for kept in (True, False):  # even a value the redo could not assemble: its locator is known
+        change.after[pic] = LobValue(b"assembled value", locator, complete=kept)
+        pairs = _both(FormatOptions(flags=FLAG_RAW_HEX), [transaction("1.1.2", 50, 1, [change])])
+        json_msg, pb_msg = next(p for p in pairs if b"ALLTYPES" in p[1].data)
+        after = {v.name: v for v in pb.RedoResponse.FromString(pb_msg.data).payload[0].after}
+        assert after["PIC"].value_bytes == locator
+        assert json.loads(json_msg.data)["payload"][0]["after"]["PIC"] == locator.hex()
