@@ -7,10 +7,12 @@ are decoded only by the format, after commit.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
 from replicator import log
+from replicator.errors import RedoLogError
 from replicator.events import Checkpoint, DdlChange, RowChange, Table, Transaction
 from replicator.redo.header import RedoHeader
 from replicator.redo.lobtrack import LobTracker
@@ -133,7 +135,18 @@ class Parser:
 
     # ----------------------------------------------------------------- records
     def process_record(self, record: Record) -> None:
-        """Pair the vectors of one record (§4.4) and dispatch them."""
+        """Pair the vectors of one record (§4.4) and dispatch them.
+
+        A vector whose fields contradict each other (lengths, counts) is a corrupt or
+        unknown layout: error 40009 naming the record, never a bare traceback.
+        """
+        try:
+            self._dispatch(record)
+        except (struct.error, IndexError) as exc:
+            raise RedoLogError(f"record at block {record.block} offset {record.offset} (scn {record.scn}): "
+                               f"a change vector cannot be decoded ({exc})", 40009) from exc
+
+    def _dispatch(self, record: Record) -> None:
         assert self.header is not None
         self.stats.records += 1
         prev: ChangeVector | None = None
@@ -327,7 +340,11 @@ class Parser:
         """
         track = self._tracks(txn)
         system_rows: list[RowChange] = []
-        yield from self._decoded(txn, system_rows if track else None, txn.xid in self._schema_txns)
+        try:
+            yield from self._decoded(txn, system_rows if track else None, txn.xid in self._schema_txns)
+        except (struct.error, IndexError) as exc:
+            raise RedoLogError(f"transaction {_xid_text(txn.xid)}: a row change cannot be decoded ({exc})",
+                               40009) from exc
         if system_rows:
             tables = self.opt.tracker.apply(system_rows, scn, self.opt.tables)
             if tables is not None:
