@@ -444,8 +444,8 @@ class Catalog:
         self._end(e, t, STMT_ALTER_TABLE, ts.spec.owner,
                   f"ALTER TABLE {ts.spec.full_name} RENAME COLUMN {old} TO {e.to}", ts.spec.obj, ts.table)
 
-    def set_unused_column(self, e: Event) -> None:
-        """ALTER TABLE SET UNUSED COLUMN: the column stays in the rows, COL$ hides it."""
+    def _droppable_column(self, e: Event) -> tuple[TableState, str]:
+        """The table and column name a drop/set-unused event names, if the model supports it."""
         ts = self.e.table(e.table)
         if ts.spec.partitions:
             raise ConfigError(f"{e.op} on a partitioned table is not supported")
@@ -454,6 +454,11 @@ class Catalog:
         name = _column_name(e.column)
         if name not in ts.column_index:
             raise ConfigError(f"{ts.spec.full_name} has no column {name!r}")
+        return ts, name
+
+    def set_unused_column(self, e: Event) -> None:
+        """ALTER TABLE SET UNUSED COLUMN: the column stays in the rows, COL$ hides it."""
+        ts, name = self._droppable_column(e)
         t = self._begin(e)
         hidden = f"SYS_C{ts.column_index[name] + 1:05d}_{self._clock:%y%m%d%H:%M:%S}$"
         self._update(t, "COL$", {"OBJ#": ts.spec.obj, "NAME": name},
@@ -483,14 +488,7 @@ class Catalog:
         what keeps the rewrite out of the output; this is a modelling choice, not a copy of
         a recorded Oracle archive.
         """
-        ts = self.e.table(e.table)
-        if ts.spec.partitions:
-            raise ConfigError(f"{e.op} on a partitioned table is not supported")
-        if any(ct.xmltype for ct in ts.ctypes):  # INTCOL# renumbering is not modelled
-            raise ConfigError(f"{e.op} on a table with an XMLTYPE column is not supported")
-        name = _column_name(e.column)
-        if name not in ts.column_index:
-            raise ConfigError(f"{ts.spec.full_name} has no column {name!r}")
+        ts, name = self._droppable_column(e)
         k = ts.column_index[name]
         if k in ts.key_cols:
             raise ConfigError(f"{ts.spec.full_name}.{name} is a primary key column")
