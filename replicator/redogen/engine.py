@@ -50,6 +50,12 @@ class Change:
     comps: list[Comp]
     restore: Callable[[], None]
     rows: list[ExpectedRow]
+    row_count: int = -1  # rows output; -1: len(rows) (rows are dropped when no expected output is kept)
+
+    @property
+    def count(self) -> int:
+        """How many row changes this statement outputs."""
+        return len(self.rows) if self.row_count < 0 else self.row_count
 
 
 @dataclass(slots=True)

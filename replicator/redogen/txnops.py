@@ -51,7 +51,7 @@ class TxnOps:
             for comp in reversed(change.comps):
                 self.e.emit.compensation(t.redo, comp)
             change.restore()
-            self.e.stats["rows"] -= len(change.rows)
+            self.e.stats["rows"] -= change.count
 
     def rollback(self, ev: Event) -> None:
         """ROLLBACK: compensations for everything, then a 5.4 with the rollback flag."""
