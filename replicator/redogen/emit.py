@@ -89,27 +89,42 @@ class Emitter:
     # ------------------------------------------------------------------------------------
     def pair(self, tx: TxnRedo, ts: TableState, pair: PairSpec) -> tuple[Record, int, Comp]:
         """Record of one (5.1, 11.x) pair; returns it, the index of its 5.1 vector and the compensation."""
+        rec, undo_index, ktb_undo, flags = self.undo_redo(
+            tx, pair.bdba, ts.obj, ts.data_obj, ts.spec.ts, (11, pair.redo_code, self.data_afn),
+            pair.undo_fields, pair.redo_fields)
+        kdo = bytearray(pair.undo_fields[0])
+        kdo[11] = v.XR  # the compensating change carries the undo's KDO marked as rollback
+        comp = Comp(pair.comp_code, [ktb_undo, bytes(kdo), *pair.undo_fields[1:]], pair.bdba, ts.obj,
+                    ts.data_obj, ts.spec.ts, flags)
+        return rec, undo_index, comp
+
+    def undo_redo(self, tx: TxnRedo, bdba: int, obj: int, data_obj: int, ts_no: int, redo: tuple[int, int, int],
+                  undo_fields: list[bytes], redo_fields: list[bytes], opc: int = 0x0B01
+                  ) -> tuple[Record, int, bytes, int]:
+        """Record of one (5.1, ``redo`` = (layer, code, afn)) pair on block ``bdba``, opening the
+        transaction when it is its first change (5.2 begin, ktubl, 5.20 session).
+
+        Returns the record, the index of its 5.1 vector, the undo's KTB field and the ktub flags.
+        """
         scn, sub = self.stream.open_record(self.epoch)
         xid, usn = tx.xid, tx.xid.usn
         uba = self.undo.next_uba(usn)
-        vectors = []
         begin = not tx.begun
-        if begin:
-            vectors.append(self._begin_vector(tx, uba, scn))
-        prev = tx.blocks.get(pair.bdba)
+        vectors = [self._begin_vector(tx, uba, scn)] if begin else []
+        prev = tx.blocks.get(bdba)
         ktb_undo = v.KTB_Z if prev is None else v.ktb_c(prev)
         ktb_redo = v.ktb_f(xid, uba) if prev is None else v.ktb_c(uba)
-        tx.blocks[pair.bdba] = uba
+        tx.blocks[bdba] = uba
         first = tx.undo_count == 0
         flags = BEGIN_FLAGS if first else 0
-        ktub = v.ktub_field(ts.obj, ts.data_obj, ts.spec.ts, xid.slot, flags, xid.sqn,
+        ktub = v.ktub_field(obj, data_obj, ts_no, xid.slot, flags, xid.sqn, opc=opc,
                             begin=(tx.last_uba or uba, scn, tx.user_id) if first else None)
-        tail = [ktb_undo, *pair.undo_fields]
+        tail = [ktb_undo, *undo_fields]
         ktudb = v.ktudb_field(xid, uba, first=first, size=sum(len(f) for f in tail) + 48)
         undo_index = len(vectors)
         vectors.append(self._vec(5, 1, 16 + 2 * usn, self.undo.afn, uba.dba, scn, v.UNDO_OBJ, [ktudb, ktub, *tail]))
-        vectors.append(self._vec(11, pair.redo_code, 1, self.data_afn, pair.bdba, scn, ts.data_obj,
-                                 [ktb_redo, *pair.redo_fields]))
+        layer, code, afn = redo
+        vectors.append(self._vec(layer, code, 1, afn, bdba, scn, data_obj, [ktb_redo, *redo_fields]))
         if begin:
             vectors.append(self._session_vector(tx.session))
         tx.undo_count += 1
@@ -117,11 +132,7 @@ class Emitter:
         rec = self._record(scn, sub, vectors)
         if begin:
             tx.begun, tx.begin_record = True, rec
-        kdo = bytearray(pair.undo_fields[0])
-        kdo[11] = v.XR  # the compensating change carries the undo's KDO marked as rollback
-        comp = Comp(pair.comp_code, [ktb_undo, bytes(kdo), *pair.undo_fields[1:]], pair.bdba, ts.obj,
-                    ts.data_obj, ts.spec.ts, flags)
-        return rec, undo_index, comp
+        return rec, undo_index, ktb_undo, flags
 
     def compensation(self, tx: TxnRedo, comp: Comp) -> Record:
         """Record undoing one pair: compensating 11.x + 5.11 (5.6 before 19c)."""

@@ -400,35 +400,10 @@ class LobStore:
 
     def _index_pair(self, tx: TxnRedo, ts: TableState, lob: LobColumn, leaf_dba: int, code: int,
                     undo_tail: list[bytes], redo_tail: list[bytes]) -> None:
-        """One (5.1 opc 10.22, 10.x) record on the LOB index, opening the transaction if needed
-        (5.2 begin, ktubl, 5.20 session), as :meth:`Emitter.pair` does for table changes."""
-        from replicator.redogen import vectors as v
-        from replicator.redogen.emit import BEGIN_FLAGS
-
-        emit = self.emit
-        scn, sub = emit.stream.open_record(emit.epoch)
-        xid, usn = tx.xid, tx.xid.usn
-        uba = emit.undo.next_uba(usn)
-        begin = not tx.begun
-        vectors = [emit._begin_vector(tx, uba, scn)] if begin else []
-        prev = tx.blocks.get(leaf_dba)
-        ktb_undo = v.KTB_Z if prev is None else v.ktb_c(prev)
-        ktb_redo = v.ktb_f(xid, uba) if prev is None else v.ktb_c(uba)
-        tx.blocks[leaf_dba] = uba
-        first = tx.undo_count == 0
-        ktub = v.ktub_field(lob.index, lob.index, ts.spec.ts, xid.slot, BEGIN_FLAGS if first else 0, xid.sqn,
-                            opc=OPC_INDEX_UNDO, begin=(tx.last_uba or uba, scn, tx.user_id) if first else None)
-        tail = [ktb_undo, *undo_tail]
-        ktudb = v.ktudb_field(xid, uba, first=first, size=sum(len(f) for f in tail) + 48)
-        vectors.append(emit._vec(5, 1, 16 + 2 * usn, emit.undo.afn, uba.dba, scn, v.UNDO_OBJ, [ktudb, ktub, *tail]))
-        vectors.append(emit._vec(10, code, 1, self.rfile, leaf_dba, scn, lob.index, [ktb_redo, *redo_tail]))
-        if begin:
-            vectors.append(emit._session_vector(tx.session))
-        tx.undo_count += 1
-        tx.last_uba = uba
-        rec = emit._record(scn, sub, vectors)
-        if begin:
-            tx.begun, tx.begin_record = True, rec
+        """One (5.1 opc 10.22, 10.x) record on the LOB index, opening the transaction if needed,
+        exactly as :meth:`Emitter.pair` writes table changes."""
+        self.emit.undo_redo(tx, leaf_dba, lob.index, lob.index, ts.spec.ts, (10, code, self.rfile),
+                            undo_tail, redo_tail, opc=OPC_INDEX_UNDO)
 
     # -------------------------------------------------------------- expected output
     def expected(self, ts: TableState, image: dict[int, bytes | None] | None, after: bool
