@@ -36,17 +36,18 @@ _RUN = ("import sys; from replicator.cli import main; rc = main(['run', '-f', sy
         "if l.startswith('VmHWM')][0]); sys.exit(rc)")
 
 
+def run_measured(config: Path, timeout: float | None = None) -> tuple[subprocess.CompletedProcess[str], int]:
+    """``replicator run -f config`` in a child process; returns it and its peak RSS in MB (0 on failure)."""
+    proc = subprocess.run([sys.executable, "-c", _RUN, str(config)], capture_output=True, text=True, timeout=timeout)
+    peak = int(proc.stdout.split("VmHWM")[-1].split()[0]) if proc.returncode == 0 else 0
+    return proc, peak
+
+
 def offline_config(result: GenerationResult, memory: dict[str, object]) -> Path:
-    """Turn redogen's batch config into an offline daemon config that stops after the last log."""
-    cfg = json.loads(Path(result.config).read_text())
-    reader = cfg["source"][0]["reader"]
-    reader["type"] = "offline"
-    del reader["redo-log"]
+    """redogen's config for the offline daemon, stopping after the last log, with ``memory``."""
+    cfg = result.offline_config()
     cfg["source"][0]["debug"] = {"stop-log-switches": len(result.logs)}
     cfg["memory"] = memory
-    checkpoint = json.loads(Path(result.checkpoint).read_text())
-    checkpoint["log-archive-dest"] = str(Path(result.logs[0].path).parent)
-    Path(result.checkpoint).write_text(json.dumps(checkpoint))
     path = result.out_dir / "daemon.json"
     path.write_text(json.dumps(cfg))
     return path
@@ -96,12 +97,11 @@ def main(argv: list[str] | None = None) -> int:
         swap_mb = args.swap_mb if args.swap_mb is not None else max_mb * 3 // 4
         config = offline_config(big, {"min-mb": 32, "max-mb": max_mb, "swap-mb": swap_mb, "swap-path": str(swap)})
         t0 = time.monotonic()
-        proc = subprocess.run([sys.executable, "-c", _RUN, str(config)], capture_output=True, text=True)
+        proc, peak = run_measured(config)
         run_s = time.monotonic() - t0
         if proc.returncode != 0:
             print(proc.stderr[-3000:], file=sys.stderr)
             return proc.returncode
-        peak = int(proc.stdout.split("VmHWM")[-1].split()[0])
         problem = check_output(big.output, reference, big.stats["rows"])
         left = len(list(swap.glob("*.swap")))
         mb = big.redo_bytes / 1e6

@@ -29,3 +29,12 @@ def write_config(tmp_path: Path, cfg: dict[str, Any], name: str = "OpenLogReplic
     path = tmp_path / name
     path.write_text(json.dumps(cfg))
     return path
+
+
+def fast_offline_config(result: Any, archive_dir: Path | None = None) -> dict[str, Any]:
+    """A redogen run's config for the offline daemon, polling fast enough for tests: archives
+    every 50 ms (practically forever), the writer every 20 ms."""
+    cfg = result.offline_config(archive_dir)
+    cfg["source"][0].update({"arch-read-sleep-us": 50_000, "arch-read-tries": 1_000_000})
+    cfg["target"][0]["writer"]["poll-interval-us"] = 20_000
+    return cfg

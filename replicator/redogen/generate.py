@@ -10,9 +10,11 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from replicator.redogen import expected, schema
 from replicator.redogen.engine import Engine
@@ -36,6 +38,22 @@ class GenerationResult:
     def redo_bytes(self) -> int:
         """Total size of the redo files."""
         return sum(log.path.stat().st_size for log in self.logs)
+
+    def offline_config(self, archive_dir: Path | None = None) -> dict[str, Any]:
+        """The batch config turned into the offline daemon's (returned, not written).
+
+        The daemon finds archived logs through the schema checkpoint's ``log-archive-dest``
+        instead of a file list: it is set (in the checkpoint file) to ``archive_dir``,
+        by default the folder the logs were written to.
+        """
+        cfg = json.loads(self.config.read_text())
+        reader = cfg["source"][0]["reader"]
+        reader["type"] = "offline"
+        del reader["redo-log"]
+        checkpoint = json.loads(self.checkpoint.read_text())
+        checkpoint["log-archive-dest"] = str(archive_dir or self.logs[0].path.parent)
+        self.checkpoint.write_text(json.dumps(checkpoint))
+        return cfg
 
 
 def generate(sc: Scenario, out_dir: str | Path, *, with_expected: bool = True, clean: bool = True) -> GenerationResult:

@@ -7,7 +7,6 @@ after the last save (at-least-once): those duplicates are measured and printed.
 
 from __future__ import annotations
 
-import json
 import random
 import signal
 import subprocess
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, TopicPartition
+from fixture_configs import fast_offline_config, write_config
 from kafka_broker import Broker
 
 from replicator.redogen import workloads
@@ -47,19 +47,10 @@ def _consume_all(broker: Broker, topic: str, idle: float = 3.0) -> list[bytes]:
 def test_kill_daemon_with_kafka_writer(broker: Broker, tmp_path: Path) -> None:
     rng = random.Random(4)
     result = generate(workloads.oltp(seed=3, target_bytes=6 << 20), tmp_path / "gen")
-    cfg = json.loads(Path(result.config).read_text())
-    src = cfg["source"][0]
-    src["reader"]["type"] = "offline"
-    del src["reader"]["redo-log"]
-    src["arch-read-sleep-us"] = 50_000
-    src["arch-read-tries"] = 1_000_000
+    cfg = fast_offline_config(result)
     cfg["target"][0]["writer"] = {"type": "kafka", "topic": "cdc", "poll-interval-us": 20_000,
                                   "properties": {"bootstrap.servers": broker.bootstrap}}
-    checkpoint = json.loads(Path(result.checkpoint).read_text())
-    checkpoint["log-archive-dest"] = str(Path(result.logs[0].path).parent)
-    Path(result.checkpoint).write_text(json.dumps(checkpoint))
-    path = tmp_path / "kafka.json"
-    path.write_text(json.dumps(cfg))
+    path = write_config(tmp_path, cfg, "kafka.json")
     expected = result.expected.read_bytes().splitlines()
 
     def start() -> subprocess.Popen:

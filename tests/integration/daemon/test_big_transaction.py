@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from replicator.bench_huge import run_measured
 from replicator.redogen import workloads
 from replicator.redogen.generate import generate
 
@@ -19,24 +18,16 @@ def test_big_transaction_swaps_and_streams(tmp_path: Path, reader: str) -> None:
     cfg = json.loads(Path(result.config).read_text())
     if reader == "offline":
         # The daemon: archives found through the checkpoint, soft stop after the last log.
-        cfg["source"][0]["reader"]["type"] = "offline"
-        del cfg["source"][0]["reader"]["redo-log"]
+        cfg = result.offline_config()
         cfg["source"][0]["debug"] = {"stop-log-switches": len(result.logs)}
-        checkpoint = json.loads(Path(result.checkpoint).read_text())
-        checkpoint["log-archive-dest"] = str(Path(result.logs[0].path).parent)
-        Path(result.checkpoint).write_text(json.dumps(checkpoint))
     swap = tmp_path / "swap"
     swap.mkdir()
     cfg["memory"] = {"min-mb": 32, "max-mb": 32, "swap-mb": 4, "swap-path": str(swap)}
     path = tmp_path / "cfg.json"
     path.write_text(json.dumps(cfg))
-    # VmHWM, not ru_maxrss: the latter survives execve and would report pytest's own peak.
-    script = ("import sys; from replicator.cli import main; rc = main(['run', '-f', sys.argv[1]]); "
-              "print([int(l.split()[1]) // 1024 for l in open('/proc/self/status') if l.startswith('VmHWM')][0]); "
-              "sys.exit(rc)")
-    proc = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=600)
+    # VmHWM of the child, not ru_maxrss: the latter survives execve and would report pytest's own peak.
+    proc, peak_mb = run_measured(path, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    peak_mb = int(proc.stdout.split()[-1])
     print(f"big transaction: {result.stats} peak RSS {peak_mb} MB")
     assert peak_mb < 200, "a streamed transaction must not be held in memory"
     assert result.output.read_bytes() == result.expected.read_bytes()

@@ -6,7 +6,6 @@ back to the size saved with it, so the expectation is exact: no duplicate and no
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import signal
@@ -16,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from fixture_configs import fast_offline_config, write_config
 
 from replicator.redogen import workloads
 from replicator.redogen.generate import generate
@@ -24,20 +24,7 @@ KILLS = 20
 
 
 def _offline_config(result, tmp_path: Path) -> Path:
-    cfg = json.loads(Path(result.config).read_text())
-    src = cfg["source"][0]
-    reader = src["reader"]
-    reader["type"] = "offline"
-    del reader["redo-log"]
-    src["arch-read-sleep-us"] = 50_000
-    src["arch-read-tries"] = 1_000_000
-    cfg["target"][0]["writer"]["poll-interval-us"] = 20_000
-    checkpoint = json.loads(Path(result.checkpoint).read_text())
-    checkpoint["log-archive-dest"] = str(Path(result.logs[0].path).parent)
-    Path(result.checkpoint).write_text(json.dumps(checkpoint))
-    path = tmp_path / "offline.json"
-    path.write_text(json.dumps(cfg))
-    return path
+    return write_config(tmp_path, fast_offline_config(result), "offline.json")
 
 
 def _start(cfg: Path) -> subprocess.Popen:

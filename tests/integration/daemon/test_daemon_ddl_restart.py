@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from fixture_configs import fast_offline_config, write_config
 from test_daemon_fixture import _stop, _wait_for
 
 from replicator.redogen import Scenario
@@ -41,22 +42,6 @@ TIMELINE = [
 ]
 
 
-def _config(result, tmp_path: Path, arch: Path) -> Path:
-    cfg = json.loads(Path(result.config).read_text())
-    src = cfg["source"][0]
-    src["reader"]["type"] = "offline"
-    del src["reader"]["redo-log"]
-    src["arch-read-sleep-us"] = 50_000
-    src["arch-read-tries"] = 1_000_000
-    cfg["target"][0]["writer"]["poll-interval-us"] = 20_000
-    checkpoint = json.loads(Path(result.checkpoint).read_text())
-    checkpoint["log-archive-dest"] = str(arch)
-    Path(result.checkpoint).write_text(json.dumps(checkpoint))
-    path = tmp_path / "offline.json"
-    path.write_text(json.dumps(cfg))
-    return path
-
-
 def _start(cfg: Path) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(cfg)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -70,7 +55,7 @@ def test_ddl_survives_a_restart(tmp_path: Path) -> None:
     assert len(result.logs) == 2
     arch = tmp_path / "arch"
     arch.mkdir()
-    cfg = _config(result, tmp_path, arch)
+    cfg = write_config(tmp_path, fast_offline_config(result, arch), "offline.json")
     state = Path(result.checkpoint).parent
     shutil.copy(result.logs[0].path, arch / result.logs[0].path.name)
     output, expected = result.output, result.expected.read_text()
