@@ -106,24 +106,25 @@ def update_pairs(ts: TableState, row: Row, old: Sequence[bytes | None], changed:
 
 def multi_insert_pair(ts: TableState, rows: Sequence[Row], itl: int) -> PairSpec:
     """INSERT of several single-piece rows of one block: 11.11 QMI, undo QMD."""
-    bdba = rows[0].pieces[0].bdba
-    slots = [r.pieces[0].slot for r in rows]
-    images = [v.row_bytes(v.FB_H | v.FB_F | v.FB_L, itl, [r.cell_value(c) for c in r.pieces[0].cells]) for r in rows]
-    sizes = b"".join(len(i).to_bytes(2, "little") for i in images)
+    bdba, slots, sizes, images = _qm_rows(rows, itl)
     kdo = v.kdo_qm(bdba, ts.hdba, v.OP_QMI, v.XA, itl, slots)
     undo_kdo = v.kdo_qm(bdba, ts.hdba, v.UNDO_OP | v.OP_QMD, v.XA, itl, slots)
-    return PairSpec(bdba, 11, [kdo, sizes, b"".join(images)], [undo_kdo], 12)
+    return PairSpec(bdba, 11, [kdo, sizes, images], [undo_kdo], 12)
 
 
 def multi_delete_pair(ts: TableState, rows: Sequence[Row], itl: int) -> PairSpec:
     """DELETE of several single-piece rows of one block: 11.12 QMD, undo QMI with the rows."""
-    bdba = rows[0].pieces[0].bdba
-    slots = [r.pieces[0].slot for r in rows]
-    images = [v.row_bytes(v.FB_H | v.FB_F | v.FB_L, itl, [r.cell_value(c) for c in r.pieces[0].cells]) for r in rows]
-    sizes = b"".join(len(i).to_bytes(2, "little") for i in images)
+    bdba, slots, sizes, images = _qm_rows(rows, itl)
     kdo = v.kdo_qm(bdba, ts.hdba, v.OP_QMD, v.XA, itl, slots)
     undo_kdo = v.kdo_qm(bdba, ts.hdba, v.UNDO_OP | v.OP_QMI, v.XA, itl, slots)
-    return PairSpec(bdba, 12, [kdo], [undo_kdo, sizes, b"".join(images)], 11)
+    return PairSpec(bdba, 12, [kdo], [undo_kdo, sizes, images], 11)
+
+
+def _qm_rows(rows: Sequence[Row], itl: int) -> tuple[int, list[int], bytes, bytes]:
+    """Block, slots, the u16 size array and the packed row images of a multi-row (QM) change."""
+    images = [v.row_bytes(v.FB_H | v.FB_F | v.FB_L, itl, [r.cell_value(c) for c in r.pieces[0].cells]) for r in rows]
+    sizes = b"".join(len(i).to_bytes(2, "little") for i in images)
+    return rows[0].pieces[0].bdba, [r.pieces[0].slot for r in rows], sizes, b"".join(images)
 
 
 def image(row: Row, values: Sequence[bytes | None] | None = None) -> dict[int, bytes | None]:
