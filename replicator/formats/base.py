@@ -25,6 +25,7 @@ FLAG_INCOMPLETE_TXN = 0x400
 FLAG_SYSTEM_TXN = 0x800
 FLAG_CHECKPOINT = 0x1000
 FLAG_RAW_HEX = 0x8000
+NO_SCN = (1 << 64) - 1  # OLR's Scn::none(): no position taken yet (printed by a checkpoint before any transaction)
 FLAG_EXPERIMENTAL_XMLTYPE = 0x10000
 
 

@@ -32,7 +32,7 @@ from replicator.events import (
     Table,
     Transaction,
 )
-from replicator.formats.base import FormatOptions, printable_filter
+from replicator.formats.base import NO_SCN, FormatOptions, printable_filter
 from replicator.formats.rowvalues import (
     ColumnView,
     RowValues,
@@ -43,7 +43,6 @@ from replicator.formats.rowvalues import (
 )
 
 Clock = Callable[[], float]
-_NO_SCN = (1 << 64) - 1  # OLR's Scn::none(): no position taken yet
 
 
 def dumps(value: object) -> bytes:
@@ -120,7 +119,7 @@ class EventFormat:
         full = bool(options.message & 1)
         self.skip_begin = bool(options.message & 4) and not full
         self.skip_commit = bool(options.message & 8) and not full
-        self._scn = _NO_SCN
+        self._scn = NO_SCN
         self._idx = 0
         self._last: Position | None = None
         self._previous: Position | None = None

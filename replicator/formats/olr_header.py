@@ -15,11 +15,10 @@ from dataclasses import dataclass
 from typing import Final
 
 from replicator.events import Transaction
-from replicator.formats.base import FormatOptions
+from replicator.formats.base import NO_SCN, FormatOptions
 from replicator.formats.escape import escape_str
 from replicator.values.timefmt import metadata_renderer
 
-_NO_SCN: Final = (1 << 64) - 1
 # OLR prints transaction attributes in the order of its attribute enum.
 ATTRIBUTE_ORDER: Final = (
     "version", "audit session id", "session number", "serial number", "current user name",
@@ -72,7 +71,7 @@ class HeaderBuilder:
         self._tm = metadata_renderer(options.timestamp_metadata)
         self._xid = xid_formatter(options.xid)
         self._rth = options.redo_thread == 1
-        self._begin_scn = self._commit_scn = _NO_SCN
+        self._begin_scn = self._commit_scn = NO_SCN
         self._begin_time = self._commit_time = 0
         self._thread = 0
 

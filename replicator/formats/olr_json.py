@@ -19,14 +19,13 @@ from collections.abc import Iterator
 from replicator.events import (
     OP_DELETE, Checkpoint, DdlChange, Message, RowChange, Table, Transaction,
 )
-from replicator.formats.base import FormatOptions, printable_filter
+from replicator.formats.base import NO_SCN, FormatOptions, printable_filter
 from replicator.formats.escape import escape_bytes, escape_str
 from replicator.formats.olr_columns import TablePlan, render_compressed, render_schemaless
 from replicator.formats.olr_header import HeaderBuilder
 from replicator.formats.olr_rows import UpdateReducer
 from replicator.values.rowid import rowid_text
 
-_NO_SCN = (1 << 64) - 1  # OLR's Scn::none(), printed by a checkpoint before any transaction
 
 
 class OlrJsonFormat:
@@ -51,7 +50,7 @@ class OlrJsonFormat:
         self._reducer = UpdateReducer(options.column, options.flags)
         self._plans: dict[int, TablePlan] = {}
         self._described: set[int] = set()
-        self._lwn_scn = _NO_SCN
+        self._lwn_scn = NO_SCN
         self._lwn_idx = 0
 
     # -- positions ---------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from replicator.events import (
     RowChange,
     Transaction,
 )
-from replicator.formats.base import FormatOptions, printable_filter
+from replicator.formats.base import NO_SCN, FormatOptions, printable_filter
 from replicator.formats.olr_rows import UpdateReducer
 from replicator.formats.protobuf_plan import (
     PbTablePlan,
@@ -40,7 +40,6 @@ from replicator.proto import olr_pb2 as pb
 from replicator.values.datetime import epoch_to_iso
 from replicator.values.rowid import rowid_text
 
-_NO_SCN = (1 << 64) - 1
 _OPS = {"c": pb.INSERT, "u": pb.UPDATE, "d": pb.DELETE}
 _TM_SCALE = (1_000_000_000, 1_000_000, 1000, 1)
 
@@ -59,7 +58,7 @@ class ProtobufFormat:
         self._reducer = UpdateReducer(options.column, options.flags)
         self._plans: dict[int, PbTablePlan] = {}
         self._described: set[int] = set()
-        self._lwn_scn = _NO_SCN
+        self._lwn_scn = NO_SCN
         self._lwn_idx = 0
 
     # -- header ------------------------------------------------------------------------------
