@@ -166,6 +166,7 @@ class Catalog:
             self.sys[st.name] = SysState(st, seg, engine)
         self.users: dict[str, int] = {"SYS": 0}
         self.next_obj = 72726
+        self.index_obj: dict[int, int] = {}  # table OBJ# -> OBJ# of its primary key index
         self.next_con = 8586
         self.next_block = 0x3F0000  # segments of tables created by the timeline
         self._clock = datetime.fromtimestamp(engine.sc.start_epoch, tz=UTC).replace(tzinfo=None)
@@ -356,7 +357,8 @@ class Catalog:
         if spec.primary_key:
             con = self.next_con
             self.next_con += 1
-            self._row(t, "OBJ$", {"OBJ#": spec.obj + 1, "DATAOBJ#": spec.obj + 1, "OWNER#": owner,
+            index = self._index_obj(spec)
+            self._row(t, "OBJ$", {"OBJ#": index, "DATAOBJ#": index, "OWNER#": owner,
                                   "NAME": f"SYS_C{con:07d}", "NAMESPACE": 4, "TYPE#": OBJ_TYPE_INDEX, "FLAGS": 4,
                                   "CTIME": self._clock, "MTIME": self._clock, "STIME": self._clock, "STATUS": 1})
             self._row(t, "CDEF$", {"CON#": con, "OBJ#": spec.obj, "TYPE#": 2, "COLS": len(ts.key_cols)})
@@ -387,6 +389,23 @@ class Catalog:
                    **xmltype_virtual_row(intcol - 1, col.name)}
         return [virtual, {**stored, "NAME": f"SYS_NC{intcol:05d}$", "PROPERTY": column.property}]
 
+    def _index_obj(self, spec: TableSpec) -> int:
+        """OBJ# of a table's primary key index: the table's OBJ# + 1 when that is free, else
+        (partitions numbered right after the table, as Oracle numbers them) the first free
+        number after the last partition, as Oracle creates the index after them. Unique, as
+        OBJ$ needs."""
+        index = self.index_obj.get(spec.obj)
+        if index is None:
+            taken = {st.obj for st in self.e.tables} | set(self.index_obj.values())
+            index = spec.obj + 1
+            if index in taken:
+                index = max([spec.obj, *(p["obj"] for p in spec.partitions)]) + 1
+            while index in taken:
+                index += 1
+            self.index_obj[spec.obj] = index
+            self.next_obj = max(self.next_obj, index + 1)
+        return index
+
     def _partition_rows(self, t: Txn | None, ts: TableState, name: str, obj: int, number: int) -> None:
         owner = self.users[ts.spec.owner]
         self._row(t, "OBJ$", {"OBJ#": obj, "DATAOBJ#": obj, "OWNER#": owner, "NAME": ts.spec.name, "SUBNAME": name,
@@ -403,7 +422,7 @@ class Catalog:
         obj = ts.spec.obj
         for table, match in (("CCOL$", {"OBJ#": obj}), ("CDEF$", {"OBJ#": obj}), ("COL$", {"OBJ#": obj}),
                              ("DEFERRED_STG$", {"OBJ#": obj}), ("TABPART$", {"BO#": obj}), ("TAB$", {"OBJ#": obj}),
-                             ("OBJ$", {"OBJ#": obj + 1}), ("OBJ$", {"OBJ#": obj})):
+                             ("OBJ$", {"OBJ#": self.index_obj.get(obj, -1)}), ("OBJ$", {"OBJ#": obj})):
             self._delete(t, table, match)
         for part in ts.spec.partitions:
             self._delete(t, "OBJ$", {"OBJ#": part["obj"]})
