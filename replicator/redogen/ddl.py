@@ -381,7 +381,8 @@ class Catalog:
                   "PRECISION#": None if ct.precision == -1 else ct.precision,
                   "SCALE": None if ct.scale == -1 else ct.scale,
                   "CHARSETFORM": ct.charset_form or None, "CHARSETID": charset_id or None,
-                  "NULL$": 0 if col.nullable else 1, "PROPERTY": 0}
+                  "NULL$": 0 if col.nullable else 1,
+                  "PROPERTY": ev.COL_PROPERTY_STORED_AS_LOB if ct.stored_as_lob else 0}
         if not ct.xmltype:
             return [stored]
         column = ts.table.columns[n - 1]

@@ -82,8 +82,8 @@ class LobData(bytes):
 
 
 def is_lob(ctype: ColumnType) -> bool:
-    """CLOB, NCLOB and BLOB columns."""
-    return ctype.type_code in (ev.TYPE_CLOB, ev.TYPE_BLOB)
+    """CLOB, NCLOB and BLOB columns, and extended VARCHAR2/RAW columns stored as LOBs."""
+    return ctype.type_code in (ev.TYPE_CLOB, ev.TYPE_BLOB) or ctype.stored_as_lob
 
 
 _STORAGE: Final = {"": SECUREFILE, "SECUREFILE": SECUREFILE, "BASICFILE": BASICFILE,
@@ -269,7 +269,7 @@ class LobStore:
         self._next_id += 1
         lob_id = b"\x00\x00\x00\x01" + self._next_id.to_bytes(6, "big")
         ctype = ts.ctypes[lob.column]
-        kind = 1 if ctype.type_code == ev.TYPE_BLOB else 2
+        kind = 1 if ctype.type_code in (ev.TYPE_BLOB, ev.TYPE_RAW) else 2
         if ctype.lob_storage != SECUREFILE:
             locator = self._basic(tx, ts, lob, lob_id, kind, data, ctype.lob_storage == BASICFILE_OUT_OF_ROW)
         elif len(data) <= INLINE_MAX:
