@@ -84,6 +84,7 @@ class CaseResult:
     olr_errors: list[str] = field(default_factory=list)
     olr_warnings: list[str] = field(default_factory=list)
     detail: str = ""
+    gen_seconds: float = 0.0
     olr_seconds: float = 0.0
     our_seconds: float = 0.0
     ours_vs_expected: bool | None = None
@@ -257,7 +258,9 @@ def run_case(case: Case, work: Path, binary: Path, keep: bool = False) -> CaseRe
         shutil.rmtree(case_dir)
     result = CaseResult(case)
     try:
+        start = time.monotonic()
         gen = generate_case(case, case_dir)
+        result.gen_seconds = time.monotonic() - start
         config = gen.config
         if case.online:
             config = _batch_config(gen.config, [log.path for log in gen.logs])
@@ -307,7 +310,8 @@ def summary(results: list[CaseResult]) -> dict[str, int]:
 
 
 def _describe(r: CaseResult) -> str:
-    parts = [f"{'OK  ' if r.ok else 'FAIL'} {r.case.name}"]
+    parts = [f"{'OK  ' if r.ok else 'FAIL'} {r.case.name} (redogen {r.gen_seconds:.1f}s, OLR {r.olr_seconds:.1f}s, "
+             f"replicator {r.our_seconds:.1f}s)"]
     if not r.identical:
         parts.append("differs" + (f" ({r.detail})" if r.detail else ""))
     if r.olr_errors:
@@ -331,9 +335,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--jobs", type=int, default=1, help="cases run in parallel")
     p.add_argument("--keep", action="store_true", help="keep the directories of clean cases too")
     p.add_argument("--list", action="store_true", help="list the case names and stop")
-    p.add_argument("-v", "--verbose", action="store_true", help="a line for clean cases too")
+    p.add_argument("-v", "--verbose", action="store_true", help="a line for clean cases too, with wall times")
+    p.add_argument("--source", help="run one case instead of the matrix: a workload or scenario file")
+    p.add_argument("--size", help="with --source: redo to write (oltp and huge-transaction), e.g. 100MB")
+    p.add_argument("--seed", type=int, help="with --source: the workload seed")
+    p.add_argument("--db-version", default="19", help="with --source: database version")
+    p.add_argument("--block-size", type=int, default=512, help="with --source: redo block size")
     args = p.parse_args(argv)
-    cases = matrix(quick=args.quick, seeds=args.seeds)
+    if args.source:
+        from replicator.redogen.commands import parse_size
+
+        params = (("target_bytes", parse_size(args.size)),) if args.size else ()
+        cases = [Case(args.source, args.db_version, args.block_size, args.seed, params=params)]
+        args.verbose = True
+    else:
+        cases = matrix(quick=args.quick, seeds=args.seeds)
     if args.only:
         cases = [c for c in cases if re.search(args.only, c.name)]
     if args.list:
