@@ -150,6 +150,7 @@ class ExpectedDdl:
     record: Any
     table: ev.Table | None
     op: str = "ddl"
+    name: str = ""  # without ``table``: the name OLR reads from the OBJ$ rows written so far
 
 
 class Catalog:
@@ -299,13 +300,14 @@ class Catalog:
         self._clock = datetime.fromtimestamp(self.e.emit.epoch, tz=UTC).replace(tzinfo=None)
         return self.e.txn(e.session, e.xid)
 
-    def _end(self, e: Event, t: Txn, stmt: int, owner: str, sql: str, obj: int, table: ev.Table | None) -> None:
+    def _end(self, e: Event, t: Txn, stmt: int, owner: str, sql: str, obj: int, table: ev.Table | None,
+             name: str = "") -> None:
         from replicator.redogen.engine import Change
 
         rec = self.e.emit.ddl(t.redo, stmt, owner, sql, obj)
         rows: list[Any] = []
         if self.e.sc.flags & 0x20:  # OLR outputs DDL only when source flag 0x20 asks for it
-            rows.append(ExpectedDdl(obj, owner, sql, stmt, rec, table))
+            rows.append(ExpectedDdl(obj, owner, sql, stmt, rec, table, name=name))
         t.changes.append(Change([], lambda: None, rows))
         self.e.ops.commit(_commit_event(e))
 
@@ -329,7 +331,8 @@ class Catalog:
         t = self._begin(e)
         self._create(t, ts)
         cols = ", ".join(f"{c.name} {c.type}{'' if c.nullable else ' NOT NULL'}" for c in spec.columns)
-        self._end(e, t, STMT_CREATE_TABLE, spec.owner, f"CREATE TABLE {spec.full_name} ({cols})", spec.obj, None)
+        self._end(e, t, STMT_CREATE_TABLE, spec.owner, f"CREATE TABLE {spec.full_name} ({cols})", spec.obj, None,
+                  name=spec.name)  # not replicated until committed: OLR names it from its new OBJ$ row
 
     def _create(self, t: Txn | None, ts: TableState) -> None:
         """The dictionary rows of a new table (``t`` None: rows already there at the start)."""

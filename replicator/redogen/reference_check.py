@@ -52,7 +52,8 @@ WORKLOAD_PARAMS: dict[str, dict[str, Any]] = {
 BENIGN = (re.compile(r"WARN\s+10003 file: .* - get metadata returned: No such file or directory"),)
 # Sources that exist only on some versions (BOOLEAN columns need 23; redogen refuses others).
 ONLY_VERSIONS: dict[str, tuple[str, ...]] = {"boolean-type": ("23",)}
-SCENARIO_DIR = Path(__file__).resolve().parents[2] / "tests" / "scenarios" / "reference"
+# The reference scenarios (rebuilt from OLR's real outputs) and extra ones written for this check.
+SCENARIO_DIRS = tuple(Path(__file__).resolve().parents[2] / "tests" / "scenarios" / d for d in ("reference", "olr-check"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,15 +96,15 @@ class CaseResult:
         return self.identical and not self.olr_errors and not self.olr_warnings
 
 
-def scenario_files(directory: Path = SCENARIO_DIR) -> list[Path]:
-    """The reference scenario files (sorted)."""
-    return sorted(directory.glob("*.yaml")) if directory.is_dir() else []
+def scenario_files(directories: Iterable[Path] = SCENARIO_DIRS) -> list[Path]:
+    """The scenario files of the check (sorted per folder)."""
+    return [p for d in directories if d.is_dir() for p in sorted(d.glob("*.yaml"))]
 
 
-def matrix(*, quick: bool = False, seeds: int = SEEDS, scenario_dir: Path = SCENARIO_DIR) -> list[Case]:
+def matrix(*, quick: bool = False, seeds: int = SEEDS, scenario_dirs: Iterable[Path] = SCENARIO_DIRS) -> list[Case]:
     """Every scenario and workload × version × block size, then seeded mixed/oltp runs
     (seed i on version i mod 7 and block size i mod 3) and online mixed/oltp runs."""
-    sources = [str(p) for p in scenario_files(scenario_dir)] + list(WORKLOAD_PARAMS)
+    sources = [str(p) for p in scenario_files(scenario_dirs)] + list(WORKLOAD_PARAMS)
     combos = [("19", 512)] if quick else [(v, b) for v in VERSIONS for b in BLOCK_SIZES]
     cases = [Case(src, v, b) for src in sources for v, b in combos
              if v in ONLY_VERSIONS.get(Path(src).stem, (v,))]
