@@ -44,6 +44,7 @@ class ClusterStream:
         self._rng = random.Random(sc.seed * 7919 + 17)
         self._session_thread: dict[int, int] = {}
         self._busy = sc.threads - sc.idle_threads
+        self.moves = 0  # statements of an open transaction run on another instance than the previous one
         for stream in self.threads.values():  # heartbeat: every thread has a log from the start
             stream.scn = sc.start_scn - 1
             scn, sub = stream.open_record(sc.start_epoch)
@@ -66,6 +67,8 @@ class ClusterStream:
             thread = self._session_thread.get(sid) or session_thread or 1 + (sid - 1) % self._busy
             if in_transaction and self.sc.migrate and self._busy > 1 and self._rng.random() < self.sc.migrate:
                 thread = self._rng.choice([t for t in range(1, self._busy + 1) if t != thread])
+        if in_transaction and thread != self._session_thread.get(sid, thread):
+            self.moves += 1
         if thread not in self.threads:
             raise ConfigError(f"timeline event {e.op}: thread {thread} does not exist (threads: {self.sc.threads})")
         self._session_thread[sid] = thread

@@ -225,6 +225,8 @@ class Engine:
             if limit and self.stream.bytes_written >= limit:
                 break
         # Transactions still open stay open: their redo ends without a 5.4, as in a live database.
+        if self.cluster is not None:
+            self.stats["thread_moves"] = self.cluster.moves
         if close:
             logs = self.stream.close()
         else:
