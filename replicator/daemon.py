@@ -130,9 +130,22 @@ class Daemon:
         writer = create_writer(writer_cfg, lambda scn, idx: engine_ref[0].confirmations.confirm(scn, idx), **extra)
         restart_pos = confirmed.pos if confirmed is not None and confirmed.pos else POSITION_ZERO
         skip_scn = confirmed.scn if confirmed is not None and confirmed.pos is None else 0
-        engine = Engine(parser, create_format(fmt_opts), writer, follower, restart_pos=restart_pos,
-                        skip_commit_scn=skip_scn, on_checkpoint=self._on_lwn_checkpoint,
-                        on_file_end=self._on_file_end)
+        threads = locator.threads() if self.online_db is None else []
+        if len(threads) > 1:  # RAC: one follower per redo thread, merged by SCN (rac_engine.py)
+            from replicator.rac_engine import RacEngine
+
+            locators = {t: replace(locator, thread=t) for t in threads}
+            engine: Engine = RacEngine(parser, create_format(fmt_opts), writer,
+                                       {t: RedoFollower(loc, settings, self.stop_event) for t, loc in locators.items()},
+                                       restart_pos=restart_pos, on_file_end=self._on_file_end)
+            engine.starts = {t: (self._first_sequence(loc, parser_opts.first_data_scn or cp.scn), 0)
+                             for t, loc in locators.items()}
+            log.info(f"RAC: {len(threads)} redo threads, " + ", ".join(
+                f"thread {t} from sequence {seq}" for t, (seq, _) in engine.starts.items()))
+        else:
+            engine = Engine(parser, create_format(fmt_opts), writer, follower, restart_pos=restart_pos,
+                            skip_commit_scn=skip_scn, on_checkpoint=self._on_lwn_checkpoint,
+                            on_file_end=self._on_file_end)
         engine_ref.append(engine)
         self.engine, self.writer = engine, writer
         if self.metrics is not None:
@@ -156,7 +169,7 @@ class Daemon:
         for members in locator.online_groups:
             for m in members:
                 h = read_header(locator.map_path(m))
-                if h is not None and h.sequence:
+                if h is not None and h.sequence and (not locator.thread or h.thread == locator.thread):
                     candidates.append((h.sequence, h.first_scn, h.next_scn))
         for _, path in locator.archive_files():
             h = read_header(path)
@@ -345,7 +358,7 @@ class Daemon:
             await house
             await self.flush_and_save(force=True)
             self.writer.close()
-            if not engine.state.errors:
+            if not engine.state.errors and getattr(engine, "schema_checkpoints", True):
                 self._final_schema_checkpoint()
         self._report()
         if self.metrics is not None:

@@ -22,7 +22,7 @@ from replicator import log
 from replicator.errors import RedoLogError, RuntimeFailure
 from replicator.redo.blocks import BlockStatus, check_blocks, payload_of
 from replicator.redo.header import SCN_NONE, RedoHeader, parse_headers
-from replicator.redo.reader import archive_format_regex, read_lwns, sequence_from_name
+from replicator.redo.reader import archive_format_regex, file_thread, read_lwns, sequence_from_name
 from replicator.redo.records import Lwn, RecordFramer
 
 READ_CHUNK = 8 * 1024 * 1024
@@ -36,6 +36,7 @@ class LogLocator:
     archive_dirs: list[str]
     archive_format: str
     path_mapping: list[tuple[str, str]] = field(default_factory=list)
+    thread: int = 0  # RAC: only this redo thread's logs (0 = every file, one thread expected)
 
     def map_path(self, path: str) -> str:
         """Apply the first matching ``path-mapping`` prefix (olr-interfaces.md §8.4)."""
@@ -53,8 +54,22 @@ class LogLocator:
             root = self.map_path(directory)
             for path in [*glob.glob(os.path.join(root, "*")), *glob.glob(os.path.join(root, "*", "*"))]:
                 seq = sequence_from_name(os.path.basename(path), pattern)
-                if seq and os.path.isfile(path):
+                if seq and os.path.isfile(path) and (not self.thread or file_thread(path, pattern) == self.thread):
                     yield seq, path
+
+    def threads(self) -> list[int]:
+        """The redo threads that have files here (archived names or online headers), sorted."""
+        found = set()
+        pattern = archive_format_regex(self.archive_format) if self.archive_format else None
+        for _, path in LogLocator(self.online_groups, self.archive_dirs, self.archive_format,
+                                  self.path_mapping).archive_files():
+            found.add(file_thread(path, pattern))
+        for members in self.online_groups:
+            for member in members:
+                header = read_header(self.map_path(member))
+                if header is not None:
+                    found.add(header.thread or 1)
+        return sorted(found)
 
     def archived(self, seq: int) -> str | None:
         """The archived log of ``seq``, or None."""
@@ -67,7 +82,7 @@ class LogLocator:
             for member in members:
                 path = self.map_path(member)
                 header = read_header(path)
-                if header is None:
+                if header is None or (self.thread and header.thread != self.thread):
                     continue
                 highest = max(highest, header.sequence)
                 if header.sequence == seq:

@@ -86,7 +86,7 @@ def list_batch_files(entries: list[str], log_archive_format: str, start_seq: int
             if seq < start_seq:
                 log.warning(60028, f"file {path} has sequence {seq} below the start sequence {start_seq}, skipped")
                 continue
-            found.append(RedoFile(path, seq, _thread_of(path, pattern)))
+            found.append(RedoFile(path, seq, file_thread(path, pattern)))
     # One list, by thread then sequence; several threads are merged by SCN (redo.merge).
     found.sort(key=lambda f: (f.thread, f.sequence))
     for a, b in zip(found, found[1:]):
@@ -96,7 +96,7 @@ def list_batch_files(entries: list[str], log_archive_format: str, start_seq: int
     return found
 
 
-def _thread_of(path: str, pattern: re.Pattern[str] | None) -> int:
+def file_thread(path: str, pattern: re.Pattern[str] | None) -> int:
     """The redo thread of a file: ``%t`` of the archive format, else block 1 +176."""
     if pattern is not None:
         m = pattern.fullmatch(os.path.basename(path))
