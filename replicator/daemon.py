@@ -100,6 +100,10 @@ class Daemon:
         from replicator.writers.base import create_writer
 
         cp, confirmed = self._restart_point()
+        start_output = None
+        if confirmed is not None and confirmed.pos == POSITION_ZERO:  # saved at start, nothing confirmed since
+            start_output, confirmed = confirmed.output, None
+        self._fresh_start = confirmed is None and start_output is None
         self.base_checkpoint = cp
         parser_opts, fmt_opts, archive_format, self.dictionary = source_facts(self.config, self.source, cp)
         if confirmed is not None:
@@ -152,6 +156,8 @@ class Daemon:
             engine.tally = Tally(self.config.metrics.tag_names or "none")
         if confirmed is not None and confirmed.output is not None and hasattr(writer, "resume_at"):
             writer.resume_at = confirmed.output  # cut the output back to what the checkpoint covers
+        elif start_output is not None and hasattr(writer, "resume_at"):
+            writer.resume_at = start_output  # a crash before anything was confirmed: back to the start
         seq, offset = cp.restart_position
         if seq == 0:
             seq = self._first_sequence(locator, parser_opts.first_data_scn)
@@ -226,6 +232,21 @@ class Daemon:
         cp = Checkpoint(lwn.scn, parser._epoch(lwn.time), header.sequence, lwn.end_block * header.block_size,
                         True, header.thread, lwn.first_block)
         self._on_lwn_checkpoint(cp, parser, force=True)
+
+    def _save_start_position(self) -> None:
+        """Before the first message of a fresh start: save the output's size with a zero position.
+
+        Without it, a crash before the first confirmed position is saved leaves output that a
+        restart cannot tell from its own, and the replay would be appended to it twice.
+        """
+        output_position = getattr(self.writer, "output_position", None)
+        output = output_position() if output_position is not None else None
+        pattern = getattr(self.writer, "pattern", None)
+        if output is None and pattern is not None and pattern.mode == "fixed":  # not opened yet
+            path = pattern.name()
+            output = (path, os.path.getsize(path) if os.path.exists(path) else 0)
+        if output is not None:
+            self.manager.save_confirmed(Confirmed(self.source.name, 0, 0, 0, 0, POSITION_ZERO, output))
 
     def save_position(self, snapshot: tuple, output: tuple[str, int] | None, force: bool = False) -> None:
         """Persist a confirmed position if it moved (at most every POLL_SAVE_S unless forced).
@@ -343,6 +364,8 @@ class Daemon:
         if not await self._connect_writer():
             self.writer.close()
             return
+        if self._fresh_start:
+            self._save_start_position()
         if self.metrics is not None:
             self.metrics.set_state("replicating")
         self.notifier.ready(f"replicating {self.source.name} from sequence {seq}")
