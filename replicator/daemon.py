@@ -317,7 +317,9 @@ class Daemon:
             return
         self._last_publish = now
         st = engine.state
-        self.notifier.status(f"replicating: sequence {st.sequence}, SCN {st.last_scn}, "
+        threads = getattr(engine, "thread_status", None)  # RAC: where each redo thread is
+        where = f"{threads()}" if threads is not None else f"sequence {st.sequence}"
+        self.notifier.status(f"replicating: {where}, SCN {st.last_scn}, "
                              f"{st.transactions} transactions, {st.messages} messages")
         if self.metrics is not None:
             self.metrics.publish(engine.tally, pool=self.pool, writers=[self.writer], parser=engine.parser,

@@ -178,6 +178,7 @@ class RacEngine(Engine):
             tally.bytes_parsed += size
             tally.scn, tally.sequence = lwn.scn, header.sequence
             tally.redo_time = self.parser._epoch(lwn.time)
+            tally.threads[st.thread] = (header.sequence, lwn.scn, tally.redo_time)
 
     def _merge(self, stop: threading.Event) -> None:
         threads = [self.threads[t] for t in sorted(self.threads)]
@@ -205,6 +206,10 @@ class RacEngine(Engine):
             parser.enter(best.header, best.lwn)
             parser.merged_record(best.index, best.lwn.records[best.index])
             best.index += 1
+
+    def thread_status(self) -> str:
+        """``thread 1 seq 12 scn 345, thread 2 seq 7 scn 340`` for the systemd status line."""
+        return ", ".join(f"thread {t} seq {st.sequence} scn {st.bound}" for t, st in sorted(self.threads.items()))
 
     @property
     def thread_progress(self) -> dict[int, tuple[int, int]]:
