@@ -89,3 +89,45 @@ def test_sigkill_mid_stream_loses_and_duplicates_nothing(tmp_path: Path, threads
     lines, want = output.read_bytes().splitlines(), expected.splitlines()
     assert len(lines) == len(want), f"{len(lines) - len(want)} extra lines"
     assert lines == want
+
+
+def test_lagging_thread_holds_the_merge(tmp_path: Path) -> None:
+    """Thread 1's later archives are not there yet: nothing that could follow them is emitted."""
+    import shutil
+
+    sc = workloads.oltp(seed=9, target_bytes=1 << 20, sessions=8)
+    sc.threads, sc.log_archive_format, sc.log_blocks = 2, "arch%t_%s_%r.dbf", 600
+    result = generate(sc, tmp_path / "gen")
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    held = sorted((log for log in result.logs if log.thread == 1), key=lambda log: log.sequence)[1:]
+    assert held, "thread 1 needs more than one log"
+    for log in result.logs:
+        if log not in held:
+            shutil.copy(log.path, archive / log.path.name)
+    cfg = write_config(tmp_path, fast_offline_config(result, archive), "offline.json")
+    expected = result.expected.read_bytes()
+    output = result.output
+    proc = _start(cfg)
+    try:
+        # Wait until the output stops growing (every file there was read), then check it.
+        last, stable_since, deadline = -1, time.monotonic(), time.monotonic() + 60
+        while time.monotonic() < deadline:
+            size = output.stat().st_size if output.exists() else 0
+            if size != last:
+                last, stable_since = size, time.monotonic()
+            elif size and time.monotonic() - stable_since > 1.5:
+                break
+            time.sleep(0.05)
+        partial = output.read_bytes()
+        assert 0 < len(partial) < len(expected)
+        assert expected.startswith(partial), "a commit was emitted before an earlier one of the held thread"
+        for log in held:  # the lagging instance's logs arrive
+            shutil.copy(log.path, archive / log.path.name)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and output.stat().st_size < len(expected):
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    assert output.read_bytes() == expected, err[-2000:]
