@@ -21,6 +21,7 @@ change vector), so an idle thread still has a log whose header bounds its SCNs.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 from replicator.errors import ConfigError
@@ -110,6 +111,16 @@ class ClusterStream:
             stream.last_epoch = end_epoch
             stream.close()
         return self.logs
+
+    @property
+    def on_lwn_written(self) -> Callable[[int, int], None] | None:
+        """Called with (first SCN, last SCN) once an LWN of any thread is in its file."""
+        return self.threads[1].on_lwn_written
+
+    @on_lwn_written.setter
+    def on_lwn_written(self, hook: Callable[[int, int], None] | None) -> None:
+        for stream in self.threads.values():
+            stream.on_lwn_written = hook
 
     @property
     def logs(self) -> list[ArchivedLog]:

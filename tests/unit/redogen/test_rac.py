@@ -114,3 +114,23 @@ def test_ddl_on_one_node_applies_to_dml_of_the_other(tmp_path: Path) -> None:
     many, _ = _replicate(_ddl_cross_node(2), tmp_path / "rac")
     assert _C_IDX.sub(b"", many) == _C_IDX.sub(b"", one)
     assert b'"EMAIL":"charlie@test.com"' in many and b'"EMAIL":"bob@test.com"' in many
+
+
+def test_online_rings_per_thread_read_by_the_offline_daemon(tmp_path: Path) -> None:
+    import json
+
+    from replicator.redogen.online import generate_online
+
+    sc = _rac(workloads.mixed(7, events=120, version="19", wide=False), 2, 0)
+    sc.log_blocks = 300
+    result = generate_online(sc, tmp_path, groups=2, final_switch=True)
+    doc = json.loads(result.checkpoint.read_text())
+    groups = [Path(g["path"][0]).name for g in doc["online-redo"]]
+    assert groups == ["redo_t1_g1.log", "redo_t1_g2.log", "redo_t2_g3.log", "redo_t2_g4.log"]
+    per_thread = {t: [log.sequence for log in result.logs if log.thread == t] for t in (1, 2)}
+    assert all(len(seqs) > 2 for seqs in per_thread.values()), per_thread  # each ring was reused
+    config = json.loads(result.config.read_text())
+    config["source"][0]["debug"] = {"stop-log-switches": len(result.logs)}
+    result.config.write_text(json.dumps(config))
+    assert run_pipeline(result.config) == 0
+    assert result.output.read_bytes() == result.expected.read_bytes()
