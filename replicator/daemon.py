@@ -142,10 +142,12 @@ class Daemon:
             engine: Engine = RacEngine(parser, create_format(fmt_opts), writer,
                                        {t: RedoFollower(loc, settings, self.stop_event) for t, loc in locators.items()},
                                        restart_pos=restart_pos, on_file_end=self._on_file_end)
-            engine.starts = {t: (self._first_sequence(loc, parser_opts.first_data_scn or cp.scn), 0)
+            saved = {t: (seq, offset) for t, seq, offset, _ in cp.threads}  # a RAC restart point
+            engine.starts = {t: saved.get(t) or (self._first_sequence(loc, parser_opts.first_data_scn or cp.scn), 0)
                              for t, loc in locators.items()}
+            engine.on_rac_checkpoint = self._on_rac_checkpoint
             log.info(f"RAC: {len(threads)} redo threads, " + ", ".join(
-                f"thread {t} from sequence {seq}" for t, (seq, _) in engine.starts.items()))
+                f"thread {t} from sequence {seq} offset {offset}" for t, (seq, offset) in engine.starts.items()))
         else:
             engine = Engine(parser, create_format(fmt_opts), writer, follower, restart_pos=restart_pos,
                             skip_commit_scn=skip_scn, on_checkpoint=self._on_lwn_checkpoint,
@@ -223,9 +225,37 @@ class Daemon:
             output = output_position() if output_position is not None else None
         self.save_position(snapshot, output, force)
 
+    def _on_rac_checkpoint(self, cut_scn: int, time_raw: int, redo_bytes: int, force: bool) -> None:
+        """RAC: a restart point at the merge's cut, with each thread's position (rac_engine.py)."""
+        self._check_stop_transactions()
+        engine, manager = self.engine, self.manager
+        parser = engine.parser
+        tracker = parser.opt.tracker
+        if tracker is not None and tracker.pending:  # the dictionary changed: store it in full, now
+            self.base_checkpoint = replace(self.base_checkpoint, rows=tracker.dictionary.snapshot(),
+                                           schema_scn=tracker.schema_scn, schema_ref_scn=None)
+            manager.schema_changed, tracker.pending, force = True, False, True
+        header = parser.header
+        if header is None or cut_scn <= max(parser.opt.first_data_scn, self.base_checkpoint.scn) \
+                or (manager._written and manager._written[-1] == cut_scn):
+            return  # never over the checkpoint the run started from
+        epoch = parser._epoch(time_raw)
+        if not manager.due(epoch, redo_bytes, force):
+            return
+        threads = engine.rac_positions()  # type: ignore[attr-defined]
+        stamped = replace(self.base_checkpoint, resetlogs=header.resetlogs, activation=header.activation,
+                          threads=threads)
+        path = manager.write_schema(stamped, cut_scn, time_raw, epoch, threads[0][1], threads[0][2], None)
+        if path is not None and self.metrics is not None:
+            self.metrics.checkpoint_written(cut_scn)
+
     def _final_schema_checkpoint(self) -> None:
         """A soft stop writes a schema checkpoint at the last LWN read (as OLR does)."""
         parser = self.engine.parser
+        if hasattr(self.engine, "rac_positions"):
+            lwn = parser.last_lwn
+            self._on_rac_checkpoint(self.engine.cut_scn, lwn.time if lwn else 0, 0, True)  # type: ignore[attr-defined]
+            return
         lwn, header = parser.last_lwn, parser.header
         if lwn is None or header is None:
             return
@@ -383,7 +413,7 @@ class Daemon:
             await house
             await self.flush_and_save(force=True)
             self.writer.close()
-            if not engine.state.errors and getattr(engine, "schema_checkpoints", True):
+            if not engine.state.errors:
                 self._final_schema_checkpoint()
         self._report()
         if self.metrics is not None:

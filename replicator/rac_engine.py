@@ -10,7 +10,14 @@ holds the merge until its redo arrives.
 Stream positions: commits come out in (commit SCN, thread) order, so a message's position is
 ``(commit SCN, thread, (sequence, LWN offset, rank) packed, index)``; a restart re-reads every
 thread from the schema checkpoint the run started from and drops messages at or below the
-confirmed position. No intermediate schema checkpoints are written for several threads yet.
+confirmed position.
+
+Restart points (schema checkpoints with OLR's file plus ``"threads"``): taken after an LWN,
+at the cut = the SCN of the last record analysed. Per thread the restart position is the
+lower of (a) the start of the LWN it is in (or the position after its last LWN) and (b) the
+start of its last LWN whose first record is below the oldest begin SCN of the transactions
+still open -- every record of an open transaction has an SCN at or above its begin (RAC
+SCNs are causal), and within a thread earlier LWNs hold only lower SCNs.
 """
 
 from __future__ import annotations
@@ -19,8 +26,9 @@ import asyncio
 import queue
 import threading
 import time
-from dataclasses import dataclass
-from typing import Any, Iterable
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
 
 from replicator.engine import BATCH_MESSAGES, Engine
 from replicator.events import Message, Transaction
@@ -49,12 +57,17 @@ class _Thread:
     bound: int = 0
     sequence: int = 0
     done: bool = False  # its follower ended (stopped or failed)
+    lwn_start: tuple[int, int] = (0, 0)  # (sequence, offset) of the LWN being analysed
+    next_pos: tuple[int, int] | None = None  # (sequence, offset) after the last LWN fully analysed
+    lwn_scn: int = 0  # SCN of that LWN
+    # (SCN of the first record, sequence, offset) of the LWNs since the last restart point
+    history: deque = field(default_factory=deque)
 
 
 class RacEngine(Engine):
     """:class:`Engine` over several redo threads (``followers``: thread -> follower)."""
 
-    schema_checkpoints = False  # per-thread restart points are not written yet (docs/rac.md)
+    schema_checkpoints = False  # the single-thread LWN checkpoints; RAC ones go to on_rac_checkpoint
 
     def __init__(self, parser: Any, fmt: Any, writer: Any, followers: dict[int, RedoFollower], **kw: Any):
         super().__init__(parser, fmt, writer, next(iter(followers.values())), **kw)
@@ -62,6 +75,9 @@ class RacEngine(Engine):
         parser.on_checkpoint = None  # no single-thread LWN checkpoints (see the module doc)
         self.threads: dict[int, _Thread] = {}
         self.starts: dict[int, tuple[int, int]] = {t: (0, 0) for t in followers}  # (sequence, offset)
+        # (cut SCN, raw redo time, redo bytes, force): the daemon decides and writes restart points.
+        self.on_rac_checkpoint: Callable[[int, int, int, bool], None] | None = None
+        self.cut_scn = 0  # SCN of the last record analysed
 
     async def run(self, seq: int, offset: int, stop: threading.Event) -> None:
         """Follow every thread from :attr:`starts` (``seq``/``offset`` are the single-thread API's)."""
@@ -157,11 +173,17 @@ class RacEngine(Engine):
             if lwn is None:  # a log read to its end: its next SCN bounds the thread
                 if header.next_scn != SCN_NONE:
                     st.bound = max(st.bound, header.next_scn)
+                st.next_pos = (header.sequence + 1, 0)
+                if self.on_rac_checkpoint is not None:
+                    self.on_rac_checkpoint(self.cut_scn, header.next_time, 0, True)  # a log switch
                 if self.on_file_end is not None:
                     self.on_file_end(header)
                 continue
             st.lwn, st.index = lwn, 0
             st.bound = max(st.bound, lwn.scn)
+            st.lwn_start = (header.sequence, lwn.first_block * header.block_size)
+            if lwn.records:
+                st.history.append((lwn.records[0].scn, *st.lwn_start))
         return True
 
     def _lwn_done(self, st: _Thread) -> None:
@@ -169,6 +191,7 @@ class RacEngine(Engine):
         assert lwn is not None and header is not None
         self.parser.merged_lwn_done(lwn)
         st.lwn = None
+        st.next_pos, st.lwn_scn = (header.sequence, lwn.end_block * header.block_size), lwn.scn
         self.state.lwns += 1
         self.state.sequence = header.sequence
         tally = self.tally
@@ -179,6 +202,9 @@ class RacEngine(Engine):
             tally.scn, tally.sequence = lwn.scn, header.sequence
             tally.redo_time = self.parser._epoch(lwn.time)
             tally.threads[st.thread] = (header.sequence, lwn.scn, tally.redo_time)
+        if self.on_rac_checkpoint is not None and lwn.scn <= self.cut_scn:
+            self.on_rac_checkpoint(self.cut_scn, lwn.time, (lwn.end_block - lwn.first_block) * header.block_size,
+                                   False)
 
     def _merge(self, stop: threading.Event) -> None:
         threads = [self.threads[t] for t in sorted(self.threads)]
@@ -204,8 +230,38 @@ class RacEngine(Engine):
                 continue
             assert best.lwn is not None and best.header is not None
             parser.enter(best.header, best.lwn)
-            parser.merged_record(best.index, best.lwn.records[best.index])
+            record = best.lwn.records[best.index]
+            parser.merged_record(best.index, record)
+            self.cut_scn = record.scn
             best.index += 1
+
+    def rac_positions(self) -> list[tuple[int, int, int, int]]:
+        """Per thread (thread, sequence, offset, LWN SCN) to restart from (see the module doc)."""
+        begins = [t.begin_scn for t in self.parser.buffer.open_transactions() if t.begun]
+        oldest = min(begins) if begins else None
+        out = []
+        for t, st in sorted(self.threads.items()):
+            if st.lwn is not None:
+                pos = st.lwn_start
+            elif st.next_pos is not None:
+                pos = st.next_pos
+            else:
+                pos = self.starts.get(t, (0, 0))
+            if oldest is not None and st.history:
+                hist = st.history
+                keep = 0
+                for i in range(len(hist) - 1, -1, -1):
+                    if hist[i][0] < oldest:
+                        keep = i
+                        break
+                for _ in range(keep):
+                    hist.popleft()
+                pos = min(pos, (hist[0][1], hist[0][2]))
+            elif oldest is None:
+                while len(st.history) > 1 and (st.history[0][1], st.history[0][2]) < pos:
+                    st.history.popleft()
+            out.append((t, pos[0], pos[1], st.lwn_scn))
+        return out
 
     def thread_status(self) -> str:
         """``thread 1 seq 12 scn 345, thread 2 seq 7 scn 340`` for the systemd status line."""

@@ -7,7 +7,9 @@ expected output (commit order across threads), also after SIGKILLs that land mid
 
 from __future__ import annotations
 
+import json
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -33,7 +35,9 @@ def _generate(tmp_path: Path, threads: int, seed: int, mb: int):
     sc.log_blocks = 2048
     result = generate(sc, tmp_path / "gen")
     assert len({log.thread for log in result.logs}) == threads
-    return result, write_config(tmp_path, fast_offline_config(result), "offline.json")
+    cfg = fast_offline_config(result)
+    cfg.setdefault("state", {})["interval-mb"] = 1  # frequent RAC restart points (per-thread positions)
+    return result, write_config(tmp_path, cfg, "offline.json")
 
 
 def _finish(cfg: Path, output: Path, expected: bytes) -> str:
@@ -68,6 +72,7 @@ def test_sigkill_mid_stream_loses_and_duplicates_nothing(tmp_path: Path, threads
     expected = result.expected.read_bytes()
     output = result.output
     landed = 0
+    resumed = 0  # restarts from a RAC restart point (a thread resumed inside a log)
     for _ in range(6):
         # Kill once this run has written 0.2-1.2 MB past where the previous one stopped (a
         # restart first cuts the output back to its confirmed position, then replays).
@@ -80,12 +85,16 @@ def test_sigkill_mid_stream_loses_and_duplicates_nothing(tmp_path: Path, threads
         proc.send_signal(signal.SIGKILL)
         _, err = proc.communicate(timeout=30)
         assert "Traceback" not in err, err[-2000:]
+        resumed += bool(re.search(r"RAC: .* offset [1-9]", err))
         size = output.stat().st_size if output.exists() else 0
         if before < size < len(expected):
             landed += 1  # the kill hit while messages were being written
     print(f"RAC crash test, {threads} threads: {landed} of 6 kills landed mid-stream")
     assert landed >= 4, f"only {landed} kills landed mid-stream"
     _finish(cfg, output, expected)
+    points = [json.loads(p.read_text()) for p in (tmp_path / "gen" / "checkpoint").glob("TEST-chkpt-*.json")]
+    assert sum(1 for p in points if len(p.get("threads", [])) == threads) >= 3
+    assert resumed >= 2, f"only {resumed} restarts used a per-thread restart point"
     lines, want = output.read_bytes().splitlines(), expected.splitlines()
     assert len(lines) == len(want), f"{len(lines) - len(want)} extra lines"
     assert lines == want
