@@ -134,7 +134,7 @@ class Daemon:
         writer = create_writer(writer_cfg, lambda scn, idx: engine_ref[0].confirmations.confirm(scn, idx), **extra)
         restart_pos = confirmed.pos if confirmed is not None and confirmed.pos else POSITION_ZERO
         skip_scn = confirmed.scn if confirmed is not None and confirmed.pos is None else 0
-        threads = locator.threads() if self.online_db is None else []
+        threads = locator.threads()
         if len(threads) > 1:  # RAC: one follower per redo thread, merged by SCN (rac_engine.py)
             from replicator.rac_engine import RacEngine
 

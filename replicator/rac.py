@@ -27,7 +27,8 @@ def run_merged(pipeline: Pipeline, files: list[RedoFile],
     t0 = time.perf_counter()
     parser = pipeline.parser
     stats = pipeline.stats
-    cursors = [ThreadCursor(thread, group, pipeline.verify_checksum) for thread, group in group_by_thread(files).items()]
+    cursors = [ThreadCursor(thread, group, pipeline.verify_checksum)
+               for thread, group in group_by_thread(files).items()]
 
     def lwn_done(cursor: ThreadCursor, lwn: Lwn) -> None:
         parser.merged_lwn_done(lwn)

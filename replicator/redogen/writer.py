@@ -225,7 +225,8 @@ class RedoStream:
                            block_size=sc.block_size, file_blocks=sc.log_blocks, activation=sc.activation,
                            resetlogs=self.resetlogs, resetlogs_scn=sc.effective_resetlogs_scn,
                            thread=self.thread, first_scn=first_scn, first_time=redo_time(epoch),
-                           file_number=3 * (self.thread - 1) + 1 + (self.sequence - sc.first_sequence) % 3,  # 3 groups a thread
+                           # as 3 online groups per thread
+                           file_number=3 * (self.thread - 1) + 1 + (self.sequence - sc.first_sequence) % 3,
                            prev_resetlogs=self.resetlogs - 86400 * 30)
         self._file = self._sink(name, header)
         self._switch = False

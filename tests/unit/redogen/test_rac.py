@@ -134,3 +134,15 @@ def test_online_rings_per_thread_read_by_the_offline_daemon(tmp_path: Path) -> N
     result.config.write_text(json.dumps(config))
     assert run_pipeline(result.config) == 0
     assert result.output.read_bytes() == result.expected.read_bytes()
+
+
+def test_redogen_threads_option_and_dump_show_the_thread(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from replicator.cli import main
+
+    assert main(["redogen", "mixed", "-o", str(tmp_path), "--threads", "3", "--param", "events=40"]) == 0
+    printed = capsys.readouterr().out
+    assert "thread 3 seq 1" in printed
+    files = sorted((tmp_path / "redo").iterdir())
+    assert {parse_headers(f.read_bytes()[:8192]).thread for f in files} == {1, 2, 3}
+    assert main(["dump", str(files[-1])]) == 0
+    assert " thread 3, sequence " in capsys.readouterr().out
