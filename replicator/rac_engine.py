@@ -30,7 +30,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from replicator.engine import BATCH_MESSAGES, Engine
+from replicator.engine import BATCH_MESSAGES, Engine, _tallied
 from replicator.events import Message, Transaction
 from replicator.redo.header import SCN_NONE, RedoHeader
 from replicator.redo.online import RedoFollower
@@ -90,9 +90,15 @@ class RacEngine(Engine):
         if tally is not None:
             if isinstance(txn.changes, list):
                 tally.transaction(txn)
-        if not isinstance(txn.changes, list):
-            txn.changes = list(txn.changes)
-        messages: Iterable[Message] = self.format.transaction(txn)
+            else:
+                txn.changes = _tallied(txn.changes, tally)  # type: ignore[assignment]
+        stream = getattr(self.format, "iter_transaction", None)
+        if isinstance(txn.changes, list) or stream is None:
+            if not isinstance(txn.changes, list):
+                txn.changes = list(txn.changes)
+            messages: Iterable[Message] = self.format.transaction(txn)
+        else:
+            messages = stream(txn)  # a huge transaction: handed over in batches as it is built
         for i, message in enumerate(messages):
             pos = rac_position(txn, i)
             if pos <= self.restart_pos:
@@ -233,6 +239,7 @@ class RacEngine(Engine):
             record = best.lwn.records[best.index]
             parser.merged_record(best.index, record)
             self.cut_scn = record.scn
+            best.bound = max(best.bound, record.scn)  # a thread's later records are not lower
             best.index += 1
 
     def rac_positions(self) -> list[tuple[int, int, int, int]]:
