@@ -46,6 +46,8 @@ class ClusterStream:
         self._session_thread: dict[int, int] = {}
         self._busy = sc.threads - sc.idle_threads
         self.moves = 0  # statements of an open transaction run on another instance than the previous one
+        self.heartbeats = 0
+        self._epoch = sc.start_epoch
         for stream in self.threads.values():  # heartbeat: every thread has a log from the start
             stream.scn = sc.start_scn - 1
             scn, sub = stream.open_record(sc.start_epoch)
@@ -78,11 +80,31 @@ class ClusterStream:
     # -- the RedoStream interface the emitter uses ---------------------------------------------
     def open_record(self, epoch: int, commit: bool = False) -> tuple[int, int]:
         """SCN and sub-SCN of the next record of the current thread, from the cluster clock."""
+        if epoch != self._epoch:
+            self._epoch = epoch
+            if self.sc.heartbeat_s:
+                self._lgwr_timeouts(epoch)
         stream = self.current
         stream.scn = self.scn
         out = stream.open_record(epoch, commit)
         self.scn = stream.scn
         return out
+
+    def _lgwr_timeouts(self, epoch: int) -> None:
+        """The other instances' log writers: flush a pending LWN from an earlier second, and
+        write a heartbeat LWN (one record without vectors, at the current SCN) when idle."""
+        for stream in self.threads.values():
+            if stream is self.current:
+                continue
+            if stream._lwn and stream._lwn_epoch < epoch:
+                stream.flush_lwn()
+            elif not stream._lwn and epoch - stream.last_epoch >= self.sc.heartbeat_s:
+                stream.scn = self.scn - 1  # the heartbeat takes the current SCN, it does not advance it
+                scn, sub = stream.open_record(epoch)
+                stream.add(Record(scn, sub, b""))
+                stream.flush_lwn()
+                stream.scn = self.scn
+                self.heartbeats += 1
 
     def add(self, record: Record, commit: bool = False) -> None:
         """Queue a record into the current thread's LWN."""

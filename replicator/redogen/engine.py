@@ -227,6 +227,7 @@ class Engine:
         # Transactions still open stay open: their redo ends without a 5.4, as in a live database.
         if self.cluster is not None:
             self.stats["thread_moves"] = self.cluster.moves
+            self.stats["heartbeats"] = self.cluster.heartbeats
         if close:
             logs = self.stream.close()
         else:

@@ -157,6 +157,10 @@ class Scenario:
     # A new SCN for every record, not for every LWN: SCNs then do not depend on how records are
     # grouped into LWNs or threads (None: on with threads > 1).
     scn_per_record: bool | None = None
+    # RAC: a thread's LGWR writes its pending LWN once the clock moved on, and a thread idle this
+    # many seconds writes a heartbeat LWN at the current SCN (no SCN used) -- so a live reader's
+    # merge is not held forever by a quiet instance. 0: never.
+    heartbeat_s: float = 3.0
 
     # ----------------------------------------------------------------------------------
     @property
