@@ -215,6 +215,9 @@ class Message:
     idx + 1). ``tag`` is the Kafka key (filter `tag`), or None. ``checkpoint`` marks
     chkpt messages, which are confirmed internally unless source flag 0x1000 is set.
     ``headers`` are Kafka record headers for formats that define them (None: no headers).
+    ``tombstone`` marks a Kafka tombstone (key, null value; ``data`` is empty): only sinks
+    with keys (Kafka) write it, the others confirm it unwritten. ``topic`` overrides the
+    writer's topic (Debezium heartbeats go to their own topic).
     """
 
     data: bytes
@@ -226,3 +229,5 @@ class Message:
     xid: int = 0
     table: Table | None = None
     headers: list[tuple[str, bytes]] | None = None
+    tombstone: bool = False
+    topic: str | None = None
