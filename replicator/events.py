@@ -176,6 +176,7 @@ class Transaction:
     begin_offset: int = 0
     system: bool = False  # touched SYS dictionary tables
     con_name: str = ""  # container (PDB) name, output as `db`
+    logon_user: int = -1  # logon user# (SYS.USER$.USER#) from the begin undo record; -1 unknown
     # Where the commit record was analysed: (sequence, byte offset of its LWN, rank of the
     # record in the LWN's analysis order). Unlike c_scn (the begin SCN), this orders the
     # output stream totally, so restarts can skip exactly what was confirmed.
