@@ -6,7 +6,7 @@ Every record has ``version``, ``schema`` (source, column list, primary key), ``p
     {"version":"2.0","schema":{"source":{"dbType":"oracle","dbVersion":null,"dbName":"FREEPDB1",
      "schema":"OWNER","table":"T"},"column":[{"name":"ID","type":"INT64"},…],"pk":["ID"]},
      "payload":{"before":null,"after":{"data":{…}},"op":"INSERT","timestamp":{"eventTime":<ms>,
-     "systemTime":<ms>,"checkpointTime":<s>},"ddl":null,"scn":"2267712"},"extend":{}}
+     "systemTime":<ms>,"checkpointTime":<s>},"ddl":null,"scn":"226771400001"},"extend":{}}
 
 Oracle mapping (docs/formats.md §4.3): ``dbName`` is the container (else the source name),
 ``schema`` the owner; column types are OMS light types; ``eventTime`` is the change time,

@@ -2,7 +2,7 @@
 
 One message per row change or DDL::
 
-    {"data":{…},"meta":{"time":"2026-03-07T01:44:40","userid":null,"op":"upd","scn":"2267712",
+    {"data":{…},"meta":{"time":"2026-03-07T01:44:40","userid":136,"op":"upd","scn":"2267712",
      "rowid":"AAARwWAAHAAAAFrAAA","trans":"10.12.572","seq":1,"size":3,"table":"OWNER.T",
      "idx":"1/3","posttime":"2026-03-07T01:45:00"},"key":{…}}
 
