@@ -9,8 +9,9 @@ decoder that goes through :mod:`replicator.values`. :func:`row_values` then turn
   NULL (Oracle does not store those), so it is filled in as None; a NULL LOB too (its
   locator is what the row stores, and a NULL has none).
 * A LOB whose value this transaction's redo cannot give (pages not logged; an UPDATE that
-  did not touch it) is *unavailable*: absent from the image. :func:`unavailable_lobs` lists
-  those columns, for formats with a placeholder (Debezium's ``__debezium_unavailable_value``).
+  did not touch it) is *unavailable*: absent from the image, so a LOB column missing from an
+  image is always unknown; formats with a placeholder write :func:`placeholder` for it
+  (Debezium's ``__debezium_unavailable_value``).
 * UPDATE: ``before`` holds what the redo has (changed and supplemental-logged columns);
   ``after`` is ``before`` overlaid with the new values, since a column the statement did not
   set keeps its old value. A column in neither image is unknown and stays absent.
@@ -245,10 +246,3 @@ UNAVAILABLE_PLACEHOLDER = "__debezium_unavailable_value"
 def placeholder(column: ColumnView) -> str | bytes:
     """The placeholder as a value of ``column``'s type: text for CLOB/NCLOB, its UTF-8 bytes for BLOB."""
     return UNAVAILABLE_PLACEHOLDER.encode() if column.otype.family == "blob" else UNAVAILABLE_PLACEHOLDER
-
-
-def unavailable_lobs(view: TableView, image: dict[int, Value] | None) -> list[ColumnView]:
-    """The LOB columns of ``view`` whose value ``image`` does not know (see the module docstring)."""
-    if image is None:
-        return []
-    return [column for column in view.columns if column.otype.lob and column.index not in image]
