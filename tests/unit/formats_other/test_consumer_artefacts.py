@@ -296,3 +296,18 @@ def test_sequence_keeps_increasing_past_five_digits() -> None:
     sequence = StreamSequence()
     values = [sequence.next(100, n) for n in range(100_002)] + [sequence.next(101, 1)]
     assert all(a < b for a, b in zip(values, values[1:]))
+
+
+def test_debezium_keys_in_the_config() -> None:
+    """``binary-handling-mode`` and ``tombstones-on-delete`` come from the format section."""
+    from replicator.config import ConfigPathError, parse_config
+    from test_other_behaviour import _config
+
+    options_ = parse_config(_config({"type": "debezium-envelope", "binary-handling-mode": "hex",
+                                     "tombstones-on-delete": 0})).format_options()
+    assert (options_.binary_handling_mode, options_.tombstones_on_delete) == ("hex", 0)
+    defaults = parse_config(_config({"type": "debezium-envelope"})).format_options()
+    assert (defaults.binary_handling_mode, defaults.tombstones_on_delete) == ("bytes", 1)
+    with pytest.raises(ConfigPathError) as bad:
+        parse_config(_config({"type": "debezium-envelope", "binary-handling-mode": "base16"}))
+    assert bad.value.code == 30001 and '"base64-url-safe"' in str(bad.value)
