@@ -84,7 +84,9 @@ class Daemon:
     def _restart_point(self) -> tuple[SchemaCheckpoint, Confirmed | None]:
         confirmed = self.manager.load_confirmed()
         start_scn = self.source.reader.start_scn or 0
-        cp = self.manager.restart_checkpoint(confirmed, confirmed.scn if confirmed else start_scn)
+        # A zero position (saved at a first start) confirms nothing: choose as on a first start.
+        chosen = confirmed if confirmed is not None and confirmed.pos != POSITION_ZERO else None
+        cp = self.manager.restart_checkpoint(chosen, chosen.scn if chosen else start_scn)
         if cp is None and self.online_db is not None:
             from replicator.online.startup import first_schema_checkpoint
 
