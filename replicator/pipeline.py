@@ -68,6 +68,8 @@ class Pipeline:
         # parser, and once more, forced, at the end of the run (OLR's soft-shutdown write).
         self.on_schema_checkpoint: Callable[[Checkpoint, Parser, bool], None] | None = None
         self.threads: dict[int, object] = {}  # RAC runs: per-thread progress (redo.merge.ThreadProgress)
+        # RAC runs: called once at the end with (cut SCN, raw redo time, per-thread restart positions).
+        self.on_rac_checkpoint: Callable[[int, int, list[tuple[int, int, int, int]]], None] | None = None
 
     def _on_transaction(self, txn: Transaction) -> None:
         self.stats.transactions += 1

@@ -13,7 +13,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Callable
 
-from replicator.redo.merge import ThreadCursor, ThreadMerge, ThreadProgress, group_by_thread
+from replicator.redo.merge import ThreadCursor, ThreadMerge, ThreadProgress, group_by_thread, restart_position
 from replicator.redo.reader import RedoFile
 from replicator.redo.records import Lwn
 
@@ -50,10 +50,19 @@ def run_merged(pipeline: Pipeline, files: list[RedoFile],
         cursor.on_file_done = file_done
     merge = ThreadMerge(cursors)
     enter, analyse = parser.enter, parser.merged_record
+    cut_scn = 0
     for cursor, head in merge:
         enter(head.header, head.lwn)
         analyse(head.rank, head.record)
+        cut_scn = head.record.scn
     pipeline.threads = {c.thread: c.progress for c in cursors}
+    hook = getattr(pipeline, "on_rac_checkpoint", None)
+    if hook is not None and cut_scn:  # the soft stop's restart point, with every thread's position
+        begins = [t.begin_scn for t in parser.buffer.open_transactions() if t.begun]
+        oldest = min(begins) if begins else None
+        threads = [(c.thread, *restart_position(c.position(), c.history, oldest), c.progress.lwn_scn)
+                   for c in cursors]
+        hook(cut_scn, max(c.progress.lwn_time for c in cursors), threads)
     pipeline._drain()
     pipeline.sink.flush()
     stats.lwns = parser.stats.lwns

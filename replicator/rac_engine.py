@@ -15,9 +15,9 @@ confirmed position.
 Restart points (schema checkpoints with OLR's file plus ``"threads"``): taken after an LWN,
 at the cut = the SCN of the last record analysed. Per thread the restart position is the
 lower of (a) the start of the LWN it is in (or the position after its last LWN) and (b) the
-start of its last LWN whose first record is below the oldest begin SCN of the transactions
+start of its first LWN holding a record at or above the oldest begin SCN of the transactions
 still open -- every record of an open transaction has an SCN at or above its begin (RAC
-SCNs are causal), and within a thread earlier LWNs hold only lower SCNs.
+SCNs are causal).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterable
 from replicator.engine import BATCH_MESSAGES, Engine, _tallied
 from replicator.events import Message, Transaction
 from replicator.redo.header import SCN_NONE, RedoHeader
+from replicator.redo.merge import restart_position
 from replicator.redo.online import RedoFollower
 from replicator.redo.records import Lwn
 
@@ -60,7 +61,7 @@ class _Thread:
     lwn_start: tuple[int, int] = (0, 0)  # (sequence, offset) of the LWN being analysed
     next_pos: tuple[int, int] | None = None  # (sequence, offset) after the last LWN fully analysed
     lwn_scn: int = 0  # SCN of that LWN
-    # (SCN of the first record, sequence, offset) of the LWNs since the last restart point
+    # (highest record SCN, sequence, offset) of the LWNs since the last restart point
     history: deque = field(default_factory=deque)
 
 
@@ -189,7 +190,7 @@ class RacEngine(Engine):
             st.bound = max(st.bound, lwn.scn)
             st.lwn_start = (header.sequence, lwn.first_block * header.block_size)
             if lwn.records:
-                st.history.append((lwn.records[0].scn, *st.lwn_start))
+                st.history.append((lwn.records[-1].scn, *st.lwn_start))  # sorted: the last is the highest
         return True
 
     def _lwn_done(self, st: _Thread) -> None:
@@ -249,25 +250,13 @@ class RacEngine(Engine):
         out = []
         for t, st in sorted(self.threads.items()):
             if st.lwn is not None:
-                pos = st.lwn_start
+                current = st.lwn_start
             elif st.next_pos is not None:
-                pos = st.next_pos
+                current = st.next_pos
             else:
-                pos = self.starts.get(t, (0, 0))
-            if oldest is not None and st.history:
-                hist = st.history
-                keep = 0
-                for i in range(len(hist) - 1, -1, -1):
-                    if hist[i][0] < oldest:
-                        keep = i
-                        break
-                for _ in range(keep):
-                    hist.popleft()
-                pos = min(pos, (hist[0][1], hist[0][2]))
-            elif oldest is None:
-                while len(st.history) > 1 and (st.history[0][1], st.history[0][2]) < pos:
-                    st.history.popleft()
-            out.append((t, pos[0], pos[1], st.lwn_scn))
+                current = self.starts.get(t, (0, 0))
+            seq, offset = restart_position(current, st.history, oldest)
+            out.append((t, seq, offset, st.lwn_scn))
         return out
 
     def thread_status(self) -> str:

@@ -22,6 +22,7 @@ produced them in.
 from __future__ import annotations
 
 import heapq
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
@@ -74,6 +75,9 @@ class ThreadCursor:
         self._lwns = self._iter_lwns()
         self._lwn: Lwn | None = None
         self._index = 0
+        self.lwn_start: tuple[int, int] | None = None  # (sequence, offset) of the LWN being handed out
+        self.next_pos: tuple[int, int] | None = None  # (sequence, offset) after the last LWN analysed
+        self.history: deque = deque()  # (highest record SCN, sequence, offset) per LWN, for restart points
 
     def _iter_lwns(self) -> Iterator[tuple[RedoHeader, RedoFile, Lwn | None]]:
         for redo in self.files:
@@ -98,6 +102,7 @@ class ThreadCursor:
                 return None
             header, redo, nxt = item
             if nxt is None:
+                self.next_pos = (header.sequence + 1, 0)
                 self._file_done(redo)
                 self.progress.bound = max(self.progress.bound, header.next_scn)
                 continue
@@ -106,6 +111,17 @@ class ThreadCursor:
                 self.progress.sequence = header.sequence
             self._lwn, self._index = nxt, 0
             self.progress.bound = max(self.progress.bound, nxt.scn)
+            self.lwn_start = (header.sequence, nxt.first_block * header.block_size)
+            if nxt.records:
+                self.history.append((nxt.records[-1].scn, *self.lwn_start))  # sorted: the last is the highest
+
+    def position(self) -> tuple[int, int]:
+        """(sequence, offset) of the LWN being handed out, or just after the last one analysed."""
+        if self._lwn is not None and self.lwn_start is not None:
+            return self.lwn_start
+        if self.next_pos is not None:
+            return self.next_pos
+        return (self.files[0].sequence, 0) if self.files else (0, 0)
 
     def advance(self) -> None:
         """The head record was consumed."""
@@ -115,6 +131,7 @@ class ThreadCursor:
         assert self.header is not None
         p = self.progress
         p.offset, p.lwn_scn, p.lwn_time = lwn.end_block * self.header.block_size, lwn.scn, lwn.time
+        self.next_pos = (self.header.sequence, p.offset)
         if self.on_lwn_done is not None:
             self.on_lwn_done(self, lwn)
 
@@ -159,6 +176,27 @@ class ThreadMerge:
         """Every commit below this SCN has been handed out (the smallest thread bound)."""
         bounds = [c.progress.bound for c in self.cursors if not c.progress.done]
         return min(bounds) if bounds else max((c.progress.bound for c in self.cursors), default=0)
+
+
+def restart_position(current: tuple[int, int], history: deque, oldest_begin: int | None) -> tuple[int, int]:
+    """Where one thread must be re-read from for a restart point (docs/rac.md, Checkpoints).
+
+    ``current`` is (sequence, offset) of the thread's LWN being analysed (or just after its
+    last one); ``history`` holds (highest record SCN, sequence, offset) of its LWNs since the
+    last restart point, oldest first, and is pruned; ``oldest_begin`` is the lowest begin SCN
+    of the transactions still open (None: none). Every record of an open transaction has an
+    SCN at or above its begin, so an LWN whose records are all below it can be skipped; the
+    first LWN holding a record at or above it is where the thread must be re-read from.
+    """
+    if oldest_begin is not None:
+        while history and history[0][0] < oldest_begin:
+            history.popleft()  # never needed again: the oldest begin SCN only grows
+        if history:
+            return min(current, (history[0][1], history[0][2]))
+        return current
+    while history and (history[0][1], history[0][2]) < current:
+        history.popleft()
+    return current
 
 
 def group_by_thread(files: list[RedoFile]) -> dict[int, list[RedoFile]]:

@@ -146,3 +146,32 @@ def test_redogen_threads_option_and_dump_show_the_thread(tmp_path: Path, capsys:
     assert {parse_headers(f.read_bytes()[:8192]).thread for f in files} == {1, 2, 3}
     assert main(["dump", str(files[-1])]) == 0
     assert " thread 3, sequence " in capsys.readouterr().out
+
+
+def test_batch_run_writes_a_restart_point_per_thread(tmp_path: Path) -> None:
+    """A RAC batch run ends with OLR's checkpoint file plus "threads": each thread's position,
+    held back to the first LWN holding an SCN at or above the begin of a transaction still open."""
+    import json
+
+    sc = Scenario.from_dict({
+        "threads": 2, "version": "19",
+        "tables": [{"owner": "APP", "name": "T", "primary-key": ["ID"], "columns": ["ID NUMBER NOT NULL", "V NUMBER"]}],
+        "timeline": [
+            {"insert": "T", "s": 1, "t": 1, "values": {"ID": 1, "V": 1}},
+            {"commit": 1},
+            {"insert": "T", "s": 2, "t": 2, "values": {"ID": 2, "V": 2}, "wait": 1},   # left open
+            {"insert": "T", "s": 1, "t": 1, "values": {"ID": 3, "V": 3}, "wait": 1},
+            {"commit": 1},
+        ]})
+    result = generate(sc, tmp_path)
+    assert run_pipeline(result.config) == 0
+    points = sorted(result.checkpoint.parent.glob("TEST-chkpt-*.json"))
+    assert len(points) == 2  # the one the run started from, and the run's restart point
+    doc = json.loads(points[-1].read_text())
+    threads = {t["thread"]: (t["seq"], t["offset"]) for t in doc["threads"]}
+    # Thread 2: the LWN where the open transaction began (block 3, after the heartbeat LWN).
+    assert threads[2] == (1, 3 * 512)
+    # Thread 1: not before its LWNs whose records are all below that begin SCN (heartbeat, ID 1),
+    # not past its LWN holding higher SCNs (ID 3's insert and commit, re-read, then dropped).
+    assert (1, 3 * 512) < threads[1] < (2, 0)
+    assert (doc["seq"], doc["offset"]) == threads[1]
