@@ -9,8 +9,8 @@ holds the merge until its redo arrives.
 
 Stream positions: commits come out in (commit SCN, thread) order, so a message's position is
 ``(commit SCN, thread, (sequence, LWN offset, rank) packed, index)``; a restart re-reads every
-thread from the schema checkpoint the run started from and drops messages at or below the
-confirmed position.
+thread from the newest restart point whose cut is below the confirmed commit SCN (or from the
+checkpoint the run started from) and drops messages at or below the confirmed position.
 
 Restart points (schema checkpoints with OLR's file plus ``"threads"``): taken after an LWN,
 at the cut = the SCN of the last record analysed. Per thread the restart position is the
@@ -68,7 +68,6 @@ class _Thread:
 class RacEngine(Engine):
     """:class:`Engine` over several redo threads (``followers``: thread -> follower)."""
 
-    schema_checkpoints = False  # the single-thread LWN checkpoints; RAC ones go to on_rac_checkpoint
 
     def __init__(self, parser: Any, fmt: Any, writer: Any, followers: dict[int, RedoFollower], **kw: Any):
         super().__init__(parser, fmt, writer, next(iter(followers.values())), **kw)
