@@ -125,7 +125,7 @@ def test_lagging_thread_holds_the_merge(tmp_path: Path) -> None:
             size = output.stat().st_size if output.exists() else 0
             if size != last:
                 last, stable_since = size, time.monotonic()
-            elif size and time.monotonic() - stable_since > 1.5:
+            elif size and time.monotonic() - stable_since > 3.0:
                 break
             time.sleep(0.05)
         partial = output.read_bytes()
@@ -167,7 +167,7 @@ def test_idle_instance_heartbeats_release_the_live_merge(tmp_path: Path, heartbe
             size = output.stat().st_size if output.exists() else 0
             if size != last:
                 last, stable_since = size, time.monotonic()
-            elif size and time.monotonic() - stable_since > 1.5:
+            elif size and time.monotonic() - stable_since > 3.0:
                 break
             time.sleep(0.05)
     finally:
