@@ -39,6 +39,10 @@ def _cmd_check_config(args: argparse.Namespace) -> int:
 
     problems = explain_config(args.file)
     if not problems:
+        from replicator.config.redosource import explain_redo_source
+
+        for line in explain_redo_source(args.file):
+            print(f"{args.file}: {line}")
         print(f"{args.file}: OK")
         return 0
     for problem in problems:

@@ -93,3 +93,25 @@ class RedoSourceConfig(OlrModel):
         if self.type == "asm":
             return f"asm {self.user}@{self.server} as {self.privilege}, {self.parallelism} sessions"
         return "local files"
+
+
+def explain_redo_source(path: str) -> list[str]:
+    """What ``check-config`` says about a valid config's remote redo source (nothing for local)."""
+    from replicator.config import load_config
+    from replicator.errors import ReplicatorError
+
+    try:
+        cfg = load_config(path).source[0].reader.redo_source
+    except ReplicatorError:
+        return []
+    if cfg.type == "sftp":
+        return [f"reader.redo-source: {cfg.describe()} with key {cfg.key_file}, host key checked against "
+                + ("nothing (accept-unknown-host-key 1)" if cfg.accept_unknown_host_key else cfg.known_hosts)
+                + f"; {cfg.read_requests} reads of {cfg.read_size_kb} KB in flight; after a dropped connection "
+                f"{cfg.reconnect_tries} reconnection tries, {cfg.reconnect_delay_ms} ms doubling to "
+                f"{cfg.reconnect_max_delay_ms} ms"
+                + (f"; {len(cfg.path_mapping_pairs)} path mapping(s)" if cfg.path_mapping else "")]
+    if cfg.type == "asm":
+        return [f"reader.redo-source: {cfg.describe()}, reading DBMS_DISKGROUP pieces under 32 KB"
+                + (f"; {len(cfg.path_mapping_pairs)} path mapping(s)" if cfg.path_mapping else "")]
+    return []

@@ -123,6 +123,11 @@ class SshServer:
         self.pid = proc.pid
         self._proc = proc
 
+    @property
+    def min_kill(self) -> int:
+        """Processes a mid-stream kill must hit: sshd's listener and a session; asyncssh's one process."""
+        return 2 if self.kind == "sshd" else 1
+
     def kill(self) -> int:
         """SIGKILL the server and every session process it forked; returns how many were killed."""
         if not self.pid:
@@ -140,6 +145,8 @@ class SshServer:
 
     def sessions(self) -> int:
         """Session processes (sshd) or 1 if the asyncssh server runs."""
+        if self.kind == "asyncssh":
+            return 1 if self.pid and self._proc.poll() is None else 0
         return len(_descendants(self.pid)) if self.pid else 0
 
     def stop(self) -> None:
