@@ -9,7 +9,6 @@ cluster SCN order.
 
 from __future__ import annotations
 
-import os
 import time
 from typing import TYPE_CHECKING, Callable
 
@@ -27,7 +26,7 @@ def run_merged(pipeline: Pipeline, files: list[RedoFile],
     t0 = time.perf_counter()
     parser = pipeline.parser
     stats = pipeline.stats
-    cursors = [ThreadCursor(thread, group, pipeline.verify_checksum)
+    cursors = [ThreadCursor(thread, group, pipeline.verify_checksum, pipeline.source)
                for thread, group in group_by_thread(files).items()]
 
     def lwn_done(cursor: ThreadCursor, lwn: Lwn) -> None:
@@ -36,7 +35,7 @@ def run_merged(pipeline: Pipeline, files: list[RedoFile],
             pipeline.on_lwn(cursor.file, lwn)
 
     def file_done(cursor: ThreadCursor, redo: RedoFile) -> None:
-        size = os.path.getsize(redo.path)
+        size = redo.size if redo.size >= 0 else pipeline.source.size(redo.path)
         cursor.progress.bytes_read += size
         stats.files += 1
         stats.bytes_read += size

@@ -29,6 +29,7 @@ from typing import Callable, Iterator
 from replicator.redo.header import RedoHeader
 from replicator.redo.reader import RedoFile, read_lwns
 from replicator.redo.records import Lwn, Record
+from replicator.redo.source import LOCAL, RedoSource
 
 
 @dataclass(slots=True)
@@ -63,10 +64,12 @@ class ThreadCursor:
     ``on_file_done(cursor, redo)`` after the last LWN of a file.
     """
 
-    def __init__(self, thread: int, files: list[RedoFile], verify_checksum: bool = True):
+    def __init__(self, thread: int, files: list[RedoFile], verify_checksum: bool = True,
+                 source: RedoSource = LOCAL):
         self.thread = thread
         self.files = files
         self.verify_checksum = verify_checksum
+        self.source = source
         self.progress = ThreadProgress(thread)
         self.header: RedoHeader | None = None
         self.file: RedoFile | None = None
@@ -82,7 +85,7 @@ class ThreadCursor:
     def _iter_lwns(self) -> Iterator[tuple[RedoHeader, RedoFile, Lwn | None]]:
         for redo in self.files:
             headers: list[RedoHeader] = []
-            for lwn in read_lwns(redo.path, self.verify_checksum, header_out=headers):
+            for lwn in read_lwns(redo.path, self.verify_checksum, header_out=headers, source=self.source):
                 yield headers[0], redo, lwn
             yield headers[0], redo, None  # end of file
 
