@@ -139,8 +139,9 @@ def _report(result: Any, took: float) -> int:
     print(f"{len(result.logs)} redo log(s), {mb:.1f} MB in {took:.1f}s ({mb / max(took, 1e-9):.1f} MB/s); "
           f"{result.stats['transactions']} committed, {result.stats['rollbacks']} rolled back, "
           f"{result.stats['rows']} row changes kept")
+    threads = len({log.thread for log in result.logs})
     for log in result.logs:
-        print(f"  {f'thread {log.thread} ' if sc.threads > 1 else ''}seq {log.sequence}: {log.path} "
+        print(f"  {f'thread {log.thread} ' if threads > 1 else ''}seq {log.sequence}: {log.path} "
               f"SCN {log.first_scn}-{log.next_scn}")
     print(f"config:   {result.config}\ncheckpoint: {result.checkpoint}")
     if result.expected:
