@@ -162,7 +162,7 @@ def parse_message(value: bytes | None, key: bytes | None, hints: FormatHints,
         from replicator.spark.debezium import is_debezium, parse_debezium
 
         if is_debezium(doc):
-            return parse_debezium(doc, meta)
+            return parse_debezium(doc, meta, hints.binary_handling_mode)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         return [dict(meta, kind="error", error=f"{where}: cannot read the message ({type(exc).__name__}: {exc})")]
     return [dict(meta, kind="error", error=f"{where}: neither OpenLogReplicator JSON (payload, c_scn) "

@@ -53,8 +53,9 @@ def kafka_records(spark: Any, opts: JobOptions, kind: str) -> Any:
         reader = spark.readStream.format(NAME)
     else:
         reader = spark.readStream.format("kafka").option("failOnDataLoss", "true")
-    reader = (reader.option("kafka.bootstrap.servers", opts.bootstrap_servers).option("subscribe", opts.topic)
-              .option("startingOffsets", opts.starting_offsets))
+    reader = reader.option("kafka.bootstrap.servers", opts.bootstrap_servers)
+    reader = (reader.option("subscribePattern", opts.topic_pattern) if opts.topic_pattern
+              else reader.option("subscribe", opts.topic)).option("startingOffsets", opts.starting_offsets)
     if opts.max_offsets_per_trigger:
         reader = reader.option("maxOffsetsPerTrigger", str(opts.max_offsets_per_trigger))
     for key, value in opts.kafka_properties.items():
