@@ -41,11 +41,18 @@ def metadata_schema() -> list[tuple[str, Any]]:
     return [(n, arrow_type(t)) for n, t in METADATA]
 
 
+_ZONE: Final = re.compile(r"^(.*\d)([+-])(\d\d):?(\d\d)$")
+
+
 def _timestamp_us(text: str, unit: str) -> int:
     t = text.strip()
     if t.lstrip("-").isdigit():
         div, mul = _UNIT_US.get(unit, _UNIT_US["ns"])
         return int(t) // div * mul
+    zone = _ZONE.match(t) if "T" in t or " " in t else None
+    if zone:  # an offset (Debezium ZonedTimestamp): the instant in UTC
+        offset = (int(zone[3]) * 60 + int(zone[4])) * 60_000_000
+        return iso_to_us(zone[1]) - (offset if zone[2] == "+" else -offset)
     return iso_to_us(t)
 
 

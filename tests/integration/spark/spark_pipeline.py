@@ -1,7 +1,7 @@
 """Helpers of the Spark tests: scenario -> replicator -> Kafka, the job as a process, lake checks.
 
-The lake is read back with pyarrow (no Spark session needed in the test process): the
-current snapshot's bucket links are followed, as any reader of the lake would.
+The lake is read back with delta-rs (no Spark session needed in the test process), as any
+Delta reader would.
 """
 
 from __future__ import annotations
@@ -165,25 +165,20 @@ def _env() -> dict[str, str]:
 
 
 def manifest(lake: Path) -> dict[str, Any] | None:
-    """The current snapshot's manifest, or None before the first commit."""
-    link = lake / "tables"
-    if not link.is_symlink():
+    """The job state after the last committed batch (``batch``, ``tables``...), or None before it."""
+    from replicator.spark.lakestore import DeltaLake
+
+    st = DeltaLake(str(lake)).load_state()
+    if st.batch < 0:
         return None
-    return json.loads((link.resolve().parent / "manifest.json").read_text())
+    return {**json.loads(st.to_json()), "pending": st.pending_rows}
 
 
 def lake_rows(lake: Path, table: str) -> list[dict[str, Any]]:
-    """Current rows of a table (with metadata columns), read with pyarrow."""
-    import pyarrow.parquet as pq
+    """Current rows of a table (with metadata columns, no tombstones), read with delta-rs."""
+    from replicator.spark.reader import read_rows_arrow
 
-    from replicator.spark.store import dir_name
-
-    tdir = (lake / "tables").resolve() / dir_name(table)
-    out: list[dict[str, Any]] = []
-    for bucket in sorted(tdir.iterdir()) if tdir.is_dir() else []:
-        for f in sorted(bucket.resolve().glob("*.parquet")):
-            out += pq.read_table(f).to_pylist()
-    return out
+    return read_rows_arrow(str(lake), table)
 
 
 def assert_tables_equal(lake: Path, case: Case) -> int:
@@ -212,18 +207,8 @@ def assert_tables_equal(lake: Path, case: Case) -> int:
 
 def positions(lake: Path, table: str) -> dict[str, tuple[int, int, int, int]]:
     """Key -> stored position of every row and tombstone of a table."""
-    import pyarrow.parquet as pq
+    from replicator.spark.lakestore import DeltaLake
 
-    from replicator.spark.store import dir_name
-
-    m = manifest(lake)
-    assert m is not None
-    out = {}
-    versions = m["tables"][table]["buckets"]
-    for b, version in versions.items():
-        for deleted in ("false", "true"):
-            d = lake / "_data" / dir_name(table) / version / f"bucket={b}" / f"_deleted={deleted}"
-            for f in d.glob("*.parquet") if d.is_dir() else []:
-                for r in pq.read_table(f, columns=["_key", "_commit_scn", "_c_scn", "_c_idx", "_elem"]).to_pylist():
-                    out[r["_key"]] = (r["_commit_scn"], r["_c_scn"], r["_c_idx"], r["_elem"])
-    return out
+    rows = DeltaLake(str(lake)).read_rows(table)
+    assert rows is not None
+    return {r["_key"]: (r["_commit_scn"], r["_c_scn"], r["_c_idx"], r["_elem"]) for r in rows.to_pylist()}

@@ -38,9 +38,10 @@ def _metrics(lake: Path) -> list[dict[str, Any]]:
 
 
 def _changelog_rows(lake: Path) -> int:
-    import pyarrow.parquet as pq
+    from deltalake import DeltaTable
 
-    return sum(pq.ParquetFile(f).metadata.num_rows for f in (lake / "changes").rglob("*.parquet"))
+    log = DeltaTable(str(lake / "changes")).to_pyarrow_table(columns=["op"])
+    return sum(1 for op in log["op"].to_pylist() if op != "ddl")
 
 
 def _row_changes(case: Case) -> int:
