@@ -34,7 +34,8 @@ from replicator.spark.state import JobState
 from replicator.spark.tablefold import change_rows, change_schema, conform_stored, fold_table, key_rows, plan_tables
 
 log = logging.getLogger("replicator.spark")
-# Tests only: SIGKILL the driver after this many table commits (between two tables' commits).
+# Tests only: SIGKILL the driver at the first table commit, after at least this many, that is
+# followed by another table's commit in the same batch (so the kill lands between two tables).
 CRASH_ENV = "REPLICATOR_SPARK_TEST_KILL_AFTER_TABLE_COMMITS"
 
 
@@ -74,9 +75,9 @@ class BatchApplier:
         started = time.monotonic()
         self._apply(batch.toArrow(), batch_id, BatchMetrics(batch_id), started)
 
-    def _committed(self) -> None:
+    def _committed(self, more: bool) -> None:
         self._commits += 1
-        if self._crash_after and self._commits >= self._crash_after:
+        if self._crash_after and self._commits >= self._crash_after and more:
             log.warning("test hook %s: killing the driver after %d table commits", CRASH_ENV, self._commits)
             os.kill(os.getpid(), signal.SIGKILL)
 
@@ -128,15 +129,13 @@ class BatchApplier:
                 log_cols.setdefault(c, []).extend(values)
         if log_cols.get("table") and not lake.done(lake.changes_uri, app, batch_id):
             lake.append_changes(pa.Table.from_pydict(log_cols, schema=change_schema()), app, batch_id)
-        for name, f in folded.items():
-            plan = plans[name]
-            if plan.rewrite:
-                lake.overwrite(name, f.rows, app, batch_id)
-            elif f.rows.num_rows:
-                lake.merge(name, f.rows, app, batch_id)
+        todo = [n for n, f in folded.items() if plans[n].rewrite or f.rows.num_rows]
+        for i, name in enumerate(todo):
+            if plans[name].rewrite:
+                lake.overwrite(name, folded[name].rows, app, batch_id)
             else:
-                continue
-            self._committed()
+                lake.merge(name, folded[name].rows, app, batch_id)
+            self._committed(i + 1 < len(todo))
 
         ready_scns = [s for s, k in zip(ev["commit_scn"], ev["kind"]) if k in ("dml", "ddl") and s is not None]
         times = [t for t in ev["commit_ts"] if t is not None] or [t for t in ev["k_ts"] if t is not None]

@@ -136,26 +136,22 @@ def run_job(cmd: list[str], timeout: float = 240) -> str:
     return proc.stderr
 
 
-def kill_after_batches(cmd: list[str], batches: int, timeout: float = 180) -> int:
-    """Start the job, SIGKILL it once ``batches`` batches are committed; returns the last batch seen."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=_env(),
-                            start_new_session=True)
-    deadline = time.monotonic() + timeout
-    lake = Path(cmd[cmd.index("--lake") + 1])
+def kill_between_tables(cmd: list[str], after: int, timeout: float = 240) -> None:
+    """Run the job with the test hook that SIGKILLs its driver between two tables' commits of a
+    batch (at the first such point after ``after`` table commits); wait for that death."""
+    from replicator.spark.apply import CRASH_ENV
+
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env={**_env(), CRASH_ENV: str(after)}, start_new_session=True)
     try:
-        while time.monotonic() < deadline:
-            m = manifest(lake)
-            if m is not None and m["batch"] >= batches - 1:
-                time.sleep(0.7)  # let the next batch start, so the kill lands mid-batch
-                return int(m["batch"])
-            if proc.poll() is not None:
-                raise AssertionError(f"job ended early: {proc.stderr.read()[-3000:] if proc.stderr else ''}")
-            time.sleep(0.2)
-        raise AssertionError("the job committed too few batches in time")
+        _, err = proc.communicate(timeout=timeout)
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)  # the JVM child too
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the JVM child too, if it outlived the driver
+        except ProcessLookupError:
+            pass
         proc.wait(30)
+    assert proc.returncode == -signal.SIGKILL, f"the job was not killed: {err[-3000:]}"
 
 
 def _env() -> dict[str, str]:

@@ -20,7 +20,7 @@ from spark_pipeline import (
     assert_tables_equal,
     job_command,
     kafka_config,
-    kill_after_batches,
+    kill_between_tables,
     make_case,
     manifest,
     positions,
@@ -61,11 +61,18 @@ def test_kill_restart_and_replay_keep_tables_equal(spark: Any, broker: Any, tmp_
     lake = tmp_path / "lake"
     base = job_command(lake, cfg, *case.rowid_args())
 
-    # 1. Small batches, SIGKILL while a batch is running.
-    killed_at = kill_after_batches([*base, "--max-offsets-per-trigger", "50", "--trigger-seconds", "0.2"], 2)
-    assert killed_at >= 1
+    # 1. Small batches, SIGKILL of the driver between two tables' commits of a batch.
+    kill_between_tables([*base, "--max-offsets-per-trigger", "50", "--trigger-seconds", "0.2"], 4)
+    st = manifest(lake)
+    assert st is not None  # mid-stream: batches were committed before
     first = _metrics(lake)
     assert any(m["pending"] for m in first), "transactions should have been split across batches"
+    from replicator.spark.lakestore import DeltaLake
+
+    store = DeltaLake(str(lake))
+    app = f"replicator-spark-{st['query_id']}"
+    killed = [t for t in case.tables if store.done(store.table_uri(t), app, st["batch"] + 1)]
+    assert killed, "the kill should land after a table's commit of the next batch"
 
     # 2. Restart from the checkpoint and drain the topic (in this process: no second JVM start).
     with caplog.at_level("INFO", logger="replicator.spark"):

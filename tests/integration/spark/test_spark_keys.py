@@ -1,4 +1,4 @@
-"""Redo -> replicator -> Kafka (tansu) -> Spark job: key updates, producer replays, kill -9.
+"""Redo -> replicator -> Kafka (tansu) -> Spark job: key updates and producer replays.
 
 A scenario of primary-key updates written as redo: single- and multi-column keys, a key
 moved after an update of the same row in its transaction, a key moved right after its
@@ -13,9 +13,6 @@ reference to the dictionary.
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +21,6 @@ from spark_kafka import create_topic, produce_lines
 from spark_pipeline import (
     FORMAT,
     Case,
-    _env,
     assert_tables_equal,
     job_command,
     kafka_config,
@@ -144,43 +140,3 @@ def test_key_updates_replay_leftover_and_pending_check(spark: Any, broker: Any, 
     with pytest.raises(ReplicatorError, match="ends inside transactions") as err:
         run_in_process(spark, [*base, "--available-now"])
     assert err.value.code == 20100
-
-
-@pytest.mark.slow
-def test_kill_9_between_two_tables_commits(spark: Any, broker: Any, tmp_path: Path) -> None:
-    from deltalake import DeltaTable
-
-    from replicator.spark.apply import CRASH_ENV
-
-    case = key_case(tmp_path / "case")
-    topic = "kill9"
-    create_topic(broker.bootstrap, topic, 1)
-    produce(case, broker.bootstrap, topic)
-    cfg = kafka_config(case, broker.bootstrap, topic)
-    lake = tmp_path / "lake"
-    cmd = [*job_command(lake, cfg), "--available-now"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env={**_env(), CRASH_ENV: "1"}, start_new_session=True)
-    try:
-        _, err = proc.communicate(timeout=240)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # the JVM child, if it outlived the driver
-        except ProcessLookupError:
-            pass
-    assert proc.returncode == -signal.SIGKILL, err[-3000:]
-    # The kill landed between the two tables' commits of the first batch.
-    assert manifest(lake) is None
-    committed = [t for t in case.tables if DeltaTable.is_deltatable(str(lake / "tables" / t))]
-    assert len(committed) == 1, committed
-    assert DeltaTable.is_deltatable(str(lake / "changes"))
-
-    run_in_process(spark, [*job_command(lake, cfg), "--available-now"])
-    assert assert_tables_equal(lake, case) == 10
-    row_changes = sum(1 for line in case.expected_json.read_bytes().splitlines()
-                      for el in json.loads(line)["payload"] if el["op"] in ("c", "u", "d"))
-    log = DeltaTable(str(lake / "changes")).to_pyarrow_table(columns=["op"])
-    assert log.num_rows == row_changes  # the change log committed once, before the crash
-    assert DeltaTable(str(lake / "tables" / committed[0])).version() == 0  # not merged again
