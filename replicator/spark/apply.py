@@ -73,7 +73,10 @@ class BatchApplier:
             self.sink.record(BatchMetrics(batch_id, skipped=True, applied_scn=st.applied_scn))
             return
         started = time.monotonic()
-        self._apply(batch.toArrow(), batch_id, BatchMetrics(batch_id), started)
+        metrics = BatchMetrics(batch_id)
+        events = batch.toArrow()  # the Spark job: Kafka read and parse in the executors
+        metrics.read_seconds = time.monotonic() - started
+        self._apply(events, batch_id, metrics, started)
 
     def _committed(self, more: bool) -> None:
         self._commits += 1
@@ -123,6 +126,7 @@ class BatchApplier:
                 stored = conform_stored(stored, plan)
             folded[name] = fold_table(ev, plan, stored, opts.hints.timestamp, opts.unbounded_number)
 
+        metrics.fold_seconds = time.monotonic() - started - metrics.read_seconds
         log_cols: dict[str, list[Any]] = {}
         for name, f in folded.items():
             for c, values in change_rows(ev, name, f.changes, f.change_keys, plans[name].ddl).items():

@@ -36,7 +36,6 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--partitions", type=int, default=3, help="partitions of the topic")
     p.add_argument("--max-offsets-per-trigger", type=int, default=15000,
                    help="records per batch (default 15000; the first batch also pays the JVM warm-up)")
-    p.add_argument("--buckets", type=int, default=8, help="hash buckets per table (default 8)")
     p.add_argument("--bootstrap-servers", default="", help="use this broker instead of a local tansu")
     p.add_argument("--master", default="local[2]")
     p.add_argument("--workdir", default="", help="keep files here (default: a temporary directory)")
@@ -89,7 +88,7 @@ def throughput(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any)
     produce_s = time.monotonic() - started
     lake = work / "lake-oltp"
     opts = JobOptions(lake=str(lake), bootstrap_servers=bootstrap, topic="bench.oltp", available_now=True,
-                      max_offsets_per_trigger=args.max_offsets_per_trigger, buckets=args.buckets,
+                      max_offsets_per_trigger=args.max_offsets_per_trigger,
                       rowid_tables=[t.full_name for t in sc.tables if t.supplemental == "none"])
     started = time.monotonic()
     run_job(opts, spark=spark)

@@ -43,6 +43,8 @@ class BatchMetrics:
     lag_scn: int = 0
     lag_seconds: float | None = None
     duration_seconds: float = 0.0
+    read_seconds: float = 0.0  # the Spark job reading and parsing the batch
+    fold_seconds: float = 0.0  # transactions, keys and fold on the driver (incl. reading stored rows)
     committed_at: float = 0.0
     skipped: bool = False  # the batch was already committed (a retry after a crash)
 
@@ -57,7 +59,8 @@ class BatchMetrics:
         return (f"batch {self.batch}: {self.messages} messages, {self.ready} row changes ready, "
                 f"{self.applied} applied, {self.stale} stale, {self.pending} events pending "
                 f"({self.incomplete_txns} incomplete txns), {self.tables} tables, applied SCN {self.applied_scn}, "
-                f"lag {self.lag_scn} SCN / {lag_s}, {self.duration_seconds:.2f}s ({self.rows_per_second:.0f} rows/s)")
+                f"lag {self.lag_scn} SCN / {lag_s}, {self.duration_seconds:.2f}s (read {self.read_seconds:.2f}s, fold "
+                f"{self.fold_seconds:.2f}s; {self.rows_per_second:.0f} rows/s)")
 
 
 class MetricsSink:

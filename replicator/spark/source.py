@@ -10,7 +10,9 @@ last committed batch ended and re-reads the same range for a batch it had not co
 Options (Spark lower-cases option names): ``kafka.bootstrap.servers``, ``subscribe`` (topics,
 comma-separated) or ``subscribePattern`` (a regular expression; new topics are picked up
 from their first offset), ``startingOffsets`` (earliest | latest), ``maxOffsetsPerTrigger``, and any other
-``kafka.<librdkafka property>``. Supports ``Trigger.AvailableNow``.
+``kafka.<librdkafka property>``, and ``replicator.hints`` (the job's format hints as JSON:
+the rows are then parsed events, :func:`replicator.spark.parse.parse_batches`, made in the
+worker that read them). Supports ``Trigger.AvailableNow``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMa
 from replicator.spark import kafka_io
 
 NAME = "replicator_kafka"
-SPLIT_ROWS = 250_000  # a larger offset range is read by several tasks
+SPLIT_ROWS = 250_000
+HINTS = "replicator.hints"  # option: parse the records into events (the job's format hints, JSON)  # a larger offset range is read by several tasks
 
 
 class KafkaRange(InputPartition):
@@ -58,6 +61,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             raise ValueError(f"{NAME}: give exactly one of the options subscribe (topics) and subscribePattern")
         self.starting = options.get("startingoffsets", "earliest")
         self.max_rows = int(options.get("maxoffsetspertrigger", "0") or 0)
+        self.hints = options.get(HINTS)
         self._consumer: Any = None
         self._target: dict[TP, int] | None = None  # Trigger.AvailableNow end
 
@@ -124,7 +128,13 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def read(self, partition: KafkaRange) -> Iterator[Any]:  # type: ignore[override]
         """The records of one range (runs in a Python worker)."""
-        yield from kafka_io.read_range(self.props, partition.topic, partition.part, partition.start, partition.end)
+        records = kafka_io.read_range(self.props, partition.topic, partition.part, partition.start, partition.end)
+        if self.hints is None:
+            yield from records
+        else:  # parsed where they are read: no second Python worker, no map columns through the JVM twice
+            from replicator.spark.parse import parse_batches
+
+            yield from parse_batches(records, self.hints)
 
     def commit(self, end: dict[str, Any]) -> None:
         """Nothing to do: offsets live in the Spark checkpoint, not in Kafka."""
@@ -157,8 +167,12 @@ class KafkaDataSource(DataSource):
         """The format name."""
         return NAME
 
-    def schema(self) -> str:
-        """The native Kafka source's columns."""
+    def schema(self) -> Any:
+        """The native Kafka source's columns, or parsed events with the ``replicator.hints`` option."""
+        if HINTS in self.options:
+            from replicator.spark.parse import event_spark_schema
+
+            return event_spark_schema()
         return kafka_io.KAFKA_SCHEMA
 
     def streamReader(self, schema: Any) -> KafkaStreamReader:
