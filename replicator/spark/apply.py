@@ -21,6 +21,7 @@ import os
 import signal
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
@@ -53,6 +54,7 @@ class BatchApplier:
         self._started = threading.Event()
         self._commits = 0
         self._crash_after = int(os.environ.get(CRASH_ENV, "0") or 0)
+        self.threads = 4  # tables read, folded and merged at once (delta-rs works outside the GIL)
 
     def set_query(self, query_id: str) -> None:
         """The streaming query's id (from the checkpoint): part of the application transaction id."""
@@ -77,6 +79,19 @@ class BatchApplier:
         events = batch.toArrow()  # the Spark job: Kafka read and parse in the executors
         metrics.read_seconds = time.monotonic() - started
         self._apply(events, batch_id, metrics, started)
+
+    def _fold(self, ev: dict[str, list[Any]], name: str, plan: Any) -> Any:
+        """Read what the table stores for the batch's keys (every row when it is rewritten) and fold."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        stored = self.lake.read_rows(name)
+        if stored is not None and not plan.rewrite:
+            touched = {k for pair in plan.keys for k in pair if k is not None}
+            stored = stored.filter(pc.is_in(stored["_key"], pa.array(sorted(touched), pa.string())))
+        elif plan.rewrite:
+            stored = conform_stored(stored, plan)
+        return fold_table(ev, plan, stored, self.opts.hints.timestamp, self.opts.unbounded_number)
 
     def _committed(self, more: bool) -> None:
         self._commits += 1
@@ -110,22 +125,10 @@ class BatchApplier:
         plans = plan_tables(ev, st.tables, self.keys)
         key_rows(ev, plans)  # every table's keys checked before anything is written
 
-        folded, done = {}, set()
-        for name, plan in plans.items():
-            uri = lake.table_uri(name)
-            if lake.done(uri, app, batch_id):
-                done.add(name)
-                continue
-            stored = lake.read_rows(name)
-            if stored is not None and not plan.rewrite:
-                import pyarrow.compute as pc
-
-                touched = {k for pair in plan.keys for k in pair if k is not None}
-                stored = stored.filter(pc.is_in(stored["_key"], pa.array(sorted(touched), pa.string())))
-            elif plan.rewrite:
-                stored = conform_stored(stored, plan)
-            folded[name] = fold_table(ev, plan, stored, opts.hints.timestamp, opts.unbounded_number)
-
+        done = {name for name in plans if lake.done(lake.table_uri(name), app, batch_id)}
+        work = [name for name in plans if name not in done]
+        with ThreadPoolExecutor(max_workers=self.threads) as pool:  # delta-rs reads outside the GIL
+            folded = dict(zip(work, pool.map(lambda name: self._fold(ev, name, plans[name]), work)))
         metrics.fold_seconds = time.monotonic() - started - metrics.read_seconds
         log_cols: dict[str, list[Any]] = {}
         for name, f in folded.items():
@@ -134,12 +137,20 @@ class BatchApplier:
         if log_cols.get("table") and not lake.done(lake.changes_uri, app, batch_id):
             lake.append_changes(pa.Table.from_pydict(log_cols, schema=change_schema()), app, batch_id)
         todo = [n for n, f in folded.items() if plans[n].rewrite or f.rows.num_rows]
-        for i, name in enumerate(todo):
+
+        def commit(name: str) -> None:
             if plans[name].rewrite:
                 lake.overwrite(name, folded[name].rows, app, batch_id)
             else:
                 lake.merge(name, folded[name].rows, app, batch_id)
-            self._committed(i + 1 < len(todo))
+
+        if self._crash_after:  # one by one, so the test hook lands between two tables' commits
+            for i, name in enumerate(todo):
+                commit(name)
+                self._committed(i + 1 < len(todo))
+        else:  # one commit per table, each atomic by itself: no order among them is needed
+            with ThreadPoolExecutor(max_workers=self.threads) as pool:
+                list(pool.map(commit, todo))
 
         ready_scns = [s for s, k in zip(ev["commit_scn"], ev["kind"]) if k in ("dml", "ddl") and s is not None]
         times = [t for t in ev["commit_ts"] if t is not None] or [t for t in ev["k_ts"] if t is not None]
