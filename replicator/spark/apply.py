@@ -112,6 +112,10 @@ class BatchApplier:
         if st.pending is not None and st.pending.num_rows:
             events = pa.concat_tables([events, st.pending.cast(events.schema)])
         metrics.events = events.num_rows
+        if not events.num_rows:  # nothing new and nothing buffered: no commit at all
+            metrics.applied_scn = st.applied_scn
+            self.sink.record(metrics)
+            return
         asm = assemble(events, atomic=opts.atomic, applied_scn=st.applied_scn, pending_timeout=self.pending_timeout,
                        was_applied=lake.applied_transactions)
         if asm.error:
@@ -160,6 +164,9 @@ class BatchApplier:
                        tables={**st.tables, **{n: p.schema for n, p in plans.items()}}, pending=asm.pending)
         lake.commit_state(new, app, batch_id)
         self.state = new
+        visible = time.time()
+        self.sink.add_lags([visible - t.timestamp() for f in folded.values() for i in f.changes
+                            if (t := ev["commit_ts"][i]) is not None])
 
         metrics.messages, metrics.max_seen_scn = asm.messages, asm.max_seen_scn
         metrics.ready = sum(len(p.rows) for p in plans.values())

@@ -100,11 +100,11 @@ def assemble(events: Any, *, atomic: bool, applied_scn: int, pending_timeout: fl
     asm.watermark = min((k[0] for k in asm.blocking if k[0] is not None), default=None)
 
     kind = events["kind"]
-    keep = pa.array([True] * events.num_rows) if not dropped else pc.invert(pc.is_in(
+    keep = pa.array([True] * events.num_rows, pa.bool_()) if not dropped else pc.invert(pc.is_in(
         pc.binary_join_element_wise(pc.cast(events["commit_scn"], pa.string()), pc.fill_null(events["xid"], ""), ":"),
         pa.array([f"{s}:{x or ''}" for s, x in dropped], pa.string())))
     keep = pc.fill_null(keep, True)
-    early = (pa.array([True] * events.num_rows) if asm.watermark is None
+    early = (pa.array([True] * events.num_rows, pa.bool_()) if asm.watermark is None
              else pc.fill_null(pc.less(events["commit_scn"], asm.watermark), False))
     rows = pc.is_in(kind, pa.array(["dml", "ddl"]))
     asm.ready = events.filter(pc.and_(pc.and_(rows, early), keep)).sort_by(SORT)

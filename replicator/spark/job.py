@@ -90,7 +90,7 @@ def make_lake(spark: Any, opts: JobOptions) -> Any:
 
 
 def run_job(opts: JobOptions, spark: Any = None, master: str | None = None, pending_timeout: float = 300.0,
-            conf: dict[str, str] | None = None, stop: threading.Event | None = None) -> int:
+            conf: dict[str, str] | None = None, stop: threading.Event | None = None, sink: Any = None) -> int:
     """Run the job until it is told (signal, ``stop``) or decides to stop; returns the exit code."""
     from replicator.spark.apply import BatchApplier
     from replicator.spark.metrics import MetricsSink, progress_listener
@@ -100,7 +100,7 @@ def run_job(opts: JobOptions, spark: Any = None, master: str | None = None, pend
     spark = spark or build_session(opts, master, conf)
     for key, value in REQUIRED_CONF.items():  # also when the caller built the session
         spark.conf.set(key, value)
-    sink = MetricsSink(opts.lake)
+    sink = sink or MetricsSink(opts.lake)
     listener = progress_listener(sink)
     stop = stop or threading.Event()
     restore = _install_signals(stop)

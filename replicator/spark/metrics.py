@@ -66,9 +66,16 @@ class BatchMetrics:
 class MetricsSink:
     """Keeps recent batch metrics (for the listener) and appends them to the lake."""
 
-    def __init__(self, lake: str):
-        self.path = Path(lake) / "_metrics" / "batches.jsonl"
+    def __init__(self, lake: str, keep_lags: bool = False):
+        local = "://" not in lake or lake.startswith("file://")
+        self.path = Path(lake.removeprefix("file://")) / "_metrics" / "batches.jsonl" if local else None
         self.recent: dict[int, BatchMetrics] = {}
+        self.lags: list[float] | None = [] if keep_lags else None  # commit -> visible seconds per row
+
+    def add_lags(self, lags: list[float]) -> None:
+        """Commit-to-visible seconds of the rows a batch applied (kept only when asked for)."""
+        if self.lags is not None:
+            self.lags.extend(lags)
 
     def record(self, m: BatchMetrics) -> None:
         """Log and persist one batch."""
@@ -77,6 +84,8 @@ class MetricsSink:
         self.recent[m.batch] = m
         for old in [b for b in self.recent if b < m.batch - 100]:
             del self.recent[old]
+        if self.path is None:  # a lake on an object store: the log line only
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "a", encoding="utf-8") as f:
             f.write(json.dumps({**asdict(m), "rows_per_second": round(m.rows_per_second, 1)}) + "\n")
