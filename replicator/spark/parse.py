@@ -181,9 +181,17 @@ def parse_batches(batches: Iterator[Any], hints_json: str) -> Iterator[Any]:
     for batch in batches:
         rows: list[dict[str, Any]] = []
         data = batch.to_pydict()
+        seen: set[tuple[Any, Any, str]] = set()
         for key, value, part, offset, ts in zip(data["key"], data["value"], data["partition"], data["offset"],
                                                 data["timestamp"]):
-            rows += parse_message(value, key, hints, {"k_partition": part, "k_offset": offset, "k_ts": ts})
+            for row in parse_message(value, key, hints, {"k_partition": part, "k_offset": offset, "k_ts": ts}):
+                cols = row.get("columns")
+                if cols is not None:  # one copy of a column list per table and transaction is enough
+                    mark = (row.get("tbl"), row.get("commit_scn"), cols)
+                    if mark in seen and row.get("kind") == "dml":
+                        row["columns"] = None
+                    seen.add(mark)
+                rows.append(row)
         try:
             yield pa.RecordBatch.from_pylist(rows, schema=schema)
         except (pa.ArrowTypeError, pa.ArrowInvalid):  # a value that is not text (true/false, nested JSON)
