@@ -28,11 +28,6 @@ from typing import Any, Final
 _BINARY_TYPES: Final = frozenset({"raw", "blob", "long raw"})
 
 
-def quote_ident(name: str) -> str:
-    """A SQL identifier in backticks."""
-    return "`" + name.replace("`", "``") + "`"
-
-
 def _number_type(spec: dict[str, Any], unbounded: str) -> str:
     p, s = int(spec.get("precision", -1) or -1), int(spec.get("scale", -1) if spec.get("scale") is not None else -1)
     if 0 < p <= 38 and -84 <= s <= p:

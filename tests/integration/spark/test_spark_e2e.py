@@ -52,7 +52,7 @@ def _row_changes(case: Case) -> int:
 @pytest.mark.slow
 def test_kill_restart_and_replay_keep_tables_equal(spark: Any, broker: Any, tmp_path: Path,
                                                    caplog: pytest.LogCaptureFixture) -> None:
-    case = make_case(tmp_path / "case", events=300, wide=False)
+    case = make_case(tmp_path / "case", events=200, wide=False)
     # Three partitions: row messages are keyed by primary key, begin/commit are not, so a
     # transaction's messages spread over partitions and over micro-batches.
     create_topic(broker.bootstrap, TOPIC, 3)
