@@ -41,10 +41,11 @@ def build_session(opts: JobOptions, master: str | None = None, extra: dict[str, 
     # Python workers must run this interpreter: it has pyarrow, confluent-kafka and replicator.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    from pyspark import SparkConf
+    from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
-    submitted = SparkConf()  # spark-submit's settings arrive as spark.* system properties
+    SparkContext._ensure_initialized()  # the JVM gateway (spark-submit's own when it started us)
+    submitted = SparkConf()  # with the gateway: spark-submit's --conf, as spark.* system properties
     builder = SparkSession.builder.appName(opts.app_name)
     if master:
         builder = builder.master(master)
