@@ -28,8 +28,9 @@ DELTA_TABLE_CLASS = "io.delta.tables.DeltaTable"
 # a later image's value must replace an earlier one.
 REQUIRED_CONF = {"spark.sql.session.timeZone": "UTC", "spark.sql.mapKeyDedupPolicy": "LAST_WIN"}
 # Defaults only: spark-submit --conf and spark-defaults.conf override them.
-DEFAULT_CONF = {"spark.ui.showConsoleProgress": "false", "spark.sql.streaming.stopTimeout": "60s",
-                "spark.sql.execution.arrow.pyspark.enabled": "true"}
+DEFAULT_CONF = {"spark.sql.streaming.stopTimeout": "60s", "spark.sql.execution.arrow.pyspark.enabled": "true"}
+# Always, unless the job's own --conf says otherwise (PySpark's launcher sets it to true).
+QUIET_CONF = {"spark.ui.showConsoleProgress": "false"}
 
 
 def build_session(opts: JobOptions, master: str | None = None, extra: dict[str, str] | None = None) -> Any:
@@ -52,7 +53,7 @@ def build_session(opts: JobOptions, master: str | None = None, extra: dict[str, 
     for key, value in DEFAULT_CONF.items():
         if not submitted.contains(key):
             builder = builder.config(key, value)
-    for key, value in (extra or {}).items():
+    for key, value in {**QUIET_CONF, **(extra or {})}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     for key, value in REQUIRED_CONF.items():
