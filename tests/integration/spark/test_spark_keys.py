@@ -140,3 +140,28 @@ def test_key_updates_replay_leftover_and_pending_check(spark: Any, broker: Any, 
     with pytest.raises(ReplicatorError, match="ends inside transactions") as err:
         run_in_process(spark, [*base, "--available-now"])
     assert err.value.code == 20100
+
+
+@pytest.mark.slow
+def test_per_table_topics_read_through_a_pattern(spark: Any, broker: Any, tmp_path: Path) -> None:
+    """The kafka writer's ``topic-per-table``: begin/commit on the main topic, rows on one topic per
+    table; with ``-f`` the job subscribes to all of them by a pattern and still applies whole
+    transactions."""
+    case = key_case(tmp_path / "case")
+    main, per_table = "ptt.main", "ptt.{owner}.{table}"
+    for topic in (main, "ptt.APP.ACCT", "ptt.APP.LINK"):
+        create_topic(broker.bootstrap, topic, 1)
+    cfg = kafka_config(case, broker.bootstrap, main)
+    doc = json.loads(cfg.read_text())
+    doc["target"][0]["writer"]["topic-per-table"] = per_table
+    cfg.write_text(json.dumps(doc))
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "replicator", "run", "-f", str(cfg), "--progress", "off"],
+                          cwd=case.out, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert _consume(broker.bootstrap, "ptt.APP.ACCT") and _consume(broker.bootstrap, "ptt.APP.LINK")
+    lake = tmp_path / "lake"
+    run_in_process(spark, [*job_command(lake, cfg, "--max-offsets-per-trigger", "9"), "--available-now"])
+    assert assert_tables_equal(lake, case) == 10
