@@ -1,7 +1,7 @@
 """The lake as Delta Lake tables: current-state tables, the change log, the job state.
 
-Layout under the lake URI (a local path or any URI delta-rs or Spark understands:
-``file:``, ``s3a:``/``s3:``, ``abfss:``, ``gs:``, ``hdfs:`` with Spark's Delta):
+Layout under the lake URI (a local path or a URI delta-rs opens: ``file:``, ``s3:``,
+``abfss:``, ``gs:``; reads go through delta-rs with either writer):
 
 * ``tables/<OWNER.TABLE>``   one Delta table per source table, updated by MERGE on ``_key``;
 * ``changes``                the change log, an append-only Delta table partitioned by ``table``;
@@ -66,7 +66,8 @@ class DeltaLake:
         """URI of the job state table."""
         return f"{self.root}/_replicator/state"
 
-    def _open(self, uri: str) -> Any:
+    def open_table(self, uri: str) -> Any:
+        """The Delta table at ``uri`` (delta-rs), or None when there is none yet."""
         from deltalake import DeltaTable
 
         if not DeltaTable.is_deltatable(uri, storage_options=self.storage_options):
@@ -75,7 +76,7 @@ class DeltaLake:
 
     def done(self, uri: str, app: str, batch: int) -> bool:
         """True when ``uri`` already holds the commit of ``batch`` (application transaction)."""
-        dt = self._open(uri)
+        dt = self.open_table(uri)
         version = dt.transaction_version(app) if dt is not None else None
         return version is not None and version >= batch
 
@@ -87,7 +88,7 @@ class DeltaLake:
 
     def load_state(self) -> JobState:
         """The state the last committed batch left (an empty state before the first)."""
-        dt = self._open(self.state_uri)
+        dt = self.open_table(self.state_uri)
         if dt is None:
             return JobState()
         rows = dt.to_pyarrow_table().to_pylist()
@@ -109,7 +110,7 @@ class DeltaLake:
 
     def read_rows(self, table: str) -> Any:
         """Every stored row of a table (tombstones too) as a pyarrow Table; None when absent."""
-        dt = self._open(self.table_uri(table))
+        dt = self.open_table(self.table_uri(table))
         return None if dt is None else dt.to_pyarrow_table()
 
     def merge(self, table: str, rows: Any, app: str, batch: int) -> None:
@@ -145,7 +146,7 @@ class DeltaLake:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        dt = self._open(self.changes_uri) if candidates else None
+        dt = self.open_table(self.changes_uri) if candidates else None
         if dt is None:
             return set()
         scns = pa.array(sorted({s for s, _ in candidates}), pa.int64())
@@ -184,7 +185,7 @@ class SparkDeltaLake(DeltaLake):
 
         uri = self.table_uri(table)
         df = self._df(rows)
-        if self._open(uri) is None:
+        if self.open_table(uri) is None:
             df.write.format("delta").mode("append").option("txnAppId", app).option("txnVersion", batch).save(uri)
             return
         self._txn_conf(app, batch)

@@ -41,7 +41,7 @@ def read_table(spark: Any, lake: str, table: str, *, with_metadata: bool = False
 
     store = DeltaLake(lake)
     uri = store.table_uri(table)
-    dt = store._open(uri)
+    dt = store.open_table(uri)
     if dt is None:
         raise ConfigError(f"{lake}: no table {table} (known: {', '.join(sorted(list_tables(lake))) or 'none'})", 30002)
     if delta_spark_available(spark):
