@@ -8,7 +8,6 @@ flag 0x1000 asks for them; otherwise they are confirmed at once.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Iterator, Protocol
@@ -19,6 +18,7 @@ from replicator.redo.header import RedoHeader
 from replicator.redo.parser import Parser, ParserOptions
 from replicator.redo.reader import RedoFile, read_lwns
 from replicator.redo.records import Lwn
+from replicator.redo.source import LOCAL, RedoSource
 from replicator.txn.pool import MemoryPool
 
 FLUSH_MESSAGES = 4096
@@ -51,8 +51,10 @@ class Pipeline:
     """Wires a parser to a format and a writer for a list of archived redo files."""
 
     def __init__(self, parser_options: ParserOptions, fmt: Format, sink: Sink, *, verify_checksum: bool = True,
-                 on_checkpoint: Callable[[Checkpoint], None] | None = None, pool: MemoryPool | None = None):
+                 on_checkpoint: Callable[[Checkpoint], None] | None = None, pool: MemoryPool | None = None,
+                 source: RedoSource = LOCAL):
         self.format = fmt
+        self.source = source
         self.sink = sink
         self.verify_checksum = verify_checksum
         self.output_checkpoints = bool(parser_options.flags & FLAG_CHECKPOINT)
@@ -67,6 +69,9 @@ class Pipeline:
         # Schema checkpoints (state directory): called after every LWN checkpoint with the
         # parser, and once more, forced, at the end of the run (OLR's soft-shutdown write).
         self.on_schema_checkpoint: Callable[[Checkpoint, Parser, bool], None] | None = None
+        self.threads: dict[int, object] = {}  # RAC runs: per-thread progress (redo.merge.ThreadProgress)
+        # RAC runs: called once at the end with (cut SCN, raw redo time, per-thread restart positions).
+        self.on_rac_checkpoint: Callable[[int, int, list[tuple[int, int, int, int]]], None] | None = None
 
     def _on_transaction(self, txn: Transaction) -> None:
         self.stats.transactions += 1
@@ -122,7 +127,7 @@ class Pipeline:
         """Process one archived redo file to its end."""
         headers: list[RedoHeader] = []
         started = False
-        for lwn in read_lwns(redo.path, self.verify_checksum, header_out=headers):
+        for lwn in read_lwns(redo.path, self.verify_checksum, header_out=headers, source=self.source):
             if not started:
                 self.parser.start_file(headers[0])
                 started = True
@@ -133,14 +138,21 @@ class Pipeline:
             raise AssertionError("read_lwns yielded nothing")  # pragma: no cover - finish() always yields
         self.parser.end_file()
         self._drain()
-        size = os.path.getsize(redo.path)
+        size = redo.size if redo.size >= 0 else self.source.size(redo.path)
         self.stats.files += 1
         self.stats.bytes_read += size
         self.stats.per_file.append((redo.path, size))
         return headers[0]
 
     def run(self, files: list[RedoFile], progress: Callable[[RunStats, RedoFile], None] | None = None) -> RunStats:
-        """Process every file in order, then stop softly (final checkpoint, flush)."""
+        """Process every file in order, then stop softly (final checkpoint, flush).
+
+        Files of several redo threads (RAC) are merged into one SCN order (:mod:`replicator.rac`).
+        """
+        if len({f.thread for f in files}) > 1:
+            from replicator.rac import run_merged
+
+            return run_merged(self, files, progress)
         t0 = time.perf_counter()
         for redo in files:
             self.run_file(redo)

@@ -130,6 +130,30 @@ class Parser:
                                           lwn.end_block * self.header.block_size, True, self.header.thread,
                                           lwn.first_block))
 
+    # ----------------------------------------------------------------- RAC: merged threads
+    def enter(self, header: RedoHeader, lwn: Lwn) -> None:
+        """Analyse the next records in the context of ``lwn`` of the thread ``header`` belongs to.
+
+        The thread merge (:mod:`replicator.redo.merge`) interleaves records of several threads;
+        positions (begin offsets, commit positions) stay relative to each record's own thread.
+        """
+        if header is not self.header:
+            self.start_file(header)
+        if lwn is not self._lwn:
+            self._lwn = lwn
+            self._last_touched = None
+            self.lobs.refresh(self.opt.tables)
+
+    def merged_record(self, rank: int, record: Record) -> None:
+        """Analyse one record of the LWN given to :meth:`enter` (``rank``: its place in the LWN)."""
+        self._rank = rank
+        self.process_record(record)
+
+    def merged_lwn_done(self, lwn: Lwn) -> None:
+        """Every record of ``lwn`` (of the current thread) was analysed."""
+        self.stats.lwns += 1
+        self.last_lwn = lwn
+
     def _epoch(self, redo_time: int) -> int:
         return redo_time_to_epoch(redo_time, self.opt.host_tz)
 
@@ -235,6 +259,8 @@ class Parser:
         txn = self.buffer.get(u.con_id, info.xid)
         assert txn is not None
         self._last_touched = txn
+        if info.flags & undo.UNDO_BEGIN and txn.logon_user < 0:
+            txn.logon_user = undo.logon_user(u)
         if r.layer != 11:
             if info.xid:
                 txn.attributes.update(session.session_attributes(r, self.header.compat if self.header else 0))
@@ -405,6 +431,7 @@ class Parser:
         self.on_transaction(Transaction(
             xid=txn.xid, begin_scn=begin_scn, begin_time=self._epoch(begin_time), commit_scn=record.scn,
             commit_time=self._epoch(record.time), changes=changes, attributes=txn.attributes,  # type: ignore[arg-type]
+            logon_user=txn.logon_user,
             thread=self.header.thread, begin_seq=txn.begin_seq, begin_offset=txn.begin_offset,
             system=txn.system, con_name=self.opt.con_name,
             commit_pos=(self.header.sequence, (self._lwn.first_block if self._lwn else 0) * self.header.block_size,

@@ -74,6 +74,8 @@ def _build(args: argparse.Namespace):
         sc.flags = args.flags
     if args.log_blocks:
         sc.log_blocks = args.log_blocks
+    if args.threads:
+        sc.threads = args.threads
     if args.size and args.source not in ("oltp", "huge-transaction"):
         sc.max_redo_bytes = parse_size(args.size)
     return sc
@@ -97,33 +99,50 @@ def redogen_main(argv: list[str]) -> int:
     p.add_argument("--format", help="OLR format section as JSON, e.g. '{\"type\":\"json\",\"rid\":1}'")
     p.add_argument("--flags", type=int, help="OLR source.flags")
     p.add_argument("--log-blocks", type=int, help="online log size in blocks (log switch when full)")
+    p.add_argument("--threads", type=int, help="RAC: redo threads (instances); sessions are dealt over them")
     p.add_argument("--no-expected", action="store_true", help="skip the expected output (benchmarks)")
     p.add_argument("--online", action="store_true", help="write a ring of online redo groups that grow "
                    "in place and are archived at each switch (config uses the offline reader)")
     p.add_argument("--groups", type=int, default=3, help="online redo groups (with --online)")
     p.add_argument("--rate", type=float, default=0.0, help="redo MB/s to produce at (with --online; 0 = max)")
     p.add_argument("--final-switch", action="store_true", help="archive the last online log too")
+    p.add_argument("--endian", choices=("little", "big"), default="little",
+                   help="platform byte order: little (Linux x86) or big (AIX, Solaris SPARC, HP-UX)")
     args = p.parse_args(argv)
+    from replicator.redogen.byteorder import big_endian
+
     try:
         sc = _build(args)
         start = time.monotonic()
-        if args.online:
-            from replicator.redogen.online import generate_online
-
-            result = generate_online(sc, args.output_dir, groups=args.groups, rate_mb_s=args.rate,
-                                     final_switch=args.final_switch, with_expected=not args.no_expected)
-        else:
-            result = generate(sc, args.output_dir, with_expected=not args.no_expected)
+        with big_endian(args.endian == "big"):
+            result = _generate(args, sc)
         took = time.monotonic() - start
     except ReplicatorError as exc:
         print(f"ERROR {exc.code:05d} {exc.message}", file=sys.stderr)
         return 1
+    return _report(result, took)
+
+
+def _generate(args: argparse.Namespace, sc: Any) -> Any:
+    from replicator.redogen.generate import generate
+
+    if args.online:
+        from replicator.redogen.online import generate_online
+
+        return generate_online(sc, args.output_dir, groups=args.groups, rate_mb_s=args.rate,
+                               final_switch=args.final_switch, with_expected=not args.no_expected)
+    return generate(sc, args.output_dir, with_expected=not args.no_expected)
+
+
+def _report(result: Any, took: float) -> int:
     mb = result.redo_bytes / 1e6
     print(f"{len(result.logs)} redo log(s), {mb:.1f} MB in {took:.1f}s ({mb / max(took, 1e-9):.1f} MB/s); "
           f"{result.stats['transactions']} committed, {result.stats['rollbacks']} rolled back, "
           f"{result.stats['rows']} row changes kept")
+    threads = len({log.thread for log in result.logs})
     for log in result.logs:
-        print(f"  seq {log.sequence}: {log.path} SCN {log.first_scn}-{log.next_scn}")
+        print(f"  {f'thread {log.thread} ' if threads > 1 else ''}seq {log.sequence}: {log.path} "
+              f"SCN {log.first_scn}-{log.next_scn}")
     print(f"config:   {result.config}\ncheckpoint: {result.checkpoint}")
     if result.expected:
         print(f"expected: {result.expected}")
