@@ -101,10 +101,20 @@ def scenario_files(directories: Iterable[Path] = SCENARIO_DIRS) -> list[Path]:
     return [p for d in directories if d.is_dir() for p in sorted(d.glob("*.yaml"))]
 
 
+def single_thread(path: Path) -> bool:
+    """False for a RAC scenario (``threads:`` above 1): the reference OLR 1.9 does not merge
+    redo threads (on the RAC scenarios it wrote transactions out of commit order, or none when
+    only thread 2 had any), so they are not compared here (docs/rac.md: the RAC reference
+    outputs come from a fork)."""
+    from replicator.redogen.scenario import Scenario
+
+    return Scenario.from_file(path).threads <= 1
+
+
 def matrix(*, quick: bool = False, seeds: int = SEEDS, scenario_dirs: Iterable[Path] = SCENARIO_DIRS) -> list[Case]:
-    """Every scenario and workload × version × block size, then seeded mixed/oltp runs
-    (seed i on version i mod 7 and block size i mod 3) and online mixed/oltp runs."""
-    sources = [str(p) for p in scenario_files(scenario_dirs)] + list(WORKLOAD_PARAMS)
+    """Every single-thread scenario and workload × version × block size, then seeded mixed/oltp
+    runs (seed i on version i mod 7 and block size i mod 3) and online mixed/oltp runs."""
+    sources = [str(p) for p in scenario_files(scenario_dirs) if single_thread(p)] + list(WORKLOAD_PARAMS)
     combos = [("19", 512)] if quick else [(v, b) for v in VERSIONS for b in BLOCK_SIZES]
     cases = [Case(src, v, b) for src in sources for v, b in combos
              if v in ONLY_VERSIONS.get(Path(src).stem, (v,))]
