@@ -142,6 +142,7 @@ CATALOGUE: dict[int, str] = {
     30008: "network writer: uri is missing ':'",
     30009: "Kafka property defined more than once",
     30010: "Kafka property 'message.max.bytes' must not be set by the user",
+    30120: "bench: no redo log files to measure (none given, or none found in the directories)",
     40001: "redo file: bad block size",
     40002: "redo file: bad block header (block number or sequence)",
     40003: "redo file: unsupported database version",

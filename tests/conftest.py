@@ -35,3 +35,15 @@ def _olr_log_lines(caplog: pytest.LogCaptureFixture) -> None:
     from replicator.log import OlrFormatter
 
     caplog.handler.setFormatter(OlrFormatter(mock=True))
+
+
+SPARK_TESTS = Path(__file__).resolve().parent / "integration" / "spark"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The Spark tests share one SparkSession (one JVM): one xdist worker runs them all, as slow tests."""
+    for item in items:
+        if SPARK_TESTS in item.path.parents:
+            item.add_marker(pytest.mark.xdist_group("spark"))
+            item.add_marker(pytest.mark.slow)

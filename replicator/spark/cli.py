@@ -10,6 +10,7 @@ import json
 import logging
 import sys
 
+from replicator.cli_args import ArgumentParser
 from replicator.errors import ConfigError, ReplicatorError
 
 
@@ -87,7 +88,7 @@ def _configure_logging() -> None:
 
 def spark_main(argv: list[str]) -> int:
     """Entry point of ``replicator spark ...``; returns the exit code."""
-    p = argparse.ArgumentParser(prog="replicator spark", description="Kafka change stream -> lake tables (PySpark)")
+    p = ArgumentParser(prog="replicator spark", description="Kafka change stream -> lake tables (PySpark)")
     sub = p.add_subparsers(dest="cmd", required=True)
     run = sub.add_parser("run", help="run the streaming job")
     add_job_arguments(run)
@@ -115,7 +116,9 @@ def spark_main(argv: list[str]) -> int:
             return bench_main(args)
         from replicator.spark.job import run_job
 
-        return run_job(options_from(args), master=args.master, pending_timeout=args.pending_timeout,  # type: ignore[arg-type]
+        opts = options_from(args)
+        opts.require_kafka()  # before a JVM starts: a missing topic is an argument error
+        return run_job(opts, master=args.master, pending_timeout=args.pending_timeout,  # type: ignore[arg-type]
                        conf=dict(_pair(c, "--conf") for c in args.conf))
     except ImportError as exc:
         print(f"ERROR 30002 PySpark is not installed ({exc}): pip install 'replicator[spark]'", file=sys.stderr)
