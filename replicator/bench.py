@@ -120,7 +120,7 @@ def bench_main(args: argparse.Namespace) -> int:
         else:
             sink = CountingSink()
         t0 = time.perf_counter()
-        stats = run_job(replace(job, parser=replace(job.parser)), sink=sink)
+        stats = run_job(replace(job, parser=replace(job.parser)), sink=sink, progress=args.progress)
         stats.seconds = time.perf_counter() - t0
         if isinstance(sink, FileSink):
             sink.close()

@@ -104,6 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--output", default=None, help="output file for --writer file (default: a temp file)")
     bench.add_argument("--repeat", type=positive_int, default=1, help="process the files this many times")
     bench.add_argument("--log-archive-format", default="", help="archive name format to order files")
+    bench.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
+                       help="progress line on stderr (default: auto = when stderr is a TTY)")
     bench.add_argument("files", nargs="*", help="redo files or directories (default: those of the config)")
     bench.set_defaults(func=_cmd_bench)
 

@@ -14,11 +14,14 @@ import re
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from replicator.cli_args import ArgumentParser, int_at_least, non_negative_float, non_negative_int, positive_int
 from replicator.errors import ConfigError, ReplicatorError, RuntimeFailure
+from replicator.progress import format_duration
+from replicator.ticker import Ticker
 
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?", re.IGNORECASE)
 
@@ -168,6 +171,21 @@ def _build(args: argparse.Namespace):
     return sc
 
 
+def _redo_written(out: Path, args: argparse.Namespace, engines: list[Any]) -> Callable[[float], str]:
+    """The progress text of a generation: redo MB written so far (of --size when given)."""
+    target = f"/{parse_size(args.size) / 1e6:.1f}" if args.size else ""
+    fra = out / "fra"  # online groups are preallocated: count what was archived
+
+    def text(elapsed: float) -> str:
+        if engines:
+            done = engines[0].stream.bytes_written
+        else:
+            done = sum(f.stat().st_size for f in fra.rglob("*") if f.is_file()) if fra.is_dir() else 0
+        return f"writing redo: {done / 1e6:.1f}{target} MB  {format_duration(elapsed)}"
+
+    return text
+
+
 def redogen_main(argv: list[str]) -> int:
     """``replicator redogen SCENARIO_OR_WORKLOAD -o DIR [options]``; returns the exit code."""
     from replicator.redogen import workloads
@@ -192,18 +210,22 @@ def redogen_main(argv: list[str]) -> int:
     p.add_argument("--groups", type=int_at_least(2), default=3, help="online redo groups (with --online)")
     p.add_argument("--rate", type=non_negative_float, default=0.0, help="redo MB/s to produce at (with --online; 0 = max)")
     p.add_argument("--final-switch", action="store_true", help="archive the last online log too")
+    p.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
+                   help="a progress line on stderr (default: auto = when stderr is a TTY)")
     args = p.parse_args(argv)
     try:
         output_dir(args.output_dir)
         sc = _build(args)
         start = time.monotonic()
-        if args.online:
-            from replicator.redogen.online import generate_online
+        engines: list[Any] = []
+        with Ticker(_redo_written(Path(args.output_dir), args, engines), mode=args.progress):
+            if args.online:
+                from replicator.redogen.online import generate_online
 
-            result = generate_online(sc, args.output_dir, groups=args.groups, rate_mb_s=args.rate,
-                                     final_switch=args.final_switch, with_expected=not args.no_expected)
-        else:
-            result = generate(sc, args.output_dir, with_expected=not args.no_expected)
+                result = generate_online(sc, args.output_dir, groups=args.groups, rate_mb_s=args.rate,
+                                         final_switch=args.final_switch, with_expected=not args.no_expected)
+            else:
+                result = generate(sc, args.output_dir, with_expected=not args.no_expected, on_engine=engines.append)
         took = time.monotonic() - start
     except ReplicatorError as exc:
         print(f"ERROR {exc.code:05d} {exc.message}", file=sys.stderr)

@@ -92,6 +92,8 @@ def spark_main(argv: list[str]) -> int:
     sub = p.add_subparsers(dest="cmd", required=True)
     run = sub.add_parser("run", help="run the streaming job")
     add_job_arguments(run)
+    run.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
+                     help="a line on stderr while waiting for the brokers (default: auto = on a TTY)")
     tables = sub.add_parser("tables", help="list the tables of a lake and how rows are keyed")
     tables.add_argument("--lake", required=True)
     bench = sub.add_parser("bench", help="measure rows/s applied and commit-to-visible latency")
@@ -118,6 +120,10 @@ def spark_main(argv: list[str]) -> int:
 
         opts = options_from(args)
         opts.require_kafka()  # before a JVM starts: a missing topic is an argument error
+        if args.source != "kafka":  # the confluent-kafka source: the brokers must answer first
+            from replicator.spark.preflight import wait_for_brokers
+
+            wait_for_brokers(opts.bootstrap_servers, opts.kafka_properties, args.progress)
         return run_job(opts, master=args.master, pending_timeout=args.pending_timeout,  # type: ignore[arg-type]
                        conf=dict(_pair(c, "--conf") for c in args.conf))
     except ImportError as exc:
