@@ -10,7 +10,6 @@ never asserted: they depend on the machine.
 
 from __future__ import annotations
 
-import argparse
 import socket
 import subprocess
 import sys
