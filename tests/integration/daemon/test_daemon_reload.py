@@ -8,6 +8,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from daemon_proc import Daemon, wait_for
 
 from replicator.redogen import workloads
@@ -23,6 +24,7 @@ def _tables(lines: list[bytes]) -> set[str]:
     return {p["schema"]["table"] for m in map(json.loads, lines) for p in m["payload"] if "schema" in p}
 
 
+@pytest.mark.slow
 def test_reload_adds_a_table(tmp_path: Path) -> None:
     sc = workloads.oltp(seed=9, target_bytes=6 << 20)
     ready = threading.Event()
