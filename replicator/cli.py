@@ -40,6 +40,10 @@ def _cmd_check_config(args: argparse.Namespace) -> int:
 
     problems = explain_config(args.file)
     if not problems:
+        from replicator.config.redosource import explain_redo_source
+
+        for line in explain_redo_source(args.file):
+            print(f"{args.file}: {line}")
         print(f"{args.file}: OK")
         return 0
     for problem in problems:
@@ -106,6 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--log-archive-format", default="", help="archive name format to order files")
     bench.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
                        help="progress line on stderr (default: auto = when stderr is a TTY)")
+    bench.add_argument("--compare-local", action="store_true",
+                       help="with a remote reader.redo-source on this machine: remote vs local MB/s")
     bench.add_argument("files", nargs="*", help="redo files or directories (default: those of the config)")
     bench.set_defaults(func=_cmd_bench)
 

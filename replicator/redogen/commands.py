@@ -189,7 +189,6 @@ def _redo_written(out: Path, args: argparse.Namespace, engines: list[Any]) -> Ca
 def redogen_main(argv: list[str]) -> int:
     """``replicator redogen SCENARIO_OR_WORKLOAD -o DIR [options]``; returns the exit code."""
     from replicator.redogen import workloads
-    from replicator.redogen.generate import generate
 
     p = ArgumentParser(prog="replicator redogen", description="write synthetic Oracle redo logs, "
                                 "a schema checkpoint, OpenLogReplicator.json and the expected output")
@@ -212,24 +211,38 @@ def redogen_main(argv: list[str]) -> int:
     p.add_argument("--final-switch", action="store_true", help="archive the last online log too")
     p.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
                    help="a progress line on stderr (default: auto = when stderr is a TTY)")
+    p.add_argument("--endian", choices=("little", "big"), default="little",
+                   help="platform byte order: little (Linux x86) or big (AIX, Solaris SPARC, HP-UX)")
     args = p.parse_args(argv)
+    from replicator.redogen.byteorder import big_endian
+
     try:
         output_dir(args.output_dir)
         sc = _build(args)
         start = time.monotonic()
         engines: list[Any] = []
-        with Ticker(_redo_written(Path(args.output_dir), args, engines), mode=args.progress):
-            if args.online:
-                from replicator.redogen.online import generate_online
-
-                result = generate_online(sc, args.output_dir, groups=args.groups, rate_mb_s=args.rate,
-                                         final_switch=args.final_switch, with_expected=not args.no_expected)
-            else:
-                result = generate(sc, args.output_dir, with_expected=not args.no_expected, on_engine=engines.append)
+        with Ticker(_redo_written(Path(args.output_dir), args, engines), mode=args.progress), \
+                big_endian(args.endian == "big"):
+            result = _generate(args, sc, engines.append)
         took = time.monotonic() - start
     except ReplicatorError as exc:
         print(f"ERROR {exc.code:05d} {exc.message}", file=sys.stderr)
         return 1
+    return _report(result, took)
+
+
+def _generate(args: argparse.Namespace, sc: Any, on_engine: Callable[[Any], None] | None = None) -> Any:
+    from replicator.redogen.generate import generate
+
+    if args.online:
+        from replicator.redogen.online import generate_online
+
+        return generate_online(sc, args.output_dir, groups=args.groups, rate_mb_s=args.rate,
+                               final_switch=args.final_switch, with_expected=not args.no_expected)
+    return generate(sc, args.output_dir, with_expected=not args.no_expected, on_engine=on_engine)
+
+
+def _report(result: Any, took: float) -> int:
     mb = result.redo_bytes / 1e6
     print(f"{len(result.logs)} redo log(s), {mb:.1f} MB in {took:.1f}s ({mb / max(took, 1e-9):.1f} MB/s); "
           f"{result.stats['transactions']} committed, {result.stats['rollbacks']} rolled back, "
