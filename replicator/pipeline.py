@@ -51,7 +51,8 @@ class Pipeline:
     """Wires a parser to a format and a writer for a list of archived redo files."""
 
     def __init__(self, parser_options: ParserOptions, fmt: Format, sink: Sink, *, verify_checksum: bool = True,
-                 on_checkpoint: Callable[[Checkpoint], None] | None = None, pool: MemoryPool | None = None):
+                 on_checkpoint: Callable[[Checkpoint], None] | None = None, pool: MemoryPool | None = None,
+                 engine: str = "python"):
         self.format = fmt
         self.sink = sink
         self.verify_checksum = verify_checksum
@@ -67,6 +68,20 @@ class Pipeline:
         # Schema checkpoints (state directory): called after every LWN checkpoint with the
         # parser, and once more, forced, at the end of the run (OLR's soft-shutdown write).
         self.on_schema_checkpoint: Callable[[Checkpoint, Parser, bool], None] | None = None
+        self.engine = engine
+        if engine == "native":
+            from replicator.native.engine import attach
+
+            attach(self)
+
+    def _on_native(self, txn: Transaction, messages: list[Message], rows: int) -> None:
+        """A transaction the native engine rendered: the list branch of _on_transaction."""
+        self.stats.transactions += 1
+        self.stats.last_scn = txn.commit_scn
+        self._pending.extend(messages)
+        self.stats.rows += rows
+        if len(self._pending) >= FLUSH_MESSAGES:
+            self._drain()
 
     def _on_transaction(self, txn: Transaction) -> None:
         self.stats.transactions += 1

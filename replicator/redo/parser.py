@@ -95,6 +95,8 @@ class Parser:
         self._lwn: Lwn | None = None
         self._rank = 0
         self._schema_txns: set[int] = set()  # XIDs of open transactions touching CCOL$/CDEF$/COL$/ECOL$
+        # The native engine's commit (replicator.native): returns False to leave txn to this code.
+        self.native_commit: Callable[[Parser, OpenTransaction, Record], bool] | None = None
         # Stream a transaction once it holds an eighth of the memory budget (at most 32 MB).
         self.stream_bytes = min(STREAM_BYTES, max(1 << 20, self.pool.max_bytes // 8))
 
@@ -392,6 +394,8 @@ class Parser:
 
     def _emit(self, txn: OpenTransaction, record: Record) -> None:
         assert self.header is not None
+        if self.native_commit is not None and self.native_commit(self, txn, record):
+            return
         changes: Iterable[RowChange | DdlChange] = self._changes(txn, record.scn)
         if txn.size <= self.stream_bytes:
             changes = list(changes)

@@ -1,0 +1,24 @@
+"""Wiring of the native engine into a :class:`~replicator.pipeline.Pipeline`.
+
+The python engine's stages stay in place; the native engine installs hooks that take over
+the parts it implements and leave the rest (and anything unusual) to the python code.
+Today: the commit of a transaction for the OpenLogReplicator JSON format (row assembly,
+value decoding and rendering, :class:`replicator.native._core.JsonCommitter`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replicator.formats.olr_json import OlrJsonFormat
+from replicator.native import core
+
+
+def attach(pipeline: Any) -> None:
+    """Install the native hooks a pipeline's format and options allow."""
+    fmt = pipeline.format
+    pipeline.native = None
+    if type(fmt) is OlrJsonFormat and not fmt._full:
+        committer = core().JsonCommitter(fmt, pipeline)
+        pipeline.native = committer
+        pipeline.parser.native_commit = committer.commit
