@@ -229,6 +229,8 @@ cdef struct Kdo:
     int size_delt
     const uint8_t* nulls
     int nulls_len
+    int nrow                # QMI/QMD: rows, and their slots (NULL when the field is short)
+    const uint8_t* slots
 
 
 cdef struct Supp:
@@ -388,6 +390,8 @@ cdef bint parse_kdo(Work* w, CV* cv, int index, bint big, Kdo* k) noexcept nogil
     k.size_delt = 0
     k.nulls = NULL
     k.nulls_len = 0
+    k.nrow = 0
+    k.slots = NULL
     if k.op == URP:
         if size < 26:
             return True
@@ -412,7 +416,13 @@ cdef bint parse_kdo(Work* w, CV* cv, int index, bint big, Kdo* k) noexcept nogil
         if size >= 26:
             k.slot = rd16(f + 24, big)
     elif k.op == QMI or k.op == QMD:
-        return False
+        if size < 20:
+            return True
+        k.nrow = f[18]
+        if size >= 20 + 2 * k.nrow:
+            k.slots = f + 20
+        if k.nrow:
+            k.slot = rd16(f + 20, big) if k.slots != NULL else 0
     k.valid = True
     return True
 
@@ -474,6 +484,9 @@ cdef bint analyse(Work* w, Pair* p) noexcept nogil:
             i += 1
         p.ufirst = 5 if uk.cc else 0
         supp_at = i
+    elif uk.op == QMI:
+        p.ufirst = 5
+        supp_at = 0
     else:
         supp_at = 5 + (1 if uk.op == DRP and uk.rowdeps else 0)
     if not supp_at:
@@ -710,6 +723,94 @@ cdef bint build_row(Work* w, int* group, int glen, int op, int ncols, Row* row, 
     row.offset = w.pairs[group[0]].offset
     row.op = op
     return True
+
+
+cdef int multirow(Work* w, Pair* p, bint big_scn, int ncols, Row* rows_out, Py_ssize_t* nrows,
+                  uint32_t* objs) except -2 nogil:
+    """kdo.multirow + rows.multirow_changes: rows of a QMI redo or of a QMD's undo.
+
+    Appends the rows (images in w.vals) and returns their count, or -1 when python must decide.
+    Needs w.rows/w.vals room reserved by the caller for kdo.nrow rows.
+    """
+    cdef Kdo* k
+    cdef CV* cv
+    cdef int op, sizes_field, rows_field, nsizes, j, col, cc, vn
+    cdef Py_ssize_t pos, q, dlen, size
+    cdef const uint8_t* data
+    cdef const uint8_t* sizes
+    cdef Val* img
+    cdef Row* row
+    if p.r.opcode == OPC_QMI:
+        k, cv, op, sizes_field, rows_field = &p.rk, &p.r, OP_INSERT, 3, 4
+    else:
+        k, cv, op, sizes_field, rows_field = &p.uk, &p.u, OP_DELETE, 5, 6
+    if not k.valid or not k.nrow:
+        return 0
+    if k.slots == NULL:
+        # zip(kdo.slots, rows) with no slots: no rows, but the rows are still decoded.
+        pass
+    if f_len(w, cv, sizes_field) < 2 * k.nrow:
+        return -1  # struct.error in python
+    sizes = f_ptr(w, cv, sizes_field)
+    dlen = f_len(w, cv, rows_field)
+    data = f_ptr(w, cv, rows_field) if dlen else NULL
+    pos = 0
+    for j in range(k.nrow):
+        size = rd16(sizes + 2 * j, p.big)
+        if pos + 3 > dlen:
+            return -1
+        q = pos + 3
+        cc = data[pos + 2]
+        if k.rowdeps:
+            q += 8 if big_scn else 6
+        img = w.vals + w.nvals
+        row = rows_out + nrows[0]
+        for col in range(2 * ncols):
+            img[col].n = ABSENT
+        for col in range(cc):
+            if q >= dlen:
+                return -1
+            vn = data[q]
+            q += 1
+            if vn == 0xFF:
+                if col < ncols:
+                    img[col].p = NULL
+                    img[col].n = NULLV
+                continue
+            if vn == 0xFE:
+                if q + 2 > dlen:
+                    return -1
+                vn = rd16(data + q, p.big)
+                q += 2
+            if q + vn > dlen:
+                return -1  # python would slice short: let it
+            if col < ncols:
+                img[col].p = data + q
+                img[col].n = vn
+            q += vn
+        pos += size
+        if k.slots == NULL:
+            continue
+        if op == OP_DELETE:
+            # the image is the before image: move it from the after half
+            pass
+        row.op = op
+        row.obj = p.obj
+        row.data_obj = p.data_obj
+        row.scn = p.scn
+        row.time = p.time
+        row.bdba = k.bdba
+        row.slot = rd16(k.slots + 2 * j, p.big)
+        row.offset = p.offset
+        row.ncols = ncols
+        row.img = w.nvals
+        if op == OP_INSERT:
+            for col in range(ncols):
+                img[ncols + col] = img[col]
+                img[col].n = ABSENT
+        w.nvals += 2 * ncols
+        nrows[0] += 1
+    return 0
 
 
 # ----------------------------------------------------------------------------- phase B: values
@@ -1009,6 +1110,23 @@ cdef class JsonCommitter:
             self._tables = None
             work_free(&w)
 
+    cdef int _table_slot(self, object parser, object tables, uint32_t obj, list table_list,
+                         dict table_index) except -2:
+        """Index of obj's table plan in this transaction's list; -1 when python must do the row."""
+        cdef _Plan plan
+        table = tables.get(obj)
+        if table is None:
+            return -1
+        t = table_index.get(id(table), -1)
+        if t < 0:
+            plan = self.plan_for(parser, table)
+            if plan.bail or plan.ncols != len(table.columns):
+                return -1
+            t = len(table_list)
+            table_index[id(table)] = t
+            table_list.append(plan)
+        return t
+
     cdef bint _assemble(self, Work* w, object parser, list chunks) except -1:
         """Phase A: pairs -> rows (images in w.vals); False when python must process the txn."""
         cdef const uint8_t[::1] mv
@@ -1024,7 +1142,9 @@ cdef class JsonCommitter:
         cdef uint32_t hb1, hb2
         cdef int hs1, hs2
         cdef _Plan plan
-        cdef Py_ssize_t i
+        cdef Py_ssize_t i, j, first_row
+        cdef Kdo* k
+        cdef bint big_scn = parser.header.big_scn
         tables = parser.opt.tables
         limit_default = parser._limit
         table_list = []
@@ -1081,7 +1201,21 @@ cdef class JsonCommitter:
                     continue
                 code = p.r.opcode
                 if code == OPC_QMI or code == OPC_QMD:
-                    return False
+                    k = &p.rk if code == OPC_QMI else &p.uk
+                    if not k.valid or not k.nrow:
+                        continue
+                    t = self._table_slot(parser, tables, p.obj, table_list, table_index)
+                    if t < 0:
+                        return False
+                    ncols = (<_Plan>table_list[t]).ncols
+                    grow(<void**>&w.rows, &w.cap_rows, w.nrows + k.nrow, sizeof(Row))
+                    grow(<void**>&w.vals, &w.cap_vals, w.nvals + 2 * ncols * (k.nrow + 1), sizeof(Val))
+                    first_row = w.nrows
+                    if multirow(w, p, big_scn, ncols, w.rows, &w.nrows, NULL) < 0:
+                        return False
+                    for j in range(first_row, w.nrows):
+                        w.rows[j].table = t
+                    continue
                 if not (code == OPC_IRP or code == OPC_DRP or code == OPC_URP or code == OPC_ORP
                         or code == OPC_CFA or code == OPC_SUPP or code == OPC_CMP):
                     continue
@@ -1117,22 +1251,10 @@ cdef class JsonCommitter:
                         return False  # warning 60017: logged by the python engine
                 if supp_fb & FB_L:
                     if glen:
-                        obj = w.pairs[group[0]].obj
-                        table = tables.get(obj)
-                        if table is None:
-                            return False
-                        t = table_index.get(id(table), -1)
+                        t = self._table_slot(parser, tables, w.pairs[group[0]].obj, table_list, table_index)
                         if t < 0:
-                            plan = self.plan_for(parser, table)
-                            if plan.bail:
-                                return False
-                            t = len(table_list)
-                            table_index[id(table)] = t
-                            table_list.append(plan)
-                        plan = table_list[t]
-                        ncols = len(table.columns)
-                        if plan.ncols != ncols:
                             return False
+                        ncols = (<_Plan>table_list[t]).ncols
                         grow(<void**>&w.rows, &w.cap_rows, w.nrows + 1, sizeof(Row))
                         grow(<void**>&w.vals, &w.cap_vals, w.nvals + 2 * ncols, sizeof(Val))
                         if scratch_cap < 2 * ncols:
