@@ -112,7 +112,12 @@ def bench_main(args: argparse.Namespace) -> int:
     cpu = time.process_time() - cpu0
     mb = total.bytes_read / 1e6
     secs = total.seconds or 1e-9
-    print(f"engine            {engine}")
+    from replicator.native import engine as native_engine
+
+    committer = native_engine.last_committer if engine == "native" else None
+    split = (f" ({committer.native_transactions} transactions native, {committer.python_transactions} python)"
+             if committer is not None else "")
+    print(f"engine            {engine}{split}")
     print(f"redo files        {total.files} ({mb:.1f} MB)")
     print(f"writer            {args.writer}" + (f" -> {out_path}" if out_path else ""))
     print(f"elapsed           {secs:.2f} s")

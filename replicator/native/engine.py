@@ -13,12 +13,16 @@ from typing import Any
 from replicator.formats.olr_json import OlrJsonFormat
 from replicator.native import core
 
+# The committer of the last pipeline set up (tests and benchmarks read its counters).
+last_committer: Any = None
+
 
 def attach(pipeline: Any) -> None:
     """Install the native hooks a pipeline's format and options allow."""
+    global last_committer
     fmt = pipeline.format
-    pipeline.native = None
+    pipeline.native = last_committer = None
     if type(fmt) is OlrJsonFormat and not fmt._full:
         committer = core().JsonCommitter(fmt, pipeline)
-        pipeline.native = committer
+        pipeline.native = last_committer = committer
         pipeline.parser.native_commit = committer.commit
