@@ -1527,3 +1527,284 @@ cdef class JsonCommitter:
 def native_version() -> str:
     """A short description of the compiled core (for diagnostics)."""
     return "replicator native core 1 (Cython)"
+
+
+# ============================================================================= stage 1: records
+DEF MAXV = 256                 # vectors per record handled natively (more: python)
+
+cdef struct VecInfo:
+    int start
+    int size
+    int layer
+    int code
+    int opcode
+    int cls
+    int con_id
+    int nf
+    int f1off
+    int f1len
+    int f2off
+    int f2len
+
+
+cdef int OPC_UNDO = 0x0501
+cdef int OPC_BEGIN = 0x0502
+cdef int OPC_COMMIT = 0x0504
+cdef int OPC_ROLLBACK6 = 0x0506
+cdef int OPC_ROLLBACK11 = 0x050B
+cdef int OPC_SESSION19 = 0x0513
+cdef int OPC_SESSION20 = 0x0514
+cdef int OPC_DDL = 0x1801
+cdef int OPC_LOB_PAGE = 0x1301
+cdef int OPC_LOB_BIMG = 0x1A06
+cdef int OPC_LOB_REDO = 0x1A02
+cdef int UNDO_HEAD = 0x1
+cdef int UNDO_TAIL = 0x2
+cdef int UNDO_MID = 0x100
+
+
+cdef inline bint stored_redo(int op) noexcept nogil:
+    return (op == 0x0B02 or op == 0x0B03 or op == 0x0B05 or op == 0x0B06 or op == 0x0B08 or op == 0x0B0B
+            or op == 0x0B0C or op == 0x0B10 or op == 0x0B16)
+
+
+cdef int scan_vectors(const uint8_t* d, Py_ssize_t end, int pos, int vh, bint big, VecInfo* out) noexcept nogil:
+    """iter_vectors + ChangeVector.__init__ checks: the vectors of one record; -1 when python must do it."""
+    cdef int count = 0
+    cdef Py_ssize_t table, tsize, nf, k, p, n
+    while pos + vh + 2 <= end:
+        if d[pos] == 0 and d[pos + 1] == 0:
+            break
+        if count >= MAXV:
+            return -1
+        table = pos + vh
+        tsize = rd16(d + table, big)
+        if tsize < 2 or table + tsize > end:
+            return -1
+        nf = (tsize - 2) >> 1
+        p = table + ((tsize + 2) & ~3)
+        out[count].f1off = out[count].f2off = 0
+        out[count].f1len = out[count].f2len = -1
+        for k in range(nf):
+            n = rd16(d + table + 2 + 2 * k, big)
+            if k == 0:
+                out[count].f1off = <int>p
+                out[count].f1len = <int>n
+            elif k == 1:
+                out[count].f2off = <int>p
+                out[count].f2len = <int>n
+            p += (n + 3) & ~3
+        if p > end:
+            return -1
+        out[count].start = pos
+        out[count].size = <int>(p - pos)
+        out[count].layer = d[pos]
+        out[count].code = d[pos + 1]
+        out[count].opcode = (d[pos] << 8) | d[pos + 1]
+        out[count].cls = rd16(d + pos + 2, big)
+        out[count].con_id = rd16(d + pos + 24, big) if vh == 32 else 0
+        out[count].nf = <int>nf
+        count += 1
+        pos = <int>p
+    return count
+
+
+cdef class RecordDispatcher:
+    """Parser._dispatch for one record, with the (5.1, 11.x) pairs stored natively.
+
+    Every other vector is handed to the python parser's own handler (as a ChangeVector), in
+    the same order, so side effects and errors are the python engine's. Returns False, having
+    done nothing, when the record's vectors cannot be laid out (python then raises the error).
+    """
+
+    cdef VecInfo vecs[MAXV]
+    cdef Buf entry
+    cdef object _undo_info
+    cdef object _cv
+    cdef object _table_type
+    cdef object _session_attributes
+    cdef frozenset _quiet_layers
+    cdef frozenset _quiet_opcodes
+
+    def __init__(self):
+        from replicator.events import Table
+        from replicator.redo import parser as python_parser
+        from replicator.redo.opcodes.session import session_attributes
+        from replicator.redo.opcodes.undo import undo_info
+        from replicator.redo.vectors import ChangeVector
+
+        self._quiet_layers = frozenset(python_parser.QUIET_LAYERS)
+        self._quiet_opcodes = frozenset(python_parser.QUIET_OPCODES)
+        self._session_attributes = session_attributes
+        self._undo_info = undo_info
+        self._cv = ChangeVector
+        self._table_type = Table
+
+    def __dealloc__(self):
+        free(self.entry.p)
+
+    def dispatch(self, parser, record):
+        """Process ``record`` like Parser._dispatch; False when it must go to python untouched."""
+        cdef bytes data = record.data
+        cdef const uint8_t* d = <const uint8_t*> PyBytes_AS_STRING(data)
+        cdef Py_ssize_t end = PyBytes_GET_SIZE(data)
+        header = parser.header
+        cdef bint big = header.endian == ">"
+        cdef int vh = parser._vh
+        cdef int count = scan_vectors(d, end, record.header_size, vh, big, self.vecs)
+        cdef int i, op, prev = -1, con_id = parser.opt.con_id
+        cdef bint info_ok = False, pyinfo_ok
+        cdef uint32_t xid_usn, xid_slot, xid_sqn, obj = 0, data_obj = 0, flags = 0, opc = 0
+        cdef VecInfo* v
+        cdef VecInfo* u
+        if count < 0:
+            return False
+        endian = header.endian
+        stats = parser.stats
+        stats.records += 1
+        cvs = [None] * count
+        ChangeVector = self._cv
+        lobs = parser.lobs
+        pyinfo = None
+        for i in range(count):
+            v = &self.vecs[i]
+            stats.vectors += 1
+            if con_id and v.con_id != con_id and vh == 32:
+                continue
+            op = v.opcode
+            if prev >= 0:
+                u = &self.vecs[prev]
+                if u.opcode == OPC_UNDO:
+                    if v.layer == 11 or op == OPC_SESSION19 or op == OPC_SESSION20:
+                        if info_ok and v.layer == 11:
+                            self._pair(parser, record, data, u, v, xid_usn, xid_slot, xid_sqn, obj, data_obj,
+                                       flags, opc, big, vh, cvs, prev, i)
+                        elif info_ok:
+                            parser._data_pair(self._vec(cvs, prev, data, vh, endian), self._info(cvs, prev, data, vh, endian),
+                                              self._vec(cvs, i, data, vh, endian), record)
+                        prev = -1
+                        continue
+                    if v.layer == 10 or op == OPC_LOB_REDO:
+                        if lobs.enabled and info_ok:
+                            ucv = self._vec(cvs, prev, data, vh, endian)
+                            pyinfo = self._undo_info(ucv)
+                            if op == OPC_LOB_REDO:
+                                lobs.kdli_pair(pyinfo, ucv, self._vec(cvs, i, data, vh, endian))
+                            else:
+                                lobs.index_pair(pyinfo, ucv, self._vec(cvs, i, data, vh, endian))
+                        prev = -1
+                        continue
+                    prev = -1
+                elif op == OPC_ROLLBACK6 or op == OPC_ROLLBACK11:
+                    parser._partial_rollback(self._vec(cvs, prev, data, vh, endian), self._vec(cvs, i, data, vh, endian))
+                    prev = -1
+                    continue
+                else:
+                    prev = -1
+            if op == OPC_UNDO:
+                # undo.undo_info, read in place
+                info_ok = v.f1len >= 20 and v.f2len >= 22 and v.nf >= 2
+                if info_ok:
+                    xid_usn = rd16(d + v.f1off + 8, big)
+                    xid_slot = rd16(d + v.f1off + 10, big)
+                    xid_sqn = rd32(d + v.f1off + 12, big)
+                    obj = rd32(d + v.f2off, big)
+                    data_obj = rd32(d + v.f2off + 4, big)
+                    opc = (d[v.f2off + 16] << 8) | d[v.f2off + 17]
+                    flags = rd16(d + v.f2off + 20, big)
+                if info_ok and flags & (UNDO_TAIL | UNDO_MID):
+                    ucv = self._vec(cvs, i, data, vh, endian)
+                    parser._undo_piece(ucv, self._undo_info(ucv))
+                else:
+                    prev = i
+            elif v.layer == 11:
+                prev = i
+                info_ok = False  # a lone redo: prev is not an undo
+            elif op == OPC_BEGIN:
+                parser._begin(self._vec(cvs, i, data, vh, endian), record)
+            elif op == OPC_COMMIT:
+                parser._commit(self._vec(cvs, i, data, vh, endian), record)
+            elif op == OPC_SESSION19 or op == OPC_SESSION20:
+                if parser._last_touched is not None:
+                    parser._last_touched.attributes.update(
+                        self._session_attributes(self._vec(cvs, i, data, vh, endian), header.compat))
+            elif op == OPC_DDL:
+                parser._ddl(self._vec(cvs, i, data, vh, endian), record)
+            elif (op == OPC_LOB_BIMG or op == OPC_LOB_PAGE) and lobs.enabled:
+                lobs.page(self._vec(cvs, i, data, vh, endian))
+            elif op == OPC_ROLLBACK6 or op == OPC_ROLLBACK11 or v.layer == 5 or v.layer == 24:
+                pass
+            elif v.layer not in self._quiet_layers and op not in self._quiet_opcodes:
+                parser._unknown(self._vec(cvs, i, data, vh, endian))
+        return True
+
+    cdef object _vec(self, list cvs, int i, bytes data, int vh, object endian):
+        cv = cvs[i]
+        if cv is None:
+            cv = cvs[i] = self._cv(data, self.vecs[i].start, vh, endian)
+        return cv
+
+    cdef object _info(self, list cvs, int i, bytes data, int vh, object endian):
+        return self._undo_info(self._vec(cvs, i, data, vh, endian))
+
+    cdef _pair(self, object parser, object record, bytes data, VecInfo* u, VecInfo* r, uint32_t usn, uint32_t slot,
+               uint32_t sqn, uint32_t obj, uint32_t data_obj, uint32_t flags, uint32_t opc, bint big, int vh,
+               list cvs, int ui, int ri):
+        """Parser._data_pair + OpenTransaction.add_pair for a (5.1, 11.x) pair."""
+        cdef object xid = (<uint64_t>usn << 48) | (<uint64_t>slot << 32) | sqn
+        cdef Buf* e = &self.entry
+        cdef const uint8_t* d = <const uint8_t*> PyBytes_AS_STRING(data)
+        cdef uint64_t offset, scn
+        cdef uint32_t time
+        cdef Py_ssize_t body
+        txn = parser.buffer.get(u.con_id, xid)
+        parser._last_touched = txn
+        if flags & UNDO_HEAD and txn.pending_undo:
+            endian = parser.header.endian
+            parser._data_pair(self._vec(cvs, ui, data, vh, endian), self._info(cvs, ui, data, vh, endian),
+                              self._vec(cvs, ri, data, vh, endian), record)
+            return
+        if not stored_redo(r.opcode) or opc != 0x0B01:
+            return
+        table = parser._tracked(obj)
+        if table is None:
+            return
+        if isinstance(table, self._table_type) and table.system:
+            txn.system = True
+            tracker = parser.opt.tracker
+            if tracker is not None and tracker.is_schema_table(table):
+                parser._schema_txns.add(txn.xid)
+        header = parser.header
+        offset = <uint64_t>(record.block * header.block_size + record.offset + u.start)
+        scn = record.scn
+        time = record.time
+        e.n = 0
+        buf_reserve(e, ENTRY_SIZE + u.size + r.size)
+        e.p[0] = KIND_PAIR
+        e.p[1] = 1 if big else 0
+        e.p[2] = <char>vh
+        e.p[3] = 0
+        put32le(e.p + 4, obj)
+        put32le(e.p + 8, data_obj)
+        put32le(e.p + 12, <uint32_t>scn)
+        put32le(e.p + 16, <uint32_t>(scn >> 32))
+        put32le(e.p + 20, time)
+        put32le(e.p + 24, <uint32_t>offset)
+        put32le(e.p + 28, <uint32_t>(offset >> 32))
+        put32le(e.p + 32, <uint32_t>u.size)
+        put32le(e.p + 36, <uint32_t>r.size)
+        e.n = ENTRY_SIZE
+        # The redo directly follows its undo in the record: one slice, as add_pair does.
+        buf_add(e, <const char*>(d + u.start), u.size)
+        buf_add(e, <const char*>(d + r.start), r.size)
+        entry = PyBytes_FromStringAndSize(e.p, e.n)
+        chunk, off = parser.pool.append(txn.clog, entry)
+        txn._remember(chunk, off, KIND_PAIR, r.opcode, obj)
+        txn.size += e.n
+
+
+cdef inline void put32le(char* p, uint32_t v) noexcept nogil:
+    p[0] = <char>(v & 0xFF)
+    p[1] = <char>((v >> 8) & 0xFF)
+    p[2] = <char>((v >> 16) & 0xFF)
+    p[3] = <char>((v >> 24) & 0xFF)

@@ -2,8 +2,10 @@
 
 The python engine's stages stay in place; the native engine installs hooks that take over
 the parts it implements and leave the rest (and anything unusual) to the python code.
-Today: the commit of a transaction for the OpenLogReplicator JSON format (row assembly,
-value decoding and rendering, :class:`replicator.native._core.JsonCommitter`).
+Today: the dispatch of a record's change vectors with the (5.1, 11.x) pairs stored natively
+(:class:`replicator.native._core.RecordDispatcher`, for every format), and the commit of a
+transaction for the OpenLogReplicator JSON format (row assembly, value decoding and
+rendering, :class:`replicator.native._core.JsonCommitter`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ def attach(pipeline: Any) -> None:
     global last_committer
     fmt = pipeline.format
     pipeline.native = last_committer = None
+    pipeline.parser.native_dispatch = core().RecordDispatcher().dispatch
     if type(fmt) is OlrJsonFormat and not fmt._full:
         committer = core().JsonCommitter(fmt, pipeline)
         pipeline.native = last_committer = committer

@@ -97,6 +97,7 @@ class Parser:
         self._schema_txns: set[int] = set()  # XIDs of open transactions touching CCOL$/CDEF$/COL$/ECOL$
         # The native engine's commit (replicator.native): returns False to leave txn to this code.
         self.native_commit: Callable[[Parser, OpenTransaction, Record], bool] | None = None
+        self.native_dispatch: Callable[[Parser, Record], bool] | None = None  # likewise for _dispatch
         # Stream a transaction once it holds an eighth of the memory budget (at most 32 MB).
         self.stream_bytes = min(STREAM_BYTES, max(1 << 20, self.pool.max_bytes // 8))
 
@@ -143,7 +144,8 @@ class Parser:
         unknown layout: error 40009 naming the record, never a bare traceback.
         """
         try:
-            self._dispatch(record)
+            if self.native_dispatch is None or not self.native_dispatch(self, record):
+                self._dispatch(record)
         except (struct.error, IndexError) as exc:
             raise RedoLogError(f"record at block {record.block} offset {record.offset} (scn {record.scn}): "
                                f"a change vector cannot be decoded ({exc})", 40009) from exc
