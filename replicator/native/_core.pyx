@@ -73,10 +73,14 @@ DEF K_NUMBER = 2
 DEF K_HEX = 3
 DEF K_STR = 4
 DEF K_TS = 5
+DEF K_TSTZ = 6
+DEF K_IYM = 7
+DEF K_IDS = 8
 
 FLAG_RAW_HEX = 0x8000
 TYPE_VARCHAR2, TYPE_NUMBER, TYPE_DATE, TYPE_RAW, TYPE_CHAR = 1, 2, 12, 23, 96
 TYPE_TIMESTAMP, TYPE_TIMESTAMP_LTZ = 180, 231
+TYPE_TIMESTAMP_TZ, TYPE_INTERVAL_YM, TYPE_INTERVAL_DS = 181, 182, 183
 
 
 # ----------------------------------------------------------------------------- growable buffers
@@ -936,6 +940,231 @@ cdef bint timestamp_text(Buf* b, const uint8_t* d, int n, int code, int64_t tz_o
     return True
 
 
+cdef bint valid_utf8(const uint8_t* p, int n, bint bmp_only) noexcept nogil:
+    """Whether Python's strict UTF-8 decoder accepts p (and, with bmp_only, no 4-byte form)."""
+    cdef int i = 0
+    cdef uint8_t c, c1
+    while i < n:
+        c = p[i]
+        if c < 0x80:
+            i += 1
+            continue
+        if 0xC2 <= c <= 0xDF:
+            if i + 1 >= n or (p[i + 1] & 0xC0) != 0x80:
+                return False
+            i += 2
+        elif 0xE0 <= c <= 0xEF:
+            if i + 2 >= n or (p[i + 1] & 0xC0) != 0x80 or (p[i + 2] & 0xC0) != 0x80:
+                return False
+            c1 = p[i + 1]
+            if (c == 0xE0 and c1 < 0xA0) or (c == 0xED and c1 > 0x9F):
+                return False
+            i += 3
+        elif 0xF0 <= c <= 0xF4 and not bmp_only:
+            if (i + 3 >= n or (p[i + 1] & 0xC0) != 0x80 or (p[i + 2] & 0xC0) != 0x80
+                    or (p[i + 3] & 0xC0) != 0x80):
+                return False
+            c1 = p[i + 1]
+            if (c == 0xF0 and c1 < 0x90) or (c == 0xF4 and c1 > 0x8F):
+                return False
+            i += 4
+        else:
+            return False
+    return True
+
+
+cdef bint epoch_of(const uint8_t* d, int n, bint check_fraction, int64_t tz_offset, int64_t* epoch_out,
+                   int64_t* fraction_out) noexcept nogil:
+    """values.datetime._decode_fields for AD years; False: python decides."""
+    cdef int64_t month, day, hour, minute, second, year, days, fraction
+    cdef bint leap
+    month = d[2] - 1
+    day = d[3] - 1
+    hour = d[4] - 1
+    minute = d[5] - 1
+    second = d[6] - 1
+    fraction = 0
+    if n >= 11:
+        fraction = (<int64_t>d[7] << 24) | (<int64_t>d[8] << 16) | (<int64_t>d[9] << 8) | d[10]
+    if not (0 <= second <= 59 and 0 <= minute <= 59 and 0 <= hour <= 23 and 0 <= day <= 30 and 0 <= month <= 11):
+        return False
+    if check_fraction and fraction > 999999999:
+        return False
+    if d[0] < 100 or d[1] < 100:
+        return False
+    year = (d[0] - 100) * 100 + (d[1] - 100)
+    if year <= 0:
+        return False
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    days = year * 365 + year // 4 - year // 100 + year // 400 - (1 if month < 2 and leap else 0)
+    days += CUM_DAYS[month] + day
+    epoch_out[0] = ((days * 24 + hour) * 60 + minute) * 60 + second - AD_EPOCH - tz_offset
+    fraction_out[0] = fraction
+    return True
+
+
+cdef bint numeric_time(Buf* b, int64_t epoch, int64_t fraction, int unit) noexcept nogil:
+    """timefmt._NUMERIC[unit]; False: python renders (nanoseconds of a large epoch)."""
+    cdef int64_t value
+    if unit == 0:
+        if not (-1000000000 < epoch < 1000000000):
+            return False
+        value = epoch * 1000000000 + fraction
+    elif unit == 1:
+        value = epoch * 1000000 + (fraction + 500) // 1000
+    elif unit == 2:
+        value = epoch * 1000 + (fraction + 500000) // 1000000
+    else:
+        value = epoch + (fraction + 500000000) // 1000000000
+    buf_int(b, value)
+    return True
+
+
+cdef bint timestamp_tz_text(Buf* b, const uint8_t* d, int n, int code) noexcept nogil:
+    """TIMESTAMP WITH TIME ZONE under `timestamp-tz` codes 0..3 with a fixed-offset zone."""
+    cdef int64_t epoch, fraction
+    cdef int b11, b12, h, m
+    cdef bint negative
+    cdef uint8_t tmp[11]
+    if n != 9 and n != 13:
+        return False
+    b11 = d[11] if n == 13 else d[7]
+    b12 = d[12] if n == 13 else d[8]
+    if not (5 <= b11 <= 36):
+        return False  # a region name: python
+    memcpy(tmp, d, 7)
+    if n == 13:
+        memcpy(tmp + 7, d + 7, 4)
+    if not epoch_of(tmp, 11 if n == 13 else 7, False, 0, &epoch, &fraction):
+        return False
+    buf_byte(b, 34)
+    if not numeric_time(b, epoch, fraction, code):
+        return False
+    buf_byte(b, 44)
+    negative = b11 < 20 or (b11 == 20 and b12 < 60)
+    h = b11 - 20 if b11 >= 20 else 20 - b11
+    m = b12 - 60 if b12 >= 60 else 60 - b12
+    buf_byte(b, 45 if negative else 43)
+    two_digits(b, h)
+    buf_byte(b, 58)
+    two_digits(b, m)
+    buf_byte(b, 34)
+    return True
+
+
+cdef inline void two_digits(Buf* b, int v) noexcept nogil:
+    """f"{v:02d}" for 0 <= v (more digits when v >= 100)."""
+    if v >= 100:
+        buf_int(b, v)
+        return
+    buf_byte(b, <char>(48 + v // 10))
+    buf_byte(b, <char>(48 + v % 10))
+
+
+cdef inline void biased(uint32_t value, int64_t* magnitude, bint* negative) noexcept nogil:
+    cdef int64_t bias = (<int64_t>1) << 31
+    if value & (<uint32_t>1 << 31):
+        magnitude[0] = <int64_t>value - bias
+        negative[0] = False
+    else:
+        magnitude[0] = bias - <int64_t>value
+        negative[0] = True
+
+
+cdef inline void offset60(int byte, int64_t* magnitude, bint* negative) noexcept nogil:
+    if byte >= 60:
+        magnitude[0] = byte - 60
+        negative[0] = False
+    else:
+        magnitude[0] = 60 - byte
+        negative[0] = True
+
+
+cdef bint interval_ym_text(Buf* b, const uint8_t* d, int n, int code) noexcept nogil:
+    """values.interval.interval_ym_renderer(code); False: python (unknown value)."""
+    cdef int64_t years, months
+    cdef bint neg, mneg
+    if n != 5 or not (49 <= d[4] <= 71):
+        return False
+    biased(rd32(d, True), &years, &neg)
+    if years > 999999999:
+        return False
+    offset60(d[4], &months, &mneg)
+    if code == 1 or code >= 2:
+        buf_byte(b, 34)
+    if neg or mneg:
+        buf_byte(b, 45)
+    if code <= 1:
+        buf_int(b, years * 12 + months)
+    else:
+        buf_int(b, years)
+        buf_byte(b, 32 if code == 2 else 44 if code == 3 else 45)
+        buf_int(b, months)
+    if code >= 1:
+        buf_byte(b, 34)
+    return True
+
+
+cdef bint interval_ds_text(Buf* b, const uint8_t* d, int n, int code) noexcept nogil:
+    """values.interval.interval_ds_renderer(code); False: python (unknown value or a huge total)."""
+    cdef int64_t days, nanos, hours, minutes, seconds, total, divisor, half
+    cdef bint neg, nneg, hneg, mneg, sneg
+    if n != 11 or not (37 <= d[4] <= 83) or not (1 <= d[5] <= 119) or not (1 <= d[6] <= 119):
+        return False
+    biased(rd32(d, True), &days, &neg)
+    biased(rd32(d + 7, True), &nanos, &nneg)
+    if days > 999999999 or nanos > 999999999:
+        return False
+    offset60(d[4], &hours, &hneg)
+    offset60(d[5], &minutes, &mneg)
+    offset60(d[6], &seconds, &sneg)
+    neg = neg or nneg or hneg or mneg or sneg
+    if code >= 8:
+        buf_byte(b, 34)
+        if neg:
+            buf_byte(b, 45)
+        buf_int(b, days)
+        buf_byte(b, 32 if code == 8 else 44 if code == 9 else 45)
+        two_digits(b, <int>hours)
+        buf_byte(b, 58)
+        two_digits(b, <int>minutes)
+        buf_byte(b, 58)
+        two_digits(b, <int>seconds)
+        buf_byte(b, 46)
+        if nanos < 100000000:
+            buf_add(b, b"000000000", 9 - digits(nanos))
+        buf_int(b, nanos)
+        buf_byte(b, 34)
+        return True
+    if days > 100000:
+        return False  # the nanosecond total would not fit 64 bits: python
+    if code % 4 == 0:
+        divisor, half = 1, 0
+    elif code % 4 == 1:
+        divisor, half = 1000, 500
+    elif code % 4 == 2:
+        divisor, half = 1000000, 500000
+    else:
+        divisor, half = 1000000000, 500000000
+    total = (((days * 24 + hours) * 60 + minutes) * 60 + seconds) * 1000000000 + nanos
+    if code >= 4:
+        buf_byte(b, 34)
+    if neg:
+        buf_byte(b, 45)
+    buf_int(b, (total + half) // divisor)
+    if code >= 4:
+        buf_byte(b, 34)
+    return True
+
+
+cdef inline int digits(int64_t v) noexcept nogil:
+    cdef int n = 1
+    while v >= 10:
+        v //= 10
+        n += 1
+    return n
+
+
 cdef inline bint is_ascii(const uint8_t* p, int n) noexcept nogil:
     cdef int i
     for i in range(n):
@@ -1019,11 +1248,20 @@ cdef _Plan make_plan(object fmt, object parser, object table):
                 except CharsetError:
                     name = ""
                 if name in ("AL32UTF8", "UTF8"):
-                    kind = K_STR
+                    kind, param = K_STR, (1 if name == "UTF8" else 0)
         elif type_code in (TYPE_DATE, TYPE_TIMESTAMP, TYPE_TIMESTAMP_LTZ):
             if 0 <= opts.timestamp < 8:
                 kind, param = K_TS, opts.timestamp
                 offset = opts.db_timezone if type_code == TYPE_TIMESTAMP_LTZ else 0
+        elif type_code == TYPE_TIMESTAMP_TZ:
+            if 0 <= opts.timestamp_tz < 4:
+                kind, param = K_TSTZ, opts.timestamp_tz
+        elif type_code == TYPE_INTERVAL_YM:
+            if 0 <= opts.interval_ytm <= 4:
+                kind, param = K_IYM, opts.interval_ytm
+        elif type_code == TYPE_INTERVAL_DS:
+            if 0 <= opts.interval_dts <= 10:
+                kind, param = K_IDS, opts.interval_dts
         for s in range(2):
             plan.kind[s][i] = K_SKIP if plan.frags[s][i] is None else kind
             plan.param[s][i] = param
@@ -1500,7 +1738,7 @@ cdef class JsonCommitter:
                 first = False
                 continue
             elif kind == K_STR:
-                if is_ascii(v.p, v.n):
+                if is_ascii(v.p, v.n) or valid_utf8(v.p, v.n, plan.param[side][i] == 1):
                     buf_bytes(b, plan.prefix[i])
                     buf_byte(b, 34)
                     buf_escape(b, v.p, v.n)
@@ -1510,6 +1748,21 @@ cdef class JsonCommitter:
             elif kind == K_TS:
                 buf_bytes(b, plan.prefix[i])
                 if timestamp_text(b, v.p, v.n, plan.param[side][i], plan.offset[side][i]):
+                    first = False
+                    continue
+            elif kind == K_TSTZ:
+                buf_bytes(b, plan.prefix[i])
+                if timestamp_tz_text(b, v.p, v.n, plan.param[side][i]):
+                    first = False
+                    continue
+            elif kind == K_IYM:
+                buf_bytes(b, plan.prefix[i])
+                if interval_ym_text(b, v.p, v.n, plan.param[side][i]):
+                    first = False
+                    continue
+            elif kind == K_IDS:
+                buf_bytes(b, plan.prefix[i])
+                if interval_ds_text(b, v.p, v.n, plan.param[side][i]):
                     first = False
                     continue
             # Anything else: the python engine's own renderer for this column.
@@ -1808,3 +2061,41 @@ cdef inline void put32le(char* p, uint32_t v) noexcept nogil:
     p[1] = <char>((v >> 8) & 0xFF)
     p[2] = <char>((v >> 16) & 0xFF)
     p[3] = <char>((v >> 24) & 0xFF)
+
+
+def value_text(int kind, int param, long long offset, bytes data):
+    """The native text of one value (tests): bytes, or None when the python renderer is used.
+
+    ``kind`` is "number", "ts", "tstz", "iym", "ids", "str" or "hex" as an index into
+    VALUE_KINDS; ``param`` the format code; ``offset`` the TSLTZ time zone offset.
+    """
+    cdef Buf b
+    cdef const uint8_t* p = <const uint8_t*> PyBytes_AS_STRING(data)
+    cdef int n = <int>PyBytes_GET_SIZE(data)
+    cdef bint ok
+    b.p = NULL
+    b.n = b.cap = 0
+    try:
+        if kind == 0:
+            ok = n > 0 and number_text(&b, p, n) == 0
+        elif kind == 1:
+            ok = timestamp_text(&b, p, n, param, offset)
+        elif kind == 2:
+            ok = timestamp_tz_text(&b, p, n, param)
+        elif kind == 3:
+            ok = interval_ym_text(&b, p, n, param)
+        elif kind == 4:
+            ok = interval_ds_text(&b, p, n, param)
+        elif kind == 5:
+            ok = is_ascii(p, n) or valid_utf8(p, n, param == 1)
+            if ok:
+                buf_escape(&b, p, n)
+        else:
+            buf_hex(&b, p, n)
+            ok = True
+        return PyBytes_FromStringAndSize(b.p, b.n) if ok else None
+    finally:
+        free(b.p)
+
+
+VALUE_KINDS = ("number", "ts", "tstz", "iym", "ids", "str", "hex")
