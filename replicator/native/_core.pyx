@@ -21,6 +21,8 @@ engine's own renderer for that column, so the bytes are the same by construction
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memmove, memcmp
+from libc.stdio cimport snprintf
+from libc.math cimport ldexp
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
 
 from replicator.events import Message, Transaction
@@ -76,11 +78,14 @@ DEF K_TS = 5
 DEF K_TSTZ = 6
 DEF K_IYM = 7
 DEF K_IDS = 8
+DEF K_BFLOAT = 9
+DEF K_BDOUBLE = 10
 
 FLAG_RAW_HEX = 0x8000
 TYPE_VARCHAR2, TYPE_NUMBER, TYPE_DATE, TYPE_RAW, TYPE_CHAR = 1, 2, 12, 23, 96
 TYPE_TIMESTAMP, TYPE_TIMESTAMP_LTZ = 180, 231
 TYPE_TIMESTAMP_TZ, TYPE_INTERVAL_YM, TYPE_INTERVAL_DS = 181, 182, 183
+TYPE_BINARY_FLOAT, TYPE_BINARY_DOUBLE = 100, 101
 
 
 # ----------------------------------------------------------------------------- growable buffers
@@ -1165,6 +1170,104 @@ cdef inline int digits(int64_t v) noexcept nogil:
     return n
 
 
+cdef bint float_text(Buf* b, const uint8_t* d, int n, bint dbl) noexcept nogil:
+    """values.floats.binary_float_text / binary_double_text for finite values; False: python."""
+    cdef uint64_t raw = 0, sig, frac_mask, sign_bit
+    cdef int exp_bits = 11 if dbl else 8
+    cdef int frac_bits = 52 if dbl else 23
+    cdef int64_t exp_mask = (1 << exp_bits) - 1
+    cdef int64_t bias = exp_mask >> 1
+    cdef int64_t exponent, e2
+    cdef int i, sign, bitlen, k
+    cdef double value
+    cdef char tmp[64]
+    if n != (8 if dbl else 4):
+        return False
+    for i in range(n):
+        raw = (raw << 8) | d[i]
+    frac_mask = ((<uint64_t>1) << frac_bits) - 1
+    sign_bit = (<uint64_t>1) << (exp_bits + frac_bits)
+    exponent = <int64_t>((raw >> frac_bits) & <uint64_t>exp_mask)
+    sig = raw & frac_mask
+    if raw & sign_bit:
+        if sig == 0 and (exponent == 0 or exponent == exp_mask):
+            return False
+        if sig == ((<uint64_t>1) << (frac_bits - 1)) and exponent == exp_mask:
+            return False
+        if exponent > 0:
+            sig |= (<uint64_t>1) << frac_bits
+        sign = 1
+        e2 = exponent - bias - frac_bits
+    else:
+        if exponent == 0 and sig == frac_mask:
+            return False
+        sig = frac_mask - sig
+        if exponent < exp_mask:
+            sig += (<uint64_t>1) << frac_bits
+        sign = -1
+        e2 = (bias + 1) - exponent - frac_bits
+    if dbl:
+        bitlen = 0
+        while bitlen < 64 and (sig >> bitlen):
+            bitlen += 1
+        if not (-1022 <= e2 + bitlen - 1 <= 1023):
+            return False
+    value = ldexp(<double>sig, <int>e2)
+    if value == 0.0 and sig != 0:
+        return False
+    k = snprintf(tmp, 64, "%g", sign * value)
+    if k <= 0 or k >= 64:
+        return False
+    buf_add(b, tmp, k)
+    return True
+
+
+cdef inline void put_utf8_escaped(Buf* b, uint32_t cp) noexcept nogil:
+    cdef uint8_t c
+    if cp < 0x80:
+        c = <uint8_t>cp
+        buf_escape(b, &c, 1)
+    elif cp < 0x800:
+        buf_byte(b, <char>(0xC0 | (cp >> 6)))
+        buf_byte(b, <char>(0x80 | (cp & 0x3F)))
+    elif cp < 0x10000:
+        buf_byte(b, <char>(0xE0 | (cp >> 12)))
+        buf_byte(b, <char>(0x80 | ((cp >> 6) & 0x3F)))
+        buf_byte(b, <char>(0x80 | (cp & 0x3F)))
+    else:
+        buf_byte(b, <char>(0xF0 | (cp >> 18)))
+        buf_byte(b, <char>(0x80 | ((cp >> 12) & 0x3F)))
+        buf_byte(b, <char>(0x80 | ((cp >> 6) & 0x3F)))
+        buf_byte(b, <char>(0x80 | (cp & 0x3F)))
+
+
+cdef bint utf16_escaped(Buf* b, const uint8_t* p, int n) noexcept nogil:
+    """AL16UTF16 (strict UTF-16BE, as Python decodes it) to escaped UTF-8; False: python."""
+    cdef int i = 0
+    cdef uint32_t u, lo
+    cdef Py_ssize_t mark = b.n
+    if n & 1:
+        return False
+    while i < n:
+        u = (<uint32_t>p[i] << 8) | p[i + 1]
+        i += 2
+        if 0xD800 <= u <= 0xDBFF:
+            if i >= n:
+                b.n = mark
+                return False
+            lo = (<uint32_t>p[i] << 8) | p[i + 1]
+            if not (0xDC00 <= lo <= 0xDFFF):
+                b.n = mark
+                return False
+            i += 2
+            u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00)
+        elif 0xDC00 <= u <= 0xDFFF:
+            b.n = mark
+            return False
+        put_utf8_escaped(b, u)
+    return True
+
+
 cdef inline bint is_ascii(const uint8_t* p, int n) noexcept nogil:
     cdef int i
     for i in range(n):
@@ -1247,12 +1350,16 @@ cdef _Plan make_plan(object fmt, object parser, object table):
                                                table.charset, table.ncharset)
                 except CharsetError:
                     name = ""
-                if name in ("AL32UTF8", "UTF8"):
-                    kind, param = K_STR, (1 if name == "UTF8" else 0)
+                if name in ("AL32UTF8", "UTF8", "AL16UTF16"):
+                    kind, param = K_STR, (1 if name == "UTF8" else 2 if name == "AL16UTF16" else 0)
         elif type_code in (TYPE_DATE, TYPE_TIMESTAMP, TYPE_TIMESTAMP_LTZ):
             if 0 <= opts.timestamp < 8:
                 kind, param = K_TS, opts.timestamp
                 offset = opts.db_timezone if type_code == TYPE_TIMESTAMP_LTZ else 0
+        elif type_code == TYPE_BINARY_FLOAT:
+            kind = K_BFLOAT
+        elif type_code == TYPE_BINARY_DOUBLE:
+            kind = K_BDOUBLE
         elif type_code == TYPE_TIMESTAMP_TZ:
             if 0 <= opts.timestamp_tz < 4:
                 kind, param = K_TSTZ, opts.timestamp_tz
@@ -1738,11 +1845,23 @@ cdef class JsonCommitter:
                 first = False
                 continue
             elif kind == K_STR:
-                if is_ascii(v.p, v.n) or valid_utf8(v.p, v.n, plan.param[side][i] == 1):
+                if plan.param[side][i] == 2:
+                    buf_bytes(b, plan.prefix[i])
+                    buf_byte(b, 34)
+                    if utf16_escaped(b, v.p, v.n):
+                        buf_byte(b, 34)
+                        first = False
+                        continue
+                elif is_ascii(v.p, v.n) or valid_utf8(v.p, v.n, plan.param[side][i] == 1):
                     buf_bytes(b, plan.prefix[i])
                     buf_byte(b, 34)
                     buf_escape(b, v.p, v.n)
                     buf_byte(b, 34)
+                    first = False
+                    continue
+            elif kind == K_BFLOAT or kind == K_BDOUBLE:
+                buf_bytes(b, plan.prefix[i])
+                if float_text(b, v.p, v.n, kind == K_BDOUBLE):
                     first = False
                     continue
             elif kind == K_TS:
@@ -2087,9 +2206,14 @@ def value_text(int kind, int param, long long offset, bytes data):
         elif kind == 4:
             ok = interval_ds_text(&b, p, n, param)
         elif kind == 5:
-            ok = is_ascii(p, n) or valid_utf8(p, n, param == 1)
-            if ok:
-                buf_escape(&b, p, n)
+            if param == 2:
+                ok = utf16_escaped(&b, p, n)
+            else:
+                ok = is_ascii(p, n) or valid_utf8(p, n, param == 1)
+                if ok:
+                    buf_escape(&b, p, n)
+        elif kind == 7 or kind == 8:
+            ok = float_text(&b, p, n, kind == 8)
         else:
             buf_hex(&b, p, n)
             ok = True
@@ -2098,4 +2222,4 @@ def value_text(int kind, int param, long long offset, bytes data):
         free(b.p)
 
 
-VALUE_KINDS = ("number", "ts", "tstz", "iym", "ids", "str", "hex")
+VALUE_KINDS = ("number", "ts", "tstz", "iym", "ids", "str", "hex", "bfloat", "bdouble")

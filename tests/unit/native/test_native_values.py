@@ -9,12 +9,15 @@ import pytest
 from replicator.formats.escape import escape_bytes
 from replicator.native import core
 from replicator.values.charset import get_charset
+from replicator.values.floats import (
+    binary_double_text, binary_float_text, encode_binary_double, encode_binary_float,
+)
 from replicator.values.datetime import decode_timestamp, decode_timestamp_tz
 from replicator.values.interval import interval_ds_renderer, interval_ym_renderer
 from replicator.values.number import NumberError, encode_number, number_text
 from replicator.values.timefmt import timestamp_renderer, timestamp_tz_renderer
 
-KINDS = ("number", "ts", "tstz", "iym", "ids", "str", "hex")
+KINDS = ("number", "ts", "tstz", "iym", "ids", "str", "hex", "bfloat", "bdouble")
 
 
 def native(kind: str, data: bytes, param: int = 0, offset: int = 0) -> bytes | None:
@@ -103,14 +106,32 @@ def test_intervals() -> None:
 
 def test_strings_and_hex() -> None:
     rng = random.Random(7)
-    utf8, cesu = get_charset("AL32UTF8"), get_charset("UTF8")
+    utf8, cesu, utf16 = get_charset("AL32UTF8"), get_charset("UTF8"), get_charset("AL16UTF16")
     samples = ["plain", "quote\" slash/ back\\ tab\t nl\n", "\x00\x01\x1b\x1f\x7f", "żółw", "日本語", "😀 emoji"]
     values = [s.encode() for s in samples]
     values += [_random_bytes(rng, (0, 1, 3, 8, 20)) for _ in range(20000)]
     values += [rng.choice(samples).encode()[: rng.randint(0, 8)] for _ in range(2000)]
     for data in values:
-        for param, charset in ((0, utf8), (1, cesu)):
+        for param, charset in ((0, utf8), (1, cesu), (2, utf16)):
             got = native("str", data, param)
             if got is not None:
                 assert got == escape_bytes(charset.to_utf8(data)), data.hex()
         assert native("hex", data) == data.hex().encode()
+    for text in samples:
+        data = text.encode("utf-16-be")
+        assert native("str", data, 2) == escape_bytes(utf16.to_utf8(data))
+
+
+def test_binary_floats() -> None:
+    rng = random.Random(9)
+    specials = [encode_binary_float(v) for v in (0.0, -0.0, 1.0, -1.5, 3.4e38, 1e-45, 123456.7, 1e-5, 1e6)]
+    doubles = [encode_binary_double(v) for v in (0.0, -0.0, 1.0, -2.5, 1e308, 5e-324, 1e-5, 123456.5, 1e16)]
+    values = specials + [_random_bytes(rng, (4,)) for _ in range(20000)]
+    for data in values:
+        got = native("bfloat", data)
+        if got is not None:
+            assert got == binary_float_text(data).encode(), data.hex()
+    for data in doubles + [_random_bytes(rng, (8,)) for _ in range(20000)]:
+        got = native("bdouble", data)
+        if got is not None:
+            assert got == binary_double_text(data).encode(), data.hex()
