@@ -243,7 +243,7 @@ def run_config(config_path: str, progress: str = "auto", *, read_limit_mbps: flo
     if config.source[0].reader.type in ("offline", "online"):  # the long-running service
         from replicator.daemon import run_daemon
 
-        return run_daemon(config_path)
+        return run_daemon(config_path, engine)
     metrics = metrics_from_config(config)
     notifier = Notifier()
     if metrics is not None:

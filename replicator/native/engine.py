@@ -24,8 +24,13 @@ def attach(pipeline: Any) -> None:
     global last_committer
     fmt = pipeline.format
     pipeline.native = last_committer = None
-    pipeline.parser.native_dispatch = core().RecordDispatcher().dispatch
+    attach_dispatch(pipeline.parser)
     if type(fmt) is OlrJsonFormat and not fmt._full:
         committer = core().JsonCommitter(fmt, pipeline)
         pipeline.native = last_committer = committer
         pipeline.parser.native_commit = committer.commit
+
+
+def attach_dispatch(parser: Any) -> None:
+    """Install the native record dispatch (any format, batch or daemon)."""
+    parser.native_dispatch = core().RecordDispatcher().dispatch
