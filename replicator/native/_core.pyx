@@ -1675,11 +1675,13 @@ cdef class JsonCommitter:
         schema_columns = fmt._schema_columns
         reducer = fmt._reducer
         column_mode = reducer._column_mode
+        # Positions are taken here and stored back once (OlrJsonFormat._take_index per row).
+        cdef long long idx = fmt._lwn_idx
         for r in range(w.nrows):
             row = w.rows + r
             plan = tables[row.table]
             b.n = 0
-            idx = fmt._take_index()
+            idx += 1
             if prefix is not None:
                 buf_bytes(b, prefix)
                 buf_int(b, idx)
@@ -1714,8 +1716,9 @@ cdef class JsonCommitter:
             img = w.vals + row.img
             self._images(row, img, img + row.ncols, plan, column_mode, reducer)
             buf_add(b, b"}]}", 3)
-            messages.append(Message(data=PyBytes_FromStringAndSize(b.p, b.n), scn=lwn_scn, idx=fmt._lwn_idx - 1,
-                                    xid=xid, seq=seq, table=plan.table))
+            messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), lwn_scn, idx - 1, None, False, seq, xid,
+                                    plan.table))
+        fmt._lwn_idx = idx
         if not fmt._skip_commit:
             head = hb.commit(lwn_scn, fmt._take_index(), ctx)
             messages.append(Message(data=b"{" + head + b',"payload":[{"op":"commit"}]}', scn=lwn_scn,
