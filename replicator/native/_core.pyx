@@ -1642,7 +1642,7 @@ cdef class JsonCommitter:
         event = Transaction(
             xid=txn.xid, begin_scn=begin_scn, begin_time=parser._epoch(begin_time), commit_scn=record.scn,
             commit_time=parser._epoch(record.time), changes=[], attributes=txn.attributes,
-            thread=header.thread, begin_seq=txn.begin_seq, begin_offset=txn.begin_offset,
+            logon_user=txn.logon_user, thread=header.thread, begin_seq=txn.begin_seq, begin_offset=txn.begin_offset,
             system=txn.system, con_name=parser.opt.con_name,
             commit_pos=(header.sequence, (lwn.first_block if lwn else 0) * header.block_size, parser._rank),
         )
@@ -1934,6 +1934,7 @@ cdef int OPC_LOB_PAGE = 0x1301
 cdef int OPC_LOB_BIMG = 0x1A06
 cdef int OPC_LOB_REDO = 0x1A02
 cdef int UNDO_HEAD = 0x1
+cdef int UNDO_BEGIN = 0x8
 cdef int UNDO_TAIL = 0x2
 cdef int UNDO_MID = 0x100
 
@@ -2134,6 +2135,12 @@ cdef class RecordDispatcher:
         cdef Py_ssize_t body
         txn = parser.buffer.get(u.con_id, xid)
         parser._last_touched = txn
+        if flags & UNDO_BEGIN and txn.logon_user < 0:
+            # undo.logon_user: the ktubl's user# at +72 of field 2 (76+ bytes), -1 if absent
+            if u.f2len >= 76:
+                txn.logon_user = <long long>rd32(d + u.f2off + 72, big)
+            else:
+                txn.logon_user = -1
         if flags & UNDO_HEAD and txn.pending_undo:
             endian = parser.header.endian
             parser._data_pair(self._vec(cvs, ui, data, vh, endian), self._info(cvs, ui, data, vh, endian),

@@ -114,3 +114,11 @@ def test_real_ora19_schemaless(tmp_path: Path) -> None:
         "target": [{"alias": "T1", "source": "S1", "writer": {"type": "file", "output": str(tmp_path / "o.json")}}],
     }
     assert assert_same(cfg, tmp_path)["messages"]
+
+
+@pytest.mark.parametrize("fmt", ["debezium", "protobuf", "shareplex", "canal", "debezium-envelope"])
+def test_other_formats(fmt: str, tmp_path: Path) -> None:
+    """Other formats keep the python commit but use the native record dispatch."""
+    result = generate(workloads.mixed(seed=4, events=30), tmp_path / "gen", with_expected=False)
+    py = assert_same(config_of(result, {"type": fmt}), tmp_path, mask=rb'"(posttime|ts|ts_ms|ts_us|ts_ns)":("[^"]*"|[0-9]+)')
+    assert py["error"] is not None or py["messages"]
