@@ -70,7 +70,7 @@ def random_format(rng: random.Random) -> dict[str, int | str]:
     return fmt
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(10))
 def test_random_workloads_and_formats(seed: int, tmp_path: Path) -> None:
     rng = random.Random(seed)
     if seed % 2:
@@ -79,7 +79,7 @@ def test_random_workloads_and_formats(seed: int, tmp_path: Path) -> None:
         sc = workloads.oltp(seed=seed, target_bytes=512 << 10, version=rng.choice(("19", "23", "11.2")))
     result = generate(sc, tmp_path / "gen", with_expected=False)
     fmt = random_format(rng)
-    flags = rng.choice((None, 0, 0x40, 0x1000, 0x40000))
+    flags = rng.choice((None, 0, 0x40, 0x1000, 0x40000, 0x8000, 0x300, 0x20))
     py = assert_same(config_of(result, fmt, flags), tmp_path)
     assert py["error"] is not None or py["messages"]
 
@@ -122,3 +122,10 @@ def test_other_formats(fmt: str, tmp_path: Path) -> None:
     result = generate(workloads.mixed(seed=4, events=30), tmp_path / "gen", with_expected=False)
     py = assert_same(config_of(result, {"type": fmt}), tmp_path, mask=rb'"(posttime|ts|ts_ms|ts_us|ts_ns)":("[^"]*"|[0-9]+)')
     assert py["error"] is not None or py["messages"]
+
+
+@pytest.mark.parametrize("flags", [0x8000, 0x20, 0x40 | 0x80 | 0x100 | 0x200, 0x40000, 0x800])
+def test_source_flags(flags: int, tmp_path: Path) -> None:
+    """Raw hex, DDL, shown hidden/guard/nested/unused columns, NOT NULL copy, system transactions."""
+    result = generate(workloads.mixed(seed=6, events=30), tmp_path / "gen", with_expected=False)
+    assert assert_same(config_of(result, flags=flags), tmp_path)["messages"]
