@@ -550,13 +550,8 @@ cdef inline void head_of(Pair* p, uint32_t* bdba, int* slot) noexcept nogil:
 
 
 # ----------------------------------------------------------------------------- phase A: rows
-cdef inline void put(Val* img, int col, const uint8_t* p, int n) noexcept nogil:
-    img[col].p = p
-    img[col].n = n
-
-
 cdef bint columns(Work* w, CV* cv, Kdo* k, int first, const uint8_t* nums, int shift, bint undo,
-                  Val* target, Val* parts, int* has_parts, int limit, bint big) noexcept nogil:
+                  Val* target, int limit, bint big) noexcept nogil:
     """rows._columns into a (pointer, length) image; False: let python decide."""
     cdef int n, i, c, col, split_first, split_last
     cdef const uint8_t* vp
@@ -598,7 +593,6 @@ cdef bint columns(Work* w, CV* cv, Kdo* k, int first, const uint8_t* nums, int s
                 vn = w.fields[cv.fi + i].len
             i += 1
         if c == split_first or c == split_last:
-            has_parts[0] = 1
             return False  # split columns: the python engine joins the pieces
         target[col].p = vp
         target[col].n = vn
@@ -649,7 +643,6 @@ cdef bint build_row(Work* w, int* group, int glen, int op, int ncols, Row* row, 
     cdef Val* before_supp = scratch
     cdef Val* after_supp = scratch + ncols
     cdef int gi, c, shift, rfirst
-    cdef int has_parts = 0
     cdef Pair* p
     cdef Pair* head
     cdef const uint8_t* rnums
@@ -664,7 +657,7 @@ cdef bint build_row(Work* w, int* group, int glen, int op, int ncols, Row* row, 
             shift = p.supp.before - 1 if p.supp.valid and p.supp.before > 0 else 0
             if p.ufirst and is_compressed(w, &p.u, &p.uk, p.ufirst, False):
                 return False
-            if not columns(w, &p.u, &p.uk, p.ufirst, p.unums, shift, True, before, NULL, &has_parts, ncols, p.big):
+            if not columns(w, &p.u, &p.uk, p.ufirst, p.unums, shift, True, before, ncols, p.big):
                 return False
         if p.supp.valid and p.supp.first_value:
             if not supplemental(w, p, after_supp, before_supp, ncols):
@@ -680,7 +673,7 @@ cdef bint build_row(Work* w, int* group, int glen, int op, int ncols, Row* row, 
             shift = p.supp.after - 1 if p.supp.valid and p.supp.after > 0 else 0
             if rfirst and is_compressed(w, &p.r, &p.rk, rfirst, True):
                 return False
-            if not columns(w, &p.r, &p.rk, rfirst, rnums, shift, False, after, NULL, &has_parts, ncols, p.big):
+            if not columns(w, &p.r, &p.rk, rfirst, rnums, shift, False, after, ncols, p.big):
                 return False
     # _Values.merged: a supplemental value fills a column the image lacks or holds as NULL.
     for c in range(ncols):
@@ -734,8 +727,7 @@ cdef bint build_row(Work* w, int* group, int glen, int op, int ncols, Row* row, 
     return True
 
 
-cdef int multirow(Work* w, Pair* p, bint big_scn, int ncols, Row* rows_out, Py_ssize_t* nrows,
-                  uint32_t* objs) except -2 nogil:
+cdef int multirow(Work* w, Pair* p, bint big_scn, int ncols, Row* rows_out, Py_ssize_t* nrows) except -2 nogil:
     """kdo.multirow + rows.multirow_changes: rows of a QMI redo or of a QMD's undo.
 
     Appends the rows (images in w.vals) and returns their count, or -1 when python must decide.
@@ -755,9 +747,6 @@ cdef int multirow(Work* w, Pair* p, bint big_scn, int ncols, Row* rows_out, Py_s
         k, cv, op, sizes_field, rows_field = &p.uk, &p.u, OP_DELETE, 5, 6
     if not k.valid or not k.nrow:
         return 0
-    if k.slots == NULL:
-        # zip(kdo.slots, rows) with no slots: no rows, but the rows are still decoded.
-        pass
     if f_len(w, cv, sizes_field) < 2 * k.nrow:
         return -1  # struct.error in python
     sizes = f_ptr(w, cv, sizes_field)
@@ -799,10 +788,7 @@ cdef int multirow(Work* w, Pair* p, bint big_scn, int ncols, Row* rows_out, Py_s
             q += vn
         pos += size
         if k.slots == NULL:
-            continue
-        if op == OP_DELETE:
-            # the image is the before image: move it from the after half
-            pass
+            continue  # zip(kdo.slots, rows) with no slots: rows decoded (errors), none output
         row.op = op
         row.obj = p.obj
         row.data_obj = p.data_obj
@@ -1556,7 +1542,7 @@ cdef class JsonCommitter:
                     grow(<void**>&w.rows, &w.cap_rows, w.nrows + k.nrow, sizeof(Row))
                     grow(<void**>&w.vals, &w.cap_vals, w.nvals + 2 * ncols * (k.nrow + 1), sizeof(Val))
                     first_row = w.nrows
-                    if multirow(w, p, big_scn, ncols, w.rows, &w.nrows, NULL) < 0:
+                    if multirow(w, p, big_scn, ncols, w.rows, &w.nrows) < 0:
                         return False
                     for j in range(first_row, w.nrows):
                         w.rows[j].table = t
