@@ -88,9 +88,12 @@ def _job(args: argparse.Namespace):
 def bench_main(args: argparse.Namespace) -> int:
     """Run the benchmark described by the parsed ``bench`` arguments and print figures."""
     from replicator.app import run_job
-
     from replicator.native import resolve_engine
 
+    if getattr(args, "compare_local", False):
+        from replicator.bench_remote import compare_main
+
+        return compare_main(args)
     job = _job(args)
     engine = resolve_engine(getattr(args, "engine", None))
     total = RunStats()

@@ -39,6 +39,10 @@ def _cmd_check_config(args: argparse.Namespace) -> int:
 
     problems = explain_config(args.file)
     if not problems:
+        from replicator.config.redosource import explain_redo_source
+
+        for line in explain_redo_source(args.file):
+            print(f"{args.file}: {line}")
         print(f"{args.file}: OK")
         return 0
     for problem in problems:
@@ -109,6 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--output", default=None, help="output file for --writer file (default: a temp file)")
     bench.add_argument("--repeat", type=int, default=1, help="process the files this many times")
     bench.add_argument("--log-archive-format", default="", help="archive name format to order files")
+    bench.add_argument("--compare-local", action="store_true",
+                       help="with a remote reader.redo-source on this machine: remote vs local MB/s")
     bench.add_argument("files", nargs="*", help="redo files or directories (default: those of the config)")
     _engine_argument(bench)
     bench.set_defaults(func=_cmd_bench)

@@ -26,6 +26,7 @@ from replicator.metrics_tally import Tally
 from replicator.notify import Notifier
 from replicator.redo.online import FollowSettings, LogLocator, RedoFollower, read_header
 from replicator.redo.parser import Parser
+from replicator.redo.source import open_source
 from replicator.schema.document import SchemaCheckpoint
 from replicator.txn.pool import MemoryPool
 
@@ -115,16 +116,19 @@ class Daemon:
 
             attach_dispatch(parser)  # stage 1 only: the daemon's commit path stays python
         archive_dirs = [d for d in (cp.log_archive_dest, *self._fra_dirs(cp), *self.source.reader.redo_log) if d]
+        self.redo_source = open_source(self.source.reader)
         if self.online_db is not None:
             from replicator.online.startup import online_locator
 
-            locator: LogLocator = online_locator(self.online_db, self.source, cp, archive_format, archive_dirs)
+            locator: LogLocator = online_locator(self.online_db, self.source, cp, archive_format, archive_dirs,
+                                                 self.redo_source)
         else:
             locator = LogLocator(
                 online_groups=[list(g.paths) for g in cp.online_redo],
                 archive_dirs=archive_dirs,
                 archive_format=archive_format,
                 path_mapping=list(self.source.reader.path_mapping_pairs),
+                source=self.redo_source,
             )
         src = self.source
         settings = FollowSettings(src.redo_read_sleep_us / 1e6, src.arch_read_sleep_us / 1e6, src.arch_read_tries,
@@ -167,11 +171,11 @@ class Daemon:
         candidates: list[tuple[int, int, int]] = []
         for members in locator.online_groups:
             for m in members:
-                h = read_header(locator.map_path(m))
+                h = read_header(locator.map_path(m), locator.source)
                 if h is not None and h.sequence:
                     candidates.append((h.sequence, h.first_scn, h.next_scn))
         for _, path in locator.archive_files():
-            h = read_header(path)
+            h = read_header(path, locator.source)
             if h is not None:
                 candidates.append((h.sequence, h.first_scn, h.next_scn))
         if not candidates:
@@ -357,6 +361,7 @@ class Daemon:
             await house
             await self.flush_and_save(force=True)
             self.writer.close()
+            self.redo_source.close()
             if not engine.state.errors:
                 self._final_schema_checkpoint()
         self._report()
