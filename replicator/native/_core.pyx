@@ -19,8 +19,8 @@ engine's own renderer for that column, so the bytes are the same by construction
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
-from libc.stdlib cimport malloc, realloc, free
-from libc.string cimport memcpy, memmove, memcmp
+from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.string cimport memcpy, memmove, memcmp, strlen
 from libc.stdio cimport snprintf
 from libc.math cimport ldexp
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
@@ -1011,8 +1011,29 @@ cdef bint numeric_time(Buf* b, int64_t epoch, int64_t fraction, int unit) noexce
     return True
 
 
+# Region names of TIMESTAMP WITH TIME ZONE by 16-bit region id (values.timezones.REGION_NAMES).
+cdef const char** REGIONS = <const char**> calloc(65536, sizeof(char*))
+cdef list _region_bytes = []
+
+
+def _load_regions():
+    from replicator.values.timezones import REGION_NAMES, UNKNOWN_REGION
+
+    unknown = UNKNOWN_REGION.encode("ascii")
+    _region_bytes.append(unknown)
+    for i in range(65536):
+        REGIONS[i] = PyBytes_AS_STRING(unknown)
+    for key, name in REGION_NAMES.items():
+        data = name.encode("ascii")
+        _region_bytes.append(data)
+        REGIONS[key & 0xFFFF] = PyBytes_AS_STRING(data)
+
+
+_load_regions()
+
+
 cdef bint timestamp_tz_text(Buf* b, const uint8_t* d, int n, int code) noexcept nogil:
-    """TIMESTAMP WITH TIME ZONE under `timestamp-tz` codes 0..3 with a fixed-offset zone."""
+    """TIMESTAMP WITH TIME ZONE under `timestamp-tz` codes 0..3 (values.timezones.zone_text)."""
     cdef int64_t epoch, fraction
     cdef int b11, b12, h, m
     cdef bint negative
@@ -1021,8 +1042,6 @@ cdef bint timestamp_tz_text(Buf* b, const uint8_t* d, int n, int code) noexcept 
         return False
     b11 = d[11] if n == 13 else d[7]
     b12 = d[12] if n == 13 else d[8]
-    if not (5 <= b11 <= 36):
-        return False  # a region name: python
     memcpy(tmp, d, 7)
     if n == 13:
         memcpy(tmp + 7, d + 7, 4)
@@ -1032,6 +1051,10 @@ cdef bint timestamp_tz_text(Buf* b, const uint8_t* d, int n, int code) noexcept 
     if not numeric_time(b, epoch, fraction, code):
         return False
     buf_byte(b, 44)
+    if not (5 <= b11 <= 36):
+        buf_add(b, REGIONS[(b11 << 8) | b12], strlen(REGIONS[(b11 << 8) | b12]))
+        buf_byte(b, 34)
+        return True
     negative = b11 < 20 or (b11 == 20 and b12 < 60)
     h = b11 - 20 if b11 >= 20 else 20 - b11
     m = b12 - 60 if b12 >= 60 else 60 - b12

@@ -13,6 +13,7 @@ from replicator.values.floats import (
     binary_double_text, binary_float_text, encode_binary_double, encode_binary_float,
 )
 from replicator.values.datetime import decode_timestamp, decode_timestamp_tz
+from replicator.values.timezones import REGION_NAMES
 from replicator.values.interval import interval_ds_renderer, interval_ym_renderer
 from replicator.values.number import NumberError, encode_number, number_text
 from replicator.values.timefmt import timestamp_renderer, timestamp_tz_renderer
@@ -76,7 +77,11 @@ def test_timestamps_tz(code: int) -> None:
                       rng.randint(1, 24), rng.randint(1, 60), rng.randint(1, 60)])
         if rng.random() < 0.5:
             data += rng.randint(0, 0xFFFFFFFF).to_bytes(4, "big")
-        data += bytes([rng.randint(0, 40), rng.randint(0, 120)])
+        if rng.random() < 0.5:
+            data += bytes([rng.randint(0, 40), rng.randint(0, 120)])
+        else:
+            region = rng.choice((*REGION_NAMES, 0x8000, 0xFFFF))
+            data += region.to_bytes(2, "big")
         got = native("tstz", data, code)
         decoded = decode_timestamp_tz(data)
         if got is not None:
