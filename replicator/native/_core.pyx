@@ -887,45 +887,15 @@ cdef int64_t AD_EPOCH = 62167132800
 
 cdef bint timestamp_text(Buf* b, const uint8_t* d, int n, int code, int64_t tz_offset) noexcept nogil:
     """DATE/TIMESTAMP/TSLTZ under `timestamp` codes 0..7 (AD years); False: python renders."""
-    cdef int64_t month, day, hour, minute, second, year, days, epoch, fraction, value
-    cdef bint leap
+    cdef int64_t epoch, fraction
     if n != 7 and n != 11:
         return False
-    month = d[2] - 1
-    day = d[3] - 1
-    hour = d[4] - 1
-    minute = d[5] - 1
-    second = d[6] - 1
-    fraction = 0
-    if n == 11:
-        fraction = (<int64_t>d[7] << 24) | (<int64_t>d[8] << 16) | (<int64_t>d[9] << 8) | d[10]
-    if not (0 <= second <= 59 and 0 <= minute <= 59 and 0 <= hour <= 23 and 0 <= day <= 30 and 0 <= month <= 11):
+    if not epoch_of(d, n, True, tz_offset, &epoch, &fraction):
         return False
-    if fraction > 999999999:
-        return False
-    if d[0] < 100 or d[1] < 100:
-        return False  # BC: OLR's own convention, done by python
-    year = (d[0] - 100) * 100 + (d[1] - 100)
-    if year <= 0:
-        return False
-    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-    days = year * 365 + year // 4 - year // 100 + year // 400 - (1 if month < 2 and leap else 0)
-    days += CUM_DAYS[month] + day
-    epoch = ((days * 24 + hour) * 60 + minute) * 60 + second - AD_EPOCH - tz_offset
-    code = code % 4 if code < 4 else code
     if code >= 4:
         buf_byte(b, 34)
-    if code % 4 == 0:
-        if not (-1000000000 < epoch < 1000000000):
-            return False
-        value = epoch * 1000000000 + fraction
-    elif code % 4 == 1:
-        value = epoch * 1000000 + (fraction + 500) // 1000
-    elif code % 4 == 2:
-        value = epoch * 1000 + (fraction + 500000) // 1000000
-    else:
-        value = epoch + (fraction + 500000000) // 1000000000
-    buf_int(b, value)
+    if not numeric_time(b, epoch, fraction, code % 4):
+        return False
     if code >= 4:
         buf_byte(b, 34)
     return True
@@ -997,9 +967,23 @@ cdef bint epoch_of(const uint8_t* d, int n, bint check_fraction, int64_t tz_offs
 cdef bint numeric_time(Buf* b, int64_t epoch, int64_t fraction, int unit) noexcept nogil:
     """timefmt._NUMERIC[unit]; False: python renders (nanoseconds of a large epoch)."""
     cdef int64_t value
+    cdef int64_t abs_epoch, high, low
+    cdef uint64_t tail
+    cdef char tmp[24]
+    cdef int k
     if unit == 0:
         if not (-1000000000 < epoch < 1000000000):
-            return False
+            # timefmt.nanos_text: epoch / 1e9, then 18 digits (the low part wraps as u64)
+            abs_epoch = -epoch if epoch < 0 else epoch
+            high = abs_epoch // 1000000000
+            low = (abs_epoch % 1000000000) * 1000000000 + (fraction if epoch > 0 else -fraction)
+            buf_int(b, high if epoch > 0 else -high)
+            tail = (<uint64_t>low) % (<uint64_t>1000000000000000000)
+            for k in range(18):
+                tmp[17 - k] = <char>(48 + tail % 10)
+                tail //= 10
+            buf_add(b, tmp, 18)
+            return True
         value = epoch * 1000000000 + fraction
     elif unit == 1:
         value = epoch * 1000000 + (fraction + 500) // 1000

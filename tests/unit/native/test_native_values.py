@@ -49,6 +49,17 @@ def test_numbers() -> None:
             pytest.fail(f"native declined a decodable NUMBER {data.hex()}")
 
 
+def test_nanoseconds_of_large_epochs() -> None:
+    from replicator.values.timefmt import nanos_text
+
+    for year, extra in ((2026, b"\x3b\x9a\xc9\xff"), (1900, b"\x00\x00\x00\x01"), (1901, b""), (9999, b"")):
+        data = bytes([year // 100 + 100, year % 100 + 100, 3, 7, 2, 45, 39]) + extra
+        decoded = decode_timestamp(data)
+        assert decoded is not None
+        assert native("ts", data, 0) == nanos_text(*decoded).encode()
+        assert native("ts", data, 4) == f'"{nanos_text(*decoded)}"'.encode()
+
+
 @pytest.mark.parametrize("code", range(8))
 def test_timestamps(code: int) -> None:
     rng = random.Random(code)
