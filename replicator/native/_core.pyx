@@ -9,13 +9,17 @@ supplemental data, groups row pieces as :func:`replicator.txn.rows.group_rows` d
 each row into arrays of (pointer, length) per column, applies the column rules of
 :mod:`replicator.formats.olr_rows` and renders every message into one C buffer.
 
-Phase A (assembly) runs without the GIL and never has side effects: anything it does not
+Phase A (assembly) never has side effects (its entry parsing runs without the GIL): anything it does not
 handle exactly like the python engine (DDL, LOB columns, multi-row inserts, compressed rows,
 unknown or SYS tables, a warning to log, any inconsistency the python engine turns into an
 error) makes :meth:`JsonCommitter.commit` return False, and the python engine processes the
-whole transaction instead. Phase B (rendering) decodes NUMBER, DATE/TIMESTAMP (numeric
-`timestamp` codes), RAW and ASCII text natively; any other value goes through the python
-engine's own renderer for that column, so the bytes are the same by construction.
+whole transaction instead. Phase B (rendering) decodes NUMBER, DATE/TIMESTAMP/TSLTZ and
+TIMESTAMP WITH TIME ZONE (numeric codes), INTERVALs, BINARY_FLOAT/DOUBLE, RAW and
+AL32UTF8/UTF8/AL16UTF16 text natively; any other value goes through the python engine's own
+renderer for that column, so the bytes are the same by construction.
+
+:class:`RecordDispatcher` is stage 1's counterpart: Parser._dispatch for one record, with the
+(5.1, 11.x) pairs stored without ChangeVector objects.
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
