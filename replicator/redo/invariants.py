@@ -36,6 +36,9 @@ _MULTIBLOCK = 0x0001 | 0x0002 | 0x0100
 _KTUCF = 0x02  # 5.4 ktucm flag: field 2 is a ktucf
 _V12_1 = 0x0C100000
 _U16 = {e: struct.Struct(e + "H") for e in "<>"}
+# Smallest KTB redo field for (op & 0x0F) | (flag 0x08) << 1: op C needs 8 bytes after the
+# 4- or 8-byte start, op L 24, op F 16; other operations read nothing more (OLR ktbRedo).
+_KTB_MIN = tuple((8 if key & 0x10 else 4) + {2: 8, 4: 24, 1: 16}.get(key & 0x0F, -4) for key in range(32))
 
 
 class FieldCheckError(Exception):
@@ -64,17 +67,14 @@ def _ktb_redo(cv: ChangeVector, i: int) -> None:
         return  # OLR reads nothing from a shorter KTB field
     o = cv.offsets[i]
     data = cv.data
-    op = data[o] & 0x0F
-    start = 8 if data[o + 1] & 0x08 else 4
-    if op == 2:
-        if size < start + 8:
-            raise _short(cv, "KTP Redo C", size)
-    elif op == 4:
-        if size < start + 24:
-            raise _short(cv, "KTP Redo L2", size)
-    elif op == 1:
-        if size < start + 16:
-            raise _short(cv, "KTB Redo F", size)
+    if size < _KTB_MIN[(data[o] & 0x0F) | (data[o + 1] & 0x08) << 1]:
+        raise _ktb_error(cv, i)
+
+
+def _ktb_error(cv: ChangeVector, i: int) -> FieldCheckError:
+    op = cv.data[cv.offsets[i]] & 0x0F
+    name = "KTP Redo C" if op == 2 else "KTP Redo L2" if op == 4 else "KTB Redo F"
+    return _short(cv, name, cv.lengths[i])
 
 
 def _ktub(cv: ChangeVector, i: int) -> int:
@@ -237,8 +237,12 @@ def _undo_row(cv: ChangeVector) -> None:
         _supplemental(cv, 4)
 
 
-def _check_0501(cv: ChangeVector, compat: int) -> None:
-    """5.1: ktudb, ktub, then the undone operation (OLR process0501; the hottest check, inlined)."""
+def _check_0501(cv: ChangeVector, compat: int, merged: bool = False) -> None:
+    """5.1: ktudb, ktub, then the undone operation (OLR process0501).
+
+    The hottest check (one 5.1 per row change): the common row operations are handled
+    here with the fields read in place; anything unusual goes to the generic helpers.
+    """
     lengths = cv.lengths
     n = len(lengths)
     if n < 2 or lengths[1] < 24 or lengths[0] < 20:  # rare: find which check fails, in OLR's order
@@ -252,20 +256,78 @@ def _check_0501(cv: ChangeVector, compat: int) -> None:
             return
         raise _short(cv, "ktub (1)", lengths[1])
     data = cv.data
-    o = cv.offsets[1]
+    offsets = cv.offsets
+    o = offsets[1]
+    le = cv.endian == "<"
     # ktub flags (u16 at +20): a piece of a multi-block undo (0x0001, 0x0002, 0x0100) stops here.
-    lo, hi = (data[o + 20], data[o + 21]) if cv.endian == "<" else (data[o + 21], data[o + 20])
-    if lo & 0x03 or hi & 0x01 or n < 3:
+    if not merged and ((data[o + 20] & 0x03 or data[o + 21] & 0x01) if le
+                       else (data[o + 21] & 0x03 or data[o + 20] & 0x01)):
+        return
+    if n < 3:
         return
     layer, code = data[o + 16], data[o + 17]
-    if 8 <= lengths[2] < 32:  # a KTB redo of 32 bytes or more satisfies every operation
-        if (layer == 11 and code == 1) or (layer == 10 and code == 0x16) or (layer == 26 and code == 1):
-            _ktb_redo(cv, 2)
-    if layer == 11:
-        if code == 1 and n >= 4:
-            _undo_row(cv)
-    elif layer == 10:
-        if code == 0x16 and n >= 4 and lengths[3] < 20:
+    if layer != 11 or code != 1:
+        _undo_other(cv, layer, code)
+        return
+    size = lengths[2]  # KTB redo
+    if size >= 8:
+        o = offsets[2]
+        if size < _KTB_MIN[(data[o] & 0x0F) | (data[o + 1] & 0x08) << 1]:
+            raise _ktb_error(cv, 2)
+    if n < 4:
+        return
+    size = lengths[3]  # KDO
+    o = offsets[3]
+    if size < 16 or data[o + 10] & 0x1F != _URP:
+        _undo_row(cv)
+        return
+    # URP undo, inlined: header, one non-empty field per non-NULL column, supplemental data.
+    if size < 28:
+        raise _short(cv, "kdo OpCode URP", size)
+    op_byte = data[o + 10]
+    cc = data[o + 23]
+    nbytes = (cc + 7) >> 3
+    if size < 26 + nbytes:
+        raise _short(cv, "kdo OpCode URP for nulls", size)
+    if n < 5:
+        raise _missing(cv, 5)
+    if data[o + 11] & _KDOM2:
+        if n < 6:
+            raise _missing(cv, 6)
+        return
+    nulls = data[o + 26] if nbytes == 1 else int.from_bytes(data[o + 26 : o + 26 + nbytes], "little")
+    k = cc - (nulls & ((1 << cc) - 1)).bit_count()
+    j = 5 + k
+    if j > n or 0 in lengths[5:j]:  # rare: empty fillers between the values, walk field by field
+        j = 5
+        for _ in range(k):
+            while j < n and lengths[j] == 0:
+                j += 1
+            if j >= n:
+                return
+            j += 1
+    if op_byte & _ROWDEPS:
+        j = _skip_take(cv, j)
+    while j < n and lengths[j] == 0:
+        j += 1
+    if j >= n:
+        return
+    size = lengths[j]
+    if size < 20:
+        raise _short(cv, "supplemental log", size)
+    o = offsets[j]
+    supp_cc = data[o + 2] | data[o + 3] << 8 if le else data[o + 3] | data[o + 2] << 8
+    if n >= j + 3 and j + 3 + supp_cc > n:
+        raise _missing(cv, n + 1)
+
+
+def _undo_other(cv: ChangeVector, layer: int, code: int) -> None:
+    """5.1 undoing something else than a row operation: index, LOB, truncate (OLR process0501)."""
+    lengths = cv.lengths
+    n = len(lengths)
+    if (layer == 10 and code == 0x16) or (layer == 26 and code == 1):
+        _ktb_redo(cv, 2)
+        if layer == 10 and n >= 4 and lengths[3] < 20:
             raise _short(cv, "kdilk", lengths[3])
     elif layer == 14 and code == 8 and lengths[2] < 4:
         raise _short(cv, "kteoputrn", lengths[2])
@@ -341,29 +403,71 @@ def _check_0b_plain(cv: ChangeVector, compat: int) -> None:
 
 def _check_0b02(cv: ChangeVector, compat: int) -> None:
     """11.2 (IRP) and 11.6 (ORP): each column from field 3, a NULL one empty."""
-    k = _row_redo(cv)
-    if k is None:
+    lengths = cv.lengths
+    n = len(lengths)
+    if n < 2:
+        _row_redo(cv)
         return
-    _, _, cc, nulls, size_delt = k
-    n = len(cv.lengths)
-    if not nulls or n < 3 or (cv.lengths[2] == size_delt and cc > 1):
-        return  # no NULL column, no column field, or one compressed row image
+    data = cv.data
+    offsets = cv.offsets
+    size = lengths[0]
+    if size >= 8:
+        o = offsets[0]
+        if size < _KTB_MIN[(data[o] & 0x0F) | (data[o + 1] & 0x08) << 1]:
+            raise _ktb_error(cv, 0)
+    size = lengths[1]
+    o = offsets[1]
+    if size < 48 or data[o + 10] & 0x1F != cv.code:  # short, or not the IRP/ORP expected
+        _kdo(cv, 1)
+        if size < 48 or data[o + 10] & 0x1F not in (_IRP, _ORP):
+            return
+    cc = data[o + 18]
+    nbytes = (cc + 7) >> 3
+    if size < 45 + nbytes:
+        _kdo(cv, 1)  # raises "for nulls"
+    if not cc or n < 3:
+        return
+    nulls = (data[o + 45] if nbytes == 1 else int.from_bytes(data[o + 45 : o + 45 + nbytes], "little")) \
+        & ((1 << cc) - 1)
+    if not nulls or (cc > 1 and lengths[2] == _U16[cv.endian].unpack_from(data, o + 40)[0]):
+        return  # no NULL column, or one compressed row image
     # OLR reads column i from field 3+i while i < cc, i <= ccData and the field exists.
     _null_fields(cv, nulls, 2, min(cc, _cc_data(cc, nulls) + 1, n - 2), f"11.{cv.code}.#")
 
 
 def _check_0b05(cv: ChangeVector, compat: int) -> None:
     """11.5 (URP): field 3 holds the column numbers, then one field per column up to ccData."""
-    k = _row_redo(cv)
     lengths = cv.lengths
     n = len(lengths)
-    if k is None or n < 3:
+    if n < 3:
+        _row_redo(cv)
         return
-    _, flags, cc, nulls, _ = k
-    if flags & _KDOM2:
+    data = cv.data
+    offsets = cv.offsets
+    size = lengths[0]
+    if size >= 8:
+        o = offsets[0]
+        if size < _KTB_MIN[(data[o] & 0x0F) | (data[o + 1] & 0x08) << 1]:
+            raise _ktb_error(cv, 0)
+    size = lengths[1]
+    o = offsets[1]
+    if size < 28 or data[o + 10] & 0x1F != _URP:
+        _kdo(cv, 1)  # raises for a short header; another operation has no column check here
+        if data[o + 10] & 0x1F != _URP:
+            return
+    cc = data[o + 23]
+    nbytes = (cc + 7) >> 3
+    if size < 26 + nbytes:
+        _kdo(cv, 1)  # raises "for nulls"
+    if data[o + 11] & _KDOM2:
         if n < 4:
             raise _missing(cv, 4)
-    elif nulls and lengths[2]:
+        return
+    if not cc or not lengths[2]:
+        return
+    nulls = (data[o + 26] if nbytes == 1 else int.from_bytes(data[o + 26 : o + 26 + nbytes], "little")) \
+        & ((1 << cc) - 1)
+    if nulls:
         _null_fields(cv, nulls, 3, min(_cc_data(cc, nulls), n - 3), "11.5.#")
 
 
@@ -389,6 +493,12 @@ def check_vector(cv: ChangeVector, compat: int) -> None:
     check = CHECKS.get(cv.opcode)
     if check is not None and not cv.typ & 0x80:  # OLR does not decode encrypted-tablespace vectors
         check(cv, compat)
+
+
+def check_merged_undo(cv: ChangeVector, compat: int) -> None:
+    """A 5.1 reassembled from the pieces of a multi-block undo: checked whole, as OLR does
+    after merging (the pieces themselves stop at their ktub)."""
+    _check_0501(cv, compat, True)
 
 
 def check_session(cv: ChangeVector) -> None:

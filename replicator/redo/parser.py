@@ -15,7 +15,7 @@ from replicator import log
 from replicator.errors import RedoLogError
 from replicator.events import Checkpoint, DdlChange, RowChange, Table, Transaction
 from replicator.redo.header import RedoHeader
-from replicator.redo.invariants import CHECKS, FieldCheckError, check_session
+from replicator.redo.invariants import CHECKS, FieldCheckError, check_merged_undo, check_session
 from replicator.redo.lobtrack import LobTracker
 from replicator.redo.opcodes import session, undo
 from replicator.redo.records import Lwn, Record
@@ -253,7 +253,12 @@ class Parser:
                 txn.attributes.update(session.session_attributes(r, self.header.compat if self.header else 0))
             return
         if info.flags & undo.UNDO_HEAD and txn.pending_undo:
+            head = u
             u = self._merge_pending(txn, u, info.flags)
+            try:
+                check_merged_undo(u, self.header.compat if self.header else 0)
+            except FieldCheckError as exc:
+                raise FieldCheckError(exc.code, exc.text, head) from None  # located at the head piece
         if r.opcode not in STORED_REDO or info.opc != 0x0B01:
             return
         table = self._tracked(info.obj)

@@ -248,3 +248,18 @@ def test_session_attribute_fields() -> None:
         short[i] = bytes(need - 1)
         with pytest.raises(FieldCheckError, match=f"too short field 5.13.{i + 1}: {need - 1}"):
             check_session(vec(5, 19, short))
+
+
+def test_merged_multiblock_undo_is_checked_whole() -> None:
+    """The pieces stop at their ktub flags; the 5.1 merged from them gets every check (OLR)."""
+    from replicator.redo.invariants import check_merged_undo
+    from replicator.redo.opcodes import undo as U
+
+    tail = vec(5, 1, [bytes(20), ktub(flags=U.UNDO_TAIL), b"\x01\x02"])
+    head = vec(5, 1, [bytes(20), ktub(flags=U.UNDO_HEAD), ktb(), kdo_irp(2, 0b10), b"a"])
+    for piece in (tail, head):
+        check_vector(piece, V19)
+    check_merged_undo(U.merge_multiblock(head, vec(5, 1, [bytes(20), ktub(flags=U.UNDO_TAIL), b""]),
+                                         U.UNDO_HEAD), V19)
+    with pytest.raises(FieldCheckError, match="too short field for nulls: 2"):
+        check_merged_undo(U.merge_multiblock(head, tail, U.UNDO_HEAD), V19)
