@@ -6,15 +6,20 @@ field the layout requires but the vector lacks (50006), or a NULL column whose f
 not empty (50061 ``too short field 11.5.N``). Oracle never writes such redo, so the
 replicator refuses it the same way instead of guessing values.
 
-:data:`CHECKS` (one function per opcode, see :func:`check_vector`) runs for every vector at parse time, before anything is filtered
-(OLR checks vectors of every object, replicated or not), so it is written for the hot
-path: field lengths are compared in place, a NULL bitmap is one integer and only its set
-bits (the NULL columns) are visited; nothing is allocated per column. It raises :class:`FieldCheckError`, which the parser
-turns into a :class:`~replicator.errors.RedoLogError` naming file, block and offset.
+:data:`CHECKS` (one function per opcode, see :func:`check_vector`) runs for every vector at
+parse time, before anything is filtered (OLR checks the vectors of every object, replicated
+or not), so it is written for the hot path: field lengths are compared in place, a NULL
+bitmap is one integer and only its set bits (the NULL columns) are visited; nothing is
+allocated per column. It raises :class:`FieldCheckError`, which the parser turns into a
+:class:`~replicator.errors.RedoLogError` naming file, block and offset. A 5.1 merged from
+the pieces of a multi-block undo is checked whole (:func:`check_merged_undo`), as in OLR.
 
-Not checked (OLR checks them only when dumping, or they concern vectors the replicator
-does not decode): the KTB ``R`` and block-cleanout sizes, QMI slot sizes, the LOB
-(kdli) fields, index (10.8) fields and the 5.13 session number widths (warnings in OLR).
+Differences from OLR, deliberate: the message starts with ``file F, block B, offset O:``
+(the record), then OLR's own text and its ``offset:`` (the vector's file offset); OLR's
+70001 warnings (a short row-dependency or session field) are not given. Not checked,
+because OLR checks them only when dumping or because the replicator does not decode those
+vectors: the KTB ``R`` and block-cleanout sizes, QMI slot sizes, LOB (kdli, 19.1, 26.x),
+index 10.8, DDL (24.1) fields, 5.14 fields, and 5.13 fields other than 11-13.
 """
 
 from __future__ import annotations
