@@ -36,8 +36,6 @@ FIELD_MISSING = 50006  # OLR: "field missing in vector ..."
 _IRP, _DRP, _LKR, _URP, _ORP, _CFA, _CKI, _QMI, _QMD, _LMN = 2, 3, 4, 5, 6, 8, 9, 11, 12, 16
 _ROWDEPS = 0x40
 _KDOM2 = 0x80
-# ktub flags: a piece of a multi-block undo is not analysed further (OLR).
-_MULTIBLOCK = 0x0001 | 0x0002 | 0x0100
 _KTUCF = 0x02  # 5.4 ktucm flag: field 2 is a ktucf
 _V12_1 = 0x0C100000
 _U16 = {e: struct.Struct(e + "H") for e in "<>"}
