@@ -30,7 +30,7 @@ from replicator.schema.document import SchemaCheckpoint
 from replicator.txn.pool import MemoryPool
 
 POLL_SAVE_S = 0.25  # the confirmed position is saved at most this often (and at every stop)
-STREAM_WRITERS = ("network", "zeromq")  # the confirmed position is saved at most this often (and at every stop)
+STREAM_WRITERS = ("network", "zeromq")  # writers that wait for a client (OLR stream protocol)
 
 
 def lock_config(path: str) -> int:
@@ -128,6 +128,11 @@ class Daemon:
         writer_cfg = self.config.target[0].writer
         extra = {"database": self.source.name} if writer_cfg.type in STREAM_WRITERS else {}
         writer = create_writer(writer_cfg, lambda scn, idx: engine_ref[0].confirmations.confirm(scn, idx), **extra)
+        if confirmed is not None and writer_cfg.type in STREAM_WRITERS:
+            # OLR's Writer::readCheckpoint: a writer checkpoint means REPLICATING at once, so
+            # INFO answers REPLICATE and a client resumes with CONTINUE (StreamClient `next`,
+            # Debezium's adapter) instead of being asked for a START position (READY).
+            writer.restore(confirmed.scn, confirmed.idx, confirmed.scn)  # type: ignore[attr-defined]
         restart_pos = confirmed.pos if confirmed is not None and confirmed.pos else POSITION_ZERO
         skip_scn = confirmed.scn if confirmed is not None and confirmed.pos is None else 0
         engine = Engine(parser, create_format(fmt_opts), writer, follower, restart_pos=restart_pos,

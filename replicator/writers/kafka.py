@@ -50,6 +50,7 @@ class KafkaWriter(Writer):
     """Produces messages to Kafka and confirms them from delivery reports."""
 
     type_name = "kafka"
+    keeps_tombstones = True  # a tombstone is a record with a key and a null value
 
     def __init__(self, config: KafkaWriterConfig, on_confirm: ConfirmCallback, *, show_checkpoints: bool = True,
                  stall_timeout_s: float = 30.0, close_timeout_s: float = 60.0, max_backoff_s: float = 30.0) -> None:
@@ -153,7 +154,8 @@ class KafkaWriter(Writer):
 
         while True:
             try:
-                self._producer.produce(self.router.topic_for(message), value=message.data,
+                self._producer.produce(self.router.topic_for(message),
+                                       value=None if message.tombstone else message.data,
                                        key=self.router.key_for(message), headers=message.headers,
                                        on_delivery=delivered)
                 break
