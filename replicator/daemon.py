@@ -123,6 +123,7 @@ class Daemon:
         settings = FollowSettings(src.redo_read_sleep_us / 1e6, src.arch_read_sleep_us / 1e6, src.arch_read_tries,
                                   src.redo_verify_delay_us / 1e6, not (src.reader.disable_checks & 0x4),
                                   bool(src.flags & 0x1))
+        locator.verify_checksum = settings.verify_checksum
         follower = RedoFollower(locator, settings, self.stop_event)
         engine_ref: list[Engine] = []
         writer_cfg = self.config.target[0].writer

@@ -143,7 +143,7 @@ CATALOGUE: dict[int, str] = {
     30009: "Kafka property defined more than once",
     30010: "Kafka property 'message.max.bytes' must not be set by the user",
     40001: "redo file: bad block size",
-    40002: "redo file: bad block header (block number or sequence)",
+    40002: "redo file: bad block header (block number or sequence), or header fields that disagree (NAB)",
     40003: "redo file: unsupported database version",
     40004: "redo file: bad first/next SCN",
     40005: "redo file: not an Oracle redo log (bad magic)",

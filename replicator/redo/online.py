@@ -36,6 +36,7 @@ class LogLocator:
     archive_dirs: list[str]
     archive_format: str
     path_mapping: list[tuple[str, str]] = field(default_factory=list)
+    verify_checksum: bool = True  # header blocks too; off with disable-checks bit 4
 
     def map_path(self, path: str) -> str:
         """Apply the first matching ``path-mapping`` prefix (olr-interfaces.md §8.4)."""
@@ -66,7 +67,7 @@ class LogLocator:
         for members in self.online_groups:
             for member in members:
                 path = self.map_path(member)
-                header = read_header(path)
+                header = read_header(path, self.verify_checksum)
                 if header is None:
                     continue
                 highest = max(highest, header.sequence)
@@ -75,12 +76,12 @@ class LogLocator:
         return None, highest
 
 
-def read_header(path: str) -> RedoHeader | None:
-    """Blocks 0 and 1 of a file, or None when it cannot be read (yet)."""
+def read_header(path: str, verify_checksum: bool = True) -> RedoHeader | None:
+    """Blocks 0 and 1 of a file, or None when it cannot be read (yet, or torn mid-write)."""
     try:
         with open(path, "rb") as f:
             data = f.read(8192)
-        return parse_headers(data, path)
+        return parse_headers(data, path, verify_checksum)
     except (OSError, RedoLogError):
         return None
 
@@ -162,7 +163,7 @@ class RedoFollower:
 
     def _online(self, path: str, seq: int, block: int) -> Iterator[tuple[RedoHeader, Lwn]]:
         """Read a growing online log; returns None when done, or the LWN block to resume at."""
-        header = read_header(path)
+        header = read_header(path, self.settings.verify_checksum)
         if header is None or header.sequence != seq:
             return block
         bs = header.block_size
@@ -188,7 +189,7 @@ class RedoFollower:
                         raise RedoLogError(f"file {path}, block {block}: block checksum mismatch", 40006)
                     self._wait(self.settings.verify_delay or self.settings.read_sleep)
                     continue
-                fresh = read_header(path)
+                fresh = read_header(path, self.settings.verify_checksum)
                 if fresh is None or fresh.sequence != seq:
                     return resume  # the group was reused for a newer sequence
                 header = fresh

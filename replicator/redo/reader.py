@@ -14,7 +14,7 @@ from typing import Iterator
 from replicator import log
 from replicator.errors import RedoLogError, RuntimeFailure
 from replicator.redo.blocks import BlockStatus, check_blocks, payload_of, raise_for
-from replicator.redo.header import RedoHeader, parse_headers
+from replicator.redo.header import NAB_NONE, RedoHeader, parse_headers
 from replicator.redo.records import Lwn, RecordFramer
 
 READ_BUFFER = 16 * 1024 * 1024
@@ -100,6 +100,23 @@ def _sequence_from_header(path: str) -> int:
         return 0
 
 
+def _check_end_at_nab(f, header: RedoHeader, size: int, path: str, verify_checksum: bool) -> None:
+    """A closed log whose block NAB still holds redo of its sequence has a wrong NAB.
+
+    Block 1's checksum catches a flipped NAB bit; this catches the rest (checksums off, or
+    a header rewritten with a wrong NAB), which would silently drop the LWNs past NAB.
+    """
+    bs, nab = header.block_size, header.nab
+    if header.is_current_online or nab in (0, NAB_NONE) or size < (nab + 1) * bs:
+        return
+    f.seek(nab * bs)
+    block = f.read(bs)
+    check = check_blocks(block, nab, bs, header.sequence, header.endian, verify_checksum)
+    if check.good:
+        raise RedoLogError(f"file {path}: NAB {nab} (block 1 offset 156) ends the log, but block {nab} still "
+                           f"holds redo of sequence {header.sequence}", 40002)
+
+
 def read_lwns(path: str, verify_checksum: bool = True, all_records: bool = False,
               header_out: list[RedoHeader] | None = None, start_block: int = 2) -> Iterator[Lwn]:
     """Yield the LWNs of an archived redo file in order, verifying every block up to NAB.
@@ -112,7 +129,7 @@ def read_lwns(path: str, verify_checksum: bool = True, all_records: bool = False
         raise RuntimeFailure(f"cannot open redo log {path}: {e.strerror}", 10001) from e
     with f:
         first = f.read(8192)
-        header = parse_headers(first, path)
+        header = parse_headers(first, path, verify_checksum)
         if header_out is not None:
             header_out.append(header)
         bs = header.block_size
@@ -120,6 +137,7 @@ def read_lwns(path: str, verify_checksum: bool = True, all_records: bool = False
         end_block = header.nab if header.nab else size // bs
         if size < end_block * bs:
             raise RedoLogError(f"file {path}: truncated: {size} bytes, but NAB says {end_block * bs}", 40007)
+        _check_end_at_nab(f, header, size, path, verify_checksum)
         framer = RecordFramer(bs, header.endian, path, start_block, all_records)
         chunk_blocks = max(1, READ_BUFFER // bs)
         block = start_block
