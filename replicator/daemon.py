@@ -140,6 +140,12 @@ class Daemon:
             engine.tally = Tally(self.config.metrics.tag_names or "none")
         if confirmed is not None and confirmed.output is not None and hasattr(writer, "resume_at"):
             writer.resume_at = confirmed.output  # cut the output back to what the checkpoint covers
+        elif confirmed is None and hasattr(writer, "existing_output"):
+            existing = writer.existing_output()
+            if existing:
+                log.warning(60101, f"output {existing[-1]} already holds messages, but there is no confirmed "
+                                   f"position ({self.manager.position_path.name} deleted, or a new state "
+                                   f"directory?): the replay from the start is appended after them (duplicates)")
         seq, offset = cp.restart_position
         if seq == 0:
             seq = self._first_sequence(locator, parser_opts.first_data_scn)
@@ -203,6 +209,9 @@ class Daemon:
             snapshot = (conf.confirmed, conf.confirmed_scn_idx, conf.pending)
             output_position = getattr(self.writer, "output_position", None)
             output = output_position() if output_position is not None else None
+            sync = getattr(self.writer, "sync", None)
+            if output is not None and sync is not None and self._save_due(snapshot[0], force):
+                await asyncio.to_thread(sync)  # the checkpoint must not claim bytes a power loss can take
         self.save_position(snapshot, output, force)
 
     def _final_schema_checkpoint(self) -> None:
@@ -215,6 +224,11 @@ class Daemon:
                         True, header.thread, lwn.first_block)
         self._on_lwn_checkpoint(cp, parser, force=True)
 
+    def _save_due(self, confirmed: Any, force: bool) -> bool:
+        if confirmed is None or confirmed == self._saved:
+            return False
+        return force or time.monotonic() - self._last_save >= POLL_SAVE_S
+
     def save_position(self, snapshot: tuple, output: tuple[str, int] | None, force: bool = False) -> None:
         """Persist a confirmed position if it moved (at most every POLL_SAVE_S unless forced).
 
@@ -222,11 +236,9 @@ class Daemon:
         exactly the confirmed messages, and a restart may cut it back to that size.
         """
         confirmed, (scn, idx), pending = snapshot
-        if confirmed is None or confirmed == self._saved:
+        if not self._save_due(confirmed, force):
             return
         now = time.monotonic()
-        if not force and now - self._last_save < POLL_SAVE_S:
-            return
         header = self.engine.parser.header
         self.manager.save_confirmed(Confirmed(self.source.name, scn, idx, header.resetlogs if header else 0,
                                               header.activation if header else 0, confirmed,

@@ -127,6 +127,7 @@ CATALOGUE: dict[int, str] = {
     10073: "metrics: cannot listen on the metrics.bind address",
     10091: "stream writer: no client requested replication (START/CONTINUE) in time",
     10092: "Kafka: message too large for the producer or broker (names the transaction)",
+    10100: "file writer: output file shorter than (or missing at) the position the checkpoint confirmed",
     20001: "JSON parse error, or database name mismatch in a checkpoint",
     20002: "bad XID string",
     20003: "JSON field missing, of the wrong type, too long, or not expected",
@@ -190,6 +191,8 @@ CATALOGUE: dict[int, str] = {
     60081: "stream writer: client dropped",
     60082: "stream writer: CONFIRM of a position never sent (ignored)",
     60083: "writer: messages left unconfirmed at shutdown (sent again after a restart)",
+    60100: "file writer: the checkpoint's output file is not one of the configured output (output changed)",
+    60101: "file writer: output already holds messages but no confirmed position exists (replay appended)",
     70008: "Kafka: delivery failed or producer restarted (messages produced again)",
     70009: "Kafka: librdkafka error callback",
 }
