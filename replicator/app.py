@@ -232,13 +232,19 @@ def run_config(config_path: str, progress: str = "auto", *, read_limit_mbps: flo
     totals. Under systemd (``NOTIFY_SOCKET``) READY, STATUS, WATCHDOG and STOPPING are
     sent. ``read_limit_mbps`` caps the redo read rate.
     """
+    from replicator import early_signals
     from replicator.config import load_config
 
-    config = load_config(config_path)
+    try:
+        config = load_config(config_path)
+    except BaseException:
+        early_signals.release()
+        raise
     if config.source[0].reader.type in ("offline", "online"):  # the long-running service
         from replicator.daemon import run_daemon
 
         return run_daemon(config_path)
+    early_signals.release()  # a batch run keeps Python's default handling of SIGTERM/SIGINT
     metrics = metrics_from_config(config)
     notifier = Notifier()
     if metrics is not None:

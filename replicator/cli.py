@@ -14,6 +14,9 @@ from replicator.errors import ReplicatorError
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from replicator import early_signals
+
+    early_signals.capture()  # before the slow imports: a SIGTERM during startup stops cleanly
     from replicator.app import run_config
 
     return run_config(args.file, progress=args.progress, read_limit_mbps=args.read_limit,

@@ -333,6 +333,14 @@ class Daemon:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._on_signal, sig)
+        from replicator import early_signals
+
+        for sig in early_signals.take():  # arrived during startup: stop now, cleanly
+            self._on_signal(sig)
+        if self.stop_event.is_set():
+            log.info("stopped during startup, before replication began")
+            self.notifier.close()
+            return
         if self.metrics is not None:
             self.metrics.start_server(self.config.metrics.bind or "")
             self.metrics.set_state("starting")
