@@ -220,6 +220,10 @@ def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off", watc
             writer.close()  # type: ignore[union-attr]
         if watch is not None:
             watch.finished(ok)
+    undelivered = getattr(writer, "undelivered", 0)
+    if undelivered:  # a batch run that did not deliver everything has failed
+        raise RuntimeFailure(f"{undelivered} of {stats.messages} messages were not delivered by the "
+                             f"{job.writer_config.type} writer before the end of the run", 10101)
     return stats
 
 

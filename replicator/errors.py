@@ -128,6 +128,7 @@ CATALOGUE: dict[int, str] = {
     10091: "stream writer: no client requested replication (START/CONTINUE) in time",
     10092: "Kafka: message too large for the producer or broker (names the transaction)",
     10100: "file writer: output file shorter than (or missing at) the position the checkpoint confirmed",
+    10101: "batch run: the writer did not deliver every message (e.g. Kafka unreachable)",
     20001: "JSON parse error, or database name mismatch in a checkpoint",
     20002: "bad XID string",
     20003: "JSON field missing, of the wrong type, too long, or not expected",
@@ -193,6 +194,7 @@ CATALOGUE: dict[int, str] = {
     60083: "writer: messages left unconfirmed at shutdown (sent again after a restart)",
     60100: "file writer: the checkpoint's output file is not one of the configured output (output changed)",
     60101: "file writer: output already holds messages but no confirmed position exists (replay appended)",
+    60102: "Kafka: a log line of librdkafka itself (its level kept)",
     70008: "Kafka: delivery failed or producer restarted (messages produced again)",
     70009: "Kafka: librdkafka error callback",
 }
