@@ -103,7 +103,11 @@ def _session(client: StreamClient, printer: _Printer, args: argparse.Namespace) 
             printer.take(frame)
             idle_since = time.monotonic()
         else:
-            log.warning(60032, f"server sent {pb.ResponseCode.Name(pb.RedoResponse.FromString(frame).code)}")
+            code = pb.RedoResponse.FromString(frame).code
+            if code == pb.INVALID_COMMAND:  # e.g. a CONFIRM refused by a restarted writer: not streaming any more
+                raise RuntimeFailure("server refused a request while streaming (restarted?): handshaking again",
+                                     10053)
+            log.warning(60032, f"server sent {pb.ResponseCode.Name(code)}")
         if printer.due() and printer.last is not None:
             client.confirm(printer.last)
             printer.confirmed()

@@ -100,7 +100,13 @@ class TcpChannel:
 
 
 class ZmqChannel:
-    """One ZMQ_PAIR socket connected to the writer."""
+    """One ZMQ_PAIR socket connected to the writer.
+
+    libzmq reconnects a PAIR socket silently, so a restarted writer would never learn
+    that this client is back (it waits for CONTINUE, the client waits for data). A socket
+    monitor turns a lost connection into RuntimeFailure 10056, as EOF does on TCP, so the
+    client handshakes again.
+    """
 
     def __init__(self, uri: str, timeout: float) -> None:
         import zmq
@@ -109,6 +115,7 @@ class ZmqChannel:
         self.context = zmq.Context()
         self.sock = self.context.socket(zmq.PAIR)
         self.sock.setsockopt(zmq.LINGER, 0)
+        self.monitor = self.sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         self.sock.connect(uri)
 
     def send(self, data: bytes) -> None:
@@ -120,10 +127,18 @@ class ZmqChannel:
         self.sock.send(data)
 
     def recv(self, timeout: float) -> bytes | None:
-        """One frame, or None if none arrived within ``timeout``."""
-        if not self.sock.poll(int(timeout * 1000)):
-            return None
-        return bytes(self.sock.recv())
+        """One frame, or None if none arrived within ``timeout``; RuntimeFailure 10056 when
+        the connection to the writer was lost (frames that arrived before are read first)."""
+        zmq = self._zmq
+        poller = zmq.Poller()
+        poller.register(self.sock, zmq.POLLIN)
+        poller.register(self.monitor, zmq.POLLIN)
+        ready = dict(poller.poll(int(timeout * 1000)))
+        if ready.get(self.sock):
+            return bytes(self.sock.recv())
+        if ready.get(self.monitor):
+            raise RuntimeFailure("connection to the ZeroMQ writer lost (writer restarted?)", 10056)
+        return None
 
     def close(self) -> None:
         """Close the socket and its context.
@@ -132,6 +147,8 @@ class ZmqChannel:
         discarded with it, so the close waits a moment and then lingers up to half a second.
         """
         time.sleep(0.1)
+        self.sock.disable_monitor()
+        self.monitor.close(linger=0)
         self.sock.close(linger=500)
         self.context.term()
 
