@@ -42,6 +42,11 @@ def _cmd_check_config(args: argparse.Namespace) -> int:
 
     problems = explain_config(args.file)
     if not problems:
+        from replicator.config import load_config
+        from replicator.config.exposure import exposure_warnings
+
+        for warning in exposure_warnings(load_config(args.file)):
+            print(f"{args.file}: {warning}")
         print(f"{args.file}: OK")
         return 0
     for problem in problems:

@@ -13,6 +13,7 @@ and continues after the last message it printed, so nothing is printed twice or 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from typing import BinaryIO
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="do not print messages (measure only)")
     p.add_argument("--reconnect", action="store_true", help="reconnect after a lost connection")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for a reply")
+    p.add_argument("--token", default=None, help="the network writer's auth-token (or env REPLICATOR_TOKEN)")
     p.add_argument("--idle-exit", type=float, default=0.0, metavar="S",
                    help="stop after S seconds without data (0: never)")
     return p
@@ -120,7 +122,8 @@ def run(args: argparse.Namespace, out: BinaryIO) -> int:
     printer = _Printer(args, out)
     backoff = 0.1
     while True:
-        client = StreamClient(args.kind, args.uri, args.database, args.format, args.timeout)
+        client = StreamClient(args.kind, args.uri, args.database, args.format, args.timeout,
+                              args.token or os.environ.get("REPLICATOR_TOKEN"))
         try:
             client.open()
             if _session(client, printer, args):

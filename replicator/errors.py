@@ -195,6 +195,8 @@ CATALOGUE: dict[int, str] = {
     60100: "file writer: the checkpoint's output file is not one of the configured output (output changed)",
     60101: "file writer: output already holds messages but no confirmed position exists (replay appended)",
     60102: "Kafka: a log line of librdkafka itself (its level kept)",
+    60103: "network writer: a client did not authenticate (auth-token); connection closed",
+    60104: "check-config: a network writer listens beyond loopback without auth-token",
     70008: "Kafka: delivery failed or producer restarted (messages produced again)",
     70009: "Kafka: librdkafka error callback",
 }

@@ -156,13 +156,19 @@ class ZmqChannel:
 class StreamClient:
     """Connects to a stream writer, runs the handshake, reads data and confirms positions."""
 
-    def __init__(self, kind: str, uri: str, database: str, fmt: str = "json", timeout: float = 10.0) -> None:
+    def __init__(self, kind: str, uri: str, database: str, fmt: str = "json", timeout: float = 10.0,
+                 token: str | None = None) -> None:
         self.kind, self.uri, self.database, self.fmt, self.timeout = kind, uri, database, fmt, timeout
+        self.token = token
         self.channel: Any = None
 
     def open(self) -> None:
-        """Connect the channel."""
+        """Connect the channel (and authenticate first when a token is given: network writer)."""
         self.channel = TcpChannel(self.uri, self.timeout) if self.kind == "network" else ZmqChannel(self.uri, self.timeout)
+        if self.token:
+            from replicator.writers.stream import AUTH_PREFIX
+
+            self.channel.send(AUTH_PREFIX + self.token.encode())
 
     def close(self) -> None:
         """Disconnect (the server keeps what was not confirmed)."""
