@@ -14,6 +14,7 @@ import signal
 import threading
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from replicator import log
@@ -59,7 +60,12 @@ class Daemon:
         self.source = self.config.source[0]
         self.stop_event = threading.Event()
         self._signals = 0
-        self._mtime = os.stat(config_path).st_mtime
+        from replicator.config.loader import decode_config_bytes
+        from replicator.config.reload import ConfigWatch
+
+        content = Path(config_path).read_bytes()
+        self._config_doc = decode_config_bytes(content, config_path)  # what runs, for reload diffs
+        self._watch = ConfigWatch(config_path, content)
         self._last_save = 0.0
         self._saved = None
         self._switches = 0
@@ -247,24 +253,36 @@ class Daemon:
 
     # ----------------------------------------------------------------- hot reload
     def _maybe_reload(self) -> None:
-        try:
-            mtime = os.stat(self.config_path).st_mtime
-        except OSError:
+        """Apply a changed table filter live; name the changed keys that need a restart.
+
+        Only complete files are considered (content hash, settled; see config/reload.py),
+        and each new content is judged once, so a bad file is reported once.
+        """
+        data = self._watch.poll()
+        if data is None:
             return
-        if mtime == self._mtime:
-            return
-        self._mtime = mtime
         from replicator.app import table_map
-        from replicator.config import load_config
+        from replicator.config.loader import decode_config_bytes, parse_config
+        from replicator.config.reload import restart_keys
 
         try:
-            new = load_config(self.config_path)
+            doc = decode_config_bytes(data, self.config_path)
+            new = parse_config(doc, filename=self.config_path)
             src = new.source[0]
             if set(src.owners) != set(self.source.owners):
                 raise ConfigError("the set of owners in filter.table changed: a restart is needed", 20007)
             tables = table_map(src, self.dictionary, self.base_checkpoint)
         except ReplicatorError as e:
             log.error(e.code, f"config reload rejected, keeping the running configuration: {e.message}")
+            return
+        old_doc, self._config_doc = self._config_doc, doc
+        restart = restart_keys(old_doc, doc)
+        if restart:
+            shown = ", ".join(restart[:12]) + (f" and {len(restart) - 12} more" if len(restart) > 12 else "")
+            log.warning(60105, f"config changed in keys that only a restart applies (not applied now): {shown}")
+        if _filter_of(old_doc) == _filter_of(doc):
+            if not restart:
+                log.info("config file rewritten without a change to apply")
             return
         self.engine.parser.opt.tables = tables
         tracker = self.engine.parser.opt.tracker
@@ -375,6 +393,13 @@ class Daemon:
         if engine.state.errors:
             raise engine.state.errors[0]
         log.info(f"stopped: {engine.state.transactions} transactions, {engine.state.messages} messages")
+
+
+def _filter_of(doc: Any) -> Any:
+    try:
+        return doc["source"][0].get("filter")
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return None
 
 
 def run_daemon(config_path: str) -> int:

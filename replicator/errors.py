@@ -197,6 +197,7 @@ CATALOGUE: dict[int, str] = {
     60102: "Kafka: a log line of librdkafka itself (its level kept)",
     60103: "network writer: a client did not authenticate (auth-token); connection closed",
     60104: "check-config: a network writer listens beyond loopback without auth-token",
+    60105: "config reload: changed keys that only a restart applies (named; not applied now)",
     70008: "Kafka: delivery failed or producer restarted (messages produced again)",
     70009: "Kafka: librdkafka error callback",
 }
