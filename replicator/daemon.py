@@ -246,10 +246,10 @@ class Daemon:
             return
         now = time.monotonic()
         header = self.engine.parser.header
-        self.manager.save_confirmed(Confirmed(self.source.name, scn, idx, header.resetlogs if header else 0,
-                                              header.activation if header else 0, confirmed,
-                                              output if pending == 0 else None))
-        self._last_save, self._saved = now, confirmed
+        if self.manager.save_confirmed(Confirmed(self.source.name, scn, idx, header.resetlogs if header else 0,
+                                                 header.activation if header else 0, confirmed,
+                                                 output if pending == 0 else None)):
+            self._last_save, self._saved = now, confirmed
 
     # ----------------------------------------------------------------- hot reload
     def _maybe_reload(self) -> None:
@@ -325,7 +325,12 @@ class Daemon:
         while not self.stop_event.is_set():
             await asyncio.sleep(poll)
             self._maybe_reload()
-            await self.flush_and_save()
+            try:
+                await self.flush_and_save()
+            except ReplicatorError as e:  # e.g. 10102: nothing could be saved for too long
+                self.engine.state.errors.append(e)
+                self.stop_event.set()
+                return
             self._report()
 
     async def _connect_writer(self) -> bool:

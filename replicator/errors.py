@@ -129,6 +129,7 @@ CATALOGUE: dict[int, str] = {
     10092: "Kafka: message too large for the producer or broker (names the transaction)",
     10100: "file writer: output file shorter than (or missing at) the position the checkpoint confirmed",
     10101: "batch run: the writer did not deliver every message (e.g. Kafka unreachable)",
+    10102: "state directory: nothing could be saved for too long (disk full?)",
     20001: "JSON parse error, or database name mismatch in a checkpoint",
     20002: "bad XID string",
     20003: "JSON field missing, of the wrong type, too long, or not expected",
