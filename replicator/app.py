@@ -23,6 +23,7 @@ from replicator.pipeline import Pipeline, RunStats, Sink
 from replicator.progress import Pacer, Progress, progress_wanted
 from replicator.redo.parser import ParserOptions
 from replicator.redo.reader import RedoFile, list_batch_files
+from replicator.redo.source import LOCAL, RedoSource, open_source
 from replicator.runwatch import RunWatch
 from replicator.txn.pool import MemoryPool
 
@@ -46,6 +47,7 @@ class BatchJob:
     checkpoint: Any = None
     state: Any = None
     keep_all_checkpoints: bool = False  # source flag 0x2000
+    source: RedoSource = LOCAL  # where the redo files are read (reader.redo-source)
 
 
 def _local_offset() -> int:
@@ -145,12 +147,19 @@ def build_job(config_path: str, config: Any = None) -> BatchJob:
         raise ConfigError(f"reader type {reader.type!r} is not supported by this version yet; use \"batch\"", 30001)
     cp = None if source.flags & FLAG_SCHEMALESS else start_checkpoint(config, source)
     parser, fmt, archive_format, _ = source_facts(config, source, cp)
-    files = list_batch_files(list(reader.redo_log), archive_format, reader.start_seq or 0)
+    redo_source = open_source(reader)
+    files = list_batch_files(list(reader.redo_log), archive_format, reader.start_seq or 0, redo_source)
     if not files:
         raise RuntimeFailure("no redo log files to process (reader.redo-log)", 10001)
     verify = not (reader.disable_checks & DISABLE_CHECKSUM)
     return BatchJob(source.name, files, parser, fmt, config.target[0].writer, verify, config.memory,
-                    checkpoint=cp, state=config.state, keep_all_checkpoints=bool(source.flags & FLAG_KEEP_CHECKPOINTS))
+                    checkpoint=cp, state=config.state, keep_all_checkpoints=bool(source.flags & FLAG_KEEP_CHECKPOINTS),
+                    source=redo_source)
+
+
+def file_size(redo: RedoFile, source: RedoSource = LOCAL) -> int:
+    """Bytes of a listed redo file (known from the listing, or asked of its source)."""
+    return redo.size if redo.size >= 0 else source.size(redo.path)
 
 
 def memory_pool(memory: Any) -> MemoryPool:
@@ -202,12 +211,12 @@ def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off", watc
     pool = memory_pool(job.memory)
     pool.remove_stale_swap_files()
     pipeline = Pipeline(job.parser, create_format_for(job.format_options), writer, verify_checksum=job.verify_checksum,
-                        pool=pool)
+                        pool=pool, source=job.source)
     if job.checkpoint is not None and job.state is not None:
         schema_checkpoints(pipeline, job)
     if progress_wanted(progress, sys.stderr):
         watch = watch or RunWatch(job.files)
-        watch.progress = Progress(len(job.files), sum(os.path.getsize(f.path) for f in job.files))
+        watch.progress = Progress(len(job.files), sum(file_size(f, job.source) for f in job.files))
     if watch is not None:
         watch.attach(pipeline, writer)
         watch.started()
@@ -216,6 +225,7 @@ def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off", watc
         stats = pipeline.run(job.files, watch.on_file if watch is not None else None)
         ok = True
     finally:
+        job.source.close()
         if sink is None:
             writer.close()  # type: ignore[union-attr]
         if watch is not None:

@@ -89,6 +89,10 @@ def bench_main(args: argparse.Namespace) -> int:
     """Run the benchmark described by the parsed ``bench`` arguments and print figures."""
     from replicator.app import run_job
 
+    if getattr(args, "compare_local", False):
+        from replicator.bench_remote import compare_main
+
+        return compare_main(args)
     job = _job(args)
     total = RunStats()
     out_path = None

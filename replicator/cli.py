@@ -44,9 +44,12 @@ def _cmd_check_config(args: argparse.Namespace) -> int:
     if not problems:
         from replicator.config import load_config
         from replicator.config.exposure import exposure_warnings
+        from replicator.config.redosource import explain_redo_source
 
         for warning in exposure_warnings(load_config(args.file)):
             print(f"{args.file}: {warning}")
+        for line in explain_redo_source(args.file):
+            print(f"{args.file}: {line}")
         print(f"{args.file}: OK")
         return 0
     for problem in problems:
@@ -111,6 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--output", default=None, help="output file for --writer file (default: a temp file)")
     bench.add_argument("--repeat", type=int, default=1, help="process the files this many times")
     bench.add_argument("--log-archive-format", default="", help="archive name format to order files")
+    bench.add_argument("--compare-local", action="store_true",
+                       help="with a remote reader.redo-source on this machine: remote vs local MB/s")
     bench.add_argument("files", nargs="*", help="redo files or directories (default: those of the config)")
     bench.set_defaults(func=_cmd_bench)
 

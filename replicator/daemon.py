@@ -27,11 +27,12 @@ from replicator.metrics_tally import Tally
 from replicator.notify import Notifier
 from replicator.redo.online import FollowSettings, LogLocator, RedoFollower, read_header
 from replicator.redo.parser import Parser
+from replicator.redo.source import open_source
 from replicator.schema.document import SchemaCheckpoint
 from replicator.txn.pool import MemoryPool
 
 POLL_SAVE_S = 0.25  # the confirmed position is saved at most this often (and at every stop)
-STREAM_WRITERS = ("network", "zeromq")  # the confirmed position is saved at most this often (and at every stop)
+STREAM_WRITERS = ("network", "zeromq")  # writers that wait for a client (OLR stream protocol)
 
 
 def lock_config(path: str) -> int:
@@ -114,16 +115,19 @@ class Daemon:
             parser_opts = replace(parser_opts, first_data_scn=cp.scn)  # commits up to the start SCN are in the schema
         parser = Parser(parser_opts, lambda t: None, None, pool=self.pool)
         archive_dirs = [d for d in (cp.log_archive_dest, *self._fra_dirs(cp), *self.source.reader.redo_log) if d]
+        self.redo_source = open_source(self.source.reader)
         if self.online_db is not None:
             from replicator.online.startup import online_locator
 
-            locator: LogLocator = online_locator(self.online_db, self.source, cp, archive_format, archive_dirs)
+            locator: LogLocator = online_locator(self.online_db, self.source, cp, archive_format, archive_dirs,
+                                                 self.redo_source)
         else:
             locator = LogLocator(
                 online_groups=[list(g.paths) for g in cp.online_redo],
                 archive_dirs=archive_dirs,
                 archive_format=archive_format,
                 path_mapping=list(self.source.reader.path_mapping_pairs),
+                source=self.redo_source,
             )
         src = self.source
         settings = FollowSettings(src.redo_read_sleep_us / 1e6, src.arch_read_sleep_us / 1e6, src.arch_read_tries,
@@ -135,6 +139,11 @@ class Daemon:
         writer_cfg = self.config.target[0].writer
         extra = {"database": self.source.name} if writer_cfg.type in STREAM_WRITERS else {}
         writer = create_writer(writer_cfg, lambda scn, idx: engine_ref[0].confirmations.confirm(scn, idx), **extra)
+        if confirmed is not None and writer_cfg.type in STREAM_WRITERS:
+            # OLR's Writer::readCheckpoint: a writer checkpoint means REPLICATING at once, so
+            # INFO answers REPLICATE and a client resumes with CONTINUE (StreamClient `next`,
+            # Debezium's adapter) instead of being asked for a START position (READY).
+            writer.restore(confirmed.scn, confirmed.idx, confirmed.scn)  # type: ignore[attr-defined]
         restart_pos = confirmed.pos if confirmed is not None and confirmed.pos else POSITION_ZERO
         skip_scn = confirmed.scn if confirmed is not None and confirmed.pos is None else 0
         engine = Engine(parser, create_format(fmt_opts), writer, follower, restart_pos=restart_pos,
@@ -168,11 +177,11 @@ class Daemon:
         candidates: list[tuple[int, int, int]] = []
         for members in locator.online_groups:
             for m in members:
-                h = read_header(locator.map_path(m))
+                h = read_header(locator.map_path(m), locator.source)
                 if h is not None and h.sequence:
                     candidates.append((h.sequence, h.first_scn, h.next_scn))
         for _, path in locator.archive_files():
-            h = read_header(path)
+            h = read_header(path, locator.source)
             if h is not None:
                 candidates.append((h.sequence, h.first_scn, h.next_scn))
         if not candidates:
@@ -389,6 +398,7 @@ class Daemon:
             await house
             await self.flush_and_save(force=True)
             self.writer.close()
+            self.redo_source.close()
             if not engine.state.errors:
                 self._final_schema_checkpoint()
         self._report()

@@ -176,6 +176,7 @@ class Transaction:
     begin_offset: int = 0
     system: bool = False  # touched SYS dictionary tables
     con_name: str = ""  # container (PDB) name, output as `db`
+    logon_user: int = -1  # logon user# (SYS.USER$.USER#) from the begin undo record; -1 unknown
     # Where the commit record was analysed: (sequence, byte offset of its LWN, rank of the
     # record in the LWN's analysis order). Unlike c_scn (the begin SCN), this orders the
     # output stream totally, so restarts can skip exactly what was confirmed.
@@ -215,6 +216,9 @@ class Message:
     idx + 1). ``tag`` is the Kafka key (filter `tag`), or None. ``checkpoint`` marks
     chkpt messages, which are confirmed internally unless source flag 0x1000 is set.
     ``headers`` are Kafka record headers for formats that define them (None: no headers).
+    ``tombstone`` marks a Kafka tombstone (key, null value; ``data`` is empty): only sinks
+    with keys (Kafka) write it, the others confirm it unwritten. ``topic`` overrides the
+    writer's topic (Debezium heartbeats go to their own topic).
     """
 
     data: bytes
@@ -226,3 +230,5 @@ class Message:
     xid: int = 0
     table: Table | None = None
     headers: list[tuple[str, bytes]] | None = None
+    tombstone: bool = False
+    topic: str | None = None

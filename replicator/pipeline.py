@@ -8,7 +8,6 @@ flag 0x1000 asks for them; otherwise they are confirmed at once.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Iterator, Protocol
@@ -19,6 +18,7 @@ from replicator.redo.header import RedoHeader
 from replicator.redo.parser import Parser, ParserOptions
 from replicator.redo.reader import RedoFile, read_lwns
 from replicator.redo.records import Lwn
+from replicator.redo.source import LOCAL, RedoSource
 from replicator.txn.pool import MemoryPool
 
 FLUSH_MESSAGES = 4096
@@ -51,8 +51,10 @@ class Pipeline:
     """Wires a parser to a format and a writer for a list of archived redo files."""
 
     def __init__(self, parser_options: ParserOptions, fmt: Format, sink: Sink, *, verify_checksum: bool = True,
-                 on_checkpoint: Callable[[Checkpoint], None] | None = None, pool: MemoryPool | None = None):
+                 on_checkpoint: Callable[[Checkpoint], None] | None = None, pool: MemoryPool | None = None,
+                 source: RedoSource = LOCAL):
         self.format = fmt
+        self.source = source
         self.sink = sink
         self.verify_checksum = verify_checksum
         self.output_checkpoints = bool(parser_options.flags & FLAG_CHECKPOINT)
@@ -122,7 +124,7 @@ class Pipeline:
         """Process one archived redo file to its end."""
         headers: list[RedoHeader] = []
         started = False
-        for lwn in read_lwns(redo.path, self.verify_checksum, header_out=headers):
+        for lwn in read_lwns(redo.path, self.verify_checksum, header_out=headers, source=self.source):
             if not started:
                 self.parser.start_file(headers[0])
                 started = True
@@ -133,7 +135,7 @@ class Pipeline:
             raise AssertionError("read_lwns yielded nothing")  # pragma: no cover - finish() always yields
         self.parser.end_file()
         self._drain()
-        size = os.path.getsize(redo.path)
+        size = redo.size if redo.size >= 0 else self.source.size(redo.path)
         self.stats.files += 1
         self.stats.bytes_read += size
         self.stats.per_file.append((redo.path, size))

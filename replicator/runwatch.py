@@ -36,7 +36,7 @@ class RunWatch:
         self.pacer = pacer
         self.tally = Tally(metrics.tag_names if metrics is not None else "none")
         self.tick_interval = tick
-        self._sizes = [os.path.getsize(f.path) for f in files]
+        self._sizes = [f.size if f.size >= 0 else os.path.getsize(f.path) for f in files]
         self._base = 0  # bytes of the files already finished
         self._files_done = 0
         self._raw_time = 0  # raw redo time of the LWN just read; converted at tick time

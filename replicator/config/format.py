@@ -67,6 +67,10 @@ def _message_bits(value: int) -> int:
 _FORMAT_TYPE_CHECK = choice("format", FORMAT_TYPES, ", ".join(f'"{name}"' for name in FORMAT_TYPES[:-1])
                             + f' or "{FORMAT_TYPES[-1]}"')
 _ONE_OF_0_1 = "one of {0, 1}"
+BINARY_HANDLING_MODES = ("bytes", "base64", "base64-url-safe", "hex")
+_BINARY_MODE_CHECK = choice("binary-handling-mode", BINARY_HANDLING_MODES,
+                            ", ".join(f'"{mode}"' for mode in BINARY_HANDLING_MODES))
+_NOT_INT_OPTIONS = frozenset({"type", "avro_schema_path", "binary_handling_mode"})
 _ONE_OF_0_15 = "one of {0, 15}"  # [quirk] OLR's text for the 0..15 bitmasks below
 
 
@@ -101,6 +105,10 @@ class FormatConfig(OlrModel):
     flush_buffer: U64 = 1048576
     # Extension (not an OLR key): where the `avro` format writes its schema files.
     avro_schema_path: Annotated[str, max_len(4096)] = ""
+    # Extensions for the debezium-* formats, after Debezium's `binary.handling.mode` and
+    # `tombstones.on.delete` (docs/formats.md).
+    binary_handling_mode: Annotated[str, AfterValidator(_BINARY_MODE_CHECK)] = "bytes"
+    tombstones_on_delete: Annotated[int, in_range(0, 1, _ONE_OF_0_1, uint=True)] = 1
 
     _explicit: frozenset[str] = PrivateAttr(default=frozenset())
 
@@ -121,11 +129,12 @@ class FormatConfig(OlrModel):
     def option_values(self) -> dict[str, int]:
         """The integer options by attribute name (everything except ``type``)."""
         return {name: getattr(self, name) for name in type(self).model_fields
-                if name not in ("type", "avro_schema_path")}
+                if name not in _NOT_INT_OPTIONS}
 
     def to_options_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for :class:`~replicator.formats.base.FormatOptions`."""
         values: dict[str, Any] = {name.rstrip("_"): value for name, value in self.option_values().items()}
         values["type"] = self.type
         values["avro_schema_path"] = self.avro_schema_path
+        values["binary_handling_mode"] = self.binary_handling_mode
         return values

@@ -22,6 +22,7 @@ from replicator.config.fields import (
 )
 from replicator.config.filter import FilterConfig
 from replicator.config.format import FormatConfig
+from replicator.config.redosource import RedoSourceConfig
 from replicator.log import parse_timezone
 
 READER_TYPES = ("online", "offline", "batch")
@@ -54,7 +55,7 @@ class ReaderConfig(OlrModel):
 
     type: Annotated[str, max_len(256)]
     user: Annotated[str | None, max_len(128)] = None
-    password: Annotated[str | None, max_len(128)] = None
+    password: Annotated[str | None, max_len(128)] = Field(default=None, repr=False)
     server: Annotated[str | None, max_len(4096)] = None
     disable_checks: Annotated[int, in_range(0, 15)] = 0
     start_scn: OptU64 = None
@@ -68,6 +69,7 @@ class ReaderConfig(OlrModel):
     redo_log: list[Annotated[str, max_len(2048)]] = Field(default_factory=list)
     path_mapping: list[Annotated[str, max_len(2048)]] = Field(default_factory=list)
     log_archive_format: Annotated[str | None, max_len(4000)] = None
+    redo_source: RedoSourceConfig = Field(default_factory=RedoSourceConfig)
 
     @classmethod
     def prune(cls, data: dict[str, Any]) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from decimal import Decimal
 from typing import Any, Final
 
 from replicator.errors import InternalError
-from replicator.formats.rowvalues import ColumnView, TableView, Value
+from replicator.formats.rowvalues import ColumnView, TableView, Value, placeholder
 from replicator.formats.temporal import DaySecond, Instant, YearMonth, ZonedInstant, iso_duration, zoned_iso
 from replicator.formats.textvalues import decimal_text
 from replicator.formats.typemap import OracleType
@@ -133,8 +133,14 @@ def avro_value(column: ColumnView, value: Value) -> Any:
 
 
 def avro_row(view: TableView, image: dict[int, Value] | None, names: list[str]) -> dict[str, Any] | None:
-    """A ``Value`` record datum (``names``: the field names of :func:`value_schema`)."""
+    """A ``Value`` record datum (``names``: the field names of :func:`value_schema`).
+
+    A column the image lacks is null, except a LOB whose value is unavailable (an UPDATE that
+    did not touch it, pages not in the redo): Debezium's ``__debezium_unavailable_value``
+    placeholder, so a consumer does not read "set to NULL" and erase the value.
+    """
     if image is None:
         return None
-    return {name: avro_value(c, image[c.index]) if c.index in image else None
+    return {name: avro_value(c, image[c.index]) if c.index in image
+            else placeholder(c) if c.otype.lob else None
             for name, c in zip(names, view.columns, strict=True)}

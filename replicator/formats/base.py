@@ -56,6 +56,8 @@ class FormatOptions:
     user_type: int = 0
     xid: int = 0
     avro_schema_path: str = ""  # extension: directory for the `avro` format's schema files
+    binary_handling_mode: str = "bytes"  # extension: debezium-* binary values (Debezium's option)
+    tombstones_on_delete: int = 1  # extension: debezium-envelope/-flatten tombstone after a DELETE
     # Source facts.
     flags: int = 0  # source.flags
     db_timezone: int = 0  # DBTIMEZONE offset in seconds (TIMESTAMP WITH LOCAL TIME ZONE)

@@ -6,12 +6,14 @@ Every record has ``version``, ``schema`` (source, column list, primary key), ``p
     {"version":"2.0","schema":{"source":{"dbType":"oracle","dbVersion":null,"dbName":"FREEPDB1",
      "schema":"OWNER","table":"T"},"column":[{"name":"ID","type":"INT64"},…],"pk":["ID"]},
      "payload":{"before":null,"after":{"data":{…}},"op":"INSERT","timestamp":{"eventTime":<ms>,
-     "systemTime":<ms>,"checkpointTime":<s>},"ddl":null,"scn":"2267712"},"extend":{}}
+     "systemTime":<ms>,"checkpointTime":<s>},"ddl":null,"scn":"226771400001"},"extend":{}}
 
 Oracle mapping (docs/formats.md §4.3): ``dbName`` is the container (else the source name),
 ``schema`` the owner; column types are OMS light types; ``eventTime`` is the change time,
-``checkpointTime`` the transaction's begin time (the safe restart point), ``scn`` the SCN
-of the change (begin/commit SCN for the transaction records). ``pk`` is left out for a table
+``checkpointTime`` the transaction's begin time (the safe restart point), ``scn`` OMS's
+"auto-incremented ID" for sorting: the commit SCN followed by five digits of the record's
+number in its transaction (begin 0, changes 1…, end last), strictly increasing over the
+stream and the same after a restart (:class:`~replicator.formats.framework.StreamSequence`). ``pk`` is left out for a table
 without a primary key, as DataWorks allows. DataWorks has transaction records
 (TRANSACTION_BEGIN/TRANSACTION_END), DDL records whose ``op`` is the statement kind (CREATE,
 ALTER, ERASE, TRUNCATE, RENAME, CINDEX, DINDEX, QUERY) with ``ddl.text``, and the short
@@ -23,7 +25,7 @@ from __future__ import annotations
 from replicator.events import Checkpoint, DdlChange, Message
 from replicator.formats.base import FormatOptions
 from replicator.formats.framework import (
-    Clock, EventFormat, Position, TxnContext, ddl_table, dumps,
+    Clock, EventFormat, Position, StreamSequence, TxnContext, ddl_table, dumps,
 )
 from replicator.formats.oms_default import RECORD_TYPES
 from replicator.formats.rowvalues import RowValues, TableView
@@ -39,6 +41,7 @@ class DataWorksFormat(EventFormat):
     def __init__(self, options: FormatOptions, clock: Clock | None = None):
         super().__init__(options, clock)
         self.values = TextValues()
+        self._sequence = StreamSequence()
 
     def _record(self, source: dict[str, object], columns: list[dict[str, str]] | None,
                 pk: list[str] | None, payload: dict[str, object], with_pk: bool = True) -> bytes:
@@ -52,10 +55,11 @@ class DataWorksFormat(EventFormat):
         return {"dbType": "oracle", "dbVersion": None, "dbName": ctx.db, "schema": owner,
                 "table": table}
 
-    def _payload(self, op: str, event_ms: int, ctx: TxnContext, scn: int,
+    def _payload(self, op: str, event_ms: int, ctx: TxnContext, number: int,
                  before: object = None, after: object = None, ddl: object = None) -> dict[str, object]:
         timestamp = {"eventTime": event_ms, "systemTime": self.now_ms(),
                      "checkpointTime": ctx.txn.begin_time}
+        scn = self._sequence.next(ctx.txn.commit_scn, number)
         return {"before": before, "after": after, "op": op, "timestamp": timestamp, "ddl": ddl,
                 "scn": str(scn)}
 
@@ -63,13 +67,14 @@ class DataWorksFormat(EventFormat):
                            scn: int) -> list[Message]:
         """TRANSACTION_BEGIN/TRANSACTION_END at the begin/commit SCN and time."""
         data = self._record(self._source(ctx, None, None), None, None,
-                            self._payload(op, time * 1000, ctx, scn))
+                            self._payload(op, time * 1000, ctx,
+                                          0 if op == self.begin_op else ctx.total + 1))
         return [self.message(data, pos, ctx)]
 
     def on_row(self, ctx: TxnContext, pos: Position, row: RowValues) -> list[Message]:
         """A data record with the table's column list."""
         view, change = row.view, row.change
-        payload = self._payload(RECORD_TYPES[row.op], change.time * 1000, ctx, change.scn,
+        payload = self._payload(RECORD_TYPES[row.op], change.time * 1000, ctx, ctx.number + 1,
                                 before=self._image(view, row.before),
                                 after=self._image(view, row.after))
         columns = [{"name": c.name, "type": OMS_TYPES[c.otype.family]} for c in view.columns]
@@ -82,7 +87,7 @@ class DataWorksFormat(EventFormat):
     def on_ddl(self, ctx: TxnContext, pos: Position, change: DdlChange) -> list[Message]:
         """A DDL record: ``op`` is the statement kind, ``ddl.text`` the statement."""
         table = ddl_table(change)
-        payload = self._payload(ddl_kind(change.sql).canal, change.time * 1000, ctx, change.scn,
+        payload = self._payload(ddl_kind(change.sql).canal, change.time * 1000, ctx, ctx.number + 1,
                                 ddl={"text": change.sql})
         data = self._record(self._source(ctx, change.owner, table), None, None, payload)
         return [self.message(data, pos, ctx)]

@@ -15,10 +15,14 @@ These are OMS's Debezium, DebeziumFlatten and DebeziumSmt serializations, mapped
 and the Debezium Oracle ones (snapshot, schema, txId, scn, commit_scn, redo_thread,
 user_name, row_id); ``pos`` is ``c_scn:c_idx``. Envelope and flatten also emit Debezium's
 transaction metadata (status BEGIN/END with event counts per data collection), schema
-change events for DDL (``ddl`` plus a ``tableChanges`` description) and, for checkpoints,
-OMS's ``op:"HEARTBEAT"`` record. The Kafka key is the primary key struct (``{"schema",
-"payload"}`` in envelope mode), ``{"id":xid}`` for transaction metadata and
-``{"databaseName":…}`` for schema changes; keyless tables have no key.
+change events for DDL (``ddl`` plus a ``tableChanges`` description), a tombstone after each
+DELETE of a keyed table (``tombstones-on-delete``, default 1, as Debezium's
+``tombstones.on.delete``) and, for checkpoints, Debezium's heartbeat: value ``{"ts_ms":…}``
+(schema ``io.debezium.connector.common.Heartbeat``), key ``{"serverName":…}``, on the topic
+``__debezium-heartbeat.<source name>``. The Kafka key is the primary key struct
+(``{"schema","payload"}`` in envelope mode), ``{"id":xid}`` for transaction metadata and
+``{"databaseName":…}`` for schema changes; keyless tables have no key. Binary values follow
+``binary-handling-mode`` (:mod:`replicator.formats.debezium_schema`).
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ _TXN_SCHEMA = struct("io.debezium.connector.common.TransactionMetadataValue", TX
 _DDL_SCHEMA = struct("io.debezium.connector.oracle.SchemaChangeValue",
                      [_SOURCE, field("ts_ms", "int64", False), *SCHEMA_CHANGE_FIELDS])
 _TABLE_CHANGE_TYPES = {"CREATE": "CREATE", "ERASE": "DROP"}
+_HEARTBEAT = struct("io.debezium.connector.common.Heartbeat", [field("ts_ms", "int64", False)])
+HEARTBEAT_TOPIC_PREFIX = "__debezium-heartbeat"  # Debezium's heartbeat.topics.prefix default
 
 
 class DebeziumFormat(EventFormat):
@@ -57,8 +63,8 @@ class DebeziumFormat(EventFormat):
         self._schemas: dict[int, tuple[TableView, Schema, Schema | None]] = {}
         self._orders: Counter[str] = Counter()  # events per data collection, this transaction
         self._orders_of: TxnContext | None = None
-        self._heartbeat = struct(f"{self.server}.Heartbeat",
-                                 [_SOURCE, field("op", "string", False), field("ts_ms", "int64")])
+        self.binary = options.binary_handling_mode
+        self.tombstones = bool(options.tombstones_on_delete) and mode != "smt"
 
     # -- envelope helpers --------------------------------------------------------------------
 
@@ -85,13 +91,13 @@ class DebeziumFormat(EventFormat):
         cached = self._schemas.get(id(view))
         if cached is None or cached[0] is not view:
             prefix = f"{self.server}.{view.owner}.{view.name}"
-            columns = [column_field(c) for c in view.columns]
+            columns = [column_field(c, self.binary) for c in view.columns]
             value = struct(f"{prefix}.Envelope", [
                 struct(f"{prefix}.Value", columns, True, "before"),
                 struct(f"{prefix}.Value", columns, True, "after"), _SOURCE,
                 field("op", "string", False), field("ts_ms", "int64"),
                 struct("event.block", TRANSACTION_FIELDS, True, "transaction")])
-            key = struct(f"{prefix}.Key", [column_field(k) for k in view.keys]) if view.keys else None
+            key = struct(f"{prefix}.Key", [column_field(k, self.binary) for k in view.keys]) if view.keys else None
             cached = self._schemas[id(view)] = (view, value, key)
         return cached[1], cached[2]
 
@@ -132,10 +138,10 @@ class DebeziumFormat(EventFormat):
         value_schema, key_schema = self._table_schemas(view)
         key = None
         if key_schema is not None:
-            key_payload = {k.name: render(k, values.current.get(k.index)) for k in view.keys}
+            key_payload = {k.name: render(k, values.current.get(k.index), self.binary) for k in view.keys}
             key = self._value(key_schema, key_payload)
         if self.mode == "smt":
-            payload = row(view, values.current) or {}
+            payload = row(view, values.current, self.binary) or {}
             payload["__deleted"] = "true" if change.op == OP_DELETE else "false"
             headers = [("__op", change.op.encode()), ("__db", ctx.db.encode()),
                        ("__schema", view.owner.encode()), ("__table", view.name.encode()),
@@ -146,12 +152,19 @@ class DebeziumFormat(EventFormat):
         payload = {
             "op": change.op,
             "source": self._source(ctx, pos, change.time, change.scn, view.owner, view.name, rid),
-            "before": row(view, values.before), "after": row(view, values.after),
+            "before": row(view, values.before, self.binary), "after": row(view, values.after, self.binary),
             "ts_ms": self.now_ms(),
             "transaction": {"id": ctx.xid, "total_order": sum(self._orders.values()),
                             "data_collection_order": self._orders[collection]},
         }
-        return [self.message(self._value(value_schema, payload), pos, ctx, key=key, table=change.table)]
+        out = [self.message(self._value(value_schema, payload), pos, ctx, key=key, table=change.table)]
+        if change.op == OP_DELETE and self.tombstones and key is not None:
+            # Debezium's tombstone: same key, null value, so log compaction drops the row.
+            # Without a key there is nothing to compact (and compacted topics refuse it).
+            tombstone = self.message(b"", pos, ctx, key=key, table=change.table)
+            tombstone.tombstone = True
+            out.append(tombstone)
+        return out
 
     def on_ddl(self, ctx: TxnContext, pos: Position, change: DdlChange) -> list[Message]:
         """A schema change event (not in smt mode)."""
@@ -170,11 +183,12 @@ class DebeziumFormat(EventFormat):
         return [self.message(self._value(_DDL_SCHEMA, payload), pos, ctx, key=key)]
 
     def on_checkpoint(self, cp: Checkpoint, pos: Position) -> list[Message]:
-        """OMS's heartbeat record (not in smt mode)."""
+        """Debezium's heartbeat (not in smt mode): ``{"ts_ms":…}`` on the heartbeat topic."""
         if self.mode == "smt":
             return []
-        payload = {"op": "HEARTBEAT", "source": self._source(None, pos, cp.time, cp.scn),
-                   "ts_ms": self.now_ms()}
         key = self._key("io.debezium.connector.common.ServerNameKey",
                         [field("serverName", "string", False)], {"serverName": self.server})
-        return [self.message(self._value(self._heartbeat, payload), pos, key=key, seq=cp.seq)]
+        message = self.message(self._value(_HEARTBEAT, {"ts_ms": self.now_ms()}), pos, key=key,
+                               seq=cp.seq)
+        message.topic = f"{HEARTBEAT_TOPIC_PREFIX}.{self.server}"
+        return [message]

@@ -2,27 +2,34 @@
 
 Column types come from :func:`replicator.formats.typemap.debezium_type`; values follow them:
 integers as JSON integers, decimals as plain decimal strings, BINARY_FLOAT/DOUBLE as numbers,
-binary as upper-case base16 text (OMS: "BYTES: a byte array encoded in base16"), DATE and
+binary by Debezium's ``binary.handling.mode`` (format key ``binary-handling-mode``): ``bytes``
+(default) is a ``bytes`` schema whose JSON value is standard base64, exactly what Kafka
+Connect's JsonConverter writes and reads for ``bytes``; ``base64``, ``base64-url-safe`` and
+``hex`` are ``string`` schemas with that text (hex in lower case, as Debezium's). DATE and
 TIMESTAMP as epoch integers (Timestamp = ms, MicroTimestamp = µs, NanoTimestamp = ns; the
 wall clock read as UTC, as Debezium does), WITH (LOCAL) TIME ZONE as ZonedTimestamp ISO text,
 intervals as ISO-8601 durations (io.debezium.time.Interval), BOOLEAN as true/false.
 
 Every value field is optional except key columns: an UPDATE image can lack columns the redo
-does not hold, and Debezium's JsonConverter rejects a missing non-optional field.
+does not hold, and Debezium's JsonConverter rejects a missing non-optional field. A LOB whose
+value is unavailable (an UPDATE that did not touch it) is Debezium's placeholder
+``__debezium_unavailable_value`` (for BLOB: its bytes, encoded as above), never absent: a
+consumer reads an absent field as null and would erase the LOB.
 """
 
 from __future__ import annotations
 
+import base64
 from decimal import Decimal
 from typing import Any, Final
 
 import orjson
 
 from replicator.errors import InternalError
-from replicator.formats.rowvalues import ColumnView, TableView, Value
+from replicator.formats.rowvalues import ColumnView, TableView, Value, placeholder
 from replicator.formats.temporal import DaySecond, Instant, YearMonth, ZonedInstant, iso_duration, zoned_iso
 from replicator.formats.textvalues import decimal_text, float_text, non_finite_text
-from replicator.formats.typemap import CANAL_TYPES, INTEGER_FAMILIES, debezium_type
+from replicator.formats.typemap import BINARY_FAMILIES, CANAL_TYPES, INTEGER_FAMILIES, debezium_type
 
 Schema = dict[str, Any]
 _UNITS: Final = {"io.debezium.time.Timestamp": "ms", "io.debezium.time.MicroTimestamp": "us",
@@ -34,9 +41,24 @@ def field(field_name: str, type_: str, optional: bool = True, **extra: Any) -> S
     return {"field": field_name, "optional": optional, "type": type_, **extra}
 
 
-def column_field(column: ColumnView) -> Schema:
+_BINARY_TEXT: Final = {
+    "bytes": lambda data: base64.b64encode(data).decode("ascii"),  # JsonConverter's bytes encoding
+    "base64": lambda data: base64.b64encode(data).decode("ascii"),
+    "base64-url-safe": lambda data: base64.urlsafe_b64encode(data).decode("ascii"),
+    "hex": lambda data: data.hex(),
+}
+
+
+def binary_text(data: bytes, mode: str) -> str:
+    """The JSON text of binary ``data`` under ``binary.handling.mode`` ``mode``."""
+    return _BINARY_TEXT[mode](data)
+
+
+def column_field(column: ColumnView, binary_mode: str = "bytes") -> Schema:
     """The Connect field of a table column (semantic name and version when it has one)."""
     type_, name = debezium_type(column.otype)
+    if column.otype.family in BINARY_FAMILIES and binary_mode != "bytes":
+        type_ = "string"
     extra: dict[str, Any] = {"name": name, "version": 1} if name else {}
     return field(column.name, type_, not column.key, **extra)
 
@@ -96,7 +118,7 @@ def table_change(view: TableView, kind: str, db: str) -> dict[str, object]:
             "table": {"primaryKeyColumnNames": [c.name for c in view.keys], "columns": columns}}
 
 
-def render(column: ColumnView, value: Value) -> object:
+def render(column: ColumnView, value: Value, binary_mode: str = "bytes") -> object:
     """The JSON value of one column under its Debezium schema."""
     if value is None or isinstance(value, (str, bool)):
         return value
@@ -107,7 +129,7 @@ def render(column: ColumnView, value: Value) -> object:
         text = float_text(value, family == "binary_float")
         return orjson.Fragment(text.encode("ascii")) if text is not None else non_finite_text(value)
     if isinstance(value, bytes):
-        return value.hex().upper()
+        return binary_text(value, binary_mode)
     if isinstance(value, ZonedInstant) or (isinstance(value, Instant) and family == "timestamp_ltz"):
         return zoned_iso(value)
     if isinstance(value, Instant):
@@ -117,8 +139,11 @@ def render(column: ColumnView, value: Value) -> object:
     raise InternalError(f"no Debezium rendering for {type(value).__name__}", 50000)
 
 
-def row(view: TableView, image: dict[int, Value] | None) -> dict[str, object] | None:
-    """A before/after struct: the image's columns in column order (None stays None)."""
+def row(view: TableView, image: dict[int, Value] | None,
+        binary_mode: str = "bytes") -> dict[str, object] | None:
+    """A before/after struct: the image's columns in column order (None stays None); an
+    unavailable LOB is the placeholder."""
     if image is None:
         return None
-    return {c.name: render(c, image[c.index]) for c in view.columns if c.index in image}
+    return {c.name: render(c, image[c.index] if c.index in image else placeholder(c), binary_mode)
+            for c in view.columns if c.index in image or c.otype.lob}

@@ -13,10 +13,12 @@ The schema is :data:`replicator.formats.dts_schema.RECORD_SCHEMA`. Oracle mappin
 * values: NUMBER(p,0) p < 19 and BOOLEAN -> Integer, other NUMBER -> Decimal (declared or,
   for an unconstrained NUMBER, the value's own precision/scale), BINARY_FLOAT/DOUBLE ->
   Float, CHAR/VARCHAR2 (and N-) -> Character (UTF-8), CLOB/NCLOB, intervals and UROWID ->
-  TextObject, RAW/BLOB -> BinaryObject, DATE/TIMESTAMP -> DateTime, WITH TIME ZONE ->
+  TextObject, RAW/BLOB -> BinaryObject (the object ``type`` is a name of the DTS Java SDK's
+  ``ObjectType`` enum, :func:`object_type`), DATE/TIMESTAMP -> DateTime, WITH TIME ZONE ->
   TimestampWithTimeZone (wall clock in its zone), WITH LOCAL TIME ZONE -> Timestamp (UTC);
   the ``millis`` fields hold microseconds (DTS names them so, its sources keep µs);
   SQL NULL -> null; a column the redo does not hold (UPDATE) -> EmptyObject ``NONE``;
+* ``bornTimestamp`` = the event's time in the source, in milliseconds;
 * BEGIN/COMMIT records for transactions, DDL records with the statement as the string
   ``afterImages``, HEARTBEAT records for checkpoints.
 """
@@ -30,7 +32,10 @@ from typing import Any
 import fastavro
 
 from replicator.errors import InternalError
-from replicator.events import OP_DELETE, OP_INSERT, OP_UPDATE, Checkpoint, DdlChange, Message
+from replicator.events import (
+    OP_DELETE, OP_INSERT, OP_UPDATE, TYPE_JSON, TYPE_LONG, TYPE_LONG_RAW, TYPE_XMLTYPE, Checkpoint,
+    DdlChange, Message,
+)
 from replicator.formats.base import FormatOptions
 from replicator.formats.dts_schema import PARSED_RECORD, value_type
 from replicator.formats.framework import (
@@ -41,10 +46,23 @@ from replicator.formats.temporal import (
     DaySecond, Instant, YearMonth, ZonedInstant, calendar_fields, interval_literal,
 )
 from replicator.formats.textvalues import TextValues, decimal_text
-from replicator.formats.typemap import INTEGER_FAMILIES
+from replicator.formats.typemap import INTEGER_FAMILIES, OracleType
 
 OPERATIONS = {OP_INSERT: "INSERT", OP_UPDATE: "UPDATE", OP_DELETE: "DELETE"}
 _FLOAT_DIGITS = {"binary_float": 7, "binary_double": 16}
+# ObjectType names (dts_schema.OBJECT_TYPES) by family: the SDK throws on any other name.
+_OBJECT_TYPES = {"clob": "TEXT", "nclob": "TEXT", "interval_ym": "TEXT", "interval_ds": "TEXT",
+                 "urowid": "UROWID", "raw": "RAW", "blob": "BLOB"}
+# Types the formats carry as raw bytes (unknown-type 1), by SYS.COL$.TYPE#.
+_UNSUPPORTED_OBJECT_TYPES = {TYPE_LONG: "TEXT", TYPE_LONG_RAW: "LONG_RAW", TYPE_XMLTYPE: "XML",
+                             TYPE_JSON: "JSON"}
+
+
+def object_type(otype: OracleType) -> str:
+    """The ObjectType name of a TextObject/BinaryObject value of type ``otype``."""
+    if otype.family == "unsupported":
+        return _UNSUPPORTED_OBJECT_TYPES.get(otype.code, "BINARY")
+    return _OBJECT_TYPES[otype.family]
 
 
 def _datetime(value: Instant) -> dict[str, int]:
@@ -74,10 +92,10 @@ def dts_value(column: ColumnView, value: Value) -> Any:
                                      "scale": 0}
     if isinstance(value, str):
         if otype.family in ("clob", "nclob", "urowid"):
-            return value_type("TextObject"), {"type": otype.name, "value": value}
+            return value_type("TextObject"), {"type": object_type(otype), "value": value}
         return value_type("Character"), {"charset": "utf8", "value": value.encode("utf-8")}
     if isinstance(value, bytes):
-        return value_type("BinaryObject"), {"type": otype.name, "value": value}
+        return value_type("BinaryObject"), {"type": object_type(otype), "value": value}
     if isinstance(value, ZonedInstant):
         return value_type("TimestampWithTimeZone"), {"value": _datetime(value.local()),
                                                      "timezone": value.zone}
@@ -86,7 +104,7 @@ def dts_value(column: ColumnView, value: Value) -> Any:
             return value_type("Timestamp"), {"timestamp": value.epoch, "millis": value.nanos // 1000}
         return value_type("DateTime"), _datetime(value)
     if isinstance(value, (YearMonth, DaySecond)):
-        return value_type("TextObject"), {"type": otype.name, "value": interval_literal(value)}
+        return value_type("TextObject"), {"type": object_type(otype), "value": interval_literal(value)}
     raise InternalError(f"no DTS Avro value for {type(value).__name__}", 50000)
 
 
@@ -110,7 +128,8 @@ class DtsAvroFormat(EventFormat):
                   "sourcePosition": position, "safeSourcePosition": safe, "sourceTxid": txid,
                   "source": {"sourceType": "Oracle", "version": ""}, "operation": operation,
                   "objectName": None, "processTimestamps": [self.now_ms()], "tags": {},
-                  "fields": None, "beforeImages": None, "afterImages": None}
+                  "fields": None, "beforeImages": None, "afterImages": None,
+                  "bornTimestamp": timestamp * 1000}
         record.update(rest)
         return self._encode(record)
 

@@ -1,12 +1,18 @@
-"""The DTS Avro ``Record`` schema (``com.alibaba.alidts.formats.avro.Record``).
+"""The DTS Avro ``Record`` schema (``com.alibaba.dts.formats.avro.Record``).
 
 This is the fixed, public schema every DTS Avro message is written with (and OMS's Avro
-serialization uses the same record). A consumer decodes a message body with it directly:
-the messages are schemaless Avro binary, one ``Record`` each. Column values are a union of
-typed records (Integer, Character, Decimal, Float, Timestamp, DateTime,
+serialization uses the same record): the ``Record.avsc`` of Alibaba's public DTS subscription
+demos (Python and Go), 15 fields ending with ``bornTimestamp``. A consumer decodes a message
+body with it directly: the messages are schemaless Avro binary, one ``Record`` each. Column
+values are a union of typed records (Integer, Character, Decimal, Float, Timestamp, DateTime,
 TimestampWithTimeZone, BinaryGeometry, TextGeometry, BinaryObject, TextObject) plus the
 ``EmptyObject`` enum; :data:`RECORD_SCHEMA` spells the record out field for field, in the
 order and with the defaults of the published ``Record.avsc``.
+
+The DTS Java SDK compiles the same record without ``bornTimestamp``; its decoder reads the
+14 fields and ignores the trailing long, so both kinds of consumer read these messages.
+The SDK parses ``TextObject.type`` (and ``BinaryObject.type``) with ``ObjectType.valueOf``:
+:data:`OBJECT_TYPES` is that enum, and every type name written comes from it.
 """
 
 from __future__ import annotations
@@ -15,8 +21,12 @@ from typing import Any, Final
 
 import fastavro
 
-NAMESPACE: Final = "com.alibaba.alidts.formats.avro"
+NAMESPACE: Final = "com.alibaba.dts.formats.avro"
 Schema = dict[str, Any]
+# The DTS Java SDK's ObjectType enum: the only names ``TextObject.type``/``BinaryObject.type`` may hold.
+OBJECT_TYPES: Final = frozenset({"BINARY", "BOOL", "BLOB", "XML", "JSON", "TEXT", "BFILE", "RAW",
+                                 "LONG_RAW", "ROWID", "UROWID", "ENUM", "SET", "BYTEA", "GEOMETRY",
+                                 "XTYPE", "UUID"})
 
 
 def _record(name: str, fields: list[Schema], doc: str | None = None) -> Schema:
@@ -92,6 +102,8 @@ RECORD_SCHEMA: Final[Schema] = {
                default=None),
         _field("afterImages", ["null", "string", {"type": "array", "items": _NAMED_ITEMS}],
                default=None),
+        _field("bornTimestamp", "long",
+               "the timestamp in unit of millisecond that record is born in source", default=0),
     ],
 }
 
@@ -99,5 +111,5 @@ PARSED_RECORD: Final = fastavro.parse_schema(RECORD_SCHEMA)
 
 
 def value_type(name: str) -> str:
-    """The full name of a value record (``Integer`` -> ``com.alibaba.alidts.formats.avro.Integer``)."""
+    """The full name of a value record (``Integer`` -> ``com.alibaba.dts.formats.avro.Integer``)."""
     return f"{NAMESPACE}.{name}"

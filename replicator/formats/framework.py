@@ -78,6 +78,30 @@ class Position:
         return self.scn * 100_000 + self.idx % 100_000
 
 
+class StreamSequence:
+    """A sequence number strictly increasing over the output stream, the same after a restart.
+
+    OMS's ``storeDataSequence`` and DataWorks' ``scn`` are "for sorting": a time followed by
+    up to five digits of an incrementing number. Transactions come out in commit order, so
+    the commit SCN stands in for the time (seconds repeat; SCNs do not) and the event's number
+    in its transaction (begin 0, changes 1…, commit last) fills the five digits:
+    ``commit_scn * 100000 + number``, a pure function of the redo, hence restart-stable.
+    Where that would not increase (a transaction of 100000+ events, two transactions with one
+    commit SCN) the previous value + 1 is used instead, so the order still holds.
+    """
+
+    STEP = 100_000
+
+    def __init__(self) -> None:
+        self._last = -1
+
+    def next(self, commit_scn: int, number: int) -> int:
+        """The sequence number of event ``number`` of the transaction committed at ``commit_scn``."""
+        value = max(commit_scn * self.STEP + number, self._last + 1)
+        self._last = value
+        return value
+
+
 @dataclass(slots=True)
 class TxnContext:
     """What the hooks know about the transaction being rendered."""

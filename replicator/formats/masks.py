@@ -10,8 +10,8 @@ give ``0102``.
 * changeMask: INSERT - every inserted column; DELETE - the primary-key columns (all columns
   when the table has no key: they are what identifies the row); UPDATE - the columns whose
   value the statement changed. LOB columns (CLOB, NCLOB, BLOB) are never set.
-* columnMask: the columns the redo holds. INSERT and DELETE rows are complete except LOBs
-  stored out of line; an UPDATE under minimal supplemental logging holds only the changed
+* columnMask: the columns the redo holds. INSERT and DELETE rows are complete (a NULL is
+  set: it is a value) except LOB values the redo does not give; an UPDATE under minimal supplemental logging holds only the changed
   and the logged columns, so the mask tells a NULL value from a column that was not captured.
 """
 

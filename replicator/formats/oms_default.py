@@ -9,8 +9,9 @@ UPDATE) or ``{"ddl":"<statement>"}``; both are null in a HEARTBEAT. ``allMetaDat
 Oracle facts onto OMS's fields (docs/formats.md §4.1): ``checkpoint`` = transaction begin time
 in seconds (the safe restart point), ``db`` = owner (OMS's database is Oracle's schema),
 ``timestamp`` = change time in seconds, ``transId`` = ``usn.slot.sqn``, ``uniqueId`` =
-``c_scn:c_idx``, ``storeDataSequence`` = change time followed by five digits of the
-index. ``clusterId`` does not exist for Oracle (OMS says so) and is left out; ``ddlType``
+``c_scn:c_idx``, ``storeDataSequence`` = the commit SCN followed by five digits of the
+event's number in its transaction, strictly increasing over the stream and the same after a
+restart (:class:`~replicator.formats.framework.StreamSequence`). ``clusterId`` does not exist for Oracle (OMS says so) and is left out; ``ddlType``
 appears in DDL records. OMS has no begin/commit records.
 
 ``oms-extended`` adds ``"__light_type":{"COL":{"schemaType":"INT64"},…}`` to each non-null
@@ -22,7 +23,7 @@ from __future__ import annotations
 from replicator.events import OP_DELETE, OP_INSERT, OP_UPDATE, Checkpoint, DdlChange, Message
 from replicator.formats.base import FormatOptions
 from replicator.formats.framework import (
-    Clock, EventFormat, Position, TxnContext, ddl_table, dumps,
+    Clock, EventFormat, Position, StreamSequence, TxnContext, ddl_table, dumps,
 )
 from replicator.formats.rowvalues import ColumnView, RowValues, TableView, Value
 from replicator.formats.textvalues import TextValues
@@ -51,6 +52,7 @@ class OmsDefaultFormat(EventFormat):
         self.extended = extended
         self.values = TextValues()
         self._key_text = TextValues(quote_all=True)
+        self._sequence = StreamSequence()
 
     def on_row(self, ctx: TxnContext, pos: Position, row: RowValues) -> list[Message]:
         """One record per row change."""
@@ -62,7 +64,7 @@ class OmsDefaultFormat(EventFormat):
             record_primary_key=_KEY_SEPARATOR.join(c.name for c in keys) if keys else None,
             record_primary_value=(_KEY_SEPARATOR.join(self._key_value(c, current.get(c.index))
                                                       for c in keys) if keys else None),
-            storeDataSequence=change.time * 100000 + pos.idx % 100000, table_name=view.name,
+            storeDataSequence=self._sequence.next(ctx.txn.commit_scn, ctx.number + 1), table_name=view.name,
             db=view.owner, timestamp=str(change.time), uniqueId=pos.text, transId=ctx.xid)
         record = {
             "prevStruct": self._image(view, row.before),
@@ -80,6 +82,7 @@ class OmsDefaultFormat(EventFormat):
             post["__light_type"] = {"ddl": {"schemaType": "VAR_STRING"}}
         table = ddl_table(change)
         meta = _meta(checkpoint=str(ctx.txn.begin_time), table_name=table, db=change.owner,
+                     storeDataSequence=self._sequence.next(ctx.txn.commit_scn, ctx.number + 1),
                      timestamp=str(change.time), uniqueId=pos.text, transId=ctx.xid,
                      ddlType=ddl_kind(change.sql).oms)
         record = {"prevStruct": None, "postStruct": post, "allMetaData": meta, "recordType": "DDL"}

@@ -49,7 +49,13 @@ class PbTablePlan:
                                              plan.null_after is not None, plan.null_before is not None))
 
     def fill(self, target: MutableSequence[pb.Value], image: RowImage, after: bool) -> None:
-        """Append the printed columns of ``image`` in column order; NULL is a name alone."""
+        """Append a Value for every column of ``image``, in column order; NULL is a name alone.
+
+        As OpenLogReplicator's builder, the Value is added before the column is looked at, so
+        a column JSON would not print (hidden, an unsupported type, a LOB in a before image or
+        not in the redo, a NULL of a type whose NULL JSON hides) is an *empty* Value: no name,
+        no datum.
+        """
         columns = self._columns
         count = len(columns)
         for index in sorted(image):
@@ -59,11 +65,15 @@ class PbTablePlan:
             value = image[index]
             if value:
                 setter = plan.after if after else plan.before
-                # A LOB not in the redo is left out, unless raw data (its locator) is asked for.
+                # A LOB not in the redo is not printed, unless raw data (its locator) is asked for.
                 if setter is not None and (self._raw or not unavailable(value)):
                     setter(target.add(name=plan.name), value)  # type: ignore[attr-defined]
+                else:
+                    target.add()  # type: ignore[attr-defined]
             elif plan.null_after if after else plan.null_before:
                 target.add(name=plan.name)  # type: ignore[attr-defined]
+            else:
+                target.add()  # type: ignore[attr-defined]
 
     def tag(self, image: RowImage) -> bytes:
         """The Kafka key (filter `tag`), byte-identical to the JSON format's."""

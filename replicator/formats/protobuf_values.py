@@ -5,24 +5,35 @@ the same value. Which field a column type uses (one per column, chosen at plan t
 
 * VARCHAR2, CHAR, CLOB -> ``value_string`` (UTF-8); with `char` 1 (no mapping) the raw
   bytes in ``value_bytes``; with `char` 2/3 the hex text, as JSON prints it.
-* NUMBER -> as OpenLogReplicator: ``value_int`` for scale 0 and precision 1..17,
-  ``value_float`` for precision 1..6, ``value_double`` for precision 1..15 (all exact
-  for such values). Unconstrained and wider numbers -- where OpenLogReplicator truncates
-  or rounds -- get ``value_int`` when the value is an integer that fits 64 bits, else the
-  exact decimal text in ``value_string``.
+* NUMBER -> exactly as OpenLogReplicator (BuilderProtobuf::columnNumber), from the declared
+  precision and scale as the dictionary holds them (-1 when not declared): ``value_int``
+  (strtol of the text: the integer part, saturated to 64 bits) for scale 0 and precision
+  <= 17, else ``value_float`` (float32, correctly rounded as strtof) for precision <= 6 and
+  scale < 38, else ``value_double`` for precision <= 15 and scale <= 307, else the decimal
+  text in ``value_string``. An unconstrained NUMBER (-1, -1) is therefore a float32, as
+  with OpenLogReplicator (only 24 bits of mantissa: use JSON for exact values).
 * BINARY_FLOAT / BINARY_DOUBLE -> ``value_double`` (the exact IEEE value).
 * RAW, BLOB, JSON (flag 0x20000), schemaless and raw-hex (flag 0x8000) columns ->
-  ``value_bytes``; OpenLogReplicator leaves these empty.
-* DATE, TIMESTAMP(+TZ/LTZ), INTERVAL, BOOLEAN, UROWID -> the JSON rendering under the same
-  options (also left empty by OpenLogReplicator): a bare integer as ``value_int``, any other
-  text as ``value_string``.
+  ``value_bytes``; OpenLogReplicator leaves these empty (a deliberate difference: the bytes
+  have one natural encoding, docs/formats.md).
+* DATE, TIMESTAMP, WITH TIME ZONE, WITH LOCAL TIME ZONE -> the name alone, no datum, as
+  OpenLogReplicator (its encoding of these is not implemented; inventing one here would
+  break the day it is).
+* BOOLEAN -> ``1``/``0`` through the NUMBER rule with the column's precision and scale, as
+  OpenLogReplicator does.
+* INTERVAL, UROWID -> the JSON rendering under the same options, as OpenLogReplicator: a
+  bare integer as ``value_int``, any other text as ``value_string``.
 * A value that cannot be decoded -> ``value_string`` ``"?"``, as JSON prints it.
 """
 
 from __future__ import annotations
 
+import math
 import re
+import struct
 from collections.abc import Callable
+from decimal import Decimal
+from fractions import Fraction
 from typing import Final
 
 from replicator.events import (
@@ -49,13 +60,10 @@ from replicator.events import (
 from replicator.formats.base import FormatOptions
 from replicator.proto import olr_pb2 as pb
 from replicator.values.charset import CharsetError, column_charset_name, get_charset
-from replicator.values.datetime import decode_timestamp, decode_timestamp_tz
 from replicator.values.floats import decode_binary_double, decode_binary_float
 from replicator.values.interval import interval_ds_renderer, interval_ym_renderer
 from replicator.values.number import number_text
-from replicator.values.raw import boolean_text
 from replicator.values.rowid import urowid_text
-from replicator.values.timefmt import timestamp_renderer, timestamp_tz_renderer
 
 Setter = Callable[[pb.Value, bytes], None]
 _FLAG_JSON_HEX: Final = 0x20000
@@ -93,28 +101,84 @@ def _from_text(decode: Callable[[bytes], str | None]) -> Setter:
     return setter
 
 
+_LEADING_INTEGER = re.compile(r"\s*([+-]?\d*)")
+_F32 = struct.Struct("<f")
+_U32 = struct.Struct("<I")
+
+
+def strtol(text: str) -> int:
+    """C ``strtol(text, …, 10)``: the leading integer, 0 if none, saturated to int64."""
+    digits = _LEADING_INTEGER.match(text).group(1)  # type: ignore[union-attr]
+    number = int(digits) if digits.lstrip("+-") else 0
+    return min(max(number, _INT64[0]), _INT64[1])
+
+
+def strtof(text: str) -> float:
+    """C ``strtof``: the float32 nearest the decimal ``text`` (ties to even), as a Python float.
+
+    Rounding through a double first can differ in the last bit, so the two float32
+    neighbours of the double are compared with the exact decimal value.
+    """
+    exact = Fraction(Decimal(text))
+    try:
+        first = _F32.unpack(_F32.pack(float(exact)))[0]
+    except OverflowError:
+        return math.copysign(math.inf, exact)
+    if math.isinf(first):
+        return first
+    bits = _U32.unpack(_F32.pack(first))[0]
+    best = first
+    for neighbour_bits in (bits - 1, bits + 1):
+        if not 0 <= neighbour_bits < 1 << 32:
+            continue
+        neighbour = _F32.unpack(_U32.pack(neighbour_bits))[0]
+        if math.isinf(neighbour) or math.isnan(neighbour) or (neighbour < 0) != (first < 0) and first != 0:
+            continue
+        gap, best_gap = abs(Fraction(neighbour) - exact), abs(Fraction(best) - exact)
+        if gap < best_gap or (gap == best_gap and not neighbour_bits & 1):
+            best = neighbour
+    return best
+
+
 def number_setter(precision: int, scale: int) -> Setter:
-    """NUMBER typed by its declared precision and scale (see the module docstring)."""
-    if scale == 0 and 1 <= precision <= 17:
+    """NUMBER typed by the column's precision and scale, OLR's rule (see the module docstring)."""
+    if scale == 0 and precision <= 17:
         field = "value_int"
-    elif 1 <= precision <= 6:
+    elif precision <= 6 and scale < 38:
         field = "value_float"
-    elif 1 <= precision <= 15:
+    elif precision <= 15 and scale <= 307:
         field = "value_double"
     else:
-        field = ""
+        field = "value_string"
 
     def setter(value: pb.Value, data: bytes) -> None:
         text = number_text(data)
         if text is None:
             _unknown(value, data)
-        elif field == "value_int" or (not field and _INTEGER.fullmatch(text)
-                                       and _INT64[0] <= int(text) <= _INT64[1]):
-            value.value_int = int(text)
-        elif field:
-            setattr(value, field, float(text))
+        elif field == "value_int":
+            value.value_int = strtol(text)
+        elif field == "value_float":
+            value.value_float = strtof(text)
+        elif field == "value_double":
+            value.value_double = float(text)
         else:
             value.value_string = text
+
+    return setter
+
+
+def _name_only(value: pb.Value, data: bytes) -> None:
+    """OLR's DATE/TIMESTAMP encoding: the column name and no datum."""
+
+
+def _boolean(precision: int, scale: int) -> Setter:
+    numeric = number_setter(precision, scale)
+
+    def setter(value: pb.Value, data: bytes) -> None:
+        if len(data) == 1 and data[0] <= 1:
+            numeric(value, b"\xc1\x02" if data[0] else b"\x80")  # NUMBER 1 / 0
+        else:
+            _unknown(value, data)
 
     return setter
 
@@ -138,32 +202,6 @@ def _string(column: Column, table: Table, options: FormatOptions, is_clob: bool)
     if as_hex:
         return lambda value, data: setattr(value, "value_string", to_utf8(data).hex())
     return lambda value, data: setattr(value, "value_string", to_utf8(data).decode("utf-8", "replace"))
-
-
-def _timestamp(offset: int, options: FormatOptions) -> Setter:
-    render = timestamp_renderer(options.timestamp)
-
-    def setter(value: pb.Value, data: bytes) -> None:
-        decoded = decode_timestamp(data, offset)
-        if decoded is None:
-            _unknown(value, data)
-        else:
-            set_literal(value, render(*decoded))
-
-    return setter
-
-
-def _timestamp_tz(options: FormatOptions) -> Setter:
-    render = timestamp_tz_renderer(options.timestamp_tz)
-
-    def setter(value: pb.Value, data: bytes) -> None:
-        decoded = decode_timestamp_tz(data)
-        if decoded is None:
-            _unknown(value, data)
-        else:
-            set_literal(value, render(*decoded))
-
-    return setter
 
 
 def _quoted_urowid(data: bytes) -> str | None:
@@ -195,10 +233,8 @@ def value_setter(column: Column, type_code: int, table: Table, options: FormatOp
         return set_bytes
     if type_code == TYPE_JSON:
         return set_bytes if options.flags & _FLAG_JSON_HEX else _unknown
-    if type_code in (TYPE_DATE, TYPE_TIMESTAMP, TYPE_TIMESTAMP_LTZ):
-        return _timestamp(options.db_timezone if type_code == TYPE_TIMESTAMP_LTZ else 0, options)
-    if type_code == TYPE_TIMESTAMP_TZ:
-        return _timestamp_tz(options)
+    if type_code in (TYPE_DATE, TYPE_TIMESTAMP, TYPE_TIMESTAMP_LTZ, TYPE_TIMESTAMP_TZ):
+        return _name_only
     if type_code == TYPE_BINARY_FLOAT:
         return _ieee(4, decode_binary_float)
     if type_code == TYPE_BINARY_DOUBLE:
@@ -208,7 +244,7 @@ def value_setter(column: Column, type_code: int, table: Table, options: FormatOp
     if type_code == TYPE_INTERVAL_DS:
         return _from_text(interval_ds_renderer(options.interval_dts))
     if type_code == TYPE_BOOLEAN:
-        return _from_text(boolean_text)
+        return _boolean(column.precision, column.scale)
     if type_code == TYPE_UROWID:
         return _from_text(_quoted_urowid)
     return _unknown

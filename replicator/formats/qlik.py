@@ -14,11 +14,12 @@ Every message is a Replicate envelope ``{"magic":"atMSG","type":…,"headers":nu
   precision, scale, primaryKeyPosition per column) and ``dataSchema`` (null: JSON messages).
   The ordinals there are the mask bit positions.
 
-Oracle mapping (docs/formats.md §4.7): ``changeSequence`` is the commit time
-(``YYYYMMDDHHMMSS00``), the commit SCN (20 digits) and the event number (10 digits), fixed
-width so it sorts as text in commit order; ``timestamp`` the change time (UTC, ms);
+Oracle mapping (docs/formats.md §3): ``changeSequence`` has Qlik's 35 characters,
+``YYYYMMDDHHmmSShh`` (the commit time; Oracle's is whole seconds, so ``hh`` is ``00``) and a
+19-digit counter: the commit SCN's low 10 digits and the event number in the transaction
+(9 digits), so it sorts as text in commit order; ``timestamp`` the change time (UTC, ms);
 ``streamPosition`` ``<change SCN hex>.<thread>:<c_scn>.<c_idx>``; ``transactionId`` the XID
-in LogMiner RAW order (16 hex digits); ``externalSchemaId`` the ``schemaId`` of the table's
+in LogMiner RAW order (16 hex digits) left-padded with zeros to Qlik's 32; ``externalSchemaId`` the ``schemaId`` of the table's
 metadata message. Qlik has no begin, commit, DDL or heartbeat data messages. The Kafka key is
 ``OWNER.TABLE`` (Qlik's "schema and table name" key), or the filter's `tag` when set.
 """
@@ -43,9 +44,29 @@ _ENVELOPE = {"magic": "atMSG", "type": "", "headers": None, "messageSchemaId": N
              "messageSchema": None}
 
 
+SEQUENCE_SCN_DIGITS = 10  # low digits of the commit SCN in changeSequence's counter
+SEQUENCE_EVENT_DIGITS = 9  # event number in the transaction; 10 + 9 = Qlik's 19 digits
+
+
 def transaction_id(xid: int) -> str:
-    """The XID in LogMiner RAW order: usn, slot (2 bytes each) and sqn (4), little-endian."""
-    return struct.pack("<HHI", xid >> 48, (xid >> 32) & 0xFFFF, xid & 0xFFFFFFFF).hex().upper()
+    """Qlik's 32 hex digits: the XID in LogMiner RAW order (usn, slot: 2 bytes each, sqn: 4,
+    little-endian) right-aligned, as Qlik's Oracle messages pad it
+    (``00000000000000000000000000060008``)."""
+    raw = struct.pack("<HHI", xid >> 48, (xid >> 32) & 0xFFFF, xid & 0xFFFFFFFF).hex().upper()
+    return raw.rjust(32, "0")
+
+
+def change_sequence(commit_time: int, commit_scn: int, number: int) -> str:
+    """``YYYYMMDDHHmmSShh`` + 19 digits (see the module docstring): 35 characters.
+
+    Across seconds the time orders; within one second the commit SCNs differ by far less than
+    10**10, so their low digits keep the order (a wrap of those digits inside the very second
+    is the one case that would not).
+    """
+    stamp = epoch_to_iso(commit_time, False, False).replace("-", "").replace(":", "").replace(" ", "")
+    counter = (commit_scn % 10**SEQUENCE_SCN_DIGITS) * 10**SEQUENCE_EVENT_DIGITS \
+        + min(number, 10**SEQUENCE_EVENT_DIGITS - 1)
+    return f"{stamp}00{counter:019d}"
 
 
 def table_structure(view: TableView) -> dict[str, dict[str, int | str]]:
@@ -114,9 +135,7 @@ class QlikFormat(EventFormat):
         counter, last = self._count(ctx)
         headers = {
             "operation": RECORD_TYPES[row.op],
-            "changeSequence": (f"{epoch_to_iso(txn.commit_time, False, False)}00"
-                               .replace("-", "").replace(":", "").replace(" ", "")
-                               + f"{txn.commit_scn:020d}{ctx.number:010d}"),
+            "changeSequence": change_sequence(txn.commit_time, txn.commit_scn, ctx.number),
             "timestamp": epoch_to_iso(change.time, True, False) + ".000",
             "streamPosition": f"{change.scn:016x}.{txn.thread}:{pos.scn}.{pos.idx + 1}",
             "transactionId": transaction_id(txn.xid),

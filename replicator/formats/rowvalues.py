@@ -5,8 +5,13 @@ unused ones only with their source flags, as in OLR JSON), their :class:`OracleT
 decoder that goes through :mod:`replicator.values`. :func:`row_values` then turns a
 :class:`~replicator.events.RowChange` into :class:`RowValues`:
 
-* INSERT and DELETE images are complete rows: a non-LOB column the redo leaves out is a
-  trailing NULL (Oracle does not store those), so it is filled in as None.
+* INSERT and DELETE images are complete rows: a column the redo leaves out is a trailing
+  NULL (Oracle does not store those), so it is filled in as None; a NULL LOB too (its
+  locator is what the row stores, and a NULL has none).
+* A LOB whose value this transaction's redo cannot give (pages not logged; an UPDATE that
+  did not touch it) is *unavailable*: absent from the image, so a LOB column missing from an
+  image is always unknown; formats with a placeholder write :func:`placeholder` for it
+  (Debezium's ``__debezium_unavailable_value``).
 * UPDATE: ``before`` holds what the redo has (changed and supplemental-logged columns);
   ``after`` is ``before`` overlaid with the new values, since a column the statement did not
   set keeps its old value. A column in neither image is unknown and stays absent.
@@ -207,7 +212,7 @@ def _decode(view: TableView, image: RowImage, complete: bool) -> dict[int, Value
             if unavailable(data):
                 continue  # a LOB whose data is not in this transaction's redo: unknown, left out
             out[column.index] = column.decode(data) if data else None
-        elif complete and not column.otype.lob:
+        elif complete:
             out[column.index] = None  # a trailing NULL the row piece does not store
     return out
 
@@ -232,3 +237,12 @@ def row_values(change: RowChange, view: TableView) -> RowValues:
                          or (raw_before[i] or b"") != (raw_after[i] or b""))
     return RowValues(change, view, before, {**before, **new}, frozenset(before) | frozenset(new),
                      modified)
+
+
+# Debezium's `unavailable.value.placeholder` default: the value of a LOB that is not known.
+UNAVAILABLE_PLACEHOLDER = "__debezium_unavailable_value"
+
+
+def placeholder(column: ColumnView) -> str | bytes:
+    """The placeholder as a value of ``column``'s type: text for CLOB/NCLOB, its UTF-8 bytes for BLOB."""
+    return UNAVAILABLE_PLACEHOLDER.encode() if column.otype.family == "blob" else UNAVAILABLE_PLACEHOLDER

@@ -2,7 +2,7 @@
 
 One message per row change or DDL::
 
-    {"data":{…},"meta":{"time":"2026-03-07T01:44:40","userid":null,"op":"upd","scn":"2267712",
+    {"data":{…},"meta":{"time":"2026-03-07T01:44:40","userid":136,"op":"upd","scn":"2267712",
      "rowid":"AAARwWAAHAAAAFrAAA","trans":"10.12.572","seq":1,"size":3,"table":"OWNER.T",
      "idx":"1/3","posttime":"2026-03-07T01:45:00"},"key":{…}}
 
@@ -12,7 +12,9 @@ the redo has), as in DTS's example. ``rowid`` is the Oracle ROWID, as SharePlex 
 print it (OMS's MySQL-oriented "table-pk" text has no meaning for Oracle). ``time`` is the
 change time and ``posttime`` the processing time, both UTC without a zone suffix as in the
 examples; ``seq``/``size``/``idx`` number the change within the transaction's printable
-changes. ``userid`` (the Oracle user number) is not in the redo and is null. DDL records have
+changes. ``userid`` is the committing session's Oracle user number (SYS.USER$.USER#, the
+"logon user" of the transaction's first undo record, as DTS's example shows a number), null
+when the redo did not show it. DDL records have
 an empty ``data``, ``op`` "ddl" and the statement in ``sql.ddl``. SharePlex has no begin,
 commit or heartbeat records.
 """
@@ -43,7 +45,8 @@ class SharePlexFormat(EventFormat):
               table: str) -> dict[str, object]:
         seq = ctx.number + 1
         return {
-            "time": epoch_to_iso(time, True, False), "userid": None, "op": op, "scn": str(scn),
+            "time": epoch_to_iso(time, True, False),
+            "userid": ctx.txn.logon_user if ctx.txn.logon_user >= 0 else None, "op": op, "scn": str(scn),
             "rowid": rowid, "trans": ctx.xid, "seq": seq, "size": ctx.total, "table": table,
             "idx": f"{seq}/{ctx.total}", "posttime": epoch_to_iso(self.now_ms() // 1000, True, False),
         }

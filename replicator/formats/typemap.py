@@ -45,7 +45,7 @@ class OracleType:
 
     @property
     def lob(self) -> bool:
-        """CLOB, NCLOB and BLOB: left out of Qlik's changeMask and of INSERT/DELETE fill-ins."""
+        """CLOB, NCLOB and BLOB: left out of Qlik's changeMask; unavailable when not in an image."""
         return self.family in LOB_FAMILIES
 
 

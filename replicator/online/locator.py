@@ -11,7 +11,6 @@ database restart does not stop replication from files already on disk.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -80,7 +79,7 @@ class DatabaseLogLocator(LogLocator):
         if seq not in self._archives and self._now() - self._archives_at >= ARCHIVE_QUERY_INTERVAL_S:
             self._query_archives(seq)
         path = self._archives.get(seq)
-        return path if path is not None and os.path.isfile(path) else None
+        return path if path is not None and self.source.is_file(path) else None
 
     def archive_files(self) -> Iterator[tuple[int, str]]:
         """(sequence, path) of the archived logs known to the database (or on disk with ``arch: path``)."""
@@ -90,5 +89,5 @@ class DatabaseLogLocator(LogLocator):
         if not self._archives:
             self._query_archives(0)
         for seq, path in sorted(self._archives.items()):
-            if os.path.isfile(path):
+            if self.source.is_file(path):
                 yield seq, path

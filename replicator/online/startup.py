@@ -51,7 +51,7 @@ def first_schema_checkpoint(db: Database, source: Any, state_dir: str) -> Schema
 
 
 def online_locator(db: Database, source: Any, cp: SchemaCheckpoint, archive_format: str,
-                   archive_dirs: list[str]) -> DatabaseLogLocator:
+                   archive_dirs: list[str], redo_source: Any = None) -> DatabaseLogLocator:
     """The log locator of the online reader, its lists read from the database now."""
     resetlogs = cp.resetlogs
     current = [i for i in read_incarnations(db) if i.status == "CURRENT"]
@@ -63,5 +63,7 @@ def online_locator(db: Database, source: Any, cp: SchemaCheckpoint, archive_form
         online_groups=[list(g.paths) for g in cp.online_redo], archive_dirs=archive_dirs,
         archive_format=archive_format, path_mapping=list(source.reader.path_mapping_pairs), db=db,
         resetlogs=resetlogs, arch=source.arch or "online", refresh_s=source.refresh_interval_us / 1e6)
+    if redo_source is not None:
+        locator.source = redo_source
     locator.refresh_groups(force=True)
     return locator

@@ -6,13 +6,12 @@ waits when it reaches blocks not written yet, and finishes when the log was swit
 the end (the sequence in a block header is higher: OVERWRITTEN), reading continues from
 the archived copy at the first LWN not yet handed over, so nothing is lost or repeated.
 A sequence that never shows up is retried ``arch-read-tries`` times, then error 10009.
-All of this is blocking I/O: the daemon runs it in a worker thread.
+All of this is blocking I/O: the daemon runs it in a worker thread. Files are read
+through the locator's :class:`~replicator.redo.source.RedoSource` (local, SFTP or ASM).
 """
 
 from __future__ import annotations
 
-import glob
-import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from replicator.redo.blocks import BlockStatus, check_blocks, payload_of
 from replicator.redo.header import SCN_NONE, RedoHeader, parse_headers
 from replicator.redo.reader import archive_format_regex, read_lwns, sequence_from_name
 from replicator.redo.records import Lwn, RecordFramer
+from replicator.redo.source import LOCAL, RedoSource
 
 READ_CHUNK = 8 * 1024 * 1024
 
@@ -37,6 +37,7 @@ class LogLocator:
     archive_format: str
     path_mapping: list[tuple[str, str]] = field(default_factory=list)
     verify_checksum: bool = True  # header blocks too; off with disable-checks bit 4
+    source: RedoSource = field(default=LOCAL, repr=False)
 
     def map_path(self, path: str) -> str:
         """Apply the first matching ``path-mapping`` prefix (olr-interfaces.md §8.4)."""
@@ -51,11 +52,13 @@ class LogLocator:
             return
         pattern = archive_format_regex(self.archive_format)
         for directory in self.archive_dirs:
-            root = self.map_path(directory)
-            for path in [*glob.glob(os.path.join(root, "*")), *glob.glob(os.path.join(root, "*", "*"))]:
-                seq = sequence_from_name(os.path.basename(path), pattern)
-                if seq and os.path.isfile(path):
-                    yield seq, path
+            # The directory and its subdirectories (FRA day folders), hidden names skipped.
+            top = [e for e in self.source.scan(self.map_path(directory)) if not e.name.startswith(".")]
+            nested = [e for d in top if d.is_dir for e in self.source.scan(d.path) if not e.name.startswith(".")]
+            for entry in (*top, *nested):
+                seq = sequence_from_name(entry.name, pattern)
+                if seq and not entry.is_dir:
+                    yield seq, entry.path
 
     def archived(self, seq: int) -> str | None:
         """The archived log of ``seq``, or None."""
@@ -67,7 +70,7 @@ class LogLocator:
         for members in self.online_groups:
             for member in members:
                 path = self.map_path(member)
-                header = read_header(path, self.verify_checksum)
+                header = read_header(path, self.source, self.verify_checksum)
                 if header is None:
                     continue
                 highest = max(highest, header.sequence)
@@ -76,13 +79,14 @@ class LogLocator:
         return None, highest
 
 
-def read_header(path: str, verify_checksum: bool = True) -> RedoHeader | None:
+def read_header(path: str, source: RedoSource = LOCAL, verify_checksum: bool = True) -> RedoHeader | None:
     """Blocks 0 and 1 of a file, or None when it cannot be read (yet, or torn mid-write)."""
+    data = source.read_head(path)
+    if data is None:
+        return None
     try:
-        with open(path, "rb") as f:
-            data = f.read(8192)
         return parse_headers(data, path, verify_checksum)
-    except (OSError, RedoLogError):
+    except RedoLogError:
         return None
 
 
@@ -105,6 +109,7 @@ class RedoFollower:
         self.locator = locator
         self.settings = settings
         self.stop = stop
+        self.source = locator.source
 
     def follow(self, seq: int, offset: int = 0) -> Iterator[tuple[RedoHeader, Lwn | None]]:
         """From ``seq`` at byte ``offset`` (an LWN start; 0 = the first LWN) onwards.
@@ -130,11 +135,12 @@ class RedoFollower:
         while not self.stop.is_set():
             path = self.locator.archived(seq)
             if path is not None and not block:
-                first = read_header(path)
+                first = read_header(path, self.source, self.settings.verify_checksum)
                 block = max(2, offset // first.block_size) if first is not None else 2
             if path is not None:
                 headers: list[RedoHeader] = []
-                for lwn in read_lwns(path, self.settings.verify_checksum, header_out=headers, start_block=block):
+                for lwn in read_lwns(path, self.settings.verify_checksum, header_out=headers, start_block=block,
+                                     source=self.source):
                     yield headers[0], lwn
                 if headers:
                     return
@@ -142,7 +148,7 @@ class RedoFollower:
             online, highest = (None, 0) if self.settings.archived_only else self.locator.online(seq)
             if online is not None:
                 if not block:
-                    first = read_header(online)
+                    first = read_header(online, self.source, self.settings.verify_checksum)
                     block = max(2, offset // first.block_size) if first is not None else 2
                 resume = yield from self._online(online, seq, block)
                 if resume is None:
@@ -163,17 +169,20 @@ class RedoFollower:
 
     def _online(self, path: str, seq: int, block: int) -> Iterator[tuple[RedoHeader, Lwn]]:
         """Read a growing online log; returns None when done, or the LWN block to resume at."""
-        header = read_header(path, self.settings.verify_checksum)
+        header = read_header(path, self.source, self.settings.verify_checksum)
         if header is None or header.sequence != seq:
             return block
         bs = header.block_size
         framer = RecordFramer(bs, header.endian, path, block)
         resume = block
         crc_retries = 0
-        with open(path, "rb", buffering=0) as f:
+        # A local poll reads READ_CHUNK at once; a remote one starts at the source's size and
+        # doubles while every block read was new, so a poll costs what was written since.
+        floor = min(READ_CHUNK, self.source.follow_read_min)
+        want = floor
+        with self.source.open(path) as f:
             while not self.stop.is_set():
-                f.seek(block * bs)
-                buf = f.read(READ_CHUNK - READ_CHUNK % bs)
+                buf = f.read(block * bs, want - want % bs)
                 check = check_blocks(buf, block, bs, seq, header.endian, self.settings.verify_checksum)
                 if check.good:
                     for lwn in framer.feed(payload_of(buf, bs, check.good), block):
@@ -181,6 +190,8 @@ class RedoFollower:
                         yield header, lwn
                     block += check.good
                     crc_retries = 0
+                full = check.status is BlockStatus.OK and check.good * bs >= want - want % bs and check.good > 0
+                want = min(READ_CHUNK, want * 2) if full else floor
                 if check.status is BlockStatus.OVERWRITTEN:
                     return resume
                 if check.status is BlockStatus.CRC_ERROR:
@@ -189,7 +200,7 @@ class RedoFollower:
                         raise RedoLogError(f"file {path}, block {block}: block checksum mismatch", 40006)
                     self._wait(self.settings.verify_delay or self.settings.read_sleep)
                     continue
-                fresh = read_header(path, self.settings.verify_checksum)
+                fresh = read_header(path, self.source, self.settings.verify_checksum)
                 if fresh is None or fresh.sequence != seq:
                     return resume  # the group was reused for a newer sequence
                 header = fresh

@@ -235,6 +235,8 @@ class Parser:
         txn = self.buffer.get(u.con_id, info.xid)
         assert txn is not None
         self._last_touched = txn
+        if info.flags & undo.UNDO_BEGIN and txn.logon_user < 0:
+            txn.logon_user = undo.logon_user(u)
         if r.layer != 11:
             if info.xid:
                 txn.attributes.update(session.session_attributes(r, self.header.compat if self.header else 0))
@@ -405,6 +407,7 @@ class Parser:
         self.on_transaction(Transaction(
             xid=txn.xid, begin_scn=begin_scn, begin_time=self._epoch(begin_time), commit_scn=record.scn,
             commit_time=self._epoch(record.time), changes=changes, attributes=txn.attributes,  # type: ignore[arg-type]
+            logon_user=txn.logon_user,
             thread=self.header.thread, begin_seq=txn.begin_seq, begin_offset=txn.begin_offset,
             system=txn.system, con_name=self.opt.con_name,
             commit_pos=(self.header.sequence, (self._lwn.first_block if self._lwn else 0) * self.header.block_size,

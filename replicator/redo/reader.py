@@ -16,8 +16,7 @@ from replicator.errors import RedoLogError, RuntimeFailure
 from replicator.redo.blocks import BlockStatus, check_blocks, payload_of, raise_for
 from replicator.redo.header import NAB_NONE, RedoHeader, parse_headers
 from replicator.redo.records import Lwn, RecordFramer
-
-READ_BUFFER = 16 * 1024 * 1024
+from replicator.redo.source import LOCAL, RedoHandle, RedoSource
 
 
 @dataclass(slots=True)
@@ -26,6 +25,7 @@ class RedoFile:
 
     path: str
     sequence: int
+    size: int = -1  # bytes, when the listing knew it (-1: ask the file system)
 
 
 def archive_format_regex(fmt: str) -> re.Pattern[str]:
@@ -59,22 +59,28 @@ def sequence_from_name(name: str, pattern: re.Pattern[str]) -> int:
     return int(m.group("seq"))
 
 
-def list_batch_files(entries: list[str], log_archive_format: str, start_seq: int = 0) -> list[RedoFile]:
+def list_batch_files(entries: list[str], log_archive_format: str, start_seq: int = 0,
+                     source: RedoSource = LOCAL) -> list[RedoFile]:
     """Expand the ``redo-log`` list (files or directories) into files in sequence order (§8.1)."""
     pattern = archive_format_regex(log_archive_format) if log_archive_format else None
     found: list[RedoFile] = []
     for entry in entries:
-        if os.path.isdir(entry):
-            paths = [os.path.join(entry, n) for n in sorted(os.listdir(entry))]
-            paths = [p for p in paths if os.path.isfile(p)]
-        elif os.path.exists(entry):
+        kind = source.kind(entry)
+        sizes: dict[str, int] = {}
+        if kind == "dir":
+            files = sorted((e for e in source.scan(entry) if not e.is_dir), key=lambda e: e.name)
+            paths = [e.path for e in files]
+            sizes = {e.path: e.size for e in files}
+        elif kind is not None:
             paths = [entry]
+            if source is not LOCAL:
+                sizes = {entry: source.size(entry)}
         else:
             raise RuntimeFailure(f"redo log {entry} does not exist", 10001)
         for path in paths:
             seq = sequence_from_name(os.path.basename(path), pattern) if pattern else 0
             if seq == 0:
-                seq = _sequence_from_header(path)
+                seq = _sequence_from_header(path, source)
                 if seq == 0 or pattern is not None:
                     if seq == 0:
                         log.warning(60028, f"can't get sequence from file name {path} (log-archive-format"
@@ -83,7 +89,7 @@ def list_batch_files(entries: list[str], log_archive_format: str, start_seq: int
             if seq < start_seq:
                 log.warning(60028, f"file {path} has sequence {seq} below the start sequence {start_seq}, skipped")
                 continue
-            found.append(RedoFile(path, seq))
+            found.append(RedoFile(path, seq, sizes.get(path, -1) if source is not LOCAL else -1))
     found.sort(key=lambda f: f.sequence)
     for a, b in zip(found, found[1:]):
         if b.sequence != a.sequence + 1:
@@ -91,16 +97,17 @@ def list_batch_files(entries: list[str], log_archive_format: str, start_seq: int
     return found
 
 
-def _sequence_from_header(path: str) -> int:
+def _sequence_from_header(path: str, source: RedoSource = LOCAL) -> int:
+    head = source.read_head(path)
+    if head is None:
+        return 0
     try:
-        with open(path, "rb") as f:
-            head = f.read(8192)
         return parse_headers(head, path).sequence
-    except (OSError, RedoLogError):
+    except RedoLogError:
         return 0
 
 
-def _check_end_at_nab(f, header: RedoHeader, size: int, path: str, verify_checksum: bool) -> None:
+def _check_end_at_nab(f: RedoHandle, header: RedoHeader, size: int, path: str, verify_checksum: bool) -> None:
     """A closed log whose block NAB still holds redo of its sequence has a wrong NAB.
 
     Block 1's checksum catches a flipped NAB bit; this catches the rest (checksums off, or
@@ -109,8 +116,7 @@ def _check_end_at_nab(f, header: RedoHeader, size: int, path: str, verify_checks
     bs, nab = header.block_size, header.nab
     if header.is_current_online or nab in (0, NAB_NONE) or size < (nab + 1) * bs:
         return
-    f.seek(nab * bs)
-    block = f.read(bs)
+    block = f.read(nab * bs, bs)
     check = check_blocks(block, nab, bs, header.sequence, header.endian, verify_checksum)
     if check.good:
         raise RedoLogError(f"file {path}: NAB {nab} (block 1 offset 156) ends the log, but block {nab} still "
@@ -118,33 +124,29 @@ def _check_end_at_nab(f, header: RedoHeader, size: int, path: str, verify_checks
 
 
 def read_lwns(path: str, verify_checksum: bool = True, all_records: bool = False,
-              header_out: list[RedoHeader] | None = None, start_block: int = 2) -> Iterator[Lwn]:
+              header_out: list[RedoHeader] | None = None, start_block: int = 2,
+              source: RedoSource = LOCAL) -> Iterator[Lwn]:
     """Yield the LWNs of an archived redo file in order, verifying every block up to NAB.
 
     ``start_block`` must be the first block of an LWN (a checkpointed restart position).
+    The file is read from ``source`` (local by default) with its read-ahead.
     """
-    try:
-        f = open(path, "rb", buffering=0)
-    except OSError as e:
-        raise RuntimeFailure(f"cannot open redo log {path}: {e.strerror}", 10001) from e
-    with f:
-        first = f.read(8192)
+    with source.open(path) as f:
+        first = f.read(0, 8192)
         header = parse_headers(first, path, verify_checksum)
         if header_out is not None:
             header_out.append(header)
         bs = header.block_size
-        size = os.fstat(f.fileno()).st_size
+        size = f.size()
         end_block = header.nab if header.nab else size // bs
         if size < end_block * bs:
             raise RedoLogError(f"file {path}: truncated: {size} bytes, but NAB says {end_block * bs}", 40007)
         _check_end_at_nab(f, header, size, path, verify_checksum)
         framer = RecordFramer(bs, header.endian, path, start_block, all_records)
-        chunk_blocks = max(1, READ_BUFFER // bs)
+        chunk_blocks = max(1, source.batch_chunk // bs)
         block = start_block
-        f.seek(block * bs)
-        while block < end_block:
+        for buf in f.stream(block * bs, end_block * bs, chunk_blocks * bs):
             count = min(chunk_blocks, end_block - block)
-            buf = f.read(count * bs)
             if len(buf) < count * bs:
                 raise RedoLogError(f"file {path}: short read at block {block}", 40007)
             check = check_blocks(buf, block, bs, header.sequence, header.endian, verify_checksum)
@@ -152,4 +154,6 @@ def read_lwns(path: str, verify_checksum: bool = True, all_records: bool = False
                 raise_for(check, path, bs)
             yield from framer.feed(payload_of(buf, bs, count), block)
             block += count
+        if block < end_block:
+            raise RedoLogError(f"file {path}: short read at block {block}", 40007)
         yield from framer.finish()

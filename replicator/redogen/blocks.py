@@ -8,16 +8,16 @@ checksums are filled in afterwards for many blocks at once with numpy (:func:`se
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
 import numpy as np
+from replicator.redogen import byteorder
 
-BLOCK_HEADER: Final = struct.Struct("<BBHIIHH")  # type, size marker, 0, block, sequence, first-record, checksum
-RECORD_HEADER: Final = struct.Struct("<IBBHIHHII")  # size, vld, ?, wrap, base, subscn, 0, con_uid, 0
-LWN_HEADER: Final = struct.Struct("<HHII4sIHH8sIHHI")  # num, nst, len, len, ?, SCN8, 0, SCN8, time
+BLOCK_HEADER: Final = byteorder.Struct("<BBHIIHH")  # type, size marker, 0, block, sequence, first-record, checksum
+RECORD_HEADER: Final = byteorder.Struct("<IBBHIHHII")  # size, vld, ?, wrap, base, subscn, 0, con_uid, 0
+LWN_HEADER: Final = byteorder.Struct("<HHII4sIHH8sIHHI")  # num, nst, len, len, ?, SCN8, 0, SCN8, time
 VLD_DATA, VLD_LWN = 0x01, 0x04
 
 

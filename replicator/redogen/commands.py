@@ -103,21 +103,35 @@ def redogen_main(argv: list[str]) -> int:
     p.add_argument("--groups", type=int, default=3, help="online redo groups (with --online)")
     p.add_argument("--rate", type=float, default=0.0, help="redo MB/s to produce at (with --online; 0 = max)")
     p.add_argument("--final-switch", action="store_true", help="archive the last online log too")
+    p.add_argument("--endian", choices=("little", "big"), default="little",
+                   help="platform byte order: little (Linux x86) or big (AIX, Solaris SPARC, HP-UX)")
     args = p.parse_args(argv)
+    from replicator.redogen.byteorder import big_endian
+
     try:
         sc = _build(args)
         start = time.monotonic()
-        if args.online:
-            from replicator.redogen.online import generate_online
-
-            result = generate_online(sc, args.output_dir, groups=args.groups, rate_mb_s=args.rate,
-                                     final_switch=args.final_switch, with_expected=not args.no_expected)
-        else:
-            result = generate(sc, args.output_dir, with_expected=not args.no_expected)
+        with big_endian(args.endian == "big"):
+            result = _generate(args, sc)
         took = time.monotonic() - start
     except ReplicatorError as exc:
         print(f"ERROR {exc.code:05d} {exc.message}", file=sys.stderr)
         return 1
+    return _report(result, took)
+
+
+def _generate(args: argparse.Namespace, sc: Any) -> Any:
+    from replicator.redogen.generate import generate
+
+    if args.online:
+        from replicator.redogen.online import generate_online
+
+        return generate_online(sc, args.output_dir, groups=args.groups, rate_mb_s=args.rate,
+                               final_switch=args.final_switch, with_expected=not args.no_expected)
+    return generate(sc, args.output_dir, with_expected=not args.no_expected)
+
+
+def _report(result: Any, took: float) -> int:
     mb = result.redo_bytes / 1e6
     print(f"{len(result.logs)} redo log(s), {mb:.1f} MB in {took:.1f}s ({mb / max(took, 1e-9):.1f} MB/s); "
           f"{result.stats['transactions']} committed, {result.stats['rollbacks']} rolled back, "

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from replicator.redogen import byteorder
 from replicator.redogen import vectors as v
 from replicator.redogen.rows import Piece, Row, TableState, piece_size
 
@@ -94,7 +95,7 @@ def update_pairs(ts: TableState, row: Row, old: Sequence[bytes | None], changed:
         kdo = v.kdo_urp(p.bdba, ts.hdba, v.OP_URP, v.XA, itl, p.fb, itl, p.slot, ncol, new_vals, delta)
         undo_kdo = v.kdo_urp(p.bdba, ts.hdba, v.UNDO_OP | v.OP_URP, v.XA, itl, p.fb, 0, p.slot, ncol, old_vals,
                              -delta)
-        colnums = b"".join(x.to_bytes(2, "little") for x in nums)
+        colnums = b"".join(x.to_bytes(2, byteorder.byteorder()) for x in nums)
         last = n == len(by_piece) - 1
         sfields = v.supp_fields(SUPP_UPDATE, _supp_fb(n, len(by_piece)), cols[0] + 1, cols[0] + 1,
                                 list(supp) if last else [], _head(row))
@@ -123,7 +124,7 @@ def multi_delete_pair(ts: TableState, rows: Sequence[Row], itl: int) -> PairSpec
 def _qm_rows(rows: Sequence[Row], itl: int) -> tuple[int, list[int], bytes, bytes]:
     """Block, slots, the u16 size array and the packed row images of a multi-row (QM) change."""
     images = [v.row_bytes(v.FB_H | v.FB_F | v.FB_L, itl, [r.cell_value(c) for c in r.pieces[0].cells]) for r in rows]
-    sizes = b"".join(len(i).to_bytes(2, "little") for i in images)
+    sizes = b"".join(len(i).to_bytes(2, byteorder.byteorder()) for i in images)
     return rows[0].pieces[0].bdba, [r.pieces[0].slot for r in rows], sizes, b"".join(images)
 
 

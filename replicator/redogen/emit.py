@@ -8,7 +8,6 @@ compensation followed by 5.11 (5.6 before 19c) in one record.
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass, field
 
 from replicator.redogen import vectors as v
@@ -19,6 +18,7 @@ from replicator.redogen.rows import TableState
 from replicator.redogen.scenario import Scenario, SessionSpec
 from replicator.redogen.undo import UndoSpace
 from replicator.redogen.writer import RedoStream
+from replicator.redogen import byteorder
 
 BEGIN_FLAGS = 0x0C08  # undo flags of the begin-transaction undo record (fixture value)
 USER_UNDO_DONE = 0x0010
@@ -143,10 +143,10 @@ class Emitter:
         hdr = self.undo.header_dba(usn)
         if self.d.v19:
             rb = self._vec(5, 11, 15 + 2 * usn, self.undo.afn, hdr, scn, v.UNDO_OBJ,
-                           [ktub + b"\0" * 4, struct.pack("<IHH", 0x5F9A0E68, 2, 0)])
+                           [ktub + b"\0" * 4, byteorder.pack("<IHH", 0x5F9A0E68, 2, 0)])
         else:
             rb = self._vec(5, 6, 15 + 2 * usn, self.undo.afn, hdr, scn, v.UNDO_OBJ,
-                           [ktub, struct.pack("<HHHH", 0x1C, 0, 0x10, 0)])
+                           [ktub, byteorder.pack("<HHHH", 0x1C, 0, 0x10, 0)])
         return self._record(scn, sub, [redo, rb])
 
     def end(self, tx: TxnRedo, rollback: bool) -> Record:
@@ -154,12 +154,12 @@ class Emitter:
         scn, sub = self.stream.open_record(self.epoch, commit=True)
         usn = tx.xid.usn
         flags = 0x04 if rollback else 0x02
-        fields = [struct.pack("<HHIHHIB3x", tx.xid.slot, 0, tx.xid.sqn, 0, 0, 9, flags)]
+        fields = [byteorder.pack("<HHIHHIB3x", tx.xid.slot, 0, tx.xid.sqn, 0, 0, 9, flags)]
         if not rollback:
-            fields.append((tx.last_uba or Uba(0, 0, 0)).pack() + struct.pack("<HHB3x", 0, 0x0B9E, 0))
+            fields.append((tx.last_uba or Uba(0, 0, 0)).pack() + byteorder.pack("<HHB3x", 0, 0x0B9E, 0))
         if self.d.v23:
-            fields.append(struct.pack("<II16x", 0, self.epoch))
-        fields.append(struct.pack("<I", self.epoch))
+            fields.append(byteorder.pack("<II16x", 0, self.epoch))
+        fields.append(byteorder.pack("<I", self.epoch))
         vec = self._vec(5, 4, 15 + 2 * usn, self.undo.afn, self.undo.header_dba(usn), scn, v.UNDO_OBJ, fields)
         rec = self._record(scn, sub, [vec], commit=True)
         tx.end_record = rec
@@ -170,27 +170,27 @@ class Emitter:
         type, piece 1 of 1, the owner in f2, the NUL-terminated text in f8, the OBJ# in f12."""
         scn, sub = self.stream.open_record(self.epoch)
         xid = tx.xid
-        head = struct.pack("<IHHIHHHHH2x", 0, xid.usn, xid.slot, xid.sqn, statement_type, 0, 1, 1, 1)
+        head = byteorder.pack("<IHHIHHHHH2x", 0, xid.usn, xid.slot, xid.sqn, statement_type, 0, 1, 1, 1)
         fields = [head, owner.encode("utf-8"), b"", b"", b"", b"", b"", sql.encode("utf-8") + b"\0",
-                  b"", b"", b"", struct.pack("<I", obj)]
+                  b"", b"", b"", byteorder.pack("<I", obj)]
         vec = self.d.vector(24, 1, 0, 0, 0, 0, 0, v.TYP_NO_BLOCK, obj, fields)
         return self._record(scn, sub, [vec])
 
     # ------------------------------------------------------------------------------------
     def _begin_vector(self, tx: TxnRedo, uba: Uba, scn: int) -> bytes:
         usn = tx.xid.usn
-        ktudh = struct.pack("<HHI", tx.xid.slot, 0, tx.xid.sqn) + uba.pack() + struct.pack("<HHB3x8x", 0x52, 0x88, 0)
+        ktudh = byteorder.pack("<HHI", tx.xid.slot, 0, tx.xid.sqn) + uba.pack() + byteorder.pack("<HHB3x8x", 0x52, 0x88, 0)
         fields = [ktudh]
         if self.d.hdr32 and self.sc.is_cdb:
-            fields.append(struct.pack("<I", self.con_uid))
+            fields.append(byteorder.pack("<I", self.con_uid))
         return self._vec(5, 2, 15 + 2 * usn, self.undo.afn, self.undo.header_dba(usn), scn, v.UNDO_OBJ, fields)
 
     def _session_vector(self, s: SessionSpec) -> bytes:
         if self.d.v19:
-            session = struct.pack("<HHI", 0, s.serial, s.sid)
+            session = byteorder.pack("<HHI", 0, s.serial, s.sid)
         else:
-            session = struct.pack("<HHI", s.sid, s.serial, 0)
-        audit = struct.pack("<Q" if self.d.v23 else "<I", s.audit_sid)
-        fields = [session, b"", struct.pack("<HHH", 0, 1, 0), struct.pack("<I", self.sc.compat & 0xFF000000),
+            session = byteorder.pack("<HHI", s.sid, s.serial, 0)
+        audit = byteorder.pack("<Q" if self.d.v23 else "<I", s.audit_sid)
+        fields = [session, b"", byteorder.pack("<HHH", 0, 1, 0), byteorder.pack("<I", self.sc.compat & 0xFF000000),
                   audit, b"", b"", s.user.encode("utf-8")]
         return self.d.vector(5, 20, 0, 0, 0, 0, 0, v.TYP_NO_BLOCK, 0, fields)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import struct
 from datetime import datetime, timezone
 from typing import Final, NamedTuple
+from replicator.redogen import byteorder
 
-_XID: Final = struct.Struct("<HHI")
-_UBA: Final = struct.Struct("<IHBx")
+_XID: Final = byteorder.Struct("<HHI")
+_UBA: Final = byteorder.Struct("<IHBx")
 _B64: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
 

@@ -52,6 +52,7 @@ from replicator.errors import ConfigError
 from replicator.redogen.blocks import Record
 from replicator.redogen.ids import dba, rowid
 from replicator.values.lob import LobValue
+from replicator.redogen import byteorder
 
 if TYPE_CHECKING:
     from replicator.redogen.coltypes import ColumnType
@@ -299,12 +300,12 @@ class LobStore:
         """A 26.6 block image: KDLI common, FPLOAD, LOAD_DATA, the page, SUPLOG (fixture layout)."""
         emit = self.emit
         scn, sub = emit.stream.open_record(emit.epoch)
-        common = struct.pack("<BBBBHHI", 6, 0x20, 2, 0, len(page), 0x80, block)
-        fpload = struct.pack("<BxxxIQHHIII", 11, self.page_bytes + PAGE_OVERHEAD, scn, xid.usn, xid.slot, xid.sqn,
+        common = byteorder.pack("<BBBBHHI", 6, 0x20, 2, 0, len(page), 0x80, block)
+        fpload = byteorder.pack("<BxxxIQHHIII", 11, self.page_bytes + PAGE_OVERHEAD, scn, xid.usn, xid.slot, xid.sqn,
                              lob.segment, 0)
-        load = struct.pack("<BxxxIHBB", 4, scn & 0xFFFFFFFF, 0x8000, 0x20, 0) + lob_id + b"\0" * 30 \
-            + struct.pack("<HH", len(page), 0)
-        suplog = struct.pack("<BxxxHHIIHHI", 9, xid.usn, xid.slot, xid.sqn, ts.obj, 1, lob.column + 1, 0)
+        load = byteorder.pack("<BxxxIHBB", 4, scn & 0xFFFFFFFF, 0x8000, 0x20, 0) + lob_id + b"\0" * 30 \
+            + byteorder.pack("<HH", len(page), 0)
+        suplog = byteorder.pack("<BxxxHHIIHHI", 9, xid.usn, xid.slot, xid.sqn, ts.obj, 1, lob.column + 1, 0)
         vec = emit.d.vector(26, 6, 1, self.rfile, block, scn, 1, TYP_LOB, lob.segment,
                             [common, fpload, load, page, suplog])
         emit.stream.add(Record(scn, sub, vec, vector_offsets=[0]), False)
@@ -354,7 +355,7 @@ class LobStore:
         emit = self.emit
         scn, sub = emit.stream.open_record(emit.epoch)
         page = page + b"\0" * (self.basic_page - len(page))
-        f1 = struct.pack("<I", lob.segment) + lob_id + struct.pack("<xxIHxxIII", 1, 0, page_no, block, 0) + page
+        f1 = byteorder.pack("<I", lob.segment) + lob_id + byteorder.pack("<xxIHxxIII", 1, 0, page_no, block, 0) + page
         vec = emit.d.vector(19, 1, 1, self.rfile, block, scn, 1, TYP_LOB, lob.segment, [f1, b"\0" * 4])
         emit.stream.add(Record(scn, sub, vec, vector_offsets=[0]), False)
 
@@ -379,11 +380,11 @@ class LobStore:
         leaf.rows += 1
         kdilk = self._kdilk(KDILK_PURGE, lob, leaf.dba)
         if split:
-            kdxln = struct.pack("<BBBBB3xII", 2, 2, len(keydata), 0, 0, 0, leaf.dba - 1)
-            fields = [kdxln, struct.pack("<HH", 0, 0x1F00), b"\x01\x01" + keydata + key]
+            kdxln = byteorder.pack("<BBBBB3xII", 2, 2, len(keydata), 0, 0, 0, leaf.dba - 1)
+            fields = [kdxln, byteorder.pack("<HH", 0, 0x1F00), b"\x01\x01" + keydata + key]
             self._index_pair(tx, ts, lob, leaf.dba, 8, [kdilk, key, keydata], fields)
         else:
-            head = struct.pack("<BBHHxx", 2, 0, slot, 2 + len(keydata) + len(key))
+            head = byteorder.pack("<BBHHxx", 2, 0, slot, 2 + len(keydata) + len(key))
             self._index_pair(tx, ts, lob, leaf.dba, 2, [kdilk, key, keydata], [head, key, keydata])
         return leaf.dba, slot
 
@@ -391,12 +392,12 @@ class LobStore:
                       old: bytes, new: bytes) -> None:
         """10.18: new key data of an entry; its 10.22 undo carries the key and the old key data."""
         leaf_dba, slot = where
-        head = struct.pack("<HHHxx", 2, slot, 2 + len(new) + len(key))
+        head = byteorder.pack("<HHHxx", 2, slot, 2 + len(new) + len(key))
         self._index_pair(tx, ts, lob, leaf_dba, 18, [self._kdilk(KDILK_UPDATE, lob, leaf_dba), key, old], [head, new])
 
     def _kdilk(self, code: int, lob: LobColumn, leaf_dba: int) -> bytes:
         """kdilk (20 bytes): code, itl, flags, index segment header DBA, leaf DBA, sdc."""
-        return struct.pack("<BBBxIIiI", code, 2, 0, dba(self.rfile, 0x300000), leaf_dba, 0, 0)
+        return byteorder.pack("<BBBxIIiI", code, 2, 0, dba(self.rfile, 0x300000), leaf_dba, 0, 0)
 
     def _index_pair(self, tx: TxnRedo, ts: TableState, lob: LobColumn, leaf_dba: int, code: int,
                     undo_tail: list[bytes], redo_tail: list[bytes]) -> None:

@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from replicator.redogen import byteorder
 from replicator.redogen.coltypes import intcols, xmltype_virtual_row
 from replicator.redogen.engine import Generated
 from replicator.redogen.ids import dba, redo_time, rowid
@@ -106,7 +107,7 @@ def schema_checkpoint(sc: Scenario, gen: Generated) -> dict[str, Any]:
     owners = sorted({t.spec.owner for t in gen.tables})
     doc: dict[str, Any] = {
         "database": sc.name, "scn": sc.start_scn, "resetlogs": sc.effective_resetlogs, "activation": sc.activation,
-        "time": redo_time(sc.start_epoch), "seq": 0, "offset": 0, "big-endian": 0, "context": sc.database,
+        "time": redo_time(sc.start_epoch), "seq": 0, "offset": 0, "big-endian": int(byteorder.is_big()), "context": sc.database,
         "con-id": sc.effective_con_id, "con-name": sc.effective_con_name, "db-timezone": sc.db_timezone,
         "db-recovery-file-dest": "", "db-block-checksum": "TYPICAL", "log-archive-dest": "",
         "log-archive-format": sc.log_archive_format, "nls-character-set": sc.nls_charset,

@@ -9,15 +9,15 @@ shared/fixtures/redo (field sizes, constant bytes such as maxfr 0x12fa and flg 0
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Sequence
 from typing import Final
 
 from replicator.redogen.ids import Uba, Xid
+from replicator.redogen import byteorder
 
-_HDR32: Final = struct.Struct("<BBHHHIIHHBBHHHHH")  # 12.1+: ... CON_ID, 0, flags, 0
-_HDR24: Final = struct.Struct("<BBHHHIIHHBBH")  # 11.2
-_U16: Final = struct.Struct("<H")
+_HDR32: Final = byteorder.Struct("<BBHHHIIHHBBHHHHH")  # 12.1+: ... CON_ID, 0, flags, 0
+_HDR24: Final = byteorder.Struct("<BBHHHIIHHBBH")  # 11.2
+_U16: Final = byteorder.Struct("<H")
 UNDO_OBJ: Final = 0xFFFFFFFF
 TYP_NO_BLOCK: Final = 6  # vector not tied to a block (5.19/5.20, 24.x)
 
@@ -35,7 +35,7 @@ _PAD: Final = (b"", b"\0\0\0", b"\0\0", b"\0")  # padding after a field, by leng
 def field_table(fields: Sequence[bytes]) -> bytes:
     """The field-length table (§4.2): its own size, one u16 per field, padded to 4 bytes."""
     n = len(fields)
-    table = struct.pack(f"<{n + 1}H", 2 + 2 * n, *map(len, fields))
+    table = byteorder.pack(f"<{n + 1}H", 2 + 2 * n, *map(len, fields))
     return table + _PAD[len(table) & 3]
 
 
@@ -72,7 +72,7 @@ class Dialect:
 # ---------------------------------------------------------------------------------------
 def ktudb_field(xid: Xid, uba: Uba, *, first: bool, size: int) -> bytes:
     """5.1 f1: undo record size/space/flags, the XID and the UBA sequence/record."""
-    return struct.pack("<HHHHHHIHBB", min(size, 0xFFFF), 0x1F00, 0x12 if first else 0x22, 0,
+    return byteorder.pack("<HHHHHHIHBB", min(size, 0xFFFF), 0x1F00, 0x12 if first else 0x22, 0,
                        xid.usn, xid.slot, xid.sqn, uba.seq, uba.rec, 0)
 
 
@@ -82,19 +82,19 @@ def ktub_field(obj: int, data_obj: int, ts: int, slot: int, flags: int, sqn: int
 
     ``begin`` is (prev-ctl UBA, base SCN for the prev-commit fields, logon user#).
     """
-    head = struct.pack("<IIIIBBBBHH", obj, data_obj, ts, 0, opc >> 8, opc & 0xFF, slot, rci, flags, sqn & 0xFFFF)
+    head = byteorder.pack("<IIIIBBBBHH", obj, data_obj, ts, 0, opc >> 8, opc & 0xFF, slot, rci, flags, sqn & 0xFFFF)
     if begin is None:
         return head
     prev_uba, scn, user = begin
-    return head + struct.pack("<HH", 0, 0) + prev_uba.pack() + scn8(scn - 7, False) + scn8(scn - 3, False) \
-        + b"\0" * 4 + b"\xff" * 8 + struct.pack("<III", 0x172, 0, user)
+    return head + byteorder.pack("<HH", 0, 0) + prev_uba.pack() + scn8(scn - 7, False) + scn8(scn - 3, False) \
+        + b"\0" * 4 + b"\xff" * 8 + byteorder.pack("<III", 0x172, 0, user)
 
 
 def scn8(scn: int, big_form: bool = True) -> bytes:
     """SCN8: base u32, wrap u16 (with 0x8000 for the 12.2+ big form), u16 high bits."""
     if big_form:
-        return struct.pack("<IHH", scn & 0xFFFFFFFF, 0x8000 | (scn >> 48), (scn >> 32) & 0xFFFF)
-    return struct.pack("<IHH", scn & 0xFFFFFFFF, (scn >> 32) & 0xFFFF, 0)
+        return byteorder.pack("<IHH", scn & 0xFFFFFFFF, 0x8000 | (scn >> 48), (scn >> 32) & 0xFFFF)
+    return byteorder.pack("<IHH", scn & 0xFFFFFFFF, (scn >> 32) & 0xFFFF, 0)
 
 
 KTB_Z: Final = bytes([0x03, 0x0D]) + b"\0" * 6
@@ -111,7 +111,7 @@ def ktb_c(uba: Uba) -> bytes:
 
 
 def _kdo_head(bdba: int, hdba: int, op: int, xtype: int, itli: int) -> bytes:
-    return struct.pack("<IIHBBBBH", bdba, hdba, MAXFR, op, xtype, itli, 0, 0)
+    return byteorder.pack("<IIHBBBBH", bdba, hdba, MAXFR, op, xtype, itli, 0, 0)
 
 
 def null_bitmap(values: Sequence[bytes | None]) -> bytes:
@@ -126,25 +126,25 @@ def null_bitmap(values: Sequence[bytes | None]) -> bytes:
 def kdo_irp(bdba: int, hdba: int, op: int, xtype: int, itli: int, fb: int, values: Sequence[bytes | None],
             slot: int, size: int, nrid: tuple[int, int] = (0, 0)) -> bytes:
     """KDO IRP/ORP (48 + bitmap bytes): fb, lb, cc, nrid, size, slot, tabn, null bitmap."""
-    body = struct.pack("<BBBB8xIH6xHHB", fb, itli, len(values), 0, nrid[0], nrid[1], size, slot, 0)
+    body = byteorder.pack("<BBBB8xIH6xHHB", fb, itli, len(values), 0, nrid[0], nrid[1], size, slot, 0)
     return _kdo_head(bdba, hdba, op, xtype, itli) + body + null_bitmap(values) + b"\0" * 3
 
 
 def kdo_drp(bdba: int, hdba: int, op: int, xtype: int, itli: int, slot: int) -> bytes:
     """KDO DRP (20 bytes): slot, tabn."""
-    return _kdo_head(bdba, hdba, op, xtype, itli) + struct.pack("<HBB", slot, 0, 0)
+    return _kdo_head(bdba, hdba, op, xtype, itli) + byteorder.pack("<HBB", slot, 0, 0)
 
 
 def kdo_urp(bdba: int, hdba: int, op: int, xtype: int, itli: int, fb: int, lock: int, slot: int, ncol: int,
             values: Sequence[bytes | None], size_delta: int) -> bytes:
     """KDO URP (28 + bitmap bytes): fb, lock, ckix, tabn, slot, ncol, nnew, size delta, null bitmap."""
-    body = struct.pack("<BBBBHBBh", fb, lock, 0, 0, slot, ncol, len(values), size_delta)
+    body = byteorder.pack("<BBBBHBBh", fb, lock, 0, 0, slot, ncol, len(values), size_delta)
     return _kdo_head(bdba, hdba, op, xtype, itli) + body + null_bitmap(values) + b"\0" * 2
 
 
 def kdo_qm(bdba: int, hdba: int, op: int, xtype: int, itli: int, slots: Sequence[int]) -> bytes:
     """KDO QMI/QMD (22 + 2·nrow bytes): tabn, lock, nrow, slot list."""
-    return _kdo_head(bdba, hdba, op, xtype, itli) + struct.pack(f"<BBBB{len(slots)}H2x", 0, itli, len(slots), 0,
+    return _kdo_head(bdba, hdba, op, xtype, itli) + byteorder.pack(f"<BBBB{len(slots)}H2x", 0, itli, len(slots), 0,
                                                                *slots)
 
 
@@ -170,12 +170,12 @@ def supp_fields(kind: int, fb: int, before: int, after: int, columns: Sequence[t
 
     ``kind`` is 1 update, 2 insert, 4 delete; ``columns`` are (1-based segcol, value).
     """
-    header = struct.pack("<BBHHHH10x", kind, fb, len(columns), 1, before, after)
+    header = byteorder.pack("<BBHHHH10x", kind, fb, len(columns), 1, before, after)
     if head is not None:  # the head-piece ROWID of a chained/migrated row
-        header += struct.pack("<IHH", head[0], head[1], 1)
+        header += byteorder.pack("<IHH", head[0], head[1], 1)
     out = [header]
     if columns:
-        out.append(struct.pack(f"<{len(columns)}H", *(c for c, _ in columns)))
-        out.append(struct.pack(f"<{len(columns)}H", *(0xFFFF if v is None else len(v) for _, v in columns)))
+        out.append(byteorder.pack(f"<{len(columns)}H", *(c for c, _ in columns)))
+        out.append(byteorder.pack(f"<{len(columns)}H", *(0xFFFF if v is None else len(v) for _, v in columns)))
         out.extend(v or b"" for _, v in columns)
     return out

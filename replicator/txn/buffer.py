@@ -56,6 +56,7 @@ class OpenTransaction:
     what: array = field(default_factory=lambda: array("l"))
     objs: array = field(default_factory=lambda: array("L"))
     attributes: dict[str, str] = field(default_factory=dict)
+    logon_user: int = -1  # USER# from the begin-transaction undo (ktubl), -1 until seen
     system: bool = False
     size: int = 0
     pending_undo: list[ChangeVector] = field(default_factory=list)  # multi-block undo pieces

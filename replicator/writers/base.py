@@ -56,8 +56,13 @@ class Writer(ABC):
         self.messages_confirmed += 1
         self.on_confirm(message.scn, message.idx)
 
+    keeps_tombstones = False  # sinks with record keys (Kafka) write Message.tombstone messages
+
     def must_send(self, message: Message) -> bool:
-        """False for checkpoint messages that are only confirmed, never written."""
+        """False for checkpoint messages that are only confirmed, never written, and for
+        tombstones where the sink has no keys to delete."""
+        if message.tombstone and not self.keeps_tombstones:
+            return False
         return self.show_checkpoints or not message.checkpoint
 
     def connect(self) -> None:

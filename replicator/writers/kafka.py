@@ -90,6 +90,7 @@ class KafkaWriter(Writer):
     """Produces messages to Kafka and confirms them from delivery reports."""
 
     type_name = "kafka"
+    keeps_tombstones = True  # a tombstone is a record with a key and a null value
 
     def __init__(self, config: KafkaWriterConfig, on_confirm: ConfirmCallback, *, show_checkpoints: bool = True,
                  stall_timeout_s: float = 30.0, close_timeout_s: float | None = None, max_backoff_s: float = 30.0) -> None:
@@ -194,7 +195,8 @@ class KafkaWriter(Writer):
 
         while True:
             try:
-                self._producer.produce(self.router.topic_for(message), value=message.data,
+                self._producer.produce(self.router.topic_for(message),
+                                       value=None if message.tombstone else message.data,
                                        key=self.router.key_for(message), headers=message.headers,
                                        on_delivery=delivered)
                 break

@@ -48,7 +48,9 @@ class Router:
         self._topics: dict[int, str] = {}
 
     def topic_for(self, message: Message) -> str:
-        """The topic of ``message``."""
+        """The topic of ``message`` (its own ``topic`` first: Debezium heartbeats)."""
+        if message.topic is not None:
+            return _TOPIC_BAD.sub("_", message.topic)
         table = message.table
         if self.per_table is None or table is None:
             return self.topic

@@ -154,3 +154,36 @@ def test_message_larger_than_the_limit_names_the_transaction(broker: Broker) -> 
         writer.write([big])
     assert info.value.code == 10092
     assert "transaction 0x0012.003.00000456" in info.value.message and "2097152 bytes" in info.value.message
+
+
+def test_debezium_tombstone_and_heartbeat_topic(broker: Broker) -> None:
+    """issue 16: a DELETE is followed by a tombstone (same key, null value) in the table's
+    topic and partition; a heartbeat goes to __debezium-heartbeat.<source name>."""
+    from replicator.events import OP_DELETE, Checkpoint, RowChange, Transaction
+    from replicator.formats.base import FormatOptions
+    from replicator.formats.registry import create_format
+    from replicator.values.number import encode_number
+
+    columns = [Column("ID", 2, 22, 10, 0, 0, 0, False, 1, key=True), Column("V", 1, 10, -1, -1, 1, 873, True, 2)]
+    table = Table(obj=7, data_obj=7, owner="APP", name="ORDERS", columns=columns, key_columns=(0,))
+    fmt = create_format(FormatOptions(type="debezium-envelope", database="SRC", flags=0x1000))
+    changes = [RowChange(op=OP_DELETE, obj=7, data_obj=7, table=table, before={0: encode_number(n), 1: b"v"},
+                         after=None, scn=7000 + n, time=1700000000, bdba=0, slot=n) for n in range(3)]
+    messages = fmt.transaction(Transaction(xid=(1 << 48) | 5, begin_scn=6999, begin_time=1700000000,
+                                           commit_scn=7010, commit_time=1700000001, changes=changes))
+    messages += fmt.checkpoint(Checkpoint(scn=7020, time=1700000002, seq=1, offset=512))
+    confirmed: list[tuple[int, int]] = []
+    writer = _writer(broker, confirmed, **{"topic-per-table": "dbz.{owner}.{table}"})
+    writer.write(messages)
+    _wait_confirmed(writer, confirmed, len(messages), 30)
+    writer.close()
+    records = _consume(broker, ["dbz.APP.ORDERS", "cdc", "__debezium-heartbeat.SRC"], len(messages))
+    table_records = [r for (topic, _), part in records.items() if topic == "dbz.APP.ORDERS" for r in part]
+    assert len(table_records) == 6
+    for n in range(3):
+        [part] = [p for (topic, _), p in records.items() if topic == "dbz.APP.ORDERS"
+                  and any(orjson.loads(k)["payload"] == {"ID": n} for k, _ in p)]
+        delete, tombstone = [r for r in part if orjson.loads(r[0])["payload"] == {"ID": n}]  # offset order
+        assert orjson.loads(delete[1])["payload"]["op"] == "d" and tombstone[1] is None
+    [(key, value)] = [r for (topic, _), part in records.items() if topic == "__debezium-heartbeat.SRC" for r in part]
+    assert orjson.loads(key)["payload"] == {"serverName": "SRC"} and set(orjson.loads(value)["payload"]) == {"ts_ms"}

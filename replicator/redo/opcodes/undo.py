@@ -42,6 +42,13 @@ def undo_info(cv: ChangeVector) -> UndoInfo | None:
     return UndoInfo((usn << 48) | (slot << 32) | sqn, obj, data_obj, (opc_layer << 8) | opc_code, row_slot, flags)
 
 
+def logon_user(cv: ChangeVector) -> int:
+    """The logon user# of a begin-transaction 5.1 (ktubl, field 2 of 76+ bytes, at +72); -1 if absent."""
+    if len(cv.lengths) < 2 or cv.lengths[1] < 76:
+        return -1
+    return struct.unpack_from(cv.endian + "I", cv.data, cv.offsets[1] + 72)[0]
+
+
 def ktub_info(cv: ChangeVector) -> tuple[int, int, int, int, int] | None:
     """For 5.6 / 5.11: (obj, data_obj, opc, slot, flags) from field 1 (a ktub)."""
     f1 = cv.field(1)

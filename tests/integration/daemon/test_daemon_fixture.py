@@ -149,3 +149,55 @@ def test_daemon_streams_to_a_network_client(free23: Path, tmp_path: Path) -> Non
     assert "Traceback" not in err
     got = [line for line in client.stdout.splitlines() if line.startswith("{")]
     assert got == (free23 / "expected-output.json").read_text().splitlines()
+
+
+def test_stream_restart_answers_replicate(free23: Path, tmp_path: Path) -> None:
+    """After a restart with a writer checkpoint, INFO answers REPLICATE with the confirmed
+    position (OLR's WriterStream state after Writer::readCheckpoint), so a client resumes with
+    CONTINUE (StreamClient ``next``, Debezium's adapter) instead of being asked to START."""
+    import socket
+
+    from replicator.proto import olr_pb2 as pb
+    from replicator.stream_client import NO_SCN, StreamClient
+
+    cfg = _setup(free23, tmp_path)
+    data = json.loads(cfg.read_text())
+    port = free_port()
+    data["target"][0]["writer"] = {"type": "network", "uri": f"127.0.0.1:{port}"}
+    cfg.write_text(json.dumps(data))
+    saved = tmp_path / "state" / "TEST-chkpt.json"
+
+    def listening() -> bool:
+        with socket.socket() as probe:
+            return probe.connect_ex(("127.0.0.1", port)) == 0
+
+    proc = _start(cfg)
+    try:
+        assert _wait_for(listening), "the network writer never listened"
+        first = subprocess.run(
+            [sys.executable, "-m", "replicator", "client", "network", f"127.0.0.1:{port}", "TEST",
+             "--start", "scn:0", "--count", "3", "--confirm-every", "1", "--timeout", "20"],
+            capture_output=True, text=True, timeout=60)
+        assert first.returncode == 0, first.stderr
+        assert _wait_for(lambda: saved.exists() and json.loads(saved.read_text())["scn"] == 2267707)
+    finally:
+        _stop(proc)
+    position = json.loads(saved.read_text())
+
+    proc = _start(cfg)
+    try:
+        assert _wait_for(listening), "the network writer never listened after the restart"
+        stream = StreamClient("network", f"127.0.0.1:{port}", "TEST", timeout=10)
+        stream.open()
+        try:
+            info = stream.request(pb.INFO)
+            assert info.code == pb.REPLICATE, pb.ResponseCode.Name(info.code)
+            assert (info.c_scn, info.c_idx) == (position["scn"], position["idx"] + 1)
+            assert info.scn == position["scn"]  # first data SCN: where the writer resumed
+            resumed = stream.request(pb.CONTINUE, c_scn=NO_SCN, c_idx=0)  # StreamClient `next`
+            assert resumed.code == pb.REPLICATE
+        finally:
+            stream.close()
+    finally:
+        err = _stop(proc)
+    assert "Traceback" not in err

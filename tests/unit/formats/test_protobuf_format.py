@@ -31,11 +31,13 @@ from replicator.events import (
 from replicator.formats.base import FLAG_DDL, FormatOptions
 from replicator.formats.olr_json import OlrJsonFormat
 from replicator.formats.protobuf import ProtobufFormat
+from replicator.formats.protobuf_values import number_setter, strtof
 from replicator.formats.registry import create_format
 from replicator.proto import olr_pb2 as pb
 from replicator.values.datetime import encode_timestamp_tz
 from replicator.values.floats import binary_double_text, binary_float_text, encode_binary_double, encode_binary_float
 from replicator.values.interval import encode_interval_ds, encode_interval_ym
+from replicator.values.number import encode_number
 
 N = TYPE_NUMBER
 TAB = table("ALLTYPES", [
@@ -87,6 +89,8 @@ def _pb_value(name: str, value: pb.Value, json_value: Any) -> Any:
     which = value.WhichOneof("datum")
     if which is None:
         return None
+    if which == "value_float":  # OLR's float32 NUMBER typing (BOOLEAN included)
+        return Decimal(str(np.float32(value.value_float)))
     kind = TYPES.get(name)
     if kind == TYPE_NUMBER:
         return _decimal_of(value)
@@ -121,7 +125,9 @@ def _pb_event(data: bytes, json_doc: dict[str, Any]) -> dict[str, Any]:
         for side in ("before", "after"):
             values = getattr(element, side)
             if values or side in expected:
-                out[side] = {v.name: _pb_value(v.name, v, expected.get(side, {}).get(v.name)) for v in values}
+                # A nameless Value is a column OLR's builder added but did not print.
+                out[side] = {v.name: _pb_value(v.name, v, expected.get(side, {}).get(v.name))
+                             for v in values if v.name}
         if element.ddl:
             out["sql"] = element.ddl
         if element.op == pb.CHKPT:
@@ -141,14 +147,29 @@ def _comparable(doc: dict[str, Any]) -> dict[str, Any]:
             out["schema"] = {"owner": element["schema"].get("owner", ""), "table": element["schema"]["table"]}
         for side in ("before", "after"):
             if side in element:
-                out[side] = {k: (Decimal(1 if v else 0) if isinstance(v, bool) else v)
-                             for k, v in element[side].items()}
+                out[side] = {k: _as_protobuf(k, v) for k, v in element[side].items()}
         if "sql" in element:
             out["sql"] = element["sql"]
         if element["op"] == "chkpt":
             out.update(seq=element["seq"], offset=element["offset"])
         event["payload"].append(out)
     return event
+
+
+_NAME_ONLY = {TYPE_DATE, TYPE_TIMESTAMP, TYPE_TIMESTAMP_TZ}  # OLR sets no datum for these
+
+
+def _as_protobuf(name: str, value: Any) -> Any:
+    """A JSON value as OLR's protobuf encoding carries it (see protobuf_values)."""
+    if isinstance(value, bool):
+        value = Decimal(1 if value else 0)
+    if TYPES.get(name) in _NAME_ONLY:
+        return None
+    column = next((c for c in TAB.columns if c.name == name), None)
+    if value is not None and column is not None and column.type_code in (TYPE_NUMBER, TYPE_BOOLEAN) \
+            and column.scale != 0 and column.precision <= 6 and column.scale < 38:
+        return Decimal(str(np.float32(strtof(str(value)))))
+    return value
 
 
 def _both(options: FormatOptions, txns: list[Any]) -> list[tuple[Any, Any]]:
@@ -197,11 +218,50 @@ def test_value_fields_follow_declared_types() -> None:
     assert after["SMALL"].WhichOneof("datum") == "value_float"
     assert after["MID"].WhichOneof("datum") == "value_double"
     assert after["WIDE"].value_string == "12345678901234567890.0123456789"
-    assert after["ANY_NUM"].value_string == "123456789012345678901234567890"  # too big for int64: exact text
-    assert after["BIN"].value_bytes == bytes.fromhex("00ff10")
-    assert after["D"].value_int == 1709212455 * 10**9
+    # Unconstrained NUMBER (precision and scale -1): float32, as OpenLogReplicator (lossy).
+    assert after["ANY_NUM"].value_float == np.float32(1.2345679e29)
+    assert after["BIN"].value_bytes == bytes.fromhex("00ff10")  # deliberate: OLR leaves RAW empty
+    assert after["D"].WhichOneof("datum") is None and after["TS"].WhichOneof("datum") is None
     assert after["BD"].value_double == -2.5e-300
-    assert after["FLAG"].value_int == 1
+    assert after["FLAG"].value_float == 1.0  # BOOLEAN through the NUMBER rule with (-1, -1)
+
+
+def test_number_typing_is_olrs_rule() -> None:
+    """BuilderProtobuf::columnNumber on the declared precision/scale (-1 = not declared)."""
+    def datum(precision: int, scale: int, text: str) -> tuple[str, Any]:
+        value = pb.Value()
+        number_setter(precision, scale)(value, encode_number(Decimal(text)))
+        which = value.WhichOneof("datum")
+        return which, getattr(value, which)
+
+    assert datum(10, 0, "7") == ("value_int", 7)
+    assert datum(-1, 0, "123456789012345678901234567890") == ("value_int", (1 << 63) - 1)  # strtol saturates
+    assert datum(-1, -1, "16777217") == ("value_float", 16777216.0)  # float32
+    assert datum(5, 2, "123.45")[0] == "value_float" and datum(12, 3, "-98765.432") == ("value_double", -98765.432)
+    assert datum(30, 10, "1.5") == ("value_string", "1.5") and datum(18, 0, "5") == ("value_string", "5")
+    assert datum(126, -127, "0.1") == ("value_string", "0.1")  # FLOAT(126)
+
+
+def test_strtof_rounds_once() -> None:
+    # 1 + 2**-24 + 2**-60 is just above the float32 midpoint; through a double it rounds down twice.
+    text = str(Decimal(1) + Decimal(2) ** -24 + Decimal(2) ** -60)
+    assert strtof(text) == 1 + 2 ** -23
+    assert strtof("0.1") == float(np.float32(0.1)) and strtof("1e-50") == 0.0
+
+
+def test_unprinted_columns_are_empty_values() -> None:
+    """OLR adds the Value before looking at the column: a NULL BOOLEAN in an UPDATE (a type whose
+    NULL JSON hides) and a CLOB in a before image are Values with neither name nor datum."""
+    def names(options: FormatOptions) -> tuple[list[str], list[str]]:
+        change = update(TAB, {"ID": 1, "FLAG": True, "DOC": "x"}, {"ID": 1, "FLAG": None})
+        (_, message), = [p for p in _both(options, [transaction("1.1.2", 60, 1, [change])])
+                         if b"ALLTYPES" in p[1].data]
+        element = pb.RedoResponse.FromString(message.data).payload[0]
+        return [v.name for v in element.before], [v.name for v in element.after]
+
+    assert names(FormatOptions()) == (["ID", "FLAG"], ["ID", ""])  # changed columns only
+    before, after = names(FormatOptions(column=2))  # everything the redo holds
+    assert before[8] == "" and after[8] == "DOC" and after[16] == "" and before[16] == "FLAG"
 
 
 def test_header_checkpoint_ddl_and_registry() -> None:

@@ -80,9 +80,12 @@ def golden_text(name: str, messages: list[Message]) -> str:
     for m in messages:
         key = m.tag.decode() if m.tag is not None else "-"
         headers = json.dumps([[k, v.decode()] for k, v in m.headers]) if m.headers else "-"
+        extra = (" tombstone=true" if m.tombstone else "") + (f" topic={m.topic}" if m.topic else "")
         lines.append(f"# c_scn={m.scn} c_idx={m.idx + 1} checkpoint={str(m.checkpoint).lower()} "
-                     f"key={key} headers={headers}")
-        if name == "dts-avro":
+                     f"key={key} headers={headers}{extra}")
+        if m.tombstone:
+            lines.append("(null value)")
+        elif name == "dts-avro":
             lines.append(json.dumps(_plain(decode_dts(m.data)), ensure_ascii=False))
         elif name == "avro":
             lines.append(json.dumps(_plain(stream.decode(m)), ensure_ascii=False))

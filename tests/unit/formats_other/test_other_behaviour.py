@@ -84,7 +84,7 @@ def test_skip_begin_commit_keeps_olr_positions(bits: int) -> None:
         positions = [(m.scn, m.idx) for m in run(fmt)]
         assert set(positions) <= set(olr)
     statuses = [strict_json(m.data)["payload"].get("status")
-                for m in run(DebeziumFormat(options("x", message=bits)))]
+                for m in run(DebeziumFormat(options("x", message=bits))) if not m.tombstone]
     assert ("BEGIN" in statuses) == (not bits & 4) and ("END" in statuses) == (not bits & 8)
 
 
@@ -127,7 +127,7 @@ def test_compressed_row_is_one_raw_column() -> None:
     change = RowChange(op=OP_INSERT, obj=NO_PK.obj, data_obj=NO_PK.obj, table=NO_PK, before=None,
                        after={}, scn=10, time=0, bdba=0, slot=0, compressed=b"\xab\xcd")
     data = strict_json(DebeziumFormat(options("x"), mode="flatten").transaction(_single(change))[1].data)
-    assert data["after"] == {"COMPRESSED": "ABCD"} and data["source"]["table"] == "NO_PK"
+    assert data["after"] == {"COMPRESSED": "q80="} and data["source"]["table"] == "NO_PK"  # base64
 
 
 def test_hidden_and_unsupported_columns() -> None:

@@ -75,3 +75,11 @@ def test_run_avro_with_schema_files(fixture_dir: Path, tmp_path: Path) -> None:
         records.append(fastavro.schemaless_reader(stream, schema, schema))
     assert [r["op"] for r in records] == ["begin", "c", "commit"]
     assert records[1]["after"] == {"ID": "1", "NAME": "hello world"}
+
+
+def test_shareplex_userid_is_the_logon_user_number(fixture_dir: Path, tmp_path: Path) -> None:
+    """meta.userid: the USER# the redo's begin-transaction undo names (DTS's example is a number)."""
+    [line] = _run(fixture_dir, tmp_path, {"type": "shareplex"}).splitlines()
+    checkpoint = json.loads((fixture_dir / "TEST-chkpt-2266634.json").read_text())
+    user = next(u["user"] for u in checkpoint["sys-user"] if u["name"] == "OLR_TEST")
+    assert strict_json(line)["meta"]["userid"] == user == 136

@@ -41,6 +41,8 @@ def test_messages_parse_with_standard_tool(name: str) -> None:
     assert messages
     stream = AvroStream()
     for message in messages:
+        if message.tombstone:
+            continue
         if name == "dts-avro":
             assert decode_dts(message.data)["version"] == 1
         elif name == "avro":
@@ -66,6 +68,6 @@ def test_positions_match_olr_json(name: str) -> None:
 
 @pytest.mark.parametrize("name", [n for n in NAMES if n not in AVRO_FORMATS])
 def test_utf8_and_escapes_survive(name: str) -> None:
-    text = "\n".join(str(strict_json(m.data)) for m in run(build(name)))
+    text = "\n".join(str(strict_json(m.data)) for m in run(build(name)) if not m.tombstone)
     if name != "debezium-smt" or "VC" in text:
         assert "zażółć \"q\" /" in text and "日本語" in text

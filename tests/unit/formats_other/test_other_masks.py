@@ -9,6 +9,7 @@ from replicator.formats.base import FormatOptions
 from replicator.formats.masks import change_mask, column_mask, mask_hex, mask_ordinals
 from replicator.formats.qlik import QlikFormat
 from replicator.formats.rowvalues import TableView, row_values
+from replicator.values.lob import LobValue
 from replicator.values.number import encode_number
 
 
@@ -38,7 +39,9 @@ def _ordinal(name: str) -> int:
 
 def test_insert_sets_every_inserted_column_but_lobs() -> None:
     index = {c.name: n for n, c in enumerate(ALL_TYPES.columns)}
-    after = {index["ID"]: encode_number(1), index["CL"]: "x".encode("utf-16-be"), index["VC"]: b"v"}
+    # BL: an out-of-line LOB whose pages are not in the redo (the parser's incomplete LobValue).
+    after = {index["ID"]: encode_number(1), index["CL"]: "x".encode("utf-16-be"), index["VC"]: b"v",
+             index["BL"]: LobValue(b"", b"locator", complete=False)}
     row = _row(OP_INSERT, ALL_TYPES, None, after)
     ordinals = mask_ordinals(change_mask(row))
     lobs = {_ordinal("CL"), _ordinal("NCL"), _ordinal("BL")}
@@ -46,6 +49,7 @@ def test_insert_sets_every_inserted_column_but_lobs() -> None:
     assert set(ordinals) == set(range(1, 27)) - lobs  # trailing NULLs were inserted too (LONG is left out)
     assert _ordinal("CL") in mask_ordinals(column_mask(row))  # present, just not in changeMask
     assert _ordinal("BL") not in mask_ordinals(column_mask(row))  # an out-of-line LOB not in redo
+    assert _ordinal("NCL") in mask_ordinals(column_mask(row))  # a NULL LOB is a value: present
 
 
 def test_delete_sets_key_columns_or_all_without_key() -> None:

@@ -127,7 +127,7 @@ def test_debezium_values() -> None:
     assert debezium_render(_view(TYPE_TIMESTAMP, scale=3), Instant(1, 123_456_789)) == 1123
     assert debezium_render(_view(TYPE_NUMBER, 12, 0), Decimal(12)) == 12
     assert debezium_render(_view(TYPE_NUMBER, 30, 0), Decimal(12)) == "12"
-    assert debezium_render(_view(TYPE_NUMBER), b"\x0a") == "0A"
+    assert debezium_render(_view(TYPE_NUMBER), b"\x0a") == "Cg=="  # bytes mode: JsonConverter's base64
 
 
 def test_avro_names() -> None:

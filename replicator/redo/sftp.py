@@ -1,0 +1,380 @@
+"""Redo files read over SSH (SFTP, asyncssh), for a replicator that is not on the database host.
+
+asyncssh is asynchronous and the readers are blocking, so the connection lives on its own
+event loop in a background thread; every call from a reader is submitted there and
+waited for. A whole-file read keeps ``read-requests`` pieces of ``read-size-kb`` in flight
+(and asyncssh splits each piece into parallel SFTP requests), so a batch read is not
+bound by the round-trip time.
+
+Failure handling: any loss of the connection (server restart, network cut, timeout)
+drops the session, waits (``reconnect-delay-ms``, doubled up to ``reconnect-max-delay-ms``),
+reconnects and reissues the same read at the same offset, so the reader above sees the same
+bytes in the same order: nothing is lost or read twice. After ``reconnect-tries`` failed
+tries the run stops with 10210. An unknown or changed host key (10211), a refused login
+(10212) and an unreadable key (10213) are not retried: they need an operator.
+Secrets (the key passphrase) are never logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import posixpath
+import stat
+import threading
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import asyncssh
+
+from replicator import log
+from replicator.errors import ConfigError, RuntimeFailure
+from replicator.redo.source import HEAD_BYTES, Entry, RedoHandle, RedoSource, map_prefix
+
+T = TypeVar("T")
+OP_TIMEOUT_S = 300.0  # one read; a dead peer is found sooner by the keepalives
+KEEPALIVE_S = 5.0
+
+
+class _Lost(Exception):
+    """The session is gone (or was never there): reconnect and retry."""
+
+
+# Errors after which a reconnect may help; everything else is reported at once.
+_TRANSIENT = (_Lost, asyncssh.ConnectionLost, asyncssh.SFTPConnectionLost, asyncssh.SFTPNoConnection,
+              asyncssh.DisconnectError, ConnectionError, TimeoutError, asyncio.TimeoutError, EOFError, OSError)
+
+
+@dataclass
+class SftpSettings:
+    """The ``redo-source`` keys of type sftp (see docs/configuration.md)."""
+
+    host: str
+    user: str
+    key_file: str
+    port: int = 22
+    key_passphrase: str | None = field(default=None, repr=False)
+    known_hosts: str = "~/.ssh/known_hosts"
+    accept_unknown_host_key: bool = False
+    read_requests: int = 8
+    read_size: int = 2 << 20
+    connect_timeout: float = 10.0
+    reconnect_tries: int = 10
+    reconnect_delay: float = 0.2
+    reconnect_max_delay: float = 5.0
+    path_mapping: list[tuple[str, str]] = field(default_factory=list)
+
+
+class SftpSource(RedoSource):
+    """Redo files on an SSH server, read with SFTP."""
+
+    follow_read_min = 256 * 1024
+
+    def __init__(self, settings: SftpSettings):
+        self.s = settings
+        self.label = f"sftp://{settings.user}@{settings.host}:{settings.port}"
+        self.batch_chunk = settings.read_size
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._conn: Any = None
+        self._sftp: Any = None
+        self.generation = 0  # bumped at every new session; open files belong to one
+        self.reconnects = 0
+        self._lock = threading.Lock()
+        self._warned_unknown = False
+
+    @classmethod
+    def from_config(cls, cfg: Any) -> SftpSource:
+        """From a validated ``reader.redo-source`` section."""
+        return cls(SftpSettings(
+            host=cfg.host, user=cfg.user, key_file=cfg.key_file, port=cfg.port, key_passphrase=cfg.key_passphrase,
+            known_hosts=cfg.known_hosts, accept_unknown_host_key=bool(cfg.accept_unknown_host_key),
+            read_requests=cfg.read_requests, read_size=cfg.read_size_kb * 1024,
+            connect_timeout=cfg.connect_timeout_ms / 1000, reconnect_tries=cfg.reconnect_tries,
+            reconnect_delay=cfg.reconnect_delay_ms / 1000, reconnect_max_delay=cfg.reconnect_max_delay_ms / 1000,
+            path_mapping=cfg.path_mapping_pairs))
+
+    # ------------------------------------------------------------------ event loop and session
+    def _start_loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(target=self._loop.run_forever, name="sftp-source", daemon=True)
+            self._thread.start()
+        return self._loop
+
+    def submit(self, coro: Awaitable[T]) -> Future[T]:
+        """Run ``coro`` on the source's event loop; returns a concurrent future."""
+        return asyncio.run_coroutine_threadsafe(coro, self._start_loop())  # type: ignore[arg-type]
+
+    def _known_hosts(self) -> Any:
+        path = os.path.expanduser(self.s.known_hosts)
+        if self.s.accept_unknown_host_key:
+            if not self._warned_unknown:
+                self._warned_unknown = True
+                log.warning(60212, f"{self.label}: accept-unknown-host-key is set: the server's host key is not "
+                                   "checked against known-hosts")
+            return None
+        if not os.path.isfile(path):
+            raise ConfigError(f"{self.label}: known-hosts file {self.s.known_hosts} does not exist; add the server's "
+                              "host key to it (ssh-keyscan) or set accept-unknown-host-key to 1", 30140)
+        return path
+
+    def _client_key(self) -> Any:
+        path = os.path.expanduser(self.s.key_file)
+        try:
+            return asyncssh.read_private_key(path, self.s.key_passphrase)
+        except OSError as e:
+            raise RuntimeFailure(f"{self.label}: private key file {self.s.key_file} cannot be read: {e.strerror}",
+                                 10213) from e
+        except (asyncssh.KeyImportError, asyncssh.KeyEncryptionError) as e:
+            raise RuntimeFailure(f"{self.label}: private key file {self.s.key_file} cannot be loaded: {e} "
+                                 "(wrong or missing key-passphrase?)", 10213) from e
+
+    async def _open_session(self, known_hosts: Any, key: Any) -> tuple[Any, Any]:
+        conn = await asyncio.wait_for(asyncssh.connect(
+            self.s.host, self.s.port, username=self.s.user, client_keys=[key], known_hosts=known_hosts,
+            agent_path=None, config=(), preferred_auth="publickey", keepalive_interval=KEEPALIVE_S,
+            keepalive_count_max=3, connect_timeout=self.s.connect_timeout), self.s.connect_timeout * 2)
+        try:
+            sftp = await asyncio.wait_for(conn.start_sftp_client(), self.s.connect_timeout)
+        except BaseException:
+            conn.close()
+            raise
+        return conn, sftp
+
+    def _connect(self) -> Any:
+        """The SFTP client of the current session, connecting first when there is none."""
+        with self._lock:
+            if self._sftp is not None:
+                return self._sftp
+            known_hosts, key = self._known_hosts(), self._client_key()
+            try:
+                self._conn, self._sftp = self.submit(self._open_session(known_hosts, key)).result(
+                    self.s.connect_timeout * 3)
+            except asyncssh.HostKeyNotVerifiable as e:
+                raise RuntimeFailure(f"{self.label}: host key refused: {e.reason}; the key must be listed in "
+                                     f"known-hosts {self.s.known_hosts}", 10211) from e
+            except asyncssh.PermissionDenied as e:
+                raise RuntimeFailure(f"{self.label}: login refused for user {self.s.user} with key "
+                                     f"{self.s.key_file}: {e.reason}", 10212) from e
+            self.generation += 1
+            return self._sftp
+
+    def _drop(self) -> None:
+        """Forget the session (after a failure or at close)."""
+        with self._lock:
+            conn, self._conn, self._sftp = self._conn, None, None
+        if conn is not None and self._loop is not None:
+            self._loop.call_soon_threadsafe(conn.abort)
+
+    def session(self) -> Any:
+        """The current SFTP client for a coroutine already on the loop; raises when there is none."""
+        sftp = self._sftp
+        if sftp is None:
+            raise _Lost("no session")
+        return sftp
+
+    def call(self, what: str, make: Callable[[Any], Awaitable[T]]) -> T:
+        """Run ``make(sftp)`` on the loop; reconnect with backoff and redo it after a lost session."""
+        delay = self.s.reconnect_delay
+        tries = 0
+        while True:
+            try:
+                sftp = self._connect()
+                result = self.submit(make(sftp)).result(OP_TIMEOUT_S)
+                if tries:
+                    log.warning(60211, f"{self.label}: connection restored after {tries} "
+                                       f"tr{'y' if tries == 1 else 'ies'}; resuming: {what}")
+                return result
+            except asyncssh.SFTPError as e:
+                if isinstance(e, (asyncssh.SFTPConnectionLost, asyncssh.SFTPNoConnection)):
+                    cause: BaseException = e
+                else:
+                    raise self._sftp_error(what, e) from e
+            except _TRANSIENT as e:
+                cause = e
+            self._drop()
+            if tries >= self.s.reconnect_tries:
+                raise RuntimeFailure(f"{self.label}: connection lost and not restored after {tries} "
+                                     f"tr{'y' if tries == 1 else 'ies'} ({_reason(cause)}) during: {what}", 10210)
+            tries += 1
+            self.reconnects += 1
+            log.warning(60210, f"{self.label}: connection lost ({_reason(cause)}) during: {what}; reconnecting in "
+                               f"{delay:.2f}s (try {tries} of {self.s.reconnect_tries})")
+            time.sleep(delay)
+            delay = min(delay * 2, self.s.reconnect_max_delay)
+
+    def _sftp_error(self, what: str, e: Any) -> RuntimeFailure:
+        if isinstance(e, asyncssh.SFTPNoSuchFile):
+            return RuntimeFailure(f"{self.label}: {what}: no such file", 10001)
+        return RuntimeFailure(f"{self.label}: {what}: {e.reason}", 10214)
+
+    def remote(self, path: str) -> str:
+        """The server's path of a path the readers know (``path-mapping``)."""
+        return map_prefix(path, self.s.path_mapping)
+
+    # ------------------------------------------------------------------ RedoSource
+    def open(self, path: str) -> RedoHandle:
+        return SftpHandle(self, path)
+
+    def _stat(self, path: str) -> Any:
+        async def run(sftp: Any) -> Any:
+            try:
+                return await sftp.stat(self.remote(path))
+            except (asyncssh.SFTPNoSuchFile, asyncssh.SFTPPermissionDenied):
+                return None
+
+        return self.call(f"stat {path}", run)
+
+    def kind(self, path: str) -> str | None:
+        attrs = self._stat(path)
+        if attrs is None:
+            return None
+        if attrs.permissions is not None and stat.S_ISDIR(attrs.permissions):
+            return "dir"
+        return "file" if attrs.permissions is None or stat.S_ISREG(attrs.permissions) else "other"
+
+    def size(self, path: str) -> int:
+        attrs = self._stat(path)
+        return int(attrs.size or 0) if attrs is not None else 0
+
+    def scan(self, path: str) -> list[Entry]:
+        async def run(sftp: Any) -> list[Any]:
+            try:
+                return list(await sftp.readdir(self.remote(path)))
+            except (asyncssh.SFTPNoSuchFile, asyncssh.SFTPPermissionDenied, asyncssh.SFTPFailure):
+                return []
+
+        out = []
+        for item in self.call(f"list {path}", run):
+            name = item.filename if isinstance(item.filename, str) else item.filename.decode()
+            if name in (".", ".."):
+                continue
+            mode = item.attrs.permissions or 0
+            if stat.S_ISDIR(mode):
+                out.append(Entry(posixpath.join(path, name), name, True, 0))
+            elif stat.S_ISREG(mode):
+                out.append(Entry(posixpath.join(path, name), name, False, int(item.attrs.size or 0)))
+        return out
+
+    def read_head(self, path: str, length: int = HEAD_BYTES) -> bytes | None:
+        async def run(sftp: Any) -> bytes | None:
+            try:
+                async with sftp.open(self.remote(path), "rb") as f:
+                    return bytes(await f.read(length, 0))
+            except (asyncssh.SFTPNoSuchFile, asyncssh.SFTPPermissionDenied):
+                return None
+
+        return self.call(f"read the header of {path}", run)
+
+    def close(self) -> None:
+        """Close the session and stop the loop thread (a later call reconnects)."""
+        with self._lock:
+            conn, self._conn, self._sftp = self._conn, None, None
+        loop, self._loop = self._loop, None
+        if loop is None:
+            return
+        try:
+            asyncio.run_coroutine_threadsafe(_shutdown(conn), loop).result(10)
+        except Exception:  # noqa: BLE001 - closing a broken session: nothing more to release
+            pass
+        loop.call_soon_threadsafe(loop.stop)
+        if self._thread is not None:
+            self._thread.join(5)
+        loop.close()
+
+
+async def _shutdown(conn: Any) -> None:
+    """Close ``conn`` and let asyncssh's own tasks end before the loop stops."""
+    if conn is not None:
+        conn.close()
+        await conn.wait_closed()
+    me = asyncio.current_task()
+    others = [t for t in asyncio.all_tasks() if t is not me]
+    for task in others:
+        task.cancel()
+    await asyncio.gather(*others, return_exceptions=True)
+
+
+class SftpHandle(RedoHandle):
+    """An open remote file; reopened transparently in a new session after a reconnect."""
+
+    def __init__(self, src: SftpSource, path: str):
+        self.src = src
+        self.path = path
+        self._remote = src.remote(path)
+        self._file: Any = None
+        self._generation = -1
+        src.call(f"open {path}", self._opened)
+
+    async def _opened(self, sftp: Any) -> Any:
+        if self._file is None or self._generation != self.src.generation:
+            self._file = await sftp.open(self._remote, "rb")
+            self._generation = self.src.generation
+        return self._file
+
+    async def _read(self, offset: int, length: int) -> bytes:
+        f = await self._opened(self.src.session())
+        data = bytes(await f.read(length, offset))
+        while 0 < len(data) < length:  # a server may answer with less than asked before EOF
+            more = bytes(await f.read(length - len(data), offset + len(data)))
+            if not more:
+                break
+            data += more
+        return data
+
+    def read(self, offset: int, length: int) -> bytes:
+        return self.src.call(f"read {self.path} at byte {offset}", lambda _sftp: self._read(offset, length))
+
+    def size(self) -> int:
+        async def run(_sftp: Any) -> int:
+            f = await self._opened(self.src.session())
+            return int((await f.stat()).size or 0)
+
+        return self.src.call(f"stat {self.path}", run)
+
+    def stream(self, offset: int, end: int, chunk: int) -> Iterator[bytes]:
+        """Pieces in order with ``read-requests`` of them in flight; a failed piece is read again."""
+        pending: deque[tuple[int, int, Future[bytes]]] = deque()
+        ahead = offset
+        depth = self.src.s.read_requests
+        try:
+            while pending or ahead < end:
+                while ahead < end and len(pending) < depth:
+                    n = min(chunk, end - ahead)
+                    pending.append((ahead, n, self.src.submit(self._read(ahead, n))))
+                    ahead += n
+                at, n, fut = pending.popleft()
+                try:
+                    data = fut.result(OP_TIMEOUT_S)
+                except BaseException as e:  # lost session or a read error: redo it the careful way
+                    if not isinstance(e, (*_TRANSIENT, asyncssh.SFTPError)):
+                        raise
+                    for _, _, other in pending:
+                        other.cancel()
+                    pending.clear()
+                    ahead = at + n
+                    data = self.read(at, n)  # reconnects with backoff, same offset
+                yield data
+                if len(data) < n:
+                    return
+        finally:
+            for _, _, other in pending:
+                other.cancel()
+
+    def close(self) -> None:
+        f, self._file = self._file, None
+        if f is not None and self._generation == self.src.generation and self.src._sftp is not None:
+            try:
+                self.src.submit(f.close()).result(self.src.s.connect_timeout)
+            except Exception:  # noqa: BLE001 - the session may already be gone; nothing to release then
+                pass
+
+
+def _reason(e: BaseException) -> str:
+    text = getattr(e, "reason", "") or str(e) or type(e).__name__
+    return text.strip() or type(e).__name__

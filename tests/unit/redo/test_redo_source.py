@@ -1,0 +1,94 @@
+"""The redo source interface: local files as before, and the reader.redo-source config keys."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from replicator.cli import main
+from replicator.config import parse_config
+from replicator.errors import ConfigError
+from replicator.redo.source import LOCAL, map_prefix, open_source
+
+BASE = {
+    "version": "1.9.0", "state": {"type": "disk", "path": "."},
+    "source": [{"alias": "S1", "name": "DB", "reader": {"type": "batch", "redo-log": ["/x"]},
+                "format": {"type": "json"}}],
+    "target": [{"alias": "T1", "source": "S1", "writer": {"type": "file", "output": "out.json"}}],
+}
+
+
+def _config(redo_source: dict) -> dict:
+    doc = json.loads(json.dumps(BASE))
+    doc["source"][0]["reader"]["redo-source"] = redo_source
+    return doc
+
+
+def test_local_source_reads_ranges_and_lists(tmp_path: Path) -> None:
+    data = bytes(range(256)) * 100
+    (tmp_path / "a.log").write_bytes(data)
+    (tmp_path / "sub").mkdir()
+    assert LOCAL.kind(str(tmp_path)) == "dir" and LOCAL.kind(str(tmp_path / "a.log")) == "file"
+    assert LOCAL.kind(str(tmp_path / "none")) is None
+    assert sorted((e.name, e.is_dir, e.size) for e in LOCAL.scan(str(tmp_path))) == [("a.log", False, len(data)),
+                                                                                   ("sub", True, 0)]
+    with LOCAL.open(str(tmp_path / "a.log")) as h:
+        assert h.size() == len(data) and h.read(10, 5) == data[10:15]
+        pieces = list(h.stream(100, len(data), 4096))
+    assert b"".join(pieces) == data[100:] and all(len(p) == 4096 for p in pieces[:-1])
+    assert LOCAL.read_head(str(tmp_path / "none")) is None
+
+
+def test_path_mapping_first_prefix_wins() -> None:
+    pairs = [("/oradata/", "/srv/a/"), ("/oradata/X", "/srv/b/")]
+    assert map_prefix("/oradata/X/redo1.log", pairs) == "/srv/a/X/redo1.log"
+    assert map_prefix("/other/redo1.log", pairs) == "/other/redo1.log"
+
+
+def test_default_is_local() -> None:
+    cfg = parse_config(BASE)
+    assert cfg.source[0].reader.redo_source.type == "local"
+    assert open_source(cfg.source[0].reader) is LOCAL
+
+
+def test_sftp_keys_and_secrets_not_shown() -> None:
+    cfg = parse_config(_config({"type": "sftp", "host": "db1", "user": "oracle", "key-file": "/k",
+                                "key-passphrase": "s3cret-pass", "path-mapping": ["/u01/", "/mnt/u01/"]}))
+    rs = cfg.source[0].reader.redo_source
+    assert (rs.port, rs.read_requests, rs.read_size_kb, rs.accept_unknown_host_key) == (22, 8, 2048, 0)
+    assert rs.path_mapping_pairs == [("/u01/", "/mnt/u01/")]
+    assert "s3cret" not in repr(cfg) and "s3cret" not in rs.describe()
+    asm = parse_config(_config({"type": "asm", "server": "//h/+ASM", "user": "asmsnmp", "password": "pw-XYZ"}))
+    ars = asm.source[0].reader.redo_source
+    assert (ars.privilege, ars.parallelism) == ("sysasm", 4) and "pw-XYZ" not in repr(asm)
+
+
+@pytest.mark.parametrize("source,needle", [
+    ({"type": "nfs"}, '"type" value: nfs'),
+    ({"type": "sftp", "user": "u", "key-file": "/k"}, "host"),
+    ({"type": "sftp", "host": "h", "user": "u", "key-file": "/k", "port": 0}, "port"),
+    ({"type": "sftp", "host": "h", "user": "u", "key-file": "/k", "read-requests": 65}, "read-requests"),
+    ({"type": "sftp", "host": "h", "user": "u", "key-file": "/k", "path-mapping": ["/a"]}, "even number"),
+    ({"type": "asm", "server": "s", "user": "u", "password": "p", "privilege": "sysoper"}, "privilege"),
+    ({"type": "asm", "server": "s", "user": "u", "password": "p", "parallelism": 17}, "parallelism"),
+    ({"type": "sftp", "host": "h", "user": "u", "key-file": "/k", "bogus": 1}, "bogus"),
+])
+def test_bad_redo_source_is_explained(source: dict, needle: str) -> None:
+    with pytest.raises(ConfigError) as exc:
+        parse_config(_config(source))
+    assert needle in exc.value.message
+
+
+def test_check_config_describes_the_source(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(_config({"type": "sftp", "host": "db1", "user": "oracle", "key-file": "/k",
+                                        "key-passphrase": "s3cret-pass"})))
+    assert main(["check-config", "-f", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "sftp://oracle@db1:22" in out and "s3cret" not in out and out.strip().endswith(": OK")
+    path.write_text(json.dumps(_config({"type": "sftp", "host": "db1", "user": "oracle", "port": 70000})))
+    assert main(["check-config", "-f", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "source[0].reader.redo-source" in out
