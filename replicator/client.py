@@ -41,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reconnect", action="store_true", help="reconnect after a lost connection")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for a reply")
     p.add_argument("--token", default=None, help="the network writer's auth-token (or env REPLICATOR_TOKEN)")
+    p.add_argument("--tls-ca", default=None, metavar="PEM", help="network: connect with TLS, trusting this CA file")
     p.add_argument("--idle-exit", type=float, default=0.0, metavar="S",
                    help="stop after S seconds without data (0: never)")
     return p
@@ -123,7 +124,7 @@ def run(args: argparse.Namespace, out: BinaryIO) -> int:
     backoff = 0.1
     while True:
         client = StreamClient(args.kind, args.uri, args.database, args.format, args.timeout,
-                              args.token or os.environ.get("REPLICATOR_TOKEN"))
+                              args.token or os.environ.get("REPLICATOR_TOKEN"), args.tls_ca)
         try:
             client.open()
             if _session(client, printer, args):

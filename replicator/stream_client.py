@@ -50,11 +50,16 @@ def is_data(frame: bytes) -> bool:
 class TcpChannel:
     """Length-prefixed frames over one blocking TCP connection."""
 
-    def __init__(self, uri: str, timeout: float) -> None:
+    def __init__(self, uri: str, timeout: float, tls_ca: str | None = None) -> None:
         host, _, port = uri.rpartition(":")
         try:
             self.sock = socket.create_connection((host, int(port)), timeout=timeout)
-        except OSError as exc:
+            if tls_ca:
+                import ssl
+
+                context = ssl.create_default_context(cafile=tls_ca)
+                self.sock = context.wrap_socket(self.sock, server_hostname=host)
+        except OSError as exc:  # ssl.SSLError included
             raise RuntimeFailure(f"cannot connect to {uri}: {exc}", 10062) from exc
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._buf = bytearray()
@@ -86,7 +91,7 @@ class TcpChannel:
             self.sock.settimeout(left)
             try:
                 chunk = self.sock.recv(1 << 20)
-            except TimeoutError:
+            except TimeoutError:  # socket.timeout; an SSL read timeout is the same class
                 return None
             except OSError as exc:
                 raise RuntimeFailure(f"receive failed: {exc}", 10053) from exc
@@ -157,14 +162,17 @@ class StreamClient:
     """Connects to a stream writer, runs the handshake, reads data and confirms positions."""
 
     def __init__(self, kind: str, uri: str, database: str, fmt: str = "json", timeout: float = 10.0,
-                 token: str | None = None) -> None:
+                 token: str | None = None, tls_ca: str | None = None) -> None:
         self.kind, self.uri, self.database, self.fmt, self.timeout = kind, uri, database, fmt, timeout
-        self.token = token
+        self.token, self.tls_ca = token, tls_ca
         self.channel: Any = None
 
     def open(self) -> None:
         """Connect the channel (and authenticate first when a token is given: network writer)."""
-        self.channel = TcpChannel(self.uri, self.timeout) if self.kind == "network" else ZmqChannel(self.uri, self.timeout)
+        if self.kind == "network":
+            self.channel = TcpChannel(self.uri, self.timeout, self.tls_ca)
+        else:
+            self.channel = ZmqChannel(self.uri, self.timeout)
         if self.token:
             from replicator.writers.stream import AUTH_PREFIX
 

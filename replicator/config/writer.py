@@ -24,7 +24,7 @@ WRITER_KEYS = frozenset({
     "queue-size", "timestamp-format", "topic", "type", "uri", "write-buffer-flush-size",
     # Extensions (not OpenLogReplicator keys): Kafka topic per table and key by primary key;
     # the network writer's shared-token authentication.
-    "topic-per-table", "key-by-pk", "auth-token",
+    "topic-per-table", "key-by-pk", "auth-token", "tls-cert", "tls-key",
 })
 MAX_KAFKA_MESSAGE_MB = 953
 
@@ -193,6 +193,9 @@ class NetworkWriterConfig(WriterConfig):
     uri: Annotated[str, max_len(256)]
     # Extension: clients must send this token in their first frame (see writers/network.py).
     auth_token: Annotated[str | None, max_len(256)] = None
+    # Extension: serve TLS with this certificate chain and key (PEM files).
+    tls_cert: Annotated[str | None, max_len(4096)] = None
+    tls_key: Annotated[str | None, max_len(4096)] = None
 
     @model_validator(mode="after")
     def _host_port(self) -> NetworkWriterConfig:

@@ -17,8 +17,10 @@ is read (10055). Half-open connections are dropped by TCP keepalive and
 
 With ``auth-token`` set (an extension), a client's first frame must be
 ``AUTH_PREFIX + token`` (``replicator client --token``); anything else closes the
-connection (WARN 60103) before a single request is handled. Only loopback addresses
-should be served without it: ``check-config`` warns otherwise, and an ``uri`` without a
+connection (WARN 60103) before a single request is handled. With ``tls-cert`` and
+``tls-key`` (PEM files, an extension) the connection is TLS (``ssl`` module; clients use
+``replicator client --tls-ca``); the TLS handshake counts against ``HANDSHAKE_S``. Only
+loopback addresses should be served without authentication: ``check-config`` warns otherwise, and an ``uri`` without a
 host binds 127.0.0.1 (OLR binds every interface). Unlike OpenLogReplicator the listener
 does not set SO_REUSEPORT, so a second process cannot share the port.
 """
@@ -28,6 +30,7 @@ from __future__ import annotations
 import hmac
 import selectors
 import socket
+import ssl
 import struct
 import time
 from collections import deque
@@ -58,7 +61,7 @@ class TcpTransport(Transport):
     """A non-blocking TCP listener with one client connection (see the module docstring)."""
 
     def __init__(self, host: str, port: str, events: TransportEvents, client_timeout_s: float,
-                 auth_token: str | None = None) -> None:
+                 auth_token: str | None = None, tls: ssl.SSLContext | None = None) -> None:
         self.host, self.port = host, port
         self.events = events
         self.client_timeout_s = client_timeout_s
@@ -66,6 +69,8 @@ class TcpTransport(Transport):
         self.request_s = min(REQUEST_S, client_timeout_s)
         self._token = AUTH_PREFIX + auth_token.encode() if auth_token else None
         self._authenticated = False
+        self._tls = tls
+        self._tls_pending = False  # TLS handshake of the current client not finished
         self._handshaken = False  # the client's START/CONTINUE was accepted at least once
         self._connected_at = 0.0
         self._request_started = 0.0  # when the first byte of the pending request arrived
@@ -136,8 +141,11 @@ class TcpTransport(Transport):
         events.sort(key=lambda item: item[0].data != "client")
         for key, mask in events:
             if key.data == "client" and self._client is not None:
-                if mask & selectors.EVENT_READ:
+                if mask & selectors.EVENT_READ or self._tls_pending:
                     self._read()
+                    while self._client is not None and isinstance(self._client, ssl.SSLSocket) \
+                            and self._client.pending() and self._read():
+                        pass  # decrypted bytes already buffered: the selector will not report them
                 if mask & selectors.EVENT_WRITE and self._client is not None:
                     self._flush()
             elif key.data == "listen":
@@ -160,6 +168,14 @@ class TcpTransport(Transport):
             self.drop_client(f"replaced by {_peer(peer)} (it had not started replication)")
         sock.setblocking(False)
         _tune(sock)
+        if self._tls is not None:
+            try:
+                sock = self._tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+            except (ssl.SSLError, OSError) as exc:
+                log.warning(60103, f"client {_peer(peer)}: TLS setup failed: {exc}")
+                sock.close()
+                return
+            self._tls_pending = True
         self._client, self._peer = sock, _peer(peer)
         self._rbuf.clear()
         self._last_activity = self._connected_at = time.monotonic()
@@ -179,9 +195,11 @@ class TcpTransport(Transport):
     def _read(self) -> bool:
         """Read and dispatch one chunk; False when nothing more is readable now."""
         assert self._client is not None
+        if self._tls_pending and not self._tls_handshake():
+            return False
         try:
             data = self._client.recv(65536)
-        except (BlockingIOError, InterruptedError):
+        except (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
             return False
         except OSError as exc:
             self.drop_client(f"receive failed: {exc}")
@@ -216,6 +234,26 @@ class TcpTransport(Transport):
                 continue
             self.events.on_request(frame)
         return self._client is not None
+
+    def _tls_handshake(self) -> bool:
+        """Advance the TLS handshake; True once it is done."""
+        client = self._client
+        assert isinstance(client, ssl.SSLSocket)
+        try:
+            client.do_handshake()
+        except ssl.SSLWantReadError:
+            self._selector.modify(client, selectors.EVENT_READ, "client")
+            return False
+        except ssl.SSLWantWriteError:
+            self._selector.modify(client, selectors.EVENT_READ | selectors.EVENT_WRITE, "client")
+            return False
+        except (ssl.SSLError, OSError) as exc:
+            log.warning(60103, f"client {self._peer}: TLS handshake failed: {exc}")
+            self.drop_client("TLS handshake failed")
+            return False
+        self._tls_pending = False
+        self._selector.modify(client, selectors.EVENT_READ | (selectors.EVENT_WRITE if self._out else 0), "client")
+        return True
 
     def _check_timeouts(self) -> None:
         if self._client is None:
@@ -263,13 +301,15 @@ class TcpTransport(Transport):
     def _flush(self) -> None:
         """sendmsg as much as the socket takes; keep EVENT_WRITE registered while data waits."""
         client = self._client
-        if client is None:
+        if client is None or self._tls_pending:
             return
+        tls = isinstance(client, ssl.SSLSocket)
         while self._out:
             chunks = [self._out[i] for i in range(min(IOV_MAX, len(self._out)))]
             try:
-                sent = client.sendmsg(chunks)
-            except (BlockingIOError, InterruptedError):
+                # SSLSocket has no sendmsg: one joined write (TLS records are built from it anyway)
+                sent = client.send(b"".join(chunks)) if tls else client.sendmsg(chunks)
+            except (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
                 break
             except OSError as exc:
                 self.drop_client(f"send failed: {exc}")
@@ -304,6 +344,7 @@ class TcpTransport(Transport):
         self._selector.unregister(self._client)
         self._client.close()
         self._client = None
+        self._tls_pending = False
         self._rbuf.clear()
         self._out.clear()
         self._out_bytes = 0
@@ -336,4 +377,11 @@ class NetworkWriter(StreamWriter):
     def make_transport(self) -> Transport:
         """A TCP listener for the configured ``host:port``."""
         config: NetworkWriterConfig = self.config
-        return TcpTransport(config.host, config.port, self, self.client_timeout_s, config.auth_token)
+        tls = None
+        if config.tls_cert:
+            tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            try:
+                tls.load_cert_chain(config.tls_cert, config.tls_key or None)
+            except (OSError, ssl.SSLError) as exc:
+                raise RuntimeFailure(f"network writer: cannot load tls-cert {config.tls_cert}: {exc}", 10061) from exc
+        return TcpTransport(config.host, config.port, self, self.client_timeout_s, config.auth_token, tls)

@@ -145,3 +145,34 @@ def test_zeromq_closes_idle_and_excess_connections() -> None:
             s.close()
     finally:
         writer.close()
+
+
+def _self_signed(tmp_path) -> tuple[str, str]:
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is needed to make a test certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True, timeout=60)
+    return str(cert), str(key)
+
+
+def test_tls_with_token(tmp_path) -> None:
+    cert, key = _self_signed(tmp_path)
+    writer = make_writer("network", [], auth_token="s3cret", tls_cert=cert, tls_key=key, drain_timeout_s=0.5)
+    producer = Producer(writer, 50).start()
+    try:
+        plain = client("network", writer)  # no TLS: the handshake fails, the connection is closed
+        with pytest.raises(RuntimeFailure):
+            plain.request(pb.INFO)
+        plain.close()
+        member = StreamClient("network", writer.address, DATABASE, "json", 5.0, token="s3cret", tls_ca=cert)
+        member.open()
+        assert member.start("now").code == pb.REPLICATE
+        assert [number_of(member.receive(5.0) or b"") for _ in range(50)] == list(range(50))
+        member.close()
+    finally:
+        producer.join()
