@@ -155,12 +155,16 @@ class Daemon:
             engine.tally = Tally(self.config.metrics.tag_names or "none")
         if confirmed is not None and confirmed.output is not None and hasattr(writer, "resume_at"):
             writer.resume_at = confirmed.output  # cut the output back to what the checkpoint covers
-        elif confirmed is None and hasattr(writer, "existing_output"):
+        elif hasattr(writer, "existing_output"):
             existing = writer.existing_output()
-            if existing:
+            if existing and confirmed is None:
                 log.warning(60101, f"output {existing[-1]} already holds messages, but there is no confirmed "
                                    f"position ({self.manager.position_path.name} deleted, or a new state "
                                    f"directory?): the replay from the start is appended after them (duplicates)")
+            elif existing:
+                log.warning(60101, f"output {existing[-1]} already holds messages, but the confirmed position "
+                                   f"({self.manager.position_path.name}) does not say how much of it: messages "
+                                   f"after the position are appended after them (duplicates if they were written)")
         seq, offset = cp.restart_position
         if seq == 0:
             seq = self._first_sequence(locator, parser_opts.first_data_scn)
@@ -247,8 +251,12 @@ class Daemon:
     def save_position(self, snapshot: tuple, output: tuple[str, int] | None, force: bool = False) -> None:
         """Persist a confirmed position if it moved (at most every POLL_SAVE_S unless forced).
 
-        The output size is stored only when nothing was pending: then the file holds
-        exactly the confirmed messages, and a restart may cut it back to that size.
+        The output size is stored with it: only the file writer reports one, and it
+        confirms each message as it writes it, so after the flush the file holds exactly
+        the confirmed messages (messages handed on but not yet written, counted in
+        ``pending``, are not in it) and a restart may cut it back to that size. (Storing
+        it only when nothing was pending left checkpoints without it under load; the
+        restart then appended a full replay after the checkpoint: duplicated lines.)
         """
         confirmed, (scn, idx), pending = snapshot
         if not self._save_due(confirmed, force):
@@ -257,7 +265,7 @@ class Daemon:
         header = self.engine.parser.header
         if self.manager.save_confirmed(Confirmed(self.source.name, scn, idx, header.resetlogs if header else 0,
                                                  header.activation if header else 0, confirmed,
-                                                 output if pending == 0 else None)):
+                                                 output)):
             self._last_save, self._saved = now, confirmed
 
     # ----------------------------------------------------------------- hot reload
