@@ -146,6 +146,7 @@ CATALOGUE: dict[int, str] = {
     20006: "checkpoint offset is not a multiple of 512",
     20007: "configured owners differ from the checkpoint users",
     20008: "dictionary row ID is not an 18-character ROWID",
+    20100: "spark job --available-now: the topic ends inside transactions (events still pending)",
     30001: "invalid configuration value",
     30002: "invalid command-line arguments",
     30005: "file writer: bad % pattern in output",

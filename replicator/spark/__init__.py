@@ -1,4 +1,4 @@
-"""The Spark consumer: the replicator's Kafka topic -> analytic tables in a lake directory.
+"""The Spark consumer: the replicator's Kafka topic -> analytic tables as Delta Lake tables.
 
 A PySpark Structured Streaming job (``replicator spark run``) reads the change stream
 (OpenLogReplicator JSON or Debezium), assembles whole transactions, and in each
@@ -9,11 +9,10 @@ commit order and idempotently. Layout of the package:
 * :mod:`.parse`, :mod:`.debezium`, :mod:`.timeparse`   messages -> normalized events
 * :mod:`.source`, :mod:`.kafka_io`   a Python data source reading Kafka with confluent-kafka
 * :mod:`.stream`    picks the native ``kafka`` format or the Python source
-* :mod:`.txn`       transaction completeness and the commit-order watermark
 * :mod:`.coltypes`, :mod:`.tableschema`, :mod:`.ddl`   Oracle columns -> Spark columns, DDL
-* :mod:`.fold`, :mod:`.tables`   latest row per key with the no-backwards guard, per table
-* :mod:`.manifest`, :mod:`.store`, :mod:`.delta`   parquet snapshots / Delta MERGE
-* :mod:`.changelog`, :mod:`.apply`, :mod:`.metrics`, :mod:`.job`, :mod:`.cli`
+* :mod:`.assemble`, :mod:`.tablefold`, :mod:`.arrowconv`   transactions, fold per key, typed Arrow
+* :mod:`.lakestore`, :mod:`.state`   Delta Lake tables (delta-rs or Spark Delta), job state
+* :mod:`.apply`, :mod:`.metrics`, :mod:`.job`, :mod:`.cli`
 * :mod:`.reader`, :mod:`.bench`   reading the lake; throughput and latency benchmark
 
 See docs/spark.md.

@@ -1,163 +1,183 @@
-"""The foreachBatch function: one micro-batch of events -> one committed lake snapshot.
+"""The foreachBatch function: one micro-batch of events -> Delta commits, in a fixed order.
 
-Steps: add the pending buffer; stop on unusable messages; keep whole transactions in
-commit order (:mod:`.txn`); update schemas and keys; fold each table's changes into its
-touched buckets (:mod:`.tables`); stage the change log; commit tables, schemas, pending
-buffer and batch id together (:mod:`.store`); then move the change log into place.
+Per batch: the events come to the driver as one Arrow table (one Spark job: the Kafka
+read and the parse run in the executors' Python workers); whole transactions are kept in
+commit order (:mod:`.assemble`); schemas, DDL and keys are decided for every table, and
+missing keys fail the batch before anything is written, naming every table concerned
+(:mod:`.tablefold`); each table's changes are folded over its stored rows. Then, each
+commit carrying the application transaction (query id, batch id):
 
-A batch Spark replays after a crash (same query, same batch id) that was already
-committed is skipped; its change log is finished if the crash came before that.
+1. the change log (append), 2. each current-state table (MERGE, or overwrite after a
+rename/drop/truncate), 3. the job state (schemas, applied SCN, pending buffer).
+
+A batch Spark replays after a crash skips each commit it finds already made, table by
+table; a batch whose state commit is there is skipped whole.
 """
 
 from __future__ import annotations
 
-import json
 import logging
+import os
+import signal
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
+from datetime import datetime
 from typing import Any
 
 from replicator.errors import DataError
-from replicator.spark.changelog import ddl_rows, publish, stage
+from replicator.spark.assemble import assemble
 from replicator.spark.keys import KeyResolver
-from replicator.spark.manifest import Manifest
+from replicator.spark.lakestore import DeltaLake
 from replicator.spark.metrics import BatchMetrics, MetricsSink
 from replicator.spark.options import JobOptions
-from replicator.spark.parse import event_spark_schema
-from replicator.spark.tables import apply_table, key_changes, plan_tables
-from replicator.spark.txn import split, summarize
+from replicator.spark.state import JobState
+from replicator.spark.tablefold import change_rows, change_schema, conform_stored, fold_table, key_rows, plan_tables
 
 log = logging.getLogger("replicator.spark")
+# Tests only: SIGKILL the driver at the first table commit, after at least this many, that is
+# followed by another table's commit in the same batch (so the kill lands between two tables).
+CRASH_ENV = "REPLICATOR_SPARK_TEST_KILL_AFTER_TABLE_COMMITS"
 
 
 class BatchApplier:
-    """Callable for ``writeStream.foreachBatch``; owns the lake's manifest between batches."""
+    """Callable for ``writeStream.foreachBatch``; keeps the job state between batches."""
 
-    def __init__(self, opts: JobOptions, store: Any, sink: MetricsSink, pending_timeout: float = 300.0):
+    def __init__(self, opts: JobOptions, lake: DeltaLake, sink: MetricsSink, pending_timeout: float = 300.0):
         self.opts = opts
-        self.store = store
+        self.lake = lake
         self.sink = sink
         self.keys = KeyResolver(opts)
         self.pending_timeout = pending_timeout
-        self.manifest: Manifest = store.load(opts.buckets)
-        if self.manifest.batch >= 0 and self.manifest.buckets != opts.buckets:
-            log.warning("the lake was created with %d buckets per table; --buckets %d ignored",
-                        self.manifest.buckets, opts.buckets)
-        self.buckets = self.manifest.buckets or opts.buckets
-        self.threads = 4  # concurrent Spark jobs per batch (tables, change log, pending buffer)
-        self.last_applied = self.last_pending = 0
-        self._finish_changelog(self.manifest)
+        self.state: JobState = lake.load_state()
+        self.query_id = ""
+        self._started = threading.Event()
+        self._commits = 0
+        self._crash_after = int(os.environ.get(CRASH_ENV, "0") or 0)
+        self.threads = 4  # tables read, folded and merged at once (delta-rs works outside the GIL)
 
-    def query_id(self) -> str:
-        """The streaming query's id from the Spark checkpoint (a new checkpoint = a new query)."""
-        try:
-            return str(json.loads((Path(self.opts.checkpoint) / "metadata").read_text())["id"])
-        except (OSError, ValueError, KeyError):
-            return ""
+    def set_query(self, query_id: str) -> None:
+        """The streaming query's id (from the checkpoint): part of the application transaction id."""
+        self.query_id = query_id
+        self._started.set()
 
-    def _finish_changelog(self, m: Manifest) -> None:
-        if m.changelog_staging and hasattr(self.store, "root"):
-            moved = publish(self.store.root / "_data" / "_staging" / m.changelog_staging,
-                            self.store.root / "changes", m.batch)
-            m.changelog_staging = None
-            self.store.rewrite_manifest(m)
-            log.debug("change log of batch %d published (%d files)", m.batch, moved)
+    @property
+    def app_id(self) -> str:
+        """The Delta application transaction id of this query's batches."""
+        return f"replicator-spark-{self.query_id}"
 
     def __call__(self, batch: Any, batch_id: int) -> None:
         """Apply one micro-batch (``batch`` holds parsed events)."""
-        m = self.manifest
-        if batch_id <= m.batch and m.query_id == self.query_id():
+        self._started.wait(120)
+        st = self.state
+        if st.query_id == self.query_id and batch_id <= st.batch:
             log.info("batch %d was committed before a restart: skipped", batch_id)
-            self._finish_changelog(m)
-            self.sink.record(BatchMetrics(batch_id, skipped=True, applied_scn=m.applied_scn))
+            self.sink.record(BatchMetrics(batch_id, skipped=True, applied_scn=st.applied_scn))
             return
         started = time.monotonic()
-        self._apply(batch, batch_id, BatchMetrics(batch_id), started)
+        metrics = BatchMetrics(batch_id)
+        events = batch.toArrow()  # the Spark job: Kafka read and parse in the executors
+        metrics.read_seconds = time.monotonic() - started
+        self._apply(events, batch_id, metrics, started)
 
-    def _apply(self, batch: Any, batch_id: int, metrics: BatchMetrics, started: float) -> None:
-        from pyspark.sql import functions as F
+    def _fold(self, ev: dict[str, list[Any]], name: str, plan: Any) -> Any:
+        """Read what the table stores for the batch's keys (every row when it is rewritten) and fold."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
 
-        spark, m, opts = batch.sparkSession, self.manifest, self.opts
-        version = self.store.new_version(batch_id)
-        events = batch
-        if m.pending:
-            events = events.unionByName(spark.read.schema(event_spark_schema()).parquet(self.store.pending_path(m)))
-        events = events.persist()
-        try:
-            asm = split(events, summarize(events), atomic=opts.atomic, applied_scn=m.applied_scn,
-                        pending_timeout=self.pending_timeout)
-            if asm.error:
-                raise DataError(f"batch {batch_id}: {asm.error}", 20003)
-            ddl = []
-            if any(t.ddl for t in asm.tables.values()):
-                ddl = asm.ready.where(F.col("kind") == "ddl").orderBy("commit_scn", "c_scn", "c_idx", "elem").collect()
-            plans = plan_tables(asm.ready, asm.tables, ddl, m.tables, self.keys)
-            keyed = key_changes(asm.ready, plans, self.buckets)
-            try:
-                new = self._write(asm, plans, ddl, version, batch_id)
-            finally:
-                if keyed is not None:
-                    keyed.unpersist()
-        finally:
-            events.unpersist()
-        self.store.commit(new)
-        self.manifest = new
-        self._finish_changelog(new)
+        stored = self.lake.read_rows(name)
+        if stored is not None and not plan.rewrite:
+            touched = {k for pair in plan.keys for k in pair if k is not None}
+            stored = stored.filter(pc.is_in(stored["_key"], pa.array(sorted(touched), pa.string())))
+        elif plan.rewrite:
+            stored = conform_stored(stored, plan)
+        return fold_table(ev, plan, stored, self.opts.hints.timestamp, self.opts.unbounded_number)
+
+    def _committed(self, more: bool) -> None:
+        self._commits += 1
+        if self._crash_after and self._commits >= self._crash_after and more:
+            log.warning("test hook %s: killing the driver after %d table commits", CRASH_ENV, self._commits)
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    def apply_arrow(self, events: Any, batch_id: int) -> BatchMetrics:
+        """Apply a batch of events given as an Arrow table (what ``__call__`` does after the Spark job)."""
+        metrics = BatchMetrics(batch_id)
+        self._apply(events, batch_id, metrics, time.monotonic())
+        return metrics
+
+    def _apply(self, events: Any, batch_id: int, metrics: BatchMetrics, started: float) -> None:
+        import pyarrow as pa
+
+        st, opts, lake, app = self.state, self.opts, self.lake, self.app_id
+        if st.pending is not None and st.pending.num_rows:
+            events = pa.concat_tables([events, st.pending.cast(events.schema)])
+        metrics.events = events.num_rows
+        if not events.num_rows:  # nothing new and nothing buffered: no commit at all
+            metrics.applied_scn = st.applied_scn
+            self.sink.record(metrics)
+            return
+        asm = assemble(events, atomic=opts.atomic, applied_scn=st.applied_scn, pending_timeout=self.pending_timeout,
+                       was_applied=lake.applied_transactions)
+        if asm.error:
+            raise DataError(f"batch {batch_id}: {asm.error}", 20003)
+        if asm.dropped_replays:
+            log.info("batch %d: %d leftover(s) of transactions applied before (producer replay) dropped", batch_id,
+                     asm.dropped_replays)
+        ev = asm.ready.to_pydict()
+        ev["_before"] = [None if m is None else dict(m) for m in ev["before"]]
+        ev["_after"] = [None if m is None else dict(m) for m in ev["after"]]
+        plans = plan_tables(ev, st.tables, self.keys)
+        key_rows(ev, plans)  # every table's keys checked before anything is written
+
+        done = {name for name in plans if lake.done(lake.table_uri(name), app, batch_id)}
+        work = [name for name in plans if name not in done]
+        with ThreadPoolExecutor(max_workers=self.threads) as pool:  # delta-rs reads outside the GIL
+            folded = dict(zip(work, pool.map(lambda name: self._fold(ev, name, plans[name]), work)))
+        metrics.fold_seconds = time.monotonic() - started - metrics.read_seconds
+        log_cols: dict[str, list[Any]] = {}
+        for name, f in folded.items():
+            for c, values in change_rows(ev, name, f.changes, f.change_keys, plans[name].ddl).items():
+                log_cols.setdefault(c, []).extend(values)
+        if log_cols.get("table") and not lake.done(lake.changes_uri, app, batch_id):
+            lake.append_changes(pa.Table.from_pydict(log_cols, schema=change_schema()), app, batch_id)
+        todo = [n for n, f in folded.items() if plans[n].rewrite or f.rows.num_rows]
+
+        def commit(name: str) -> None:
+            if plans[name].rewrite:
+                lake.overwrite(name, folded[name].rows, app, batch_id)
+            else:
+                lake.merge(name, folded[name].rows, app, batch_id)
+
+        if self._crash_after:  # one by one, so the test hook lands between two tables' commits
+            for i, name in enumerate(todo):
+                commit(name)
+                self._committed(i + 1 < len(todo))
+        else:  # one commit per table, each atomic by itself: no order among them is needed
+            with ThreadPoolExecutor(max_workers=self.threads) as pool:
+                list(pool.map(commit, todo))
+
+        ready_scns = [s for s, k in zip(ev["commit_scn"], ev["kind"]) if k in ("dml", "ddl") and s is not None]
+        times = [t for t in ev["commit_ts"] if t is not None] or [t for t in ev["k_ts"] if t is not None]
+        newest: datetime | None = max(times) if times else None
+        new = JobState(batch=batch_id, query_id=self.query_id, applied_scn=max([st.applied_scn, *ready_scns]),
+                       applied_ts=newest.timestamp() if newest else st.applied_ts,
+                       tables={**st.tables, **{n: p.schema for n, p in plans.items()}}, pending=asm.pending)
+        lake.commit_state(new, app, batch_id)
+        self.state = new
+        visible = time.time()
+        self.sink.add_lags([visible - t.timestamp() for f in folded.values() for i in f.changes
+                            if (t := ev["commit_ts"][i]) is not None])
+
         metrics.messages, metrics.max_seen_scn = asm.messages, asm.max_seen_scn
-        metrics.ready = sum(t.rows for t in asm.tables.values())
-        metrics.applied = self.last_applied
-        metrics.stale = max(0, metrics.ready - metrics.applied)
-        metrics.tables, metrics.pending = len(plans), self.last_pending
+        metrics.ready = sum(len(p.rows) for p in plans.values())
+        metrics.applied = sum(len(f.changes) for f in folded.values())
+        metrics.stale = sum(f.stale for f in folded.values())
+        metrics.tables, metrics.pending = len(plans), new.pending_rows
         metrics.incomplete_txns, metrics.dropped_txns = asm.incomplete, asm.dropped
         metrics.applied_scn = new.applied_scn
         metrics.lag_scn = max(0, metrics.max_seen_scn - new.applied_scn)
         metrics.lag_seconds = time.time() - new.applied_ts if new.applied_ts else None
         metrics.duration_seconds = time.monotonic() - started
+        if done:
+            log.info("batch %d: tables committed before a restart skipped: %s", batch_id, ", ".join(sorted(done)))
         self.sink.record(metrics)
-
-    def _write(self, asm: Any, plans: dict[str, Any], ddl: list[Any], version: str, batch_id: int) -> Manifest:
-        """Run the table writes, the change log and the pending buffer as concurrent Spark jobs."""
-        from pyspark.sql import functions as F
-
-        m, opts = self.manifest, self.opts
-        staging = self.store.staging_path(version)
-        pending_dir = self.store.pending_path_for(version)
-        with ThreadPoolExecutor(max_workers=self.threads) as pool:
-            # Spark runs jobs from several threads at once: the driver-side overhead of one
-            # overlaps the executors' work of another.
-            tables = {name: pool.submit(apply_table, self.store, name, plan, version, opts, self.buckets)
-                      for name, plan in plans.items()}
-            pend = None
-            if asm.watermark is not None:  # otherwise nothing waits for a later batch
-                pend = pool.submit(lambda: asm.pending.write.mode("overwrite").parquet(pending_dir))
-            logs = [f.result() for f in tables.values()]
-            logs = [df for df in logs if df is not None]
-            if ddl:
-                logs.append(ddl_rows(asm.ready.where(F.col("kind") == "ddl")))
-            if logs:
-                union = logs[0]
-                for part in logs[1:]:
-                    union = union.unionByName(part)
-                stage(union, staging)
-            if pend is not None:
-                pend.result()
-        self.last_applied = max(0, parquet_rows(staging) - len(ddl))
-        self.last_pending = parquet_rows(Path(pending_dir))
-        tables_after = dict(m.tables)
-        tables_after.update({name: plan.entry for name, plan in plans.items()})
-        applied_scn = max([m.applied_scn] + [t.max_scn for t in asm.tables.values()])
-        newest = max([t.max_ts for t in asm.tables.values() if t.max_ts is not None], default=None)
-        return Manifest(batch=batch_id, query_id=self.query_id(), snapshot=version, buckets=self.buckets,
-                        tables=tables_after, pending=version if self.last_pending else None,
-                        changelog_staging=version if logs else None, applied_scn=applied_scn,
-                        applied_ts=newest.timestamp() if newest else m.applied_ts)
-
-
-def parquet_rows(directory: Path) -> int:
-    """Rows in the parquet files under ``directory`` (footers only; 0 when absent)."""
-    import pyarrow.parquet as pq
-
-    if not directory.is_dir():
-        return 0
-    return sum(pq.ParquetFile(f).metadata.num_rows for f in directory.rglob("*.parquet"))

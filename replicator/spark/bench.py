@@ -4,11 +4,12 @@ Throughput: redogen's ``oltp`` workload (10 tables of 5-60 columns, 50 sessions,
 inserts/updates/deletes, rollbacks) -> ``replicator run`` with the kafka writer -> the
 Spark job draining the topic; reported from the job's own batch metrics.
 
-Latency: with the job running (processing-time trigger), one small transaction at a time
-is written as redo, replicated to Kafka, and the lake is polled until the row is
-visible. Reported from the moment the redo file holding the commit is complete, split
-into redo -> Kafka (a ``replicator run`` process, including its start-up) and Kafka ->
-visible (the Spark job). Runs against a local tansu broker unless --bootstrap-servers.
+Lag: with the job running (processing-time trigger), OLR JSON transactions stamped with
+the wall clock as their commit time (``e_tm``) are written to a topic at ``--lag-rate``
+rows/s; each row's lag is the time its batch's last commit was made minus its commit
+time; p50/p99 over all rows are reported. The replicator's own redo -> Kafka latency is
+not included (see the replicator's benchmarks). Runs against a local tansu broker unless
+--bootstrap-servers.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -32,11 +32,11 @@ FORMAT = {"type": "json", "scn-type": 8, "timestamp-type": 8, "schema": 1, "rid"
 def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``replicator spark bench``."""
     p.add_argument("--size", default="40MB", help="redo to generate for the throughput run (default 40MB)")
-    p.add_argument("--samples", type=int, default=5, help="latency samples (default 5)")
+    p.add_argument("--lag-rate", type=float, default=5000.0, help="rows/s written during the lag run (default 5000)")
+    p.add_argument("--lag-seconds", type=float, default=30.0, help="length of the lag run (default 30 s)")
     p.add_argument("--partitions", type=int, default=3, help="partitions of the topic")
     p.add_argument("--max-offsets-per-trigger", type=int, default=15000,
                    help="records per batch (default 15000; the first batch also pays the JVM warm-up)")
-    p.add_argument("--buckets", type=int, default=8, help="hash buckets per table (default 8)")
     p.add_argument("--bootstrap-servers", default="", help="use this broker instead of a local tansu")
     p.add_argument("--master", default="local[2]")
     p.add_argument("--workdir", default="", help="keep files here (default: a temporary directory)")
@@ -89,7 +89,7 @@ def throughput(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any)
     produce_s = time.monotonic() - started
     lake = work / "lake-oltp"
     opts = JobOptions(lake=str(lake), bootstrap_servers=bootstrap, topic="bench.oltp", available_now=True,
-                      max_offsets_per_trigger=args.max_offsets_per_trigger, buckets=args.buckets,
+                      max_offsets_per_trigger=args.max_offsets_per_trigger,
                       rowid_tables=[t.full_name for t in sc.tables if t.supplemental == "none"])
     started = time.monotonic()
     run_job(opts, spark=spark)
@@ -107,46 +107,74 @@ def throughput(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any)
                                                                              for b in batches]}
 
 
-def latency(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any) -> list[tuple[float, float]]:
-    """(redo -> Kafka, redo -> visible) seconds for each sample transaction."""
-    from replicator.redogen.generate import generate
-    from replicator.redogen.scenario import ColumnSpec, Event, Scenario, TableSpec
-    from replicator.spark.job import run_job
-    from replicator.spark.options import JobOptions
-    from replicator.spark.reader import read_rows_arrow
+LAG_COLUMNS = [{"name": "ID", "type": "number", "precision": 12, "scale": 0, "nullable": False},
+               {"name": "QTY", "type": "number", "precision": 10, "scale": 0, "nullable": True},
+               {"name": "NOTE", "type": "varchar2", "length": 40, "nullable": True}]
 
-    _create_topic(bootstrap, "bench.latency", 1)
-    lake = work / "lake-latency"
-    opts = JobOptions(lake=str(lake), bootstrap_servers=bootstrap, topic="bench.latency", trigger_seconds=0.5,
-                      keys={"BENCH.LAT": ["ID"]})
+
+def _steady_producer(bootstrap: str, topic: str, rate: float, seconds: float, stop: threading.Event) -> int:
+    """OLR JSON transactions (scn-type 8, e_tm = the wall clock at commit) at ``rate`` rows/s."""
+    from confluent_kafka import Producer
+
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "enable.idempotence": True})
+    rows_per_txn, sent, scn, started = 50, 0, 5_000_000, time.monotonic()
+    while not stop.is_set() and time.monotonic() - started < seconds:
+        due = int(rate * (time.monotonic() - started))
+        while sent < due:
+            scn += 10
+            commit_ns = time.time_ns()
+            base = {"e_scn": scn + 5, "e_tm": commit_ns, "c_scn": scn, "xid": f"7.{scn}.1"}
+            elements: list[dict[str, Any]] = [{"op": "begin"}]
+            for i in range(sent, sent + rows_per_txn):
+                if i % 4 == 3:  # every fourth change updates an earlier row
+                    elements.append({"op": "u", "schema": {"owner": "BENCH", "table": "LAG", "columns": LAG_COLUMNS},
+                                     "before": {"ID": str(i - 3)}, "after": {"ID": str(i - 3), "QTY": str(i)}})
+                else:
+                    elements.append({"op": "c", "schema": {"owner": "BENCH", "table": "LAG", "columns": LAG_COLUMNS},
+                                     "after": {"ID": str(i), "QTY": "1", "NOTE": f"row {i}"}})
+            elements.append({"op": "commit"})
+            for idx, el in enumerate(elements, start=1):
+                p.produce(topic, json.dumps({**base, "c_idx": idx, "payload": [el]}).encode())
+            sent += rows_per_txn
+        p.poll(0)
+        time.sleep(0.02)
+    p.flush(30)
+    return sent
+
+
+def latency(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any) -> dict[str, Any]:
+    """Commit-to-visible lag of every row while transactions arrive at ``--lag-rate`` rows/s."""
+    from replicator.spark.job import run_job
+    from replicator.spark.metrics import MetricsSink
+    from replicator.spark.options import FormatHints, JobOptions
+
+    _create_topic(bootstrap, "bench.lag", 1)
+    lake = work / "lake-lag"
+    opts = JobOptions(lake=str(lake), bootstrap_servers=bootstrap, topic="bench.lag", trigger_seconds=0.2,
+                      keys={"BENCH.LAG": ["ID"]}, hints=FormatHints(scn_type=8, timestamp_type=8))
+    sink = MetricsSink(str(lake), keep_lags=True)
     stop = threading.Event()
-    job = threading.Thread(target=run_job, kwargs={"opts": opts, "spark": spark, "stop": stop}, daemon=True)
+    job = threading.Thread(target=run_job, kwargs={"opts": opts, "spark": spark, "stop": stop, "sink": sink},
+                           daemon=True)
     job.start()
-    table = TableSpec("BENCH", "LAT", [ColumnSpec("ID", "NUMBER(10)", False), ColumnSpec("NOTE", "VARCHAR2(40)")],
-                      ["ID"])
-    samples = []
     try:
-        for i in range(args.samples + 1):  # the first sample warms the job up and is not counted
-            sc = Scenario(tables=[table], timeline=[Event("insert", 1, "LAT", {"ID": i, "NOTE": f"sample {i}"}),
-                                                    Event("commit", 1)],
-                          start_scn=3_000_000 + i * 10_000, name="LAT", format=dict(FORMAT))
-            result = generate(sc, work / f"lat{i}", with_expected=False)
-            committed = time.monotonic()  # the redo holding the commit is on disk now
-            _replicate(result.config, bootstrap, "bench.latency")
-            in_kafka = time.monotonic()
-            deadline = committed + 120
-            while time.monotonic() < deadline:
-                if any(str(r.get("ID")) == str(i) for r in read_rows_arrow(str(lake), "BENCH.LAT")):
-                    break
-                time.sleep(0.05)
-            else:
-                raise RuntimeError(f"latency sample {i} never became visible")
-            if i:
-                samples.append((in_kafka - committed, time.monotonic() - committed))
+        deadline = time.monotonic() + 120  # the query's start-up and first (warm-up) batch
+        while not sink.recent and time.monotonic() < deadline:
+            time.sleep(0.2)
+        sent = _steady_producer(bootstrap, "bench.lag", args.lag_rate, args.lag_seconds, stop)
+        deadline = time.monotonic() + 300
+        while len(sink.lags or []) < sent and time.monotonic() < deadline:
+            time.sleep(0.2)
     finally:
         stop.set()
         job.join(120)
-    return samples
+    lags = sorted(sink.lags or [])
+    if not lags:
+        raise RuntimeError("no row became visible")
+
+    def pct(q: float) -> float:
+        return lags[min(len(lags) - 1, int(q * len(lags)))]
+    return {"rows": len(lags), "sent": sent, "p50": pct(0.5), "p99": pct(0.99), "max": lags[-1]}
 
 
 def bench_main(args: argparse.Namespace) -> int:
@@ -167,12 +195,9 @@ def bench_main(args: argparse.Namespace) -> int:
               f"rows/s wall incl. query start ({t['job_wall_s']:.1f} s); rows per batch {t['batch_rows']} in "
               f"{t['batch_seconds']} s; replicator run to Kafka took {t['replicator_s']:.1f} s")
         lat = latency(work, args, bootstrap, spark)
-        kafka = [a for a, _ in lat]
-        total = [b for _, b in lat]
-        print(f"latency (commit written to redo -> row visible), {len(lat)} samples: "
-              f"median {statistics.median(total):.2f} s, max {max(total):.2f} s; of which redo -> Kafka "
-              f"(replicator process incl. start-up) median {statistics.median(kafka):.2f} s, Kafka -> visible "
-              f"median {statistics.median(b - a for a, b in lat):.2f} s")
+        print(f"lag (commit time e_tm -> row visible in the Delta table) at {args.lag_rate:.0f} rows/s for "
+              f"{args.lag_seconds:.0f} s: p50 {lat['p50']:.2f} s, p99 {lat['p99']:.2f} s, max {lat['max']:.2f} s "
+              f"({lat['rows']} of {lat['sent']} rows visible)")
         return 0
     finally:
         spark.stop()

@@ -23,22 +23,29 @@ def _pair(text: str, what: str) -> tuple[str, str]:
 def add_job_arguments(p: argparse.ArgumentParser) -> None:
     """Options shared by ``run`` and ``bench``."""
     p.add_argument("--lake", "--output", dest="lake", required=True,
-                   help="lake directory (tables, change log, snapshots)")
+                   help="lake directory or URI (file:, s3://, abfss://...): Delta tables, change log, job state")
     p.add_argument("-f", "--olr-config", help="the replicator's OpenLogReplicator.json: format options, "
                    "Kafka topic and brokers, key rules, schema checkpoint (primary keys)")
     p.add_argument("--olr-format", help="the producer's format section as JSON (instead of --olr-config)")
     p.add_argument("--bootstrap-servers", default="", help="Kafka brokers host:port[,...]")
-    p.add_argument("--topic", default="", help="Kafka topic")
+    p.add_argument("--topic", default="", help="Kafka topic(s), comma-separated")
+    p.add_argument("--topic-pattern", default="", help="regular expression of Kafka topics (instead of --topic)")
     p.add_argument("--checkpoint", default="", help="Spark checkpoint directory (default: LAKE/_checkpoint)")
     p.add_argument("--source", default="auto", choices=("auto", "kafka", "python"),
                    help="kafka = Spark's kafka format (needs the jar); python = confluent-kafka data source")
-    p.add_argument("--store", default="auto", choices=("auto", "parquet", "delta"))
+    p.add_argument("--store", default="auto", choices=("auto", "delta-rs", "spark-delta"),
+                   help="Delta writer: delta-rs (no JVM jars) or Spark's Delta (delta-spark jars); auto = Spark's "
+                        "when its jars are on the classpath")
+    p.add_argument("--storage-option", action="append", default=[], metavar="NAME=VALUE",
+                   help="delta-rs object store option (AWS_REGION, AZURE_STORAGE_ACCOUNT_NAME...)")
+    p.add_argument("--binary-handling-mode", default=None, choices=("bytes", "base64", "base64-url-safe", "hex"),
+                   help="how the producer's Debezium events encode bytes (its binary.handling.mode; default bytes = "
+                        "base64, or what --olr-config says)")
     p.add_argument("--starting-offsets", default="earliest", choices=("earliest", "latest"))
     p.add_argument("--max-offsets-per-trigger", type=int, default=0, help="records per batch (0 = all)")
     p.add_argument("--trigger-seconds", type=float, default=1.0, help="micro-batch interval")
     p.add_argument("--available-now", action="store_true", help="process what the topic holds now, then stop")
     p.add_argument("--until-idle", type=float, default=0.0, help="stop after SECONDS without input")
-    p.add_argument("--buckets", type=int, default=8, help="hash buckets per table (fixed at lake creation)")
     p.add_argument("--key", action="append", default=[], metavar="OWNER.TABLE=COL1,COL2", help="key columns")
     p.add_argument("--rowid-table", action="append", default=[], metavar="OWNER.TABLE", help="key by ROWID")
     p.add_argument("--no-atomic", action="store_true",
@@ -61,7 +68,7 @@ def options_from(args: argparse.Namespace) -> object:
                       checkpoint=args.checkpoint, source=args.source, store=args.store,
                       starting_offsets=args.starting_offsets, max_offsets_per_trigger=args.max_offsets_per_trigger,
                       trigger_seconds=args.trigger_seconds, available_now=args.available_now,
-                      until_idle=args.until_idle, buckets=args.buckets, atomic=not args.no_atomic,
+                      until_idle=args.until_idle, atomic=not args.no_atomic, topic_pattern=args.topic_pattern,
                       rowid_tables=list(args.rowid_table), unbounded_number=args.unbounded_number)
     if args.olr_config:
         apply_olr_config(opts, args.olr_config)
@@ -74,6 +81,11 @@ def options_from(args: argparse.Namespace) -> object:
         table, cols = _pair(text, "--key")
         opts.keys[table] = [c.strip() for c in cols.split(",") if c.strip()]
     opts.kafka_properties.update(_pair(t, "--kafka-property") for t in args.kafka_property)
+    opts.storage_options.update(_pair(t, "--storage-option") for t in args.storage_option)
+    if args.binary_handling_mode:
+        opts.hints.binary_handling_mode = args.binary_handling_mode
+    if opts.topic_pattern and args.topic:
+        opts.topic_pattern = ""  # an explicit --topic wins over the config's per-table topics
     return opts
 
 
@@ -106,8 +118,7 @@ def spark_main(argv: list[str]) -> int:
             from replicator.spark.reader import list_tables
 
             for name, info in list_tables(args.lake).items():
-                print(f"{name}: key {info['key'] or 'ROWID'} ({info['key_origin']}), "
-                      f"{info['columns']} columns, {info['buckets']} buckets")
+                print(f"{name}: key {info['key'] or 'ROWID'} ({info['key_origin']}), {info['columns']} columns")
             return 0
         if args.cmd == "bench":
             from replicator.spark.bench import bench_main

@@ -1,4 +1,4 @@
-"""Oracle column types (as OLR's ``schema.columns`` describes them) -> Spark types and casts.
+"""Oracle column types (as OLR's ``schema.columns`` describes them) -> Spark SQL types.
 
 Values arrive as the producer's text (see :mod:`.parse`). The mapping keeps every value
 exact; where Spark has no exact type the text is kept:
@@ -25,23 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-_STRING_TYPES: Final = frozenset({
-    "varchar2", "varchar", "nvarchar2", "char", "nchar", "clob", "nclob", "long", "urowid", "rowid", "unknown",
-    "xmltype", "json", "timestamp with time zone", "interval year to month", "interval day to second",
-})
 _BINARY_TYPES: Final = frozenset({"raw", "blob", "long raw"})
-# timestamp option code -> unit of numeric column values
-_UNITS: Final = {0: "ns", 1: "us", 2: "ms", 3: "s"}
-
-
-def quote_key(name: str) -> str:
-    """A SQL string literal for a map key (column names may hold quotes)."""
-    return "'" + name.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def quote_ident(name: str) -> str:
-    """A SQL identifier in backticks."""
-    return "`" + name.replace("`", "``") + "`"
 
 
 def _number_type(spec: dict[str, Any], unbounded: str) -> str:
@@ -77,27 +61,3 @@ def sql_type(spec: dict[str, Any], unbounded: str = "string") -> str:
     if t == "timestamp with local time zone":
         return "timestamp"
     return "string"
-
-
-def _timestamp_expr(raw: str, unit: str, target: str) -> str:
-    micros = {"ns": f"floor(cast({raw} as decimal(38,0)) / 1000)", "us": f"cast({raw} as decimal(38,0))",
-              "ms": f"cast({raw} as decimal(38,0)) * 1000", "s": f"cast({raw} as decimal(38,0)) * 1000000",
-              "days": f"cast({raw} as decimal(38,0)) * 86400000000"}[unit if unit in _UNITS.values() or unit == "days"
-                                                                     else "ns"]
-    iso = f"cast(regexp_replace({raw}, 'Z\\\\.', '.') as timestamp)"
-    value = f"CASE WHEN {raw} RLIKE '^-?[0-9]+$' THEN timestamp_micros(cast({micros} as bigint)) ELSE {iso} END"
-    return f"cast({value} as timestamp_ntz)" if target == "timestamp_ntz" else value
-
-
-def convert_expr(raw: str, spec: dict[str, Any], timestamp_code: int = 0, unbounded: str = "string") -> str:
-    """SQL turning the text expression ``raw`` into the column's Spark value."""
-    target = sql_type(spec, unbounded)
-    t = str(spec.get("type", "")).lower()
-    if target == "string" and (t in _STRING_TYPES or t in ("number", "float") or not t):
-        return raw
-    if target == "binary":
-        return f"unhex({raw})"
-    if target in ("timestamp", "timestamp_ntz"):
-        unit = spec.get("unit") or _UNITS.get(timestamp_code % 4 if timestamp_code < 8 else -1, "iso")
-        return _timestamp_expr(raw, unit, target)
-    return f"cast({raw} as {target})"

@@ -33,7 +33,7 @@ class DdlResult:
     """What one DDL statement did to the schema."""
 
     changed: bool = False
-    rewrite: bool = False  # stored files no longer match: rewrite every bucket
+    rewrite: bool = False  # stored rows no longer match the schema: overwrite the table
     truncate: bool = False
     note: str = ""
 

@@ -72,13 +72,26 @@ def column_specs(schema: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _decode(value: Any, spec: dict[str, Any]) -> Any:
+def decode_bytes(value: str, mode: str) -> bytes:
+    """A ``bytes`` field as the producer's ``binary.handling.mode`` printed it."""
+    if mode == "hex":
+        return bytes.fromhex(value)
+    if mode == "base64-url-safe":
+        return base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+    return base64.b64decode(value, validate=True)  # bytes (the default) and base64
+
+
+def _decode(value: Any, spec: dict[str, Any], binary_mode: str = "bytes") -> Any:
     """A Connect-encoded value -> the text the typed conversion reads."""
     encoding = spec.get("encoding")
     if value is None or encoding is None:
         return value
     if encoding == "base64":
-        return base64.b64decode(value).hex()
+        try:
+            return decode_bytes(value, binary_mode).hex()
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"column {spec.get('name')}: {value!r} is not {binary_mode} binary data ({exc}); "
+                             "the job's --binary-handling-mode must match the producer's") from None
     if encoding == "variable":  # {"scale": s, "value": base64 two's complement}
         unscaled = int.from_bytes(base64.b64decode(value["value"]), "big", signed=True)
         return str(Decimal(unscaled).scaleb(-int(value["scale"])))
@@ -88,7 +101,7 @@ def _decode(value: Any, spec: dict[str, Any]) -> Any:
     return value  # decimal.handling.mode=string/double already gives the number
 
 
-def parse_debezium(doc: dict[str, Any], meta: dict[str, Any]) -> list[dict[str, Any]]:
+def parse_debezium(doc: dict[str, Any], meta: dict[str, Any], binary_mode: str = "bytes") -> list[dict[str, Any]]:
     """One Debezium event -> one event row (none for heartbeats/messages)."""
     specs: list[dict[str, Any]] = []
     if isinstance(doc.get("payload"), dict) and "schema" in doc:
@@ -119,7 +132,7 @@ def parse_debezium(doc: dict[str, Any], meta: dict[str, Any]) -> list[dict[str, 
     def image(values: Any) -> list[tuple[str, str | None]] | None:
         """A before/after object decoded with the Connect schema, as text pairs."""
         if isinstance(values, dict) and by_name:
-            values = {k: _decode(v, by_name[k]) if k in by_name else v for k, v in values.items()}
+            values = {k: _decode(v, by_name[k], binary_mode) if k in by_name else v for k, v in values.items()}
         return text_map(values)
 
     txn = doc.get("transaction") or {}

@@ -19,7 +19,7 @@ import threading
 import time
 from typing import Any
 
-from replicator.errors import ReplicatorError, RuntimeFailure
+from replicator.errors import DataError, ReplicatorError, RuntimeFailure
 from replicator.spark.options import JobOptions
 
 log = logging.getLogger("replicator.spark")
@@ -27,22 +27,33 @@ DELTA_TABLE_CLASS = "io.delta.tables.DeltaTable"
 # Values are converted as UTC wall clock; the fold merges row maps with map_concat, where
 # a later image's value must replace an earlier one.
 REQUIRED_CONF = {"spark.sql.session.timeZone": "UTC", "spark.sql.mapKeyDedupPolicy": "LAST_WIN"}
+# Defaults only: spark-submit --conf and spark-defaults.conf override them.
+DEFAULT_CONF = {"spark.sql.streaming.stopTimeout": "60s", "spark.sql.execution.arrow.pyspark.enabled": "true"}
+# Always, unless the job's own --conf says otherwise (PySpark's launcher sets it to true).
+QUIET_CONF = {"spark.ui.showConsoleProgress": "false"}
 
 
 def build_session(opts: JobOptions, master: str | None = None, extra: dict[str, str] | None = None) -> Any:
-    """A SparkSession set up for the job (UTC session time zone, quiet console)."""
+    """A SparkSession set up for the job (UTC session time zone, quiet console).
+
+    Settings given to spark-submit (``--conf``) or in spark-defaults win over the job's
+    defaults; ``extra`` (``--conf`` of ``replicator spark run``) wins over both.
+    """
     # Python workers must run this interpreter: it has pyarrow, confluent-kafka and replicator.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
+    SparkContext._ensure_initialized()  # the JVM gateway (spark-submit's own when it started us)
+    submitted = SparkConf()  # with the gateway: spark-submit's --conf, as spark.* system properties
     builder = SparkSession.builder.appName(opts.app_name)
     if master:
         builder = builder.master(master)
-    conf = {"spark.sql.session.timeZone": "UTC", "spark.ui.showConsoleProgress": "false",
-            "spark.sql.shuffle.partitions": "4", "spark.sql.adaptive.enabled": "true",
-            "spark.sql.streaming.stopTimeout": "60s", **(extra or {})}
-    for key, value in conf.items():
+    for key, value in DEFAULT_CONF.items():
+        if not submitted.contains(key):
+            builder = builder.config(key, value)
+    for key, value in {**QUIET_CONF, **(extra or {})}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     for key, value in REQUIRED_CONF.items():
@@ -50,31 +61,38 @@ def build_session(opts: JobOptions, master: str | None = None, extra: dict[str, 
     return spark
 
 
-def make_store(spark: Any, opts: JobOptions) -> Any:
-    """The Delta store when asked for or when delta-spark is usable, else the parquet store."""
-    from replicator.spark.store import ParquetStore
+def delta_spark_available(spark: Any) -> bool:
+    """True when the delta-spark Python package and its jars are usable in ``spark``."""
+    try:
+        importlib.import_module("delta.tables")  # the delta-spark Python package
+        jvm = spark.sparkContext._jvm  # no public API for a class check
+        jvm.java.lang.Class.forName(DELTA_TABLE_CLASS, False, jvm.Thread.currentThread().getContextClassLoader())
+        return True
+    except Exception:  # noqa: BLE001 - ImportError, ClassNotFoundException, no JVM (Connect)
+        return False
 
-    use_delta = False
-    if opts.store in ("auto", "delta"):
-        try:
-            importlib.import_module("delta.tables")  # the delta-spark Python package
-            jvm = spark.sparkContext._jvm  # no public API for a class check
-            jvm.java.lang.Class.forName(DELTA_TABLE_CLASS, False, jvm.Thread.currentThread().getContextClassLoader())
-            use_delta = True
-        except Exception:  # noqa: BLE001 - ImportError or ClassNotFoundException
-            if opts.store == "delta":
-                raise ReplicatorError("--store delta: delta-spark (pip) and its jars are not available", 30002) from None
-    if use_delta:
-        from replicator.spark.delta import DeltaStore
 
-        log.info("store: Delta Lake tables with MERGE (delta-spark found)")
-        return DeltaStore(spark, opts.lake, opts.keep_snapshots)
-    log.info("store: parquet tables, buckets rewritten per batch and published by an atomic snapshot swap")
-    return ParquetStore(spark, opts.lake, opts.keep_snapshots)
+def make_lake(spark: Any, opts: JobOptions) -> Any:
+    """The Delta writer: Spark's own Delta when asked for (or auto and present), else delta-rs."""
+    from replicator.spark.lakestore import DeltaLake, SparkDeltaLake
+
+    use_spark = opts.store == "spark-delta" or (opts.store == "auto" and delta_spark_available(spark))
+    if use_spark:
+        if not delta_spark_available(spark):
+            raise ReplicatorError("--store spark-delta: delta-spark (pip) and its jars are not available", 30002)
+        log.info("store: Delta Lake tables written by Spark's Delta (MERGE INTO, txnAppId/txnVersion)")
+        return SparkDeltaLake(spark, opts.lake, opts.storage_options)
+    try:
+        importlib.import_module("deltalake")
+    except ImportError:
+        raise ReplicatorError("the deltalake package (delta-rs) is not installed: pip install 'replicator[spark]'",
+                              30002) from None
+    log.info("store: Delta Lake tables written by delta-rs (MERGE with application transactions)")
+    return DeltaLake(opts.lake, opts.storage_options)
 
 
 def run_job(opts: JobOptions, spark: Any = None, master: str | None = None, pending_timeout: float = 300.0,
-            conf: dict[str, str] | None = None, stop: threading.Event | None = None) -> int:
+            conf: dict[str, str] | None = None, stop: threading.Event | None = None, sink: Any = None) -> int:
     """Run the job until it is told (signal, ``stop``) or decides to stop; returns the exit code."""
     from replicator.spark.apply import BatchApplier
     from replicator.spark.metrics import MetricsSink, progress_listener
@@ -84,13 +102,14 @@ def run_job(opts: JobOptions, spark: Any = None, master: str | None = None, pend
     spark = spark or build_session(opts, master, conf)
     for key, value in REQUIRED_CONF.items():  # also when the caller built the session
         spark.conf.set(key, value)
-    sink = MetricsSink(opts.lake)
+    sink = sink or MetricsSink(opts.lake)
     listener = progress_listener(sink)
     stop = stop or threading.Event()
     restore = _install_signals(stop)
     query = None
     try:
-        applier = BatchApplier(opts, make_store(spark, opts), sink, pending_timeout)
+        lake = make_lake(spark, opts)
+        applier = BatchApplier(opts, lake, sink, pending_timeout)
         events, _kind = open_events(spark, opts)
         writer = (events.writeStream.foreachBatch(applier).option("checkpointLocation", opts.checkpoint)
                   .queryName(opts.app_name.replace("-", "_")))
@@ -98,6 +117,7 @@ def run_job(opts: JobOptions, spark: Any = None, master: str | None = None, pend
             writer.trigger(processingTime=f"{opts.trigger_seconds} seconds")
         spark.streams.addListener(listener)
         query = writer.start()
+        applier.set_query(str(query.id))
         started = time.monotonic()
         while query.isActive and not stop.is_set():
             try:
@@ -112,6 +132,8 @@ def run_job(opts: JobOptions, spark: Any = None, master: str | None = None, pend
         error = query.exception()
         if error is not None:
             raise _failure(error)
+        if opts.available_now and not stop.is_set():
+            _check_drained(lake.load_state())
         return 0
     finally:
         if query is not None and query.isActive:
@@ -120,6 +142,17 @@ def run_job(opts: JobOptions, spark: Any = None, master: str | None = None, pend
         restore()
         if own:
             spark.stop()
+
+
+def _check_drained(state: Any) -> None:
+    """``--available-now`` succeeds only with nothing left waiting for the rest of a transaction."""
+    if state.pending_rows:
+        import pyarrow.compute as pc
+
+        scns = pc.min_max(state.pending["commit_scn"]).as_py()
+        raise DataError(f"--available-now: the topic ends inside transactions: {state.pending_rows} event(s) with "
+                        f"commit SCN {scns['min']}..{scns['max']} wait for the rest of their transaction (applied "
+                        f"SCN {state.applied_scn}); run again when the producer has written them", 20100)
 
 
 def _idle_for(sink: Any, started: float) -> float:

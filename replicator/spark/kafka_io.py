@@ -8,6 +8,7 @@ while the high watermark in fetch responses is right on every broker.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -37,41 +38,52 @@ def partitions(c: Any, topic: str, timeout: float = 10.0) -> list[int]:
     return sorted(meta.partitions)
 
 
-def end_offsets(c: Any, topic: str, parts: list[int], start: dict[int, int], timeout: float = 5.0) -> dict[int, int]:
-    """Offset after the last record of each partition (at least ``start``)."""
+def matching_topics(c: Any, pattern: re.Pattern[str], timeout: float = 10.0) -> list[str]:
+    """Topics whose whole name matches ``pattern`` (Kafka's internal topics excluded)."""
+    md = c.list_topics(timeout=timeout)
+    return sorted(t for t in md.topics if not t.startswith("__") and pattern.fullmatch(t))
+
+
+TP = tuple[str, int]
+
+
+def end_offsets(c: Any, parts: list[TP], start: dict[TP, int], timeout: float = 5.0) -> dict[TP, int]:
+    """Offset after the last record of each (topic, partition) (at least ``start``)."""
     from confluent_kafka import TopicPartition
 
-    out = {p: start.get(p, 0) for p in parts}
-    for p in parts:
+    out = {tp: start.get(tp, 0) for tp in parts}
+    if not parts:
+        return out
+    for t, p in parts:
         try:
-            _, high = c.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout)
-            out[p] = max(out[p], high)
+            _, high = c.get_watermark_offsets(TopicPartition(t, p), timeout=timeout)
+            out[(t, p)] = max(out[(t, p)], high)
         except Exception as exc:  # noqa: BLE001 - the fetch probe below still answers
-            log.debug("ListOffsets of %s[%d] failed: %s", topic, p, exc)
-    c.assign([TopicPartition(topic, p, max(start.get(p, 0), 0)) for p in parts])
+            log.debug("ListOffsets of %s[%d] failed: %s", t, p, exc)
+    c.assign([TopicPartition(t, p, max(start.get((t, p), 0), 0)) for t, p in parts])
     deadline = time.monotonic() + timeout
-    known: set[int] = set()
+    known: set[TP] = set()
     while len(known) < len(parts) and time.monotonic() < deadline:
         c.poll(0.05)  # each fetch response updates the cached high watermark
-        for p in parts:
-            _, high = c.get_watermark_offsets(TopicPartition(topic, p), cached=True)
+        for t, p in parts:
+            _, high = c.get_watermark_offsets(TopicPartition(t, p), cached=True)
             if high >= 0:
-                out[p] = max(out[p], high)
-                known.add(p)
+                out[(t, p)] = max(out[(t, p)], high)
+                known.add((t, p))
     c.unassign()
     return out
 
 
-def low_offsets(c: Any, topic: str, parts: list[int], timeout: float = 5.0) -> dict[int, int]:
-    """First available offset of each partition."""
+def low_offsets(c: Any, parts: list[TP], timeout: float = 5.0) -> dict[TP, int]:
+    """First available offset of each (topic, partition)."""
     from confluent_kafka import TopicPartition
 
     out = {}
-    for p in parts:
+    for t, p in parts:
         try:
-            out[p] = max(0, c.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout)[0])
+            out[(t, p)] = max(0, c.get_watermark_offsets(TopicPartition(t, p), timeout=timeout)[0])
         except Exception:  # noqa: BLE001 - offset 0 then resets to the earliest one
-            out[p] = 0
+            out[(t, p)] = 0
     return out
 
 
@@ -90,30 +102,37 @@ def read_range(props: dict[str, str], topic: str, part: int, start: int, end: in
         cols: dict[str, list[Any]] = {n: [] for n in schema.names}
         position, last_progress = start, time.monotonic()
         while position < end:
-            msg = c.poll(0.5)
-            eof = msg is not None and msg.error() is not None and msg.error().code() == KafkaError._PARTITION_EOF
-            if eof and msg.offset() >= end:
-                break  # the rest of the range holds no records (transaction markers, compaction)
-            if msg is None or eof:
-                if time.monotonic() - last_progress > stall_timeout:
-                    raise RuntimeError(f"Kafka {topic}[{part}]: no record between offsets {position} and {end} "
-                                       f"for {stall_timeout:.0f}s")
-                continue
-            if msg.error():
-                raise RuntimeError(f"Kafka {topic}[{part}]: {msg.error()}")
-            last_progress = time.monotonic()
-            if msg.offset() >= end:
-                break
-            position = msg.offset() + 1
-            ts_type, ts = msg.timestamp()
-            for name, value in (("key", msg.key()), ("value", msg.value()), ("topic", topic), ("partition", part),
-                                ("offset", msg.offset()), ("timestamp", ts * 1000 if ts_type else None),
-                                ("timestampType", max(ts_type - 1, 0))):
-                cols[name].append(value)
-            if len(cols["offset"]) >= batch_rows:
+            msgs = c.consume(min(5000, end - position), 0.5)  # many records per call: less Python per record
+            got = False
+            for msg in msgs:
+                err = msg.error()
+                if err is not None:
+                    if err.code() == KafkaError._PARTITION_EOF:
+                        if msg.offset() >= end:
+                            position = end  # the rest of the range holds no records (markers, compaction)
+                        continue
+                    raise RuntimeError(f"Kafka {topic}[{part}]: {err}")
+                offset = msg.offset()
+                if offset >= end:
+                    position = end
+                    break
+                got = True
+                position = offset + 1
+                ts_type, ts = msg.timestamp()
+                cols["key"].append(msg.key())
+                cols["value"].append(msg.value())
+                cols["offset"].append(offset)
+                cols["timestamp"].append(ts * 1000 if ts_type else None)
+                cols["timestampType"].append(max(ts_type - 1, 0))
+            if got:
+                last_progress = time.monotonic()
+            elif position < end and time.monotonic() - last_progress > stall_timeout:
+                raise RuntimeError(f"Kafka {topic}[{part}]: no record between offsets {position} and {end} "
+                                   f"for {stall_timeout:.0f}s")
+            if len(cols["offset"]) >= batch_rows or (position >= end and cols["offset"]):
+                n = len(cols["offset"])
+                cols["topic"], cols["partition"] = [topic] * n, [part] * n
                 yield pa.RecordBatch.from_pydict(cols, schema=schema)
                 cols = {n: [] for n in schema.names}
-        if cols["offset"]:
-            yield pa.RecordBatch.from_pydict(cols, schema=schema)
     finally:
         c.close()

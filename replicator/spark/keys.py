@@ -26,7 +26,8 @@ log = logging.getLogger("replicator.spark")
 
 
 def primary_keys_from_state(state_dir: Path, name: str) -> dict[str, list[str]]:
-    """OWNER.TABLE -> primary key columns, from the newest schema checkpoint of ``name``."""
+    """OWNER.TABLE -> primary key columns, from the newest schema checkpoint of ``name`` that holds
+    the dictionary (later ones usually only reference it)."""
     from replicator.errors import ReplicatorError
     from replicator.schema.dictionary import Dictionary
     from replicator.schema.store import list_schema_checkpoints, load_schema_checkpoint
@@ -35,13 +36,20 @@ def primary_keys_from_state(state_dir: Path, name: str) -> dict[str, list[str]]:
         return {}
     try:
         found = list_schema_checkpoints(state_dir, name)
-        if not found:
-            return {}
-        cp = load_schema_checkpoint(found[-1][1])
     except ReplicatorError as exc:
-        log.warning("schema checkpoint not used for primary keys: %s", exc.message)
+        log.warning("schema checkpoints not used for primary keys: %s", exc.message)
         return {}
-    if not cp.rows:  # a checkpoint holding only a reference: keys stay unknown
+    cp = None
+    for _, path in reversed(found):  # newest first; most hold only a reference to an older one
+        try:
+            candidate = load_schema_checkpoint(path)
+        except ReplicatorError as exc:
+            log.warning("schema checkpoint %s not used for primary keys: %s", path, exc.message)
+            continue
+        if candidate.rows:
+            cp = candidate
+            break
+    if cp is None:
         return {}
     dictionary = Dictionary.from_checkpoint(cp)
     out: dict[str, list[str]] = {}

@@ -43,6 +43,8 @@ class BatchMetrics:
     lag_scn: int = 0
     lag_seconds: float | None = None
     duration_seconds: float = 0.0
+    read_seconds: float = 0.0  # the Spark job reading and parsing the batch
+    fold_seconds: float = 0.0  # transactions, keys and fold on the driver (incl. reading stored rows)
     committed_at: float = 0.0
     skipped: bool = False  # the batch was already committed (a retry after a crash)
 
@@ -57,15 +59,23 @@ class BatchMetrics:
         return (f"batch {self.batch}: {self.messages} messages, {self.ready} row changes ready, "
                 f"{self.applied} applied, {self.stale} stale, {self.pending} events pending "
                 f"({self.incomplete_txns} incomplete txns), {self.tables} tables, applied SCN {self.applied_scn}, "
-                f"lag {self.lag_scn} SCN / {lag_s}, {self.duration_seconds:.2f}s ({self.rows_per_second:.0f} rows/s)")
+                f"lag {self.lag_scn} SCN / {lag_s}, {self.duration_seconds:.2f}s (read {self.read_seconds:.2f}s, fold "
+                f"{self.fold_seconds:.2f}s; {self.rows_per_second:.0f} rows/s)")
 
 
 class MetricsSink:
     """Keeps recent batch metrics (for the listener) and appends them to the lake."""
 
-    def __init__(self, lake: str):
-        self.path = Path(lake) / "_metrics" / "batches.jsonl"
+    def __init__(self, lake: str, keep_lags: bool = False):
+        local = "://" not in lake or lake.startswith("file://")
+        self.path = Path(lake.removeprefix("file://")) / "_metrics" / "batches.jsonl" if local else None
         self.recent: dict[int, BatchMetrics] = {}
+        self.lags: list[float] | None = [] if keep_lags else None  # commit -> visible seconds per row
+
+    def add_lags(self, lags: list[float]) -> None:
+        """Commit-to-visible seconds of the rows a batch applied (kept only when asked for)."""
+        if self.lags is not None:
+            self.lags.extend(lags)
 
     def record(self, m: BatchMetrics) -> None:
         """Log and persist one batch."""
@@ -74,6 +84,8 @@ class MetricsSink:
         self.recent[m.batch] = m
         for old in [b for b in self.recent if b < m.batch - 100]:
             del self.recent[old]
+        if self.path is None:  # a lake on an object store: the log line only
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "a", encoding="utf-8") as f:
             f.write(json.dumps({**asdict(m), "rows_per_second": round(m.rows_per_second, 1)}) + "\n")

@@ -16,6 +16,16 @@ from typing import Any
 from replicator.errors import ConfigError
 
 
+BINARY_MODES = ("bytes", "base64", "base64-url-safe", "hex")
+
+
+def check_binary_mode(mode: str) -> str:
+    """A Debezium ``binary.handling.mode`` name (ConfigError if unknown)."""
+    if mode not in BINARY_MODES:
+        raise ConfigError(f"binary handling mode must be one of {', '.join(BINARY_MODES)}, not {mode!r}", 30002)
+    return mode
+
+
 @dataclass(slots=True)
 class FormatHints:
     """The producer's ``format`` options the job needs (OLR defaults are 0)."""
@@ -25,6 +35,7 @@ class FormatHints:
     timestamp_type: int = 0
     timestamp_metadata: int = 0
     message: int = 0
+    binary_handling_mode: str = "bytes"  # Debezium bytes: bytes (base64), base64, base64-url-safe, hex
 
     @classmethod
     def from_format(cls, fmt: dict[str, Any]) -> FormatHints:
@@ -33,8 +44,10 @@ class FormatHints:
         if fmt.get("type") == "debezium":  # olr-interfaces.md §2.8 preset
             values.update({"scn_type": 14, "timestamp_metadata": 2, "timestamp_type": 14, "message": 2})
         for key, value in fmt.items():
-            name = key.replace("-", "_")
-            if name in cls.__slots__:  # type: ignore[attr-defined]
+            name = key.replace("-", "_").replace(".", "_")
+            if name == "binary_handling_mode":
+                values[name] = check_binary_mode(str(value))
+            elif name in cls.__slots__:  # type: ignore[attr-defined]
                 values[name] = int(value)
         return cls(**values)
 
@@ -59,17 +72,16 @@ class JobOptions:
 
     lake: str
     bootstrap_servers: str = ""
-    topic: str = ""
+    topic: str = ""  # one topic or several, comma-separated
+    topic_pattern: str = ""  # or a regular expression of topic names (subscribePattern)
     checkpoint: str = ""  # Spark checkpoint; default <lake>/_checkpoint
     source: str = "auto"  # auto | kafka (native jar) | python (confluent-kafka data source)
-    store: str = "auto"  # auto | parquet | delta
+    store: str = "auto"  # auto | delta-rs | spark-delta
     starting_offsets: str = "earliest"
     max_offsets_per_trigger: int = 0  # 0 = no limit
     trigger_seconds: float = 1.0
     available_now: bool = False  # process what is in the topic, then stop
     until_idle: float = 0.0  # stop after this many seconds without input (0 = run forever)
-    buckets: int = 8  # hash partitions of each current-state table
-    keep_snapshots: int = 3
     atomic: bool = True  # apply whole transactions only (needs begin/commit messages)
     keys: dict[str, list[str]] = field(default_factory=dict)  # OWNER.TABLE -> key columns
     rowid_tables: list[str] = field(default_factory=list)  # force ROWID keys for these tables
@@ -77,6 +89,7 @@ class JobOptions:
     checkpoint_keys: dict[str, list[str]] = field(default_factory=dict)  # from the schema checkpoint
     hints: FormatHints = field(default_factory=FormatHints)
     kafka_properties: dict[str, str] = field(default_factory=dict)
+    storage_options: dict[str, str] = field(default_factory=dict)  # delta-rs object store options
     unbounded_number: str = "string"  # NUMBER without precision: string | decimal | double
     app_name: str = "replicator-spark"
 
@@ -85,18 +98,26 @@ class JobOptions:
             self.checkpoint = str(Path(self.lake) / "_checkpoint")
         if self.source not in ("auto", "kafka", "python"):
             raise ConfigError(f"--source must be auto, kafka or python, not {self.source!r}", 30002)
-        if self.store not in ("auto", "parquet", "delta"):
-            raise ConfigError(f"--store must be auto, parquet or delta, not {self.store!r}", 30002)
+        if self.store not in ("auto", "delta-rs", "spark-delta"):
+            raise ConfigError(f"--store must be auto, delta-rs or spark-delta, not {self.store!r}", 30002)
         if self.unbounded_number not in ("string", "decimal", "double"):
             raise ConfigError("--unbounded-number must be string, decimal or double", 30002)
-        if not 1 <= self.buckets <= 4096:
-            raise ConfigError(f"--buckets must be 1..4096, not {self.buckets}", 30002)
 
     def require_kafka(self) -> None:
         """Fail clearly when the topic or the brokers are unknown."""
-        if not self.topic or not self.bootstrap_servers:
+        if not (self.topic or self.topic_pattern) or not self.bootstrap_servers:
             raise ConfigError("the Kafka topic and brokers are unknown: pass --topic and --bootstrap-servers, "
                               "or --olr-config with a kafka writer", 30002)
+
+
+def topics_pattern(topic: str, per_table: str) -> str:
+    """A regular expression matching the writer's main topic and every per-table topic."""
+    import re
+
+    parts = re.split(r"(\{owner\}|\{table\})", per_table)
+    body = "".join("[A-Za-z0-9._-]+" if p in ("{owner}", "{table}") else re.escape(re.sub(r"[^A-Za-z0-9._-]", "_", p))
+                   for p in parts)
+    return f"{re.escape(topic)}|{body}" if topic else body
 
 
 def apply_olr_config(opts: JobOptions, path: str) -> None:
@@ -112,11 +133,10 @@ def apply_olr_config(opts: JobOptions, path: str) -> None:
             sep = source.get("filter", {}).get("separator", ",")
             opts.key_rules.append((rule["owner"], rule["table"], [c.strip() for c in rule["key"].split(sep)]))
     writer = (doc.get("target") or [{}])[0].get("writer", {})
-    if writer.get("topic-per-table"):
-        raise ConfigError(f"{path}: the kafka writer sends rows to one topic per table (topic-per-table), but the "
-                          "Spark job reads one topic holding whole transactions: remove topic-per-table", 30001)
     if writer.get("type") == "kafka":
         opts.topic = opts.topic or writer.get("topic", "")
+        if writer.get("topic-per-table") and not opts.topic_pattern:
+            opts.topic_pattern = topics_pattern(opts.topic, writer["topic-per-table"])
         opts.bootstrap_servers = opts.bootstrap_servers or writer.get("properties", {}).get("bootstrap.servers", "")
     state = doc.get("state", {}).get("path", "checkpoint")
     state_dir = Path(state) if Path(state).is_absolute() else Path(path).resolve().parent / state

@@ -134,8 +134,11 @@ def parse_olr(doc: dict[str, Any], hints: FormatHints, meta: dict[str, Any]) -> 
             if op == "ddl":
                 row.update(kind="ddl", sql=el.get("sql", el.get("ddl")))
             elif op in ("c", "u", "d"):
-                row.update(kind="dml", rid=el.get("rid"), before=text_map(el.get("before")),
-                           after=text_map(el.get("after")))
+                # Images stay dicts (values are text: numbers are decoded as their text); a
+                # batch with other values is converted by text_map in parse_batches.
+                before, after = el.get("before"), el.get("after")
+                row.update(kind="dml", rid=el.get("rid"), before=before if isinstance(before, dict) else None,
+                           after=after if isinstance(after, dict) else None)
             else:
                 row.update(kind="error", error=f"unknown payload op {op!r}")
         if commit_scn is None and row["kind"] != "error":
@@ -162,7 +165,7 @@ def parse_message(value: bytes | None, key: bytes | None, hints: FormatHints,
         from replicator.spark.debezium import is_debezium, parse_debezium
 
         if is_debezium(doc):
-            return parse_debezium(doc, meta)
+            return parse_debezium(doc, meta, hints.binary_handling_mode)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         return [dict(meta, kind="error", error=f"{where}: cannot read the message ({type(exc).__name__}: {exc})")]
     return [dict(meta, kind="error", error=f"{where}: neither OpenLogReplicator JSON (payload, c_scn) "
@@ -170,18 +173,30 @@ def parse_message(value: bytes | None, key: bytes | None, hints: FormatHints,
 
 
 def parse_batches(batches: Iterator[Any], hints_json: str) -> Iterator[Any]:
-    """mapInArrow function: Kafka rows (key, value, partition, offset, timestamp) -> events."""
+    """Kafka rows (key, value, partition, offset, timestamp) -> events, one Arrow batch per input batch."""
     import pyarrow as pa
 
     hints = FormatHints(**json.loads(hints_json))
     schema = event_arrow_schema()
     for batch in batches:
-        cols = {n: [] for n in _NAMES}  # type: dict[str, list[Any]]
+        rows: list[dict[str, Any]] = []
         data = batch.to_pydict()
+        seen: set[tuple[Any, Any, str]] = set()
         for key, value, part, offset, ts in zip(data["key"], data["value"], data["partition"], data["offset"],
                                                 data["timestamp"]):
-            meta = {"k_partition": part, "k_offset": offset, "k_ts": ts}
-            for row in parse_message(value, key, hints, meta):
-                for n in _NAMES:
-                    cols[n].append(row.get(n))
-        yield pa.RecordBatch.from_pydict(cols, schema=schema)
+            for row in parse_message(value, key, hints, {"k_partition": part, "k_offset": offset, "k_ts": ts}):
+                cols = row.get("columns")
+                if cols is not None:  # one copy of a column list per table and transaction is enough
+                    mark = (row.get("tbl"), row.get("commit_scn"), cols)
+                    if mark in seen and row.get("kind") == "dml":
+                        row["columns"] = None
+                    seen.add(mark)
+                rows.append(row)
+        try:
+            yield pa.RecordBatch.from_pylist(rows, schema=schema)
+        except (pa.ArrowTypeError, pa.ArrowInvalid):  # a value that is not text (true/false, nested JSON)
+            for row in rows:
+                for name in ("before", "after"):
+                    if row.get(name) is not None:
+                        row[name] = text_map(row[name])
+            yield pa.RecordBatch.from_pylist(rows, schema=schema)

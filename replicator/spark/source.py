@@ -4,16 +4,20 @@ Used when Spark's own ``kafka`` format (the spark-sql-kafka jar) is not on the c
 Rows have the native format's columns (key, value, topic, partition, offset, timestamp,
 timestampType), so the rest of the job does not care which source ran.
 
-Offsets are ``{"topic": T, "offsets": {"<partition>": next offset}}``; Spark keeps them in
+Offsets are ``{"topics": {T: {"<partition>": next offset}}}``; Spark keeps them in
 its checkpoint (offset log + commit log), so a restarted query resumes exactly where the
 last committed batch ended and re-reads the same range for a batch it had not committed.
-Options (Spark lower-cases option names): ``kafka.bootstrap.servers``, ``subscribe`` (one
-topic), ``startingOffsets`` (earliest | latest), ``maxOffsetsPerTrigger``, and any other
-``kafka.<librdkafka property>``. Supports ``Trigger.AvailableNow``.
+Options (Spark lower-cases option names): ``kafka.bootstrap.servers``, ``subscribe`` (topics,
+comma-separated) or ``subscribePattern`` (a regular expression; new topics are picked up
+from their first offset), ``startingOffsets`` (earliest | latest), ``maxOffsetsPerTrigger``, and any other
+``kafka.<librdkafka property>``, and ``replicator.hints`` (the job's format hints as JSON:
+the rows are then parsed events, :func:`replicator.spark.parse.parse_batches`, made in the
+worker that read them). Supports ``Trigger.AvailableNow``.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,15 +27,19 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMa
 from replicator.spark import kafka_io
 
 NAME = "replicator_kafka"
-SPLIT_ROWS = 250_000  # a larger offset range is read by several tasks
+SPLIT_ROWS = 250_000
+HINTS = "replicator.hints"  # option: parse the records into events (the job's format hints, JSON)  # a larger offset range is read by several tasks
 
 
 class KafkaRange(InputPartition):
-    """Offsets ``[start, end)`` of one Kafka partition."""
+    """Offsets ``[start, end)`` of one Kafka topic partition."""
 
-    def __init__(self, part: int, start: int, end: int):
-        super().__init__((part, start, end))
-        self.part, self.start, self.end = part, start, end
+    def __init__(self, topic: str, part: int, start: int, end: int):
+        super().__init__((topic, part, start, end))
+        self.topic, self.part, self.start, self.end = topic, part, start, end
+
+
+TP = tuple[str, int]
 
 
 def _props(options: dict[str, str]) -> dict[str, str]:
@@ -46,31 +54,43 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def __init__(self, options: dict[str, str]):
         self.props = _props(options)
-        self.topic = options.get("subscribe", "")
-        if not self.topic or "," in self.topic:
-            raise ValueError(f"{NAME}: option subscribe must name exactly one topic")
+        self.topics = [t.strip() for t in options.get("subscribe", "").split(",") if t.strip()]
+        pattern = options.get("subscribepattern", "")
+        self.pattern = re.compile(pattern) if pattern else None
+        if bool(self.topics) == bool(self.pattern):
+            raise ValueError(f"{NAME}: give exactly one of the options subscribe (topics) and subscribePattern")
         self.starting = options.get("startingoffsets", "earliest")
         self.max_rows = int(options.get("maxoffsetspertrigger", "0") or 0)
+        self.hints = options.get(HINTS)
         self._consumer: Any = None
-        self._target: dict[int, int] | None = None  # Trigger.AvailableNow end
+        self._target: dict[TP, int] | None = None  # Trigger.AvailableNow end
 
     def _c(self) -> Any:
         if self._consumer is None:
             self._consumer = kafka_io.consumer(self.props)
         return self._consumer
 
-    def _offsets(self, offset: dict[str, Any]) -> dict[int, int]:
-        return {int(p): int(o) for p, o in offset.get("offsets", {}).items()}
+    def _parts(self) -> list[TP]:
+        topics = self.topics or kafka_io.matching_topics(self._c(), self.pattern)  # type: ignore[arg-type]
+        return [(t, p) for t in topics for p in kafka_io.partitions(self._c(), t)]
 
-    def _wrap(self, offsets: dict[int, int]) -> dict[str, Any]:
-        return {"topic": self.topic, "offsets": {str(p): o for p, o in sorted(offsets.items())}}
+    @staticmethod
+    def _offsets(offset: dict[str, Any]) -> dict[TP, int]:
+        return {(t, int(p)): int(o) for t, parts in offset.get("topics", {}).items() for p, o in parts.items()}
+
+    @staticmethod
+    def _wrap(offsets: dict[TP, int]) -> dict[str, Any]:
+        out: dict[str, dict[str, int]] = {}
+        for (t, p), o in sorted(offsets.items()):
+            out.setdefault(t, {})[str(p)] = o
+        return {"topics": out}
 
     def initialOffset(self) -> dict[str, Any]:
         """Earliest (or latest) offsets of every partition."""
-        parts = kafka_io.partitions(self._c(), self.topic)
-        low = kafka_io.low_offsets(self._c(), self.topic, parts)
+        parts = self._parts()
+        low = kafka_io.low_offsets(self._c(), parts)
         if self.starting == "latest":
-            return self._wrap(kafka_io.end_offsets(self._c(), self.topic, parts, low))
+            return self._wrap(kafka_io.end_offsets(self._c(), parts, low))
         return self._wrap(low)
 
     def getDefaultReadLimit(self) -> ReadLimit:
@@ -79,18 +99,18 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def prepareForTriggerAvailableNow(self) -> None:
         """Remember today's end offsets; the query stops there."""
-        parts = kafka_io.partitions(self._c(), self.topic)
-        self._target = kafka_io.end_offsets(self._c(), self.topic, parts, {})
+        self._target = kafka_io.end_offsets(self._c(), self._parts(), {})
 
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
         """End offsets for the next batch, spread fairly when a row limit applies."""
         begin = self._offsets(start)
-        parts = kafka_io.partitions(self._c(), self.topic)
-        begin.update({p: 0 for p in parts if p not in begin})  # a new partition starts at its beginning
+        parts = self._parts()
+        begin.update({tp: 0 for tp in parts if tp not in begin})  # a new partition (or topic) starts at 0
         if self._target is not None:
-            end = {p: max(begin[p], self._target.get(p, begin[p])) for p in parts}
+            end = {tp: max(begin[tp], self._target.get(tp, begin[tp])) for tp in begin}
         else:
-            end = kafka_io.end_offsets(self._c(), self.topic, parts, begin)
+            end = kafka_io.end_offsets(self._c(), parts, begin)
+            end.update({tp: o for tp, o in begin.items() if tp not in end})
         if isinstance(limit, ReadMaxRows):
             end = _limit(begin, end, limit.max_rows)
         return self._wrap(end)
@@ -99,16 +119,22 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """One task per partition range (split when very large)."""
         begin, stop = self._offsets(start), self._offsets(end)
         out = []
-        for p, e in sorted(stop.items()):
-            s = begin.get(p, 0)
+        for (t, p), e in sorted(stop.items()):
+            s = begin.get((t, p), 0)
             while s < e:
-                out.append(KafkaRange(p, s, min(e, s + SPLIT_ROWS)))
+                out.append(KafkaRange(t, p, s, min(e, s + SPLIT_ROWS)))
                 s += SPLIT_ROWS
         return out
 
     def read(self, partition: KafkaRange) -> Iterator[Any]:  # type: ignore[override]
         """The records of one range (runs in a Python worker)."""
-        yield from kafka_io.read_range(self.props, self.topic, partition.part, partition.start, partition.end)
+        records = kafka_io.read_range(self.props, partition.topic, partition.part, partition.start, partition.end)
+        if self.hints is None:
+            yield from records
+        else:  # parsed where they are read: no second Python worker, no map columns through the JVM twice
+            from replicator.spark.parse import parse_batches
+
+            yield from parse_batches(records, self.hints)
 
     def commit(self, end: dict[str, Any]) -> None:
         """Nothing to do: offsets live in the Spark checkpoint, not in Kafka."""
@@ -120,16 +146,16 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._consumer = None
 
 
-def _limit(begin: dict[int, int], end: dict[int, int], max_rows: int) -> dict[int, int]:
+def _limit(begin: dict[TP, int], end: dict[TP, int], max_rows: int) -> dict[TP, int]:
     """Cap the total range at ``max_rows``, in proportion to what each partition has."""
-    avail = {p: end[p] - begin.get(p, 0) for p in end}
+    avail = {tp: end[tp] - begin.get(tp, 0) for tp in end}
     total = sum(avail.values())
     if total <= max_rows:
         return end
     out = {}
-    for p, n in avail.items():
+    for tp, n in avail.items():
         share = max(1, n * max_rows // total) if n else 0
-        out[p] = begin.get(p, 0) + min(n, share)
+        out[tp] = begin.get(tp, 0) + min(n, share)
     return out
 
 
@@ -141,8 +167,12 @@ class KafkaDataSource(DataSource):
         """The format name."""
         return NAME
 
-    def schema(self) -> str:
-        """The native Kafka source's columns."""
+    def schema(self) -> Any:
+        """The native Kafka source's columns, or parsed events with the ``replicator.hints`` option."""
+        if HINTS in self.options:
+            from replicator.spark.parse import event_spark_schema
+
+            return event_spark_schema()
         return kafka_io.KAFKA_SCHEMA
 
     def streamReader(self, schema: Any) -> KafkaStreamReader:

@@ -4,7 +4,8 @@
 jar is on the classpath (``--packages org.apache.spark:spark-sql-kafka-0-10_2.13:<ver>``
 or ``--jars``), and the confluent-kafka Python data source otherwise; the choice is
 logged. Both produce the same columns, and the records are parsed into events the same
-way (:func:`replicator.spark.parse.parse_batches` in ``mapInArrow``).
+way (:func:`replicator.spark.parse.parse_batches`: in ``mapInArrow`` after the native
+source, inside the Python source's readers otherwise).
 """
 
 from __future__ import annotations
@@ -47,14 +48,15 @@ def kafka_records(spark: Any, opts: JobOptions, kind: str) -> Any:
     """The streaming DataFrame of raw Kafka records."""
     opts.require_kafka()
     if kind == "python":
-        from replicator.spark.source import NAME, register
+        from replicator.spark.source import HINTS, NAME, register
 
         register(spark)
-        reader = spark.readStream.format(NAME)
+        reader = spark.readStream.format(NAME).option(HINTS, opts.hints.to_json())
     else:
         reader = spark.readStream.format("kafka").option("failOnDataLoss", "true")
-    reader = (reader.option("kafka.bootstrap.servers", opts.bootstrap_servers).option("subscribe", opts.topic)
-              .option("startingOffsets", opts.starting_offsets))
+    reader = reader.option("kafka.bootstrap.servers", opts.bootstrap_servers)
+    reader = (reader.option("subscribePattern", opts.topic_pattern) if opts.topic_pattern
+              else reader.option("subscribe", opts.topic)).option("startingOffsets", opts.starting_offsets)
     if opts.max_offsets_per_trigger:
         reader = reader.option("maxOffsetsPerTrigger", str(opts.max_offsets_per_trigger))
     for key, value in opts.kafka_properties.items():
@@ -68,9 +70,12 @@ def parse_events(records: Any, opts: JobOptions) -> Any:
 
     from replicator.spark.parse import event_spark_schema, parse_batches
 
-    hints = opts.hints.to_json()
-    events = records.select("key", "value", "partition", "offset", "timestamp").mapInArrow(
-        lambda it: parse_batches(it, hints), event_spark_schema())
+    if "kind" in records.columns:  # the Python source parsed them already
+        events = records
+    else:
+        hints = opts.hints.to_json()
+        events = records.select("key", "value", "partition", "offset", "timestamp").mapInArrow(
+            lambda it: parse_batches(it, hints), event_spark_schema())
     return events.observe("replicator", F.count(F.lit(1)).alias("events"),
                           F.max("commit_scn").alias("max_commit_scn"),
                           F.count(F.when(F.col("kind") == "error", 1)).alias("errors"))

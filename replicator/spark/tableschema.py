@@ -1,6 +1,6 @@
 """The lake's view of one source table: columns, key, and schema changes.
 
-A :class:`TableSchema` lives in the snapshot manifest. Columns are merged from the
+A :class:`TableSchema` lives in the job state (:mod:`.state`). Columns are merged from the
 ``schema.columns`` lists messages carry (new names are appended) and changed by DDL
 (:mod:`.ddl`). Current-state rows also hold metadata columns, named with a leading
 underscore (Oracle names cannot start with one unless quoted):
@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
-from replicator.spark.coltypes import quote_ident, sql_type
 
 POSITION: Final = ("_commit_scn", "_c_scn", "_c_idx", "_elem")
 METADATA: Final[tuple[tuple[str, str], ...]] = (
@@ -39,15 +38,15 @@ class TableSchema:
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any]) -> TableSchema:
-        """From the manifest JSON."""
+        """From the state JSON."""
         return cls(**doc)
 
     def to_dict(self) -> dict[str, Any]:
-        """For the manifest JSON."""
+        """For the state JSON."""
         return asdict(self)
 
     def copy(self) -> TableSchema:
-        """An independent copy (the batch edits a copy, the manifest keeps the old one)."""
+        """An independent copy (the batch edits a copy, the state keeps the old one)."""
         return TableSchema.from_dict({**self.to_dict(), "columns": [dict(c) for c in self.columns]})
 
     @property
@@ -85,9 +84,3 @@ class TableSchema:
                 self.version += 1
                 return True
         return False
-
-    def ddl_columns(self, unbounded: str) -> str:
-        """Spark DDL of the stored row: data columns then metadata."""
-        parts = [f"{quote_ident(c['name'])} {sql_type(c, unbounded)}" for c in self.columns]
-        parts += [f"{n} {t}" for n, t in METADATA]
-        return ", ".join(parts)

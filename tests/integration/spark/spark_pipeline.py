@@ -1,7 +1,7 @@
 """Helpers of the Spark tests: scenario -> replicator -> Kafka, the job as a process, lake checks.
 
-The lake is read back with pyarrow (no Spark session needed in the test process): the
-current snapshot's bucket links are followed, as any reader of the lake would.
+The lake is read back with delta-rs (no Spark session needed in the test process), as any
+Delta reader would.
 """
 
 from __future__ import annotations
@@ -136,26 +136,22 @@ def run_job(cmd: list[str], timeout: float = 240) -> str:
     return proc.stderr
 
 
-def kill_after_batches(cmd: list[str], batches: int, timeout: float = 180) -> int:
-    """Start the job, SIGKILL it once ``batches`` batches are committed; returns the last batch seen."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=_env(),
-                            start_new_session=True)
-    deadline = time.monotonic() + timeout
-    lake = Path(cmd[cmd.index("--lake") + 1])
+def kill_between_tables(cmd: list[str], after: int, timeout: float = 240) -> None:
+    """Run the job with the test hook that SIGKILLs its driver between two tables' commits of a
+    batch (at the first such point after ``after`` table commits); wait for that death."""
+    from replicator.spark.apply import CRASH_ENV
+
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env={**_env(), CRASH_ENV: str(after)}, start_new_session=True)
     try:
-        while time.monotonic() < deadline:
-            m = manifest(lake)
-            if m is not None and m["batch"] >= batches - 1:
-                time.sleep(0.7)  # let the next batch start, so the kill lands mid-batch
-                return int(m["batch"])
-            if proc.poll() is not None:
-                raise AssertionError(f"job ended early: {proc.stderr.read()[-3000:] if proc.stderr else ''}")
-            time.sleep(0.2)
-        raise AssertionError("the job committed too few batches in time")
+        _, err = proc.communicate(timeout=timeout)
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)  # the JVM child too
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the JVM child too, if it outlived the driver
+        except ProcessLookupError:
+            pass
         proc.wait(30)
+    assert proc.returncode == -signal.SIGKILL, f"the job was not killed: {err[-3000:]}"
 
 
 def _env() -> dict[str, str]:
@@ -165,25 +161,20 @@ def _env() -> dict[str, str]:
 
 
 def manifest(lake: Path) -> dict[str, Any] | None:
-    """The current snapshot's manifest, or None before the first commit."""
-    link = lake / "tables"
-    if not link.is_symlink():
+    """The job state after the last committed batch (``batch``, ``tables``...), or None before it."""
+    from replicator.spark.lakestore import DeltaLake
+
+    st = DeltaLake(str(lake)).load_state()
+    if st.batch < 0:
         return None
-    return json.loads((link.resolve().parent / "manifest.json").read_text())
+    return {**json.loads(st.to_json()), "pending": st.pending_rows}
 
 
 def lake_rows(lake: Path, table: str) -> list[dict[str, Any]]:
-    """Current rows of a table (with metadata columns), read with pyarrow."""
-    import pyarrow.parquet as pq
+    """Current rows of a table (with metadata columns, no tombstones), read with delta-rs."""
+    from replicator.spark.reader import read_rows_arrow
 
-    from replicator.spark.store import dir_name
-
-    tdir = (lake / "tables").resolve() / dir_name(table)
-    out: list[dict[str, Any]] = []
-    for bucket in sorted(tdir.iterdir()) if tdir.is_dir() else []:
-        for f in sorted(bucket.resolve().glob("*.parquet")):
-            out += pq.read_table(f).to_pylist()
-    return out
+    return read_rows_arrow(str(lake), table)
 
 
 def assert_tables_equal(lake: Path, case: Case) -> int:
@@ -212,18 +203,8 @@ def assert_tables_equal(lake: Path, case: Case) -> int:
 
 def positions(lake: Path, table: str) -> dict[str, tuple[int, int, int, int]]:
     """Key -> stored position of every row and tombstone of a table."""
-    import pyarrow.parquet as pq
+    from replicator.spark.lakestore import DeltaLake
 
-    from replicator.spark.store import dir_name
-
-    m = manifest(lake)
-    assert m is not None
-    out = {}
-    versions = m["tables"][table]["buckets"]
-    for b, version in versions.items():
-        for deleted in ("false", "true"):
-            d = lake / "_data" / dir_name(table) / version / f"bucket={b}" / f"_deleted={deleted}"
-            for f in d.glob("*.parquet") if d.is_dir() else []:
-                for r in pq.read_table(f, columns=["_key", "_commit_scn", "_c_scn", "_c_idx", "_elem"]).to_pylist():
-                    out[r["_key"]] = (r["_commit_scn"], r["_c_scn"], r["_c_idx"], r["_elem"])
-    return out
+    rows = DeltaLake(str(lake)).read_rows(table)
+    assert rows is not None
+    return {r["_key"]: (r["_commit_scn"], r["_c_scn"], r["_c_idx"], r["_elem"]) for r in rows.to_pylist()}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from replicator.spark.coltypes import convert_expr, sql_type
+from replicator.spark.coltypes import sql_type
 from replicator.spark.ddl import apply_ddl, type_spec
 from replicator.spark.debezium import parse_debezium
 from replicator.spark.options import FormatHints, JobOptions, apply_olr_config
@@ -118,8 +118,35 @@ def test_column_types(spec: dict, want: str) -> None:
 
 
 def test_timestamp_conversion_uses_the_producer_unit() -> None:
-    assert "/ 1000" in convert_expr("x", {"type": "date"}, 0)
-    assert "* 1000000" in convert_expr("x", {"type": "date"}, 7)
+    from datetime import datetime
+
+    from replicator.spark.arrowconv import convert
+
+    want = datetime(2025, 1, 2, 3, 4, 5)
+    assert convert(["1735787045000000000"], {"type": "date"}, 0, "string").to_pylist() == [want]
+    assert convert(["1735787045"], {"type": "date"}, 7, "string").to_pylist() == [want]
+    assert convert(["2025-01-02T03:04:05Z"], {"type": "date"}, 8, "string").to_pylist() == [want]
+    assert convert(["2025-01-02T04:04:05+01:00"], {"type": "timestamp with local time zone"}, 8,
+                   "string").to_pylist()[0].replace(tzinfo=None) == want
+
+
+@pytest.mark.parametrize("mode", ["bytes", "base64", "base64-url-safe", "hex"])
+def test_debezium_bytes_in_each_binary_handling_mode(mode: str) -> None:
+    import base64
+
+    raw = bytes([0xFB, 0xFF, 0x00, 0x3E, 0x10])
+    text = {"hex": raw.hex().upper(), "base64-url-safe": base64.urlsafe_b64encode(raw).decode().rstrip("=")}.get(
+        mode, base64.b64encode(raw).decode())
+    doc = {"schema": {"type": "struct", "fields": [{"field": "after", "type": "struct", "fields": [
+        {"field": "ID", "type": "int32", "optional": False}, {"field": "R", "type": "bytes", "optional": True}]}]},
+        "payload": {"before": None, "after": {"ID": 1, "R": text}, "op": "c",
+                    "source": {"schema": "A", "table": "T", "scn": "10", "commit_scn": "12"}}}
+    hints = FormatHints.from_format({"type": "debezium", "binary-handling-mode": mode})
+    rows = parse_message(json.dumps(doc).encode(), None, hints, META)
+    assert dict(rows[0]["after"])["R"] == raw.hex()
+    if mode == "hex":  # the other modes' text is not hex: a clear error, not a wrong value
+        wrong = parse_message(json.dumps(doc).encode(), None, FormatHints(), META)
+        assert wrong[0]["kind"] == "error" and "binary-handling-mode" in wrong[0]["error"]
 
 
 def test_olr_config_gives_hints_topic_and_primary_keys(tmp_path: Path) -> None:

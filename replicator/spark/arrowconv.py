@@ -1,0 +1,81 @@
+"""Column values as the producer printed them (text) -> typed Arrow arrays.
+
+The Arrow counterpart of :mod:`.coltypes`: the same type mapping (``sql_type``), done on
+the driver with pyarrow compute kernels (numbers, booleans, floats) and small Python
+loops only where Arrow has no kernel (hex bytes, timestamps in a unit or ISO text).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final
+
+from replicator.spark.coltypes import sql_type
+from replicator.spark.tableschema import METADATA
+from replicator.spark.timeparse import iso_to_us
+
+_UNIT_US: Final = {"ns": (1000, 1), "us": (1, 1), "ms": (1, 1000), "s": (1, 1_000_000), "days": (1, 86_400_000_000)}
+_UNITS: Final = {0: "ns", 1: "us", 2: "ms", 3: "s"}
+_DECIMAL: Final = re.compile(r"^decimal\((\d+),(-?\d+)\)$")
+
+
+def arrow_type(sql: str) -> Any:
+    """The Arrow type of a Spark SQL type name the job uses."""
+    import pyarrow as pa
+
+    m = _DECIMAL.match(sql)
+    if m:
+        return pa.decimal128(int(m[1]), int(m[2]))
+    return {"bigint": pa.int64(), "int": pa.int32(), "string": pa.string(), "binary": pa.binary(),
+            "float": pa.float32(), "double": pa.float64(), "boolean": pa.bool_(),
+            "timestamp_ntz": pa.timestamp("us"), "timestamp": pa.timestamp("us", tz="UTC")}[sql]
+
+
+def column_type(spec: dict[str, Any], unbounded: str) -> Any:
+    """The Arrow type a column is stored as."""
+    return arrow_type(sql_type(spec, unbounded))
+
+
+def metadata_schema() -> list[tuple[str, Any]]:
+    """(name, Arrow type) of the metadata columns of a current-state row."""
+    return [(n, arrow_type(t)) for n, t in METADATA]
+
+
+_ZONE: Final = re.compile(r"^(.*\d)([+-])(\d\d):?(\d\d)$")
+
+
+def _timestamp_us(text: str, unit: str) -> int:
+    t = text.strip()
+    if t.lstrip("-").isdigit():
+        div, mul = _UNIT_US.get(unit, _UNIT_US["ns"])
+        return int(t) // div * mul
+    zone = _ZONE.match(t) if "T" in t or " " in t else None
+    if zone:  # an offset (Debezium ZonedTimestamp): the instant in UTC
+        offset = (int(zone[3]) * 60 + int(zone[4])) * 60_000_000
+        return iso_to_us(zone[1]) - (offset if zone[2] == "+" else -offset)
+    return iso_to_us(t)
+
+
+def convert(values: list[str | None], spec: dict[str, Any], timestamp_code: int, unbounded: str,
+            typed: bool = True) -> Any:
+    """Text values of one column -> an Arrow array of the column's type."""
+    import pyarrow as pa
+
+    if not typed:
+        return pa.array(values, pa.string())
+    sql = sql_type(spec, unbounded)
+    target = arrow_type(sql)
+    if sql == "string":
+        return pa.array(values, pa.string())
+    if sql == "binary":
+        return pa.array([None if v is None else bytes.fromhex(v) for v in values], pa.binary())
+    if sql in ("timestamp", "timestamp_ntz"):
+        unit = spec.get("unit") or _UNITS.get(timestamp_code % 4 if timestamp_code < 8 else -1, "iso")
+        micros = [None if v is None else _timestamp_us(v, unit) for v in values]
+        return pa.array(micros, pa.int64()).cast(target)
+    text = pa.array(values, pa.string())
+    if sql == "boolean":
+        import pyarrow.compute as pc
+
+        text = pc.utf8_lower(text)
+    return text.cast(target)

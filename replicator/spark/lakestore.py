@@ -1,0 +1,217 @@
+"""The lake as Delta Lake tables: current-state tables, the change log, the job state.
+
+Layout under the lake URI (a local path or a URI delta-rs opens: ``file:``, ``s3:``,
+``abfss:``, ``gs:``; reads go through delta-rs with either writer):
+
+* ``tables/<OWNER.TABLE>``   one Delta table per source table, updated by MERGE on ``_key``;
+* ``changes``                the change log, an append-only Delta table partitioned by ``table``;
+* ``_replicator/state``      the job state (:mod:`.state`), replaced by each batch.
+
+Every commit of a batch carries the Delta *application transaction* ``(app id, batch id)``
+(``txn`` action, the mechanism Spark's own Delta sink uses for idempotent writes), so a
+batch replayed after a crash skips each table it had already committed, table by table.
+
+Two writers produce the same tables: :class:`DeltaLake` through delta-rs (``deltalake``
+on PyPI, no JVM; the default), and :class:`SparkDeltaLake` through Spark's own Delta
+(``MERGE INTO`` with ``spark.databricks.delta.write.txnAppId/txnVersion``) when the
+delta-spark jars are on the classpath (``--store spark-delta``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from typing import Any
+
+from replicator.spark.state import JobState, from_ipc, to_ipc
+
+log = logging.getLogger("replicator.spark")
+POSITION_NEWER = ("(s._commit_scn > t._commit_scn) OR (s._commit_scn = t._commit_scn AND (s._c_scn > t._c_scn OR "
+                  "(s._c_scn = t._c_scn AND (s._c_idx > t._c_idx OR (s._c_idx = t._c_idx AND s._elem > t._elem)))))")
+
+
+def dir_name(table: str) -> str:
+    """A path-safe directory name for OWNER.TABLE (quoted Oracle names may hold ``/``)."""
+    return re.sub(r"[^\w$#.\-]", lambda m: f"%{ord(m[0]):02X}", table).lstrip(".") or "_"
+
+
+def lake_uri(lake: str) -> str:
+    """The lake's base URI: URIs as given, local paths made absolute."""
+    if re.match(r"^[A-Za-z][\w+.-]*://", lake):
+        return lake.rstrip("/")
+    return os.path.abspath(lake)
+
+
+class DeltaLake:
+    """Reads and commits the lake's Delta tables with delta-rs."""
+
+    kind = "delta-rs"
+
+    def __init__(self, lake: str, storage_options: dict[str, str] | None = None):
+        self.root = lake_uri(lake)
+        self.storage_options = storage_options or None
+
+    def table_uri(self, table: str) -> str:
+        """URI of a current-state table."""
+        return f"{self.root}/tables/{dir_name(table)}"
+
+    @property
+    def changes_uri(self) -> str:
+        """URI of the change log."""
+        return f"{self.root}/changes"
+
+    @property
+    def state_uri(self) -> str:
+        """URI of the job state table."""
+        return f"{self.root}/_replicator/state"
+
+    def open_table(self, uri: str) -> Any:
+        """The Delta table at ``uri`` (delta-rs), or None when there is none yet."""
+        from deltalake import DeltaTable
+
+        if not DeltaTable.is_deltatable(uri, storage_options=self.storage_options):
+            return None
+        return DeltaTable(uri, storage_options=self.storage_options)
+
+    def done(self, uri: str, app: str, batch: int) -> bool:
+        """True when ``uri`` already holds the commit of ``batch`` (application transaction)."""
+        dt = self.open_table(uri)
+        version = dt.transaction_version(app) if dt is not None else None
+        return version is not None and version >= batch
+
+    @staticmethod
+    def _txn(app: str, batch: int) -> Any:
+        from deltalake import CommitProperties, Transaction
+
+        return CommitProperties(app_transactions=[Transaction(app, batch)])
+
+    def load_state(self) -> JobState:
+        """The state the last committed batch left (an empty state before the first)."""
+        dt = self.open_table(self.state_uri)
+        if dt is None:
+            return JobState()
+        rows = dt.to_pyarrow_table().to_pylist()
+        if not rows:
+            return JobState()
+        row = rows[0]
+        return JobState.from_json(row["state"], from_ipc(row["pending"]) if row["pending"] else None)
+
+    def commit_state(self, state: JobState, app: str, batch: int) -> None:
+        """Replace the state (the batch's last commit)."""
+        import pyarrow as pa
+        from deltalake import write_deltalake
+
+        pending = to_ipc(state.pending) if state.pending is not None and state.pending.num_rows else None
+        row = pa.table({"batch": pa.array([state.batch], pa.int64()), "state": [state.to_json()],
+                        "pending": pa.array([pending], pa.binary())})
+        write_deltalake(self.state_uri, row, mode="overwrite", commit_properties=self._txn(app, batch),
+                        storage_options=self.storage_options)
+
+    def read_rows(self, table: str) -> Any:
+        """Every stored row of a table (tombstones too) as a pyarrow Table; None when absent."""
+        dt = self.open_table(self.table_uri(table))
+        return None if dt is None else dt.to_pyarrow_table()
+
+    def merge(self, table: str, rows: Any, app: str, batch: int) -> None:
+        """MERGE ``rows`` on ``_key``: newer positions replace stored rows, new keys are inserted."""
+        from deltalake import DeltaTable, write_deltalake
+
+        uri = self.table_uri(table)
+        if not DeltaTable.is_deltatable(uri, storage_options=self.storage_options):
+            write_deltalake(uri, rows, mode="append", commit_properties=self._txn(app, batch),
+                            storage_options=self.storage_options)
+            return
+        dt = DeltaTable(uri, storage_options=self.storage_options)
+        (dt.merge(rows, "t._key = s._key", source_alias="s", target_alias="t", merge_schema=True,
+                  commit_properties=self._txn(app, batch))
+         .when_matched_update_all(predicate=POSITION_NEWER).when_not_matched_insert_all().execute())
+
+    def overwrite(self, table: str, rows: Any, app: str, batch: int) -> None:
+        """Replace a table's rows and schema (after a RENAME, DROP COLUMN or TRUNCATE)."""
+        from deltalake import write_deltalake
+
+        write_deltalake(self.table_uri(table), rows, mode="overwrite", schema_mode="overwrite",
+                        commit_properties=self._txn(app, batch), storage_options=self.storage_options)
+
+    def append_changes(self, rows: Any, app: str, batch: int) -> None:
+        """Append a batch's change-log rows."""
+        from deltalake import write_deltalake
+
+        write_deltalake(self.changes_uri, rows, mode="append", partition_by=["table"], schema_mode="merge",
+                        commit_properties=self._txn(app, batch), storage_options=self.storage_options)
+
+    def applied_transactions(self, candidates: set[tuple[int, str | None]]) -> set[tuple[int, str | None]]:
+        """The (commit SCN, xid) pairs of ``candidates`` the change log holds rows of."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        dt = self.open_table(self.changes_uri) if candidates else None
+        if dt is None:
+            return set()
+        scns = pa.array(sorted({s for s, _ in candidates}), pa.int64())
+        logged = dt.to_pyarrow_table(columns=["commit_scn", "xid"])
+        logged = logged.filter(pc.is_in(logged["commit_scn"], scns))
+        found = set(zip(logged["commit_scn"].to_pylist(), logged["xid"].to_pylist()))
+        return candidates & found
+
+
+class SparkDeltaLake(DeltaLake):
+    """The same tables written by Spark's own Delta Lake (delta-spark jars on the classpath).
+
+    Reads (state, stored rows, application transactions) go through delta-rs, which reads
+    any Delta table; writes go through Spark so the cluster's file systems and Delta
+    configuration apply. Not exercised by the tests here: the delta-spark jars cannot be
+    downloaded on the development machines.
+    """
+
+    kind = "spark-delta"
+
+    def __init__(self, spark: Any, lake: str, storage_options: dict[str, str] | None = None):
+        super().__init__(lake, storage_options)
+        self.spark = spark
+        spark.conf.set("spark.databricks.delta.schema.autoMerge.enabled", "true")  # ADD COLUMN
+
+    def _df(self, rows: Any) -> Any:
+        return self.spark.createDataFrame(rows)
+
+    def _txn_conf(self, app: str, batch: int) -> None:
+        self.spark.conf.set("spark.databricks.delta.write.txnAppId", app)
+        self.spark.conf.set("spark.databricks.delta.write.txnVersion", str(batch))
+
+    def merge(self, table: str, rows: Any, app: str, batch: int) -> None:
+        """``MERGE INTO`` through delta-spark, idempotent by txnAppId/txnVersion."""
+        from delta.tables import DeltaTable
+
+        uri = self.table_uri(table)
+        df = self._df(rows)
+        if self.open_table(uri) is None:
+            df.write.format("delta").mode("append").option("txnAppId", app).option("txnVersion", batch).save(uri)
+            return
+        self._txn_conf(app, batch)
+        try:
+            (DeltaTable.forPath(self.spark, uri).alias("t").merge(df.alias("s"), "t._key = s._key")
+             .whenMatchedUpdateAll(condition=POSITION_NEWER).whenNotMatchedInsertAll().execute())
+        finally:
+            self.spark.conf.unset("spark.databricks.delta.write.txnAppId")
+            self.spark.conf.unset("spark.databricks.delta.write.txnVersion")
+
+    def overwrite(self, table: str, rows: Any, app: str, batch: int) -> None:
+        """Overwrite rows and schema through delta-spark."""
+        (self._df(rows).write.format("delta").mode("overwrite").option("overwriteSchema", "true")
+         .option("txnAppId", app).option("txnVersion", batch).save(self.table_uri(table)))
+
+    def append_changes(self, rows: Any, app: str, batch: int) -> None:
+        """Append change-log rows through delta-spark."""
+        (self._df(rows).write.format("delta").mode("append").option("mergeSchema", "true").partitionBy("table")
+         .option("txnAppId", app).option("txnVersion", batch).save(self.changes_uri))
+
+    def commit_state(self, state: JobState, app: str, batch: int) -> None:
+        """Replace the state through delta-spark."""
+        import pyarrow as pa
+
+        pending = to_ipc(state.pending) if state.pending is not None and state.pending.num_rows else None
+        row = pa.table({"batch": pa.array([state.batch], pa.int64()), "state": [state.to_json()],
+                        "pending": pa.array([pending], pa.binary())})
+        (self._df(row).write.format("delta").mode("overwrite").option("txnAppId", app).option("txnVersion", batch)
+         .save(self.state_uri))
