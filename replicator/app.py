@@ -193,6 +193,21 @@ def schema_checkpoints(pipeline: Pipeline, job: BatchJob) -> CheckpointManager:
         base[0], _ = manager.after_lwn(base[0], cp, parser, force=final)
 
     pipeline.on_schema_checkpoint = on_checkpoint
+
+    def on_rac_checkpoint(cut_scn: int, time_raw: int, threads: list[tuple[int, int, int, int]]) -> None:
+        # RAC (replicator.rac): one restart point at the end, with each thread's position.
+        parser = pipeline.parser
+        header, tracker = parser.header, parser.opt.tracker
+        if header is None or cut_scn <= max(job.checkpoint.scn, parser.opt.first_data_scn):
+            return
+        if tracker is not None and tracker.pending:
+            base[0] = replace(base[0], rows=tracker.dictionary.snapshot(), schema_scn=tracker.schema_scn,
+                              schema_ref_scn=None)
+            manager.schema_changed, tracker.pending = True, False
+        stamped = replace(base[0], resetlogs=header.resetlogs, activation=header.activation, threads=threads)
+        manager.write_schema(stamped, cut_scn, time_raw, parser._epoch(time_raw), threads[0][1], threads[0][2], None)
+
+    pipeline.on_rac_checkpoint = on_rac_checkpoint
     return manager
 
 

@@ -182,7 +182,12 @@ class CheckpointManager:
                 continue
             if confirmed is not None and confirmed.pos is not None:
                 # Safe when the checkpoint's LWN ended no later than the confirmed message's LWN began.
-                if (cp.seq, cp.offset) > (confirmed.pos[0], confirmed.pos[1]):
+                # RAC (cp.threads): positions are (commit SCN, thread, ...); every commit analysed
+                # before a RAC checkpoint has an SCN at most its own, so it must be below the confirmed one.
+                if cp.threads:
+                    if cp.scn >= confirmed.pos[0]:
+                        continue
+                elif (cp.seq, cp.offset) > (confirmed.pos[0], confirmed.pos[1]):
                     continue
             elif start_scn and scn > start_scn:
                 continue

@@ -91,7 +91,9 @@ class Daemon:
     def _restart_point(self) -> tuple[SchemaCheckpoint, Confirmed | None]:
         confirmed = self.manager.load_confirmed()
         start_scn = self.source.reader.start_scn or 0
-        cp = self.manager.restart_checkpoint(confirmed, confirmed.scn if confirmed else start_scn)
+        # A zero position (saved at a first start) confirms nothing: choose as on a first start.
+        chosen = confirmed if confirmed is not None and confirmed.pos != POSITION_ZERO else None
+        cp = self.manager.restart_checkpoint(chosen, chosen.scn if chosen else start_scn)
         if cp is None and self.online_db is not None:
             from replicator.online.startup import first_schema_checkpoint
 
@@ -107,6 +109,10 @@ class Daemon:
         from replicator.writers.base import create_writer
 
         cp, confirmed = self._restart_point()
+        start_output = None
+        if confirmed is not None and confirmed.pos == POSITION_ZERO:  # saved at start, nothing confirmed since
+            start_output, confirmed = confirmed.output, None
+        self._fresh_start = confirmed is None and start_output is None
         self.base_checkpoint = cp
         parser_opts, fmt_opts, archive_format, self.dictionary = source_facts(self.config, self.source, cp)
         if confirmed is not None:
@@ -146,15 +152,32 @@ class Daemon:
             writer.restore(confirmed.scn, confirmed.idx, confirmed.scn)  # type: ignore[attr-defined]
         restart_pos = confirmed.pos if confirmed is not None and confirmed.pos else POSITION_ZERO
         skip_scn = confirmed.scn if confirmed is not None and confirmed.pos is None else 0
-        engine = Engine(parser, create_format(fmt_opts), writer, follower, restart_pos=restart_pos,
-                        skip_commit_scn=skip_scn, on_checkpoint=self._on_lwn_checkpoint,
-                        on_file_end=self._on_file_end)
+        threads = locator.threads()
+        if len(threads) > 1:  # RAC: one follower per redo thread, merged by SCN (rac_engine.py)
+            from replicator.rac_engine import RacEngine
+
+            locators = {t: replace(locator, thread=t) for t in threads}
+            engine: Engine = RacEngine(parser, create_format(fmt_opts), writer,
+                                       {t: RedoFollower(loc, settings, self.stop_event) for t, loc in locators.items()},
+                                       restart_pos=restart_pos, on_file_end=self._on_file_end)
+            saved = {t: (seq, offset) for t, seq, offset, _ in cp.threads}  # a RAC restart point
+            engine.starts = {t: saved.get(t) or (self._first_sequence(loc, parser_opts.first_data_scn or cp.scn), 0)
+                             for t, loc in locators.items()}
+            engine.on_rac_checkpoint = self._on_rac_checkpoint
+            log.info(f"RAC: {len(threads)} redo threads, " + ", ".join(
+                f"thread {t} from sequence {seq} offset {offset}" for t, (seq, offset) in engine.starts.items()))
+        else:
+            engine = Engine(parser, create_format(fmt_opts), writer, follower, restart_pos=restart_pos,
+                            skip_commit_scn=skip_scn, on_checkpoint=self._on_lwn_checkpoint,
+                            on_file_end=self._on_file_end)
         engine_ref.append(engine)
         self.engine, self.writer = engine, writer
         if self.metrics is not None:
             engine.tally = Tally(self.config.metrics.tag_names or "none")
         if confirmed is not None and confirmed.output is not None and hasattr(writer, "resume_at"):
             writer.resume_at = confirmed.output  # cut the output back to what the checkpoint covers
+        elif start_output is not None and hasattr(writer, "resume_at"):
+            writer.resume_at = start_output  # a crash before anything was confirmed: back to the start
         elif hasattr(writer, "existing_output"):
             existing = writer.existing_output()
             if existing and confirmed is None:
@@ -182,7 +205,7 @@ class Daemon:
         for members in locator.online_groups:
             for m in members:
                 h = read_header(locator.map_path(m), locator.source)
-                if h is not None and h.sequence:
+                if h is not None and h.sequence and (not locator.thread or h.thread == locator.thread):
                     candidates.append((h.sequence, h.first_scn, h.next_scn))
         for _, path in locator.archive_files():
             h = read_header(path, locator.source)
@@ -233,9 +256,37 @@ class Daemon:
                 await asyncio.to_thread(sync)  # the checkpoint must not claim bytes a power loss can take
         self.save_position(snapshot, output, force)
 
+    def _on_rac_checkpoint(self, cut_scn: int, time_raw: int, redo_bytes: int, force: bool) -> None:
+        """RAC: a restart point at the merge's cut, with each thread's position (rac_engine.py)."""
+        self._check_stop_transactions()
+        engine, manager = self.engine, self.manager
+        parser = engine.parser
+        tracker = parser.opt.tracker
+        if tracker is not None and tracker.pending:  # the dictionary changed: store it in full, now
+            self.base_checkpoint = replace(self.base_checkpoint, rows=tracker.dictionary.snapshot(),
+                                           schema_scn=tracker.schema_scn, schema_ref_scn=None)
+            manager.schema_changed, tracker.pending, force = True, False, True
+        header = parser.header
+        if header is None or cut_scn <= max(parser.opt.first_data_scn, self.base_checkpoint.scn) \
+                or (manager._written and manager._written[-1] == cut_scn):
+            return  # never over the checkpoint the run started from
+        epoch = parser._epoch(time_raw)
+        if not manager.due(epoch, redo_bytes, force):
+            return
+        threads = engine.rac_positions()  # type: ignore[attr-defined]
+        stamped = replace(self.base_checkpoint, resetlogs=header.resetlogs, activation=header.activation,
+                          threads=threads)
+        path = manager.write_schema(stamped, cut_scn, time_raw, epoch, threads[0][1], threads[0][2], None)
+        if path is not None and self.metrics is not None:
+            self.metrics.checkpoint_written(cut_scn)
+
     def _final_schema_checkpoint(self) -> None:
         """A soft stop writes a schema checkpoint at the last LWN read (as OLR does)."""
         parser = self.engine.parser
+        if hasattr(self.engine, "rac_positions"):
+            lwn = parser.last_lwn
+            self._on_rac_checkpoint(self.engine.cut_scn, lwn.time if lwn else 0, 0, True)  # type: ignore[attr-defined]
+            return
         lwn, header = parser.last_lwn, parser.header
         if lwn is None or header is None:
             return
@@ -247,6 +298,21 @@ class Daemon:
         if confirmed is None or confirmed == self._saved:
             return False
         return force or time.monotonic() - self._last_save >= POLL_SAVE_S
+
+    def _save_start_position(self) -> None:
+        """Before the first message of a fresh start: save the output's size with a zero position.
+
+        Without it, a crash before the first confirmed position is saved leaves output that a
+        restart cannot tell from its own, and the replay would be appended to it twice.
+        """
+        output_position = getattr(self.writer, "output_position", None)
+        output = output_position() if output_position is not None else None
+        pattern = getattr(self.writer, "pattern", None)
+        if output is None and pattern is not None and pattern.mode == "fixed":  # not opened yet
+            path = pattern.name()
+            output = (path, os.path.getsize(path) if os.path.exists(path) else 0)
+        if output is not None:
+            self.manager.save_confirmed(Confirmed(self.source.name, 0, 0, 0, 0, POSITION_ZERO, output))
 
     def save_position(self, snapshot: tuple, output: tuple[str, int] | None, force: bool = False) -> None:
         """Persist a confirmed position if it moved (at most every POLL_SAVE_S unless forced).
@@ -331,7 +397,9 @@ class Daemon:
             return
         self._last_publish = now
         st = engine.state
-        self.notifier.status(f"replicating: sequence {st.sequence}, SCN {st.last_scn}, "
+        threads = getattr(engine, "thread_status", None)  # RAC: where each redo thread is
+        where = f"{threads()}" if threads is not None else f"sequence {st.sequence}"
+        self.notifier.status(f"replicating: {where}, SCN {st.last_scn}, "
                              f"{st.transactions} transactions, {st.messages} messages")
         if self.metrics is not None:
             self.metrics.publish(engine.tally, pool=self.pool, writers=[self.writer], parser=engine.parser,
@@ -391,6 +459,8 @@ class Daemon:
         if not await self._connect_writer():
             self.writer.close()
             return
+        if self._fresh_start:
+            self._save_start_position()
         if self.metrics is not None:
             self.metrics.set_state("replicating")
         self.notifier.ready(f"replicating {self.source.name} from sequence {seq}")

@@ -102,6 +102,12 @@ class Metrics:
         self.checkpoint_scn = self._make(g, "replicator_checkpoint_scn", "SCN of the last checkpoint written")
         self.scn = self._make(g, "replicator_scn", "SCN of the LWN just read")
         self.sequence = self._make(g, "replicator_redo_sequence", "redo log sequence being read")
+        self.thread_sequence = self._make(g, "replicator_thread_sequence", "RAC: redo log sequence being read, "
+                                          "per redo thread", ("thread",))
+        self.thread_scn = self._make(g, "replicator_thread_scn", "RAC: SCN of the last LWN analysed, per redo thread",
+                                     ("thread",))
+        self.thread_lag = self._make(g, "replicator_thread_lag_seconds", "RAC: now minus the redo time of the last "
+                                     "LWN analysed, per redo thread (an idle thread's grows)", ("thread",))
         self.queue_depth = self._make(g, "replicator_queue_depth", "items waiting in an internal queue", ("queue",))
         self.writer_messages = self._make(c, "replicator_writer_messages", "messages sent, per writer", ("writer",))
         self.writer_retries = self._make(c, "replicator_writer_retries", "writer reconnects and resends",
@@ -202,6 +208,11 @@ class Metrics:
             self.checkpoint_lag.set(max(0.0, time.time() - t.redo_time))
         self.scn.set(t.scn)
         self.sequence.set(t.sequence)
+        now = time.time()
+        for thread, (seq, scn, redo_time) in list(t.threads.items()):
+            self.thread_sequence.labels(thread=str(thread)).set(seq)
+            self.thread_scn.labels(thread=str(thread)).set(scn)
+            self.thread_lag.labels(thread=str(thread)).set(max(0.0, now - redo_time) if redo_time else 0.0)
 
     def _publish_pool(self, pool: Any, other_mb: Mapping[str, float]) -> None:
         used = int(pool.in_memory)

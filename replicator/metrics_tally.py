@@ -52,6 +52,8 @@ class Tally:
     redo_time: float = 0.0  # epoch seconds of the redo of the LWN just read
     scn: int = 0  # SCN of the LWN just read
     sequence: int = 0
+    # RAC: thread -> (sequence, SCN, redo time in epoch seconds) of its last LWN analysed
+    threads: dict[int, tuple[int, int, float]] = field(default_factory=dict)
 
     def _names(self, change: RowChange) -> tuple[str, str]:
         table = change.table

@@ -69,6 +69,9 @@ class Pipeline:
         # Schema checkpoints (state directory): called after every LWN checkpoint with the
         # parser, and once more, forced, at the end of the run (OLR's soft-shutdown write).
         self.on_schema_checkpoint: Callable[[Checkpoint, Parser, bool], None] | None = None
+        self.threads: dict[int, object] = {}  # RAC runs: per-thread progress (redo.merge.ThreadProgress)
+        # RAC runs: called once at the end with (cut SCN, raw redo time, per-thread restart positions).
+        self.on_rac_checkpoint: Callable[[int, int, list[tuple[int, int, int, int]]], None] | None = None
 
     def _on_transaction(self, txn: Transaction) -> None:
         self.stats.transactions += 1
@@ -142,7 +145,14 @@ class Pipeline:
         return headers[0]
 
     def run(self, files: list[RedoFile], progress: Callable[[RunStats, RedoFile], None] | None = None) -> RunStats:
-        """Process every file in order, then stop softly (final checkpoint, flush)."""
+        """Process every file in order, then stop softly (final checkpoint, flush).
+
+        Files of several redo threads (RAC) are merged into one SCN order (:mod:`replicator.rac`).
+        """
+        if len({f.thread for f in files}) > 1:
+            from replicator.rac import run_merged
+
+            return run_merged(self, files, progress)
         t0 = time.perf_counter()
         for redo in files:
             self.run_file(redo)

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterator
 
 from replicator import log
 from replicator.errors import RedoLogError, RuntimeFailure
 from replicator.redo.blocks import BlockStatus, check_blocks, payload_of
 from replicator.redo.header import SCN_NONE, RedoHeader, parse_headers
-from replicator.redo.reader import archive_format_regex, read_lwns, sequence_from_name
+from replicator.redo.reader import archive_format_regex, file_thread, read_lwns, sequence_from_name
 from replicator.redo.records import Lwn, RecordFramer
 from replicator.redo.source import LOCAL, RedoSource
 
@@ -38,6 +38,7 @@ class LogLocator:
     path_mapping: list[tuple[str, str]] = field(default_factory=list)
     verify_checksum: bool = True  # header blocks too; off with disable-checks bit 4
     source: RedoSource = field(default=LOCAL, repr=False)
+    thread: int = 0  # RAC: only this redo thread's logs (0 = every file, one thread expected)
 
     def map_path(self, path: str) -> str:
         """Apply the first matching ``path-mapping`` prefix (olr-interfaces.md §8.4)."""
@@ -57,8 +58,22 @@ class LogLocator:
             nested = [e for d in top if d.is_dir for e in self.source.scan(d.path) if not e.name.startswith(".")]
             for entry in (*top, *nested):
                 seq = sequence_from_name(entry.name, pattern)
-                if seq and not entry.is_dir:
+                if seq and not entry.is_dir and (not self.thread
+                                                 or file_thread(entry.path, pattern, self.source) == self.thread):
                     yield seq, entry.path
+
+    def threads(self) -> list[int]:
+        """The redo threads that have files here (archived names or online headers), sorted."""
+        found = set()
+        pattern = archive_format_regex(self.archive_format) if self.archive_format else None
+        for _, path in replace(self, thread=0).archive_files():
+            found.add(file_thread(path, pattern, self.source))
+        for members in self.online_groups:
+            for member in members:
+                header = read_header(self.map_path(member), self.source, self.verify_checksum)
+                if header is not None:
+                    found.add(header.thread or 1)
+        return sorted(found)
 
     def archived(self, seq: int) -> str | None:
         """The archived log of ``seq``, or None."""
@@ -71,7 +86,7 @@ class LogLocator:
             for member in members:
                 path = self.map_path(member)
                 header = read_header(path, self.source, self.verify_checksum)
-                if header is None:
+                if header is None or (self.thread and header.thread != self.thread):
                     continue
                 highest = max(highest, header.sequence)
                 if header.sequence == seq:

@@ -130,6 +130,30 @@ class Parser:
                                           lwn.end_block * self.header.block_size, True, self.header.thread,
                                           lwn.first_block))
 
+    # ----------------------------------------------------------------- RAC: merged threads
+    def enter(self, header: RedoHeader, lwn: Lwn) -> None:
+        """Analyse the next records in the context of ``lwn`` of the thread ``header`` belongs to.
+
+        The thread merge (:mod:`replicator.redo.merge`) interleaves records of several threads;
+        positions (begin offsets, commit positions) stay relative to each record's own thread.
+        """
+        if header is not self.header:
+            self.start_file(header)
+        if lwn is not self._lwn:
+            self._lwn = lwn
+            self._last_touched = None
+            self.lobs.refresh(self.opt.tables)
+
+    def merged_record(self, rank: int, record: Record) -> None:
+        """Analyse one record of the LWN given to :meth:`enter` (``rank``: its place in the LWN)."""
+        self._rank = rank
+        self.process_record(record)
+
+    def merged_lwn_done(self, lwn: Lwn) -> None:
+        """Every record of ``lwn`` (of the current thread) was analysed."""
+        self.stats.lwns += 1
+        self.last_lwn = lwn
+
     def _epoch(self, redo_time: int) -> int:
         return redo_time_to_epoch(redo_time, self.opt.host_tz)
 

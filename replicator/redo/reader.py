@@ -26,6 +26,7 @@ class RedoFile:
     path: str
     sequence: int
     size: int = -1  # bytes, when the listing knew it (-1: ask the file system)
+    thread: int = 1  # redo thread (RAC instance): from %t/%T in the name, else from the header
 
 
 def archive_format_regex(fmt: str) -> re.Pattern[str]:
@@ -38,7 +39,9 @@ def archive_format_regex(fmt: str) -> re.Pattern[str]:
             code = fmt[i + 1]
             if code in "sS":
                 out.append(r"(?P<seq>\d+)" if "(?P<seq>" not in "".join(out) else r"\d+")
-            elif code in "tTrad":
+            elif code in "tT":
+                out.append(r"(?P<thr>\d+)" if "(?P<thr>" not in "".join(out) else r"\d+")
+            elif code in "rad":
                 out.append(r"\d+")
             elif code == "h":
                 out.append(r"[0-9a-z]+")
@@ -89,12 +92,30 @@ def list_batch_files(entries: list[str], log_archive_format: str, start_seq: int
             if seq < start_seq:
                 log.warning(60028, f"file {path} has sequence {seq} below the start sequence {start_seq}, skipped")
                 continue
-            found.append(RedoFile(path, seq, sizes.get(path, -1) if source is not LOCAL else -1))
-    found.sort(key=lambda f: f.sequence)
+            found.append(RedoFile(path, seq, sizes.get(path, -1) if source is not LOCAL else -1,
+                                  file_thread(path, pattern, source)))
+    # One list, by thread then sequence; several threads are merged by SCN (redo.merge).
+    found.sort(key=lambda f: (f.thread, f.sequence))
     for a, b in zip(found, found[1:]):
-        if b.sequence != a.sequence + 1:
-            log.warning(60027, f"redo sequence gap: {b.sequence} follows {a.sequence}")
+        if a.thread == b.thread and b.sequence != a.sequence + 1:
+            log.warning(60027, f"redo sequence gap: {b.sequence} follows {a.sequence}"
+                               + (f" (thread {a.thread})" if a.thread != 1 or found[-1].thread != 1 else ""))
     return found
+
+
+def file_thread(path: str, pattern: re.Pattern[str] | None, source: RedoSource = LOCAL) -> int:
+    """The redo thread of a file: ``%t`` of the archive format, else block 1 +176."""
+    if pattern is not None:
+        m = pattern.fullmatch(os.path.basename(path))
+        if m is not None and m.groupdict().get("thr"):
+            return int(m.group("thr"))
+    head = source.read_head(path)
+    if head is None:
+        return 1
+    try:
+        return parse_headers(head, path).thread or 1
+    except RedoLogError:
+        return 1
 
 
 def _sequence_from_header(path: str, source: RedoSource = LOCAL) -> int:

@@ -74,6 +74,8 @@ def _build(args: argparse.Namespace):
         sc.flags = args.flags
     if args.log_blocks:
         sc.log_blocks = args.log_blocks
+    if args.threads:
+        sc.threads = args.threads
     if args.size and args.source not in ("oltp", "huge-transaction"):
         sc.max_redo_bytes = parse_size(args.size)
     return sc
@@ -97,6 +99,7 @@ def redogen_main(argv: list[str]) -> int:
     p.add_argument("--format", help="OLR format section as JSON, e.g. '{\"type\":\"json\",\"rid\":1}'")
     p.add_argument("--flags", type=int, help="OLR source.flags")
     p.add_argument("--log-blocks", type=int, help="online log size in blocks (log switch when full)")
+    p.add_argument("--threads", type=int, help="RAC: redo threads (instances); sessions are dealt over them")
     p.add_argument("--no-expected", action="store_true", help="skip the expected output (benchmarks)")
     p.add_argument("--online", action="store_true", help="write a ring of online redo groups that grow "
                    "in place and are archived at each switch (config uses the offline reader)")
@@ -136,8 +139,10 @@ def _report(result: Any, took: float) -> int:
     print(f"{len(result.logs)} redo log(s), {mb:.1f} MB in {took:.1f}s ({mb / max(took, 1e-9):.1f} MB/s); "
           f"{result.stats['transactions']} committed, {result.stats['rollbacks']} rolled back, "
           f"{result.stats['rows']} row changes kept")
+    threads = len({log.thread for log in result.logs})
     for log in result.logs:
-        print(f"  seq {log.sequence}: {log.path} SCN {log.first_scn}-{log.next_scn}")
+        print(f"  {f'thread {log.thread} ' if threads > 1 else ''}seq {log.sequence}: {log.path} "
+              f"SCN {log.first_scn}-{log.next_scn}")
     print(f"config:   {result.config}\ncheckpoint: {result.checkpoint}")
     if result.expected:
         print(f"expected: {result.expected}")

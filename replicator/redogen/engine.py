@@ -93,7 +93,12 @@ class Engine:
         undo_afn, undo_rfile, data_rfile = (23, 0, 24) if v23 else (4, 4, 7)
         self.tables = self._build_tables(data_rfile)
         con_uid = (0x5295F656 if sc.is_cdb else 0) if sc.compat >= 0x0C100000 else 0
-        self.stream = RedoStream(sc, out_dir, con_uid, sink)
+        self.cluster = None
+        if sc.threads > 1:  # RAC: one redo thread per instance (cluster.py)
+            from replicator.redogen.cluster import ClusterStream
+
+            self.cluster = ClusterStream(sc, out_dir, con_uid, sink)
+        self.stream = self.cluster or RedoStream(sc, out_dir, con_uid, sink)
         self.undo = UndoSpace(undo_rfile, undo_afn)
         self.emit = Emitter(sc, self.stream, self.undo, data_rfile)
         self.sessions = {s.id: s for s in sc.sessions}
@@ -220,6 +225,9 @@ class Engine:
             if limit and self.stream.bytes_written >= limit:
                 break
         # Transactions still open stay open: their redo ends without a 5.4, as in a live database.
+        if self.cluster is not None:
+            self.stats["thread_moves"] = self.cluster.moves
+            self.stats["heartbeats"] = self.cluster.heartbeats
         if close:
             logs = self.stream.close()
         else:
@@ -233,5 +241,7 @@ class Engine:
         if e.wait:
             self._clock += e.wait
             self.emit.epoch = int(self._clock)
+        if self.cluster is not None:
+            self.cluster.select(e, self.session(e.session).thread, e.session in self.txns)
         handler = getattr(self.catalog if e.op in DDL_OPS else self.ops, e.op)
         handler(e)

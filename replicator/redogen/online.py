@@ -41,7 +41,12 @@ class OnlineRing:
             raise ValueError("an online redo ring needs at least 2 groups")
         self.sc = sc
         self.fra = fra
-        self.paths = [online_dir / f"redo{g + 1:02d}.log" for g in range(groups)]
+        if sc.threads > 1:  # RAC: a ring of groups per redo thread
+            self.rings = {t: [online_dir / f"redo_t{t}_g{(t - 1) * groups + g + 1}.log" for g in range(groups)]
+                          for t in range(1, sc.threads + 1)}
+        else:
+            self.rings = {sc.thread: [online_dir / f"redo{g + 1:02d}.log" for g in range(groups)]}
+        self.paths = [path for ring in self.rings.values() for path in ring]
         online_dir.mkdir(parents=True, exist_ok=True)
         for path in self.paths:  # fresh groups: preallocated, never written (zero blocks)
             with open(path, "wb") as fh:
@@ -52,7 +57,8 @@ class OnlineRing:
         self.current: Path | None = None
 
     def __call__(self, name: str, header: LogHeader) -> OnlineLog:
-        path = self.paths[(header.sequence - self.sc.first_sequence) % len(self.paths)]
+        ring = self.rings[header.thread]
+        path = ring[(header.sequence - self.sc.first_sequence) % len(ring)]
         header.file_number = self.paths.index(path) + 1
         self.current = path
         return OnlineLog(self, path, name, header)
@@ -105,7 +111,7 @@ class OnlineLog:
             dst.truncate(self.next_block * h.block_size)
             dst.seek(0)
             dst.write(file_header_block(h.block_size, self.next_block - 1, h.compat))
-        return ArchivedLog(target, h.sequence, h.first_scn, next_scn, self.next_block)
+        return ArchivedLog(target, h.sequence, h.first_scn, next_scn, self.next_block, h.thread)
 
 
 def generate_online(sc: Scenario, out_dir: str | Path, *, groups: int = 3, rate_mb_s: float = 0.0,

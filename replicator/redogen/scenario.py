@@ -88,6 +88,7 @@ class SessionSpec:
     sid: int = 0
     serial: int = 0
     audit_sid: int = 0
+    thread: int = 0  # RAC: the instance (redo thread) the session is connected to; 0 = by session id
 
 
 @dataclass(slots=True)
@@ -108,6 +109,7 @@ class Event:
     to: str | None = None  # rename_column: the new name
     partition: Any = None  # add/drop/exchange_partition: {name: P4} or the name
     with_table: str | None = None  # exchange_partition: the non-partitioned table swapped in
+    thread: int | None = None  # RAC: the instance (redo thread) running the statement (shorthand ``t``)
 
 
 @dataclass(slots=True)
@@ -147,6 +149,18 @@ class Scenario:
     sessions: list[SessionSpec] = field(default_factory=list)
     seed: int = 0
     max_redo_bytes: int = 0  # stop reading the timeline once this much redo is written (0 = no limit)
+    # RAC (:mod:`replicator.redogen.cluster`): redo threads sharing one SCN clock. A statement
+    # runs on its event's ``thread``, else on its session's; a transaction may move between them.
+    threads: int = 1
+    idle_threads: int = 0  # the last N threads get no session by default (they only write a heartbeat)
+    migrate: float = 0.0  # chance that a statement of an open transaction runs on another instance
+    # A new SCN for every record, not for every LWN: SCNs then do not depend on how records are
+    # grouped into LWNs or threads (None: on with threads > 1).
+    scn_per_record: bool | None = None
+    # RAC: a thread's LGWR writes its pending LWN once the clock moved on, and a thread idle this
+    # many seconds writes a heartbeat LWN at the current SCN (no SCN used) -- so a live reader's
+    # merge is not held forever by a quiet instance. 0: never.
+    heartbeat_s: float = 3.0
 
     # ----------------------------------------------------------------------------------
     @property
@@ -290,4 +304,6 @@ def _event(spec: dict[str, Any]) -> Event:
         raise ConfigError(f"unknown timeline operation {spec['op']!r}")
     if "s" in spec:
         spec["session"] = spec.pop("s")
+    if "t" in spec:
+        spec["thread"] = spec.pop("t")
     return Event(**spec)

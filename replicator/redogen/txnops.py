@@ -90,7 +90,10 @@ class TxnOps:
 
     def switch(self, ev: Event) -> None:
         """ALTER SYSTEM SWITCH LOGFILE."""
-        self.e.stream.switch()
+        if self.e.cluster is not None:  # RAC: the event's thread only, or every thread
+            self.e.cluster.switch(ev.thread)
+        else:
+            self.e.stream.switch()
 
     def sleep(self, ev: Event) -> None:
         """Only advance the clock (done by the engine from ``wait``)."""

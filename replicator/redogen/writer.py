@@ -34,6 +34,7 @@ class ArchivedLog:
     first_scn: int
     next_scn: int
     blocks: int
+    thread: int = 1
 
 
 def archive_name(fmt: str, thread: int, sequence: int, resetlogs: int, activation: int, dbid: int,
@@ -103,14 +104,18 @@ class ArchiveFile:
         self.fh.write(file_header_block(h.block_size, self.next_block - 1, h.compat))
         self.fh.write(redo_header_block(h))
         self.fh.close()
-        return ArchivedLog(self.path, h.sequence, h.first_scn, next_scn, self.next_block)
+        return ArchivedLog(self.path, h.sequence, h.first_scn, next_scn, self.next_block, h.thread)
 
 
 class RedoStream:
     """SCN clock + LWN grouping + log files of one redo thread."""
 
-    def __init__(self, sc: Scenario, out_dir: Path, con_uid: int, sink: SinkFactory | None = None):
+    def __init__(self, sc: Scenario, out_dir: Path, con_uid: int, sink: SinkFactory | None = None,
+                 thread: int = 0):
         self.sc = sc
+        self.thread = thread or sc.thread
+        # RAC mode: every record takes a new SCN (see Scenario.scn_per_record).
+        self.per_record_scn = bool(sc.scn_per_record if sc.scn_per_record is not None else sc.threads > 1)
         self.out_dir = out_dir
         self._sink: SinkFactory = sink or (lambda name, header: ArchiveFile(out_dir / name, header))
         self.con_uid = con_uid
@@ -119,7 +124,7 @@ class RedoStream:
         self.sequence = sc.first_sequence
         self.resetlogs = sc.effective_resetlogs
         self.logs: list[ArchivedLog] = []
-        self._rng = random.Random(sc.seed)
+        self._rng = random.Random(sc.seed if self.thread == sc.thread else sc.seed * 1000 + self.thread)
         self._file: LogSink | None = None
         self._switch = False
         self._lwn: list[Record] = []
@@ -148,6 +153,8 @@ class RedoStream:
         if not self._lwn:
             self.scn += 1  # each LWN gets a fresh SCN
             self._lwn_epoch = epoch
+        elif self.per_record_scn:
+            self.scn += 1
         if commit:
             self.scn += 1
         if self.v23:
@@ -200,7 +207,8 @@ class RedoStream:
         self.flush_lwn()
         if self._file is not None:
             self._switch = True
-            self.scn += 1
+            if not self.per_record_scn:
+                self.scn += 1
 
     def close(self) -> list[ArchivedLog]:
         """Flush everything and close the current log; the list of all logs written."""
@@ -211,13 +219,14 @@ class RedoStream:
 
     def _open_file(self, first_scn: int, epoch: int) -> None:
         sc = self.sc
-        name = archive_name(sc.log_archive_format, sc.thread, self.sequence, self.resetlogs, sc.activation,
+        name = archive_name(sc.log_archive_format, self.thread, self.sequence, self.resetlogs, sc.activation,
                             sc.dbid, self._rng)
         header = LogHeader(sequence=self.sequence, compat=sc.compat, dbid=sc.dbid, db_name=sc.database,
                            block_size=sc.block_size, file_blocks=sc.log_blocks, activation=sc.activation,
                            resetlogs=self.resetlogs, resetlogs_scn=sc.effective_resetlogs_scn,
-                           thread=sc.thread, first_scn=first_scn, first_time=redo_time(epoch),
-                           file_number=1 + (self.sequence - sc.first_sequence) % 3,  # as 3 online groups
+                           thread=self.thread, first_scn=first_scn, first_time=redo_time(epoch),
+                           # as 3 online groups per thread
+                           file_number=3 * (self.thread - 1) + 1 + (self.sequence - sc.first_sequence) % 3,
                            prev_resetlogs=self.resetlogs - 86400 * 30)
         self._file = self._sink(name, header)
         self._switch = False

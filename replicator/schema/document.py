@@ -110,6 +110,9 @@ class SchemaCheckpoint:
     schema_scn: int | None = None
     schema_ref_scn: int | None = None
     rows: dict[str, list[Row]] = field(default_factory=dict)
+    # RAC (docs/rac.md): per redo thread (thread, seq, offset, lwn-scn) to restart from, as the
+    # fork rophy/olr writes them ("threads":[{"thread":1,"seq":..,"offset":..,"lwn-scn":..}]).
+    threads: list[tuple[int, int, int, int]] = field(default_factory=list)
 
     @property
     def db_timezone_offset(self) -> int:
@@ -167,6 +170,9 @@ def parse_schema_checkpoint(doc: Any, where: str) -> SchemaCheckpoint:
             raise DataError(f"{where} - parse error, field min-tran is not an object", 20003)
         cp.min_tran = MinTran(r.get(tran, "seq", Kind.U32), r.get(tran, "offset", Kind.U64),
                               r.get(tran, "xid", Kind.STR))
+    if "threads" in doc:
+        cp.threads = [(r.get(t, "thread", Kind.U32), r.get(t, "seq", Kind.U32), r.get(t, "offset", Kind.U64),
+                       r.get(t, "lwn-scn", Kind.U64, 0)) for t in r.objects(doc, "threads")]
     if cp.restart_position[1] % 512:
         raise DataError(f"{where} - invalid offset: {cp.restart_position[1]} is not a "
                         "multiplication of 512", 20006)
@@ -237,6 +243,9 @@ def format_schema_checkpoint(cp: SchemaCheckpoint) -> str:
     if cp.min_tran is not None:
         t = cp.min_tran
         head.append(f'"min-tran":{{"seq":{t.seq},"offset":{t.offset},"xid":{_text(t.xid)}}}')
+    if cp.threads:
+        head.append('"threads":[' + ",".join(f'{{"thread":{t},"seq":{q},"offset":{o},"lwn-scn":{w}}}'
+                                             for t, q, o, w in cp.threads) + "]")
     head += [f'"big-endian":{int(cp.big_endian)}', f'"context":{_text(cp.context)}',
              f'"con-id":{cp.con_id}', f'"con-name":{_text(cp.con_name)}']
     for key, value in (("db-timezone", cp.db_timezone),

@@ -139,3 +139,19 @@ def test_bind_failure_is_10073() -> None:
         with pytest.raises(RuntimeFailure) as err:
             Metrics(process_collector=False).start_server(f"127.0.0.1:{port}")
     assert err.value.code == 10073 and str(port) in err.value.message
+
+
+def test_rac_threads_have_their_own_sequence_scn_and_lag() -> None:
+    import time
+
+    m = Metrics(process_collector=False)
+    tally = Tally()
+    now = time.time()
+    tally.threads = {1: (12, 5000, now - 30.0), 2: (7, 4990, now - 2.0)}
+    m.publish(tally)
+    s = parse_metrics(m.render())
+    assert value(s, "replicator_thread_sequence", thread="1") == 12
+    assert value(s, "replicator_thread_sequence", thread="2") == 7
+    assert value(s, "replicator_thread_scn", thread="2") == 4990
+    assert 29 <= value(s, "replicator_thread_lag_seconds", thread="1") < 60  # the idle thread lags
+    assert value(s, "replicator_thread_lag_seconds", thread="2") < 29

@@ -29,7 +29,9 @@ SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios" / "reference"
 NAMES = ("basic-crud", "data-types", "number-precision", "timestamp-variants", "null-handling", "rollback",
          "interleaved-transactions", "multi-table", "many-columns", "large-transaction", "concurrent-updates",
          "long-spanning-txn", "special-chars", "wide-rows", "boolean-type", "ddl-add-column", "partitioned-table",
-         "lob-operations")
+         "lob-operations",
+         # two-node RAC: the statements of each node go to its own redo thread
+         "rac-interleaved", "rac-concurrent-tables", "rac-thread2-only")
 # The format section of the OLR fork config that produced the reference outputs.
 REFERENCE_FORMAT = {"type": "json", "scn": 1, "timestamp": 7, "timestamp-metadata": 7, "xid": 1}
 # Top-level fields whose values depend on the database run, not on the DML.

@@ -1,0 +1,75 @@
+"""RAC batch runs: the archived logs of several redo threads through one parser (docs/rac.md).
+
+:func:`run_merged` is what :meth:`replicator.pipeline.Pipeline.run` does when its file list
+spans more than one thread: one :class:`~replicator.redo.merge.ThreadCursor` per thread, a
+:class:`~replicator.redo.merge.ThreadMerge` over them, and every record analysed by the one
+shared parser, so transactions (cluster-wide XIDs) may span threads and commits come out in
+cluster SCN order.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Callable
+
+from replicator.redo.merge import ThreadCursor, ThreadMerge, ThreadProgress, group_by_thread, restart_position
+from replicator.redo.reader import RedoFile
+from replicator.redo.records import Lwn
+
+if TYPE_CHECKING:
+    from replicator.pipeline import Pipeline, RunStats
+
+
+def run_merged(pipeline: Pipeline, files: list[RedoFile],
+               progress: Callable[[RunStats, RedoFile], None] | None = None) -> RunStats:
+    """Process the files of every thread merged by SCN, then flush (a batch run's soft stop)."""
+    t0 = time.perf_counter()
+    parser = pipeline.parser
+    stats = pipeline.stats
+    cursors = [ThreadCursor(thread, group, pipeline.verify_checksum, pipeline.source)
+               for thread, group in group_by_thread(files).items()]
+
+    def lwn_done(cursor: ThreadCursor, lwn: Lwn) -> None:
+        parser.merged_lwn_done(lwn)
+        if pipeline.on_lwn is not None and cursor.file is not None:
+            pipeline.on_lwn(cursor.file, lwn)
+
+    def file_done(cursor: ThreadCursor, redo: RedoFile) -> None:
+        size = redo.size if redo.size >= 0 else pipeline.source.size(redo.path)
+        cursor.progress.bytes_read += size
+        stats.files += 1
+        stats.bytes_read += size
+        stats.per_file.append((redo.path, size))
+        pipeline._drain()
+        if progress is not None:
+            progress(stats, redo)
+
+    for cursor in cursors:
+        cursor.on_lwn_done = lwn_done
+        cursor.on_file_done = file_done
+    merge = ThreadMerge(cursors)
+    enter, analyse = parser.enter, parser.merged_record
+    cut_scn = 0
+    for cursor, head in merge:
+        enter(head.header, head.lwn)
+        analyse(head.rank, head.record)
+        cut_scn = head.record.scn
+    pipeline.threads = {c.thread: c.progress for c in cursors}
+    hook = getattr(pipeline, "on_rac_checkpoint", None)
+    if hook is not None and cut_scn:  # the soft stop's restart point, with every thread's position
+        begins = [t.begin_scn for t in parser.buffer.open_transactions() if t.begun]
+        oldest = min(begins) if begins else None
+        threads = [(c.thread, *restart_position(c.position(), c.history, oldest), c.progress.lwn_scn)
+                   for c in cursors]
+        hook(cut_scn, max(c.progress.lwn_time for c in cursors), threads)
+    pipeline._drain()
+    pipeline.sink.flush()
+    stats.lwns = parser.stats.lwns
+    stats.seconds = time.perf_counter() - t0
+    return stats
+
+
+def thread_status(progress: dict[int, ThreadProgress]) -> str:
+    """One line per thread: sequence, offset and last LWN SCN (for logs and status)."""
+    return ", ".join(f"thread {t}: seq {p.sequence} offset {p.offset} scn {p.lwn_scn}"
+                     for t, p in sorted(progress.items()))

@@ -1,0 +1,268 @@
+"""The daemon's data path for RAC: one follower per redo thread, records merged by SCN (docs/rac.md).
+
+Each thread's :class:`~replicator.redo.online.RedoFollower` runs in a reader thread of its own
+and fills its own queue. The parser thread keeps one head record per thread and analyses the
+record with the smallest (SCN, thread) key -- but only when every other thread offers a
+larger key or has a *bound* (its last LWN SCN, or its log's next SCN after a log end) that
+proves nothing earlier can come from it. A thread that can prove neither (idle or lagging)
+holds the merge until its redo arrives.
+
+Stream positions: commits come out in (commit SCN, thread) order, so a message's position is
+``(commit SCN, thread, (sequence, LWN offset, rank) packed, index)``; a restart re-reads every
+thread from the newest restart point whose cut is below the confirmed commit SCN (or from the
+checkpoint the run started from) and drops messages at or below the confirmed position.
+
+Restart points (schema checkpoints with OLR's file plus ``"threads"``): taken after an LWN,
+at the cut = the SCN of the last record analysed. Per thread the restart position is the
+lower of (a) the start of the LWN it is in (or the position after its last LWN) and (b) the
+start of its first LWN holding a record at or above the oldest begin SCN of the transactions
+still open -- every record of an open transaction has an SCN at or above its begin (RAC
+SCNs are causal).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from replicator.engine import BATCH_MESSAGES, Engine, _tallied
+from replicator.events import Message, Transaction
+from replicator.redo.header import SCN_NONE, RedoHeader
+from replicator.redo.merge import restart_position
+from replicator.redo.online import RedoFollower
+from replicator.redo.records import Lwn
+
+QUEUE_LWNS = 64
+
+
+def rac_position(txn: Transaction, index: int) -> tuple[int, int, int, int]:
+    """The stream position of message ``index`` of ``txn`` in the merged order."""
+    seq, lwn_offset, rank = txn.commit_pos
+    return (txn.commit_scn, txn.thread, (seq << 64) | (lwn_offset << 20) | rank, index)
+
+
+@dataclass
+class _Thread:
+    """Merge state of one redo thread."""
+
+    thread: int
+    queue: queue.Queue
+    header: RedoHeader | None = None
+    lwn: Lwn | None = None
+    index: int = 0
+    bound: int = 0
+    sequence: int = 0
+    done: bool = False  # its follower ended (stopped or failed)
+    lwn_start: tuple[int, int] = (0, 0)  # (sequence, offset) of the LWN being analysed
+    next_pos: tuple[int, int] | None = None  # (sequence, offset) after the last LWN fully analysed
+    lwn_scn: int = 0  # SCN of that LWN
+    # (highest record SCN, sequence, offset) of the LWNs since the last restart point
+    history: deque = field(default_factory=deque)
+
+
+class RacEngine(Engine):
+    """:class:`Engine` over several redo threads (``followers``: thread -> follower)."""
+
+
+    def __init__(self, parser: Any, fmt: Any, writer: Any, followers: dict[int, RedoFollower], **kw: Any):
+        super().__init__(parser, fmt, writer, next(iter(followers.values())), **kw)
+        self.followers = followers
+        parser.on_checkpoint = None  # no single-thread LWN checkpoints (see the module doc)
+        self.threads: dict[int, _Thread] = {}
+        self.starts: dict[int, tuple[int, int]] = {t: (0, 0) for t in followers}  # (sequence, offset)
+        # (cut SCN, raw redo time, redo bytes, force): the daemon decides and writes restart points.
+        self.on_rac_checkpoint: Callable[[int, int, int, bool], None] | None = None
+        self.cut_scn = 0  # SCN of the last record analysed
+
+    async def run(self, seq: int, offset: int, stop: threading.Event) -> None:
+        """Follow every thread from :attr:`starts` (``seq``/``offset`` are the single-thread API's)."""
+        await self.run_threads(self.starts, stop)
+
+    def _on_transaction(self, txn: Transaction) -> None:
+        self.state.transactions += 1
+        self.state.last_scn = txn.commit_scn
+        tally = self.tally
+        if tally is not None:
+            if isinstance(txn.changes, list):
+                tally.transaction(txn)
+            else:
+                txn.changes = _tallied(txn.changes, tally)  # type: ignore[assignment]
+        stream = getattr(self.format, "iter_transaction", None)
+        if isinstance(txn.changes, list) or stream is None:
+            if not isinstance(txn.changes, list):
+                txn.changes = list(txn.changes)
+            messages: Iterable[Message] = self.format.transaction(txn)
+        else:
+            messages = stream(txn)  # a huge transaction: handed over in batches as it is built
+        for i, message in enumerate(messages):
+            pos = rac_position(txn, i)
+            if pos <= self.restart_pos:
+                self.state.skipped += 1
+                continue
+            self._pending.append(message)
+            self._positions.append(pos)
+            if len(self._pending) >= BATCH_MESSAGES:
+                self._handoff()
+
+    async def run_threads(self, starts: dict[int, tuple[int, int]], stop: threading.Event) -> None:
+        """Follow every thread from its (sequence, offset) until ``stop``; then drain."""
+        self._loop = asyncio.get_running_loop()
+        self._batches = asyncio.Queue(16)
+        parser_dead = threading.Event()
+        for t in self.followers:
+            self.threads[t] = _Thread(t, queue.Queue(QUEUE_LWNS))
+
+        def produce(t: int) -> None:
+            q = self.threads[t].queue
+
+            def put(item: object) -> None:
+                while not parser_dead.is_set():
+                    try:
+                        q.put(item, timeout=0.1)
+                        return
+                    except queue.Full:
+                        continue
+            try:
+                seq, offset = starts[t]
+                for item in self.followers[t].follow(seq, offset):
+                    put(item)
+                    if parser_dead.is_set():
+                        return
+            except BaseException as e:
+                self.state.errors.append(e)
+                stop.set()
+            finally:
+                put(None)
+
+        def parse() -> None:
+            try:
+                self._merge(stop)
+            except BaseException as e:
+                self.state.errors.append(e)
+                stop.set()
+                parser_dead.set()
+
+        readers = [self._loop.run_in_executor(None, produce, t) for t in self.followers]
+        writer = asyncio.create_task(self._write(self._batches))
+        try:
+            await self._loop.run_in_executor(None, parse)
+        finally:
+            parser_dead.set()
+            await self._batches.put(None)
+            await writer
+            for r in readers:
+                await r
+
+    # ----------------------------------------------------------------- the merge (parser thread)
+    def _fill(self, st: _Thread) -> bool:
+        """Make ``st`` offer a record if its queue has one; False when it has none now."""
+        while st.lwn is None or st.index >= len(st.lwn.records):
+            if st.lwn is not None:
+                self._lwn_done(st)
+            if st.done:
+                return False
+            try:
+                item = st.queue.get_nowait()
+            except queue.Empty:
+                return False
+            if item is None:
+                st.done = True
+                return False
+            header, lwn = item
+            st.header = header
+            st.sequence = header.sequence
+            if lwn is None:  # a log read to its end: its next SCN bounds the thread
+                if header.next_scn != SCN_NONE:
+                    st.bound = max(st.bound, header.next_scn)
+                st.next_pos = (header.sequence + 1, 0)
+                if self.on_rac_checkpoint is not None:
+                    self.on_rac_checkpoint(self.cut_scn, header.next_time, 0, True)  # a log switch
+                if self.on_file_end is not None:
+                    self.on_file_end(header)
+                continue
+            st.lwn, st.index = lwn, 0
+            st.bound = max(st.bound, lwn.scn)
+            st.lwn_start = (header.sequence, lwn.first_block * header.block_size)
+            if lwn.records:
+                st.history.append((lwn.records[-1].scn, *st.lwn_start))  # sorted: the last is the highest
+        return True
+
+    def _lwn_done(self, st: _Thread) -> None:
+        lwn, header = st.lwn, st.header
+        assert lwn is not None and header is not None
+        self.parser.merged_lwn_done(lwn)
+        st.lwn = None
+        st.next_pos, st.lwn_scn = (header.sequence, lwn.end_block * header.block_size), lwn.scn
+        self.state.lwns += 1
+        self.state.sequence = header.sequence
+        tally = self.tally
+        if tally is not None:
+            size = (lwn.end_block - lwn.first_block) * header.block_size
+            tally.bytes_read += size
+            tally.bytes_parsed += size
+            tally.scn, tally.sequence = lwn.scn, header.sequence
+            tally.redo_time = self.parser._epoch(lwn.time)
+            tally.threads[st.thread] = (header.sequence, lwn.scn, tally.redo_time)
+        if self.on_rac_checkpoint is not None and lwn.scn <= self.cut_scn:
+            self.on_rac_checkpoint(self.cut_scn, lwn.time, (lwn.end_block - lwn.first_block) * header.block_size,
+                                   False)
+
+    def _merge(self, stop: threading.Event) -> None:
+        threads = [self.threads[t] for t in sorted(self.threads)]
+        parser = self.parser
+        while True:
+            self.state.heartbeat = time.monotonic()
+            best: _Thread | None = None
+            best_key = (0, 0)
+            for st in threads:
+                if self._fill(st):
+                    assert st.lwn is not None
+                    key = (st.lwn.records[st.index].scn, st.thread)
+                    if best is None or key < best_key:
+                        best, best_key = st, key
+            # Hold: a thread with nothing to show must have proven that it cannot go below
+            # best_key. A thread whose follower stopped still holds: its unread redo may.
+            if best is None or any((st.bound, st.thread) < best_key for st in threads
+                                   if st is not best and (st.lwn is None or st.index >= len(st.lwn.records))):
+                self._handoff()
+                if stop.is_set() or all(st.done for st in threads):
+                    return
+                stop.wait(0.005)
+                continue
+            assert best.lwn is not None and best.header is not None
+            parser.enter(best.header, best.lwn)
+            record = best.lwn.records[best.index]
+            parser.merged_record(best.index, record)
+            self.cut_scn = record.scn
+            best.bound = max(best.bound, record.scn)  # a thread's later records are not lower
+            best.index += 1
+
+    def rac_positions(self) -> list[tuple[int, int, int, int]]:
+        """Per thread (thread, sequence, offset, LWN SCN) to restart from (see the module doc)."""
+        begins = [t.begin_scn for t in self.parser.buffer.open_transactions() if t.begun]
+        oldest = min(begins) if begins else None
+        out = []
+        for t, st in sorted(self.threads.items()):
+            if st.lwn is not None:
+                current = st.lwn_start
+            elif st.next_pos is not None:
+                current = st.next_pos
+            else:
+                current = self.starts.get(t, (0, 0))
+            seq, offset = restart_position(current, st.history, oldest)
+            out.append((t, seq, offset, st.lwn_scn))
+        return out
+
+    def thread_status(self) -> str:
+        """``thread 1 seq 12 scn 345, thread 2 seq 7 scn 340`` for the systemd status line."""
+        return ", ".join(f"thread {t} seq {st.sequence} scn {st.bound}" for t, st in sorted(self.threads.items()))
+
+    @property
+    def thread_progress(self) -> dict[int, tuple[int, int]]:
+        """Per thread: (sequence being read, SCN bound) -- for status lines and metrics."""
+        return {t: (st.sequence, st.bound) for t, st in sorted(self.threads.items())}
