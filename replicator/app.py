@@ -211,12 +211,17 @@ def schema_checkpoints(pipeline: Pipeline, job: BatchJob) -> CheckpointManager:
     return manager
 
 
-def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off", watch: RunWatch | None = None) -> RunStats:
+def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off", watch: RunWatch | None = None,
+            engine: str | None = None) -> RunStats:
     """Run a resolved job; the writer from the config unless ``sink`` is given.
 
     ``watch`` (metrics, systemd, pacing) observes the run; ``progress`` (on/off/auto)
-    adds a progress display to it when stderr is wanted for one.
+    adds a progress display to it when stderr is wanted for one. ``engine`` is python or
+    native (None: ``$REPLICATOR_ENGINE``, else native when built; see replicator.native).
     """
+    from replicator.native import resolve_engine
+
+    engine = resolve_engine(engine)
     writer = sink
     if writer is None:
         from replicator.writers.base import create_writer
@@ -226,7 +231,7 @@ def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off", watc
     pool = memory_pool(job.memory)
     pool.remove_stale_swap_files()
     pipeline = Pipeline(job.parser, create_format_for(job.format_options), writer, verify_checksum=job.verify_checksum,
-                        pool=pool, source=job.source)
+                        pool=pool, source=job.source, engine=engine)
     if job.checkpoint is not None and job.state is not None:
         schema_checkpoints(pipeline, job)
     if progress_wanted(progress, sys.stderr):
@@ -253,7 +258,7 @@ def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off", watc
 
 
 def run_config(config_path: str, progress: str = "auto", *, read_limit_mbps: float | None = None,
-               metrics_linger: float = 0.0) -> int:
+               metrics_linger: float = 0.0, engine: str | None = None) -> int:
     """``replicator run``: process the batch and stop softly; returns the exit code.
 
     With a ``metrics`` section, ``/metrics`` is served from the moment the config is
@@ -272,7 +277,7 @@ def run_config(config_path: str, progress: str = "auto", *, read_limit_mbps: flo
     if config.source[0].reader.type in ("offline", "online"):  # the long-running service
         from replicator.daemon import run_daemon
 
-        return run_daemon(config_path)
+        return run_daemon(config_path, engine)
     early_signals.release()  # a batch run keeps Python's default handling of SIGTERM/SIGINT
     metrics = metrics_from_config(config)
     notifier = Notifier()
@@ -284,7 +289,7 @@ def run_config(config_path: str, progress: str = "auto", *, read_limit_mbps: flo
         job = build_job(config_path, config)
         pacer = Pacer(read_limit_mbps) if read_limit_mbps else None
         watch = RunWatch(job.files, metrics=metrics, notifier=notifier, pacer=pacer)
-        stats = run_job(job, progress=progress, watch=watch)
+        stats = run_job(job, progress=progress, watch=watch, engine=engine)
         log.info(f"finished batch processing, exiting: {stats.files} files, {stats.transactions} transactions, "
                  f"{stats.rows} rows, {stats.messages} messages in {stats.seconds:.2f}s")
         if metrics is not None and metrics_linger > 0:

@@ -88,13 +88,16 @@ def _job(args: argparse.Namespace):
 def bench_main(args: argparse.Namespace) -> int:
     """Run the benchmark described by the parsed ``bench`` arguments and print figures."""
     from replicator.app import run_job
+    from replicator.native import resolve_engine
 
     if getattr(args, "compare_local", False):
         from replicator.bench_remote import compare_main
 
         return compare_main(args)
     job = _job(args)
+    engine = resolve_engine(getattr(args, "engine", None))
     total = RunStats()
+    cpu0 = time.process_time()
     out_path = None
     for _ in range(max(1, args.repeat)):
         if args.writer == "file":
@@ -103,14 +106,21 @@ def bench_main(args: argparse.Namespace) -> int:
         else:
             sink = CountingSink()
         t0 = time.perf_counter()
-        stats = run_job(replace(job, parser=replace(job.parser)), sink=sink)
+        stats = run_job(replace(job, parser=replace(job.parser)), sink=sink, engine=engine)
         stats.seconds = time.perf_counter() - t0
         if isinstance(sink, FileSink):
             sink.close()
         for name in ("files", "bytes_read", "transactions", "rows", "messages", "seconds"):
             setattr(total, name, getattr(total, name) + getattr(stats, name))
+    cpu = time.process_time() - cpu0
     mb = total.bytes_read / 1e6
     secs = total.seconds or 1e-9
+    from replicator.native import engine as native_engine
+
+    committer = native_engine.last_committer if engine == "native" else None
+    split = (f" ({committer.native_transactions} transactions native, {committer.python_transactions} python)"
+             if committer is not None else "")
+    print(f"engine            {engine}{split}")
     print(f"redo files        {total.files} ({mb:.1f} MB)")
     print(f"writer            {args.writer}" + (f" -> {out_path}" if out_path else ""))
     print(f"elapsed           {secs:.2f} s")
@@ -118,5 +128,6 @@ def bench_main(args: argparse.Namespace) -> int:
     print(f"rows              {total.rows} ({total.rows / secs:,.0f} rows/s)")
     print(f"transactions      {total.transactions} ({total.transactions / secs:,.0f} txn/s)")
     print(f"messages          {total.messages} ({total.messages / secs:,.0f} msg/s)")
+    print(f"CPU               {cpu:.2f} s ({mb / (cpu or 1e-9):.1f} MB per CPU-s)")
     print(f"peak RSS          {peak_rss_mb():.0f} MB")
     return 0

@@ -20,7 +20,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from replicator.app import run_config
 
     return run_config(args.file, progress=args.progress, read_limit_mbps=args.read_limit,
-                      metrics_linger=args.metrics_linger)
+                      metrics_linger=args.metrics_linger, engine=args.engine)
 
 
 def _cmd_dump(args: argparse.Namespace) -> int:
@@ -87,6 +87,11 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return demo_main(args.rest)
 
 
+def _engine_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--engine", choices=("python", "native"), default=None,
+                        help="decode engine (default: $REPLICATOR_ENGINE, else native when built)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``replicator`` command."""
     p = argparse.ArgumentParser(prog="replicator", description="Oracle redo-log change data capture")
@@ -101,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="cap the redo read rate (spare the disks a catch-up shares with the database)")
     run.add_argument("--metrics-linger", type=float, default=0.0, metavar="SECONDS",
                      help="keep serving /metrics this long after a batch run ends (final scrape)")
+    _engine_argument(run)
     run.set_defaults(func=_cmd_run)
 
     dump = sub.add_parser("dump", help="list the headers, records and change vectors of redo files")
@@ -117,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--compare-local", action="store_true",
                        help="with a remote reader.redo-source on this machine: remote vs local MB/s")
     bench.add_argument("files", nargs="*", help="redo files or directories (default: those of the config)")
+    _engine_argument(bench)
     bench.set_defaults(func=_cmd_bench)
 
     check = sub.add_parser("check-config", help="validate a config file and explain each problem")

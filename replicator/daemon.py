@@ -52,10 +52,11 @@ def lock_config(path: str) -> int:
 class Daemon:
     """One replication service for one source and one target."""
 
-    def __init__(self, config_path: str):
+    def __init__(self, config_path: str, engine: str | None = None):
         from replicator.config import load_config
 
         self.config_path = config_path
+        self.engine_name = engine  # python/native (replicator.native.resolve_engine)
         self.config = load_config(config_path)
         log.set_log_level(self.config.log_level)
         self.source = self.config.source[0]
@@ -120,6 +121,12 @@ class Daemon:
         elif self.online_db is not None and not parser_opts.first_data_scn:
             parser_opts = replace(parser_opts, first_data_scn=cp.scn)  # commits up to the start SCN are in the schema
         parser = Parser(parser_opts, lambda t: None, None, pool=self.pool)
+        from replicator.native import resolve_engine
+
+        if resolve_engine(getattr(self, "engine_name", None)) == "native":
+            from replicator.native.engine import attach_dispatch
+
+            attach_dispatch(parser)  # stage 1 only: the daemon's commit path stays python
         archive_dirs = [d for d in (cp.log_archive_dest, *self._fra_dirs(cp), *self.source.reader.redo_log) if d]
         self.redo_source = open_source(self.source.reader)
         if self.online_db is not None:
@@ -495,11 +502,11 @@ def _filter_of(doc: Any) -> Any:
         return None
 
 
-def run_daemon(config_path: str) -> int:
+def run_daemon(config_path: str, engine: str | None = None) -> int:
     """``replicator run`` for the offline reader: lock, run, exit 0 after a clean stop."""
     fd = lock_config(config_path)
     try:
-        daemon = Daemon(config_path)
+        daemon = Daemon(config_path, engine)
         try:
             import uvloop  # type: ignore[import-not-found]
 

@@ -52,7 +52,7 @@ class Pipeline:
 
     def __init__(self, parser_options: ParserOptions, fmt: Format, sink: Sink, *, verify_checksum: bool = True,
                  on_checkpoint: Callable[[Checkpoint], None] | None = None, pool: MemoryPool | None = None,
-                 source: RedoSource = LOCAL):
+                 source: RedoSource = LOCAL, engine: str = "python"):
         self.format = fmt
         self.source = source
         self.sink = sink
@@ -72,6 +72,20 @@ class Pipeline:
         self.threads: dict[int, object] = {}  # RAC runs: per-thread progress (redo.merge.ThreadProgress)
         # RAC runs: called once at the end with (cut SCN, raw redo time, per-thread restart positions).
         self.on_rac_checkpoint: Callable[[int, int, list[tuple[int, int, int, int]]], None] | None = None
+        self.engine = engine
+        if engine == "native":
+            from replicator.native.engine import attach
+
+            attach(self)
+
+    def _on_native(self, txn: Transaction, messages: list[Message], rows: int) -> None:
+        """A transaction the native engine rendered: the list branch of _on_transaction."""
+        self.stats.transactions += 1
+        self.stats.last_scn = txn.commit_scn
+        self._pending.extend(messages)
+        self.stats.rows += rows
+        if len(self._pending) >= FLUSH_MESSAGES:
+            self._drain()
 
     def _on_transaction(self, txn: Transaction) -> None:
         self.stats.transactions += 1

@@ -95,6 +95,9 @@ class Parser:
         self._lwn: Lwn | None = None
         self._rank = 0
         self._schema_txns: set[int] = set()  # XIDs of open transactions touching CCOL$/CDEF$/COL$/ECOL$
+        # The native engine's commit (replicator.native): returns False to leave txn to this code.
+        self.native_commit: Callable[[Parser, OpenTransaction, Record], bool] | None = None
+        self.native_dispatch: Callable[[Parser, Record], bool] | None = None  # likewise for _dispatch
         # Stream a transaction once it holds an eighth of the memory budget (at most 32 MB).
         self.stream_bytes = min(STREAM_BYTES, max(1 << 20, self.pool.max_bytes // 8))
 
@@ -165,7 +168,8 @@ class Parser:
         unknown layout: error 40009 naming the record, never a bare traceback.
         """
         try:
-            self._dispatch(record)
+            if self.native_dispatch is None or not self.native_dispatch(self, record):
+                self._dispatch(record)
         except (struct.error, IndexError) as exc:
             raise RedoLogError(f"record at block {record.block} offset {record.offset} (scn {record.scn}): "
                                f"a change vector cannot be decoded ({exc})", 40009) from exc
@@ -418,6 +422,8 @@ class Parser:
 
     def _emit(self, txn: OpenTransaction, record: Record) -> None:
         assert self.header is not None
+        if self.native_commit is not None and self.native_commit(self, txn, record):
+            return
         changes: Iterable[RowChange | DdlChange] = self._changes(txn, record.scn)
         if txn.size <= self.stream_bytes:
             changes = list(changes)

@@ -1,0 +1,84 @@
+"""The native (Cython) decode core and the choice of engine.
+
+Two engines produce the same bytes: ``python``, the readable reference, and ``native``,
+which runs the hot parts in the compiled :mod:`replicator.native._core` and falls back to the
+python code for anything it does not handle (see that module's docstring). The engine is
+chosen by ``--engine`` on ``run`` and ``bench``, else by the ``REPLICATOR_ENGINE``
+environment variable, else ``native`` when the extension is built. When ``native`` is wanted
+but the extension is missing, warning 60190 says why and the python engine runs.
+"""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+
+from replicator import log
+from replicator.errors import ConfigError
+
+ENGINES = ("python", "native")
+ENV_VAR = "REPLICATOR_ENGINE"
+_BUILD_ERROR = os.path.join(os.path.dirname(__file__), "_build_error.txt")
+
+_module: ModuleType | None = None
+_reason = ""
+_warned = False
+
+
+def _load() -> ModuleType | None:
+    global _module, _reason
+    if _module is not None or _reason:
+        return _module
+    try:
+        import replicator.native._core as compiled
+    except ImportError as exc:
+        _reason = f"the extension replicator.native._core is not built ({exc})"
+        try:
+            with open(_BUILD_ERROR, encoding="utf-8") as f:
+                detail = f.read().strip()
+            if detail:
+                _reason += f": {detail}"
+        except OSError:
+            pass
+        return None
+    _module = compiled
+    return compiled
+
+
+def available() -> bool:
+    """Whether the compiled core can be imported."""
+    return _load() is not None
+
+
+def unavailable_reason() -> str:
+    """Why the compiled core cannot be used ("" when it can)."""
+    _load()
+    return _reason
+
+
+def core() -> ModuleType:
+    """The compiled core module (call :func:`available` first)."""
+    module = _load()
+    if module is None:
+        raise ConfigError(f"native engine unavailable: {_reason}", 10190)
+    return module
+
+
+def resolve_engine(requested: str | None = None) -> str:
+    """The engine to run: ``requested`` (CLI), else ``$REPLICATOR_ENGINE``, else native if built.
+
+    An unknown name is error 10190; native asked for (or defaulted to) without the extension
+    logs warning 60190 once and returns ``python``.
+    """
+    global _warned
+    name = (requested or os.environ.get(ENV_VAR, "") or "native").strip().lower()
+    if name not in ENGINES:
+        raise ConfigError(f"unknown engine {name!r} (--engine or {ENV_VAR}): use python or native", 10190)
+    if name == "python":
+        return name
+    if available():
+        return "native"
+    if not _warned:
+        _warned = True
+        log.warning(60190, f"native engine unavailable, using the python engine: {_reason}")
+    return "python"

@@ -1,0 +1,2232 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The native decode core: a committed transaction's stored bytes -> OpenLogReplicator JSON.
+
+At commit the python engine rebuilds change vectors, Pair, Kdo and RowChange objects and row
+image dicts, then renders them value by value. This module does the same work from the
+stored bytes with C structs only: it walks the transaction's chunks (the entries
+:meth:`replicator.txn.buffer.OpenTransaction.add_pair` wrote), parses the KDO headers and
+supplemental data, groups row pieces as :func:`replicator.txn.rows.group_rows` does, assembles
+each row into arrays of (pointer, length) per column, applies the column rules of
+:mod:`replicator.formats.olr_rows` and renders every message into one C buffer.
+
+Phase A (assembly) never has side effects (its entry parsing runs without the GIL): anything it does not
+handle exactly like the python engine (DDL, LOB columns, multi-row inserts, compressed rows,
+unknown or SYS tables, a warning to log, any inconsistency the python engine turns into an
+error) makes :meth:`JsonCommitter.commit` return False, and the python engine processes the
+whole transaction instead. Phase B (rendering) decodes NUMBER, DATE/TIMESTAMP/TSLTZ and
+TIMESTAMP WITH TIME ZONE (numeric codes), INTERVALs, BINARY_FLOAT/DOUBLE, RAW and
+AL32UTF8/UTF8/AL16UTF16 text natively; any other value goes through the python engine's own
+renderer for that column, so the bytes are the same by construction.
+
+:class:`RecordDispatcher` is stage 1's counterpart: Parser._dispatch for one record, with the
+(5.1, 11.x) pairs stored without ChangeVector objects.
+"""
+
+from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
+from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.string cimport memcpy, memmove, memcmp, strlen
+from libc.stdio cimport snprintf
+from libc.math cimport ldexp
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
+
+from replicator.events import Message, Transaction
+from replicator.formats.escape import escape_str
+from replicator.redo.timeconv import redo_time_to_epoch
+from replicator.values.rowid import rowid_text
+
+# ----------------------------------------------------------------------------- constants
+DEF ENTRY_SIZE = 40
+DEF KIND_PAIR = 1
+
+DEF IRP = 2
+DEF DRP = 3
+DEF LKR = 4
+DEF URP = 5
+DEF ORP = 6
+DEF CFA = 8
+DEF QMI = 11
+DEF QMD = 12
+
+DEF FB_N = 0x01
+DEF FB_P = 0x02
+DEF FB_L = 0x04
+DEF FB_F = 0x08
+DEF FB_K = 0x80
+
+DEF OPC_IRP = 0x0B02
+DEF OPC_DRP = 0x0B03
+DEF OPC_LKR = 0x0B04
+DEF OPC_URP = 0x0B05
+DEF OPC_ORP = 0x0B06
+DEF OPC_CFA = 0x0B08
+DEF OPC_QMI = 0x0B0B
+DEF OPC_QMD = 0x0B0C
+DEF OPC_SUPP = 0x0B10
+DEF OPC_CMP = 0x0B16
+
+DEF OP_INSERT = 1
+DEF OP_UPDATE = 2
+DEF OP_DELETE = 3
+
+# Value states in an image array.
+DEF ABSENT = -2
+DEF NULLV = -1
+
+# Column render kinds.
+DEF K_SKIP = 0
+DEF K_PY = 1
+DEF K_NUMBER = 2
+DEF K_HEX = 3
+DEF K_STR = 4
+DEF K_TS = 5
+DEF K_TSTZ = 6
+DEF K_IYM = 7
+DEF K_IDS = 8
+DEF K_BFLOAT = 9
+DEF K_BDOUBLE = 10
+
+FLAG_RAW_HEX = 0x8000
+TYPE_VARCHAR2, TYPE_NUMBER, TYPE_DATE, TYPE_RAW, TYPE_CHAR = 1, 2, 12, 23, 96
+TYPE_TIMESTAMP, TYPE_TIMESTAMP_LTZ = 180, 231
+TYPE_TIMESTAMP_TZ, TYPE_INTERVAL_YM, TYPE_INTERVAL_DS = 181, 182, 183
+TYPE_BINARY_FLOAT, TYPE_BINARY_DOUBLE = 100, 101
+
+
+# ----------------------------------------------------------------------------- growable buffers
+cdef struct Buf:
+    char* p
+    Py_ssize_t n
+    Py_ssize_t cap
+
+
+cdef int buf_reserve(Buf* b, Py_ssize_t extra) except -1 nogil:
+    cdef Py_ssize_t need = b.n + extra
+    cdef Py_ssize_t cap
+    cdef char* p
+    if need <= b.cap:
+        return 0
+    cap = b.cap * 2 if b.cap else 4096
+    while cap < need:
+        cap *= 2
+    p = <char*> realloc(b.p, cap)
+    if p == NULL:
+        with gil:
+            raise MemoryError()
+    b.p = p
+    b.cap = cap
+    return 0
+
+
+cdef inline int buf_add(Buf* b, const char* s, Py_ssize_t n) except -1 nogil:
+    if b.n + n > b.cap:
+        buf_reserve(b, n)
+    memcpy(b.p + b.n, s, n)
+    b.n += n
+    return 0
+
+
+cdef inline int buf_byte(Buf* b, char c) except -1 nogil:
+    if b.n + 1 > b.cap:
+        buf_reserve(b, 1)
+    b.p[b.n] = c
+    b.n += 1
+    return 0
+
+
+cdef inline int buf_bytes(Buf* b, bytes s) except -1:
+    return buf_add(b, PyBytes_AS_STRING(s), PyBytes_GET_SIZE(s))
+
+
+cdef int buf_int(Buf* b, int64_t v) except -1 nogil:
+    cdef char tmp[24]
+    cdef int i = 24
+    cdef uint64_t u
+    cdef bint neg = v < 0
+    u = <uint64_t>(-v) if neg else <uint64_t>v
+    if u == 0:
+        i -= 1
+        tmp[i] = 48
+    while u:
+        i -= 1
+        tmp[i] = <char>(48 + u % 10)
+        u //= 10
+    if neg:
+        i -= 1
+        tmp[i] = 45
+    return buf_add(b, tmp + i, 24 - i)
+
+
+cdef char* HEXD = b"0123456789abcdef"
+
+
+cdef int buf_hex(Buf* b, const uint8_t* p, Py_ssize_t n) except -1 nogil:
+    cdef Py_ssize_t i
+    buf_reserve(b, 2 * n)
+    for i in range(n):
+        b.p[b.n] = HEXD[p[i] >> 4]
+        b.p[b.n + 1] = HEXD[p[i] & 15]
+        b.n += 2
+    return 0
+
+
+cdef int buf_escape(Buf* b, const uint8_t* p, Py_ssize_t n) except -1 nogil:
+    """OLR's JSON string escaping (replicator.formats.escape), byte by byte."""
+    cdef Py_ssize_t i
+    cdef uint8_t c
+    buf_reserve(b, n)
+    for i in range(n):
+        c = p[i]
+        if c > 0x1E and c != 0x22 and c != 0x2F and c != 0x5C:
+            if b.n + 1 > b.cap:
+                buf_reserve(b, 1)
+            b.p[b.n] = <char>c
+            b.n += 1
+            continue
+        if c == 0x5C:
+            buf_add(b, b"\\\\", 2)
+        elif c == 0x22:
+            buf_add(b, b"\\\"", 2)
+        elif c == 0x2F:
+            buf_add(b, b"\\/", 2)
+        elif c == 0x08:
+            buf_add(b, b"\\b", 2)
+        elif c == 0x09:
+            buf_add(b, b"\\t", 2)
+        elif c == 0x0A:
+            buf_add(b, b"\\n", 2)
+        elif c == 0x0C:
+            buf_add(b, b"\\f", 2)
+        elif c == 0x0D:
+            buf_add(b, b"\\r", 2)
+        else:
+            buf_add(b, b"\\u00", 4)
+            buf_byte(b, <char>(48 + c // 10))
+            buf_byte(b, <char>(48 + c % 10))
+    return 0
+
+
+# ----------------------------------------------------------------------------- byte readers
+cdef inline uint32_t rd16(const uint8_t* p, bint big) noexcept nogil:
+    if big:
+        return (<uint32_t>p[0] << 8) | p[1]
+    return p[0] | (<uint32_t>p[1] << 8)
+
+
+cdef inline uint32_t rd32(const uint8_t* p, bint big) noexcept nogil:
+    if big:
+        return (<uint32_t>p[0] << 24) | (<uint32_t>p[1] << 16) | (<uint32_t>p[2] << 8) | p[3]
+    return p[0] | (<uint32_t>p[1] << 8) | (<uint32_t>p[2] << 16) | (<uint32_t>p[3] << 24)
+
+
+cdef inline uint64_t rd64le(const uint8_t* p) noexcept nogil:
+    return <uint64_t>rd32(p, 0) | (<uint64_t>rd32(p + 4, 0) << 32)
+
+
+# ----------------------------------------------------------------------------- structures
+cdef struct CV:
+    const uint8_t* p        # vector start
+    int opcode
+    int nf                  # field count
+    Py_ssize_t fi           # first field in the field arena
+
+
+cdef struct Kdo:
+    bint valid
+    int op
+    bint rowdeps
+    bint kdom2
+    uint32_t bdba
+    int slot
+    int fb
+    int cc
+    int size_delt
+    const uint8_t* nulls
+    int nulls_len
+    int nrow                # QMI/QMD: rows, and their slots (NULL when the field is short)
+    const uint8_t* slots
+
+
+cdef struct Supp:
+    bint valid
+    int fb
+    int cc
+    int before
+    int after
+    uint32_t bdba
+    int slot
+    const uint8_t* nums     # NULL: no values
+    const uint8_t* lens
+    int first_value
+
+
+cdef struct Pair:
+    CV u
+    CV r
+    bint big
+    uint32_t obj
+    uint32_t data_obj
+    uint64_t scn
+    uint32_t time
+    uint64_t offset
+    Kdo uk
+    Kdo rk
+    Supp supp
+    int ufirst
+    const uint8_t* unums    # URP column numbers of the undo, NULL = None
+
+
+cdef struct Val:
+    const uint8_t* p
+    int n                   # >= 0 length, NULLV or ABSENT
+
+
+cdef struct Row:
+    int op
+    int pair                # first pair of the row (obj, offset)
+    uint32_t obj
+    uint32_t data_obj
+    uint64_t scn
+    uint32_t time
+    uint32_t bdba
+    int slot
+    uint64_t offset
+    int table               # index into the transaction's table list
+    int ncols
+    Py_ssize_t img          # before image at img, after at img + ncols
+
+
+cdef struct Field:
+    int off
+    int len
+
+
+cdef struct Work:
+    # Everything phase A builds, freed by work_free.
+    Pair* pairs
+    Py_ssize_t npairs
+    Py_ssize_t cap_pairs
+    Field* fields
+    Py_ssize_t nfields
+    Py_ssize_t cap_fields
+    Row* rows
+    Py_ssize_t nrows
+    Py_ssize_t cap_rows
+    Val* vals
+    Py_ssize_t nvals
+    Py_ssize_t cap_vals
+
+
+cdef void work_free(Work* w) noexcept nogil:
+    free(w.pairs)
+    free(w.fields)
+    free(w.rows)
+    free(w.vals)
+    w.pairs = NULL
+    w.fields = NULL
+    w.rows = NULL
+    w.vals = NULL
+
+
+cdef int grow(void** p, Py_ssize_t* cap, Py_ssize_t need, size_t item) except -1 nogil:
+    cdef Py_ssize_t c = cap[0]
+    cdef void* q
+    if need <= c:
+        return 0
+    c = c * 2 if c else 256
+    while c < need:
+        c *= 2
+    q = realloc(p[0], c * item)
+    if q == NULL:
+        with gil:
+            raise MemoryError()
+    p[0] = q
+    cap[0] = c
+    return 0
+
+
+# ----------------------------------------------------------------------------- phase A: parsing
+cdef inline int f_len(Work* w, CV* cv, int i) noexcept nogil:
+    """Length of field i (1-based), 0 when absent (ChangeVector.flen)."""
+    if i < 1 or i > cv.nf:
+        return 0
+    return w.fields[cv.fi + i - 1].len
+
+
+cdef inline const uint8_t* f_ptr(Work* w, CV* cv, int i) noexcept nogil:
+    return cv.p + w.fields[cv.fi + i - 1].off
+
+
+cdef int parse_cv(Work* w, CV* cv, const uint8_t* p, Py_ssize_t avail, int vh, bint big) except -2 nogil:
+    """Parse a vector's header and field table; returns its size, or -1 when inconsistent."""
+    cdef Py_ssize_t tsize, count, pos, k
+    cdef int n
+    if avail < vh + 2:
+        return -1
+    tsize = rd16(p + vh, big)
+    if tsize < 2 or vh + tsize > avail:
+        return -1
+    count = (tsize - 2) >> 1
+    cv.p = p
+    cv.opcode = (p[0] << 8) | p[1]
+    cv.nf = <int>count
+    grow(<void**>&w.fields, &w.cap_fields, w.nfields + count, sizeof(Field))
+    cv.fi = w.nfields
+    pos = vh + ((tsize + 2) & ~3)
+    for k in range(count):
+        n = rd16(p + vh + 2 + 2 * k, big)
+        w.fields[w.nfields + k].off = <int>pos
+        w.fields[w.nfields + k].len = n
+        pos += (n + 3) & ~3
+    if pos > avail:
+        return -1
+    w.nfields += count
+    return <int>pos
+
+
+cdef bint parse_kdo(Work* w, CV* cv, int index, bint big, Kdo* k) noexcept nogil:
+    """kdo.parse_kdo; False when the python engine must decide (QMI/QMD)."""
+    cdef int size = f_len(w, cv, index)
+    cdef const uint8_t* f
+    cdef int op_byte
+    k.valid = False
+    if size < 16:
+        return True
+    f = f_ptr(w, cv, index)
+    k.bdba = rd32(f, big)
+    op_byte = f[10]
+    k.op = op_byte & 0x1F
+    k.rowdeps = (op_byte & 0x40) != 0
+    k.kdom2 = (f[11] & 0x80) != 0
+    k.slot = 0
+    k.fb = 0
+    k.cc = 0
+    k.size_delt = 0
+    k.nulls = NULL
+    k.nulls_len = 0
+    k.nrow = 0
+    k.slots = NULL
+    if k.op == URP:
+        if size < 26:
+            return True
+        k.fb = f[16]
+        k.slot = rd16(f + 20, big)
+        k.cc = f[23]
+        k.nulls = f + 26
+        k.nulls_len = min((k.cc + 7) // 8, size - 26)
+    elif k.op == IRP or k.op == ORP:
+        if size < 45:
+            return True
+        k.fb = f[16]
+        k.cc = f[18]
+        k.size_delt = rd16(f + 40, big)
+        k.slot = rd16(f + 42, big)
+        k.nulls = f + 45
+        k.nulls_len = min((k.cc + 7) // 8, size - 45)
+    elif k.op == DRP or k.op == LKR:
+        if size >= 18:
+            k.slot = rd16(f + 16, big)
+    elif k.op == CFA:
+        if size >= 26:
+            k.slot = rd16(f + 24, big)
+    elif k.op == QMI or k.op == QMD:
+        if size < 20:
+            return True
+        k.nrow = f[18]
+        if size >= 20 + 2 * k.nrow:
+            k.slots = f + 20
+        if k.nrow:
+            k.slot = rd16(f + 20, big) if k.slots != NULL else 0
+    k.valid = True
+    return True
+
+
+cdef inline bint null_bit(Kdo* k, int c) noexcept nogil:
+    if (c >> 3) >= k.nulls_len:
+        return False
+    return (k.nulls[c >> 3] >> (c & 7)) & 1
+
+
+cdef const uint8_t* colnums(Work* w, CV* cv, int index, int cc) noexcept nogil:
+    cdef int n = f_len(w, cv, index)
+    if n == 0 or cc == 0 or n < 2 * cc:
+        return NULL
+    return f_ptr(w, cv, index)
+
+
+cdef bint analyse(Work* w, Pair* p) noexcept nogil:
+    """Pair.analyse: KDO headers, undo layout, supplemental data. False: let python decide."""
+    cdef Kdo* uk = &p.uk
+    cdef int i, c, n, index, size
+    cdef const uint8_t* head
+    cdef int supp_at = 0
+    p.supp.valid = False
+    p.ufirst = 0
+    p.unums = NULL
+    if not parse_kdo(w, &p.u, 4, p.big, uk) or not parse_kdo(w, &p.r, 2, p.big, &p.rk):
+        return False
+    if not uk.valid:
+        return True
+    n = p.u.nf
+    if uk.op == URP:
+        p.unums = colnums(w, &p.u, 5, uk.cc)
+        p.ufirst = 6
+        if uk.kdom2:
+            supp_at = 7
+        else:
+            if uk.nulls_len < (uk.cc + 7) >> 3:
+                return False  # python raises 40009
+            i = 6
+            for c in range(uk.cc):
+                if not null_bit(uk, c):
+                    while i <= n and f_len(w, &p.u, i) == 0:
+                        i += 1
+                    i += 1
+            if uk.rowdeps:
+                while i <= n and f_len(w, &p.u, i) == 0:
+                    i += 1
+                i += 1
+            supp_at = i
+    elif uk.op == IRP or uk.op == ORP:
+        i = 5
+        if uk.cc:
+            if uk.cc > 1 and f_len(w, &p.u, 5) == uk.size_delt:
+                i = 6
+            else:
+                i = 5 + uk.cc
+        if uk.rowdeps:
+            i += 1
+        p.ufirst = 5 if uk.cc else 0
+        supp_at = i
+    elif uk.op == QMI:
+        p.ufirst = 5
+        supp_at = 0
+    else:
+        supp_at = 5 + (1 if uk.op == DRP and uk.rowdeps else 0)
+    if not supp_at:
+        return True
+    # parse_supplemental
+    index = supp_at
+    while index <= n and f_len(w, &p.u, index) == 0:
+        index += 1
+    if index > n:
+        return True
+    size = f_len(w, &p.u, index)
+    if size < 20:
+        return True
+    head = f_ptr(w, &p.u, index)
+    p.supp.valid = True
+    p.supp.fb = head[1]
+    p.supp.cc = rd16(head + 2, p.big)
+    p.supp.before = rd16(head + 6, p.big)
+    p.supp.after = rd16(head + 8, p.big)
+    if size >= 26:
+        p.supp.bdba = rd32(head + 20, p.big)
+        p.supp.slot = rd16(head + 24, p.big)
+    else:
+        p.supp.bdba = uk.bdba
+        p.supp.slot = uk.slot
+    p.supp.nums = NULL
+    p.supp.lens = NULL
+    p.supp.first_value = 0
+    if index + 2 > n or p.supp.cc == 0:
+        return True
+    if f_len(w, &p.u, index + 1) < 2 * p.supp.cc or f_len(w, &p.u, index + 2) < 2 * p.supp.cc:
+        return False  # python: struct.error -> 40009
+    p.supp.nums = f_ptr(w, &p.u, index + 1)
+    p.supp.lens = f_ptr(w, &p.u, index + 2)
+    p.supp.first_value = index + 3
+    return True
+
+
+cdef inline void head_of(Pair* p, uint32_t* bdba, int* slot) noexcept nogil:
+    if p.supp.valid:
+        bdba[0] = p.supp.bdba
+        slot[0] = p.supp.slot
+    elif p.rk.valid:
+        bdba[0] = p.rk.bdba
+        slot[0] = p.rk.slot
+    elif p.uk.valid:
+        bdba[0] = p.uk.bdba
+        slot[0] = p.uk.slot
+    else:
+        bdba[0] = 0
+        slot[0] = 0
+
+
+# ----------------------------------------------------------------------------- phase A: rows
+cdef bint columns(Work* w, CV* cv, Kdo* k, int first, const uint8_t* nums, int shift, bint undo,
+                  Val* target, int limit, bint big) noexcept nogil:
+    """rows._columns into a (pointer, length) image; False: let python decide."""
+    cdef int n, i, c, col, split_first, split_last
+    cdef const uint8_t* vp
+    cdef int vn
+    if not first:
+        return True
+    if nums != NULL:
+        shift -= <int>rd16(nums, big)
+    n = cv.nf
+    split_first = 0 if k.fb & FB_P else -1
+    split_last = k.cc - 1 if k.fb & FB_N else -1
+    i = first - 1
+    for c in range(k.cc):
+        col = (<int>rd16(nums + 2 * c, big) if nums != NULL else c) + shift
+        if col >= limit:
+            break
+        if col < 0:
+            return False
+        if undo:
+            if null_bit(k, c):
+                vp = NULL
+                vn = NULLV
+            else:
+                while i < n and w.fields[cv.fi + i].len == 0:
+                    i += 1
+                if i >= n:
+                    break
+                vp = cv.p + w.fields[cv.fi + i].off
+                vn = w.fields[cv.fi + i].len
+                i += 1
+        else:
+            if i >= n:
+                break
+            if null_bit(k, c):
+                vp = NULL
+                vn = NULLV
+            else:
+                vp = cv.p + w.fields[cv.fi + i].off
+                vn = w.fields[cv.fi + i].len
+            i += 1
+        if c == split_first or c == split_last:
+            return False  # split columns: the python engine joins the pieces
+        target[col].p = vp
+        target[col].n = vn
+    return True
+
+
+cdef bint supplemental(Work* w, Pair* p, Val* after_supp, Val* before_supp, int limit) noexcept nogil:
+    cdef int op = p.r.opcode
+    cdef bint to_after = op == OPC_IRP or op == OPC_LKR or op == OPC_URP or op == OPC_SUPP
+    cdef bint to_before = op == OPC_DRP or op == OPC_URP or op == OPC_ORP or op == OPC_SUPP
+    cdef int k = p.supp.first_value - 1
+    cdef int n = p.u.nf
+    cdef int j, col, length, vn
+    cdef const uint8_t* vp
+    for j in range(p.supp.cc):
+        col = <int>rd16(p.supp.nums + 2 * j, p.big) - 1
+        length = rd16(p.supp.lens + 2 * j, p.big)
+        if col >= limit:
+            break
+        if col < 0:
+            return False
+        if length == 0xFFFF or length == 0 or k >= n:
+            vp = NULL
+            vn = NULLV
+        else:
+            vp = p.u.p + w.fields[p.u.fi + k].off
+            vn = w.fields[p.u.fi + k].len
+        k += 1
+        if to_after:
+            after_supp[col].p = vp
+            after_supp[col].n = vn
+        if to_before:
+            before_supp[col].p = vp
+            before_supp[col].n = vn
+    return True
+
+
+cdef inline bint is_compressed(Work* w, CV* cv, Kdo* k, int first, bint redo) noexcept nogil:
+    if (k.op != IRP and k.op != ORP) or not first:
+        return False
+    return (k.cc > 1 or (redo and k.cc == 0)) and f_len(w, cv, first) == k.size_delt
+
+
+cdef bint build_row(Work* w, int* group, int glen, int op, int ncols, Row* row, Val* scratch) noexcept nogil:
+    """rows.build_row into w.vals[row.img ...]; False: let python decide."""
+    cdef Val* before = w.vals + row.img
+    cdef Val* after = before + ncols
+    cdef Val* before_supp = scratch
+    cdef Val* after_supp = scratch + ncols
+    cdef int gi, c, shift, rfirst
+    cdef Pair* p
+    cdef Pair* head
+    cdef const uint8_t* rnums
+    for c in range(ncols):
+        before[c].n = ABSENT
+        after[c].n = ABSENT
+        before_supp[c].n = ABSENT
+        after_supp[c].n = ABSENT
+    for gi in range(glen):
+        p = w.pairs + group[gi]
+        if p.uk.valid:
+            shift = p.supp.before - 1 if p.supp.valid and p.supp.before > 0 else 0
+            if p.ufirst and is_compressed(w, &p.u, &p.uk, p.ufirst, False):
+                return False
+            if not columns(w, &p.u, &p.uk, p.ufirst, p.unums, shift, True, before, ncols, p.big):
+                return False
+        if p.supp.valid and p.supp.first_value:
+            if not supplemental(w, p, after_supp, before_supp, ncols):
+                return False
+        if p.rk.valid:
+            rnums = NULL
+            rfirst = 0
+            if p.rk.op == URP:
+                rfirst = 4 if p.r.nf >= 4 else 0
+                rnums = colnums(w, &p.r, 3, p.rk.cc)
+            elif p.rk.op == IRP or p.rk.op == ORP:
+                rfirst = 3 if p.rk.cc else 0
+            shift = p.supp.after - 1 if p.supp.valid and p.supp.after > 0 else 0
+            if rfirst and is_compressed(w, &p.r, &p.rk, rfirst, True):
+                return False
+            if not columns(w, &p.r, &p.rk, rfirst, rnums, shift, False, after, ncols, p.big):
+                return False
+    # _Values.merged: a supplemental value fills a column the image lacks or holds as NULL.
+    for c in range(ncols):
+        if before_supp[c].n != ABSENT and before[c].n < 0:
+            before[c] = before_supp[c]
+        if after_supp[c].n != ABSENT and after[c].n < 0:
+            after[c] = after_supp[c]
+    p = w.pairs + group[0]
+    if op == OP_INSERT:
+        head = p
+        for gi in range(glen):
+            if w.pairs[group[gi]].rk.valid and w.pairs[group[gi]].rk.fb & FB_F:
+                head = w.pairs + group[gi]
+                break
+        if head.rk.valid:
+            row.bdba = head.rk.bdba
+            row.slot = head.rk.slot
+        else:
+            row.bdba = 0
+            row.slot = 0
+        row.obj = head.obj
+        row.data_obj = head.data_obj
+    elif p.supp.valid and (p.supp.bdba or p.supp.slot):
+        row.bdba = p.supp.bdba
+        row.slot = p.supp.slot
+        row.obj = p.obj
+        row.data_obj = p.data_obj
+    else:
+        if p.rk.valid:
+            row.bdba = p.rk.bdba
+            row.slot = p.rk.slot
+        elif p.uk.valid:
+            row.bdba = p.uk.bdba
+            row.slot = p.uk.slot
+        else:
+            row.bdba = 0
+            row.slot = 0
+        row.obj = p.obj
+        row.data_obj = p.data_obj
+    if op == OP_INSERT:
+        for c in range(ncols):
+            before[c].n = ABSENT
+    elif op == OP_DELETE:
+        for c in range(ncols):
+            after[c].n = ABSENT
+    p = w.pairs + group[glen - 1]
+    row.scn = p.scn
+    row.time = p.time
+    row.offset = w.pairs[group[0]].offset
+    row.op = op
+    return True
+
+
+cdef int multirow(Work* w, Pair* p, bint big_scn, int ncols, Row* rows_out, Py_ssize_t* nrows) except -2 nogil:
+    """kdo.multirow + rows.multirow_changes: rows of a QMI redo or of a QMD's undo.
+
+    Appends the rows (images in w.vals) and returns their count, or -1 when python must decide.
+    Needs w.rows/w.vals room reserved by the caller for kdo.nrow rows.
+    """
+    cdef Kdo* k
+    cdef CV* cv
+    cdef int op, sizes_field, rows_field, nsizes, j, col, cc, vn
+    cdef Py_ssize_t pos, q, dlen, size
+    cdef const uint8_t* data
+    cdef const uint8_t* sizes
+    cdef Val* img
+    cdef Row* row
+    if p.r.opcode == OPC_QMI:
+        k, cv, op, sizes_field, rows_field = &p.rk, &p.r, OP_INSERT, 3, 4
+    else:
+        k, cv, op, sizes_field, rows_field = &p.uk, &p.u, OP_DELETE, 5, 6
+    if not k.valid or not k.nrow:
+        return 0
+    if f_len(w, cv, sizes_field) < 2 * k.nrow:
+        return -1  # struct.error in python
+    sizes = f_ptr(w, cv, sizes_field)
+    dlen = f_len(w, cv, rows_field)
+    data = f_ptr(w, cv, rows_field) if dlen else NULL
+    pos = 0
+    for j in range(k.nrow):
+        size = rd16(sizes + 2 * j, p.big)
+        if pos + 3 > dlen:
+            return -1
+        q = pos + 3
+        cc = data[pos + 2]
+        if k.rowdeps:
+            q += 8 if big_scn else 6
+        img = w.vals + w.nvals
+        row = rows_out + nrows[0]
+        for col in range(2 * ncols):
+            img[col].n = ABSENT
+        for col in range(cc):
+            if q >= dlen:
+                return -1
+            vn = data[q]
+            q += 1
+            if vn == 0xFF:
+                if col < ncols:
+                    img[col].p = NULL
+                    img[col].n = NULLV
+                continue
+            if vn == 0xFE:
+                if q + 2 > dlen:
+                    return -1
+                vn = rd16(data + q, p.big)
+                q += 2
+            if q + vn > dlen:
+                return -1  # python would slice short: let it
+            if col < ncols:
+                img[col].p = data + q
+                img[col].n = vn
+            q += vn
+        pos += size
+        if k.slots == NULL:
+            continue  # zip(kdo.slots, rows) with no slots: rows decoded (errors), none output
+        row.op = op
+        row.obj = p.obj
+        row.data_obj = p.data_obj
+        row.scn = p.scn
+        row.time = p.time
+        row.bdba = k.bdba
+        row.slot = rd16(k.slots + 2 * j, p.big)
+        row.offset = p.offset
+        row.ncols = ncols
+        row.img = w.nvals
+        if op == OP_INSERT:
+            for col in range(ncols):
+                img[ncols + col] = img[col]
+                img[col].n = ABSENT
+        w.nvals += 2 * ncols
+        nrows[0] += 1
+    return 0
+
+
+# ----------------------------------------------------------------------------- phase B: values
+cdef int number_text(Buf* b, const uint8_t* d, int n) noexcept nogil:
+    """values.number.number_text into b; 0 ok, 1 undecodable (python renders), 2 error (python raises)."""
+    cdef int first = d[0]
+    cdef const uint8_t* m
+    cdef int mn, ip, j, digit, last
+    cdef bint neg
+    if first == 0x80:
+        buf_byte(b, 48)
+        return 0
+    if n < 2:
+        if first == 0:
+            buf_byte(b, 48)
+            return 0
+        return 2
+    neg = first < 0x80
+    m = d + 1
+    if neg:
+        mn = n - 2 if d[n - 1] == 0x66 else n - 1
+        ip = 0x3F - first
+    else:
+        mn = n - 1
+        ip = first - 0xC0
+    if mn <= 0:
+        return 1
+    for j in range(mn):
+        digit = 101 - m[j] if neg else m[j] - 1
+        if digit < 0 or digit > 99:
+            return 1
+    if neg:
+        buf_byte(b, 45)
+    if ip <= 0:
+        buf_add(b, b"0.", 2)
+        for j in range(-ip):
+            buf_add(b, b"00", 2)
+        for j in range(mn - 1):
+            digit = 101 - m[j] if neg else m[j] - 1
+            buf_byte(b, <char>(48 + digit // 10))
+            buf_byte(b, <char>(48 + digit % 10))
+        last = 101 - m[mn - 1] if neg else m[mn - 1] - 1
+        buf_byte(b, <char>(48 + last // 10))
+        if last % 10:
+            buf_byte(b, <char>(48 + last % 10))
+        return 0
+    digit = 101 - m[0] if neg else m[0] - 1
+    if digit >= 10:
+        buf_byte(b, <char>(48 + digit // 10))
+    buf_byte(b, <char>(48 + digit % 10))
+    if ip >= mn:
+        for j in range(1, mn):
+            digit = 101 - m[j] if neg else m[j] - 1
+            buf_byte(b, <char>(48 + digit // 10))
+            buf_byte(b, <char>(48 + digit % 10))
+        for j in range(ip - mn):
+            buf_add(b, b"00", 2)
+        return 0
+    for j in range(1, ip):
+        digit = 101 - m[j] if neg else m[j] - 1
+        buf_byte(b, <char>(48 + digit // 10))
+        buf_byte(b, <char>(48 + digit % 10))
+    buf_byte(b, 46)
+    for j in range(ip, mn - 1):
+        digit = 101 - m[j] if neg else m[j] - 1
+        buf_byte(b, <char>(48 + digit // 10))
+        buf_byte(b, <char>(48 + digit % 10))
+    last = 101 - m[mn - 1] if neg else m[mn - 1] - 1
+    buf_byte(b, <char>(48 + last // 10))
+    if last % 10:
+        buf_byte(b, <char>(48 + last % 10))
+    return 0
+
+
+cdef int CUM_DAYS[12]
+CUM_DAYS[:] = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334]
+cdef int64_t AD_EPOCH = 62167132800
+
+
+cdef bint timestamp_text(Buf* b, const uint8_t* d, int n, int code, int64_t tz_offset) noexcept nogil:
+    """DATE/TIMESTAMP/TSLTZ under `timestamp` codes 0..7 (AD years); False: python renders."""
+    cdef int64_t epoch, fraction
+    if n != 7 and n != 11:
+        return False
+    if not epoch_of(d, n, True, tz_offset, &epoch, &fraction):
+        return False
+    if code >= 4:
+        buf_byte(b, 34)
+    if not numeric_time(b, epoch, fraction, code % 4):
+        return False
+    if code >= 4:
+        buf_byte(b, 34)
+    return True
+
+
+cdef bint valid_utf8(const uint8_t* p, int n, bint bmp_only) noexcept nogil:
+    """Whether Python's strict UTF-8 decoder accepts p (and, with bmp_only, no 4-byte form)."""
+    cdef int i = 0
+    cdef uint8_t c, c1
+    while i < n:
+        c = p[i]
+        if c < 0x80:
+            i += 1
+            continue
+        if 0xC2 <= c <= 0xDF:
+            if i + 1 >= n or (p[i + 1] & 0xC0) != 0x80:
+                return False
+            i += 2
+        elif 0xE0 <= c <= 0xEF:
+            if i + 2 >= n or (p[i + 1] & 0xC0) != 0x80 or (p[i + 2] & 0xC0) != 0x80:
+                return False
+            c1 = p[i + 1]
+            if (c == 0xE0 and c1 < 0xA0) or (c == 0xED and c1 > 0x9F):
+                return False
+            i += 3
+        elif 0xF0 <= c <= 0xF4 and not bmp_only:
+            if (i + 3 >= n or (p[i + 1] & 0xC0) != 0x80 or (p[i + 2] & 0xC0) != 0x80
+                    or (p[i + 3] & 0xC0) != 0x80):
+                return False
+            c1 = p[i + 1]
+            if (c == 0xF0 and c1 < 0x90) or (c == 0xF4 and c1 > 0x8F):
+                return False
+            i += 4
+        else:
+            return False
+    return True
+
+
+cdef bint epoch_of(const uint8_t* d, int n, bint check_fraction, int64_t tz_offset, int64_t* epoch_out,
+                   int64_t* fraction_out) noexcept nogil:
+    """values.datetime._decode_fields for AD years; False: python decides."""
+    cdef int64_t month, day, hour, minute, second, year, days, fraction
+    cdef bint leap
+    month = d[2] - 1
+    day = d[3] - 1
+    hour = d[4] - 1
+    minute = d[5] - 1
+    second = d[6] - 1
+    fraction = 0
+    if n >= 11:
+        fraction = (<int64_t>d[7] << 24) | (<int64_t>d[8] << 16) | (<int64_t>d[9] << 8) | d[10]
+    if not (0 <= second <= 59 and 0 <= minute <= 59 and 0 <= hour <= 23 and 0 <= day <= 30 and 0 <= month <= 11):
+        return False
+    if check_fraction and fraction > 999999999:
+        return False
+    if d[0] < 100 or d[1] < 100:
+        return False
+    year = (d[0] - 100) * 100 + (d[1] - 100)
+    if year <= 0:
+        return False
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    days = year * 365 + year // 4 - year // 100 + year // 400 - (1 if month < 2 and leap else 0)
+    days += CUM_DAYS[month] + day
+    epoch_out[0] = ((days * 24 + hour) * 60 + minute) * 60 + second - AD_EPOCH - tz_offset
+    fraction_out[0] = fraction
+    return True
+
+
+cdef bint numeric_time(Buf* b, int64_t epoch, int64_t fraction, int unit) noexcept nogil:
+    """timefmt._NUMERIC[unit]; False: python renders (nanoseconds of a large epoch)."""
+    cdef int64_t value
+    cdef int64_t abs_epoch, high, low
+    cdef uint64_t tail
+    cdef char tmp[24]
+    cdef int k
+    if unit == 0:
+        if not (-1000000000 < epoch < 1000000000):
+            # timefmt.nanos_text: epoch / 1e9, then 18 digits (the low part wraps as u64)
+            abs_epoch = -epoch if epoch < 0 else epoch
+            high = abs_epoch // 1000000000
+            low = (abs_epoch % 1000000000) * 1000000000 + (fraction if epoch > 0 else -fraction)
+            buf_int(b, high if epoch > 0 else -high)
+            tail = (<uint64_t>low) % (<uint64_t>1000000000000000000)
+            for k in range(18):
+                tmp[17 - k] = <char>(48 + tail % 10)
+                tail //= 10
+            buf_add(b, tmp, 18)
+            return True
+        value = epoch * 1000000000 + fraction
+    elif unit == 1:
+        value = epoch * 1000000 + (fraction + 500) // 1000
+    elif unit == 2:
+        value = epoch * 1000 + (fraction + 500000) // 1000000
+    else:
+        value = epoch + (fraction + 500000000) // 1000000000
+    buf_int(b, value)
+    return True
+
+
+# Region names of TIMESTAMP WITH TIME ZONE by 16-bit region id (values.timezones.REGION_NAMES).
+cdef const char** REGIONS = <const char**> calloc(65536, sizeof(char*))
+cdef list _region_bytes = []
+
+
+def _load_regions():
+    from replicator.values.timezones import REGION_NAMES, UNKNOWN_REGION
+
+    unknown = UNKNOWN_REGION.encode("ascii")
+    _region_bytes.append(unknown)
+    for i in range(65536):
+        REGIONS[i] = PyBytes_AS_STRING(unknown)
+    for key, name in REGION_NAMES.items():
+        data = name.encode("ascii")
+        _region_bytes.append(data)
+        REGIONS[key & 0xFFFF] = PyBytes_AS_STRING(data)
+
+
+_load_regions()
+
+
+cdef bint timestamp_tz_text(Buf* b, const uint8_t* d, int n, int code) noexcept nogil:
+    """TIMESTAMP WITH TIME ZONE under `timestamp-tz` codes 0..3 (values.timezones.zone_text)."""
+    cdef int64_t epoch, fraction
+    cdef int b11, b12, h, m
+    cdef bint negative
+    cdef uint8_t tmp[11]
+    if n != 9 and n != 13:
+        return False
+    b11 = d[11] if n == 13 else d[7]
+    b12 = d[12] if n == 13 else d[8]
+    memcpy(tmp, d, 7)
+    if n == 13:
+        memcpy(tmp + 7, d + 7, 4)
+    if not epoch_of(tmp, 11 if n == 13 else 7, False, 0, &epoch, &fraction):
+        return False
+    buf_byte(b, 34)
+    if not numeric_time(b, epoch, fraction, code):
+        return False
+    buf_byte(b, 44)
+    if not (5 <= b11 <= 36):
+        buf_add(b, REGIONS[(b11 << 8) | b12], strlen(REGIONS[(b11 << 8) | b12]))
+        buf_byte(b, 34)
+        return True
+    negative = b11 < 20 or (b11 == 20 and b12 < 60)
+    h = b11 - 20 if b11 >= 20 else 20 - b11
+    m = b12 - 60 if b12 >= 60 else 60 - b12
+    buf_byte(b, 45 if negative else 43)
+    two_digits(b, h)
+    buf_byte(b, 58)
+    two_digits(b, m)
+    buf_byte(b, 34)
+    return True
+
+
+cdef inline void two_digits(Buf* b, int v) noexcept nogil:
+    """f"{v:02d}" for 0 <= v (more digits when v >= 100)."""
+    if v >= 100:
+        buf_int(b, v)
+        return
+    buf_byte(b, <char>(48 + v // 10))
+    buf_byte(b, <char>(48 + v % 10))
+
+
+cdef inline void biased(uint32_t value, int64_t* magnitude, bint* negative) noexcept nogil:
+    cdef int64_t bias = (<int64_t>1) << 31
+    if value & (<uint32_t>1 << 31):
+        magnitude[0] = <int64_t>value - bias
+        negative[0] = False
+    else:
+        magnitude[0] = bias - <int64_t>value
+        negative[0] = True
+
+
+cdef inline void offset60(int byte, int64_t* magnitude, bint* negative) noexcept nogil:
+    if byte >= 60:
+        magnitude[0] = byte - 60
+        negative[0] = False
+    else:
+        magnitude[0] = 60 - byte
+        negative[0] = True
+
+
+cdef bint interval_ym_text(Buf* b, const uint8_t* d, int n, int code) noexcept nogil:
+    """values.interval.interval_ym_renderer(code); False: python (unknown value)."""
+    cdef int64_t years, months
+    cdef bint neg, mneg
+    if n != 5 or not (49 <= d[4] <= 71):
+        return False
+    biased(rd32(d, True), &years, &neg)
+    if years > 999999999:
+        return False
+    offset60(d[4], &months, &mneg)
+    if code == 1 or code >= 2:
+        buf_byte(b, 34)
+    if neg or mneg:
+        buf_byte(b, 45)
+    if code <= 1:
+        buf_int(b, years * 12 + months)
+    else:
+        buf_int(b, years)
+        buf_byte(b, 32 if code == 2 else 44 if code == 3 else 45)
+        buf_int(b, months)
+    if code >= 1:
+        buf_byte(b, 34)
+    return True
+
+
+cdef bint interval_ds_text(Buf* b, const uint8_t* d, int n, int code) noexcept nogil:
+    """values.interval.interval_ds_renderer(code); False: python (unknown value or a huge total)."""
+    cdef int64_t days, nanos, hours, minutes, seconds, total, divisor, half
+    cdef bint neg, nneg, hneg, mneg, sneg
+    if n != 11 or not (37 <= d[4] <= 83) or not (1 <= d[5] <= 119) or not (1 <= d[6] <= 119):
+        return False
+    biased(rd32(d, True), &days, &neg)
+    biased(rd32(d + 7, True), &nanos, &nneg)
+    if days > 999999999 or nanos > 999999999:
+        return False
+    offset60(d[4], &hours, &hneg)
+    offset60(d[5], &minutes, &mneg)
+    offset60(d[6], &seconds, &sneg)
+    neg = neg or nneg or hneg or mneg or sneg
+    if code >= 8:
+        buf_byte(b, 34)
+        if neg:
+            buf_byte(b, 45)
+        buf_int(b, days)
+        buf_byte(b, 32 if code == 8 else 44 if code == 9 else 45)
+        two_digits(b, <int>hours)
+        buf_byte(b, 58)
+        two_digits(b, <int>minutes)
+        buf_byte(b, 58)
+        two_digits(b, <int>seconds)
+        buf_byte(b, 46)
+        if nanos < 100000000:
+            buf_add(b, b"000000000", 9 - digits(nanos))
+        buf_int(b, nanos)
+        buf_byte(b, 34)
+        return True
+    if days > 100000:
+        return False  # the nanosecond total would not fit 64 bits: python
+    if code % 4 == 0:
+        divisor, half = 1, 0
+    elif code % 4 == 1:
+        divisor, half = 1000, 500
+    elif code % 4 == 2:
+        divisor, half = 1000000, 500000
+    else:
+        divisor, half = 1000000000, 500000000
+    total = (((days * 24 + hours) * 60 + minutes) * 60 + seconds) * 1000000000 + nanos
+    if code >= 4:
+        buf_byte(b, 34)
+    if neg:
+        buf_byte(b, 45)
+    buf_int(b, (total + half) // divisor)
+    if code >= 4:
+        buf_byte(b, 34)
+    return True
+
+
+cdef inline int digits(int64_t v) noexcept nogil:
+    cdef int n = 1
+    while v >= 10:
+        v //= 10
+        n += 1
+    return n
+
+
+cdef bint float_text(Buf* b, const uint8_t* d, int n, bint dbl) noexcept nogil:
+    """values.floats.binary_float_text / binary_double_text for finite values; False: python."""
+    cdef uint64_t raw = 0, sig, frac_mask, sign_bit
+    cdef int exp_bits = 11 if dbl else 8
+    cdef int frac_bits = 52 if dbl else 23
+    cdef int64_t exp_mask = (1 << exp_bits) - 1
+    cdef int64_t bias = exp_mask >> 1
+    cdef int64_t exponent, e2
+    cdef int i, sign, bitlen, k
+    cdef double value
+    cdef char tmp[64]
+    if n != (8 if dbl else 4):
+        return False
+    for i in range(n):
+        raw = (raw << 8) | d[i]
+    frac_mask = ((<uint64_t>1) << frac_bits) - 1
+    sign_bit = (<uint64_t>1) << (exp_bits + frac_bits)
+    exponent = <int64_t>((raw >> frac_bits) & <uint64_t>exp_mask)
+    sig = raw & frac_mask
+    if raw & sign_bit:
+        if sig == 0 and (exponent == 0 or exponent == exp_mask):
+            return False
+        if sig == ((<uint64_t>1) << (frac_bits - 1)) and exponent == exp_mask:
+            return False
+        if exponent > 0:
+            sig |= (<uint64_t>1) << frac_bits
+        sign = 1
+        e2 = exponent - bias - frac_bits
+    else:
+        if exponent == 0 and sig == frac_mask:
+            return False
+        sig = frac_mask - sig
+        if exponent < exp_mask:
+            sig += (<uint64_t>1) << frac_bits
+        sign = -1
+        e2 = (bias + 1) - exponent - frac_bits
+    if dbl:
+        bitlen = 0
+        while bitlen < 64 and (sig >> bitlen):
+            bitlen += 1
+        if not (-1022 <= e2 + bitlen - 1 <= 1023):
+            return False
+    value = ldexp(<double>sig, <int>e2)
+    if value == 0.0 and sig != 0:
+        return False
+    k = snprintf(tmp, 64, "%g", sign * value)
+    if k <= 0 or k >= 64:
+        return False
+    buf_add(b, tmp, k)
+    return True
+
+
+cdef inline void put_utf8_escaped(Buf* b, uint32_t cp) noexcept nogil:
+    cdef uint8_t c
+    if cp < 0x80:
+        c = <uint8_t>cp
+        buf_escape(b, &c, 1)
+    elif cp < 0x800:
+        buf_byte(b, <char>(0xC0 | (cp >> 6)))
+        buf_byte(b, <char>(0x80 | (cp & 0x3F)))
+    elif cp < 0x10000:
+        buf_byte(b, <char>(0xE0 | (cp >> 12)))
+        buf_byte(b, <char>(0x80 | ((cp >> 6) & 0x3F)))
+        buf_byte(b, <char>(0x80 | (cp & 0x3F)))
+    else:
+        buf_byte(b, <char>(0xF0 | (cp >> 18)))
+        buf_byte(b, <char>(0x80 | ((cp >> 12) & 0x3F)))
+        buf_byte(b, <char>(0x80 | ((cp >> 6) & 0x3F)))
+        buf_byte(b, <char>(0x80 | (cp & 0x3F)))
+
+
+cdef bint utf16_escaped(Buf* b, const uint8_t* p, int n) noexcept nogil:
+    """AL16UTF16 (strict UTF-16BE, as Python decodes it) to escaped UTF-8; False: python."""
+    cdef int i = 0
+    cdef uint32_t u, lo
+    cdef Py_ssize_t mark = b.n
+    if n & 1:
+        return False
+    while i < n:
+        u = (<uint32_t>p[i] << 8) | p[i + 1]
+        i += 2
+        if 0xD800 <= u <= 0xDBFF:
+            if i >= n:
+                b.n = mark
+                return False
+            lo = (<uint32_t>p[i] << 8) | p[i + 1]
+            if not (0xDC00 <= lo <= 0xDFFF):
+                b.n = mark
+                return False
+            i += 2
+            u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00)
+        elif 0xDC00 <= u <= 0xDFFF:
+            b.n = mark
+            return False
+        put_utf8_escaped(b, u)
+    return True
+
+
+cdef inline bint is_ascii(const uint8_t* p, int n) noexcept nogil:
+    cdef int i
+    for i in range(n):
+        if p[i] & 0x80:
+            return False
+    return True
+
+
+# ----------------------------------------------------------------------------- table plans
+cdef class _Plan:
+    """Per-table render plan: the python TablePlan plus native column kinds per image."""
+
+    cdef public object table
+    cdef public object py_plan
+    cdef int ncols
+    cdef bint bail
+    cdef uint8_t* keys
+    cdef uint8_t* nullable
+    cdef int* kind[2]
+    cdef int* param[2]
+    cdef int64_t* offset[2]
+    cdef list prefix      # "NAME": per column
+    cdef list nulls       # [before list, after list] of bytes or None
+    cdef list frags       # [before tuple, after tuple] of python fragments
+    cdef dict schema      # obj -> schema bytes (schema bit 1 off)
+
+    def __dealloc__(self):
+        cdef int s
+        free(self.keys)
+        free(self.nullable)
+        for s in range(2):
+            free(self.kind[s])
+            free(self.param[s])
+            free(self.offset[s])
+
+
+cdef _Plan make_plan(object fmt, object parser, object table):
+    from replicator.formats.olr_columns import effective_type
+    from replicator.values.charset import CharsetError, column_charset_name
+
+    cdef _Plan plan = _Plan()
+    cdef int i, s, kind, param
+    cdef int64_t offset
+    py_plan = fmt._plan(table)
+    opts = fmt.options
+    plan.table = table
+    plan.py_plan = py_plan
+    plan.ncols = len(py_plan.columns)
+    plan.schema = {}
+    lobs = parser.lobs
+    plan.bail = bool(table.system or (table.tag_columns and not fmt._full)
+                     or (lobs.enabled and lobs.columns(table)))
+    n = plan.ncols
+    plan.keys = <uint8_t*> malloc(n + 1)
+    plan.nullable = <uint8_t*> malloc(n + 1)
+    for s in range(2):
+        plan.kind[s] = <int*> malloc((n + 1) * sizeof(int))
+        plan.param[s] = <int*> malloc((n + 1) * sizeof(int))
+        plan.offset[s] = <int64_t*> malloc((n + 1) * sizeof(int64_t))
+    plan.prefix = []
+    plan.nulls = [list(py_plan._nulls[0]), list(py_plan._nulls[1])]
+    plan.frags = [py_plan._values[0], py_plan._values[1]]
+    for i in range(n):
+        plan.keys[i] = 1 if py_plan.keys[i] else 0
+        plan.nullable[i] = 1 if py_plan.nullable[i] else 0
+        column = table.columns[i]
+        plan.prefix.append(b'"' + escape_str(column.name) + b'":')
+        type_code = effective_type(column)
+        kind, param, offset = K_PY, 0, 0
+        if opts.flags & FLAG_RAW_HEX:
+            kind = K_PY
+        elif type_code == TYPE_NUMBER:
+            kind = K_NUMBER
+        elif type_code == TYPE_RAW:
+            kind = K_HEX
+        elif type_code in (TYPE_VARCHAR2, TYPE_CHAR):
+            if opts.char == 0:
+                try:
+                    name = column_charset_name(column.charset_form, column.charset_id, False,
+                                               table.charset, table.ncharset)
+                except CharsetError:
+                    name = ""
+                if name in ("AL32UTF8", "UTF8", "AL16UTF16"):
+                    kind, param = K_STR, (1 if name == "UTF8" else 2 if name == "AL16UTF16" else 0)
+        elif type_code in (TYPE_DATE, TYPE_TIMESTAMP, TYPE_TIMESTAMP_LTZ):
+            if 0 <= opts.timestamp < 8:
+                kind, param = K_TS, opts.timestamp
+                offset = opts.db_timezone if type_code == TYPE_TIMESTAMP_LTZ else 0
+        elif type_code == TYPE_BINARY_FLOAT:
+            kind = K_BFLOAT
+        elif type_code == TYPE_BINARY_DOUBLE:
+            kind = K_BDOUBLE
+        elif type_code == TYPE_TIMESTAMP_TZ:
+            if 0 <= opts.timestamp_tz < 4:
+                kind, param = K_TSTZ, opts.timestamp_tz
+        elif type_code == TYPE_INTERVAL_YM:
+            if 0 <= opts.interval_ytm <= 4:
+                kind, param = K_IYM, opts.interval_ytm
+        elif type_code == TYPE_INTERVAL_DS:
+            if 0 <= opts.interval_dts <= 10:
+                kind, param = K_IDS, opts.interval_dts
+        for s in range(2):
+            plan.kind[s][i] = K_SKIP if plan.frags[s][i] is None else kind
+            plan.param[s][i] = param
+            plan.offset[s][i] = offset
+    return plan
+
+
+# ----------------------------------------------------------------------------- the committer
+cdef class JsonCommitter:
+    """Commits transactions for the OpenLogReplicator JSON format natively (see module doc).
+
+    ``fmt`` is the pipeline's :class:`~replicator.formats.olr_json.OlrJsonFormat`;
+    ``pipeline`` is the :class:`~replicator.pipeline.Pipeline`; its ``_on_native(txn,
+    messages, rows)`` takes a committed transaction's messages.
+    """
+
+    cdef object fmt
+    cdef object deliver
+    cdef dict plans
+    cdef dict epochs
+    cdef int64_t host_tz
+    cdef bint scn_all
+    cdef Buf out
+    cdef Buf val
+    cdef object pipeline
+    cdef list _tables
+    cdef list _views
+    cdef public long long native_transactions
+    cdef public long long python_transactions
+
+    def __init__(self, fmt, pipeline):
+        self.fmt = fmt
+        self.pipeline = pipeline
+        self.deliver = pipeline._on_native
+        self.plans = {}
+        self.epochs = {}
+        header = fmt._header
+        self.scn_all = bool(header._scn_all or header._tm_all)
+        self.native_transactions = 0
+        self.python_transactions = 0
+
+    def __dealloc__(self):
+        free(self.out.p)
+        free(self.val.p)
+
+    cdef _Plan plan_for(self, object parser, object table):
+        cdef _Plan plan = self.plans.get(id(table))
+        if plan is None or plan.table is not table:
+            plan = make_plan(self.fmt, parser, table)
+            self.plans[id(table)] = plan
+        return plan
+
+    cdef object epoch(self, uint32_t raw, object parser):
+        value = self.epochs.get(raw)
+        if value is None:
+            if len(self.epochs) > 4096:
+                self.epochs.clear()
+            value = self.epochs[raw] = parser._epoch(raw)
+        return value
+
+    def commit(self, parser, txn, record):
+        """Parser hook: output ``txn`` natively; False when the python engine must do it."""
+        pipeline = self.pipeline
+        if (txn.system or txn.size > parser.stream_bytes or txn.xid in parser._schema_txns
+                or pipeline.on_commit is not None or pipeline.on_change is not None):
+            self.python_transactions += 1
+            return False
+        chunks = [c for c in parser.pool.read(txn.clog) if len(c)]
+        cdef Work w
+        w.pairs = NULL
+        w.fields = NULL
+        w.rows = NULL
+        w.vals = NULL
+        w.npairs = w.cap_pairs = w.nfields = w.cap_fields = w.nrows = w.cap_rows = w.nvals = w.cap_vals = 0
+        try:
+            if not self._assemble(&w, parser, chunks):
+                self.python_transactions += 1
+                return False
+            self.native_transactions += 1
+            self._emit(&w, parser, txn, record)
+            return True
+        finally:
+            self._views = None
+            self._tables = None
+            work_free(&w)
+
+    cdef int _table_slot(self, object parser, object tables, uint32_t obj, list table_list,
+                         dict table_index) except -2:
+        """Index of obj's table plan in this transaction's list; -1 when python must do the row."""
+        cdef _Plan plan
+        table = tables.get(obj)
+        if table is None:
+            return -1
+        t = table_index.get(id(table), -1)
+        if t < 0:
+            plan = self.plan_for(parser, table)
+            if plan.bail or plan.ncols != len(table.columns):
+                return -1
+            t = len(table_list)
+            table_index[id(table)] = t
+            table_list.append(plan)
+        return t
+
+    cdef bint _assemble(self, Work* w, object parser, list chunks) except -1:
+        """Phase A: pairs -> rows (images in w.vals); False when python must process the txn."""
+        cdef const uint8_t[::1] mv
+        cdef const uint8_t* base
+        cdef Py_ssize_t size, pos, n1, n2
+        cdef int vh, got, ncols, glen, gcap, op, code, supp_fb, t
+        cdef Pair* p
+        cdef Pair* last
+        cdef bint big
+        cdef int* group = NULL
+        cdef Val* scratch = NULL
+        cdef Py_ssize_t scratch_cap = 0
+        cdef uint32_t hb1, hb2
+        cdef int hs1, hs2
+        cdef _Plan plan
+        cdef Py_ssize_t i, j, first_row
+        cdef Kdo* k
+        cdef bint big_scn = parser.header.big_scn
+        tables = parser.opt.tables
+        limit_default = parser._limit
+        table_list = []
+        table_index = {}
+        views = []
+        # Parse every stored entry into pairs.
+        for chunk in chunks:
+            mv = chunk
+            views.append(mv)
+            base = &mv[0]
+            size = mv.shape[0]
+            pos = 0
+            with nogil:
+                while pos < size:
+                    if pos + ENTRY_SIZE > size or base[pos] != KIND_PAIR:
+                        break
+                    big = base[pos + 1] != 0
+                    vh = base[pos + 2]
+                    n1 = rd32(base + pos + 32, 0)
+                    n2 = rd32(base + pos + 36, 0)
+                    if pos + ENTRY_SIZE + n1 + n2 > size:
+                        break
+                    grow(<void**>&w.pairs, &w.cap_pairs, w.npairs + 1, sizeof(Pair))
+                    p = w.pairs + w.npairs
+                    p.big = big
+                    p.obj = rd32(base + pos + 4, 0)
+                    p.data_obj = rd32(base + pos + 8, 0)
+                    p.scn = rd64le(base + pos + 12)
+                    p.time = rd32(base + pos + 20, 0)
+                    p.offset = rd64le(base + pos + 24)
+                    got = parse_cv(w, &p.u, base + pos + ENTRY_SIZE, n1, vh, big)
+                    if got != n1:
+                        break
+                    got = parse_cv(w, &p.r, base + pos + ENTRY_SIZE + n1, n2, vh, big)
+                    if got != n2:
+                        break
+                    w.npairs += 1
+                    pos += ENTRY_SIZE + n1 + n2
+            if pos != size:
+                return False  # a DDL entry or something python must judge
+        # Group pairs into rows (rows.group_rows), building each row as soon as it is complete.
+        glen = 0
+        gcap = 64
+        group = <int*> malloc(gcap * sizeof(int))
+        try:
+            op = 0
+            for i in range(w.npairs):
+                p = w.pairs + i
+                if not analyse(w, p):
+                    return False
+                if (p.uk.valid and p.uk.fb & FB_K) or (p.rk.valid and p.rk.fb & FB_K):
+                    continue
+                if p.supp.valid and p.supp.fb & FB_K:
+                    continue
+                code = p.r.opcode
+                if code == OPC_QMI or code == OPC_QMD:
+                    k = &p.rk if code == OPC_QMI else &p.uk
+                    if not k.valid or not k.nrow:
+                        continue
+                    t = self._table_slot(parser, tables, p.obj, table_list, table_index)
+                    if t < 0:
+                        return False
+                    ncols = (<_Plan>table_list[t]).ncols
+                    grow(<void**>&w.rows, &w.cap_rows, w.nrows + k.nrow, sizeof(Row))
+                    grow(<void**>&w.vals, &w.cap_vals, w.nvals + 2 * ncols * (k.nrow + 1), sizeof(Val))
+                    first_row = w.nrows
+                    if multirow(w, p, big_scn, ncols, w.rows, &w.nrows) < 0:
+                        return False
+                    for j in range(first_row, w.nrows):
+                        w.rows[j].table = t
+                    continue
+                if not (code == OPC_IRP or code == OPC_DRP or code == OPC_URP or code == OPC_ORP
+                        or code == OPC_CFA or code == OPC_SUPP or code == OPC_CMP):
+                    continue
+                if not op:
+                    op = OP_INSERT if code == OPC_IRP else OP_DELETE if code == OPC_DRP else OP_UPDATE
+                elif op == OP_INSERT and (code == OPC_DRP or code == OPC_URP or code == OPC_ORP or code == OPC_CFA):
+                    op = OP_UPDATE
+                elif op == OP_DELETE and (code == OPC_IRP or code == OPC_URP or code == OPC_ORP or code == OPC_CFA):
+                    op = OP_UPDATE
+                supp_fb = p.supp.fb if p.supp.valid else FB_L
+                if glen == 0:
+                    if not (code == OPC_CMP and (not p.supp.valid or p.supp.bdba == 0) and not supp_fb & FB_L):
+                        group[0] = i
+                        glen = 1
+                else:
+                    last = w.pairs + group[glen - 1]
+                    head_of(last, &hb1, &hs1)
+                    head_of(p, &hb2, &hs2)
+                    if hb1 == hb2 and hs1 == hs2 and w.pairs[group[0]].obj == p.obj:
+                        if glen + 1 > gcap:
+                            gcap *= 2
+                            group = <int*> realloc(group, gcap * sizeof(int))
+                        if op == OP_INSERT:
+                            memmove(group + 1, group, glen * sizeof(int))
+                            group[0] = i
+                        elif code == OPC_ORP and last.r.opcode == OPC_IRP:
+                            group[glen] = group[glen - 1]
+                            group[glen - 1] = i
+                        else:
+                            group[glen] = i
+                        glen += 1
+                    else:
+                        return False  # warning 60017: logged by the python engine
+                if supp_fb & FB_L:
+                    if glen:
+                        t = self._table_slot(parser, tables, w.pairs[group[0]].obj, table_list, table_index)
+                        if t < 0:
+                            return False
+                        ncols = (<_Plan>table_list[t]).ncols
+                        grow(<void**>&w.rows, &w.cap_rows, w.nrows + 1, sizeof(Row))
+                        grow(<void**>&w.vals, &w.cap_vals, w.nvals + 2 * ncols, sizeof(Val))
+                        if scratch_cap < 2 * ncols:
+                            scratch_cap = 2 * ncols
+                            scratch = <Val*> realloc(scratch, (scratch_cap + 1) * sizeof(Val))
+                        w.rows[w.nrows].img = w.nvals
+                        w.rows[w.nrows].ncols = ncols
+                        w.rows[w.nrows].table = t
+                        if not build_row(w, group, glen, op, ncols, w.rows + w.nrows, scratch):
+                            return False
+                        w.nvals += 2 * ncols
+                        w.nrows += 1
+                    glen = 0
+                    op = 0
+        finally:
+            free(group)
+            free(scratch)
+        self._tables = table_list
+        self._views = views
+        return True
+
+    cdef _emit(self, Work* w, object parser, object txn, object record):
+        """Phase B: the Parser._emit and OlrJsonFormat.iter_transaction of a native transaction."""
+        cdef Py_ssize_t r
+        cdef Row* row
+        cdef _Plan plan
+        cdef Buf* b = &self.out
+        cdef Val* img
+        cdef int num = 0
+        if w.nrows == 0:
+            return
+        stats = parser.stats
+        stats.rows += w.nrows
+        stats.transactions += 1
+        header = parser.header
+        fmt = self.fmt
+        lwn = parser._lwn
+        begin_scn = txn.begin_scn if txn.begun else record.scn
+        begin_time = txn.begin_time if txn.begun else record.time
+        event = Transaction(
+            xid=txn.xid, begin_scn=begin_scn, begin_time=parser._epoch(begin_time), commit_scn=record.scn,
+            commit_time=parser._epoch(record.time), changes=[], attributes=txn.attributes,
+            logon_user=txn.logon_user, thread=header.thread, begin_seq=txn.begin_seq, begin_offset=txn.begin_offset,
+            system=txn.system, con_name=parser.opt.con_name,
+            commit_pos=(header.sequence, (lwn.first_block if lwn else 0) * header.block_size, parser._rank),
+        )
+        fmt._position(event.begin_scn)
+        hb = fmt._header
+        hb.start_transaction(event)
+        ctx = hb.transaction_context(event)
+        lwn_scn = fmt._lwn_scn
+        xid = event.xid
+        seq = event.begin_seq
+        messages = []
+        tables = self._tables
+        row0 = w.rows
+        if not fmt._skip_begin:
+            head = hb.begin(lwn_scn, fmt._take_index(), self.epoch(row0.time, parser), ctx)
+            messages.append(Message(data=b"{" + head + b',"payload":[{"op":"begin"}]}', scn=lwn_scn,
+                                    idx=fmt._lwn_idx - 1, xid=xid, seq=seq))
+        prefix = suffix = None
+        if not self.scn_all:
+            sentinel = 918273645546372819
+            template = hb.dml(lwn_scn, sentinel, 0, 0, ctx)
+            mark = b'"c_idx":%d' % sentinel
+            if template.count(mark) == 1:
+                prefix, suffix = template.split(mark)
+                prefix = b"{" + prefix + b'"c_idx":'
+                suffix = suffix + b',"payload":['
+        add_offset = fmt._add_offset
+        add_num = fmt._add_num
+        rid = fmt._rid
+        schema_columns = fmt._schema_columns
+        reducer = fmt._reducer
+        column_mode = reducer._column_mode
+        # Positions are taken here and stored back once (OlrJsonFormat._take_index per row).
+        cdef long long idx = fmt._lwn_idx
+        for r in range(w.nrows):
+            row = w.rows + r
+            plan = tables[row.table]
+            b.n = 0
+            idx += 1
+            if prefix is not None:
+                buf_bytes(b, prefix)
+                buf_int(b, idx)
+                buf_bytes(b, suffix)
+            else:
+                head = hb.dml(lwn_scn, idx, row.scn, self.epoch(row.time, parser), ctx)
+                buf_add(b, b"{", 1)
+                buf_bytes(b, head)
+                buf_add(b, b',"payload":[', 12)
+            buf_add(b, b'{"op":"', 7)
+            buf_byte(b, 99 if row.op == OP_INSERT else 100 if row.op == OP_DELETE else 117)
+            buf_add(b, b'",', 2)
+            if add_offset:
+                buf_add(b, b'"offset":', 9)
+                buf_int(b, <int64_t>row.offset)
+                buf_byte(b, 44)
+            if schema_columns:
+                buf_bytes(b, fmt._schema(plan.py_plan, row.obj))
+            else:
+                schema = plan.schema.get(row.obj)
+                if schema is None:
+                    schema = plan.schema[row.obj] = fmt._schema(plan.py_plan, row.obj)
+                buf_bytes(b, schema)
+            if add_num:
+                buf_add(b, b',"num":', 7)
+                buf_int(b, num)
+            if rid:
+                buf_add(b, b',"rid":"', 8)
+                buf_bytes(b, rowid_text(row.data_obj, row.bdba, row.slot).encode("ascii"))
+                buf_byte(b, 34)
+            num += 1
+            img = w.vals + row.img
+            self._images(row, img, img + row.ncols, plan, column_mode, reducer)
+            buf_add(b, b"}]}", 3)
+            messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), lwn_scn, idx - 1, None, False, seq, xid,
+                                    plan.table))
+        fmt._lwn_idx = idx
+        if not fmt._skip_commit:
+            head = hb.commit(lwn_scn, fmt._take_index(), ctx)
+            messages.append(Message(data=b"{" + head + b',"payload":[{"op":"commit"}]}', scn=lwn_scn,
+                                    idx=fmt._lwn_idx - 1, xid=xid, seq=seq))
+        self.deliver(event, messages, w.nrows)
+
+    cdef _images(self, Row* row, Val* before, Val* after, _Plan plan, int column_mode, object reducer):
+        """UpdateReducer.images + TablePlan.render of one row into self.out."""
+        cdef int n = row.ncols
+        cdef int i
+        cdef bint in_b, in_a, old_t, new_t
+        cdef Val ob, nb
+        cdef Buf* b = &self.out
+        cdef Val* nb_arr
+        cdef Val* na_arr
+        cdef bint do_reduce = column_mode < 2
+        if row.op == OP_INSERT:
+            buf_add(b, b',"after":', 9)
+            self._single(after, plan, column_mode, 1)
+            return
+        if row.op == OP_DELETE:
+            buf_add(b, b',"before":', 10)
+            self._single(before, plan, column_mode, 0)
+            return
+        # UPDATE (olr_rows.UpdateReducer.reduce): keep[i] marks printed columns; the values
+        # printed go to the scratch arrays so both images render from the same decision.
+        nb_arr = <Val*> malloc((2 * n + 1) * sizeof(Val))
+        na_arr = nb_arr + n
+        copy_after = reducer._copy_after
+        try:
+            for i in range(n):
+                ob = before[i]
+                nb = after[i]
+                in_b = ob.n != ABSENT
+                in_a = nb.n != ABSENT
+                nb_arr[i].n = ABSENT
+                na_arr[i].n = ABSENT
+                if not in_b and not in_a:
+                    continue
+                if not in_b:
+                    ob.n = NULLV
+                if not in_a:
+                    nb.n = NULLV
+                old_t = ob.n > 0
+                new_t = nb.n > 0
+                if not plan.nullable[i] and in_b and in_a and not old_t and new_t:
+                    reducer._warn_not_null(plan.py_plan, i)
+                    if copy_after:
+                        ob = nb
+                        old_t = new_t
+                if do_reduce and not plan.keys[i]:
+                    if in_b and in_a and (ob.n if ob.n > 0 else 0) == (nb.n if nb.n > 0 else 0) and (
+                            ob.n <= 0 or memcmp(ob.p, nb.p, ob.n) == 0):
+                        continue
+                    if (in_b and not old_t and not in_a) or (in_a and not new_t and not in_b):
+                        continue
+                nb_arr[i] = ob
+                na_arr[i] = nb
+            buf_add(b, b',"before":', 10)
+            self._render(nb_arr, plan, 0)
+            buf_add(b, b',"after":', 9)
+            self._render(na_arr, plan, 1)
+        finally:
+            free(nb_arr)
+
+    cdef _single(self, Val* image, _Plan plan, int column_mode, int side):
+        """reduce_single + render for an INSERT (after) or DELETE (before) image."""
+        cdef int n = plan.ncols
+        cdef int i
+        cdef Val* out = <Val*> malloc((n + 1) * sizeof(Val))
+        try:
+            for i in range(n):
+                if column_mode >= 1:
+                    out[i] = image[i]
+                    if out[i].n == ABSENT:
+                        out[i].n = NULLV
+                elif image[i].n > 0 or (image[i].n != ABSENT and plan.keys[i]):
+                    out[i] = image[i]
+                elif plan.keys[i]:
+                    out[i].n = NULLV
+                else:
+                    out[i].n = ABSENT
+            self._render(out, plan, side)
+        finally:
+            free(out)
+
+    cdef _render(self, Val* image, _Plan plan, int side):
+        """TablePlan.render: present columns in column order."""
+        cdef Buf* b = &self.out
+        cdef int i, kind, res
+        cdef bint first = True
+        cdef Py_ssize_t mark
+        cdef Val v
+        cdef int* kinds = plan.kind[side]
+        nulls = plan.nulls[side]
+        buf_byte(b, 123)
+        for i in range(plan.ncols):
+            v = image[i]
+            if v.n == ABSENT:
+                continue
+            if v.n <= 0:
+                piece = nulls[i]
+                if piece is None:
+                    continue
+                if not first:
+                    buf_byte(b, 44)
+                first = False
+                buf_bytes(b, piece)
+                continue
+            kind = kinds[i]
+            if kind == K_SKIP:
+                continue
+            mark = b.n
+            if not first:
+                buf_byte(b, 44)
+            if kind == K_NUMBER:
+                buf_bytes(b, plan.prefix[i])
+                res = number_text(b, v.p, v.n)
+                if res == 0:
+                    first = False
+                    continue
+            elif kind == K_HEX:
+                buf_bytes(b, plan.prefix[i])
+                buf_byte(b, 34)
+                buf_hex(b, v.p, v.n)
+                buf_byte(b, 34)
+                first = False
+                continue
+            elif kind == K_STR:
+                if plan.param[side][i] == 2:
+                    buf_bytes(b, plan.prefix[i])
+                    buf_byte(b, 34)
+                    if utf16_escaped(b, v.p, v.n):
+                        buf_byte(b, 34)
+                        first = False
+                        continue
+                elif is_ascii(v.p, v.n) or valid_utf8(v.p, v.n, plan.param[side][i] == 1):
+                    buf_bytes(b, plan.prefix[i])
+                    buf_byte(b, 34)
+                    buf_escape(b, v.p, v.n)
+                    buf_byte(b, 34)
+                    first = False
+                    continue
+            elif kind == K_BFLOAT or kind == K_BDOUBLE:
+                buf_bytes(b, plan.prefix[i])
+                if float_text(b, v.p, v.n, kind == K_BDOUBLE):
+                    first = False
+                    continue
+            elif kind == K_TS:
+                buf_bytes(b, plan.prefix[i])
+                if timestamp_text(b, v.p, v.n, plan.param[side][i], plan.offset[side][i]):
+                    first = False
+                    continue
+            elif kind == K_TSTZ:
+                buf_bytes(b, plan.prefix[i])
+                if timestamp_tz_text(b, v.p, v.n, plan.param[side][i]):
+                    first = False
+                    continue
+            elif kind == K_IYM:
+                buf_bytes(b, plan.prefix[i])
+                if interval_ym_text(b, v.p, v.n, plan.param[side][i]):
+                    first = False
+                    continue
+            elif kind == K_IDS:
+                buf_bytes(b, plan.prefix[i])
+                if interval_ds_text(b, v.p, v.n, plan.param[side][i]):
+                    first = False
+                    continue
+            # Anything else: the python engine's own renderer for this column.
+            b.n = mark
+            piece = plan.frags[side][i](PyBytes_FromStringAndSize(<const char*>v.p, v.n))
+            if piece is None:
+                continue
+            if not first:
+                buf_byte(b, 44)
+            first = False
+            buf_bytes(b, piece)
+        buf_byte(b, 125)
+
+
+def native_version() -> str:
+    """A short description of the compiled core (for diagnostics)."""
+    return "replicator native core 1 (Cython)"
+
+
+# ============================================================================= stage 1: records
+DEF MAXV = 256                 # vectors per record handled natively (more: python)
+
+cdef struct VecInfo:
+    int start
+    int size
+    int layer
+    int code
+    int opcode
+    int cls
+    int con_id
+    int nf
+    int f1off
+    int f1len
+    int f2off
+    int f2len
+
+
+cdef int OPC_UNDO = 0x0501
+cdef int OPC_BEGIN = 0x0502
+cdef int OPC_COMMIT = 0x0504
+cdef int OPC_ROLLBACK6 = 0x0506
+cdef int OPC_ROLLBACK11 = 0x050B
+cdef int OPC_SESSION19 = 0x0513
+cdef int OPC_SESSION20 = 0x0514
+cdef int OPC_DDL = 0x1801
+cdef int OPC_LOB_PAGE = 0x1301
+cdef int OPC_LOB_BIMG = 0x1A06
+cdef int OPC_LOB_REDO = 0x1A02
+cdef int UNDO_HEAD = 0x1
+cdef int UNDO_BEGIN = 0x8
+cdef int UNDO_TAIL = 0x2
+cdef int UNDO_MID = 0x100
+
+
+cdef inline bint stored_redo(int op) noexcept nogil:
+    return (op == 0x0B02 or op == 0x0B03 or op == 0x0B05 or op == 0x0B06 or op == 0x0B08 or op == 0x0B0B
+            or op == 0x0B0C or op == 0x0B10 or op == 0x0B16)
+
+
+cdef int scan_vectors(const uint8_t* d, Py_ssize_t end, int pos, int vh, bint big, VecInfo* out) noexcept nogil:
+    """iter_vectors + ChangeVector.__init__ checks: the vectors of one record; -1 when python must do it."""
+    cdef int count = 0
+    cdef Py_ssize_t table, tsize, nf, k, p, n
+    while pos + vh + 2 <= end:
+        if d[pos] == 0 and d[pos + 1] == 0:
+            break
+        if count >= MAXV:
+            return -1
+        table = pos + vh
+        tsize = rd16(d + table, big)
+        if tsize < 2 or table + tsize > end:
+            return -1
+        nf = (tsize - 2) >> 1
+        p = table + ((tsize + 2) & ~3)
+        out[count].f1off = out[count].f2off = 0
+        out[count].f1len = out[count].f2len = -1
+        for k in range(nf):
+            n = rd16(d + table + 2 + 2 * k, big)
+            if k == 0:
+                out[count].f1off = <int>p
+                out[count].f1len = <int>n
+            elif k == 1:
+                out[count].f2off = <int>p
+                out[count].f2len = <int>n
+            p += (n + 3) & ~3
+        if p > end:
+            return -1
+        out[count].start = pos
+        out[count].size = <int>(p - pos)
+        out[count].layer = d[pos]
+        out[count].code = d[pos + 1]
+        out[count].opcode = (d[pos] << 8) | d[pos + 1]
+        out[count].cls = rd16(d + pos + 2, big)
+        out[count].con_id = rd16(d + pos + 24, big) if vh == 32 else 0
+        out[count].nf = <int>nf
+        count += 1
+        pos = <int>p
+    return count
+
+
+cdef class RecordDispatcher:
+    """Parser._dispatch for one record, with the (5.1, 11.x) pairs stored natively.
+
+    Every other vector is handed to the python parser's own handler (as a ChangeVector), in
+    the same order, so side effects and errors are the python engine's. Returns False, having
+    done nothing, when the record's vectors cannot be laid out (python then raises the error).
+    """
+
+    cdef VecInfo vecs[MAXV]
+    cdef Buf entry
+    cdef object _undo_info
+    cdef object _cv
+    cdef object _table_type
+    cdef object _session_attributes
+    cdef frozenset _quiet_layers
+    cdef frozenset _quiet_opcodes
+
+    def __init__(self):
+        from replicator.events import Table
+        from replicator.redo import parser as python_parser
+        from replicator.redo.opcodes.session import session_attributes
+        from replicator.redo.opcodes.undo import undo_info
+        from replicator.redo.vectors import ChangeVector
+
+        self._quiet_layers = frozenset(python_parser.QUIET_LAYERS)
+        self._quiet_opcodes = frozenset(python_parser.QUIET_OPCODES)
+        self._session_attributes = session_attributes
+        self._undo_info = undo_info
+        self._cv = ChangeVector
+        self._table_type = Table
+
+    def __dealloc__(self):
+        free(self.entry.p)
+
+    def dispatch(self, parser, record):
+        """Process ``record`` like Parser._dispatch; False when it must go to python untouched."""
+        cdef bytes data = record.data
+        cdef const uint8_t* d = <const uint8_t*> PyBytes_AS_STRING(data)
+        cdef Py_ssize_t end = PyBytes_GET_SIZE(data)
+        header = parser.header
+        cdef bint big = header.endian == ">"
+        cdef int vh = parser._vh
+        cdef int count = scan_vectors(d, end, record.header_size, vh, big, self.vecs)
+        cdef int i, op, prev = -1, con_id = parser.opt.con_id
+        cdef bint info_ok = False, pyinfo_ok
+        cdef uint32_t xid_usn, xid_slot, xid_sqn, obj = 0, data_obj = 0, flags = 0, opc = 0
+        cdef VecInfo* v
+        cdef VecInfo* u
+        if count < 0:
+            return False
+        endian = header.endian
+        stats = parser.stats
+        stats.records += 1
+        cvs = [None] * count
+        ChangeVector = self._cv
+        lobs = parser.lobs
+        pyinfo = None
+        for i in range(count):
+            v = &self.vecs[i]
+            stats.vectors += 1
+            if con_id and v.con_id != con_id and vh == 32:
+                continue
+            op = v.opcode
+            if prev >= 0:
+                u = &self.vecs[prev]
+                if u.opcode == OPC_UNDO:
+                    if v.layer == 11 or op == OPC_SESSION19 or op == OPC_SESSION20:
+                        if info_ok and v.layer == 11:
+                            self._pair(parser, record, data, u, v, xid_usn, xid_slot, xid_sqn, obj, data_obj,
+                                       flags, opc, big, vh, cvs, prev, i)
+                        elif info_ok:
+                            parser._data_pair(self._vec(cvs, prev, data, vh, endian), self._info(cvs, prev, data, vh, endian),
+                                              self._vec(cvs, i, data, vh, endian), record)
+                        prev = -1
+                        continue
+                    if v.layer == 10 or op == OPC_LOB_REDO:
+                        if lobs.enabled and info_ok:
+                            ucv = self._vec(cvs, prev, data, vh, endian)
+                            pyinfo = self._undo_info(ucv)
+                            if op == OPC_LOB_REDO:
+                                lobs.kdli_pair(pyinfo, ucv, self._vec(cvs, i, data, vh, endian))
+                            else:
+                                lobs.index_pair(pyinfo, ucv, self._vec(cvs, i, data, vh, endian))
+                        prev = -1
+                        continue
+                    prev = -1
+                elif op == OPC_ROLLBACK6 or op == OPC_ROLLBACK11:
+                    parser._partial_rollback(self._vec(cvs, prev, data, vh, endian), self._vec(cvs, i, data, vh, endian))
+                    prev = -1
+                    continue
+                else:
+                    prev = -1
+            if op == OPC_UNDO:
+                # undo.undo_info, read in place
+                info_ok = v.f1len >= 20 and v.f2len >= 22 and v.nf >= 2
+                if info_ok:
+                    xid_usn = rd16(d + v.f1off + 8, big)
+                    xid_slot = rd16(d + v.f1off + 10, big)
+                    xid_sqn = rd32(d + v.f1off + 12, big)
+                    obj = rd32(d + v.f2off, big)
+                    data_obj = rd32(d + v.f2off + 4, big)
+                    opc = (d[v.f2off + 16] << 8) | d[v.f2off + 17]
+                    flags = rd16(d + v.f2off + 20, big)
+                if info_ok and flags & (UNDO_TAIL | UNDO_MID):
+                    ucv = self._vec(cvs, i, data, vh, endian)
+                    parser._undo_piece(ucv, self._undo_info(ucv))
+                else:
+                    prev = i
+            elif v.layer == 11:
+                prev = i
+                info_ok = False  # a lone redo: prev is not an undo
+            elif op == OPC_BEGIN:
+                parser._begin(self._vec(cvs, i, data, vh, endian), record)
+            elif op == OPC_COMMIT:
+                parser._commit(self._vec(cvs, i, data, vh, endian), record)
+            elif op == OPC_SESSION19 or op == OPC_SESSION20:
+                if parser._last_touched is not None:
+                    parser._last_touched.attributes.update(
+                        self._session_attributes(self._vec(cvs, i, data, vh, endian), header.compat))
+            elif op == OPC_DDL:
+                parser._ddl(self._vec(cvs, i, data, vh, endian), record)
+            elif (op == OPC_LOB_BIMG or op == OPC_LOB_PAGE) and lobs.enabled:
+                lobs.page(self._vec(cvs, i, data, vh, endian))
+            elif op == OPC_ROLLBACK6 or op == OPC_ROLLBACK11 or v.layer == 5 or v.layer == 24:
+                pass
+            elif v.layer not in self._quiet_layers and op not in self._quiet_opcodes:
+                parser._unknown(self._vec(cvs, i, data, vh, endian))
+        return True
+
+    cdef object _vec(self, list cvs, int i, bytes data, int vh, object endian):
+        cv = cvs[i]
+        if cv is None:
+            cv = cvs[i] = self._cv(data, self.vecs[i].start, vh, endian)
+        return cv
+
+    cdef object _info(self, list cvs, int i, bytes data, int vh, object endian):
+        return self._undo_info(self._vec(cvs, i, data, vh, endian))
+
+    cdef _pair(self, object parser, object record, bytes data, VecInfo* u, VecInfo* r, uint32_t usn, uint32_t slot,
+               uint32_t sqn, uint32_t obj, uint32_t data_obj, uint32_t flags, uint32_t opc, bint big, int vh,
+               list cvs, int ui, int ri):
+        """Parser._data_pair + OpenTransaction.add_pair for a (5.1, 11.x) pair."""
+        cdef object xid = (<uint64_t>usn << 48) | (<uint64_t>slot << 32) | sqn
+        cdef Buf* e = &self.entry
+        cdef const uint8_t* d = <const uint8_t*> PyBytes_AS_STRING(data)
+        cdef uint64_t offset, scn
+        cdef uint32_t time
+        cdef Py_ssize_t body
+        txn = parser.buffer.get(u.con_id, xid)
+        parser._last_touched = txn
+        if flags & UNDO_BEGIN and txn.logon_user < 0:
+            # undo.logon_user: the ktubl's user# at +72 of field 2 (76+ bytes), -1 if absent
+            if u.f2len >= 76:
+                txn.logon_user = <long long>rd32(d + u.f2off + 72, big)
+            else:
+                txn.logon_user = -1
+        if flags & UNDO_HEAD and txn.pending_undo:
+            endian = parser.header.endian
+            parser._data_pair(self._vec(cvs, ui, data, vh, endian), self._info(cvs, ui, data, vh, endian),
+                              self._vec(cvs, ri, data, vh, endian), record)
+            return
+        if not stored_redo(r.opcode) or opc != 0x0B01:
+            return
+        table = parser._tracked(obj)
+        if table is None:
+            return
+        if isinstance(table, self._table_type) and table.system:
+            txn.system = True
+            tracker = parser.opt.tracker
+            if tracker is not None and tracker.is_schema_table(table):
+                parser._schema_txns.add(txn.xid)
+        header = parser.header
+        offset = <uint64_t>(record.block * header.block_size + record.offset + u.start)
+        scn = record.scn
+        time = record.time
+        e.n = 0
+        buf_reserve(e, ENTRY_SIZE + u.size + r.size)
+        e.p[0] = KIND_PAIR
+        e.p[1] = 1 if big else 0
+        e.p[2] = <char>vh
+        e.p[3] = 0
+        put32le(e.p + 4, obj)
+        put32le(e.p + 8, data_obj)
+        put32le(e.p + 12, <uint32_t>scn)
+        put32le(e.p + 16, <uint32_t>(scn >> 32))
+        put32le(e.p + 20, time)
+        put32le(e.p + 24, <uint32_t>offset)
+        put32le(e.p + 28, <uint32_t>(offset >> 32))
+        put32le(e.p + 32, <uint32_t>u.size)
+        put32le(e.p + 36, <uint32_t>r.size)
+        e.n = ENTRY_SIZE
+        # The redo directly follows its undo in the record: one slice, as add_pair does.
+        buf_add(e, <const char*>(d + u.start), u.size)
+        buf_add(e, <const char*>(d + r.start), r.size)
+        entry = PyBytes_FromStringAndSize(e.p, e.n)
+        chunk, off = parser.pool.append(txn.clog, entry)
+        txn._remember(chunk, off, KIND_PAIR, r.opcode, obj)
+        txn.size += e.n
+
+
+cdef inline void put32le(char* p, uint32_t v) noexcept nogil:
+    p[0] = <char>(v & 0xFF)
+    p[1] = <char>((v >> 8) & 0xFF)
+    p[2] = <char>((v >> 16) & 0xFF)
+    p[3] = <char>((v >> 24) & 0xFF)
+
+
+def value_text(int kind, int param, long long offset, bytes data):
+    """The native text of one value (tests): bytes, or None when the python renderer is used.
+
+    ``kind`` is "number", "ts", "tstz", "iym", "ids", "str" or "hex" as an index into
+    VALUE_KINDS; ``param`` the format code; ``offset`` the TSLTZ time zone offset.
+    """
+    cdef Buf b
+    cdef const uint8_t* p = <const uint8_t*> PyBytes_AS_STRING(data)
+    cdef int n = <int>PyBytes_GET_SIZE(data)
+    cdef bint ok
+    b.p = NULL
+    b.n = b.cap = 0
+    try:
+        if kind == 0:
+            ok = n > 0 and number_text(&b, p, n) == 0
+        elif kind == 1:
+            ok = timestamp_text(&b, p, n, param, offset)
+        elif kind == 2:
+            ok = timestamp_tz_text(&b, p, n, param)
+        elif kind == 3:
+            ok = interval_ym_text(&b, p, n, param)
+        elif kind == 4:
+            ok = interval_ds_text(&b, p, n, param)
+        elif kind == 5:
+            if param == 2:
+                ok = utf16_escaped(&b, p, n)
+            else:
+                ok = is_ascii(p, n) or valid_utf8(p, n, param == 1)
+                if ok:
+                    buf_escape(&b, p, n)
+        elif kind == 7 or kind == 8:
+            ok = float_text(&b, p, n, kind == 8)
+        else:
+            buf_hex(&b, p, n)
+            ok = True
+        return PyBytes_FromStringAndSize(b.p, b.n) if ok else None
+    finally:
+        free(b.p)
+
+
+VALUE_KINDS = ("number", "ts", "tstz", "iym", "ids", "str", "hex", "bfloat", "bdouble")

@@ -1,0 +1,91 @@
+"""Run one batch config through both engines and compare everything they output."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+from replicator.app import build_job, run_job
+from replicator.events import Message
+
+
+class CollectSink:
+    """Keeps every message's bytes and position."""
+
+    def __init__(self) -> None:
+        self.messages: list[tuple[bytes, int, int, int, int, bool]] = []
+
+    def write(self, batch: list[Message]) -> None:
+        self.messages.extend((m.data, m.scn, m.idx, m.xid, m.seq, m.checkpoint) for m in batch)
+
+    def flush(self) -> None:
+        pass
+
+
+class _Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(f"{getattr(record, 'olr_code', 0)} {record.getMessage()}")
+
+
+def run_engine(cfg: dict[str, Any], work: Path, engine: str) -> dict[str, Any]:
+    """Run ``cfg`` with ``engine`` on a private copy of its state folder; return what came out."""
+    cfg = json.loads(json.dumps(cfg))
+    state = Path(cfg["state"]["path"])
+    mine = work / f"state-{engine}"
+    shutil.rmtree(mine, ignore_errors=True)
+    shutil.copytree(state, mine)
+    cfg["state"]["path"] = str(mine)
+    path = work / f"config-{engine}.json"
+    path.write_text(json.dumps(cfg))
+    handler = _Lines()
+    root = logging.getLogger()
+    root.addHandler(handler)
+    sink = CollectSink()
+    error = None
+    try:
+        stats = run_job(build_job(str(path)), sink=sink, engine=engine)
+        counts = (stats.transactions, stats.rows, stats.messages)
+    except Exception as exc:  # the same error must come out of both engines
+        error, counts = f"{type(exc).__name__}: {exc}", None
+    finally:
+        root.removeHandler(handler)
+    return {"messages": sink.messages, "counts": counts, "error": error, "log": handler.lines}
+
+
+def assert_same(cfg: dict[str, Any], work: Path, mask: bytes | None = None) -> dict[str, Any]:
+    """Both engines give the same messages, counts, errors and log lines; returns python's.
+
+    ``mask``: a regex whose matches are blanked first (a wall-clock field of a format).
+    """
+    py = run_engine(cfg, work, "python")
+    nat = run_engine(cfg, work, "native")
+    if mask is not None:
+        pattern = re.compile(mask)
+        for run in (py, nat):
+            run["messages"] = [(pattern.sub(b"", m[0]), *m[1:]) for m in run["messages"]]
+    for i, (a, b) in enumerate(zip(py["messages"], nat["messages"])):
+        assert a == b, f"message {i} differs:\npython {a}\nnative {b}"
+    assert len(py["messages"]) == len(nat["messages"])
+    assert py["counts"] == nat["counts"]
+    assert py["error"] == nat["error"]
+    assert py["log"] == nat["log"]
+    return py
+
+
+def config_of(result: Any, fmt: dict[str, Any] | None = None, flags: int | None = None) -> dict[str, Any]:
+    """A generated scenario's batch config, with another format section or source flags."""
+    cfg = json.loads(Path(result.config).read_text())
+    source = cfg["source"][0]
+    if fmt is not None:
+        source["format"] = fmt
+    if flags is not None:
+        source["flags"] = flags
+    return cfg

@@ -1,0 +1,48 @@
+"""Choosing the engine: --engine, REPLICATOR_ENGINE, and the fallback when the extension is missing."""
+
+from __future__ import annotations
+
+import pytest
+
+import replicator.native as native
+from replicator.errors import ConfigError
+
+
+@pytest.mark.needs_no_native
+def test_unknown_engine_is_error_10190(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ConfigError) as err:
+        native.resolve_engine("fast")
+    assert err.value.code == 10190
+    monkeypatch.setenv("REPLICATOR_ENGINE", "turbo")
+    with pytest.raises(ConfigError):
+        native.resolve_engine(None)
+
+
+@pytest.mark.needs_no_native
+def test_python_is_always_available(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REPLICATOR_ENGINE", "python")
+    assert native.resolve_engine(None) == "python"
+    assert native.resolve_engine("python") == "python"
+
+
+def test_native_by_default_and_cli_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("REPLICATOR_ENGINE", raising=False)
+    assert native.resolve_engine(None) == "native"
+    monkeypatch.setenv("REPLICATOR_ENGINE", "python")
+    assert native.resolve_engine("native") == "native"
+
+
+@pytest.mark.needs_no_native
+def test_missing_extension_warns_60190_and_runs_python(monkeypatch: pytest.MonkeyPatch,
+                                                       caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(native, "_module", None)
+    monkeypatch.setattr(native, "_reason", "the extension replicator.native._core is not built (test)")
+    monkeypatch.setattr(native, "_warned", False)
+    monkeypatch.delenv("REPLICATOR_ENGINE", raising=False)
+    assert native.resolve_engine(None) == "python"
+    assert native.resolve_engine("native") == "python"
+    warnings = [r for r in caplog.records if getattr(r, "olr_code", 0) == 60190]
+    assert len(warnings) == 1 and "not built (test)" in warnings[0].getMessage()
+    with pytest.raises(ConfigError) as err:
+        native.core()
+    assert err.value.code == 10190
