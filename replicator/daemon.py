@@ -314,10 +314,9 @@ class Daemon:
         """
         output_position = getattr(self.writer, "output_position", None)
         output = output_position() if output_position is not None else None
-        pattern = getattr(self.writer, "pattern", None)
-        if output is None and pattern is not None and pattern.mode == "fixed":  # not opened yet
-            path = pattern.name()
-            output = (path, os.path.getsize(path) if os.path.exists(path) else 0)
+        start_position = getattr(self.writer, "start_position", None)
+        if output is None and start_position is not None:  # not opened yet: fixed name or %i number
+            output = start_position()
         if output is not None:
             self.manager.save_confirmed(Confirmed(self.source.name, 0, 0, 0, 0, POSITION_ZERO, output))
 

@@ -125,6 +125,7 @@ class RedoFollower:
         self.settings = settings
         self.stop = stop
         self.source = locator.source
+        self._headers: dict[int, RedoHeader] = {}  # the last header read of each sequence
 
     def follow(self, seq: int, offset: int = 0) -> Iterator[tuple[RedoHeader, Lwn | None]]:
         """From ``seq`` at byte ``offset`` (an LWN start; 0 = the first LWN) onwards.
@@ -138,6 +139,7 @@ class RedoFollower:
                 yield header, lwn
             if self.stop.is_set():
                 return
+            header = header or self._headers.get(seq)  # a restart at the very end: no LWN was left
             assert header is not None
             yield header, None
             seq, block, offset = seq + 1, 2, 0
@@ -158,6 +160,7 @@ class RedoFollower:
                                      source=self.source):
                     yield headers[0], lwn
                 if headers:
+                    self._headers = {seq: headers[0]}
                     return
                 continue
             online, highest = (None, 0) if self.settings.archived_only else self.locator.online(seq)
@@ -187,6 +190,7 @@ class RedoFollower:
         header = read_header(path, self.source, self.settings.verify_checksum)
         if header is None or header.sequence != seq:
             return block
+        self._headers = {seq: header}
         bs = header.block_size
         framer = RecordFramer(bs, header.endian, path, block)
         resume = block
@@ -218,7 +222,7 @@ class RedoFollower:
                 fresh = read_header(path, self.source, self.settings.verify_checksum)
                 if fresh is None or fresh.sequence != seq:
                     return resume  # the group was reused for a newer sequence
-                header = fresh
+                header = self._headers[seq] = fresh
                 if header.next_scn != SCN_NONE and header.nab and block >= header.nab:
                     for lwn in framer.finish():
                         yield header, lwn

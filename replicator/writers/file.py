@@ -151,7 +151,7 @@ class FileWriter(Writer):
         try:
             actual = os.stat(path).st_size
         except FileNotFoundError:
-            actual = -1
+            actual = 0 if size == 0 else -1  # a start position saved before the file was created
         except OSError as exc:
             raise RuntimeFailure(f"file: {path} - get metadata returned: {exc.strerror}", 10003) from exc
         if actual < size:
@@ -174,6 +174,15 @@ class FileWriter(Writer):
                     except OSError as exc:
                         raise RuntimeFailure(f"file: {later_path} - remove returned: {exc.strerror}", 10007) from exc
                     log.info(f"output file {later_path} removed: written after the last checkpoint")
+
+    def start_position(self) -> tuple[str, int] | None:
+        """(file, size) the first message of this run goes to, for a fixed or ``%i`` output
+        (call after :meth:`connect`); None for other patterns and stdout."""
+        pattern = self.pattern
+        if pattern is None or pattern.mode not in ("fixed", "num"):
+            return None
+        path = pattern.name() if pattern.mode == "fixed" else pattern.name(str(self.file_number).zfill(pattern.fill))
+        return path, os.path.getsize(path) if os.path.exists(path) else 0
 
     def existing_output(self) -> list[str]:
         """Output files this writer would append to (for the missing-checkpoint warning)."""
