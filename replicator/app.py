@@ -250,6 +250,10 @@ def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off", watc
             writer.close()  # type: ignore[union-attr]
         if watch is not None:
             watch.finished(ok)
+    undelivered = getattr(writer, "undelivered", 0)
+    if undelivered:  # a batch run that did not deliver everything has failed
+        raise RuntimeFailure(f"{undelivered} of {stats.messages} messages were not delivered by the "
+                             f"{job.writer_config.type} writer before the end of the run", 10101)
     return stats
 
 
@@ -273,13 +277,19 @@ def run_config(config_path: str, progress: str = "auto", *, read_limit_mbps: flo
     totals. Under systemd (``NOTIFY_SOCKET``) READY, STATUS, WATCHDOG and STOPPING are
     sent. ``read_limit_mbps`` caps the redo read rate.
     """
+    from replicator import early_signals
     from replicator.config import load_config
 
-    config = load_config(config_path)
+    try:
+        config = load_config(config_path)
+    except BaseException:
+        early_signals.release()
+        raise
     if config.source[0].reader.type in ("offline", "online"):  # the long-running service
         from replicator.daemon import run_daemon
 
         return run_daemon(config_path, engine)
+    early_signals.release()  # a batch run keeps Python's default handling of SIGTERM/SIGINT
     metrics = metrics_from_config(config)
     notifier = Notifier()
     bound = ("", 0)

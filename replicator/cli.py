@@ -15,6 +15,9 @@ from replicator.errors import ReplicatorError
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from replicator import early_signals
+
+    early_signals.capture()  # before the slow imports: a SIGTERM during startup stops cleanly
     from replicator.app import run_config
 
     return run_config(args.file, progress=args.progress, read_limit_mbps=args.read_limit,
@@ -40,8 +43,12 @@ def _cmd_check_config(args: argparse.Namespace) -> int:
 
     problems = explain_config(args.file)
     if not problems:
+        from replicator.config import load_config
+        from replicator.config.exposure import exposure_warnings
         from replicator.config.redosource import explain_redo_source
 
+        for warning in exposure_warnings(load_config(args.file)):
+            print(f"{args.file}: {warning}")
         for line in explain_redo_source(args.file):
             print(f"{args.file}: {line}")
         print(f"{args.file}: OK")

@@ -13,6 +13,7 @@ and continues after the last message it printed, so nothing is printed twice or 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from typing import BinaryIO
@@ -40,6 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="do not print messages (measure only)")
     p.add_argument("--reconnect", action="store_true", help="reconnect after a lost connection")
     p.add_argument("--timeout", type=positive_float, default=10.0, help="seconds to wait for a reply")
+    p.add_argument("--token", default=None, help="the network writer's auth-token (or env REPLICATOR_TOKEN)")
+    p.add_argument("--tls-ca", default=None, metavar="PEM", help="network: connect with TLS, trusting this CA file")
     p.add_argument("--idle-exit", type=non_negative_float, default=0.0, metavar="S",
                    help="stop after S seconds without data (0: never)")
     return p
@@ -104,7 +107,11 @@ def _session(client: StreamClient, printer: _Printer, args: argparse.Namespace) 
             printer.take(frame)
             idle_since = time.monotonic()
         else:
-            log.warning(60032, f"server sent {pb.ResponseCode.Name(pb.RedoResponse.FromString(frame).code)}")
+            code = pb.RedoResponse.FromString(frame).code
+            if code == pb.INVALID_COMMAND:  # e.g. a CONFIRM refused by a restarted writer: not streaming any more
+                raise RuntimeFailure("server refused a request while streaming (restarted?): handshaking again",
+                                     10053)
+            log.warning(60032, f"server sent {pb.ResponseCode.Name(code)}")
         if printer.due() and printer.last is not None:
             client.confirm(printer.last)
             printer.confirmed()
@@ -117,7 +124,8 @@ def run(args: argparse.Namespace, out: BinaryIO) -> int:
     printer = _Printer(args, out)
     backoff = 0.1
     while True:
-        client = StreamClient(args.kind, args.uri, args.database, args.format, args.timeout)
+        client = StreamClient(args.kind, args.uri, args.database, args.format, args.timeout,
+                              args.token or os.environ.get("REPLICATOR_TOKEN"), args.tls_ca)
         try:
             client.open()
             if _session(client, printer, args):

@@ -157,6 +157,9 @@ NOTES: dict[str, str] = {
     "writer.topic": "Kafka topic",
     "writer.properties": "librdkafka properties (message.max.bytes is set from max-message-mb)",
     "writer.uri": "host:port to listen on (network) or a ZeroMQ endpoint",
+    "writer.auth-token": "network: clients must send this shared token first (replicator client --token); extension",
+    "writer.tls-cert": "network: serve TLS with this PEM certificate chain (replicator client --tls-ca); extension",
+    "writer.tls-key": "network: the PEM private key of tls-cert (if not in that file); extension",
     "writer.topic-per-table": "extension: topic per table, e.g. cdc.{owner}.{table}; other messages stay on topic",
     "writer.key-by-pk": "extension: 1 keys row messages by primary key when the table has no tag",
 }
