@@ -63,6 +63,7 @@ class RedoHeader:
     next_scn: int  # SCN_NONE while an online log is current
     next_time: int
     description: str
+    path: str = "?"  # the file, for error messages
 
     @property
     def version(self) -> str:
@@ -127,4 +128,5 @@ def parse_headers(data: bytes | memoryview, path: str = "?") -> RedoHeader:
         next_scn=read_scn8(b1, 192, endian),
         next_time=u32.unpack_from(b1, 200)[0],
         description=desc,
+        path=path,
     )

@@ -15,6 +15,7 @@ from replicator import log
 from replicator.errors import RedoLogError
 from replicator.events import Checkpoint, DdlChange, RowChange, Table, Transaction
 from replicator.redo.header import RedoHeader
+from replicator.redo.invariants import CHECKS, FieldCheckError, check_merged_undo, check_session
 from replicator.redo.lobtrack import LobTracker
 from replicator.redo.opcodes import session, undo
 from replicator.redo.records import Lwn, Record
@@ -164,12 +165,17 @@ class Parser:
     def process_record(self, record: Record) -> None:
         """Pair the vectors of one record (§4.4) and dispatch them.
 
-        A vector whose fields contradict each other (lengths, counts) is a corrupt or
-        unknown layout: error 40009 naming the record, never a bare traceback.
+        A vector failing one of OpenLogReplicator's checks (:mod:`.invariants`) stops
+        with OLR's code (50061, 50006) naming file, block and offset; any other
+        contradiction between fields is error 40009 naming the record, never a traceback.
         """
         try:
             if self.native_dispatch is None or not self.native_dispatch(self, record):
                 self._dispatch(record)
+        except FieldCheckError as exc:
+            assert self.header is not None
+            raise RedoLogError(f"file {self.header.path}, block {record.block}, offset {record.offset}: {exc.text} "
+                               f"offset: {self._offset(record) + exc.cv.start}", exc.code) from None
         except (struct.error, IndexError) as exc:
             raise RedoLogError(f"record at block {record.block} offset {record.offset} (scn {record.scn}): "
                                f"a change vector cannot be decoded ({exc})", 40009) from exc
@@ -180,11 +186,16 @@ class Parser:
         prev: ChangeVector | None = None
         prev_info: undo.UndoInfo | None = None  # parsed once, used again when the pair completes
         con_id = self.opt.con_id
+        compat = self.header.compat
         for cv in iter_vectors(record.data, record.header_size, self._vh, self.header.endian):
             self.stats.vectors += 1
+            op = cv.opcode
+            # OLR checks every vector as it reads it, whatever its object or container.
+            check = CHECKS.get(op)
+            if check is not None and not cv.typ & 0x80:  # encrypted tablespace: not decoded
+                check(cv, compat)
             if con_id and cv.con_id != con_id and self._vh == 32:
                 continue
-            op = cv.opcode
             if prev is not None:
                 if prev.opcode == OPC_UNDO:
                     if cv.layer == 11 or op in (OPC_SESSION19, OPC_SESSION20):
@@ -220,6 +231,8 @@ class Parser:
                 self._commit(cv, record)
             elif op in (OPC_SESSION19, OPC_SESSION20):
                 if self._last_touched is not None:
+                    if op == OPC_SESSION19:
+                        check_session(cv)
                     self._last_touched.attributes.update(session.session_attributes(cv, self.header.compat))
             elif op == OPC_DDL:
                 self._ddl(cv, record)
@@ -270,7 +283,12 @@ class Parser:
                 txn.attributes.update(session.session_attributes(r, self.header.compat if self.header else 0))
             return
         if info.flags & undo.UNDO_HEAD and txn.pending_undo:
+            head = u
             u = self._merge_pending(txn, u, info.flags)
+            try:
+                check_merged_undo(u, self.header.compat if self.header else 0)
+            except FieldCheckError as exc:
+                raise FieldCheckError(exc.code, exc.text, head) from None  # located at the head piece
         if r.opcode not in STORED_REDO or info.opc != 0x0B01:
             return
         table = self._tracked(info.obj)

@@ -19,6 +19,7 @@ from replicator.events import (
     TYPE_CLOB, Column, Table,
 )
 from replicator.schema.document import SchemaCheckpoint
+from replicator.schema.keys import KeyIndex, unique_keys
 from replicator.schema.lobs import table_lobs
 from replicator.schema.rows import Row, dictionary_key, parse_row, row_fields, rowid_sort_key
 
@@ -50,6 +51,7 @@ class Dictionary:
             row_fields(key)  # reject unknown array names early
             self._rows[key].update((row["row-id"], dict(row)) for row in table_rows)
         self._index: DictionaryIndex | None = None
+        self._keys: dict[str, KeyIndex] = {}  # unique keys per array, built when first changed
 
     @classmethod
     def from_checkpoint(cls, checkpoint: SchemaCheckpoint) -> Dictionary:
@@ -65,7 +67,8 @@ class Dictionary:
         the same ROWID; update merges ``fields`` into the row (a complete row is inserted
         when the ROWID is unknown, a partial one ignored); delete of an unknown ROWID is a
         no-op. Fields use the checkpoint JSON names and are validated (20003/20005);
-        128-bit fields may be ints or ``[low64, high64]``.
+        128-bit fields may be ints or ``[low64, high64]``. A row taking a unique key another
+        row holds (two objects with one OBJ#...) is error 50024, as in OLR.
         """
         key = table_name if "." not in table_name else dictionary_key(*table_name.split(".", 1))
         if key is None:
@@ -73,14 +76,30 @@ class Dictionary:
         spec = row_fields(key)  # KeyError for an unknown array name
         kind = _OPS[op.lower()]
         table = self._rows[key]
+        keys = self._key_index(key)
+        old = table.get(rowid)
         if kind == "d":
-            table.pop(rowid, None)
+            if old is not None:
+                if keys is not None:
+                    keys.drop(old)
+                del table[rowid]
         else:
-            merged = {**table.get(rowid, {}), **(fields or {}), "row-id": rowid}
-            if kind == "u" and rowid not in table and any(f not in merged for f, _ in spec):
+            merged = {**(old or {}), **(fields or {}), "row-id": rowid}
+            if kind == "u" and old is None and any(f not in merged for f, _ in spec):
                 return
-            table[rowid] = parse_row(key, merged, f"dictionary {key} row {rowid}", native=True)
+            row = parse_row(key, merged, f"dictionary {key} row {rowid}", native=True)
+            if keys is not None:
+                if old is not None:
+                    keys.drop(old)
+                keys.add(row)
+            table[rowid] = row
         self._index = None
+
+    def _key_index(self, key: str) -> KeyIndex | None:
+        index = self._keys.get(key)
+        if index is None and unique_keys(key):
+            index = self._keys[key] = KeyIndex(key, self._rows[key].values())
+        return index
 
     def has_row(self, key: str, rowid: str) -> bool:
         """Whether array ``key`` holds a row with this ROWID."""

@@ -1,6 +1,7 @@
 """The schema checkpoint document: its dataclasses and its JSON text (olr-interfaces.md §5.2 b).
 
-:func:`parse_schema_checkpoint` validates a decoded document with OLR's error codes and
+:func:`parse_schema_checkpoint` validates a decoded document with OLR's error codes (its
+dictionary rows too: duplicate ROWIDs and unique keys, :mod:`.keys`) and
 :func:`format_schema_checkpoint` writes one in OLR's key order with a newline before every
 array element, as OLR does. File handling lives in :mod:`replicator.schema.store`.
 """
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from replicator.errors import DataError
+from replicator.schema.keys import check_rows
 from replicator.schema.rows import (
     SYS_ROW_FIELDS, XDB_TOKSUF_FIELDS, Kind, Row, check_value, dump_row, parse_row, rowid_sort_key,
 )
@@ -219,6 +221,7 @@ def parse_schema_checkpoint(doc: Any, where: str) -> SchemaCheckpoint:
         for prefix in XDB_TOKSUF_FIELDS:
             key = prefix + ttset["toksuf"]
             cp.rows[key] = [parse_row(key, raw, where) for raw in r.objects(doc, key)]
+    check_rows(cp.rows, where)  # duplicate ROWIDs (50022) and unique keys (50024), as OLR loads them
     return cp
 
 

@@ -12,7 +12,8 @@ rebuilds the table definitions. :class:`DictionaryTracker` does the same:
 * :meth:`DictionaryTracker.apply` applies a transaction's rows (insert: a new row from the
   defaults, a duplicate ROWID is error 50022 unless adaptive schema; update: merges, an
   unknown ROWID is skipped unless adaptive; delete: drops), prunes rows OLR would not keep,
-  rebuilds the table map with the same filter rules and reports what changed.
+  rebuilds the table map with the same filter rules and reports what changed. A row
+  taking a unique key another row holds is error 50024 (:mod:`.keys`), as in OLR.
 
 The ROWID of a change is (DATAOBJ# of its 5.1, block address, slot), exactly what the
 checkpoint's ``row-id`` holds; for clustered tables (COL$, TAB$... in C_OBJ#) the data
@@ -233,7 +234,12 @@ class DictionaryTracker:
         elif not exists and not self.adaptive:
             return False
         base = d.row(key, rowid) if exists else None
-        d.apply_row(key, "c", rowid, {**(base if base is not None else default_row(key)), **fields})
+        try:
+            d.apply_row(key, "c", rowid, {**(base if base is not None else default_row(key)), **fields})
+        except DataError as exc:
+            if exc.code != 50024:
+                raise
+            raise DataError(f"{exc.message} at offset: {change.offset}", 50024) from None
         return True
 
     def _prune(self, touched: dict[str, set[str]]) -> None:

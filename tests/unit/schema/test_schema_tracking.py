@@ -128,6 +128,13 @@ def test_insert_update_delete_by_rowid(tmp_path: Path) -> None:
     assert next(r for r in d.rows("sys-obj") if r["obj"] == 99000)["name"] == "RENAMED"
     # An update of an unknown ROWID is skipped (OLR without adaptive schema).
     assert tracker.apply([change(OP_UPDATE, 2, {"NAME": _text("X")})], 13, tables) is None
+    # Another ROWID taking OBJ# 99000: OLR's unique key check (50024), located by offset.
+    clash = RowChange(op=OP_INSERT, obj=18, data_obj=18, table=obj_table, before=None,
+                      after={pos[k]: v for k, v in {**new, "NAME": _text("OTHER")}.items()},
+                      scn=1, time=0, bdba=0x7777, slot=3, offset=4096)
+    with pytest.raises(DataError, match=r"duplicate SYS\.OBJ\$ value for unique .*\)2 at offset: 4096") as err:
+        tracker.apply([clash], 14, tables)
+    assert err.value.code == 50024
     tracker.apply([change(OP_DELETE, 1, None)], 14, tables)
     assert all(r["obj"] != 99000 for r in d.rows("sys-obj"))
     # An object of an owner outside the dictionary is pruned, as OLR does.
