@@ -2256,25 +2256,6 @@ cdef bint fields_of(const uint8_t* d, int start, int vh, bint big, FV* v) noexce
     return True
 
 
-def vector_passes(bytes data, int start, int header_size, str endian, uint32_t compat) -> bool:
-    """The C checks on one vector (tests): True when it passes, as invariants.check_vector."""
-    cdef const uint8_t* d = <const uint8_t*> PyBytes_AS_STRING(data)
-    cdef int* ln = <int*> malloc(MAXF * sizeof(int) * 2)
-    cdef FV v
-    cdef int op = (d[start] << 8) | d[start + 1]
-    if ln == NULL:
-        raise MemoryError()
-    v.ln = ln
-    v.of = ln + MAXF
-    try:
-        if not checked_opcode(op) or d[start + 21] & 0x80:
-            return True
-        fields_of(d, start, header_size, endian == ">", &v)
-        return not vector_bad(&v, op, compat)
-    finally:
-        free(ln)
-
-
 # ============================================================================= stage 1: records
 DEF MAXV = 256                 # vectors per record handled natively (more: python)
 
@@ -2354,6 +2335,30 @@ cdef int scan_vectors(const uint8_t* d, Py_ssize_t end, int pos, int vh, bint bi
         count += 1
         pos = <int>p
     return count
+
+
+def vector_passes(bytes data, int start, int header_size, str endian, uint32_t compat) -> bool:
+    """The C checks on one vector (tests): True when it passes, as invariants.check_vector."""
+    cdef const uint8_t* d = <const uint8_t*> PyBytes_AS_STRING(data)
+    cdef VecInfo one[MAXV]
+    cdef int* ln
+    cdef FV v
+    cdef int op
+    if start < 0 or scan_vectors(d, PyBytes_GET_SIZE(data), start, header_size, endian == ">", one) < 1:
+        raise ValueError("no change vector at this offset")
+    op = one[0].opcode
+    ln = <int*> malloc(MAXF * sizeof(int) * 2)
+    if ln == NULL:
+        raise MemoryError()
+    v.ln = ln
+    v.of = ln + MAXF
+    try:
+        if not checked_opcode(op) or d[start + 21] & 0x80:
+            return True
+        fields_of(d, start, header_size, endian == ">", &v)
+        return not vector_bad(&v, op, compat)
+    finally:
+        free(ln)
 
 
 cdef class RecordDispatcher:
