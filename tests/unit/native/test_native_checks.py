@@ -249,3 +249,36 @@ def test_merged_multiblock_undo_fails_alike_in_both_engines(demo: Any) -> None:
     assert cut is not None and cut.startswith(f"50006 file {header.path}, block {rec.block}, offset {rec.offset}: "
                                               f"field missing in vector, field: {len(fields)}/{len(fields) - 1}"), cut
     assert cut.endswith(f" offset: {rec.block * header.block_size + rec.offset + cv.start}"), cut
+
+
+def test_bad_redo_file_stops_both_engines_alike(tmp_path: Path) -> None:
+    """A whole batch job (reader, dispatch, commit) over redo with an 11.2 NULL column that has
+    data: both engines stop with the same 50061, and give the same output before it."""
+    from native_diff import assert_same, config_of
+
+    from replicator.redo.reader import read_lwns
+    from replicator.redo.vectors import iter_vectors
+    from replicator.redogen.demo import demo_scenario
+    from replicator.redogen.generate import generate
+
+    result = generate(demo_scenario(), tmp_path / "gen", with_expected=False)
+    cfg = config_of(result)
+    cfg["source"][0]["reader"]["disable-checks"] = 4  # the patched block keeps its old checksum
+    assert_same(cfg, tmp_path)
+    for log in result.logs:
+        headers: list[Any] = []
+        for lwn in read_lwns(str(log.path), header_out=headers):
+            header = headers[0]
+            for rec in lwn.records:
+                for cv in iter_vectors(rec.data, rec.header_size, header.vector_header_size, header.endian):
+                    at = cv.offsets[1] + 45 if cv.opcode == 0x0B02 and cv.field_count >= 3 else 0
+                    if at and cv.flen(3) > 0 and cv.field(2)[18] > 1 and rec.offset + at < header.block_size \
+                            and cv.flen(3) != struct.unpack_from("<H", cv.field(2), 40)[0]:
+                        data = bytearray(Path(log.path).read_bytes())
+                        data[rec.block * header.block_size + rec.offset + at] |= 0x01
+                        Path(log.path).write_bytes(bytes(data))
+                        python = assert_same(cfg, tmp_path)
+                        assert python["error"] is not None and "50061" in python["error"] \
+                            and f"too short field 11.2.3: {cv.flen(3)} offset: " in python["error"], python["error"]
+                        return
+    raise AssertionError("the demo redo has no IRP with a value in its first column")
