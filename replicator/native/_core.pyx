@@ -2386,9 +2386,9 @@ cdef class RecordDispatcher:
     def __init__(self):
         from replicator.events import Table
         from replicator.redo import parser as python_parser
+        from replicator.redo.invariants import check_session
         from replicator.redo.opcodes.session import session_attributes
         from replicator.redo.opcodes.undo import undo_info
-        from replicator.redo.invariants import check_session
         from replicator.redo.vectors import ChangeVector
 
         self._quiet_layers = frozenset(python_parser.QUIET_LAYERS)
