@@ -1911,7 +1911,7 @@ DEF ROWDEPS = 0x40
 DEF LMN = 16
 DEF CKI = 9
 DEF V12_1 = 0x0C100000
-DEF MAXF = 32768           # more than a field table can hold ((65535 - 2) / 2)
+DEF MAXF = 32768           # fields per record handled natively (more: python)
 
 cdef struct FV:             # one vector's fields, as the checks read them
     const uint8_t* d        # the record
@@ -2236,26 +2236,6 @@ cdef inline bint checked_opcode(int op) noexcept nogil:
         or op == 0x0A12
 
 
-cdef bint fields_of(const uint8_t* d, int start, int vh, bint big, FV* v) noexcept nogil:
-    """Fill ``v`` with the field table of the vector at ``start`` (laid out by scan_vectors)."""
-    cdef int table = start + vh
-    cdef int tsize = <int>rd16(d + table, big)
-    cdef int nf = (tsize - 2) >> 1
-    cdef int p = table + ((tsize + 2) & ~3)
-    cdef int i, n
-    if nf > MAXF:
-        return False
-    for i in range(nf):
-        n = <int>rd16(d + table + 2 + 2 * i, big)
-        v.ln[i] = n
-        v.of[i] = p
-        p += (n + 3) & ~3
-    v.n = nf
-    v.d = d
-    v.big = big
-    return True
-
-
 # ============================================================================= stage 1: records
 DEF MAXV = 256                 # vectors per record handled natively (more: python)
 
@@ -2272,6 +2252,7 @@ cdef struct VecInfo:
     int f1len
     int f2off
     int f2len
+    int fbase               # its fields' place in the field arrays given to scan_vectors
 
 
 cdef int OPC_UNDO = 0x0501
@@ -2296,9 +2277,14 @@ cdef inline bint stored_redo(int op) noexcept nogil:
             or op == 0x0B0C or op == 0x0B10 or op == 0x0B16)
 
 
-cdef int scan_vectors(const uint8_t* d, Py_ssize_t end, int pos, int vh, bint big, VecInfo* out) noexcept nogil:
-    """iter_vectors + ChangeVector.__init__ checks: the vectors of one record; -1 when python must do it."""
+cdef int scan_vectors(const uint8_t* d, Py_ssize_t end, int pos, int vh, bint big, VecInfo* out,
+                      int* lens, int* offs) noexcept nogil:
+    """iter_vectors + ChangeVector.__init__ checks: the vectors of one record; -1 when python must do it.
+
+    Every field's length and offset go to ``lens``/``offs`` (MAXF entries) for the field checks.
+    """
     cdef int count = 0
+    cdef int fi = 0
     cdef Py_ssize_t table, tsize, nf, k, p, n
     while pos + vh + 2 <= end:
         if d[pos] == 0 and d[pos + 1] == 0:
@@ -2313,8 +2299,14 @@ cdef int scan_vectors(const uint8_t* d, Py_ssize_t end, int pos, int vh, bint bi
         p = table + ((tsize + 2) & ~3)
         out[count].f1off = out[count].f2off = 0
         out[count].f1len = out[count].f2len = -1
+        if fi + nf > MAXF:
+            return -1   # over 32K fields in one record: python
+        out[count].fbase = fi
         for k in range(nf):
             n = rd16(d + table + 2 + 2 * k, big)
+            lens[fi] = <int>n
+            offs[fi] = <int>p
+            fi += 1
             if k == 0:
                 out[count].f1off = <int>p
                 out[count].f1len = <int>n
@@ -2341,22 +2333,22 @@ def vector_passes(bytes data, int start, int header_size, str endian, uint32_t c
     """The C checks on one vector (tests): True when it passes, as invariants.check_vector."""
     cdef const uint8_t* d = <const uint8_t*> PyBytes_AS_STRING(data)
     cdef VecInfo one[MAXV]
-    cdef int* ln
+    cdef int* ln = <int*> malloc(MAXF * sizeof(int) * 2)
     cdef FV v
-    cdef int op
-    if start < 0 or scan_vectors(d, PyBytes_GET_SIZE(data), start, header_size, endian == ">", one) < 1:
-        raise ValueError("no change vector at this offset")
-    op = one[0].opcode
-    ln = <int*> malloc(MAXF * sizeof(int) * 2)
     if ln == NULL:
         raise MemoryError()
-    v.ln = ln
-    v.of = ln + MAXF
     try:
-        if not checked_opcode(op) or d[start + 21] & 0x80:
+        if start < 0 or scan_vectors(d, PyBytes_GET_SIZE(data), start, header_size, endian == ">", one,
+                                     ln, ln + MAXF) < 1:
+            raise ValueError("no change vector at this offset")
+        if not checked_opcode(one[0].opcode) or d[start + 21] & 0x80:
             return True
-        fields_of(d, start, header_size, endian == ">", &v)
-        return not vector_bad(&v, op, compat)
+        v.d = d
+        v.big = endian == ">"
+        v.ln = ln
+        v.of = ln + MAXF
+        v.n = one[0].nf
+        return not vector_bad(&v, one[0].opcode, compat)
     finally:
         free(ln)
 
@@ -2372,7 +2364,7 @@ cdef class RecordDispatcher:
     """
 
     cdef VecInfo vecs[MAXV]
-    cdef int flen[MAXF]     # the field table of the vector being checked
+    cdef int flen[MAXF]     # the field lengths and offsets of the record's vectors (scan_vectors)
     cdef int foff[MAXF]
     cdef Buf entry
     cdef object _check_session
@@ -2410,7 +2402,7 @@ cdef class RecordDispatcher:
         header = parser.header
         cdef bint big = header.endian == ">"
         cdef int vh = parser._vh
-        cdef int count = scan_vectors(d, end, record.header_size, vh, big, self.vecs)
+        cdef int count = scan_vectors(d, end, record.header_size, vh, big, self.vecs, self.flen, self.foff)
         cdef int i, op, prev = -1, con_id = parser.opt.con_id
         cdef bint info_ok = False, pyinfo_ok
         cdef uint32_t xid_usn, xid_slot, xid_sqn, obj = 0, data_obj = 0, flags = 0, opc = 0
@@ -2423,12 +2415,15 @@ cdef class RecordDispatcher:
         # OLR checks every vector as it reads it, whatever its object or container: a record
         # with a failing vector goes to the python parser, which raises OLR's error for it.
         compat = header.compat
-        fv.ln = self.flen
-        fv.of = self.foff
+        fv.d = d
+        fv.big = big
         for i in range(count):
             v = &self.vecs[i]
             if checked_opcode(v.opcode) and not d[v.start + 21] & 0x80:
-                if not fields_of(d, v.start, vh, big, &fv) or vector_bad(&fv, v.opcode, compat):
+                fv.ln = self.flen + v.fbase
+                fv.of = self.foff + v.fbase
+                fv.n = v.nf
+                if vector_bad(&fv, v.opcode, compat):
                     return False
         endian = header.endian
         stats = parser.stats
