@@ -253,6 +253,17 @@ def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off", watc
     return stats
 
 
+def _linger(seconds: float, bind: str, progress: str) -> None:
+    """Keep serving /metrics for ``seconds`` after a batch run, saying so (a countdown on a TTY)."""
+    from replicator.ticker import Ticker
+
+    log.info(f"serving /metrics on {bind} for {seconds:g} more seconds (--metrics-linger), then exiting")
+    end = time.monotonic() + seconds
+    with Ticker(lambda _: f"lingering for a final scrape of /metrics: {max(end - time.monotonic(), 0):.0f} s left",
+                mode=progress):
+        time.sleep(seconds)
+
+
 def run_config(config_path: str, progress: str = "auto", *, read_limit_mbps: float | None = None,
                metrics_linger: float = 0.0, engine: str | None = None) -> int:
     """``replicator run``: process the batch and stop softly; returns the exit code.
@@ -271,8 +282,9 @@ def run_config(config_path: str, progress: str = "auto", *, read_limit_mbps: flo
         return run_daemon(config_path, engine)
     metrics = metrics_from_config(config)
     notifier = Notifier()
+    bound = ("", 0)
     if metrics is not None:
-        metrics.start_server(config.metrics.bind or "")
+        bound = metrics.start_server(config.metrics.bind or "")
     try:
         if metrics is not None:
             metrics.set_state("starting")
@@ -283,7 +295,7 @@ def run_config(config_path: str, progress: str = "auto", *, read_limit_mbps: flo
         log.info(f"finished batch processing, exiting: {stats.files} files, {stats.transactions} transactions, "
                  f"{stats.rows} rows, {stats.messages} messages in {stats.seconds:.2f}s")
         if metrics is not None and metrics_linger > 0:
-            time.sleep(metrics_linger)
+            _linger(metrics_linger, f"{bound[0]}:{bound[1]}", progress)
     except BaseException:
         if metrics is not None:
             metrics.set_state("aborting")

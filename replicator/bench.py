@@ -13,10 +13,12 @@ import tempfile
 import time
 from dataclasses import replace
 
+from replicator.errors import ConfigError, RuntimeFailure
 from replicator.events import Message
 from replicator.formats.base import FLAG_SCHEMALESS, FormatOptions
 from replicator.pipeline import RunStats
 from replicator.redo.parser import ParserOptions
+from replicator.redo.header import parse_headers
 from replicator.redo.reader import list_batch_files
 
 
@@ -40,7 +42,10 @@ class FileSink(CountingSink):
 
     def __init__(self, path: str) -> None:
         super().__init__()
-        self._f = open(path, "wb", buffering=1 << 20)
+        try:
+            self._f = open(path, "wb", buffering=1 << 20)
+        except OSError as exc:
+            raise RuntimeFailure(f"cannot open {path} for writing: {exc.strerror or exc}", 10006) from None
 
     def write(self, batch: list[Message]) -> None:
         super().write(batch)
@@ -69,20 +74,36 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _check_named_files(entries: list[str]) -> None:
+    """A file named on the command line must be a redo log (RedoLogError 40005 as in run and dump)."""
+    for entry in entries:
+        if os.path.isfile(entry):
+            try:
+                with open(entry, "rb") as f:
+                    head = f.read(8192)
+            except OSError as exc:
+                raise RuntimeFailure(f"cannot open redo log {entry}: {exc.strerror or exc}", 10001) from None
+            parse_headers(head, entry)
+
+
 def _job(args: argparse.Namespace):
     from replicator.app import BatchJob, build_job
 
+    _check_named_files(args.files)
     if args.file:
         job = build_job(args.file)
         if args.files:
             job.files = list_batch_files(args.files, args.log_archive_format or "", 0)
-        return job
-    if not args.files:
-        raise SystemExit("replicator bench: give redo files/directories or -f CONFIG")
-    files = list_batch_files(args.files, args.log_archive_format, 0)
-    parser = ParserOptions(tables={}, schemaless=True, flags=FLAG_SCHEMALESS)
-    fmt = FormatOptions(scn=1, timestamp=7, timestamp_metadata=7, xid=1, flags=FLAG_SCHEMALESS)
-    return BatchJob("BENCH", files, parser, fmt, None, True)
+    elif not args.files:
+        raise ConfigError("replicator bench: give redo files/directories or -f CONFIG", 30002)
+    else:
+        files = list_batch_files(args.files, args.log_archive_format, 0)
+        parser = ParserOptions(tables={}, schemaless=True, flags=FLAG_SCHEMALESS)
+        fmt = FormatOptions(scn=1, timestamp=7, timestamp_metadata=7, xid=1, flags=FLAG_SCHEMALESS)
+        job = BatchJob("BENCH", files, parser, fmt, None, True)
+    if not job.files:
+        raise ConfigError(f"no redo log files to measure in {', '.join(args.files) or args.file}", 30120)
+    return job
 
 
 def bench_main(args: argparse.Namespace) -> int:
@@ -106,7 +127,8 @@ def bench_main(args: argparse.Namespace) -> int:
         else:
             sink = CountingSink()
         t0 = time.perf_counter()
-        stats = run_job(replace(job, parser=replace(job.parser)), sink=sink, engine=engine)
+        stats = run_job(replace(job, parser=replace(job.parser)), sink=sink, engine=engine,
+                        progress=args.progress)
         stats.seconds = time.perf_counter() - t0
         if isinstance(sink, FileSink):
             sink.close()

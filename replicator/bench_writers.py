@@ -10,7 +10,6 @@ never asserted: they depend on the machine.
 
 from __future__ import annotations
 
-import argparse
 import socket
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from replicator.cli_args import ArgumentParser, positive_int
 from replicator.events import Message
 
 WRITERS = ("discard", "file", "network", "zeromq", "kafka")
@@ -129,12 +129,15 @@ def start_tansu() -> tuple[subprocess.Popen[bytes], str] | None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the selected writers and print one line each."""
-    parser = argparse.ArgumentParser(prog="replicator bench-writers", description=__doc__.splitlines()[0])
-    parser.add_argument("--count", type=int, default=100000, help="messages per writer (default: %(default)s)")
-    parser.add_argument("--size", type=int, default=300, help="bytes per message (default: %(default)s)")
+    parser = ArgumentParser(prog="replicator bench-writers", description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=positive_int, default=100000, help="messages per writer (default: %(default)s)")
+    parser.add_argument("--size", type=positive_int, default=300, help="bytes per message (default: %(default)s)")
     parser.add_argument("--writers", default=",".join(WRITERS), help="comma-separated (default: all)")
     parser.add_argument("--bootstrap", default="", help="Kafka bootstrap servers (default: start tansu)")
     args = parser.parse_args(argv)
+    unknown = [kind for kind in args.writers.split(",") if kind not in WRITERS]
+    if unknown:
+        parser.error(f"unknown writer {unknown[0]!r}; choose from {', '.join(WRITERS)}")
     from replicator import log
 
     log.configure_logging(1)  # errors only: reconnect warnings would clutter the table

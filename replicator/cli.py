@@ -10,6 +10,7 @@ import argparse
 import sys
 
 from replicator import __version__, log
+from replicator.cli_args import ArgumentParser, non_negative_float, positive_int
 from replicator.errors import ReplicatorError
 
 
@@ -87,7 +88,7 @@ def _engine_argument(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``replicator`` command."""
-    p = argparse.ArgumentParser(prog="replicator", description="Oracle redo-log change data capture")
+    p = ArgumentParser(prog="replicator", description="Oracle redo-log change data capture")
     p.add_argument("-v", "--version", action="version", version=f"replicator {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -95,9 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-f", "--file", default="OpenLogReplicator.json", help="config file (default: %(default)s)")
     run.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
                      help="progress display on a terminal (default: auto = when stderr is a TTY)")
-    run.add_argument("--read-limit", type=float, default=None, metavar="MB_PER_S",
+    run.add_argument("--read-limit", type=non_negative_float, default=None, metavar="MB_PER_S",
                      help="cap the redo read rate (spare the disks a catch-up shares with the database)")
-    run.add_argument("--metrics-linger", type=float, default=0.0, metavar="SECONDS",
+    run.add_argument("--metrics-linger", type=non_negative_float, default=0.0, metavar="SECONDS",
                      help="keep serving /metrics this long after a batch run ends (final scrape)")
     _engine_argument(run)
     run.set_defaults(func=_cmd_run)
@@ -111,8 +112,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("-f", "--file", help="config whose source/format/filter to use (default: schemaless)")
     bench.add_argument("--writer", choices=("discard", "file"), default="discard")
     bench.add_argument("--output", default=None, help="output file for --writer file (default: a temp file)")
-    bench.add_argument("--repeat", type=int, default=1, help="process the files this many times")
+    bench.add_argument("--repeat", type=positive_int, default=1, help="process the files this many times")
     bench.add_argument("--log-archive-format", default="", help="archive name format to order files")
+    bench.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
+                       help="progress line on stderr (default: auto = when stderr is a TTY)")
     bench.add_argument("--compare-local", action="store_true",
                        help="with a remote reader.redo-source on this machine: remote vs local MB/s")
     bench.add_argument("files", nargs="*", help="redo files or directories (default: those of the config)")
@@ -170,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as e:  # a file named on the command line that a command did not check first
+        log.error(10001, f"file: {e.filename or ''} - {e.strerror or e}")
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

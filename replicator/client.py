@@ -18,14 +18,15 @@ import time
 from typing import BinaryIO
 
 from replicator import log
+from replicator.cli_args import ArgumentParser, non_negative_float, non_negative_int, positive_float
 from replicator.errors import ReplicatorError, RuntimeFailure
 from replicator.proto import olr_pb2 as pb
-from replicator.stream_client import StreamClient, is_data, position_of
+from replicator.stream_client import StreamClient, check_start_mode, is_data, position_of
 
 
 def build_parser() -> argparse.ArgumentParser:
     """Arguments of ``replicator client``."""
-    p = argparse.ArgumentParser(prog="replicator client", description="read a network/zeromq writer's stream")
+    p = ArgumentParser(prog="replicator client", description="read a network/zeromq writer's stream")
     p.add_argument("kind", choices=("network", "zeromq"), help="writer type")
     p.add_argument("uri", help="host:port (network) or a ZeroMQ endpoint such as tcp://127.0.0.1:5001")
     p.add_argument("database", help="source name (source[0].name) the writer serves")
@@ -33,13 +34,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--start", default="now", metavar="MODE",
                    help="now[,SEQ] | scn:N[,SEQ] | time:'YYYY-MM-DD HH:MM:SS'[,SEQ] | time_rel:S[,SEQ] "
                         "| c:SCN,IDX | next (default: %(default)s)")
-    p.add_argument("--confirm-every", type=int, default=1000, metavar="N", help="confirm after N messages")
-    p.add_argument("--confirm-interval", type=float, default=10.0, metavar="S", help="or after S seconds")
-    p.add_argument("--count", type=int, default=0, help="stop after this many messages (0: never)")
+    p.add_argument("--confirm-every", type=non_negative_int, default=1000, metavar="N", help="confirm after N messages")
+    p.add_argument("--confirm-interval", type=non_negative_float, default=10.0, metavar="S", help="or after S seconds")
+    p.add_argument("--count", type=non_negative_int, default=0, help="stop after this many messages (0: never)")
     p.add_argument("--quiet", action="store_true", help="do not print messages (measure only)")
     p.add_argument("--reconnect", action="store_true", help="reconnect after a lost connection")
-    p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for a reply")
-    p.add_argument("--idle-exit", type=float, default=0.0, metavar="S",
+    p.add_argument("--timeout", type=positive_float, default=10.0, help="seconds to wait for a reply")
+    p.add_argument("--idle-exit", type=non_negative_float, default=0.0, metavar="S",
                    help="stop after S seconds without data (0: never)")
     return p
 
@@ -137,7 +138,16 @@ def run(args: argparse.Namespace, out: BinaryIO) -> int:
 
 def client_main(argv: list[str]) -> int:
     """Entry point of ``replicator client``; prints errors as ``ERROR CCCCC message``."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.kind == "network":
+        host, sep, port = args.uri.rpartition(":")
+        if not (sep and host and port.isdigit() and 0 < int(port) < 65536):
+            parser.error(f"uri {args.uri!r} is not HOST:PORT")
+    try:
+        check_start_mode(args.start)
+    except RuntimeFailure as exc:
+        parser.error(f"--start: {exc.message}")
     try:
         return run(args, sys.stdout.buffer)
     except ReplicatorError as exc:

@@ -45,7 +45,10 @@ def _validator_text(func: Callable[..., Any]) -> tuple[str, str]:
     name = func.__qualname__
     free = inspect.getclosurevars(func).nonlocals
     if name.startswith("ranged."):
-        return ("unsigned 32-bit" if free.get("base") is F.check_uint else "unsigned 64-bit"), str(free["text"])
+        # The range itself, lo..hi: OLR's error text ("one of {0, 15}", kept for check-config)
+        # reads as a set of two values.
+        return ("unsigned 32-bit" if free.get("base") is F.check_uint else "unsigned 64-bit"), \
+            f"{free['lo']}..{free['hi']}"
     if name.startswith("string_checker."):
         return "string", f"at most {free['max_length']} bytes"
     if name.startswith("choice."):

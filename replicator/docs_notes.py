@@ -30,7 +30,9 @@ NOTES: dict[str, str] = {
     "memory.read-buffer-min-mb": "redo read buffers, minimum MB",
     "memory.read-buffer-max-mb": "redo read buffers, maximum MB (default min(max-mb/8, 128))",
     "memory.write-buffer-min-mb": "output buffer, minimum MB",
-    "memory.write-buffer-max-mb": "output buffer, maximum MB; a bigger single message is error 10072",
+    "memory.write-buffer-max-mb": "OpenLogReplicator's output buffer limit; accepted and range-checked, "
+                                  "not used here (each writer bounds its own queue: `queue-size`, Kafka "
+                                  "`max-message-mb`)",
     "memory.swap-path": "directory of the swap files (read only when swap-mb > 0)",
     # metrics
     "metrics.type": '"prometheus"; without it the section is ignored',

@@ -150,6 +150,10 @@ class DdlChange:
     scn: int
     time: int
     offset: int = 0
+    # With no ``table`` (not replicated, or created by this very transaction): the object's
+    # name in SYS.OBJ$ as the transaction has written it so far, ``owner`` then being its
+    # USER$ name (OLR's uncommitted-dictionary lookup); "" when OBJ$ has no such row.
+    name: str = ""
 
 
 Change = RowChange | DdlChange

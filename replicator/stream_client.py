@@ -109,7 +109,11 @@ class ZmqChannel:
         self.context = zmq.Context()
         self.sock = self.context.socket(zmq.PAIR)
         self.sock.setsockopt(zmq.LINGER, 0)
-        self.sock.connect(uri)
+        try:
+            self.sock.connect(uri)
+        except zmq.ZMQError as exc:  # a malformed endpoint, e.g. no tcp:// scheme
+            self.close()
+            raise RuntimeFailure(f"cannot connect to {uri}: {exc}", 10062) from None
 
     def send(self, data: bytes) -> None:
         """Send one frame."""
@@ -194,6 +198,16 @@ class StreamClient:
     def confirm(self, position: tuple[int, int]) -> None:
         """CONFIRM (c_scn, c_idx): the server may drop everything up to that message."""
         self.send(pb.CONFIRM, c_scn=position[0], c_idx=position[1])
+
+
+def check_start_mode(mode: str) -> None:
+    """Raise RuntimeFailure 30002 unless ``mode`` is a start mode :meth:`StreamClient.start` takes."""
+    if mode.startswith("c:"):
+        scn, _, idx = mode[2:].partition(",")
+        if not (scn.isdigit() and (not idx or idx.isdigit())):
+            raise RuntimeFailure(f"bad start mode: {mode} (c:SCN,IDX)", 30002)
+    elif mode != "next":
+        _start_fields(mode)
 
 
 def _start_fields(mode: str) -> dict[str, Any]:

@@ -35,3 +35,35 @@ def _olr_log_lines(caplog: pytest.LogCaptureFixture) -> None:
     from replicator.log import OlrFormatter
 
     caplog.handler.setFormatter(OlrFormatter(mock=True))
+
+
+SPARK_TESTS = Path(__file__).resolve().parent / "integration" / "spark"
+
+
+def _join_group(item: pytest.Item, group: str) -> None:
+    """Put ``item`` in xdist group ``group`` under ``--dist loadgroup``.
+
+    xdist groups by a ``@group`` suffix it appends to the node id in the worker; pytest 9.2
+    keeps node ids in ``_id`` and no longer reads the ``_nodeid`` xdist 3.8 writes, so the
+    marker alone no longer groups anything. The suffix is set here on whichever attribute
+    this pytest reads.
+    """
+    item.add_marker(pytest.mark.xdist_group(group))
+    if not getattr(item.config.option, "loadgroup", False):  # xdist sets it in its workers
+        return
+    grouped = f"{item.nodeid}@{group}"
+    if hasattr(item, "_id"):
+        from _pytest.nodeid import coerce_node_id
+
+        item._id = coerce_node_id(grouped)
+    else:
+        item._nodeid = grouped
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The Spark tests share one SparkSession (one JVM): one xdist worker runs them all, as slow tests."""
+    for item in items:
+        if SPARK_TESTS in item.path.parents:
+            _join_group(item, "spark")
+            item.add_marker(pytest.mark.slow)

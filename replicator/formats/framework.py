@@ -57,7 +57,9 @@ def xid_text(xid: int) -> str:
 
 def ddl_table(change: DdlChange) -> str:
     """The table name of a DDL statement (``OBJ_<obj>`` when the dictionary lacks it)."""
-    return change.table.name if change.table is not None else f"OBJ_{change.obj}"
+    if change.table is not None:
+        return change.table.name
+    return change.name or f"OBJ_{change.obj}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -142,11 +142,11 @@ class OlrJsonFormat:
             plan = self._plans[id(table)] = TablePlan(table, self.options)
         return plan
 
-    def _schema(self, plan: TablePlan | None, obj: int, owner: str = "") -> bytes:
+    def _schema(self, plan: TablePlan | None, obj: int, owner: str = "", name: str = "") -> bytes:
         """The ``"schema":{…}`` object: owner/table, obj, and the column list when due."""
         if plan is None:
             head = b'"schema":{"owner":"' + escape_str(owner) + b'",' if owner else b'"schema":{'
-            head += b'"table":"OBJ_%d"' % obj
+            head += b'"table":"' + escape_str(name) + b'"' if name else b'"table":"OBJ_%d"' % obj
         else:
             head = plan.schema_head
         if self._schema_obj:
@@ -192,6 +192,6 @@ class OlrJsonFormat:
 
     def _ddl_element(self, change: DdlChange) -> bytes:
         plan = self._plan(change.table) if change.table is not None else None
-        return (b'{"op":"ddl",' + self._schema(plan, change.obj, change.owner) + b',"sql":"'
+        return (b'{"op":"ddl",' + self._schema(plan, change.obj, change.owner, change.name) + b',"sql":"'
                 + escape_bytes(change.sql.encode("utf-8", "surrogateescape")) + b'"}')
 

@@ -176,12 +176,13 @@ class ProtobufFormat:
             plan = self._plans[id(table)] = PbTablePlan(table, self.options)
         return plan
 
-    def _schema(self, schema: pb.Schema, plan: PbTablePlan | None, obj: int, owner: str = "") -> None:
+    def _schema(self, schema: pb.Schema, plan: PbTablePlan | None, obj: int, owner: str = "",
+                name: str = "") -> None:
         o = self.options
         if plan is None:
             if owner:
                 schema.owner = owner
-            schema.name = f"OBJ_{obj}"
+            schema.name = name or f"OBJ_{obj}"
         else:
             schema.owner, schema.name = plan.table.owner, plan.table.name
         if o.schema & 4:
@@ -219,5 +220,5 @@ class ProtobufFormat:
 
     def _ddl_element(self, element: pb.Payload, change: DdlChange) -> None:
         element.op = pb.DDL
-        self._schema(element.schema, self._plan(change), change.obj, change.owner)
+        self._schema(element.schema, self._plan(change), change.obj, change.owner, change.name)
         element.ddl = change.sql

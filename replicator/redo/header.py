@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from replicator.errors import RedoLogError
 
@@ -63,7 +63,7 @@ class RedoHeader:
     next_scn: int  # SCN_NONE while an online log is current
     next_time: int
     description: str
-    path: str = "?"  # the file, for error messages
+    path: str = field(default="?", compare=False)  # the file, for error messages: not part of what it says
 
     @property
     def version(self) -> str:

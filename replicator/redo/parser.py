@@ -436,7 +436,7 @@ class Parser:
                 yield row
             if not ddl:
                 return
-            yield self._ddl_change(ddl[0])
+            yield self._ddl_change(ddl[0], system_rows or ())
 
     def _emit(self, txn: OpenTransaction, record: Record) -> None:
         assert self.header is not None
@@ -462,12 +462,20 @@ class Parser:
                         self._rank),
         ))
 
-    def _ddl_change(self, op: Ddl) -> DdlChange:
+    def _ddl_change(self, op: Ddl, pending: Iterable[RowChange] = ()) -> DdlChange:
+        """The DDL statement; for a table not replicated (yet), its owner and name as the
+        dictionary rows written so far say, as OLR names it (``pending``: this transaction's
+        SYS rows before the statement)."""
         head = session.ddl_header(op.vectors[0])
         stype, obj = (head[1], head[4]) if head else (0, 0)
         owner, sql = session.ddl_text(op.vectors)
-        return DdlChange(obj=obj, owner=owner, table=self.opt.tables.get(obj), sql=sql, statement_type=stype,
-                         scn=op.scn, time=self._epoch(op.time), offset=op.offset)
+        table, name = self.opt.tables.get(obj), ""
+        if table is None and self.opt.tracker is not None:
+            found = self.opt.tracker.object_name(obj, pending)
+            if found is not None:
+                owner, name = found
+        return DdlChange(obj=obj, owner=owner, table=table, sql=sql, statement_type=stype,
+                         scn=op.scn, time=self._epoch(op.time), offset=op.offset, name=name)
 
 
 def _xid_text(xid: int) -> str:

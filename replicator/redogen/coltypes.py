@@ -17,7 +17,12 @@ from typing import Any, Final
 from replicator import events as ev
 from replicator.errors import ConfigError, DataError
 from replicator.redogen import encode as enc
-from replicator.redogen.lobs import MULTIBYTE_CHARSETS, encode_lob, parse_lob_type
+from replicator.redogen.lobs import MULTIBYTE_CHARSETS, LobData, encode_lob, parse_lob_type
+
+# Declared sizes above which a column is an extended data type stored as a LOB (Oracle's
+# MAX_STRING_SIZE=EXTENDED rule: VARCHAR2/NVARCHAR2 over 4000 bytes, RAW over 2000 bytes).
+EXTENDED_VARCHAR_BYTES: Final = 4000
+EXTENDED_RAW_BYTES: Final = 2000
 
 _TYPE_RE: Final = re.compile(
     r"\s*(?P<base>[A-Z][A-Z0-9_ ]*?)\s*(?:\(\s*(?P<a>\d+)\s*(?:,\s*(?P<b>-?\d+))?\s*(?P<sem>BYTE|CHAR)?\s*\))?"
@@ -40,6 +45,10 @@ class ColumnType:
     # XMLTYPE stored as CLOB: the fields describe the hidden CLOB column that holds the data;
     # COL$ also gets the virtual type-58 column (see :func:`xmltype_col_rows`).
     xmltype: bool = False
+    # An extended VARCHAR2/NVARCHAR2 (over 4000 bytes) or RAW (over 2000 bytes) of a database
+    # with MAX_STRING_SIZE=EXTENDED: Oracle stores it as a SecureFile LOB (COL$ PROPERTY 0x80),
+    # the row holding a LOB locator, as for a CLOB/BLOB.
+    stored_as_lob: bool = False
 
     @property
     def is_char(self) -> bool:
@@ -73,13 +82,17 @@ def parse_type(text: str, *, varchar_max: int = 32767) -> ColumnType:
         code = ev.TYPE_CHAR if base in ("CHAR", "NCHAR") else ev.TYPE_VARCHAR2
         nbytes = size * 2 if national else (size * 4 if char_sem else size)
         pad = size if code == ev.TYPE_CHAR else 0
-        return ColumnType(text, code, nbytes, charset_form=2 if national else 1, char_length=pad)
+        return ColumnType(text, code, nbytes, charset_form=2 if national else 1, char_length=pad,
+                          stored_as_lob=code == ev.TYPE_VARCHAR2 and nbytes > EXTENDED_VARCHAR_BYTES)
     simple = {"DATE": (ev.TYPE_DATE, 7), "BINARY_FLOAT": (ev.TYPE_BINARY_FLOAT, 4),
               "BINARY_DOUBLE": (ev.TYPE_BINARY_DOUBLE, 8), "BOOLEAN": (ev.TYPE_BOOLEAN, 1)}
     if base in simple and not tail:
         return ColumnType(text, *simple[base])
     if base == "RAW":
-        return ColumnType(text, ev.TYPE_RAW, a if a is not None else 1)
+        size = a if a is not None else 1
+        if size > varchar_max:
+            raise ConfigError(f"{text!r}: size too large")
+        return ColumnType(text, ev.TYPE_RAW, size, stored_as_lob=size > EXTENDED_RAW_BYTES)
     if base.split(" ", 1)[0] == "XMLTYPE" and a is None and not tail:
         return _xmltype(base, text)
     lob = parse_lob_type(base, text)
@@ -195,10 +208,11 @@ def encode_value(ctype: ColumnType, value: Any, charset_ids: tuple[int, int], db
             return None
         if ctype.char_length and len(text) < ctype.char_length:
             text = text.ljust(ctype.char_length)
-        return enc.encode_text(text, charset_ids[1] if ctype.charset_form == 2 else charset_ids[0])
+        data = enc.encode_text(text, charset_ids[1] if ctype.charset_form == 2 else charset_ids[0])
+        return LobData(data) if ctype.stored_as_lob else data  # the DML turns LobData into a locator
     if code == ev.TYPE_RAW:
         raw = bytes.fromhex(value) if isinstance(value, str) else bytes(value)
-        return raw or None
+        return (LobData(raw) if ctype.stored_as_lob else raw) if raw else None
     if code in (ev.TYPE_CLOB, ev.TYPE_BLOB):  # the data; the DML turns it into a locator (redogen.lobs)
         return encode_lob(ctype, value, charset_ids, charset_ids[0] in MULTIBYTE_CHARSETS)
     if code == ev.TYPE_BINARY_FLOAT:
@@ -247,5 +261,6 @@ def make_column(name: str, ctype: ColumnType, *, nullable: bool, segcol: int, ke
     xml = ctype.xmltype  # the hidden CLOB, named after the XMLTYPE as OLR's schema names it
     return ev.Column(name=name, type_code=ctype.type_code, length=ctype.length, precision=ctype.precision,
                      scale=ctype.scale, charset_form=ctype.charset_form, charset_id=charset_id,
-                     nullable=nullable, segcol=segcol, key=key, property=XMLTYPE_CLOB_PROPERTY if xml else 0,
+                     nullable=nullable, segcol=segcol, key=key,
+                     property=XMLTYPE_CLOB_PROPERTY if xml else ev.COL_PROPERTY_STORED_AS_LOB if ctype.stored_as_lob else 0,
                      hidden=xml, xml_type=xml)

@@ -14,10 +14,14 @@ import re
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from replicator.errors import ConfigError, ReplicatorError
+from replicator.cli_args import ArgumentParser, int_at_least, non_negative_float, non_negative_int, positive_int
+from replicator.errors import ConfigError, ReplicatorError, RuntimeFailure
+from replicator.progress import format_duration
+from replicator.ticker import Ticker
 
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?", re.IGNORECASE)
 
@@ -28,19 +32,101 @@ def parse_size(text: str) -> int:
     if m is None:
         raise ConfigError(f"cannot parse size {text!r}", 30002)
     unit = m[2].lower()
-    return int(float(m[1]) * 1024 ** ("_kmgt".index(unit) if unit else 0))
+    size = int(float(m[1]) * 1024 ** ("_kmgt".index(unit) if unit else 0))
+    if size <= 0:
+        raise ConfigError(f"size {text!r} is not above 0 bytes", 30002)
+    return size
 
 
-def _param(text: str) -> tuple[str, Any]:
+def db_version(text: str) -> str:
+    """``--db-version``: a release redogen writes (11.2 ... 23, or an alias such as 19c)."""
+    from replicator.redogen.scenario import _ALIASES, VERSIONS
+
+    if text in VERSIONS or text.lower() in _ALIASES:
+        return text
+    raise argparse.ArgumentTypeError(f"{text!r} is not a database version redogen writes "
+                                     f"({', '.join(VERSIONS)})")
+
+
+def _untyped(raw: str) -> Any:
+    for conv in (int, float):
+        try:
+            return conv(raw)
+        except ValueError:
+            pass
+    return raw
+
+
+def _typed(key: str, raw: str, default: Any) -> Any:
+    """``raw`` converted to the type of the parameter's ``default`` (ConfigError 30002 if it is not one)."""
+    def bad(what: str) -> ConfigError:
+        return ConfigError(f"--param {key}={raw}: {what}", 30002)
+
+    if isinstance(default, bool):
+        if raw.lower() in ("1", "true", "yes"):
+            return True
+        if raw.lower() in ("0", "false", "no"):
+            return False
+        raise bad("expects 0 or 1")
+    if isinstance(default, (int, float)):
+        value = _untyped(raw)
+        if isinstance(value, str) or (isinstance(default, int) and not isinstance(value, int)):
+            raise bad(f"expects {'an integer' if isinstance(default, int) else 'a number'}")
+        return type(default)(value)
+    if isinstance(default, tuple):
+        parts = [_untyped(p) for p in raw.split(",")]
+        if len(parts) != len(default) or any(isinstance(p, str) for p in parts):
+            raise bad(f"expects {len(default)} comma-separated numbers, like "
+                      f"{','.join(str(d) for d in default)}")
+        return tuple(type(d)(p) for d, p in zip(default, parts, strict=True))
+    if isinstance(default, str):
+        return raw
+    if default is None:
+        return _untyped(raw)
+    raise bad("cannot be set from the command line")
+
+
+def _param(text: str, defaults: dict[str, Any]) -> tuple[str, Any]:
+    """One ``--param KEY=VALUE``, typed as the parameter it sets (``defaults``: name -> default)."""
     key, sep, raw = text.partition("=")
     if not sep:
         raise ConfigError(f"--param expects KEY=VALUE, got {text!r}", 30002)
-    for conv in (int, float):
-        try:
-            return key.replace("-", "_"), conv(raw)
-        except ValueError:
-            pass
-    return key.replace("-", "_"), raw
+    key = key.replace("-", "_")
+    if key not in defaults:
+        raise ConfigError(f"--param {key}: unknown parameter (known: {', '.join(sorted(defaults))})", 30002)
+    return key, _typed(key, raw, defaults[key])
+
+
+def _defaults(func: Any = None) -> dict[str, Any]:
+    """Settable parameters and their defaults: a workload function's, then the Scenario's fields."""
+    import dataclasses
+    import inspect
+
+    from replicator.redogen.scenario import Scenario
+
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(Scenario):
+        if f.default is not dataclasses.MISSING:
+            out[f.name] = f.default
+    if func is not None:
+        for name, param in inspect.signature(func).parameters.items():
+            if param.default is not inspect.Parameter.empty:
+                out[name] = param.default
+    return out
+
+
+def output_dir(text: str) -> Path:
+    """The output directory, created if needed (RuntimeFailure 10006 when it cannot be)."""
+    path = Path(text)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise RuntimeFailure(f"output directory {text}: exists and is not a directory", 10006) from None
+    except OSError as exc:
+        raise RuntimeFailure(f"output directory {text}: cannot be created: {exc.strerror or exc}", 10006) from None
+    if not path.is_dir():
+        raise RuntimeFailure(f"output directory {text}: not a directory", 10006)
+    return path
 
 
 def _build(args: argparse.Namespace):
@@ -48,7 +134,8 @@ def _build(args: argparse.Namespace):
     from replicator.redogen.demo import demo_scenario
     from replicator.redogen.scenario import Scenario
 
-    params = dict(_param(p) for p in args.param)
+    func = workloads.WORKLOADS.get(args.source)
+    params = dict(_param(p, _defaults(func)) for p in args.param)
     common = {k: v for k, v in (("version", args.db_version), ("block_size", args.block_size)) if v is not None}
     if args.source == "demo":
         sc = demo_scenario(**common)
@@ -69,7 +156,12 @@ def _build(args: argparse.Namespace):
         if args.seed is not None:
             sc.seed = args.seed
     if args.format:
-        sc.format = json.loads(args.format)
+        try:
+            sc.format = json.loads(args.format)
+        except ValueError as exc:
+            raise ConfigError(f"--format is not JSON: {exc}", 30002) from None
+        if not isinstance(sc.format, dict):
+            raise ConfigError("--format must be a JSON object such as '{\"type\":\"json\"}'", 30002)
     if args.flags is not None:
         sc.flags = args.flags
     if args.log_blocks:
@@ -81,41 +173,60 @@ def _build(args: argparse.Namespace):
     return sc
 
 
+def _redo_written(out: Path, args: argparse.Namespace, engines: list[Any]) -> Callable[[float], str]:
+    """The progress text of a generation: redo MB written so far (of --size when given)."""
+    target = f"/{parse_size(args.size) / 1e6:.1f}" if args.size else ""
+    fra = out / "fra"  # online groups are preallocated: count what was archived
+
+    def text(elapsed: float) -> str:
+        if engines:
+            done = engines[0].stream.bytes_written
+        else:
+            done = sum(f.stat().st_size for f in fra.rglob("*") if f.is_file()) if fra.is_dir() else 0
+        return f"writing redo: {done / 1e6:.1f}{target} MB  {format_duration(elapsed)}"
+
+    return text
+
+
 def redogen_main(argv: list[str]) -> int:
     """``replicator redogen SCENARIO_OR_WORKLOAD -o DIR [options]``; returns the exit code."""
     from replicator.redogen import workloads
-    from replicator.redogen.generate import generate
 
-    p = argparse.ArgumentParser(prog="replicator redogen", description="write synthetic Oracle redo logs, "
+    p = ArgumentParser(prog="replicator redogen", description="write synthetic Oracle redo logs, "
                                 "a schema checkpoint, OpenLogReplicator.json and the expected output")
     p.add_argument("source", help=f"scenario file (.json/.yaml) or workload: demo, {', '.join(workloads.WORKLOADS)}")
     p.add_argument("-o", "--output-dir", required=True, help="directory to write into")
-    p.add_argument("--db-version", help="database version: 11.2, 12.1, 12.2, 18, 19, 21, 23")
+    p.add_argument("--db-version", type=db_version, help="database version: 11.2, 12.1, 12.2, 18, 19, 21, 23")
     p.add_argument("--block-size", type=int, choices=(512, 1024, 4096), help="redo block size")
     p.add_argument("--seed", type=int, help="random seed of a workload")
     p.add_argument("--size", help="redo to write, e.g. 100MB (oltp and huge-transaction target; a cap otherwise)")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="workload parameter (rows=, count=, columns=, sessions=...) or scenario field")
     p.add_argument("--format", help="OLR format section as JSON, e.g. '{\"type\":\"json\",\"rid\":1}'")
-    p.add_argument("--flags", type=int, help="OLR source.flags")
-    p.add_argument("--log-blocks", type=int, help="online log size in blocks (log switch when full)")
-    p.add_argument("--threads", type=int, help="RAC: redo threads (instances); sessions are dealt over them")
+    p.add_argument("--flags", type=non_negative_int, help="OLR source.flags")
+    p.add_argument("--log-blocks", type=positive_int, help="online log size in blocks (log switch when full)")
+    p.add_argument("--threads", type=positive_int, help="RAC: redo threads (instances); sessions are dealt over them")
     p.add_argument("--no-expected", action="store_true", help="skip the expected output (benchmarks)")
     p.add_argument("--online", action="store_true", help="write a ring of online redo groups that grow "
                    "in place and are archived at each switch (config uses the offline reader)")
-    p.add_argument("--groups", type=int, default=3, help="online redo groups (with --online)")
-    p.add_argument("--rate", type=float, default=0.0, help="redo MB/s to produce at (with --online; 0 = max)")
+    p.add_argument("--groups", type=int_at_least(2), default=3, help="online redo groups (with --online)")
+    p.add_argument("--rate", type=non_negative_float, default=0.0, help="redo MB/s to produce at (with --online; 0 = max)")
     p.add_argument("--final-switch", action="store_true", help="archive the last online log too")
+    p.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
+                   help="a progress line on stderr (default: auto = when stderr is a TTY)")
     p.add_argument("--endian", choices=("little", "big"), default="little",
                    help="platform byte order: little (Linux x86) or big (AIX, Solaris SPARC, HP-UX)")
     args = p.parse_args(argv)
     from replicator.redogen.byteorder import big_endian
 
     try:
+        output_dir(args.output_dir)
         sc = _build(args)
         start = time.monotonic()
-        with big_endian(args.endian == "big"):
-            result = _generate(args, sc)
+        engines: list[Any] = []
+        with Ticker(_redo_written(Path(args.output_dir), args, engines), mode=args.progress), \
+                big_endian(args.endian == "big"):
+            result = _generate(args, sc, engines.append)
         took = time.monotonic() - start
     except ReplicatorError as exc:
         print(f"ERROR {exc.code:05d} {exc.message}", file=sys.stderr)
@@ -123,7 +234,7 @@ def redogen_main(argv: list[str]) -> int:
     return _report(result, took)
 
 
-def _generate(args: argparse.Namespace, sc: Any) -> Any:
+def _generate(args: argparse.Namespace, sc: Any, on_engine: Callable[[Any], None] | None = None) -> Any:
     from replicator.redogen.generate import generate
 
     if args.online:
@@ -131,7 +242,7 @@ def _generate(args: argparse.Namespace, sc: Any) -> Any:
 
         return generate_online(sc, args.output_dir, groups=args.groups, rate_mb_s=args.rate,
                                final_switch=args.final_switch, with_expected=not args.no_expected)
-    return generate(sc, args.output_dir, with_expected=not args.no_expected)
+    return generate(sc, args.output_dir, with_expected=not args.no_expected, on_engine=on_engine)
 
 
 def _report(result: Any, took: float) -> int:
@@ -154,16 +265,18 @@ def demo_main(argv: list[str]) -> int:
     from replicator.redogen.demo import demo_scenario
     from replicator.redogen.generate import generate
 
-    p = argparse.ArgumentParser(prog="replicator demo", description="generate a small redo set, run the "
+    p = ArgumentParser(prog="replicator demo", description="generate a small redo set, run the "
                                 "replicator on it and compare with the expected output")
     p.add_argument("-o", "--output-dir", help="where to write (default: a temporary directory)")
-    p.add_argument("--db-version", default="19")
+    p.add_argument("--db-version", type=db_version, default="19")
     p.add_argument("--block-size", type=int, default=512, choices=(512, 1024, 4096))
-    p.add_argument("--lines", type=int, default=6, help="output lines to show")
+    p.add_argument("--lines", type=non_negative_int, default=6, help="output lines to show")
     args = p.parse_args(argv)
     tmp = None if args.output_dir else tempfile.TemporaryDirectory(prefix="replicator-demo-")
     out_dir = Path(args.output_dir or tmp.name)  # type: ignore[union-attr]
     try:
+        if args.output_dir:
+            output_dir(args.output_dir)
         sc = demo_scenario(args.db_version, args.block_size)
         result = generate(sc, out_dir)
         print(f"Generated Oracle {args.db_version} redo ({args.block_size}-byte blocks) in {out_dir}:")

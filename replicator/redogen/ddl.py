@@ -150,6 +150,7 @@ class ExpectedDdl:
     record: Any
     table: ev.Table | None
     op: str = "ddl"
+    name: str = ""  # without ``table``: the name OLR reads from the OBJ$ rows written so far
 
 
 class Catalog:
@@ -166,6 +167,7 @@ class Catalog:
             self.sys[st.name] = SysState(st, seg, engine)
         self.users: dict[str, int] = {"SYS": 0}
         self.next_obj = 72726
+        self.index_obj: dict[int, int] = {}  # table OBJ# -> OBJ# of its primary key index
         self.next_con = 8586
         self.next_block = 0x3F0000  # segments of tables created by the timeline
         self._clock = datetime.fromtimestamp(engine.sc.start_epoch, tz=UTC).replace(tzinfo=None)
@@ -298,13 +300,14 @@ class Catalog:
         self._clock = datetime.fromtimestamp(self.e.emit.epoch, tz=UTC).replace(tzinfo=None)
         return self.e.txn(e.session, e.xid)
 
-    def _end(self, e: Event, t: Txn, stmt: int, owner: str, sql: str, obj: int, table: ev.Table | None) -> None:
+    def _end(self, e: Event, t: Txn, stmt: int, owner: str, sql: str, obj: int, table: ev.Table | None,
+             name: str = "") -> None:
         from replicator.redogen.engine import Change
 
         rec = self.e.emit.ddl(t.redo, stmt, owner, sql, obj)
         rows: list[Any] = []
         if self.e.sc.flags & 0x20:  # OLR outputs DDL only when source flag 0x20 asks for it
-            rows.append(ExpectedDdl(obj, owner, sql, stmt, rec, table))
+            rows.append(ExpectedDdl(obj, owner, sql, stmt, rec, table, name=name))
         t.changes.append(Change([], lambda: None, rows))
         self.e.ops.commit(_commit_event(e))
 
@@ -328,7 +331,8 @@ class Catalog:
         t = self._begin(e)
         self._create(t, ts)
         cols = ", ".join(f"{c.name} {c.type}{'' if c.nullable else ' NOT NULL'}" for c in spec.columns)
-        self._end(e, t, STMT_CREATE_TABLE, spec.owner, f"CREATE TABLE {spec.full_name} ({cols})", spec.obj, None)
+        self._end(e, t, STMT_CREATE_TABLE, spec.owner, f"CREATE TABLE {spec.full_name} ({cols})", spec.obj, None,
+                  name=spec.name)  # not replicated until committed: OLR names it from its new OBJ$ row
 
     def _create(self, t: Txn | None, ts: TableState) -> None:
         """The dictionary rows of a new table (``t`` None: rows already there at the start)."""
@@ -356,7 +360,8 @@ class Catalog:
         if spec.primary_key:
             con = self.next_con
             self.next_con += 1
-            self._row(t, "OBJ$", {"OBJ#": spec.obj + 1, "DATAOBJ#": spec.obj + 1, "OWNER#": owner,
+            index = self._index_obj(spec)
+            self._row(t, "OBJ$", {"OBJ#": index, "DATAOBJ#": index, "OWNER#": owner,
                                   "NAME": f"SYS_C{con:07d}", "NAMESPACE": 4, "TYPE#": OBJ_TYPE_INDEX, "FLAGS": 4,
                                   "CTIME": self._clock, "MTIME": self._clock, "STIME": self._clock, "STATUS": 1})
             self._row(t, "CDEF$", {"CON#": con, "OBJ#": spec.obj, "TYPE#": 2, "COLS": len(ts.key_cols)})
@@ -379,13 +384,31 @@ class Catalog:
                   "PRECISION#": None if ct.precision == -1 else ct.precision,
                   "SCALE": None if ct.scale == -1 else ct.scale,
                   "CHARSETFORM": ct.charset_form or None, "CHARSETID": charset_id or None,
-                  "NULL$": 0 if col.nullable else 1, "PROPERTY": 0}
+                  "NULL$": 0 if col.nullable else 1,
+                  "PROPERTY": ev.COL_PROPERTY_STORED_AS_LOB if ct.stored_as_lob else 0}
         if not ct.xmltype:
             return [stored]
         column = ts.table.columns[n - 1]
         virtual = {"OBJ#": ts.spec.obj, "COL#": n, "NULL$": stored["NULL$"],
                    **xmltype_virtual_row(intcol - 1, col.name)}
         return [virtual, {**stored, "NAME": f"SYS_NC{intcol:05d}$", "PROPERTY": column.property}]
+
+    def _index_obj(self, spec: TableSpec) -> int:
+        """OBJ# of a table's primary key index: the table's OBJ# + 1 when that is free, else
+        (partitions numbered right after the table, as Oracle numbers them) the first free
+        number after the last partition, as Oracle creates the index after them. Unique, as
+        OBJ$ needs."""
+        index = self.index_obj.get(spec.obj)
+        if index is None:
+            taken = {st.obj for st in self.e.tables} | set(self.index_obj.values())
+            index = spec.obj + 1
+            if index in taken:
+                index = max([spec.obj, *(p["obj"] for p in spec.partitions)]) + 1
+            while index in taken:
+                index += 1
+            self.index_obj[spec.obj] = index
+            self.next_obj = max(self.next_obj, index + 1)
+        return index
 
     def _partition_rows(self, t: Txn | None, ts: TableState, name: str, obj: int, number: int) -> None:
         owner = self.users[ts.spec.owner]
@@ -403,7 +426,7 @@ class Catalog:
         obj = ts.spec.obj
         for table, match in (("CCOL$", {"OBJ#": obj}), ("CDEF$", {"OBJ#": obj}), ("COL$", {"OBJ#": obj}),
                              ("DEFERRED_STG$", {"OBJ#": obj}), ("TABPART$", {"BO#": obj}), ("TAB$", {"OBJ#": obj}),
-                             ("OBJ$", {"OBJ#": obj + 1}), ("OBJ$", {"OBJ#": obj})):
+                             ("OBJ$", {"OBJ#": self.index_obj.get(obj, -1)}), ("OBJ$", {"OBJ#": obj})):
             self._delete(t, table, match)
         for part in ts.spec.partitions:
             self._delete(t, "OBJ$", {"OBJ#": part["obj"]})

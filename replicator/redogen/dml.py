@@ -99,9 +99,10 @@ def update_pairs(ts: TableState, row: Row, old: Sequence[bytes | None], changed:
         last = n == len(by_piece) - 1
         sfields = v.supp_fields(SUPP_UPDATE, _supp_fb(n, len(by_piece)), cols[0] + 1, cols[0] + 1,
                                 list(supp) if last else [], _head(row))
-        # Undo keeps only non-NULL values (0-length fields are fillers, §6.4); redo has one per column.
+        # Undo and redo hold one field per listed column, 0-length for NULL: a rollback copies the
+        # undo into its 11.5, where OLR requires a NULL column's field to be empty (ERROR 50061).
         out.append(PairSpec(p.bdba, 5, [kdo, colnums, *(x or b"" for x in new_vals)],
-                            [undo_kdo, colnums, *(x for x in old_vals if x is not None), *sfields], 5))
+                            [undo_kdo, colnums, *(x or b"" for x in old_vals), *sfields], 5))
     return out
 
 

@@ -69,7 +69,6 @@ class DmlOps(TxnOps):
 
     def _add(self, t: Txn, change: Change) -> None:
         t.changes.append(change)
-        self.e.stats["rows"] += len(change.rows)
         if not self.e.keep:
             # Nothing reads the expected rows then, and they pin every redo record's bytes:
             # a huge transaction would hold its whole redo in memory until commit.

@@ -134,6 +134,23 @@ class Emitter:
             tx.begun, tx.begin_record = True, rec
         return rec, undo_index, ktb_undo, flags
 
+    def begin(self, tx: TxnRedo) -> Record:
+        """A transaction's opening record when its first redo is not a row change (SecureFile
+        LOB pages, which OLR keeps only for a transaction that has begun): 5.2, a 5.1 of just
+        ktudb and ktubl (opc 5.7) and the 5.20 session vector, as in the 19c LOB fixture."""
+        scn, sub = self.stream.open_record(self.epoch)
+        usn = tx.xid.usn
+        uba = self.undo.next_uba(usn)
+        ktub = v.ktub_field(0, 0, 0, tx.xid.slot, BEGIN_FLAGS, tx.xid.sqn, opc=0x0507,
+                            begin=(tx.last_uba or uba, scn, tx.user_id))
+        ktudb = v.ktudb_field(tx.xid, uba, first=True, size=48)
+        undo = self._vec(5, 1, 16 + 2 * usn, self.undo.afn, uba.dba, scn, v.UNDO_OBJ, [ktudb, ktub])
+        rec = self._record(scn, sub, [self._begin_vector(tx, uba, scn), undo, self._session_vector(tx.session)])
+        tx.undo_count += 1
+        tx.last_uba = uba
+        tx.begun, tx.begin_record = True, rec
+        return rec
+
     def compensation(self, tx: TxnRedo, comp: Comp) -> Record:
         """Record undoing one pair: compensating 11.x + 5.11 (5.6 before 19c)."""
         scn, sub = self.stream.open_record(self.epoch)

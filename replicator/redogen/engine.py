@@ -106,6 +106,8 @@ class Engine:
         self.pending_savepoints: dict[int, dict[str, int]] = {}
         self.committed: list[Txn] = []
         self.column_format = int(sc.format.get("column", 0))
+        # Committed transactions with row changes and their rows (what the output holds: open
+        # transactions at the end and rolled-back changes are not in it), rollbacks, events.
         self.stats = {"transactions": 0, "rollbacks": 0, "rows": 0, "events": 0}
         self.ops = dmlops.DmlOps(self)
         self._clock = float(sc.start_epoch)

@@ -67,7 +67,7 @@ def build_transaction(t: Txn, sc: Scenario) -> ev.Transaction:
             if isinstance(r, ExpectedDdl):  # a 24.1 statement (source flag 0x20)
                 changes.append(ev.DdlChange(obj=r.obj, owner=r.owner, table=r.table, sql=r.sql,
                                             statement_type=r.statement_type, scn=r.record.scn, time=r.record.time,
-                                            offset=r.record.block * bs + r.record.offset))
+                                            offset=r.record.block * bs + r.record.offset, name=r.name))
                 continue
             changes.append(ev.RowChange(
                 op=r.op, obj=r.table.obj, data_obj=r.table.data_obj, table=r.table.table, before=r.before,

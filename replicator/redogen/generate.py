@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,8 +57,13 @@ class GenerationResult:
         return cfg
 
 
-def generate(sc: Scenario, out_dir: str | Path, *, with_expected: bool = True, clean: bool = True) -> GenerationResult:
-    """Run ``sc`` and write redo, schema checkpoint, config and (optionally) expected output."""
+def generate(sc: Scenario, out_dir: str | Path, *, with_expected: bool = True, clean: bool = True,
+             on_engine: Callable[[Engine], None] | None = None) -> GenerationResult:
+    """Run ``sc`` and write redo, schema checkpoint, config and (optionally) expected output.
+
+    ``on_engine`` is given the engine before it runs (a progress display reads
+    ``engine.stream.bytes_written`` from another thread).
+    """
     out = Path(out_dir).resolve()
     redo_dir, state_dir = out / "redo", out / "checkpoint"
     if clean:
@@ -69,6 +75,8 @@ def generate(sc: Scenario, out_dir: str | Path, *, with_expected: bool = True, c
     redo_dir.mkdir(parents=True, exist_ok=True)
     state_dir.mkdir(parents=True, exist_ok=True)
     engine = Engine(sc, redo_dir, keep_expected=with_expected)
+    if on_engine is not None:
+        on_engine(engine)
     gen = engine.run()
     checkpoint = state_dir / f"{sc.name}-chkpt-{sc.start_scn}.json"
     schema.write_json(checkpoint, schema.schema_checkpoint(sc, gen))

@@ -7,7 +7,9 @@ Modelled on the real 19c archive in ``shared/fixtures/redo/ora19-lob`` (redo-for
 * a larger value goes out of row to a SecureFile segment: one 26.6 block image per page
   (KDLI common BIMG, FPLOAD with the XID and segment DATAOBJ#, LOAD_DATA with the LOB id,
   the page data, SUPLOG with table OBJ# and column) written before the row change, and a
-  locator listing the pages as extents (flg2 0x4090, style 0x20);
+  locator listing the pages as extents (flg2 0x4090, style 0x20). OLR keeps such pages only
+  for a transaction it has seen begin, so a transaction whose first change is one opens with
+  a begin record first (5.2, a 5.1 with ktubl opc 5.7, 5.20), as in the fixture;
 * ``EMPTY_CLOB()`` / ``EMPTY_BLOB()`` is a locator of length 0; NULL is no locator.
 
 CLOB values are stored in AL16UTF16 when the database character set is multibyte (so OLR's
@@ -81,8 +83,8 @@ class LobData(bytes):
 
 
 def is_lob(ctype: ColumnType) -> bool:
-    """CLOB, NCLOB and BLOB columns."""
-    return ctype.type_code in (ev.TYPE_CLOB, ev.TYPE_BLOB)
+    """CLOB, NCLOB and BLOB columns, and extended VARCHAR2/RAW columns stored as LOBs."""
+    return ctype.type_code in (ev.TYPE_CLOB, ev.TYPE_BLOB) or ctype.stored_as_lob
 
 
 _STORAGE: Final = {"": SECUREFILE, "SECUREFILE": SECUREFILE, "BASICFILE": BASICFILE,
@@ -268,13 +270,15 @@ class LobStore:
         self._next_id += 1
         lob_id = b"\x00\x00\x00\x01" + self._next_id.to_bytes(6, "big")
         ctype = ts.ctypes[lob.column]
-        kind = 1 if ctype.type_code == ev.TYPE_BLOB else 2
+        kind = 1 if ctype.type_code in (ev.TYPE_BLOB, ev.TYPE_RAW) else 2
         if ctype.lob_storage != SECUREFILE:
             locator = self._basic(tx, ts, lob, lob_id, kind, data, ctype.lob_storage == BASICFILE_OUT_OF_ROW)
         elif len(data) <= INLINE_MAX:
             locator = inline_locator(kind, lob_id, data)
             self.readable.add(locator)
         else:
+            if not tx.begun:  # OLR drops pages of a transaction it has not seen begin
+                self.emit.begin(tx)
             extents = self._pages(tx.xid, ts, lob, lob_id, data)
             locator = extent_locator(kind, lob_id, len(data), extents)
         self.values[locator] = data

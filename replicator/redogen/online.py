@@ -134,7 +134,7 @@ def generate_online(sc: Scenario, out_dir: str | Path, *, groups: int = 3, rate_
     engine.stream.on_lwn_written = on_lwn_written
     # The checkpoint and config exist before the first redo byte, so a replicator can start
     # tailing while the "database" runs (``ready`` tells a caller in another thread).
-    doc = schema.schema_checkpoint(sc, SimpleNamespace(tables=engine.tables))
+    doc = schema.schema_checkpoint(sc, SimpleNamespace(tables=engine.tables, catalog=engine.catalog))
     doc["online-redo"] = [{"group": i + 1, "path": [str(p)]} for i, p in enumerate(ring.paths)]
     doc["db-recovery-file-dest"] = str(out / "fra")
     checkpoint = state / f"{sc.name}-chkpt-{sc.start_scn}.json"

@@ -6,7 +6,7 @@ COL$... as a real database has them, so their redo DML can be decoded) and of th
 scenario's tables: SYS.USER$, OBJ$ (table and primary key index), TAB$, COL$, CDEF$/CCOL$
 (primary key and supplemental log groups), TS$ and DEFERRED_STG$. They come from the
 engine's :class:`~replicator.redogen.ddl.Catalog`, whose rows the timeline's DDL changes;
-:func:`dictionary` is the short form (user tables only) for callers without an engine run.
+:func:`check_unique` refuses a dictionary with a key OLR keeps unique twice.
 Values the parser does not interpret (TAB$ flags/property, DEFERRED_STG$) copy those of
 the table in the 23ai fixture checkpoint.
 """
@@ -17,89 +17,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+from replicator.errors import ConfigError
 from replicator.redogen import byteorder
-from replicator.redogen.coltypes import intcols, xmltype_virtual_row
 from replicator.redogen.engine import Generated
-from replicator.redogen.ids import dba, redo_time, rowid
+from replicator.redogen.ids import redo_time
 from replicator.redogen.lobs import add_dictionary_rows as add_lob_rows
-from replicator.redogen.rows import TableState
 from replicator.redogen.scenario import Scenario
 from replicator.redogen.writer import ArchivedLog
 
-# Data object numbers of the dictionary tables, used to mint their rows' ROWIDs.
-_DICT_OBJ = {"sys-obj": 18, "sys-col": 2, "sys-tab": 2, "sys-user": 10, "sys-cdef": 29, "sys-ccol": 29,
-             "sys-ts": 6, "sys-deferredstg": 81}
-ARRAYS = ("sys-ccol", "sys-cdef", "sys-col", "sys-deferredstg", "sys-ecol", "sys-lob", "sys-lob-comp-part",
-          "sys-lob-frag", "sys-obj", "sys-tab", "sys-tabcompart", "sys-tabpart", "sys-tabsubpart", "sys-ts",
-          "sys-user", "xdb-ttset")
-SUPP_CDEF = {"pk": 14, "all": 17}
 FLAG_EXPERIMENTAL_XMLTYPE = 0x10000
 XDB_TTSET: dict[str, Any] = {"row-id": "AAAGUhAAAAAAD2mAAA", "guid": "48951E5C0814E048E063399B5E645A82",
                              "toksuf": "28IKF5O20KT14E0OPPJDF68MK2", "flags": 0, "obj": 1}
-
-
-class _RowIds:
-    """Unique, well-formed ROWIDs per dictionary table."""
-
-    def __init__(self) -> None:
-        self._n: dict[str, int] = {}
-
-    def __call__(self, array: str) -> str:
-        n = self._n.get(array, 0)
-        self._n[array] = n + 1
-        return rowid(_DICT_OBJ[array], dba(1, 0x7000 + n // 64), n % 64)
-
-
-def dictionary(sc: Scenario, tables: list[TableState]) -> dict[str, list[dict[str, Any]]]:
-    """The dictionary arrays describing ``tables``."""
-    rid = _RowIds()
-    rows: dict[str, list[dict[str, Any]]] = {a: [] for a in ARRAYS}
-    owners: dict[str, int] = {}
-    for ts in tables:
-        owners.setdefault(ts.spec.owner, 136 + len(owners))
-    rows["sys-user"].append({"row-id": rid("sys-user"), "user": 0, "name": "SYS", "spare1": [384, 0], "single": 1})
-    for name, user in owners.items():
-        rows["sys-user"].append({"row-id": rid("sys-user"), "user": user, "name": name, "spare1": [0, 0],
-                                 "single": 0})
-    for ts_no, name in ((0, "SYSTEM"), (1, "SYSAUX"), (2, "UNDOTBS1"), (3, "TEMP"), (6, "USERS")):
-        rows["sys-ts"].append({"row-id": rid("sys-ts"), "ts": ts_no, "name": name, "block-size": sc.db_block_size})
-    con = 8586
-    for ts in tables:
-        spec, obj = ts.spec, ts.obj
-        rows["sys-obj"].append({"row-id": rid("sys-obj"), "owner": owners[spec.owner], "obj": obj,
-                                "data-obj": ts.data_obj, "name": spec.name, "type": 2, "flags": [0, 0], "single": 0})
-        rows["sys-tab"].append({"row-id": rid("sys-tab"), "obj": obj, "data-obj": ts.data_obj, "ts": spec.ts,
-                                "clu-cols": 0, "flags": [1073741825, 0], "property": [17716740096, 0]})
-        rows["sys-deferredstg"].append({"row-id": rid("sys-deferredstg"), "obj": obj, "flags-stg": [8, 0]})
-        numbers = intcols(ts.ctypes)
-        for n, (col, ct, intcol) in enumerate(zip(ts.table.columns, ts.ctypes, numbers), start=1):
-            null = 0 if col.nullable else 1
-            name = col.name
-            if ct.xmltype:  # the virtual XMLTYPE column, then its hidden CLOB
-                virtual = xmltype_virtual_row(intcol - 1, col.name)
-                rows["sys-col"].append({"row-id": rid("sys-col"), "obj": obj, "col": n, "seg-col": 0,
-                                        "int-col": intcol - 1, "name": col.name, "type": virtual["TYPE#"],
-                                        "length": virtual["LENGTH"], "precision": -1, "scale": -1,
-                                        "charset-form": 0, "charset-id": 0, "null": null, "property": [0, 0]})
-                name = f"SYS_NC{intcol:05d}$"
-            rows["sys-col"].append({"row-id": rid("sys-col"), "obj": obj, "col": n, "seg-col": n, "int-col": intcol,
-                                    "name": name, "type": ct.type_code, "length": ct.length,
-                                    "precision": ct.precision, "scale": ct.scale, "charset-form": ct.charset_form,
-                                    "charset-id": col.charset_id, "null": null, "property": [col.property, 0]})
-        if spec.primary_key:
-            rows["sys-obj"].append({"row-id": rid("sys-obj"), "owner": owners[spec.owner], "obj": obj + 1,
-                                    "data-obj": obj + 1, "name": f"SYS_C{con:07d}", "type": 1, "flags": [4, 0],
-                                    "single": 0})
-            rows["sys-cdef"].append({"row-id": rid("sys-cdef"), "con": con, "obj": obj, "type": 2})
-            for i in ts.key_cols:
-                rows["sys-ccol"].append({"row-id": rid("sys-ccol"), "con": con, "int-col": numbers[i], "obj": obj,
-                                         "spare1": [0, 0]})
-            con += 1
-        if spec.supplemental in SUPP_CDEF:
-            rows["sys-cdef"].append({"row-id": rid("sys-cdef"), "con": con, "obj": obj,
-                                     "type": SUPP_CDEF[spec.supplemental]})
-            con += 1
-    return rows
 
 
 def schema_checkpoint(sc: Scenario, gen: Generated) -> dict[str, Any]:
@@ -119,13 +47,37 @@ def schema_checkpoint(sc: Scenario, gen: Generated) -> dict[str, Any]:
             {"incarnation": 2, "resetlogs-scn": sc.effective_resetlogs_scn, "prior-resetlogs-scn": 1,
              "status": "CURRENT", "resetlogs": sc.effective_resetlogs, "prior-incarnation": 1}],
         "users": owners, "schema-scn": sc.start_scn}
-    catalog = getattr(gen, "catalog", None)
     # The catalog's rows as they were before the timeline ran: the redo changes them later.
-    doc.update(catalog.initial if catalog is not None else dictionary(sc, gen.tables))
+    doc.update(gen.catalog.initial)
     add_lob_rows(doc, gen.tables)  # SYS.LOB$ and the LOB segment/index objects (redogen.lobs)
     if sc.xdb_ttset if sc.xdb_ttset is not None else sc.flags & FLAG_EXPERIMENTAL_XMLTYPE:
         add_xdb_rows(doc)
+    check_unique(doc)
     return doc
+
+
+# The unique keys OLR keeps per dictionary array (a duplicate stops it with error 50024).
+UNIQUE_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "sys-ccol": (("obj", "con", "int-col"),), "sys-cdef": (("obj", "con"), ("con",)),
+    "sys-deferredstg": (("obj",),), "sys-ecol": (("tab-obj", "col-num"),),
+    "sys-lob": (("obj", "int-col"), ("l-obj",)), "sys-lob-comp-part": (("l-obj", "part-obj"), ("part-obj",)),
+    "sys-lob-frag": (("parent-obj", "frag-obj"),), "sys-obj": (("obj",),), "sys-tab": (("obj",),),
+    "sys-tabcompart": (("obj",),), "sys-tabpart": (("bo", "obj"),), "sys-tabsubpart": (("p-obj", "obj"),),
+    "sys-ts": (("ts",),), "sys-user": (("user",),)}
+
+
+def check_unique(doc: dict[str, Any]) -> None:
+    """Refuse a checkpoint whose dictionary repeats a unique key or a ROWID (as a database
+    never would): every OBJ# once in OBJ$, one TAB$ row per table, and so on."""
+    for array, keys in UNIQUE_KEYS.items():
+        rows = doc.get(array, [])
+        for names in (("row-id",), *keys):
+            seen: set[tuple] = set()
+            for row in rows:
+                key = tuple(row.get(n) for n in names)
+                if key in seen:
+                    raise ConfigError(f"generated dictionary: duplicate {array} {dict(zip(names, key))}", 30001)
+                seen.add(key)
 
 
 def add_xdb_rows(doc: dict[str, Any]) -> None:

@@ -40,7 +40,10 @@ class TxnOps:
             if row is not None and row.deleted:
                 del ts.rows[key]
         self._finish(ev.session, t)
-        self.e.stats["transactions"] += 1
+        rows = sum(c.count for c in t.changes)
+        if rows:  # what the output holds: OLR writes nothing for a transaction without row changes
+            self.e.stats["transactions"] += 1
+            self.e.stats["rows"] += rows
         if self.e.keep and any(c.rows for c in t.changes):
             self.e.committed.append(t)
 
@@ -51,7 +54,6 @@ class TxnOps:
             for comp in reversed(change.comps):
                 self.e.emit.compensation(t.redo, comp)
             change.restore()
-            self.e.stats["rows"] -= change.count
 
     def rollback(self, ev: Event) -> None:
         """ROLLBACK: compensations for everything, then a 5.4 with the rollback flag."""

@@ -216,6 +216,39 @@ class DictionaryTracker:
             log.info(f"updated metadata: {name}")
         return new_tables
 
+    def object_name(self, obj: int, pending: Iterable[RowChange] = ()) -> tuple[str, str] | None:
+        """(owner, name) of OBJ# ``obj`` in SYS.OBJ$ and USER$ as a transaction has written them
+        so far (``pending``: its SYS row changes, not yet applied), or None when either row is
+        missing: OLR's lookup for a DDL on a table it does not replicate (yet)."""
+        objects: dict[str, dict[str, Any] | None] = {}  # ROWID -> fields (None: deleted)
+        users: dict[int, str] = {}
+        for change in pending:
+            table = change.table
+            key = dictionary_key(table.owner, table.name) if table is not None else None
+            if key not in ("sys-obj", "sys-user") or table is None:
+                continue
+            rowid = rowid_text(change.data_obj, change.bdba, change.slot)
+            if change.op == OP_DELETE:
+                if key == "sys-obj":
+                    objects[rowid] = None
+                continue
+            fields = decode_fields(key, table, change.after or {})
+            if key == "sys-user":
+                if "user" in fields and "name" in fields:
+                    users[fields["user"]] = fields["name"]
+            else:
+                base = objects.get(rowid) or dict(self.dictionary.row(key, rowid) or {})
+                objects[rowid] = {**base, **fields}
+        row = next((r for r in objects.values() if r is not None and r.get("obj") == obj), None)
+        if row is None:
+            row = self.dictionary.index.objects.get(obj)
+            if row is None or objects.get(row.get("row-id", ""), row) is None:
+                return None
+        owner = users.get(row.get("owner", -1)) or self.dictionary.user_name(row.get("owner", -1))
+        if owner is None or "name" not in row:
+            return None
+        return owner, row["name"]
+
     def _apply_one(self, key: str, change: RowChange, table: Table, rowid: str) -> bool:
         d = self.dictionary
         exists = d.has_row(key, rowid)

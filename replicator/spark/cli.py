@@ -10,6 +10,7 @@ import json
 import logging
 import sys
 
+from replicator.cli_args import ArgumentParser
 from replicator.errors import ConfigError, ReplicatorError
 
 
@@ -99,10 +100,12 @@ def _configure_logging() -> None:
 
 def spark_main(argv: list[str]) -> int:
     """Entry point of ``replicator spark ...``; returns the exit code."""
-    p = argparse.ArgumentParser(prog="replicator spark", description="Kafka change stream -> lake tables (PySpark)")
+    p = ArgumentParser(prog="replicator spark", description="Kafka change stream -> lake tables (PySpark)")
     sub = p.add_subparsers(dest="cmd", required=True)
     run = sub.add_parser("run", help="run the streaming job")
     add_job_arguments(run)
+    run.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
+                     help="a line on stderr while waiting for the brokers (default: auto = on a TTY)")
     tables = sub.add_parser("tables", help="list the tables of a lake and how rows are keyed")
     tables.add_argument("--lake", required=True)
     bench = sub.add_parser("bench", help="measure rows/s applied and commit-to-visible latency")
@@ -126,7 +129,13 @@ def spark_main(argv: list[str]) -> int:
             return bench_main(args)
         from replicator.spark.job import run_job
 
-        return run_job(options_from(args), master=args.master, pending_timeout=args.pending_timeout,  # type: ignore[arg-type]
+        opts = options_from(args)
+        opts.require_kafka()  # before a JVM starts: a missing topic is an argument error
+        if args.source != "kafka":  # the confluent-kafka source: the brokers must answer first
+            from replicator.spark.preflight import wait_for_brokers
+
+            wait_for_brokers(opts.bootstrap_servers, opts.kafka_properties, args.progress)
+        return run_job(opts, master=args.master, pending_timeout=args.pending_timeout,  # type: ignore[arg-type]
                        conf=dict(_pair(c, "--conf") for c in args.conf))
     except ImportError as exc:
         print(f"ERROR 30002 PySpark is not installed ({exc}): pip install 'replicator[spark]'", file=sys.stderr)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import orjson
 
 from replicator.config.writer import NetworkWriterConfig, ZeroMQWriterConfig
+from replicator.errors import RuntimeFailure
 from replicator.events import Message
 from replicator.stream_client import StreamClient
 from replicator.writers.network import NetworkWriter
@@ -85,3 +87,23 @@ def client(kind: str, writer: StreamWriter, timeout: float = 5.0) -> StreamClien
     result = StreamClient(kind, writer.address, DATABASE, "json", timeout)
     result.open()
     return result
+
+
+def started_client(kind: str, writer: StreamWriter, mode: str = "now", position: tuple[int, int] | None = None,
+                   deadline_s: float = 15.0) -> tuple[StreamClient, Any]:
+    """A client whose START/CONTINUE was answered: (client, reply).
+
+    Retried until ``deadline_s``: the writer turns a client away (or, over ZeroMQ's single
+    PAIR peer, does not answer it) while it is still dropping the previous connection.
+    """
+    end = time.monotonic() + deadline_s
+    while True:
+        stream = client(kind, writer, timeout=1.0)  # short: a turned-away ZeroMQ client just hears nothing
+        try:
+            reply = stream.start(mode, position)
+            stream.timeout = 5.0
+            return stream, reply
+        except RuntimeFailure:
+            stream.close()
+            if time.monotonic() > end:
+                raise

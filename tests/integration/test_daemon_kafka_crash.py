@@ -8,15 +8,13 @@ after the last save (at-least-once): those duplicates are measured and printed.
 from __future__ import annotations
 
 import random
-import signal
-import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, TopicPartition
+from daemon_proc import Daemon
 from fixture_configs import fast_offline_config, write_config
 from kafka_broker import Broker
 
@@ -53,28 +51,33 @@ def test_kill_daemon_with_kafka_writer(broker: Broker, tmp_path: Path) -> None:
     path = write_config(tmp_path, cfg, "kafka.json")
     expected = result.expected.read_bytes().splitlines()
 
-    def start() -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(path)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-
+    kills_mid_stream = 0
     for _ in range(3):
-        proc = start()
-        time.sleep(rng.uniform(0.8, 2.5))
-        proc.kill()
-        proc.communicate(timeout=30)
-    proc = start()
+        proc = Daemon(path, tmp_path)
+        try:
+            proc.wait_ready(120)
+            # Kill once this run has parsed some transactions, well before the end of the stream.
+            at_least = rng.randint(1, max(1, len(expected) // 8))
+            proc.wait_status(lambda st: st[2] >= at_least or proc.proc.poll() is not None, 120)
+            assert proc.proc.poll() is None, f"exited early: {proc.log()[-2000:]}"
+            proc.kill()
+            kills_mid_stream += (proc.status() or (0, 0, 0, 0))[3] < len(expected)
+        finally:
+            proc.close()
+    assert kills_mid_stream == 3
+    proc = Daemon(path, tmp_path)
     try:
-        time.sleep(2.0)
+        proc.wait_ready(120)
         deadline = time.monotonic() + 120
         got: list[bytes] = []
         while time.monotonic() < deadline:
             got = _consume_all(broker, "cdc")
             if not Counter(expected) - Counter(got):
                 break
+        rc, err = proc.stop()
     finally:
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, err[-2000:]
+        proc.close()
+    assert rc == 0, err[-2000:]
     missing = Counter(expected) - Counter(got)
     duplicates = sum((Counter(got) - Counter(expected)).values())
     print(f"kafka crash test: {len(expected)} expected, {len(got)} consumed, {duplicates} duplicates, "

@@ -87,6 +87,7 @@ def test_exactly_once_in_order_per_partition(broker: Broker) -> None:
     _check(_consume(broker, ["cdc"], 3000), list(range(3000)))
 
 
+@pytest.mark.slow
 def test_broker_killed_and_restarted_mid_stream_loses_nothing(broker: Broker) -> None:
     confirmed: list[tuple[int, int]] = []
     writer = _writer(broker, confirmed, stall_timeout_s=2, max_backoff_s=2)

@@ -8,7 +8,7 @@ import sys
 import time
 
 import pytest
-from stream_harness import DATABASE, Producer, client, make_writer, message, number_of, position
+from stream_harness import DATABASE, Producer, client, make_writer, message, number_of, position, started_client
 
 from replicator.errors import ReplicatorError, RuntimeFailure
 from replicator.proto import olr_pb2 as pb
@@ -31,9 +31,8 @@ def test_random_disconnects_confirmed_union_is_the_stream(kind: str) -> None:
     deadline = time.monotonic() + 60
     while len(union) < count and time.monotonic() < deadline:
         sessions += 1
-        stream = client(kind, writer)
+        stream, reply = started_client(kind, writer, "scn:1000", last)  # retried while the last one is dropped
         try:
-            reply = stream.start("scn:1000", last)
             assert reply.code == pb.REPLICATE, reply
             pending: list[int] = []
             for _ in range(rng.randint(1, 400)):
@@ -53,8 +52,6 @@ def test_random_disconnects_confirmed_union_is_the_stream(kind: str) -> None:
                     break  # the writer closes once everything is confirmed
         finally:
             stream.close()  # unconfirmed messages in `pending` must come again
-        if kind == "zeromq":
-            time.sleep(0.05)  # let libzmq see the disconnect before the next connect
     producer.join()
     assert union == list(range(count)) and sessions > 3
     assert confirmed == [position(n) for n in range(count)]  # on_confirm: everything, in order, once
@@ -137,8 +134,10 @@ def test_restart_from_restored_position_then_continue(kind: str) -> None:
             received.append(number_of(frame))
         stream.confirm(position(14)[0:1] + (position(14)[1] + 1,))  # confirm message 14 (printed idx)
         client_last = position_of(frame, "json")  # the client processed up to 24
-        time.sleep(0.3)
-        first.flush()
+        deadline = time.monotonic() + 10
+        while len(confirmed) < 15 and time.monotonic() < deadline:  # the CONFIRM reached the writer
+            first.flush()
+            time.sleep(0.01)
     finally:
         stream.close()
         first.close()

@@ -11,6 +11,8 @@ from replicator.bench_huge import run_measured
 from replicator.redogen import workloads
 from replicator.redogen.generate import generate
 
+pytestmark = pytest.mark.slow  # 40,000-row transactions through the swap: 6-35 s each
+
 
 @pytest.mark.parametrize("reader", ["batch", "offline"])
 def test_big_transaction_swaps_and_streams(tmp_path: Path, reader: str) -> None:

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import os
 import random
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from daemon_proc import Daemon, wait_for
 from fixture_configs import fast_offline_config, write_config
 
 from replicator.redogen import workloads
@@ -25,11 +23,6 @@ KILLS = 20
 
 def _offline_config(result, tmp_path: Path) -> Path:
     return write_config(tmp_path, fast_offline_config(result), "offline.json")
-
-
-def _start(cfg: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(cfg)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
 @pytest.mark.slow
@@ -43,25 +36,30 @@ def test_sigkill_at_random_points(tmp_path: Path) -> None:
     cfg = _offline_config(result, tmp_path)
     expected = result.expected.read_bytes()
     output = result.output
-    for _ in range(KILLS):
-        proc = _start(cfg)
-        time.sleep(rng.uniform(0.4, 3.0))
-        proc.send_signal(signal.SIGKILL)
-        _, err = proc.communicate(timeout=30)
+    # Kill points: after start-up, once the output reached a random share of its final size
+    # (in increasing order, so every run makes progress before its kill).
+    shares = sorted(rng.uniform(0.02, 0.95) for _ in range(KILLS))
+    mid_stream = 0
+    for share in shares:
+        proc = Daemon(cfg, tmp_path)
+        try:
+            proc.wait_ready(120)
+            assert wait_for(lambda: output.exists() and output.stat().st_size >= share * len(expected)
+                            or proc.proc.poll() is not None, 120), "the output stopped growing"
+            assert proc.proc.poll() is None, f"exited early: {proc.log()[-2000:]}"
+            err = proc.kill()
+        finally:
+            proc.close()
+        mid_stream += output.stat().st_size < len(expected)
         assert "Traceback" not in err, err[-2000:]
-    proc = _start(cfg)
+    assert mid_stream >= KILLS // 2, f"only {mid_stream} of {KILLS} kills landed before the end of the output"
+    proc = Daemon(cfg, tmp_path)
     try:
-        time.sleep(2.0)  # let the final run start up fully before it may be asked to stop
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            if output.exists() and output.stat().st_size >= len(expected):
-                time.sleep(0.5)
-                break
-            time.sleep(0.1)
+        assert wait_for(lambda: output.exists() and output.stat().st_size >= len(expected), 180)
+        rc, err = proc.stop()
     finally:
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, err[-2000:]
+        proc.close()
+    assert rc == 0, err[-2000:]
     lines = output.read_bytes().splitlines()
     expected_lines = expected.splitlines()
     # (c_scn, c_idx) is not a unique key under OpenLogReplicator's numbering (c_scn is the

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import pytest
+from daemon_proc import Daemon, wait_for
 from kafka_broker import free_port
 
 SEQ_FILES = ("arch1_15_1224959854.dbf", "arch1_16_1224959854.dbf")
@@ -43,29 +42,18 @@ def _setup(free23: Path, tmp_path: Path) -> Path:
     return path
 
 
-def _start(cfg: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(cfg)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def _start(cfg: Path) -> Daemon:
+    return Daemon(cfg, cfg.parent)
 
 
-def _wait_for(predicate, timeout: float = 20.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
+def _wait_for(predicate, timeout: float = 60.0) -> bool:
+    return wait_for(predicate, timeout)
 
 
-def _stop(proc: subprocess.Popen) -> str:
-    proc.send_signal(signal.SIGTERM)
-    try:
-        _, err = proc.communicate(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        _, err = proc.communicate()
-        pytest.fail("daemon did not stop on SIGTERM")
-    assert proc.returncode == 0, err
+def _stop(proc: Daemon) -> str:
+    """SIGTERM once the daemon said READY; it must exit 0."""
+    rc, err = proc.stop()
+    assert rc == 0, err
     return err
 
 
@@ -86,8 +74,10 @@ def test_tail_stop_restart_no_duplicates(free23: Path, tmp_path: Path) -> None:
 
     proc = _start(cfg)
     try:
-        time.sleep(1.5)
-        assert proc.poll() is None
+        proc.wait_ready()
+        # Caught up: the restart read on to the end of what the fixture holds.
+        proc.wait_status(lambda st: st[1] >= position["scn"])
+        assert proc.proc.poll() is None
     finally:
         _stop(proc)
     assert out.read_bytes() == expected  # nothing replayed
@@ -112,11 +102,11 @@ def test_broken_reload_keeps_running(free23: Path, tmp_path: Path) -> None:
         assert _wait_for(lambda: (tmp_path / "out.json").exists())
         data = json.loads(cfg.read_text())
         data["source"][0]["filter"]["table"][0]["unknown-key"] = 1
-        time.sleep(1.1)  # mtime has one-second resolution on some file systems
         cfg.write_text(json.dumps(data))
-        os.utime(cfg)
-        time.sleep(1.0)
-        assert proc.poll() is None
+        later = time.time() + 2  # a visibly newer mtime: some file systems keep whole seconds
+        os.utime(cfg, (later, later))
+        proc.wait_log("config reload rejected")
+        assert proc.proc.poll() is None
     finally:
         err = _stop(proc)
     assert "config reload rejected" in err and "20003" in err

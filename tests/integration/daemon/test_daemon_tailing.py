@@ -1,65 +1,107 @@
 """The daemon tails redogen's live ring of online groups while the "database" writes it.
 
-A slow poll (redo-read-sleep-us) makes the daemon fall behind so that an online group
-is reused before it was read to the end; the output must still equal the generator's.
+In the overwrite case the daemon is frozen (SIGSTOP) while it reads a current online log
+and resumed only after that group was reused for a later sequence, so it must fall back
+to the archived copy (warning 60024) every time, not only when timing happens to allow
+it; the output must still equal the generator's.
 """
 
 from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
+from daemon_proc import Daemon, wait_for
 
 from replicator.redogen import workloads
 from replicator.redogen.online import generate_online
 
-
-def _wait(predicate, timeout: float) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return predicate()
+GROUPS = 2
 
 
-@pytest.mark.parametrize("read_sleep_us,expect_overwrite", [(20_000, False), (1_500_000, True)])
-def test_tail_live_ring(tmp_path: Path, read_sleep_us: int, expect_overwrite: bool) -> None:
+class Overwrite:
+    """Generator hook: freeze the daemon inside sequence ``seq`` until its group is reused.
+
+    Called after each LWN the generator writes. While sequence ``seq`` is current (not yet
+    archived) the generator waits until the daemon reports, by its STATUS, that it reads
+    that sequence, then freezes it; once sequence ``seq + GROUPS`` (written into the same
+    group) is archived too, the daemon is resumed.
+    """
+
+    def __init__(self, fra: Path, first_sequence: int, seq: int) -> None:
+        self.fra, self.first, self.seq = fra, first_sequence, seq
+        self.daemon: Daemon | None = None
+        self.started = threading.Event()  # the daemon exists
+        self.frozen = self.resumed = False
+        self.error: str | None = None
+
+    def __call__(self, first_scn: int, last_scn: int) -> None:
+        if self.error or self.resumed:
+            return
+        current = self.first + self._archived_logs()
+        if not self.frozen and current == self.seq:
+            if not self.started.wait(60):
+                self.error = "the daemon was not started"
+                return
+            daemon = self.daemon
+            assert daemon is not None
+            if not wait_for(lambda: (st := daemon.status()) is not None and st[0] >= self.seq, 60):
+                self.error = f"the daemon never reported reading sequence {self.seq}: {daemon.status()}"
+                return
+            daemon.signal(signal.SIGSTOP)
+            self.frozen = True
+        elif self.frozen and current > self.seq + GROUPS:
+            assert self.daemon is not None
+            self.daemon.signal(signal.SIGCONT)
+            self.resumed = True
+
+    def _archived_logs(self) -> int:
+        return sum(1 for p in self.fra.rglob("*") if p.is_file()) if self.fra.exists() else 0
+
+
+@pytest.mark.parametrize("overwrite", [False, pytest.param(True, marks=pytest.mark.slow)],
+                         ids=["keeps-up", "group-reused"])
+def test_tail_live_ring(tmp_path: Path, overwrite: bool) -> None:
     sc = workloads.oltp(seed=7, target_bytes=3 << 20)
     sc.log_blocks = 1024  # 512 KB logs: many switches, quick group reuse with 2 groups
+    hook = Overwrite(tmp_path / "fra", sc.first_sequence, sc.first_sequence + 1) if overwrite else None
     ready = threading.Event()
     result: list = []
     gen = threading.Thread(target=lambda: result.append(
-        generate_online(sc, tmp_path, groups=2, rate_mb_s=1.0, ready=ready)), daemon=True)
+        generate_online(sc, tmp_path, groups=GROUPS, rate_mb_s=1.0, ready=ready, on_lwn_written=hook)),
+        daemon=True)
     gen.start()
     assert ready.wait(30)
     cfg_path = tmp_path / "OpenLogReplicator.json"
     cfg = json.loads(cfg_path.read_text())
-    cfg["source"][0]["redo-read-sleep-us"] = read_sleep_us
+    cfg["source"][0]["redo-read-sleep-us"] = 20_000
     cfg["source"][0]["arch-read-sleep-us"] = 100_000
     cfg["source"][0]["arch-read-tries"] = 600
     cfg["target"][0]["writer"]["poll-interval-us"] = 50_000
     cfg_path.write_text(json.dumps(cfg))
-    proc = subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(cfg_path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = Daemon(cfg_path, tmp_path)
+    if hook is not None:
+        hook.daemon = proc
+        hook.started.set()
     try:
-        gen.join(120)
+        gen.join(180)
         assert result, "generator did not finish"
+        if hook is not None:
+            assert hook.error is None, hook.error
+            assert hook.frozen and hook.resumed
         expected = result[0].expected.read_bytes()
         output = tmp_path / "output.json"
-        assert _wait(lambda: output.exists() and output.stat().st_size >= len(expected), 120)
-        time.sleep(0.5)
+        assert wait_for(lambda: output.exists() and output.stat().st_size >= len(expected), 120)
+        rc, err = proc.stop()
     finally:
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, err[-3000:]
+        if proc.proc.poll() is None:
+            proc.signal(signal.SIGCONT)  # never leave it frozen
+        proc.close()
+    assert rc == 0, err[-3000:]
     assert "Traceback" not in err
     assert output.read_bytes() == expected
-    if expect_overwrite:
+    if overwrite:
         assert "60024" in err, "the daemon never had to fall back to an archived copy"

@@ -17,6 +17,22 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # spark_pipeline, spark_values
 
+# Settings for a loaded machine, for the session below and for the jobs the tests start as
+# processes (PySpark reads PYSPARK_SUBMIT_ARGS when it launches its JVM): Python workers
+# are reused rather than started per task, and socket and heartbeat timeouts are far from
+# what a busy 2-core machine needs. (The streaming source's worker has a fixed 10 s
+# connect-back limit in Spark; the Spark tests all run in one xdist worker so that they do
+# not compete with each other for the CPU.)
+LOADED_MACHINE_CONF = {
+    "spark.python.worker.reuse": "true",
+    "spark.python.authenticate.socketTimeout": "120s",
+    "spark.network.timeout": "600s",
+    "spark.executor.heartbeatInterval": "30s",
+    "spark.ui.enabled": "false",
+}
+os.environ.setdefault("PYSPARK_SUBMIT_ARGS", " ".join(
+    f"--conf {key}={value}" for key, value in LOADED_MACHINE_CONF.items()) + " pyspark-shell")
+
 
 def _need_pyspark() -> None:
     try:
@@ -38,7 +54,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from replicator.spark.options import JobOptions
 
     session = build_session(JobOptions(lake=str(tmp_path_factory.mktemp("lake"))), "local[2]",
-                            {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"})
+                            {**LOADED_MACHINE_CONF, "spark.sql.shuffle.partitions": "2"})
     session.sparkContext.setLogLevel("ERROR")
     try:
         yield session

@@ -10,6 +10,12 @@ from replicator import log
 from replicator.progress import Pacer, Progress, format_duration, progress_wanted
 
 
+@pytest.fixture(autouse=True)
+def _wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The line is cut to the terminal's width: make it wide whatever runs the tests (xdist workers too)."""
+    monkeypatch.setenv("COLUMNS", "200")
+
+
 class Tty(io.StringIO):
     def isatty(self) -> bool:
         return True

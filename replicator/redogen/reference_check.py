@@ -1,0 +1,394 @@
+"""Development check: the reference OpenLogReplicator and this project read the same generated redo.
+
+For each case of a matrix (every reference scenario and workload × database version × redo block
+size, plus seeded ``mixed`` and ``oltp`` runs) redogen writes a test case; the reference binary
+(``OpenLogReplicator -r -f CONFIG`` from the case directory) and ``replicator run`` then each read
+it with the same config, each from its own copy of the checkpoint directory, and their outputs are
+compared byte for byte. OLR's log is scanned for ``ERROR`` and ``WARN`` lines (it exits 0 even after
+``ERROR ... aborting``).
+
+Not part of CI: it needs the reference binary (built from OpenLogReplicator's source, see the
+shared reference-olr notes). Run::
+
+    REPLICATOR_OLR_BINARY=/path/to/OpenLogReplicator python -m replicator.redogen.reference_check
+
+which prints one line per case that is not identical and the counts (cases, identical, differing,
+OLR errors). ``--only REGEX`` picks cases by name, ``--quick`` one version/block size per source.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ENV_BINARY = "REPLICATOR_OLR_BINARY"
+VERSIONS = ("11.2", "12.1", "12.2", "18", "19", "21", "23")
+BLOCK_SIZES = (512, 1024, 4096)
+SEEDS = 20
+# Workloads at sizes that keep one case to seconds (their defaults make benchmarks).
+WORKLOAD_PARAMS: dict[str, dict[str, Any]] = {
+    "demo": {},
+    "oltp": {"target_bytes": 1 << 20},
+    "mixed": {},
+    "huge-transaction": {"rows": 3000},
+    # OLR gives each open transaction a 1 MB memory chunk: with the config's max-mb 256 it
+    # waits for memory for ever past ~200 open at once, so the check keeps below that.
+    "open-transactions": {"count": 150},
+    "wide-rows": {"rows": 30},
+    "big-values": {},
+}
+# OLR log lines that are expected on a first run and say nothing about the redo.
+BENIGN = (re.compile(r"WARN\s+10003 file: .* - get metadata returned: No such file or directory"),)
+# Sources that exist only on some versions (BOOLEAN columns need 23; redogen refuses others).
+ONLY_VERSIONS: dict[str, tuple[str, ...]] = {"boolean-type": ("23",)}
+# The reference scenarios (rebuilt from OLR's real outputs) and extra ones written for this check.
+SCENARIO_DIRS = tuple(Path(__file__).resolve().parents[2] / "tests" / "scenarios" / d for d in ("reference", "olr-check"))
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One generated test case: a workload name or scenario file, version, block size, seed."""
+
+    source: str
+    version: str = "19"
+    block_size: int = 512
+    seed: int | None = None
+    online: bool = False
+    params: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def name(self) -> str:
+        """A unique, file-system-safe name."""
+        base = Path(self.source).stem if self.source.endswith((".yaml", ".yml", ".json")) else self.source
+        seed = "" if self.seed is None else f"-s{self.seed}"
+        extra = "".join(f"-{k}{v}" for k, v in self.params)
+        return f"{base}{'-online' if self.online else ''}-v{self.version}-b{self.block_size}{seed}{extra}"
+
+
+@dataclass(slots=True)
+class CaseResult:
+    """What one case showed."""
+
+    case: Case
+    identical: bool = False
+    olr_errors: list[str] = field(default_factory=list)
+    olr_warnings: list[str] = field(default_factory=list)
+    detail: str = ""
+    gen_seconds: float = 0.0
+    olr_seconds: float = 0.0
+    our_seconds: float = 0.0
+    ours_vs_expected: bool | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Identical outputs and no ERROR or unexpected WARN in OLR's log."""
+        return self.identical and not self.olr_errors and not self.olr_warnings
+
+
+def scenario_files(directories: Iterable[Path] = SCENARIO_DIRS) -> list[Path]:
+    """The scenario files of the check (sorted per folder)."""
+    return [p for d in directories if d.is_dir() for p in sorted(d.glob("*.yaml"))]
+
+
+def single_thread(path: Path) -> bool:
+    """False for a RAC scenario (``threads:`` above 1): the reference OLR 1.9 does not merge
+    redo threads (on the RAC scenarios it wrote transactions out of commit order, or none when
+    only thread 2 had any), so they are not compared here (docs/rac.md: the RAC reference
+    outputs come from a fork)."""
+    from replicator.redogen.scenario import Scenario
+
+    return Scenario.from_file(path).threads <= 1
+
+
+def matrix(*, quick: bool = False, seeds: int = SEEDS, scenario_dirs: Iterable[Path] = SCENARIO_DIRS) -> list[Case]:
+    """Every single-thread scenario and workload × version × block size, then seeded mixed/oltp
+    runs (seed i on version i mod 7 and block size i mod 3) and online mixed/oltp runs."""
+    sources = [str(p) for p in scenario_files(scenario_dirs) if single_thread(p)] + list(WORKLOAD_PARAMS)
+    combos = [("19", 512)] if quick else [(v, b) for v in VERSIONS for b in BLOCK_SIZES]
+    cases = [Case(src, v, b) for src in sources for v, b in combos
+             if v in ONLY_VERSIONS.get(Path(src).stem, (v,))]
+    if quick:  # keep version-bound sources in the quick run
+        cases += [Case(src, ONLY_VERSIONS[Path(src).stem][0], 512) for src in sources
+                  if "19" not in ONLY_VERSIONS.get(Path(src).stem, ("19",))]
+    for workload in ("mixed", "oltp"):
+        for i in range(1, (3 if quick else seeds) + 1):
+            cases.append(Case(workload, VERSIONS[i % len(VERSIONS)], BLOCK_SIZES[i % len(BLOCK_SIZES)], seed=i))
+        for i in range(1, 3):
+            cases.append(Case(workload, VERSIONS[(i * 3) % len(VERSIONS)], BLOCK_SIZES[i % 3], seed=100 + i,
+                              online=True))
+    return cases
+
+
+def build_scenario(case: Case):
+    """The :class:`Scenario` of ``case`` (as ``replicator redogen`` would build it)."""
+    from replicator.redogen import workloads
+    from replicator.redogen.demo import demo_scenario
+    from replicator.redogen.scenario import Scenario
+
+    params: dict[str, Any] = dict(WORKLOAD_PARAMS.get(case.source, {}))
+    params.update(case.params)
+    if case.source == "demo":
+        return demo_scenario(case.version, case.block_size)
+    if case.source in workloads.WORKLOADS:
+        if case.seed is not None:
+            params["seed"] = case.seed
+        return workloads.WORKLOADS[case.source](version=case.version, block_size=case.block_size, **params)
+    sc = Scenario.from_file(case.source)
+    sc.version, sc.block_size = case.version, case.block_size
+    for key, value in params.items():
+        setattr(sc, key, value)
+    if case.seed is not None:
+        sc.seed = case.seed
+    return sc
+
+
+def generate_case(case: Case, out_dir: Path):
+    """Write ``case`` into ``out_dir``; returns redogen's GenerationResult."""
+    from replicator.redogen.generate import generate
+
+    sc = build_scenario(case)
+    if case.online:
+        from replicator.redogen.online import generate_online
+
+        return generate_online(sc, out_dir, groups=3, rate_mb_s=0.0, final_switch=True)
+    return generate(sc, out_dir)
+
+
+def _variant(config: Path, state_src: Path, work: Path, label: str) -> tuple[Path, Path]:
+    """A copy of ``config`` with its own state directory (a copy of ``state_src``) and output."""
+    state = work / f"state-{label}"
+    if state.exists():
+        shutil.rmtree(state)
+    shutil.copytree(state_src, state)
+    cfg = json.loads(config.read_text())
+    cfg["state"]["path"] = str(state)
+    output = work / f"output-{label}.json"
+    output.unlink(missing_ok=True)
+    for target in cfg["target"]:
+        target["writer"]["output"] = str(output)
+    path = work / f"config-{label}.json"
+    path.write_text(json.dumps(cfg))
+    return path, output
+
+
+def scan_log(text: str) -> tuple[list[str], list[str]]:
+    """OLR's ERROR lines and its WARN lines (benign ones left out)."""
+    errors, warnings = [], []
+    for line in text.splitlines():
+        if " ERROR " in line:
+            errors.append(line)
+        elif " WARN " in line and not any(p.search(line) for p in BENIGN):
+            warnings.append(line)
+    return errors, warnings
+
+
+def run_olr(binary: Path, config: Path, cwd: Path, timeout: float = 300.0) -> tuple[str, float]:
+    """``OpenLogReplicator -r -f config`` from ``cwd``; returns its log and wall time (a run
+    that does not finish in ``timeout`` seconds is killed and its log gets an ERROR line)."""
+    start = time.monotonic()
+    try:
+        proc = subprocess.run([str(binary), "-r", "-f", str(config)], cwd=cwd, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, timeout=timeout, check=False)
+        text = proc.stdout.decode("utf-8", "replace")
+    except subprocess.TimeoutExpired as exc:
+        text = (exc.stdout or b"").decode("utf-8", "replace") + f"\n- ERROR check: no exit after {timeout:.0f} s\n"
+    return text, time.monotonic() - start
+
+
+def run_ours(config: Path, cwd: Path) -> tuple[int, float]:
+    """``replicator run -f config --progress off`` in-process from ``cwd``; exit code and wall time."""
+    from replicator.cli import main
+
+    old = os.getcwd()
+    start = time.monotonic()
+    try:
+        os.chdir(cwd)
+        rc = main(["run", "-f", str(config), "--progress", "off"])
+    finally:
+        os.chdir(old)
+    return rc, time.monotonic() - start
+
+
+def _first_difference(a: bytes, b: bytes) -> str:
+    la, lb = a.splitlines(), b.splitlines()
+    for i, (x, y) in enumerate(zip(la, lb, strict=False)):
+        if x != y:
+            return f"line {i + 1}: ours {x[:300]!r}\n    olr  {y[:300]!r}"
+    return f"ours {len(la)} lines, olr {len(lb)} lines"
+
+
+def compare_case(case_dir: Path, config: Path, state: Path, binary: Path, result: CaseResult,
+                 expected: Path | None = None) -> CaseResult:
+    """Run OLR and the replicator on a generated case and fill ``result``."""
+    olr_cfg, olr_out = _variant(config, state, case_dir, "olr")
+    our_cfg, our_out = _variant(config, state, case_dir, "ours")
+    log, result.olr_seconds = run_olr(binary, olr_cfg, case_dir)
+    (case_dir / "olr.log").write_text(log)
+    result.olr_errors, result.olr_warnings = scan_log(log)
+    rc, result.our_seconds = run_ours(our_cfg, case_dir)
+    ours = our_out.read_bytes() if our_out.exists() else b""
+    theirs = olr_out.read_bytes() if olr_out.exists() else b""
+    result.identical = rc == 0 and ours == theirs
+    if expected is not None and expected.exists():
+        result.ours_vs_expected = ours == expected.read_bytes()
+    if rc != 0:
+        result.detail = f"replicator run exited {rc}"
+    elif ours != theirs:
+        result.detail = _first_difference(ours, theirs)
+    return result
+
+
+def _batch_config(config: Path, logs: list[Path]) -> Path:
+    """An online ring's (offline-reader) config turned into a batch one over its archived logs:
+    both programs' offline readers wait for the next log forever, a batch reader stops."""
+    cfg = json.loads(config.read_text())
+    reader = cfg["source"][0]["reader"]
+    reader["type"] = "batch"
+    reader["redo-log"] = [str(p) for p in logs]
+    path = config.with_name("batch.json")
+    path.write_text(json.dumps(cfg))
+    return path
+
+
+def run_case(case: Case, work: Path, binary: Path, keep: bool = False) -> CaseResult:
+    """Generate ``case`` under ``work``, compare both programs; the directory is removed when the
+    case is clean (unless ``keep``)."""
+    case_dir = work / case.name
+    if case_dir.exists():
+        shutil.rmtree(case_dir)
+    result = CaseResult(case)
+    try:
+        start = time.monotonic()
+        gen = generate_case(case, case_dir)
+        result.gen_seconds = time.monotonic() - start
+        config = gen.config
+        if case.online:
+            config = _batch_config(gen.config, [log.path for log in gen.logs])
+        compare_case(case_dir, config, gen.checkpoint.parent, binary, result, gen.expected)
+    except Exception as exc:  # a generator or runner failure is a result too
+        result.detail = f"{type(exc).__name__}: {exc}"
+    if result.ok and not keep:
+        shutil.rmtree(case_dir, ignore_errors=True)
+    return result
+
+
+def _worker(args: tuple[Case, Path, Path, bool]) -> CaseResult:
+    import logging
+
+    logging.disable(logging.CRITICAL)  # our run's log lines would drown the report
+    return run_case(*args)
+
+
+def run_matrix(cases: Iterable[Case], work: Path, binary: Path, jobs: int = 1, keep: bool = False,
+               report=None) -> list[CaseResult]:
+    """Run every case (``jobs`` processes); ``report`` is called with each result as it comes."""
+    todo = [(c, work, binary, keep) for c in cases]
+    results: list[CaseResult] = []
+    if jobs <= 1:
+        for item in todo:
+            results.append(_worker(item))
+            if report:
+                report(results[-1])
+        return results
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(jobs, maxtasksperchild=20) as pool:
+        for res in pool.imap_unordered(_worker, todo):
+            results.append(res)
+            if report:
+                report(res)
+    return results
+
+
+def summary(results: list[CaseResult]) -> dict[str, int]:
+    """Counts: cases, identical, differing, cases with an OLR ERROR, with a WARN, all clean."""
+    return {"cases": len(results), "identical": sum(r.identical for r in results),
+            "differing": sum(not r.identical for r in results),
+            "olr_errors": sum(bool(r.olr_errors) for r in results),
+            "olr_warnings": sum(bool(r.olr_warnings) for r in results),
+            "clean": sum(r.ok for r in results)}
+
+
+def _describe(r: CaseResult) -> str:
+    parts = [f"{'OK  ' if r.ok else 'FAIL'} {r.case.name} (redogen {r.gen_seconds:.1f}s, OLR {r.olr_seconds:.1f}s, "
+             f"replicator {r.our_seconds:.1f}s)"]
+    if not r.identical:
+        parts.append("differs" + (f" ({r.detail})" if r.detail else ""))
+    if r.olr_errors:
+        parts.append(f"OLR: {r.olr_errors[0].split(' ', 2)[-1]}")
+    if r.olr_warnings:
+        parts.append(f"OLR warn: {r.olr_warnings[0].split(' ', 2)[-1]}")
+    if r.ours_vs_expected is False:
+        parts.append("(ours != expected.json)")
+    return "; ".join(parts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line of the check; exit 0 when every case is clean."""
+    p = argparse.ArgumentParser(prog="python -m replicator.redogen.reference_check",
+                                description="compare the reference OpenLogReplicator and replicator on generated redo")
+    p.add_argument("--binary", default=os.environ.get(ENV_BINARY), help=f"OLR binary (default: ${ENV_BINARY})")
+    p.add_argument("--work-dir", help="where cases are written (default: a temporary directory)")
+    p.add_argument("--only", help="regular expression on case names")
+    p.add_argument("--quick", action="store_true", help="one version and block size per source, 3 seeds")
+    p.add_argument("--seeds", type=int, default=SEEDS, help="seeded mixed and oltp runs each")
+    p.add_argument("--jobs", type=int, default=1, help="cases run in parallel")
+    p.add_argument("--keep", action="store_true", help="keep the directories of clean cases too")
+    p.add_argument("--list", action="store_true", help="list the case names and stop")
+    p.add_argument("-v", "--verbose", action="store_true", help="a line for clean cases too, with wall times")
+    p.add_argument("--source", help="run one case instead of the matrix: a workload or scenario file")
+    p.add_argument("--size", help="with --source: redo to write (oltp and huge-transaction), e.g. 100MB")
+    p.add_argument("--seed", type=int, help="with --source: the workload seed")
+    p.add_argument("--db-version", default="19", help="with --source: database version")
+    p.add_argument("--block-size", type=int, default=512, help="with --source: redo block size")
+    args = p.parse_args(argv)
+    if args.source:
+        from replicator.redogen.commands import parse_size
+
+        params = (("target_bytes", parse_size(args.size)),) if args.size else ()
+        cases = [Case(args.source, args.db_version, args.block_size, args.seed, params=params)]
+        args.verbose = True
+    else:
+        cases = matrix(quick=args.quick, seeds=args.seeds)
+    if args.only:
+        cases = [c for c in cases if re.search(args.only, c.name)]
+    if args.list:
+        print("\n".join(c.name for c in cases))
+        return 0
+    if not args.binary or not Path(args.binary).is_file():
+        print(f"no reference binary: set ${ENV_BINARY} or --binary", file=sys.stderr)
+        return 2
+    tmp = None if args.work_dir else tempfile.TemporaryDirectory(prefix="olr-check-")
+    work = Path(args.work_dir or tmp.name).resolve()  # type: ignore[union-attr]
+    work.mkdir(parents=True, exist_ok=True)
+
+    def report(r: CaseResult) -> None:
+        if args.verbose or not r.ok:
+            print(_describe(r), flush=True)
+
+    start = time.monotonic()
+    try:
+        results = run_matrix(cases, work, Path(args.binary).resolve(), args.jobs, args.keep, report)
+    finally:
+        if tmp is not None and not args.keep:
+            tmp.cleanup()
+    counts = summary(results)
+    print(" ".join(f"{k}={v}" for k, v in counts.items()) + f" ({time.monotonic() - start:.0f}s)")
+    if not args.work_dir and any(not r.ok for r in results):
+        print("(use --work-dir DIR to keep the failing cases)")
+    return 0 if counts["clean"] == counts["cases"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""Before the Spark job starts: wait until the Kafka brokers answer, saying so.
+
+Without this, a job started before its brokers (or pointed at a wrong address) sits silent
+in Spark's planning of the first batch and then fails with a long JVM stack trace. Here the
+driver asks the brokers for metadata first: one log line when they do not answer, and on a
+terminal a line that counts the wait; the job starts as soon as they answer.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from replicator import log
+from replicator.progress import format_duration
+from replicator.ticker import Ticker
+
+PROBE_TIMEOUT_S = 2.0
+
+
+def brokers_answer(bootstrap: str, properties: dict[str, str], timeout: float = PROBE_TIMEOUT_S) -> bool:
+    """True when a broker of ``bootstrap`` returned cluster metadata within ``timeout`` seconds."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    # log_level 0: librdkafka's own "connect failed" lines would repeat on stderr every second.
+    client = AdminClient({**properties, "bootstrap.servers": bootstrap, "log_level": 0})
+    try:
+        client.list_topics(timeout=timeout)
+        return True
+    except KafkaException:
+        return False
+
+
+def wait_for_brokers(bootstrap: str, properties: dict[str, str], progress: str = "auto",
+                     stop: threading.Event | None = None, probe_timeout: float = PROBE_TIMEOUT_S) -> bool:
+    """Block until the brokers answer (True), or ``stop`` is set (False). Ctrl-C interrupts."""
+    if brokers_answer(bootstrap, properties, probe_timeout):
+        return True
+    log.info(f"Kafka brokers {bootstrap} do not answer yet: waiting for them before starting Spark")
+    stop = stop or threading.Event()
+    state: dict[str, Any] = {"tries": 1}
+    with Ticker(lambda elapsed: f"waiting for the Kafka brokers {bootstrap} ... {format_duration(elapsed)} "
+                                f"({state['tries']} tries)", mode=progress):
+        while not stop.is_set():
+            if brokers_answer(bootstrap, properties, probe_timeout):
+                log.info(f"Kafka brokers {bootstrap} answer: starting")
+                return True
+            state["tries"] += 1
+            stop.wait(1.0)
+    return False
