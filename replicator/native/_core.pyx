@@ -1904,8 +1904,9 @@ def native_version() -> str:
 # ============================================================================= OLR's field checks
 # replicator.redo.invariants in C, pass/fail only: a vector failing one of them sends its
 # record to the python parser, whose own check then raises with OLR's code and text. Each
-# function mirrors the python function of the same name, step for step (the python code is
-# the reference; tests/unit/native/test_native_checks.py compares the two on every case).
+# function makes the same decisions as the python function its docstring names (the python
+# fast paths for 5.1, 11.2/11.6 and 11.5 fold back into the generic steps here); the python
+# code is the reference, tests/unit/native/test_native_checks.py compares the two.
 DEF KDOM2 = 0x80
 DEF ROWDEPS = 0x40
 DEF LMN = 16
