@@ -146,6 +146,11 @@ def read_config_text(path: str | os.PathLike[str]) -> Any:
         raw = Path(name).read_bytes()
     except OSError as exc:
         raise RuntimeFailure(f"file: {name} - open for read returned: {exc.strerror}", 10001) from None
+    return decode_config_bytes(raw, name)
+
+
+def decode_config_bytes(raw: bytes, name: str) -> Any:
+    """Decode a config file's bytes (read once: a reload parses exactly what it hashed)."""
     if not 0 < len(raw) <= CONFIG_FILE_MAX_SIZE:
         raise ConfigError(f"file: {name} - wrong size: {len(raw)}", 10004)
     try:

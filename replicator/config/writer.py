@@ -22,8 +22,9 @@ WRITER_TYPES = ("file", "kafka", "zeromq", "network", "discard")
 WRITER_KEYS = frozenset({
     "append", "max-file-size", "max-message-mb", "new-line", "output", "poll-interval-us", "properties",
     "queue-size", "timestamp-format", "topic", "type", "uri", "write-buffer-flush-size",
-    # Extensions (not OpenLogReplicator keys): Kafka topic per table and key by primary key.
-    "topic-per-table", "key-by-pk",
+    # Extensions (not OpenLogReplicator keys): Kafka topic per table and key by primary key;
+    # the network writer's shared-token authentication.
+    "topic-per-table", "key-by-pk", "auth-token", "tls-cert", "tls-key",
 })
 MAX_KAFKA_MESSAGE_MB = 953
 
@@ -190,6 +191,11 @@ class NetworkWriterConfig(WriterConfig):
 
     type: Literal["network"]
     uri: Annotated[str, max_len(256)]
+    # Extension: clients must send this token in their first frame (see writers/network.py).
+    auth_token: Annotated[str | None, max_len(256)] = None
+    # Extension: serve TLS with this certificate chain and key (PEM files).
+    tls_cert: Annotated[str | None, max_len(4096)] = None
+    tls_key: Annotated[str | None, max_len(4096)] = None
 
     @model_validator(mode="after")
     def _host_port(self) -> NetworkWriterConfig:
@@ -199,8 +205,8 @@ class NetworkWriterConfig(WriterConfig):
 
     @property
     def host(self) -> str:
-        """The part before the first ``:``."""
-        return self.uri.split(":", 1)[0]
+        """The part before the first ``:``; an empty one means 127.0.0.1 (OLR: every interface)."""
+        return self.uri.split(":", 1)[0] or "127.0.0.1"
 
     @property
     def port(self) -> str:

@@ -89,6 +89,11 @@ def file_header_block(block_size: int, blocks: int, block1: bytes) -> bytes:
     out = bytearray(block_size)
     out[1] = BLOCK_MARKERS[block_size]
     struct.pack_into(endian + "III", out, 20, block_size, blocks, 0x7A7B7C7D)
+    # A block checksum that holds (the XOR of all 16-bit words is 0): the reader checks block 0 too.
+    fold = 0
+    for (word,) in struct.iter_unpack("<H", out):
+        fold ^= word
+    struct.pack_into("<H", out, 14, fold)
     return bytes(out)
 
 

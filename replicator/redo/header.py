@@ -5,6 +5,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from replicator.errors import RedoLogError
 
 MAGIC_LE = b"\x7d\x7c\x7b\x7a"
@@ -23,6 +25,7 @@ VERSION_RANGES: tuple[tuple[int, int], ...] = (
 )
 
 SCN_NONE = 0xFFFFFFFFFFFFFFFF
+NAB_NONE = 0xFFFFFFFF  # OLR's "zero block": NAB of a log still being written
 
 
 def version_string(v: int) -> str:
@@ -83,8 +86,19 @@ class RedoHeader:
         return self.next_scn == SCN_NONE
 
 
-def parse_headers(data: bytes | memoryview, path: str = "?") -> RedoHeader:
-    """Parse and check blocks 0 and 1. ``data`` must hold at least the first two blocks."""
+def block_checksum_ok(block: bytes | memoryview) -> bool:
+    """The XOR of all 16-bit words of a block is zero (redo-format.md §2.2), in either byte order."""
+    return int(np.bitwise_xor.reduce(np.frombuffer(block, dtype=np.uint16))) == 0
+
+
+def parse_headers(data: bytes | memoryview, path: str = "?", verify_checksum: bool = True) -> RedoHeader:
+    """Parse and check blocks 0 and 1. ``data`` must hold at least the first two blocks.
+
+    Both header blocks must pass the block checksum (unless ``verify_checksum`` is off,
+    ``disable-checks`` bit 4), block 1 must carry block number 1 and the block size of
+    block 0, and NAB must lie within the blocks block 0 announces: a single flipped bit in
+    NAB would otherwise make a reader stop early (or read stale blocks) without an error.
+    """
     if len(data) < 512 + 16:
         raise RedoLogError(f"file {path}: too short to be a redo log ({len(data)} bytes)", 40010)
     magic = bytes(data[28:32])
@@ -106,6 +120,20 @@ def parse_headers(data: bytes | memoryview, path: str = "?") -> RedoHeader:
     u32 = struct.Struct(endian + "I")
     if b1[0] != 1 or b1[1] != marker:
         raise RedoLogError(f"file {path}: bad block 1 header", 40002)
+    if verify_checksum:
+        for number, block in ((0, memoryview(data)[:block_size]), (1, b1)):
+            if not block_checksum_ok(block):
+                raise RedoLogError(f"file {path}, block {number} (offset {number * block_size}): header block "
+                                   f"checksum mismatch", 40006)
+    if u32.unpack_from(b1, 4)[0] != 1:
+        raise RedoLogError(f"file {path}: block 1 header carries block number {u32.unpack_from(b1, 4)[0]}", 40002)
+    header_bs = u32.unpack_from(b1, 44)[0]
+    if header_bs and header_bs != block_size:
+        raise RedoLogError(f"file {path}: block 1 says block size {header_bs}, block 0 says {block_size}", 40001)
+    nab = u32.unpack_from(b1, 156)[0]
+    if nab not in (0, NAB_NONE) and not 2 <= nab <= blocks + 1:
+        raise RedoLogError(f"file {path}: NAB {nab} outside the file's {blocks + 1} blocks (block 1 offset 156)",
+                           40002)
     compat = u32.unpack_from(b1, 20)[0]
     if compat != 0 and not any(lo <= compat <= hi for lo, hi in VERSION_RANGES):
         raise RedoLogError(f"file {path}: unsupported database version {compat:#010x}", 40003)
@@ -119,7 +147,7 @@ def parse_headers(data: bytes | memoryview, path: str = "?") -> RedoHeader:
         dbid=u32.unpack_from(b1, 24)[0],
         db_name=bytes(b1[28:36]).split(b"\x00", 1)[0].decode("ascii", "replace"),
         activation=u32.unpack_from(b1, 52)[0],
-        nab=u32.unpack_from(b1, 156)[0],
+        nab=nab,
         resetlogs=u32.unpack_from(b1, 160)[0],
         resetlogs_scn=read_scn8(b1, 164, endian),
         thread=struct.unpack_from(endian + "H", b1, 176)[0],

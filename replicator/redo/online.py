@@ -36,6 +36,7 @@ class LogLocator:
     archive_dirs: list[str]
     archive_format: str
     path_mapping: list[tuple[str, str]] = field(default_factory=list)
+    verify_checksum: bool = True  # header blocks too; off with disable-checks bit 4
     source: RedoSource = field(default=LOCAL, repr=False)
     thread: int = 0  # RAC: only this redo thread's logs (0 = every file, one thread expected)
 
@@ -69,7 +70,7 @@ class LogLocator:
             found.add(file_thread(path, pattern, self.source))
         for members in self.online_groups:
             for member in members:
-                header = read_header(self.map_path(member), self.source)
+                header = read_header(self.map_path(member), self.source, self.verify_checksum)
                 if header is not None:
                     found.add(header.thread or 1)
         return sorted(found)
@@ -84,7 +85,7 @@ class LogLocator:
         for members in self.online_groups:
             for member in members:
                 path = self.map_path(member)
-                header = read_header(path, self.source)
+                header = read_header(path, self.source, self.verify_checksum)
                 if header is None or (self.thread and header.thread != self.thread):
                     continue
                 highest = max(highest, header.sequence)
@@ -93,13 +94,13 @@ class LogLocator:
         return None, highest
 
 
-def read_header(path: str, source: RedoSource = LOCAL) -> RedoHeader | None:
-    """Blocks 0 and 1 of a file, or None when it cannot be read (yet)."""
+def read_header(path: str, source: RedoSource = LOCAL, verify_checksum: bool = True) -> RedoHeader | None:
+    """Blocks 0 and 1 of a file, or None when it cannot be read (yet, or torn mid-write)."""
     data = source.read_head(path)
     if data is None:
         return None
     try:
-        return parse_headers(data, path)
+        return parse_headers(data, path, verify_checksum)
     except RedoLogError:
         return None
 
@@ -124,6 +125,7 @@ class RedoFollower:
         self.settings = settings
         self.stop = stop
         self.source = locator.source
+        self._headers: dict[int, RedoHeader] = {}  # the last header read of each sequence
 
     def follow(self, seq: int, offset: int = 0) -> Iterator[tuple[RedoHeader, Lwn | None]]:
         """From ``seq`` at byte ``offset`` (an LWN start; 0 = the first LWN) onwards.
@@ -137,6 +139,7 @@ class RedoFollower:
                 yield header, lwn
             if self.stop.is_set():
                 return
+            header = header or self._headers.get(seq)  # a restart at the very end: no LWN was left
             assert header is not None
             yield header, None
             seq, block, offset = seq + 1, 2, 0
@@ -149,7 +152,7 @@ class RedoFollower:
         while not self.stop.is_set():
             path = self.locator.archived(seq)
             if path is not None and not block:
-                first = read_header(path, self.source)
+                first = read_header(path, self.source, self.settings.verify_checksum)
                 block = max(2, offset // first.block_size) if first is not None else 2
             if path is not None:
                 headers: list[RedoHeader] = []
@@ -157,12 +160,13 @@ class RedoFollower:
                                      source=self.source):
                     yield headers[0], lwn
                 if headers:
+                    self._headers = {seq: headers[0]}
                     return
                 continue
             online, highest = (None, 0) if self.settings.archived_only else self.locator.online(seq)
             if online is not None:
                 if not block:
-                    first = read_header(online, self.source)
+                    first = read_header(online, self.source, self.settings.verify_checksum)
                     block = max(2, offset // first.block_size) if first is not None else 2
                 resume = yield from self._online(online, seq, block)
                 if resume is None:
@@ -183,9 +187,10 @@ class RedoFollower:
 
     def _online(self, path: str, seq: int, block: int) -> Iterator[tuple[RedoHeader, Lwn]]:
         """Read a growing online log; returns None when done, or the LWN block to resume at."""
-        header = read_header(path, self.source)
+        header = read_header(path, self.source, self.settings.verify_checksum)
         if header is None or header.sequence != seq:
             return block
+        self._headers = {seq: header}
         bs = header.block_size
         framer = RecordFramer(bs, header.endian, path, block)
         resume = block
@@ -214,10 +219,10 @@ class RedoFollower:
                         raise RedoLogError(f"file {path}, block {block}: block checksum mismatch", 40006)
                     self._wait(self.settings.verify_delay or self.settings.read_sleep)
                     continue
-                fresh = read_header(path, self.source)
+                fresh = read_header(path, self.source, self.settings.verify_checksum)
                 if fresh is None or fresh.sequence != seq:
                     return resume  # the group was reused for a newer sequence
-                header = fresh
+                header = self._headers[seq] = fresh
                 if header.next_scn != SCN_NONE and header.nab and block >= header.nab:
                     for lwn in framer.finish():
                         yield header, lwn

@@ -14,9 +14,9 @@ from typing import Iterator
 from replicator import log
 from replicator.errors import RedoLogError, RuntimeFailure
 from replicator.redo.blocks import BlockStatus, check_blocks, payload_of, raise_for
-from replicator.redo.header import RedoHeader, parse_headers
+from replicator.redo.header import NAB_NONE, RedoHeader, parse_headers
 from replicator.redo.records import Lwn, RecordFramer
-from replicator.redo.source import LOCAL, RedoSource
+from replicator.redo.source import LOCAL, RedoHandle, RedoSource
 
 
 @dataclass(slots=True)
@@ -128,6 +128,22 @@ def _sequence_from_header(path: str, source: RedoSource = LOCAL) -> int:
         return 0
 
 
+def _check_end_at_nab(f: RedoHandle, header: RedoHeader, size: int, path: str, verify_checksum: bool) -> None:
+    """A closed log whose block NAB still holds redo of its sequence has a wrong NAB.
+
+    Block 1's checksum catches a flipped NAB bit; this catches the rest (checksums off, or
+    a header rewritten with a wrong NAB), which would silently drop the LWNs past NAB.
+    """
+    bs, nab = header.block_size, header.nab
+    if header.is_current_online or nab in (0, NAB_NONE) or size < (nab + 1) * bs:
+        return
+    block = f.read(nab * bs, bs)
+    check = check_blocks(block, nab, bs, header.sequence, header.endian, verify_checksum)
+    if check.good:
+        raise RedoLogError(f"file {path}: NAB {nab} (block 1 offset 156) ends the log, but block {nab} still "
+                           f"holds redo of sequence {header.sequence}", 40002)
+
+
 def read_lwns(path: str, verify_checksum: bool = True, all_records: bool = False,
               header_out: list[RedoHeader] | None = None, start_block: int = 2,
               source: RedoSource = LOCAL) -> Iterator[Lwn]:
@@ -138,7 +154,7 @@ def read_lwns(path: str, verify_checksum: bool = True, all_records: bool = False
     """
     with source.open(path) as f:
         first = f.read(0, 8192)
-        header = parse_headers(first, path)
+        header = parse_headers(first, path, verify_checksum)
         if header_out is not None:
             header_out.append(header)
         bs = header.block_size
@@ -146,6 +162,7 @@ def read_lwns(path: str, verify_checksum: bool = True, all_records: bool = False
         end_block = header.nab if header.nab else size // bs
         if size < end_block * bs:
             raise RedoLogError(f"file {path}: truncated: {size} bytes, but NAB says {end_block * bs}", 40007)
+        _check_end_at_nab(f, header, size, path, verify_checksum)
         framer = RecordFramer(bs, header.endian, path, start_block, all_records)
         chunk_blocks = max(1, source.batch_chunk // bs)
         block = start_block

@@ -22,9 +22,16 @@ a rotation. As in OLR, a message is confirmed right after the buffered write, so
 may lose confirmed messages that were still in the buffer or the page cache.
 
 Beyond OLR, restarts are exact: the daemon saves :meth:`FileWriter.output_position`
-(file and byte size, taken right after a flush) with the confirmed position, and sets
-:attr:`FileWriter.resume_at` before reopening. The file is then cut back to that size, so
-messages replayed after a crash are neither written twice nor appended to a torn line.
+(file and byte size, taken right after a flush and made durable by :meth:`FileWriter.sync`
+before the checkpoint that records it is written) with the confirmed position, and sets
+:attr:`FileWriter.resume_at` before :meth:`FileWriter.connect`. The file is then cut back
+to that size and, with ``%i`` or ``%s`` names, later files are removed, so messages
+replayed after a crash are neither written twice nor appended to a torn line. An output
+shorter than the checkpoint says (a power loss before the data reached the disk, or a
+file deleted by hand) stops the start with error 10100 instead of silently losing lines.
+
+Every write starts at a message boundary; when one fails (a full disk), the file is cut
+back to the last whole message before the error is raised, so no torn line is left.
 """
 
 from __future__ import annotations
@@ -66,46 +73,151 @@ class FileWriter(Writer):
         self._last_sequence: int | None = None
         self._warned_early_rotation = False
         self.resume_at: tuple[str, int] | None = None  # (file, size) to cut back to when reopening
+        self._disk_size = 0  # bytes of the current file on disk (always a message boundary)
+        self._unsynced: set[str] = set()  # directories holding files created since the last sync
+        self._synced = True  # nothing written since the last fsync
 
     def connect(self) -> None:
         """Pick stdout, or scan the directory for the highest ``%i`` number."""
         if self.pattern is None:
             self._stream = self._stdout if self._stdout is not None else sys.stdout.buffer
             return
+        if self.resume_at is not None:
+            self._restore(self.resume_at)
         if self.pattern.mode == "num":
             self.file_number = self._scan_numbers(self.pattern)
             log.info(f"next number for {self.config.output} is: {self.file_number}")
+            if self.resume_at is not None and self.config.append:
+                # The checkpointed file is continued: rotate exactly where an uninterrupted run would.
+                name = self.pattern.name(str(self.file_number).zfill(self.pattern.fill))
+                if os.path.abspath(name) == os.path.abspath(self.resume_at[0]):
+                    self.file_size = self.resume_at[1]
 
-    def _scan_numbers(self, pattern: OutputPattern) -> int:
+    def _numbered(self, pattern: OutputPattern) -> dict[int, str]:
+        """``%i``/``%s`` files of the pattern on disk: number -> path."""
         try:
             entries = os.listdir(pattern.directory)
         except OSError as exc:
             raise RuntimeFailure(f"directory: {pattern.directory} - can't read", 10012) from exc
-        number = 0
         start, end = len(pattern.prefix), len(pattern.suffix)
+        found: dict[int, str] = {}
         for entry in entries:
             if len(entry) <= start + end or not entry.startswith(pattern.prefix) or not entry.endswith(pattern.suffix):
                 continue
             digits = entry[start:len(entry) - end]
-            if not digits.isdigit() or not digits.isascii():
-                continue
-            if os.path.isdir(os.path.join(pattern.directory, entry)):
-                continue
-            found = int(digits)
-            if self.config.append:
-                number = max(number, found)
-            elif number <= found:
-                number = found + 1
-        return number
+            path = os.path.join(pattern.directory, entry)
+            if digits.isdigit() and digits.isascii() and not os.path.isdir(path):
+                found[int(digits)] = path
+        return found
+
+    def _number_of(self, path: str) -> int | None:
+        """The ``%i``/``%s`` number in ``path`` if it is a file of the current pattern."""
+        pattern = self.pattern
+        assert pattern is not None
+        if os.path.abspath(os.path.dirname(path)) != os.path.abspath(pattern.directory):
+            return None
+        name = os.path.basename(path)
+        start, end = len(pattern.prefix), len(pattern.suffix)
+        if len(name) <= start + end or not name.startswith(pattern.prefix) or not name.endswith(pattern.suffix):
+            return None
+        digits = name[start:len(name) - end]
+        return int(digits) if digits.isdigit() and digits.isascii() else None
+
+    def _restore(self, resume: tuple[str, int]) -> None:
+        """Make the output hold exactly what the checkpoint confirmed (``resume`` = (file, size)).
+
+        The checkpointed file must hold at least ``size`` bytes (10100 otherwise: the lines
+        past what it holds were confirmed and would be lost); bytes past it are cut, and
+        ``%i``/``%s`` files numbered after it are removed: they hold only messages that
+        are replayed from redo. A checkpoint naming a file outside the current ``output``
+        (the output was changed) is ignored with WARN 60100.
+        """
+        path, size = resume
+        pattern = self.pattern
+        assert pattern is not None
+        number = self._number_of(path) if pattern.mode in ("num", "sequence") else None
+        if pattern.mode == "fixed":
+            ours = os.path.abspath(path) == os.path.abspath(pattern.name())
+        elif pattern.mode == "timestamp":
+            ours = os.path.abspath(os.path.dirname(path)) == os.path.abspath(pattern.directory)
+        else:
+            ours = number is not None
+        if not ours:
+            log.warning(60100, f"the checkpoint's output file {path} is not a file of output {self.config.output} "
+                               f"(output changed?): nothing is cut back, messages after the checkpoint go to the "
+                               f"new output")
+            self.resume_at = None
+            return
+        try:
+            actual = os.stat(path).st_size
+        except FileNotFoundError:
+            actual = 0 if size == 0 else -1  # a start position saved before the file was created
+        except OSError as exc:
+            raise RuntimeFailure(f"file: {path} - get metadata returned: {exc.strerror}", 10003) from exc
+        if actual < size:
+            held = "is missing" if actual < 0 else f"holds {actual} bytes"
+            raise RuntimeFailure(
+                f"output file {path} {held}, but the checkpoint confirmed {size} bytes in it (lost in a crash before "
+                f"they reached the disk, or removed): the messages after what it holds would be lost; restore the "
+                f"file, or move it and the confirmed-position checkpoint (<name>-chkpt.json) away to replay from the schema checkpoint", 10100)
+        if actual > size:
+            try:
+                os.truncate(path, size)
+            except OSError as exc:
+                raise RuntimeFailure(f"file: {path} - truncate to {size} returned: {exc.strerror}", 10007) from exc
+            log.info(f"output file {path} cut back from {actual} to {size} bytes (last checkpoint)")
+        if number is not None:
+            for later, later_path in sorted(self._numbered(pattern).items()):
+                if later > number:
+                    try:
+                        os.unlink(later_path)
+                    except OSError as exc:
+                        raise RuntimeFailure(f"file: {later_path} - remove returned: {exc.strerror}", 10007) from exc
+                    log.info(f"output file {later_path} removed: written after the last checkpoint")
+
+    def start_position(self) -> tuple[str, int] | None:
+        """(file, size) the first message of this run goes to, for a fixed or ``%i`` output
+        (call after :meth:`connect`); None for other patterns and stdout."""
+        pattern = self.pattern
+        if pattern is None or pattern.mode not in ("fixed", "num"):
+            return None
+        path = pattern.name() if pattern.mode == "fixed" else pattern.name(str(self.file_number).zfill(pattern.fill))
+        return path, os.path.getsize(path) if os.path.exists(path) else 0
+
+    def existing_output(self) -> list[str]:
+        """Output files this writer would append to (for the missing-checkpoint warning)."""
+        pattern = self.pattern
+        if pattern is None or not self.config.append:
+            return []
+        if pattern.mode == "fixed":
+            name = pattern.name()
+            return [name] if os.path.exists(name) and os.path.getsize(name) > 0 else []
+        if pattern.mode in ("num", "sequence"):
+            return [p for _, p in sorted(self._numbered(pattern).items()) if os.path.getsize(p) > 0]
+        return []
+
+    def _scan_numbers(self, pattern: OutputPattern) -> int:
+        numbers = self._numbered(pattern)
+        if not numbers:
+            return 0
+        return max(numbers) if self.config.append else max(numbers) + 1
 
     def send(self, message: Message) -> None:
         """Buffer one message and its newline, then confirm it."""
         data = message.data
-        size = len(data) + len(self._newline)
+        newline = self._newline
+        size = len(data) + len(newline)
         self._prepare_file(message.seq, size)
-        self._buffered_write(data)
-        if self._newline:
-            self._buffered_write(self._newline)
+        # Writes start at message boundaries only, so a failed one can be cut back whole.
+        if len(self._buffer) + size > BUFFER_SIZE:
+            self._flush_buffer()
+        if size > BUFFER_SIZE:
+            self._write_unit(data, newline)
+        else:
+            self._buffer += data
+            self._buffer += newline
+            if len(self._buffer) > self.config.write_buffer_flush_size:
+                self._flush_buffer()
         self.file_size += size
         self.messages_sent += 1
         self.bytes_sent += size
@@ -173,24 +285,9 @@ class FileWriter(Writer):
         except OSError as exc:
             raise RuntimeFailure(f"file: {path} - open for writing returned: {exc.strerror}", 10006) from exc
         self.current_path = path
-        self.file_size = 0 if size is None else self._resume_size(path, size)
-
-    def _resume_size(self, path: str, size: int) -> int:
-        """How many bytes of an existing output file to keep when reopening it.
-
-        OLR keeps everything and appends. With :attr:`resume_at` (set by the daemon from
-        its checkpoint) the file is truncated to the saved size: everything after it is
-        replayed from redo.
-        """
-        resume = self.resume_at
-        if resume is None or os.path.abspath(resume[0]) != os.path.abspath(path) or size <= resume[1]:
-            return size
-        try:
-            os.truncate(path, resume[1])
-        except OSError as exc:
-            raise RuntimeFailure(f"file: {path} - truncate to {resume[1]} returned: {exc.strerror}", 10007) from exc
-        log.info(f"output file {path} cut back from {size} to {resume[1]} bytes (last checkpoint)")
-        return resume[1]
+        self.file_size = self._disk_size = 0 if size is None else size
+        if size is None:
+            self._unsynced.add(os.path.dirname(os.path.abspath(path)))
 
     def output_position(self) -> tuple[str, int] | None:
         """(current file, bytes written to it); call right after :meth:`flush`."""
@@ -198,32 +295,36 @@ class FileWriter(Writer):
             return None
         return self.current_path, self.file_size
 
-    def _buffered_write(self, data: bytes) -> None:
-        if len(self._buffer) + len(data) > BUFFER_SIZE:
-            self._flush_buffer()
-        if len(data) > BUFFER_SIZE:
-            self._write_out(data)
-            return
-        self._buffer += data
-        if len(self._buffer) > self.config.write_buffer_flush_size:
-            self._flush_buffer()
-
     def _flush_buffer(self) -> None:
         if self._buffer:
-            self._write_out(bytes(self._buffer))
+            with memoryview(self._buffer) as view:
+                self._write_unit(view)
             self._buffer.clear()
 
-    def _write_out(self, data: bytes) -> None:
+    def _write_unit(self, *parts: bytes | memoryview) -> None:
+        """Write whole messages; on failure cut the file back to where this write started."""
         if self._stream is not None:
-            self._stream.write(data)
+            for part in parts:
+                self._stream.write(part)
             self._stream.flush()
             return
         if self._fd is None:
             raise InternalError("file writer: bytes to write but no output file is open")
+        start = self._disk_size
+        try:
+            for part in parts:
+                self._write_all(part)
+        except RuntimeFailure:
+            self._cut_back(start)
+            raise
+        self._disk_size = start + sum(len(part) for part in parts)
+        self._synced = False
+
+    def _write_all(self, data: bytes | memoryview) -> None:
         view = memoryview(data)
         while view:
             try:
-                written = os.write(self._fd, view)
+                written = os.write(self._fd, view)  # type: ignore[arg-type]
             except OSError as exc:
                 raise RuntimeFailure(f"file: {self.current_path} - write returned: {exc.strerror}", 10007) from exc
             if written <= 0:
@@ -231,14 +332,47 @@ class FileWriter(Writer):
                                      10007)
             view = view[written:]
 
+    def _cut_back(self, size: int) -> None:
+        """After a failed write (disk full): drop the partial message so no torn line stays."""
+        try:
+            os.ftruncate(self._fd, size)  # type: ignore[arg-type]
+        except OSError as exc:
+            log.error(10007, f"file: {self.current_path} - cutting back to the last whole message ({size} bytes) "
+                             f"failed: {exc.strerror}")
+            return
+        log.info(f"output file {self.current_path} cut back to its last whole message ({size} bytes)")
+
+    def sync(self) -> None:
+        """Make what was flushed durable (fsync the file, and directories of new files).
+
+        The daemon calls it before it writes a checkpoint recording the output position:
+        a checkpoint must never claim bytes a power loss could still take away.
+        """
+        try:
+            if self._fd is not None and not self._synced:
+                os.fsync(self._fd)
+                self._synced = True
+            for directory in sorted(self._unsynced):
+                fd = os.open(directory, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+        except OSError as exc:
+            raise RuntimeFailure(f"file: {self.current_path} - fsync returned: {exc.strerror}", 10007) from exc
+        self._unsynced.clear()
+
     def _close_file(self) -> None:
         self._flush_buffer()
         if self._fd is not None:
+            if not self._synced:
+                os.fsync(self._fd)  # a rotated file is never written again: make it durable now
+                self._synced = True
             os.close(self._fd)
             self._fd = None
 
     def flush(self) -> None:
-        """Write the buffer out to the file or stdout (not fsync'ed, as in OLR)."""
+        """Write the buffer out to the file or stdout (no fsync: :meth:`sync` does that)."""
         self._flush_buffer()
 
     def close(self) -> None:

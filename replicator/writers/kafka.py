@@ -24,6 +24,7 @@ Failures, beyond OpenLogReplicator (which logs 70008 and stops advancing):
 from __future__ import annotations
 
 import logging
+import re
 import sys
 import time
 from typing import Any
@@ -44,6 +45,45 @@ _PERMANENT = {KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.CLUSTER_AUTHORIZ
               KafkaError.UNSUPPORTED_VERSION, KafkaError.INVALID_REQUIRED_ACKS}
 _BROKER_TROUBLE = {KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._RESOLVE,
                    KafkaError.NETWORK_EXCEPTION}
+CLOSE_TIMEOUT_S = 60.0  # how long close() waits for the last delivery reports
+LIBRARY_LOG_CODE = 60102  # librdkafka's own log lines (they carry no code of ours)
+
+
+LIBRARY_REPEAT_S = 30.0  # the same librdkafka line (numbers aside) is logged at most this often
+
+
+class _LibraryCode(logging.Filter):
+    """Give librdkafka's log records a code (every ``ERROR``/``WARN`` line carries one), and
+    let a line that only repeats (a broker refusing connections, several per second) through
+    once per ``LIBRARY_REPEAT_S``, saying how many were left out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen: dict[str, tuple[float, int]] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not hasattr(record, "olr_code"):
+            record.olr_code = LIBRARY_LOG_CODE
+        key = re.sub(r"\d+", "#", record.getMessage())
+        now = time.monotonic()
+        last, skipped = self._seen.get(key, (-LIBRARY_REPEAT_S, 0))
+        if now - last < LIBRARY_REPEAT_S:
+            self._seen[key] = (last, skipped + 1)
+            return False
+        if len(self._seen) > 1000:
+            self._seen.clear()
+        self._seen[key] = (now, 0)
+        if skipped:
+            record.msg, record.args = f"{record.getMessage()} ({skipped} more like it in {now - last:.0f}s)", ()
+        return True
+
+
+def library_logger() -> logging.Logger:
+    """The logger librdkafka writes to (its lines in our format, with code 60102)."""
+    logger = logging.getLogger("replicator.kafka")
+    if not any(isinstance(f, _LibraryCode) for f in logger.filters):
+        logger.addFilter(_LibraryCode())
+    return logger
 
 
 class KafkaWriter(Writer):
@@ -53,13 +93,14 @@ class KafkaWriter(Writer):
     keeps_tombstones = True  # a tombstone is a record with a key and a null value
 
     def __init__(self, config: KafkaWriterConfig, on_confirm: ConfirmCallback, *, show_checkpoints: bool = True,
-                 stall_timeout_s: float = 30.0, close_timeout_s: float = 60.0, max_backoff_s: float = 30.0) -> None:
+                 stall_timeout_s: float = 30.0, close_timeout_s: float | None = None, max_backoff_s: float = 30.0) -> None:
         super().__init__(config, on_confirm, show_checkpoints=show_checkpoints)
         self.config: KafkaWriterConfig = config
         self.queue = ConfirmQueue(config.queue_size)
         self.router = Router(config.topic, config.topic_per_table, bool(config.key_by_pk))
         self.stall_timeout_s = stall_timeout_s
-        self.close_timeout_s = close_timeout_s
+        self.close_timeout_s = CLOSE_TIMEOUT_S if close_timeout_s is None else close_timeout_s
+        self.undelivered = 0  # messages still unconfirmed when close() gave up (a batch run fails on them)
         self.max_backoff_s = max_backoff_s
         self.rebuilds = 0  # producers rebuilt after failures (a metric)
         self._poll_s = config.poll_interval_us / 1_000_000
@@ -81,7 +122,7 @@ class KafkaWriter(Writer):
         conf.setdefault("message.timeout.ms", "0")
         conf.setdefault("queue.buffering.max.messages", str(max(100000, self.config.queue_size)))
         conf["error_cb"] = self._on_error
-        conf.setdefault("logger", logging.getLogger("replicator.kafka"))  # librdkafka lines in our log format
+        conf.setdefault("logger", library_logger())  # librdkafka lines in our log format, coded
         return conf
 
     # -- Writer API --------------------------------------------------------------------------
@@ -136,7 +177,7 @@ class KafkaWriter(Writer):
         deadline = time.monotonic() + self.close_timeout_s
         while len(self.queue) and time.monotonic() < deadline:
             self._service(min(self._poll_s, 0.1))
-        left = len(self.queue)
+        left = self.undelivered = len(self.queue)
         if left:
             log.warning(60083, f"{left} Kafka messages were not confirmed before shutdown; "
                                "they are produced again after a restart")

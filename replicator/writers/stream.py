@@ -44,6 +44,7 @@ from replicator.proto import olr_pb2 as pb
 from replicator.writers.queue import NO_SCN, ConfirmQueue, Position, client_position, wire_position
 
 MAX_REQUEST = 1024  # bytes: the largest request a client may send (10055 beyond)
+AUTH_PREFIX = b"REPLICATOR-AUTH1 "  # network writer with auth-token: a client's first frame is this + token
 
 READY, STARTING, REPLICATING = "ready", "starting", "replicating"
 

@@ -9,12 +9,18 @@ libzmq hides connections, so (as in OpenLogReplicator) the protocol, not the soc
 tells a returning client apart: its INFO stops streaming and its CONTINUE rewinds to
 the oldest unconfirmed message. A socket monitor adds what OpenLogReplicator lacks:
 when no connection at all is left, streaming stops at once. Heartbeats drop a vanished
-peer, a handshake time limit drops a silent raw TCP connection, and ``ZMQ_MAXMSGSIZE``
-makes libzmq disconnect a peer that sends a request longer than 1024 bytes.
+peer, a handshake time limit (``HANDSHAKE_S``) drops a silent raw TCP connection, and
+``ZMQ_MAXMSGSIZE`` makes libzmq disconnect a peer that sends a request longer than 1024
+bytes. The same limits as the network writer's apply: at most ``MAX_CONNECTIONS`` TCP
+connections are kept (more are shut down as they arrive), and a peer that has not
+started replication (START/CONTINUE) within ``HANDSHAKE_S`` is disconnected, so junk or
+idle peers cannot keep the PAIR slot from the real client.
 """
 
 from __future__ import annotations
 
+import socket
+import time
 from collections import deque
 
 import zmq
@@ -28,6 +34,8 @@ from replicator.writers.stream_writer import StreamWriter
 from replicator.writers.transport import Transport, TransportEvents, Waker
 
 STAGED_LIMIT = 1000  # frames held for a busy or absent peer before the pump waits
+HANDSHAKE_S = 5.0  # ZMTP handshake, and then START/CONTINUE, within this (capped by client_timeout_s)
+MAX_CONNECTIONS = 4  # TCP connections kept at once (one PAIR peer, a few reconnecting)
 _EVENTS = zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED
 
 
@@ -45,6 +53,8 @@ class ZmqTransport(Transport):
         self._poller = zmq.Poller()
         self._staged: deque[bytes] = deque()
         self._connections: set[int] = set()
+        self.handshake_s = min(HANDSHAKE_S, client_timeout_s)
+        self._idle_since: float | None = None  # connected but not started since
 
     def open(self) -> None:
         """Create the context and socket, set the limits and bind (10064/10065/10066 on failure)."""
@@ -57,7 +67,7 @@ class ZmqTransport(Transport):
             sock.setsockopt(zmq.LINGER, 0)
             sock.setsockopt(zmq.MAXMSGSIZE, MAX_REQUEST)
             ivl = max(1, int(self.client_timeout_s * 1000))
-            sock.setsockopt(zmq.HANDSHAKE_IVL, ivl)
+            sock.setsockopt(zmq.HANDSHAKE_IVL, max(1, int(self.handshake_s * 1000)))
             sock.setsockopt(zmq.HEARTBEAT_IVL, max(1, ivl // 6))
             sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, ivl)
         except zmq.ZMQError as exc:
@@ -108,6 +118,21 @@ class ZmqTransport(Transport):
             self._receive(sock)
         if flags & zmq.POLLOUT:
             self.flush_pending()
+        self._check_handshake()
+
+    def _check_handshake(self) -> None:
+        """Disconnect peers that are connected but have not started replication in time."""
+        if not self._connections or self.events.idle_allowed():
+            self._idle_since = None
+            return
+        now = time.monotonic()
+        if self._idle_since is None:
+            self._idle_since = now
+        elif now - self._idle_since >= self.handshake_s:
+            self._idle_since = None
+            log.warning(60081, f"ZeroMQ peers dropped: no START or CONTINUE within {self.handshake_s:.0f}s")
+            for fd in list(self._connections):
+                _shutdown(fd)
 
     def _receive(self, sock: zmq.Socket[bytes]) -> None:
         for _ in range(1024):  # bounded, so sending is not starved by a chatty client
@@ -123,6 +148,9 @@ class ZmqTransport(Transport):
             event = recv_monitor_message(self._monitor)
             kind, fd = event["event"], int(event["value"])
             if kind == zmq.EVENT_ACCEPTED:
+                if len(self._connections) >= MAX_CONNECTIONS:
+                    _shutdown(fd)  # libzmq then closes it (DISCONNECTED for an fd never counted)
+                    continue
                 if not self._connections:
                     self.session += 1
                     self.events.on_connect()
@@ -162,6 +190,21 @@ class ZmqTransport(Transport):
         log.warning(60081, f"ZeroMQ client dropped: {reason}")
         self._staged.clear()
         self.events.on_disconnect(reason)
+
+
+def _shutdown(fd: int) -> None:
+    """End one of libzmq's TCP connections: shut down a duplicate of its descriptor (libzmq
+    keeps and closes its own); libzmq sees the end and disconnects that peer."""
+    try:
+        dup = socket.fromfd(fd, socket.AF_INET, socket.SOCK_STREAM)
+    except OSError:
+        return
+    try:
+        dup.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass  # already gone
+    finally:
+        dup.close()
 
 
 class ZeroMQWriter(StreamWriter):

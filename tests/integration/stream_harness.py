@@ -11,7 +11,7 @@ import orjson
 from replicator.config.writer import NetworkWriterConfig, ZeroMQWriterConfig
 from replicator.errors import RuntimeFailure
 from replicator.events import Message
-from replicator.stream_client import StreamClient
+from replicator.tools.stream_client import StreamClient
 from replicator.writers.network import NetworkWriter
 from replicator.writers.stream_writer import StreamWriter
 from replicator.writers.zeromq import ZeroMQWriter
@@ -39,7 +39,9 @@ def number_of(frame: bytes) -> int:
 
 def make_writer(kind: str, confirmed: list[tuple[int, int]], **kwargs: Any) -> StreamWriter:
     """A writer on 127.0.0.1 with an ephemeral port; ``kwargs`` go to the config or the writer."""
-    config_keys = {k.replace("_", "-"): kwargs.pop(k) for k in ("queue_size", "poll_interval_us") if k in kwargs}
+    config_keys = {k.replace("_", "-"): kwargs.pop(k) for k in ("queue_size", "poll_interval_us", "auth_token",
+                                                                "tls_cert", "tls_key")
+                   if k in kwargs}
     on_confirm = lambda scn, idx: confirmed.append((scn, idx))
     if kind == "network":
         config = NetworkWriterConfig.model_validate({"type": "network", "uri": "127.0.0.1:0", **config_keys})

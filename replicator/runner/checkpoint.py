@@ -19,6 +19,8 @@ Every file is written atomically (temp file, fsync, rename).
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -51,11 +53,61 @@ class Confirmed:
     output: tuple[str, int] | None = None  # file writer: (file, size) holding exactly the confirmed messages
 
 
+class SaveFailures:
+    """Back-off and reporting for state files that cannot be written (a full disk).
+
+    Without it every LWN retried the write and logged the same warning (4,864 of them
+    in one run). After a failure, writes are skipped for a growing back-off (0.5 s up to
+    ``max_backoff_s``); the warning (60018) appears at most once per ``report_every_s``
+    with the number of failures; when nothing could be saved for ``give_up_s`` the run
+    stops with RuntimeFailure 10102.
+    """
+
+    def __init__(self, report_every_s: float = 30.0, give_up_s: float = 300.0, max_backoff_s: float = 10.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.report_every_s, self.give_up_s, self.max_backoff_s = report_every_s, give_up_s, max_backoff_s
+        self.clock = clock
+        self._since: float | None = None  # first failure of the current streak
+        self._next_try = 0.0
+        self._backoff = 0.0
+        self._last_report = -report_every_s
+        self._unreported = 0
+        self.failures = 0
+
+    def allowed(self) -> bool:
+        """False while backing off after a failure (the caller skips this write)."""
+        return self._since is None or self.clock() >= self._next_try
+
+    def failed(self, error: RuntimeFailure) -> None:
+        """Record a failed write: back off, report once per interval, give up after ``give_up_s``."""
+        now = self.clock()
+        if self._since is None:
+            self._since = now
+        self.failures += 1
+        self._unreported += 1
+        self._backoff = min(self.max_backoff_s, max(0.5, self._backoff * 2))
+        self._next_try = now + self._backoff
+        if now - self._since >= self.give_up_s:
+            raise RuntimeFailure(f"state directory: nothing could be saved for {now - self._since:.0f}s "
+                                 f"({self.failures} attempts; disk full?): {error.message}", 10102)
+        if now - self._last_report >= self.report_every_s:
+            log.warning(60018, f"{error.message} ({self._unreported} failed attempt(s); retrying with back-off, "
+                               f"stopping if nothing can be saved for {self.give_up_s:.0f}s)")
+            self._last_report, self._unreported = now, 0
+
+    def succeeded(self) -> None:
+        """A write went through: the streak ends."""
+        if self._since is not None:
+            log.info(f"state saved again after {self.clock() - self._since:.0f}s of failures")
+        self._since, self._backoff, self._unreported = None, 0.0, 0
+
+
 class CheckpointManager:
     """Reads and writes the checkpoint files of one source in the state directory."""
 
     def __init__(self, state_dir: str, name: str, keep: int = 100, force_interval: int = 20,
                  interval_s: int = 600, interval_mb: int = 500, keep_all: bool = False):
+        self.save_failures = SaveFailures()
         self.state_dir = Path(state_dir)
         self.name = name
         self.keep = keep
@@ -94,15 +146,24 @@ class CheckpointManager:
         return Confirmed(self.name, int(doc.get("scn", 0)), int(doc.get("idx", 0)), int(doc.get("resetlogs", 0)),
                          int(doc.get("activation", 0)), position, output)  # type: ignore[arg-type]
 
-    def save_confirmed(self, c: Confirmed) -> None:
-        """Persist the confirmed position (one line, OLR's keys first)."""
+    def save_confirmed(self, c: Confirmed) -> bool:
+        """Persist the confirmed position (one line, OLR's keys first); False when skipped or failed
+        (see :class:`SaveFailures`: the caller tries again later)."""
         doc = {"database": c.database, "scn": c.scn, "idx": c.idx, "resetlogs": c.resetlogs,
                "activation": c.activation}
         if c.pos is not None:
             doc["pos"] = list(c.pos)
         if c.output is not None:
             doc["output"] = list(c.output)
-        atomic_write(self.position_path, json.dumps(doc, separators=(",", ":")).encode())
+        if not self.save_failures.allowed():
+            return False
+        try:
+            atomic_write(self.position_path, json.dumps(doc, separators=(",", ":")).encode())
+        except RuntimeFailure as e:
+            self.save_failures.failed(e)
+            return False
+        self.save_failures.succeeded()
+        return True
 
     # ----------------------------------------------------------------- restart point
     def restart_checkpoint(self, confirmed: Confirmed | None, start_scn: int) -> SchemaCheckpoint | None:
@@ -198,11 +259,14 @@ class CheckpointManager:
             cp = replace(cp, schema_scn=base.schema_scn or scn, schema_ref_scn=None)
         else:
             cp = replace(cp, schema_ref_scn=self._last_full_scn, rows={})
+        if not self.save_failures.allowed():
+            return None
         try:
             path = write_schema_checkpoint(self.state_dir, cp)
         except RuntimeFailure as e:
-            log.warning(60018, e.message)
+            self.save_failures.failed(e)
             return None
+        self.save_failures.succeeded()
         if full:
             self._last_full_scn, self._refs_since_full, self.schema_changed = scn, 0, False
         else:

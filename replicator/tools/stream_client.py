@@ -50,11 +50,16 @@ def is_data(frame: bytes) -> bool:
 class TcpChannel:
     """Length-prefixed frames over one blocking TCP connection."""
 
-    def __init__(self, uri: str, timeout: float) -> None:
+    def __init__(self, uri: str, timeout: float, tls_ca: str | None = None) -> None:
         host, _, port = uri.rpartition(":")
         try:
             self.sock = socket.create_connection((host, int(port)), timeout=timeout)
-        except OSError as exc:
+            if tls_ca:
+                import ssl
+
+                context = ssl.create_default_context(cafile=tls_ca)
+                self.sock = context.wrap_socket(self.sock, server_hostname=host)
+        except OSError as exc:  # ssl.SSLError included
             raise RuntimeFailure(f"cannot connect to {uri}: {exc}", 10062) from exc
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._buf = bytearray()
@@ -86,7 +91,7 @@ class TcpChannel:
             self.sock.settimeout(left)
             try:
                 chunk = self.sock.recv(1 << 20)
-            except TimeoutError:
+            except TimeoutError:  # socket.timeout; an SSL read timeout is the same class
                 return None
             except OSError as exc:
                 raise RuntimeFailure(f"receive failed: {exc}", 10053) from exc
@@ -100,7 +105,13 @@ class TcpChannel:
 
 
 class ZmqChannel:
-    """One ZMQ_PAIR socket connected to the writer."""
+    """One ZMQ_PAIR socket connected to the writer.
+
+    libzmq reconnects a PAIR socket silently, so a restarted writer would never learn
+    that this client is back (it waits for CONTINUE, the client waits for data). A socket
+    monitor turns a lost connection into RuntimeFailure 10056, as EOF does on TCP, so the
+    client handshakes again.
+    """
 
     def __init__(self, uri: str, timeout: float) -> None:
         import zmq
@@ -109,6 +120,7 @@ class ZmqChannel:
         self.context = zmq.Context()
         self.sock = self.context.socket(zmq.PAIR)
         self.sock.setsockopt(zmq.LINGER, 0)
+        self.monitor = self.sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         try:
             self.sock.connect(uri)
         except zmq.ZMQError as exc:  # a malformed endpoint, e.g. no tcp:// scheme
@@ -124,10 +136,18 @@ class ZmqChannel:
         self.sock.send(data)
 
     def recv(self, timeout: float) -> bytes | None:
-        """One frame, or None if none arrived within ``timeout``."""
-        if not self.sock.poll(int(timeout * 1000)):
-            return None
-        return bytes(self.sock.recv())
+        """One frame, or None if none arrived within ``timeout``; RuntimeFailure 10056 when
+        the connection to the writer was lost (frames that arrived before are read first)."""
+        zmq = self._zmq
+        poller = zmq.Poller()
+        poller.register(self.sock, zmq.POLLIN)
+        poller.register(self.monitor, zmq.POLLIN)
+        ready = dict(poller.poll(int(timeout * 1000)))
+        if ready.get(self.sock):
+            return bytes(self.sock.recv())
+        if ready.get(self.monitor):
+            raise RuntimeFailure("connection to the ZeroMQ writer lost (writer restarted?)", 10056)
+        return None
 
     def close(self) -> None:
         """Close the socket and its context.
@@ -136,6 +156,8 @@ class ZmqChannel:
         discarded with it, so the close waits a moment and then lingers up to half a second.
         """
         time.sleep(0.1)
+        self.sock.disable_monitor()
+        self.monitor.close(linger=0)
         self.sock.close(linger=500)
         self.context.term()
 
@@ -143,13 +165,22 @@ class ZmqChannel:
 class StreamClient:
     """Connects to a stream writer, runs the handshake, reads data and confirms positions."""
 
-    def __init__(self, kind: str, uri: str, database: str, fmt: str = "json", timeout: float = 10.0) -> None:
+    def __init__(self, kind: str, uri: str, database: str, fmt: str = "json", timeout: float = 10.0,
+                 token: str | None = None, tls_ca: str | None = None) -> None:
         self.kind, self.uri, self.database, self.fmt, self.timeout = kind, uri, database, fmt, timeout
+        self.token, self.tls_ca = token, tls_ca
         self.channel: Any = None
 
     def open(self) -> None:
-        """Connect the channel."""
-        self.channel = TcpChannel(self.uri, self.timeout) if self.kind == "network" else ZmqChannel(self.uri, self.timeout)
+        """Connect the channel (and authenticate first when a token is given: network writer)."""
+        if self.kind == "network":
+            self.channel = TcpChannel(self.uri, self.timeout, self.tls_ca)
+        else:
+            self.channel = ZmqChannel(self.uri, self.timeout)
+        if self.token:
+            from replicator.writers.stream import AUTH_PREFIX
+
+            self.channel.send(AUTH_PREFIX + self.token.encode())
 
     def close(self) -> None:
         """Disconnect (the server keeps what was not confirmed)."""

@@ -13,15 +13,26 @@ and continues after the last message it printed, so nothing is printed twice or 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from typing import BinaryIO
 
 from replicator import log
-from replicator.cli_args import ArgumentParser, non_negative_float, non_negative_int, positive_float
+from replicator.cli_args import (
+    ArgumentParser,
+    non_negative_float,
+    non_negative_int,
+    positive_float,
+)
 from replicator.errors import ReplicatorError, RuntimeFailure
 from replicator.proto import olr_pb2 as pb
-from replicator.stream_client import StreamClient, check_start_mode, is_data, position_of
+from replicator.tools.stream_client import (
+    StreamClient,
+    check_start_mode,
+    is_data,
+    position_of,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="do not print messages (measure only)")
     p.add_argument("--reconnect", action="store_true", help="reconnect after a lost connection")
     p.add_argument("--timeout", type=positive_float, default=10.0, help="seconds to wait for a reply")
+    p.add_argument("--token", default=None, help="the network writer's auth-token (or env REPLICATOR_TOKEN)")
+    p.add_argument("--tls-ca", default=None, metavar="PEM", help="network: connect with TLS, trusting this CA file")
     p.add_argument("--idle-exit", type=non_negative_float, default=0.0, metavar="S",
                    help="stop after S seconds without data (0: never)")
     return p
@@ -104,7 +117,11 @@ def _session(client: StreamClient, printer: _Printer, args: argparse.Namespace) 
             printer.take(frame)
             idle_since = time.monotonic()
         else:
-            log.warning(60032, f"server sent {pb.ResponseCode.Name(pb.RedoResponse.FromString(frame).code)}")
+            code = pb.RedoResponse.FromString(frame).code
+            if code == pb.INVALID_COMMAND:  # e.g. a CONFIRM refused by a restarted writer: not streaming any more
+                raise RuntimeFailure("server refused a request while streaming (restarted?): handshaking again",
+                                     10053)
+            log.warning(60032, f"server sent {pb.ResponseCode.Name(code)}")
         if printer.due() and printer.last is not None:
             client.confirm(printer.last)
             printer.confirmed()
@@ -117,7 +134,8 @@ def run(args: argparse.Namespace, out: BinaryIO) -> int:
     printer = _Printer(args, out)
     backoff = 0.1
     while True:
-        client = StreamClient(args.kind, args.uri, args.database, args.format, args.timeout)
+        client = StreamClient(args.kind, args.uri, args.database, args.format, args.timeout,
+                              args.token or os.environ.get("REPLICATOR_TOKEN"), args.tls_ca)
         try:
             client.open()
             if _session(client, printer, args):

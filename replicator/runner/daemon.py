@@ -14,19 +14,20 @@ import signal
 import threading
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from replicator import log
-from replicator.checkpoint import POSITION_ZERO, CheckpointManager, Confirmed
-from replicator.engine import Engine
 from replicator.errors import ConfigError, ReplicatorError, RuntimeFailure
 from replicator.events import Checkpoint
-from replicator.metrics import metrics_from_config
-from replicator.metrics_tally import Tally
-from replicator.notify import Notifier
+from replicator.ops.metrics import metrics_from_config
+from replicator.ops.metrics_tally import Tally
+from replicator.ops.notify import Notifier
 from replicator.redo.online import FollowSettings, LogLocator, RedoFollower, read_header
 from replicator.redo.parser import Parser
 from replicator.redo.source import open_source
+from replicator.runner.checkpoint import POSITION_ZERO, CheckpointManager, Confirmed
+from replicator.runner.engine import Engine
 from replicator.schema.document import SchemaCheckpoint
 from replicator.txn.pool import MemoryPool
 
@@ -61,7 +62,12 @@ class Daemon:
         self.source = self.config.source[0]
         self.stop_event = threading.Event()
         self._signals = 0
-        self._mtime = os.stat(config_path).st_mtime
+        from replicator.config.loader import decode_config_bytes
+        from replicator.config.reload import ConfigWatch
+
+        content = Path(config_path).read_bytes()
+        self._config_doc = decode_config_bytes(content, config_path)  # what runs, for reload diffs
+        self._watch = ConfigWatch(config_path, content)
         self._last_save = 0.0
         self._saved = None
         self._switches = 0
@@ -99,8 +105,8 @@ class Daemon:
         return cp, confirmed
 
     def _build(self) -> tuple[Engine, int, int]:
-        from replicator.app import source_facts
         from replicator.formats.registry import create_format
+        from replicator.runner.assembly import source_facts
         from replicator.writers.base import create_writer
 
         cp, confirmed = self._restart_point()
@@ -140,6 +146,7 @@ class Daemon:
         settings = FollowSettings(src.redo_read_sleep_us / 1e6, src.arch_read_sleep_us / 1e6, src.arch_read_tries,
                                   src.redo_verify_delay_us / 1e6, not (src.reader.disable_checks & 0x4),
                                   bool(src.flags & 0x1))
+        locator.verify_checksum = settings.verify_checksum
         follower = RedoFollower(locator, settings, self.stop_event)
         engine_ref: list[Engine] = []
         writer_cfg = self.config.target[0].writer
@@ -154,7 +161,7 @@ class Daemon:
         skip_scn = confirmed.scn if confirmed is not None and confirmed.pos is None else 0
         threads = locator.threads()
         if len(threads) > 1:  # RAC: one follower per redo thread, merged by SCN (rac_engine.py)
-            from replicator.rac_engine import RacEngine
+            from replicator.runner.rac_engine import RacEngine
 
             locators = {t: replace(locator, thread=t) for t in threads}
             engine: Engine = RacEngine(parser, create_format(fmt_opts), writer,
@@ -178,6 +185,16 @@ class Daemon:
             writer.resume_at = confirmed.output  # cut the output back to what the checkpoint covers
         elif start_output is not None and hasattr(writer, "resume_at"):
             writer.resume_at = start_output  # a crash before anything was confirmed: back to the start
+        elif hasattr(writer, "existing_output"):
+            existing = writer.existing_output()
+            if existing and confirmed is None:
+                log.warning(60101, f"output {existing[-1]} already holds messages, but there is no confirmed "
+                                   f"position ({self.manager.position_path.name} deleted, or a new state "
+                                   f"directory?): the replay from the start is appended after them (duplicates)")
+            elif existing:
+                log.warning(60101, f"output {existing[-1]} already holds messages, but the confirmed position "
+                                   f"({self.manager.position_path.name}) does not say how much of it: messages "
+                                   f"after the position are appended after them (duplicates if they were written)")
         seq, offset = cp.restart_position
         if seq == 0:
             seq = self._first_sequence(locator, parser_opts.first_data_scn)
@@ -241,6 +258,9 @@ class Daemon:
             snapshot = (conf.confirmed, conf.confirmed_scn_idx, conf.pending)
             output_position = getattr(self.writer, "output_position", None)
             output = output_position() if output_position is not None else None
+            sync = getattr(self.writer, "sync", None)
+            if output is not None and sync is not None and self._save_due(snapshot[0], force):
+                await asyncio.to_thread(sync)  # the checkpoint must not claim bytes a power loss can take
         self.save_position(snapshot, output, force)
 
     def _on_rac_checkpoint(self, cut_scn: int, time_raw: int, redo_bytes: int, force: bool) -> None:
@@ -281,6 +301,11 @@ class Daemon:
                         True, header.thread, lwn.first_block)
         self._on_lwn_checkpoint(cp, parser, force=True)
 
+    def _save_due(self, confirmed: Any, force: bool) -> bool:
+        if confirmed is None or confirmed == self._saved:
+            return False
+        return force or time.monotonic() - self._last_save >= POLL_SAVE_S
+
     def _save_start_position(self) -> None:
         """Before the first message of a fresh start: save the output's size with a zero position.
 
@@ -289,45 +314,49 @@ class Daemon:
         """
         output_position = getattr(self.writer, "output_position", None)
         output = output_position() if output_position is not None else None
-        pattern = getattr(self.writer, "pattern", None)
-        if output is None and pattern is not None and pattern.mode == "fixed":  # not opened yet
-            path = pattern.name()
-            output = (path, os.path.getsize(path) if os.path.exists(path) else 0)
+        start_position = getattr(self.writer, "start_position", None)
+        if output is None and start_position is not None:  # not opened yet: fixed name or %i number
+            output = start_position()
         if output is not None:
             self.manager.save_confirmed(Confirmed(self.source.name, 0, 0, 0, 0, POSITION_ZERO, output))
 
     def save_position(self, snapshot: tuple, output: tuple[str, int] | None, force: bool = False) -> None:
         """Persist a confirmed position if it moved (at most every POLL_SAVE_S unless forced).
 
-        The output size is stored only when nothing was pending: then the file holds
-        exactly the confirmed messages, and a restart may cut it back to that size.
+        The output size is stored with it: only the file writer reports one, and it
+        confirms each message as it writes it, so after the flush the file holds exactly
+        the confirmed messages (messages handed on but not yet written, counted in
+        ``pending``, are not in it) and a restart may cut it back to that size. (Storing
+        it only when nothing was pending left checkpoints without it under load; the
+        restart then appended a full replay after the checkpoint: duplicated lines.)
         """
         confirmed, (scn, idx), pending = snapshot
-        if confirmed is None or confirmed == self._saved:
+        if not self._save_due(confirmed, force):
             return
         now = time.monotonic()
-        if not force and now - self._last_save < POLL_SAVE_S:
-            return
         header = self.engine.parser.header
-        self.manager.save_confirmed(Confirmed(self.source.name, scn, idx, header.resetlogs if header else 0,
-                                              header.activation if header else 0, confirmed,
-                                              output if pending == 0 else None))
-        self._last_save, self._saved = now, confirmed
+        if self.manager.save_confirmed(Confirmed(self.source.name, scn, idx, header.resetlogs if header else 0,
+                                                 header.activation if header else 0, confirmed,
+                                                 output)):
+            self._last_save, self._saved = now, confirmed
 
     # ----------------------------------------------------------------- hot reload
     def _maybe_reload(self) -> None:
-        try:
-            mtime = os.stat(self.config_path).st_mtime
-        except OSError:
+        """Apply a changed table filter live; name the changed keys that need a restart.
+
+        Only complete files are considered (content hash, settled; see config/reload.py),
+        and each new content is judged once, so a bad file is reported once.
+        """
+        data = self._watch.poll()
+        if data is None:
             return
-        if mtime == self._mtime:
-            return
-        self._mtime = mtime
-        from replicator.app import table_map
-        from replicator.config import load_config
+        from replicator.config.loader import decode_config_bytes, parse_config
+        from replicator.config.reload import restart_keys
+        from replicator.runner.assembly import table_map
 
         try:
-            new = load_config(self.config_path)
+            doc = decode_config_bytes(data, self.config_path)
+            new = parse_config(doc, filename=self.config_path)
             src = new.source[0]
             if set(src.owners) != set(self.source.owners):
                 raise ConfigError("the set of owners in filter.table changed: a restart is needed", 20007)
@@ -335,10 +364,19 @@ class Daemon:
         except ReplicatorError as e:
             log.error(e.code, f"config reload rejected, keeping the running configuration: {e.message}")
             return
+        old_doc, self._config_doc = self._config_doc, doc
+        restart = restart_keys(old_doc, doc)
+        if restart:
+            shown = ", ".join(restart[:12]) + (f" and {len(restart) - 12} more" if len(restart) > 12 else "")
+            log.warning(60105, f"config changed in keys that only a restart applies (not applied now): {shown}")
+        if _filter_of(old_doc) == _filter_of(doc):
+            if not restart:
+                log.info("config file rewritten without a change to apply")
+            return
         self.engine.parser.opt.tables = tables
         tracker = self.engine.parser.opt.tracker
         if tracker is not None:  # later dictionary changes are filtered by the new rules
-            from replicator.app import dictionary_tracker
+            from replicator.runner.assembly import dictionary_tracker
 
             tracker.rebuild = dictionary_tracker(src, self.dictionary, self.base_checkpoint).rebuild
         self.source = src
@@ -378,7 +416,12 @@ class Daemon:
         while not self.stop_event.is_set():
             await asyncio.sleep(poll)
             self._maybe_reload()
-            await self.flush_and_save()
+            try:
+                await self.flush_and_save()
+            except ReplicatorError as e:  # e.g. 10102: nothing could be saved for too long
+                self.engine.state.errors.append(e)
+                self.stop_event.set()
+                return
             self._report()
 
     async def _connect_writer(self) -> bool:
@@ -404,6 +447,14 @@ class Daemon:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._on_signal, sig)
+        from replicator.ops import early_signals
+
+        for sig in early_signals.take():  # arrived during startup: stop now, cleanly
+            self._on_signal(sig)
+        if self.stop_event.is_set():
+            log.info("stopped during startup, before replication began")
+            self.notifier.close()
+            return
         if self.metrics is not None:
             self.metrics.start_server(self.config.metrics.bind or "")
             self.metrics.set_state("starting")
@@ -441,6 +492,13 @@ class Daemon:
         if engine.state.errors:
             raise engine.state.errors[0]
         log.info(f"stopped: {engine.state.transactions} transactions, {engine.state.messages} messages")
+
+
+def _filter_of(doc: Any) -> Any:
+    try:
+        return doc["source"][0].get("filter")
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return None
 
 
 def run_daemon(config_path: str, engine: str | None = None) -> int:

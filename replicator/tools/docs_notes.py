@@ -1,7 +1,7 @@
 """One-line meanings of the config keys, for the generated docs/configuration.md.
 
 Types, allowed ranges and defaults come from the pydantic models themselves
-(:mod:`replicator.docs_gen` reads them); only the meaning is written here, keyed by
+(:mod:`replicator.tools.docs_gen` reads them); only the meaning is written here, keyed by
 ``<section>.<key>``. A field's pydantic ``description`` is used when it has no entry
 here. A test fails when a key has neither, so the reference cannot silently fall behind
 the code.
@@ -157,6 +157,9 @@ NOTES: dict[str, str] = {
     "writer.topic": "Kafka topic",
     "writer.properties": "librdkafka properties (message.max.bytes is set from max-message-mb)",
     "writer.uri": "host:port to listen on (network) or a ZeroMQ endpoint",
+    "writer.auth-token": "network: clients must send this shared token first (replicator client --token); extension",
+    "writer.tls-cert": "network: serve TLS with this PEM certificate chain (replicator client --tls-ca); extension",
+    "writer.tls-key": "network: the PEM private key of tls-cert (if not in that file); extension",
     "writer.topic-per-table": "extension: topic per table, e.g. cdc.{owner}.{table}; other messages stay on topic",
     "writer.key-by-pk": "extension: 1 keys row messages by primary key when the table has no tag",
 }
