@@ -13,3 +13,5 @@ class JsonCommitter:
         """Output ``txn``; False when the python engine must process it instead."""
 
 def native_version() -> str: ...
+def vector_passes(data: bytes, start: int, header_size: int, endian: str, compat: int) -> bool:
+    """The C field checks on one vector (tests): True when it passes, as invariants.check_vector."""

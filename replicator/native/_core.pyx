@@ -1901,6 +1901,342 @@ def native_version() -> str:
     return "replicator native core 1 (Cython)"
 
 
+# ============================================================================= OLR's field checks
+# replicator.redo.invariants in C, pass/fail only: a vector failing one of them sends its
+# record to the python parser, whose own check then raises with OLR's code and text. Each
+# function makes the same decisions as the python function its docstring names (the python
+# fast paths for 5.1, 11.2/11.6 and 11.5 fold back into the generic steps here); the python
+# code is the reference, tests/unit/native/test_native_checks.py compares the two.
+DEF KDOM2 = 0x80
+DEF ROWDEPS = 0x40
+DEF LMN = 16
+DEF CKI = 9
+DEF V12_1 = 0x0C100000
+DEF MAXF = 32768           # fields per record handled natively (more: python)
+
+cdef struct FV:             # one vector's fields, as the checks read them
+    const uint8_t* d        # the record
+    int* ln                 # field lengths (0-based)
+    int* of                 # field offsets in the record
+    int n                   # field count
+    bint big
+
+cdef struct KdoHead:        # invariants._kdo's result
+    int op_byte
+    int flags
+    int cc
+    const uint8_t* nulls    # the NULL bitmap of the cc columns (NULL when cc == 0)
+    int extra               # size/delt of an IRP/ORP, nrow of a QMI/QMD
+
+
+cdef inline int ktb_min(int key) noexcept nogil:
+    cdef int k = key & 0x0F
+    return (8 if key & 0x10 else 4) + (8 if k == 2 else 24 if k == 4 else 16 if k == 1 else -4)
+
+
+cdef inline bint ktb_bad(FV* v, int i) noexcept nogil:
+    """invariants._ktb_redo: True when field ``i`` is too short for its KTB operation."""
+    cdef int size = v.ln[i]
+    cdef const uint8_t* p
+    if size < 8:
+        return False
+    p = v.d + v.of[i]
+    return size < ktb_min((p[0] & 0x0F) | (p[1] & 0x08) << 1)
+
+
+cdef inline bint nbit(const uint8_t* nulls, int c) noexcept nogil:
+    return (nulls[c >> 3] >> (c & 7)) & 1
+
+
+cdef int null_count(const uint8_t* nulls, int cc) noexcept nogil:
+    cdef int c, k = 0
+    for c in range(cc):
+        k += nbit(nulls, c)
+    return k
+
+
+cdef int cc_data(const uint8_t* nulls, int cc) noexcept nogil:
+    """invariants._cc_data: one past the last non-NULL column."""
+    cdef int c = cc
+    while c > 0 and nbit(nulls, c - 1):
+        c -= 1
+    return c
+
+
+cdef bint null_fields_bad(FV* v, const uint8_t* nulls, int first, int count) noexcept nogil:
+    """invariants._null_fields: a NULL column among the first ``count`` owns a non-empty field."""
+    cdef int c
+    for c in range(count):
+        if nbit(nulls, c) and v.ln[first + c]:
+            return True
+    return False
+
+
+cdef bint kdo_bad(FV* v, int i, KdoHead* k) noexcept nogil:
+    """invariants._kdo: True when the KDO header of field ``i`` fails; else ``k`` is filled."""
+    cdef int size = v.ln[i]
+    cdef const uint8_t* p
+    cdef int op, nbytes
+    k.cc = 0
+    k.nulls = NULL
+    k.extra = 0
+    if size < 16:
+        return True
+    p = v.d + v.of[i]
+    k.op_byte = p[10]
+    k.flags = p[11]
+    op = p[10] & 0x1F
+    if op == URP:
+        if size < 28:
+            return True
+        k.cc = p[23]
+        nbytes = (k.cc + 7) >> 3
+        if size < 26 + nbytes:
+            return True
+        if k.cc:
+            k.nulls = p + 26
+    elif op == IRP or op == ORP:
+        if size < 48:
+            return True
+        k.cc = p[18]
+        nbytes = (k.cc + 7) >> 3
+        if size < 45 + nbytes:
+            return True
+        if k.cc:
+            k.nulls = p + 45
+        k.extra = <int>rd16(p + 40, v.big)
+    elif op == DRP or op == LKR or op == CKI:
+        return size < 20
+    elif op == CFA:
+        return size < 32
+    elif op == QMI or op == QMD:
+        if size < 24:
+            return True
+        k.extra = p[18]
+    return False
+
+
+cdef bint supplemental_bad(FV* v, int j) noexcept nogil:
+    """invariants._supplemental from field ``j``."""
+    cdef int n = v.n
+    cdef int supp_cc
+    while j < n and v.ln[j] == 0:
+        j += 1
+    if j >= n:
+        return False
+    if v.ln[j] < 20:
+        return True
+    supp_cc = <int>rd16(v.d + v.of[j] + 2, v.big)
+    j += 3
+    if j > n:
+        return False
+    return j + supp_cc > n
+
+
+cdef int values_end(FV* v, int k) noexcept nogil:
+    """Past the ``k`` non-empty value fields from field 5 (empty fillers skipped); -1: they run out."""
+    cdef int n = v.n
+    cdef int j = 5 + k
+    cdef int i
+    if j <= n:
+        for i in range(5, j):
+            if v.ln[i] == 0:
+                break
+        else:
+            return j
+    j = 5
+    for i in range(k):
+        while j < n and v.ln[j] == 0:
+            j += 1
+        if j >= n:
+            return -1
+        j += 1
+    return j
+
+
+cdef bint urp_tail_bad(FV* v, int j, int op_byte) noexcept nogil:
+    """After a URP undo's values: row dependencies (invariants._skip_take), then supplemental data."""
+    cdef int n = v.n
+    if op_byte & ROWDEPS:
+        while j < n and v.ln[j] == 0:
+            j += 1
+        if j >= n:
+            return True
+        j += 1
+    return supplemental_bad(v, j)
+
+
+cdef bint undo_row_bad(FV* v) noexcept nogil:
+    """invariants._undo_row: the row operation a 5.1 undoes (field 4 onwards)."""
+    cdef KdoHead k
+    cdef int n = v.n
+    cdef int op, j, count
+    if kdo_bad(v, 3, &k):
+        return True
+    op = k.op_byte & 0x1F
+    if op == URP:
+        if n < 5:
+            return True
+        if k.flags & KDOM2:
+            return n < 6
+        j = values_end(v, k.cc - (null_count(k.nulls, k.cc) if k.cc else 0))
+        if j < 0:
+            return False
+        return urp_tail_bad(v, j, k.op_byte)
+    if op == DRP:
+        j = 4
+        if k.op_byte & ROWDEPS:
+            if n < 5:
+                return True
+            j = 5
+        return supplemental_bad(v, j)
+    if op == IRP or op == ORP:
+        j = 4
+        if k.cc:
+            if n < 5:
+                return False
+            if v.ln[4] == k.extra and k.cc > 1:
+                j = 5
+            else:
+                count = k.cc if k.cc < n - 4 else n - 4
+                if null_fields_bad(v, k.nulls, 4, count):
+                    return True
+                if n < 4 + k.cc:
+                    return False
+                j = 4 + k.cc
+        if k.op_byte & ROWDEPS:
+            if j >= n:
+                return True
+            j += 1
+        return supplemental_bad(v, j)
+    if op == QMI:
+        return n < 6
+    if op == LMN or op == LKR or op == CFA:
+        return supplemental_bad(v, 4)
+    return False
+
+
+cdef bint check_0501_bad(FV* v, bint merged) noexcept nogil:
+    """invariants._check_0501 (``merged``: a 5.1 reassembled from a multi-block undo)."""
+    cdef int n = v.n
+    cdef const uint8_t* p
+    cdef int layer, code
+    if n < 2 or v.ln[1] < 24 or v.ln[0] < 20:
+        return not (n == 1 and v.ln[0] >= 20)
+    p = v.d + v.of[1]
+    # ktub flags (u16 at +20): a piece of a multi-block undo (0x0001, 0x0002, 0x0100) stops here.
+    if not merged and rd16(p + 20, v.big) & 0x0103:
+        return False
+    if n < 3:
+        return False
+    layer = p[16]
+    code = p[17]
+    if layer != 11 or code != 1:
+        if (layer == 10 and code == 0x16) or (layer == 26 and code == 1):
+            if ktb_bad(v, 2):
+                return True
+            return layer == 10 and n >= 4 and v.ln[3] < 20
+        return layer == 14 and code == 8 and v.ln[2] < 4
+    if ktb_bad(v, 2):
+        return True
+    if n < 4:
+        return False
+    return undo_row_bad(v)
+
+
+cdef bint row_redo_bad(FV* v, KdoHead* k) noexcept nogil:
+    """invariants._row_redo: KTB redo in field 1, the KDO header in field 2 (when present)."""
+    k.cc = 0
+    k.nulls = NULL
+    k.extra = 0
+    k.op_byte = -1          # no field 2
+    if v.n < 1 or ktb_bad(v, 0):
+        return True
+    return v.n >= 2 and kdo_bad(v, 1, k)
+
+
+cdef bint check_0b02_bad(FV* v) noexcept nogil:
+    """invariants._check_0b02 (11.2 IRP, 11.6 ORP): a NULL column from field 3 owns no data."""
+    cdef KdoHead k
+    cdef int count, cdat
+    if row_redo_bad(v, &k):
+        return True
+    if v.n < 3 or not k.cc or (k.op_byte & 0x1F) not in (IRP, ORP):
+        return False
+    if null_count(k.nulls, k.cc) == 0 or (k.cc > 1 and v.ln[2] == k.extra):
+        return False
+    cdat = cc_data(k.nulls, k.cc) + 1
+    count = k.cc if k.cc < cdat else cdat
+    if v.n - 2 < count:
+        count = v.n - 2
+    return null_fields_bad(v, k.nulls, 2, count)
+
+
+cdef bint check_0b05_bad(FV* v) noexcept nogil:
+    """invariants._check_0b05 (11.5 URP): a NULL column up to ccData owns an empty field."""
+    cdef KdoHead k
+    cdef int count
+    if row_redo_bad(v, &k):
+        return True
+    if v.n < 3 or (k.op_byte & 0x1F) != URP:
+        return False
+    if k.flags & KDOM2:
+        return v.n < 4
+    if not k.cc or not v.ln[2] or null_count(k.nulls, k.cc) == 0:
+        return False
+    count = cc_data(k.nulls, k.cc)
+    if v.n - 3 < count:
+        count = v.n - 3
+    return null_fields_bad(v, k.nulls, 3, count)
+
+
+cdef bint vector_bad(FV* v, int opcode, uint32_t compat) noexcept nogil:
+    """invariants.CHECKS[opcode]: True when the vector fails one of OLR's checks."""
+    cdef int n = v.n
+    cdef KdoHead k
+    if opcode == 0x0501:
+        return check_0501_bad(v, False)
+    if opcode == 0x0B05:
+        return check_0b05_bad(v)
+    if opcode == 0x0B02 or opcode == 0x0B06:
+        return check_0b02_bad(v)
+    if opcode == 0x0B03 or opcode == 0x0B04 or opcode == 0x0B08 or opcode == 0x0B0C or opcode == 0x0B10 \
+            or opcode == 0x0B16:
+        return row_redo_bad(v, &k)
+    if opcode == 0x0B0B:
+        if row_redo_bad(v, &k):
+            return True
+        return n >= 3 and k.op_byte >= 0 and v.ln[2] < k.extra * 2
+    if opcode == 0x0502:
+        if n < 1 or v.ln[0] < 32:
+            return True
+        if compat >= V12_1 and n >= 2 and v.ln[1] != 4:
+            return v.ln[1] < 36 or (n >= 3 and v.ln[2] < 4)
+        return False
+    if opcode == 0x0504:
+        if n < 1 or v.ln[0] < 20:
+            return True
+        return n >= 2 and v.d[v.of[0] + 16] & 0x02 and v.ln[1] < 16
+    if opcode == 0x0506:
+        if n < 1 or v.ln[0] < 24:
+            return True
+        return n >= 2 and v.ln[1] < 8
+    if opcode == 0x050B:
+        return n < 1 or v.ln[0] < 24
+    if opcode == 0x0A02 or opcode == 0x0A12:
+        return n < 1 or ktb_bad(v, 0)
+    return False
+
+
+cdef inline bint checked_opcode(int op) noexcept nogil:
+    if op >> 8 == 11:
+        op &= 0xFF
+        return op == 2 or op == 3 or op == 4 or op == 5 or op == 6 or op == 8 or op == 11 or op == 12 \
+            or op == 16 or op == 22
+    return op == 0x0501 or op == 0x0502 or op == 0x0504 or op == 0x0506 or op == 0x050B or op == 0x0A02 \
+        or op == 0x0A12
+
+
 # ============================================================================= stage 1: records
 DEF MAXV = 256                 # vectors per record handled natively (more: python)
 
@@ -1917,6 +2253,7 @@ cdef struct VecInfo:
     int f1len
     int f2off
     int f2len
+    int fbase               # its fields' place in the field arrays given to scan_vectors
 
 
 cdef int OPC_UNDO = 0x0501
@@ -1941,9 +2278,14 @@ cdef inline bint stored_redo(int op) noexcept nogil:
             or op == 0x0B0C or op == 0x0B10 or op == 0x0B16)
 
 
-cdef int scan_vectors(const uint8_t* d, Py_ssize_t end, int pos, int vh, bint big, VecInfo* out) noexcept nogil:
-    """iter_vectors + ChangeVector.__init__ checks: the vectors of one record; -1 when python must do it."""
+cdef int scan_vectors(const uint8_t* d, Py_ssize_t end, int pos, int vh, bint big, VecInfo* out,
+                      int* lens, int* offs) noexcept nogil:
+    """iter_vectors + ChangeVector.__init__ checks: the vectors of one record; -1 when python must do it.
+
+    Every field's length and offset go to ``lens``/``offs`` (MAXF entries) for the field checks.
+    """
     cdef int count = 0
+    cdef int fi = 0
     cdef Py_ssize_t table, tsize, nf, k, p, n
     while pos + vh + 2 <= end:
         if d[pos] == 0 and d[pos + 1] == 0:
@@ -1958,8 +2300,14 @@ cdef int scan_vectors(const uint8_t* d, Py_ssize_t end, int pos, int vh, bint bi
         p = table + ((tsize + 2) & ~3)
         out[count].f1off = out[count].f2off = 0
         out[count].f1len = out[count].f2len = -1
+        if fi + nf > MAXF:
+            return -1   # over 32K fields in one record: python
+        out[count].fbase = fi
         for k in range(nf):
             n = rd16(d + table + 2 + 2 * k, big)
+            lens[fi] = <int>n
+            offs[fi] = <int>p
+            fi += 1
             if k == 0:
                 out[count].f1off = <int>p
                 out[count].f1len = <int>n
@@ -1982,16 +2330,45 @@ cdef int scan_vectors(const uint8_t* d, Py_ssize_t end, int pos, int vh, bint bi
     return count
 
 
+def vector_passes(bytes data, int start, int header_size, str endian, uint32_t compat) -> bool:
+    """The C checks on one vector (tests): True when it passes, as invariants.check_vector."""
+    cdef const uint8_t* d = <const uint8_t*> PyBytes_AS_STRING(data)
+    cdef VecInfo one[MAXV]
+    cdef int* ln = <int*> malloc(MAXF * sizeof(int) * 2)
+    cdef FV v
+    if ln == NULL:
+        raise MemoryError()
+    try:
+        if start < 0 or scan_vectors(d, PyBytes_GET_SIZE(data), start, header_size, endian == ">", one,
+                                     ln, ln + MAXF) < 1:
+            raise ValueError("no change vector at this offset")
+        if not checked_opcode(one[0].opcode) or d[start + 21] & 0x80:
+            return True
+        v.d = d
+        v.big = endian == ">"
+        v.ln = ln
+        v.of = ln + MAXF
+        v.n = one[0].nf
+        return not vector_bad(&v, one[0].opcode, compat)
+    finally:
+        free(ln)
+
+
 cdef class RecordDispatcher:
     """Parser._dispatch for one record, with the (5.1, 11.x) pairs stored natively.
 
     Every other vector is handed to the python parser's own handler (as a ChangeVector), in
     the same order, so side effects and errors are the python engine's. Returns False, having
-    done nothing, when the record's vectors cannot be laid out (python then raises the error).
+    done nothing, when the record's vectors cannot be laid out or one of them fails OLR's field
+    checks (python then raises the error). A 5.19's checks and a merged multi-block undo's are
+    made by the python code this calls for them.
     """
 
     cdef VecInfo vecs[MAXV]
+    cdef int flen[MAXF]     # the field lengths and offsets of the record's vectors (scan_vectors)
+    cdef int foff[MAXF]
     cdef Buf entry
+    cdef object _check_session
     cdef object _undo_info
     cdef object _cv
     cdef object _table_type
@@ -2002,6 +2379,7 @@ cdef class RecordDispatcher:
     def __init__(self):
         from replicator.events import Table
         from replicator.redo import parser as python_parser
+        from replicator.redo.invariants import check_session
         from replicator.redo.opcodes.session import session_attributes
         from replicator.redo.opcodes.undo import undo_info
         from replicator.redo.vectors import ChangeVector
@@ -2012,6 +2390,7 @@ cdef class RecordDispatcher:
         self._undo_info = undo_info
         self._cv = ChangeVector
         self._table_type = Table
+        self._check_session = check_session
 
     def __dealloc__(self):
         free(self.entry.p)
@@ -2024,14 +2403,29 @@ cdef class RecordDispatcher:
         header = parser.header
         cdef bint big = header.endian == ">"
         cdef int vh = parser._vh
-        cdef int count = scan_vectors(d, end, record.header_size, vh, big, self.vecs)
+        cdef int count = scan_vectors(d, end, record.header_size, vh, big, self.vecs, self.flen, self.foff)
         cdef int i, op, prev = -1, con_id = parser.opt.con_id
         cdef bint info_ok = False, pyinfo_ok
         cdef uint32_t xid_usn, xid_slot, xid_sqn, obj = 0, data_obj = 0, flags = 0, opc = 0
         cdef VecInfo* v
         cdef VecInfo* u
+        cdef FV fv
+        cdef uint32_t compat
         if count < 0:
             return False
+        # OLR checks every vector as it reads it, whatever its object or container: a record
+        # with a failing vector goes to the python parser, which raises OLR's error for it.
+        compat = header.compat
+        fv.d = d
+        fv.big = big
+        for i in range(count):
+            v = &self.vecs[i]
+            if checked_opcode(v.opcode) and not d[v.start + 21] & 0x80:
+                fv.ln = self.flen + v.fbase
+                fv.of = self.foff + v.fbase
+                fv.n = v.nf
+                if vector_bad(&fv, v.opcode, compat):
+                    return False
         endian = header.endian
         stats = parser.stats
         stats.records += 1
@@ -2099,6 +2493,8 @@ cdef class RecordDispatcher:
                 parser._commit(self._vec(cvs, i, data, vh, endian), record)
             elif op == OPC_SESSION19 or op == OPC_SESSION20:
                 if parser._last_touched is not None:
+                    if op == OPC_SESSION19:
+                        self._check_session(self._vec(cvs, i, data, vh, endian))
                     parser._last_touched.attributes.update(
                         self._session_attributes(self._vec(cvs, i, data, vh, endian), header.compat))
             elif op == OPC_DDL:

@@ -13,6 +13,8 @@ bitmap is one integer and only its set bits (the NULL columns) are visited; noth
 allocated per column. It raises :class:`FieldCheckError`, which the parser turns into a
 :class:`~replicator.errors.RedoLogError` naming file, block and offset. A 5.1 merged from
 the pieces of a multi-block undo is checked whole (:func:`check_merged_undo`), as in OLR.
+The native engine makes the same checks in C (``replicator/native/_core.pyx``, pass or fail)
+and hands a record that fails them to the parser, so the errors are always raised here.
 
 Differences from OLR, deliberate: the message starts with ``file F, block B, offset O:``
 (the record), then OLR's own text and its ``offset:`` (the vector's file offset); OLR's
