@@ -43,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=positive_float, default=10.0, help="seconds to wait for a reply")
     p.add_argument("--token", default=None, help="the network writer's auth-token (or env REPLICATOR_TOKEN)")
     p.add_argument("--tls-ca", default=None, metavar="PEM", help="network: connect with TLS, trusting this CA file")
+    p.add_argument("--confirm-log", default=None, metavar="FILE",
+                   help="append 'MESSAGES C_SCN C_IDX' to FILE after each CONFIRM sent (messages printed so far)")
     p.add_argument("--idle-exit", type=non_negative_float, default=0.0, metavar="S",
                    help="stop after S seconds without data (0: never)")
     return p
@@ -57,6 +59,7 @@ class _Printer:
         self.last: tuple[int, int] | None = None
         self.unconfirmed = 0
         self.last_confirm = time.monotonic()
+        self.confirm_log: BinaryIO | None = open(args.confirm_log, "ab") if args.confirm_log else None  # noqa: SIM115
 
     def take(self, frame: bytes) -> None:
         self.last = position_of(frame, self.args.format)
@@ -75,6 +78,10 @@ class _Printer:
     def confirmed(self) -> None:
         self.unconfirmed = 0
         self.last_confirm = time.monotonic()
+        if self.confirm_log is not None and self.last is not None:
+            self.out.flush()  # the log never names a message the output does not hold yet
+            self.confirm_log.write(f"{self.count} {self.last[0]} {self.last[1]}\n".encode())
+            self.confirm_log.flush()
 
 
 def protobuf_line(frame: bytes) -> bytes:
@@ -131,6 +138,7 @@ def run(args: argparse.Namespace, out: BinaryIO) -> int:
             if _session(client, printer, args):
                 if printer.last is not None:
                     client.confirm(printer.last)
+                    printer.confirmed()
                     time.sleep(0.05)  # let the CONFIRM leave before the socket closes
                 return 0
         except RuntimeFailure as exc:

@@ -88,6 +88,7 @@ class StreamProtocol:
         self.first_data_scn = 0
         self.pending: StartRequest | None = None  # a start waiting for the app to boot
         self.pending_session = -1
+        self.restored: Position | None = None  # the checkpoint position this writer resumed from
 
     # -- requests ----------------------------------------------------------------------------
 
@@ -177,7 +178,13 @@ class StreamProtocol:
         # c_scn 0 means "after the writer's own confirmed position": everything still queued
         # is unconfirmed, so nothing is skipped (same as NO_SCN).
         log.info(f"client requested scn: {c_scn}, idx: {c_idx}")
-        self.queue.resume_after(position)
+        if position is None or position in (self.restored, self.queue.confirmed):
+            self.queue.resume_after(None)  # the client has exactly what left the queue: send the rest
+        elif self.queue.contains(position) or self.restored is None:
+            self.queue.resume_after(position)
+        else:
+            # After a restart the client may be ahead of the checkpoint: its message comes again.
+            self.queue.resume_at(position)
         self._reply(self._positioned(pb.REPLICATE))
         self.streaming = True
         log.info("streaming to client")
@@ -228,13 +235,20 @@ class StreamProtocol:
             self.streaming = True
             log.info("streaming to client")
 
-    def restore(self, position: Position, first_data_scn: int) -> None:
-        """A checkpoint position exists: replicate at once, drop what the client confirmed."""
+    def restore(self, position: Position, first_data_scn: int, skip: bool = True) -> None:
+        """A checkpoint position exists: replicate at once, drop what the client confirmed.
+
+        ``skip=False`` when the application itself restarts exactly after ``position``
+        (the daemon's stream position): then nothing it produces may be skipped here, as
+        positions do not grow along the stream and a skip by position would drop or
+        re-send the wrong messages.
+        """
         self.status = REPLICATING
         self.first_data_scn = first_data_scn
+        self.restored = position
         self.queue.confirmed = position
         self.queue.max_sent = position
-        self.queue.skip = position
+        self.queue.skip = position if skip else None
 
     def stop_streaming(self) -> None:
         """The client left or asked INFO: unconfirmed messages will be sent again."""
