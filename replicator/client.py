@@ -16,6 +16,7 @@ import argparse
 import os
 import sys
 import time
+from collections import Counter, deque
 from typing import BinaryIO
 
 from replicator import log
@@ -50,8 +51,18 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+RECENT_FRAMES = 20_000  # frames remembered to recognise a restarted writer's re-sends
+
+
 class _Printer:
-    """Prints data frames and tracks when to confirm."""
+    """Prints data frames and tracks when to confirm.
+
+    After a reconnect the writer may re-send messages this client already printed: a
+    position (c_scn, c_idx) is not unique (transactions sharing a begin SCN share their
+    positions), so the writer cannot always tell where the client's message lies in its
+    replay. The leading run of frames identical to recently printed ones is dropped here
+    (counted in ``resent``); the first new frame ends it.
+    """
 
     def __init__(self, args: argparse.Namespace, out: BinaryIO) -> None:
         self.args, self.out = args, out
@@ -59,9 +70,26 @@ class _Printer:
         self.last: tuple[int, int] | None = None
         self.unconfirmed = 0
         self.last_confirm = time.monotonic()
+        self.recent: deque[int] = deque()
+        self.recent_count: Counter[int] = Counter()
+        self.catching_up = False  # set on reconnect: drop frames printed before
+        self.resent = 0
         self.confirm_log: BinaryIO | None = open(args.confirm_log, "ab") if args.confirm_log else None  # noqa: SIM115
 
     def take(self, frame: bytes) -> None:
+        key = hash(frame)
+        if self.catching_up:
+            if self.recent_count[key]:
+                self.resent += 1
+                return
+            self.catching_up = False
+        self.recent.append(key)
+        self.recent_count[key] += 1
+        if len(self.recent) > RECENT_FRAMES:
+            old = self.recent.popleft()
+            self.recent_count[old] -= 1
+            if not self.recent_count[old]:
+                del self.recent_count[old]
         self.last = position_of(frame, self.args.format)
         self.count += 1
         self.unconfirmed += 1
@@ -102,6 +130,7 @@ def protobuf_line(frame: bytes) -> bytes:
 def _session(client: StreamClient, printer: _Printer, args: argparse.Namespace) -> bool:
     """One connection: handshake and read; True when the wanted count was reached."""
     reply = client.start(args.start, printer.last)
+    printer.catching_up = printer.last is not None
     if reply.code != pb.REPLICATE:
         raise RuntimeFailure(f"server answered {pb.ResponseCode.Name(reply.code)}, not REPLICATE", 10053)
     idle_since = time.monotonic()
@@ -136,6 +165,9 @@ def run(args: argparse.Namespace, out: BinaryIO) -> int:
         try:
             client.open()
             if _session(client, printer, args):
+                if printer.resent:
+                    log.info(f"{printer.resent} messages the writer re-sent after reconnects were already "
+                             "printed: dropped")
                 if printer.last is not None:
                     client.confirm(printer.last)
                     printer.confirmed()

@@ -82,6 +82,9 @@ class ConfirmQueue:
         self._out: list[Message] = []
         self.cursor = 0  # entries [0, cursor) were handed to the current stream client
         self.confirmed: Position | None = confirmed  # last position that left the queue
+        # the last message the client had that left the queue: unlike ``confirmed`` never a
+        # silent checkpoint message, whose (LWN SCN, 0) may equal a transaction's position
+        self.client_has: Position | None = confirmed
         self.max_sent: Position | None = confirmed  # highest position a client was given
         self.skip: Position | None = None  # resume position: entries up to it are silent
         self.hold: Position | None = None  # a resumed client's position the replay has not reached yet
@@ -200,9 +203,7 @@ class ConfirmQueue:
             self._note_sent(position)
             limit = self._exact(position, len(self._entries))
             if limit is not None:  # the client's own message is queued: drop through it, no further
-                for _ in range(limit + 1):
-                    self._entries[0].silent = True
-                    self._pop()
+                self._drop_through(limit)
                 self.skip = None
             while self.skip is not None and self._entries:
                 head = self._entries[0]
@@ -293,9 +294,11 @@ class ConfirmQueue:
 
     def _drop_through(self, index: int) -> None:
         """Confirm without sending the first ``index + 1`` entries (a resuming client has them)."""
+        last = self._entries[index].position
         for _ in range(index + 1):
             self._entries[0].silent = True
             self._pop()
+        self.client_has = last
         self._release()
 
     def _hold_expired(self, now: float) -> bool:
@@ -316,6 +319,8 @@ class ConfirmQueue:
     def _pop(self) -> None:
         entry = self._entries.popleft()
         self.confirmed = entry.position
+        if not entry.silent:
+            self.client_has = entry.position
         self._out.append(entry.message)
         if self.cursor > 0:
             self.cursor -= 1

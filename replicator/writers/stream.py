@@ -178,7 +178,7 @@ class StreamProtocol:
         # c_scn 0 means "after the writer's own confirmed position": everything still queued
         # is unconfirmed, so nothing is skipped (same as NO_SCN).
         log.info(f"client requested scn: {c_scn}, idx: {c_idx}")
-        if position is None or position in (self.restored, self.queue.confirmed):
+        if position is None or position in (self.restored, self.queue.client_has):
             self.queue.resume_after(None)  # the client has exactly what left the queue: send the rest
         elif self.queue.contains(position) or self.restored is None:
             self.queue.resume_after(position)
@@ -246,7 +246,7 @@ class StreamProtocol:
         self.status = REPLICATING
         self.first_data_scn = first_data_scn
         self.restored = position
-        self.queue.confirmed = position
+        self.queue.confirmed = self.queue.client_has = position
         self.queue.max_sent = position
         self.queue.skip = position if skip else None
 
