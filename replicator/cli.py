@@ -15,17 +15,17 @@ from replicator.errors import ReplicatorError
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from replicator import early_signals
+    from replicator.ops import early_signals
 
     early_signals.capture()  # before the slow imports: a SIGTERM during startup stops cleanly
-    from replicator.app import run_config
+    from replicator.runner.batch import run_config
 
     return run_config(args.file, progress=args.progress, read_limit_mbps=args.read_limit,
                       metrics_linger=args.metrics_linger, engine=args.engine)
 
 
 def _cmd_dump(args: argparse.Namespace) -> int:
-    from replicator.dump import dump_file
+    from replicator.tools.dump import dump_file
 
     for path in args.files:
         dump_file(path, sys.stdout, verify_checksum=not args.no_checksum)
@@ -33,7 +33,11 @@ def _cmd_dump(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from replicator.bench import bench_main
+    if args.compare_local:
+        from replicator.bench.remote import compare_main
+
+        return compare_main(args)
+    from replicator.bench.redo import bench_main
 
     return bench_main(args)
 
@@ -65,13 +69,13 @@ def _cmd_redogen(args: argparse.Namespace) -> int:
 
 
 def _cmd_client(args: argparse.Namespace) -> int:
-    from replicator.client import client_main
+    from replicator.tools.client import client_main
 
     return client_main(args.rest)
 
 
 def _cmd_bench_writers(args: argparse.Namespace) -> int:
-    from replicator.bench_writers import main as bench_writers_main
+    from replicator.bench.writers import main as bench_writers_main
 
     return bench_writers_main(args.rest)
 

@@ -1378,7 +1378,7 @@ cdef class JsonCommitter:
     """Commits transactions for the OpenLogReplicator JSON format natively (see module doc).
 
     ``fmt`` is the pipeline's :class:`~replicator.formats.olr_json.OlrJsonFormat`;
-    ``pipeline`` is the :class:`~replicator.pipeline.Pipeline`; its ``_on_native(txn,
+    ``pipeline`` is the :class:`~replicator.runner.pipeline.Pipeline`; its ``_on_native(txn,
     messages, rows)`` takes a committed transaction's messages.
     """
 

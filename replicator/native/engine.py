@@ -1,4 +1,4 @@
-"""Wiring of the native engine into a :class:`~replicator.pipeline.Pipeline`.
+"""Wiring of the native engine into a :class:`~replicator.runner.pipeline.Pipeline`.
 
 The python engine's stages stay in place; the native engine installs hooks that take over
 the parts it implements and leave the rest (and anything unusual) to the python code.

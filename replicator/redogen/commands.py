@@ -20,8 +20,8 @@ from typing import Any
 
 from replicator.cli_args import ArgumentParser, int_at_least, non_negative_float, non_negative_int, positive_int
 from replicator.errors import ConfigError, ReplicatorError, RuntimeFailure
-from replicator.progress import format_duration
-from replicator.ticker import Ticker
+from replicator.ops.progress import format_duration
+from replicator.ops.ticker import Ticker
 
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?", re.IGNORECASE)
 
@@ -284,10 +284,15 @@ def demo_main(argv: list[str]) -> int:
             print(f"  {log.path.name}: sequence {log.sequence}, {log.blocks} blocks, SCN {log.first_scn}-{log.next_scn}")
         print(f"  {result.stats['transactions']} transactions committed, {result.stats['rollbacks']} rolled back, "
               f"{result.stats['rows']} row changes to replicate")
-        from replicator.cli import main as cli_main
+        from replicator import log
+        from replicator.runner.batch import run_config
 
         print(f"\nRunning: replicator run -f {result.config}")
-        rc = cli_main(["run", "-f", str(result.config)])
+        try:
+            rc = run_config(str(result.config))
+        except ReplicatorError as exc:  # shown like `replicator run` shows it; the comparison says NO
+            log.error(exc.code, exc.message)
+            rc = 1
         output = result.output.read_bytes() if result.output.exists() else b""
         lines = output.decode("utf-8", "replace").splitlines()
         print(f"\n{len(lines)} messages written to {result.output.name}; the first {min(args.lines, len(lines))}:")

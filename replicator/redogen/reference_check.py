@@ -13,7 +13,9 @@ shared reference-olr notes). Run::
     REPLICATOR_OLR_BINARY=/path/to/OpenLogReplicator python -m replicator.redogen.reference_check
 
 which prints one line per case that is not identical and the counts (cases, identical, differing,
-OLR errors). ``--only REGEX`` picks cases by name, ``--quick`` one version/block size per source.
+OLR errors). ``--only REGEX`` picks cases by name, ``--quick`` one version/block size per source,
+``--endian big`` (or ``both``) writes the redo as a big-endian platform (AIX, SPARC) does: OLR
+reads either order, so each case checks the generator's and the parser's big-endian paths.
 """
 
 from __future__ import annotations
@@ -28,13 +30,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 ENV_BINARY = "REPLICATOR_OLR_BINARY"
 VERSIONS = ("11.2", "12.1", "12.2", "18", "19", "21", "23")
 BLOCK_SIZES = (512, 1024, 4096)
+ENDIANS = ("little", "big")
 SEEDS = 20
 # Workloads at sizes that keep one case to seconds (their defaults make benchmarks).
 WORKLOAD_PARAMS: dict[str, dict[str, Any]] = {
@@ -66,6 +69,7 @@ class Case:
     seed: int | None = None
     online: bool = False
     params: tuple[tuple[str, Any], ...] = ()
+    endian: str = "little"
 
     @property
     def name(self) -> str:
@@ -73,7 +77,8 @@ class Case:
         base = Path(self.source).stem if self.source.endswith((".yaml", ".yml", ".json")) else self.source
         seed = "" if self.seed is None else f"-s{self.seed}"
         extra = "".join(f"-{k}{v}" for k, v in self.params)
-        return f"{base}{'-online' if self.online else ''}-v{self.version}-b{self.block_size}{seed}{extra}"
+        order = "-be" if self.endian == "big" else ""
+        return f"{base}{'-online' if self.online else ''}-v{self.version}-b{self.block_size}{seed}{extra}{order}"
 
 
 @dataclass(slots=True)
@@ -111,9 +116,16 @@ def single_thread(path: Path) -> bool:
     return Scenario.from_file(path).threads <= 1
 
 
-def matrix(*, quick: bool = False, seeds: int = SEEDS, scenario_dirs: Iterable[Path] = SCENARIO_DIRS) -> list[Case]:
+def matrix(*, quick: bool = False, seeds: int = SEEDS, scenario_dirs: Iterable[Path] = SCENARIO_DIRS,
+           endians: Iterable[str] = ("little",)) -> list[Case]:
     """Every single-thread scenario and workload × version × block size, then seeded mixed/oltp
-    runs (seed i on version i mod 7 and block size i mod 3) and online mixed/oltp runs."""
+    runs (seed i on version i mod 7 and block size i mod 3) and online mixed/oltp runs; the
+    whole list once per byte order of ``endians``."""
+    base = _matrix(quick, seeds, scenario_dirs)
+    return [replace(c, endian=e) for e in endians for c in base]
+
+
+def _matrix(quick: bool, seeds: int, scenario_dirs: Iterable[Path]) -> list[Case]:
     sources = [str(p) for p in scenario_files(scenario_dirs) if single_thread(p)] + list(WORKLOAD_PARAMS)
     combos = [("19", 512)] if quick else [(v, b) for v in VERSIONS for b in BLOCK_SIZES]
     cases = [Case(src, v, b) for src in sources for v, b in combos
@@ -154,15 +166,17 @@ def build_scenario(case: Case):
 
 
 def generate_case(case: Case, out_dir: Path):
-    """Write ``case`` into ``out_dir``; returns redogen's GenerationResult."""
+    """Write ``case`` into ``out_dir`` in its byte order; returns redogen's GenerationResult."""
+    from replicator.redogen.byteorder import big_endian
     from replicator.redogen.generate import generate
 
-    sc = build_scenario(case)
-    if case.online:
-        from replicator.redogen.online import generate_online
+    with big_endian(case.endian == "big"):
+        sc = build_scenario(case)
+        if case.online:
+            from replicator.redogen.online import generate_online
 
-        return generate_online(sc, out_dir, groups=3, rate_mb_s=0.0, final_switch=True)
-    return generate(sc, out_dir)
+            return generate_online(sc, out_dir, groups=3, rate_mb_s=0.0, final_switch=True)
+        return generate(sc, out_dir)
 
 
 def _variant(config: Path, state_src: Path, work: Path, label: str) -> tuple[Path, Path]:
@@ -312,12 +326,15 @@ def run_matrix(cases: Iterable[Case], work: Path, binary: Path, jobs: int = 1, k
 
 
 def summary(results: list[CaseResult]) -> dict[str, int]:
-    """Counts: cases, identical, differing, cases with an OLR ERROR, with a WARN, all clean."""
+    """Counts: cases, identical, differing, cases with an OLR ERROR, with a WARN, all clean, and
+    cases where our output is not redogen's expected.json (which does not depend on the byte
+    order, so 0 there means big- and little-endian redo read alike)."""
     return {"cases": len(results), "identical": sum(r.identical for r in results),
             "differing": sum(not r.identical for r in results),
             "olr_errors": sum(bool(r.olr_errors) for r in results),
             "olr_warnings": sum(bool(r.olr_warnings) for r in results),
-            "clean": sum(r.ok for r in results)}
+            "clean": sum(r.ok for r in results),
+            "not_expected": sum(r.ours_vs_expected is False for r in results)}
 
 
 def _describe(r: CaseResult) -> str:
@@ -352,15 +369,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, help="with --source: the workload seed")
     p.add_argument("--db-version", default="19", help="with --source: database version")
     p.add_argument("--block-size", type=int, default=512, help="with --source: redo block size")
+    p.add_argument("--endian", choices=("little", "big", "both"), default="little",
+                   help="byte order of the generated redo (both: every case in each order)")
     args = p.parse_args(argv)
+    endians = ENDIANS if args.endian == "both" else (args.endian,)
     if args.source:
         from replicator.redogen.commands import parse_size
 
         params = (("target_bytes", parse_size(args.size)),) if args.size else ()
-        cases = [Case(args.source, args.db_version, args.block_size, args.seed, params=params)]
+        cases = [Case(args.source, args.db_version, args.block_size, args.seed, params=params, endian=e)
+                 for e in endians]
         args.verbose = True
     else:
-        cases = matrix(quick=args.quick, seeds=args.seeds)
+        cases = matrix(quick=args.quick, seeds=args.seeds, endians=endians)
     if args.only:
         cases = [c for c in cases if re.search(args.only, c.name)]
     if args.list:

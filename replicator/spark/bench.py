@@ -43,7 +43,7 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _tansu() -> tuple[subprocess.Popen[bytes], str]:
-    from replicator.bench_writers import start_tansu
+    from replicator.bench.writers import start_tansu
 
     started = start_tansu()
     if started is None:

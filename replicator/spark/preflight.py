@@ -12,8 +12,8 @@ import threading
 from typing import Any
 
 from replicator import log
-from replicator.progress import format_duration
-from replicator.ticker import Ticker
+from replicator.ops.progress import format_duration
+from replicator.ops.ticker import Ticker
 
 PROBE_TIMEOUT_S = 2.0
 

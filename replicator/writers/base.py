@@ -36,7 +36,7 @@ ConfirmCallback = Callable[[int, int], None]
 class Writer(ABC):
     """Base class of every sink: connect, write batches, flush, close; confirm positions.
 
-    Satisfies :class:`replicator.pipeline.Sink` (``write`` and ``flush``).
+    Satisfies :class:`replicator.runner.pipeline.Sink` (``write`` and ``flush``).
     """
 
     #: the ``writer.type`` name this class implements

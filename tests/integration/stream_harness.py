@@ -11,7 +11,7 @@ import orjson
 from replicator.config.writer import NetworkWriterConfig, ZeroMQWriterConfig
 from replicator.errors import RuntimeFailure
 from replicator.events import Message
-from replicator.stream_client import StreamClient
+from replicator.tools.stream_client import StreamClient
 from replicator.writers.network import NetworkWriter
 from replicator.writers.stream_writer import StreamWriter
 from replicator.writers.zeromq import ZeroMQWriter

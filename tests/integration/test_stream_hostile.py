@@ -10,7 +10,7 @@ from stream_harness import Producer, client, make_writer, number_of, position, s
 
 from replicator.errors import RuntimeFailure
 from replicator.proto import olr_pb2 as pb
-from replicator.stream_client import StreamClient, ZmqChannel, is_data, position_of
+from replicator.tools.stream_client import StreamClient, ZmqChannel, is_data, position_of
 from replicator.writers.stream_writer import StreamWriter
 
 COUNT = 200

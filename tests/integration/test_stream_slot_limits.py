@@ -19,7 +19,7 @@ from stream_harness import DATABASE, Producer, client, make_writer, number_of
 
 from replicator.errors import RuntimeFailure
 from replicator.proto import olr_pb2 as pb
-from replicator.stream_client import StreamClient
+from replicator.tools.stream_client import StreamClient
 from replicator.writers.stream_writer import StreamWriter
 
 

@@ -12,7 +12,7 @@ from stream_harness import DATABASE, Producer, client, make_writer, message, num
 
 from replicator.errors import ReplicatorError, RuntimeFailure
 from replicator.proto import olr_pb2 as pb
-from replicator.stream_client import is_data, position_of
+from replicator.tools.stream_client import is_data, position_of
 
 KINDS = ["network", "zeromq"]
 

@@ -5,8 +5,10 @@ source (see the shared reference-olr notes). Then every case of
 :func:`replicator.redogen.reference_check.matrix` (every reference scenario and workload ×
 versions 11.2–23 × block sizes 512/1024/4096, 20 seeds of ``mixed`` and ``oltp``, online
 runs) is generated, read by both programs with the same config, and must give byte-identical
-output with no ERROR or unexpected WARN in OLR's log. ``REPLICATOR_OLR_CASES`` (a regular
-expression on case names) narrows the set; ``python -m replicator.redogen.reference_check``
+output with no ERROR or unexpected WARN in OLR's log. ``REPLICATOR_OLR_ENDIAN`` picks the byte
+order of the generated redo: ``little`` (default), ``big`` (as AIX or SPARC write it; case names
+end in ``-be``) or ``both``. ``REPLICATOR_OLR_CASES`` (a regular expression on case names)
+narrows the set; ``python -m replicator.redogen.reference_check``
 runs the same matrix with a summary of the counts.
 """
 
@@ -18,11 +20,13 @@ from pathlib import Path
 
 import pytest
 
-from replicator.redogen.reference_check import ENV_BINARY, Case, matrix, run_case
+from replicator.redogen.reference_check import ENDIANS, ENV_BINARY, Case, matrix, run_case
 
 BINARY = os.environ.get(ENV_BINARY, "")
 PATTERN = os.environ.get("REPLICATOR_OLR_CASES", "")
-CASES = [c for c in matrix() if re.search(PATTERN, c.name)] if BINARY else []
+ENDIAN = os.environ.get("REPLICATOR_OLR_ENDIAN", "little")
+ORDERS = ENDIANS if ENDIAN == "both" else (ENDIAN,)
+CASES = [c for c in matrix(endians=ORDERS) if re.search(PATTERN, c.name)] if BINARY else []
 
 pytestmark = pytest.mark.skipif(not BINARY, reason=f"reference OpenLogReplicator not configured: set {ENV_BINARY} "
                                                    "to its binary to run this development check")

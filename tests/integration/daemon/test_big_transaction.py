@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from replicator.bench_huge import run_measured
+from replicator.bench.huge import run_measured
 from replicator.redogen import workloads
 from replicator.redogen.generate import generate
 
@@ -37,8 +37,8 @@ def test_big_transaction_swaps_and_streams(tmp_path: Path, reader: str) -> None:
 
 
 def test_huge_transaction_benchmark_runs_small(capsys: pytest.CaptureFixture[str]) -> None:
-    """``python -m replicator.bench_huge`` at a small size: it swaps, checks and reports."""
-    from replicator.bench_huge import main
+    """``python -m replicator.bench.huge`` at a small size: it swaps, checks and reports."""
+    from replicator.bench.huge import main
 
     assert main(["--size", "20MB", "--max-mb", "32", "--swap-mb", "8", "--check-rows", "500"]) == 0
     out = capsys.readouterr().out

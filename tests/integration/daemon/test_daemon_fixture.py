@@ -148,7 +148,7 @@ def test_stream_restart_answers_replicate(free23: Path, tmp_path: Path) -> None:
     import socket
 
     from replicator.proto import olr_pb2 as pb
-    from replicator.stream_client import NO_SCN, StreamClient
+    from replicator.tools.stream_client import NO_SCN, StreamClient
 
     cfg = _setup(free23, tmp_path)
     data = json.loads(cfg.read_text())

@@ -126,8 +126,8 @@ def _settle(reader: TopicReader, high_watermark: Callable[[], int], quiet: float
 @pytest.mark.parametrize("broker_stop", [False, True], ids=["kill", "kill-during-broker-stop"])
 def test_kill_daemon_with_kafka_writer(broker: Broker, tmp_path: Path, broker_stop: bool) -> None:
     rng = random.Random(int(time.time_ns() % 100000))
-    grow = (0.03, 0.10)
-    result = generate(workloads.oltp(seed=3, target_bytes=4 << 20), tmp_path / "gen")
+    grow = (0.01, 0.05)  # of what is still to come: the reader lags the producer by a second or two
+    result = generate(workloads.oltp(seed=3, target_bytes=12 << 20), tmp_path / "gen")
     cfg_doc = fast_offline_config(result)
     # A small queue keeps what is in flight (delivered but not yet seen by the reader) small.
     cfg_doc["target"][0]["writer"] = {"type": "kafka", "topic": "cdc", "poll-interval-us": 20_000, "queue-size": 100,
@@ -154,7 +154,7 @@ def test_kill_daemon_with_kafka_writer(broker: Broker, tmp_path: Path, broker_st
         return _position(list(reader.records), expected)
 
     def wait_growth(proc: subprocess.Popen, before: int, share: float) -> int:
-        target = min(before + max(1, int(total * share)), total - 1)
+        target = min(before + max(1, int((total - before) * share)), total - 1)
         deadline = time.monotonic() + 120
         while progress() < target and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)

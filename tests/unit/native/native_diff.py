@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from replicator.app import build_job, run_job
+from replicator.runner.batch import build_job, run_job
 from replicator.events import Message
 
 

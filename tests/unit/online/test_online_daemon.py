@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from recorded_db import RecordedDatabase, recorded_from_checkpoint
 
-from replicator.daemon import Daemon
+from replicator.runner.daemon import Daemon
 from replicator.online import sql, startup
 from replicator.online.locator import DatabaseLogLocator
 from replicator.schema.document import format_schema_checkpoint, parse_schema_checkpoint

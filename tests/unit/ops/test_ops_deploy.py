@@ -13,7 +13,7 @@ import pytest
 import yaml
 from ops_helpers import REPO
 
-from replicator.metrics import Metrics
+from replicator.ops.metrics import Metrics
 
 DEPLOY = REPO / "deploy"
 EXPOSURE_MAX = 3.0  # systemd-analyze security: "OK" ends at 3.9; we are at ~1.4

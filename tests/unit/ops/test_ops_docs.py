@@ -6,17 +6,17 @@ import re
 
 from ops_helpers import REPO
 
-from replicator import docs_gen
-from replicator.docs_notes import NOTES
+from replicator.tools import docs_gen
+from replicator.tools.docs_notes import NOTES
 
 
 def test_generated_docs_are_up_to_date() -> None:
-    assert docs_gen.main(["--check"]) == 0, "run: python -m replicator.docs_gen"
+    assert docs_gen.main(["--check"]) == 0, "run: python -m replicator.tools.docs_gen"
 
 
 def test_every_config_key_has_a_meaning_and_no_stale_notes() -> None:
     keys = {key for key, _, field in docs_gen.config_keys() if not field.description}
-    assert sorted(keys - NOTES.keys()) == [], "explain them in replicator/docs_notes.py or Field(description=...)"
+    assert sorted(keys - NOTES.keys()) == [], "explain them in replicator/tools/docs_notes.py or Field(description=...)"
     assert sorted(NOTES.keys() - {key for key, _, _ in docs_gen.config_keys()}) == []
 
 

@@ -9,8 +9,8 @@ from ops_helpers import parse_metrics, scrape, value
 
 from replicator.errors import RuntimeFailure
 from replicator.events import RowChange, Table, Transaction
-from replicator.metrics import SERVICE_STATES, Metrics, parse_bind
-from replicator.metrics_tally import Tally, ddl_type
+from replicator.ops.metrics import SERVICE_STATES, Metrics, parse_bind
+from replicator.ops.metrics_tally import Tally, ddl_type
 
 OLR_FAMILIES = ["bytes_confirmed", "bytes_parsed", "bytes_read", "bytes_sent", "messages_confirmed",
                 "messages_sent", "checkpoints", "checkpoint_lag", "ddl_ops", "dml_ops", "log_switches",

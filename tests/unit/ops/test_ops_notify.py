@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from ops_helpers import free23_config
 
-from replicator.notify import Notifier, socket_address, watchdog_interval, watchdog_usec
+from replicator.ops.notify import Notifier, socket_address, watchdog_interval, watchdog_usec
 
 
 def _receive_all(sock: socket.socket, until: float, last: str = "") -> list[dict[str, str]]:

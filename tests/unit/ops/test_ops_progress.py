@@ -7,7 +7,7 @@ import io
 import pytest
 
 from replicator import log
-from replicator.progress import Pacer, Progress, format_duration, progress_wanted
+from replicator.ops.progress import Pacer, Progress, format_duration, progress_wanted
 
 
 @pytest.fixture(autouse=True)

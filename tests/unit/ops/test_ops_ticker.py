@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from replicator.cli import main
-from replicator.ticker import Ticker, elapsed_text
+from replicator.ops.ticker import Ticker, elapsed_text
 
 
 class Tty(io.StringIO):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from replicator.checkpoint import CheckpointManager, Confirmed, SaveFailures
+from replicator.runner.checkpoint import CheckpointManager, Confirmed, SaveFailures
 from replicator.errors import RuntimeFailure
 
 

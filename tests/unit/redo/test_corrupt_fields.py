@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from replicator.app import source_facts
+from replicator.runner.assembly import source_facts
 from replicator.config import load_config
 from replicator.errors import ReplicatorError
 from replicator.formats.registry import create_format, format_names

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from replicator.app import source_facts
+from replicator.runner.assembly import source_facts
 from replicator.config import load_config
 from replicator.errors import RedoLogError
 from replicator.redo.header import RedoHeader

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from replicator.dump import dump_file
+from replicator.tools.dump import dump_file
 from replicator.errors import RedoLogError
 from replicator.redo.header import parse_headers, version_string
 from replicator.redo.reader import archive_format_regex, list_batch_files, read_lwns, sequence_from_name

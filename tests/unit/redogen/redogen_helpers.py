@@ -17,7 +17,7 @@ FIXTURE_19 = SHARED / "fixtures" / "redo" / "ora19-lob"
 def pipeline_missing() -> str | None:
     """Why `replicator run` cannot be used in-process, or None when it can."""
     try:
-        import replicator.app  # noqa: F401  (the pipeline behind `run`)
+        import replicator.runner.batch  # noqa: F401  (the pipeline behind `run`)
         from replicator import cli
 
         cli.build_parser().parse_args(["run", "-f", "x.json"])

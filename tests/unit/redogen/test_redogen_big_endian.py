@@ -57,3 +57,16 @@ def test_scenario_in_both_byte_orders(name: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", sorted(WORKLOADS))
 def test_workload_in_both_byte_orders(name: str, tmp_path: Path) -> None:
     _both(WORKLOADS[name], tmp_path)
+
+
+def test_reference_check_matrix_has_a_byte_order_dimension(tmp_path: Path) -> None:
+    """``reference_check --endian big|both``: each case once per order, generated in that order."""
+    from replicator.redogen.reference_check import Case, generate_case, matrix
+
+    little, big = matrix(quick=True), matrix(quick=True, endians=("big",))
+    assert [c.name + "-be" for c in little] == [c.name for c in big]
+    assert len(matrix(quick=True, endians=("little", "big"))) == 2 * len(little)
+    result = generate_case(Case("demo", endian="big"), tmp_path / "demo")
+    first = sorted((tmp_path / "demo" / "redo").iterdir())[0].read_bytes()
+    assert first[28:32] == b"\x7a\x7b\x7c\x7d"  # big-endian magic (little: 7d7c7b7a)
+    assert result.checkpoint.exists()

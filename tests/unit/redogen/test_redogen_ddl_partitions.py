@@ -132,8 +132,9 @@ class _Sink:
 
 
 def test_tracking_follows_drop_and_exchange(tmp_path: Path) -> None:
-    from replicator.app import build_job, create_format_for
-    from replicator.pipeline import Pipeline
+    from replicator.runner.assembly import create_format_for
+    from replicator.runner.batch import build_job
+    from replicator.runner.pipeline import Pipeline
 
     result = generate(scenario(), tmp_path, with_expected=False)
     objs = _objs(result.checkpoint)

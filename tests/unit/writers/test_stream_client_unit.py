@@ -6,7 +6,7 @@ import pytest
 
 from replicator.errors import RuntimeFailure
 from replicator.proto import olr_pb2 as pb
-from replicator.stream_client import NO_SCN, _start_fields, is_data, position_of
+from replicator.tools.stream_client import NO_SCN, _start_fields, is_data, position_of
 from replicator.writers.network import frame_header
 
 

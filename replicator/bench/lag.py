@@ -4,7 +4,7 @@ Runs redogen's online mode (a live ring of online groups at a given MB/s) in a t
 the daemon in a subprocess tailing it, and a watcher tailing the daemon's output file.
 The generator reports when each LWN is on disk; the watcher when each commit message
 (``e_scn`` = commit SCN, from ``scn-type`` bit 8) appears. Prints p50/p99/max lag and
-the throughput while tailing. Run: ``python -m replicator.bench_lag [--size MB] [--rate MB/s]``.
+the throughput while tailing. Run: ``python -m replicator.bench.lag [--size MB] [--rate MB/s]``.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def percentile(values: list[float], p: float) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print the figures."""
-    ap = argparse.ArgumentParser(prog="python -m replicator.bench_lag")
+    ap = argparse.ArgumentParser(prog="python -m replicator.bench.lag")
     ap.add_argument("--size", type=float, default=20, help="MB of redo to generate (default 20)")
     ap.add_argument("--rate", type=float, default=2.0, help="redo generation rate in MB/s (default 2)")
     ap.add_argument("--dir", default=None, help="work directory (default: a temp dir)")

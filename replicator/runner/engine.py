@@ -22,13 +22,13 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
-from replicator.checkpoint import POSITION_ZERO, Position
 from replicator.events import Change, Checkpoint, Message, Transaction
 from replicator.formats.base import FLAG_CHECKPOINT, Format
-from replicator.metrics_tally import Tally
+from replicator.ops.metrics_tally import Tally
 from replicator.redo.header import RedoHeader
 from replicator.redo.online import RedoFollower
 from replicator.redo.parser import Parser
+from replicator.runner.checkpoint import POSITION_ZERO, Position
 
 QUEUE_LWNS = 256
 QUEUE_BATCHES = 64

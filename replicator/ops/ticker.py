@@ -15,7 +15,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import TextIO
 
-from replicator.progress import format_duration, progress_wanted
+from replicator.ops.progress import format_duration, progress_wanted
 
 
 class Ticker:

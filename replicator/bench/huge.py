@@ -11,7 +11,7 @@ small (``--check-rows``) with its expected output; the big run's output must sta
 exactly those lines (the workload is deterministic, so every message but the commit is
 the same), have the expected number of lines, and end with the commit.
 
-Run: ``python -m replicator.bench_huge --size 2GB --max-mb 256 [--swap-mb 192] [--dir D]``.
+Run: ``python -m replicator.bench.huge --size 2GB --max-mb 256 [--swap-mb 192] [--dir D]``.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def check_output(output: Path, reference: list[bytes], changes: int) -> str | No
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print the figures."""
-    ap = argparse.ArgumentParser(prog="python -m replicator.bench_huge")
+    ap = argparse.ArgumentParser(prog="python -m replicator.bench.huge")
     ap.add_argument("--size", default="2GB", help="redo of the one transaction (default 2GB)")
     ap.add_argument("--max-mb", type=int, default=256)
     ap.add_argument("--swap-mb", type=int, help="default: max-mb * 3 / 4")

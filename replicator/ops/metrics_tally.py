@@ -1,8 +1,8 @@
-"""Plain counters the hot loop bumps; :class:`replicator.metrics.Metrics` publishes them.
+"""Plain counters the hot loop bumps; :class:`replicator.ops.metrics.Metrics` publishes them.
 
 The parser loop must not pay for Prometheus (a lock and a label lookup per call), so it
 only adds to ints and dict entries here. Every field is *cumulative* since the tally was
-made; :meth:`Metrics.publish <replicator.metrics.Metrics.publish>` turns them into counter
+made; :meth:`Metrics.publish <replicator.ops.metrics.Metrics.publish>` turns them into counter
 increments by remembering what it already published. Nothing is ever reset, so a scrape
 never sees a counter go backwards and a publish can run at any time.
 """

@@ -6,26 +6,31 @@ format and writer; then the pipeline over the ``redo-log`` list, in sequence ord
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from dataclasses import dataclass, replace
 from typing import Any
 
 from replicator import log
-from replicator.checkpoint import CheckpointManager
 from replicator.errors import ConfigError, RuntimeFailure
-from replicator.events import Checkpoint, Table
-from replicator.formats.base import FLAG_DDL, FLAG_SCHEMALESS, Format, FormatOptions
-from replicator.metrics import metrics_from_config
-from replicator.notify import Notifier
-from replicator.pipeline import Pipeline, RunStats, Sink
-from replicator.progress import Pacer, Progress, progress_wanted
+from replicator.events import Checkpoint
+from replicator.formats.base import FLAG_SCHEMALESS, FormatOptions
+from replicator.ops.metrics import metrics_from_config
+from replicator.ops.notify import Notifier
+from replicator.ops.progress import Pacer, Progress, progress_wanted
 from replicator.redo.parser import ParserOptions
 from replicator.redo.reader import RedoFile, list_batch_files
 from replicator.redo.source import LOCAL, RedoSource, open_source
-from replicator.runwatch import RunWatch
-from replicator.txn.pool import MemoryPool
+from replicator.runner.assembly import (
+    create_format_for,
+    file_size,
+    memory_pool,
+    source_facts,
+    start_checkpoint,
+)
+from replicator.runner.checkpoint import CheckpointManager
+from replicator.runner.pipeline import Pipeline, RunStats, Sink
+from replicator.runner.runwatch import RunWatch
 
 DISABLE_CHECKSUM = 0x4
 FLAG_KEEP_CHECKPOINTS = 0x2000  # source flag: never delete schema checkpoints
@@ -48,90 +53,6 @@ class BatchJob:
     state: Any = None
     keep_all_checkpoints: bool = False  # source flag 0x2000
     source: RedoSource = LOCAL  # where the redo files are read (reader.redo-source)
-
-
-def _local_offset() -> int:
-    return -time.altzone if time.daylight and time.localtime().tm_isdst else -time.timezone
-
-
-def table_map(source: Any, dictionary: Any, cp: Any) -> dict[int, Table]:
-    """The replicated tables of ``source``'s filter, keyed by every obj# redo can carry."""
-    from replicator.schema.filter import TableRule, build_table_map, check_users
-
-    rules = [TableRule(r.owner, r.table, r.key, r.tag, r.condition) for r in source.filter.table]
-    check_users(cp.users, rules)
-    return build_table_map(dictionary, rules, source.filter.separator, source.flags,
-                           cp.nls_character_set, cp.nls_nchar_character_set)
-
-
-def dictionary_tracker(source: Any, dictionary: Any, cp: Any) -> Any:
-    """The tracker that keeps ``dictionary`` and the table map current from SYS redo DML."""
-    from replicator.schema.filter import FLAG_ADAPTIVE_SCHEMA
-    from replicator.schema.tracking import DictionaryTracker
-
-    return DictionaryTracker(dictionary, lambda d: table_map(source, d, cp), users=cp.users,
-                             adaptive=bool(source.flags & FLAG_ADAPTIVE_SCHEMA),
-                             schema_scn=cp.schema_scn or cp.scn)
-
-
-def start_checkpoint(config: Any, source: Any) -> Any:
-    """The schema checkpoint a batch run starts from: the largest SCN not above ``start-scn``."""
-    from replicator.schema.store import load_best_schema_checkpoint
-
-    state_dir = config.state.path
-    start_scn = source.reader.start_scn or 0
-    if not os.path.isdir(state_dir):
-        raise RuntimeFailure(f"state directory {state_dir} does not exist or is not a directory", 10012)
-    cp = load_best_schema_checkpoint(state_dir, source.name, start_scn) if start_scn else None
-    if cp is None:
-        raise RuntimeFailure(
-            f"schema checkpoint for database {source.name} not found in {state_dir}"
-            + ("" if start_scn else ": set reader.start-scn to select one"), 10052)
-    return cp
-
-
-def source_facts(config: Any, source: Any, cp: Any = None) -> tuple[ParserOptions, FormatOptions, str, Any]:
-    """Parser and format options for ``source``: loads the schema unless schemaless.
-
-    ``cp`` is the schema checkpoint to use; when None it is looked up as OpenLogReplicator
-    does (largest SCN not above ``start-scn``). Returns (parser options, format options,
-    archive name format, dictionary or None).
-    """
-    from replicator.schema.dictionary import Dictionary
-    from replicator.schema.filter import FLAG_EXPERIMENTAL_XMLTYPE, check_xml_context
-
-    reader = source.reader
-    flags = source.flags
-    start_scn = reader.start_scn or 0
-    fmt = config.format_options(source)
-    archive_format = reader.log_archive_format or ""
-    tables: dict[int, Table] = {}
-    dictionary = None
-    tracker = None
-    con_id, con_name, db_tz = 0, "", 0
-    if cp is None and not flags & FLAG_SCHEMALESS:
-        cp = start_checkpoint(config, source)
-    if flags & FLAG_SCHEMALESS and flags & FLAG_EXPERIMENTAL_XMLTYPE:
-        # OLR looks for its XML context even without a schema (50069 when there is none).
-        check_xml_context(cp.rows.get("xdb-ttset", []) if cp is not None else [])
-    if cp is not None:
-        archive_format = archive_format or cp.log_archive_format
-        con_id, con_name, db_tz = cp.con_id, cp.con_name, cp.db_timezone_offset
-        if not flags & FLAG_SCHEMALESS:
-            dictionary = Dictionary.from_checkpoint(cp)
-            tables = table_map(source, dictionary, cp)
-            tracker = dictionary_tracker(source, dictionary, cp)
-    if reader.db_timezone is not None:
-        db_tz = reader.db_timezone
-    host_tz = reader.host_timezone if reader.host_timezone is not None else _local_offset()
-    parser = ParserOptions(
-        tables=tables, schemaless=bool(flags & FLAG_SCHEMALESS), flags=flags, con_id=con_id, con_name=con_name,
-        first_data_scn=start_scn, host_tz=host_tz, skip_xids=frozenset(source.filter.skip_xid_values()),
-        emit_ddl=bool(flags & FLAG_DDL), tracker=tracker,
-        dictionary_pos=(cp.seq, cp.offset) if cp is not None else (0, 0),
-    )
-    fmt = replace(fmt, flags=flags, db_timezone=db_tz, con_name=con_name, database=source.name)
-    return parser, fmt, archive_format, dictionary
 
 
 def build_job(config_path: str, config: Any = None) -> BatchJob:
@@ -157,25 +78,6 @@ def build_job(config_path: str, config: Any = None) -> BatchJob:
                     source=redo_source)
 
 
-def file_size(redo: RedoFile, source: RedoSource = LOCAL) -> int:
-    """Bytes of a listed redo file (known from the listing, or asked of its source)."""
-    return redo.size if redo.size >= 0 else source.size(redo.path)
-
-
-def memory_pool(memory: Any) -> MemoryPool:
-    """The transaction memory pool for a config's ``memory`` section (defaults when None)."""
-    if memory is None:
-        return MemoryPool()
-    return MemoryPool(memory.max_mb, memory.swap_mb, memory.swap_path or ".", memory.min_mb)
-
-
-def create_format_for(options: FormatOptions) -> Format:
-    """The format object for the options (a single registry lives in replicator.formats)."""
-    from replicator.formats.registry import create_format
-
-    return create_format(options)
-
-
 def schema_checkpoints(pipeline: Pipeline, job: BatchJob) -> CheckpointManager:
     """Write schema checkpoints during a batch run, as OpenLogReplicator does in every mode.
 
@@ -195,7 +97,7 @@ def schema_checkpoints(pipeline: Pipeline, job: BatchJob) -> CheckpointManager:
     pipeline.on_schema_checkpoint = on_checkpoint
 
     def on_rac_checkpoint(cut_scn: int, time_raw: int, threads: list[tuple[int, int, int, int]]) -> None:
-        # RAC (replicator.rac): one restart point at the end, with each thread's position.
+        # RAC (replicator.runner.rac): one restart point at the end, with each thread's position.
         parser = pipeline.parser
         header, tracker = parser.header, parser.opt.tracker
         if header is None or cut_scn <= max(job.checkpoint.scn, parser.opt.first_data_scn):
@@ -259,7 +161,7 @@ def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off", watc
 
 def _linger(seconds: float, bind: str, progress: str) -> None:
     """Keep serving /metrics for ``seconds`` after a batch run, saying so (a countdown on a TTY)."""
-    from replicator.ticker import Ticker
+    from replicator.ops.ticker import Ticker
 
     log.info(f"serving /metrics on {bind} for {seconds:g} more seconds (--metrics-linger), then exiting")
     end = time.monotonic() + seconds
@@ -277,8 +179,8 @@ def run_config(config_path: str, progress: str = "auto", *, read_limit_mbps: flo
     totals. Under systemd (``NOTIFY_SOCKET``) READY, STATUS, WATCHDOG and STOPPING are
     sent. ``read_limit_mbps`` caps the redo read rate.
     """
-    from replicator import early_signals
     from replicator.config import load_config
+    from replicator.ops import early_signals
 
     try:
         config = load_config(config_path)
@@ -286,7 +188,7 @@ def run_config(config_path: str, progress: str = "auto", *, read_limit_mbps: flo
         early_signals.release()
         raise
     if config.source[0].reader.type in ("offline", "online"):  # the long-running service
-        from replicator.daemon import run_daemon
+        from replicator.runner.daemon import run_daemon
 
         return run_daemon(config_path, engine)
     early_signals.release()  # a batch run keeps Python's default handling of SIGTERM/SIGINT

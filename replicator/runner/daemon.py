@@ -18,16 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from replicator import log
-from replicator.checkpoint import POSITION_ZERO, CheckpointManager, Confirmed
-from replicator.engine import Engine
 from replicator.errors import ConfigError, ReplicatorError, RuntimeFailure
 from replicator.events import Checkpoint
-from replicator.metrics import metrics_from_config
-from replicator.metrics_tally import Tally
-from replicator.notify import Notifier
+from replicator.ops.metrics import metrics_from_config
+from replicator.ops.metrics_tally import Tally
+from replicator.ops.notify import Notifier
 from replicator.redo.online import FollowSettings, LogLocator, RedoFollower, read_header
 from replicator.redo.parser import Parser
 from replicator.redo.source import open_source
+from replicator.runner.checkpoint import POSITION_ZERO, CheckpointManager, Confirmed
+from replicator.runner.engine import Engine
 from replicator.schema.document import SchemaCheckpoint
 from replicator.txn.pool import MemoryPool
 
@@ -105,8 +105,8 @@ class Daemon:
         return cp, confirmed
 
     def _build(self) -> tuple[Engine, int, int]:
-        from replicator.app import source_facts
         from replicator.formats.registry import create_format
+        from replicator.runner.assembly import source_facts
         from replicator.writers.base import create_writer
 
         cp, confirmed = self._restart_point()
@@ -164,7 +164,7 @@ class Daemon:
         skip_scn = confirmed.scn if confirmed is not None and confirmed.pos is None else 0
         threads = locator.threads()
         if len(threads) > 1:  # RAC: one follower per redo thread, merged by SCN (rac_engine.py)
-            from replicator.rac_engine import RacEngine
+            from replicator.runner.rac_engine import RacEngine
 
             locators = {t: replace(locator, thread=t) for t in threads}
             engine: Engine = RacEngine(parser, create_format(fmt_opts), writer,
@@ -353,9 +353,9 @@ class Daemon:
         data = self._watch.poll()
         if data is None:
             return
-        from replicator.app import table_map
         from replicator.config.loader import decode_config_bytes, parse_config
         from replicator.config.reload import restart_keys
+        from replicator.runner.assembly import table_map
 
         try:
             doc = decode_config_bytes(data, self.config_path)
@@ -379,7 +379,7 @@ class Daemon:
         self.engine.parser.opt.tables = tables
         tracker = self.engine.parser.opt.tracker
         if tracker is not None:  # later dictionary changes are filtered by the new rules
-            from replicator.app import dictionary_tracker
+            from replicator.runner.assembly import dictionary_tracker
 
             tracker.rebuild = dictionary_tracker(src, self.dictionary, self.base_checkpoint).rebuild
         self.source = src
@@ -450,7 +450,7 @@ class Daemon:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._on_signal, sig)
-        from replicator import early_signals
+        from replicator.ops import early_signals
 
         for sig in early_signals.take():  # arrived during startup: stop now, cleanly
             self._on_signal(sig)

@@ -2,7 +2,7 @@
 
 Every collector lives in the registry of one :class:`Metrics` object (never the global
 one), served on ``metrics.bind`` by :meth:`Metrics.start_server`. The hot loop never
-touches a collector: it bumps a :class:`~replicator.metrics_tally.Tally` and the run
+touches a collector: it bumps a :class:`~replicator.ops.metrics_tally.Tally` and the run
 calls :meth:`Metrics.publish` about once a second (or once per LWN batch), which adds the
 differences to the counters and sets the gauges.
 
@@ -40,7 +40,7 @@ from prometheus_client.exposition import start_http_server
 
 from replicator import __version__
 from replicator.errors import RuntimeFailure
-from replicator.metrics_tally import DDL_TYPES, Tally
+from replicator.ops.metrics_tally import DDL_TYPES, Tally
 
 SERVICE_STATES = ("initializing", "ready", "starting", "replicating", "finishing", "aborting")
 MEMORY_TYPES = ("builder", "misc", "parser", "reader", "transactions", "writer")

@@ -1,4 +1,4 @@
-"""Writer throughput: ``python -m replicator.bench_writers`` (or ``replicator bench-writers``).
+"""Writer throughput: ``python -m replicator.bench.writers`` (or ``replicator bench-writers``).
 
 For each writer it pushes N messages of S bytes through the real writer and waits until
 every one is confirmed, then prints messages/s and MB/s. The network and zeromq writers

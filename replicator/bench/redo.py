@@ -13,49 +13,13 @@ import tempfile
 import time
 from dataclasses import replace
 
+from replicator.bench.sinks import CountingSink, FileSink
 from replicator.errors import ConfigError, RuntimeFailure
-from replicator.events import Message
 from replicator.formats.base import FLAG_SCHEMALESS, FormatOptions
-from replicator.pipeline import RunStats
-from replicator.redo.parser import ParserOptions
 from replicator.redo.header import parse_headers
+from replicator.redo.parser import ParserOptions
 from replicator.redo.reader import list_batch_files
-
-
-class CountingSink:
-    """A discard writer that counts what it is given (bytes and messages)."""
-
-    def __init__(self) -> None:
-        self.messages = 0
-        self.bytes = 0
-
-    def write(self, batch: list[Message]) -> None:
-        self.messages += len(batch)
-        self.bytes += sum(len(m.data) for m in batch)
-
-    def flush(self) -> None:
-        pass
-
-
-class FileSink(CountingSink):
-    """Writes messages to one file, one per line (the file writer's default layout)."""
-
-    def __init__(self, path: str) -> None:
-        super().__init__()
-        try:
-            self._f = open(path, "wb", buffering=1 << 20)
-        except OSError as exc:
-            raise RuntimeFailure(f"cannot open {path} for writing: {exc.strerror or exc}", 10006) from None
-
-    def write(self, batch: list[Message]) -> None:
-        super().write(batch)
-        self._f.write(b"".join(m.data + b"\n" for m in batch))
-
-    def flush(self) -> None:
-        self._f.flush()
-
-    def close(self) -> None:
-        self._f.close()
+from replicator.runner.pipeline import RunStats
 
 
 def peak_rss_mb() -> float:
@@ -87,7 +51,7 @@ def _check_named_files(entries: list[str]) -> None:
 
 
 def _job(args: argparse.Namespace):
-    from replicator.app import BatchJob, build_job
+    from replicator.runner.batch import BatchJob, build_job
 
     _check_named_files(args.files)
     if args.file:
@@ -108,13 +72,9 @@ def _job(args: argparse.Namespace):
 
 def bench_main(args: argparse.Namespace) -> int:
     """Run the benchmark described by the parsed ``bench`` arguments and print figures."""
-    from replicator.app import run_job
     from replicator.native import resolve_engine
+    from replicator.runner.batch import run_job
 
-    if getattr(args, "compare_local", False):
-        from replicator.bench_remote import compare_main
-
-        return compare_main(args)
     job = _job(args)
     engine = resolve_engine(getattr(args, "engine", None))
     total = RunStats()

@@ -20,10 +20,20 @@ from collections import Counter, deque
 from typing import BinaryIO
 
 from replicator import log
-from replicator.cli_args import ArgumentParser, non_negative_float, non_negative_int, positive_float
+from replicator.cli_args import (
+    ArgumentParser,
+    non_negative_float,
+    non_negative_int,
+    positive_float,
+)
 from replicator.errors import ReplicatorError, RuntimeFailure
 from replicator.proto import olr_pb2 as pb
-from replicator.stream_client import StreamClient, check_start_mode, is_data, position_of
+from replicator.tools.stream_client import (
+    StreamClient,
+    check_start_mode,
+    is_data,
+    position_of,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

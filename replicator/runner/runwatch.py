@@ -1,8 +1,8 @@
 """Watching a batch run: progress display, metrics, systemd notifications, read-rate cap.
 
-:class:`RunWatch` hooks into a :class:`~replicator.pipeline.Pipeline` (``on_lwn``,
+:class:`RunWatch` hooks into a :class:`~replicator.runner.pipeline.Pipeline` (``on_lwn``,
 ``on_commit`` and the per-file callback of ``run``). Per LWN it only stores a few ints in
-its :class:`~replicator.metrics_tally.Tally` and compares one clock reading; every
+its :class:`~replicator.ops.metrics_tally.Tally` and compares one clock reading; every
 ``tick`` seconds it redraws the progress line, publishes the metrics and pings systemd.
 So the cost on the hot path does not depend on how many observers are switched on.
 """
@@ -14,10 +14,10 @@ import time
 from typing import Any
 
 from replicator.events import Transaction
-from replicator.metrics import Metrics
-from replicator.metrics_tally import Tally
-from replicator.notify import Notifier
-from replicator.progress import Pacer, Progress
+from replicator.ops.metrics import Metrics
+from replicator.ops.metrics_tally import Tally
+from replicator.ops.notify import Notifier
+from replicator.ops.progress import Pacer, Progress
 from replicator.redo.reader import RedoFile
 from replicator.redo.records import Lwn
 from replicator.redo.timeconv import redo_time_to_epoch

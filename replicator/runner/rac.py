@@ -1,6 +1,6 @@
 """RAC batch runs: the archived logs of several redo threads through one parser (docs/rac.md).
 
-:func:`run_merged` is what :meth:`replicator.pipeline.Pipeline.run` does when its file list
+:func:`run_merged` is what :meth:`replicator.runner.pipeline.Pipeline.run` does when its file list
 spans more than one thread: one :class:`~replicator.redo.merge.ThreadCursor` per thread, a
 :class:`~replicator.redo.merge.ThreadMerge` over them, and every record analysed by the one
 shared parser, so transactions (cluster-wide XIDs) may span threads and commits come out in
@@ -12,12 +12,18 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Callable
 
-from replicator.redo.merge import ThreadCursor, ThreadMerge, ThreadProgress, group_by_thread, restart_position
+from replicator.redo.merge import (
+    ThreadCursor,
+    ThreadMerge,
+    ThreadProgress,
+    group_by_thread,
+    restart_position,
+)
 from replicator.redo.reader import RedoFile
 from replicator.redo.records import Lwn
 
 if TYPE_CHECKING:
-    from replicator.pipeline import Pipeline, RunStats
+    from replicator.runner.pipeline import Pipeline, RunStats
 
 
 def run_merged(pipeline: Pipeline, files: list[RedoFile],

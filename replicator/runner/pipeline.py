@@ -62,7 +62,7 @@ class Pipeline:
         self.stats = RunStats()
         self._pending: list[Message] = []
         self._on_checkpoint_hook = on_checkpoint
-        # Observers (progress, metrics: replicator.runwatch); None costs one test per call.
+        # Observers (progress, metrics: replicator.runner.runwatch); None costs one test per call.
         self.on_lwn: Callable[[RedoFile, Lwn], None] | None = None
         self.on_commit: Callable[[Transaction], None] | None = None
         self.on_change: Callable[[Change], None] | None = None  # per change of a streamed transaction
@@ -161,10 +161,10 @@ class Pipeline:
     def run(self, files: list[RedoFile], progress: Callable[[RunStats, RedoFile], None] | None = None) -> RunStats:
         """Process every file in order, then stop softly (final checkpoint, flush).
 
-        Files of several redo threads (RAC) are merged into one SCN order (:mod:`replicator.rac`).
+        Files of several redo threads (RAC) are merged into one SCN order (:mod:`replicator.runner.rac`).
         """
         if len({f.thread for f in files}) > 1:
-            from replicator.rac import run_merged
+            from replicator.runner.rac import run_merged
 
             return run_merged(self, files, progress)
         t0 = time.perf_counter()

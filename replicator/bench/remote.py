@@ -30,8 +30,8 @@ def read_all(files: list[RedoFile], source: RedoSource) -> tuple[int, float]:
 
 def compare_main(args: argparse.Namespace) -> int:
     """Print remote vs local MB/s for the raw read and the pipeline (best of ``--repeat``)."""
-    from replicator.app import build_job, run_job
-    from replicator.bench import CountingSink
+    from replicator.bench.sinks import CountingSink
+    from replicator.runner.batch import build_job, run_job
 
     job = build_job(args.file)
     remote = job.source

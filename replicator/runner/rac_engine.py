@@ -30,12 +30,12 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from replicator.engine import BATCH_MESSAGES, Engine, _tallied
 from replicator.events import Message, Transaction
 from replicator.redo.header import SCN_NONE, RedoHeader
 from replicator.redo.merge import restart_position
 from replicator.redo.online import RedoFollower
 from replicator.redo.records import Lwn
+from replicator.runner.engine import BATCH_MESSAGES, Engine, _tallied
 
 QUEUE_LWNS = 64
 

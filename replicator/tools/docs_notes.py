@@ -1,7 +1,7 @@
 """One-line meanings of the config keys, for the generated docs/configuration.md.
 
 Types, allowed ranges and defaults come from the pydantic models themselves
-(:mod:`replicator.docs_gen` reads them); only the meaning is written here, keyed by
+(:mod:`replicator.tools.docs_gen` reads them); only the meaning is written here, keyed by
 ``<section>.<key>``. A field's pydantic ``description`` is used when it has no entry
 here. A test fails when a key has neither, so the reference cannot silently fall behind
 the code.

@@ -1,0 +1,1 @@
+"""Benchmarks that print figures: redo throughput, huge transactions, tailing lag, writers."""

@@ -1,0 +1,1 @@
+"""Operating the daemon: Prometheus metrics, systemd notification, progress lines."""

@@ -1,0 +1,124 @@
+"""The pieces the batch and daemon runners share, built from a config's source section.
+
+Schema checkpoint -> dictionary -> table map and dictionary tracker -> parser options;
+format options -> format object; memory section -> memory pool. Both runners assemble their
+pipeline from these functions, so a config means the same thing in either mode.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import replace
+from typing import Any
+
+from replicator.errors import RuntimeFailure
+from replicator.events import Table
+from replicator.formats.base import FLAG_DDL, FLAG_SCHEMALESS, Format, FormatOptions
+from replicator.redo.parser import ParserOptions
+from replicator.redo.reader import RedoFile
+from replicator.redo.source import LOCAL, RedoSource
+from replicator.txn.pool import MemoryPool
+
+
+def _local_offset() -> int:
+    return -time.altzone if time.daylight and time.localtime().tm_isdst else -time.timezone
+
+
+def table_map(source: Any, dictionary: Any, cp: Any) -> dict[int, Table]:
+    """The replicated tables of ``source``'s filter, keyed by every obj# redo can carry."""
+    from replicator.schema.filter import TableRule, build_table_map, check_users
+
+    rules = [TableRule(r.owner, r.table, r.key, r.tag, r.condition) for r in source.filter.table]
+    check_users(cp.users, rules)
+    return build_table_map(dictionary, rules, source.filter.separator, source.flags,
+                           cp.nls_character_set, cp.nls_nchar_character_set)
+
+
+def dictionary_tracker(source: Any, dictionary: Any, cp: Any) -> Any:
+    """The tracker that keeps ``dictionary`` and the table map current from SYS redo DML."""
+    from replicator.schema.filter import FLAG_ADAPTIVE_SCHEMA
+    from replicator.schema.tracking import DictionaryTracker
+
+    return DictionaryTracker(dictionary, lambda d: table_map(source, d, cp), users=cp.users,
+                             adaptive=bool(source.flags & FLAG_ADAPTIVE_SCHEMA),
+                             schema_scn=cp.schema_scn or cp.scn)
+
+
+def start_checkpoint(config: Any, source: Any) -> Any:
+    """The schema checkpoint a batch run starts from: the largest SCN not above ``start-scn``."""
+    from replicator.schema.store import load_best_schema_checkpoint
+
+    state_dir = config.state.path
+    start_scn = source.reader.start_scn or 0
+    if not os.path.isdir(state_dir):
+        raise RuntimeFailure(f"state directory {state_dir} does not exist or is not a directory", 10012)
+    cp = load_best_schema_checkpoint(state_dir, source.name, start_scn) if start_scn else None
+    if cp is None:
+        raise RuntimeFailure(
+            f"schema checkpoint for database {source.name} not found in {state_dir}"
+            + ("" if start_scn else ": set reader.start-scn to select one"), 10052)
+    return cp
+
+
+def source_facts(config: Any, source: Any, cp: Any = None) -> tuple[ParserOptions, FormatOptions, str, Any]:
+    """Parser and format options for ``source``: loads the schema unless schemaless.
+
+    ``cp`` is the schema checkpoint to use; when None it is looked up as OpenLogReplicator
+    does (largest SCN not above ``start-scn``). Returns (parser options, format options,
+    archive name format, dictionary or None).
+    """
+    from replicator.schema.dictionary import Dictionary
+    from replicator.schema.filter import FLAG_EXPERIMENTAL_XMLTYPE, check_xml_context
+
+    reader = source.reader
+    flags = source.flags
+    start_scn = reader.start_scn or 0
+    fmt = config.format_options(source)
+    archive_format = reader.log_archive_format or ""
+    tables: dict[int, Table] = {}
+    dictionary = None
+    tracker = None
+    con_id, con_name, db_tz = 0, "", 0
+    if cp is None and not flags & FLAG_SCHEMALESS:
+        cp = start_checkpoint(config, source)
+    if flags & FLAG_SCHEMALESS and flags & FLAG_EXPERIMENTAL_XMLTYPE:
+        # OLR looks for its XML context even without a schema (50069 when there is none).
+        check_xml_context(cp.rows.get("xdb-ttset", []) if cp is not None else [])
+    if cp is not None:
+        archive_format = archive_format or cp.log_archive_format
+        con_id, con_name, db_tz = cp.con_id, cp.con_name, cp.db_timezone_offset
+        if not flags & FLAG_SCHEMALESS:
+            dictionary = Dictionary.from_checkpoint(cp)
+            tables = table_map(source, dictionary, cp)
+            tracker = dictionary_tracker(source, dictionary, cp)
+    if reader.db_timezone is not None:
+        db_tz = reader.db_timezone
+    host_tz = reader.host_timezone if reader.host_timezone is not None else _local_offset()
+    parser = ParserOptions(
+        tables=tables, schemaless=bool(flags & FLAG_SCHEMALESS), flags=flags, con_id=con_id, con_name=con_name,
+        first_data_scn=start_scn, host_tz=host_tz, skip_xids=frozenset(source.filter.skip_xid_values()),
+        emit_ddl=bool(flags & FLAG_DDL), tracker=tracker,
+        dictionary_pos=(cp.seq, cp.offset) if cp is not None else (0, 0),
+    )
+    fmt = replace(fmt, flags=flags, db_timezone=db_tz, con_name=con_name, database=source.name)
+    return parser, fmt, archive_format, dictionary
+
+
+def memory_pool(memory: Any) -> MemoryPool:
+    """The transaction memory pool for a config's ``memory`` section (defaults when None)."""
+    if memory is None:
+        return MemoryPool()
+    return MemoryPool(memory.max_mb, memory.swap_mb, memory.swap_path or ".", memory.min_mb)
+
+
+def create_format_for(options: FormatOptions) -> Format:
+    """The format object for the options (a single registry lives in replicator.formats)."""
+    from replicator.formats.registry import create_format
+
+    return create_format(options)
+
+
+def file_size(redo: RedoFile, source: RedoSource = LOCAL) -> int:
+    """Bytes of a listed redo file (known from the listing, or asked of its source)."""
+    return redo.size if redo.size >= 0 else source.size(redo.path)

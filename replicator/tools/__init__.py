@@ -1,0 +1,1 @@
+"""Operator tools: the redo dump, docs generation, the stream-protocol client."""
