@@ -13,8 +13,13 @@ was restored. Requests:
 * START -> REPLICATE once the application booted (``connect(boot=...)``), FAILED_START
   if booting failed, ALREADY_STARTED / STARTING when not READY, INVALID_COMMAND without
   a starting point.
-* CONTINUE -> REPLICATE: delivery restarts at the oldest unconfirmed message; a leading
-  run of messages at or below the client's position is confirmed without being sent.
+* CONTINUE -> REPLICATE: delivery restarts at the oldest unconfirmed message; messages
+  through the first queued one at exactly the client's position are confirmed without
+  being sent. After a restart (:meth:`StreamProtocol.restore`) the client may be ahead of
+  the checkpoint: the replay is held until its position comes again (see
+  :meth:`~replicator.writers.queue.ConfirmQueue.resume_at`). Positions are neither
+  growing nor unique (begin SCNs), so that can stop at an earlier message with the same
+  position; ``replicator client`` drops such re-sent frames itself.
 * CONFIRM (no reply) releases the sent messages up to the one at that position (or the
   leading run at or below it). A position beyond anything ever sent is refused with
   INVALID_COMMAND and confirms nothing.
