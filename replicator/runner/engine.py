@@ -113,7 +113,6 @@ class Engine:
             for _ in txn.changes:  # a streamed transaction must still be consumed
                 pass
             return
-        seq, lwn, rank = txn.commit_pos
         tally = self.tally
         if tally is not None:
             if isinstance(txn.changes, list):
@@ -128,7 +127,7 @@ class Engine:
         else:
             messages = stream(txn)  # a huge transaction: hand it over in batches as it is built
         for i, message in enumerate(messages):
-            pos = (seq, lwn, rank, i)
+            pos = self._message_position(txn, i)
             if pos <= self.restart_pos:
                 self.state.skipped += 1
                 continue
@@ -136,6 +135,11 @@ class Engine:
             self._positions.append(pos)
             if len(self._pending) >= BATCH_MESSAGES:
                 self._handoff()
+
+    def _message_position(self, txn: Transaction, index: int) -> Position:
+        """The stream position of a transaction's ``index``-th message (what restarts compare)."""
+        seq, lwn, rank = txn.commit_pos
+        return (seq, lwn, rank, index)
 
     def _on_checkpoint(self, cp: Checkpoint) -> None:
         messages = self.format.checkpoint(cp)

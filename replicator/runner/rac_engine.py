@@ -28,14 +28,15 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
-from replicator.events import Message, Transaction
+from replicator.events import Transaction
 from replicator.redo.header import SCN_NONE, RedoHeader
 from replicator.redo.merge import restart_position
 from replicator.redo.online import RedoFollower
 from replicator.redo.records import Lwn
-from replicator.runner.engine import BATCH_MESSAGES, Engine, _tallied
+from replicator.runner.checkpoint import Position
+from replicator.runner.engine import Engine
 
 QUEUE_LWNS = 64
 
@@ -83,31 +84,9 @@ class RacEngine(Engine):
         """Follow every thread from :attr:`starts` (``seq``/``offset`` are the single-thread API's)."""
         await self.run_threads(self.starts, stop)
 
-    def _on_transaction(self, txn: Transaction) -> None:
-        self.state.transactions += 1
-        self.state.last_scn = txn.commit_scn
-        tally = self.tally
-        if tally is not None:
-            if isinstance(txn.changes, list):
-                tally.transaction(txn)
-            else:
-                txn.changes = _tallied(txn.changes, tally)  # type: ignore[assignment]
-        stream = getattr(self.format, "iter_transaction", None)
-        if isinstance(txn.changes, list) or stream is None:
-            if not isinstance(txn.changes, list):
-                txn.changes = list(txn.changes)
-            messages: Iterable[Message] = self.format.transaction(txn)
-        else:
-            messages = stream(txn)  # a huge transaction: handed over in batches as it is built
-        for i, message in enumerate(messages):
-            pos = rac_position(txn, i)
-            if pos <= self.restart_pos:
-                self.state.skipped += 1
-                continue
-            self._pending.append(message)
-            self._positions.append(pos)
-            if len(self._pending) >= BATCH_MESSAGES:
-                self._handoff()
+    def _message_position(self, txn: Transaction, index: int) -> Position:
+        """RAC positions: (commit SCN, thread, packed position, index), see docs/rac.md."""
+        return rac_position(txn, index)
 
     async def run_threads(self, starts: dict[int, tuple[int, int]], stop: threading.Event) -> None:
         """Follow every thread from its (sequence, offset) until ``stop``; then drain."""
