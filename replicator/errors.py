@@ -218,6 +218,7 @@ CATALOGUE: dict[int, str] = {
     60081: "stream writer: client dropped",
     60082: "stream writer: CONFIRM of a position never sent (ignored)",
     60083: "writer: messages left unconfirmed at shutdown (sent again after a restart)",
+    60240: "stream writer: a resumed client's position did not come again after a restart (re-sent)",
     60100: "file writer: the checkpoint's output file is not one of the configured output (output changed)",
     60101: "file writer: output already holds messages but no confirmed position exists (replay appended)",
     60102: "Kafka: a log line of librdkafka itself (its level kept)",

@@ -156,7 +156,10 @@ class Daemon:
             # OLR's Writer::readCheckpoint: a writer checkpoint means REPLICATING at once, so
             # INFO answers REPLICATE and a client resumes with CONTINUE (StreamClient `next`,
             # Debezium's adapter) instead of being asked for a START position (READY).
-            writer.restore(confirmed.scn, confirmed.idx, confirmed.scn)  # type: ignore[attr-defined]
+            # With our stream position the engine skips exactly what was confirmed; a skip by
+            # (c_scn, idx) on top would drop or re-send messages (positions do not grow).
+            writer.restore(confirmed.scn, confirmed.idx, confirmed.scn,  # type: ignore[attr-defined]
+                           skip=confirmed.pos is None)
         restart_pos = confirmed.pos if confirmed is not None and confirmed.pos else POSITION_ZERO
         skip_scn = confirmed.scn if confirmed is not None and confirmed.pos is None else 0
         threads = locator.threads()

@@ -16,6 +16,7 @@ import argparse
 import os
 import sys
 import time
+from collections import Counter, deque
 from typing import BinaryIO
 
 from replicator import log
@@ -53,13 +54,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=positive_float, default=10.0, help="seconds to wait for a reply")
     p.add_argument("--token", default=None, help="the network writer's auth-token (or env REPLICATOR_TOKEN)")
     p.add_argument("--tls-ca", default=None, metavar="PEM", help="network: connect with TLS, trusting this CA file")
+    p.add_argument("--confirm-log", default=None, metavar="FILE",
+                   help="append 'MESSAGES C_SCN C_IDX' to FILE after each CONFIRM sent (messages printed so far)")
     p.add_argument("--idle-exit", type=non_negative_float, default=0.0, metavar="S",
                    help="stop after S seconds without data (0: never)")
     return p
 
 
+RECENT_FRAMES = 20_000  # frames remembered to recognise a restarted writer's re-sends
+
+
 class _Printer:
-    """Prints data frames and tracks when to confirm."""
+    """Prints data frames and tracks when to confirm.
+
+    After a reconnect the writer may re-send messages this client already printed: a
+    position (c_scn, c_idx) is not unique (transactions sharing a begin SCN share their
+    positions), so the writer cannot always tell where the client's message lies in its
+    replay. The leading run of frames identical to recently printed ones is dropped here
+    (counted in ``resent``); the first new frame ends it.
+    """
 
     def __init__(self, args: argparse.Namespace, out: BinaryIO) -> None:
         self.args, self.out = args, out
@@ -67,8 +80,26 @@ class _Printer:
         self.last: tuple[int, int] | None = None
         self.unconfirmed = 0
         self.last_confirm = time.monotonic()
+        self.recent: deque[int] = deque()
+        self.recent_count: Counter[int] = Counter()
+        self.catching_up = False  # set on reconnect: drop frames printed before
+        self.resent = 0
+        self.confirm_log: BinaryIO | None = open(args.confirm_log, "ab") if args.confirm_log else None  # noqa: SIM115
 
     def take(self, frame: bytes) -> None:
+        key = hash(frame)
+        if self.catching_up:
+            if self.recent_count[key]:
+                self.resent += 1
+                return
+            self.catching_up = False
+        self.recent.append(key)
+        self.recent_count[key] += 1
+        if len(self.recent) > RECENT_FRAMES:
+            old = self.recent.popleft()
+            self.recent_count[old] -= 1
+            if not self.recent_count[old]:
+                del self.recent_count[old]
         self.last = position_of(frame, self.args.format)
         self.count += 1
         self.unconfirmed += 1
@@ -85,6 +116,10 @@ class _Printer:
     def confirmed(self) -> None:
         self.unconfirmed = 0
         self.last_confirm = time.monotonic()
+        if self.confirm_log is not None and self.last is not None:
+            self.out.flush()  # the log never names a message the output does not hold yet
+            self.confirm_log.write(f"{self.count} {self.last[0]} {self.last[1]}\n".encode())
+            self.confirm_log.flush()
 
 
 def protobuf_line(frame: bytes) -> bytes:
@@ -105,6 +140,7 @@ def protobuf_line(frame: bytes) -> bytes:
 def _session(client: StreamClient, printer: _Printer, args: argparse.Namespace) -> bool:
     """One connection: handshake and read; True when the wanted count was reached."""
     reply = client.start(args.start, printer.last)
+    printer.catching_up = printer.last is not None
     if reply.code != pb.REPLICATE:
         raise RuntimeFailure(f"server answered {pb.ResponseCode.Name(reply.code)}, not REPLICATE", 10053)
     idle_since = time.monotonic()
@@ -139,8 +175,12 @@ def run(args: argparse.Namespace, out: BinaryIO) -> int:
         try:
             client.open()
             if _session(client, printer, args):
+                if printer.resent:
+                    log.info(f"{printer.resent} messages the writer re-sent after reconnects were already "
+                             "printed: dropped")
                 if printer.last is not None:
                     client.confirm(printer.last)
+                    printer.confirmed()
                     time.sleep(0.05)  # let the CONFIRM leave before the socket closes
                 return 0
         except RuntimeFailure as exc:

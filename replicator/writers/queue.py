@@ -32,11 +32,13 @@ import time
 from collections import deque
 from dataclasses import dataclass
 
+from replicator import log
 from replicator.events import Message
 
 Position = tuple[int, int]  # (c_scn, internal idx)
 
 NO_SCN = (1 << 64) - 1  # "no position" in requests (CONTINUE c_scn) and "now" in START scn
+HOLD_LIMIT_S = 30.0  # a held resume position that never shows up stops holding after this
 
 
 def client_position(c_scn: int, c_idx: int) -> Position:
@@ -80,8 +82,14 @@ class ConfirmQueue:
         self._out: list[Message] = []
         self.cursor = 0  # entries [0, cursor) were handed to the current stream client
         self.confirmed: Position | None = confirmed  # last position that left the queue
+        # the last message the client had that left the queue: unlike ``confirmed`` never a
+        # silent checkpoint message, whose (LWN SCN, 0) may equal a transaction's position
+        self.client_has: Position | None = confirmed
         self.max_sent: Position | None = confirmed  # highest position a client was given
         self.skip: Position | None = None  # resume position: entries up to it are silent
+        self.hold: Position | None = None  # a resumed client's position the replay has not reached yet
+        self.hold_since = 0.0
+        self.hold_limit_s = HOLD_LIMIT_S
 
     def __len__(self) -> int:
         with self._cond:
@@ -133,6 +141,8 @@ class ConfirmQueue:
         now = time.monotonic()
         with self._cond:
             entries = self._entries
+            if self.hold is not None and not self._hold_expired(now):
+                return taken
             while self.cursor < len(entries) and len(taken) < limit:
                 entry = entries[self.cursor]
                 self.cursor += 1
@@ -193,9 +203,7 @@ class ConfirmQueue:
             self._note_sent(position)
             limit = self._exact(position, len(self._entries))
             if limit is not None:  # the client's own message is queued: drop through it, no further
-                for _ in range(limit + 1):
-                    self._entries[0].silent = True
-                    self._pop()
+                self._drop_through(limit)
                 self.skip = None
             while self.skip is not None and self._entries:
                 head = self._entries[0]
@@ -205,6 +213,36 @@ class ConfirmQueue:
                 head.silent = True
                 self._pop()
             self._release()
+
+    def resume_at(self, position: Position) -> None:
+        """A client CONTINUE after a restart, at a position this writer has not produced yet.
+
+        The replay will produce the client's message again (positions are deterministic),
+        but positions do not grow along the stream (c_scn is a transaction's begin SCN),
+        so "skip what is at or below it" is wrong both ways: it re-sent messages the
+        client had confirmed (a later-committed transaction with a lower begin SCN ends
+        the skip) and could drop new ones. Instead nothing is sent until the message at
+        exactly ``position`` arrives; everything up to it is then dropped as the client
+        has it. Should it not arrive within ``capacity`` messages or ``hold_limit_s``
+        seconds, the held messages are sent after all (duplicates, never a loss) with a
+        warning.
+        """
+        with self._cond:
+            self.cursor = 0
+            self.skip = None
+            self._note_sent(position)
+            limit = self._exact(position, len(self._entries))
+            if limit is not None:
+                self._drop_through(limit)
+                self.hold = None
+                return
+            self.hold = position
+            self.hold_since = time.monotonic()
+
+    def contains(self, position: Position) -> bool:
+        """Whether an entry to be sent at exactly ``position`` is queued."""
+        with self._cond:
+            return self._exact(position, len(self._entries)) is not None
 
     def rewind(self) -> None:
         """The client went away: everything still queued will be sent again."""
@@ -233,6 +271,11 @@ class ConfirmQueue:
     # -- internals (lock held) ---------------------------------------------------------------
 
     def _append(self, entry: Entry) -> None:
+        if self.hold is not None and not entry.silent and entry.position == self.hold:
+            self._entries.append(entry)
+            self._drop_through(len(self._entries) - 1)
+            self.hold = None
+            return
         if self.skip is not None:
             if entry.position <= self.skip:
                 entry.silent = True  # the resuming client already has it
@@ -249,6 +292,26 @@ class ConfirmQueue:
                 return index
         return None
 
+    def _drop_through(self, index: int) -> None:
+        """Confirm without sending the first ``index + 1`` entries (a resuming client has them)."""
+        last = self._entries[index].position
+        for _ in range(index + 1):
+            self._entries[0].silent = True
+            self._pop()
+        self.client_has = last
+        self._release()
+
+    def _hold_expired(self, now: float) -> bool:
+        """Give up holding for a position that does not show up (sending duplicates instead)."""
+        if len(self._entries) < self.capacity and now - self.hold_since < self.hold_limit_s:
+            return False
+        assert self.hold is not None
+        log.warning(60240, f"the resumed client's position (scn: {self.hold[0]}, idx: {self.hold[1] + 1}) "
+                           f"was not found in the {len(self._entries)} messages replayed after the restart; "
+                           "sending them (the client may receive duplicates)")
+        self.hold = None
+        return True
+
     def _note_sent(self, position: Position) -> None:
         if self.max_sent is None or position > self.max_sent:
             self.max_sent = position
@@ -256,6 +319,8 @@ class ConfirmQueue:
     def _pop(self) -> None:
         entry = self._entries.popleft()
         self.confirmed = entry.position
+        if not entry.silent:
+            self.client_has = entry.position
         self._out.append(entry.message)
         if self.cursor > 0:
             self.cursor -= 1

@@ -13,8 +13,13 @@ was restored. Requests:
 * START -> REPLICATE once the application booted (``connect(boot=...)``), FAILED_START
   if booting failed, ALREADY_STARTED / STARTING when not READY, INVALID_COMMAND without
   a starting point.
-* CONTINUE -> REPLICATE: delivery restarts at the oldest unconfirmed message; a leading
-  run of messages at or below the client's position is confirmed without being sent.
+* CONTINUE -> REPLICATE: delivery restarts at the oldest unconfirmed message; messages
+  through the first queued one at exactly the client's position are confirmed without
+  being sent. After a restart (:meth:`StreamProtocol.restore`) the client may be ahead of
+  the checkpoint: the replay is held until its position comes again (see
+  :meth:`~replicator.writers.queue.ConfirmQueue.resume_at`). Positions are neither
+  growing nor unique (begin SCNs), so that can stop at an earlier message with the same
+  position; ``replicator client`` drops such re-sent frames itself.
 * CONFIRM (no reply) releases the sent messages up to the one at that position (or the
   leading run at or below it). A position beyond anything ever sent is refused with
   INVALID_COMMAND and confirms nothing.
@@ -88,6 +93,7 @@ class StreamProtocol:
         self.first_data_scn = 0
         self.pending: StartRequest | None = None  # a start waiting for the app to boot
         self.pending_session = -1
+        self.restored: Position | None = None  # the checkpoint position this writer resumed from
 
     # -- requests ----------------------------------------------------------------------------
 
@@ -177,7 +183,13 @@ class StreamProtocol:
         # c_scn 0 means "after the writer's own confirmed position": everything still queued
         # is unconfirmed, so nothing is skipped (same as NO_SCN).
         log.info(f"client requested scn: {c_scn}, idx: {c_idx}")
-        self.queue.resume_after(position)
+        if position is None or position in (self.restored, self.queue.client_has):
+            self.queue.resume_after(None)  # the client has exactly what left the queue: send the rest
+        elif self.queue.contains(position) or self.restored is None:
+            self.queue.resume_after(position)
+        else:
+            # After a restart the client may be ahead of the checkpoint: its message comes again.
+            self.queue.resume_at(position)
         self._reply(self._positioned(pb.REPLICATE))
         self.streaming = True
         log.info("streaming to client")
@@ -228,13 +240,20 @@ class StreamProtocol:
             self.streaming = True
             log.info("streaming to client")
 
-    def restore(self, position: Position, first_data_scn: int) -> None:
-        """A checkpoint position exists: replicate at once, drop what the client confirmed."""
+    def restore(self, position: Position, first_data_scn: int, skip: bool = True) -> None:
+        """A checkpoint position exists: replicate at once, drop what the client confirmed.
+
+        ``skip=False`` when the application itself restarts exactly after ``position``
+        (the daemon's stream position): then nothing it produces may be skipped here, as
+        positions do not grow along the stream and a skip by position would drop or
+        re-send the wrong messages.
+        """
         self.status = REPLICATING
         self.first_data_scn = first_data_scn
-        self.queue.confirmed = position
+        self.restored = position
+        self.queue.confirmed = self.queue.client_has = position
         self.queue.max_sent = position
-        self.queue.skip = position
+        self.queue.skip = position if skip else None
 
     def stop_streaming(self) -> None:
         """The client left or asked INFO: unconfirmed messages will be sent again."""

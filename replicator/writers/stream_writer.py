@@ -75,9 +75,10 @@ class StreamWriter(Writer):
             self.open()
         return self._address
 
-    def restore(self, scn: int, idx: int, first_data_scn: int = 0) -> None:
-        """Resume from a saved position (internal idx): replicate at once, skip what it covers."""
-        self.protocol.restore((scn, idx), first_data_scn)
+    def restore(self, scn: int, idx: int, first_data_scn: int = 0, skip: bool = True) -> None:
+        """Resume from a saved position (internal idx): replicate at once, skip what it covers
+        (``skip=False``: the caller restarts exactly after it and skips nothing itself)."""
+        self.protocol.restore((scn, idx), first_data_scn, skip)
 
     def open(self) -> None:
         """Bind the endpoint and start the I/O thread (idempotent and thread-safe)."""

@@ -5,21 +5,26 @@ confirmed position a few times a second, so a SIGKILL re-sends what was delivere
 the last save (at-least-once). Every kill lands mid-stream: a consumer thread counts the
 records in the topic and the daemon is killed once the count grew by a random amount;
 what it had delivered when it died must lie between the start of its run and the end of
-the stream (asserted). (A broker stop is not covered here: after a SIGSTOP/SIGCONT the daemon
-delivered the rest of this stream before the reader saw growth, so no kill landed
-mid-stream; tests/integration/test_kafka_writer.py kills and restarts the broker.)
+the stream (asserted). With ``broker_stop`` every kill comes while the broker is frozen
+(SIGSTOP; its storage is in memory, so a kill+restart would lose the topic): the daemon
+is mid-stream with produce requests in flight and a full queue when it dies, then the
+broker resumes (SIGCONT) and may still append what the dead producer had sent.
 Expected: 0 lost; the topic is the stream in order, each restart re-sending from an
-earlier point (never skipping one); the duplicates this gives are counted and printed.
+earlier point (never skipping one) that lies after the position the daemon had
+confirmed (its ``<name>-chkpt.json`` when it was killed); the duplicates are counted
+and printed.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import signal
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -60,26 +65,66 @@ class TopicReader(threading.Thread):
             consumer.close()
 
 
-def _segments(got: list[bytes], expected: list[bytes]) -> int:
-    """Check ``got`` is ``expected`` with restarts that go back (never forward); returns the restarts."""
+def _segments(got: list[bytes], expected: list[bytes], floors: Sequence[tuple[int, int]] = ()) -> int:
+    """Check ``got`` is ``expected`` with restarts that go back (never forward); returns the restarts.
+
+    ``floors`` holds (records in the topic when a killed daemon's deliveries settled,
+    stream index it had confirmed): a record after that count may go back only to a
+    message after the confirmed one.
+    """
     where: dict[bytes, list[int]] = {}
     for i, line in enumerate(expected):
         where.setdefault(line, []).append(i)
-    p, restarts = 0, 0
+    pending = sorted(floors)
+    p, restarts, confirmed = 0, 0, -1
     for n, record in enumerate(got):
+        while pending and pending[0][0] <= n:
+            confirmed = max(confirmed, pending.pop(0)[1])
         if p < len(expected) and record == expected[p]:
             p += 1
             continue
         earlier = [i for i in where.get(record, []) if i < p]
         assert earlier, f"record {n} skips ahead or is not part of the stream (stream position {p})"
         p = earlier[-1] + 1
+        assert earlier[-1] > confirmed, (f"record {n} re-sends stream message {earlier[-1]}, at or before the "
+                                         f"confirmed message {confirmed}")
         restarts += 1
     assert p == len(expected), f"the topic ends at stream position {p} of {len(expected)}: messages lost"
     return restarts
 
 
+def _confirmed_index(cfg_doc: dict, expected: list[bytes]) -> int:
+    """The stream index of the message the daemon's ``<name>-chkpt.json`` confirms (-1: none)."""
+    name = cfg_doc["source"][0]["name"]
+    path = Path(cfg_doc["state"]["path"]) / f"{name}-chkpt.json"
+    if not path.exists():
+        return -1
+    doc = json.loads(path.read_bytes())
+    key = f'"c_scn":{doc["scn"]},"c_idx":{doc["idx"] + 1}'.encode()
+    found = [i for i, line in enumerate(expected) if key in line[:200]]
+    assert len(found) == 1, f"confirmed position {key!r} names {len(found)} messages of the stream"
+    return found[0]
+
+
+def _settle(reader: TopicReader, high_watermark: Callable[[], int], quiet: float = 1.0,
+            timeout: float = 30.0) -> None:
+    """Wait until the reader holds every record of the topic and the topic stopped growing for
+    ``quiet`` seconds (what a dead producer sent has landed and was read)."""
+    deadline = time.monotonic() + timeout
+    high, since = high_watermark(), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        now = high_watermark()
+        if now != high:
+            high, since = now, time.monotonic()
+        elif len(reader.records) >= high and time.monotonic() - since >= quiet:
+            return
+    raise AssertionError(f"the reader holds {len(reader.records)} of {high} records after {timeout}s")
+
+
 @pytest.mark.slow
-def test_kill_daemon_with_kafka_writer(broker: Broker, tmp_path: Path) -> None:
+@pytest.mark.parametrize("broker_stop", [False, True], ids=["kill", "kill-during-broker-stop"])
+def test_kill_daemon_with_kafka_writer(broker: Broker, tmp_path: Path, broker_stop: bool) -> None:
     rng = random.Random(int(time.time_ns() % 100000))
     grow = (0.01, 0.05)  # of what is still to come: the reader lags the producer by a second or two
     result = generate(workloads.oltp(seed=3, target_bytes=12 << 20), tmp_path / "gen")
@@ -87,6 +132,9 @@ def test_kill_daemon_with_kafka_writer(broker: Broker, tmp_path: Path) -> None:
     # A small queue keeps what is in flight (delivered but not yet seen by the reader) small.
     cfg_doc["target"][0]["writer"] = {"type": "kafka", "topic": "cdc", "poll-interval-us": 20_000, "queue-size": 100,
                                       "properties": {"bootstrap.servers": broker.bootstrap}}
+    if broker_stop:  # few messages in flight: a frozen broker stalls the daemon mid-stream, not after the end
+        cfg_doc["target"][0]["writer"]["properties"].update({"max.in.flight.requests.per.connection": "1",
+                                                             "batch.num.messages": "20"})
     cfg = write_config(tmp_path, cfg_doc, "kafka.json")
     expected = result.expected.read_bytes().splitlines()
     total = len(expected)
@@ -112,16 +160,46 @@ def test_kill_daemon_with_kafka_writer(broker: Broker, tmp_path: Path) -> None:
             time.sleep(0.02)
         return progress()
 
+    watermarks = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "verify-crash-hw"})
+
+    def high_watermark() -> int:
+        return watermarks.get_watermark_offsets(TopicPartition("cdc", 0), timeout=5)[1]
+
+    def wait_broker_growth(proc: subprocess.Popen, before: int, share: float) -> None:
+        """The broker (not the reader, which lags) got a random share of the stream beyond ``before``.
+
+        A restart first re-sends what follows the confirmed message, so that much comes on top.
+        """
+        confirmed = floors[-1][1] if floors else -1
+        target = high_watermark() + max(0, before - confirmed - 1) + max(1, int(total * share))
+        deadline = time.monotonic() + 120
+        while high_watermark() < target and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+
     kills: list[Kill] = []
+    floors: list[tuple[int, int]] = []
     try:
         for i in range(3):
             before = progress()
             proc = start()
-            at = wait_growth(proc, before, rng.uniform(*grow))
-            proc.kill()
-            _, err = proc.communicate(timeout=30)
-            time.sleep(1.0)  # what the killed daemon delivered reaches the reader
+            if broker_stop:
+                wait_broker_growth(proc, before, rng.uniform(*grow))
+                broker.signal(signal.SIGSTOP)
+                try:  # hold it down long enough for the daemon to fill its queue and time out nothing
+                    time.sleep(1.0)
+                    if proc.poll() is not None:
+                        pytest.fail(f"the daemon ended while the broker was stopped: {proc.communicate()[1][-3000:]}")
+                    proc.kill()
+                    _, err = proc.communicate(timeout=30)
+                finally:
+                    broker.signal(signal.SIGCONT)
+            else:
+                wait_growth(proc, before, rng.uniform(*grow))
+                proc.kill()
+                _, err = proc.communicate(timeout=30)
+            _settle(reader, high_watermark)  # what the killed daemon delivered reaches the reader
             at = progress()
+            floors.append((len(reader.records), _confirmed_index(cfg_doc, expected)))
             assert "Traceback" not in err, err[-3000:]
             if at == before:
                 print(f"run {i} made no progress: {err[-3000:]}")
@@ -139,13 +217,15 @@ def test_kill_daemon_with_kafka_writer(broker: Broker, tmp_path: Path) -> None:
             _, err = proc.communicate(timeout=60)
         assert proc.returncode == 0, err[-2000:]
     finally:
+        watermarks.close()
         reader.done.set()
         reader.join(10)
     assert_all_mid_stream(kills)
     got = list(reader.records)
-    restarts = _segments(got, expected)
-    print(f"kafka crash test: {total} expected, {len(got)} consumed, {len(got) - total} duplicates "
-          f"(re-sent after the last confirmed position) over {restarts} restarts, 0 missing after 3 SIGKILLs")
+    restarts = _segments(got, expected, floors)
+    print(f"kafka crash test{' with broker stops' if broker_stop else ''}: {total} expected, {len(got)} consumed, "
+          f"{len(got) - total} duplicates (all after the confirmed position) over {restarts} restarts, 0 missing "
+          f"after 3 SIGKILLs; (records, confirmed index) at the kills: {floors}")
 
 
 def _position(got: list[bytes], expected: list[bytes]) -> int:

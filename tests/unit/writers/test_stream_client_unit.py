@@ -44,3 +44,23 @@ def test_bad_start_modes(mode: str) -> None:
 def test_frame_header_lengths() -> None:
     assert frame_header(5) == b"\x05\x00\x00\x00"
     assert frame_header(0xFFFFFFFF) == b"\xff\xff\xff\xff" + (0xFFFFFFFF).to_bytes(8, "little")
+
+
+def test_client_drops_frames_a_restarted_writer_re_sends() -> None:
+    """Positions are not unique, so a restarted writer may resume at an earlier message with
+    the client's position: the leading run of frames printed before is dropped, then all print."""
+    import io
+
+    from replicator.tools.client import _Printer, build_parser
+
+    args = build_parser().parse_args(["network", "127.0.0.1:1", "DB"])
+    out = io.BytesIO()
+    printer = _Printer(args, out)
+    frames = [b'{"c_scn":5,"c_idx":%d,"xid":"%s"}' % (i, x) for x, i in [(b"a", 1), (b"b", 1), (b"b", 2)]]
+    for frame in frames:
+        printer.take(frame)
+    printer.catching_up = True  # reconnected
+    for frame in frames[1:] + [b'{"c_scn":6,"c_idx":1}', frames[0]]:
+        printer.take(frame)
+    assert printer.resent == 2
+    assert out.getvalue().splitlines() == frames + [b'{"c_scn":6,"c_idx":1}', frames[0]]  # only the leading run

@@ -111,3 +111,37 @@ def test_exact_confirm_does_not_release_later_lower_positions() -> None:
     queue.resume_after((100, 0))  # exact: through that message, not beyond
     assert _positions(queue) == [(100, 0)]
     assert [e.position for e in queue.take_unsent(5)] == [(100, 1), (160, 0)]
+
+
+def test_a_resumed_position_not_replayed_yet_holds_until_it_comes_again() -> None:
+    """After a restart the replay reaches the client's message later; positions do not grow
+    (begin SCNs), so a skip "at or below" would end early and re-send what the client has."""
+    queue = ConfirmQueue(10)
+    queue.resume_at((200, 1))  # the client printed (200, 1) before the daemon died
+    for scn, idx in [(300, 0), (150, 0), (200, 0), (200, 1)]:  # (300, 0) is above it, yet the client has it
+        queue.put(Entry(msg(b"old", scn, idx)))
+    assert queue.take_unsent(10) == []
+    assert _positions(queue) == [(300, 0), (150, 0), (200, 0), (200, 1)]  # dropped without sending
+    queue.put(Entry(msg(b"new", 100, 0)))  # lower than the client's position, but new: sent
+    assert [e.position for e in queue.take_unsent(10)] == [(100, 0)]
+
+
+def test_a_resumed_position_that_never_comes_again_is_given_up_at_capacity() -> None:
+    queue = ConfirmQueue(3)
+    queue.resume_at((999, 0))
+    for i in range(2):
+        queue.put(Entry(msg(b"x", 1, i)))
+    assert queue.take_unsent(10) == []  # still holding
+    queue.put(Entry(msg(b"x", 1, 2)))
+    assert [e.position for e in queue.take_unsent(10)] == [(1, 0), (1, 1), (1, 2)]  # duplicates, not a loss
+
+
+def test_a_silent_checkpoint_with_the_same_position_is_not_the_clients_message() -> None:
+    """A checkpoint message (LWN SCN, 0) can share a transaction's (begin SCN, 0): popping it
+    must not look as if the client's own message had left the queue."""
+    queue = ConfirmQueue(10)
+    queue.resume_at((200, 0))
+    queue.put(Entry(msg(b"chk", 200, 0, checkpoint=True), silent=True))
+    assert queue.confirmed == (200, 0) and queue.client_has is None and queue.hold == (200, 0)
+    queue.put(Entry(msg(b"old", 200, 0)))
+    assert queue.client_has == (200, 0) and queue.hold is None and len(queue) == 0
