@@ -100,12 +100,14 @@ def started_client(kind: str, writer: StreamWriter, mode: str = "now", position:
     """
     end = time.monotonic() + deadline_s
     while True:
-        stream = client(kind, writer, timeout=1.0)  # short: a turned-away ZeroMQ client just hears nothing
+        stream = None
         try:
+            stream = client(kind, writer, timeout=1.0)  # short: a turned-away ZeroMQ client just hears nothing
             reply = stream.start(mode, position)
             stream.timeout = 5.0
             return stream, reply
-        except RuntimeFailure:
-            stream.close()
+        except RuntimeFailure:  # turned away, or (on a loaded machine) the connect itself timed out
+            if stream is not None:
+                stream.close()
             if time.monotonic() > end:
                 raise
