@@ -62,8 +62,10 @@ def _join_group(item: pytest.Item, group: str) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The Spark tests share one SparkSession (one JVM): one xdist worker runs them all, as slow tests."""
+    """The Spark tests share one SparkSession (one JVM): one xdist worker runs them all, first, as slow tests."""
     for item in items:
         if SPARK_TESTS in item.path.parents:
             _join_group(item, "spark")
             item.add_marker(pytest.mark.slow)
+    # The Spark group is the longest run of one worker: scheduled first, it overlaps the rest.
+    items.sort(key=lambda item: SPARK_TESTS not in item.path.parents)

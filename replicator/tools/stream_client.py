@@ -118,6 +118,7 @@ class ZmqChannel:
 
         self._zmq = zmq
         self.context = zmq.Context()
+        self.context.setsockopt(zmq.LINGER, 0)  # the monitor socket too: term() never waits on them
         self.sock = self.context.socket(zmq.PAIR)
         self.sock.setsockopt(zmq.LINGER, 0)
         self.monitor = self.sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)

@@ -60,6 +60,9 @@ class ZmqTransport(Transport):
         """Create the context and socket, set the limits and bind (10064/10065/10066 on failure)."""
         try:
             self._context = zmq.Context()
+            # Every socket of this context (the monitor's too) closes without lingering, so a
+            # context reclaimed by the garbage collector can never block in term().
+            self._context.setsockopt(zmq.LINGER, 0)
         except zmq.ZMQError as exc:
             raise RuntimeFailure(f"ZeroMQ context creation failed: {exc}", 10065) from exc
         try:
