@@ -274,11 +274,7 @@ def _check_0501(cv: ChangeVector, compat: int, merged: bool = False) -> None:
     if layer != 11 or code != 1:
         _undo_other(cv, layer, code)
         return
-    size = lengths[2]  # KTB redo
-    if size >= 8:
-        o = offsets[2]
-        if size < _KTB_MIN[(data[o] & 0x0F) | (data[o + 1] & 0x08) << 1]:
-            raise _ktb_error(cv, 2)
+    _ktb_redo(cv, 2)
     if n < 4:
         return
     size = lengths[3]  # KDO
@@ -415,11 +411,7 @@ def _check_0b02(cv: ChangeVector, compat: int) -> None:
         return
     data = cv.data
     offsets = cv.offsets
-    size = lengths[0]
-    if size >= 8:
-        o = offsets[0]
-        if size < _KTB_MIN[(data[o] & 0x0F) | (data[o + 1] & 0x08) << 1]:
-            raise _ktb_error(cv, 0)
+    _ktb_redo(cv, 0)
     size = lengths[1]
     o = offsets[1]
     if size < 48 or data[o + 10] & 0x1F != cv.code:  # short, or not the IRP/ORP expected
@@ -449,11 +441,7 @@ def _check_0b05(cv: ChangeVector, compat: int) -> None:
         return
     data = cv.data
     offsets = cv.offsets
-    size = lengths[0]
-    if size >= 8:
-        o = offsets[0]
-        if size < _KTB_MIN[(data[o] & 0x0F) | (data[o + 1] & 0x08) << 1]:
-            raise _ktb_error(cv, 0)
+    _ktb_redo(cv, 0)
     size = lengths[1]
     o = offsets[1]
     if size < 28 or data[o + 10] & 0x1F != _URP:
