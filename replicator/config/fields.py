@@ -188,3 +188,15 @@ def int_or(value: object, default: int) -> int:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     return default
+
+
+def check_path_mapping(items: list[str]) -> None:
+    """A ``path-mapping`` list holds (from, to) prefix pairs: an odd length is OLR's 30001."""
+    if len(items) % 2:
+        raise olr_message(30001, f'bad JSON, invalid "path-mapping" value: {len(items)} elements, '
+                          "expected: even number of elements", "path-mapping")
+
+
+def mapping_pairs(items: list[str]) -> list[tuple[str, str]]:
+    """A ``path-mapping`` list as (from, to) prefix pairs, in order (the first match wins)."""
+    return list(zip(items[0::2], items[1::2], strict=True))

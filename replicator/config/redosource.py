@@ -13,7 +13,16 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, model_validator
 
-from replicator.config.fields import OlrModel, bad_value, in_range, max_len, olr_error, olr_message, without
+from replicator.config.fields import (
+    OlrModel,
+    bad_value,
+    check_path_mapping,
+    in_range,
+    mapping_pairs,
+    max_len,
+    olr_error,
+    without,
+)
 
 REDO_SOURCE_TYPES = ("local", "sftp", "asm")
 SFTP_KEYS = ("host", "port", "key-file", "key-passphrase", "known-hosts", "accept-unknown-host-key",
@@ -75,16 +84,13 @@ class RedoSourceConfig(OlrModel):
         if self.reconnect_max_delay_ms < self.reconnect_delay_ms:
             raise bad_value("reconnect-max-delay-ms", self.reconnect_max_delay_ms,
                             f'at least "reconnect-delay-ms" ({self.reconnect_delay_ms})')
-        if len(self.path_mapping) % 2:
-            raise olr_message(30001, f'bad JSON, invalid "path-mapping" value: {len(self.path_mapping)} elements, '
-                              "expected: even number of elements", "path-mapping")
+        check_path_mapping(self.path_mapping)
         return self
 
     @property
     def path_mapping_pairs(self) -> list[tuple[str, str]]:
         """``path-mapping`` as (database path prefix, source path prefix) pairs, first match wins."""
-        items = self.path_mapping
-        return list(zip(items[0::2], items[1::2], strict=True))
+        return mapping_pairs(self.path_mapping)
 
     def describe(self) -> str:
         """One line naming the source without any secret (for logs and check-config)."""

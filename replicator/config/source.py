@@ -12,8 +12,10 @@ from replicator.config.fields import (
     OptU32,
     OptU64,
     bad_value,
+    check_path_mapping,
     in_range,
     int_or,
+    mapping_pairs,
     max_len,
     olr_error,
     olr_message,
@@ -103,16 +105,13 @@ class ReaderConfig(OlrModel):
                     raise olr_error("not_found", field=name)
         if self.type == "batch" and "redo_log" not in given:
             raise olr_error("not_found", field="redo-log")
-        if len(self.path_mapping) % 2:
-            raise olr_message(30001, f'bad JSON, invalid "path-mapping" value: {len(self.path_mapping)} elements, '
-                              "expected: even number of elements", "path-mapping")
+        check_path_mapping(self.path_mapping)
         return self
 
     @property
     def path_mapping_pairs(self) -> list[tuple[str, str]]:
         """``path-mapping`` as (from, to) prefix pairs, first match wins."""
-        items = self.path_mapping
-        return list(zip(items[0::2], items[1::2], strict=True))
+        return mapping_pairs(self.path_mapping)
 
     @property
     def json_key_checks(self) -> bool:
