@@ -2354,6 +2354,14 @@ def vector_passes(bytes data, int start, int header_size, str endian, uint32_t c
         free(ln)
 
 
+cdef struct RecMeta:           # what the dispatch needs of a record besides its bytes
+    uint64_t scn
+    int64_t block
+    int offset
+    uint32_t time
+    int header_size
+
+
 cdef class RecordDispatcher:
     """Parser._dispatch for one record, with the (5.1, 11.x) pairs stored natively.
 
@@ -2362,6 +2370,10 @@ cdef class RecordDispatcher:
     done nothing, when the record's vectors cannot be laid out or one of them fails OLR's field
     checks (python then raises the error). A 5.19's checks and a merged multi-block undo's are
     made by the python code this calls for them.
+
+    The record is either a :class:`~replicator.redo.records.Record` (:meth:`dispatch`, the
+    parser hook) or raw bytes of :class:`RecordLoop` (no Record object unless a python handler
+    needs one: :meth:`_record` makes it then).
     """
 
     cdef VecInfo vecs[MAXV]
@@ -2373,8 +2385,22 @@ cdef class RecordDispatcher:
     cdef object _cv
     cdef object _table_type
     cdef object _session_attributes
+    cdef object _record_type
     cdef frozenset _quiet_layers
     cdef frozenset _quiet_opcodes
+    # The record being dispatched: its Record (None until a python handler needs it), the
+    # ChangeVectors made of it so far (None: none yet), where its bytes are, its rank.
+    cdef object _rec
+    cdef list _cvs
+    cdef const uint8_t* _d
+    cdef Py_ssize_t _end
+    cdef RecMeta _m
+    cdef int _rank
+    cdef int _nvec
+    cdef uint32_t _subscn
+    cdef uint32_t _vld
+    cdef long long n_records   # parser.stats counters, added in bulk (flush_counts)
+    cdef long long n_vectors
 
     def __init__(self):
         from replicator.events import Table
@@ -2382,6 +2408,7 @@ cdef class RecordDispatcher:
         from replicator.redo.invariants import check_session
         from replicator.redo.opcodes.session import session_attributes
         from replicator.redo.opcodes.undo import undo_info
+        from replicator.redo.records import Record
         from replicator.redo.vectors import ChangeVector
 
         self._quiet_layers = frozenset(python_parser.QUIET_LAYERS)
@@ -2391,6 +2418,7 @@ cdef class RecordDispatcher:
         self._cv = ChangeVector
         self._table_type = Table
         self._check_session = check_session
+        self._record_type = Record
 
     def __dealloc__(self):
         free(self.entry.p)
@@ -2398,14 +2426,89 @@ cdef class RecordDispatcher:
     def dispatch(self, parser, record):
         """Process ``record`` like Parser._dispatch; False when it must go to python untouched."""
         cdef bytes data = record.data
-        cdef const uint8_t* d = <const uint8_t*> PyBytes_AS_STRING(data)
-        cdef Py_ssize_t end = PyBytes_GET_SIZE(data)
+        self._rec = record
+        self._cvs = None
+        self._d = <const uint8_t*> PyBytes_AS_STRING(data)
+        self._end = PyBytes_GET_SIZE(data)
+        self._m.scn = record.scn
+        self._m.block = record.block
+        self._m.offset = record.offset
+        self._m.time = record.time
+        self._m.header_size = record.header_size
+        try:
+            return self._run(parser)
+        finally:
+            self._rec = None
+            self._cvs = None
+            self.flush_counts(parser)
+
+    def dispatch_records(self, parser, list records):
+        """Parser.process_lwn's record loop for records already framed (the daemon's LWNs).
+
+        Each record goes through this dispatch, else to ``parser.process_record`` (which
+        raises the python engine's coded error); errors of the handlers are located as
+        ``Parser.process_record`` does.
+        """
+        cdef Py_ssize_t rank
+        try:
+            for rank in range(len(records)):
+                record = records[rank]
+                parser._rank = rank
+                if not self._dispatch_located(parser, record):
+                    parser.process_record(record)
+        finally:
+            self.flush_counts(parser)
+
+    cdef bint _dispatch_located(self, object parser, object record) except -1:
+        cdef bytes data = record.data
+        self._rec = record
+        self._cvs = None
+        self._d = <const uint8_t*> PyBytes_AS_STRING(data)
+        self._end = PyBytes_GET_SIZE(data)
+        self._m.scn = record.scn
+        self._m.block = record.block
+        self._m.offset = record.offset
+        self._m.time = record.time
+        self._m.header_size = record.header_size
+        try:
+            return self._run_located(parser)
+        finally:
+            self._rec = None
+            self._cvs = None
+
+    cdef bint _run_located(self, object parser) except -1:
+        """_run with the handlers' errors turned into Parser.process_record's coded errors."""
+        try:
+            return self._run(parser)
+        except _field_check_error() as exc:
+            raise parser._field_error(self._record(parser), exc) from None
+        except (_struct_error(), IndexError) as exc:
+            raise parser._decode_error(self._record(parser), exc) from exc
+
+    cdef flush_counts(self, object parser):
+        if self.n_records or self.n_vectors:
+            stats = parser.stats
+            stats.records += self.n_records
+            stats.vectors += self.n_vectors
+            self.n_records = self.n_vectors = 0
+
+    cdef object _record(self, object parser):
+        """The Record of the record being dispatched (made now for the raw bytes of RecordLoop)."""
+        if self._rec is None:
+            self._rec = self._record_type(self._m.scn, self._subscn, self._m.block, self._m.offset, self._vld,
+                                          PyBytes_FromStringAndSize(<const char*>self._d, self._end), self._m.time)
+            parser._rank = self._rank
+        return self._rec
+
+    cdef bint _run(self, object parser) except -1:
+        cdef const uint8_t* d = self._d
+        cdef Py_ssize_t end = self._end
         header = parser.header
         cdef bint big = header.endian == ">"
         cdef int vh = parser._vh
-        cdef int count = scan_vectors(d, end, record.header_size, vh, big, self.vecs, self.flen, self.foff)
+        cdef int count = scan_vectors(d, end, self._m.header_size, vh, big, self.vecs, self.flen, self.foff)
         cdef int i, op, prev = -1, con_id = parser.opt.con_id
-        cdef bint info_ok = False, pyinfo_ok
+        cdef bint info_ok = False
         cdef uint32_t xid_usn, xid_slot, xid_sqn, obj = 0, data_obj = 0, flags = 0, opc = 0
         cdef VecInfo* v
         cdef VecInfo* u
@@ -2413,6 +2516,7 @@ cdef class RecordDispatcher:
         cdef uint32_t compat
         if count < 0:
             return False
+        self._nvec = count
         # OLR checks every vector as it reads it, whatever its object or container: a record
         # with a failing vector goes to the python parser, which raises OLR's error for it.
         compat = header.compat
@@ -2426,16 +2530,11 @@ cdef class RecordDispatcher:
                 fv.n = v.nf
                 if vector_bad(&fv, v.opcode, compat):
                     return False
-        endian = header.endian
-        stats = parser.stats
-        stats.records += 1
-        cvs = [None] * count
-        ChangeVector = self._cv
-        lobs = parser.lobs
-        pyinfo = None
+        self.n_records += 1
+        lobs = None
         for i in range(count):
             v = &self.vecs[i]
-            stats.vectors += 1
+            self.n_vectors += 1
             if con_id and v.con_id != con_id and vh == 32:
                 continue
             op = v.opcode
@@ -2444,26 +2543,28 @@ cdef class RecordDispatcher:
                 if u.opcode == OPC_UNDO:
                     if v.layer == 11 or op == OPC_SESSION19 or op == OPC_SESSION20:
                         if info_ok and v.layer == 11:
-                            self._pair(parser, record, data, u, v, xid_usn, xid_slot, xid_sqn, obj, data_obj,
-                                       flags, opc, big, vh, cvs, prev, i)
+                            self._pair(parser, u, v, xid_usn, xid_slot, xid_sqn, obj, data_obj,
+                                       flags, opc, big, vh, prev, i)
                         elif info_ok:
-                            parser._data_pair(self._vec(cvs, prev, data, vh, endian), self._info(cvs, prev, data, vh, endian),
-                                              self._vec(cvs, i, data, vh, endian), record)
+                            parser._data_pair(self._vec(parser, prev), self._info(parser, prev),
+                                              self._vec(parser, i), self._record(parser))
                         prev = -1
                         continue
                     if v.layer == 10 or op == OPC_LOB_REDO:
+                        if lobs is None:
+                            lobs = parser.lobs
                         if lobs.enabled and info_ok:
-                            ucv = self._vec(cvs, prev, data, vh, endian)
+                            ucv = self._vec(parser, prev)
                             pyinfo = self._undo_info(ucv)
                             if op == OPC_LOB_REDO:
-                                lobs.kdli_pair(pyinfo, ucv, self._vec(cvs, i, data, vh, endian))
+                                lobs.kdli_pair(pyinfo, ucv, self._vec(parser, i))
                             else:
-                                lobs.index_pair(pyinfo, ucv, self._vec(cvs, i, data, vh, endian))
+                                lobs.index_pair(pyinfo, ucv, self._vec(parser, i))
                         prev = -1
                         continue
                     prev = -1
                 elif op == OPC_ROLLBACK6 or op == OPC_ROLLBACK11:
-                    parser._partial_rollback(self._vec(cvs, prev, data, vh, endian), self._vec(cvs, i, data, vh, endian))
+                    parser._partial_rollback(self._vec(parser, prev), self._vec(parser, i))
                     prev = -1
                     continue
                 else:
@@ -2480,7 +2581,7 @@ cdef class RecordDispatcher:
                     opc = (d[v.f2off + 16] << 8) | d[v.f2off + 17]
                     flags = rd16(d + v.f2off + 20, big)
                 if info_ok and flags & (UNDO_TAIL | UNDO_MID):
-                    ucv = self._vec(cvs, i, data, vh, endian)
+                    ucv = self._vec(parser, i)
                     parser._undo_piece(ucv, self._undo_info(ucv))
                 else:
                     prev = i
@@ -2488,44 +2589,49 @@ cdef class RecordDispatcher:
                 prev = i
                 info_ok = False  # a lone redo: prev is not an undo
             elif op == OPC_BEGIN:
-                parser._begin(self._vec(cvs, i, data, vh, endian), record)
+                parser._begin(self._vec(parser, i), self._record(parser))
             elif op == OPC_COMMIT:
-                parser._commit(self._vec(cvs, i, data, vh, endian), record)
+                parser._commit(self._vec(parser, i), self._record(parser))
             elif op == OPC_SESSION19 or op == OPC_SESSION20:
                 if parser._last_touched is not None:
                     if op == OPC_SESSION19:
-                        self._check_session(self._vec(cvs, i, data, vh, endian))
+                        self._check_session(self._vec(parser, i))
                     parser._last_touched.attributes.update(
-                        self._session_attributes(self._vec(cvs, i, data, vh, endian), header.compat))
+                        self._session_attributes(self._vec(parser, i), header.compat))
             elif op == OPC_DDL:
-                parser._ddl(self._vec(cvs, i, data, vh, endian), record)
-            elif (op == OPC_LOB_BIMG or op == OPC_LOB_PAGE) and lobs.enabled:
-                lobs.page(self._vec(cvs, i, data, vh, endian))
+                parser._ddl(self._vec(parser, i), self._record(parser))
+            elif op == OPC_LOB_BIMG or op == OPC_LOB_PAGE:
+                if lobs is None:
+                    lobs = parser.lobs
+                if lobs.enabled:
+                    lobs.page(self._vec(parser, i))
             elif op == OPC_ROLLBACK6 or op == OPC_ROLLBACK11 or v.layer == 5 or v.layer == 24:
                 pass
             elif v.layer not in self._quiet_layers and op not in self._quiet_opcodes:
-                parser._unknown(self._vec(cvs, i, data, vh, endian))
+                parser._unknown(self._vec(parser, i))
         return True
 
-    cdef object _vec(self, list cvs, int i, bytes data, int vh, object endian):
+    cdef object _vec(self, object parser, int i):
+        cdef list cvs = self._cvs
+        if cvs is None:
+            cvs = self._cvs = [None] * self._nvec
         cv = cvs[i]
         if cv is None:
-            cv = cvs[i] = self._cv(data, self.vecs[i].start, vh, endian)
+            cv = cvs[i] = self._cv(self._record(parser).data, self.vecs[i].start, parser._vh, parser.header.endian)
         return cv
 
-    cdef object _info(self, list cvs, int i, bytes data, int vh, object endian):
-        return self._undo_info(self._vec(cvs, i, data, vh, endian))
+    cdef object _info(self, object parser, int i):
+        return self._undo_info(self._vec(parser, i))
 
-    cdef _pair(self, object parser, object record, bytes data, VecInfo* u, VecInfo* r, uint32_t usn, uint32_t slot,
+    cdef _pair(self, object parser, VecInfo* u, VecInfo* r, uint32_t usn, uint32_t slot,
                uint32_t sqn, uint32_t obj, uint32_t data_obj, uint32_t flags, uint32_t opc, bint big, int vh,
-               list cvs, int ui, int ri):
+               int ui, int ri):
         """Parser._data_pair + OpenTransaction.add_pair for a (5.1, 11.x) pair."""
         cdef object xid = (<uint64_t>usn << 48) | (<uint64_t>slot << 32) | sqn
         cdef Buf* e = &self.entry
-        cdef const uint8_t* d = <const uint8_t*> PyBytes_AS_STRING(data)
+        cdef const uint8_t* d = self._d
         cdef uint64_t offset, scn
         cdef uint32_t time
-        cdef Py_ssize_t body
         txn = parser.buffer.get(u.con_id, xid)
         parser._last_touched = txn
         if flags & UNDO_BEGIN and txn.logon_user < 0:
@@ -2535,9 +2641,8 @@ cdef class RecordDispatcher:
             else:
                 txn.logon_user = -1
         if flags & UNDO_HEAD and txn.pending_undo:
-            endian = parser.header.endian
-            parser._data_pair(self._vec(cvs, ui, data, vh, endian), self._info(cvs, ui, data, vh, endian),
-                              self._vec(cvs, ri, data, vh, endian), record)
+            parser._data_pair(self._vec(parser, ui), self._info(parser, ui), self._vec(parser, ri),
+                              self._record(parser))
             return
         if not stored_redo(r.opcode) or opc != 0x0B01:
             return
@@ -2549,10 +2654,9 @@ cdef class RecordDispatcher:
             tracker = parser.opt.tracker
             if tracker is not None and tracker.is_schema_table(table):
                 parser._schema_txns.add(txn.xid)
-        header = parser.header
-        offset = <uint64_t>(record.block * header.block_size + record.offset + u.start)
-        scn = record.scn
-        time = record.time
+        offset = <uint64_t>(self._m.block * parser.header.block_size + self._m.offset + u.start)
+        scn = self._m.scn
+        time = self._m.time
         e.n = 0
         buf_reserve(e, ENTRY_SIZE + u.size + r.size)
         e.p[0] = KIND_PAIR
@@ -2576,6 +2680,336 @@ cdef class RecordDispatcher:
         chunk, off = parser.pool.append(txn.clog, entry)
         txn._remember(chunk, off, KIND_PAIR, r.opcode, obj)
         txn.size += e.n
+
+
+_python_errors = None
+
+
+cdef object _field_check_error():
+    global _python_errors
+    if _python_errors is None:
+        import struct
+        from replicator.redo.invariants import FieldCheckError
+        _python_errors = (FieldCheckError, struct.error)
+    return _python_errors[0]
+
+
+cdef object _struct_error():
+    _field_check_error()
+    return _python_errors[1]
+
+
+# ============================================================================= stage 1: the record loop
+DEF BLOCK_HEADER = 16
+DEF RECORD_HEADER = 24
+DEF LWN_RECORD_HEADER = 68
+DEF VLD_DATA = 0x01
+DEF VLD_LWN = 0x04
+
+cdef struct Rec:               # one record of the current LWN, its bytes in the arena
+    uint64_t scn
+    uint32_t subscn
+    uint32_t vld
+    int64_t block
+    int offset
+    Py_ssize_t at
+    Py_ssize_t size
+
+
+cdef int rec_cmp(const void* a, const void* b) noexcept nogil:
+    """OLR's analysis order inside an LWN: (SCN, sub-SCN, block, offset) (records._sorted)."""
+    cdef const Rec* x = <const Rec*> a
+    cdef const Rec* y = <const Rec*> b
+    if x.scn != y.scn:
+        return -1 if x.scn < y.scn else 1
+    if x.subscn != y.subscn:
+        return -1 if x.subscn < y.subscn else 1
+    if x.block != y.block:
+        return -1 if x.block < y.block else 1
+    if x.offset != y.offset:
+        return -1 if x.offset < y.offset else 1
+    return 0
+
+
+cdef extern from "stdlib.h":
+    void qsort(void* base, size_t n, size_t size, int (*cmp)(const void*, const void*) noexcept nogil) nogil
+
+
+cdef inline bint block_xor_bad(const uint8_t* p, int bs) noexcept nogil:
+    """The block checksum rule: the XOR of all 16-bit words of a block is zero."""
+    cdef uint64_t x = 0, w
+    cdef int i
+    for i in range(0, bs, 8):
+        memcpy(&w, p + i, 8)
+        x ^= w
+    x ^= x >> 32
+    x ^= x >> 16
+    return (x & 0xFFFF) != 0
+
+
+cdef int first_bad_block(const uint8_t* buf, Py_ssize_t n, int64_t first, int bs, uint32_t seq, bint big,
+                         bint verify, int* status) noexcept nogil:
+    """blocks.check_blocks in C: the index of the first bad block (-1: all good) and why.
+
+    ``status``: 1 empty, 2 overwritten, 3 old, 4 checksum, 5 bad block (the BlockStatus order).
+    """
+    cdef Py_ssize_t i
+    cdef const uint8_t* p
+    cdef uint32_t sq
+    cdef bint empty, crc
+    for i in range(n):
+        p = buf + i * bs
+        empty = p[0] == 0 and p[1] == 0
+        sq = rd32(p + 8, big)
+        crc = verify and block_xor_bad(p, bs)
+        if empty or rd32(p + 4, big) != <uint32_t>(first + i) or sq != seq or crc:
+            status[0] = 1 if empty else 2 if sq > seq else 3 if sq < seq else 4 if crc else 5
+            return <int>i
+    return -1
+
+
+def _raise_block(int status, str path, int block_size, long long block):
+    from replicator.redo.blocks import BlockCheck, BlockStatus, raise_for
+
+    kind = (BlockStatus.EMPTY, BlockStatus.OVERWRITTEN, BlockStatus.OLD, BlockStatus.CRC_ERROR,
+            BlockStatus.BAD_BLOCK)[status - 1]
+    raise_for(BlockCheck(0, kind, block), path, block_size)
+
+
+def _framing_error(str text):
+    from replicator.errors import RedoLogError
+
+    return RedoLogError(text, 40008)
+
+
+cdef class RecordLoop(RecordDispatcher):
+    """read_lwns + Parser.process_lwn of one archived redo file, from raw blocks, in C.
+
+    :meth:`feed` takes consecutive buffers of whole blocks as read from the file: it checks
+    them (blocks.check_blocks: empty, block number, sequence, checksum), cuts the block bodies
+    into records across block boundaries and groups them into LWNs (records.RecordFramer,
+    same rules and errors), and dispatches each complete LWN's records in OLR's order
+    (RecordDispatcher) between ``parser.lwn_started`` and ``parser.lwn_done``, then calls
+    ``on_lwn(lwn)``. No Record object is made unless a python handler needs the record
+    (begin, commit, DDL, session attributes, anything unusual); a record the dispatch cannot
+    take goes to ``parser.process_record`` as the python engine's would.
+    """
+
+    cdef object parser
+    cdef str path
+    cdef object on_lwn
+    cdef object _lwn_type
+    cdef int bs
+    cdef int body
+    cdef bint big
+    cdef bint verify
+    cdef uint32_t sequence
+    cdef Buf carry             # the payload stream (block bodies) from block buf_block on
+    cdef int64_t buf_block
+    cdef Py_ssize_t pos        # next record's place in carry
+    cdef int64_t lwn_end       # first block after the current LWN
+    cdef int64_t pieces
+    cdef int64_t nst
+    cdef bint have_lwn
+    cdef uint64_t lwn_scn
+    cdef uint32_t lwn_time
+    cdef int64_t lwn_first
+    cdef int64_t lwn_end_block
+    cdef Buf arena             # the current LWN's records
+    cdef Rec* recs
+    cdef Py_ssize_t nrecs
+    cdef Py_ssize_t cap_recs
+    cdef public long long lwns
+
+    def __init__(self, parser, header, str path, bint verify_checksum, long long first_block, on_lwn=None):
+        from replicator.redo.records import Lwn
+
+        RecordDispatcher.__init__(self)
+        self.parser = parser
+        self.path = path
+        self.on_lwn = on_lwn
+        self._lwn_type = Lwn
+        self.bs = header.block_size
+        self.body = self.bs - BLOCK_HEADER
+        self.big = header.endian == ">"
+        self.verify = verify_checksum
+        self.sequence = header.sequence
+        self.buf_block = first_block
+        self.lwn_end = first_block
+        self.lwns = 0
+
+    def __dealloc__(self):
+        free(self.carry.p)
+        free(self.arena.p)
+        free(self.recs)
+
+    def feed(self, bytes buf, long long first_block, Py_ssize_t count):
+        """Check ``count`` blocks read from ``first_block`` on and analyse every LWN they complete."""
+        cdef const uint8_t* p = <const uint8_t*> PyBytes_AS_STRING(buf)
+        cdef Py_ssize_t n = PyBytes_GET_SIZE(buf) // self.bs
+        cdef int status = 0
+        cdef int bad
+        cdef Py_ssize_t keep_from, i
+        cdef int64_t expected
+        with nogil:
+            bad = first_bad_block(p, n, first_block, self.bs, self.sequence, self.big, self.verify, &status)
+        if bad >= 0:
+            _raise_block(status, self.path, self.bs, first_block + bad)
+        if self.pos:
+            # Keep from the block where the unfinished record starts (block-aligned).
+            keep_from = (self.pos // self.body) * self.body
+            if keep_from >= self.carry.n:
+                self.carry.n = 0
+            else:
+                memmove(self.carry.p, self.carry.p + keep_from, self.carry.n - keep_from)
+                self.carry.n -= keep_from
+            self.buf_block += keep_from // self.body
+            self.pos -= keep_from
+        expected = self.buf_block + self.carry.n // self.body
+        if first_block != expected:
+            raise _framing_error(f"file {self.path}: block {first_block} read out of order (expected {expected})")
+        buf_reserve(&self.carry, count * self.body)
+        for i in range(count):
+            memcpy(self.carry.p + self.carry.n, p + i * self.bs + BLOCK_HEADER, self.body)
+            self.carry.n += self.body
+        self._scan()
+
+    def finish(self):
+        """The end of the valid data (NAB): analyse the last LWN."""
+        cdef int64_t end
+        if self.have_lwn:
+            end = self.buf_block + self.pos // self.body
+            if end > self.lwn_end_block:
+                self.lwn_end_block = end
+            self.have_lwn = False
+            self._analyse()
+
+    cdef _scan(self):
+        """records.RecordFramer._scan over the payload stream (same rules, same errors)."""
+        cdef const uint8_t* buf
+        cdef Py_ssize_t pos = self.pos
+        cdef Py_ssize_t limit = self.carry.n
+        cdef Py_ssize_t inoff
+        cdef int body = self.body
+        cdef int bs = self.bs
+        cdef bint big = self.big
+        cdef int64_t block
+        cdef uint32_t size, vld, wrap, base, subscn, w, hi
+        cdef uint64_t length
+        cdef const uint8_t* r
+        cdef Rec* rec
+        while True:
+            buf = <const uint8_t*> self.carry.p
+            inoff = pos % body
+            if BLOCK_HEADER + inoff + 20 >= bs:
+                pos += body - inoff  # too little room left: next record starts in the next block
+                continue
+            block = self.buf_block + pos // body
+            if block >= self.lwn_end:
+                if inoff:
+                    pos += body - inoff  # the rest of the LWN's last block is unused
+                    continue
+                if self.have_lwn and self.pieces >= self.nst:
+                    # Every block of the LWN has been read: analyse it now.
+                    self.have_lwn = False
+                    self.pos = pos
+                    self._analyse()
+            if pos + RECORD_HEADER > limit:
+                break
+            r = buf + pos
+            size = rd32(r, big)
+            vld = r[4]
+            if size == 0:
+                pos += body - inoff
+                continue
+            if size & 3 or size < RECORD_HEADER:
+                raise _framing_error(f"file {self.path}, block {block}, offset {BLOCK_HEADER + inoff}: "
+                                     f"bad record size {size}")
+            if pos + size > limit:
+                break
+            if block >= self.lwn_end and not vld & VLD_LWN:
+                raise _framing_error(f"file {self.path}, block {block}: expected an LWN header at offset 16 "
+                                     f"(vld {vld:#x})")
+            if vld & VLD_LWN:
+                if size < LWN_RECORD_HEADER:
+                    _lwn_fields_of(PyBytes_FromStringAndSize(<const char*>r, size), big)  # raises as python does
+                if not self.have_lwn:
+                    base = rd32(r + 40, big)
+                    w = rd16(r + 44, big)
+                    hi = rd16(r + 46, big)
+                    if base == 0xFFFFFFFF and w == 0xFFFF:
+                        self.lwn_scn = 0xFFFFFFFFFFFFFFFF
+                    elif w & 0x8000:
+                        self.lwn_scn = base | (<uint64_t>hi << 32) | (<uint64_t>(w & 0x7FFF) << 48)
+                    else:
+                        self.lwn_scn = base | (<uint64_t>w << 32)
+                    self.lwn_time = rd32(r + 64, big)
+                    self.lwn_first = block
+                    self.have_lwn = True
+                    self.pieces = 0
+                    self.nst = rd16(r + 26, big)
+                self.pieces += 1
+                length = rd32(r + 28, big)
+                self.lwn_end = block + <int64_t>length
+                self.lwn_end_block = self.lwn_end
+            if not self.have_lwn:
+                raise _framing_error(f"file {self.path}, block {block}: record outside any LWN")
+            if vld & VLD_DATA:
+                grow(<void**>&self.recs, &self.cap_recs, self.nrecs + 1, sizeof(Rec))
+                rec = self.recs + self.nrecs
+                rec.scn = (<uint64_t>rd16(r + 6, big) << 32) | rd32(r + 8, big)
+                rec.subscn = rd16(r + 12, big)
+                rec.vld = vld
+                rec.block = block
+                rec.offset = <int>(BLOCK_HEADER + inoff)
+                rec.at = self.arena.n
+                rec.size = size
+                buf_add(&self.arena, <const char*>r, size)
+                self.nrecs += 1
+            pos += size
+        self.pos = pos
+
+    cdef _analyse(self):
+        """Parser.process_lwn for the LWN just completed (its records in the arena)."""
+        cdef Py_ssize_t rank
+        cdef Rec* rec
+        parser = self.parser
+        lwn = self._lwn_type(self.lwn_scn, self.lwn_time, self.lwn_first, self.lwn_end_block)
+        parser.lwn_started(lwn)
+        qsort(self.recs, self.nrecs, sizeof(Rec), rec_cmp)
+        try:
+            for rank in range(self.nrecs):
+                rec = self.recs + rank
+                self._rec = None
+                self._cvs = None
+                self._d = <const uint8_t*> self.arena.p + rec.at
+                self._end = rec.size
+                self._m.scn = rec.scn
+                self._m.block = rec.block
+                self._m.offset = rec.offset
+                self._m.time = self.lwn_time
+                self._m.header_size = LWN_RECORD_HEADER if rec.vld & VLD_LWN else RECORD_HEADER
+                self._subscn = rec.subscn
+                self._vld = rec.vld
+                self._rank = <int>rank
+                if not self._run_located(parser):
+                    parser.process_record(self._record(parser))
+        finally:
+            self._rec = None
+            self._cvs = None
+            self.nrecs = 0
+            self.arena.n = 0
+            self.flush_counts(parser)
+        parser.lwn_done(lwn)
+        self.lwns += 1
+        if self.on_lwn is not None:
+            self.on_lwn(lwn)
+
+
+cdef _lwn_fields_of(bytes data, bint big):
+    from replicator.redo.records import lwn_fields
+
+    return lwn_fields(data, ">" if big else "<")
 
 
 cdef inline void put32le(char* p, uint32_t v) noexcept nogil:

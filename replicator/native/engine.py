@@ -14,6 +14,8 @@ from typing import Any
 
 from replicator.formats.olr_json import OlrJsonFormat
 from replicator.native import core
+from replicator.redo.header import RedoHeader
+from replicator.redo.reader import RedoFile, read_chunks
 
 # The committer of the last pipeline set up (tests and benchmarks read its counters).
 last_committer: Any = None
@@ -25,6 +27,7 @@ def attach(pipeline: Any) -> None:
     fmt = pipeline.format
     pipeline.native = last_committer = None
     attach_dispatch(pipeline.parser)
+    pipeline.native_loop = run_file
     if type(fmt) is OlrJsonFormat and not fmt._full:
         committer = core().JsonCommitter(fmt, pipeline)
         pipeline.native = last_committer = committer
@@ -33,4 +36,30 @@ def attach(pipeline: Any) -> None:
 
 def attach_dispatch(parser: Any) -> None:
     """Install the native record dispatch (any format, batch or daemon)."""
-    parser.native_dispatch = core().RecordDispatcher().dispatch
+    dispatcher = core().RecordDispatcher()
+    parser.native_dispatch = dispatcher.dispatch
+    parser.native_records = dispatcher.dispatch_records
+
+
+def run_file(pipeline: Any, redo: RedoFile) -> RedoHeader:
+    """Pipeline.run_file's reading and analysis with the native record loop (RecordLoop).
+
+    Python reads the file (header checks, then buffers of blocks); the loop checks the
+    blocks, frames records and LWNs and dispatches them; per LWN the parser's checkpoint
+    and ``pipeline.on_lwn`` are called as in the python engine.
+    """
+    parser = pipeline.parser
+    headers: list[RedoHeader] = []
+    loop = None
+    on_lwn = pipeline.on_lwn
+    observe = None if on_lwn is None else (lambda lwn: on_lwn(redo, lwn))
+    for buf, block, count in read_chunks(redo.path, pipeline.verify_checksum, headers, source=pipeline.source):
+        if loop is None:
+            parser.start_file(headers[0])
+            loop = core().RecordLoop(parser, headers[0], redo.path, pipeline.verify_checksum, block, observe)
+        loop.feed(buf, block, count)
+    if loop is not None:
+        loop.finish()
+    if loop is None or not loop.lwns:
+        raise AssertionError("read_lwns yielded nothing")  # pragma: no cover - as the python engine
+    return headers[0]

@@ -99,6 +99,8 @@ class Parser:
         # The native engine's commit (replicator.native): returns False to leave txn to this code.
         self.native_commit: Callable[[Parser, OpenTransaction, Record], bool] | None = None
         self.native_dispatch: Callable[[Parser, Record], bool] | None = None  # likewise for _dispatch
+        # The native engine's loop over an LWN's records (each through native_dispatch or python).
+        self.native_records: Callable[[Parser, list[Record]], None] | None = None
         # Stream a transaction once it holds an eighth of the memory budget (at most 32 MB).
         self.stream_bytes = min(STREAM_BYTES, max(1 << 20, self.pool.max_bytes // 8))
 
@@ -111,13 +113,24 @@ class Parser:
 
     def process_lwn(self, lwn: Lwn) -> None:
         """Analyse the records of one LWN (already sorted), then emit a checkpoint."""
+        self.lwn_started(lwn)
+        if self.native_records is not None:
+            self.native_records(self, lwn.records)
+        else:
+            for rank, record in enumerate(lwn.records):
+                self._rank = rank
+                self.process_record(record)
+        self.lwn_done(lwn)
+
+    def lwn_started(self, lwn: Lwn) -> None:
+        """Before the records of ``lwn`` (process_lwn; the native record loop calls it too)."""
         self._last_touched = None
         self.stats.lwns += 1
         self.lobs.refresh(self.opt.tables)  # O(1) unless the table map was replaced
         self._lwn = lwn
-        for rank, record in enumerate(lwn.records):
-            self._rank = rank
-            self.process_record(record)
+
+    def lwn_done(self, lwn: Lwn) -> None:
+        """After the records of ``lwn``: it becomes the last LWN, and a checkpoint follows."""
         self.last_lwn = lwn
         if self.on_checkpoint is not None and lwn.scn > self.opt.first_data_scn:
             assert self.header is not None
@@ -173,12 +186,20 @@ class Parser:
             if self.native_dispatch is None or not self.native_dispatch(self, record):
                 self._dispatch(record)
         except FieldCheckError as exc:
-            assert self.header is not None
-            raise RedoLogError(f"file {self.header.path}, block {record.block}, offset {record.offset}: {exc.text} "
-                               f"offset: {self._offset(record) + exc.cv.start}", exc.code) from None
+            raise self._field_error(record, exc) from None
         except (struct.error, IndexError) as exc:
-            raise RedoLogError(f"record at block {record.block} offset {record.offset} (scn {record.scn}): "
-                               f"a change vector cannot be decoded ({exc})", 40009) from exc
+            raise self._decode_error(record, exc) from exc
+
+    def _field_error(self, record: Record, exc: FieldCheckError) -> RedoLogError:
+        """A vector of ``record`` failed one of OLR's checks: OLR's code, file, block and offset."""
+        assert self.header is not None
+        return RedoLogError(f"file {self.header.path}, block {record.block}, offset {record.offset}: {exc.text} "
+                            f"offset: {self._offset(record) + exc.cv.start}", exc.code)
+
+    def _decode_error(self, record: Record, exc: Exception) -> RedoLogError:
+        """A change vector of ``record`` cannot be decoded (40009)."""
+        return RedoLogError(f"record at block {record.block} offset {record.offset} (scn {record.scn}): "
+                            f"a change vector cannot be decoded ({exc})", 40009)
 
     def _dispatch(self, record: Record) -> None:
         assert self.header is not None

@@ -73,6 +73,8 @@ class Pipeline:
         # RAC runs: called once at the end with (cut SCN, raw redo time, per-thread restart positions).
         self.on_rac_checkpoint: Callable[[int, int, list[tuple[int, int, int, int]]], None] | None = None
         self.engine = engine
+        # The native engine's loop over a whole file (blocks to commits), else None.
+        self.native_loop: Callable[[Pipeline, RedoFile], RedoHeader] | None = None
         if engine == "native":
             from replicator.native.engine import attach
 
@@ -139,6 +141,19 @@ class Pipeline:
 
     def run_file(self, redo: RedoFile) -> RedoHeader:
         """Process one archived redo file to its end."""
+        if self.native_loop is not None:
+            header = self.native_loop(self, redo)  # replicator.native.engine.run_file
+        else:
+            header = self._run_file_python(redo)
+        self.parser.end_file()
+        self._drain()
+        size = redo.size if redo.size >= 0 else self.source.size(redo.path)
+        self.stats.files += 1
+        self.stats.bytes_read += size
+        self.stats.per_file.append((redo.path, size))
+        return header
+
+    def _run_file_python(self, redo: RedoFile) -> RedoHeader:
         headers: list[RedoHeader] = []
         started = False
         for lwn in read_lwns(redo.path, self.verify_checksum, header_out=headers, source=self.source):
@@ -150,12 +165,6 @@ class Pipeline:
                 self.on_lwn(redo, lwn)
         if not started:
             raise AssertionError("read_lwns yielded nothing")  # pragma: no cover - finish() always yields
-        self.parser.end_file()
-        self._drain()
-        size = redo.size if redo.size >= 0 else self.source.size(redo.path)
-        self.stats.files += 1
-        self.stats.bytes_read += size
-        self.stats.per_file.append((redo.path, size))
         return headers[0]
 
     def run(self, files: list[RedoFile], progress: Callable[[RunStats, RedoFile], None] | None = None) -> RunStats:
