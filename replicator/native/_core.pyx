@@ -23,6 +23,9 @@ renderer for that column, so the bytes are the same by construction.
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE, PyByteArray_Resize
+from cpython.object cimport Py_SIZE
+from cpython cimport array
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy, memmove, memcmp, strlen
 from libc.stdio cimport snprintf
@@ -2273,6 +2276,11 @@ cdef int UNDO_TAIL = 0x2
 cdef int UNDO_MID = 0x100
 
 
+cdef inline uint32_t usn_of(int cls) noexcept nogil:
+    """ChangeVector.usn: the undo segment number of a layer 5 vector's class."""
+    return <uint32_t>((cls - 15) // 2) if cls >= 15 else 0
+
+
 cdef inline bint stored_redo(int op) noexcept nogil:
     return (op == 0x0B02 or op == 0x0B03 or op == 0x0B05 or op == 0x0B06 or op == 0x0B08 or op == 0x0B0B
             or op == 0x0B0C or op == 0x0B10 or op == 0x0B16)
@@ -2401,6 +2409,12 @@ cdef class RecordDispatcher:
     cdef uint32_t _vld
     cdef long long n_records   # parser.stats counters, added in bulk (flush_counts)
     cdef long long n_vectors
+    cdef dict _sessions        # 5.20 attributes by the vector's bytes (_session20)
+    cdef uint32_t _sessions_compat
+    cdef bint _sessions_big
+    cdef object _pool_type     # the MemoryPool/TransactionBuffer classes whose state _store may update inline
+    cdef object _buffer_type
+    cdef Py_ssize_t _chunk
 
     def __init__(self):
         from replicator.events import Table
@@ -2410,6 +2424,13 @@ cdef class RecordDispatcher:
         from replicator.redo.opcodes.undo import undo_info
         from replicator.redo.records import Record
         from replicator.redo.vectors import ChangeVector
+        from replicator.txn import pool as txn_pool
+        from replicator.txn.buffer import TransactionBuffer
+
+        self._sessions = {}
+        self._pool_type = txn_pool.MemoryPool
+        self._buffer_type = TransactionBuffer
+        self._chunk = txn_pool.CHUNK
 
         self._quiet_layers = frozenset(python_parser.QUIET_LAYERS)
         self._quiet_opcodes = frozenset(python_parser.QUIET_OPCODES)
@@ -2564,7 +2585,10 @@ cdef class RecordDispatcher:
                         continue
                     prev = -1
                 elif op == OPC_ROLLBACK6 or op == OPC_ROLLBACK11:
-                    parser._partial_rollback(self._vec(parser, prev), self._vec(parser, i))
+                    # Parser._partial_rollback with undo.ktub_info read in place
+                    if v.f1len >= 22:
+                        parser._undo_last(v.con_id, usn_of(v.cls), d[v.f1off + 18], rd32(d + v.f1off, big),
+                                          u.opcode)
                     prev = -1
                     continue
                 else:
@@ -2589,15 +2613,23 @@ cdef class RecordDispatcher:
                 prev = i
                 info_ok = False  # a lone redo: prev is not an undo
             elif op == OPC_BEGIN:
-                parser._begin(self._vec(parser, i), self._record(parser))
+                # Parser._begin with undo.begin_xid read in place (SQN 0: a cleanup, no begin)
+                if v.f1len >= 8 and rd32(d + v.f1off + 4, big):
+                    parser._open(v.con_id, (<uint64_t>usn_of(v.cls) << 48) | (<uint64_t>rd16(d + v.f1off, big) << 32)
+                                 | rd32(d + v.f1off + 4, big), self._m.scn, self._m.time, self._m.block)
             elif op == OPC_COMMIT:
-                parser._commit(self._vec(parser, i), self._record(parser))
+                # Parser._commit with undo.commit_info read in place
+                if v.f1len >= 17:
+                    parser._end(v.con_id, (<uint64_t>usn_of(v.cls) << 48) | (<uint64_t>rd16(d + v.f1off, big) << 32)
+                                | rd32(d + v.f1off + 4, big), (d[v.f1off + 16] & 0x04) != 0, self._record(parser))
             elif op == OPC_SESSION19 or op == OPC_SESSION20:
-                if parser._last_touched is not None:
+                touched = parser._last_touched
+                if touched is not None:
                     if op == OPC_SESSION19:
                         self._check_session(self._vec(parser, i))
-                    parser._last_touched.attributes.update(
-                        self._session_attributes(self._vec(parser, i), header.compat))
+                        touched.attributes.update(self._session_attributes(self._vec(parser, i), header.compat))
+                    else:
+                        touched.attributes.update(self._session20(parser, v, vh, big, compat, i))
             elif op == OPC_DDL:
                 parser._ddl(self._vec(parser, i), self._record(parser))
             elif op == OPC_LOB_BIMG or op == OPC_LOB_PAGE:
@@ -2623,6 +2655,19 @@ cdef class RecordDispatcher:
     cdef object _info(self, object parser, int i):
         return self._undo_info(self._vec(parser, i))
 
+    cdef object _session20(self, object parser, VecInfo* v, int vh, bint big, uint32_t compat, int i):
+        """session.session_attributes of a 5.20, remembered by its fields' bytes (a session repeats them)."""
+        cdef dict cache = self._sessions
+        if compat != self._sessions_compat or big != self._sessions_big or len(cache) >= 4096:
+            cache.clear()
+            self._sessions_compat = compat
+            self._sessions_big = big
+        key = PyBytes_FromStringAndSize(<const char*>(self._d + v.start + vh), v.size - vh)
+        attrs = cache.get(key)
+        if attrs is None:
+            attrs = cache[key] = self._session_attributes(self._vec(parser, i), compat)
+        return attrs
+
     cdef _pair(self, object parser, VecInfo* u, VecInfo* r, uint32_t usn, uint32_t slot,
                uint32_t sqn, uint32_t obj, uint32_t data_obj, uint32_t flags, uint32_t opc, bint big, int vh,
                int ui, int ri):
@@ -2632,7 +2677,17 @@ cdef class RecordDispatcher:
         cdef const uint8_t* d = self._d
         cdef uint64_t offset, scn
         cdef uint32_t time
-        txn = parser.buffer.get(u.con_id, xid)
+        buffer = parser.buffer
+        txn = None
+        if type(buffer) is self._buffer_type:
+            # TransactionBuffer.get's usual case, inline: the transaction is open in its slot.
+            txn = (<dict>buffer._by_key).get((u.con_id, usn, slot))
+            if txn is not None and txn.xid == xid:
+                buffer.pool._logs.move_to_end(xid)  # pool.log_for: mark active (swap order)
+            else:
+                txn = None
+        if txn is None:
+            txn = buffer.get(u.con_id, xid)
         parser._last_touched = txn
         if flags & UNDO_BEGIN and txn.logon_user < 0:
             # undo.logon_user: the ktubl's user# at +72 of field 2 (76+ bytes), -1 if absent
@@ -2676,10 +2731,52 @@ cdef class RecordDispatcher:
         # The redo directly follows its undo in the record: one slice, as add_pair does.
         buf_add(e, <const char*>(d + u.start), u.size)
         buf_add(e, <const char*>(d + r.start), r.size)
-        entry = PyBytes_FromStringAndSize(e.p, e.n)
-        chunk, off = parser.pool.append(txn.clog, entry)
-        txn._remember(chunk, off, KIND_PAIR, r.opcode, obj)
-        txn.size += e.n
+        self._store(parser.pool, txn, e, r.opcode, obj)
+
+    cdef _store(self, object pool, object txn, Buf* e, int opcode, uint32_t obj):
+        """pool.append + txn._remember + txn.size of one entry; inline when nothing special is due.
+
+        The inline case is MemoryPool.append's when neither swap-mb nor max-mb is reached and
+        the transaction's last chunk is in memory with room: bytes appended to it, usage and
+        peak counted. Anything else (a new chunk, swapping, the 10016 error) is the pool's own.
+        """
+        cdef Py_ssize_t n = e.n, used, at, index
+        cdef char* dst
+        cdef array.array where, what, objs
+        clog = txn.clog
+        index = -1
+        if type(pool) is self._pool_type:
+            used = pool.used
+            swap = pool.swap_bytes
+            if (not swap or used + n <= swap) and used + n <= pool.max_bytes:
+                chunks = clog.chunks
+                if chunks:
+                    tail = chunks[len(chunks) - 1]
+                    if type(tail) is bytearray:
+                        at = PyByteArray_GET_SIZE(tail)
+                        if at + n <= self._chunk or at == 0:
+                            PyByteArray_Resize(tail, at + n)
+                            dst = PyByteArray_AS_STRING(tail)
+                            memcpy(dst + at, e.p, n)
+                            index = len(chunks) - 1
+                            pool.used = used + n
+                            if used + n > pool.peak_bytes:
+                                pool.peak_bytes = used + n
+        if index < 0:
+            index, at = pool.append(clog, PyBytes_FromStringAndSize(e.p, n))
+        where = txn.where
+        what = txn.what
+        objs = txn.objs
+        if where.ob_descr.typecode == b'q' and what.ob_descr.typecode == b'l' and objs.ob_descr.typecode == b'L':
+            array.resize_smart(where, Py_SIZE(where) + 1)
+            where.data.as_longlongs[Py_SIZE(where) - 1] = (<long long>index << 32) | at
+            array.resize_smart(what, Py_SIZE(what) + 1)
+            what.data.as_longs[Py_SIZE(what) - 1] = (KIND_PAIR << 16) | opcode
+            array.resize_smart(objs, Py_SIZE(objs) + 1)
+            objs.data.as_ulongs[Py_SIZE(objs) - 1] = obj
+        else:
+            txn._remember(index, at, KIND_PAIR, opcode, obj)
+        txn.size += n
 
 
 _python_errors = None

@@ -277,11 +277,14 @@ class Parser:
         xid = undo.begin_xid(cv)
         if not xid:
             return  # SQN 0: a cleanup, not a real begin
+        self._open(cv.con_id, xid, record.scn, record.time, record.block)
+
+    def _open(self, con_id: int, xid: int, scn: int, time: int, block: int) -> None:
+        """A 5.2 of ``xid`` in the record at ``block`` (from :meth:`_begin`, or the native dispatch)."""
         assert self.header is not None
         # The restart low watermark must be an LWN boundary: keep the LWN's offset, not the record's.
-        lwn_block = self._lwn.first_block if self._lwn is not None else record.block
-        txn = self.buffer.begin(cv.con_id, xid, record.scn, record.time, self.header.sequence,
-                                lwn_block * self.header.block_size)
+        lwn_block = self._lwn.first_block if self._lwn is not None else block
+        txn = self.buffer.begin(con_id, xid, scn, time, self.header.sequence, lwn_block * self.header.block_size)
         self._last_touched = txn
 
     def _tracked(self, obj: int) -> Table | None | bool:
@@ -340,11 +343,15 @@ class Parser:
         if info is None:
             return
         obj, _, _, slot, _ = info
+        self._undo_last(rb.con_id, rb.usn, slot, obj, redo.opcode)
+
+    def _undo_last(self, con_id: int, usn: int, slot: int, obj: int, opcode: int) -> None:
+        """A 5.6/5.11 undoes the last change (redo ``opcode``) of the transaction in (usn, slot)."""
         if self._tracked(obj) is None:
             return
-        txn = self.buffer.by_slot(rb.con_id, rb.usn, slot)
-        if txn is None or not txn.rollback_last(self.pool, obj, redo.opcode):
-            log.warning(60010, f"partial rollback without a matching change (usn {rb.usn} slot {slot} obj {obj})")
+        txn = self.buffer.by_slot(con_id, usn, slot)
+        if txn is None or not txn.rollback_last(self.pool, obj, opcode):
+            log.warning(60010, f"partial rollback without a matching change (usn {usn} slot {slot} obj {obj})")
 
     def _ddl(self, cv: ChangeVector, record: Record) -> None:
         head = session.ddl_header(cv)
@@ -364,8 +371,11 @@ class Parser:
         info = undo.commit_info(cv)
         if info is None:
             return
-        xid, rolled_back = info
-        txn = self.buffer.end(cv.con_id, xid)
+        self._end(cv.con_id, info[0], info[1], record)
+
+    def _end(self, con_id: int, xid: int, rolled_back: bool, record: Record) -> None:
+        """A 5.4 of ``xid`` (from :meth:`_commit`; the native dispatch reads the 5.4 itself)."""
+        txn = self.buffer.end(con_id, xid)
         if txn is None:
             return
         try:
