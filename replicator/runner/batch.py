@@ -15,7 +15,6 @@ from replicator import log
 from replicator.errors import ConfigError, RuntimeFailure
 from replicator.events import Checkpoint
 from replicator.formats.base import FLAG_SCHEMALESS, FormatOptions
-from replicator.ops.metrics import metrics_from_config
 from replicator.ops.notify import Notifier
 from replicator.ops.progress import Pacer, Progress, progress_wanted
 from replicator.redo.parser import ParserOptions
@@ -181,6 +180,7 @@ def run_config(config_path: str, progress: str = "auto", *, read_limit_mbps: flo
     """
     from replicator.config import load_config
     from replicator.ops import early_signals
+    from replicator.ops.metrics import metrics_from_config
 
     try:
         config = load_config(config_path)
