@@ -2701,9 +2701,13 @@ cdef class RecordDispatcher:
             return
         if not stored_redo(r.opcode) or opc != 0x0B01:
             return
-        table = parser._tracked(obj)
+        # Parser._tracked: the table, True in schemaless mode, None when not replicated
+        opt = parser.opt
+        table = (<dict>opt.tables).get(obj) if type(opt.tables) is dict else opt.tables.get(obj)
         if table is None:
-            return
+            if not opt.schemaless:
+                return
+            table = True
         if isinstance(table, self._table_type) and table.system:
             txn.system = True
             tracker = parser.opt.tracker

@@ -6,6 +6,7 @@ format and writer; then the pipeline over the ``redo-log`` list, in sequence ord
 
 from __future__ import annotations
 
+import gc
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -141,6 +142,9 @@ def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off", watc
     if watch is not None:
         watch.attach(pipeline, writer)
         watch.started()
+    # What exists now (config, dictionary, modules) lives as long as the run: the collector
+    # need not scan it again at every full collection of the objects the run makes.
+    gc.freeze()
     ok = False
     try:
         stats = pipeline.run(job.files, watch.on_file if watch is not None else None)
