@@ -2415,6 +2415,15 @@ cdef class RecordDispatcher:
     cdef object _pool_type     # the MemoryPool/TransactionBuffer classes whose state _store may update inline
     cdef object _buffer_type
     cdef Py_ssize_t _chunk
+    # The parser's state the dispatch reads, loaded once per call or per LWN (_load).
+    cdef object _p_buffer
+    cdef object _p_pool
+    cdef object _p_opt
+    cdef bint _p_big
+    cdef int _p_vh
+    cdef int _p_con_id
+    cdef int _p_bs
+    cdef uint32_t _p_compat
 
     def __init__(self):
         from replicator.events import Table
@@ -2444,9 +2453,22 @@ cdef class RecordDispatcher:
     def __dealloc__(self):
         free(self.entry.p)
 
+    cdef _load(self, object parser):
+        """Read what the dispatch needs of the parser (valid until the next LWN or call)."""
+        header = parser.header
+        self._p_big = header.endian == ">"
+        self._p_compat = header.compat
+        self._p_bs = header.block_size
+        self._p_vh = parser._vh
+        self._p_opt = parser.opt
+        self._p_con_id = self._p_opt.con_id
+        self._p_buffer = parser.buffer
+        self._p_pool = parser.pool
+
     def dispatch(self, parser, record):
         """Process ``record`` like Parser._dispatch; False when it must go to python untouched."""
         cdef bytes data = record.data
+        self._load(parser)
         self._rec = record
         self._cvs = None
         self._d = <const uint8_t*> PyBytes_AS_STRING(data)
@@ -2471,6 +2493,7 @@ cdef class RecordDispatcher:
         ``Parser.process_record`` does.
         """
         cdef Py_ssize_t rank
+        self._load(parser)
         try:
             for rank in range(len(records)):
                 record = records[rank]
@@ -2524,11 +2547,10 @@ cdef class RecordDispatcher:
     cdef bint _run(self, object parser) except -1:
         cdef const uint8_t* d = self._d
         cdef Py_ssize_t end = self._end
-        header = parser.header
-        cdef bint big = header.endian == ">"
-        cdef int vh = parser._vh
+        cdef bint big = self._p_big
+        cdef int vh = self._p_vh
         cdef int count = scan_vectors(d, end, self._m.header_size, vh, big, self.vecs, self.flen, self.foff)
-        cdef int i, op, prev = -1, con_id = parser.opt.con_id
+        cdef int i, op, prev = -1, con_id = self._p_con_id
         cdef bint info_ok = False
         cdef uint32_t xid_usn, xid_slot, xid_sqn, obj = 0, data_obj = 0, flags = 0, opc = 0
         cdef VecInfo* v
@@ -2540,7 +2562,7 @@ cdef class RecordDispatcher:
         self._nvec = count
         # OLR checks every vector as it reads it, whatever its object or container: a record
         # with a failing vector goes to the python parser, which raises OLR's error for it.
-        compat = header.compat
+        compat = self._p_compat
         fv.d = d
         fv.big = big
         for i in range(count):
@@ -2627,7 +2649,7 @@ cdef class RecordDispatcher:
                 if touched is not None:
                     if op == OPC_SESSION19:
                         self._check_session(self._vec(parser, i))
-                        touched.attributes.update(self._session_attributes(self._vec(parser, i), header.compat))
+                        touched.attributes.update(self._session_attributes(self._vec(parser, i), compat))
                     else:
                         touched.attributes.update(self._session20(parser, v, vh, big, compat, i))
             elif op == OPC_DDL:
@@ -2677,7 +2699,7 @@ cdef class RecordDispatcher:
         cdef const uint8_t* d = self._d
         cdef uint64_t offset, scn
         cdef uint32_t time
-        buffer = parser.buffer
+        buffer = self._p_buffer
         txn = None
         if type(buffer) is self._buffer_type:
             # TransactionBuffer.get's usual case, inline: the transaction is open in its slot.
@@ -2702,7 +2724,7 @@ cdef class RecordDispatcher:
         if not stored_redo(r.opcode) or opc != 0x0B01:
             return
         # Parser._tracked: the table, True in schemaless mode, None when not replicated
-        opt = parser.opt
+        opt = self._p_opt
         table = (<dict>opt.tables).get(obj) if type(opt.tables) is dict else opt.tables.get(obj)
         if table is None:
             if not opt.schemaless:
@@ -2710,10 +2732,10 @@ cdef class RecordDispatcher:
             table = True
         if isinstance(table, self._table_type) and table.system:
             txn.system = True
-            tracker = parser.opt.tracker
+            tracker = opt.tracker
             if tracker is not None and tracker.is_schema_table(table):
                 parser._schema_txns.add(txn.xid)
-        offset = <uint64_t>(self._m.block * parser.header.block_size + self._m.offset + u.start)
+        offset = <uint64_t>(self._m.block * self._p_bs + self._m.offset + u.start)
         scn = self._m.scn
         time = self._m.time
         e.n = 0
@@ -2735,7 +2757,7 @@ cdef class RecordDispatcher:
         # The redo directly follows its undo in the record: one slice, as add_pair does.
         buf_add(e, <const char*>(d + u.start), u.size)
         buf_add(e, <const char*>(d + r.start), r.size)
-        self._store(parser.pool, txn, e, r.opcode, obj)
+        self._store(self._p_pool, txn, e, r.opcode, obj)
 
     cdef _store(self, object pool, object txn, Buf* e, int opcode, uint32_t obj):
         """pool.append + txn._remember + txn.size of one entry; inline when nothing special is due.
@@ -3077,6 +3099,7 @@ cdef class RecordLoop(RecordDispatcher):
         parser = self.parser
         lwn = self._lwn_type(self.lwn_scn, self.lwn_time, self.lwn_first, self.lwn_end_block)
         parser.lwn_started(lwn)
+        self._load(parser)
         qsort(self.recs, self.nrecs, sizeof(Rec), rec_cmp)
         try:
             for rank in range(self.nrecs):
