@@ -125,6 +125,11 @@ class OlrJsonFormat:
             head = header.commit(self._lwn_scn, self._take_index(), ctx)
             yield self._message(head, b'"payload":[{"op":"commit"}]}', txn)
 
+    def checkpoint_unsent(self, cp: Checkpoint) -> None:
+        """What :meth:`checkpoint` does to later positions, for a checkpoint not output (no 0x1000)."""
+        self._position(cp.scn)
+        self._take_index()
+
     def checkpoint(self, cp: Checkpoint) -> list[Message]:
         """Render a checkpoint; the message has ``checkpoint=True`` (output only with flag 0x1000)."""
         self._position(cp.scn)

@@ -58,6 +58,7 @@ class Pipeline:
         self.sink = sink
         self.verify_checksum = verify_checksum
         self.output_checkpoints = bool(parser_options.flags & FLAG_CHECKPOINT)
+        self._checkpoint_unsent: Callable[[Checkpoint], None] | None = getattr(fmt, "checkpoint_unsent", None)
         self.parser = Parser(parser_options, self._on_transaction, self._on_checkpoint, pool=pool)
         self.stats = RunStats()
         self._pending: list[Message] = []
@@ -124,9 +125,12 @@ class Pipeline:
             yield change
 
     def _on_checkpoint(self, cp: Checkpoint, final: bool = False) -> None:
-        messages = self.format.checkpoint(cp)
         if self.output_checkpoints:
-            self._pending.extend(messages)
+            self._pending.extend(self.format.checkpoint(cp))
+        elif self._checkpoint_unsent is not None:
+            self._checkpoint_unsent(cp)  # the position effect only: no message rendered to drop
+        else:
+            self.format.checkpoint(cp)
         if self._on_checkpoint_hook is not None:
             self._drain()
             self._on_checkpoint_hook(cp)
