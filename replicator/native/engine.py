@@ -2,10 +2,12 @@
 
 The python engine's stages stay in place; the native engine installs hooks that take over
 the parts it implements and leave the rest (and anything unusual) to the python code.
-Today: the dispatch of a record's change vectors with the (5.1, 11.x) pairs stored natively
-(:class:`replicator.native._core.RecordDispatcher`, for every format), and the commit of a
-transaction for the OpenLogReplicator JSON format (row assembly, value decoding and
-rendering, :class:`replicator.native._core.JsonCommitter`).
+Today: a batch run's files go through the native record loop (block checks, framing, LWNs
+and dispatch in C, :class:`replicator.native._core.RecordLoop`); framed LWNs (daemon, RAC) and
+single records go through :class:`replicator.native._core.RecordDispatcher` (for every format),
+which stores the (5.1, 11.x) pairs natively; and the commit of a transaction for the
+OpenLogReplicator JSON format (row assembly, value decoding and rendering,
+:class:`replicator.native._core.JsonCommitter`).
 """
 
 from __future__ import annotations
