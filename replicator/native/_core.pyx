@@ -2762,9 +2762,10 @@ cdef class RecordDispatcher:
     cdef _store(self, object pool, object txn, Buf* e, int opcode, uint32_t obj):
         """pool.append + txn._remember + txn.size of one entry; inline when nothing special is due.
 
-        The inline case is MemoryPool.append's when neither swap-mb nor max-mb is reached and
-        the transaction's last chunk is in memory with room: bytes appended to it, usage and
-        peak counted. Anything else (a new chunk, swapping, the 10016 error) is the pool's own.
+        The inline case is MemoryPool.append's when neither swap-mb nor max-mb is reached:
+        bytes appended to the transaction's last chunk, or to a new one (from the free list)
+        when it is full or swapped, usage and peak counted. Reaching swap-mb (swapping) or
+        max-mb (error 10016) is the pool's own code.
         """
         cdef Py_ssize_t n = e.n, used, at, index
         cdef char* dst
@@ -2776,18 +2777,21 @@ cdef class RecordDispatcher:
             swap = pool.swap_bytes
             if (not swap or used + n <= swap) and used + n <= pool.max_bytes:
                 chunks = clog.chunks
-                if chunks:
-                    tail = chunks[len(chunks) - 1]
-                    if type(tail) is bytearray:
-                        at = PyByteArray_GET_SIZE(tail)
-                        if at + n <= self._chunk or at == 0:
-                            PyByteArray_Resize(tail, at + n)
-                            dst = PyByteArray_AS_STRING(tail)
-                            memcpy(dst + at, e.p, n)
-                            index = len(chunks) - 1
-                            pool.used = used + n
-                            if used + n > pool.peak_bytes:
-                                pool.peak_bytes = used + n
+                tail = chunks[len(chunks) - 1] if chunks else None
+                if type(tail) is not bytearray or (PyByteArray_GET_SIZE(tail) + n > self._chunk
+                                                   and PyByteArray_GET_SIZE(tail) > 0):
+                    free = pool._free
+                    tail = free.pop() if free else bytearray()
+                    chunks.append(tail)
+                if type(tail) is bytearray:
+                    at = PyByteArray_GET_SIZE(tail)
+                    PyByteArray_Resize(tail, at + n)
+                    dst = PyByteArray_AS_STRING(tail)
+                    memcpy(dst + at, e.p, n)
+                    index = len(chunks) - 1
+                    pool.used = used + n
+                    if used + n > pool.peak_bytes:
+                        pool.peak_bytes = used + n
         if index < 0:
             index, at = pool.append(clog, PyBytes_FromStringAndSize(e.p, n))
         where = txn.where
