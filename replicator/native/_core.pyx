@@ -2978,6 +2978,8 @@ cdef class RecordLoop(RecordDispatcher):
         cdef int bad
         cdef Py_ssize_t keep_from, i
         cdef int64_t expected
+        if count < 0 or count > n:
+            raise ValueError(f"RecordLoop.feed: {count} blocks asked of a buffer of {n}")
         with nogil:
             bad = first_bad_block(p, n, first_block, self.bs, self.sequence, self.big, self.verify, &status)
         if bad >= 0:
@@ -3060,6 +3062,7 @@ cdef class RecordLoop(RecordDispatcher):
             if vld & VLD_LWN:
                 if size < LWN_RECORD_HEADER:
                     _lwn_fields_of(PyBytes_FromStringAndSize(<const char*>r, size), big)  # raises as python does
+                    raise _framing_error(f"file {self.path}, block {block}: LWN header record of {size} bytes")
                 if not self.have_lwn:
                     base = rd32(r + 40, big)
                     w = rd16(r + 44, big)
