@@ -402,18 +402,32 @@ def _check_0b_plain(cv: ChangeVector, compat: int) -> None:
     _row_redo(cv)
 
 
-def _check_0b02(cv: ChangeVector, compat: int) -> None:
-    """11.2 (IRP) and 11.6 (ORP): each column from field 3, a NULL one empty."""
+def _columns_header(cv: ChangeVector, min_fields: int) -> tuple[bytes, int, int, int] | None:
+    """The start of the checks of a row change with columns: with fewer than ``min_fields``
+    fields only the KTB redo and the KDO header are checked (None); otherwise the KTB redo
+    is, and (data, KDO offset, KDO size, field count) returned."""
     lengths = cv.lengths
     n = len(lengths)
-    if n < 2:
+    if n < min_fields:
         _row_redo(cv)
-        return
-    data = cv.data
-    offsets = cv.offsets
+        return None
     _ktb_redo(cv, 0)
-    size = lengths[1]
-    o = offsets[1]
+    return cv.data, cv.offsets[1], lengths[1], n
+
+
+def _null_bitmap(data: bytes, at: int, cc: int) -> int:
+    """The NULL bitmap of ``cc`` columns stored at ``at`` (little-endian, one bit a column)."""
+    nbytes = (cc + 7) >> 3
+    return (data[at] if nbytes == 1 else int.from_bytes(data[at : at + nbytes], "little")) & ((1 << cc) - 1)
+
+
+def _check_0b02(cv: ChangeVector, compat: int) -> None:
+    """11.2 (IRP) and 11.6 (ORP): each column from field 3, a NULL one empty."""
+    header = _columns_header(cv, 2)
+    if header is None:
+        return
+    data, o, size, n = header
+    lengths = cv.lengths
     if size < 48 or data[o + 10] & 0x1F != cv.code:  # short, or not the IRP/ORP expected
         _kdo(cv, 1)
         if size < 48 or data[o + 10] & 0x1F not in (_IRP, _ORP):
@@ -424,8 +438,7 @@ def _check_0b02(cv: ChangeVector, compat: int) -> None:
         _kdo(cv, 1)  # raises "for nulls"
     if not cc or n < 3:
         return
-    nulls = (data[o + 45] if nbytes == 1 else int.from_bytes(data[o + 45 : o + 45 + nbytes], "little")) \
-        & ((1 << cc) - 1)
+    nulls = _null_bitmap(data, o + 45, cc)
     if not nulls or (cc > 1 and lengths[2] == _U16[cv.endian].unpack_from(data, o + 40)[0]):
         return  # no NULL column, or one compressed row image
     # OLR reads column i from field 3+i while i < cc, i <= ccData and the field exists.
@@ -434,16 +447,11 @@ def _check_0b02(cv: ChangeVector, compat: int) -> None:
 
 def _check_0b05(cv: ChangeVector, compat: int) -> None:
     """11.5 (URP): field 3 holds the column numbers, then one field per column up to ccData."""
-    lengths = cv.lengths
-    n = len(lengths)
-    if n < 3:
-        _row_redo(cv)
+    header = _columns_header(cv, 3)
+    if header is None:
         return
-    data = cv.data
-    offsets = cv.offsets
-    _ktb_redo(cv, 0)
-    size = lengths[1]
-    o = offsets[1]
+    data, o, size, n = header
+    lengths = cv.lengths
     if size < 28 or data[o + 10] & 0x1F != _URP:
         _kdo(cv, 1)  # raises for a short header; another operation has no column check here
         if data[o + 10] & 0x1F != _URP:
@@ -458,8 +466,7 @@ def _check_0b05(cv: ChangeVector, compat: int) -> None:
         return
     if not cc or not lengths[2]:
         return
-    nulls = (data[o + 26] if nbytes == 1 else int.from_bytes(data[o + 26 : o + 26 + nbytes], "little")) \
-        & ((1 << cc) - 1)
+    nulls = _null_bitmap(data, o + 26, cc)
     if nulls:
         _null_fields(cv, nulls, 3, min(_cc_data(cc, nulls), n - 3), "11.5.#")
 
