@@ -334,13 +334,19 @@ def _undo_other(cv: ChangeVector, layer: int, code: int) -> None:
         raise _short(cv, "kteoputrn", lengths[2])
 
 
-def _check_0502(cv: ChangeVector, compat: int) -> None:
+def _first_field(cv: ChangeVector, minimum: int, name: str) -> int:
+    """Field 1 must exist and hold ``minimum`` bytes (``name`` in the error); the field count."""
     lengths = cv.lengths
-    n = len(lengths)
-    if n < 1:
+    if not lengths:
         raise _missing(cv, 1)
-    if lengths[0] < 32:
-        raise _short(cv, "ktudh", lengths[0])
+    if lengths[0] < minimum:
+        raise _short(cv, name, lengths[0])
+    return len(lengths)
+
+
+def _check_0502(cv: ChangeVector, compat: int) -> None:
+    n = _first_field(cv, 32, "ktudh")
+    lengths = cv.lengths
     if compat >= _V12_1 and n >= 2:
         if lengths[1] != 4:
             if lengths[1] < 36:
@@ -350,34 +356,20 @@ def _check_0502(cv: ChangeVector, compat: int) -> None:
 
 
 def _check_0504(cv: ChangeVector, compat: int) -> None:
-    lengths = cv.lengths
-    n = len(lengths)
-    if n < 1:
-        raise _missing(cv, 1)
-    if lengths[0] < 20:
-        raise _short(cv, "ktucm", lengths[0])
-    if n >= 2 and cv.data[cv.offsets[0] + 16] & _KTUCF and lengths[1] < 16:
-        raise _short(cv, "ktucf", lengths[1])
+    n = _first_field(cv, 20, "ktucm")
+    if n >= 2 and cv.data[cv.offsets[0] + 16] & _KTUCF and cv.lengths[1] < 16:
+        raise _short(cv, "ktucf", cv.lengths[1])
 
 
 def _check_0506(cv: ChangeVector, compat: int) -> None:
-    lengths = cv.lengths
-    n = len(lengths)
-    if n >= 1 and lengths[0] < 8:
-        raise _short(cv, "5.6", lengths[0])
-    if n < 1:
-        raise _missing(cv, 1)
+    n = _first_field(cv, 8, "5.6")
     _ktub(cv, 0)
-    if n >= 2 and lengths[1] < 8:
-        raise _short(cv, "ktuxvoff", lengths[1])
+    if n >= 2 and cv.lengths[1] < 8:
+        raise _short(cv, "ktuxvoff", cv.lengths[1])
 
 
 def _check_050b(cv: ChangeVector, compat: int) -> None:
-    lengths = cv.lengths
-    if not lengths:
-        raise _missing(cv, 1)
-    if lengths[0] < 8:
-        raise _short(cv, "5.11", lengths[0])
+    _first_field(cv, 8, "5.11")
     _ktub(cv, 0)
 
 
