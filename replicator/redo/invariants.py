@@ -407,6 +407,15 @@ def _columns_header(cv: ChangeVector, min_fields: int) -> tuple[bytes, int, int,
     return cv.data, cv.offsets[1], lengths[1], n
 
 
+def _column_count(cv: ChangeVector, data: bytes, o: int, size: int, cc_at: int, bitmap_at: int) -> int:
+    """The column count of the KDO header at ``o``; a header too short for its NULL bitmap
+    raises (through :func:`_kdo`, which reports it "for nulls")."""
+    cc = data[o + cc_at]
+    if size < bitmap_at + ((cc + 7) >> 3):
+        _kdo(cv, 1)
+    return cc
+
+
 def _null_bitmap(data: bytes, at: int, cc: int) -> int:
     """The NULL bitmap of ``cc`` columns stored at ``at`` (little-endian, one bit a column)."""
     nbytes = (cc + 7) >> 3
@@ -424,10 +433,7 @@ def _check_0b02(cv: ChangeVector, compat: int) -> None:
         _kdo(cv, 1)
         if size < 48 or data[o + 10] & 0x1F not in (_IRP, _ORP):
             return
-    cc = data[o + 18]
-    nbytes = (cc + 7) >> 3
-    if size < 45 + nbytes:
-        _kdo(cv, 1)  # raises "for nulls"
+    cc = _column_count(cv, data, o, size, 18, 45)
     if not cc or n < 3:
         return
     nulls = _null_bitmap(data, o + 45, cc)
@@ -448,10 +454,7 @@ def _check_0b05(cv: ChangeVector, compat: int) -> None:
         _kdo(cv, 1)  # raises for a short header; another operation has no column check here
         if data[o + 10] & 0x1F != _URP:
             return
-    cc = data[o + 23]
-    nbytes = (cc + 7) >> 3
-    if size < 26 + nbytes:
-        _kdo(cv, 1)  # raises "for nulls"
+    cc = _column_count(cv, data, o, size, 23, 26)
     if data[o + 11] & _KDOM2:
         if n < 4:
             raise _missing(cv, 4)

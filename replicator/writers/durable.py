@@ -70,13 +70,18 @@ class DurableLag:
             return self._confirmed - self._durable
 
     def close(self) -> None:
-        """Stop the thread (the daemon saves the final position itself)."""
+        """Stop the thread, then save once more if confirmations are unsaved (those a writer's
+        close() waited for arrive after the daemon's last save)."""
         with self._cond:
             self._closed = True
             self._cond.notify_all()
         if self._thread is not None:
             self._thread.join(10)
             self._thread = None
+        if self.unsaved and self.save():
+            with self._cond:
+                self._durable = self._confirmed
+                self.saves += 1
 
     def _start(self) -> None:
         if self._thread is None and not self._closed:

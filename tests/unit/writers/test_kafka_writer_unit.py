@@ -165,6 +165,7 @@ def test_durable_position_bounds_the_messages_a_crash_resends(fake: type[FakePro
     assert len(confirmed) == total and writer.saves >= 2
     writer.close()
     assert max(beyond) <= 4 + kafka_module.DURABLE_LAG - 1
+    assert saved[0] == total  # close() saves what was confirmed after the last save
 
 
 def _table() -> Table:
