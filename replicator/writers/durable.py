@@ -9,7 +9,8 @@ producer wait while ``limit`` confirmations are unsaved. So at most ``limit - 1`
 confirmed messages lie beyond the saved position, plus what is produced but unconfirmed.
 
 The count is conservative: a save covers at least the confirmations counted before it
-started (the position is read when the save runs, later).
+started (the position is read when the save runs, later). An exception raised by a save
+(10102: nothing could be saved for too long) is raised again on the producer's thread.
 """
 
 from __future__ import annotations
@@ -37,12 +38,14 @@ class DurableLag:
         self._requested = False
         self._failed = False  # the last save failed (a full disk): the producer does not wait
         self._closed = False
+        self._error: BaseException | None = None  # raised by a save, re-raised to the producer
         self._thread: threading.Thread | None = None
 
     def confirmed(self, count: int) -> None:
         """``count`` more confirmations were reported; start a save when one is due."""
         now = time.monotonic()
         with self._cond:
+            self._raise()
             if count:
                 if self._confirmed == self._durable:
                     self._first_unsaved = now
@@ -56,12 +59,14 @@ class DurableLag:
     def wait_room(self) -> None:
         """Block while ``limit`` confirmations are unsaved (unless saves are failing)."""
         with self._cond:
+            self._raise()
             while self._confirmed - self._durable >= self.limit and not self._failed and not self._closed:
                 if not self._requested:
                     self._requested = True
                     self._start()
                     self._cond.notify_all()
                 self._cond.wait(WAIT_S)
+                self._raise()
 
     @property
     def unsaved(self) -> int:
@@ -71,17 +76,23 @@ class DurableLag:
 
     def close(self) -> None:
         """Stop the thread, then save once more if confirmations are unsaved (those a writer's
-        close() waited for arrive after the daemon's last save)."""
+        close() waited for arrive after the daemon's last save) and the last save worked."""
         with self._cond:
             self._closed = True
             self._cond.notify_all()
         if self._thread is not None:
             self._thread.join(10)
             self._thread = None
-        if self.unsaved and self.save():
+        if self.unsaved and not self._failed and self.save():
             with self._cond:
                 self._durable = self._confirmed
                 self.saves += 1
+
+    def _raise(self) -> None:
+        """Lock held: re-raise a save's exception on the caller's thread (once)."""
+        error, self._error = self._error, None
+        if error is not None:
+            raise error
 
     def _start(self) -> None:
         if self._thread is None and not self._closed:
@@ -96,7 +107,13 @@ class DurableLag:
                 if self._closed:
                     return
                 target = self._confirmed  # the save reads the position later: it covers at least these
-            ok = self.save()
+            try:
+                ok = self.save()
+            except Exception as exc:  # handed to the producer's thread, which stops on it
+                with self._cond:
+                    self._error, self._failed, self._requested = exc, True, False
+                    self._cond.notify_all()
+                continue
             with self._cond:
                 self._requested = False
                 self._failed = not ok

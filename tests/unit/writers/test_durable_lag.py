@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from replicator.writers.durable import DurableLag
 
 
@@ -41,3 +43,16 @@ def test_a_failing_save_does_not_block_the_producer() -> None:
     assert done.wait(10), "wait_room blocked although saves are failing"
     lag.close()
     assert lag.unsaved == 5 and lag.saves == 0
+
+
+def test_an_exception_of_a_save_is_raised_on_the_producer_thread() -> None:
+    def save() -> bool:
+        raise RuntimeError("nothing could be saved")
+
+    lag = DurableLag(save, every=1, limit=2, interval_s=60.0)
+    lag.confirmed(5)
+    with pytest.raises(RuntimeError, match="nothing could be saved"):
+        for _ in range(100):  # the save runs on the lag's thread; its error shows up here
+            lag.wait_room()
+            lag.confirmed(0)
+    lag.close()  # no final save after a failed one
