@@ -10,7 +10,8 @@ import pytest
 from replicator.cli import main
 from replicator.config import parse_config
 from replicator.errors import ConfigError
-from replicator.redo.source import LOCAL, map_prefix, open_source
+from replicator.redo.source import LOCAL, map_prefix
+from replicator.redo.sources import open_source
 
 BASE = {
     "version": "1.9.0", "state": {"type": "disk", "path": "."},
