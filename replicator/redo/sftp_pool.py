@@ -32,6 +32,7 @@ import select
 import struct
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Generator, Iterator
 from typing import IO, Any
 
@@ -146,12 +147,16 @@ class _Worker:
             except OSError:
                 pass
 
-    def close(self) -> None:
-        """Let the process end on its own (stdin closed), else kill it."""
+    def close_stdin(self) -> None:
+        """Tell the process to end (it ends once it has read every request)."""
         try:
             self.stdin.close()
         except OSError:
             pass
+
+    def close(self) -> None:
+        """Let the process end on its own (stdin closed), else kill it."""
+        self.close_stdin()
         try:
             self.proc.wait(5)
         except subprocess.TimeoutExpired:
@@ -168,19 +173,29 @@ class ReaderPool:
         self.label = label
         self.idle: list[_Worker] = []
         self.restarts = 0
+        self._lock = threading.Lock()  # streams of several threads share the idle processes
 
     def prestart(self) -> None:
         """Start the processes now: their start (imports, SSH login) overlaps the caller's own."""
-        self._spawn(self.size)
+        with self._lock:
+            self._spawn(self.size)
 
     def _spawn(self, n: int) -> None:
+        """At least ``n`` idle processes (the caller holds the lock)."""
         hello = json.dumps({"settings": self.settings, "level": log.logger.getEffectiveLevel()}).encode()
         while len(self.idle) < n:
             self.idle.append(_Worker(hello))
 
+    def _ready(self, n: int) -> bool:
+        """True when ``n`` idle processes are logged in (started when missing)."""
+        with self._lock:
+            self._spawn(n)
+            return all(w.poll_ready() for w in self.idle[:n])
+
     def _take(self, n: int) -> list[_Worker]:
-        self._spawn(n)
-        taken, self.idle = self.idle[:n], self.idle[n:]
+        with self._lock:
+            self._spawn(n)
+            taken, self.idle = self.idle[:n], self.idle[n:]
         return taken
 
     def stream(self, path: str, offset: int, end: int, chunk: int,
@@ -194,8 +209,7 @@ class ReaderPool:
         try:
             while offset < end:
                 n = min(self.size, -(-(end - offset) // chunk))
-                self._spawn(n)
-                if not all(w.poll_ready() for w in self.idle[:n]):
+                if not self._ready(n):
                     if local is None:
                         local = here(offset, end)
                     data = next(local, b"")
@@ -252,7 +266,8 @@ class ReaderPool:
             return offset
         finally:
             if clean:
-                self.idle.extend(workers)
+                with self._lock:
+                    self.idle.extend(workers)
             else:  # mid-stream (an error, or the reader stopped early): their pipes hold stale pieces
                 for w in workers:
                     w.kill()
@@ -282,7 +297,10 @@ class ReaderPool:
 
     def close(self) -> None:
         """End every idle process."""
-        idle, self.idle = self.idle, []
+        with self._lock:
+            idle, self.idle = self.idle, []
+        for w in idle:
+            w.close_stdin()
         for w in idle:
             w.close()
 

@@ -8,6 +8,8 @@ the SSH session.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -98,6 +100,46 @@ def test_server_killed_mid_stream(tmp_path: Path, ssh_server: SshServer, connect
             proc.communicate()
     assert proc.returncode == 0, err[-3000:]
     assert "60210" in err and "60211" in err, err[-3000:]
+    assert output.read_bytes() == expected
+
+
+def _reader_processes(pid: int) -> list[int]:
+    """The SFTP reader processes the replicator ``pid`` started (from /proc)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            cmd = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == pid and b"replicator.redo.sftp_worker" in cmd:
+            out.append(int(entry.name))
+    return out
+
+
+def test_reader_process_killed_mid_stream(tmp_path: Path, ssh_server: SshServer) -> None:
+    """SIGKILL of a reader process mid-file: another one resumes at the same byte (60350/60351)."""
+    result = generate(workloads.oltp(seed=6, target_bytes=12 << 20), tmp_path / "oltp")
+    cfg_path, output = _sftp_config(result, ssh_server, "sftp-output", **{
+        "read-size-kb": 64, "read-requests": 2, "connections": 2})
+    expected = result.expected.read_bytes()
+    proc = subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(cfg_path), "--progress", "off",
+                             "--read-limit", "1.5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert _wait(lambda: output.exists() and output.stat().st_size > 0, 120), "no output before the kill"
+        readers = _reader_processes(proc.pid)
+        assert proc.poll() is None and output.stat().st_size < len(expected) // 3, "the run was too far on"
+        assert len(readers) == 2, readers
+        os.kill(readers[0], signal.SIGKILL)
+        _, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err[-3000:]
+    assert "60350" in err and "60351" in err and "Traceback" not in err, err[-3000:]
     assert output.read_bytes() == expected
 
 
