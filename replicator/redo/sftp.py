@@ -17,7 +17,8 @@ drops the session, waits (``reconnect-delay-ms``, doubled up to ``reconnect-max-
 reconnects and reissues the same read at the same offset, so the reader above sees the same
 bytes in the same order: nothing is lost or read twice. After ``reconnect-tries`` failed
 tries the run stops with 10210. An unknown or changed host key (10211), a refused login
-(10212) and an unreadable key (10213) are not retried: they need an operator.
+(10212), an unreadable key (10213) and a server without SFTP (10351) are not retried:
+they need an operator.
 Secrets (the key passphrase) are never logged.
 """
 
@@ -201,6 +202,9 @@ class SftpSource(RedoSource):
             except asyncssh.PermissionDenied as e:
                 raise RuntimeFailure(f"{self.label}: login refused for user {self.s.user} with key "
                                      f"{self.s.key_file}: {e.reason}", 10212) from e
+            except asyncssh.ChannelOpenError as e:
+                raise RuntimeFailure(f"{self.label}: the server refused the SFTP session: {e.reason} (is the "
+                                     "sftp subsystem enabled in its sshd_config?)", 10351) from e
             self.generation += 1
             return self._sftp
 

@@ -89,14 +89,20 @@ class _Worker:
         # The child imports this very package, wherever it was imported from.
         root = os.path.dirname(os.path.dirname(os.path.abspath(replicator.__file__)))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-        self.proc = subprocess.Popen([sys.executable, "-m", WORKER_MODULE], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, env=env)
+        try:
+            self.proc = subprocess.Popen([sys.executable, "-m", WORKER_MODULE], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, env=env)
+        except OSError as e:
+            raise RuntimeFailure(f"cannot start an SFTP reader process: {e.strerror or e}", 10350) from e
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.stdin: IO[bytes] = self.proc.stdin
         self.stdout: IO[bytes] = self.proc.stdout
         self.ready = False
         widen_pipe(self.stdout.fileno())
-        self.send_line(hello)
+        try:
+            self.send_line(hello)
+        except _Gone:
+            self.ready = True  # dead already: its first request fails and the stream starts another
 
     def poll_ready(self) -> bool:
         """True once the READY frame came (LOG frames before it are repeated); never blocks long."""

@@ -90,7 +90,8 @@ NOTES: dict[str, str] = {
     "source[0].reader.redo-source.read-requests": "sftp: read-ahead pieces in flight while a file is read "
                                                   "(per connection)",
     "source[0].reader.redo-source.read-size-kb": "sftp: size of one read-ahead piece",
-    "source[0].reader.redo-source.connect-timeout-ms": "sftp: connection and per-read timeout",
+    "source[0].reader.redo-source.connect-timeout-ms": "sftp: time allowed to connect and log in (a dead "
+                                                       "connection is found by keepalives within about 15 s)",
     "source[0].reader.redo-source.reconnect-tries": "sftp: reconnections tried after a dropped connection before 10210",
     "source[0].reader.redo-source.reconnect-delay-ms": "sftp: first wait before reconnecting; doubled after each failed try",
     "source[0].reader.redo-source.reconnect-max-delay-ms": "sftp: longest wait between two reconnection tries",

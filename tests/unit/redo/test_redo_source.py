@@ -93,3 +93,26 @@ def test_check_config_describes_the_source(tmp_path: Path, capsys: pytest.Captur
     assert main(["check-config", "-f", str(path)]) == 1
     out = capsys.readouterr().out
     assert "source[0].reader.redo-source" in out
+
+
+@pytest.mark.parametrize("source", [
+    {"type": "sftp", "host": "db1", "user": "oracle", "key-file": "/k", "key-passphrase": ["s3cret-pass"]},
+    {"type": "sftp", "host": "db1", "user": "oracle", "key-file": "/k", "key-passphrase": "s3cret-pass" * 100},
+    {"type": "asm", "server": "//h/+ASM", "user": "u", "password": {"pw": "s3cret-pass"}},
+])
+def test_check_config_never_shows_a_bad_secret(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                               source: dict) -> None:
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(_config(source)))
+    assert main(["check-config", "-f", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert "s3cret" not in captured.out + captured.err and "value not shown" in captured.out
+
+
+def test_sftp_connections_key() -> None:
+    base = {"type": "sftp", "host": "db1", "user": "oracle", "key-file": "/k"}
+    assert parse_config(_config(base)).source[0].reader.redo_source.connections == 2
+    assert parse_config(_config({**base, "connections": 0})).source[0].reader.redo_source.connections == 0
+    with pytest.raises(ConfigError) as exc:
+        parse_config(_config({**base, "connections": 17}))
+    assert "connections" in exc.value.message
