@@ -116,3 +116,17 @@ def test_sftp_connections_key() -> None:
     with pytest.raises(ConfigError) as exc:
         parse_config(_config({**base, "connections": 17}))
     assert "connections" in exc.value.message
+
+
+def test_reader_processes_split_a_range_into_interleaved_pieces() -> None:
+    from replicator.redo.sftp import SftpSettings, piece_ranges
+
+    # Two reader processes, 4 KB pieces of [1000, 21000): process k takes pieces k, k+2, ...
+    first = list(piece_ranges(1000, 21000, 4096, 2 * 4096))
+    second = list(piece_ranges(1000 + 4096, 21000, 4096, 2 * 4096))
+    merged = sorted(first + second)
+    assert merged[0][0] == 1000 and sum(n for _, n in merged) == 20000
+    assert all(a + n == b for (a, n), (b, _) in zip(merged, merged[1:]))
+    assert [n for _, n in merged][-1] == 20000 - 4 * 4096
+    s = SftpSettings(host="h", user="u", key_file="/k", key_passphrase="pw", path_mapping=[("/a/", "/b/")])
+    assert SftpSettings.from_json(s.to_json()) == s and "pw" not in repr(s)
