@@ -119,7 +119,7 @@ def test_reader_process_killed_mid_stream(tmp_path: Path, ssh_server: SshServer)
     proc = subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(cfg_path), "--progress", "off",
                              "--read-limit", "1.5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        assert _wait(lambda: output.exists() and output.stat().st_size > 0, 120), "no output before the kill"
+        assert wait_until(lambda: output.exists() and output.stat().st_size > 0, 120, 0.05), "no output before the kill"
         readers = _reader_processes(proc.pid)
         assert proc.poll() is None and output.stat().st_size < len(expected) // 3, "the run was too far on"
         assert len(readers) == 2, readers
