@@ -1301,6 +1301,7 @@ cdef class _Plan:
     cdef list nulls       # [before list, after list] of bytes or None
     cdef list frags       # [before tuple, after tuple] of python fragments
     cdef dict schema      # obj -> schema bytes (schema bit 1 off)
+    cdef bint schemaless  # an unknown table (schemaless mode): COL_<n> names, hex values, no reduction
 
     def __dealloc__(self):
         cdef int s
@@ -1382,6 +1383,58 @@ cdef _Plan make_plan(object fmt, object parser, object table):
             plan.param[s][i] = param
             plan.offset[s][i] = offset
     return plan
+
+
+cdef _Plan make_schemaless_plan(int limit):
+    """The plan of every table the dictionary does not know (schemaless mode, flag 0x800).
+
+    Rows are built over ``limit`` columns (the parser's column limit, as rows.build_row
+    does without a table) and shrunk to the highest column present (shrink_row).
+    """
+    cdef _Plan plan = _Plan()
+    plan.table = None
+    plan.py_plan = None
+    plan.ncols = limit
+    plan.bail = False
+    plan.schema = {}
+    plan.schemaless = True
+    return plan
+
+
+cdef void shrink_row(Work* w, Row* row) noexcept nogil:
+    """Keep a schemaless row's images only up to its highest column present."""
+    cdef Val* img = w.vals + row.img
+    cdef int n = row.ncols
+    cdef int hi = n - 1
+    while hi >= 0 and img[hi].n == ABSENT and img[n + hi].n == ABSENT:
+        hi -= 1
+    memmove(img + hi + 1, img + n, (hi + 1) * sizeof(Val))
+    row.ncols = hi + 1
+
+
+cdef int hex_columns(Buf* b, Val* image, Val* other, int n) except -1 nogil:
+    """render_schemaless: ``{"COL_<i>":"<hex>"|null,...}``; with ``other`` (an UPDATE), a
+    column only the other image mentions is printed as null."""
+    cdef int i
+    cdef bint first = True
+    buf_byte(b, 123)
+    for i in range(n):
+        if image[i].n == ABSENT and (other == NULL or other[i].n == ABSENT):
+            continue
+        if not first:
+            buf_byte(b, 44)
+        first = False
+        buf_add(b, b'"COL_', 5)
+        buf_int(b, i)
+        buf_add(b, b'":', 2)
+        if image[i].n > 0:
+            buf_byte(b, 34)
+            buf_hex(b, image[i].p, image[i].n)
+            buf_byte(b, 34)
+        else:
+            buf_add(b, b"null", 4)
+    buf_byte(b, 125)
+    return 0
 
 
 # ----------------------------------------------------------------------------- chunk walking
@@ -1527,12 +1580,16 @@ cdef class JsonCommitter:
     cdef list _views
     cdef public long long native_transactions
     cdef public long long python_transactions
+    cdef bint unknown_tables  # rows of tables the dictionary lacks are printed (printable_filter)
 
     def __init__(self, fmt, pipeline):
+        from replicator.formats.base import FLAG_SCHEMALESS, FLAG_SYSTEM_TXN
+
         self.fmt = fmt
         self.pipeline = pipeline
         self.deliver = pipeline._on_native
         self.plans = {}
+        self.unknown_tables = bool(fmt.options.flags & (FLAG_SCHEMALESS | FLAG_SYSTEM_TXN))
         self.epochs = {}
         header = fmt._header
         self.scn_all = bool(header._scn_all or header._tm_all)
@@ -1660,7 +1717,18 @@ cdef class JsonCommitter:
         cdef _Plan plan
         table = tables.get(obj)
         if table is None:
-            return -1
+            if not self.unknown_tables:
+                return -1
+            limit = parser._limit
+            t = table_index.get(-limit, -1)  # id() is never negative
+            if t < 0:
+                plan = self.plans.get(-limit)
+                if plan is None:
+                    plan = self.plans[-limit] = make_schemaless_plan(limit)
+                t = len(table_list)
+                table_index[-limit] = t
+                table_list.append(plan)
+            return t
         t = table_index.get(id(table), -1)
         if t < 0:
             plan = self.plan_for(parser, table)
@@ -1736,6 +1804,8 @@ cdef class JsonCommitter:
                 t = self._table_slot(parser, tables, p.obj, table_list, table_index)
                 if t < 0:
                     return False
+                if (<_Plan>table_list[t]).schemaless:
+                    return False  # multi-row changes of unknown tables: the python engine
                 ncols = (<_Plan>table_list[t]).ncols
                 grow(<void**>&w.rows, &w.cap_rows, w.nrows + k.nrow, sizeof(Row))
                 grow(<void**>&w.vals, &w.cap_vals, w.nvals + 2 * ncols * (k.nrow + 1), sizeof(Val))
@@ -1795,7 +1865,9 @@ cdef class JsonCommitter:
                     w.rows[w.nrows].table = t
                     if not build_row(w, g.idx, g.len, g.op, ncols, w.rows + w.nrows, g.scratch):
                         return False
-                    w.nvals += 2 * ncols
+                    if (<_Plan>table_list[t]).schemaless:
+                        shrink_row(w, w.rows + w.nrows)
+                    w.nvals += 2 * w.rows[w.nrows].ncols
                     w.nrows += 1
                 g.len = 0
                 g.op = 0
@@ -1963,6 +2035,19 @@ cdef class JsonCommitter:
         cdef Val* nb_arr
         cdef Val* na_arr
         cdef bint do_reduce = column_mode < 2
+        if plan.schemaless:  # reduce_single/reduce without a plan: nothing is dropped
+            if row.op == OP_INSERT:
+                buf_add(b, b',"after":', 9)
+                hex_columns(b, after, NULL, n)
+            elif row.op == OP_DELETE:
+                buf_add(b, b',"before":', 10)
+                hex_columns(b, before, NULL, n)
+            else:
+                buf_add(b, b',"before":', 10)
+                hex_columns(b, before, after, n)
+                buf_add(b, b',"after":', 9)
+                hex_columns(b, after, before, n)
+            return
         if row.op == OP_INSERT:
             buf_add(b, b',"after":', 9)
             self._single(after, plan, column_mode, 1)
