@@ -10,13 +10,17 @@ each row into arrays of (pointer, length) per column, applies the column rules o
 :mod:`replicator.formats.olr_rows` and renders every message into one C buffer.
 
 Phase A (assembly) never has side effects (its entry parsing runs without the GIL): anything it does not
-handle exactly like the python engine (DDL, LOB columns, multi-row inserts, compressed rows,
-unknown or SYS tables, a warning to log, any inconsistency the python engine turns into an
-error) makes :meth:`JsonCommitter.commit` return False, and the python engine processes the
-whole transaction instead. Phase B (rendering) decodes NUMBER, DATE/TIMESTAMP/TSLTZ and
-TIMESTAMP WITH TIME ZONE (numeric codes), INTERVALs, BINARY_FLOAT/DOUBLE, RAW and
-AL32UTF8/UTF8/AL16UTF16 text natively; any other value goes through the python engine's own
-renderer for that column, so the bytes are the same by construction.
+handle exactly like the python engine (DDL, LOB columns, split columns, compressed rows,
+SYS tables, multi-row changes of unknown tables, a warning to log, any inconsistency the
+python engine turns into an error) makes :meth:`JsonCommitter.commit` return False, and the
+python engine processes the whole transaction instead. Phase B (rendering) decodes NUMBER,
+DATE/TIMESTAMP/TSLTZ and TIMESTAMP WITH TIME ZONE (numeric codes), INTERVALs,
+BINARY_FLOAT/DOUBLE, RAW and AL32UTF8/UTF8/AL16UTF16 text natively; any other value goes
+through the python engine's own renderer for that column, so the bytes are the same by
+construction. Rows of unknown tables (schemaless mode) are rendered as COL_<n> hex.
+
+A transaction above ``Parser.stream_bytes`` is walked chunk by chunk (JsonCommitter._stream):
+a checking walk, then a rendering walk handing messages over in the python stream's batches.
 
 :class:`RecordDispatcher` is stage 1's counterpart: Parser._dispatch for one record, with the
 (5.1, 11.x) pairs stored without ChangeVector objects.
