@@ -1452,6 +1452,8 @@ cdef struct Grouping:
     int op
     Val* scratch            # build_row's supplemental images
     Py_ssize_t scratch_cap
+    uint32_t last_obj       # the last object's table slot (rows of one table come in runs)
+    int last_slot           # -1: none yet
 
 
 cdef void grouping_free(Grouping* g) noexcept nogil:
@@ -1726,6 +1728,17 @@ cdef class JsonCommitter:
             work_free(&w)
             grouping_free(&g)
 
+    cdef inline int _slot(self, Grouping* g, object parser, object tables, uint32_t obj, list table_list,
+                          dict table_index) except -2:
+        """_table_slot, remembering the last object's answer."""
+        if g.last_slot >= 0 and obj == g.last_obj:
+            return g.last_slot
+        t = self._table_slot(parser, tables, obj, table_list, table_index)
+        if t >= 0:
+            g.last_obj = obj
+            g.last_slot = t
+        return t
+
     cdef int _table_slot(self, object parser, object tables, uint32_t obj, list table_list,
                          dict table_index) except -2:
         """Index of obj's table plan in this transaction's list; -1 when python must do the row."""
@@ -1799,6 +1812,7 @@ cdef class JsonCommitter:
         cdef bint big_scn = parser.header.big_scn
         tables = parser.opt.tables
         if g.idx == NULL:
+            g.last_slot = -1
             g.cap = 64
             g.idx = <int*> malloc(g.cap * sizeof(int))
             if g.idx == NULL:
@@ -1816,7 +1830,7 @@ cdef class JsonCommitter:
                 k = &p.rk if code == OPC_QMI else &p.uk
                 if not k.valid or not k.nrow:
                     continue
-                t = self._table_slot(parser, tables, p.obj, table_list, table_index)
+                t = self._slot(g, parser, tables, p.obj, table_list, table_index)
                 if t < 0:
                     return False
                 if (<_Plan>table_list[t]).schemaless:
@@ -1864,7 +1878,7 @@ cdef class JsonCommitter:
                     return False  # warning 60017: logged by the python engine
             if supp_fb & FB_L:
                 if g.len:
-                    t = self._table_slot(parser, tables, w.pairs[g.idx[0]].obj, table_list, table_index)
+                    t = self._slot(g, parser, tables, w.pairs[g.idx[0]].obj, table_list, table_index)
                     if t < 0:
                         return False
                     ncols = (<_Plan>table_list[t]).ncols
