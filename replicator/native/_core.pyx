@@ -175,19 +175,28 @@ cdef int buf_hex(Buf* b, const uint8_t* p, Py_ssize_t n) except -1 nogil:
     return 0
 
 
+cdef uint8_t PLAIN[256]      # bytes buf_escape copies as they are
+for _c in range(256):
+    PLAIN[_c] = 1 if _c > 0x1E and _c != 0x22 and _c != 0x2F and _c != 0x5C else 0
+
+
 cdef int buf_escape(Buf* b, const uint8_t* p, Py_ssize_t n) except -1 nogil:
-    """OLR's JSON string escaping (replicator.formats.escape), byte by byte."""
-    cdef Py_ssize_t i
+    """OLR's JSON string escaping (replicator.formats.escape): runs of plain bytes copied at once."""
+    cdef Py_ssize_t i = 0, start
     cdef uint8_t c
     buf_reserve(b, n)
-    for i in range(n):
+    while i < n:
+        start = i
+        while i < n and PLAIN[p[i]]:
+            i += 1
+        if i > start:
+            buf_reserve(b, i - start)
+            memcpy(b.p + b.n, p + start, i - start)
+            b.n += i - start
+            if i >= n:
+                break
         c = p[i]
-        if c > 0x1E and c != 0x22 and c != 0x2F and c != 0x5C:
-            if b.n + 1 > b.cap:
-                buf_reserve(b, 1)
-            b.p[b.n] = <char>c
-            b.n += 1
-            continue
+        i += 1
         if c == 0x5C:
             buf_add(b, b"\\\\", 2)
         elif c == 0x22:
@@ -1283,10 +1292,17 @@ cdef bint utf16_escaped(Buf* b, const uint8_t* p, int n) noexcept nogil:
 
 
 cdef inline bint is_ascii(const uint8_t* p, int n) noexcept nogil:
-    cdef int i
-    for i in range(n):
+    cdef int i = 0
+    cdef uint64_t word
+    while i + 8 <= n:  # eight bytes at a time
+        memcpy(&word, p + i, 8)
+        if word & <uint64_t>0x8080808080808080:
+            return False
+        i += 8
+    while i < n:
         if p[i] & 0x80:
             return False
+        i += 1
     return True
 
 
