@@ -74,8 +74,6 @@ class HeaderBuilder:
         self._begin_scn = self._commit_scn = NO_SCN
         self._begin_time = self._commit_time = 0
         self._thread = 0
-        # Rendered ``attrs`` per attribute set: a session's transactions repeat the same set.
-        self._attrs: dict[tuple[tuple[str, str], ...], bytes] = {}
 
     def start_transaction(self, txn: Transaction) -> None:
         """Make ``txn`` the builder's current transaction (its values persist afterwards)."""
@@ -85,18 +83,13 @@ class HeaderBuilder:
 
     def transaction_context(self, txn: Transaction) -> TxnHeader:
         """Header pieces shared by all messages of ``txn``."""
-        key = tuple(txn.attributes.items())
-        attrs = self._attrs.get(key)
-        if attrs is None:
-            ranked = sorted(key, key=lambda item: _ATTRIBUTE_RANK.get(item[0], len(_ATTRIBUTE_RANK)))
-            attrs = b',"attrs":{' + b",".join(b'"' + escape_str(k) + b'":"' + escape_str(v) + b'"'
-                                                for k, v in ranked) + b"}"
-            if len(self._attrs) >= 4096:
-                self._attrs.clear()
-            self._attrs[key] = attrs
+        ranked = sorted(txn.attributes.items(),
+                        key=lambda item: _ATTRIBUTE_RANK.get(item[0], len(_ATTRIBUTE_RANK)))
+        attrs = b",".join(b'"' + escape_str(k) + b'":"' + escape_str(v) + b'"' for k, v in ranked)
         usr = txn.attributes.get("login username")
         return TxnHeader(xid=self._xid(txn.xid), db=txn.con_name or self._options.con_name,
-                         usr=f'"usr":"{usr}"' if usr is not None else "", attrs=attrs)
+                         usr=f'"usr":"{usr}"' if usr is not None else "",
+                         attrs=b',"attrs":{' + attrs + b"}")
 
     def _scn(self, name: str, value: int) -> str:
         return f'"{name}s":"0x{value:016x}"' if self._scn_hex else f'"{name}":{value}'
