@@ -1681,6 +1681,8 @@ cdef class JsonCommitter:
         with a one-pass iterator, Pipeline._on_transaction draining every FLUSH_MESSAGES).
         """
         cdef _Out o
+        if self.fmt._full:
+            return False  # FULL mode holds every element of the transaction anyway: python's stream
         if not self._walk(parser, txn, None):
             return False
         parser.stats.transactions += 1
