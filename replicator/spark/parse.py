@@ -13,10 +13,11 @@ job turns into a clear failure.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from typing import Any, Final
 
+from replicator.spark.debezium import is_debezium, parse_debezium
+from replicator.spark.jsontext import decode_json, text_map
 from replicator.spark.options import FormatHints
 from replicator.spark.timeparse import header_time_us
 
@@ -29,9 +30,6 @@ EVENT_COLUMNS: Final[tuple[tuple[str, str], ...]] = (
     ("k_ts", "ts"), ("seen", "ts"),
 )
 _NAMES: Final = [n for n, _ in EVENT_COLUMNS]
-_DECODER: Final = json.JSONDecoder(parse_float=str, parse_int=str)  # keep numbers as printed
-# OLR prints infinities and NaN of BINARY_FLOAT/DOUBLE unquoted (not JSON): quote them.
-_NONFINITE: Final = re.compile(r'(?<=[:\[,])\s*(-?)(inf|nan)(?=\s*[,}\]])')
 _SCN_HINT: Final = ("set the replicator's format option scn-type to 8 (adds e_scn, the commit SCN) "
                     "or to 5 (scn = commit SCN in every message) and tell the job with --olr-config")
 
@@ -54,31 +52,6 @@ def event_arrow_schema():  # type: ignore[no-untyped-def]
              "ts": pa.timestamp("us", tz="UTC"), "list": pa.list_(pa.string()),
              "map": pa.map_(pa.string(), pa.string())}
     return pa.schema([(n, kinds[k]) for n, k in EVENT_COLUMNS])
-
-
-def decode_json(data: bytes | str) -> Any:
-    """JSON with numbers kept as their text; unquoted inf/nan tolerated."""
-    text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
-    try:
-        return _DECODER.decode(text)
-    except json.JSONDecodeError:
-        fixed = _NONFINITE.sub(lambda m: f'"{m[1]}{"Infinity" if m[2] == "inf" else "NaN"}"', text)
-        return _DECODER.decode(fixed)
-
-
-def text_map(image: Any) -> list[tuple[str, str | None]] | None:
-    """A before/after object as (name, value text) pairs; None when absent."""
-    if not isinstance(image, dict):
-        return None
-    out: list[tuple[str, str | None]] = []
-    for name, value in image.items():
-        if value is None or isinstance(value, str):
-            out.append((name, value))
-        elif isinstance(value, bool):
-            out.append((name, "true" if value else "false"))
-        else:
-            out.append((name, json.dumps(value, separators=(",", ":"))))
-    return out
 
 
 def key_columns(key: bytes | None) -> list[str] | None:
@@ -162,8 +135,6 @@ def parse_message(value: bytes | None, key: bytes | None, hints: FormatHints,
     try:
         if isinstance(doc, dict) and isinstance(doc.get("payload"), list) and "c_scn" in doc:
             return parse_olr(doc, hints, meta)
-        from replicator.spark.debezium import is_debezium, parse_debezium
-
         if is_debezium(doc):
             return parse_debezium(doc, meta, hints.binary_handling_mode)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
