@@ -145,29 +145,82 @@ def parse_message(value: bytes | None, key: bytes | None, hints: FormatHints,
 
 def parse_batches(batches: Iterator[Any], hints_json: str) -> Iterator[Any]:
     """Kafka rows (key, value, partition, offset, timestamp) -> events, one Arrow batch per input batch."""
-    import pyarrow as pa
-
     hints = FormatHints(**json.loads(hints_json))
     schema = event_arrow_schema()
     for batch in batches:
-        rows: list[dict[str, Any]] = []
-        data = batch.to_pydict()
-        seen: set[tuple[Any, Any, str]] = set()
-        for key, value, part, offset, ts in zip(data["key"], data["value"], data["partition"], data["offset"],
-                                                data["timestamp"]):
-            for row in parse_message(value, key, hints, {"k_partition": part, "k_offset": offset, "k_ts": ts}):
-                cols = row.get("columns")
-                if cols is not None:  # one copy of a column list per table and transaction is enough
-                    mark = (row.get("tbl"), row.get("commit_scn"), cols)
-                    if mark in seen and row.get("kind") == "dml":
-                        row["columns"] = None
-                    seen.add(mark)
-                rows.append(row)
-        try:
-            yield pa.RecordBatch.from_pylist(rows, schema=schema)
-        except (pa.ArrowTypeError, pa.ArrowInvalid):  # a value that is not text (true/false, nested JSON)
-            for row in rows:
-                for name in ("before", "after"):
-                    if row.get(name) is not None:
-                        row[name] = text_map(row[name])
-            yield pa.RecordBatch.from_pylist(rows, schema=schema)
+        yield parse_batch(batch, hints, schema)
+
+
+def parse_batch(batch: Any, hints: FormatHints, schema: Any) -> Any:
+    """One Arrow batch of Kafka rows -> one Arrow batch of events.
+
+    Columns are built straight from the parsed rows (no per-row Arrow conversion); the
+    Kafka fields are taken from the input columns by the index of each event's message.
+    """
+    import pyarrow as pa
+
+    keys, values = batch.column("key").to_pylist(), batch.column("value").to_pylist()
+    parts, offsets = batch.column("partition").to_pylist(), batch.column("offset").to_pylist()
+    rows: list[dict[str, Any]] = []
+    parent: list[int] = []
+    seen: set[tuple[Any, Any, str]] = set()
+    for j, (key, value) in enumerate(zip(keys, values)):
+        for row in parse_message(value, key, hints, {"k_partition": parts[j], "k_offset": offsets[j]}):
+            cols = row.get("columns")
+            if cols is not None:  # one copy of a column list per table and transaction is enough
+                mark = (row.get("tbl"), row.get("commit_scn"), cols)
+                if mark in seen and row.get("kind") == "dml":
+                    row["columns"] = None
+                seen.add(mark)
+            rows.append(row)
+            parent.append(j)
+    taken = pa.array(parent, pa.int64())
+    arrays = []
+    for f in schema:
+        name = f.name
+        if name in ("k_partition", "k_offset", "k_ts"):
+            arrays.append(batch.column({"k_partition": "partition", "k_offset": "offset",
+                                        "k_ts": "timestamp"}[name]).take(taken).cast(f.type))
+        elif name == "seen":
+            arrays.append(pa.nulls(len(rows), f.type))
+        elif name in ("before", "after"):
+            arrays.append(image_array([r.get(name) for r in rows]))
+        else:
+            arrays.append(pa.array([r.get(name) for r in rows], f.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _text(value: Any) -> str:
+    if value.__class__ is bool:
+        return "true" if value else "false"
+    return json.dumps(value, separators=(",", ":"))
+
+
+def image_array(images: list[Any]) -> Any:
+    """before/after images (dicts, or lists of (name, text) pairs) -> an Arrow map<string, string> array."""
+    import pyarrow as pa
+
+    offsets = [0]
+    names: list[Any] = []
+    texts: list[Any] = []
+    valid: list[bool] = []
+    for image in images:
+        if image is None:
+            valid.append(False)
+        elif isinstance(image, dict):
+            names.extend(image)
+            texts.extend(image.values())
+            valid.append(True)
+        else:
+            for name, text in image:
+                names.append(name)
+                texts.append(text)
+            valid.append(True)
+        offsets.append(len(names))
+    try:
+        items = pa.array(texts, pa.string())
+    except (pa.ArrowTypeError, pa.ArrowInvalid):  # a value that is not text (true/false, nested JSON)
+        items = pa.array([t if t is None or t.__class__ is str else _text(t) for t in texts], pa.string())
+    mask = pa.array([not v for v in valid], pa.bool_())
+    return pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(names, pa.string()), items,
+                                   pa.map_(pa.string(), pa.string()), mask=mask)
