@@ -83,15 +83,10 @@ class BatchApplier:
 
     def _fold(self, ev: dict[str, Any], name: str, plan: Any) -> Any:
         """Read what the table stores for the batch's keys (every row when it is rewritten) and fold."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        stored = self.lake.read_rows(name)
-        if stored is not None and not plan.rewrite:
-            touched = {k for pair in plan.keys for k in pair if k is not None}
-            stored = stored.filter(pc.is_in(stored["_key"], pa.array(sorted(touched), pa.string())))
-        elif plan.rewrite:
-            stored = conform_stored(stored, plan)
+        if plan.rewrite:
+            stored = conform_stored(self.lake.read_rows(name), plan)
+        else:
+            stored = self.lake.read_rows(name, sorted({k for pair in plan.keys for k in pair if k is not None}))
         return fold_table(ev, plan, stored, self.opts.hints.timestamp, self.opts.unbounded_number)
 
     def _committed(self, more: bool) -> None:

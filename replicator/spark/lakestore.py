@@ -108,10 +108,18 @@ class DeltaLake:
         write_deltalake(self.state_uri, row, mode="overwrite", commit_properties=self._txn(app, batch),
                         storage_options=self.storage_options)
 
-    def read_rows(self, table: str) -> Any:
-        """Every stored row of a table (tombstones too) as a pyarrow Table; None when absent."""
+    def read_rows(self, table: str, keys: list[str] | None = None) -> Any:
+        """The stored rows of a table (tombstones too) as a pyarrow Table, only those of ``keys`` when
+        given (the filter is applied while the files are scanned); None when the table is absent."""
+        import pyarrow as pa
+        import pyarrow.dataset as ds
+
         dt = self.open_table(self.table_uri(table))
-        return None if dt is None else dt.to_pyarrow_table()
+        if dt is None:
+            return None
+        if keys is None:
+            return dt.to_pyarrow_table()
+        return dt.to_pyarrow_dataset().to_table(filter=ds.field("_key").isin(pa.array(keys, pa.string())))
 
     def merge(self, table: str, rows: Any, app: str, batch: int) -> None:
         """MERGE ``rows`` on ``_key``: newer positions replace stored rows, new keys are inserted."""

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from replicator.spark.debezium import is_debezium, parse_debezium
-from replicator.spark.jsontext import decode_json, text_map
+from replicator.spark.jsontext import decode_json, decode_message, value_text
 from replicator.spark.options import FormatHints
 from replicator.spark.timeparse import header_time_us
 
@@ -126,10 +126,10 @@ def parse_message(value: bytes | None, key: bytes | None, hints: FormatHints,
     """Any supported message -> event rows; an unusable message -> one ``error`` row."""
     if value is None:
         return []  # a Kafka tombstone (Debezium sends one after each delete)
-    where = f"partition {meta.get('k_partition')} offset {meta.get('k_offset')}"
     try:
-        doc = decode_json(value)
+        doc = decode_message(value)
     except (UnicodeDecodeError, ValueError) as exc:
+        where = f"partition {meta.get('k_partition')} offset {meta.get('k_offset')}"
         return [dict(meta, kind="error", error=f"{where}: not JSON ({exc})")]
     meta = dict(meta, key_cols=key_columns(key))
     try:
@@ -138,7 +138,9 @@ def parse_message(value: bytes | None, key: bytes | None, hints: FormatHints,
         if is_debezium(doc):
             return parse_debezium(doc, meta, hints.binary_handling_mode)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        where = f"partition {meta.get('k_partition')} offset {meta.get('k_offset')}"
         return [dict(meta, kind="error", error=f"{where}: cannot read the message ({type(exc).__name__}: {exc})")]
+    where = f"partition {meta.get('k_partition')} offset {meta.get('k_offset')}"
     return [dict(meta, kind="error", error=f"{where}: neither OpenLogReplicator JSON (payload, c_scn) "
                                            "nor a Debezium change event (op, source, before/after)")]
 
@@ -190,12 +192,6 @@ def parse_batch(batch: Any, hints: FormatHints, schema: Any) -> Any:
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-def _text(value: Any) -> str:
-    if value.__class__ is bool:
-        return "true" if value else "false"
-    return json.dumps(value, separators=(",", ":"))
-
-
 def image_array(images: list[Any]) -> Any:
     """before/after images (dicts, or lists of (name, text) pairs) -> an Arrow map<string, string> array."""
     import pyarrow as pa
@@ -219,8 +215,9 @@ def image_array(images: list[Any]) -> Any:
         offsets.append(len(names))
     try:
         items = pa.array(texts, pa.string())
-    except (pa.ArrowTypeError, pa.ArrowInvalid):  # a value that is not text (true/false, nested JSON)
-        items = pa.array([t if t is None or t.__class__ is str else _text(t) for t in texts], pa.string())
+    except (pa.ArrowTypeError, pa.ArrowInvalid):  # integers, true/false, nested JSON
+        items = pa.array([t if t.__class__ is str or t is None else str(t) if t.__class__ is int else value_text(t)
+                          for t in texts], pa.string())
     mask = pa.array([not v for v in valid], pa.bool_())
     return pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(names, pa.string()), items,
                                    pa.map_(pa.string(), pa.string()), mask=mask)
