@@ -110,16 +110,17 @@ class DeltaLake:
 
     def read_rows(self, table: str, keys: list[str] | None = None) -> Any:
         """The stored rows of a table (tombstones too) as a pyarrow Table, only those of ``keys`` when
-        given (the filter is applied while the files are scanned); None when the table is absent."""
+        given; None when the table is absent."""
         import pyarrow as pa
-        import pyarrow.dataset as ds
+        import pyarrow.compute as pc
 
         dt = self.open_table(self.table_uri(table))
         if dt is None:
             return None
-        if keys is None:
-            return dt.to_pyarrow_table()
-        return dt.to_pyarrow_dataset().to_table(filter=ds.field("_key").isin(pa.array(keys, pa.string())))
+        rows = dt.to_pyarrow_table()
+        # Filtered after the scan: delta-rs writes string_view columns while its dataset schema says
+        # string, and pyarrow then cannot compare a pushed-down filter with the files' statistics.
+        return rows if keys is None else rows.filter(pc.is_in(rows["_key"], pa.array(keys, pa.string())))
 
     def merge(self, table: str, rows: Any, app: str, batch: int) -> None:
         """MERGE ``rows`` on ``_key``: newer positions replace stored rows, new keys are inserted."""
