@@ -304,7 +304,7 @@ def fold_table(ev: dict[str, Any], plan: TablePlan, stored: Any, timestamp_code:
     entries = [cur.get(k) for k in keys]
     base_idx = pa.array([stored_idx.get(e[5]) if e is not None and e[5] is not None else
                          (stored_idx[k] if e is None else None) for k, e in zip(keys, entries)], pa.int64())
-    # The chains laid end to end: flat[s:e] are the local rows of output row o's chain.
+    # The non-empty chains laid end to end: owner_idx[c]'s chain is flat[starts[c]:starts[c + 1]].
     owners = [o for o, e in enumerate(entries) if e is not None and e[0]]
     flat = np.fromiter((j for o in owners for j in entries[o][0]), np.int64)
     lengths = np.fromiter((len(entries[o][0]) for o in owners), np.int64, len(owners))
@@ -324,23 +324,20 @@ def fold_table(ev: dict[str, Any], plan: TablePlan, stored: Any, timestamp_code:
     for col, spec in enumerate(schema.columns):
         name = spec["name"]
         target = column_type(spec, unbounded) if schema.typed else pa.string()
-        source = np.full(n, -1, np.int64)  # entry of after_items that gives the value, -1 = none (base)
+        chain_sets_it = np.zeros(n, bool)  # a change of the row's chain sets the column (else: the base's value)
         text = pa.nulls(n, pa.string())
         if len(flat):
-            newest = np.maximum.reduceat(np.where(chain_sets[:, col], positions, -1), starts)
-            row = flat[np.maximum(newest, 0)]
-            source[owner_idx] = np.where(newest >= 0, after_entry[row, col], -1)
-            set_here = np.zeros(n, bool)
-            set_here[owner_idx] = newest >= 0
-            # set by a change whose after lacks the column: NULL (entry -1 but set_here)
-            text = after_items.take(pa.array(np.maximum(source, 0), mask=source < 0))
-            source = np.where(set_here, np.maximum(source, 0), -1)
+            newest = np.maximum.reduceat(np.where(chain_sets[:, col], positions, -1), starts)  # per chain
+            chain_sets_it[owner_idx] = newest >= 0
+            entry = np.full(n, -1, np.int64)  # the value in after_items; -1 = NULL (not in that after)
+            entry[owner_idx] = np.where(newest >= 0, after_entry[flat[np.maximum(newest, 0)], col], -1)
+            text = after_items.take(pa.array(np.maximum(entry, 0), mask=entry < 0))
         values = convert(text, spec, timestamp_code, unbounded, schema.typed)
         if stored is not None and stored.num_rows and name in stored.column_names and n:
             old_values = stored[name].take(base_idx)
             if old_values.type != target:
                 old_values = old_values.cast(target)
-            values = pc.if_else(pa.array(source >= 0), values, old_values.combine_chunks())  # unset: the base
+            values = pc.if_else(pa.array(chain_sets_it), values, old_values.combine_chunks())
         arrays.append(values)
         fields.append(pa.field(name, target))
     meta: dict[str, list[Any]] = {"_key": keys, "_commit_scn": [], "_c_scn": [], "_c_idx": [], "_elem": [], "_op": [],
