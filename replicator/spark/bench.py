@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
 import shutil
 import subprocess
@@ -175,9 +174,10 @@ def _steady_producer(bootstrap: str, topic: str, rate: float, seconds: float, st
     return sent
 
 
-def _produce_into(bootstrap: str, topic: str, rate: float, seconds: float, count: Any) -> None:
-    """:func:`_steady_producer` in a process of its own; the number of rows sent goes to ``count``."""
-    count.value = _steady_producer(bootstrap, topic, rate, seconds, threading.Event())
+def produce_main(argv: list[str]) -> None:
+    """``python -c``: :func:`_steady_producer` in a process of its own; prints the rows sent."""
+    bootstrap, topic, rate, seconds = argv
+    print(_steady_producer(bootstrap, topic, float(rate), float(seconds), threading.Event()), flush=True)
 
 
 def latency(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any) -> dict[str, Any]:
@@ -200,14 +200,18 @@ def latency(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any) ->
         while not sink.recent and time.monotonic() < deadline:
             time.sleep(0.2)
         # The producer runs as a process of its own, so that the job's CPU can be told apart.
-        ctx = multiprocessing.get_context("spawn")
-        count = ctx.Value("q", 0)
-        producer = ctx.Process(target=_produce_into, args=(bootstrap, "bench.lag", args.lag_rate, args.lag_seconds,
-                                                          count), daemon=True)
-        producer.start()
-        cpu, load = process_tree_cpu({args.broker_pid, producer.pid}), os.getloadavg()[0]
-        producer.join(args.lag_seconds + 120)
-        sent = count.value
+        producer = subprocess.Popen(
+            [sys.executable, "-c", "import sys; from replicator.spark.bench import produce_main; "
+             "produce_main(sys.argv[1:])", bootstrap, "bench.lag", str(args.lag_rate), str(args.lag_seconds)],
+            stdout=subprocess.PIPE, text=True)
+        try:
+            cpu, load = process_tree_cpu({args.broker_pid, producer.pid}), os.getloadavg()[0]
+            out, _ = producer.communicate(timeout=args.lag_seconds + 120)
+        finally:
+            if producer.poll() is None:
+                producer.kill()
+                producer.wait()
+        sent = int(out.split()[-1])
         deadline = time.monotonic() + 300
         while len(sink.lags or []) < sent and time.monotonic() < deadline:
             time.sleep(0.2)
