@@ -107,8 +107,8 @@ def parse_olr(doc: dict[str, Any], hints: FormatHints, meta: dict[str, Any]) -> 
             if op == "ddl":
                 row.update(kind="ddl", sql=el.get("sql", el.get("ddl")))
             elif op in ("c", "u", "d"):
-                # Images stay dicts (values are text: numbers are decoded as their text); a
-                # batch with other values is converted by text_map in parse_batches.
+                # Images stay dicts (values are text, or int for integers msgspec decoded); the
+                # other values become text when parse_batch builds the map arrays (image_array).
                 before, after = el.get("before"), el.get("after")
                 row.update(kind="dml", rid=el.get("rid"), before=before if isinstance(before, dict) else None,
                            after=after if isinstance(after, dict) else None)
