@@ -2626,3 +2626,7 @@ def value_text(int kind, int param, long long offset, bytes data):
 
 
 VALUE_KINDS = ("number", "ts", "tstz", "iym", "ids", "str", "hex", "bfloat", "bdouble")
+
+
+# ============================================================================= other formats
+include "_debezium.pxi"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from replicator.formats.debezium import DebeziumFormat
 from replicator.formats.olr_json import OlrJsonFormat
 from replicator.native import core
 
@@ -25,8 +26,12 @@ def attach(pipeline: Any) -> None:
     fmt = pipeline.format
     pipeline.native = last_committer = None
     attach_dispatch(pipeline.parser)
+    committer = None
     if type(fmt) is OlrJsonFormat and not fmt._full:
         committer = core().JsonCommitter(fmt, pipeline)
+    elif type(fmt) is DebeziumFormat:
+        committer = core().DebeziumCommitter(fmt, pipeline)
+    if committer is not None:
         pipeline.native = last_committer = committer
         pipeline.parser.native_commit = committer.commit
 

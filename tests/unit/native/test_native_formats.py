@@ -1,0 +1,129 @@
+"""The natively rendered formats other than OLR JSON are byte-identical to the python engine.
+
+Debezium (envelope, flatten, smt, with every binary-handling-mode and tombstone setting) over
+the reference scenarios, the small workloads, random workloads with random options, and the
+real fixtures in ../shared. The formats' wall clock (``ts_ms``) is replaced by a counter so
+that the bytes, and the number of clock reads, must match exactly.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from native_diff import assert_same, config_of
+
+from replicator.formats import framework
+from replicator.native import engine
+from replicator.redogen import Scenario, generate, workloads
+
+ROOT = Path(__file__).resolve().parents[3]
+SCENARIOS = sorted((ROOT / "tests" / "scenarios" / "reference").glob("*.yaml"))
+SHARED = ROOT.parent / "shared"
+DEBEZIUM = ("debezium-envelope", "debezium-flatten", "debezium-smt")
+
+
+@pytest.fixture(autouse=True)
+def counting_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every format built from here on reads a clock that ticks 1 ms per call."""
+
+    def make() -> SimpleNamespace:
+        ticks = itertools.count(1_700_000_000_000)
+        return SimpleNamespace(time=lambda: next(ticks) / 1000)
+
+    original = framework.EventFormat.__init__
+
+    def init(self, options, clock=None):  # type: ignore[no-untyped-def]
+        original(self, options, clock or make().time)
+
+    monkeypatch.setattr(framework.EventFormat, "__init__", init)
+
+
+def _native_share() -> tuple[int, int]:
+    committer = engine.last_committer
+    assert committer is not None, "no native committer was attached"
+    return committer.native_transactions, committer.python_transactions
+
+
+@pytest.mark.parametrize("mode", DEBEZIUM)
+@pytest.mark.parametrize("name", ["oltp", "mixed", "huge", "wide"])
+def test_debezium_workloads(mode: str, name: str, tmp_path: Path) -> None:
+    sc = {"oltp": lambda: workloads.oltp(seed=5, target_bytes=1 << 20),
+          "mixed": lambda: workloads.mixed(seed=4, events=40),
+          "huge": lambda: workloads.huge_transaction(rows=2000),
+          "wide": lambda: workloads.wide_rows(columns=300, rows=8)}[name]()
+    result = generate(sc, tmp_path / "gen", with_expected=False)
+    py = assert_same(config_of(result, {"type": mode}), tmp_path)
+    assert py["messages"]
+    assert _native_share()[0] > 0
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
+def test_debezium_reference_scenarios(path: Path, tmp_path: Path) -> None:
+    result = generate(Scenario.from_file(path), tmp_path / "gen", with_expected=False)
+    mode = DEBEZIUM[hash(path.stem) % 3]
+    assert_same(config_of(result, {"type": mode}), tmp_path)
+
+
+def random_debezium(rng: random.Random) -> dict[str, int | str]:
+    """A random Debezium format section (mode, binary mode, tombstones, begin/commit skips)."""
+    fmt: dict[str, int | str] = {"type": rng.choice(DEBEZIUM)}
+    for key, values in {
+        "binary-handling-mode": ("bytes", "base64", "base64-url-safe", "hex"),
+        "tombstones-on-delete": (0, 1), "message": (0, 4, 8, 12), "unknown": (0, 1),
+        "unknown-type": (0, 1),
+    }.items():
+        if rng.random() < 0.5:
+            fmt[key] = rng.choice(values)
+    return fmt
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_debezium_random(seed: int, tmp_path: Path) -> None:
+    rng = random.Random(1000 + seed)
+    if seed % 2:
+        sc = workloads.mixed(seed=seed, events=40, version=rng.choice(("19", "23", "12.1")))
+    else:
+        sc = workloads.oltp(seed=seed, target_bytes=384 << 10, version=rng.choice(("19", "23", "11.2")))
+    result = generate(sc, tmp_path / "gen", with_expected=False)
+    flags = rng.choice((None, 0, 0x40, 0x1000, 0x8000, 0x300, 0x20, 0x40000))
+    py = assert_same(config_of(result, random_debezium(rng), flags), tmp_path)
+    assert py["error"] is not None or py["messages"]
+
+
+def _fixture(name: str) -> Path:
+    path = SHARED / "fixtures" / "redo" / name
+    if not path.is_dir():
+        pytest.skip(f"shared test data not found: {path} (place the shared/ folder beside the repository)")
+    return path
+
+
+@pytest.mark.parametrize("mode", DEBEZIUM)
+def test_debezium_real_free23(mode: str, tmp_path: Path) -> None:
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from fixture_configs import free23_batch_config
+
+    cfg = free23_batch_config(_fixture("free23-basic"), tmp_path)
+    cfg["source"][0]["format"] = {"type": mode}
+    assert assert_same(cfg, tmp_path)["messages"]
+
+
+@pytest.mark.parametrize("mode", DEBEZIUM)
+def test_debezium_real_ora19(mode: str, tmp_path: Path) -> None:
+    fixture = _fixture("ora19-lob")
+    state = tmp_path / "state"
+    state.mkdir()
+    cfg = {
+        "version": "1.9.0", "state": {"type": "disk", "path": str(state)},
+        "source": [{"alias": "S1", "name": "FST", "flags": 2,
+                    "reader": {"type": "batch", "redo-log": [str(fixture / "o1_mf_1_117_mflqx1vl_.arc")],
+                               "log-archive-format": "o1_mf_%t_%s_%h_.arc", "host-timezone": "+00:00"},
+                    "format": {"type": mode}}],
+        "target": [{"alias": "T1", "source": "S1", "writer": {"type": "file", "output": str(tmp_path / "o.json")}}],
+    }
+    assert_same(cfg, tmp_path)
