@@ -1653,12 +1653,19 @@ cdef class JsonCommitter:
         messages = []
         tables = self._tables
         row0 = w.rows
+        full = fmt._full  # `message` bit 1: one message, the begin header and every row element
         if not fmt._skip_begin:
             head = hb.begin(lwn_scn, fmt._take_index(), self.epoch(row0.time, parser), ctx)
-            messages.append(Message(data=b"{" + head + b',"payload":[{"op":"begin"}]}', scn=lwn_scn,
-                                    idx=fmt._lwn_idx - 1, xid=xid, seq=seq))
+            if full:
+                b.n = 0
+                buf_byte(b, 123)
+                buf_bytes(b, head)
+                buf_add(b, b',"payload":[', 12)
+            else:
+                messages.append(Message(data=b"{" + head + b',"payload":[{"op":"begin"}]}', scn=lwn_scn,
+                                        idx=fmt._lwn_idx - 1, xid=xid, seq=seq))
         prefix = suffix = None
-        if not self.scn_all:
+        if not self.scn_all and not full:
             sentinel = 918273645546372819
             template = hb.dml(lwn_scn, sentinel, 0, 0, ctx)
             mark = b'"c_idx":%d' % sentinel
@@ -1677,17 +1684,21 @@ cdef class JsonCommitter:
         for r in range(w.nrows):
             row = w.rows + r
             plan = tables[row.table]
-            b.n = 0
-            idx += 1
-            if prefix is not None:
-                buf_bytes(b, prefix)
-                buf_int(b, idx)
-                buf_bytes(b, suffix)
+            if full:  # elements only, after the begin header
+                if r:
+                    buf_byte(b, 44)
             else:
-                head = hb.dml(lwn_scn, idx, row.scn, self.epoch(row.time, parser), ctx)
-                buf_add(b, b"{", 1)
-                buf_bytes(b, head)
-                buf_add(b, b',"payload":[', 12)
+                b.n = 0
+                idx += 1
+                if prefix is not None:
+                    buf_bytes(b, prefix)
+                    buf_int(b, idx)
+                    buf_bytes(b, suffix)
+                else:
+                    head = hb.dml(lwn_scn, idx, row.scn, self.epoch(row.time, parser), ctx)
+                    buf_add(b, b"{", 1)
+                    buf_bytes(b, head)
+                    buf_add(b, b',"payload":[', 12)
             buf_add(b, b'{"op":"', 7)
             buf_byte(b, 99 if row.op == OP_INSERT else 100 if row.op == OP_DELETE else 117)
             buf_add(b, b'",', 2)
@@ -1712,9 +1723,18 @@ cdef class JsonCommitter:
             num += 1
             img = w.vals + row.img
             self._images(row, img, img + row.ncols, plan, column_mode, reducer)
+            if full:
+                buf_byte(b, 125)
+                continue
             buf_add(b, b"}]}", 3)
             messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), lwn_scn, idx - 1, None, False, seq, xid,
                                     plan.table))
+        if full:
+            buf_add(b, b"]}", 2)
+            messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), lwn_scn, fmt._lwn_idx - 1, None, False, seq,
+                                    xid))
+            self.deliver(event, messages, w.nrows)
+            return
         fmt._lwn_idx = idx
         if not fmt._skip_commit:
             head = hb.commit(lwn_scn, fmt._take_index(), ctx)

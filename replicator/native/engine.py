@@ -27,7 +27,7 @@ def attach(pipeline: Any) -> None:
     pipeline.native = last_committer = None
     attach_dispatch(pipeline.parser)
     committer = None
-    if type(fmt) is OlrJsonFormat and not fmt._full:
+    if type(fmt) is OlrJsonFormat:
         committer = core().JsonCommitter(fmt, pipeline)
     elif type(fmt) is DebeziumFormat:
         committer = core().DebeziumCommitter(fmt, pipeline)

@@ -127,3 +127,28 @@ def test_debezium_real_ora19(mode: str, tmp_path: Path) -> None:
         "target": [{"alias": "T1", "source": "S1", "writer": {"type": "file", "output": str(tmp_path / "o.json")}}],
     }
     assert_same(cfg, tmp_path)
+
+
+@pytest.mark.parametrize("message", [1, 3, 17, 19])
+@pytest.mark.parametrize("name", ["oltp", "mixed"])
+def test_olr_json_full_mode(message: int, name: str, tmp_path: Path) -> None:
+    """OLR JSON with `message` bit 1 (one message per transaction) is native too."""
+    sc = workloads.oltp(seed=7, target_bytes=512 << 10) if name == "oltp" else workloads.mixed(seed=8, events=40)
+    result = generate(sc, tmp_path / "gen", with_expected=False)
+    fmt = {"type": "json", "message": message, "scn": 1, "xid": 1, "rid": 1, "schema": 3}
+    assert assert_same(config_of(result, fmt), tmp_path)["messages"]
+    assert _native_share()[0] > 0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_olr_json_full_random(seed: int, tmp_path: Path) -> None:
+    from test_native_differential import random_format
+
+    rng = random.Random(2000 + seed)
+    sc = workloads.mixed(seed=seed, events=40, version=rng.choice(("19", "23", "12.1")))
+    result = generate(sc, tmp_path / "gen", with_expected=False)
+    fmt = random_format(rng)
+    fmt["message"] = rng.choice((1, 3, 17, 19))
+    flags = rng.choice((None, 0, 0x40, 0x1000, 0x40000, 0x8000, 0x300, 0x20))
+    py = assert_same(config_of(result, fmt, flags), tmp_path)
+    assert py["error"] is not None or py["messages"]
