@@ -2650,3 +2650,4 @@ VALUE_KINDS = ("number", "ts", "tstz", "iym", "ids", "str", "hex", "bfloat", "bd
 
 # ============================================================================= other formats
 include "_debezium.pxi"
+include "_rows.pxi"

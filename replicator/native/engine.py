@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from replicator.formats.debezium import DebeziumFormat
+from replicator.formats.framework import EventFormat
 from replicator.formats.olr_json import OlrJsonFormat
 from replicator.native import core
 
@@ -31,6 +32,8 @@ def attach(pipeline: Any) -> None:
         committer = core().JsonCommitter(fmt, pipeline)
     elif type(fmt) is DebeziumFormat:
         committer = core().DebeziumCommitter(fmt, pipeline)
+    elif isinstance(fmt, EventFormat) and hasattr(fmt, "on_native_row"):
+        committer = core().EventCommitter(fmt, pipeline)  # the typed row-image interface
     if committer is not None:
         pipeline.native = last_committer = committer
         pipeline.parser.native_commit = committer.commit
