@@ -412,6 +412,12 @@ cdef class RowImages:
             return _ZonedInstant(cell.a, cell.b, span.decode("ascii"))
         return span
 
+    def get(self, Py_ssize_t r, int side, int v, default=None):
+        """:meth:`value`, or ``default`` when the image does not hold the column (dict.get)."""
+        if self.cells[self.rows[r].cell0 + side * self.rows[r].nvis + v].kind == CK_ABSENT:
+            return default
+        return self.value(r, side, v)
+
     cdef int _style(self, object values) except -1:
         style = self.styles.get(id(values))
         if style is None:

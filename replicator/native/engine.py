@@ -32,7 +32,7 @@ def attach(pipeline: Any) -> None:
         committer = core().JsonCommitter(fmt, pipeline)
     elif type(fmt) is DebeziumFormat:
         committer = core().DebeziumCommitter(fmt, pipeline)
-    elif isinstance(fmt, EventFormat) and hasattr(fmt, "on_native_row"):
+    elif isinstance(fmt, EventFormat) and hasattr(fmt, "on_native_row") and getattr(fmt, "native_rows", True):
         committer = core().EventCommitter(fmt, pipeline)  # the typed row-image interface
     if committer is not None:
         pipeline.native = last_committer = committer
