@@ -20,6 +20,20 @@ renderer for that column, so the bytes are the same by construction.
 
 :class:`RecordDispatcher` is stage 1's counterpart: Parser._dispatch for one record, with the
 (5.1, 11.x) pairs stored without ChangeVector objects.
+
+Other formats (the included ``_debezium.pxi`` and ``_rows.pxi``) reuse phase A:
+
+* :class:`DebeziumCommitter` renders Debezium JSON (envelope, flatten, smt) per row into
+  the same buffer, as DebeziumFormat.on_row and orjson would.
+* Typed row images, the interface of the remaining formats: :class:`RowImages` holds a
+  committed transaction's rows decoded once — per row a ``RowMeta`` (op, table, SCN, time,
+  ROWID parts) and 2 x (visible columns) ``Cell`` structs (kind ``CK_*``, three int64 and an
+  arena span: NUMBER text, UTF-8 text, bytes, epoch + nanoseconds, zone offset and text,
+  interval totals; ``CK_PY`` only for values the python decoder must take). Image semantics
+  are rowvalues.row_values'. :class:`EventCommitter` drives an EventFormat that defines
+  ``on_native_row(ctx, pos, rows, r)``; the format renders an image with
+  ``rows.json(r, side, text_values, modified_only)`` (C, no per-column python object) and
+  reads one python value with ``rows.get``/``rows.value`` only where it needs one.
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE

@@ -418,6 +418,12 @@ cdef class RowImages:
             return default
         return self.value(r, side, v)
 
+    def modified(self, Py_ssize_t r, int v) -> bool:
+        """Whether an UPDATE set visible column ``v`` to a different value (RowValues.modified)."""
+        return (self.rows[r].op != OP_DELETE and
+                (self.rows[r].op == OP_INSERT and self.cells[self.rows[r].cell0 + self.rows[r].nvis + v].kind != CK_ABSENT
+                 or (self.cells[self.rows[r].cell0 + self.rows[r].nvis + v].flags & CELL_MODIFIED) != 0))
+
     cdef int _style(self, object values) except -1:
         style = self.styles.get(id(values))
         if style is None:

@@ -5,7 +5,11 @@ the parts it implements and leave the rest (and anything unusual) to the python 
 Today: the dispatch of a record's change vectors with the (5.1, 11.x) pairs stored natively
 (:class:`replicator.native._core.RecordDispatcher`, for every format), and the commit of a
 transaction for the OpenLogReplicator JSON format (row assembly, value decoding and
-rendering, :class:`replicator.native._core.JsonCommitter`).
+rendering, :class:`replicator.native._core.JsonCommitter`, FULL mode included), for the
+Debezium formats (:class:`~replicator.native._core.DebeziumCommitter`) and, through the typed
+row images (:class:`~replicator.native._core.RowImages`), for every EventFormat that defines
+``on_native_row`` and does not turn it off with ``native_rows`` (:class:`~replicator.native.
+_core.EventCommitter`).
 """
 
 from __future__ import annotations

@@ -203,3 +203,54 @@ def test_row_image_formats_real(fmt: str, tmp_path: Path) -> None:
     cfg = free23_batch_config(_fixture("free23-basic"), tmp_path)
     cfg["source"][0]["format"] = {"type": fmt}
     assert assert_same(cfg, tmp_path)["messages"]
+
+
+class _Probe(framework.EventFormat):
+    """Records every decoded value: RowValues (python) or RowImages (native), to compare."""
+
+    seen: list[object] = []
+
+    def on_row(self, ctx, pos, row):  # type: ignore[no-untyped-def]
+        self.seen.append((pos.scn, pos.idx, row.op, row.change.scn, row.change.time, row.view.table.obj,
+                          row.before, row.after, set(row.modified)))
+        return []
+
+    def on_native_row(self, ctx, pos, rows, r):  # type: ignore[no-untyped-def]
+        view = rows.view(r)
+        missing = object()
+        images = []
+        for side in (0, 1):
+            if not rows.has_image(r, side):
+                images.append(None)
+                continue
+            image = {}
+            for v, column in enumerate(view.columns):
+                value = rows.get(r, side, v, missing)
+                if value is not missing:
+                    image[column.index] = value
+            images.append(image)
+        modified = {c.index for v, c in enumerate(view.columns) if rows.modified(r, v)}
+        self.seen.append((pos.scn, pos.idx, rows.op(r), rows.scn(r), rows.time(r), view.table.obj,
+                          images[0], images[1], modified))
+        return []
+
+
+@pytest.mark.parametrize("name", ["oltp", "mixed"])
+def test_row_images_values_equal_row_values(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """RowImages' typed cells give the python decoders' values, images and modified sets."""
+    from native_diff import run_engine
+
+    from replicator.formats import registry
+
+    monkeypatch.setitem(registry._FACTORIES, "canal", lambda options: _Probe(options))  # the probe as "canal"
+    sc = workloads.oltp(seed=11, target_bytes=512 << 10) if name == "oltp" else workloads.mixed(seed=12, events=40)
+    result = generate(sc, tmp_path / "gen", with_expected=False)
+    cfg = config_of(result, {"type": "canal"})
+    seen = {}
+    for which in ("python", "native"):
+        _Probe.seen = []
+        run = run_engine(cfg, tmp_path, which)
+        assert run["error"] is None
+        seen[which] = _Probe.seen
+    assert _native_share()[0] > 0
+    assert seen["python"] and seen["python"] == seen["native"]
