@@ -73,6 +73,8 @@ cdef class _RowPlan(_Plan):
     cdef list vdecode         # the python decoder per visible column
     cdef list vname           # b'"NAME":'
     cdef list vcolumns        # the ColumnView per visible column
+    cdef uint8_t* vkey        # key column
+    cdef int nkeys
 
     def __dealloc__(self):
         free(self.vcol)
@@ -81,6 +83,7 @@ cdef class _RowPlan(_Plan):
         free(self.voff)
         free(self.vint)
         free(self.vltz)
+        free(self.vkey)
 
 
 cdef _RowPlan make_row_plan(object fmt, object parser, object table):
@@ -117,6 +120,8 @@ cdef _RowPlan make_row_plan(object fmt, object parser, object table):
     plan.voff = <int64_t*> malloc((n + 1) * sizeof(int64_t))
     plan.vint = <uint8_t*> malloc(n + 1)
     plan.vltz = <uint8_t*> malloc(n + 1)
+    plan.vkey = <uint8_t*> malloc(n + 1)
+    plan.nkeys = 0
     plan.vdecode = []
     plan.vname = []
     plan.vcolumns = list(columns)
@@ -129,6 +134,8 @@ cdef _RowPlan make_row_plan(object fmt, object parser, object table):
         family = c.otype.family
         plan.vint[v] = family in INTEGER_FAMILIES
         plan.vltz[v] = family == "timestamp_ltz"
+        plan.vkey[v] = 1 if c.key else 0
+        plan.nkeys += plan.vkey[v]
         kind, param, offset = DC_PY, 0, 0
         if family in INTEGER_FAMILIES or family in ("decimal", "number", "float"):
             kind = DC_NUMBER
@@ -423,6 +430,31 @@ cdef class RowImages:
         return (self.rows[r].op != OP_DELETE and
                 (self.rows[r].op == OP_INSERT and self.cells[self.rows[r].cell0 + self.rows[r].nvis + v].kind != CK_ABSENT
                  or (self.cells[self.rows[r].cell0 + self.rows[r].nvis + v].flags & CELL_MODIFIED) != 0))
+
+    def masks(self, Py_ssize_t r) -> tuple[str, str]:
+        """Qlik's (changeMask, columnMask) of the row (replicator.formats.masks; no LOB columns here)."""
+        cdef RowMeta* row = self.rows + r
+        cdef _RowPlan plan = self.plans[row.table]
+        cdef Cell* after = self.cells + row.cell0 + row.nvis
+        cdef Cell* image = self.cells + row.cell0 + (0 if row.op == OP_DELETE else row.nvis)
+        cdef int v, nbytes = (row.nvis + 7) // 8 if row.nvis > 0 else 1
+        cdef bint keys_only = row.op == OP_DELETE and plan.nkeys > 0
+        cdef bint changed, present
+        change = bytearray(nbytes)
+        column = bytearray(nbytes)
+        for v in range(row.nvis):
+            present = image[v].kind != CK_ABSENT
+            if row.op == OP_UPDATE:
+                changed = (after[v].flags & CELL_MODIFIED) != 0
+            elif keys_only:
+                changed = plan.vkey[v]
+            else:
+                changed = present
+            if present:
+                column[v >> 3] |= 1 << (v & 7)
+            if changed:
+                change[v >> 3] |= 1 << (v & 7)
+        return change.hex().upper(), column.hex().upper()
 
     cdef int _style(self, object values) except -1:
         style = self.styles.get(id(values))

@@ -155,7 +155,7 @@ def test_olr_json_full_random(seed: int, tmp_path: Path) -> None:
 
 
 # Formats fed through the typed row-image interface (RowImages, on_native_row).
-ROW_IMAGE_FORMATS = ("canal", "shareplex", "dataworks", "oms-default")
+ROW_IMAGE_FORMATS = ("canal", "shareplex", "dataworks", "oms-default", "qlik")
 
 
 @pytest.mark.parametrize("fmt", ROW_IMAGE_FORMATS)
