@@ -39,6 +39,7 @@ class CanalFormat(EventFormat):
     def __init__(self, options: FormatOptions, clock: Clock | None = None):
         super().__init__(options, clock)
         self.values = TextValues(quote_all=True, booleans="str")
+        self._type_cache: dict[int, tuple[TableView, orjson.Fragment, list[str] | None, orjson.Fragment]] = {}
 
     def on_row(self, ctx: TxnContext, pos: Position, row: RowValues) -> list[Message]:
         """One flat message per row change."""
@@ -62,13 +63,14 @@ class CanalFormat(EventFormat):
 
     def _record(self, view: TableView, op: str, data: object, old: object, time: int, ctx: TxnContext,
                 pos: Position) -> dict[str, object]:
+        sql_types, pk_names, mysql_types = self._types(view)
         return {
             "database": view.owner,
-            "sqlType": {c.name: CANAL_TYPES[c.otype.family][0] for c in view.columns},
+            "sqlType": sql_types,
             "data": [data],
-            "pkNames": [c.name for c in view.keys] or None,
+            "pkNames": pk_names,
             "old": old,
-            "mysqlType": {c.name: CANAL_TYPES[c.otype.family][1] for c in view.columns},
+            "mysqlType": mysql_types,
             "type": RECORD_TYPES[op],
             "table": view.name,
             "es": time * 1000,
@@ -78,6 +80,16 @@ class CanalFormat(EventFormat):
             "id": pos.serial,
             "gtid": ctx.xid,
         }
+
+    def _types(self, view: TableView) -> tuple[orjson.Fragment, list[str] | None, orjson.Fragment]:
+        """sqlType, pkNames and mysqlType of a table, rendered once per table view."""
+        cached = self._type_cache.get(id(view))
+        if cached is None or cached[0] is not view:
+            cached = self._type_cache[id(view)] = (
+                view, orjson.Fragment(dumps({c.name: CANAL_TYPES[c.otype.family][0] for c in view.columns})),
+                [c.name for c in view.keys] or None,
+                orjson.Fragment(dumps({c.name: CANAL_TYPES[c.otype.family][1] for c in view.columns})))
+        return cached[1], cached[2], cached[3]
 
     def on_ddl(self, ctx: TxnContext, pos: Position, change: DdlChange) -> list[Message]:
         """A DDL message: no column data, the statement in ``sql``."""

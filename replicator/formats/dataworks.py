@@ -46,6 +46,7 @@ class DataWorksFormat(EventFormat):
         super().__init__(options, clock)
         self.values = TextValues()
         self._sequence = StreamSequence()
+        self._columns: dict[int, tuple[TableView, orjson.Fragment, list[str]]] = {}
 
     def _record(self, source: dict[str, object], columns: list[dict[str, str]] | None,
                 pk: list[str] | None, payload: dict[str, object], with_pk: bool = True) -> bytes:
@@ -95,9 +96,13 @@ class DataWorksFormat(EventFormat):
         return [self.message(self._row_record(ctx, view, payload), pos, ctx, table=rows.table(r))]
 
     def _row_record(self, ctx: TxnContext, view: TableView, payload: dict[str, object]) -> bytes:
-        columns = [{"name": c.name, "type": OMS_TYPES[c.otype.family]} for c in view.columns]
-        keys = [c.name for c in view.keys]
-        return self._record(self._source(ctx, view.owner, view.name), columns, keys, payload,
+        cached = self._columns.get(id(view))
+        if cached is None or cached[0] is not view:  # the column list, rendered once per table view
+            cached = self._columns[id(view)] = (view, orjson.Fragment(dumps(
+                [{"name": c.name, "type": OMS_TYPES[c.otype.family]} for c in view.columns])),
+                [c.name for c in view.keys])
+        keys = cached[2]
+        return self._record(self._source(ctx, view.owner, view.name), cached[1], keys, payload,  # type: ignore[arg-type]
                             with_pk=bool(keys))
 
     def on_ddl(self, ctx: TxnContext, pos: Position, change: DdlChange) -> list[Message]:
