@@ -7,7 +7,6 @@
 # renderer of that column (so warnings and odd values behave alike by construction).
 
 from replicator import __version__ as _VERSION
-from replicator.events import OP_DELETE as _PY_OP_DELETE
 from replicator.formats.framework import Position, TxnContext, xid_text
 
 # Debezium value kinds (per visible column).
@@ -319,7 +318,6 @@ cdef class _DbzPlan(_Plan):
     cdef bytes value_head   # b'{"schema":…,"payload":' (envelope) or b""
     cdef bytes key_head
     cdef bytes table_src    # b'"schema":OWNER,"table":NAME'
-    cdef bytes op_headers   # unused placeholder for smt (headers are built per row)
     cdef object owner
     cdef object name
 
