@@ -28,7 +28,7 @@ Other formats (the included ``_debezium.pxi`` and ``_rows.pxi``) reuse phase A:
 * Typed row images, the interface of the remaining formats: :class:`RowImages` holds a
   committed transaction's rows decoded once — per row a ``RowMeta`` (op, table, SCN, time,
   ROWID parts) and 2 x (visible columns) ``Cell`` structs (kind ``CK_*``, three int64 and an
-  arena span: NUMBER text, UTF-8 text, bytes, epoch + nanoseconds, zone offset and text,
+  arena span: NUMBER text, UTF-8 text, bytes, a double, epoch + nanoseconds, zone offset and text,
   interval totals; ``CK_PY`` only for values the python decoder must take). Image semantics
   are rowvalues.row_values'. :class:`EventCommitter` drives an EventFormat that defines
   ``on_native_row(ctx, pos, rows, r)``; the format renders an image with

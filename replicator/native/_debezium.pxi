@@ -6,6 +6,9 @@
 # decode exactly like replicator.formats.rowvalues goes through the python decoder and
 # renderer of that column (so warnings and odd values behave alike by construction).
 
+from libc.math cimport isfinite, signbit, frexp
+from libc.stdlib cimport strtod, strtof, strtol
+
 from replicator import __version__ as _VERSION
 from replicator.formats.framework import Position, TxnContext, xid_text
 
@@ -20,6 +23,7 @@ DEF DK_TSTZ = 7     # TIMESTAMP WITH TIME ZONE (numeric offsets): ISO local text
 DEF DK_IYM = 8      # INTERVAL YEAR TO MONTH: ISO duration
 DEF DK_IDS = 9      # INTERVAL DAY TO SECOND: ISO duration
 DEF DK_BIN = 10     # RAW: param 0 base64, 1 base64-url-safe, 2 hex
+DEF DK_FLOAT = 11   # BINARY_FLOAT (param 1) / BINARY_DOUBLE (param 0): shortest round-trip text
 
 DEF MODE_ENVELOPE = 0
 DEF MODE_FLATTEN = 1
@@ -303,6 +307,129 @@ cdef bint tstz_iso(Buf* b, const uint8_t* d, int n) noexcept nogil:
     return True
 
 
+cdef bint ieee_value(const uint8_t* d, int n, bint single, double* out) noexcept nogil:
+    """values.floats.decode_binary_float/double: Oracle's order-preserving bytes to a double."""
+    cdef uint64_t raw = 0
+    cdef uint32_t bits32
+    cdef float f
+    cdef int i
+    if n != (4 if single else 8):
+        return False
+    for i in range(n):
+        raw = (raw << 8) | d[i]
+    if single:
+        bits32 = <uint32_t>raw
+        if bits32 & <uint32_t>0x80000000:
+            bits32 = bits32 ^ <uint32_t>0x80000000
+        else:
+            bits32 = ~bits32
+        memcpy(&f, &bits32, 4)
+        out[0] = f
+    else:
+        if raw & (<uint64_t>1 << 63):
+            raw = raw ^ (<uint64_t>1 << 63)
+        else:
+            raw = ~raw
+        memcpy(out, &raw, 8)
+    return True
+
+
+cdef bint shortest_text(Buf* b, double v, bint single) noexcept nogil:
+    """repr(v) (double) or str(numpy.float32(v)) (single): the shortest round-trip digits.
+
+    False (python renders) for non-finite values and exact powers of two, where the shortest
+    string need not be the correctly rounded one this search finds.
+    """
+    cdef char tmp[48]
+    cdef char dig[24]
+    cdef int p, k, nd, e, i, decpt
+    cdef double m, a
+    cdef bint use_exp
+    cdef int e_at
+    if not isfinite(v):
+        return False
+    if v == 0.0:
+        if signbit(v):
+            buf_add(b, b"-0.0", 4)
+        else:
+            buf_add(b, b"0.0", 3)
+        return True
+    m = frexp(v, &e)
+    if m == 0.5 or m == -0.5:
+        return False
+    k = 0
+    for p in range(17 if not single else 9):
+        k = snprintf(tmp, 48, "%.*e", p, v)
+        if single:
+            if strtof(tmp, NULL) == <float>v:
+                break
+        elif strtod(tmp, NULL) == v:
+            break
+    else:
+        return False
+    # tmp: [-]d[.ddd]e[+-]xx
+    i = 1 if tmp[0] == 45 else 0
+    nd = 0
+    while i < k and tmp[i] != 101:
+        if tmp[i] != 46:
+            dig[nd] = tmp[i]
+            nd += 1
+        i += 1
+    e_at = i
+    e = <int>strtol(tmp + e_at + 1, NULL, 10)
+    while nd > 1 and dig[nd - 1] == 48:
+        nd -= 1
+    decpt = e + 1
+    a = -v if v < 0 else v
+    if single:
+        use_exp = not (1e-4 <= a < 1e6)
+    else:
+        use_exp = decpt <= -4 or decpt > 16
+    if v < 0:
+        buf_byte(b, 45)
+    if use_exp:
+        buf_byte(b, dig[0])
+        if nd > 1:
+            buf_byte(b, 46)
+            buf_add(b, dig + 1, nd - 1)
+        buf_byte(b, 101)
+        buf_byte(b, 45 if e < 0 else 43)
+        if -10 < e < 10:
+            buf_byte(b, 48)
+        buf_int(b, -e if e < 0 else e)
+    elif decpt <= 0:
+        buf_add(b, b"0.", 2)
+        for i in range(-decpt):
+            buf_byte(b, 48)
+        buf_add(b, dig, nd)
+    elif decpt >= nd:
+        buf_add(b, dig, nd)
+        for i in range(decpt - nd):
+            buf_byte(b, 48)
+        buf_add(b, b".0", 2)
+    else:
+        buf_add(b, dig, decpt)
+        buf_byte(b, 46)
+        buf_add(b, dig + decpt, nd - decpt)
+    return True
+
+
+def float_repr(bytes data, bint single):
+    """The native shortest text of a BINARY_FLOAT/DOUBLE value (tests), or None (python)."""
+    cdef Buf b
+    cdef double v
+    b.p = NULL
+    b.n = b.cap = 0
+    try:
+        if not ieee_value(<const uint8_t*>PyBytes_AS_STRING(data), <int>PyBytes_GET_SIZE(data), single, &v):
+            return None
+        if not shortest_text(&b, v, single):
+            return None
+        return PyBytes_FromStringAndSize(b.p, b.n)
+    finally:
+        free(b.p)
+
+
 cdef class _DbzPlan(_Plan):
     """A table's Debezium plan: visible columns, their native kinds, cached schema texts."""
 
@@ -412,6 +539,8 @@ cdef _DbzPlan make_dbz_plan(object fmt, object parser, object table):
             kind, offset = DK_LTZ, opts.db_timezone
         elif family == "timestamp_tz":
             kind = DK_TSTZ
+        elif family in ("binary_float", "binary_double"):
+            kind, param = DK_FLOAT, (1 if family == "binary_float" else 0)
         elif family == "interval_ym":
             kind = DK_IYM
         elif family == "interval_ds":
@@ -482,6 +611,7 @@ cdef class DebeziumCommitter(JsonCommitter):
         cdef Py_ssize_t k
         cdef const uint8_t* p = val.p
         cdef int n = val.n
+        cdef double dvalue
         if n <= 0:
             buf_add(b, b"null", 4)
             return 0
@@ -536,6 +666,9 @@ cdef class DebeziumCommitter(JsonCommitter):
             buf_byte(b, 34)
             if ids_iso(b, p, n):
                 buf_byte(b, 34)
+                return 0
+        elif kind == DK_FLOAT:
+            if ieee_value(p, n, param == 1, &dvalue) and shortest_text(b, dvalue, param == 1):
                 return 0
         elif kind == DK_BIN:
             buf_byte(b, 34)

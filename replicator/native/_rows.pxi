@@ -21,6 +21,7 @@ DEF CK_ZONED = 6     # a = UTC epoch, b = nanoseconds, c = zone offset seconds, 
 DEF CK_YM = 7        # a = signed total months (YearMonth)
 DEF CK_DS = 8        # a = signed total nanoseconds (DaySecond)
 DEF CK_PY = 9        # a = index into RowImages.pyvals: the python decoder's value
+DEF CK_FLOAT = 10    # a = the IEEE bits of the double, b = 1 for BINARY_FLOAT (float)
 
 DEF CELL_MODIFIED = 1   # flags: an UPDATE's after cell the statement set to a different value
 
@@ -33,6 +34,7 @@ DEF DC_ZONED = 4
 DEF DC_YM = 5
 DEF DC_DS = 6
 DEF DC_BYTES = 7
+DEF DC_FLOAT = 8     # param 1 BINARY_FLOAT, 0 BINARY_DOUBLE
 
 
 cdef struct Cell:
@@ -159,6 +161,8 @@ cdef _RowPlan make_row_plan(object fmt, object parser, object table):
             kind = DC_DS
         elif family in ("raw", "unsupported"):
             kind = DC_BYTES
+        elif family in ("binary_float", "binary_double"):
+            kind, param = DC_FLOAT, (1 if family == "binary_float" else 0)
         plan.vkind[v] = kind
         plan.vparam[v] = param
         plan.voff[v] = offset
@@ -173,6 +177,7 @@ cdef bint decode_cell(Cell* cell, Buf* arena, int kind, int param, int64_t offse
     cdef bint neg, mneg, nneg, hneg, sneg, negative
     cdef int b11, b12, h, m
     cdef uint8_t tmp[11]
+    cdef double dvalue
     cdef Py_ssize_t mark = arena.n
     cell.off = arena.n
     if kind == DC_NUMBER:
@@ -192,6 +197,12 @@ cdef bint decode_cell(Cell* cell, Buf* arena, int kind, int param, int64_t offse
     elif kind == DC_BYTES:
         buf_add(arena, <const char*>p, n)
         cell.kind = CK_BYTES
+    elif kind == DC_FLOAT:
+        if not ieee_value(p, n, param == 1, &dvalue):
+            return False
+        memcpy(&cell.a, &dvalue, 8)
+        cell.b = param
+        cell.kind = CK_FLOAT
     elif kind == DC_INSTANT:
         if (n != 7 and n != 11) or not epoch_of(p, n, True, offset, &epoch, &fraction):
             return False
@@ -397,6 +408,7 @@ cdef class RowImages:
         """The python value (rowvalues.Value) of visible column ``v``; raises KeyError when absent."""
         cdef Cell* cell = self.cells + self.rows[r].cell0 + side * self.rows[r].nvis + v
         cdef bytes span
+        cdef double dvalue
         if cell.kind == CK_ABSENT:
             raise KeyError(v)
         if cell.kind == CK_NULL:
@@ -409,6 +421,9 @@ cdef class RowImages:
             return _YearMonth(cell.a)
         if cell.kind == CK_DS:
             return _DaySecond(cell.a)
+        if cell.kind == CK_FLOAT:
+            memcpy(&dvalue, &cell.a, 8)
+            return dvalue
         span = PyBytes_FromStringAndSize(self.arena.p + cell.off, cell.len)
         if cell.kind == CK_NUMBER:
             from decimal import Decimal
@@ -477,6 +492,7 @@ cdef class RowImages:
         cdef Buf* b = &self.out
         cdef int v, style = self._style(values)
         cdef bint first = True, quoted
+        cdef double dvalue
         cdef Py_ssize_t mark
         b.n = 0
         buf_byte(b, 123)
@@ -541,6 +557,14 @@ cdef class RowImages:
             elif cell.kind == CK_DS:
                 self._ds_literal(b, cell.a)
                 continue
+            elif cell.kind == CK_FLOAT:
+                memcpy(&dvalue, &cell.a, 8)
+                if style & ST_QUOTE_ALL:
+                    buf_byte(b, 34)
+                if shortest_text(b, dvalue, cell.b == 1):
+                    if style & ST_QUOTE_ALL:
+                        buf_byte(b, 34)
+                    continue
             # CK_PY, or a calendar value outside 1..9999: the python renderer.
             b.n = mark
             buf_bytes(b, _dumps(values.render(plan.vcolumns[v], self.value(r, side, v))))
