@@ -254,3 +254,20 @@ def test_row_images_values_equal_row_values(name: str, tmp_path: Path, monkeypat
         seen[which] = _Probe.seen
     assert _native_share()[0] > 0
     assert seen["python"] and seen["python"] == seen["native"]
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
+def test_olr_json_full_reference_scenarios(path: Path, tmp_path: Path) -> None:
+    result = generate(Scenario.from_file(path), tmp_path / "gen", with_expected=False)
+    assert_same(config_of(result, {"type": "json", "message": 1 + 2 * (len(path.stem) % 2), "scn": 1}), tmp_path)
+
+
+def test_olr_json_full_real_free23(tmp_path: Path) -> None:
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from fixture_configs import free23_batch_config
+
+    cfg = free23_batch_config(_fixture("free23-basic"), tmp_path)
+    cfg["source"][0]["format"] = dict(cfg["source"][0].get("format", {"type": "json"}), message=1)
+    assert assert_same(cfg, tmp_path)["messages"]
