@@ -1,6 +1,6 @@
 """Mutated redo through both engines, in one process (run as a subprocess by the tests).
 
-``python mutant_worker.py WORKDIR COUNT SEED`` generates a small scenario in WORKDIR, then
+``python mutant_worker.py WORKDIR COUNT SEED [FORMAT]`` generates a small scenario in WORKDIR, then
 for COUNT mutants (bit flips, truncations, random bytes over a record) runs the batch job
 with the python and the native engine and compares messages, counts, coded errors and log
 lines. Prints one line per mismatch and a summary; exit status 0 when all matched. A crash
@@ -47,11 +47,17 @@ def mutate(data: bytearray, rng: random.Random, block_size: int) -> tuple[bytear
     return out, f"{kind}@{pos}"
 
 
-def main(work: Path, count: int, seed: int) -> int:
+def main(work: Path, count: int, seed: int, fmt: str = "") -> int:
     work.mkdir(parents=True, exist_ok=True)
     sc = workloads.mixed(seed=seed, events=24, wide=False, big=False)
     result = generate(sc, work / "gen", with_expected=False)
-    cfg = config_of(result)
+    cfg = config_of(result, {"type": fmt} if fmt else None)
+    if fmt:  # the other formats' wall-clock fields: one fixed clock for both engines
+        from types import SimpleNamespace
+
+        from replicator.formats import framework
+
+        framework.time = SimpleNamespace(time=lambda: 1_700_000_000.0)  # type: ignore[assignment]
     reader = cfg["source"][0]["reader"]
     reader["disable-checks"] = 4  # no checksum check: mutants reach the parser and the native code
     originals = [Path(p) for p in reader["redo-log"]]
@@ -80,4 +86,4 @@ def main(work: Path, count: int, seed: int) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])))
+    sys.exit(main(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), *sys.argv[4:5]))
