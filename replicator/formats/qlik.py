@@ -91,6 +91,7 @@ class QlikFormat(EventFormat):
         self._events_of: TxnContext | None = None  # the transaction the counters below are for
         self._events = 0
         self._last_row = -1
+        self._structures: dict[int, tuple[TableView, dict[str, dict[str, int | str]], str]] = {}
 
     def _envelope(self, kind: str, message: Mapping[str, object]) -> bytes:
         return dumps({**_ENVELOPE, "type": kind, "message": message})
@@ -105,8 +106,12 @@ class QlikFormat(EventFormat):
         Ahead of a data message it takes the previous position (``aux_position``); for a DDL
         it is the event's own message.
         """
-        structure = table_structure(view)
-        digest = hashlib.sha1(dumps([view.owner, view.name, structure])).hexdigest()[:32]
+        cached = self._structures.get(id(view))
+        if cached is None or cached[0] is not view:  # once per table view, not per row
+            structure = table_structure(view)
+            cached = self._structures[id(view)] = (
+                view, structure, hashlib.sha1(dumps([view.owner, view.name, structure])).hexdigest()[:32])
+        structure, digest = cached[1], cached[2]
         known = self._sent.get(view.table.obj)
         if known is not None and known[0] == digest:
             return []
