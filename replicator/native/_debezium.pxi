@@ -593,6 +593,9 @@ cdef class DebeziumCommitter(JsonCommitter):
         free(self.foff)
         free(self.flen)
 
+    cdef bint _stream(self, object parser, object txn, object record) except -1:
+        return False  # a transaction above the streaming size: the python engine's stream
+
     cdef _Plan plan_for(self, object parser, object table):
         cdef _Plan plan = self.plans.get(id(table))
         if plan is None or plan.table is not table:

@@ -696,6 +696,9 @@ cdef class EventCommitter(JsonCommitter):
         self.native_transactions = 0
         self.python_transactions = 0
 
+    cdef bint _stream(self, object parser, object txn, object record) except -1:
+        return False  # a transaction above the streaming size: the python engine's stream
+
     cdef _Plan plan_for(self, object parser, object table):
         cdef _Plan plan = self.plans.get(id(table))
         if plan is None or plan.table is not table:
