@@ -271,3 +271,19 @@ def test_olr_json_full_real_free23(tmp_path: Path) -> None:
     cfg = free23_batch_config(_fixture("free23-basic"), tmp_path)
     cfg["source"][0]["format"] = dict(cfg["source"][0].get("format", {"type": "json"}), message=1)
     assert assert_same(cfg, tmp_path)["messages"]
+
+
+@pytest.mark.parametrize("fmt", ["debezium-envelope", "canal", "qlik", "json-full"])
+def test_huge_transactions_stay_python(fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above the streaming size these formats take the python engine's stream (same output);
+    the smaller transactions stay native."""
+    from replicator.redo import parser as parser_module
+    from replicator.txn import pool as pool_module
+
+    monkeypatch.setattr(pool_module, "CHUNK", 8 << 10)
+    monkeypatch.setattr(parser_module, "STREAM_BYTES", 16 << 10)
+    result = generate(workloads.mixed(seed=21, events=40), tmp_path / "gen", with_expected=False)
+    section = {"type": "json", "message": 1} if fmt == "json-full" else {"type": fmt}
+    assert assert_same(config_of(result, section), tmp_path)["messages"]
+    native, python = _native_share()
+    assert native > 0 and python > 0
