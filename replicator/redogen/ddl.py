@@ -179,7 +179,10 @@ class Catalog:
     def _bootstrap(self) -> None:
         """Rows describing the dictionary tables themselves, the users, tablespaces and tables."""
         self._row(None, "USER$", {"USER#": 0, "NAME": "SYS", "SPARE1": 384, "_single": 1})
-        for ts_no, name in TABLESPACES:
+        # a scenario table in another tablespace (as a real checkpoint may place it) gets its TS$ row,
+        # else OLR warns "missing TS#" when it looks up the LOB block size
+        extra = sorted({t.ts for t in self.e.sc.tables} - {no for no, _ in TABLESPACES})
+        for ts_no, name in (*TABLESPACES, *((no, f"TS{no}") for no in extra)):
             self._row(None, "TS$", {"TS#": ts_no, "NAME": name, "BLOCKSIZE": self.e.sc.db_block_size})
         for st in sys_tables().values():
             self._row(None, "OBJ$", {"OBJ#": st.obj, "DATAOBJ#": st.data_obj, "OWNER#": 0, "NAME": st.name,
