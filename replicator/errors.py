@@ -211,6 +211,7 @@ CATALOGUE: dict[int, str] = {
     60032: "stream writer: unknown or out-of-place request code",
     60033: "stream writer: undecodable request (hex dump logged)",
     60034: "UPDATE sets NULL in a NOT NULL column",
+    60380: "redogen SQL script: a statement the database would refuse is skipped (as SQL*Plus goes on)",
     60035: "stream writer: wrong database name or CONFIRM without c_scn",
     60036: "binary XMLTYPE (flag 0x10000) is not decoded: printed as hex",
     60040: "unknown opcode skipped (logged once per opcode)",

@@ -153,6 +153,7 @@ class Column:
     nullable: bool = True
     default: Node | None = None
     ctype: ColumnType | None = None
+    identity: tuple[str, int, int, int] | None = None  # (ALWAYS | BY DEFAULT | ON NULL, start, step, cache)
 
     def __post_init__(self) -> None:
         if self.ctype is None:
@@ -177,6 +178,21 @@ class Table:
     partition_objs: list[int] = field(default_factory=list)
     rows: dict[Any, dict[str, Any]] = field(default_factory=dict)
     _serial: int = 0
+    # identity sequence: each instance takes CACHE values at a time (RAC NOORDER), node -> (next, end)
+    _seq_next: int = 0
+    _seq_cache: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+    def next_identity(self, col: Column, node: int) -> Decimal:
+        """The next identity value for a row inserted on instance ``node``."""
+        assert col.identity is not None
+        _, start, step, cache = col.identity
+        nxt, end = self._seq_cache.get(node, (0, 0))
+        if nxt >= end:
+            nxt = self._seq_next or 0
+            end = nxt + max(cache, 1)
+            self._seq_next = end
+        self._seq_cache[node] = (nxt + 1, end)
+        return Decimal(start + nxt * step)
 
     def column(self, name: str, line: int) -> Column:
         for c in self.columns:
@@ -355,8 +371,10 @@ class _Return(Exception):
 class Compiler:
     """Runs a script's statements against a model of its tables and records the timeline."""
 
-    def __init__(self, schema: Checkpoint | None = None, owner: str = "OLR_TEST"):
+    def __init__(self, schema: Checkpoint | None = None, owner: str = "OLR_TEST", strict: bool = False):
         self.schema = schema
+        self.strict = strict  # raise on a statement the database would refuse, instead of skipping it
+        self.warnings: list[str] = []
         self.owner = schema_owner(schema) or owner
         self.tables: dict[str, Table] = {}
         self.initial: list[Table] = []
@@ -393,6 +411,8 @@ class Compiler:
 
     def _start(self) -> None:
         self.started = True
+        for t in self.tables.values():
+            t.supplemental = _logged_supplemental(t)
         self.initial = [_copy_table(t) for t in self.tables.values()]
 
     def _chunk(self, chunk: Chunk) -> None:
@@ -423,15 +443,31 @@ class Compiler:
                 return
             if not self.started:
                 return  # setup blocks (drop-if-exists...)
-            p = Parser(tokenize(chunk.text, chunk.line))
-            self._block(p, {}, {})
-            return
         p = Parser(tokenize(chunk.text, chunk.line))
         if p.tok.kind == "eof":
             return
-        self._statement(p, {}, {})
-        if p.tok.kind != "eof" and not p.at(";"):
-            p.fail(f"unexpected {p.tok.text!r} after the statement")
+        mark = (len(self.events), {k: (len(s.undo), s.active) for k, s in self.sessions.items()}, self.pending_wait)
+        try:
+            if chunk.kind == "plsql":
+                self._block(p, {}, {})
+            else:
+                self._statement(p, {}, {})
+            if p.tok.kind != "eof" and not p.at(";"):
+                p.fail(f"unexpected {p.tok.text!r} after the statement")
+        except SqlError as exc:
+            if exc.code != RUNTIME or self.strict:
+                raise
+            # The database refused the statement (or the block): SQL*Plus reports it and goes on.
+            # Its changes are undone and its events dropped, as Oracle's statement rollback does.
+            self.depth = 0
+            del self.events[mark[0]:]
+            for key, s in self.sessions.items():
+                undo_len, active = mark[1].get(key, (0, False))
+                self._undo(s, undo_len)
+                s.active = active
+            self.pending_wait = mark[2]
+            self.warnings.append(f"{exc.message} (in: {chunk.head}): the statement is skipped, as the database "
+                                 "refused it")
 
     def scenario(self, name: str = "TEST") -> Scenario:
         """The compiled scenario."""
@@ -556,6 +592,15 @@ class Compiler:
         for name, node in zip(cols, exprs, strict=True):
             row[name] = coerce(table.column(name, line), evaluate(node, lookup), line)
         for c in table.columns:
+            if c.identity is not None:
+                given = c.name in row
+                if given and c.identity[0] == "ALWAYS":
+                    raise SqlError(f"ORA-32795: cannot insert into a generated always identity column {c.name}",
+                                   RUNTIME, line)
+                if not given or (row[c.name] is None and c.identity[0] == "ON NULL"):
+                    row[c.name] = table.next_identity(c, self.node)
+                    if names is not None and c.name not in cols:
+                        cols = [*cols, c.name]
             if c.name not in row:
                 row[c.name] = coerce(c, evaluate(c.default, lookup), line) if c.default is not None else None
         for c in table.columns:
@@ -730,6 +775,7 @@ class Compiler:
             table = self._from_schema(table, line)
             self.tables[name] = table
             return
+        table.supplemental = _logged_supplemental(table)
         self.tables[name] = table
         self._ddl_event(Event("create_table", definition=_definition(table)))
 
@@ -741,14 +787,17 @@ class Compiler:
         if ct is None:
             raise SqlError(f"table {table.name} is not in the schema checkpoint", SCHEMA, line)
         cols = [Column(n, t, nullable) for n, t, nullable in ct.columns]
-        defaults = {c.name: c.default for c in table.columns}
+        declared = {c.name: c for c in table.columns}
         for c in cols:
-            c.default = defaults.get(c.name)
+            if c.name in declared:
+                c.default, c.identity = declared[c.name].default, declared[c.name].identity
         if table.partitions and len(ct.partition_objs) != len(table.partitions):
             raise SqlError(f"{table.name}: {len(table.partitions)} partitions in the script, "
                            f"{len(ct.partition_objs)} in the schema checkpoint", SCHEMA, line)
-        return Table(ct.owner, ct.name, cols, list(ct.primary_key), ct.supplemental, ct.obj, ct.data_obj, ct.ts,
-                     table.partition_kind, table.partition_col, table.partitions, list(ct.partition_objs))
+        out = Table(ct.owner, ct.name, cols, list(ct.primary_key), ct.supplemental, ct.obj, ct.data_obj, ct.ts,
+                    table.partition_kind, table.partition_col, table.partitions, list(ct.partition_objs))
+        out.supplemental = _logged_supplemental(out)
+        return out
 
     def _column_def(self, p: Parser) -> tuple[Column, bool]:
         name = p.ident()
@@ -756,7 +805,7 @@ class Compiler:
         depth = 0
         while p.tok.kind != "eof":
             if depth == 0 and (p.at(",", ")") or p.at("NOT", "NULL", "PRIMARY", "DEFAULT", "CONSTRAINT", "UNIQUE",
-                                                       "CHECK", "REFERENCES")):
+                                                       "CHECK", "REFERENCES", "GENERATED")):
                 break
             if p.at("("):
                 depth += 1
@@ -785,9 +834,48 @@ class Compiler:
             elif p.accept("PRIMARY"):
                 p.expect("KEY")
                 is_pk = True
+            elif p.accept("GENERATED"):
+                col.identity = self._identity(p)
+                col.nullable = False
             else:
                 p.fail(f"column {name}: {p.tok.text!r} is not supported")
         return col, is_pk
+
+    @staticmethod
+    def _identity(p: Parser) -> tuple[str, int, int, int]:
+        """``GENERATED [ALWAYS | BY DEFAULT [ON NULL]] AS IDENTITY [(START WITH n INCREMENT BY m CACHE c)]``."""
+        mode = "BY DEFAULT"
+        if p.accept("BY"):
+            p.expect("DEFAULT")
+            if p.accept("ON"):
+                p.expect("NULL")
+                mode = "ON NULL"
+        else:
+            p.accept("ALWAYS")
+            mode = "ALWAYS"
+        p.expect("AS")
+        p.expect("IDENTITY")
+        start, step, cache = 1, 1, 20  # Oracle's sequence defaults
+        if p.accept("("):
+            while not p.accept(")"):
+                if p.accept("START"):
+                    p.expect("WITH")
+                    start = int(p.tok.text)
+                elif p.accept("INCREMENT"):
+                    p.expect("BY")
+                    step = int(p.tok.text)
+                elif p.accept("CACHE"):
+                    cache = int(p.tok.text)
+                elif p.accept("NOCACHE"):
+                    cache = 1
+                    continue
+                elif p.at("ORDER", "NOORDER", "CYCLE", "NOCYCLE", "NOMAXVALUE", "NOMINVALUE"):
+                    p.i += 1
+                    continue
+                else:
+                    p.fail(f"identity option {p.tok.text!r} is not supported")
+                p.i += 1
+        return mode, start, step, cache
 
     @staticmethod
     def _name_list(p: Parser) -> list[str]:
@@ -850,7 +938,11 @@ class Compiler:
                 p.expect(")")
                 p.expect("COLUMNS")
                 if self.started:
-                    p.fail("ADD SUPPLEMENTAL LOG DATA after the start marker is not supported")
+                    if "ALL" in kinds and table.supplemental != "all" and not any(
+                            c.ctype is not None and c.ctype.type_code == ev.TYPE_BOOLEAN for c in table.columns):
+                        p.fail("ADD SUPPLEMENTAL LOG DATA after the start marker is not supported (unless the "
+                               "table already logs all columns: then Oracle refuses it with ORA-32588)")
+                    return
                 if self.schema is None:
                     level = "all" if "ALL" in kinds else "pk" if "PRIMARY" in kinds else table.supplemental
                     if level == "all" or table.supplemental != "all":
@@ -868,8 +960,6 @@ class Compiler:
                     p.fail("ALTER TABLE ADD CONSTRAINT is not supported")
                 cols.append(self._column_def(p)[0])
             for col in cols:
-                if col.default is not None:
-                    p.fail(f"ADD {col.name} with a DEFAULT is not supported (redogen adds NULL columns)")
                 if any(c.name == col.name for c in table.columns):
                     if not self.started:
                         raise SqlError(f"ORA-01430: column {col.name} already exists in {table.name}", RUNTIME, line)
@@ -1210,6 +1300,15 @@ class Compiler:
                 env[k] = scope[k]
 
 
+def _logged_supplemental(t: Table) -> str:
+    """The supplemental logging the table's redo carries. The real Oracle 23ai redo of a table
+    with BOOLEAN columns (reference ``boolean-type``) held no supplemental columns although its
+    checkpoint lists the ALL COLUMNS group, and OLR's output follows the redo."""
+    if any(c.ctype is not None and c.ctype.type_code == ev.TYPE_BOOLEAN for c in t.columns):
+        return "none"
+    return t.supplemental
+
+
 def _is_setup(chunk: Chunk) -> bool:
     """Without a start marker, leading CREATE TABLE / ADD SUPPLEMENTAL LOG statements are the setup."""
     if chunk.kind in ("marker", "sqlplus"):
@@ -1224,7 +1323,8 @@ def _strip_comments(text: str) -> str:
 
 
 def _copy_table(t: Table) -> Table:
-    return Table(t.owner, t.name, [Column(c.name, c.type, c.nullable, c.default, c.ctype) for c in t.columns],
+    return Table(t.owner, t.name, [Column(c.name, c.type, c.nullable, c.default, c.ctype, c.identity)
+                                   for c in t.columns],
                  list(t.primary_key), t.supplemental, t.obj, t.data_obj, t.ts, t.partition_kind, t.partition_col,
                  list(t.partitions), list(t.partition_objs))
 
@@ -1245,15 +1345,23 @@ def schema_owner(schema: Checkpoint | None) -> str:
 
 
 def compile_sql(text: str, *, schema: str | Path | Checkpoint | None = None, name: str = "TEST",
-                owner: str = "OLR_TEST") -> Scenario:
-    """Compile SQL*Plus script text into a :class:`Scenario` (tables from ``schema`` when given)."""
+                owner: str = "OLR_TEST", strict: bool = False, warnings: list[str] | None = None) -> Scenario:
+    """Compile SQL*Plus script text into a :class:`Scenario` (tables from ``schema`` when given).
+
+    A statement the database would refuse (duplicate key, NULL into NOT NULL, value too large:
+    code 30382) is skipped with a message appended to ``warnings``, as SQL*Plus goes on after
+    an error; ``strict`` raises it instead.
+    """
     ck = load_checkpoint(schema) if isinstance(schema, (str, Path)) else schema
-    comp = Compiler(ck, owner)
+    comp = Compiler(ck, owner, strict)
     comp.run(text)
+    if warnings is not None:
+        warnings.extend(comp.warnings)
     return comp.scenario(name)
 
 
-def load_sql(path: str | Path, schema: str | Path | Checkpoint | None = None) -> Scenario:
+def load_sql(path: str | Path, schema: str | Path | Checkpoint | None = None, *, strict: bool = False,
+             warnings: list[str] | None = None) -> Scenario:
     """Compile a ``.sql`` file (see :func:`compile_sql`)."""
     p = Path(path)
     try:
@@ -1263,6 +1371,6 @@ def load_sql(path: str | Path, schema: str | Path | Checkpoint | None = None) ->
     except UnicodeDecodeError:
         raise SqlError(f"{p}: not UTF-8 text", SYNTAX) from None
     try:
-        return compile_sql(text, schema=schema)
+        return compile_sql(text, schema=schema, strict=strict, warnings=warnings)
     except SqlError as exc:
         raise SqlError(f"{p.name}: {exc.message}", exc.code) from None

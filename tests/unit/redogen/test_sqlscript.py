@@ -178,6 +178,29 @@ COMMIT;
     assert [g[0] for g in got] == ["insert", "commit", "add_column", "update", "commit", "drop_column"]
 
 
+def test_identity_values_come_from_per_instance_caches() -> None:
+    sc = compile_sql("""
+CREATE TABLE I (id NUMBER GENERATED ALWAYS AS IDENTITY, name VARCHAR2(10), b BOOLEAN,
+                CONSTRAINT i_pk PRIMARY KEY (id));
+ALTER TABLE I ADD SUPPLEMENTAL LOG DATA (ALL) COLUMNS;
+-- @NODE1
+INSERT INTO I (name, b) VALUES ('a', TRUE);
+-- @NODE2
+INSERT INTO I (name) VALUES ('b');
+-- @NODE1
+INSERT INTO I (name) VALUES ('c');
+ALTER TABLE I ADD SUPPLEMENTAL LOG DATA (ALL) COLUMNS;
+ALTER TABLE I ADD (n NUMBER DEFAULT 7);
+INSERT INTO I (name) VALUES ('d');
+COMMIT;
+""")
+    ids = [e.values["ID"] for e in sc.timeline if e.op == "insert"]
+    assert ids == [1, 21, 2, 3]  # RAC NOORDER: each instance takes 20 values at a time
+    assert [e.values for e in sc.timeline if e.op == "insert"][-1] == {"ID": 3, "NAME": "d", "N": 7}
+    # 23ai redo of a table with BOOLEAN columns carried no supplemental columns (reference boolean-type)
+    assert sc.tables[0].supplemental == "none"
+
+
 def test_split_script_handles_sqlplus_and_blocks() -> None:
     chunks = split_script("SET ECHO OFF\n-- @NODE2\nBEGIN\n  NULL;\nEND;\n/\nSELECT 'a;b' FROM dual;\nEXIT\n")
     assert [(c.kind, c.line) for c in chunks] == [("sqlplus", 1), ("marker", 2), ("plsql", 3), ("sql", 7),
@@ -197,9 +220,27 @@ def test_split_script_handles_sqlplus_and_blocks() -> None:
 ])
 def test_statement_errors_name_the_line(sql: str, code: int, line: int) -> None:
     with pytest.raises(SqlError) as err:
-        compile_sql(TABLE + sql)
+        compile_sql(TABLE + sql, strict=True)
     assert err.value.code == code
     assert err.value.message.startswith(f"line {line}:"), err.value.message
+
+
+def test_refused_statements_are_skipped_like_sqlplus_does() -> None:
+    notes: list[str] = []
+    sc = compile_sql(TABLE + """
+INSERT INTO T VALUES (1, 'a', 1, NULL);
+INSERT INTO T VALUES (1, 'dup', 1, NULL);
+BEGIN
+  INSERT INTO T VALUES (2, 'b', 1, NULL);
+  UPDATE T SET name = NULL, val = 1 / 0 WHERE id = 2;
+END;
+/
+UPDATE T SET val = 2 WHERE id = 1;
+COMMIT;
+""", warnings=notes)
+    assert [(e.op, e.key or e.values) for e in sc.timeline] == [
+        ("insert", {"ID": 1, "NAME": "a", "VAL": 1, "D": None}), ("update", {"ID": 1}), ("commit", None)]
+    assert len(notes) == 2 and "ORA-00001" in notes[0] and "ORA-01476" in notes[1]
 
 
 def test_cli_compiles_a_script_and_reports_errors_without_traceback(tmp_path: Path, capsys: Any) -> None:
