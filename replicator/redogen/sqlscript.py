@@ -998,10 +998,55 @@ class Compiler:
                 row[new] = row.pop(old, None)
             table.primary_key = [new if k == old else k for k in table.primary_key]
             self._ddl_event(Event("rename_column", table=table.name, column=old, to=new))
-        elif p.at("MODIFY"):
-            p.fail("ALTER TABLE MODIFY is not supported: redogen has no column-type change event")
+        elif p.accept("MODIFY"):
+            specs: list[tuple[str, str, bool | None]] = []
+            paren = p.accept("(")
+            while True:
+                name = p.ident()
+                type_toks: list[str] = []
+                depth = 0
+                while p.tok.kind != "eof" and not (depth == 0 and (p.at(",", ")") or p.at("NOT", "NULL"))):
+                    depth += p.at("(") - p.at(")")
+                    type_toks.append(p.tok.text)
+                    p.i += 1
+                nullable: bool | None = None
+                if p.accept("NOT"):
+                    p.expect("NULL")
+                    nullable = False
+                elif p.accept("NULL"):
+                    nullable = True
+                specs.append((name, re.sub(r"\s*([(),])\s*", r"\1", " ".join(type_toks)), nullable))
+                if not paren or not p.accept(","):
+                    break
+            if paren:
+                p.expect(")")
+            for name, text, nullable in specs:
+                col = table.column(name, line)
+                new_type = text or col.type
+                try:
+                    ct = parse_type(new_type)
+                except ConfigError as exc:
+                    raise SqlError(f"column {name}: {exc.message}", SYNTAX, line) from None
+                if ct.type_code != col.ctype.type_code:  # type: ignore[union-attr]
+                    p.fail(f"MODIFY {name} {col.type} -> {new_type}: only a change within the same type is "
+                           "supported")
+                probe = Column(name, new_type, col.nullable if nullable is None else nullable, ctype=ct)
+                for row in table.rows.values():
+                    if row.get(name) is None and not probe.nullable:
+                        raise SqlError(f"ORA-02296: cannot enable NOT NULL on {name}: null values found", RUNTIME,
+                                       line)
+                    try:
+                        fits = coerce(probe, row.get(name), line) == row.get(name)
+                    except SqlError:
+                        fits = False
+                    if not fits:
+                        raise SqlError(f"ORA-01441: cannot decrease column length of {name}: some value is too "
+                                       "big", RUNTIME, line)
+                col.type, col.ctype, col.nullable = new_type, ct, probe.nullable
+                self._ddl_event(Event("modify_column", table=table.name,
+                                      column=f"{name} {new_type}{'' if col.nullable else ' NOT NULL'}"))
         else:
-            p.fail(f"ALTER TABLE {p.tok.text} is not supported (ADD, DROP COLUMN, SET UNUSED, RENAME COLUMN)")
+            p.fail(f"ALTER TABLE {p.tok.text} is not supported (ADD, DROP COLUMN, SET UNUSED, RENAME COLUMN, MODIFY)")
 
     def _drop_column(self, table: Table, name: str, op: str, line: int) -> None:
         table.column(name, line)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from redogen_helpers import pipeline_missing, run_pipeline
 
 from replicator.redogen import compile_sql, generate
 from replicator.redogen.commands import redogen_main
@@ -201,6 +202,30 @@ COMMIT;
     assert sc.tables[0].supplemental == "none"
 
 
+@pytest.mark.skipif(pipeline_missing() is not None, reason=pipeline_missing() or "")
+def test_modify_column_replicates(tmp_path: Path) -> None:
+    sc = compile_sql("""
+CREATE TABLE M (id NUMBER PRIMARY KEY, name VARCHAR2(10), amt NUMBER(5,2));
+ALTER TABLE M ADD SUPPLEMENTAL LOG DATA (ALL) COLUMNS;
+INSERT INTO M VALUES (1, 'short', 1.5);
+COMMIT;
+ALTER TABLE M MODIFY (name VARCHAR2(40), amt NUMBER(12,4));
+INSERT INTO M VALUES (2, 'a much longer name here', 12345.6789);
+ALTER TABLE M MODIFY name NOT NULL;
+COMMIT;
+""")
+    assert [e.column for e in sc.timeline if e.op == "modify_column"] == [
+        "NAME VARCHAR2(40)", "AMT NUMBER(12,4)", "NAME VARCHAR2(40) NOT NULL"]
+    result = generate(sc, tmp_path)
+    assert run_pipeline(result.config) == 0
+    assert result.expected is not None and result.output.read_bytes() == result.expected.read_bytes()
+    assert b'"AMT":12345.6789' in result.output.read_bytes()
+    with pytest.raises(SqlError) as err:
+        compile_sql(TABLE + "INSERT INTO T VALUES (1, 'abcdef', 1, NULL);\nALTER TABLE T MODIFY name VARCHAR2(3);",
+                    strict=True)
+    assert "ORA-01441" in err.value.message
+
+
 def test_split_script_handles_sqlplus_and_blocks() -> None:
     chunks = split_script("SET ECHO OFF\n-- @NODE2\nBEGIN\n  NULL;\nEND;\n/\nSELECT 'a;b' FROM dual;\nEXIT\n")
     assert [(c.kind, c.line) for c in chunks] == [("sqlplus", 1), ("marker", 2), ("plsql", 3), ("sql", 7),
@@ -215,7 +240,7 @@ def test_split_script_handles_sqlplus_and_blocks() -> None:
     ("INSERT INTO T VALUES (NULL, 'a', 1, NULL);", RUNTIME, 4),
     ("INSERT INTO T VALUES (1, 'a', 1, SYSDATE);", EXPRESSION, 4),
     ("INSERT INTO U VALUES (1);", RUNTIME, 4),
-    ("ALTER TABLE T MODIFY (name VARCHAR2(40));", SYNTAX, 4),
+    ("ALTER TABLE T MODIFY (name NUMBER);", SYNTAX, 4),
     ("\nINSERT INTO T VALUES (1, 'a', 1, NULL)", SYNTAX, 5),
 ])
 def test_statement_errors_name_the_line(sql: str, code: int, line: int) -> None:
