@@ -19,7 +19,6 @@ ROOT = Path(replicator.__file__).resolve().parent
 KNOWN_CYCLES = [
     {"replicator.spark.keys", "replicator.spark.options"},
     {"replicator.spark.debezium", "replicator.spark.parse"},
-    {"replicator.redo.asm", "replicator.redo.sftp", "replicator.redo.source"},
 ]
 
 
