@@ -1109,7 +1109,6 @@ class Compiler:
                     p.expect("AS")
                 autonomous = False
                 decls: list[tuple[str, Node | None]] = []
-                inner: dict[str, _Proc] = {}
                 while not p.at("BEGIN"):
                     if p.accept("PRAGMA"):
                         if p.ident() != "AUTONOMOUS_TRANSACTION":
@@ -1131,7 +1130,6 @@ class Compiler:
                     p.i += 1
                 p.expect(";")
                 procs[name] = _Proc(params, body, autonomous, decls)
-                del inner
             elif p.at("FUNCTION", "CURSOR", "TYPE"):
                 p.fail(f"{p.tok.text} declarations are not supported")
             else:
