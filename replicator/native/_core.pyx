@@ -24,6 +24,20 @@ a checking walk, then a rendering walk handing messages over in the python strea
 
 :class:`RecordDispatcher` is stage 1's counterpart: Parser._dispatch for one record, with the
 (5.1, 11.x) pairs stored without ChangeVector objects.
+
+Other formats (the included ``_debezium.pxi`` and ``_rows.pxi``) reuse phase A:
+
+* :class:`DebeziumCommitter` renders Debezium JSON (envelope, flatten, smt) per row into
+  the same buffer, as DebeziumFormat.on_row and orjson would.
+* Typed row images, the interface of the remaining formats: :class:`RowImages` holds a
+  committed transaction's rows decoded once — per row a ``RowMeta`` (op, table, SCN, time,
+  ROWID parts) and 2 x (visible columns) ``Cell`` structs (kind ``CK_*``, three int64 and an
+  arena span: NUMBER text, UTF-8 text, bytes, a double, epoch + nanoseconds, zone offset and text,
+  interval totals; ``CK_PY`` only for values the python decoder must take). Image semantics
+  are rowvalues.row_values'. :class:`EventCommitter` drives an EventFormat that defines
+  ``on_native_row(ctx, pos, rows, r)``; the format renders an image with
+  ``rows.json(r, side, text_values, modified_only)`` (C, no per-column python object) and
+  reads one python value with ``rows.get``/``rows.value`` only where it needs one.
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
@@ -1962,7 +1976,7 @@ cdef class JsonCommitter:
         o.seq = event.begin_seq
         o.messages = []
         o.prefix = o.suffix = None
-        if not self.scn_all:
+        if not self.scn_all and not fmt._full:
             sentinel = 918273645546372819
             template = hb.dml(o.lwn_scn, sentinel, 0, 0, o.ctx)
             mark = b'"c_idx":%d' % sentinel
@@ -1993,9 +2007,17 @@ cdef class JsonCommitter:
         xid = o.xid
         seq = o.seq
         messages = o.messages
+        full = fmt._full  # `message` bit 1 (in-memory transactions only): one message, the begin
+        # header and every row element (OlrJsonFormat.iter_transaction's FULL branch)
         if not o.started:
             o.started = True
-            if not fmt._skip_begin:
+            if full:
+                head = hb.begin(lwn_scn, fmt._take_index(), self.epoch(w.rows.time, parser), ctx)
+                b.n = 0
+                buf_byte(b, 123)
+                buf_bytes(b, head)
+                buf_add(b, b',"payload":[', 12)
+            elif not fmt._skip_begin:
                 head = hb.begin(lwn_scn, fmt._take_index(), self.epoch(w.rows.time, parser), ctx)
                 messages.append(Message(data=b"{" + head + b',"payload":[{"op":"begin"}]}', scn=lwn_scn,
                                         idx=fmt._lwn_idx - 1, xid=xid, seq=seq))
@@ -2016,17 +2038,21 @@ cdef class JsonCommitter:
         for r in range(w.nrows):
             row = w.rows + r
             plan = tables[row.table]
-            b.n = 0
-            idx += 1
-            if prefix is not None:
-                buf_bytes(b, prefix)
-                buf_int(b, idx)
-                buf_bytes(b, suffix)
+            if full:  # elements only, after the begin header
+                if o.num:
+                    buf_byte(b, 44)
             else:
-                head = hb.dml(lwn_scn, idx, row.scn, self.epoch(row.time, parser), ctx)
-                buf_add(b, b"{", 1)
-                buf_bytes(b, head)
-                buf_add(b, b',"payload":[', 12)
+                b.n = 0
+                idx += 1
+                if prefix is not None:
+                    buf_bytes(b, prefix)
+                    buf_int(b, idx)
+                    buf_bytes(b, suffix)
+                else:
+                    head = hb.dml(lwn_scn, idx, row.scn, self.epoch(row.time, parser), ctx)
+                    buf_add(b, b"{", 1)
+                    buf_bytes(b, head)
+                    buf_add(b, b',"payload":[', 12)
             buf_add(b, b'{"op":"', 7)
             buf_byte(b, 99 if row.op == OP_INSERT else 100 if row.op == OP_DELETE else 117)
             buf_add(b, b'",', 2)
@@ -2051,6 +2077,9 @@ cdef class JsonCommitter:
             o.num += 1
             img = w.vals + row.img
             self._images(row, img, img + row.ncols, plan, column_mode, reducer)
+            if full:
+                buf_byte(b, 125)
+                continue
             buf_add(b, b"}]}", 3)
             messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), lwn_scn, idx - 1, None, False, seq, xid,
                                     plan.table))
@@ -2059,6 +2088,11 @@ cdef class JsonCommitter:
                 fmt._lwn_idx = idx
                 self._hand_over(o)
                 messages = o.messages
+        if full:
+            buf_add(b, b"]}", 2)
+            messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), lwn_scn, fmt._lwn_idx - 1, None, False, seq,
+                                    xid))
+            return
         fmt._lwn_idx = idx
 
     cdef _hand_over(self, _Out o):
@@ -2070,7 +2104,7 @@ cdef class JsonCommitter:
     cdef _close(self, _Out o):
         """The commit message (when a row was output and the options want it)."""
         fmt = self.fmt
-        if o.started and not fmt._skip_commit:
+        if o.started and not fmt._skip_commit and not fmt._full:
             head = o.hb.commit(o.lwn_scn, fmt._take_index(), o.ctx)
             o.messages.append(Message(data=b"{" + head + b',"payload":[{"op":"commit"}]}', scn=o.lwn_scn,
                                       idx=fmt._lwn_idx - 1, xid=o.xid, seq=o.seq))
@@ -3554,3 +3588,8 @@ def value_text(int kind, int param, long long offset, bytes data):
 
 
 VALUE_KINDS = ("number", "ts", "tstz", "iym", "ids", "str", "hex", "bfloat", "bdouble")
+
+
+# ============================================================================= other formats
+include "_debezium.pxi"
+include "_rows.pxi"

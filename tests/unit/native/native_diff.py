@@ -17,11 +17,14 @@ class CollectSink:
     """Keeps every message's bytes and position."""
 
     def __init__(self) -> None:
-        self.messages: list[tuple[bytes, int, int, int, int, bool]] = []
+        self.messages: list[tuple[object, ...]] = []
         self.batches: list[int] = []  # the size of every write: where the pipeline drained
 
     def write(self, batch: list[Message]) -> None:
-        self.messages.extend((m.data, m.scn, m.idx, m.xid, m.seq, m.checkpoint) for m in batch)
+        # Key, headers, tombstone mark, topic and table name too: the other formats set them.
+        self.messages.extend((m.data, m.scn, m.idx, m.xid, m.seq, m.checkpoint, m.tag, m.headers, m.tombstone,
+                              m.topic, None if m.table is None else (m.table.owner, m.table.name))
+                             for m in batch)
         self.batches.append(len(batch))
 
     def flush(self) -> None:

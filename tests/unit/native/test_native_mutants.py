@@ -42,6 +42,13 @@ def test_mutants_streamed(tmp_path: Path) -> None:
     assert summary["python_errors"] > 0
 
 
+@pytest.mark.parametrize("fmt", ["debezium-envelope", "canal", "qlik"])
+def test_mutants_other_native_formats(fmt: str, tmp_path: Path) -> None:
+    """The same for the natively rendered Debezium and row-image formats (fewer mutants)."""
+    count = max(1, int(os.environ.get("REPLICATOR_MUTANTS", "300")) // 4)
+    _run(tmp_path, count, 14, 60 + 2 * count, fmt)
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("REPLICATOR_FUZZ_10K"), reason="manual run: set REPLICATOR_FUZZ_10K=1")
 def test_ten_thousand_mutants(tmp_path: Path) -> None:
