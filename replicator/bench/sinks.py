@@ -17,6 +17,16 @@ class CountingSink:
         self.messages += len(batch)
         self.bytes += sum(len(m.data) for m in batch)
 
+    def write_runs(self, batch: list) -> None:
+        """Pipeline.native_runs: ``batch`` holds Messages and native MessageRuns (one buffer each)."""
+        for item in batch:
+            if type(item) is Message:
+                self.messages += 1
+                self.bytes += len(item.data)
+            else:
+                self.messages += len(item)
+                self.bytes += item.body_bytes
+
     def flush(self) -> None:
         pass
 
@@ -34,6 +44,11 @@ class FileSink(CountingSink):
     def write(self, batch: list[Message]) -> None:
         super().write(batch)
         self._f.write(b"".join(m.data + b"\n" for m in batch))
+
+    def write_runs(self, batch: list) -> None:
+        """As write; a MessageRun's buffer already has the one-per-line layout."""
+        super().write_runs(batch)
+        self._f.write(b"".join(item.data + b"\n" if type(item) is Message else item.data for item in batch))
 
     def flush(self) -> None:
         self._f.flush()

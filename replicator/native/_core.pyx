@@ -1581,6 +1581,60 @@ cdef int carry_group(Work* w, Grouping* g) except -1 nogil:
     return 0
 
 
+cdef class MessageRun:
+    """A committed transaction's messages rendered into one buffer (no per-row object).
+
+    ``data`` holds every message body followed by a newline (the file layout), so a sink
+    that only writes or counts bytes takes it whole; the positions (idx, table) are C
+    arrays. It behaves as the sequence of :class:`~replicator.events.Message` it stands
+    for: ``len()``, indexing and iteration make the Message objects lazily.
+    """
+
+    cdef readonly bytes data
+    cdef readonly object scn
+    cdef readonly object seq
+    cdef readonly object xid
+    cdef list tables        # table of each slot in tabs
+    cdef int64_t* ends      # end of message i's body in data (its newline is at ends[i])
+    cdef int64_t* idxs
+    cdef int* tabs          # slot in tables, -1: no table (begin, commit, FULL)
+    cdef Py_ssize_t n
+
+    def __dealloc__(self):
+        free(self.ends)
+        free(self.idxs)
+        free(self.tabs)
+
+    def __len__(self):
+        return self.n
+
+    @property
+    def body_bytes(self):
+        """Bytes of the messages' data (the newlines not counted)."""
+        return PyBytes_GET_SIZE(self.data) - self.n
+
+    cpdef message(self, Py_ssize_t i):
+        """Message ``i`` as a :class:`~replicator.events.Message`."""
+        cdef Py_ssize_t start = 0 if i == 0 else self.ends[i - 1] + 1
+        cdef int t = self.tabs[i]
+        return Message(self.data[start:self.ends[i]], self.scn, self.idxs[i], None, False, self.seq, self.xid,
+                       None if t < 0 else self.tables[t])
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self.message(j) for j in range(*i.indices(self.n))]
+        if i < 0:
+            i += self.n
+        if not 0 <= i < self.n:
+            raise IndexError("MessageRun index out of range")
+        return self.message(i)
+
+    def __iter__(self):
+        cdef Py_ssize_t i
+        for i in range(self.n):
+            yield self.message(i)
+
+
 cdef class _Out:
     """One committed transaction being rendered: its event, header pieces and messages."""
 
@@ -1597,6 +1651,7 @@ cdef class _Out:
     cdef long long num      # rows rendered ("num" field)
     cdef long long rows     # rows in messages not yet handed over
     cdef Py_ssize_t room    # streamed: messages until the pipeline drains; 0: one list at the end
+    cdef bint run           # render into the committer's run buffer (a MessageRun), not Messages
 
 
 # ----------------------------------------------------------------------------- the committer
@@ -1616,12 +1671,18 @@ cdef class JsonCommitter:
     cdef bint scn_all
     cdef Buf out
     cdef Buf val
+    cdef Buf run            # the MessageRun being rendered: bodies and newlines
+    cdef int64_t* run_ends
+    cdef int64_t* run_idx
+    cdef int* run_tab
+    cdef Py_ssize_t run_n, run_cap
     cdef object pipeline
     cdef list _tables
     cdef list _views
     cdef public long long native_transactions
     cdef public long long python_transactions
     cdef bint unknown_tables  # rows of tables the dictionary lacks are printed (printable_filter)
+    cdef public bint runs     # hand a transaction's messages over as one MessageRun (else a list)
 
     def __init__(self, fmt, pipeline):
         from replicator.formats.base import FLAG_SCHEMALESS, FLAG_SYSTEM_TXN
@@ -1636,10 +1697,54 @@ cdef class JsonCommitter:
         self.scn_all = bool(header._scn_all or header._tm_all)
         self.native_transactions = 0
         self.python_transactions = 0
+        self.runs = bool(getattr(pipeline, "native_runs", False))
 
     def __dealloc__(self):
         free(self.out.p)
         free(self.val.p)
+        free(self.run.p)
+        free(self.run_ends)
+        free(self.run_idx)
+        free(self.run_tab)
+
+    cdef int _run_add(self, const char* p, Py_ssize_t n, int64_t idx, int tab) except -1:
+        """Append one message body (and its newline) to the run buffer."""
+        if self.run_n + 1 > self.run_cap:
+            grow(<void**>&self.run_ends, &self.run_cap, self.run_n + 1, sizeof(int64_t))
+            self.run_idx = <int64_t*> realloc(self.run_idx, self.run_cap * sizeof(int64_t))
+            self.run_tab = <int*> realloc(self.run_tab, self.run_cap * sizeof(int))
+            if self.run_idx == NULL or self.run_tab == NULL:
+                raise MemoryError()
+        buf_add(&self.run, p, n)
+        self.run_ends[self.run_n] = self.run.n
+        self.run_idx[self.run_n] = idx
+        self.run_tab[self.run_n] = tab
+        self.run_n += 1
+        buf_byte(&self.run, 10)
+        return 0
+
+    cdef MessageRun _take_run(self, _Out o):
+        """The rendered run as a MessageRun (the committer's buffers are reset)."""
+        cdef MessageRun r = MessageRun.__new__(MessageRun)
+        cdef Py_ssize_t n = self.run_n
+        r.data = PyBytes_FromStringAndSize(self.run.p, self.run.n)
+        r.scn = o.lwn_scn
+        r.seq = o.seq
+        r.xid = o.xid
+        r.tables = [(<_Plan>plan).table for plan in self._tables] if self._tables is not None else []
+        r.ends = <int64_t*> malloc((n + 1) * sizeof(int64_t))
+        r.idxs = <int64_t*> malloc((n + 1) * sizeof(int64_t))
+        r.tabs = <int*> malloc((n + 1) * sizeof(int))
+        if r.ends == NULL or r.idxs == NULL or r.tabs == NULL:
+            raise MemoryError()
+        if n:
+            memcpy(r.ends, self.run_ends, n * sizeof(int64_t))
+            memcpy(r.idxs, self.run_idx, n * sizeof(int64_t))
+            memcpy(r.tabs, self.run_tab, n * sizeof(int))
+        r.n = n
+        self.run.n = 0
+        self.run_n = 0
+        return r
 
     cdef _Plan plan_for(self, object parser, object table):
         cdef _Plan plan = self.plans.get(id(table))
@@ -1946,9 +2051,12 @@ cdef class JsonCommitter:
         stats.rows += w.nrows
         stats.transactions += 1
         o = self._open(parser, txn, record)
+        o.run = self.runs
+        self.run.n = 0
+        self.run_n = 0
         self._rows(w, o, parser)
         self._close(o)
-        self.deliver(o.event, o.messages, w.nrows)
+        self.deliver(o.event, self._take_run(o) if o.run else o.messages, w.nrows)
 
     cdef _Out _open(self, object parser, object txn, object record):
         """The Transaction event of a commit and its header pieces (no message yet)."""
@@ -2019,8 +2127,11 @@ cdef class JsonCommitter:
                 buf_add(b, b',"payload":[', 12)
             elif not fmt._skip_begin:
                 head = hb.begin(lwn_scn, fmt._take_index(), self.epoch(w.rows.time, parser), ctx)
-                messages.append(Message(data=b"{" + head + b',"payload":[{"op":"begin"}]}', scn=lwn_scn,
-                                        idx=fmt._lwn_idx - 1, xid=xid, seq=seq))
+                data = b"{" + head + b',"payload":[{"op":"begin"}]}'
+                if o.run:
+                    self._run_add(PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), fmt._lwn_idx - 1, -1)
+                else:
+                    messages.append(Message(data=data, scn=lwn_scn, idx=fmt._lwn_idx - 1, xid=xid, seq=seq))
                 if o.room and len(messages) >= o.room:
                     self._hand_over(o)
                     messages = o.messages
@@ -2081,6 +2192,9 @@ cdef class JsonCommitter:
                 buf_byte(b, 125)
                 continue
             buf_add(b, b"}]}", 3)
+            if o.run:
+                self._run_add(b.p, b.n, idx - 1, row.table)
+                continue
             messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), lwn_scn, idx - 1, None, False, seq, xid,
                                     plan.table))
             o.rows += 1
@@ -2090,6 +2204,9 @@ cdef class JsonCommitter:
                 messages = o.messages
         if full:
             buf_add(b, b"]}", 2)
+            if o.run:
+                self._run_add(b.p, b.n, fmt._lwn_idx - 1, -1)
+                return
             messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), lwn_scn, fmt._lwn_idx - 1, None, False, seq,
                                     xid))
             return
@@ -2106,8 +2223,11 @@ cdef class JsonCommitter:
         fmt = self.fmt
         if o.started and not fmt._skip_commit and not fmt._full:
             head = o.hb.commit(o.lwn_scn, fmt._take_index(), o.ctx)
-            o.messages.append(Message(data=b"{" + head + b',"payload":[{"op":"commit"}]}', scn=o.lwn_scn,
-                                      idx=fmt._lwn_idx - 1, xid=o.xid, seq=o.seq))
+            data = b"{" + head + b',"payload":[{"op":"commit"}]}'
+            if o.run:
+                self._run_add(PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), fmt._lwn_idx - 1, -1)
+            else:
+                o.messages.append(Message(data=data, scn=o.lwn_scn, idx=fmt._lwn_idx - 1, xid=o.xid, seq=o.seq))
 
     cdef _images(self, Row* row, Val* before, Val* after, _Plan plan, int column_mode, object reducer):
         """UpdateReducer.images + TablePlan.render of one row into self.out."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterable, Iterator, Protocol
+from typing import Callable, Iterable, Iterator, Protocol, Sequence
 
 from replicator.events import Change, Checkpoint, Message, Transaction
 from replicator.formats.base import FLAG_CHECKPOINT, Format
@@ -74,6 +74,11 @@ class Pipeline:
         # RAC runs: called once at the end with (cut SCN, raw redo time, per-thread restart positions).
         self.on_rac_checkpoint: Callable[[int, int, list[tuple[int, int, int, int]]], None] | None = None
         self.engine = engine
+        # A sink with write_runs takes a native transaction's messages as one MessageRun
+        # (one buffer, no per-row object): _pending then holds runs among the Messages and
+        # _run_extra counts the messages the runs add beyond one list item each.
+        self.native_runs = hasattr(sink, "write_runs")
+        self._run_extra = 0
         # The native engine's loop over a whole file (blocks to commits), else None.
         self.native_loop: Callable[[Pipeline, RedoFile], RedoHeader] | None = None
         if engine == "native":
@@ -81,13 +86,19 @@ class Pipeline:
 
             attach(self)
 
-    def _on_native(self, txn: Transaction, messages: list[Message], rows: int) -> None:
-        """A transaction the native engine rendered: the list branch of _on_transaction."""
+    def _on_native(self, txn: Transaction, messages: Sequence[Message], rows: int) -> None:
+        """A transaction the native engine rendered: the list branch of _on_transaction.
+
+        ``messages`` is a list, or a MessageRun when the sink takes runs (native_runs)."""
         self.stats.transactions += 1
         self.stats.last_scn = txn.commit_scn
-        self._pending.extend(messages)
+        if type(messages) is list:
+            self._pending.extend(messages)
+        elif messages:
+            self._pending.append(messages)  # type: ignore[arg-type]  # a MessageRun, kept whole
+            self._run_extra += len(messages) - 1
         self.stats.rows += rows
-        if len(self._pending) >= FLUSH_MESSAGES:
+        if len(self._pending) + self._run_extra >= FLUSH_MESSAGES:
             self._drain()
 
     def _on_native_stream(self, txn: Transaction) -> int:
@@ -95,16 +106,16 @@ class Pipeline:
         _on_transaction); returns how many messages it may hand over before the next drain."""
         self.stats.transactions += 1
         self.stats.last_scn = txn.commit_scn
-        return FLUSH_MESSAGES - len(self._pending)
+        return FLUSH_MESSAGES - len(self._pending) - self._run_extra
 
     def _on_native_part(self, messages: list[Message], rows: int) -> int:
         """Messages (and their row count) of a streamed native transaction; returns the room
         before the next drain, so batches are cut where the python engine's stream cuts them."""
         self._pending.extend(messages)
         self.stats.rows += rows
-        if len(self._pending) >= FLUSH_MESSAGES:
+        if len(self._pending) + self._run_extra >= FLUSH_MESSAGES:
             self._drain()
-        return FLUSH_MESSAGES - len(self._pending)
+        return FLUSH_MESSAGES - len(self._pending) - self._run_extra
 
     def _on_transaction(self, txn: Transaction) -> None:
         self.stats.transactions += 1
@@ -114,7 +125,7 @@ class Pipeline:
             self.stats.rows += len(txn.changes)
             if self.on_commit is not None:
                 self.on_commit(txn)
-            if len(self._pending) >= FLUSH_MESSAGES:
+            if len(self._pending) + self._run_extra >= FLUSH_MESSAGES:
                 self._drain()
             return
         # A huge transaction arrives as a stream: format and write it in batches.
@@ -127,7 +138,7 @@ class Pipeline:
             messages = stream(txn)
         for message in messages:
             self._pending.append(message)
-            if len(self._pending) >= FLUSH_MESSAGES:
+            if len(self._pending) + self._run_extra >= FLUSH_MESSAGES:
                 self._drain()
         if self.on_commit is not None:
             self.on_commit(replace(txn, changes=[]))
@@ -155,9 +166,13 @@ class Pipeline:
 
     def _drain(self) -> None:
         if self._pending:
-            self.stats.messages += len(self._pending)
-            self.sink.write(self._pending)
+            self.stats.messages += len(self._pending) + self._run_extra
+            if self.native_runs:
+                self.sink.write_runs(self._pending)  # type: ignore[attr-defined]
+            else:
+                self.sink.write(self._pending)
             self._pending = []
+            self._run_extra = 0
 
     def run_file(self, redo: RedoFile) -> RedoHeader:
         """Process one archived redo file to its end."""

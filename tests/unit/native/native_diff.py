@@ -27,6 +27,21 @@ class CollectSink:
                              for m in batch)
         self.batches.append(len(batch))
 
+    def write_runs(self, batch: list[Any]) -> None:
+        """Pipeline.native_runs: native MessageRuns among the Messages, checked as the
+        sequence of Messages they stand for (indexing and iteration agree)."""
+        flat: list[Message] = []
+        for item in batch:
+            if type(item) is Message:
+                flat.append(item)
+                continue
+            run = list(item)
+            assert len(run) == len(item) and [m.data for m in run] == [item[i].data for i in range(len(item))]
+            assert item.body_bytes == sum(len(m.data) for m in run)
+            assert item.data == b"".join(m.data + b"\n" for m in run)
+            flat.extend(run)
+        self.write(flat)
+
     def flush(self) -> None:
         pass
 
