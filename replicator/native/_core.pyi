@@ -12,6 +12,22 @@ class JsonCommitter:
     def commit(self, parser: Any, txn: Any, record: Any) -> bool:
         """Output ``txn``; False when the python engine must process it instead."""
 
+class MessageRun:
+    """A committed transaction's messages in one buffer; the sequence of Messages it stands for."""
+
+    data: bytes
+    scn: int
+    seq: int
+    xid: int
+    @property
+    def body_bytes(self) -> int: ...
+    @property
+    def last_idx(self) -> int: ...
+    def message(self, i: int) -> Any: ...
+    def __len__(self) -> int: ...
+    def __getitem__(self, i: Any) -> Any: ...
+    def __iter__(self) -> Any: ...
+
 class RecordDispatcher:
     """Parser._dispatch in C for one record or an LWN's records (the (5.1, 11.x) pairs stored natively)."""
 

@@ -1613,6 +1613,11 @@ cdef class MessageRun:
         """Bytes of the messages' data (the newlines not counted)."""
         return PyBytes_GET_SIZE(self.data) - self.n
 
+    @property
+    def last_idx(self):
+        """idx of the last message (its confirm position); -1 when the run is empty."""
+        return self.idxs[self.n - 1] if self.n else -1
+
     cpdef message(self, Py_ssize_t i):
         """Message ``i`` as a :class:`~replicator.events.Message`."""
         cdef Py_ssize_t start = 0 if i == 0 else self.ends[i - 1] + 1

@@ -61,6 +61,12 @@ class Writer(ABC):
         self.messages_confirmed += 1
         self.on_confirm(message.scn, message.idx)
 
+    def confirm_run(self, run: Any) -> None:
+        """Report a native MessageRun's messages as delivered: the count, and its last
+        position (positions only grow within a run, so that is where delivery stands)."""
+        self.messages_confirmed += len(run)
+        self.on_confirm(run.scn, run.last_idx)
+
     keeps_tombstones = False  # sinks with record keys (Kafka) write Message.tombstone messages
 
     def must_send(self, message: Message) -> bool:

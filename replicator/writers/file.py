@@ -40,7 +40,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from replicator import log
 from replicator.config.writer import FileWriterConfig, OutputPattern
@@ -222,6 +222,35 @@ class FileWriter(Writer):
         self.messages_sent += 1
         self.bytes_sent += size
         self.confirm(message)
+
+    def write_runs(self, batch: list[Any]) -> None:
+        """Pipeline.native_runs: Messages and native MessageRuns in order. A run's buffer
+        (bodies and newlines) is written whole where its file cannot change inside it
+        (stdout, one file, or one per sequence: a run has one sequence) and the newline is
+        ``\\n``; else message by message."""
+        pattern = self.pattern
+        whole = self._newline == b"\n" and (pattern is None or pattern.mode in ("fixed", "sequence"))
+        for item in batch:
+            if type(item) is Message:
+                self.write([item])
+            elif not whole:
+                self.write(list(item))
+            else:
+                data = item.data
+                size = len(data)
+                self._prepare_file(item.seq, size)
+                if len(self._buffer) + size > BUFFER_SIZE:
+                    self._flush_buffer()
+                if size > BUFFER_SIZE:
+                    self._write_unit(data)
+                else:
+                    self._buffer += data
+                    if len(self._buffer) > self.config.write_buffer_flush_size:
+                        self._flush_buffer()
+                self.file_size += size
+                self.messages_sent += len(item)
+                self.bytes_sent += size
+                self.confirm_run(item)
 
     def _prepare_file(self, sequence: int, size: int) -> None:
         """Rotate when the pattern asks for it and make sure a file is open."""
