@@ -8,8 +8,9 @@ events in either format. Value typing is in :mod:`replicator.formats.protobuf_va
 
 Header as in OpenLogReplicator: scn (``scns`` = 16 hex digits, no ``0x``, with `scn` 1) and
 the time in every message, the time under the `timestamp` code (0-3 ``tm`` in ns/us/ms/s,
-4-7 the same as text in ``tms``, 8-15 ISO-8601 text), xid by the `xid` code (3: LogMiner
-byte order like JSON, where OLR printed plain ``%016x``), ``db`` as the `db` option says.
+4-7 the same as text in ``tms``, 15 ISO-8601 text ``YYYY-MM-DDTHH:MM:SSZ``, 8-14 none, as in
+OLR), xid by the `xid` code (3: the packed usn.slot.sqn as 16 hex digits, as OLR's protobuf builder
+prints it, not JSON's LogMiner byte order), ``db`` as the `db` option says.
 
 Fixed OpenLogReplicator shortcomings: the schema lists every column (OLR overwrote one
 entry); RAW/BLOB/date/time/interval values are filled (OLR left them empty); unconstrained
@@ -18,8 +19,6 @@ option; a DDL carries its whole text.
 """
 
 from __future__ import annotations
-
-import struct
 
 from replicator.events import (
     OP_DELETE,
@@ -79,16 +78,17 @@ class ProtobufFormat:
             response.tm = time * _TM_SCALE[code]
         elif code < 8:
             response.tms = str(time * _TM_SCALE[code - 4])
-        else:
+        elif code == 15:
             response.tms = epoch_to_iso(time, True, True)
+        # Codes 8-14 set no time: OLR's protobuf builder has no encoding for them (yet).
         if txn is not None:
             x = txn.xid
             if o.xid == 2:
                 response.xidn = x
             elif o.xid == 1:
                 response.xid = f"{x >> 48}.{(x >> 32) & 0xFFFF}.{x & 0xFFFFFFFF}"
-            elif o.xid == 3:  # LogMiner byte order, as in JSON (OLR printed plain %016x here)
-                response.xid = struct.pack("<HHI", x >> 48, (x >> 32) & 0xFFFF, x & 0xFFFFFFFF).hex()
+            elif o.xid == 3:  # OLR's protobuf builder prints the packed value, not JSON's LogMiner order
+                response.xid = f"{x:016x}"
             else:
                 response.xid = f"0x{x >> 48:04x}.{(x >> 32) & 0xFFF:03x}.{x & 0xFFFFFFFF:08x}"
             if db:
@@ -188,7 +188,7 @@ class ProtobufFormat:
         if o.schema & 4:
             schema.obj = obj
         if plan is not None and o.schema & 1:
-            key = id(plan.table)
+            key = plan.table.obj  # once per table, as the JSON format (olr_json._schema)
             if o.schema & 2 or key not in self._described:
                 self._described.add(key)
                 schema.column.extend(plan.columns_schema())

@@ -371,7 +371,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--block-size", type=int, default=512, help="with --source: redo block size")
     p.add_argument("--endian", choices=("little", "big", "both"), default="little",
                    help="byte order of the generated redo (both: every case in each order)")
+    p.add_argument("--options", action="store_true",
+                   help="the format-options matrix instead (redogen.options_check): every format option "
+                        "value, combinations, flags and filter rules, under both engines")
+    p.add_argument("--option", help="with --options: regular expression on variant labels (option=value)")
+    p.add_argument("--engines", help="with --options: engines to run, comma-separated (default: python,native)")
     args = p.parse_args(argv)
+    if args.options:
+        return _options_mode(args)
     endians = ENDIANS if args.endian == "both" else (args.endian,)
     if args.source:
         from replicator.redogen.commands import parse_size
@@ -409,6 +416,22 @@ def main(argv: list[str] | None = None) -> int:
     if not args.work_dir and any(not r.ok for r in results):
         print("(use --work-dir DIR to keep the failing cases)")
     return 0 if counts["clean"] == counts["cases"] else 1
+
+
+def _options_mode(args: argparse.Namespace) -> int:
+    from replicator.redogen.options_check import options_main
+
+    if not args.list and (not args.binary or not Path(args.binary).is_file()):
+        print(f"no reference binary: set ${ENV_BINARY} or --binary", file=sys.stderr)
+        return 2
+    tmp = None if args.work_dir else tempfile.TemporaryDirectory(prefix="olr-options-")
+    work = Path(args.work_dir or tmp.name).resolve()  # type: ignore[union-attr]
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        return options_main(args, Path(args.binary or "").resolve(), work)
+    finally:
+        if tmp is not None and not args.keep:
+            tmp.cleanup()
 
 
 if __name__ == "__main__":

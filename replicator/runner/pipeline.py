@@ -123,7 +123,10 @@ class Pipeline:
 
     def _on_checkpoint(self, cp: Checkpoint, final: bool = False) -> None:
         messages = self.format.checkpoint(cp)
-        if self.output_checkpoints:
+        # The end of a batch run is not a soft stop in OLR: its parser leaves the last file
+        # after the end-of-file ("redo") checkpoint without an "at exit" one, so the final
+        # checkpoint (state and schema files) prints no message.
+        if self.output_checkpoints and not final:
             self._pending.extend(messages)
         if self._on_checkpoint_hook is not None:
             self._drain()

@@ -48,10 +48,11 @@ from replicator.values.rowid import rowid_text
 COLUMN_FIELDS: Final[dict[str, dict[str, str]]] = {
     "sys-ccol": {"CON#": "con", "INTCOL#": "int-col", "OBJ#": "obj", "SPARE1": "spare1"},
     "sys-cdef": {"CON#": "con", "OBJ#": "obj", "TYPE#": "type"},
-    # OLR looks for a column named SIZE, which COL$ does not have, so it never tracks
-    # LENGTH from redo; this mirror tracks it (a deliberate difference).
+    # OLR looks for a column named SIZE, which COL$ does not have, so it never tracks LENGTH
+    # from redo: a column created in redo has length 0 (in the `schema` columns output and the
+    # checkpoint files), an altered one keeps its old length. Copied, so both match OLR's.
     "sys-col": {"OBJ#": "obj", "COL#": "col", "SEGCOL#": "seg-col", "INTCOL#": "int-col", "NAME": "name",
-                "TYPE#": "type", "LENGTH": "length", "PRECISION#": "precision", "SCALE": "scale",
+                "TYPE#": "type", "PRECISION#": "precision", "SCALE": "scale",
                 "CHARSETFORM": "charset-form", "CHARSETID": "charset-id", "NULL$": "null",
                 "PROPERTY": "property"},
     "sys-deferredstg": {"OBJ#": "obj", "FLAGS_STG": "flags-stg"},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import struct
 from decimal import Decimal
 from typing import Any
 
@@ -115,7 +116,11 @@ def _pb_event(data: bytes, json_doc: dict[str, Any]) -> dict[str, Any]:
     assert response.code == pb.PAYLOAD
     event: dict[str, Any] = {"c_scn": Decimal(response.c_scn), "c_idx": Decimal(response.c_idx), "payload": []}
     if response.WhichOneof("xid_val") == "xid":
-        event["xid"] = response.xid
+        xid = response.xid
+        if len(xid) == 16 and "." not in xid:  # xid 3: the packed value here, LogMiner byte order in JSON
+            x = int(xid, 16)
+            xid = struct.pack("<HHI", x >> 48, (x >> 32) & 0xFFFF, x & 0xFFFFFFFF).hex()
+        event["xid"] = xid
     for index, element in enumerate(response.payload):
         expected = json_doc["payload"][index]
         out: dict[str, Any] = {"op": {pb.BEGIN: "begin", pb.COMMIT: "commit", pb.INSERT: "c", pb.UPDATE: "u",
