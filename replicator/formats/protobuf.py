@@ -12,10 +12,11 @@ the time in every message, the time under the `timestamp` code (0-3 ``tm`` in ns
 OLR), xid by the `xid` code (3: the packed usn.slot.sqn as 16 hex digits, as OLR's protobuf builder
 prints it, not JSON's LogMiner byte order), ``db`` as the `db` option says.
 
-Fixed OpenLogReplicator shortcomings: the schema lists every column (OLR overwrote one
-entry); RAW/BLOB/date/time/interval values are filled (OLR left them empty); unconstrained
-NUMBERs are not truncated; transaction ``attributes`` are filled under the `attributes`
-option; a DDL carries its whole text.
+As OLR's protobuf builder: begin and commit messages are always written and no redo offset
+(message bits 4, 8 and 0x10 are JSON-only), scn-type/timestamp-type bit 1 are not applied, no
+transaction ``attributes`` are sent. Deliberate differences (docs/formats.md §8): RAW/BLOB
+bytes are filled (OLR leaves them empty) and the schema lists every column (OLR overwrites a
+single entry).
 """
 
 from __future__ import annotations
@@ -50,9 +51,9 @@ class ProtobufFormat:
         self.options = options
         self._full = bool(options.message & 1)
         self._add_num = bool(options.message & 2)
-        self._skip_begin = bool(options.message & 4)
-        self._skip_commit = bool(options.message & 8)
-        self._add_offset = bool(options.message & 0x10)
+        # OLR's protobuf builder ignores the JSON-only message bits (skip begin 4, skip commit 8,
+        # offset 0x10), the commit-value bit 1 of scn-type/timestamp-type and `attributes`.
+        self._skip_begin = self._skip_commit = self._add_offset = False
         self._printable = printable_filter(options.flags)
         self._reducer = UpdateReducer(options.column, options.flags)
         self._plans: dict[int, PbTablePlan] = {}
@@ -66,9 +67,6 @@ class ProtobufFormat:
         """A PAYLOAD response with the header for the index just taken."""
         o = self.options
         response = pb.RedoResponse(code=pb.PAYLOAD, c_scn=self._lwn_scn, c_idx=self._lwn_idx)
-        if txn is not None:  # scn-type / timestamp-type bit 1: the commit values everywhere
-            scn = txn.commit_scn if o.scn_type & 1 else scn
-            time = txn.commit_time if o.timestamp_type & 1 else time
         if o.scn == 1:
             response.scns = f"{scn:016x}"
         else:
@@ -93,8 +91,6 @@ class ProtobufFormat:
                 response.xid = f"0x{x >> 48:04x}.{(x >> 32) & 0xFFF:03x}.{x & 0xFFFFFFFF:08x}"
             if db:
                 response.db = txn.con_name or o.con_name
-            if attrs and txn.attributes:
-                response.attributes.update(txn.attributes)
         return response
 
     def _take(self, scn: int, time: int, txn: Transaction | None, db: bool, attrs: bool) -> pb.RedoResponse:

@@ -376,8 +376,10 @@ def main(argv: list[str] | None = None) -> int:
                         "value, combinations, flags and filter rules, under both engines")
     p.add_argument("--option", help="with --options: regular expression on variant labels (option=value)")
     p.add_argument("--engines", help="with --options: engines to run, comma-separated (default: python,native)")
+    p.add_argument("--record-goldens", action="store_true",
+                   help="write tests/golden/olr-options from OLR's output (redogen.options_golden)")
     args = p.parse_args(argv)
-    if args.options:
+    if args.options or args.record_goldens:
         return _options_mode(args)
     endians = ENDIANS if args.endian == "both" else (args.endian,)
     if args.source:
@@ -428,6 +430,10 @@ def _options_mode(args: argparse.Namespace) -> int:
     work = Path(args.work_dir or tmp.name).resolve()  # type: ignore[union-attr]
     work.mkdir(parents=True, exist_ok=True)
     try:
+        if args.record_goldens:
+            from replicator.redogen.options_golden import record
+
+            return 1 if record(Path(args.binary).resolve(), work) else 0
         return options_main(args, Path(args.binary or "").resolve(), work)
     finally:
         if tmp is not None and not args.keep:
