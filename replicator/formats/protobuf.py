@@ -13,8 +13,8 @@ OLR), xid by the `xid` code (3: the packed usn.slot.sqn as 16 hex digits, as OLR
 prints it, not JSON's LogMiner byte order), ``db`` as the `db` option says.
 
 As OLR's protobuf builder: begin and commit messages are always written and no redo offset
-(message bits 4, 8 and 0x10 are JSON-only), scn-type/timestamp-type bit 1 are not applied, no
-transaction ``attributes`` are sent. Deliberate differences (docs/formats.md §8): RAW/BLOB
+(message bits 4, 8 and 0x10 are JSON-only), scn-type bit 1 gives rows and DDL (not begin) the
+commit SCN, timestamp-type bit 1 is not applied, no transaction ``attributes`` are sent. Deliberate differences (docs/formats.md §8): RAW/BLOB
 bytes are filled (OLR leaves them empty) and the schema lists every column (OLR overwrites a
 single entry).
 """
@@ -52,7 +52,7 @@ class ProtobufFormat:
         self._full = bool(options.message & 1)
         self._add_num = bool(options.message & 2)
         # OLR's protobuf builder ignores the JSON-only message bits (skip begin 4, skip commit 8,
-        # offset 0x10), the commit-value bit 1 of scn-type/timestamp-type and `attributes`.
+        # offset 0x10), timestamp-type bit 1 and `attributes`.
         self._skip_begin = self._skip_commit = self._add_offset = False
         self._printable = printable_filter(options.flags)
         self._reducer = UpdateReducer(options.column, options.flags)
@@ -133,10 +133,12 @@ class ProtobufFormat:
                 if full is None:  # cannot happen: FULL mode rejects skipping the begin message
                     full = self._take(txn.begin_scn, change.time, txn, bool(o.db & 1), bool(o.attributes & 1))
                 target = full
-            elif isinstance(change, DdlChange):
-                target = self._take(change.scn, change.time, txn, bool(o.db & 2), bool(o.attributes & 2))
             else:
-                target = self._take(change.scn, change.time, txn, bool(o.db & 1), bool(o.attributes & 2))
+                # scn-type bit 1 gives a row or DDL the commit SCN (OLR's builder picks it before
+                # the format; begin keeps the begin SCN and no time is replaced).
+                scn = txn.commit_scn if o.scn_type & 1 else change.scn
+                db = bool(o.db & 2) if isinstance(change, DdlChange) else bool(o.db & 1)
+                target = self._take(scn, change.time, txn, db, False)
             element = target.payload.add()
             tag = self._ddl_element(element, change) if isinstance(change, DdlChange) else \
                 self._row_element(element, change, num)
