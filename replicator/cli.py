@@ -51,9 +51,10 @@ def _cmd_check_config(args: argparse.Namespace) -> int:
         from replicator.config.exposure import exposure_warnings
         from replicator.config.redosource import explain_redo_source
 
-        for warning in exposure_warnings(load_config(args.file)):
+        config = load_config(args.file)
+        for warning in exposure_warnings(config):
             print(f"{args.file}: {warning}")
-        for line in explain_redo_source(args.file):
+        for line in explain_redo_source(config.source[0].reader.redo_source):
             print(f"{args.file}: {line}")
         print(f"{args.file}: OK")
         return 0

@@ -101,15 +101,12 @@ class RedoSourceConfig(OlrModel):
         return "local files"
 
 
-def explain_redo_source(path: str) -> list[str]:
-    """What ``check-config`` says about a valid config's remote redo source (nothing for local)."""
-    from replicator.config import load_config
-    from replicator.errors import ReplicatorError
+def explain_redo_source(cfg: RedoSourceConfig) -> list[str]:
+    """What ``check-config`` says about a valid config's remote redo source (nothing for local).
 
-    try:
-        cfg = load_config(path).source[0].reader.redo_source
-    except ReplicatorError:
-        return []
+    Takes the loaded section (``config.source[0].reader.redo_source``): loading the file here
+    would make this module, which the config model imports, import the loader in turn.
+    """
     if cfg.type == "sftp":
         return [f"reader.redo-source: {cfg.describe()} with key {cfg.key_file}, host key checked against "
                 + ("nothing (accept-unknown-host-key 1)" if cfg.accept_unknown_host_key else cfg.known_hosts)

@@ -352,22 +352,23 @@ def start_scn(db: Database, request: StartRequest, facts: DatabaseFacts) -> int:
     if request.start_time is not None:
         if facts.standby:
             raise RuntimeFailure("can't position by time for standby database", 10024)
-        row = _one(db, sql.SCN_AT_TIME, {"start_time": request.start_time})
-        if row is None or row[0] is None:
-            raise RuntimeFailure(f"can't find scn for: {request.start_time}", 10025)
-        return to_int(row[0])
+        return _scn_query(db, sql.SCN_AT_TIME, {"start_time": request.start_time},
+                          f"can't find scn for: {request.start_time}", 10025)
     if request.start_time_rel > 0:
         if facts.standby:
             raise RuntimeFailure("can't position by relative time for standby database", 10026)
-        row = _one(db, sql.SCN_SECONDS_AGO, {"seconds": request.start_time_rel})
-        if row is None or row[0] is None:
-            raise RuntimeFailure(f"can't find scn for {request.start_time_rel} seconds ago", 10025)
-        return to_int(row[0])
+        return _scn_query(db, sql.SCN_SECONDS_AGO, {"seconds": request.start_time_rel},
+                          f"can't find scn for {request.start_time_rel} seconds ago", 10025)
     if request.start_scn:
         return request.start_scn
-    row = _one(db, sql.CURRENT_SCN)
+    return _scn_query(db, sql.CURRENT_SCN, None, "can't find database current scn", 10029)
+
+
+def _scn_query(db: Database, query: str, params: dict[str, Any] | None, missing: str, code: int) -> int:
+    """The SCN in the first column of ``query``'s row; RuntimeFailure ``code`` when there is none."""
+    row = _one(db, query, params)
     if row is None or row[0] is None:
-        raise RuntimeFailure("can't find database current scn", 10029)
+        raise RuntimeFailure(missing, code)
     return to_int(row[0])
 
 

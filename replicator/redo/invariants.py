@@ -334,13 +334,19 @@ def _undo_other(cv: ChangeVector, layer: int, code: int) -> None:
         raise _short(cv, "kteoputrn", lengths[2])
 
 
-def _check_0502(cv: ChangeVector, compat: int) -> None:
+def _first_field(cv: ChangeVector, minimum: int, name: str) -> int:
+    """Field 1 must exist and hold ``minimum`` bytes (``name`` in the error); the field count."""
     lengths = cv.lengths
-    n = len(lengths)
-    if n < 1:
+    if not lengths:
         raise _missing(cv, 1)
-    if lengths[0] < 32:
-        raise _short(cv, "ktudh", lengths[0])
+    if lengths[0] < minimum:
+        raise _short(cv, name, lengths[0])
+    return len(lengths)
+
+
+def _check_0502(cv: ChangeVector, compat: int) -> None:
+    n = _first_field(cv, 32, "ktudh")
+    lengths = cv.lengths
     if compat >= _V12_1 and n >= 2:
         if lengths[1] != 4:
             if lengths[1] < 36:
@@ -350,34 +356,20 @@ def _check_0502(cv: ChangeVector, compat: int) -> None:
 
 
 def _check_0504(cv: ChangeVector, compat: int) -> None:
-    lengths = cv.lengths
-    n = len(lengths)
-    if n < 1:
-        raise _missing(cv, 1)
-    if lengths[0] < 20:
-        raise _short(cv, "ktucm", lengths[0])
-    if n >= 2 and cv.data[cv.offsets[0] + 16] & _KTUCF and lengths[1] < 16:
-        raise _short(cv, "ktucf", lengths[1])
+    n = _first_field(cv, 20, "ktucm")
+    if n >= 2 and cv.data[cv.offsets[0] + 16] & _KTUCF and cv.lengths[1] < 16:
+        raise _short(cv, "ktucf", cv.lengths[1])
 
 
 def _check_0506(cv: ChangeVector, compat: int) -> None:
-    lengths = cv.lengths
-    n = len(lengths)
-    if n >= 1 and lengths[0] < 8:
-        raise _short(cv, "5.6", lengths[0])
-    if n < 1:
-        raise _missing(cv, 1)
+    n = _first_field(cv, 8, "5.6")
     _ktub(cv, 0)
-    if n >= 2 and lengths[1] < 8:
-        raise _short(cv, "ktuxvoff", lengths[1])
+    if n >= 2 and cv.lengths[1] < 8:
+        raise _short(cv, "ktuxvoff", cv.lengths[1])
 
 
 def _check_050b(cv: ChangeVector, compat: int) -> None:
-    lengths = cv.lengths
-    if not lengths:
-        raise _missing(cv, 1)
-    if lengths[0] < 8:
-        raise _short(cv, "5.11", lengths[0])
+    _first_field(cv, 8, "5.11")
     _ktub(cv, 0)
 
 
@@ -402,30 +394,49 @@ def _check_0b_plain(cv: ChangeVector, compat: int) -> None:
     _row_redo(cv)
 
 
-def _check_0b02(cv: ChangeVector, compat: int) -> None:
-    """11.2 (IRP) and 11.6 (ORP): each column from field 3, a NULL one empty."""
+def _columns_header(cv: ChangeVector, min_fields: int) -> tuple[bytes, int, int, int] | None:
+    """The start of the checks of a row change with columns: with fewer than ``min_fields``
+    fields only the KTB redo and the KDO header are checked (None); otherwise the KTB redo
+    is, and (data, KDO offset, KDO size, field count) returned."""
     lengths = cv.lengths
     n = len(lengths)
-    if n < 2:
+    if n < min_fields:
         _row_redo(cv)
-        return
-    data = cv.data
-    offsets = cv.offsets
+        return None
     _ktb_redo(cv, 0)
-    size = lengths[1]
-    o = offsets[1]
+    return cv.data, cv.offsets[1], lengths[1], n
+
+
+def _column_count(cv: ChangeVector, data: bytes, o: int, size: int, cc_at: int, bitmap_at: int) -> int:
+    """The column count of the KDO header at ``o``; a header too short for its NULL bitmap
+    raises (through :func:`_kdo`, which reports it "for nulls")."""
+    cc = data[o + cc_at]
+    if size < bitmap_at + ((cc + 7) >> 3):
+        _kdo(cv, 1)
+    return cc
+
+
+def _null_bitmap(data: bytes, at: int, cc: int) -> int:
+    """The NULL bitmap of ``cc`` columns stored at ``at`` (little-endian, one bit a column)."""
+    nbytes = (cc + 7) >> 3
+    return (data[at] if nbytes == 1 else int.from_bytes(data[at : at + nbytes], "little")) & ((1 << cc) - 1)
+
+
+def _check_0b02(cv: ChangeVector, compat: int) -> None:
+    """11.2 (IRP) and 11.6 (ORP): each column from field 3, a NULL one empty."""
+    header = _columns_header(cv, 2)
+    if header is None:
+        return
+    data, o, size, n = header
+    lengths = cv.lengths
     if size < 48 or data[o + 10] & 0x1F != cv.code:  # short, or not the IRP/ORP expected
         _kdo(cv, 1)
         if size < 48 or data[o + 10] & 0x1F not in (_IRP, _ORP):
             return
-    cc = data[o + 18]
-    nbytes = (cc + 7) >> 3
-    if size < 45 + nbytes:
-        _kdo(cv, 1)  # raises "for nulls"
+    cc = _column_count(cv, data, o, size, 18, 45)
     if not cc or n < 3:
         return
-    nulls = (data[o + 45] if nbytes == 1 else int.from_bytes(data[o + 45 : o + 45 + nbytes], "little")) \
-        & ((1 << cc) - 1)
+    nulls = _null_bitmap(data, o + 45, cc)
     if not nulls or (cc > 1 and lengths[2] == _U16[cv.endian].unpack_from(data, o + 40)[0]):
         return  # no NULL column, or one compressed row image
     # OLR reads column i from field 3+i while i < cc, i <= ccData and the field exists.
@@ -434,32 +445,23 @@ def _check_0b02(cv: ChangeVector, compat: int) -> None:
 
 def _check_0b05(cv: ChangeVector, compat: int) -> None:
     """11.5 (URP): field 3 holds the column numbers, then one field per column up to ccData."""
-    lengths = cv.lengths
-    n = len(lengths)
-    if n < 3:
-        _row_redo(cv)
+    header = _columns_header(cv, 3)
+    if header is None:
         return
-    data = cv.data
-    offsets = cv.offsets
-    _ktb_redo(cv, 0)
-    size = lengths[1]
-    o = offsets[1]
+    data, o, size, n = header
+    lengths = cv.lengths
     if size < 28 or data[o + 10] & 0x1F != _URP:
         _kdo(cv, 1)  # raises for a short header; another operation has no column check here
         if data[o + 10] & 0x1F != _URP:
             return
-    cc = data[o + 23]
-    nbytes = (cc + 7) >> 3
-    if size < 26 + nbytes:
-        _kdo(cv, 1)  # raises "for nulls"
+    cc = _column_count(cv, data, o, size, 23, 26)
     if data[o + 11] & _KDOM2:
         if n < 4:
             raise _missing(cv, 4)
         return
     if not cc or not lengths[2]:
         return
-    nulls = (data[o + 26] if nbytes == 1 else int.from_bytes(data[o + 26 : o + 26 + nbytes], "little")) \
-        & ((1 << cc) - 1)
+    nulls = _null_bitmap(data, o + 26, cc)
     if nulls:
         _null_fields(cv, nulls, 3, min(_cc_data(cc, nulls), n - 3), "11.5.#")
 

@@ -50,11 +50,12 @@ from replicator.redogen.ids import dba, rowid
 from replicator.redogen.rows import Cell, Piece, Row, TableState, layout, piece_size
 from replicator.redogen.scenario import ColumnSpec, Event, TableSpec, _column, _table
 from replicator.redogen.systables import SysTable, sys_tables
+from replicator.redogen.txnstate import Change, Txn
 from replicator.schema.rows import Kind, row_fields
 from replicator.schema.tracking import COLUMN_FIELDS
 
 if TYPE_CHECKING:
-    from replicator.redogen.engine import Engine, Txn
+    from replicator.redogen.engine import Engine
 
 DDL_OPS: Final = ("create_table", "drop_table", "add_column", "drop_column", "set_unused_column",
                   "rename_column", "truncate", "add_partition", "drop_partition", "exchange_partition")
@@ -303,8 +304,6 @@ class Catalog:
 
     def _end(self, e: Event, t: Txn, stmt: int, owner: str, sql: str, obj: int, table: ev.Table | None,
              name: str = "") -> None:
-        from replicator.redogen.engine import Change
-
         rec = self.e.emit.ddl(t.redo, stmt, owner, sql, obj)
         rows: list[Any] = []
         if self.e.sc.flags & 0x20:  # OLR outputs DDL only when source flag 0x20 asks for it

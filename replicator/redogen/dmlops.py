@@ -15,10 +15,11 @@ from replicator.redogen import dml
 from replicator.redogen.lobs import MULTIBYTE_CHARSETS, PAGE_OVERHEAD, LobStore
 from replicator.redogen.rows import Cell, Row, TableState
 from replicator.redogen.txnops import TxnOps
+from replicator.redogen.txnstate import Change, ExpectedRow, Txn
 from replicator.schema.lobs import DEFAULT_PAGE_SIZE, PAGE_SIZES
 
 if TYPE_CHECKING:
-    from replicator.redogen.engine import Change, Engine, ExpectedRow, Txn
+    from replicator.redogen.engine import Engine
     from replicator.redogen.scenario import Event
 
 ITL = 1
@@ -44,8 +45,6 @@ class DmlOps(TxnOps):
         return recs, comps
 
     def _expected(self, op: str, ts: TableState, before, after, row: Row, recs, first: int) -> ExpectedRow:
-        from replicator.redogen.engine import ExpectedRow
-
         head = row.pieces[0]
         before, after = self.lobs.expected(ts, before, False), self.lobs.expected(ts, after, True)
         return ExpectedRow(op, ts, before, after, head.bdba, head.slot, recs[-1][0], recs[first][0], recs[first][1])
@@ -77,8 +76,6 @@ class DmlOps(TxnOps):
     # -- single-row DML -------------------------------------------------------------------
     def insert(self, e: Event) -> None:
         """INSERT one row."""
-        from replicator.redogen.engine import Change
-
         ts = self.e.table(e.table)
         values = self.e.encode_row(ts, e.values or {})
         t = self.e.txn(e.session, e.xid)
@@ -106,8 +103,6 @@ class DmlOps(TxnOps):
 
     def update(self, e: Event) -> None:
         """UPDATE one row found by ``key``."""
-        from replicator.redogen.engine import Change
-
         ts = self.e.table(e.table)
         key, row = self._find(ts, e.key)
         t = self.e.txn(e.session, e.xid)
@@ -160,8 +155,6 @@ class DmlOps(TxnOps):
 
     def delete(self, e: Event) -> None:
         """DELETE one row found by ``key``."""
-        from replicator.redogen.engine import Change
-
         ts = self.e.table(e.table)
         key, row = self._find(ts, e.key)
         t = self.e.txn(e.session, e.xid)
@@ -202,8 +195,6 @@ class DmlOps(TxnOps):
 
     def insert_many(self, e: Event) -> None:
         """Multi-row INSERT (array insert): one 11.11 per block of rows."""
-        from replicator.redogen.engine import Change
-
         ts = self.e.table(e.table)
         t = self.e.txn(e.session, e.xid)
         placed = []
@@ -230,8 +221,6 @@ class DmlOps(TxnOps):
 
     def delete_many(self, e: Event) -> None:
         """Multi-row DELETE: one 11.12 per block of rows."""
-        from replicator.redogen.engine import Change
-
         ts = self.e.table(e.table)
         t = self.e.txn(e.session, e.xid)
         found = [self._find(ts, k) for k in e.rows or []]

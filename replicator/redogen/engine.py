@@ -3,70 +3,28 @@
 :class:`Engine` keeps the table contents, row locks, open transactions and their
 savepoints. Each DML becomes undo/redo pairs (:mod:`.dml`) written as records
 (:mod:`.emit`) to the redo stream (:mod:`.writer`). Alongside, it records what
-OpenLogReplicator should output for every committed transaction (:class:`ExpectedRow`),
+OpenLogReplicator should output for every committed transaction (:class:`~replicator.redogen.txnstate.ExpectedRow`),
 derived from the very bytes it wrote, never from a parser.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from replicator import events as ev
 from replicator.errors import ConfigError
-from replicator.redogen.blocks import Record
 from replicator.redogen.coltypes import ColumnType, encode_value, make_column, parse_type
 from replicator.redogen.ddl import DDL_OPS, Catalog
-from replicator.redogen.emit import Comp, Emitter, TxnRedo
+from replicator.redogen.emit import Emitter, TxnRedo
 from replicator.redogen.encode import CHARSET_IDS
 from replicator.redogen.ids import Xid
 from replicator.redogen.rows import Row, TableState
 from replicator.redogen.scenario import Event, Scenario, SessionSpec
+from replicator.redogen.txnstate import Txn
 from replicator.redogen.undo import UndoSpace
 from replicator.redogen.writer import ArchivedLog, RedoStream, SinkFactory
-
-
-@dataclass(slots=True)
-class ExpectedRow:
-    """One row change OLR should output, tied to the records that carry it."""
-
-    op: str
-    table: TableState
-    before: dict[int, bytes | None] | None
-    after: dict[int, bytes | None] | None
-    bdba: int
-    slot: int
-    last: Record  # record of the pair that completes the change (its SCN and time)
-    first: Record  # record whose 5.1 gives the output `offset`
-    first_vector: int
-
-
-@dataclass(slots=True)
-class Change:
-    """One statement of a transaction: how to roll it back and what it outputs."""
-
-    comps: list[Comp]
-    restore: Callable[[], None]
-    rows: list[ExpectedRow]
-    row_count: int = -1  # rows output; -1: len(rows) (rows are dropped when no expected output is kept)
-
-    @property
-    def count(self) -> int:
-        """How many row changes this statement outputs."""
-        return len(self.rows) if self.row_count < 0 else self.row_count
-
-
-@dataclass(slots=True)
-class Txn:
-    """An open transaction of one session."""
-
-    redo: TxnRedo
-    changes: list[Change] = field(default_factory=list)
-    savepoints: dict[str, int] = field(default_factory=dict)
-    locked: list[Row] = field(default_factory=list)
-    deleted: list[tuple[TableState, tuple]] = field(default_factory=list)
 
 
 @dataclass(slots=True)

@@ -17,7 +17,8 @@ from replicator import events as ev
 from replicator.formats.base import FLAG_CHECKPOINT, FormatOptions
 from replicator.redogen.blocks import Record
 from replicator.redogen.ddl import ExpectedDdl
-from replicator.redogen.engine import Generated, Txn
+from replicator.redogen.engine import Generated
+from replicator.redogen.txnstate import Txn
 from replicator.redogen.scenario import Scenario
 
 

@@ -20,6 +20,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 from replicator.redogen import expected, schema
 from replicator.redogen.blocks import seal
@@ -112,6 +113,28 @@ class OnlineLog:
             dst.seek(0)
             dst.write(file_header_block(h.block_size, self.next_block - 1, h.compat))
         return ArchivedLog(target, h.sequence, h.first_scn, next_scn, self.next_block, h.thread)
+
+
+class OnlineRun:
+    """:func:`generate_online` running on a daemon thread (a live database for tailing tests)."""
+
+    def __init__(self, sc: Scenario, out_dir: str | Path, ready_timeout: float = 30.0, **kwargs: Any) -> None:
+        """Start it and return once its online groups and config can be read (RuntimeError
+        when that takes over ``ready_timeout`` seconds); ``kwargs`` go to generate_online."""
+        ready = threading.Event()
+        self.results: list[GenerationResult] = []
+        self.thread = threading.Thread(target=lambda: self.results.append(
+            generate_online(sc, out_dir, ready=ready, **kwargs)), daemon=True)
+        self.thread.start()
+        if not ready.wait(ready_timeout):
+            raise RuntimeError(f"the online generator was not ready within {ready_timeout} s")
+
+    def finish(self, timeout: float) -> GenerationResult:
+        """Wait for the end of the generation; its result (RuntimeError if it did not finish)."""
+        self.thread.join(timeout)
+        if not self.results:
+            raise RuntimeError("the online generator did not finish")
+        return self.results[0]
 
 
 def generate_online(sc: Scenario, out_dir: str | Path, *, groups: int = 3, rate_mb_s: float = 0.0,

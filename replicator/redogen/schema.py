@@ -21,7 +21,7 @@ from replicator.errors import ConfigError
 from replicator.redogen import byteorder
 from replicator.redogen.engine import Generated
 from replicator.redogen.ids import redo_time
-from replicator.redogen.lobs import add_dictionary_rows as add_lob_rows
+from replicator.redogen.lobrows import add_dictionary_rows as add_lob_rows
 from replicator.redogen.scenario import Scenario
 from replicator.redogen.writer import ArchivedLog
 

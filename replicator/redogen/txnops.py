@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 from replicator.errors import ConfigError
 
 if TYPE_CHECKING:
-    from replicator.redogen.engine import Engine, Txn
+    from replicator.redogen.engine import Engine
+    from replicator.redogen.txnstate import Txn
     from replicator.redogen.scenario import Event
 
 

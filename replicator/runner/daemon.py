@@ -70,6 +70,8 @@ class Daemon:
         self._watch = ConfigWatch(config_path, content)
         self._last_save = 0.0
         self._saved = None
+        self._saved_count = -1  # Confirmations.count of the saved position: an older snapshot never overwrites it
+        self._save_lock = threading.Lock()  # the writer thread (persist_confirmed) and the event loop both save
         self._switches = 0
         state = self.config.state
         if not os.path.isdir(state.path):
@@ -152,6 +154,8 @@ class Daemon:
         writer_cfg = self.config.target[0].writer
         extra = {"database": self.source.name} if writer_cfg.type in STREAM_WRITERS else {}
         writer = create_writer(writer_cfg, lambda scn, idx: engine_ref[0].confirmations.confirm(scn, idx), **extra)
+        if getattr(writer, "output_position", None) is None:  # a file writer's position must match a flushed size
+            writer.persist_confirmed = self._persist_confirmed
         if confirmed is not None and writer_cfg.type in STREAM_WRITERS:
             # OLR's Writer::readCheckpoint: a writer checkpoint means REPLICATING at once, so
             # INFO answers REPLICATE and a client resumes with CONTINUE (StreamClient `next`,
@@ -257,8 +261,7 @@ class Daemon:
         """
         async with self.engine.writer_lock:
             await asyncio.to_thread(self.writer.flush)
-            conf = self.engine.confirmations
-            snapshot = (conf.confirmed, conf.confirmed_scn_idx, conf.pending)
+            snapshot = self.engine.confirmations.snapshot()
             output_position = getattr(self.writer, "output_position", None)
             output = output_position() if output_position is not None else None
             sync = getattr(self.writer, "sync", None)
@@ -323,6 +326,12 @@ class Daemon:
         if output is not None:
             self.manager.save_confirmed(Confirmed(self.source.name, 0, 0, 0, 0, POSITION_ZERO, output))
 
+    def _persist_confirmed(self) -> bool:
+        """Writer callback (its own thread): save the confirmed position now; True when it is on disk."""
+        snapshot = self.engine.confirmations.snapshot()
+        self.save_position(snapshot, None, force=True)
+        return self._saved_count >= snapshot[3] or snapshot[0] == self._saved
+
     def save_position(self, snapshot: tuple, output: tuple[str, int] | None, force: bool = False) -> None:
         """Persist a confirmed position if it moved (at most every POLL_SAVE_S unless forced).
 
@@ -333,15 +342,16 @@ class Daemon:
         it only when nothing was pending left checkpoints without it under load; the
         restart then appended a full replay after the checkpoint: duplicated lines.)
         """
-        confirmed, (scn, idx), pending = snapshot
-        if not self._save_due(confirmed, force):
-            return
-        now = time.monotonic()
-        header = self.engine.parser.header
-        if self.manager.save_confirmed(Confirmed(self.source.name, scn, idx, header.resetlogs if header else 0,
-                                                 header.activation if header else 0, confirmed,
-                                                 output)):
-            self._last_save, self._saved = now, confirmed
+        confirmed, (scn, idx), _pending, count = snapshot
+        with self._save_lock:
+            if count < self._saved_count or not self._save_due(confirmed, force):
+                return
+            now = time.monotonic()
+            header = self.engine.parser.header
+            if self.manager.save_confirmed(Confirmed(self.source.name, scn, idx, header.resetlogs if header else 0,
+                                                     header.activation if header else 0, confirmed,
+                                                     output)):
+                self._last_save, self._saved, self._saved_count = now, confirmed, count
 
     # ----------------------------------------------------------------- hot reload
     def _maybe_reload(self) -> None:

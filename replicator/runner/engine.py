@@ -65,6 +65,11 @@ class Confirmations:
     def pending(self) -> int:
         return len(self._sent)
 
+    def snapshot(self) -> tuple[Position | None, tuple[int, int], int, int]:
+        """(confirmed position, its (c_scn, idx), pending, count), read together."""
+        with self._lock:
+            return self.confirmed, self.confirmed_scn_idx, len(self._sent), self.count
+
 
 @dataclass
 class EngineState:

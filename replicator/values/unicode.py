@@ -9,6 +9,7 @@ Each returns the decoded code points and the number of bad characters (each beca
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
 REPLACEMENT: Final = 0xFFFD
@@ -18,74 +19,84 @@ def _continuation(byte: int) -> bool:
     return byte & 0xC0 == 0x80
 
 
-def al32utf8_code_points(data: bytes) -> tuple[list[int], int]:
-    """Decode AL32UTF8 (UTF-8) like OLR: 1-4 byte forms, no check for overlong encodings."""
+def _decode(data: bytes, char: Callable[[bytes, int], tuple[int, int]], ascii_bytes: bool) -> tuple[list[int], int]:
+    """Walk ``data`` one character at a time: ``char(data, i)`` decodes the one at ``i`` as
+    (code point or -1 when bad, index after it); a bad one becomes U+FFFD and is counted.
+    With ``ascii_bytes`` a byte below 0x80 is a character by itself."""
     out: list[int] = []
     bad = 0
     i, n = 0, len(data)
     while i < n:
-        b1 = data[i]
-        i += 1
-        if b1 < 0x80:
-            out.append(b1)
-            continue
-        code = -1
-        if i < n and _continuation(b2 := data[i]):
+        if ascii_bytes and data[i] < 0x80:
+            out.append(data[i])
             i += 1
-            if b1 & 0xE0 == 0xC0:
-                code = ((b1 & 0x1F) << 6) | (b2 & 0x3F)
-            elif i < n and _continuation(b3 := data[i]):
-                i += 1
-                if b1 & 0xF0 == 0xE0:
-                    code = ((b1 & 0x0F) << 12) | ((b2 & 0x3F) << 6) | (b3 & 0x3F)
-                elif i < n:
-                    b4 = data[i]
-                    i += 1
-                    if _continuation(b4) and b1 & 0xF8 == 0xF0:
-                        value = ((b1 & 0x07) << 18) | ((b2 & 0x3F) << 12) | ((b3 & 0x3F) << 6) | (b4 & 0x3F)
-                        if value <= 0x10FFFF and not 0xD800 <= value <= 0xDFFF:
-                            code = value
-            elif i < n:
-                i += 1  # a non-continuation third byte is consumed with the bad sequence
-        elif i < n:
-            i += 1  # likewise for the second byte
+            continue
+        code, i = char(data, i)
         if code < 0:
             bad += 1
             code = REPLACEMENT
         out.append(code)
     return out, bad
+
+
+def al32utf8_code_points(data: bytes) -> tuple[list[int], int]:
+    """Decode AL32UTF8 (UTF-8) like OLR: 1-4 byte forms, no check for overlong encodings."""
+    return _decode(data, _utf8_char, True)
+
+
+def _utf8_char(data: bytes, i: int) -> tuple[int, int]:
+    """One AL32UTF8 character of two bytes or more at ``i``: (code point or -1, next index)."""
+    n = len(data)
+    b1 = data[i]
+    i += 1
+    code = -1
+    if i < n and _continuation(b2 := data[i]):
+        i += 1
+        if b1 & 0xE0 == 0xC0:
+            code = ((b1 & 0x1F) << 6) | (b2 & 0x3F)
+        elif i < n and _continuation(b3 := data[i]):
+            i += 1
+            if b1 & 0xF0 == 0xE0:
+                code = ((b1 & 0x0F) << 12) | ((b2 & 0x3F) << 6) | (b3 & 0x3F)
+            elif i < n:
+                b4 = data[i]
+                i += 1
+                if _continuation(b4) and b1 & 0xF8 == 0xF0:
+                    value = ((b1 & 0x07) << 18) | ((b2 & 0x3F) << 12) | ((b3 & 0x3F) << 6) | (b4 & 0x3F)
+                    if value <= 0x10FFFF and not 0xD800 <= value <= 0xDFFF:
+                        code = value
+        elif i < n:
+            i += 1  # a non-continuation third byte is consumed with the bad sequence
+    elif i < n:
+        i += 1  # likewise for the second byte
+    return code, i
 
 
 def cesu8_code_points(data: bytes) -> tuple[list[int], int]:
     """Decode Oracle UTF8 (CESU-8) like OLR: surrogate pairs as two 3-byte forms."""
-    out: list[int] = []
-    bad = 0
-    i, n = 0, len(data)
-    while i < n:
-        b1 = data[i]
+    return _decode(data, _cesu8_char, True)
+
+
+def _cesu8_char(data: bytes, i: int) -> tuple[int, int]:
+    """One CESU-8 character of two bytes or more at ``i``: (code point or -1, next index)."""
+    n = len(data)
+    b1 = data[i]
+    i += 1
+    code = -1
+    if i < n:
+        b2 = data[i]
         i += 1
-        if b1 < 0x80:
-            out.append(b1)
-            continue
-        code = -1
-        if i < n:
-            b2 = data[i]
+        if b1 & 0xE0 == 0xC0:
+            if _continuation(b2):
+                code = ((b1 & 0x1F) << 6) | (b2 & 0x3F)
+        elif i < n:
+            b3 = data[i]
             i += 1
-            if b1 & 0xE0 == 0xC0:
-                if _continuation(b2):
-                    code = ((b1 & 0x1F) << 6) | (b2 & 0x3F)
-            elif i < n:
-                b3 = data[i]
-                i += 1
-                if b1 == 0xED and b2 & 0xF0 == 0xA0:
-                    code, i = _cesu_pair(data, i, b2, b3)
-                elif _continuation(b2) and _continuation(b3):
-                    code = ((b1 & 0x0F) << 12) | ((b2 & 0x3F) << 6) | (b3 & 0x3F)
-        if code < 0:
-            bad += 1
-            code = REPLACEMENT
-        out.append(code)
-    return out, bad
+            if b1 == 0xED and b2 & 0xF0 == 0xA0:
+                code, i = _cesu_pair(data, i, b2, b3)
+            elif _continuation(b2) and _continuation(b3):
+                code = ((b1 & 0x0F) << 12) | ((b2 & 0x3F) << 6) | (b3 & 0x3F)
+    return code, i
 
 
 def _cesu_pair(data: bytes, i: int, b2: int, b3: int) -> tuple[int, int]:
@@ -111,30 +122,27 @@ def _cesu_pair(data: bytes, i: int, b2: int, b3: int) -> tuple[int, int]:
 
 def al16utf16_code_points(data: bytes) -> tuple[list[int], int]:
     """Decode AL16UTF16 (UTF-16 big-endian) like OLR, including its handling of odd lengths."""
-    out: list[int] = []
-    bad = 0
-    i, n = 0, len(data)
-    while i < n:
-        b1 = data[i]
-        code = -1
-        if i + 1 >= n:
-            i += 1
-        else:
-            b2 = data[i + 1]
-            i += 2
-            if b1 & 0xFC == 0xD8:
-                if i + 1 < n:
-                    b3, b4 = data[i], data[i + 1]
-                    if b3 & 0xFC == 0xDC:
-                        code = 0x10000 + (((b1 & 0x03) << 18) | (b2 << 10) | ((b3 & 0x03) << 8) | b4)
-                i = min(i + 2, n)
-            elif b1 & 0xFC != 0xDC:
-                code = (b1 << 8) | b2
-        if code < 0:
-            bad += 1
-            code = REPLACEMENT
-        out.append(code)
-    return out, bad
+    return _decode(data, _utf16_char, False)
+
+
+def _utf16_char(data: bytes, i: int) -> tuple[int, int]:
+    """One AL16UTF16 character at ``i`` (a lone last byte is a bad one): (code point or -1, next index)."""
+    n = len(data)
+    b1 = data[i]
+    code = -1
+    if i + 1 >= n:
+        return code, i + 1
+    b2 = data[i + 1]
+    i += 2
+    if b1 & 0xFC == 0xD8:
+        if i + 1 < n:
+            b3, b4 = data[i], data[i + 1]
+            if b3 & 0xFC == 0xDC:
+                code = 0x10000 + (((b1 & 0x03) << 18) | (b2 << 10) | ((b3 & 0x03) << 8) | b4)
+        i = min(i + 2, n)
+    elif b1 & 0xFC != 0xDC:
+        code = (b1 << 8) | b2
+    return code, i
 
 
 def encode_utf8(code_points: list[int]) -> bytes:

@@ -31,6 +31,7 @@ from replicator.errors import ConfigError
 from replicator.events import Message
 
 ConfirmCallback = Callable[[int, int], None]
+PersistCallback = Callable[[], bool]
 
 
 class Writer(ABC):
@@ -50,6 +51,10 @@ class Writer(ABC):
         self.messages_sent = 0
         self.bytes_sent = 0
         self.messages_confirmed = 0
+        # Set by the daemon: persist the confirmed position now (fsync'd); True when it is on disk.
+        # A writer whose confirmations arrive while it is busy (Kafka delivery reports during
+        # a long write) calls it so the durable position follows them closely.
+        self.persist_confirmed: PersistCallback | None = None
 
     def confirm(self, message: Message) -> None:
         """Report ``message`` as delivered (in arrival order)."""

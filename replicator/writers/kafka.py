@@ -19,6 +19,14 @@ Failures, beyond OpenLogReplicator (which logs 70008 and stops advancing):
   OpenLogReplicator restart; consumers dedup by c_scn/c_idx);
 * a message too large for librdkafka or the broker: RuntimeFailure 10092 naming the
   transaction; other permanent errors (authorization, invalid topic): 10057.
+
+The durable position follows the delivery reports (:mod:`~replicator.writers.durable`):
+once ``DURABLE_EVERY`` messages were confirmed since the last save (or
+``DURABLE_INTERVAL_S`` passed) the position is saved (``persist_confirmed``, set by the
+daemon) by a thread of its own, and nothing more is produced while ``DURABLE_LAG``
+confirmations are unsaved. So at any moment at most ``queue-size`` produced-but-unconfirmed
+plus ``DURABLE_LAG - 1`` confirmed-but-unsaved messages lie beyond the saved position, and
+a SIGKILL re-sends at most ``queue-size + DURABLE_LAG - 1`` messages (docs/operations.md).
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ from replicator.config.writer import KafkaWriterConfig
 from replicator.errors import ReplicatorError, RuntimeFailure
 from replicator.events import Message
 from replicator.writers.base import ConfirmCallback, Writer
+from replicator.writers.durable import DurableLag
 from replicator.writers.kafka_routing import Router, describe
 from replicator.writers.queue import ConfirmQueue, Entry
 
@@ -47,6 +56,9 @@ _BROKER_TROUBLE = {KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaErr
                    KafkaError.NETWORK_EXCEPTION}
 CLOSE_TIMEOUT_S = 60.0  # how long close() waits for the last delivery reports
 LIBRARY_LOG_CODE = 60102  # librdkafka's own log lines (they carry no code of ours)
+DURABLE_EVERY = 256  # confirmed messages after which the writer has the position saved (fsync)
+DURABLE_INTERVAL_S = 0.25  # ... or this long after the first confirmation not yet saved
+DURABLE_LAG = 1024  # production waits while this many confirmed messages are not saved yet
 
 
 LIBRARY_REPEAT_S = 30.0  # the same librdkafka line (numbers aside) is logged at most this often
@@ -113,6 +125,7 @@ class KafkaWriter(Writer):
         self._backoff = 0.0
         self._waiting_logged = False
         self._rebuilding = False
+        self._durable: DurableLag | None = None  # once the daemon set persist_confirmed
 
     def producer_config(self) -> dict[str, Any]:
         """The librdkafka configuration: OLR's properties plus this writer's defaults."""
@@ -155,6 +168,8 @@ class KafkaWriter(Writer):
                                        "waiting for delivery reports")
                     self._waiting_logged = True
                 self._service(self._poll_s)
+            if self._durable is not None:  # last: what lies beyond the saved position stays bounded
+                self._durable.wait_room()
             self.queue.put(entry)
             self._produce(entry)
         if len(self.queue) < self.queue.capacity // 2:
@@ -183,6 +198,8 @@ class KafkaWriter(Writer):
                                "they are produced again after a restart")
         self._guarded(self._producer.flush, 0)
         self._producer = None
+        if self._durable is not None:
+            self._durable.close()
 
     # -- producing ---------------------------------------------------------------------------
 
@@ -261,10 +278,20 @@ class KafkaWriter(Writer):
             self._request_rebuild(f"no delivery progress for {self.stall_timeout_s:.0f}s after broker errors")
         if self._rebuild_reason:
             self._rebuild()
-        for message in self.queue.take_confirmed():
+        confirmed = self.queue.take_confirmed()
+        for message in confirmed:
             self.confirm(message)
+        if self._durable is None and self.persist_confirmed is not None:
+            self._durable = DurableLag(self.persist_confirmed, DURABLE_EVERY, DURABLE_LAG, DURABLE_INTERVAL_S)
+        if self._durable is not None:  # counted after confirm(): a save then covers them
+            self._durable.confirmed(len(confirmed))
         if self._failure is not None:
             raise self._failure
+
+    @property
+    def saves(self) -> int:
+        """Confirmed positions saved at this writer's request (a metric, and for the bench)."""
+        return self._durable.saves if self._durable is not None else 0
 
     def _stalled(self) -> bool:
         oldest = self.queue.oldest_sent_at()

@@ -97,25 +97,13 @@ class ConfirmQueue:
 
     def wait_for_space(self, timeout: float) -> bool:
         """Block up to ``timeout`` seconds until an entry fits; True when one does."""
-        deadline = time.monotonic() + timeout
         with self._cond:
-            while len(self._entries) >= self.capacity:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._cond.wait(left)
-            return True
+            return self._cond.wait_for(lambda: len(self._entries) < self.capacity, max(0.0, timeout))
 
     def wait_empty(self, timeout: float) -> bool:
         """Block up to ``timeout`` seconds until every entry left; True when empty."""
-        deadline = time.monotonic() + timeout
         with self._cond:
-            while self._entries:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._cond.wait(left)
-            return True
+            return self._cond.wait_for(lambda: not self._entries, max(0.0, timeout))
 
     def put(self, entry: Entry) -> None:
         """Append ``entry`` even beyond capacity (callers wait for space first)."""

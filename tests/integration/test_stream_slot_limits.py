@@ -120,13 +120,18 @@ def test_auth_token() -> None:
         with pytest.raises(RuntimeFailure):
             wrong.request(pb.INFO)
         wrong.close()
-        member = StreamClient("network", writer.address, DATABASE, "json", 5.0, token="s3cret")
-        member.open()
-        assert member.start("now").code == pb.REPLICATE
-        assert [number_of(member.receive(5.0) or b"") for _ in range(5)] == list(range(5))
-        member.close()
+        _member_receives(writer, 5, token="s3cret")
     finally:
         producer.join()
+
+
+def _member_receives(writer, count: int, **credentials: str) -> None:
+    """A network client with ``credentials`` starts at "now" and gets messages 0..count-1 in order."""
+    member = StreamClient("network", writer.address, DATABASE, "json", 5.0, **credentials)
+    member.open()
+    assert member.start("now").code == pb.REPLICATE
+    assert [number_of(member.receive(5.0) or b"") for _ in range(count)] == list(range(count))
+    member.close()
 
 
 def test_zeromq_closes_idle_and_excess_connections() -> None:
@@ -169,10 +174,6 @@ def test_tls_with_token(tmp_path) -> None:
         with pytest.raises(RuntimeFailure):
             plain.request(pb.INFO)
         plain.close()
-        member = StreamClient("network", writer.address, DATABASE, "json", 5.0, token="s3cret", tls_ca=cert)
-        member.open()
-        assert member.start("now").code == pb.REPLICATE
-        assert [number_of(member.receive(5.0) or b"") for _ in range(50)] == list(range(50))
-        member.close()
+        _member_receives(writer, 50, token="s3cret", tls_ca=cert)
     finally:
         producer.join()

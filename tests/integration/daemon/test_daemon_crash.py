@@ -100,19 +100,13 @@ def test_sigkill_mid_stream_with_rotation(tmp_path: Path) -> None:
 def test_sigkill_mid_stream_while_redo_is_written(tmp_path: Path) -> None:
     """The online ring: kills while the "database" writes its online logs (and reuses them)."""
     import json
-    import threading
 
-    from replicator.redogen.online import generate_online
+    from replicator.redogen.online import OnlineRun
 
     rng = _seed()
     sc = workloads.oltp(seed=5, target_bytes=4 << 20)
     sc.log_blocks = 1024  # 512 KB logs: switches and group reuse during the test
-    ready = threading.Event()
-    done: list = []
-    gen = threading.Thread(target=lambda: done.append(
-        generate_online(sc, tmp_path, groups=3, rate_mb_s=1.0, ready=ready)), daemon=True)
-    gen.start()
-    assert ready.wait(30)
+    gen = OnlineRun(sc, tmp_path, groups=3, rate_mb_s=1.0)
     cfg = tmp_path / "OpenLogReplicator.json"
     doc = json.loads(cfg.read_text())
     doc["source"][0].update({"redo-read-sleep-us": 20_000, "arch-read-sleep-us": 100_000, "arch-read-tries": 600})
@@ -127,10 +121,8 @@ def test_sigkill_mid_stream_while_redo_is_written(tmp_path: Path) -> None:
     kills, while_writing = [], 0
     for _ in range(3):
         kills.append(kill_mid_stream(cfg, size, estimate, rng, grow=(0.03, 0.08)))
-        while_writing += gen.is_alive()
-    gen.join(120)
-    assert done, "generator did not finish"
-    expected = done[0].expected.read_bytes()
+        while_writing += gen.thread.is_alive()
+    expected = gen.finish(120).expected.read_bytes()
     for kill in kills:
         kill.total = len(expected)
     run_to_end(cfg, size, len(expected))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -112,27 +113,37 @@ def test_broken_reload_keeps_running(free23: Path, tmp_path: Path) -> None:
     assert "config reload rejected" in err and "20003" in err
 
 
-def test_daemon_streams_to_a_network_client(free23: Path, tmp_path: Path) -> None:
-    """The daemon with the TCP writer: waits for a client, streams, stops cleanly."""
-    import socket
-
+def _network_setup(free23: Path, tmp_path: Path) -> tuple[Path, int]:
+    """The fixture config with the network writer on a free port: (config path, port)."""
     cfg = _setup(free23, tmp_path)
     data = json.loads(cfg.read_text())
     port = free_port()
     data["target"][0]["writer"] = {"type": "network", "uri": f"127.0.0.1:{port}"}
     cfg.write_text(json.dumps(data))
+    return cfg, port
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _first_three(port: int) -> subprocess.CompletedProcess:
+    """``replicator client`` from SCN 0: the first 3 messages, confirming each."""
+    return subprocess.run(
+        [sys.executable, "-m", "replicator", "client", "network", f"127.0.0.1:{port}", "TEST",
+         "--start", "scn:0", "--count", "3", "--confirm-every", "1", "--timeout", "20"],
+        capture_output=True, text=True, timeout=60)
+
+
+def test_daemon_streams_to_a_network_client(free23: Path, tmp_path: Path) -> None:
+    """The daemon with the TCP writer: waits for a client, streams, stops cleanly."""
+    cfg, port = _network_setup(free23, tmp_path)
     proc = _start(cfg)
 
-    def listening() -> bool:
-        with socket.socket() as probe:
-            return probe.connect_ex(("127.0.0.1", port)) == 0
-
     try:
-        assert _wait_for(listening), "the network writer never listened"
-        client = subprocess.run(
-            [sys.executable, "-m", "replicator", "client", "network", f"127.0.0.1:{port}", "TEST",
-             "--start", "scn:0", "--count", "3", "--confirm-every", "1", "--timeout", "20"],
-            capture_output=True, text=True, timeout=60)
+        assert _wait_for(lambda: _listening(port)), "the network writer never listened"
+        client = _first_three(port)
     finally:
         err = _stop(proc)
     assert client.returncode == 0, client.stderr
@@ -145,29 +156,16 @@ def test_stream_restart_answers_replicate(free23: Path, tmp_path: Path) -> None:
     """After a restart with a writer checkpoint, INFO answers REPLICATE with the confirmed
     position (OLR's WriterStream state after Writer::readCheckpoint), so a client resumes with
     CONTINUE (StreamClient ``next``, Debezium's adapter) instead of being asked to START."""
-    import socket
-
     from replicator.proto import olr_pb2 as pb
     from replicator.tools.stream_client import NO_SCN, StreamClient
 
-    cfg = _setup(free23, tmp_path)
-    data = json.loads(cfg.read_text())
-    port = free_port()
-    data["target"][0]["writer"] = {"type": "network", "uri": f"127.0.0.1:{port}"}
-    cfg.write_text(json.dumps(data))
+    cfg, port = _network_setup(free23, tmp_path)
     saved = tmp_path / "state" / "TEST-chkpt.json"
-
-    def listening() -> bool:
-        with socket.socket() as probe:
-            return probe.connect_ex(("127.0.0.1", port)) == 0
 
     proc = _start(cfg)
     try:
-        assert _wait_for(listening), "the network writer never listened"
-        first = subprocess.run(
-            [sys.executable, "-m", "replicator", "client", "network", f"127.0.0.1:{port}", "TEST",
-             "--start", "scn:0", "--count", "3", "--confirm-every", "1", "--timeout", "20"],
-            capture_output=True, text=True, timeout=60)
+        assert _wait_for(lambda: _listening(port)), "the network writer never listened"
+        first = _first_three(port)
         assert first.returncode == 0, first.stderr
         assert _wait_for(lambda: saved.exists() and json.loads(saved.read_text())["scn"] == 2267707)
     finally:
@@ -176,7 +174,7 @@ def test_stream_restart_answers_replicate(free23: Path, tmp_path: Path) -> None:
 
     proc = _start(cfg)
     try:
-        assert _wait_for(listening), "the network writer never listened after the restart"
+        assert _wait_for(lambda: _listening(port)), "the network writer never listened after the restart"
         stream = StreamClient("network", f"127.0.0.1:{port}", "TEST", timeout=10)
         stream.open()
         try:

@@ -100,6 +100,18 @@ def test_sigkill_mid_stream_loses_and_duplicates_nothing(tmp_path: Path, threads
     assert lines == want
 
 
+def _wait_settled(output: Path, timeout: float, quiet: float = 3.0) -> None:
+    """Wait until ``output`` is not empty and has not grown for ``quiet`` seconds, or ``timeout`` passed."""
+    last, stable_since, deadline = -1, time.monotonic(), time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        size = output.stat().st_size if output.exists() else 0
+        if size != last:
+            last, stable_since = size, time.monotonic()
+        elif size and time.monotonic() - stable_since > quiet:
+            return
+        time.sleep(0.05)
+
+
 def test_lagging_thread_holds_the_merge(tmp_path: Path) -> None:
     """Thread 1's later archives are not there yet: nothing that could follow them is emitted."""
     import shutil
@@ -119,15 +131,7 @@ def test_lagging_thread_holds_the_merge(tmp_path: Path) -> None:
     output = result.output
     proc = _start(cfg)
     try:
-        # Wait until the output stops growing (every file there was read), then check it.
-        last, stable_since, deadline = -1, time.monotonic(), time.monotonic() + 60
-        while time.monotonic() < deadline:
-            size = output.stat().st_size if output.exists() else 0
-            if size != last:
-                last, stable_since = size, time.monotonic()
-            elif size and time.monotonic() - stable_since > 3.0:
-                break
-            time.sleep(0.05)
+        _wait_settled(output, 60)  # every file there was read: check what came out
         partial = output.read_bytes()
         assert 0 < len(partial) < len(expected)
         assert expected.startswith(partial), "a commit was emitted before an earlier one of the held thread"
@@ -161,15 +165,7 @@ def test_idle_instance_heartbeats_release_the_live_merge(tmp_path: Path, heartbe
     output = result.output
     proc = _start(path)
     try:
-        # Until the output stops growing; when nothing may come out, a bounded 4 s look.
-        last, stable_since, deadline = -1, time.monotonic(), time.monotonic() + (60 if heartbeat else 4)
-        while time.monotonic() < deadline:
-            size = output.stat().st_size if output.exists() else 0
-            if size != last:
-                last, stable_since = size, time.monotonic()
-            elif size and time.monotonic() - stable_since > 3.0:
-                break
-            time.sleep(0.05)
+        _wait_settled(output, 60 if heartbeat else 4)  # when nothing may come out, a bounded 4 s look
     finally:
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)

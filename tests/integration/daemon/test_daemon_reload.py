@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import pytest
 from daemon_proc import Daemon, wait_for
 
 from replicator.redogen import workloads
-from replicator.redogen.online import generate_online
+from replicator.redogen.online import OnlineRun
 
 
 def _complete(data: bytes) -> list[bytes]:
@@ -27,11 +26,7 @@ def _tables(lines: list[bytes]) -> set[str]:
 @pytest.mark.slow
 def test_reload_adds_a_table(tmp_path: Path) -> None:
     sc = workloads.oltp(seed=9, target_bytes=6 << 20)
-    ready = threading.Event()
-    gen = threading.Thread(target=lambda: generate_online(sc, tmp_path, groups=3, rate_mb_s=1.0, ready=ready,
-                                                          with_expected=False), daemon=True)
-    gen.start()
-    assert ready.wait(30)
+    gen = OnlineRun(sc, tmp_path, groups=3, rate_mb_s=1.0, with_expected=False)
     cfg_path = tmp_path / "OpenLogReplicator.json"
     cfg = json.loads(cfg_path.read_text())
     owner = cfg["source"][0]["filter"]["table"][0]["owner"]
@@ -50,7 +45,7 @@ def test_reload_adds_a_table(tmp_path: Path) -> None:
         cfg_path.write_text(json.dumps(cfg))
         os.utime(cfg_path, (time.time() + 2, time.time() + 2))  # a visibly newer mtime
         proc.wait_log("config reloaded")
-        gen.join(120)
+        gen.thread.join(120)
         # A row of a table only the new filter selects is replicated.
         assert wait_for(lambda: _tables(_complete(output.read_bytes())) - _tables(_complete(before)), 60)
         rc, err = proc.stop()

@@ -17,7 +17,7 @@ import pytest
 from daemon_proc import Daemon, wait_for
 
 from replicator.redogen import workloads
-from replicator.redogen.online import generate_online
+from replicator.redogen.online import OnlineRun
 
 GROUPS = 2
 
@@ -68,13 +68,7 @@ def test_tail_live_ring(tmp_path: Path, overwrite: bool) -> None:
     sc = workloads.oltp(seed=7, target_bytes=3 << 20)
     sc.log_blocks = 1024  # 512 KB logs: many switches, quick group reuse with 2 groups
     hook = Overwrite(tmp_path / "fra", sc.first_sequence, sc.first_sequence + 1) if overwrite else None
-    ready = threading.Event()
-    result: list = []
-    gen = threading.Thread(target=lambda: result.append(
-        generate_online(sc, tmp_path, groups=GROUPS, rate_mb_s=1.0, ready=ready, on_lwn_written=hook)),
-        daemon=True)
-    gen.start()
-    assert ready.wait(30)
+    gen = OnlineRun(sc, tmp_path, groups=GROUPS, rate_mb_s=1.0, on_lwn_written=hook)
     cfg_path = tmp_path / "OpenLogReplicator.json"
     cfg = json.loads(cfg_path.read_text())
     cfg["source"][0]["redo-read-sleep-us"] = 20_000
@@ -87,12 +81,11 @@ def test_tail_live_ring(tmp_path: Path, overwrite: bool) -> None:
         hook.daemon = proc
         hook.started.set()
     try:
-        gen.join(180)
-        assert result, "generator did not finish"
+        result = gen.finish(180)
         if hook is not None:
             assert hook.error is None, hook.error
             assert hook.frozen and hook.resumed
-        expected = result[0].expected.read_bytes()
+        expected = result.expected.read_bytes()
         output = tmp_path / "output.json"
         assert wait_for(lambda: output.exists() and output.stat().st_size >= len(expected), 120)
         rc, err = proc.stop()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -20,18 +19,10 @@ from sshd_harness import SshServer
 from replicator.redogen import workloads
 from replicator.redogen.demo import demo_scenario
 from replicator.redogen.generate import generate
-from replicator.redogen.online import generate_online
+from replicator.redo.online import wait_until
+from replicator.redogen.online import OnlineRun
 
 DB_PREFIX = "/oradata/ORCL/"
-
-
-def _wait(predicate, timeout: float, step: float = 0.05) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(step)
-    return predicate()
 
 
 def _run(cfg_path: Path, *extra: str, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -79,7 +70,7 @@ def test_server_killed_mid_stream(tmp_path: Path, ssh_server: SshServer) -> None
                              "--read-limit", "0.5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         # Mid-stream: some output written, the run still reading (sessions open on the server).
-        assert _wait(lambda: output.exists() and output.stat().st_size > 0, 120), "no output before the kill"
+        assert wait_until(lambda: output.exists() and output.stat().st_size > 0, 120, 0.05), "no output before the kill"
         written = output.stat().st_size
         assert proc.poll() is None and written < len(expected), "the run ended before the kill"
         assert ssh_server.sessions() > 0
@@ -100,12 +91,7 @@ def test_tail_online_ring_over_sftp(tmp_path: Path, ssh_server: SshServer) -> No
     """The offline daemon follows redogen's live ring of online groups over SFTP, through a kill."""
     sc = workloads.oltp(seed=7, target_bytes=2 << 20)
     sc.log_blocks = 1024  # 512 KB logs: several switches and group reuse with 2 groups
-    ready = threading.Event()
-    result: list = []
-    gen = threading.Thread(target=lambda: result.append(
-        generate_online(sc, tmp_path, groups=3, rate_mb_s=0.5, ready=ready)), daemon=True)
-    gen.start()
-    assert ready.wait(30)
+    gen = OnlineRun(sc, tmp_path, groups=3, rate_mb_s=0.5)
     cfg_path = tmp_path / "OpenLogReplicator.json"
     cfg = json.loads(cfg_path.read_text())
     src = cfg["source"][0]
@@ -121,15 +107,13 @@ def test_tail_online_ring_over_sftp(tmp_path: Path, ssh_server: SshServer) -> No
     proc = subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(cfg_path)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        assert _wait(lambda: output.exists() and output.stat().st_size > 0, 120), "nothing tailed"
-        assert gen.is_alive(), "the ring was complete before the kill"
+        assert wait_until(lambda: output.exists() and output.stat().st_size > 0, 120, 0.05), "nothing tailed"
+        assert gen.thread.is_alive(), "the ring was complete before the kill"
         assert ssh_server.kill() >= ssh_server.min_kill
         time.sleep(1.0)
         ssh_server.start()
-        gen.join(180)
-        assert result, "generator did not finish"
-        expected = result[0].expected.read_bytes()
-        assert _wait(lambda: output.exists() and output.stat().st_size >= len(expected), 180)
+        expected = gen.finish(180).expected.read_bytes()
+        assert wait_until(lambda: output.exists() and output.stat().st_size >= len(expected), 180, 0.05)
         time.sleep(0.5)
     finally:
         proc.send_signal(15)

@@ -24,14 +24,20 @@ class Clock:
         return self.now
 
 
-def test_failures_back_off_report_once_per_interval_and_give_up(tmp_path: Path,
-                                                               caplog: pytest.LogCaptureFixture) -> None:
+def _manager(tmp_path: Path) -> tuple[Path, CheckpointManager, Clock, Confirmed]:
+    """A checkpoint manager on a fresh state directory whose save failures run on a test clock
+    (report every 30 s, give up after 120 s), and a position to save."""
     state = tmp_path / "state"
     state.mkdir()
     manager = CheckpointManager(str(state), "DB")
     clock = Clock()
     manager.save_failures = SaveFailures(report_every_s=30, give_up_s=120, clock=clock)
-    position = Confirmed("DB", 1, 0, 0, 0, (1, 0, 0, 0))
+    return state, manager, clock, Confirmed("DB", 1, 0, 0, 0, (1, 0, 0, 0))
+
+
+def test_failures_back_off_report_once_per_interval_and_give_up(tmp_path: Path,
+                                                               caplog: pytest.LogCaptureFixture) -> None:
+    state, manager, clock, position = _manager(tmp_path)
     assert manager.save_confirmed(position)
     shutil.rmtree(state)  # from now on every write fails for real
     attempts = 0
@@ -48,12 +54,7 @@ def test_failures_back_off_report_once_per_interval_and_give_up(tmp_path: Path,
 
 def test_success_ends_the_streak(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
-    state = tmp_path / "state"
-    state.mkdir()
-    manager = CheckpointManager(str(state), "DB")
-    clock = Clock()
-    manager.save_failures = SaveFailures(report_every_s=30, give_up_s=120, clock=clock)
-    position = Confirmed("DB", 1, 0, 0, 0, (1, 0, 0, 0))
+    state, manager, clock, position = _manager(tmp_path)
     shutil.rmtree(state)
     assert not manager.save_confirmed(position)
     state.mkdir()  # space again

@@ -41,6 +41,14 @@ def _reseal(data: bytearray, block: int) -> None:
     assert block_checksum_ok(data[block * BS:(block + 1) * BS])
 
 
+def _block1_u32(free23: Path, tmp_path: Path, offset: int, value: int) -> Path:
+    """A copy whose block 1 holds ``value`` at ``offset`` with a checksum made good again."""
+    def edit(d: bytearray) -> None:
+        struct.pack_into("<I", d, BS + offset, value)
+        _reseal(d, 1)
+    return _copy(free23, tmp_path, edit)
+
+
 @pytest.mark.parametrize("bit", [0x02, 0x04, 0x10, 0x40])
 def test_flipped_nab_bit_is_a_checksum_error(free23: Path, tmp_path: Path, bit: int) -> None:
     def flip(d: bytearray) -> None:
@@ -63,10 +71,7 @@ def test_block0_checksum(free23: Path, tmp_path: Path) -> None:
 
 
 def test_nab_beyond_the_blocks_of_block0(free23: Path, tmp_path: Path) -> None:
-    def bad(d: bytearray) -> None:
-        struct.pack_into("<I", d, BS + 156, 599)  # block 0 announces 597 + 1 blocks
-        _reseal(d, 1)
-    path = _copy(free23, tmp_path, bad)
+    path = _block1_u32(free23, tmp_path, 156, 599)  # NAB; block 0 announces 597 + 1 blocks
     with pytest.raises(RedoLogError) as e:
         list(read_lwns(str(path)))
     assert e.value.code == 40002 and "NAB 599" in e.value.message
@@ -74,28 +79,18 @@ def test_nab_beyond_the_blocks_of_block0(free23: Path, tmp_path: Path) -> None:
 
 def test_nab_before_redo_that_is_still_there(free23: Path, tmp_path: Path) -> None:
     """A resealed NAB that ends the log early (the checksum cannot see it) is still caught."""
-    def bad(d: bytearray) -> None:
-        struct.pack_into("<I", d, BS + 156, 582)  # the 0x10 flip, checksum made good again
-        _reseal(d, 1)
-    path = _copy(free23, tmp_path, bad)
+    path = _block1_u32(free23, tmp_path, 156, 582)  # NAB: the 0x10 flip, checksum made good again
     with pytest.raises(RedoLogError) as e:
         list(read_lwns(str(path)))
     assert e.value.code == 40002 and "block 582" in e.value.message
 
 
 def test_block1_number_and_block_size(free23: Path, tmp_path: Path) -> None:
-    def number(d: bytearray) -> None:
-        struct.pack_into("<I", d, BS + 4, 7)
-        _reseal(d, 1)
     with pytest.raises(RedoLogError) as e:
-        parse_headers(_copy(free23, tmp_path, number).read_bytes()[:8192])
+        parse_headers(_block1_u32(free23, tmp_path, 4, 7).read_bytes()[:8192])  # block number
     assert e.value.code == 40002
-
-    def size(d: bytearray) -> None:
-        struct.pack_into("<I", d, BS + 44, 1024)
-        _reseal(d, 1)
     with pytest.raises(RedoLogError) as e:
-        parse_headers(_copy(free23, tmp_path, size).read_bytes()[:8192])
+        parse_headers(_block1_u32(free23, tmp_path, 44, 1024).read_bytes()[:8192])  # block size
     assert e.value.code == 40001
 
 

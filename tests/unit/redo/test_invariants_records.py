@@ -132,38 +132,32 @@ def test_irp_undo_null_bit_over_a_value(demo: tuple[Any, Files]) -> None:
     _expect(opts, files, header, rec, cv, patched, 50061, f"too short field for nulls: {cv.flen(5)}")
 
 
-def test_short_ktudb(demo: tuple[Any, Files]) -> None:
+def _expect_truncated(demo: tuple[Any, Files], match: Callable[[ChangeVector], bool], index: int, length: int,
+                      text: str) -> None:
+    """Cut field ``index`` of the first vector ``match`` finds to ``length`` bytes: error 50061 ``text``."""
     opts, files = demo
-    header, rec, cv = _find(files, lambda v: v.opcode == 0x0501 and v.field_count >= 4)
+    header, rec, cv = _find(files, match)
     fields = _fields(cv)
-    fields[0] = fields[0][:16]
-    _expect(opts, files, header, rec, cv, _with_fields(rec, header, cv, fields), 50061, "too short field ktudb: 16")
+    fields[index] = fields[index][:length]
+    _expect(opts, files, header, rec, cv, _with_fields(rec, header, cv, fields), 50061, text)
+
+
+def test_short_ktudb(demo: tuple[Any, Files]) -> None:
+    _expect_truncated(demo, lambda v: v.opcode == 0x0501 and v.field_count >= 4, 0, 16, "too short field ktudb: 16")
 
 
 def test_short_ktub(demo: tuple[Any, Files]) -> None:
-    opts, files = demo
-    header, rec, cv = _find(files, lambda v: v.opcode == 0x0501 and v.field_count >= 4)
-    fields = _fields(cv)
-    fields[1] = fields[1][:20]
-    _expect(opts, files, header, rec, cv, _with_fields(rec, header, cv, fields), 50061,
-            "too short field ktub (1): 20")
+    _expect_truncated(demo, lambda v: v.opcode == 0x0501 and v.field_count >= 4, 1, 20,
+                      "too short field ktub (1): 20")
 
 
 def test_short_ktucm(demo: tuple[Any, Files]) -> None:
-    opts, files = demo
-    header, rec, cv = _find(files, lambda v: v.opcode == 0x0504)
-    fields = _fields(cv)
-    fields[0] = fields[0][:16]
-    _expect(opts, files, header, rec, cv, _with_fields(rec, header, cv, fields), 50061, "too short field ktucm: 16")
+    _expect_truncated(demo, lambda v: v.opcode == 0x0504, 0, 16, "too short field ktucm: 16")
 
 
 def test_short_urp_kdo(demo: tuple[Any, Files]) -> None:
-    opts, files = demo
-    header, rec, cv = _find(files, lambda v: v.opcode == 0x0B05 and v.field_count >= 2 and _kdo_op(v, 2) == 5)
-    fields = _fields(cv)
-    fields[1] = fields[1][:24]
-    _expect(opts, files, header, rec, cv, _with_fields(rec, header, cv, fields), 50061,
-            "too short field kdo OpCode URP: 24")
+    _expect_truncated(demo, lambda v: v.opcode == 0x0B05 and v.field_count >= 2 and _kdo_op(v, 2) == 5, 1, 24,
+                      "too short field kdo OpCode URP: 24")
 
 
 def test_ktb_redo_too_short_for_its_operation(demo: tuple[Any, Files]) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from redogen_helpers import pipeline_missing, row_payloads, run_checked
+from redogen_helpers import TEN_MB, pipeline_missing, row_payloads, run_checked, ten_megabyte_img
 from replicator.redogen.lobs import INLINE_MAX, extent_locator, inline_locator
 from replicator.redogen.scenario import Scenario
 from replicator.txn.lobassembly import LobReader
@@ -63,12 +63,7 @@ def test_out_of_row_and_updates(tmp_path: Path) -> None:
 
 
 def test_ten_megabyte_value(tmp_path: Path) -> None:
-    size = 10 * 1024 * 1024
-    rows = row_payloads(run_checked(_scenario([
-        {"insert": "DOCS", "values": {"ID": 7, "IMG": {"repeat": "0123456789abcdef", "length": size}}},
-        {"commit": 1},
-    ], block_size=4096, log_blocks=8000), tmp_path))
-    assert len(rows[0]["after"]["IMG"]) == 2 * size
+    assert len(ten_megabyte_img(_scenario, tmp_path)) == 2 * TEN_MB
 
 
 def test_rolled_back_lob_write_is_not_output(tmp_path: Path) -> None:

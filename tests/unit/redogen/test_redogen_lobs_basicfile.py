@@ -14,7 +14,7 @@ import struct
 from pathlib import Path
 
 import pytest
-from redogen_helpers import pipeline_missing, row_payloads, run_checked
+from redogen_helpers import TEN_MB, pipeline_missing, row_payloads, run_checked, ten_megabyte_img
 
 from replicator.redo.opcodes.lob import _key
 from replicator.redogen.coltypes import parse_type
@@ -109,13 +109,8 @@ def test_multi_page_values_use_the_lob_index(tmp_path: Path) -> None:
 
 def test_ten_megabyte_value(tmp_path: Path) -> None:
     """1290 pages: 161 LOB index entries, more than one leaf holds, so one goes in by a 10.8."""
-    size = 10 * 1024 * 1024
-    rows = row_payloads(run_checked(_scenario([
-        {"insert": "DOCS", "values": {"ID": 7, "IMG": {"repeat": "0123456789abcdef", "length": size}}},
-        {"commit": 1},
-    ], block_size=4096, log_blocks=8000), tmp_path))
-    assert len(rows[0]["after"]["IMG"]) == 2 * size
-    assert rows[0]["after"]["IMG"][:32] == "0123456789abcdef" * 2
+    img = ten_megabyte_img(_scenario, tmp_path)
+    assert len(img) == 2 * TEN_MB and img[:32] == "0123456789abcdef" * 2
 
 
 def test_rolled_back_lob_write_is_not_output(tmp_path: Path) -> None:

@@ -132,6 +132,42 @@ def test_queue_size_applies_backpressure(fake: type[FakeProducer]) -> None:
     assert confirmed == [(1, n) for n in range(10)]
 
 
+def test_durable_position_bounds_the_messages_a_crash_resends(fake: type[FakeProducer]) -> None:
+    """With ``persist_confirmed`` set, the saved position is never more than queue-size +
+    DURABLE_LAG - 1 produced messages behind (what a SIGKILL can re-send)."""
+    confirmed: list[tuple[int, int]] = []
+    writer = _writer(confirmed, **{"poll-interval-us": 100})
+    producer = fake.instances[0]
+    saved = [0]  # messages covered by the last save
+    beyond: list[int] = []
+
+    def persist() -> bool:  # runs on the writer's saver thread, as the daemon's does
+        saved[0] = len(confirmed)
+        return True
+
+    original_produce, original_poll = producer.produce, producer.poll
+
+    def produce(*args: Any, **kwargs: Any) -> None:
+        original_produce(*args, **kwargs)
+        beyond.append(len(producer.produced) - saved[0])
+
+    def poll(timeout: float) -> int:  # the "broker" acknowledges everything produced so far
+        producer.reports = [(i, None) for i in range(acked[0], len(producer.produced))]
+        acked[0] = len(producer.produced)
+        return original_poll(timeout)
+
+    acked = [0]
+    producer.produce, producer.poll = produce, poll  # type: ignore[method-assign]
+    writer.persist_confirmed = persist
+    total = 3 * kafka_module.DURABLE_LAG
+    writer.write([Message(b"%d" % n, 1, n) for n in range(total)])  # queue-size is 4
+    writer.flush()
+    assert len(confirmed) == total and writer.saves >= 2
+    writer.close()
+    assert max(beyond) <= 4 + kafka_module.DURABLE_LAG - 1
+    assert saved[0] == total  # close() saves what was confirmed after the last save
+
+
 def _table() -> Table:
     columns = [Column("ID", 2, 22, -1, -1, 0, 0, False, 1, key=True), Column("NAME", 1, 9, -1, -1, 1, 873, True, 2)]
     return Table(obj=1, data_obj=1, owner="HR", name="EMP#1", columns=columns, key_columns=(0,))
