@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from replicator.redogen.reference_check import (
+from replicator.redogen.olr_cases import (
     Case, _first_difference, _variant, generate_case, run_olr, scan_log,
 )
 
@@ -215,7 +215,7 @@ class RunResult:
 
 def _tables(case: Case) -> list[tuple[str, str, list[str]]]:
     """(owner, table, column names) of the case's tables, as its scenario declares them."""
-    from replicator.redogen.reference_check import build_scenario
+    from replicator.redogen.olr_cases import build_scenario
 
     sc = build_scenario(case)
     return [(t.owner, t.name, [c.name for c in t.columns]) for t in sc.tables]

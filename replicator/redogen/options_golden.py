@@ -23,7 +23,7 @@ from typing import Any, Final
 from replicator.redogen.options_check import (
     ENGINES, Variant, _first_xid, _run_ours, _tables, error_codes, filter_section, variants,
 )
-from replicator.redogen.reference_check import Case, generate_case, run_olr, scan_log
+from replicator.redogen.olr_cases import Case, generate_case, run_olr, scan_log
 
 GOLDEN_DIR: Final = Path(__file__).resolve().parents[2] / "tests" / "golden" / "olr-options"
 _ROOT: Final = Path(__file__).resolve().parents[2]
