@@ -31,6 +31,7 @@ _ROOT: Final = Path(__file__).resolve().parents[2]
 GOLDEN_CASES: Final[dict[str, tuple[str, str, int]]] = {
     "all-types": ("tests/scenarios/options/all-types.yaml", "19", 512),
     "ddl-timeline": ("tests/scenarios/olr-check/ddl-timeline.yaml", "23", 512),
+    "timestamp-variants": ("tests/scenarios/reference/timestamp-variants.yaml", "19", 512),
 }
 # Variant labels (options_check.variants) per case: values that differed before the fixes of the
 # options matrix, and the risky ones (rounding, BC dates, escapes, header bit combinations).
@@ -49,6 +50,9 @@ GOLDEN_SELECTION: Final[dict[str, tuple[str, ...]]] = {
     ),
     # (protobuf on DDL is left out: the reference OLR crashes on it, error 10014.)
     "ddl-timeline": ("default=json", "schema=1", "schema=7", "flags=ddl-header", "filter=condition-no-delete"),
+    # Protobuf (binary goldens) on a case without RAW/BLOB columns, where OLR and the replicator agree.
+    "timestamp-variants": ("type=protobuf", "protobuf=timestamp=15", "protobuf=timestamp=9", "protobuf=xid=3",
+                           "protobuf=scn-type=1", "protobuf=message=14"),
 }
 
 
