@@ -49,6 +49,10 @@ class _JsonObject(dict[str, Any]):
     duplicates: tuple[str, ...] = ()
 
 
+# Keys holding credentials: their values are left out of every error message.
+SECRET_WORDS = ("password", "passphrase", "secret")
+
+
 def _object_pairs(pairs: list[tuple[str, Any]]) -> _JsonObject:
     obj = _JsonObject()
     dups: list[str] = []
@@ -182,8 +186,16 @@ def _describe(err: ErrorDetails, filename: str) -> str:
         text = (f"{problem.path}: attribute(s) not expected: {keys}; allowed: {', '.join(ctx['allowed'])} "
                 f"[{problem.code:05d}]")
     elif "input" in err and err["type"] == "olr" and ctx.get("kind") not in ("range", "message", "not_found"):
-        text += f" (value: {json.dumps(err['input'], default=str)[:80]})"
+        if _is_secret(err.get("loc", ())):
+            text += " (value not shown: a secret)"
+        else:
+            text += f" (value: {json.dumps(err['input'], default=str)[:80]})"
     return text
+
+
+def _is_secret(loc: tuple[int | str, ...]) -> bool:
+    """True for a key whose value must never be shown (a password or key passphrase)."""
+    return any(isinstance(part, str) and any(word in part.lower() for word in SECRET_WORDS) for part in loc)
 
 
 def _drop_keys(data: Any, loc: tuple[int | str, ...], keys: list[str]) -> None:

@@ -27,7 +27,7 @@ from replicator.config.fields import (
 REDO_SOURCE_TYPES = ("local", "sftp", "asm")
 SFTP_KEYS = ("host", "port", "key-file", "key-passphrase", "known-hosts", "accept-unknown-host-key",
              "read-requests", "read-size-kb", "connect-timeout-ms", "reconnect-tries", "reconnect-delay-ms",
-             "reconnect-max-delay-ms")
+             "reconnect-max-delay-ms", "connections")
 ASM_KEYS = ("server", "password", "privilege", "parallelism")
 COMMON_KEYS = ("user", "path-mapping")
 ASM_PRIVILEGES = ("sysasm", "sysdba", "none")
@@ -55,6 +55,7 @@ class RedoSourceConfig(OlrModel):
     reconnect_tries: Annotated[int, in_range(0, 1000000)] = 10
     reconnect_delay_ms: Annotated[int, in_range(1, 600000)] = 200
     reconnect_max_delay_ms: Annotated[int, in_range(1, 3600000)] = 5000
+    connections: Annotated[int, in_range(0, 16)] = 2
     server: Annotated[str | None, max_len(4096)] = None
     password: Annotated[str | None, max_len(128)] = Field(default=None, repr=False)
     privilege: Annotated[str, max_len(16)] = "sysasm"
@@ -110,7 +111,10 @@ def explain_redo_source(cfg: RedoSourceConfig) -> list[str]:
     if cfg.type == "sftp":
         return [f"reader.redo-source: {cfg.describe()} with key {cfg.key_file}, host key checked against "
                 + ("nothing (accept-unknown-host-key 1)" if cfg.accept_unknown_host_key else cfg.known_hosts)
-                + f"; {cfg.read_requests} reads of {cfg.read_size_kb} KB in flight; after a dropped connection "
+                + f"; {cfg.read_requests} reads of {cfg.read_size_kb} KB in flight"
+                + (f" per connection, {cfg.connections} connections (reader processes) per archived log"
+                   if cfg.connections else " in this process")
+                + "; after a dropped connection "
                 f"{cfg.reconnect_tries} reconnection tries, {cfg.reconnect_delay_ms} ms doubling to "
                 f"{cfg.reconnect_max_delay_ms} ms"
                 + (f"; {len(cfg.path_mapping_pairs)} path mapping(s)" if cfg.path_mapping else "")]

@@ -18,13 +18,17 @@ Canal has no begin, commit or heartbeat messages.
 
 from __future__ import annotations
 
-from replicator.events import DdlChange, Message
+from typing import Any
+
+import orjson
+
+from replicator.events import OP_DELETE, OP_UPDATE, DdlChange, Message
 from replicator.formats.base import FormatOptions
 from replicator.formats.framework import (
     Clock, EventFormat, Position, TxnContext, ddl_table, dumps,
 )
 from replicator.formats.oms_default import RECORD_TYPES
-from replicator.formats.rowvalues import RowValues
+from replicator.formats.rowvalues import RowValues, TableView
 from replicator.formats.textvalues import TextValues
 from replicator.formats.typemap import CANAL_TYPES, ddl_kind
 
@@ -35,6 +39,7 @@ class CanalFormat(EventFormat):
     def __init__(self, options: FormatOptions, clock: Clock | None = None):
         super().__init__(options, clock)
         self.values = TextValues(quote_all=True, booleans="str")
+        self._type_cache: dict[int, tuple[TableView, orjson.Fragment, list[str] | None, orjson.Fragment]] = {}
 
     def on_row(self, ctx: TxnContext, pos: Position, row: RowValues) -> list[Message]:
         """One flat message per row change."""
@@ -43,24 +48,48 @@ class CanalFormat(EventFormat):
         old = None
         if row.before is not None and row.after is not None:
             old = [self.values.row(view, row.before, row.modified)]
-        record = {
+        record = self._record(view, row.op, data, old, row.change.time, ctx, pos)
+        return [self.message(dumps(record), pos, ctx, key=self.tag_key(row, self.values.render),
+                             table=row.change.table)]
+
+    def on_native_row(self, ctx: TxnContext, pos: Position, rows: Any, r: int) -> list[Message]:
+        """:meth:`on_row` for row ``r`` of a natively decoded transaction (replicator.native
+        RowImages; its tables have no `tag` columns): the same bytes, images rendered in C."""
+        view, op = rows.view(r), rows.op(r)
+        data = orjson.Fragment(rows.json(r, 0 if op == OP_DELETE else 1, self.values))
+        old = [orjson.Fragment(rows.json(r, 0, self.values, True))] if op == OP_UPDATE else None
+        record = self._record(view, op, data, old, rows.time(r), ctx, pos)
+        return [self.message(dumps(record), pos, ctx, table=rows.table(r))]
+
+    def _record(self, view: TableView, op: str, data: object, old: object, time: int, ctx: TxnContext,
+                pos: Position) -> dict[str, object]:
+        sql_types, pk_names, mysql_types = self._types(view)
+        return {
             "database": view.owner,
-            "sqlType": {c.name: CANAL_TYPES[c.otype.family][0] for c in view.columns},
+            "sqlType": sql_types,
             "data": [data],
-            "pkNames": [c.name for c in view.keys] or None,
+            "pkNames": pk_names,
             "old": old,
-            "mysqlType": {c.name: CANAL_TYPES[c.otype.family][1] for c in view.columns},
-            "type": RECORD_TYPES[row.op],
+            "mysqlType": mysql_types,
+            "type": RECORD_TYPES[op],
             "table": view.name,
-            "es": row.change.time * 1000,
+            "es": time * 1000,
             "isDdl": False,
             "ts": self.now_ms(),
             "sql": "",
             "id": pos.serial,
             "gtid": ctx.xid,
         }
-        return [self.message(dumps(record), pos, ctx, key=self.tag_key(row, self.values.render),
-                             table=row.change.table)]
+
+    def _types(self, view: TableView) -> tuple[orjson.Fragment, list[str] | None, orjson.Fragment]:
+        """sqlType, pkNames and mysqlType of a table, rendered once per table view."""
+        cached = self._type_cache.get(id(view))
+        if cached is None or cached[0] is not view:
+            cached = self._type_cache[id(view)] = (
+                view, orjson.Fragment(dumps({c.name: CANAL_TYPES[c.otype.family][0] for c in view.columns})),
+                [c.name for c in view.keys] or None,
+                orjson.Fragment(dumps({c.name: CANAL_TYPES[c.otype.family][1] for c in view.columns})))
+        return cached[1], cached[2], cached[3]
 
     def on_ddl(self, ctx: TxnContext, pos: Position, change: DdlChange) -> list[Message]:
         """A DDL message: no column data, the statement in ``sql``."""

@@ -22,6 +22,10 @@ HEARTBEAT record, which checkpoints become.
 
 from __future__ import annotations
 
+from typing import Any
+
+import orjson
+
 from replicator.events import Checkpoint, DdlChange, Message
 from replicator.formats.base import FormatOptions
 from replicator.formats.framework import (
@@ -42,6 +46,7 @@ class DataWorksFormat(EventFormat):
         super().__init__(options, clock)
         self.values = TextValues()
         self._sequence = StreamSequence()
+        self._columns: dict[int, tuple[TableView, orjson.Fragment, list[str]]] = {}
 
     def _record(self, source: dict[str, object], columns: list[dict[str, str]] | None,
                 pk: list[str] | None, payload: dict[str, object], with_pk: bool = True) -> bytes:
@@ -77,12 +82,28 @@ class DataWorksFormat(EventFormat):
         payload = self._payload(RECORD_TYPES[row.op], change.time * 1000, ctx, ctx.number + 1,
                                 before=self._image(view, row.before),
                                 after=self._image(view, row.after))
-        columns = [{"name": c.name, "type": OMS_TYPES[c.otype.family]} for c in view.columns]
-        keys = [c.name for c in view.keys]
-        data = self._record(self._source(ctx, view.owner, view.name), columns, keys, payload,
+        return [self.message(self._row_record(ctx, view, payload), pos, ctx,
+                             key=self.tag_key(row, self.values.render), table=change.table)]
+
+    def on_native_row(self, ctx: TxnContext, pos: Position, rows: Any, r: int) -> list[Message]:
+        """:meth:`on_row` for row ``r`` of a natively decoded transaction (replicator.native
+        RowImages; its tables have no `tag` columns): the same bytes, images rendered in C."""
+        view = rows.view(r)
+        images = [{"data": orjson.Fragment(rows.json(r, side, self.values))} if rows.has_image(r, side) else None
+                  for side in (0, 1)]
+        payload = self._payload(RECORD_TYPES[rows.op(r)], rows.time(r) * 1000, ctx, ctx.number + 1,
+                                before=images[0], after=images[1])
+        return [self.message(self._row_record(ctx, view, payload), pos, ctx, table=rows.table(r))]
+
+    def _row_record(self, ctx: TxnContext, view: TableView, payload: dict[str, object]) -> bytes:
+        cached = self._columns.get(id(view))
+        if cached is None or cached[0] is not view:  # the column list, rendered once per table view
+            cached = self._columns[id(view)] = (view, orjson.Fragment(dumps(
+                [{"name": c.name, "type": OMS_TYPES[c.otype.family]} for c in view.columns])),
+                [c.name for c in view.keys])
+        keys = cached[2]
+        return self._record(self._source(ctx, view.owner, view.name), cached[1], keys, payload,  # type: ignore[arg-type]
                             with_pk=bool(keys))
-        return [self.message(data, pos, ctx, key=self.tag_key(row, self.values.render),
-                             table=change.table)]
 
     def on_ddl(self, ctx: TxnContext, pos: Position, change: DdlChange) -> list[Message]:
         """A DDL record: ``op`` is the statement kind, ``ddl.text`` the statement."""

@@ -20,6 +20,11 @@ image (the DDL column ``ddl`` is ``VAR_STRING``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
 from replicator.events import OP_DELETE, OP_INSERT, OP_UPDATE, Checkpoint, DdlChange, Message
 from replicator.formats.base import FormatOptions
 from replicator.formats.framework import (
@@ -57,23 +62,38 @@ class OmsDefaultFormat(EventFormat):
     def on_row(self, ctx: TxnContext, pos: Position, row: RowValues) -> list[Message]:
         """One record per row change."""
         view, change = row.view, row.change
-        keys = view.keys
         current = row.current
+        record = self._row_record(ctx, pos, view, row.op, change.time, lambda c: current.get(c.index),
+                                  self._image(view, row.before), self._image(view, row.after))
+        return [self.message(dumps(record), pos, ctx, key=self.tag_key(row, self.values.render),
+                             table=change.table)]
+
+    @property
+    def native_rows(self) -> bool:
+        """Whether :meth:`on_native_row` applies (not for DefaultExtendColumnType)."""
+        return not self.extended
+
+    def on_native_row(self, ctx: TxnContext, pos: Position, rows: Any, r: int) -> list[Message]:
+        """:meth:`on_row` for row ``r`` of a natively decoded transaction (replicator.native
+        RowImages; its tables have no `tag` columns): the same bytes, images rendered in C."""
+        view, op = rows.view(r), rows.op(r)
+        side = 0 if op == OP_DELETE else 1
+        images = [orjson.Fragment(rows.json(r, s, self.values)) if rows.has_image(r, s) else None for s in (0, 1)]
+        record = self._row_record(ctx, pos, view, op, rows.time(r), lambda c: rows.get(r, side, c.ordinal - 1),
+                                  images[0], images[1])
+        return [self.message(dumps(record), pos, ctx, table=rows.table(r))]
+
+    def _row_record(self, ctx: TxnContext, pos: Position, view: TableView, op: str, time: int,
+                    key_value: Callable[[ColumnView], Value], before: object, after: object) -> dict[str, object]:
+        keys = view.keys
         meta = _meta(
             checkpoint=str(ctx.txn.begin_time),
             record_primary_key=_KEY_SEPARATOR.join(c.name for c in keys) if keys else None,
-            record_primary_value=(_KEY_SEPARATOR.join(self._key_value(c, current.get(c.index))
-                                                      for c in keys) if keys else None),
+            record_primary_value=(_KEY_SEPARATOR.join(self._key_value(c, key_value(c)) for c in keys)
+                                  if keys else None),
             storeDataSequence=self._sequence.next(ctx.txn.commit_scn, ctx.number + 1), table_name=view.name,
-            db=view.owner, timestamp=str(change.time), uniqueId=pos.text, transId=ctx.xid)
-        record = {
-            "prevStruct": self._image(view, row.before),
-            "postStruct": self._image(view, row.after),
-            "allMetaData": meta,
-            "recordType": RECORD_TYPES[row.op],
-        }
-        return [self.message(dumps(record), pos, ctx, key=self.tag_key(row, self.values.render),
-                             table=change.table)]
+            db=view.owner, timestamp=str(time), uniqueId=pos.text, transId=ctx.xid)
+        return {"prevStruct": before, "postStruct": after, "allMetaData": meta, "recordType": RECORD_TYPES[op]}
 
     def on_ddl(self, ctx: TxnContext, pos: Position, change: DdlChange) -> list[Message]:
         """A DDL record: ``postStruct`` holds the statement."""

@@ -29,8 +29,11 @@ from __future__ import annotations
 import hashlib
 import struct
 from collections.abc import Mapping
+from typing import Any
 
-from replicator.events import OP_UPDATE, DdlChange, Message, RowChange, Table
+import orjson
+
+from replicator.events import OP_DELETE, OP_UPDATE, DdlChange, Message, RowChange, Table
 from replicator.formats.base import FormatOptions
 from replicator.formats.framework import Clock, EventFormat, Position, TxnContext, dumps
 from replicator.formats.masks import change_mask, column_mask
@@ -88,6 +91,7 @@ class QlikFormat(EventFormat):
         self._events_of: TxnContext | None = None  # the transaction the counters below are for
         self._events = 0
         self._last_row = -1
+        self._structures: dict[int, tuple[TableView, dict[str, dict[str, int | str]], str]] = {}
 
     def _envelope(self, kind: str, message: Mapping[str, object]) -> bytes:
         return dumps({**_ENVELOPE, "type": kind, "message": message})
@@ -102,8 +106,12 @@ class QlikFormat(EventFormat):
         Ahead of a data message it takes the previous position (``aux_position``); for a DDL
         it is the event's own message.
         """
-        structure = table_structure(view)
-        digest = hashlib.sha1(dumps([view.owner, view.name, structure])).hexdigest()[:32]
+        cached = self._structures.get(id(view))
+        if cached is None or cached[0] is not view:  # once per table view, not per row
+            structure = table_structure(view)
+            cached = self._structures[id(view)] = (
+                view, structure, hashlib.sha1(dumps([view.owner, view.name, structure])).hexdigest()[:32])
+        structure, digest = cached[1], cached[2]
         known = self._sent.get(view.table.obj)
         if known is not None and known[0] == digest:
             return []
@@ -118,12 +126,13 @@ class QlikFormat(EventFormat):
         return [self.message(self._envelope("MD", message), pos if own else self.aux_position(pos),
                              ctx, key=self._key(view), table=view.table)]
 
-    def _count(self, ctx: TxnContext) -> tuple[int, bool]:
-        """(transactionEventCounter, transactionLastEvent) of the current row change."""
+    def _count(self, ctx: TxnContext, rows_only: bool = False) -> tuple[int, bool]:
+        """(transactionEventCounter, transactionLastEvent) of the current row change
+        (``rows_only``: every change of the transaction is a row, the native engine's case)."""
         if self._events_of is not ctx:
             self._events_of, self._events = ctx, 0
-            self._last_row = max((n for n, c in enumerate(ctx.changes) if isinstance(c, RowChange)),
-                                 default=-1)
+            self._last_row = ctx.total - 1 if rows_only else max(
+                (n for n, c in enumerate(ctx.changes) if isinstance(c, RowChange)), default=-1)
         self._events += 1
         return self._events, ctx.number == self._last_row
 
@@ -131,26 +140,45 @@ class QlikFormat(EventFormat):
         """Metadata if due, then the data message."""
         view, change = row.view, row.change
         out = self._metadata(ctx, pos, view)
+        message = self._data(ctx, pos, view, row.op, change.time, change.scn, change_mask(row), column_mask(row),
+                             self._count(ctx), self.values.row(view, row.current),
+                             self.values.row(view, row.before or {}) if row.op == OP_UPDATE else None)
+        out.append(self.message(self._envelope("DT", message), pos, ctx, key=self._key(view, row),
+                                table=change.table))
+        return out
+
+    def on_native_row(self, ctx: TxnContext, pos: Position, rows: Any, r: int) -> list[Message]:
+        """:meth:`on_row` for row ``r`` of a natively decoded transaction (replicator.native
+        RowImages; its tables have no `tag` columns): the same bytes, images rendered in C."""
+        view, op = rows.view(r), rows.op(r)
+        out = self._metadata(ctx, pos, view)
+        change, column = rows.masks(r)
+        data = orjson.Fragment(rows.json(r, 0 if op == OP_DELETE else 1, self.values))
+        before = orjson.Fragment(rows.json(r, 0, self.values)) if op == OP_UPDATE else None
+        message = self._data(ctx, pos, view, op, rows.time(r), rows.scn(r), change, column,
+                             self._count(ctx, True), data, before)
+        out.append(self.message(self._envelope("DT", message), pos, ctx, key=self._key(view),
+                                table=rows.table(r)))
+        return out
+
+    def _data(self, ctx: TxnContext, pos: Position, view: TableView, op: str, time: int, scn: int,
+              change: str, column: str, count: tuple[int, bool], data: object,
+              before: object) -> dict[str, object]:
         txn = ctx.txn
-        counter, last = self._count(ctx)
+        counter, last = count
         headers = {
-            "operation": RECORD_TYPES[row.op],
+            "operation": RECORD_TYPES[op],
             "changeSequence": change_sequence(txn.commit_time, txn.commit_scn, ctx.number),
-            "timestamp": epoch_to_iso(change.time, True, False) + ".000",
-            "streamPosition": f"{change.scn:016x}.{txn.thread}:{pos.scn}.{pos.idx + 1}",
+            "timestamp": epoch_to_iso(time, True, False) + ".000",
+            "streamPosition": f"{scn:016x}.{txn.thread}:{pos.scn}.{pos.idx + 1}",
             "transactionId": transaction_id(txn.xid),
-            "changeMask": change_mask(row),
-            "columnMask": column_mask(row),
+            "changeMask": change,
+            "columnMask": column,
             "externalSchemaId": self._sent[view.table.obj][0],
             "transactionEventCounter": counter,
             "transactionLastEvent": last,
         }
-        message = {"data": self.values.row(view, row.current),
-                   "beforeData": self.values.row(view, row.before or {}) if row.op == OP_UPDATE else None,
-                   "headers": headers}
-        out.append(self.message(self._envelope("DT", message), pos, ctx, key=self._key(view, row),
-                                table=change.table))
-        return out
+        return {"data": data, "beforeData": before, "headers": headers}
 
     def on_ddl(self, ctx: TxnContext, pos: Position, change: DdlChange) -> list[Message]:
         """A DDL makes a new table version: its metadata message, if the structure changed."""

@@ -21,6 +21,10 @@ commit or heartbeat records.
 
 from __future__ import annotations
 
+from typing import Any
+
+import orjson
+
 from replicator.events import OP_DELETE, OP_INSERT, OP_UPDATE, DdlChange, Message
 from replicator.formats.base import FormatOptions
 from replicator.formats.framework import (
@@ -68,6 +72,21 @@ class SharePlexFormat(EventFormat):
             record["key"] = self.values.row(view, row.before or {})
         return [self.message(dumps(record), pos, ctx, key=self.tag_key(row, self.values.render),
                              table=change.table)]
+
+    def on_native_row(self, ctx: TxnContext, pos: Position, rows: Any, r: int) -> list[Message]:
+        """:meth:`on_row` for row ``r`` of a natively decoded transaction (replicator.native
+        RowImages; its tables have no `tag` columns): the same bytes, images rendered in C."""
+        view, op = rows.view(r), rows.op(r)
+        update = op == OP_UPDATE
+        data = rows.json(r, 0 if op == OP_DELETE else 1, self.values, update)
+        record: dict[str, object] = {
+            "data": orjson.Fragment(data),
+            "meta": self._meta(ctx, OPS[op], rows.time(r), rows.scn(r), rows.rowid(r),
+                               f"{view.owner}.{view.name}"),
+        }
+        if update:
+            record["key"] = orjson.Fragment(rows.json(r, 0, self.values))
+        return [self.message(dumps(record), pos, ctx, table=rows.table(r))]
 
     def on_ddl(self, ctx: TxnContext, pos: Position, change: DdlChange) -> list[Message]:
         """A DDL record: empty data, the statement in ``sql.ddl``."""

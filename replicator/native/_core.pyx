@@ -10,24 +10,44 @@ each row into arrays of (pointer, length) per column, applies the column rules o
 :mod:`replicator.formats.olr_rows` and renders every message into one C buffer.
 
 Phase A (assembly) never has side effects (its entry parsing runs without the GIL): anything it does not
-handle exactly like the python engine (DDL, LOB columns, multi-row inserts, compressed rows,
-unknown or SYS tables, a warning to log, any inconsistency the python engine turns into an
-error) makes :meth:`JsonCommitter.commit` return False, and the python engine processes the
-whole transaction instead. Phase B (rendering) decodes NUMBER, DATE/TIMESTAMP/TSLTZ and
-TIMESTAMP WITH TIME ZONE (numeric codes), INTERVALs, BINARY_FLOAT/DOUBLE, RAW and
-AL32UTF8/UTF8/AL16UTF16 text natively; any other value goes through the python engine's own
-renderer for that column, so the bytes are the same by construction.
+handle exactly like the python engine (DDL, LOB columns, split columns, compressed rows,
+SYS tables, multi-row changes of unknown tables, a warning to log, any inconsistency the
+python engine turns into an error) makes :meth:`JsonCommitter.commit` return False, and the
+python engine processes the whole transaction instead. Phase B (rendering) decodes NUMBER,
+DATE/TIMESTAMP/TSLTZ and TIMESTAMP WITH TIME ZONE (numeric codes), INTERVALs,
+BINARY_FLOAT/DOUBLE, RAW and AL32UTF8/UTF8/AL16UTF16 text natively; any other value goes
+through the python engine's own renderer for that column, so the bytes are the same by
+construction. Rows of unknown tables (schemaless mode) are rendered as COL_<n> hex.
+
+A transaction above ``Parser.stream_bytes`` is walked chunk by chunk (JsonCommitter._stream):
+a checking walk, then a rendering walk handing messages over in the python stream's batches.
 
 :class:`RecordDispatcher` is stage 1's counterpart: Parser._dispatch for one record, with the
 (5.1, 11.x) pairs stored without ChangeVector objects.
+
+Other formats (the included ``_debezium.pxi`` and ``_rows.pxi``) reuse phase A:
+
+* :class:`DebeziumCommitter` renders Debezium JSON (envelope, flatten, smt) per row into
+  the same buffer, as DebeziumFormat.on_row and orjson would.
+* Typed row images, the interface of the remaining formats: :class:`RowImages` holds a
+  committed transaction's rows decoded once — per row a ``RowMeta`` (op, table, SCN, time,
+  ROWID parts) and 2 x (visible columns) ``Cell`` structs (kind ``CK_*``, three int64 and an
+  arena span: NUMBER text, UTF-8 text, bytes, a double, epoch + nanoseconds, zone offset and text,
+  interval totals; ``CK_PY`` only for values the python decoder must take). Image semantics
+  are rowvalues.row_values'. :class:`EventCommitter` drives an EventFormat that defines
+  ``on_native_row(ctx, pos, rows, r)``; the format renders an image with
+  ``rows.json(r, side, text_values, modified_only)`` (C, no per-column python object) and
+  reads one python value with ``rows.get``/``rows.value`` only where it needs one.
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
 from libc.stdlib cimport malloc, calloc, realloc, free
-from libc.string cimport memcpy, memmove, memcmp, strlen
+from libc.string cimport memcpy, memmove, memcmp, memset, strlen
 from libc.stdio cimport snprintf
 from libc.math cimport ldexp
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
+
+import gc
 
 from replicator.events import Message, Transaction
 from replicator.formats.escape import escape_str
@@ -169,19 +189,28 @@ cdef int buf_hex(Buf* b, const uint8_t* p, Py_ssize_t n) except -1 nogil:
     return 0
 
 
+cdef uint8_t PLAIN[256]      # bytes buf_escape copies as they are
+for _c in range(256):
+    PLAIN[_c] = 1 if _c > 0x1E and _c != 0x22 and _c != 0x2F and _c != 0x5C else 0
+
+
 cdef int buf_escape(Buf* b, const uint8_t* p, Py_ssize_t n) except -1 nogil:
-    """OLR's JSON string escaping (replicator.formats.escape), byte by byte."""
-    cdef Py_ssize_t i
+    """OLR's JSON string escaping (replicator.formats.escape): runs of plain bytes copied at once."""
+    cdef Py_ssize_t i = 0, start
     cdef uint8_t c
     buf_reserve(b, n)
-    for i in range(n):
+    while i < n:
+        start = i
+        while i < n and PLAIN[p[i]]:
+            i += 1
+        if i > start:
+            buf_reserve(b, i - start)
+            memcpy(b.p + b.n, p + start, i - start)
+            b.n += i - start
+            if i >= n:
+                break
         c = p[i]
-        if c > 0x1E and c != 0x22 and c != 0x2F and c != 0x5C:
-            if b.n + 1 > b.cap:
-                buf_reserve(b, 1)
-            b.p[b.n] = <char>c
-            b.n += 1
-            continue
+        i += 1
         if c == 0x5C:
             buf_add(b, b"\\\\", 2)
         elif c == 0x22:
@@ -341,6 +370,17 @@ cdef int grow(void** p, Py_ssize_t* cap, Py_ssize_t need, size_t item) except -1
             raise MemoryError()
     p[0] = q
     cap[0] = c
+    return 0
+
+
+cdef int grow_ints(int** p, int* cap) except -1 nogil:
+    """Double an int array (a row group's pair indexes)."""
+    cdef int* q = <int*> realloc(p[0], 2 * cap[0] * sizeof(int))
+    if q == NULL:
+        with gil:
+            raise MemoryError()
+    p[0] = q
+    cap[0] *= 2
     return 0
 
 
@@ -1266,10 +1306,17 @@ cdef bint utf16_escaped(Buf* b, const uint8_t* p, int n) noexcept nogil:
 
 
 cdef inline bint is_ascii(const uint8_t* p, int n) noexcept nogil:
-    cdef int i
-    for i in range(n):
+    cdef int i = 0
+    cdef uint64_t word
+    while i + 8 <= n:  # eight bytes at a time
+        memcpy(&word, p + i, 8)
+        if word & <uint64_t>0x8080808080808080:
+            return False
+        i += 8
+    while i < n:
         if p[i] & 0x80:
             return False
+        i += 1
     return True
 
 
@@ -1290,6 +1337,7 @@ cdef class _Plan:
     cdef list nulls       # [before list, after list] of bytes or None
     cdef list frags       # [before tuple, after tuple] of python fragments
     cdef dict schema      # obj -> schema bytes (schema bit 1 off)
+    cdef bint schemaless  # an unknown table (schemaless mode): COL_<n> names, hex values, no reduction
 
     def __dealloc__(self):
         cdef int s
@@ -1373,6 +1421,181 @@ cdef _Plan make_plan(object fmt, object parser, object table):
     return plan
 
 
+cdef _Plan make_schemaless_plan(int limit):
+    """The plan of every table the dictionary does not know (schemaless mode, flag 0x800).
+
+    Rows are built over ``limit`` columns (the parser's column limit, as rows.build_row
+    does without a table) and shrunk to the highest column present (shrink_row).
+    """
+    cdef _Plan plan = _Plan()
+    plan.table = None
+    plan.py_plan = None
+    plan.ncols = limit
+    plan.bail = False
+    plan.schema = {}
+    plan.schemaless = True
+    return plan
+
+
+cdef void shrink_row(Work* w, Row* row) noexcept nogil:
+    """Keep a schemaless row's images only up to its highest column present."""
+    cdef Val* img = w.vals + row.img
+    cdef int n = row.ncols
+    cdef int hi = n - 1
+    while hi >= 0 and img[hi].n == ABSENT and img[n + hi].n == ABSENT:
+        hi -= 1
+    memmove(img + hi + 1, img + n, (hi + 1) * sizeof(Val))
+    row.ncols = hi + 1
+
+
+cdef int hex_columns(Buf* b, Val* image, Val* other, int n) except -1 nogil:
+    """render_schemaless: ``{"COL_<i>":"<hex>"|null,...}``; with ``other`` (an UPDATE), a
+    column only the other image mentions is printed as null."""
+    cdef int i
+    cdef bint first = True
+    buf_byte(b, 123)
+    for i in range(n):
+        if image[i].n == ABSENT and (other == NULL or other[i].n == ABSENT):
+            continue
+        if not first:
+            buf_byte(b, 44)
+        first = False
+        buf_add(b, b'"COL_', 5)
+        buf_int(b, i)
+        buf_add(b, b'":', 2)
+        if image[i].n > 0:
+            buf_byte(b, 34)
+            buf_hex(b, image[i].p, image[i].n)
+            buf_byte(b, 34)
+        else:
+            buf_add(b, b"null", 4)
+    buf_byte(b, 125)
+    return 0
+
+
+# ----------------------------------------------------------------------------- chunk walking
+cdef struct Grouping:
+    # rows.group_rows state: the open row group carries over from one chunk to the next.
+    int* idx                # pair indexes of the group, in row order
+    int len
+    int cap
+    int op
+    Val* scratch            # build_row's supplemental images
+    Py_ssize_t scratch_cap
+    uint32_t last_obj       # the last object's table slot (rows of one table come in runs)
+    int last_slot           # -1: none yet
+
+
+cdef void grouping_free(Grouping* g) noexcept nogil:
+    free(g.idx)
+    free(g.scratch)
+    g.idx = NULL
+    g.scratch = NULL
+
+
+cdef Py_ssize_t parse_entries(Work* w, const uint8_t* base, Py_ssize_t size) except -2 nogil:
+    """The (5.1, 11.x) entries of one chunk (OpenTransaction.add_pair) into w.pairs.
+
+    Returns where parsing stopped: ``size`` when every entry was a well-formed pair (a DDL
+    entry or anything else stops it, and the python engine judges the transaction).
+    """
+    cdef Py_ssize_t pos = 0
+    cdef Py_ssize_t n1, n2
+    cdef int vh, got
+    cdef bint big
+    cdef Pair* p
+    while pos < size:
+        if pos + ENTRY_SIZE > size or base[pos] != KIND_PAIR:
+            break
+        big = base[pos + 1] != 0
+        vh = base[pos + 2]
+        n1 = rd32(base + pos + 32, 0)
+        n2 = rd32(base + pos + 36, 0)
+        if pos + ENTRY_SIZE + n1 + n2 > size:
+            break
+        grow(<void**>&w.pairs, &w.cap_pairs, w.npairs + 1, sizeof(Pair))
+        p = w.pairs + w.npairs
+        p.big = big
+        p.obj = rd32(base + pos + 4, 0)
+        p.data_obj = rd32(base + pos + 8, 0)
+        p.scn = rd64le(base + pos + 12)
+        p.time = rd32(base + pos + 20, 0)
+        p.offset = rd64le(base + pos + 24)
+        got = parse_cv(w, &p.u, base + pos + ENTRY_SIZE, n1, vh, big)
+        if got != n1:
+            break
+        got = parse_cv(w, &p.r, base + pos + ENTRY_SIZE + n1, n2, vh, big)
+        if got != n2:
+            break
+        w.npairs += 1
+        pos += ENTRY_SIZE + n1 + n2
+    return pos
+
+
+cdef int carry_group(Work* w, Grouping* g) except -1 nogil:
+    """Keep only the open group's pairs (renumbered from 0) and their fields; drop the rest.
+
+    Between two chunks of a streamed transaction: every finished row was rendered, so only
+    the pieces of a row still missing its last piece must survive (their bytes stay valid
+    while the caller holds the chunks they point into).
+    """
+    cdef Pair* pairs
+    cdef Field* fields
+    cdef Py_ssize_t nf = 0, pos = 0
+    cdef int k
+    cdef Pair* p
+    w.nrows = 0
+    w.nvals = 0
+    if g.len == 0:
+        w.npairs = 0
+        w.nfields = 0
+        return 0
+    for k in range(g.len):
+        nf += w.pairs[g.idx[k]].u.nf + w.pairs[g.idx[k]].r.nf
+    pairs = <Pair*> malloc(g.len * sizeof(Pair))
+    fields = <Field*> malloc((nf + 1) * sizeof(Field))
+    if pairs == NULL or fields == NULL:
+        free(pairs)
+        free(fields)
+        with gil:
+            raise MemoryError()
+    for k in range(g.len):
+        p = pairs + k
+        p[0] = w.pairs[g.idx[k]]
+        memcpy(fields + pos, w.fields + p.u.fi, p.u.nf * sizeof(Field))
+        p.u.fi = pos
+        pos += p.u.nf
+        memcpy(fields + pos, w.fields + p.r.fi, p.r.nf * sizeof(Field))
+        p.r.fi = pos
+        pos += p.r.nf
+        g.idx[k] = k
+    memcpy(w.pairs, pairs, g.len * sizeof(Pair))
+    memcpy(w.fields, fields, nf * sizeof(Field))
+    w.npairs = g.len
+    w.nfields = nf
+    free(pairs)
+    free(fields)
+    return 0
+
+
+cdef class _Out:
+    """One committed transaction being rendered: its event, header pieces and messages."""
+
+    cdef object event
+    cdef object hb
+    cdef object ctx
+    cdef object lwn_scn
+    cdef object xid
+    cdef object seq
+    cdef object prefix      # b'{...,"c_idx":' before a row's index, or None (headers per row)
+    cdef object suffix
+    cdef list messages
+    cdef bint started       # the begin message is out
+    cdef long long num      # rows rendered ("num" field)
+    cdef long long rows     # rows in messages not yet handed over
+    cdef Py_ssize_t room    # streamed: messages until the pipeline drains; 0: one list at the end
+
+
 # ----------------------------------------------------------------------------- the committer
 cdef class JsonCommitter:
     """Commits transactions for the OpenLogReplicator JSON format natively (see module doc).
@@ -1395,12 +1618,16 @@ cdef class JsonCommitter:
     cdef list _views
     cdef public long long native_transactions
     cdef public long long python_transactions
+    cdef bint unknown_tables  # rows of tables the dictionary lacks are printed (printable_filter)
 
     def __init__(self, fmt, pipeline):
+        from replicator.formats.base import FLAG_SCHEMALESS, FLAG_SYSTEM_TXN
+
         self.fmt = fmt
         self.pipeline = pipeline
         self.deliver = pipeline._on_native
         self.plans = {}
+        self.unknown_tables = bool(fmt.options.flags & (FLAG_SCHEMALESS | FLAG_SYSTEM_TXN))
         self.epochs = {}
         header = fmt._header
         self.scn_all = bool(header._scn_all or header._tm_all)
@@ -1429,8 +1656,14 @@ cdef class JsonCommitter:
     def commit(self, parser, txn, record):
         """Parser hook: output ``txn`` natively; False when the python engine must do it."""
         pipeline = self.pipeline
-        if (txn.system or txn.size > parser.stream_bytes or txn.xid in parser._schema_txns
+        if (txn.system or txn.xid in parser._schema_txns
                 or pipeline.on_commit is not None or pipeline.on_change is not None):
+            self.python_transactions += 1
+            return False
+        if txn.size > parser.stream_bytes:
+            if self._stream(parser, txn, record):
+                self.native_transactions += 1
+                return True
             self.python_transactions += 1
             return False
         chunks = [c for c in parser.pool.read(txn.clog) if len(c)]
@@ -1452,13 +1685,110 @@ cdef class JsonCommitter:
             self._tables = None
             work_free(&w)
 
+    cdef bint _stream(self, object parser, object txn, object record) except -1:
+        """A transaction above parser.stream_bytes: rows rendered chunk by chunk, bounded memory.
+
+        Two walks over the stored chunks (read back from the pool or its swap file one at a
+        time): the first only checks that this engine outputs every row exactly as the python
+        engine would, so python can still take the whole transaction; the second renders the
+        rows and hands the messages over as the python engine's stream does (Parser._emit
+        with a one-pass iterator, Pipeline._on_transaction draining every FLUSH_MESSAGES).
+        """
+        cdef _Out o
+        if self.fmt._full:
+            return False  # FULL mode holds every element of the transaction anyway: python's stream
+        if not self._walk(parser, txn, None):
+            return False
+        parser.stats.transactions += 1
+        o = self._open(parser, txn, record)
+        o.room = self.pipeline._on_native_stream(o.event)
+        # A message per row, alive until the pipeline drains: with the collector on, the
+        # survivors trigger full collections every few ten thousand rows (a fifth of the
+        # rendering time). The walk creates no reference cycle, so it runs without it.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            if not self._walk(parser, txn, o):
+                raise AssertionError("native stream: the rendering walk disagrees with the checking walk")
+        finally:
+            if collecting:
+                gc.enable()
+        self._close(o)
+        self._hand_over(o)
+        return True
+
+    cdef bint _walk(self, object parser, object txn, _Out o) except -1:
+        """Group and build the rows of the stored chunks one chunk at a time; render them into
+        ``o`` unless it is None. False when python must process the transaction."""
+        cdef Work w
+        cdef Grouping g
+        cdef const uint8_t[::1] mv
+        cdef const uint8_t* base
+        cdef Py_ssize_t size, pos, first
+        memset(&w, 0, sizeof(Work))
+        memset(&g, 0, sizeof(Grouping))
+        table_list = []
+        table_index = {}
+        held = []  # the chunks the open row group's pieces point into
+        chunks = parser.pool.read(txn.clog)
+        try:
+            for chunk in chunks:
+                if not len(chunk):
+                    continue
+                mv = chunk
+                held.append(mv)
+                base = &mv[0]
+                size = mv.shape[0]
+                first = w.npairs
+                with nogil:
+                    pos = parse_entries(&w, base, size)
+                if pos != size:
+                    return False
+                if not self._group(&w, &g, parser, first, table_list, table_index):
+                    return False
+                if o is not None and w.nrows:
+                    self._tables = table_list
+                    parser.stats.rows += w.nrows
+                    self._rows(&w, o, parser)
+                carry_group(&w, &g)
+                if g.len == 0:
+                    del held[:]
+            return True
+        finally:
+            chunks.close()
+            self._tables = None
+            work_free(&w)
+            grouping_free(&g)
+
+    cdef inline int _slot(self, Grouping* g, object parser, object tables, uint32_t obj, list table_list,
+                          dict table_index) except -2:
+        """_table_slot, remembering the last object's answer."""
+        if g.last_slot >= 0 and obj == g.last_obj:
+            return g.last_slot
+        t = self._table_slot(parser, tables, obj, table_list, table_index)
+        if t >= 0:
+            g.last_obj = obj
+            g.last_slot = t
+        return t
+
     cdef int _table_slot(self, object parser, object tables, uint32_t obj, list table_list,
                          dict table_index) except -2:
         """Index of obj's table plan in this transaction's list; -1 when python must do the row."""
         cdef _Plan plan
         table = tables.get(obj)
         if table is None:
-            return -1
+            if not self.unknown_tables:
+                return -1
+            limit = parser._limit
+            t = table_index.get(-limit, -1)  # id() is never negative
+            if t < 0:
+                plan = self.plans.get(-limit)
+                if plan is None:
+                    plan = self.plans[-limit] = make_schemaless_plan(limit)
+                t = len(table_list)
+                table_index[-limit] = t
+                table_list.append(plan)
+            return t
         t = table_index.get(id(table), -1)
         if t < 0:
             plan = self.plan_for(parser, table)
@@ -1473,24 +1803,9 @@ cdef class JsonCommitter:
         """Phase A: pairs -> rows (images in w.vals); False when python must process the txn."""
         cdef const uint8_t[::1] mv
         cdef const uint8_t* base
-        cdef Py_ssize_t size, pos, n1, n2
-        cdef int vh, got, ncols, glen, gcap, op, code, supp_fb, t
-        cdef Pair* p
-        cdef Pair* last
-        cdef bint big
-        cdef int* group = NULL
-        cdef Val* scratch = NULL
-        cdef Py_ssize_t scratch_cap = 0
-        cdef uint32_t hb1, hb2
-        cdef int hs1, hs2
-        cdef _Plan plan
-        cdef Py_ssize_t i, j, first_row
-        cdef Kdo* k
-        cdef bint big_scn = parser.header.big_scn
-        tables = parser.opt.tables
-        limit_default = parser._limit
+        cdef Py_ssize_t size, pos
+        cdef Grouping g
         table_list = []
-        table_index = {}
         views = []
         # Parse every stored entry into pairs.
         for chunk in chunks:
@@ -1498,139 +1813,143 @@ cdef class JsonCommitter:
             views.append(mv)
             base = &mv[0]
             size = mv.shape[0]
-            pos = 0
             with nogil:
-                while pos < size:
-                    if pos + ENTRY_SIZE > size or base[pos] != KIND_PAIR:
-                        break
-                    big = base[pos + 1] != 0
-                    vh = base[pos + 2]
-                    n1 = rd32(base + pos + 32, 0)
-                    n2 = rd32(base + pos + 36, 0)
-                    if pos + ENTRY_SIZE + n1 + n2 > size:
-                        break
-                    grow(<void**>&w.pairs, &w.cap_pairs, w.npairs + 1, sizeof(Pair))
-                    p = w.pairs + w.npairs
-                    p.big = big
-                    p.obj = rd32(base + pos + 4, 0)
-                    p.data_obj = rd32(base + pos + 8, 0)
-                    p.scn = rd64le(base + pos + 12)
-                    p.time = rd32(base + pos + 20, 0)
-                    p.offset = rd64le(base + pos + 24)
-                    got = parse_cv(w, &p.u, base + pos + ENTRY_SIZE, n1, vh, big)
-                    if got != n1:
-                        break
-                    got = parse_cv(w, &p.r, base + pos + ENTRY_SIZE + n1, n2, vh, big)
-                    if got != n2:
-                        break
-                    w.npairs += 1
-                    pos += ENTRY_SIZE + n1 + n2
+                pos = parse_entries(w, base, size)
             if pos != size:
                 return False  # a DDL entry or something python must judge
-        # Group pairs into rows (rows.group_rows), building each row as soon as it is complete.
-        glen = 0
-        gcap = 64
-        group = <int*> malloc(gcap * sizeof(int))
+        memset(&g, 0, sizeof(Grouping))
         try:
-            op = 0
-            for i in range(w.npairs):
-                p = w.pairs + i
-                if not analyse(w, p):
-                    return False
-                if (p.uk.valid and p.uk.fb & FB_K) or (p.rk.valid and p.rk.fb & FB_K):
-                    continue
-                if p.supp.valid and p.supp.fb & FB_K:
-                    continue
-                code = p.r.opcode
-                if code == OPC_QMI or code == OPC_QMD:
-                    k = &p.rk if code == OPC_QMI else &p.uk
-                    if not k.valid or not k.nrow:
-                        continue
-                    t = self._table_slot(parser, tables, p.obj, table_list, table_index)
-                    if t < 0:
-                        return False
-                    ncols = (<_Plan>table_list[t]).ncols
-                    grow(<void**>&w.rows, &w.cap_rows, w.nrows + k.nrow, sizeof(Row))
-                    grow(<void**>&w.vals, &w.cap_vals, w.nvals + 2 * ncols * (k.nrow + 1), sizeof(Val))
-                    first_row = w.nrows
-                    if multirow(w, p, big_scn, ncols, w.rows, &w.nrows) < 0:
-                        return False
-                    for j in range(first_row, w.nrows):
-                        w.rows[j].table = t
-                    continue
-                if not (code == OPC_IRP or code == OPC_DRP or code == OPC_URP or code == OPC_ORP
-                        or code == OPC_CFA or code == OPC_SUPP or code == OPC_CMP):
-                    continue
-                if not op:
-                    op = OP_INSERT if code == OPC_IRP else OP_DELETE if code == OPC_DRP else OP_UPDATE
-                elif op == OP_INSERT and (code == OPC_DRP or code == OPC_URP or code == OPC_ORP or code == OPC_CFA):
-                    op = OP_UPDATE
-                elif op == OP_DELETE and (code == OPC_IRP or code == OPC_URP or code == OPC_ORP or code == OPC_CFA):
-                    op = OP_UPDATE
-                supp_fb = p.supp.fb if p.supp.valid else FB_L
-                if glen == 0:
-                    if not (code == OPC_CMP and (not p.supp.valid or p.supp.bdba == 0) and not supp_fb & FB_L):
-                        group[0] = i
-                        glen = 1
-                else:
-                    last = w.pairs + group[glen - 1]
-                    head_of(last, &hb1, &hs1)
-                    head_of(p, &hb2, &hs2)
-                    if hb1 == hb2 and hs1 == hs2 and w.pairs[group[0]].obj == p.obj:
-                        if glen + 1 > gcap:
-                            gcap *= 2
-                            group = <int*> realloc(group, gcap * sizeof(int))
-                        if op == OP_INSERT:
-                            memmove(group + 1, group, glen * sizeof(int))
-                            group[0] = i
-                        elif code == OPC_ORP and last.r.opcode == OPC_IRP:
-                            group[glen] = group[glen - 1]
-                            group[glen - 1] = i
-                        else:
-                            group[glen] = i
-                        glen += 1
-                    else:
-                        return False  # warning 60017: logged by the python engine
-                if supp_fb & FB_L:
-                    if glen:
-                        t = self._table_slot(parser, tables, w.pairs[group[0]].obj, table_list, table_index)
-                        if t < 0:
-                            return False
-                        ncols = (<_Plan>table_list[t]).ncols
-                        grow(<void**>&w.rows, &w.cap_rows, w.nrows + 1, sizeof(Row))
-                        grow(<void**>&w.vals, &w.cap_vals, w.nvals + 2 * ncols, sizeof(Val))
-                        if scratch_cap < 2 * ncols:
-                            scratch_cap = 2 * ncols
-                            scratch = <Val*> realloc(scratch, (scratch_cap + 1) * sizeof(Val))
-                        w.rows[w.nrows].img = w.nvals
-                        w.rows[w.nrows].ncols = ncols
-                        w.rows[w.nrows].table = t
-                        if not build_row(w, group, glen, op, ncols, w.rows + w.nrows, scratch):
-                            return False
-                        w.nvals += 2 * ncols
-                        w.nrows += 1
-                    glen = 0
-                    op = 0
+            if not self._group(w, &g, parser, 0, table_list, {}):
+                return False
         finally:
-            free(group)
-            free(scratch)
+            grouping_free(&g)
         self._tables = table_list
         self._views = views
         return True
 
+    cdef bint _group(self, Work* w, Grouping* g, object parser, Py_ssize_t first, list table_list,
+                     dict table_index) except -1:
+        """rows.group_rows over w.pairs[first:]: each row is built as soon as it is complete.
+
+        The open group stays in ``g`` (a streamed transaction continues it with the next
+        chunk's pairs); False when python must process the transaction.
+        """
+        cdef int ncols, code, supp_fb, t
+        cdef Pair* p
+        cdef Pair* last
+        cdef uint32_t hb1, hb2
+        cdef int hs1, hs2
+        cdef Py_ssize_t i, j, first_row
+        cdef Kdo* k
+        cdef bint big_scn = parser.header.big_scn
+        tables = parser.opt.tables
+        if g.idx == NULL:
+            g.last_slot = -1
+            g.cap = 64
+            g.idx = <int*> malloc(g.cap * sizeof(int))
+            if g.idx == NULL:
+                raise MemoryError()
+        for i in range(first, w.npairs):
+            p = w.pairs + i
+            if not analyse(w, p):
+                return False
+            if (p.uk.valid and p.uk.fb & FB_K) or (p.rk.valid and p.rk.fb & FB_K):
+                continue
+            if p.supp.valid and p.supp.fb & FB_K:
+                continue
+            code = p.r.opcode
+            if code == OPC_QMI or code == OPC_QMD:
+                k = &p.rk if code == OPC_QMI else &p.uk
+                if not k.valid or not k.nrow:
+                    continue
+                t = self._slot(g, parser, tables, p.obj, table_list, table_index)
+                if t < 0:
+                    return False
+                if (<_Plan>table_list[t]).schemaless:
+                    return False  # multi-row changes of unknown tables: the python engine
+                ncols = (<_Plan>table_list[t]).ncols
+                grow(<void**>&w.rows, &w.cap_rows, w.nrows + k.nrow, sizeof(Row))
+                grow(<void**>&w.vals, &w.cap_vals, w.nvals + 2 * ncols * (k.nrow + 1), sizeof(Val))
+                first_row = w.nrows
+                if multirow(w, p, big_scn, ncols, w.rows, &w.nrows) < 0:
+                    return False
+                for j in range(first_row, w.nrows):
+                    w.rows[j].table = t
+                continue
+            if not (code == OPC_IRP or code == OPC_DRP or code == OPC_URP or code == OPC_ORP
+                    or code == OPC_CFA or code == OPC_SUPP or code == OPC_CMP):
+                continue
+            if not g.op:
+                g.op = OP_INSERT if code == OPC_IRP else OP_DELETE if code == OPC_DRP else OP_UPDATE
+            elif g.op == OP_INSERT and (code == OPC_DRP or code == OPC_URP or code == OPC_ORP or code == OPC_CFA):
+                g.op = OP_UPDATE
+            elif g.op == OP_DELETE and (code == OPC_IRP or code == OPC_URP or code == OPC_ORP or code == OPC_CFA):
+                g.op = OP_UPDATE
+            supp_fb = p.supp.fb if p.supp.valid else FB_L
+            if g.len == 0:
+                if not (code == OPC_CMP and (not p.supp.valid or p.supp.bdba == 0) and not supp_fb & FB_L):
+                    g.idx[0] = i
+                    g.len = 1
+            else:
+                last = w.pairs + g.idx[g.len - 1]
+                head_of(last, &hb1, &hs1)
+                head_of(p, &hb2, &hs2)
+                if hb1 == hb2 and hs1 == hs2 and w.pairs[g.idx[0]].obj == p.obj:
+                    if g.len + 1 > g.cap:
+                        grow_ints(&g.idx, &g.cap)
+                    if g.op == OP_INSERT:
+                        memmove(g.idx + 1, g.idx, g.len * sizeof(int))
+                        g.idx[0] = i
+                    elif code == OPC_ORP and last.r.opcode == OPC_IRP:
+                        g.idx[g.len] = g.idx[g.len - 1]
+                        g.idx[g.len - 1] = i
+                    else:
+                        g.idx[g.len] = i
+                    g.len += 1
+                else:
+                    return False  # warning 60017: logged by the python engine
+            if supp_fb & FB_L:
+                if g.len:
+                    t = self._slot(g, parser, tables, w.pairs[g.idx[0]].obj, table_list, table_index)
+                    if t < 0:
+                        return False
+                    ncols = (<_Plan>table_list[t]).ncols
+                    grow(<void**>&w.rows, &w.cap_rows, w.nrows + 1, sizeof(Row))
+                    grow(<void**>&w.vals, &w.cap_vals, w.nvals + 2 * ncols, sizeof(Val))
+                    if g.scratch_cap < 2 * ncols:
+                        g.scratch_cap = 2 * ncols
+                        g.scratch = <Val*> realloc(g.scratch, (g.scratch_cap + 1) * sizeof(Val))
+                        if g.scratch == NULL:
+                            raise MemoryError()
+                    w.rows[w.nrows].img = w.nvals
+                    w.rows[w.nrows].ncols = ncols
+                    w.rows[w.nrows].table = t
+                    if not build_row(w, g.idx, g.len, g.op, ncols, w.rows + w.nrows, g.scratch):
+                        return False
+                    if (<_Plan>table_list[t]).schemaless:
+                        shrink_row(w, w.rows + w.nrows)
+                    w.nvals += 2 * w.rows[w.nrows].ncols
+                    w.nrows += 1
+                g.len = 0
+                g.op = 0
+        return True
+
     cdef _emit(self, Work* w, object parser, object txn, object record):
         """Phase B: the Parser._emit and OlrJsonFormat.iter_transaction of a native transaction."""
-        cdef Py_ssize_t r
-        cdef Row* row
-        cdef _Plan plan
-        cdef Buf* b = &self.out
-        cdef Val* img
-        cdef int num = 0
+        cdef _Out o
         if w.nrows == 0:
             return
         stats = parser.stats
         stats.rows += w.nrows
         stats.transactions += 1
+        o = self._open(parser, txn, record)
+        self._rows(w, o, parser)
+        self._close(o)
+        self.deliver(o.event, o.messages, w.nrows)
+
+    cdef _Out _open(self, object parser, object txn, object record):
+        """The Transaction event of a commit and its header pieces (no message yet)."""
+        cdef _Out o = _Out()
         header = parser.header
         fmt = self.fmt
         lwn = parser._lwn
@@ -1646,48 +1965,91 @@ cdef class JsonCommitter:
         fmt._position(event.begin_scn)
         hb = fmt._header
         hb.start_transaction(event)
-        ctx = hb.transaction_context(event)
-        lwn_scn = fmt._lwn_scn
-        xid = event.xid
-        seq = event.begin_seq
-        messages = []
-        tables = self._tables
-        row0 = w.rows
-        if not fmt._skip_begin:
-            head = hb.begin(lwn_scn, fmt._take_index(), self.epoch(row0.time, parser), ctx)
-            messages.append(Message(data=b"{" + head + b',"payload":[{"op":"begin"}]}', scn=lwn_scn,
-                                    idx=fmt._lwn_idx - 1, xid=xid, seq=seq))
-        prefix = suffix = None
-        if not self.scn_all:
+        o.event = event
+        o.hb = hb
+        o.ctx = hb.transaction_context(event)
+        o.lwn_scn = fmt._lwn_scn
+        o.xid = event.xid
+        o.seq = event.begin_seq
+        o.messages = []
+        o.prefix = o.suffix = None
+        if not self.scn_all and not fmt._full:
             sentinel = 918273645546372819
-            template = hb.dml(lwn_scn, sentinel, 0, 0, ctx)
+            template = hb.dml(o.lwn_scn, sentinel, 0, 0, o.ctx)
             mark = b'"c_idx":%d' % sentinel
             if template.count(mark) == 1:
                 prefix, suffix = template.split(mark)
-                prefix = b"{" + prefix + b'"c_idx":'
-                suffix = suffix + b',"payload":['
+                o.prefix = b"{" + prefix + b'"c_idx":'
+                o.suffix = suffix + b',"payload":['
+        return o
+
+    cdef _rows(self, Work* w, _Out o, object parser):
+        """Render w.rows into o.messages (the begin message before the first row).
+
+        A streamed transaction (o.room > 0) hands its messages to the pipeline whenever
+        they reach o.room, where the python engine's stream would drain them.
+        """
+        cdef Py_ssize_t r
+        cdef Row* row
+        cdef _Plan plan
+        cdef Buf* b = &self.out
+        cdef Val* img
+        cdef long long idx
+        if w.nrows == 0:
+            return
+        fmt = self.fmt
+        hb = o.hb
+        ctx = o.ctx
+        lwn_scn = o.lwn_scn
+        xid = o.xid
+        seq = o.seq
+        messages = o.messages
+        full = fmt._full  # `message` bit 1 (in-memory transactions only): one message, the begin
+        # header and every row element (OlrJsonFormat.iter_transaction's FULL branch)
+        if not o.started:
+            o.started = True
+            if full:
+                head = hb.begin(lwn_scn, fmt._take_index(), self.epoch(w.rows.time, parser), ctx)
+                b.n = 0
+                buf_byte(b, 123)
+                buf_bytes(b, head)
+                buf_add(b, b',"payload":[', 12)
+            elif not fmt._skip_begin:
+                head = hb.begin(lwn_scn, fmt._take_index(), self.epoch(w.rows.time, parser), ctx)
+                messages.append(Message(data=b"{" + head + b',"payload":[{"op":"begin"}]}', scn=lwn_scn,
+                                        idx=fmt._lwn_idx - 1, xid=xid, seq=seq))
+                if o.room and len(messages) >= o.room:
+                    self._hand_over(o)
+                    messages = o.messages
+        prefix = o.prefix
+        suffix = o.suffix
         add_offset = fmt._add_offset
         add_num = fmt._add_num
         rid = fmt._rid
         schema_columns = fmt._schema_columns
         reducer = fmt._reducer
         column_mode = reducer._column_mode
+        tables = self._tables
         # Positions are taken here and stored back once (OlrJsonFormat._take_index per row).
-        cdef long long idx = fmt._lwn_idx
+        idx = fmt._lwn_idx
         for r in range(w.nrows):
             row = w.rows + r
             plan = tables[row.table]
-            b.n = 0
-            idx += 1
-            if prefix is not None:
-                buf_bytes(b, prefix)
-                buf_int(b, idx)
-                buf_bytes(b, suffix)
+            if full:  # elements only, after the begin header
+                if o.num:
+                    buf_byte(b, 44)
             else:
-                head = hb.dml(lwn_scn, idx, row.scn, self.epoch(row.time, parser), ctx)
-                buf_add(b, b"{", 1)
-                buf_bytes(b, head)
-                buf_add(b, b',"payload":[', 12)
+                b.n = 0
+                idx += 1
+                if prefix is not None:
+                    buf_bytes(b, prefix)
+                    buf_int(b, idx)
+                    buf_bytes(b, suffix)
+                else:
+                    head = hb.dml(lwn_scn, idx, row.scn, self.epoch(row.time, parser), ctx)
+                    buf_add(b, b"{", 1)
+                    buf_bytes(b, head)
+                    buf_add(b, b',"payload":[', 12)
             buf_add(b, b'{"op":"', 7)
             buf_byte(b, 99 if row.op == OP_INSERT else 100 if row.op == OP_DELETE else 117)
             buf_add(b, b'",', 2)
@@ -1704,23 +2066,45 @@ cdef class JsonCommitter:
                 buf_bytes(b, schema)
             if add_num:
                 buf_add(b, b',"num":', 7)
-                buf_int(b, num)
+                buf_int(b, o.num)
             if rid:
                 buf_add(b, b',"rid":"', 8)
                 buf_bytes(b, rowid_text(row.data_obj, row.bdba, row.slot).encode("ascii"))
                 buf_byte(b, 34)
-            num += 1
+            o.num += 1
             img = w.vals + row.img
             self._images(row, img, img + row.ncols, plan, column_mode, reducer)
+            if full:
+                buf_byte(b, 125)
+                continue
             buf_add(b, b"}]}", 3)
             messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), lwn_scn, idx - 1, None, False, seq, xid,
                                     plan.table))
+            o.rows += 1
+            if o.room and len(messages) >= o.room:
+                fmt._lwn_idx = idx
+                self._hand_over(o)
+                messages = o.messages
+        if full:
+            buf_add(b, b"]}", 2)
+            messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), lwn_scn, fmt._lwn_idx - 1, None, False, seq,
+                                    xid))
+            return
         fmt._lwn_idx = idx
-        if not fmt._skip_commit:
-            head = hb.commit(lwn_scn, fmt._take_index(), ctx)
-            messages.append(Message(data=b"{" + head + b',"payload":[{"op":"commit"}]}', scn=lwn_scn,
-                                    idx=fmt._lwn_idx - 1, xid=xid, seq=seq))
-        self.deliver(event, messages, w.nrows)
+
+    cdef _hand_over(self, _Out o):
+        """Give a streamed transaction's messages so far to the pipeline (which drains them)."""
+        o.room = self.pipeline._on_native_part(o.messages, o.rows)
+        o.messages = []
+        o.rows = 0
+
+    cdef _close(self, _Out o):
+        """The commit message (when a row was output and the options want it)."""
+        fmt = self.fmt
+        if o.started and not fmt._skip_commit and not fmt._full:
+            head = o.hb.commit(o.lwn_scn, fmt._take_index(), o.ctx)
+            o.messages.append(Message(data=b"{" + head + b',"payload":[{"op":"commit"}]}', scn=o.lwn_scn,
+                                      idx=fmt._lwn_idx - 1, xid=o.xid, seq=o.seq))
 
     cdef _images(self, Row* row, Val* before, Val* after, _Plan plan, int column_mode, object reducer):
         """UpdateReducer.images + TablePlan.render of one row into self.out."""
@@ -1732,6 +2116,19 @@ cdef class JsonCommitter:
         cdef Val* nb_arr
         cdef Val* na_arr
         cdef bint do_reduce = column_mode < 2
+        if plan.schemaless:  # reduce_single/reduce without a plan: nothing is dropped
+            if row.op == OP_INSERT:
+                buf_add(b, b',"after":', 9)
+                hex_columns(b, after, NULL, n)
+            elif row.op == OP_DELETE:
+                buf_add(b, b',"before":', 10)
+                hex_columns(b, before, NULL, n)
+            else:
+                buf_add(b, b',"before":', 10)
+                hex_columns(b, before, after, n)
+                buf_add(b, b',"after":', 9)
+                hex_columns(b, after, before, n)
+            return
         if row.op == OP_INSERT:
             buf_add(b, b',"after":', 9)
             self._single(after, plan, column_mode, 1)
@@ -2626,3 +3023,8 @@ def value_text(int kind, int param, long long offset, bytes data):
 
 
 VALUE_KINDS = ("number", "ts", "tstz", "iym", "ids", "str", "hex", "bfloat", "bdouble")
+
+
+# ============================================================================= other formats
+include "_debezium.pxi"
+include "_rows.pxi"

@@ -5,13 +5,19 @@ the parts it implements and leave the rest (and anything unusual) to the python 
 Today: the dispatch of a record's change vectors with the (5.1, 11.x) pairs stored natively
 (:class:`replicator.native._core.RecordDispatcher`, for every format), and the commit of a
 transaction for the OpenLogReplicator JSON format (row assembly, value decoding and
-rendering, :class:`replicator.native._core.JsonCommitter`).
+rendering, :class:`replicator.native._core.JsonCommitter`, FULL mode included), for the
+Debezium formats (:class:`~replicator.native._core.DebeziumCommitter`) and, through the typed
+row images (:class:`~replicator.native._core.RowImages`), for every EventFormat that defines
+``on_native_row`` and does not turn it off with ``native_rows`` (:class:`~replicator.native.
+_core.EventCommitter`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from replicator.formats.debezium import DebeziumFormat
+from replicator.formats.framework import EventFormat
 from replicator.formats.olr_json import OlrJsonFormat
 from replicator.native import core
 
@@ -25,8 +31,14 @@ def attach(pipeline: Any) -> None:
     fmt = pipeline.format
     pipeline.native = last_committer = None
     attach_dispatch(pipeline.parser)
-    if type(fmt) is OlrJsonFormat and not fmt._full:
+    committer = None
+    if type(fmt) is OlrJsonFormat:
         committer = core().JsonCommitter(fmt, pipeline)
+    elif type(fmt) is DebeziumFormat:
+        committer = core().DebeziumCommitter(fmt, pipeline)
+    elif isinstance(fmt, EventFormat) and hasattr(fmt, "on_native_row") and getattr(fmt, "native_rows", True):
+        committer = core().EventCommitter(fmt, pipeline)  # the typed row-image interface
+    if committer is not None:
         pipeline.native = last_committer = committer
         pipeline.parser.native_commit = committer.commit
 

@@ -2,16 +2,23 @@
 
 asyncssh is asynchronous and the readers are blocking, so the connection lives on its own
 event loop in a background thread; every call from a reader is submitted there and
-waited for. A whole-file read keeps ``read-requests`` pieces of ``read-size-kb`` in flight
-(and asyncssh splits each piece into parallel SFTP requests), so a batch read is not
-bound by the round-trip time.
+waited for. A read of a file keeps ``read-requests`` pieces of ``read-size-kb`` in flight
+(and asyncssh splits each piece into parallel SFTP requests of the size the server
+accepts), so a batch read is not bound by the round-trip time.
+
+A whole archived log is read by ``connections`` reader processes
+(:mod:`replicator.redo.sftp_pool`), each with its own SSH connection, taking every
+``connections``-th piece: the SSH decryption then runs beside the parser instead of
+sharing its interpreter lock, and a slow link gets several TCP streams. Listings,
+headers and the polls of a growing online log stay on this process's own session.
 
 Failure handling: any loss of the connection (server restart, network cut, timeout)
 drops the session, waits (``reconnect-delay-ms``, doubled up to ``reconnect-max-delay-ms``),
 reconnects and reissues the same read at the same offset, so the reader above sees the same
 bytes in the same order: nothing is lost or read twice. After ``reconnect-tries`` failed
 tries the run stops with 10210. An unknown or changed host key (10211), a refused login
-(10212) and an unreadable key (10213) are not retried: they need an operator.
+(10212), an unreadable key (10213) and a server without SFTP (10351) are not retried:
+they need an operator.
 Secrets (the key passphrase) are never logged.
 """
 
@@ -24,20 +31,30 @@ import stat
 import threading
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
 import asyncssh
 
 from replicator import log
 from replicator.errors import ConfigError, RuntimeFailure
+from replicator.redo.sftp_pool import ReaderPool
 from replicator.redo.source import HEAD_BYTES, Entry, RedoHandle, RedoSource, map_prefix
 
 T = TypeVar("T")
 OP_TIMEOUT_S = 300.0  # one read; a dead peer is found sooner by the keepalives
 KEEPALIVE_S = 5.0
+# AES-GCM first: OpenSSL's AES-NI path costs this side about a third less CPU per MB than
+# chacha20-poly1305 (asyncssh's default first choice); the server picks from the whole list.
+PREFERRED_CIPHERS = ("aes128-gcm@openssh.com", "aes256-gcm@openssh.com")
+# The SSH channel window: data the server may send before we acknowledge it. asyncssh's
+# 2 MB would cap a 20 ms link at 100 MB/s; the in-flight reads are larger than that.
+MAX_WINDOW = 64 << 20
+# A file read by the reader processes: only when it has at least this many pieces (a small
+# file is read faster in-process than a process is started for it).
+POOL_MIN_PIECES = 4
 
 
 class _Lost(Exception):
@@ -67,6 +84,18 @@ class SftpSettings:
     reconnect_delay: float = 0.2
     reconnect_max_delay: float = 5.0
     path_mapping: list[tuple[str, str]] = field(default_factory=list)
+    connections: int = 2
+
+    def to_json(self) -> dict[str, Any]:
+        """The settings as JSON values (handed to a reader process through its stdin, never argv)."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SftpSettings:
+        """The inverse of :meth:`to_json`."""
+        data = dict(data)
+        data["path_mapping"] = [(a, b) for a, b in data.get("path_mapping", [])]
+        return cls(**data)
 
 
 class SftpSource(RedoSource):
@@ -85,18 +114,28 @@ class SftpSource(RedoSource):
         self.generation = 0  # bumped at every new session; open files belong to one
         self.reconnects = 0
         self._lock = threading.Lock()
-        self._warned_unknown = False
+        self.warned_unknown = False
+        self.pool: ReaderPool | None = None
+        if settings.connections > 0:
+            self.pool = ReaderPool(settings.to_json(), settings.connections, self.label)
 
     @classmethod
     def from_config(cls, cfg: Any) -> SftpSource:
-        """From a validated ``reader.redo-source`` section."""
-        return cls(SftpSettings(
+        """From a validated ``reader.redo-source`` section; its reader processes start at once."""
+        src = cls(SftpSettings(
             host=cfg.host, user=cfg.user, key_file=cfg.key_file, port=cfg.port, key_passphrase=cfg.key_passphrase,
             known_hosts=cfg.known_hosts, accept_unknown_host_key=bool(cfg.accept_unknown_host_key),
             read_requests=cfg.read_requests, read_size=cfg.read_size_kb * 1024,
             connect_timeout=cfg.connect_timeout_ms / 1000, reconnect_tries=cfg.reconnect_tries,
             reconnect_delay=cfg.reconnect_delay_ms / 1000, reconnect_max_delay=cfg.reconnect_max_delay_ms / 1000,
-            path_mapping=cfg.path_mapping_pairs))
+            path_mapping=cfg.path_mapping_pairs, connections=cfg.connections))
+        if src.pool is not None:
+            src.pool.prestart()
+        return src
+
+    def warm_up(self) -> None:
+        """Log in now (a reader process does, while the replicator still prepares its run)."""
+        self._connect()
 
     # ------------------------------------------------------------------ event loop and session
     def _start_loop(self) -> asyncio.AbstractEventLoop:
@@ -113,8 +152,8 @@ class SftpSource(RedoSource):
     def _known_hosts(self) -> Any:
         path = os.path.expanduser(self.s.known_hosts)
         if self.s.accept_unknown_host_key:
-            if not self._warned_unknown:
-                self._warned_unknown = True
+            if not self.warned_unknown:
+                self.warned_unknown = True
                 log.warning(60212, f"{self.label}: accept-unknown-host-key is set: the server's host key is not "
                                    "checked against known-hosts")
             return None
@@ -135,10 +174,12 @@ class SftpSource(RedoSource):
                                  "(wrong or missing key-passphrase?)", 10213) from e
 
     async def _open_session(self, known_hosts: Any, key: Any) -> tuple[Any, Any]:
+        window = max(2 << 20, min(MAX_WINDOW, self.s.read_requests * self.s.read_size))
         conn = await asyncio.wait_for(asyncssh.connect(
             self.s.host, self.s.port, username=self.s.user, client_keys=[key], known_hosts=known_hosts,
             agent_path=None, config=(), preferred_auth="publickey", keepalive_interval=KEEPALIVE_S,
-            keepalive_count_max=3, connect_timeout=self.s.connect_timeout), self.s.connect_timeout * 2)
+            keepalive_count_max=3, connect_timeout=self.s.connect_timeout, encryption_algs=_ciphers(),
+            window=window), self.s.connect_timeout * 2)
         try:
             sftp = await asyncio.wait_for(conn.start_sftp_client(), self.s.connect_timeout)
         except BaseException:
@@ -161,6 +202,9 @@ class SftpSource(RedoSource):
             except asyncssh.PermissionDenied as e:
                 raise RuntimeFailure(f"{self.label}: login refused for user {self.s.user} with key "
                                      f"{self.s.key_file}: {e.reason}", 10212) from e
+            except asyncssh.ChannelOpenError as e:
+                raise RuntimeFailure(f"{self.label}: the server refused the SFTP session: {e.reason} (is the "
+                                     "sftp subsystem enabled in its sshd_config?)", 10351) from e
             self.generation += 1
             return self._sftp
 
@@ -272,7 +316,9 @@ class SftpSource(RedoSource):
         return self.call(f"read the header of {path}", run)
 
     def close(self) -> None:
-        """Close the session and stop the loop thread (a later call reconnects)."""
+        """Close the session, the reader processes and the loop thread (a later call reconnects)."""
+        if self.pool is not None:
+            self.pool.close()
         with self._lock:
             conn, self._conn, self._sftp = self._conn, None, None
         loop, self._loop = self._loop, None
@@ -338,26 +384,46 @@ class SftpHandle(RedoHandle):
         return self.src.call(f"stat {self.path}", run)
 
     def stream(self, offset: int, end: int, chunk: int) -> Iterator[bytes]:
-        """Pieces in order with ``read-requests`` of them in flight; a failed piece is read again."""
+        """Pieces in order: from the reader processes for a big range, else read here (:meth:`pieces`)."""
+        pool = self.src.pool
+        if pool is not None and end - offset >= POOL_MIN_PIECES * chunk:
+            return pool.stream(self.path, offset, end, chunk,
+                               lambda at, stop: self.pieces(piece_ranges(at, stop, chunk, chunk)))
+        return self.pieces(piece_ranges(offset, end, chunk, chunk))
+
+    def pieces(self, ranges: Iterable[tuple[int, int]]) -> Iterator[bytes]:
+        """The (offset, length) ``ranges`` in order with ``read-requests`` of them in flight.
+
+        A failed piece is read again (reconnecting with backoff) at the same offset; a piece
+        shorter than asked (end of file) is the last one.
+        """
         pending: deque[tuple[int, int, Future[bytes]]] = deque()
-        ahead = offset
+        todo = iter(ranges)
         depth = self.src.s.read_requests
+        more = True
         try:
-            while pending or ahead < end:
-                while ahead < end and len(pending) < depth:
-                    n = min(chunk, end - ahead)
-                    pending.append((ahead, n, self.src.submit(self._read(ahead, n))))
-                    ahead += n
+            while True:
+                while more and len(pending) < depth:
+                    nxt = next(todo, None)
+                    if nxt is None:
+                        more = False
+                        break
+                    pending.append((nxt[0], nxt[1], self.src.submit(self._read(*nxt))))
+                if not pending:
+                    return
                 at, n, fut = pending.popleft()
                 try:
                     data = fut.result(OP_TIMEOUT_S)
                 except BaseException as e:  # lost session or a read error: redo it the careful way
                     if not isinstance(e, (*_TRANSIENT, asyncssh.SFTPError)):
                         raise
+                    # Reissued below in order, after the reconnect this read makes.
+                    redo = [(a, m) for a, m, _ in pending]
                     for _, _, other in pending:
                         other.cancel()
                     pending.clear()
-                    ahead = at + n
+                    todo = iter([*redo, *todo])
+                    more = True
                     data = self.read(at, n)  # reconnects with backoff, same offset
                 yield data
                 if len(data) < n:
@@ -373,6 +439,19 @@ class SftpHandle(RedoHandle):
                 self.src.submit(f.close()).result(self.src.s.connect_timeout)
             except Exception:  # noqa: BLE001 - the session may already be gone; nothing to release then
                 pass
+
+
+def piece_ranges(offset: int, end: int, chunk: int, step: int) -> Iterator[tuple[int, int]]:
+    """(offset, length) of the pieces of ``[offset, end)`` that start every ``step`` bytes."""
+    while offset < end:
+        yield offset, min(chunk, end - offset)
+        offset += step
+
+
+def _ciphers() -> list[str]:
+    """asyncssh's default ciphers with :data:`PREFERRED_CIPHERS` moved to the front."""
+    default = [alg.decode() for alg in asyncssh.encryption.get_default_encryption_algs()]
+    return [*(c for c in PREFERRED_CIPHERS if c in default), *(c for c in default if c not in PREFERRED_CIPHERS)]
 
 
 def _reason(e: BaseException) -> str:

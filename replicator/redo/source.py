@@ -8,14 +8,16 @@ growing online log (:meth:`RedoHandle.read`, called again at every poll). The re
 
 :data:`LOCAL` reads this machine's files exactly as the readers always did;
 :mod:`replicator.redo.sftp` reads them over SSH and :mod:`replicator.redo.asm` from an
-ASM disk group through the database. :func:`open_source` builds the one a config asks for.
+ASM disk group through the database. This module is only the interface: the
+implementations import it, and :func:`replicator.redo.sources.open_source` (which imports
+them) builds the one a config asks for.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Iterator
 
 from replicator.errors import RuntimeFailure
 
@@ -178,18 +180,3 @@ def map_prefix(path: str, pairs: list[tuple[str, str]]) -> str:
         if path.startswith(src):
             return dst + path[len(src):]
     return path
-
-
-def open_source(reader: Any) -> RedoSource:
-    """The source a config's ``reader`` section asks for (``redo-source``; local by default)."""
-    cfg = getattr(reader, "redo_source", None)
-    kind = cfg.type if cfg is not None else "local"
-    if kind == "sftp":
-        from replicator.redo.sftp import SftpSource
-
-        return SftpSource.from_config(cfg)
-    if kind == "asm":
-        from replicator.redo.asm import AsmSource
-
-        return AsmSource.from_config(cfg)
-    return LOCAL

@@ -49,11 +49,24 @@ class Case:
     @property
     def name(self) -> str:
         """A unique, file-system-safe name."""
-        base = Path(self.source).stem if self.source.endswith((".yaml", ".yml", ".json")) else self.source
+        base = Path(self.source).stem if self.source.endswith((".yaml", ".yml", ".json")) else \
+            "sql-" + Path(self.source).name.split(".")[0] if self.source.endswith(".sql") else self.source
         seed = "" if self.seed is None else f"-s{self.seed}"
         extra = "".join(f"-{k}{v}" for k, v in self.params)
         order = "-be" if self.endian == "big" else ""
         return f"{base}{'-online' if self.online else ''}-v{self.version}-b{self.block_size}{seed}{extra}{order}"
+
+
+def load_scenario(path: Path):
+    """A scenario file, or a SQL script compiled with its schema checkpoint (``../schema/<name>/``)."""
+    from replicator.redogen.scenario import Scenario
+
+    if path.suffix == ".sql":
+        from replicator.redogen.sqlscript import load_sql
+
+        schema = path.parent.parent / "schema" / path.name.split(".")[0]
+        return load_sql(path, schema if schema.is_dir() else None)
+    return Scenario.from_file(path)
 
 
 def build_scenario(case: Case):
@@ -70,7 +83,7 @@ def build_scenario(case: Case):
         if case.seed is not None:
             params["seed"] = case.seed
         return workloads.WORKLOADS[case.source](version=case.version, block_size=case.block_size, **params)
-    sc = Scenario.from_file(case.source)
+    sc = load_scenario(Path(case.source)) if case.source.endswith(".sql") else Scenario.from_file(case.source)
     sc.version, sc.block_size = case.version, case.block_size
     for key, value in params.items():
         setattr(sc, key, value)

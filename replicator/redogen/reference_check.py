@@ -33,8 +33,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from replicator.redogen.olr_cases import (  # noqa: F401  (re-exported: the check's names)
-    BENIGN, WORKLOAD_PARAMS, Case, _first_difference, _variant, build_scenario, generate_case, run_olr, run_ours,
-    scan_log,
+    BENIGN, WORKLOAD_PARAMS, Case, _first_difference, _variant, build_scenario, generate_case, load_scenario,
+    run_olr, run_ours, scan_log,
 )
 
 ENV_BINARY = "REPLICATOR_OLR_BINARY"
@@ -46,6 +46,9 @@ SEEDS = 20
 ONLY_VERSIONS: dict[str, tuple[str, ...]] = {"boolean-type": ("23",)}
 # The reference scenarios (rebuilt from OLR's real outputs) and extra ones written for this check.
 SCENARIO_DIRS = tuple(Path(__file__).resolve().parents[2] / "tests" / "scenarios" / d for d in ("reference", "olr-check"))
+# The SQL scripts behind OLR's real outputs (the shared folder beside the repository), compiled by
+# redogen.sqlscript with their schema checkpoints (``../schema/<name>/``): cases named ``sql-<name>``.
+SQL_DIRS = (Path(__file__).resolve().parents[3] / "shared" / "reference" / "olr-real-outputs" / "sql",)
 
 
 
@@ -75,27 +78,41 @@ def scenario_files(directories: Iterable[Path] = SCENARIO_DIRS) -> list[Path]:
     return [p for d in directories if d.is_dir() for p in sorted(d.glob("*.yaml"))]
 
 
+def sql_files(directories: Iterable[Path] = SQL_DIRS) -> list[Path]:
+    """The SQL scripts the compiler accepts (a refused one is named on stderr and left out)."""
+    from replicator.errors import ReplicatorError
+
+    out = []
+    for p in (p for d in directories if d.is_dir() for p in sorted(d.glob("*.sql"))):
+        try:
+            load_scenario(p)
+        except ReplicatorError as exc:
+            print(f"not compiled: {p.name}: ERROR {exc.code:05d} {exc.message}", file=sys.stderr)
+            continue
+        out.append(p)
+    return out
+
+
 def single_thread(path: Path) -> bool:
     """False for a RAC scenario (``threads:`` above 1): the reference OLR 1.9 does not merge
     redo threads (on the RAC scenarios it wrote transactions out of commit order, or none when
     only thread 2 had any), so they are not compared here (docs/rac.md: the RAC reference
     outputs come from a fork)."""
-    from replicator.redogen.scenario import Scenario
-
-    return Scenario.from_file(path).threads <= 1
+    return load_scenario(path).threads <= 1
 
 
 def matrix(*, quick: bool = False, seeds: int = SEEDS, scenario_dirs: Iterable[Path] = SCENARIO_DIRS,
-           endians: Iterable[str] = ("little",)) -> list[Case]:
-    """Every single-thread scenario and workload × version × block size, then seeded mixed/oltp
-    runs (seed i on version i mod 7 and block size i mod 3) and online mixed/oltp runs; the
-    whole list once per byte order of ``endians``."""
-    base = _matrix(quick, seeds, scenario_dirs)
+           endians: Iterable[str] = ("little",), sql_dirs: Iterable[Path] = SQL_DIRS) -> list[Case]:
+    """Every single-thread scenario, SQL script and workload × version × block size, then seeded
+    mixed/oltp runs (seed i on version i mod 7 and block size i mod 3) and online mixed/oltp runs;
+    the whole list once per byte order of ``endians``."""
+    base = _matrix(quick, seeds, scenario_dirs, sql_dirs)
     return [replace(c, endian=e) for e in endians for c in base]
 
 
-def _matrix(quick: bool, seeds: int, scenario_dirs: Iterable[Path]) -> list[Case]:
-    sources = [str(p) for p in scenario_files(scenario_dirs) if single_thread(p)] + list(WORKLOAD_PARAMS)
+def _matrix(quick: bool, seeds: int, scenario_dirs: Iterable[Path], sql_dirs: Iterable[Path] = ()) -> list[Case]:
+    sources = [str(p) for p in [*scenario_files(scenario_dirs), *sql_files(sql_dirs)] if single_thread(p)] + \
+        list(WORKLOAD_PARAMS)
     combos = [("19", 512)] if quick else [(v, b) for v in VERSIONS for b in BLOCK_SIZES]
     cases = [Case(src, v, b) for src in sources for v, b in combos
              if v in ONLY_VERSIONS.get(Path(src).stem, (v,))]
@@ -235,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep", action="store_true", help="keep the directories of clean cases too")
     p.add_argument("--list", action="store_true", help="list the case names and stop")
     p.add_argument("-v", "--verbose", action="store_true", help="a line for clean cases too, with wall times")
+    p.add_argument("--sql-dir", action="append", help="folder of SQL scripts to compile as cases "
+                   "(default: the shared reference scripts beside the repository)")
     p.add_argument("--source", help="run one case instead of the matrix: a workload or scenario file")
     p.add_argument("--size", help="with --source: redo to write (oltp and huge-transaction), e.g. 100MB")
     p.add_argument("--seed", type=int, help="with --source: the workload seed")
@@ -261,7 +280,8 @@ def main(argv: list[str] | None = None) -> int:
                  for e in endians]
         args.verbose = True
     else:
-        cases = matrix(quick=args.quick, seeds=args.seeds, endians=endians)
+        cases = matrix(quick=args.quick, seeds=args.seeds, endians=endians,
+                       sql_dirs=[Path(d) for d in args.sql_dir] if args.sql_dir else SQL_DIRS)
     if args.only:
         cases = [c for c in cases if re.search(args.only, c.name)]
     if args.list:

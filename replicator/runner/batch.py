@@ -20,7 +20,8 @@ from replicator.ops.notify import Notifier
 from replicator.ops.progress import Pacer, Progress, progress_wanted
 from replicator.redo.parser import ParserOptions
 from replicator.redo.reader import RedoFile, list_batch_files
-from replicator.redo.source import LOCAL, RedoSource, open_source
+from replicator.redo.source import LOCAL, RedoSource
+from replicator.redo.sources import open_source
 from replicator.runner.assembly import (
     create_format_for,
     file_size,

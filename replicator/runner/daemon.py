@@ -25,7 +25,7 @@ from replicator.ops.metrics_tally import Tally
 from replicator.ops.notify import Notifier
 from replicator.redo.online import FollowSettings, LogLocator, RedoFollower, read_header
 from replicator.redo.parser import Parser
-from replicator.redo.source import open_source
+from replicator.redo.sources import open_source
 from replicator.runner.checkpoint import POSITION_ZERO, CheckpointManager, Confirmed
 from replicator.runner.engine import Engine
 from replicator.schema.document import SchemaCheckpoint

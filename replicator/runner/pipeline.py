@@ -87,6 +87,22 @@ class Pipeline:
         if len(self._pending) >= FLUSH_MESSAGES:
             self._drain()
 
+    def _on_native_stream(self, txn: Transaction) -> int:
+        """A huge transaction the native engine renders in parts (the stream branch of
+        _on_transaction); returns how many messages it may hand over before the next drain."""
+        self.stats.transactions += 1
+        self.stats.last_scn = txn.commit_scn
+        return FLUSH_MESSAGES - len(self._pending)
+
+    def _on_native_part(self, messages: list[Message], rows: int) -> int:
+        """Messages (and their row count) of a streamed native transaction; returns the room
+        before the next drain, so batches are cut where the python engine's stream cuts them."""
+        self._pending.extend(messages)
+        self.stats.rows += rows
+        if len(self._pending) >= FLUSH_MESSAGES:
+            self._drain()
+        return FLUSH_MESSAGES - len(self._pending)
+
     def _on_transaction(self, txn: Transaction) -> None:
         self.stats.transactions += 1
         self.stats.last_scn = txn.commit_scn

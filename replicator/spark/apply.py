@@ -27,6 +27,7 @@ from typing import Any
 
 from replicator.errors import DataError
 from replicator.spark.assemble import assemble
+from replicator.spark.eventpack import unpack
 from replicator.spark.keys import KeyResolver
 from replicator.spark.lakestore import DeltaLake
 from replicator.spark.metrics import BatchMetrics, MetricsSink
@@ -76,21 +77,16 @@ class BatchApplier:
             return
         started = time.monotonic()
         metrics = BatchMetrics(batch_id)
-        events = batch.toArrow()  # the Spark job: Kafka read and parse in the executors
+        events = unpack(batch.toArrow())  # the Spark job: Kafka read and parse in the executors
         metrics.read_seconds = time.monotonic() - started
         self._apply(events, batch_id, metrics, started)
 
-    def _fold(self, ev: dict[str, list[Any]], name: str, plan: Any) -> Any:
+    def _fold(self, ev: dict[str, Any], name: str, plan: Any) -> Any:
         """Read what the table stores for the batch's keys (every row when it is rewritten) and fold."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        stored = self.lake.read_rows(name)
-        if stored is not None and not plan.rewrite:
-            touched = {k for pair in plan.keys for k in pair if k is not None}
-            stored = stored.filter(pc.is_in(stored["_key"], pa.array(sorted(touched), pa.string())))
-        elif plan.rewrite:
-            stored = conform_stored(stored, plan)
+        if plan.rewrite:
+            stored = conform_stored(self.lake.read_rows(name), plan)
+        else:
+            stored = self.lake.read_rows(name, sorted({k for pair in plan.keys for k in pair if k is not None}))
         return fold_table(ev, plan, stored, self.opts.hints.timestamp, self.opts.unbounded_number)
 
     def _committed(self, more: bool) -> None:
@@ -123,9 +119,9 @@ class BatchApplier:
         if asm.dropped_replays:
             log.info("batch %d: %d leftover(s) of transactions applied before (producer replay) dropped", batch_id,
                      asm.dropped_replays)
-        ev = asm.ready.to_pydict()
-        ev["_before"] = [None if m is None else dict(m) for m in ev["before"]]
-        ev["_after"] = [None if m is None else dict(m) for m in ev["after"]]
+        # Scalars as Python lists (the per-row passes read them); the images stay in Arrow ("_ready").
+        ev: dict[str, Any] = asm.ready.drop_columns(["before", "after"]).to_pydict()
+        ev["_ready"] = asm.ready
         plans = plan_tables(ev, st.tables, self.keys)
         key_rows(ev, plans)  # every table's keys checked before anything is written
 
@@ -134,12 +130,10 @@ class BatchApplier:
         with ThreadPoolExecutor(max_workers=self.threads) as pool:  # delta-rs reads outside the GIL
             folded = dict(zip(work, pool.map(lambda name: self._fold(ev, name, plans[name]), work)))
         metrics.fold_seconds = time.monotonic() - started - metrics.read_seconds
-        log_cols: dict[str, list[Any]] = {}
-        for name, f in folded.items():
-            for c, values in change_rows(ev, name, f.changes, f.change_keys, plans[name].ddl).items():
-                log_cols.setdefault(c, []).extend(values)
-        if log_cols.get("table") and not lake.done(lake.changes_uri, app, batch_id):
-            lake.append_changes(pa.Table.from_pydict(log_cols, schema=change_schema()), app, batch_id)
+        logged = [change_rows(ev, name, f.changes, f.change_keys, plans[name].ddl) for name, f in folded.items()]
+        log_rows = pa.concat_tables(logged) if logged else change_schema().empty_table()
+        if log_rows.num_rows and not lake.done(lake.changes_uri, app, batch_id):
+            lake.append_changes(log_rows, app, batch_id)
         todo = [n for n, f in folded.items() if plans[n].rewrite or f.rows.num_rows]
 
         def commit(name: str) -> None:

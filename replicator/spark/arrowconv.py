@@ -56,24 +56,24 @@ def _timestamp_us(text: str, unit: str) -> int:
     return iso_to_us(t)
 
 
-def convert(values: list[str | None], spec: dict[str, Any], timestamp_code: int, unbounded: str,
+def convert(values: Any, spec: dict[str, Any], timestamp_code: int, unbounded: str,
             typed: bool = True) -> Any:
-    """Text values of one column -> an Arrow array of the column's type."""
+    """Text values of one column (a list, or an Arrow string array) -> an Arrow array of the column's type."""
     import pyarrow as pa
 
+    text = values if isinstance(values, pa.Array) else pa.array(values, pa.string())
     if not typed:
-        return pa.array(values, pa.string())
+        return text
     sql = sql_type(spec, unbounded)
     target = arrow_type(sql)
     if sql == "string":
-        return pa.array(values, pa.string())
+        return text
     if sql == "binary":
-        return pa.array([None if v is None else bytes.fromhex(v) for v in values], pa.binary())
+        return pa.array([None if v is None else bytes.fromhex(v) for v in text.to_pylist()], pa.binary())
     if sql in ("timestamp", "timestamp_ntz"):
         unit = spec.get("unit") or _UNITS.get(timestamp_code % 4 if timestamp_code < 8 else -1, "iso")
-        micros = [None if v is None else _timestamp_us(v, unit) for v in values]
+        micros = [None if v is None else _timestamp_us(v, unit) for v in text.to_pylist()]
         return pa.array(micros, pa.int64()).cast(target)
-    text = pa.array(values, pa.string())
     if sql == "boolean":
         import pyarrow.compute as pc
 

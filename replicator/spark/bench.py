@@ -72,6 +72,36 @@ def _create_topic(bootstrap: str, topic: str, partitions: int) -> None:
         f.result(10)
 
 
+def process_tree_cpu(exclude: set[int | None] | None = None) -> float:
+    """CPU seconds (user + system) used so far by this process and every process below it but those
+    in ``exclude`` (the broker, the lag run's producer): the driver, Spark's JVM and its Python
+    workers (Linux /proc; this process alone elsewhere)."""
+    own = os.times()
+    total = own.user + own.system
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return total
+    children: dict[int, list[tuple[int, list[str]]]] = {}
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # exited meanwhile
+        fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) "
+        children.setdefault(int(fields[1]), []).append((int(entry.name), fields))
+    tick = os.sysconf("SC_CLK_TCK")
+    todo, ticks = [os.getpid()], 0
+    while todo:
+        for pid, fields in children.get(todo.pop(), []):
+            if exclude and pid in exclude:
+                continue
+            ticks += sum(int(v) for v in fields[11:15])  # utime, stime, and those of reaped children
+            todo.append(pid)
+    return total + ticks / tick
+
+
 def throughput(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any) -> dict[str, Any]:
     """Generate, replicate and drain the oltp workload; rows/s from the batch metrics."""
     from replicator.redogen.commands import parse_size
@@ -91,9 +121,10 @@ def throughput(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any)
     opts = JobOptions(lake=str(lake), bootstrap_servers=bootstrap, topic="bench.oltp", available_now=True,
                       max_offsets_per_trigger=args.max_offsets_per_trigger,
                       rowid_tables=[t.full_name for t in sc.tables if t.supplemental == "none"])
-    started = time.monotonic()
+    started, cpu, load = time.monotonic(), process_tree_cpu({args.broker_pid}), os.getloadavg()[0]
     run_job(opts, spark=spark)
     wall = time.monotonic() - started
+    cpu, load = process_tree_cpu({args.broker_pid}) - cpu, (load, os.getloadavg()[0])
     batches = [json.loads(line) for line in (lake / "_metrics" / "batches.jsonl").read_text().splitlines()]
     applied = sum(b["applied"] for b in batches)
     busy = sum(b["duration_seconds"] for b in batches)
@@ -103,6 +134,7 @@ def throughput(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any)
             "redo_mb": result.redo_bytes / 1e6, "replicator_s": produce_s, "job_wall_s": wall,
             "batch_s": busy, "rows_per_s": applied / busy if busy else 0.0, "rows_per_s_wall": applied / wall,
             "steady_rows_per_s": warm_rows / warm_s if warm_s else 0.0,
+            "cpu_s": cpu, "cpu_s_per_1000_rows": cpu / applied * 1000 if applied else 0.0, "load": load,
             "batch_rows": [b["applied"] for b in batches], "batch_seconds": [round(b["duration_seconds"], 1)
                                                                              for b in batches]}
 
@@ -142,6 +174,12 @@ def _steady_producer(bootstrap: str, topic: str, rate: float, seconds: float, st
     return sent
 
 
+def produce_main(argv: list[str]) -> None:
+    """``python -c``: :func:`_steady_producer` in a process of its own; prints the rows sent."""
+    bootstrap, topic, rate, seconds = argv
+    print(_steady_producer(bootstrap, topic, float(rate), float(seconds), threading.Event()), flush=True)
+
+
 def latency(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any) -> dict[str, Any]:
     """Commit-to-visible lag of every row while transactions arrive at ``--lag-rate`` rows/s."""
     from replicator.spark.job import run_job
@@ -161,10 +199,23 @@ def latency(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any) ->
         deadline = time.monotonic() + 120  # the query's start-up and first (warm-up) batch
         while not sink.recent and time.monotonic() < deadline:
             time.sleep(0.2)
-        sent = _steady_producer(bootstrap, "bench.lag", args.lag_rate, args.lag_seconds, stop)
+        # The producer runs as a process of its own, so that the job's CPU can be told apart.
+        producer = subprocess.Popen(
+            [sys.executable, "-c", "import sys; from replicator.spark.bench import produce_main; "
+             "produce_main(sys.argv[1:])", bootstrap, "bench.lag", str(args.lag_rate), str(args.lag_seconds)],
+            stdout=subprocess.PIPE, text=True)
+        try:
+            cpu, load = process_tree_cpu({args.broker_pid, producer.pid}), os.getloadavg()[0]
+            out, _ = producer.communicate(timeout=args.lag_seconds + 120)
+        finally:
+            if producer.poll() is None:
+                producer.kill()
+                producer.wait()
+        sent = int(out.split()[-1])
         deadline = time.monotonic() + 300
         while len(sink.lags or []) < sent and time.monotonic() < deadline:
             time.sleep(0.2)
+        cpu = process_tree_cpu({args.broker_pid}) - cpu
     finally:
         stop.set()
         job.join(120)
@@ -174,7 +225,8 @@ def latency(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any) ->
 
     def pct(q: float) -> float:
         return lags[min(len(lags) - 1, int(q * len(lags)))]
-    return {"rows": len(lags), "sent": sent, "p50": pct(0.5), "p99": pct(0.99), "max": lags[-1]}
+    return {"rows": len(lags), "sent": sent, "p50": pct(0.5), "p99": pct(0.99), "max": lags[-1],
+            "cpu_s_per_1000_rows": cpu / len(lags) * 1000, "load": (load, os.getloadavg()[0])}
 
 
 def bench_main(args: argparse.Namespace) -> int:
@@ -185,6 +237,7 @@ def bench_main(args: argparse.Namespace) -> int:
     work = Path(args.workdir or tempfile.mkdtemp(prefix="replicator-spark-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     broker, bootstrap = (None, args.bootstrap_servers) if args.bootstrap_servers else _tansu()
+    args.broker_pid = broker.pid if broker is not None else None
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark = build_session(JobOptions(lake=str(work / "lake")), args.master)
     try:
@@ -194,10 +247,14 @@ def bench_main(args: argparse.Namespace) -> int:
               f"{t['rows_per_s']:.0f} rows/s over all batch time ({t['batch_s']:.1f} s), {t['rows_per_s_wall']:.0f} "
               f"rows/s wall incl. query start ({t['job_wall_s']:.1f} s); rows per batch {t['batch_rows']} in "
               f"{t['batch_seconds']} s; replicator run to Kafka took {t['replicator_s']:.1f} s")
+        print(f"CPU of the job (driver, JVM, Python workers) incl. query start: {t['cpu_s']:.1f} s = "
+              f"{t['cpu_s_per_1000_rows']:.3f} CPU-s per 1,000 rows; load average {t['load'][0]:.1f} -> "
+              f"{t['load'][1]:.1f} on {os.cpu_count()} cores")
         lat = latency(work, args, bootstrap, spark)
         print(f"lag (commit time e_tm -> row visible in the Delta table) at {args.lag_rate:.0f} rows/s for "
               f"{args.lag_seconds:.0f} s: p50 {lat['p50']:.2f} s, p99 {lat['p99']:.2f} s, max {lat['max']:.2f} s "
-              f"({lat['rows']} of {lat['sent']} rows visible)")
+              f"({lat['rows']} of {lat['sent']} rows visible); the job used {lat['cpu_s_per_1000_rows']:.3f} CPU-s per "
+              f"1,000 rows meanwhile; load average {lat['load'][0]:.1f} -> {lat['load'][1]:.1f}")
         return 0
     finally:
         spark.stop()

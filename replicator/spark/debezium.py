@@ -20,7 +20,7 @@ import json
 from decimal import Decimal
 from typing import Any, Final
 
-from replicator.spark.parse import text_map
+from replicator.spark.jsontext import text_map
 
 _OPS: Final = {"c": "c", "r": "c", "u": "u", "d": "d"}
 # Connect logical type -> (internal type, unit)

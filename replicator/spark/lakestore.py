@@ -108,10 +108,19 @@ class DeltaLake:
         write_deltalake(self.state_uri, row, mode="overwrite", commit_properties=self._txn(app, batch),
                         storage_options=self.storage_options)
 
-    def read_rows(self, table: str) -> Any:
-        """Every stored row of a table (tombstones too) as a pyarrow Table; None when absent."""
+    def read_rows(self, table: str, keys: list[str] | None = None) -> Any:
+        """The stored rows of a table (tombstones too) as a pyarrow Table, only those of ``keys`` when
+        given; None when the table is absent."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         dt = self.open_table(self.table_uri(table))
-        return None if dt is None else dt.to_pyarrow_table()
+        if dt is None:
+            return None
+        rows = dt.to_pyarrow_table()
+        # Filtered after the scan: delta-rs writes string_view columns while its dataset schema says
+        # string, and pyarrow then cannot compare a pushed-down filter with the files' statistics.
+        return rows if keys is None else rows.filter(pc.is_in(rows["_key"], pa.array(keys, pa.string())))
 
     def merge(self, table: str, rows: Any, app: str, batch: int) -> None:
         """MERGE ``rows`` on ``_key``: newer positions replace stored rows, new keys are inserted."""

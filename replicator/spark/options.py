@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from replicator.errors import ConfigError
+from replicator.spark.pkeys import primary_keys_from_state
 
 
 BINARY_MODES = ("bytes", "base64", "base64-url-safe", "hex")
@@ -140,6 +141,4 @@ def apply_olr_config(opts: JobOptions, path: str) -> None:
         opts.bootstrap_servers = opts.bootstrap_servers or writer.get("properties", {}).get("bootstrap.servers", "")
     state = doc.get("state", {}).get("path", "checkpoint")
     state_dir = Path(state) if Path(state).is_absolute() else Path(path).resolve().parent / state
-    from replicator.spark.keys import primary_keys_from_state
-
     opts.checkpoint_keys.update(primary_keys_from_state(state_dir, source.get("name", "")))

@@ -13,10 +13,11 @@ job turns into a clear failure.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from typing import Any, Final
 
+from replicator.spark.debezium import is_debezium, parse_debezium
+from replicator.spark.jsontext import decode_json, decode_message, value_text
 from replicator.spark.options import FormatHints
 from replicator.spark.timeparse import header_time_us
 
@@ -29,9 +30,6 @@ EVENT_COLUMNS: Final[tuple[tuple[str, str], ...]] = (
     ("k_ts", "ts"), ("seen", "ts"),
 )
 _NAMES: Final = [n for n, _ in EVENT_COLUMNS]
-_DECODER: Final = json.JSONDecoder(parse_float=str, parse_int=str)  # keep numbers as printed
-# OLR prints infinities and NaN of BINARY_FLOAT/DOUBLE unquoted (not JSON): quote them.
-_NONFINITE: Final = re.compile(r'(?<=[:\[,])\s*(-?)(inf|nan)(?=\s*[,}\]])')
 _SCN_HINT: Final = ("set the replicator's format option scn-type to 8 (adds e_scn, the commit SCN) "
                     "or to 5 (scn = commit SCN in every message) and tell the job with --olr-config")
 
@@ -54,31 +52,6 @@ def event_arrow_schema():  # type: ignore[no-untyped-def]
              "ts": pa.timestamp("us", tz="UTC"), "list": pa.list_(pa.string()),
              "map": pa.map_(pa.string(), pa.string())}
     return pa.schema([(n, kinds[k]) for n, k in EVENT_COLUMNS])
-
-
-def decode_json(data: bytes | str) -> Any:
-    """JSON with numbers kept as their text; unquoted inf/nan tolerated."""
-    text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
-    try:
-        return _DECODER.decode(text)
-    except json.JSONDecodeError:
-        fixed = _NONFINITE.sub(lambda m: f'"{m[1]}{"Infinity" if m[2] == "inf" else "NaN"}"', text)
-        return _DECODER.decode(fixed)
-
-
-def text_map(image: Any) -> list[tuple[str, str | None]] | None:
-    """A before/after object as (name, value text) pairs; None when absent."""
-    if not isinstance(image, dict):
-        return None
-    out: list[tuple[str, str | None]] = []
-    for name, value in image.items():
-        if value is None or isinstance(value, str):
-            out.append((name, value))
-        elif isinstance(value, bool):
-            out.append((name, "true" if value else "false"))
-        else:
-            out.append((name, json.dumps(value, separators=(",", ":"))))
-    return out
 
 
 def key_columns(key: bytes | None) -> list[str] | None:
@@ -134,8 +107,8 @@ def parse_olr(doc: dict[str, Any], hints: FormatHints, meta: dict[str, Any]) -> 
             if op == "ddl":
                 row.update(kind="ddl", sql=el.get("sql", el.get("ddl")))
             elif op in ("c", "u", "d"):
-                # Images stay dicts (values are text: numbers are decoded as their text); a
-                # batch with other values is converted by text_map in parse_batches.
+                # Images stay dicts (values are text, or int for integers msgspec decoded); the
+                # other values become text when parse_batch builds the map arrays (image_array).
                 before, after = el.get("before"), el.get("after")
                 row.update(kind="dml", rid=el.get("rid"), before=before if isinstance(before, dict) else None,
                            after=after if isinstance(after, dict) else None)
@@ -153,50 +126,98 @@ def parse_message(value: bytes | None, key: bytes | None, hints: FormatHints,
     """Any supported message -> event rows; an unusable message -> one ``error`` row."""
     if value is None:
         return []  # a Kafka tombstone (Debezium sends one after each delete)
-    where = f"partition {meta.get('k_partition')} offset {meta.get('k_offset')}"
     try:
-        doc = decode_json(value)
+        doc = decode_message(value)
     except (UnicodeDecodeError, ValueError) as exc:
+        where = f"partition {meta.get('k_partition')} offset {meta.get('k_offset')}"
         return [dict(meta, kind="error", error=f"{where}: not JSON ({exc})")]
     meta = dict(meta, key_cols=key_columns(key))
     try:
         if isinstance(doc, dict) and isinstance(doc.get("payload"), list) and "c_scn" in doc:
             return parse_olr(doc, hints, meta)
-        from replicator.spark.debezium import is_debezium, parse_debezium
-
         if is_debezium(doc):
             return parse_debezium(doc, meta, hints.binary_handling_mode)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        where = f"partition {meta.get('k_partition')} offset {meta.get('k_offset')}"
         return [dict(meta, kind="error", error=f"{where}: cannot read the message ({type(exc).__name__}: {exc})")]
+    where = f"partition {meta.get('k_partition')} offset {meta.get('k_offset')}"
     return [dict(meta, kind="error", error=f"{where}: neither OpenLogReplicator JSON (payload, c_scn) "
                                            "nor a Debezium change event (op, source, before/after)")]
 
 
 def parse_batches(batches: Iterator[Any], hints_json: str) -> Iterator[Any]:
     """Kafka rows (key, value, partition, offset, timestamp) -> events, one Arrow batch per input batch."""
-    import pyarrow as pa
-
     hints = FormatHints(**json.loads(hints_json))
     schema = event_arrow_schema()
     for batch in batches:
-        rows: list[dict[str, Any]] = []
-        data = batch.to_pydict()
-        seen: set[tuple[Any, Any, str]] = set()
-        for key, value, part, offset, ts in zip(data["key"], data["value"], data["partition"], data["offset"],
-                                                data["timestamp"]):
-            for row in parse_message(value, key, hints, {"k_partition": part, "k_offset": offset, "k_ts": ts}):
-                cols = row.get("columns")
-                if cols is not None:  # one copy of a column list per table and transaction is enough
-                    mark = (row.get("tbl"), row.get("commit_scn"), cols)
-                    if mark in seen and row.get("kind") == "dml":
-                        row["columns"] = None
-                    seen.add(mark)
-                rows.append(row)
-        try:
-            yield pa.RecordBatch.from_pylist(rows, schema=schema)
-        except (pa.ArrowTypeError, pa.ArrowInvalid):  # a value that is not text (true/false, nested JSON)
-            for row in rows:
-                for name in ("before", "after"):
-                    if row.get(name) is not None:
-                        row[name] = text_map(row[name])
-            yield pa.RecordBatch.from_pylist(rows, schema=schema)
+        yield parse_batch(batch, hints, schema)
+
+
+def parse_batch(batch: Any, hints: FormatHints, schema: Any) -> Any:
+    """One Arrow batch of Kafka rows -> one Arrow batch of events.
+
+    Columns are built straight from the parsed rows (no per-row Arrow conversion); the
+    Kafka fields are taken from the input columns by the index of each event's message.
+    """
+    import pyarrow as pa
+
+    keys, values = batch.column("key").to_pylist(), batch.column("value").to_pylist()
+    parts, offsets = batch.column("partition").to_pylist(), batch.column("offset").to_pylist()
+    rows: list[dict[str, Any]] = []
+    parent: list[int] = []
+    seen: set[tuple[Any, Any, str]] = set()
+    for j, (key, value) in enumerate(zip(keys, values)):
+        for row in parse_message(value, key, hints, {"k_partition": parts[j], "k_offset": offsets[j]}):
+            cols = row.get("columns")
+            if cols is not None:  # one copy of a column list per table and transaction is enough
+                mark = (row.get("tbl"), row.get("commit_scn"), cols)
+                if mark in seen and row.get("kind") == "dml":
+                    row["columns"] = None
+                seen.add(mark)
+            rows.append(row)
+            parent.append(j)
+    taken = pa.array(parent, pa.int64())
+    arrays = []
+    for f in schema:
+        name = f.name
+        if name in ("k_partition", "k_offset", "k_ts"):
+            arrays.append(batch.column({"k_partition": "partition", "k_offset": "offset",
+                                        "k_ts": "timestamp"}[name]).take(taken).cast(f.type))
+        elif name == "seen":
+            arrays.append(pa.nulls(len(rows), f.type))
+        elif name in ("before", "after"):
+            arrays.append(image_array([r.get(name) for r in rows]))
+        else:
+            arrays.append(pa.array([r.get(name) for r in rows], f.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def image_array(images: list[Any]) -> Any:
+    """before/after images (dicts, or lists of (name, text) pairs) -> an Arrow map<string, string> array."""
+    import pyarrow as pa
+
+    offsets = [0]
+    names: list[Any] = []
+    texts: list[Any] = []
+    valid: list[bool] = []
+    for image in images:
+        if image is None:
+            valid.append(False)
+        elif isinstance(image, dict):
+            names.extend(image)
+            texts.extend(image.values())
+            valid.append(True)
+        else:
+            for name, text in image:
+                names.append(name)
+                texts.append(text)
+            valid.append(True)
+        offsets.append(len(names))
+    try:
+        items = pa.array(texts, pa.string())
+    except (pa.ArrowTypeError, pa.ArrowInvalid):  # integers, true/false, nested JSON
+        items = pa.array([t if t.__class__ is str or t is None else str(t) if t.__class__ is int else value_text(t)
+                          for t in texts], pa.string())
+    mask = pa.array([not v for v in valid], pa.bool_())
+    return pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(names, pa.string()), items,
+                                   pa.map_(pa.string(), pa.string()), mask=mask)

@@ -11,8 +11,8 @@ Options (Spark lower-cases option names): ``kafka.bootstrap.servers``, ``subscri
 comma-separated) or ``subscribePattern`` (a regular expression; new topics are picked up
 from their first offset), ``startingOffsets`` (earliest | latest), ``maxOffsetsPerTrigger``, and any other
 ``kafka.<librdkafka property>``, and ``replicator.hints`` (the job's format hints as JSON:
-the rows are then parsed events, :func:`replicator.spark.parse.parse_batches`, made in the
-worker that read them). Supports ``Trigger.AvailableNow``.
+the rows are then parsed events packed as Arrow IPC blobs, :func:`replicator.spark.eventpack.pack_batches`,
+made in the worker that read them). Supports ``Trigger.AvailableNow``.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMa
 from replicator.spark import kafka_io
 
 NAME = "replicator_kafka"
-SPLIT_ROWS = 250_000
-HINTS = "replicator.hints"  # option: parse the records into events (the job's format hints, JSON)  # a larger offset range is read by several tasks
+SPLIT_ROWS = 250_000  # a larger offset range is read by several tasks
+HINTS = "replicator.hints"  # option: parse the records into events (the job's format hints, JSON)
 
 
 class KafkaRange(InputPartition):
@@ -132,9 +132,9 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self.hints is None:
             yield from records
         else:  # parsed where they are read: no second Python worker, no map columns through the JVM twice
-            from replicator.spark.parse import parse_batches
+            from replicator.spark.eventpack import pack_batches
 
-            yield from parse_batches(records, self.hints)
+            yield from pack_batches(records, self.hints)
 
     def commit(self, end: dict[str, Any]) -> None:
         """Nothing to do: offsets live in the Spark checkpoint, not in Kafka."""
@@ -168,11 +168,11 @@ class KafkaDataSource(DataSource):
         return NAME
 
     def schema(self) -> Any:
-        """The native Kafka source's columns, or parsed events with the ``replicator.hints`` option."""
+        """The native Kafka source's columns, or packed parsed events with the ``replicator.hints`` option."""
         if HINTS in self.options:
-            from replicator.spark.parse import event_spark_schema
+            from replicator.spark.eventpack import PACKED_SCHEMA
 
-            return event_spark_schema()
+            return PACKED_SCHEMA
         return kafka_io.KAFKA_SCHEMA
 
     def streamReader(self, schema: Any) -> KafkaStreamReader:

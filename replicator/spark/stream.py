@@ -4,8 +4,8 @@
 jar is on the classpath (``--packages org.apache.spark:spark-sql-kafka-0-10_2.13:<ver>``
 or ``--jars``), and the confluent-kafka Python data source otherwise; the choice is
 logged. Both produce the same columns, and the records are parsed into events the same
-way (:func:`replicator.spark.parse.parse_batches`: in ``mapInArrow`` after the native
-source, inside the Python source's readers otherwise).
+way (:func:`replicator.spark.eventpack.pack_batches`: in ``mapInArrow`` after the native
+source, inside the Python source's readers otherwise) and reach the driver as Arrow IPC blobs.
 """
 
 from __future__ import annotations
@@ -65,20 +65,20 @@ def kafka_records(spark: Any, opts: JobOptions, kind: str) -> Any:
 
 
 def parse_events(records: Any, opts: JobOptions) -> Any:
-    """Kafka records -> event rows, with observed metrics named ``replicator``."""
+    """Kafka records -> packed events (:mod:`.eventpack`), with observed metrics named ``replicator``."""
     from pyspark.sql import functions as F
 
-    from replicator.spark.parse import event_spark_schema, parse_batches
+    from replicator.spark.eventpack import PACKED_SCHEMA, pack_batches
 
-    if "kind" in records.columns:  # the Python source parsed them already
+    if "events" in records.columns:  # the Python source parsed them already
         events = records
     else:
         hints = opts.hints.to_json()
         events = records.select("key", "value", "partition", "offset", "timestamp").mapInArrow(
-            lambda it: parse_batches(it, hints), event_spark_schema())
-    return events.observe("replicator", F.count(F.lit(1)).alias("events"),
-                          F.max("commit_scn").alias("max_commit_scn"),
-                          F.count(F.when(F.col("kind") == "error", 1)).alias("errors"))
+            lambda it: pack_batches(it, hints), PACKED_SCHEMA)
+    return events.observe("replicator", F.coalesce(F.sum("rows"), F.lit(0)).alias("events"),
+                          F.max("max_commit_scn").alias("max_commit_scn"),
+                          F.coalesce(F.sum("errors"), F.lit(0)).alias("errors"))
 
 
 def open_events(spark: Any, opts: JobOptions) -> tuple[Any, str]:

@@ -33,8 +33,6 @@ from replicator.spark.tableschema import TableSchema
 
 log = logging.getLogger("replicator.spark")
 Pos = tuple[int, int, int, int]
-CHANGE_COLUMNS = ("table", "op", "commit_scn", "c_scn", "c_idx", "elem", "xid", "commit_ts", "rid", "key", "before",
-                  "after", "sql", "k_partition", "k_offset")
 
 
 @dataclass(slots=True)
@@ -50,11 +48,15 @@ class TablePlan:
     keys: list[tuple[str | None, str | None]] = field(default_factory=list)  # (new key, old key) per row
 
 
-def _names_in(ev: dict[str, list[Any]], rows: list[int]) -> list[str]:
+def _names_in(ev: dict[str, Any], rows: list[int]) -> list[str]:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ready = ev["_ready"]
+    idx = pa.array(rows, pa.int64())
     names: set[str] = set()
-    for i in rows:
-        for image in (ev["after"][i], ev["before"][i]):
-            names.update(k for k, _ in image or ())
+    for image in ("after", "before"):
+        names.update(n for n in pc.unique(pc.list_flatten(pc.map_keys(ready[image].take(idx)))).to_pylist() if n)
     return sorted(names)
 
 
@@ -121,36 +123,80 @@ def plan_tables(ev: dict[str, list[Any]], tables: dict[str, TableSchema], keys: 
     return plans
 
 
-def _key(image: dict[str, Any] | None, other: dict[str, Any] | None, cols: list[str]) -> str | None:
-    values = []
-    for c in cols:
-        v = image.get(c) if image else None
-        if v is None and other:
-            v = other.get(c)
-        if v is None:
-            return None
-        values.append(v)
-    return json.dumps(values, separators=(",", ":"))
+def images(ev: dict[str, Any], rows: list[int]) -> tuple[Any, Any]:
+    """The before and after maps (Arrow) of the events ``rows``, in that order."""
+    import pyarrow as pa
+
+    ready = ev["_ready"]
+    idx = pa.array(rows, pa.int64())
+    return ready["before"].take(idx).combine_chunks(), ready["after"].take(idx).combine_chunks()
 
 
-def key_rows(ev: dict[str, list[Any]], plans: dict[str, TablePlan]) -> None:
-    """Key every row change; fail listing every table with changes lacking key values."""
+def _lookup(image: Any, name: str) -> Any:  # the key columns only: few columns
+    """Value of column ``name`` in each image (null when absent or NULL); the last one when repeated."""
+    import pyarrow.compute as pc
+
+    return pc.map_lookup(image, name, "last")
+
+
+def _image_index(image: Any, names: list[str], renames: dict[str, str]) -> tuple[Any, Any, Any]:
+    """Where each image holds each column: ``(entry, items)``-like arrays for every event and column.
+
+    Returns ``present`` (numpy bool, events x columns), ``entry`` (numpy int64: index into
+    ``items`` of the column's value in the event's image, -1 when absent) and ``items``
+    (the images' values, flat). Names an image holds from before a rename in the batch
+    count as the new name; a repeated name counts once, its last value.
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    m, width = len(image), len(names)
+    aliases = [*names, *renames]
+    column_of = np.asarray([*range(width), *(names.index(r) if r in names else -1 for r in renames.values())],
+                           np.int64)
+    code = pc.index_in(image.keys, value_set=pa.array(aliases, pa.string())).to_numpy(zero_copy_only=False)
+    offsets = image.offsets.to_numpy()
+    parent = np.repeat(np.arange(m, dtype=np.int64), np.diff(offsets))
+    # Entries of null images (none: a null map has no entries here) and of unknown names are dropped.
+    known = ~np.isnan(code) if code.dtype.kind == "f" else np.ones(len(code), bool)
+    at = np.nonzero(known)[0]
+    cols = column_of[code[known].astype(np.int64)]
+    keep = cols >= 0
+    at, cols = at[keep], cols[keep]
+    entry = np.full((m, width), -1, np.int64)
+    entry[parent[at], cols] = at - offsets[0]
+    return entry >= 0, entry, image.items
+
+
+def key_rows(ev: dict[str, Any], plans: dict[str, TablePlan]) -> None:
+    """Key every row change; fail listing every table with changes lacking key values.
+
+    The key columns are looked up in the Arrow images, one column at a time; only the
+    key text (a JSON array of the values) is made per row.
+    """
     missing: dict[str, int] = {}
     for name, plan in plans.items():
         schema, out = plan.schema, plan.keys
         bad = 0
-        for i in plan.rows:
-            if schema.key is None:
+        if schema.key is None:
+            for i in plan.rows:
                 rid = ev["rid"][i]
                 out.append((rid, rid))
                 bad += rid is None
-                continue
-            before = ev["_before"][i]
-            after = ev["_after"][i]
-            new, old = _key(after, before, schema.key), _key(before, after, schema.key)
-            out.append((new, old))
-            op = ev["op"][i]
-            bad += (new if op != "d" else old) is None
+        elif plan.rows:
+            before, after = images(ev, plan.rows)
+            b_cols = [_lookup(before, c).to_pylist() for c in schema.key]
+            a_cols = [_lookup(after, c).to_pylist() for c in schema.key]
+            for j, i in enumerate(plan.rows):
+                a = [col[j] for col in a_cols]
+                b = [col[j] for col in b_cols]
+                new = [x if x is not None else y for x, y in zip(a, b)]
+                old = [y if y is not None else x for x, y in zip(a, b)]
+                nk = None if None in new else json.dumps(new, separators=(",", ":"))
+                ok = None if None in old else json.dumps(old, separators=(",", ":"))
+                out.append((nk, ok))
+                bad += (nk if ev["op"][i] != "d" else ok) is None
         if bad:
             missing[name] = bad
     if missing:
@@ -171,20 +217,22 @@ class Folded:
     stale: int
 
 
-def _renamed(image: dict[str, Any] | None, renames: dict[str, str]) -> dict[str, Any] | None:
-    if image is None or not renames:
-        return image
-    return {renames.get(k, k): v for k, v in image.items()}
-
-
-def fold_table(ev: dict[str, list[Any]], plan: TablePlan, stored: Any, timestamp_code: int,
+def fold_table(ev: dict[str, Any], plan: TablePlan, stored: Any, timestamp_code: int,
                unbounded: str) -> Folded:
     """Fold a table's changes over its stored rows (``stored``: the rows of touched keys, or
-    every row when the table is rewritten; None when the table does not exist yet)."""
+    every row when the table is rewritten; None when the table does not exist yet).
+
+    A Python pass over the changes' positions and keys decides, for every key the batch
+    leaves, its *chain*: the changes whose images make its row, oldest first, and the
+    stored row (*base*) under them. The values are then assembled column by column in
+    Arrow: each column takes the newest change of the chain that sets it (an insert sets
+    every column, an update the columns of its ``before`` and ``after``), else the base.
+    """
+    import numpy as np
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     schema = plan.schema
-    names = schema.names
     stored_pos: dict[str, Pos] = {}
     stored_idx: dict[str, int] = {}
     if stored is not None and stored.num_rows:
@@ -194,28 +242,30 @@ def fold_table(ev: dict[str, list[Any]], plan: TablePlan, stored: Any, timestamp
             stored_pos[k] = (a, b, c, d)
             stored_idx[k] = i
     trunc = tuple(schema.truncated_at) if schema.truncated_at is not None else None
-    cur: dict[str, list[Any]] = {}  # key -> [values or None, pos, op, xid, commit_ts, base key]
+    # key -> [chain (local row numbers) or None for a tombstone, pos, op, xid, commit_ts, base key]
+    cur: dict[str, list[Any]] = {}
     fresh: list[int] = []
     fresh_keys: list[str | None] = []
     stale = 0
-    all_names = set(names)
+    commit_scn, c_scn, c_idx, elem = ev["commit_scn"], ev["c_scn"], ev["c_idx"], ev["elem"]
+    ops, xids, tss = ev["op"], ev["xid"], ev["commit_ts"]
 
     def last(k: str) -> Pos | None:
         e = cur.get(k)
         return e[1] if e is not None else stored_pos.get(k)
 
-    for i, (new, old) in zip(plan.rows, plan.keys):
-        pos = (ev["commit_scn"][i], ev["c_scn"][i], ev["c_idx"][i], ev["elem"][i])
+    for j, (i, (new, old)) in enumerate(zip(plan.rows, plan.keys)):
+        pos = (commit_scn[i], c_scn[i], c_idx[i], elem[i])
         if trunc is not None and pos <= trunc:
             stale += 1
             continue
-        op, xid, ts = ev["op"][i], ev["xid"][i], ev["commit_ts"][i]
+        op = ops[i]
         if op == "c":
             lp = last(new)
             if lp is not None and pos <= lp:
                 stale += 1
                 continue
-            cur[new] = [_renamed(ev["_after"][i], plan.renames) or {}, pos, "c", xid, ts, None]
+            cur[new] = [[j], pos, "c", xids[i], tss[i], None]
             fresh.append(i)
             fresh_keys.append(new)
             continue
@@ -224,32 +274,26 @@ def fold_table(ev: dict[str, list[Any]], plan: TablePlan, stored: Any, timestamp
             if lp is not None and pos <= lp:
                 stale += 1
                 continue
-            cur[old] = [None, pos, "d", xid, ts, None]
+            cur[old] = [None, pos, "d", xids[i], tss[i], None]
             fresh.append(i)
             fresh_keys.append(old)
             continue
-        before = _renamed(ev["_before"][i], plan.renames) or {}
-        delta = {k: None for k in before}
-        delta.update(_renamed(ev["_after"][i], plan.renames) or {})
         src = old if old is not None else new
         lp_new, lp_src = last(new), last(src)
-        new_fresh = lp_new is None or pos > lp_new
-        src_fresh = lp_src is None or pos > lp_src
-        if not new_fresh or (src != new and not src_fresh):
+        if not (lp_new is None or pos > lp_new) or (src != new and not (lp_src is None or pos > lp_src)):
             stale += 1
             continue
         prev = cur.get(src)
         if prev is None:
-            values, base = delta, src  # over the stored row of the source key
+            chain, base = [j], src  # over the stored row of the source key
         elif prev[0] is not None:
-            values, base = {**prev[0], **delta}, prev[5]
+            chain, base = prev[0], prev[5]  # the source's chain moves on (its entry is replaced below)
+            chain.append(j)
         else:
-            values, base = delta, None  # updated after a delete: nothing to start from
-        if base is not None and all_names.issubset(values):
-            base = None
+            chain, base = [j], None  # updated after a delete: nothing to start from
         if src != new:
-            cur[src] = [None, pos, "d", xid, ts, None]
-        cur[new] = [values, pos, "u", xid, ts, base]
+            cur[src] = [None, pos, "d", xids[i], tss[i], None]
+        cur[new] = [chain, pos, "u", xids[i], tss[i], base]
         fresh.append(i)
         fresh_keys.append(new)
 
@@ -260,24 +304,44 @@ def fold_table(ev: dict[str, list[Any]], plan: TablePlan, stored: Any, timestamp
     entries = [cur.get(k) for k in keys]
     base_idx = pa.array([stored_idx.get(e[5]) if e is not None and e[5] is not None else
                          (stored_idx[k] if e is None else None) for k, e in zip(keys, entries)], pa.int64())
+    # The non-empty chains laid end to end: owner_idx[c]'s chain is flat[starts[c]:starts[c + 1]].
+    owners = [o for o, e in enumerate(entries) if e is not None and e[0]]
+    flat = np.fromiter((j for o in owners for j in entries[o][0]), np.int64)
+    lengths = np.fromiter((len(entries[o][0]) for o in owners), np.int64, len(owners))
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1])) if len(owners) else np.zeros(0, np.int64)
+    owner_idx = np.asarray(owners, np.int64)
+    names = schema.names
+    if len(flat):
+        before, after = images(ev, plan.rows)
+        inserts = np.asarray([ops[i] == "c" for i in plan.rows], bool)
+        in_before, _, _ = _image_index(before, names, plan.renames)
+        in_after, after_entry, after_items = _image_index(after, names, plan.renames)
+        sets_all = in_before | in_after
+        sets_all[inserts] = True  # an insert is a whole row: a column it leaves out is NULL
+        chain_sets = sets_all[flat]  # chain steps x columns
+    positions = np.arange(len(flat), dtype=np.int64)
     arrays, fields = [], []
-    import pyarrow.compute as pc
-
-    for spec in schema.columns:
+    for col, spec in enumerate(schema.columns):
         name = spec["name"]
         target = column_type(spec, unbounded) if schema.typed else pa.string()
-        texts = [None if e is None or e[0] is None else e[0].get(name) for e in entries]
-        present = pa.array([e is not None and e[0] is not None and name in e[0] for e in entries], pa.bool_())
-        values = convert(texts, spec, timestamp_code, unbounded, schema.typed)
+        chain_sets_it = np.zeros(n, bool)  # a change of the row's chain sets the column (else: the base's value)
+        text = pa.nulls(n, pa.string())
+        if len(flat):
+            newest = np.maximum.reduceat(np.where(chain_sets[:, col], positions, -1), starts)  # per chain
+            chain_sets_it[owner_idx] = newest >= 0
+            entry = np.full(n, -1, np.int64)  # the value in after_items; -1 = NULL (not in that after)
+            entry[owner_idx] = np.where(newest >= 0, after_entry[flat[np.maximum(newest, 0)], col], -1)
+            text = after_items.take(pa.array(np.maximum(entry, 0), mask=entry < 0))
+        values = convert(text, spec, timestamp_code, unbounded, schema.typed)
         if stored is not None and stored.num_rows and name in stored.column_names and n:
             old_values = stored[name].take(base_idx)
             if old_values.type != target:
                 old_values = old_values.cast(target)
-            values = pc.if_else(present, values, old_values.combine_chunks())
+            values = pc.if_else(pa.array(chain_sets_it), values, old_values.combine_chunks())
         arrays.append(values)
         fields.append(pa.field(name, target))
-    meta = {"_key": keys, "_commit_scn": [], "_c_scn": [], "_c_idx": [], "_elem": [], "_op": [], "_xid": [],
-            "_commit_ts": []}
+    meta: dict[str, list[Any]] = {"_key": keys, "_commit_scn": [], "_c_scn": [], "_c_idx": [], "_elem": [], "_op": [],
+                                  "_xid": [], "_commit_ts": []}
     for k, e in zip(keys, entries):
         if e is None:
             row = stored_idx[k]
@@ -311,18 +375,21 @@ def conform_stored(stored: Any, plan: TablePlan) -> Any:
     return stored.select(keep)
 
 
-def change_rows(ev: dict[str, list[Any]], table: str, fresh: list[int], keys: list[str | None],
-                ddl: list[int]) -> dict[str, list[Any]]:
-    """Change-log columns of a table's fresh changes and its DDL events."""
-    out: dict[str, list[Any]] = {c: [] for c in CHANGE_COLUMNS}
-    for i, k in [*zip(fresh, keys), *((j, None) for j in ddl)]:
-        out["table"].append(table)
-        out["op"].append(ev["op"][i] if ev["kind"][i] == "dml" else "ddl")
-        out["key"].append(k)
-        for c in ("commit_scn", "c_scn", "c_idx", "elem", "xid", "commit_ts", "rid", "before", "after", "sql",
-                  "k_partition", "k_offset"):
-            out[c].append(ev[c][i])
-    return out
+def change_rows(ev: dict[str, Any], table: str, fresh: list[int], keys: list[str | None],
+                ddl: list[int]) -> Any:
+    """Change-log rows (Arrow, :func:`change_schema`) of a table's fresh changes and its DDL events."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    idx = pa.array([*fresh, *ddl], pa.int64())
+    picked = ev["_ready"].take(idx)
+    n = len(idx)
+    op = pc.if_else(pc.equal(picked["kind"], "dml"), picked["op"], pa.scalar("ddl"))
+    out = {"table": pa.array([table] * n, pa.string()), "op": op,
+           "key": pa.array([*keys, *([None] * len(ddl))], pa.string())}
+    schema = change_schema()
+    return pa.Table.from_arrays([out[f.name] if f.name in out else picked[f.name].cast(f.type) for f in schema],
+                                schema=schema)
 
 
 def change_schema() -> Any:

@@ -87,12 +87,16 @@ NOTES: dict[str, str] = {
     "source[0].reader.redo-source.key-passphrase": "sftp: passphrase of an encrypted key (never logged)",
     "source[0].reader.redo-source.known-hosts": "sftp: known_hosts file the server's host key must be listed in",
     "source[0].reader.redo-source.accept-unknown-host-key": "sftp: 1 accepts a host key not in known-hosts (warning 60212); 0 refuses it (10211)",
-    "source[0].reader.redo-source.read-requests": "sftp: read-ahead pieces in flight while a file is read",
+    "source[0].reader.redo-source.read-requests": "sftp: read-ahead pieces in flight while a file is read "
+                                                  "(per connection)",
     "source[0].reader.redo-source.read-size-kb": "sftp: size of one read-ahead piece",
-    "source[0].reader.redo-source.connect-timeout-ms": "sftp: connection and per-read timeout",
+    "source[0].reader.redo-source.connect-timeout-ms": "sftp: time allowed to connect and log in (a dead "
+                                                       "connection is found by keepalives within about 15 s)",
     "source[0].reader.redo-source.reconnect-tries": "sftp: reconnections tried after a dropped connection before 10210",
     "source[0].reader.redo-source.reconnect-delay-ms": "sftp: first wait before reconnecting; doubled after each failed try",
     "source[0].reader.redo-source.reconnect-max-delay-ms": "sftp: longest wait between two reconnection tries",
+    "source[0].reader.redo-source.connections": "sftp: SSH connections reading an archived log in parallel, "
+                                                "each in its own reader process; 0 reads in the replicator's process",
     "source[0].reader.redo-source.server": "asm: connect string of the ASM (or database) instance, //host:port/service",
     "source[0].reader.redo-source.password": "asm: password of `user` (never logged)",
     "source[0].reader.redo-source.privilege": "asm: session privilege: sysasm, sysdba or none",

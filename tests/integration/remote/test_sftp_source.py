@@ -8,6 +8,8 @@ the SSH session.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -59,20 +61,25 @@ def test_batch_over_sftp_equals_local(tmp_path: Path, ssh_server: SshServer, wor
     assert ssh_server.log.read_text().count("error") == 0 or ssh_server.kind == "asyncssh"
 
 
-def test_server_killed_mid_stream(tmp_path: Path, ssh_server: SshServer) -> None:
-    """SIGKILL of sshd and its sessions while a batch run reads: reconnect, nothing lost or doubled."""
-    result = generate(workloads.oltp(seed=5, target_bytes=4 << 20), tmp_path / "oltp")
+@pytest.mark.parametrize("connections", [0, 2])
+def test_server_killed_mid_stream(tmp_path: Path, ssh_server: SshServer, connections: int) -> None:
+    """SIGKILL of sshd and its sessions while a batch run reads: reconnect, nothing lost or doubled.
+
+    With ``connections`` 0 the replicator's own session reads; with 2 its reader processes
+    do (their reads ahead are bounded: the kill lands while most of the file is unread).
+    """
+    result = generate(workloads.oltp(seed=5, target_bytes=12 << 20), tmp_path / "oltp")
     cfg_path, output = _sftp_config(result, ssh_server, "sftp-output", **{
         "read-size-kb": 64, "read-requests": 2, "reconnect-delay-ms": 100, "reconnect-max-delay-ms": 400,
-        "reconnect-tries": 50})
+        "reconnect-tries": 50, "connections": connections})
     expected = result.expected.read_bytes()
     proc = subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(cfg_path), "--progress", "off",
-                             "--read-limit", "0.5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--read-limit", "1.5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         # Mid-stream: some output written, the run still reading (sessions open on the server).
         assert wait_until(lambda: output.exists() and output.stat().st_size > 0, 120, 0.05), "no output before the kill"
         written = output.stat().st_size
-        assert proc.poll() is None and written < len(expected), "the run ended before the kill"
+        assert proc.poll() is None and written < len(expected) // 3, "the run was too far on before the kill"
         assert ssh_server.sessions() > 0
         assert ssh_server.kill() >= ssh_server.min_kill  # the listener and at least one session
         time.sleep(1.0)  # the client retries against a closed port meanwhile
@@ -84,6 +91,46 @@ def test_server_killed_mid_stream(tmp_path: Path, ssh_server: SshServer) -> None
             proc.communicate()
     assert proc.returncode == 0, err[-3000:]
     assert "60210" in err and "60211" in err, err[-3000:]
+    assert output.read_bytes() == expected
+
+
+def _reader_processes(pid: int) -> list[int]:
+    """The SFTP reader processes the replicator ``pid`` started (from /proc)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            cmd = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == pid and b"replicator.redo.sftp_worker" in cmd:
+            out.append(int(entry.name))
+    return out
+
+
+def test_reader_process_killed_mid_stream(tmp_path: Path, ssh_server: SshServer) -> None:
+    """SIGKILL of a reader process mid-file: another one resumes at the same byte (60350/60351)."""
+    result = generate(workloads.oltp(seed=6, target_bytes=12 << 20), tmp_path / "oltp")
+    cfg_path, output = _sftp_config(result, ssh_server, "sftp-output", **{
+        "read-size-kb": 64, "read-requests": 2, "connections": 2})
+    expected = result.expected.read_bytes()
+    proc = subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(cfg_path), "--progress", "off",
+                             "--read-limit", "1.5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert wait_until(lambda: output.exists() and output.stat().st_size > 0, 120, 0.05), "no output before the kill"
+        readers = _reader_processes(proc.pid)
+        assert proc.poll() is None and output.stat().st_size < len(expected) // 3, "the run was too far on"
+        assert len(readers) == 2, readers
+        os.kill(readers[0], signal.SIGKILL)
+        _, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err[-3000:]
+    assert "60350" in err and "60351" in err and "Traceback" not in err, err[-3000:]
     assert output.read_bytes() == expected
 
 

@@ -220,3 +220,53 @@ def _olr_value(sql: str, text: object, actual) -> object:  # type: ignore[no-unt
     if t.startswith("RAW"):
         return bytes.fromhex(str(text))
     return actual(sql, text)
+
+
+def _kafka_batch(values: list[bytes]):  # type: ignore[no-untyped-def]
+    import pyarrow as pa
+
+    n = len(values)
+    return pa.RecordBatch.from_pydict({"key": [None] * n, "value": values, "partition": [0] * n,
+                                       "offset": list(range(n)),
+                                       "timestamp": pa.array([None] * n, pa.timestamp("us", "UTC"))})
+
+
+ROW = (b'{"e_scn":105,"c_scn":100,"c_idx":2,"xid":"x","payload":[{"op":"c","schema":{"owner":"A","table":"T"},'
+       b'"after":{"I":12,"D":1.50,"E":-1.5e+11,"B":123456789012345678901234567890,"S":"a","T":true,"N":null}}]}')
+ROW_MINUS_ZERO = (b'{"e_scn":105,"c_scn":100,"c_idx":3,"xid":"x","payload":[{"op":"c","schema":{"owner":"A",'
+                  b'"table":"T"},"after":{"I":-0,"D":-0.50}}]}')
+
+
+def test_fast_and_standard_json_decoders_give_the_same_events() -> None:
+    import replicator.spark.jsontext as jt
+    from replicator.spark.parse import event_arrow_schema, parse_batch
+
+    if jt._FAST is None:
+        pytest.skip("msgspec is not installed: only the standard decoder runs")
+    batch, schema, hints = _kafka_batch([BEGIN, ROW, ROW_MINUS_ZERO]), event_arrow_schema(), FormatHints(scn_type=8)
+    fast = parse_batch(batch, hints, schema)
+    saved, jt._FAST = jt._FAST, None
+    try:
+        standard = parse_batch(batch, hints, schema)
+    finally:
+        jt._FAST = saved
+    assert fast.equals(standard)
+    images = fast.column("after").to_pylist()
+    assert dict(images[1]) == {"I": "12", "D": "1.50", "E": "-1.5e+11", "B": "123456789012345678901234567890",
+                               "S": "a", "T": "true", "N": None}  # every number exactly as printed
+    assert dict(images[2]) == {"I": "-0", "D": "-0.50"}
+
+
+def test_packed_events_reach_the_driver_unchanged() -> None:
+    import pyarrow as pa
+
+    from replicator.spark.eventpack import pack, unpack
+    from replicator.spark.parse import event_arrow_schema, parse_batch
+
+    events = parse_batch(_kafka_batch([BEGIN, ROW, b"not json"]), FormatHints(scn_type=8), event_arrow_schema())
+    packed = pa.Table.from_batches([pack(events)])
+    assert packed.column("rows").to_pylist() == [3]
+    assert packed.column("max_commit_scn").to_pylist() == [105]
+    assert packed.column("errors").to_pylist() == [1]
+    assert unpack(packed).equals(pa.Table.from_batches([events]))
+    assert unpack(packed.slice(0, 0)).schema == event_arrow_schema()

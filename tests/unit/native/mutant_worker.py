@@ -1,9 +1,10 @@
 """Mutated redo through both engines, in one process (run as a subprocess by the tests).
 
-``python mutant_worker.py WORKDIR COUNT SEED`` generates a small scenario in WORKDIR, then
+``python mutant_worker.py WORKDIR COUNT SEED [stream] [FORMAT]`` generates a small scenario in WORKDIR, then
 for COUNT mutants (bit flips, truncations, random bytes over a record) runs the batch job
 with the python and the native engine and compares messages, counts, coded errors and log
-lines. Prints one line per mismatch and a summary; exit status 0 when all matched. A crash
+lines. With ``stream``, every transaction is streamed and swapped (4 KB pool chunks, a 1 KB
+stream threshold, swapping past 4 KB): the native engine's huge-transaction path. Prints one line per mismatch and a summary; exit status 0 when all matched. A crash
 of the native code shows as a signal exit status, a hang as a timeout in the caller.
 """
 
@@ -47,11 +48,25 @@ def mutate(data: bytearray, rng: random.Random, block_size: int) -> tuple[bytear
     return out, f"{kind}@{pos}"
 
 
-def main(work: Path, count: int, seed: int) -> int:
+def main(work: Path, count: int, seed: int, stream: bool = False, fmt: str = "") -> int:
     work.mkdir(parents=True, exist_ok=True)
     sc = workloads.mixed(seed=seed, events=24, wide=False, big=False)
     result = generate(sc, work / "gen", with_expected=False)
-    cfg = config_of(result)
+    cfg = config_of(result, {"type": fmt} if fmt else None)
+    if fmt:  # the other formats' wall-clock fields: one fixed clock for both engines
+        from types import SimpleNamespace
+
+        from replicator.formats import framework
+
+        framework.time = SimpleNamespace(time=lambda: 1_700_000_000.0)  # type: ignore[assignment]
+    if stream:
+        from replicator.redo import parser as parser_module
+        from replicator.txn import pool as pool_module
+
+        pool_module.CHUNK = 4 << 10
+        parser_module.STREAM_BYTES = 1 << 10
+        (work / "swap").mkdir(exist_ok=True)
+        cfg["memory"] = {"min-mb": 32, "max-mb": 4096, "swap-mb": 1, "swap-path": str(work / "swap")}
     reader = cfg["source"][0]["reader"]
     reader["disable-checks"] = 4  # no checksum check: mutants reach the parser and the native code
     originals = [Path(p) for p in reader["redo-log"]]
@@ -80,4 +95,6 @@ def main(work: Path, count: int, seed: int) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])))
+    extra = sys.argv[4:]
+    sys.exit(main(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), "stream" in extra,
+                  next((a for a in extra if a != "stream"), "")))

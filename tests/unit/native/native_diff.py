@@ -17,10 +17,15 @@ class CollectSink:
     """Keeps every message's bytes and position."""
 
     def __init__(self) -> None:
-        self.messages: list[tuple[bytes, int, int, int, int, bool]] = []
+        self.messages: list[tuple[object, ...]] = []
+        self.batches: list[int] = []  # the size of every write: where the pipeline drained
 
     def write(self, batch: list[Message]) -> None:
-        self.messages.extend((m.data, m.scn, m.idx, m.xid, m.seq, m.checkpoint) for m in batch)
+        # Key, headers, tombstone mark, topic and table name too: the other formats set them.
+        self.messages.extend((m.data, m.scn, m.idx, m.xid, m.seq, m.checkpoint, m.tag, m.headers, m.tombstone,
+                              m.topic, None if m.table is None else (m.table.owner, m.table.name))
+                             for m in batch)
+        self.batches.append(len(batch))
 
     def flush(self) -> None:
         pass
@@ -43,6 +48,12 @@ def run_engine(cfg: dict[str, Any], work: Path, engine: str) -> dict[str, Any]:
     shutil.rmtree(mine, ignore_errors=True)
     shutil.copytree(state, mine)
     cfg["state"]["path"] = str(mine)
+    memory = cfg.get("memory", {})
+    if memory.get("swap-path"):  # a run may leave swap files of open transactions behind
+        swap = work / f"swap-{engine}"
+        shutil.rmtree(swap, ignore_errors=True)
+        swap.mkdir()
+        memory["swap-path"] = str(swap)
     path = work / f"config-{engine}.json"
     path.write_text(json.dumps(cfg))
     handler = _Lines()
@@ -57,7 +68,8 @@ def run_engine(cfg: dict[str, Any], work: Path, engine: str) -> dict[str, Any]:
         error, counts = f"{type(exc).__name__}: {exc}", None
     finally:
         root.removeHandler(handler)
-    return {"messages": sink.messages, "counts": counts, "error": error, "log": handler.lines}
+    return {"messages": sink.messages, "counts": counts, "error": error, "log": handler.lines,
+            "batches": sink.batches}
 
 
 def assert_same(cfg: dict[str, Any], work: Path, mask: bytes | None = None) -> dict[str, Any]:
@@ -77,6 +89,7 @@ def assert_same(cfg: dict[str, Any], work: Path, mask: bytes | None = None) -> d
     assert py["counts"] == nat["counts"]
     assert py["error"] == nat["error"]
     assert py["log"] == nat["log"]
+    assert py["batches"] == nat["batches"]
     return py
 
 

@@ -124,8 +124,18 @@ def test_other_formats(fmt: str, tmp_path: Path) -> None:
     assert py["error"] is not None or py["messages"]
 
 
-@pytest.mark.parametrize("flags", [0x8000, 0x20, 0x40 | 0x80 | 0x100 | 0x200, 0x40000, 0x800])
+@pytest.mark.parametrize("flags", [0x8000, 0x20, 0x40 | 0x80 | 0x100 | 0x200, 0x40000, 0x800, 0x2, 0x2 | 0x20])
 def test_source_flags(flags: int, tmp_path: Path) -> None:
-    """Raw hex, DDL, shown hidden/guard/nested/unused columns, NOT NULL copy, system transactions."""
+    """Raw hex, DDL, shown hidden/guard/nested/unused columns, NOT NULL copy, system transactions,
+    schemaless (unknown tables: COL_<n> hex values)."""
     result = generate(workloads.mixed(seed=6, events=30), tmp_path / "gen", with_expected=False)
     assert assert_same(config_of(result, flags=flags), tmp_path)["messages"]
+
+
+@pytest.mark.parametrize("name", ["oltp", "wide-rows", "huge-transaction"])
+def test_schemaless_workloads(name: str, tmp_path: Path) -> None:
+    """Schemaless mode (source flag 2): every table unknown, rendered natively as COL_<n> hex."""
+    result = generate(SMALL_WORKLOADS[name](), tmp_path / "gen", with_expected=False)
+    py = assert_same(config_of(result, flags=0x2), tmp_path)
+    assert py["messages"] and b'"COL_0"' in py["messages"][1][0]
+    assert engine.last_committer is not None and engine.last_committer.native_transactions > 0

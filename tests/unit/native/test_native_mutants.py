@@ -19,8 +19,8 @@ import pytest
 WORKER = Path(__file__).resolve().parent / "mutant_worker.py"
 
 
-def _run(tmp_path: Path, count: int, seed: int, timeout: float) -> dict:
-    proc = subprocess.run([sys.executable, str(WORKER), str(tmp_path), str(count), str(seed)],
+def _run(tmp_path: Path, count: int, seed: int, timeout: float, *extra: str) -> dict:
+    proc = subprocess.run([sys.executable, str(WORKER), str(tmp_path), str(count), str(seed), *extra],
                           capture_output=True, text=True, timeout=timeout)
     assert proc.returncode >= 0, f"native engine crashed (signal {-proc.returncode}):\n{proc.stderr[-3000:]}"
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -33,6 +33,20 @@ def test_mutants(tmp_path: Path) -> None:
     count = int(os.environ.get("REPLICATOR_MUTANTS", "300"))
     summary = _run(tmp_path, count, seed=11, timeout=60 + count)
     assert summary["python_errors"] > 0  # the mutants do reach the error paths
+
+
+def test_mutants_streamed(tmp_path: Path) -> None:
+    """The same through the huge-transaction path: every transaction streamed and swapped."""
+    count = int(os.environ.get("REPLICATOR_MUTANTS", "300")) // 2
+    summary = _run(tmp_path, count, 13, 60 + count, "stream")
+    assert summary["python_errors"] > 0
+
+
+@pytest.mark.parametrize("fmt", ["debezium-envelope", "canal", "qlik"])
+def test_mutants_other_native_formats(fmt: str, tmp_path: Path) -> None:
+    """The same for the natively rendered Debezium and row-image formats (fewer mutants)."""
+    count = max(1, int(os.environ.get("REPLICATOR_MUTANTS", "300")) // 4)
+    _run(tmp_path, count, 14, 60 + 2 * count, fmt)
 
 
 @pytest.mark.slow

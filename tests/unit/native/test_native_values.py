@@ -127,6 +127,9 @@ def test_strings_and_hex() -> None:
     values = [s.encode() for s in samples]
     values += [_random_bytes(rng, (0, 1, 3, 8, 20)) for _ in range(20000)]
     values += [rng.choice(samples).encode()[: rng.randint(0, 8)] for _ in range(2000)]
+    # ASCII with escapes among runs of plain bytes, around the 8-byte steps of is_ascii
+    values += [_random_bytes(rng, (7, 8, 9, 15, 16, 17, 40), 0, 127) for _ in range(5000)]
+    values += [bytes(rng.choice(b"ab/\\\"\n\x01") for _ in range(rng.randint(0, 30))) for _ in range(2000)]
     for data in values:
         for param, charset in ((0, utf8), (1, cesu), (2, utf16)):
             got = native("str", data, param)

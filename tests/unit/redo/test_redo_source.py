@@ -10,7 +10,8 @@ import pytest
 from replicator.cli import main
 from replicator.config import parse_config
 from replicator.errors import ConfigError
-from replicator.redo.source import LOCAL, map_prefix, open_source
+from replicator.redo.source import LOCAL, map_prefix
+from replicator.redo.sources import open_source
 
 BASE = {
     "version": "1.9.0", "state": {"type": "disk", "path": "."},
@@ -92,3 +93,40 @@ def test_check_config_describes_the_source(tmp_path: Path, capsys: pytest.Captur
     assert main(["check-config", "-f", str(path)]) == 1
     out = capsys.readouterr().out
     assert "source[0].reader.redo-source" in out
+
+
+@pytest.mark.parametrize("source", [
+    {"type": "sftp", "host": "db1", "user": "oracle", "key-file": "/k", "key-passphrase": ["s3cret-pass"]},
+    {"type": "sftp", "host": "db1", "user": "oracle", "key-file": "/k", "key-passphrase": "s3cret-pass" * 100},
+    {"type": "asm", "server": "//h/+ASM", "user": "u", "password": {"pw": "s3cret-pass"}},
+])
+def test_check_config_never_shows_a_bad_secret(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                               source: dict) -> None:
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(_config(source)))
+    assert main(["check-config", "-f", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert "s3cret" not in captured.out + captured.err and "value not shown" in captured.out
+
+
+def test_sftp_connections_key() -> None:
+    base = {"type": "sftp", "host": "db1", "user": "oracle", "key-file": "/k"}
+    assert parse_config(_config(base)).source[0].reader.redo_source.connections == 2
+    assert parse_config(_config({**base, "connections": 0})).source[0].reader.redo_source.connections == 0
+    with pytest.raises(ConfigError) as exc:
+        parse_config(_config({**base, "connections": 17}))
+    assert "connections" in exc.value.message
+
+
+def test_reader_processes_split_a_range_into_interleaved_pieces() -> None:
+    from replicator.redo.sftp import SftpSettings, piece_ranges
+
+    # Two reader processes, 4 KB pieces of [1000, 21000): process k takes pieces k, k+2, ...
+    first = list(piece_ranges(1000, 21000, 4096, 2 * 4096))
+    second = list(piece_ranges(1000 + 4096, 21000, 4096, 2 * 4096))
+    merged = sorted(first + second)
+    assert merged[0][0] == 1000 and sum(n for _, n in merged) == 20000
+    assert all(a + n == b for (a, n), (b, _) in zip(merged, merged[1:]))
+    assert [n for _, n in merged][-1] == 20000 - 4 * 4096
+    s = SftpSettings(host="h", user="u", key_file="/k", key_passphrase="pw", path_mapping=[("/a/", "/b/")])
+    assert SftpSettings.from_json(s.to_json()) == s and "pw" not in repr(s)

@@ -1,0 +1,921 @@
+# Included by _core.pyx (shares its structures, phase A and value decoders).
+#
+# Debezium JSON (replicator.formats.debezium: envelope, flatten, smt) rendered natively from
+# the rows phase A assembled. The python format is the reference: every byte here is what
+# DebeziumFormat.on_row and orjson write for the same row, and any value this code does not
+# decode exactly like replicator.formats.rowvalues goes through the python decoder and
+# renderer of that column (so warnings and odd values behave alike by construction).
+
+from libc.math cimport isfinite, signbit, frexp
+from libc.stdlib cimport strtod, strtof, strtol
+
+from replicator import __version__ as _VERSION
+from replicator.formats.framework import Position, TxnContext, xid_text
+
+# Debezium value kinds (per visible column).
+DEF DK_PY = 1       # python decoder + debezium_schema.render + orjson
+DEF DK_INT = 2      # NUMBER of an integer family: bare digits
+DEF DK_DEC = 3      # NUMBER otherwise: plain decimal text, quoted
+DEF DK_STR = 4      # character data; param 0 AL32UTF8, 1 UTF8, 2 AL16UTF16
+DEF DK_EPOCH = 5    # DATE/TIMESTAMP: epoch integer; param = nanoseconds per unit
+DEF DK_LTZ = 6      # TIMESTAMP WITH LOCAL TIME ZONE: ISO text in UTC, "Z"
+DEF DK_TSTZ = 7     # TIMESTAMP WITH TIME ZONE (numeric offsets): ISO local text + offset
+DEF DK_IYM = 8      # INTERVAL YEAR TO MONTH: ISO duration
+DEF DK_IDS = 9      # INTERVAL DAY TO SECOND: ISO duration
+DEF DK_BIN = 10     # RAW: param 0 base64, 1 base64-url-safe, 2 hex
+DEF DK_FLOAT = 11   # BINARY_FLOAT (param 1) / BINARY_DOUBLE (param 0): shortest round-trip text
+
+DEF MODE_ENVELOPE = 0
+DEF MODE_FLATTEN = 1
+DEF MODE_SMT = 2
+
+cdef char* B64_STD = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+cdef char* B64_URL = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+cdef int64_t MIN_ISO_EPOCH = -62135596800   # 0001-01-01T00:00:00
+cdef int64_t MAX_ISO_EPOCH = 253402300799    # 9999-12-31T23:59:59
+
+
+cdef int json_escape(Buf* b, const uint8_t* p, Py_ssize_t n) except -1 nogil:
+    """orjson's string escaping of valid UTF-8 (quotes, backslash, C0 controls only)."""
+    cdef Py_ssize_t i
+    cdef uint8_t c
+    buf_reserve(b, n)
+    for i in range(n):
+        c = p[i]
+        if c >= 0x20 and c != 0x22 and c != 0x5C:
+            if b.n + 1 > b.cap:
+                buf_reserve(b, 1)
+            b.p[b.n] = <char>c
+            b.n += 1
+        elif c == 0x22:
+            buf_add(b, b"\\\"", 2)
+        elif c == 0x5C:
+            buf_add(b, b"\\\\", 2)
+        elif c == 0x08:
+            buf_add(b, b"\\b", 2)
+        elif c == 0x09:
+            buf_add(b, b"\\t", 2)
+        elif c == 0x0A:
+            buf_add(b, b"\\n", 2)
+        elif c == 0x0C:
+            buf_add(b, b"\\f", 2)
+        elif c == 0x0D:
+            buf_add(b, b"\\r", 2)
+        else:
+            buf_add(b, b"\\u00", 4)
+            buf_byte(b, HEXD[c >> 4])
+            buf_byte(b, HEXD[c & 15])
+    return 0
+
+
+cdef bint utf16_json(Buf* b, const uint8_t* p, int n) noexcept nogil:
+    """AL16UTF16 (strict UTF-16BE) as orjson-escaped UTF-8; False (buffer unchanged): python."""
+    cdef int i = 0
+    cdef uint32_t u, lo
+    cdef Py_ssize_t mark = b.n
+    cdef uint8_t c
+    if n & 1:
+        return False
+    while i < n:
+        u = (<uint32_t>p[i] << 8) | p[i + 1]
+        i += 2
+        if 0xD800 <= u <= 0xDBFF:
+            if i >= n:
+                b.n = mark
+                return False
+            lo = (<uint32_t>p[i] << 8) | p[i + 1]
+            if not (0xDC00 <= lo <= 0xDFFF):
+                b.n = mark
+                return False
+            i += 2
+            u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00)
+        elif 0xDC00 <= u <= 0xDFFF:
+            b.n = mark
+            return False
+        if u < 0x80:
+            c = <uint8_t>u
+            json_escape(b, &c, 1)
+        elif u < 0x800:
+            buf_byte(b, <char>(0xC0 | (u >> 6)))
+            buf_byte(b, <char>(0x80 | (u & 0x3F)))
+        elif u < 0x10000:
+            buf_byte(b, <char>(0xE0 | (u >> 12)))
+            buf_byte(b, <char>(0x80 | ((u >> 6) & 0x3F)))
+            buf_byte(b, <char>(0x80 | (u & 0x3F)))
+        else:
+            buf_byte(b, <char>(0xF0 | (u >> 18)))
+            buf_byte(b, <char>(0x80 | ((u >> 12) & 0x3F)))
+            buf_byte(b, <char>(0x80 | ((u >> 6) & 0x3F)))
+            buf_byte(b, <char>(0x80 | (u & 0x3F)))
+    return True
+
+
+cdef void buf_base64(Buf* b, const uint8_t* p, Py_ssize_t n, const char* alphabet) noexcept nogil:
+    """base64.b64encode / urlsafe_b64encode (with '=' padding)."""
+    cdef Py_ssize_t i = 0
+    cdef uint32_t v
+    buf_reserve(b, 4 * (n // 3 + 1))
+    while i + 3 <= n:
+        v = (<uint32_t>p[i] << 16) | (<uint32_t>p[i + 1] << 8) | p[i + 2]
+        b.p[b.n] = alphabet[v >> 18]
+        b.p[b.n + 1] = alphabet[(v >> 12) & 63]
+        b.p[b.n + 2] = alphabet[(v >> 6) & 63]
+        b.p[b.n + 3] = alphabet[v & 63]
+        b.n += 4
+        i += 3
+    if n - i == 1:
+        v = <uint32_t>p[i] << 16
+        b.p[b.n] = alphabet[v >> 18]
+        b.p[b.n + 1] = alphabet[(v >> 12) & 63]
+        b.p[b.n + 2] = 61
+        b.p[b.n + 3] = 61
+        b.n += 4
+    elif n - i == 2:
+        v = (<uint32_t>p[i] << 16) | (<uint32_t>p[i + 1] << 8)
+        b.p[b.n] = alphabet[v >> 18]
+        b.p[b.n + 1] = alphabet[(v >> 12) & 63]
+        b.p[b.n + 2] = alphabet[(v >> 6) & 63]
+        b.p[b.n + 3] = 61
+        b.n += 4
+
+
+cdef void buf_rowid(Buf* b, uint32_t data_obj, uint32_t dba, int slot) noexcept nogil:
+    """values.rowid.rowid_text: 6+3+6+3 base-64 digits."""
+    cdef int k
+    cdef uint64_t v
+    for k in range(5, -1, -1):
+        buf_byte(b, B64_STD[(data_obj >> (6 * k)) & 0x3F])
+    v = dba >> 22
+    for k in range(2, -1, -1):
+        buf_byte(b, B64_STD[(v >> (6 * k)) & 0x3F])
+    v = dba & 0x3FFFFF
+    for k in range(5, -1, -1):
+        buf_byte(b, B64_STD[(v >> (6 * k)) & 0x3F])
+    for k in range(2, -1, -1):
+        buf_byte(b, B64_STD[(<uint32_t>slot >> (6 * k)) & 0x3F])
+
+
+cdef void fraction_trimmed(Buf* b, int64_t nanos) noexcept nogil:
+    """temporal.fraction(nanos): ".fffffffff" with trailing zeros cut ("" for 0)."""
+    cdef char tmp[9]
+    cdef int k, end
+    if nanos == 0:
+        return
+    for k in range(9):
+        tmp[8 - k] = <char>(48 + nanos % 10)
+        nanos //= 10
+    end = 9
+    while end > 0 and tmp[end - 1] == 48:
+        end -= 1
+    buf_byte(b, 46)
+    buf_add(b, tmp, end)
+
+
+cdef bint iso_text(Buf* b, int64_t epoch, int64_t nanos) noexcept nogil:
+    """datetime.epoch_to_iso(epoch, True, False) + temporal.fraction(nanos), years 1..9999 only."""
+    cdef int64_t days, secs, z, era, doe, yoe, y, doy, mp, d, m
+    if epoch < MIN_ISO_EPOCH or epoch > MAX_ISO_EPOCH or nanos < 0 or nanos > 999999999:
+        return False
+    days = epoch // 86400
+    secs = epoch - days * 86400
+    if secs < 0:
+        days -= 1
+        secs += 86400
+    # civil_from_days (proleptic Gregorian)
+    z = days + 719468
+    era = (z if z >= 0 else z - 146096) // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    y = yoe + era * 400
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = mp + 3 if mp < 10 else mp - 9
+    if m <= 2:
+        y += 1
+    buf_byte(b, <char>(48 + y // 1000))
+    buf_byte(b, <char>(48 + (y // 100) % 10))
+    buf_byte(b, <char>(48 + (y // 10) % 10))
+    buf_byte(b, <char>(48 + y % 10))
+    buf_byte(b, 45)
+    two_digits(b, <int>m)
+    buf_byte(b, 45)
+    two_digits(b, <int>d)
+    buf_byte(b, 84)
+    two_digits(b, <int>(secs // 3600))
+    buf_byte(b, 58)
+    two_digits(b, <int>((secs // 60) % 60))
+    buf_byte(b, 58)
+    two_digits(b, <int>(secs % 60))
+    fraction_trimmed(b, nanos)
+    return True
+
+
+cdef inline void signed_part(Buf* b, bint neg, int64_t whole) noexcept nogil:
+    """temporal._signed without nanoseconds: the interval's sign only on a non-zero part."""
+    if neg and whole:
+        buf_byte(b, 45)
+    buf_int(b, whole)
+
+
+cdef bint iym_iso(Buf* b, const uint8_t* d, int n) noexcept nogil:
+    """YearMonth(months) as temporal.iso_duration; False: python."""
+    cdef int64_t years, months, total
+    cdef bint neg, mneg
+    if n != 5 or not (49 <= d[4] <= 71):
+        return False
+    biased(rd32(d, True), &years, &neg)
+    if years > 999999999:
+        return False
+    offset60(d[4], &months, &mneg)
+    total = years * 12 + months
+    neg = (neg or mneg) and total != 0
+    buf_byte(b, 80)
+    signed_part(b, neg, total // 12)
+    buf_byte(b, 89)
+    signed_part(b, neg, total % 12)
+    buf_add(b, b"M0DT0H0M0S", 10)
+    return True
+
+
+cdef bint ids_iso(Buf* b, const uint8_t* d, int n) noexcept nogil:
+    """DaySecond(nanos) as temporal.iso_duration; False: python."""
+    cdef int64_t days, nanos, hours, minutes, seconds, total, secs
+    cdef bint neg, nneg, hneg, mneg, sneg
+    if n != 11 or not (37 <= d[4] <= 83) or not (1 <= d[5] <= 119) or not (1 <= d[6] <= 119):
+        return False
+    biased(rd32(d, True), &days, &neg)
+    biased(rd32(d + 7, True), &nanos, &nneg)
+    if days > 100000 or nanos > 999999999:
+        return False  # python's big integers
+    offset60(d[4], &hours, &hneg)
+    offset60(d[5], &minutes, &mneg)
+    offset60(d[6], &seconds, &sneg)
+    total = (((days * 24 + hours) * 60 + minutes) * 60 + seconds) * 1000000000 + nanos
+    neg = (neg or nneg or hneg or mneg or sneg) and total != 0
+    secs = total // 1000000000
+    nanos = total % 1000000000
+    buf_add(b, b"P0Y0M", 5)
+    signed_part(b, neg, secs // 86400)
+    buf_add(b, b"DT", 2)
+    signed_part(b, neg, (secs // 3600) % 24)
+    buf_byte(b, 72)
+    signed_part(b, neg, (secs // 60) % 60)
+    buf_byte(b, 77)
+    if neg and (secs % 60 or nanos):
+        buf_byte(b, 45)
+    buf_int(b, secs % 60)
+    fraction_trimmed(b, nanos)
+    buf_byte(b, 83)
+    return True
+
+
+cdef bint tstz_iso(Buf* b, const uint8_t* d, int n) noexcept nogil:
+    """ZonedInstant with a numeric offset as temporal.zoned_iso; False: python (regions...)."""
+    cdef int64_t epoch, fraction, offset
+    cdef int b11, b12, h, m
+    cdef bint negative
+    cdef uint8_t tmp[11]
+    if n != 9 and n != 13:
+        return False
+    b11 = d[11] if n == 13 else d[7]
+    b12 = d[12] if n == 13 else d[8]
+    if not (5 <= b11 <= 36):
+        return False
+    negative = b11 < 20 or (b11 == 20 and b12 < 60)
+    h = b11 - 20 if b11 >= 20 else 20 - b11
+    m = b12 - 60 if b12 >= 60 else 60 - b12
+    if m > 59:
+        return False
+    memcpy(tmp, d, 7)
+    if n == 13:
+        memcpy(tmp + 7, d + 7, 4)
+    if not epoch_of(tmp, 11 if n == 13 else 7, False, 0, &epoch, &fraction):
+        return False
+    offset = h * 3600 + m * 60
+    if negative:
+        offset = -offset
+    if not iso_text(b, epoch + offset, fraction):
+        return False
+    if offset == 0:
+        buf_byte(b, 90)
+        return True
+    buf_byte(b, 45 if offset < 0 else 43)
+    two_digits(b, h)
+    buf_byte(b, 58)
+    two_digits(b, m)
+    return True
+
+
+cdef bint ieee_value(const uint8_t* d, int n, bint single, double* out) noexcept nogil:
+    """values.floats.decode_binary_float/double: Oracle's order-preserving bytes to a double."""
+    cdef uint64_t raw = 0
+    cdef uint32_t bits32
+    cdef float f
+    cdef int i
+    if n != (4 if single else 8):
+        return False
+    for i in range(n):
+        raw = (raw << 8) | d[i]
+    if single:
+        bits32 = <uint32_t>raw
+        if bits32 & <uint32_t>0x80000000:
+            bits32 = bits32 ^ <uint32_t>0x80000000
+        else:
+            bits32 = ~bits32
+        memcpy(&f, &bits32, 4)
+        out[0] = f
+    else:
+        if raw & (<uint64_t>1 << 63):
+            raw = raw ^ (<uint64_t>1 << 63)
+        else:
+            raw = ~raw
+        memcpy(out, &raw, 8)
+    return True
+
+
+cdef bint shortest_text(Buf* b, double v, bint single) noexcept nogil:
+    """repr(v) (double) or str(numpy.float32(v)) (single): the shortest round-trip digits.
+
+    False (python renders) for non-finite values and exact powers of two, where the shortest
+    string need not be the correctly rounded one this search finds.
+    """
+    cdef char tmp[48]
+    cdef char dig[24]
+    cdef int p, k, nd, e, i, decpt
+    cdef double m, a
+    cdef bint use_exp
+    cdef int e_at
+    if not isfinite(v):
+        return False
+    if v == 0.0:
+        if signbit(v):
+            buf_add(b, b"-0.0", 4)
+        else:
+            buf_add(b, b"0.0", 3)
+        return True
+    m = frexp(v, &e)
+    if m == 0.5 or m == -0.5:
+        return False
+    k = 0
+    for p in range(17 if not single else 9):
+        k = snprintf(tmp, 48, "%.*e", p, v)
+        if single:
+            if strtof(tmp, NULL) == <float>v:
+                break
+        elif strtod(tmp, NULL) == v:
+            break
+    else:
+        return False
+    # tmp: [-]d[.ddd]e[+-]xx
+    i = 1 if tmp[0] == 45 else 0
+    nd = 0
+    while i < k and tmp[i] != 101:
+        if tmp[i] != 46:
+            dig[nd] = tmp[i]
+            nd += 1
+        i += 1
+    e_at = i
+    e = <int>strtol(tmp + e_at + 1, NULL, 10)
+    while nd > 1 and dig[nd - 1] == 48:
+        nd -= 1
+    decpt = e + 1
+    a = -v if v < 0 else v
+    if single:
+        use_exp = not (1e-4 <= a < 1e6)
+    else:
+        use_exp = decpt <= -4 or decpt > 16
+    if v < 0:
+        buf_byte(b, 45)
+    if use_exp:
+        buf_byte(b, dig[0])
+        if nd > 1:
+            buf_byte(b, 46)
+            buf_add(b, dig + 1, nd - 1)
+        buf_byte(b, 101)
+        buf_byte(b, 45 if e < 0 else 43)
+        if -10 < e < 10:
+            buf_byte(b, 48)
+        buf_int(b, -e if e < 0 else e)
+    elif decpt <= 0:
+        buf_add(b, b"0.", 2)
+        for i in range(-decpt):
+            buf_byte(b, 48)
+        buf_add(b, dig, nd)
+    elif decpt >= nd:
+        buf_add(b, dig, nd)
+        for i in range(decpt - nd):
+            buf_byte(b, 48)
+        buf_add(b, b".0", 2)
+    else:
+        buf_add(b, dig, decpt)
+        buf_byte(b, 46)
+        buf_add(b, dig + decpt, nd - decpt)
+    return True
+
+
+def float_repr(bytes data, bint single):
+    """The native shortest text of a BINARY_FLOAT/DOUBLE value (tests), or None (python)."""
+    cdef Buf b
+    cdef double v
+    b.p = NULL
+    b.n = b.cap = 0
+    try:
+        if not ieee_value(<const uint8_t*>PyBytes_AS_STRING(data), <int>PyBytes_GET_SIZE(data), single, &v):
+            return None
+        if not shortest_text(&b, v, single):
+            return None
+        return PyBytes_FromStringAndSize(b.p, b.n)
+    finally:
+        free(b.p)
+
+
+cdef class _DbzPlan(_Plan):
+    """A table's Debezium plan: visible columns, their native kinds, cached schema texts."""
+
+    cdef int nvis
+    cdef int* vcol          # table column index of each visible column
+    cdef int* vkind
+    cdef int* vparam
+    cdef int64_t* voff
+    cdef int nkeys
+    cdef int* keyvis        # visible position of each key column
+    cdef list vname         # b'"NAME":' per visible column
+    cdef list vpy           # python renderer (bytes -> JSON bytes) per visible column
+    cdef bytes value_head   # b'{"schema":…,"payload":' (envelope) or b""
+    cdef bytes key_head
+    cdef bytes table_src    # b'"schema":OWNER,"table":NAME'
+    cdef object owner
+    cdef object name
+
+    def __dealloc__(self):
+        free(self.vcol)
+        free(self.vkind)
+        free(self.vparam)
+        free(self.voff)
+        free(self.keyvis)
+
+
+def _dbz_value_renderer(column, binary):
+    """The python engine's bytes of one value of ``column`` (decoder, render, orjson)."""
+    import orjson
+    from replicator.formats.debezium_schema import render
+
+    decode = column.decode
+
+    def value(data):
+        return orjson.dumps(render(column, decode(data), binary))
+
+    return value
+
+
+cdef _DbzPlan make_dbz_plan(object fmt, object parser, object table):
+    import orjson
+    from replicator.formats.debezium_schema import debezium_type
+    from replicator.formats.typemap import INTEGER_FAMILIES, LOB_FAMILIES
+    from replicator.values.charset import CharsetError, column_charset_name
+
+    cdef _DbzPlan plan = _DbzPlan()
+    cdef int v, n, kind, param
+    cdef int64_t offset
+    plan.table = table
+    plan.ncols = len(table.columns)
+    plan.bail = True
+    lobs = parser.lobs
+    if table.system or (lobs.enabled and lobs.columns(table)):
+        return plan
+    try:
+        view = fmt.table_view(table)
+        value_schema, key_schema = fmt._table_schemas(view)
+    except Exception:
+        return plan  # the python engine raises it where it should
+    columns = view.columns
+    names = [c.name for c in columns]
+    if len(set(names)) != len(names) or (fmt.mode == "smt" and "__deleted" in names):
+        return plan  # python's dicts would merge these
+    for c in columns:
+        if c.otype.family in LOB_FAMILIES:
+            return plan  # unavailable-value placeholders: python
+    n = len(columns)
+    plan.nvis = n
+    plan.vcol = <int*> malloc((n + 1) * sizeof(int))
+    plan.vkind = <int*> malloc((n + 1) * sizeof(int))
+    plan.vparam = <int*> malloc((n + 1) * sizeof(int))
+    plan.voff = <int64_t*> malloc((n + 1) * sizeof(int64_t))
+    plan.keyvis = <int*> malloc((n + 1) * sizeof(int))
+    plan.vname = []
+    plan.vpy = []
+    plan.nkeys = 0
+    binary = fmt.binary
+    opts = fmt.options
+    for v in range(n):
+        c = columns[v]
+        plan.vcol[v] = c.index
+        plan.vname.append(orjson.dumps(c.name) + b":")
+        plan.vpy.append(_dbz_value_renderer(c, binary))
+        if c.key:
+            plan.keyvis[plan.nkeys] = v
+            plan.nkeys += 1
+        family = c.otype.family
+        kind, param, offset = DK_PY, 0, 0
+        if family in INTEGER_FAMILIES:
+            kind = DK_INT
+        elif family in ("decimal", "number", "float"):
+            kind = DK_DEC
+        elif family in ("char", "nchar", "varchar", "nvarchar"):
+            try:
+                cs = column_charset_name(c.column.charset_form, c.column.charset_id, False,
+                                         table.charset, table.ncharset)
+            except CharsetError:
+                cs = ""
+            if cs in ("AL32UTF8", "UTF8", "AL16UTF16"):
+                kind, param = DK_STR, (1 if cs == "UTF8" else 2 if cs == "AL16UTF16" else 0)
+        elif family in ("date", "timestamp"):
+            unit = debezium_type(c.otype)[1]
+            kind = DK_EPOCH
+            param = (1000000 if unit == "io.debezium.time.Timestamp" else
+                     1000 if unit == "io.debezium.time.MicroTimestamp" else 1)
+        elif family == "timestamp_ltz":
+            kind, offset = DK_LTZ, opts.db_timezone
+        elif family == "timestamp_tz":
+            kind = DK_TSTZ
+        elif family in ("binary_float", "binary_double"):
+            kind, param = DK_FLOAT, (1 if family == "binary_float" else 0)
+        elif family == "interval_ym":
+            kind = DK_IYM
+        elif family == "interval_ds":
+            kind = DK_IDS
+        elif family in ("raw", "unsupported") and binary in ("bytes", "base64", "base64-url-safe", "hex"):
+            kind, param = DK_BIN, (2 if binary == "hex" else 1 if binary == "base64-url-safe" else 0)
+        plan.vkind[v] = kind
+        plan.vparam[v] = param
+        plan.voff[v] = offset
+    if fmt.mode == "envelope":
+        plan.value_head = b'{"schema":' + orjson.dumps(value_schema) + b',"payload":'
+        plan.key_head = (b'{"schema":' + orjson.dumps(key_schema) + b',"payload":'
+                         if key_schema is not None else b"")
+    else:
+        plan.value_head = plan.key_head = b""
+    plan.owner = view.owner
+    plan.name = view.name
+    plan.table_src = b'"schema":' + orjson.dumps(view.owner) + b',"table":' + orjson.dumps(view.name)
+    plan.bail = False
+    return plan
+
+
+cdef class DebeziumCommitter(JsonCommitter):
+    """Commits transactions for the Debezium formats natively (envelope, flatten, smt).
+
+    Phase A is :class:`JsonCommitter`'s; phase B renders each row as
+    :meth:`replicator.formats.debezium.DebeziumFormat.on_row` would (begin/commit
+    transaction metadata stay python calls, once per transaction).
+    """
+
+    cdef int mode
+    cdef Buf frag             # rendered values of the current row
+    cdef Py_ssize_t* foff     # per (side, visible column): offset in frag, length (-1: absent)
+    cdef int* flen
+    cdef Py_ssize_t fcap
+
+    def __init__(self, fmt, pipeline):
+        self.fmt = fmt
+        self.pipeline = pipeline
+        self.deliver = pipeline._on_native
+        self.plans = {}
+        self.epochs = {}
+        self.scn_all = False
+        self.native_transactions = 0
+        self.python_transactions = 0
+        self.mode = {"envelope": MODE_ENVELOPE, "flatten": MODE_FLATTEN, "smt": MODE_SMT}[fmt.mode]
+
+    def __dealloc__(self):
+        free(self.frag.p)
+        free(self.foff)
+        free(self.flen)
+
+    cdef bint _stream(self, object parser, object txn, object record) except -1:
+        return False  # a transaction above the streaming size: the python engine's stream
+
+    cdef _Plan plan_for(self, object parser, object table):
+        cdef _Plan plan = self.plans.get(id(table))
+        if plan is None or plan.table is not table:
+            plan = make_dbz_plan(self.fmt, parser, table)
+            self.plans[id(table)] = plan
+        return plan
+
+    cdef int _value(self, _DbzPlan plan, int v, Val* val) except -1:
+        """One value's JSON into self.frag (native, else the column's python renderer)."""
+        cdef Buf* b = &self.frag
+        cdef Buf* t = &self.val
+        cdef Py_ssize_t mark = b.n
+        cdef int kind = plan.vkind[v]
+        cdef int param = plan.vparam[v]
+        cdef int64_t epoch, fraction
+        cdef Py_ssize_t k
+        cdef const uint8_t* p = val.p
+        cdef int n = val.n
+        cdef double dvalue
+        if n <= 0:
+            buf_add(b, b"null", 4)
+            return 0
+        if kind == DK_INT or kind == DK_DEC:
+            t.n = 0
+            if number_text(t, p, n) == 0:
+                if kind == DK_DEC:
+                    buf_byte(b, 34)
+                    buf_add(b, t.p, t.n)
+                    buf_byte(b, 34)
+                    return 0
+                for k in range(t.n):
+                    if t.p[k] == 46:
+                        break
+                else:
+                    if not (t.n == 2 and t.p[0] == 45 and t.p[1] == 48):
+                        buf_add(b, t.p, t.n)
+                        return 0
+        elif kind == DK_STR:
+            if param == 2:
+                buf_byte(b, 34)
+                if utf16_json(b, p, n):
+                    buf_byte(b, 34)
+                    return 0
+            elif is_ascii(p, n) or valid_utf8(p, n, param == 1):
+                buf_byte(b, 34)
+                json_escape(b, p, n)
+                buf_byte(b, 34)
+                return 0
+        elif kind == DK_EPOCH:
+            if (n == 7 or n == 11) and epoch_of(p, n, True, 0, &epoch, &fraction):
+                if param != 1 or (-9000000000 < epoch < 9000000000):
+                    buf_int(b, epoch * (1000000000 // param) + fraction // param)
+                    return 0
+        elif kind == DK_LTZ:
+            if (n == 7 or n == 11) and epoch_of(p, n, True, plan.voff[v], &epoch, &fraction):
+                buf_byte(b, 34)
+                if iso_text(b, epoch, fraction):
+                    buf_add(b, b'Z"', 2)
+                    return 0
+        elif kind == DK_TSTZ:
+            buf_byte(b, 34)
+            if tstz_iso(b, p, n):
+                buf_byte(b, 34)
+                return 0
+        elif kind == DK_IYM:
+            buf_byte(b, 34)
+            if iym_iso(b, p, n):
+                buf_byte(b, 34)
+                return 0
+        elif kind == DK_IDS:
+            buf_byte(b, 34)
+            if ids_iso(b, p, n):
+                buf_byte(b, 34)
+                return 0
+        elif kind == DK_FLOAT:
+            if ieee_value(p, n, param == 1, &dvalue) and shortest_text(b, dvalue, param == 1):
+                return 0
+        elif kind == DK_BIN:
+            buf_byte(b, 34)
+            if param == 2:
+                buf_hex(b, p, n)
+            else:
+                buf_base64(b, p, n, B64_URL if param == 1 else B64_STD)
+            buf_byte(b, 34)
+            return 0
+        b.n = mark
+        buf_bytes(b, plan.vpy[v](PyBytes_FromStringAndSize(<const char*>p, n)))
+        return 0
+
+    cdef int _side(self, _DbzPlan plan, Val* img, int base, bint complete) except -1:
+        """rowvalues._decode of one image into fragments [base, base + nvis)."""
+        cdef int v
+        cdef Val* val
+        cdef Py_ssize_t start
+        for v in range(plan.nvis):
+            val = img + plan.vcol[v]
+            if val.n == ABSENT and not complete:
+                self.flen[base + v] = -1
+                continue
+            start = self.frag.n
+            if val.n == ABSENT:
+                buf_add(&self.frag, b"null", 4)
+            else:
+                self._value(plan, v, val)
+            self.foff[base + v] = start
+            self.flen[base + v] = <int>(self.frag.n - start)
+        return 0
+
+    cdef void _object(self, Buf* b, _DbzPlan plan, int base) noexcept:
+        """debezium_schema.row: ``{"NAME":value,…}`` of the present columns."""
+        cdef int v
+        cdef bint first = True
+        buf_byte(b, 123)
+        for v in range(plan.nvis):
+            if self.flen[base + v] < 0:
+                continue
+            if not first:
+                buf_byte(b, 44)
+            first = False
+            buf_bytes(b, <bytes>plan.vname[v])
+            buf_add(b, self.frag.p + self.foff[base + v], self.flen[base + v])
+        buf_byte(b, 125)
+
+    cdef _emit(self, Work* w, object parser, object txn, object record):
+        """Phase B: Parser._emit and EventFormat.transaction with DebeziumFormat.on_row."""
+        cdef Py_ssize_t r
+        cdef Row* row
+        cdef _DbzPlan plan
+        cdef Buf* b = &self.out
+        cdef Buf kb
+        cdef Val* img
+        cdef int base, v, side, nvis, coll
+        cdef long long pos_idx
+        cdef int64_t now
+        cdef int* coll_of = NULL
+        cdef int64_t* coll_count = NULL
+        cdef int64_t total = 0
+        cdef int mode = self.mode
+        if w.nrows == 0:
+            return
+        stats = parser.stats
+        stats.rows += w.nrows
+        stats.transactions += 1
+        header = parser.header
+        fmt = self.fmt
+        lwn = parser._lwn
+        begin_scn = txn.begin_scn if txn.begun else record.scn
+        begin_time = txn.begin_time if txn.begun else record.time
+        event = Transaction(
+            xid=txn.xid, begin_scn=begin_scn, begin_time=parser._epoch(begin_time), commit_scn=record.scn,
+            commit_time=parser._epoch(record.time), changes=[], attributes=txn.attributes,
+            logon_user=txn.logon_user, thread=header.thread, begin_seq=txn.begin_seq, begin_offset=txn.begin_offset,
+            system=txn.system, con_name=parser.opt.con_name,
+            commit_pos=(header.sequence, (lwn.first_block if lwn else 0) * header.block_size, parser._rank),
+        )
+        opts = fmt.options
+        fmt._reset(event.begin_scn)
+        db = event.con_name or opts.con_name or opts.database
+        ctx = TxnContext(event, [], db)
+        messages = []
+        if not fmt.skip_begin:
+            messages += fmt.on_begin(ctx, fmt._take())
+        scn = fmt._scn
+        first_idx = fmt._idx
+        last_before = fmt._last
+        xid = event.xid
+        seq = event.begin_seq
+        tables = self._tables
+        ntables = len(tables)
+        # Per-transaction pieces of the payload and of the "source" struct.
+        import orjson
+        dumps = orjson.dumps
+        xid_json = dumps(xid_text(xid))
+        thread = b"%d" % event.thread
+        src_a = b',"source":{"version":' + dumps(_VERSION) + b',"connector":"oracle","name":' + dumps(fmt.server) + b',"ts_ms":'
+        src_b = b',"snapshot":"false","db":' + dumps(db) + b","
+        src_c = b',"txId":' + xid_json + b',"scn":"'
+        src_d = (b'","commit_scn":"%d","redo_thread":' % event.commit_scn + thread + b',"user_name":'
+                 + dumps(ctx.user) + b',"row_id":"')
+        src_e = b'","server_id":' + thread + b',"pos":"%d:' % scn
+        tail_b = b',"transaction":{"id":' + xid_json + b',"total_order":'
+        clock = fmt.clock
+        tombstones = fmt.tombstones
+        db_bytes = db.encode()
+        # Data collections: per table slot, an index into the transaction's collection list.
+        collections = {}
+        seen = []  # collections in order of their first row (the Counter's order)
+        coll_of = <int*> malloc((ntables + 1) * sizeof(int))
+        coll_count = <int64_t*> calloc(ntables + 1, sizeof(int64_t))
+        kb.p = NULL
+        kb.n = kb.cap = 0
+        try:
+            for v in range(ntables):
+                plan = tables[v]
+                name = f"{db}.{plan.owner}.{plan.name}"
+                coll = collections.setdefault(name, len(collections))
+                coll_of[v] = coll
+            for r in range(w.nrows):
+                row = w.rows + r
+                plan = tables[row.table]
+                nvis = plan.nvis
+                if 2 * nvis + 1 > self.fcap:
+                    self.fcap = 2 * nvis + 1
+                    self.foff = <Py_ssize_t*> realloc(self.foff, self.fcap * sizeof(Py_ssize_t))
+                    self.flen = <int*> realloc(self.flen, self.fcap * sizeof(int))
+                    if self.foff == NULL or self.flen == NULL:
+                        raise MemoryError()
+                self.frag.n = 0
+                img = w.vals + row.img
+                # Values, in the python engine's decode order (before image, then after).
+                if row.op == OP_INSERT:
+                    self._side(plan, img + row.ncols, nvis, True)
+                    side = 1
+                elif row.op == OP_DELETE:
+                    self._side(plan, img, 0, True)
+                    side = 0
+                else:
+                    self._side(plan, img, 0, False)
+                    self._side(plan, img + row.ncols, nvis, False)
+                    for v in range(nvis):  # after = before overlaid with the new values
+                        if self.flen[nvis + v] < 0 and self.flen[v] >= 0:
+                            self.foff[nvis + v] = self.foff[v]
+                            self.flen[nvis + v] = self.flen[v]
+                    side = 1
+                coll = coll_of[row.table]
+                if coll_count[coll] == 0:
+                    seen.append(coll)
+                coll_count[coll] += 1
+                total += 1
+                pos_idx = first_idx + r
+                # The key: the key columns of the current image.
+                key = None
+                if plan.nkeys:
+                    kb.n = 0
+                    if mode == MODE_ENVELOPE:
+                        buf_bytes(&kb, plan.key_head)
+                    buf_byte(&kb, 123)
+                    for v in range(plan.nkeys):
+                        if v:
+                            buf_byte(&kb, 44)
+                        base = side * nvis + plan.keyvis[v]
+                        buf_bytes(&kb, <bytes>plan.vname[plan.keyvis[v]])
+                        if self.flen[base] >= 0:
+                            buf_add(&kb, self.frag.p + self.foff[base], self.flen[base])
+                        else:
+                            buf_add(&kb, b"null", 4)
+                    buf_byte(&kb, 125)
+                    if mode == MODE_ENVELOPE:
+                        buf_byte(&kb, 125)
+                    key = PyBytes_FromStringAndSize(kb.p, kb.n)
+                op = b"c" if row.op == OP_INSERT else b"d" if row.op == OP_DELETE else b"u"
+                time = self.epoch(row.time, parser)
+                b.n = 0
+                if mode == MODE_SMT:
+                    self._object(b, plan, side * nvis)
+                    b.n -= 1
+                    if b.n > 1:
+                        buf_byte(b, 44)
+                    buf_add(b, b'"__deleted":"true"}' if row.op == OP_DELETE else b'"__deleted":"false"}',
+                            19 if row.op == OP_DELETE else 20)
+                    headers = [("__op", op), ("__db", db_bytes), ("__schema", plan.owner.encode()),
+                               ("__table", plan.name.encode()), ("__source_ts_ms", b"%d" % (time * 1000))]
+                    messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), scn, pos_idx, key, False, seq,
+                                            xid, plan.table, headers))
+                    continue
+                buf_bytes(b, plan.value_head)
+                buf_add(b, b'{"op":"', 7)
+                buf_bytes(b, op)
+                buf_byte(b, 34)
+                buf_bytes(b, src_a)
+                buf_int(b, time * 1000)
+                buf_bytes(b, src_b)
+                buf_bytes(b, plan.table_src)
+                buf_bytes(b, src_c)
+                buf_int(b, <int64_t>row.scn)
+                buf_bytes(b, src_d)
+                buf_rowid(b, row.data_obj, row.bdba, row.slot)
+                buf_bytes(b, src_e)
+                buf_int(b, pos_idx + 1)
+                buf_add(b, b'"},"before":', 12)
+                if row.op == OP_INSERT:
+                    buf_add(b, b"null", 4)
+                else:
+                    self._object(b, plan, 0)
+                buf_add(b, b',"after":', 9)
+                if row.op == OP_DELETE:
+                    buf_add(b, b"null", 4)
+                else:
+                    self._object(b, plan, nvis)
+                now = <int64_t>(clock() * 1000)
+                buf_add(b, b',"ts_ms":', 9)
+                buf_int(b, now)
+                buf_bytes(b, tail_b)
+                buf_int(b, total)
+                buf_add(b, b',"data_collection_order":', 25)
+                buf_int(b, coll_count[coll])
+                buf_add(b, b"}}", 2)
+                if mode == MODE_ENVELOPE:
+                    buf_byte(b, 125)
+                messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), scn, pos_idx, key, False, seq, xid,
+                                        plan.table))
+                if row.op == OP_DELETE and tombstones and key is not None:
+                    tombstone = Message(b"", scn, pos_idx, key, False, seq, xid, plan.table)
+                    tombstone.tombstone = True
+                    messages.append(tombstone)
+            # Positions and per-collection counts as the python hooks leave them.
+            last_idx = first_idx + w.nrows - 1
+            fmt._previous = Position(scn, last_idx - 1) if w.nrows > 1 else last_before
+            fmt._last = Position(scn, last_idx)
+            fmt._idx = last_idx + 1
+            orders = fmt._orders
+            orders.clear()
+            names = list(collections)
+            for coll in seen:
+                orders[names[coll]] = coll_count[coll]
+            fmt._orders_of = ctx
+        finally:
+            free(coll_of)
+            free(coll_count)
+            free(kb.p)
+        if not fmt.skip_commit:
+            messages += fmt.on_commit(ctx, fmt._take())
+        self.deliver(event, messages, w.nrows)
