@@ -150,7 +150,17 @@ def _build(args: argparse.Namespace):
         if not path.is_file():
             raise ConfigError(f"{args.source}: no such scenario file or workload "
                               f"({', '.join(['demo', *workloads.WORKLOADS])})", 30002)
-        sc = Scenario.from_file(path)
+        if path.suffix.lower() == ".sql":
+            from replicator.redogen.sqlscript import load_sql
+
+            notes: list[str] = []
+            sc = load_sql(path, args.schema, strict=args.strict, warnings=notes)
+            for note in notes:
+                print(f"WARN  60380 {note}", file=sys.stderr)
+        else:
+            if args.schema:
+                raise ConfigError("--schema applies to a .sql script only", 30002)
+            sc = Scenario.from_file(path)
         for key, value in {**common, **params}.items():
             setattr(sc, key, value)
         if args.seed is not None:
@@ -194,8 +204,12 @@ def redogen_main(argv: list[str]) -> int:
 
     p = ArgumentParser(prog="replicator redogen", description="write synthetic Oracle redo logs, "
                                 "a schema checkpoint, OpenLogReplicator.json and the expected output")
-    p.add_argument("source", help=f"scenario file (.json/.yaml) or workload: demo, {', '.join(workloads.WORKLOADS)}")
+    p.add_argument("source", help=f"scenario file (.json/.yaml), SQL*Plus script (.sql) or workload: demo, {', '.join(workloads.WORKLOADS)}")
     p.add_argument("-o", "--output-dir", required=True, help="directory to write into")
+    p.add_argument("--schema", help="with a .sql script: an OLR schema checkpoint (file or directory) "
+                   "the script's tables are taken from")
+    p.add_argument("--strict", action="store_true", help="with a .sql script: stop at a statement the "
+                   "database would refuse (default: skip it with a warning, as SQL*Plus goes on)")
     p.add_argument("--db-version", type=db_version, help="database version: 11.2, 12.1, 12.2, 18, 19, 21, 23")
     p.add_argument("--block-size", type=int, choices=(512, 1024, 4096), help="redo block size")
     p.add_argument("--seed", type=int, help="random seed of a workload")

@@ -18,7 +18,8 @@ DML (redo-format.md §10.2), so the generator writes it the way Oracle does:
 
 Timeline operations: ``create_table`` (``definition``: a table like those of the scenario,
 optionally partitioned), ``drop_table`` (DROP ... PURGE), ``add_column`` / ``drop_column``
-/ ``set_unused_column`` / ``rename_column`` (``column``, ``to``), ``truncate`` (also of a
+/ ``set_unused_column`` / ``rename_column`` (``column``, ``to``), ``modify_column`` (``column``:
+the new ``NAME TYPE [NOT NULL]``, same type family), ``truncate`` (also of a
 partitioned table: each partition gets a new data object), ``add_partition`` /
 ``drop_partition`` (``partition``) and ``exchange_partition`` (``partition``,
 ``with-table``: the two segments swap data objects). ``add_column`` and ``rename_column``
@@ -30,6 +31,7 @@ after a DDL, so expected rows written earlier render with the definition of thei
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
@@ -57,7 +59,8 @@ if TYPE_CHECKING:
     from replicator.redogen.engine import Engine
 
 DDL_OPS: Final = ("create_table", "drop_table", "add_column", "drop_column", "set_unused_column",
-                  "rename_column", "truncate", "add_partition", "drop_partition", "exchange_partition")
+                  "rename_column", "modify_column", "truncate", "add_partition", "drop_partition",
+                  "exchange_partition")
 ITL: Final = 1
 FB_C, FB_K = 0x40, 0x80
 SYS_RFILE: Final = 0  # SYSTEM is a bigfile tablespace in the 23ai fixture: relative file 0
@@ -179,7 +182,10 @@ class Catalog:
     def _bootstrap(self) -> None:
         """Rows describing the dictionary tables themselves, the users, tablespaces and tables."""
         self._row(None, "USER$", {"USER#": 0, "NAME": "SYS", "SPARE1": 384, "_single": 1})
-        for ts_no, name in TABLESPACES:
+        # a scenario table in another tablespace (as a real checkpoint may place it) gets its TS$ row,
+        # else OLR warns "missing TS#" when it looks up the LOB block size
+        extra = sorted({t.ts for t in self.e.sc.tables} - {no for no, _ in TABLESPACES})
+        for ts_no, name in (*TABLESPACES, *((no, f"TS{no}") for no in extra)):
             self._row(None, "TS$", {"TS#": ts_no, "NAME": name, "BLOCKSIZE": self.e.sc.db_block_size})
         for st in sys_tables().values():
             self._row(None, "OBJ$", {"OBJ#": st.obj, "DATAOBJ#": st.data_obj, "OWNER#": 0, "NAME": st.name,
@@ -323,6 +329,9 @@ class Catalog:
         self.next_obj = max(self.next_obj, spec.obj + 2 + len(spec.partitions))
         spec.data_obj = spec.data_obj or spec.obj
         ts = build_table_state(self.e, spec, self.next_block)
+        # OLR never reads COL$.LENGTH from redo (it looks for a column SIZE): the columns of a
+        # table created in redo have length 0 in its `schema` output (schema.tracking does so too).
+        ts.table.columns = [dataclasses.replace(c, length=0) for c in ts.table.columns]
         self.next_block += 0x1000
         self.e.tables.append(ts)
         for part in spec.partitions:
@@ -465,6 +474,36 @@ class Catalog:
         self._update(t, "COL$", {"OBJ#": ts.spec.obj, "NAME": old}, {"NAME": e.to})
         self._end(e, t, STMT_ALTER_TABLE, ts.spec.owner,
                   f"ALTER TABLE {ts.spec.full_name} RENAME COLUMN {old} TO {e.to}", ts.spec.obj, ts.table)
+
+    def modify_column(self, e: Event) -> None:
+        """ALTER TABLE MODIFY (column): COL$ gets the new length, precision/scale or nullability.
+
+        Only changes that keep the stored bytes valid (same type, e.g. a longer VARCHAR2 or a
+        NUMBER of other precision) are written; Oracle itself refuses most others on a non-empty
+        column.
+        """
+        ts = self.e.table(e.table)
+        col = _column(e.column)
+        if col.name not in ts.column_index:
+            raise ConfigError(f"modify_column: {ts.spec.full_name} has no column {col.name!r}")
+        i = ts.column_index[col.name]
+        ct, old = parse_type(col.type), ts.ctypes[i]
+        if (ct.type_code, ct.charset_form, ct.xmltype, ct.stored_as_lob, ct.lob_storage) != (
+                old.type_code, old.charset_form, old.xmltype, old.stored_as_lob, old.lob_storage):
+            raise ConfigError(f"modify_column: {ts.spec.full_name}.{col.name} {old.sql} -> {ct.sql}: only a "
+                              "change within the same type is written")
+        cols = [ColumnSpec(c.name, col.type if c.name == col.name else c.type,
+                           col.nullable if c.name == col.name else c.nullable) for c in ts.spec.columns]
+        ctypes = [ct if j == i else c for j, c in enumerate(ts.ctypes)]
+        self._version(ts, cols, ctypes)
+        t = self._begin(e)
+        self._update(t, "COL$", {"OBJ#": ts.spec.obj, "NAME": col.name},
+                     {"TYPE#": ct.type_code, "LENGTH": ct.length,
+                      "PRECISION#": None if ct.precision == -1 else ct.precision,
+                      "SCALE": None if ct.scale == -1 else ct.scale, "NULL$": 0 if col.nullable else 1})
+        self._update(t, "OBJ$", {"OBJ#": ts.spec.obj}, {"MTIME": self._clock, "STIME": self._clock})
+        self._end(e, t, STMT_ALTER_TABLE, ts.spec.owner,
+                  f"ALTER TABLE {ts.spec.full_name} MODIFY ({col.name} {col.type})", ts.spec.obj, ts.table)
 
     def _droppable_column(self, e: Event) -> tuple[TableState, str]:
         """The table and column name a drop/set-unused event names, if the model supports it."""
@@ -671,6 +710,11 @@ class Catalog:
             keys = set(new.spec.primary_key)
         cols = [make_column(c.name, ct, nullable=c.nullable, segcol=i + 1, key=c.name in keys,
                             charset_ids=self.e.charsets) for i, (c, ct) in enumerate(zip(new.spec.columns, ctypes))]
+        # Lengths as OLR holds them: a column keeps the one it had, a column added in redo has 0.
+        lengths = {c.name: c.length for c in ts.table.columns}
+        if rename is not None and rename[0] in lengths:
+            lengths[rename[1]] = lengths.pop(rename[0])
+        cols = [dataclasses.replace(c, length=lengths.get(c.name, 0)) for c in cols]
         new.table = copy.copy(ts.table)
         new.table.columns = cols
         new.table.key_columns = tuple(i for i, c in enumerate(cols) if c.key)

@@ -19,7 +19,8 @@ Timeline operations: ``insert``, ``update`` (``key`` finds the row, ``values`` s
 
 DDL (:mod:`replicator.redogen.ddl`): ``create_table`` (``definition``: a table),
 ``drop_table``, ``add_column`` (``column: "EMAIL VARCHAR2(200)"``), ``drop_column`` /
-``set_unused_column`` (``column``), ``rename_column`` (``column``, ``to``), ``truncate`` and
+``set_unused_column`` (``column``), ``rename_column`` (``column``, ``to``), ``modify_column``
+(``column: "NAME VARCHAR2(400)"``, same type), ``truncate`` and
 ``add_partition`` (``partition: {name: P4}``), ``drop_partition`` (``partition: P1``) and
 ``exchange_partition`` (``partition: P1``, ``with-table: TX``). A partitioned table lists
 ``partitions`` (``[{name: P1}, ...]``); DML names the partition it goes to as ``TABLE:PARTITION``.
@@ -44,7 +45,7 @@ VERSIONS: Final[dict[str, int]] = {
 _ALIASES: Final = {"11g": "11.2", "12c": "12.1", "18c": "18", "19c": "19", "21c": "21", "23ai": "23", "23c": "23"}
 OPS: Final = ("insert", "update", "delete", "insert_many", "delete_many", "commit", "rollback",
               "savepoint", "rollback_to", "switch", "sleep", "create_table", "drop_table", "add_column",
-              "drop_column", "set_unused_column", "rename_column", "truncate", "add_partition",
+              "drop_column", "set_unused_column", "rename_column", "modify_column", "truncate", "add_partition",
               "drop_partition", "exchange_partition")
 SUPPLEMENTAL: Final = ("none", "pk", "all")
 
