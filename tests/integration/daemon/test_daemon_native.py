@@ -5,8 +5,10 @@ directory, and stops softly after the last log (``debug.stop-log-switches``). Th
 every file of the state directory (schema checkpoints, the confirmed position) must be
 byte-identical between the engines, and the output must equal redogen's expectation.
 Covered: plain OLTP, a transaction far above the stream threshold (rendered in parts,
-handed to the writer BATCH_MESSAGES at a time), RAC with two redo threads, and a restart
-from a confirmed position inside the stream (messages at or below it dropped).
+handed to the writer BATCH_MESSAGES at a time) and RAC with two redo threads. Restarts
+from a confirmed position under the native commit are covered by the crash tests
+(test_daemon_crash, test_daemon_stream_crash, test_daemon_rac), which run the default
+engine (native when built).
 """
 
 from __future__ import annotations
