@@ -93,3 +93,30 @@ def test_rac_native_equals_python(tmp_path: Path) -> None:
     cfg = result.offline_config()
     cfg.setdefault("state", {})["interval-mb"] = 1
     _compare(tmp_path, result, cfg)
+
+
+@pytest.mark.slow
+def test_sigkill_inside_a_native_stream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGKILLs while the native engine streams one 40,000-row transaction: each restart
+    replays it from its begin and drops the messages up to the confirmed index inside it."""
+    import random
+
+    from crash_kills import assert_all_mid_stream, kill_mid_stream, run_to_end
+    from fixture_configs import fast_offline_config, write_config
+
+    result = generate(workloads.huge_transaction(40_000), tmp_path / "gen")
+    cfg = fast_offline_config(result)
+    cfg["memory"] = {"min-mb": 32, "max-mb": 32}
+    path = write_config(tmp_path, cfg, "offline.json")
+    expected = result.expected.read_bytes()
+    output = result.output
+
+    def size() -> int:
+        return output.stat().st_size if output.exists() else 0
+
+    monkeypatch.setenv("REPLICATOR_ENGINE", "native")  # inherited by the daemons started below
+    rng = random.Random(14)
+    kills = [kill_mid_stream(path, size, len(expected), rng, grow=(0.05, 0.25)) for _ in range(3)]
+    run_to_end(path, size, len(expected))
+    assert_all_mid_stream(kills)
+    assert output.read_bytes() == expected, "output after the crashes differs from the uninterrupted run"
