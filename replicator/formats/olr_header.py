@@ -74,6 +74,7 @@ class HeaderBuilder:
         self._begin_scn = self._commit_scn = NO_SCN
         self._begin_time = self._commit_time = 0
         self._thread = 0
+        self._attrs: dict[tuple[tuple[str, str], ...], bytes] = {}  # transaction_context's attrs texts
 
     def start_transaction(self, txn: Transaction) -> None:
         """Make ``txn`` the builder's current transaction (its values persist afterwards)."""
@@ -83,13 +84,19 @@ class HeaderBuilder:
 
     def transaction_context(self, txn: Transaction) -> TxnHeader:
         """Header pieces shared by all messages of ``txn``."""
-        ranked = sorted(txn.attributes.items(),
-                        key=lambda item: _ATTRIBUTE_RANK.get(item[0], len(_ATTRIBUTE_RANK)))
-        attrs = b",".join(b'"' + escape_str(k) + b'":"' + escape_str(v) + b'"' for k, v in ranked)
+        # A session's transactions carry the same attributes: their text is made once.
+        items = tuple(txn.attributes.items())
+        attrs = self._attrs.get(items)
+        if attrs is None:
+            ranked = sorted(items, key=lambda item: _ATTRIBUTE_RANK.get(item[0], len(_ATTRIBUTE_RANK)))
+            attrs = b',"attrs":{' + b",".join(b'"' + escape_str(k) + b'":"' + escape_str(v) + b'"'
+                                              for k, v in ranked) + b"}"
+            if len(self._attrs) >= 4096:
+                self._attrs.clear()
+            self._attrs[items] = attrs
         usr = txn.attributes.get("login username")
         return TxnHeader(xid=self._xid(txn.xid), db=txn.con_name or self._options.con_name,
-                         usr=f'"usr":"{usr}"' if usr is not None else "",
-                         attrs=b',"attrs":{' + attrs + b"}")
+                         usr=f'"usr":"{usr}"' if usr is not None else "", attrs=attrs)
 
     def _scn(self, name: str, value: int) -> str:
         return f'"{name}s":"0x{value:016x}"' if self._scn_hex else f'"{name}":{value}'

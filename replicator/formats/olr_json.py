@@ -125,6 +125,11 @@ class OlrJsonFormat:
             head = header.commit(self._lwn_scn, self._take_index(), ctx)
             yield self._message(head, b'"payload":[{"op":"commit"}]}', txn)
 
+    def checkpoint_unsent(self, cp: Checkpoint) -> None:
+        """What :meth:`checkpoint` does to later positions, for a checkpoint not output (no 0x1000)."""
+        self._position(cp.scn)
+        self._take_index()
+
     def checkpoint(self, cp: Checkpoint) -> list[Message]:
         """Render a checkpoint; the message has ``checkpoint=True`` (output only with flag 0x1000)."""
         self._position(cp.scn)
@@ -152,7 +157,10 @@ class OlrJsonFormat:
         if self._schema_obj:
             head += b',"obj":%d' % obj
         if plan is not None and self._schema_columns:
-            key = id(plan.table)
+            # Once per table for the process, by object number: OLR remembers the tables it
+            # described and, on the reference check's DDL (add/drop/rename column, truncate,
+            # partitions), never described a table again after its definition changed.
+            key = plan.table.obj
             if self._schema_repeat or key not in self._described:
                 self._described.add(key)
                 head += plan.schema_columns

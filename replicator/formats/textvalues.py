@@ -24,7 +24,6 @@ import math
 from decimal import Decimal
 from typing import Final
 
-import numpy as np
 import orjson
 
 from replicator.errors import InternalError
@@ -46,7 +45,11 @@ def float_text(value: float, single: bool) -> str | None:
     """Shortest round-trip text of a float (float32 for BINARY_FLOAT); None if not finite."""
     if not math.isfinite(value):
         return None
-    return str(np.float32(value)) if single else repr(value)
+    if not single:
+        return repr(value)
+    import numpy as np  # only for BINARY_FLOAT text (numpy's shortest float32 repr)
+
+    return str(np.float32(value))
 
 
 def non_finite_text(value: float) -> str:

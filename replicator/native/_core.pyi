@@ -12,6 +12,26 @@ class JsonCommitter:
     def commit(self, parser: Any, txn: Any, record: Any) -> bool:
         """Output ``txn``; False when the python engine must process it instead."""
 
+class RecordDispatcher:
+    """Parser._dispatch in C for one record or an LWN's records (the (5.1, 11.x) pairs stored natively)."""
+
+    def dispatch(self, parser: Any, record: Any) -> bool:
+        """Process ``record``; False (nothing done) when the python parser must process it."""
+    def dispatch_records(self, parser: Any, records: list[Any]) -> None:
+        """Process an LWN's records in order (each natively, else by ``parser.process_record``)."""
+
+class RecordLoop(RecordDispatcher):
+    """Block checks, record framing, LWNs and dispatch of one archived redo file, in C."""
+
+    lwns: int
+
+    def __init__(self, parser: Any, header: Any, path: str, verify_checksum: bool, first_block: int,
+                 on_lwn: Any = None) -> None: ...
+    def feed(self, buf: bytes, first_block: int, count: int) -> None:
+        """Check ``count`` blocks read from ``first_block`` on; analyse every LWN they complete."""
+    def finish(self) -> None:
+        """The end of the valid data: analyse the last LWN."""
+
 class DebeziumCommitter(JsonCommitter):
     """Commits transactions for the Debezium formats natively."""
 

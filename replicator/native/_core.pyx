@@ -41,6 +41,9 @@ Other formats (the included ``_debezium.pxi`` and ``_rows.pxi``) reuse phase A:
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE, PyByteArray_Resize
+from cpython.object cimport Py_SIZE
+from cpython cimport array
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy, memmove, memcmp, memset, strlen
 from libc.stdio cimport snprintf
@@ -1363,7 +1366,7 @@ cdef _Plan make_plan(object fmt, object parser, object table):
     plan.ncols = len(py_plan.columns)
     plan.schema = {}
     lobs = parser.lobs
-    plan.bail = bool(table.system or (table.tag_columns and not fmt._full)
+    plan.bail = bool(table.system or table.condition or (table.tag_columns and not fmt._full)
                      or (lobs.enabled and lobs.columns(table)))
     n = plan.ncols
     plan.keys = <uint8_t*> malloc(n + 1)
@@ -2670,6 +2673,11 @@ cdef int UNDO_TAIL = 0x2
 cdef int UNDO_MID = 0x100
 
 
+cdef inline uint32_t usn_of(int cls) noexcept nogil:
+    """ChangeVector.usn: the undo segment number of a layer 5 vector's class."""
+    return <uint32_t>((cls - 15) // 2) if cls >= 15 else 0
+
+
 cdef inline bint stored_redo(int op) noexcept nogil:
     return (op == 0x0B02 or op == 0x0B03 or op == 0x0B05 or op == 0x0B06 or op == 0x0B08 or op == 0x0B0B
             or op == 0x0B0C or op == 0x0B10 or op == 0x0B16)
@@ -2751,6 +2759,14 @@ def vector_passes(bytes data, int start, int header_size, str endian, uint32_t c
         free(ln)
 
 
+cdef struct RecMeta:           # what the dispatch needs of a record besides its bytes
+    uint64_t scn
+    int64_t block
+    int offset
+    uint32_t time
+    int header_size
+
+
 cdef class RecordDispatcher:
     """Parser._dispatch for one record, with the (5.1, 11.x) pairs stored natively.
 
@@ -2759,6 +2775,10 @@ cdef class RecordDispatcher:
     done nothing, when the record's vectors cannot be laid out or one of them fails OLR's field
     checks (python then raises the error). A 5.19's checks and a merged multi-block undo's are
     made by the python code this calls for them.
+
+    The record is either a :class:`~replicator.redo.records.Record` (:meth:`dispatch`, the
+    parser hook) or raw bytes of :class:`RecordLoop` (no Record object unless a python handler
+    needs one: :meth:`_record` makes it then).
     """
 
     cdef VecInfo vecs[MAXV]
@@ -2770,8 +2790,37 @@ cdef class RecordDispatcher:
     cdef object _cv
     cdef object _table_type
     cdef object _session_attributes
+    cdef object _record_type
     cdef frozenset _quiet_layers
     cdef frozenset _quiet_opcodes
+    # The record being dispatched: its Record (None until a python handler needs it), the
+    # ChangeVectors made of it so far (None: none yet), where its bytes are, its rank.
+    cdef object _rec
+    cdef list _cvs
+    cdef const uint8_t* _d
+    cdef Py_ssize_t _end
+    cdef RecMeta _m
+    cdef int _rank
+    cdef int _nvec
+    cdef uint32_t _subscn
+    cdef uint32_t _vld
+    cdef long long n_records   # parser.stats counters, added in bulk (flush_counts)
+    cdef long long n_vectors
+    cdef dict _sessions        # 5.20 attributes by the vector's bytes (_session20)
+    cdef uint32_t _sessions_compat
+    cdef bint _sessions_big
+    cdef object _pool_type     # the MemoryPool/TransactionBuffer classes whose state _store may update inline
+    cdef object _buffer_type
+    cdef Py_ssize_t _chunk
+    # The parser's state the dispatch reads, loaded once per call or per LWN (_load).
+    cdef object _p_buffer
+    cdef object _p_pool
+    cdef object _p_opt
+    cdef bint _p_big
+    cdef int _p_vh
+    cdef int _p_con_id
+    cdef int _p_bs
+    cdef uint32_t _p_compat
 
     def __init__(self):
         from replicator.events import Table
@@ -2779,7 +2828,15 @@ cdef class RecordDispatcher:
         from replicator.redo.invariants import check_session
         from replicator.redo.opcodes.session import session_attributes
         from replicator.redo.opcodes.undo import undo_info
+        from replicator.redo.records import Record
         from replicator.redo.vectors import ChangeVector
+        from replicator.txn import pool as txn_pool
+        from replicator.txn.buffer import TransactionBuffer
+
+        self._sessions = {}
+        self._pool_type = txn_pool.MemoryPool
+        self._buffer_type = TransactionBuffer
+        self._chunk = txn_pool.CHUNK
 
         self._quiet_layers = frozenset(python_parser.QUIET_LAYERS)
         self._quiet_opcodes = frozenset(python_parser.QUIET_OPCODES)
@@ -2788,21 +2845,110 @@ cdef class RecordDispatcher:
         self._cv = ChangeVector
         self._table_type = Table
         self._check_session = check_session
+        self._record_type = Record
 
     def __dealloc__(self):
         free(self.entry.p)
 
+    cdef _load(self, object parser):
+        """Read what the dispatch needs of the parser (valid until the next LWN or call)."""
+        header = parser.header
+        self._p_big = header.endian == ">"
+        self._p_compat = header.compat
+        self._p_bs = header.block_size
+        self._p_vh = parser._vh
+        self._p_opt = parser.opt
+        self._p_con_id = self._p_opt.con_id
+        self._p_buffer = parser.buffer
+        self._p_pool = parser.pool
+
     def dispatch(self, parser, record):
         """Process ``record`` like Parser._dispatch; False when it must go to python untouched."""
         cdef bytes data = record.data
-        cdef const uint8_t* d = <const uint8_t*> PyBytes_AS_STRING(data)
-        cdef Py_ssize_t end = PyBytes_GET_SIZE(data)
-        header = parser.header
-        cdef bint big = header.endian == ">"
-        cdef int vh = parser._vh
-        cdef int count = scan_vectors(d, end, record.header_size, vh, big, self.vecs, self.flen, self.foff)
-        cdef int i, op, prev = -1, con_id = parser.opt.con_id
-        cdef bint info_ok = False, pyinfo_ok
+        self._load(parser)
+        self._rec = record
+        self._cvs = None
+        self._d = <const uint8_t*> PyBytes_AS_STRING(data)
+        self._end = PyBytes_GET_SIZE(data)
+        self._m.scn = record.scn
+        self._m.block = record.block
+        self._m.offset = record.offset
+        self._m.time = record.time
+        self._m.header_size = record.header_size
+        try:
+            return self._run(parser)
+        finally:
+            self._rec = None
+            self._cvs = None
+            self.flush_counts(parser)
+
+    def dispatch_records(self, parser, list records):
+        """Parser.process_lwn's record loop for records already framed (the daemon's LWNs).
+
+        Each record goes through this dispatch, else to ``parser.process_record`` (which
+        raises the python engine's coded error); errors of the handlers are located as
+        ``Parser.process_record`` does.
+        """
+        cdef Py_ssize_t rank
+        self._load(parser)
+        try:
+            for rank in range(len(records)):
+                record = records[rank]
+                parser._rank = rank
+                if not self._dispatch_located(parser, record):
+                    parser.process_record(record)
+        finally:
+            self.flush_counts(parser)
+
+    cdef bint _dispatch_located(self, object parser, object record) except -1:
+        cdef bytes data = record.data
+        self._rec = record
+        self._cvs = None
+        self._d = <const uint8_t*> PyBytes_AS_STRING(data)
+        self._end = PyBytes_GET_SIZE(data)
+        self._m.scn = record.scn
+        self._m.block = record.block
+        self._m.offset = record.offset
+        self._m.time = record.time
+        self._m.header_size = record.header_size
+        try:
+            return self._run_located(parser)
+        finally:
+            self._rec = None
+            self._cvs = None
+
+    cdef bint _run_located(self, object parser) except -1:
+        """_run with the handlers' errors turned into Parser.process_record's coded errors."""
+        try:
+            return self._run(parser)
+        except _field_check_error() as exc:
+            raise parser._field_error(self._record(parser), exc) from None
+        except (_struct_error(), IndexError) as exc:
+            raise parser._decode_error(self._record(parser), exc) from exc
+
+    cdef flush_counts(self, object parser):
+        if self.n_records or self.n_vectors:
+            stats = parser.stats
+            stats.records += self.n_records
+            stats.vectors += self.n_vectors
+            self.n_records = self.n_vectors = 0
+
+    cdef object _record(self, object parser):
+        """The Record of the record being dispatched (made now for the raw bytes of RecordLoop)."""
+        if self._rec is None:
+            self._rec = self._record_type(self._m.scn, self._subscn, self._m.block, self._m.offset, self._vld,
+                                          PyBytes_FromStringAndSize(<const char*>self._d, self._end), self._m.time)
+            parser._rank = self._rank
+        return self._rec
+
+    cdef bint _run(self, object parser) except -1:
+        cdef const uint8_t* d = self._d
+        cdef Py_ssize_t end = self._end
+        cdef bint big = self._p_big
+        cdef int vh = self._p_vh
+        cdef int count = scan_vectors(d, end, self._m.header_size, vh, big, self.vecs, self.flen, self.foff)
+        cdef int i, op, prev = -1, con_id = self._p_con_id
+        cdef bint info_ok = False
         cdef uint32_t xid_usn, xid_slot, xid_sqn, obj = 0, data_obj = 0, flags = 0, opc = 0
         cdef VecInfo* v
         cdef VecInfo* u
@@ -2810,9 +2956,10 @@ cdef class RecordDispatcher:
         cdef uint32_t compat
         if count < 0:
             return False
+        self._nvec = count
         # OLR checks every vector as it reads it, whatever its object or container: a record
         # with a failing vector goes to the python parser, which raises OLR's error for it.
-        compat = header.compat
+        compat = self._p_compat
         fv.d = d
         fv.big = big
         for i in range(count):
@@ -2823,16 +2970,11 @@ cdef class RecordDispatcher:
                 fv.n = v.nf
                 if vector_bad(&fv, v.opcode, compat):
                     return False
-        endian = header.endian
-        stats = parser.stats
-        stats.records += 1
-        cvs = [None] * count
-        ChangeVector = self._cv
-        lobs = parser.lobs
-        pyinfo = None
+        self.n_records += 1
+        lobs = None
         for i in range(count):
             v = &self.vecs[i]
-            stats.vectors += 1
+            self.n_vectors += 1
             if con_id and v.con_id != con_id and vh == 32:
                 continue
             op = v.opcode
@@ -2841,26 +2983,31 @@ cdef class RecordDispatcher:
                 if u.opcode == OPC_UNDO:
                     if v.layer == 11 or op == OPC_SESSION19 or op == OPC_SESSION20:
                         if info_ok and v.layer == 11:
-                            self._pair(parser, record, data, u, v, xid_usn, xid_slot, xid_sqn, obj, data_obj,
-                                       flags, opc, big, vh, cvs, prev, i)
+                            self._pair(parser, u, v, xid_usn, xid_slot, xid_sqn, obj, data_obj,
+                                       flags, opc, big, vh, prev, i)
                         elif info_ok:
-                            parser._data_pair(self._vec(cvs, prev, data, vh, endian), self._info(cvs, prev, data, vh, endian),
-                                              self._vec(cvs, i, data, vh, endian), record)
+                            parser._data_pair(self._vec(parser, prev), self._info(parser, prev),
+                                              self._vec(parser, i), self._record(parser))
                         prev = -1
                         continue
                     if v.layer == 10 or op == OPC_LOB_REDO:
+                        if lobs is None:
+                            lobs = parser.lobs
                         if lobs.enabled and info_ok:
-                            ucv = self._vec(cvs, prev, data, vh, endian)
+                            ucv = self._vec(parser, prev)
                             pyinfo = self._undo_info(ucv)
                             if op == OPC_LOB_REDO:
-                                lobs.kdli_pair(pyinfo, ucv, self._vec(cvs, i, data, vh, endian))
+                                lobs.kdli_pair(pyinfo, ucv, self._vec(parser, i))
                             else:
-                                lobs.index_pair(pyinfo, ucv, self._vec(cvs, i, data, vh, endian))
+                                lobs.index_pair(pyinfo, ucv, self._vec(parser, i))
                         prev = -1
                         continue
                     prev = -1
                 elif op == OPC_ROLLBACK6 or op == OPC_ROLLBACK11:
-                    parser._partial_rollback(self._vec(cvs, prev, data, vh, endian), self._vec(cvs, i, data, vh, endian))
+                    # Parser._partial_rollback with undo.ktub_info read in place
+                    if v.f1len >= 22:
+                        parser._undo_last(v.con_id, usn_of(v.cls), d[v.f1off + 18], rd32(d + v.f1off, big),
+                                          u.opcode)
                     prev = -1
                     continue
                 else:
@@ -2877,7 +3024,7 @@ cdef class RecordDispatcher:
                     opc = (d[v.f2off + 16] << 8) | d[v.f2off + 17]
                     flags = rd16(d + v.f2off + 20, big)
                 if info_ok and flags & (UNDO_TAIL | UNDO_MID):
-                    ucv = self._vec(cvs, i, data, vh, endian)
+                    ucv = self._vec(parser, i)
                     parser._undo_piece(ucv, self._undo_info(ucv))
                 else:
                     prev = i
@@ -2885,45 +3032,81 @@ cdef class RecordDispatcher:
                 prev = i
                 info_ok = False  # a lone redo: prev is not an undo
             elif op == OPC_BEGIN:
-                parser._begin(self._vec(cvs, i, data, vh, endian), record)
+                # Parser._begin with undo.begin_xid read in place (SQN 0: a cleanup, no begin)
+                if v.f1len >= 8 and rd32(d + v.f1off + 4, big):
+                    parser._open(v.con_id, (<uint64_t>usn_of(v.cls) << 48) | (<uint64_t>rd16(d + v.f1off, big) << 32)
+                                 | rd32(d + v.f1off + 4, big), self._m.scn, self._m.time, self._m.block)
             elif op == OPC_COMMIT:
-                parser._commit(self._vec(cvs, i, data, vh, endian), record)
+                # Parser._commit with undo.commit_info read in place
+                if v.f1len >= 17:
+                    parser._end(v.con_id, (<uint64_t>usn_of(v.cls) << 48) | (<uint64_t>rd16(d + v.f1off, big) << 32)
+                                | rd32(d + v.f1off + 4, big), (d[v.f1off + 16] & 0x04) != 0, self._record(parser))
             elif op == OPC_SESSION19 or op == OPC_SESSION20:
-                if parser._last_touched is not None:
+                touched = parser._last_touched
+                if touched is not None:
                     if op == OPC_SESSION19:
-                        self._check_session(self._vec(cvs, i, data, vh, endian))
-                    parser._last_touched.attributes.update(
-                        self._session_attributes(self._vec(cvs, i, data, vh, endian), header.compat))
+                        self._check_session(self._vec(parser, i))
+                        touched.attributes.update(self._session_attributes(self._vec(parser, i), compat))
+                    else:
+                        touched.attributes.update(self._session20(parser, v, vh, big, compat, i))
             elif op == OPC_DDL:
-                parser._ddl(self._vec(cvs, i, data, vh, endian), record)
-            elif (op == OPC_LOB_BIMG or op == OPC_LOB_PAGE) and lobs.enabled:
-                lobs.page(self._vec(cvs, i, data, vh, endian))
+                parser._ddl(self._vec(parser, i), self._record(parser))
+            elif op == OPC_LOB_BIMG or op == OPC_LOB_PAGE:
+                if lobs is None:
+                    lobs = parser.lobs
+                if lobs.enabled:
+                    lobs.page(self._vec(parser, i))
             elif op == OPC_ROLLBACK6 or op == OPC_ROLLBACK11 or v.layer == 5 or v.layer == 24:
                 pass
             elif v.layer not in self._quiet_layers and op not in self._quiet_opcodes:
-                parser._unknown(self._vec(cvs, i, data, vh, endian))
+                parser._unknown(self._vec(parser, i))
         return True
 
-    cdef object _vec(self, list cvs, int i, bytes data, int vh, object endian):
+    cdef object _vec(self, object parser, int i):
+        cdef list cvs = self._cvs
+        if cvs is None:
+            cvs = self._cvs = [None] * self._nvec
         cv = cvs[i]
         if cv is None:
-            cv = cvs[i] = self._cv(data, self.vecs[i].start, vh, endian)
+            cv = cvs[i] = self._cv(self._record(parser).data, self.vecs[i].start, parser._vh, parser.header.endian)
         return cv
 
-    cdef object _info(self, list cvs, int i, bytes data, int vh, object endian):
-        return self._undo_info(self._vec(cvs, i, data, vh, endian))
+    cdef object _info(self, object parser, int i):
+        return self._undo_info(self._vec(parser, i))
 
-    cdef _pair(self, object parser, object record, bytes data, VecInfo* u, VecInfo* r, uint32_t usn, uint32_t slot,
+    cdef object _session20(self, object parser, VecInfo* v, int vh, bint big, uint32_t compat, int i):
+        """session.session_attributes of a 5.20, remembered by its fields' bytes (a session repeats them)."""
+        cdef dict cache = self._sessions
+        if compat != self._sessions_compat or big != self._sessions_big or len(cache) >= 4096:
+            cache.clear()
+            self._sessions_compat = compat
+            self._sessions_big = big
+        key = PyBytes_FromStringAndSize(<const char*>(self._d + v.start + vh), v.size - vh)
+        attrs = cache.get(key)
+        if attrs is None:
+            attrs = cache[key] = self._session_attributes(self._vec(parser, i), compat)
+        return attrs
+
+    cdef _pair(self, object parser, VecInfo* u, VecInfo* r, uint32_t usn, uint32_t slot,
                uint32_t sqn, uint32_t obj, uint32_t data_obj, uint32_t flags, uint32_t opc, bint big, int vh,
-               list cvs, int ui, int ri):
+               int ui, int ri):
         """Parser._data_pair + OpenTransaction.add_pair for a (5.1, 11.x) pair."""
         cdef object xid = (<uint64_t>usn << 48) | (<uint64_t>slot << 32) | sqn
         cdef Buf* e = &self.entry
-        cdef const uint8_t* d = <const uint8_t*> PyBytes_AS_STRING(data)
+        cdef const uint8_t* d = self._d
         cdef uint64_t offset, scn
         cdef uint32_t time
-        cdef Py_ssize_t body
-        txn = parser.buffer.get(u.con_id, xid)
+        buffer = self._p_buffer
+        txn = None
+        if type(buffer) is self._buffer_type:
+            # TransactionBuffer.get's usual case, inline: the transaction is open in its slot.
+            txn = (<dict>buffer._by_key).get((u.con_id, usn, slot))
+            if txn is not None and txn.xid == xid:
+                buffer.pool._logs.move_to_end(xid)  # pool.log_for: mark active (swap order)
+            else:
+                txn = None
+        if txn is None:
+            txn = buffer.get(u.con_id, xid)
         parser._last_touched = txn
         if flags & UNDO_BEGIN and txn.logon_user < 0:
             # undo.logon_user: the ktubl's user# at +72 of field 2 (76+ bytes), -1 if absent
@@ -2932,24 +3115,26 @@ cdef class RecordDispatcher:
             else:
                 txn.logon_user = -1
         if flags & UNDO_HEAD and txn.pending_undo:
-            endian = parser.header.endian
-            parser._data_pair(self._vec(cvs, ui, data, vh, endian), self._info(cvs, ui, data, vh, endian),
-                              self._vec(cvs, ri, data, vh, endian), record)
+            parser._data_pair(self._vec(parser, ui), self._info(parser, ui), self._vec(parser, ri),
+                              self._record(parser))
             return
         if not stored_redo(r.opcode) or opc != 0x0B01:
             return
-        table = parser._tracked(obj)
+        # Parser._tracked: the table, True in schemaless mode, None when not replicated
+        opt = self._p_opt
+        table = (<dict>opt.tables).get(obj) if type(opt.tables) is dict else opt.tables.get(obj)
         if table is None:
-            return
+            if not opt.schemaless:
+                return
+            table = True
         if isinstance(table, self._table_type) and table.system:
             txn.system = True
-            tracker = parser.opt.tracker
+            tracker = opt.tracker
             if tracker is not None and tracker.is_schema_table(table):
                 parser._schema_txns.add(txn.xid)
-        header = parser.header
-        offset = <uint64_t>(record.block * header.block_size + record.offset + u.start)
-        scn = record.scn
-        time = record.time
+        offset = <uint64_t>(self._m.block * self._p_bs + self._m.offset + u.start)
+        scn = self._m.scn
+        time = self._m.time
         e.n = 0
         buf_reserve(e, ENTRY_SIZE + u.size + r.size)
         e.p[0] = KIND_PAIR
@@ -2969,10 +3154,390 @@ cdef class RecordDispatcher:
         # The redo directly follows its undo in the record: one slice, as add_pair does.
         buf_add(e, <const char*>(d + u.start), u.size)
         buf_add(e, <const char*>(d + r.start), r.size)
-        entry = PyBytes_FromStringAndSize(e.p, e.n)
-        chunk, off = parser.pool.append(txn.clog, entry)
-        txn._remember(chunk, off, KIND_PAIR, r.opcode, obj)
-        txn.size += e.n
+        self._store(self._p_pool, txn, e, r.opcode, obj)
+
+    cdef _store(self, object pool, object txn, Buf* e, int opcode, uint32_t obj):
+        """pool.append + txn._remember + txn.size of one entry; inline when nothing special is due.
+
+        The inline case is MemoryPool.append's when neither swap-mb nor max-mb is reached:
+        bytes appended to the transaction's last chunk, or to a new one (from the free list)
+        when it is full or swapped, usage and peak counted. Reaching swap-mb (swapping) or
+        max-mb (error 10016) is the pool's own code.
+        """
+        cdef Py_ssize_t n = e.n, used, at, index
+        cdef char* dst
+        cdef array.array where, what, objs
+        clog = txn.clog
+        index = -1
+        if type(pool) is self._pool_type:
+            used = pool.used
+            swap = pool.swap_bytes
+            if (not swap or used + n <= swap) and used + n <= pool.max_bytes:
+                chunks = clog.chunks
+                tail = chunks[len(chunks) - 1] if chunks else None
+                if type(tail) is not bytearray or (PyByteArray_GET_SIZE(tail) + n > self._chunk
+                                                   and PyByteArray_GET_SIZE(tail) > 0):
+                    free = pool._free
+                    tail = free.pop() if free else bytearray()
+                    chunks.append(tail)
+                if type(tail) is bytearray:
+                    at = PyByteArray_GET_SIZE(tail)
+                    PyByteArray_Resize(tail, at + n)
+                    dst = PyByteArray_AS_STRING(tail)
+                    memcpy(dst + at, e.p, n)
+                    index = len(chunks) - 1
+                    pool.used = used + n
+                    if used + n > pool.peak_bytes:
+                        pool.peak_bytes = used + n
+        if index < 0:
+            index, at = pool.append(clog, PyBytes_FromStringAndSize(e.p, n))
+        where = txn.where
+        what = txn.what
+        objs = txn.objs
+        if where.ob_descr.typecode == b'q' and what.ob_descr.typecode == b'l' and objs.ob_descr.typecode == b'L':
+            array.resize_smart(where, Py_SIZE(where) + 1)
+            where.data.as_longlongs[Py_SIZE(where) - 1] = (<long long>index << 32) | at
+            array.resize_smart(what, Py_SIZE(what) + 1)
+            what.data.as_longs[Py_SIZE(what) - 1] = (KIND_PAIR << 16) | opcode
+            array.resize_smart(objs, Py_SIZE(objs) + 1)
+            objs.data.as_ulongs[Py_SIZE(objs) - 1] = obj
+        else:
+            txn._remember(index, at, KIND_PAIR, opcode, obj)
+        txn.size += n
+
+
+_python_errors = None
+
+
+cdef object _field_check_error():
+    global _python_errors
+    if _python_errors is None:
+        import struct
+        from replicator.redo.invariants import FieldCheckError
+        _python_errors = (FieldCheckError, struct.error)
+    return _python_errors[0]
+
+
+cdef object _struct_error():
+    _field_check_error()
+    return _python_errors[1]
+
+
+# ============================================================================= stage 1: the record loop
+DEF BLOCK_HEADER = 16
+DEF RECORD_HEADER = 24
+DEF LWN_RECORD_HEADER = 68
+DEF VLD_DATA = 0x01
+DEF VLD_LWN = 0x04
+
+cdef struct Rec:               # one record of the current LWN, its bytes in the arena
+    uint64_t scn
+    uint32_t subscn
+    uint32_t vld
+    int64_t block
+    int offset
+    Py_ssize_t at
+    Py_ssize_t size
+
+
+cdef int rec_cmp(const void* a, const void* b) noexcept nogil:
+    """OLR's analysis order inside an LWN: (SCN, sub-SCN, block, offset) (records._sorted)."""
+    cdef const Rec* x = <const Rec*> a
+    cdef const Rec* y = <const Rec*> b
+    if x.scn != y.scn:
+        return -1 if x.scn < y.scn else 1
+    if x.subscn != y.subscn:
+        return -1 if x.subscn < y.subscn else 1
+    if x.block != y.block:
+        return -1 if x.block < y.block else 1
+    if x.offset != y.offset:
+        return -1 if x.offset < y.offset else 1
+    return 0
+
+
+cdef extern from "stdlib.h":
+    void qsort(void* base, size_t n, size_t size, int (*cmp)(const void*, const void*) noexcept nogil) nogil
+
+
+cdef inline bint block_xor_bad(const uint8_t* p, int bs) noexcept nogil:
+    """The block checksum rule: the XOR of all 16-bit words of a block is zero."""
+    cdef uint64_t x = 0, w
+    cdef int i
+    for i in range(0, bs, 8):
+        memcpy(&w, p + i, 8)
+        x ^= w
+    x ^= x >> 32
+    x ^= x >> 16
+    return (x & 0xFFFF) != 0
+
+
+cdef int first_bad_block(const uint8_t* buf, Py_ssize_t n, int64_t first, int bs, uint32_t seq, bint big,
+                         bint verify, int* status) noexcept nogil:
+    """blocks.check_blocks in C: the index of the first bad block (-1: all good) and why.
+
+    ``status``: 1 empty, 2 overwritten, 3 old, 4 checksum, 5 bad block (the BlockStatus order).
+    """
+    cdef Py_ssize_t i
+    cdef const uint8_t* p
+    cdef uint32_t sq
+    cdef bint empty, crc
+    for i in range(n):
+        p = buf + i * bs
+        empty = p[0] == 0 and p[1] == 0
+        sq = rd32(p + 8, big)
+        crc = verify and block_xor_bad(p, bs)
+        if empty or rd32(p + 4, big) != <uint32_t>(first + i) or sq != seq or crc:
+            status[0] = 1 if empty else 2 if sq > seq else 3 if sq < seq else 4 if crc else 5
+            return <int>i
+    return -1
+
+
+def _raise_block(int status, str path, int block_size, long long block):
+    from replicator.redo.blocks import BlockCheck, BlockStatus, raise_for
+
+    kind = (BlockStatus.EMPTY, BlockStatus.OVERWRITTEN, BlockStatus.OLD, BlockStatus.CRC_ERROR,
+            BlockStatus.BAD_BLOCK)[status - 1]
+    raise_for(BlockCheck(0, kind, block), path, block_size)
+
+
+def _framing_error(str text):
+    from replicator.errors import RedoLogError
+
+    return RedoLogError(text, 40008)
+
+
+cdef class RecordLoop(RecordDispatcher):
+    """read_lwns + Parser.process_lwn of one archived redo file, from raw blocks, in C.
+
+    :meth:`feed` takes consecutive buffers of whole blocks as read from the file: it checks
+    them (blocks.check_blocks: empty, block number, sequence, checksum), cuts the block bodies
+    into records across block boundaries and groups them into LWNs (records.RecordFramer,
+    same rules and errors), and dispatches each complete LWN's records in OLR's order
+    (RecordDispatcher) between ``parser.lwn_started`` and ``parser.lwn_done``, then calls
+    ``on_lwn(lwn)``. No Record object is made unless a python handler needs the record
+    (begin, commit, DDL, session attributes, anything unusual); a record the dispatch cannot
+    take goes to ``parser.process_record`` as the python engine's would.
+    """
+
+    cdef object parser
+    cdef str path
+    cdef object on_lwn
+    cdef object _lwn_type
+    cdef int bs
+    cdef int body
+    cdef bint big
+    cdef bint verify
+    cdef uint32_t sequence
+    cdef Buf carry             # the payload stream (block bodies) from block buf_block on
+    cdef int64_t buf_block
+    cdef Py_ssize_t pos        # next record's place in carry
+    cdef int64_t lwn_end       # first block after the current LWN
+    cdef int64_t pieces
+    cdef int64_t nst
+    cdef bint have_lwn
+    cdef uint64_t lwn_scn
+    cdef uint32_t lwn_time
+    cdef int64_t lwn_first
+    cdef int64_t lwn_end_block
+    cdef Buf arena             # the current LWN's records
+    cdef Rec* recs
+    cdef Py_ssize_t nrecs
+    cdef Py_ssize_t cap_recs
+    cdef public long long lwns
+
+    def __init__(self, parser, header, str path, bint verify_checksum, long long first_block, on_lwn=None):
+        from replicator.redo.records import Lwn
+
+        RecordDispatcher.__init__(self)
+        self.parser = parser
+        self.path = path
+        self.on_lwn = on_lwn
+        self._lwn_type = Lwn
+        self.bs = header.block_size
+        self.body = self.bs - BLOCK_HEADER
+        self.big = header.endian == ">"
+        self.verify = verify_checksum
+        self.sequence = header.sequence
+        self.buf_block = first_block
+        self.lwn_end = first_block
+        self.lwns = 0
+
+    def __dealloc__(self):
+        free(self.carry.p)
+        free(self.arena.p)
+        free(self.recs)
+
+    def feed(self, bytes buf, long long first_block, Py_ssize_t count):
+        """Check ``count`` blocks read from ``first_block`` on and analyse every LWN they complete."""
+        cdef const uint8_t* p = <const uint8_t*> PyBytes_AS_STRING(buf)
+        cdef Py_ssize_t n = PyBytes_GET_SIZE(buf) // self.bs
+        cdef int status = 0
+        cdef int bad
+        cdef Py_ssize_t keep_from, i
+        cdef int64_t expected
+        if count < 0 or count > n:
+            raise ValueError(f"RecordLoop.feed: {count} blocks asked of a buffer of {n}")
+        with nogil:
+            bad = first_bad_block(p, n, first_block, self.bs, self.sequence, self.big, self.verify, &status)
+        if bad >= 0:
+            _raise_block(status, self.path, self.bs, first_block + bad)
+        if self.pos:
+            # Keep from the block where the unfinished record starts (block-aligned).
+            keep_from = (self.pos // self.body) * self.body
+            if keep_from >= self.carry.n:
+                self.carry.n = 0
+            else:
+                memmove(self.carry.p, self.carry.p + keep_from, self.carry.n - keep_from)
+                self.carry.n -= keep_from
+            self.buf_block += keep_from // self.body
+            self.pos -= keep_from
+        expected = self.buf_block + self.carry.n // self.body
+        if first_block != expected:
+            raise _framing_error(f"file {self.path}: block {first_block} read out of order (expected {expected})")
+        buf_reserve(&self.carry, count * self.body)
+        for i in range(count):
+            memcpy(self.carry.p + self.carry.n, p + i * self.bs + BLOCK_HEADER, self.body)
+            self.carry.n += self.body
+        self._scan()
+
+    def finish(self):
+        """The end of the valid data (NAB): analyse the last LWN."""
+        cdef int64_t end
+        if self.have_lwn:
+            end = self.buf_block + self.pos // self.body
+            if end > self.lwn_end_block:
+                self.lwn_end_block = end
+            self.have_lwn = False
+            self._analyse()
+
+    cdef _scan(self):
+        """records.RecordFramer._scan over the payload stream (same rules, same errors)."""
+        cdef const uint8_t* buf
+        cdef Py_ssize_t pos = self.pos
+        cdef Py_ssize_t limit = self.carry.n
+        cdef Py_ssize_t inoff
+        cdef int body = self.body
+        cdef int bs = self.bs
+        cdef bint big = self.big
+        cdef int64_t block
+        cdef uint32_t size, vld, wrap, base, subscn, w, hi
+        cdef uint64_t length
+        cdef const uint8_t* r
+        cdef Rec* rec
+        while True:
+            buf = <const uint8_t*> self.carry.p
+            inoff = pos % body
+            if BLOCK_HEADER + inoff + 20 >= bs:
+                pos += body - inoff  # too little room left: next record starts in the next block
+                continue
+            block = self.buf_block + pos // body
+            if block >= self.lwn_end:
+                if inoff:
+                    pos += body - inoff  # the rest of the LWN's last block is unused
+                    continue
+                if self.have_lwn and self.pieces >= self.nst:
+                    # Every block of the LWN has been read: analyse it now.
+                    self.have_lwn = False
+                    self.pos = pos
+                    self._analyse()
+            if pos + RECORD_HEADER > limit:
+                break
+            r = buf + pos
+            size = rd32(r, big)
+            vld = r[4]
+            if size == 0:
+                pos += body - inoff
+                continue
+            if size & 3 or size < RECORD_HEADER:
+                raise _framing_error(f"file {self.path}, block {block}, offset {BLOCK_HEADER + inoff}: "
+                                     f"bad record size {size}")
+            if pos + size > limit:
+                break
+            if block >= self.lwn_end and not vld & VLD_LWN:
+                raise _framing_error(f"file {self.path}, block {block}: expected an LWN header at offset 16 "
+                                     f"(vld {vld:#x})")
+            if vld & VLD_LWN:
+                if size < LWN_RECORD_HEADER:
+                    _lwn_fields_of(PyBytes_FromStringAndSize(<const char*>r, size), big)  # raises as python does
+                    raise _framing_error(f"file {self.path}, block {block}: LWN header record of {size} bytes")
+                if not self.have_lwn:
+                    base = rd32(r + 40, big)
+                    w = rd16(r + 44, big)
+                    hi = rd16(r + 46, big)
+                    if base == 0xFFFFFFFF and w == 0xFFFF:
+                        self.lwn_scn = 0xFFFFFFFFFFFFFFFF
+                    elif w & 0x8000:
+                        self.lwn_scn = base | (<uint64_t>hi << 32) | (<uint64_t>(w & 0x7FFF) << 48)
+                    else:
+                        self.lwn_scn = base | (<uint64_t>w << 32)
+                    self.lwn_time = rd32(r + 64, big)
+                    self.lwn_first = block
+                    self.have_lwn = True
+                    self.pieces = 0
+                    self.nst = rd16(r + 26, big)
+                self.pieces += 1
+                length = rd32(r + 28, big)
+                self.lwn_end = block + <int64_t>length
+                self.lwn_end_block = self.lwn_end
+            if not self.have_lwn:
+                raise _framing_error(f"file {self.path}, block {block}: record outside any LWN")
+            if vld & VLD_DATA:
+                grow(<void**>&self.recs, &self.cap_recs, self.nrecs + 1, sizeof(Rec))
+                rec = self.recs + self.nrecs
+                rec.scn = (<uint64_t>rd16(r + 6, big) << 32) | rd32(r + 8, big)
+                rec.subscn = rd16(r + 12, big)
+                rec.vld = vld
+                rec.block = block
+                rec.offset = <int>(BLOCK_HEADER + inoff)
+                rec.at = self.arena.n
+                rec.size = size
+                buf_add(&self.arena, <const char*>r, size)
+                self.nrecs += 1
+            pos += size
+        self.pos = pos
+
+    cdef _analyse(self):
+        """Parser.process_lwn for the LWN just completed (its records in the arena)."""
+        cdef Py_ssize_t rank
+        cdef Rec* rec
+        parser = self.parser
+        lwn = self._lwn_type(self.lwn_scn, self.lwn_time, self.lwn_first, self.lwn_end_block)
+        parser.lwn_started(lwn)
+        self._load(parser)
+        qsort(self.recs, self.nrecs, sizeof(Rec), rec_cmp)
+        try:
+            for rank in range(self.nrecs):
+                rec = self.recs + rank
+                self._rec = None
+                self._cvs = None
+                self._d = <const uint8_t*> self.arena.p + rec.at
+                self._end = rec.size
+                self._m.scn = rec.scn
+                self._m.block = rec.block
+                self._m.offset = rec.offset
+                self._m.time = self.lwn_time
+                self._m.header_size = LWN_RECORD_HEADER if rec.vld & VLD_LWN else RECORD_HEADER
+                self._subscn = rec.subscn
+                self._vld = rec.vld
+                self._rank = <int>rank
+                if not self._run_located(parser):
+                    parser.process_record(self._record(parser))
+        finally:
+            self._rec = None
+            self._cvs = None
+            self.nrecs = 0
+            self.arena.n = 0
+            self.flush_counts(parser)
+        parser.lwn_done(lwn)
+        self.lwns += 1
+        if self.on_lwn is not None:
+            self.on_lwn(lwn)
+
+
+cdef _lwn_fields_of(bytes data, bint big):
+    from replicator.redo.records import lwn_fields
+
+    return lwn_fields(data, ">" if big else "<")
 
 
 cdef inline void put32le(char* p, uint32_t v) noexcept nogil:

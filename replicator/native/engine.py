@@ -1,13 +1,16 @@
-"""Wiring of the native engine into a :class:`~replicator.runner.pipeline.Pipeline`.
+"""Wiring of the native engine into a :class:`~replicator.runner.pipeline.Pipeline` (batch) or
+the daemon's :class:`~replicator.runner.engine.Engine` (and RacEngine): the same hooks for both.
 
 The python engine's stages stay in place; the native engine installs hooks that take over
 the parts it implements and leave the rest (and anything unusual) to the python code.
-Today: the dispatch of a record's change vectors with the (5.1, 11.x) pairs stored natively
-(:class:`replicator.native._core.RecordDispatcher`, for every format), and the commit of a
-transaction for the OpenLogReplicator JSON format (row assembly, value decoding and
-rendering, :class:`replicator.native._core.JsonCommitter`, FULL mode included), for the
-Debezium formats (:class:`~replicator.native._core.DebeziumCommitter`) and, through the typed
-row images (:class:`~replicator.native._core.RowImages`), for every EventFormat that defines
+Today: a batch run's files go through the native record loop (block checks, framing, LWNs
+and dispatch in C, :class:`replicator.native._core.RecordLoop`); framed LWNs (daemon, RAC) and
+single records go through :class:`replicator.native._core.RecordDispatcher` (for every format),
+which stores the (5.1, 11.x) pairs natively; and the commit of a transaction for the
+OpenLogReplicator JSON format (row assembly, value decoding and rendering,
+:class:`replicator.native._core.JsonCommitter`, FULL mode included), for the Debezium formats
+(:class:`~replicator.native._core.DebeziumCommitter`) and, through the typed row images
+(:class:`~replicator.native._core.RowImages`), for every EventFormat that defines
 ``on_native_row`` and does not turn it off with ``native_rows`` (:class:`~replicator.native.
 _core.EventCommitter`).
 """
@@ -20,6 +23,8 @@ from replicator.formats.debezium import DebeziumFormat
 from replicator.formats.framework import EventFormat
 from replicator.formats.olr_json import OlrJsonFormat
 from replicator.native import core
+from replicator.redo.header import RedoHeader
+from replicator.redo.reader import RedoFile, read_chunks
 
 # The committer of the last pipeline set up (tests and benchmarks read its counters).
 last_committer: Any = None
@@ -34,6 +39,7 @@ def attach(pipeline: Any) -> None:
     """
     pipeline.native = None
     attach_dispatch(pipeline.parser)
+    pipeline.native_loop = run_file  # the batch pipeline's; the daemon frames LWNs itself
     pipeline.native = attach_commit(pipeline, pipeline.parser, pipeline.format,
                                     getattr(pipeline, "native_declines", None))
 
@@ -73,4 +79,30 @@ def attach_commit(target: Any, parser: Any, fmt: Any,
 
 def attach_dispatch(parser: Any) -> None:
     """Install the native record dispatch (any format, batch or daemon)."""
-    parser.native_dispatch = core().RecordDispatcher().dispatch
+    dispatcher = core().RecordDispatcher()
+    parser.native_dispatch = dispatcher.dispatch
+    parser.native_records = dispatcher.dispatch_records
+
+
+def run_file(pipeline: Any, redo: RedoFile) -> RedoHeader:
+    """Pipeline.run_file's reading and analysis with the native record loop (RecordLoop).
+
+    Python reads the file (header checks, then buffers of blocks); the loop checks the
+    blocks, frames records and LWNs and dispatches them; per LWN the parser's checkpoint
+    and ``pipeline.on_lwn`` are called as in the python engine.
+    """
+    parser = pipeline.parser
+    headers: list[RedoHeader] = []
+    loop = None
+    on_lwn = pipeline.on_lwn
+    observe = None if on_lwn is None else (lambda lwn: on_lwn(redo, lwn))
+    for buf, block, count in read_chunks(redo.path, pipeline.verify_checksum, headers, source=pipeline.source):
+        if loop is None:
+            parser.start_file(headers[0])
+            loop = core().RecordLoop(parser, headers[0], redo.path, pipeline.verify_checksum, block, observe)
+        loop.feed(buf, block, count)
+    if loop is not None:
+        loop.finish()
+    if loop is None or not loop.lwns:
+        raise AssertionError("read_lwns yielded nothing")  # pragma: no cover - as the python engine
+    return headers[0]

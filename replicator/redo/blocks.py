@@ -11,8 +11,6 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-import numpy as np
-
 from replicator.errors import RedoLogError
 
 BLOCK_HEADER = 16
@@ -52,6 +50,8 @@ def check_blocks(
     does not (``OK`` when all pass). Never raises: the caller decides whether a failure
     is fatal (archived log) or means "not written yet" (online log).
     """
+    import numpy as np  # here, not at import: the native engine's runs never need it
+
     n = len(buf) // block_size
     if n == 0:
         return BlockCheck(0, BlockStatus.OK)
@@ -85,6 +85,7 @@ def check_blocks(
 
 def payload_of(buf: bytes | memoryview, block_size: int, count: int) -> bytes:
     """Concatenate the bodies of the first ``count`` blocks (headers stripped)."""
+    import numpy as np
     raw = np.frombuffer(buf, dtype=np.uint8, count=count * block_size).reshape(count, block_size)
     return raw[:, BLOCK_HEADER:].tobytes()
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-
-import numpy as np
+from functools import reduce
+from operator import xor
 
 from replicator.errors import RedoLogError
 
@@ -88,7 +88,8 @@ class RedoHeader:
 
 def block_checksum_ok(block: bytes | memoryview) -> bool:
     """The XOR of all 16-bit words of a block is zero (redo-format.md §2.2), in either byte order."""
-    return int(np.bitwise_xor.reduce(np.frombuffer(block, dtype=np.uint16))) == 0
+    # Two blocks per file: plain Python (importing numpy for them cost the start-up 0.1 s).
+    return reduce(xor, memoryview(bytes(block)).cast("H"), 0) == 0
 
 
 def parse_headers(data: bytes | memoryview, path: str = "?", verify_checksum: bool = True) -> RedoHeader:

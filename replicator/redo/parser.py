@@ -21,6 +21,7 @@ from replicator.redo.opcodes import session, undo
 from replicator.redo.records import Lwn, Record
 from replicator.redo.timeconv import redo_time_to_epoch
 from replicator.redo.vectors import ChangeVector, iter_vectors
+from replicator.schema.condition import CONDITION_OP, compile_condition
 from replicator.txn.buffer import Ddl, OpenTransaction, TransactionBuffer
 from replicator.txn.pool import MemoryPool
 from replicator.txn.rows import Pair, group_rows
@@ -99,6 +100,8 @@ class Parser:
         # The native engine's commit (replicator.native): returns False to leave txn to this code.
         self.native_commit: Callable[[Parser, OpenTransaction, Record], bool] | None = None
         self.native_dispatch: Callable[[Parser, Record], bool] | None = None  # likewise for _dispatch
+        # The native engine's loop over an LWN's records (each through native_dispatch or python).
+        self.native_records: Callable[[Parser, list[Record]], None] | None = None
         # Stream a transaction once it holds an eighth of the memory budget (at most 32 MB).
         self.stream_bytes = min(STREAM_BYTES, max(1 << 20, self.pool.max_bytes // 8))
 
@@ -111,13 +114,24 @@ class Parser:
 
     def process_lwn(self, lwn: Lwn) -> None:
         """Analyse the records of one LWN (already sorted), then emit a checkpoint."""
+        self.lwn_started(lwn)
+        if self.native_records is not None:
+            self.native_records(self, lwn.records)
+        else:
+            for rank, record in enumerate(lwn.records):
+                self._rank = rank
+                self.process_record(record)
+        self.lwn_done(lwn)
+
+    def lwn_started(self, lwn: Lwn) -> None:
+        """Before the records of ``lwn`` (process_lwn; the native record loop calls it too)."""
         self._last_touched = None
         self.stats.lwns += 1
         self.lobs.refresh(self.opt.tables)  # O(1) unless the table map was replaced
         self._lwn = lwn
-        for rank, record in enumerate(lwn.records):
-            self._rank = rank
-            self.process_record(record)
+
+    def lwn_done(self, lwn: Lwn) -> None:
+        """After the records of ``lwn``: it becomes the last LWN, and a checkpoint follows."""
         self.last_lwn = lwn
         if self.on_checkpoint is not None and lwn.scn > self.opt.first_data_scn:
             assert self.header is not None
@@ -173,12 +187,20 @@ class Parser:
             if self.native_dispatch is None or not self.native_dispatch(self, record):
                 self._dispatch(record)
         except FieldCheckError as exc:
-            assert self.header is not None
-            raise RedoLogError(f"file {self.header.path}, block {record.block}, offset {record.offset}: {exc.text} "
-                               f"offset: {self._offset(record) + exc.cv.start}", exc.code) from None
+            raise self._field_error(record, exc) from None
         except (struct.error, IndexError) as exc:
-            raise RedoLogError(f"record at block {record.block} offset {record.offset} (scn {record.scn}): "
-                               f"a change vector cannot be decoded ({exc})", 40009) from exc
+            raise self._decode_error(record, exc) from exc
+
+    def _field_error(self, record: Record, exc: FieldCheckError) -> RedoLogError:
+        """A vector of ``record`` failed one of OLR's checks: OLR's code, file, block and offset."""
+        assert self.header is not None
+        return RedoLogError(f"file {self.header.path}, block {record.block}, offset {record.offset}: {exc.text} "
+                            f"offset: {self._offset(record) + exc.cv.start}", exc.code)
+
+    def _decode_error(self, record: Record, exc: Exception) -> RedoLogError:
+        """A change vector of ``record`` cannot be decoded (40009)."""
+        return RedoLogError(f"record at block {record.block} offset {record.offset} (scn {record.scn}): "
+                            f"a change vector cannot be decoded ({exc})", 40009)
 
     def _dispatch(self, record: Record) -> None:
         assert self.header is not None
@@ -256,11 +278,14 @@ class Parser:
         xid = undo.begin_xid(cv)
         if not xid:
             return  # SQN 0: a cleanup, not a real begin
+        self._open(cv.con_id, xid, record.scn, record.time, record.block)
+
+    def _open(self, con_id: int, xid: int, scn: int, time: int, block: int) -> None:
+        """A 5.2 of ``xid`` in the record at ``block`` (from :meth:`_begin`, or the native dispatch)."""
         assert self.header is not None
         # The restart low watermark must be an LWN boundary: keep the LWN's offset, not the record's.
-        lwn_block = self._lwn.first_block if self._lwn is not None else record.block
-        txn = self.buffer.begin(cv.con_id, xid, record.scn, record.time, self.header.sequence,
-                                lwn_block * self.header.block_size)
+        lwn_block = self._lwn.first_block if self._lwn is not None else block
+        txn = self.buffer.begin(con_id, xid, scn, time, self.header.sequence, lwn_block * self.header.block_size)
         self._last_touched = txn
 
     def _tracked(self, obj: int) -> Table | None | bool:
@@ -319,11 +344,15 @@ class Parser:
         if info is None:
             return
         obj, _, _, slot, _ = info
+        self._undo_last(rb.con_id, rb.usn, slot, obj, redo.opcode)
+
+    def _undo_last(self, con_id: int, usn: int, slot: int, obj: int, opcode: int) -> None:
+        """A 5.6/5.11 undoes the last change (redo ``opcode``) of the transaction in (usn, slot)."""
         if self._tracked(obj) is None:
             return
-        txn = self.buffer.by_slot(rb.con_id, rb.usn, slot)
-        if txn is None or not txn.rollback_last(self.pool, obj, redo.opcode):
-            log.warning(60010, f"partial rollback without a matching change (usn {rb.usn} slot {slot} obj {obj})")
+        txn = self.buffer.by_slot(con_id, usn, slot)
+        if txn is None or not txn.rollback_last(self.pool, obj, opcode):
+            log.warning(60010, f"partial rollback without a matching change (usn {usn} slot {slot} obj {obj})")
 
     def _ddl(self, cv: ChangeVector, record: Record) -> None:
         head = session.ddl_header(cv)
@@ -343,8 +372,11 @@ class Parser:
         info = undo.commit_info(cv)
         if info is None:
             return
-        xid, rolled_back = info
-        txn = self.buffer.end(cv.con_id, xid)
+        self._end(cv.con_id, info[0], info[1], record)
+
+    def _end(self, con_id: int, xid: int, rolled_back: bool, record: Record) -> None:
+        """A 5.4 of ``xid`` (from :meth:`_commit`; the native dispatch reads the 5.4 itself)."""
+        txn = self.buffer.end(con_id, xid)
         if txn is None:
             return
         try:
@@ -406,6 +438,8 @@ class Parser:
         hide_user = schema and not show_system
         big_scn, limit, tables = self.header.big_scn, self._limit, self.opt.tables
         lobs = self.lobs if self.lobs.enabled else None
+        # filter `condition`s pick rows of user tables; flags 0x800 and schemaless print all rows.
+        conditions = not self.opt.flags & 0x802
 
         def pairs_until_ddl(stored: Iterator[Pair | Ddl], tail: list[Ddl]) -> Iterator[Pair]:
             for op in stored:
@@ -426,6 +460,9 @@ class Parser:
                     if not show_system:
                         continue
                 elif hide_user:
+                    continue
+                elif conditions and row.table is not None and row.table.condition and not compile_condition(
+                        row.table.condition)(CONDITION_OP[row.op], txn.attributes):
                     continue
                 elif lobs is not None and row.table is not None:
                     cols = lobs.columns(row.table)

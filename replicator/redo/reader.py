@@ -152,6 +152,29 @@ def read_lwns(path: str, verify_checksum: bool = True, all_records: bool = False
     ``start_block`` must be the first block of an LWN (a checkpointed restart position).
     The file is read from ``source`` (local by default) with its read-ahead.
     """
+    headers: list[RedoHeader] = [] if header_out is None else header_out
+    framer: RecordFramer | None = None
+    for buf, block, count in read_chunks(path, verify_checksum, headers, start_block, source):
+        header = headers[-1]
+        bs = header.block_size
+        if framer is None:
+            framer = RecordFramer(bs, header.endian, path, start_block, all_records)
+        check = check_blocks(buf, block, bs, header.sequence, header.endian, verify_checksum)
+        if check.status is not BlockStatus.OK:
+            raise_for(check, path, bs)
+        yield from framer.feed(payload_of(buf, bs, count), block)
+    if framer is not None:
+        yield from framer.finish()
+
+
+def read_chunks(path: str, verify_checksum: bool = True, header_out: list[RedoHeader] | None = None,
+                start_block: int = 2, source: RedoSource = LOCAL) -> Iterator[tuple[bytes, int, int]]:
+    """The data blocks of an archived redo file up to NAB, as (buffer, first block, block count).
+
+    Reads and checks the file header (appended to ``header_out``), the file size against
+    NAB and the block at NAB; the blocks themselves are checked by the caller (read_lwns,
+    or the native record loop).
+    """
     with source.open(path) as f:
         first = f.read(0, 8192)
         header = parse_headers(first, path, verify_checksum)
@@ -163,18 +186,13 @@ def read_lwns(path: str, verify_checksum: bool = True, all_records: bool = False
         if size < end_block * bs:
             raise RedoLogError(f"file {path}: truncated: {size} bytes, but NAB says {end_block * bs}", 40007)
         _check_end_at_nab(f, header, size, path, verify_checksum)
-        framer = RecordFramer(bs, header.endian, path, start_block, all_records)
         chunk_blocks = max(1, source.batch_chunk // bs)
         block = start_block
         for buf in f.stream(block * bs, end_block * bs, chunk_blocks * bs):
             count = min(chunk_blocks, end_block - block)
             if len(buf) < count * bs:
                 raise RedoLogError(f"file {path}: short read at block {block}", 40007)
-            check = check_blocks(buf, block, bs, header.sequence, header.endian, verify_checksum)
-            if check.status is not BlockStatus.OK:
-                raise_for(check, path, bs)
-            yield from framer.feed(payload_of(buf, bs, count), block)
+            yield buf, block, count
             block += count
         if block < end_block:
             raise RedoLogError(f"file {path}: short read at block {block}", 40007)
-        yield from framer.finish()

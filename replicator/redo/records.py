@@ -50,6 +50,16 @@ class Lwn:
     records: list[Record] = field(default_factory=list)
 
 
+_LWN_HEAD = {e: struct.Struct(e + "HHI") for e in "<>"}  # lwn number, nst, length in blocks
+_U32 = {e: struct.Struct(e + "I") for e in "<>"}
+
+
+def lwn_fields(data: bytes, endian: str) -> tuple[int, int, int, int]:
+    """(nst, length in blocks, SCN, raw time) of an LWN header record (struct.error when too short)."""
+    _, nst, length = _LWN_HEAD[endian].unpack_from(data, 24)
+    return nst, length, read_scn8(data, 40, endian), _U32[endian].unpack_from(data, 64)[0]
+
+
 class RecordFramer:
     """Cuts a payload stream into records and groups them into LWNs.
 
@@ -66,10 +76,8 @@ class RecordFramer:
         self.path = path
         # Records without change vectors (vld & 1 == 0) are dropped unless a dump wants them.
         self._keep = 0xFF if all_records else VLD_DATA
-        self._u32 = struct.Struct(endian + "I")
         # size, vld, (pad), wrap, base, subscn
         self._rec = struct.Struct(endian + "IBxHIH")
-        self._lwn = struct.Struct(endian + "HHI")  # lwn number, nst, length in blocks
         self._endian = endian
         self._buf = b""
         self._buf_block = first_block  # block number of the first payload byte in _buf
@@ -142,9 +150,7 @@ class RecordFramer:
                     )
             data = buf[pos : pos + size]
             if vld & VLD_LWN:
-                _, nst, length = self._lwn.unpack_from(data, 24)
-                lwn_scn = read_scn8(data, 40, self._endian)
-                lwn_time = self._u32.unpack_from(data, 64)[0]
+                nst, length, lwn_scn, lwn_time = lwn_fields(data, self._endian)
                 if self._current is None:
                     self._current = Lwn(lwn_scn, lwn_time, block, block + length)
                     self._pieces, self._nst = 0, nst

@@ -6,6 +6,7 @@ format and writer; then the pipeline over the ``redo-log`` list, in sequence ord
 
 from __future__ import annotations
 
+import gc
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -15,7 +16,6 @@ from replicator import log
 from replicator.errors import ConfigError, RuntimeFailure
 from replicator.events import Checkpoint
 from replicator.formats.base import FLAG_SCHEMALESS, FormatOptions
-from replicator.ops.metrics import metrics_from_config
 from replicator.ops.notify import Notifier
 from replicator.ops.progress import Pacer, Progress, progress_wanted
 from replicator.redo.parser import ParserOptions
@@ -143,6 +143,9 @@ def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off", watc
     if watch is not None:
         watch.attach(pipeline, writer)
         watch.started()
+    # What exists now (config, dictionary, modules) lives as long as the run: the collector
+    # need not scan it again at every full collection of the objects the run makes.
+    gc.freeze()
     ok = False
     try:
         stats = pipeline.run(job.files, watch.on_file if watch is not None else None)
@@ -182,6 +185,7 @@ def run_config(config_path: str, progress: str = "auto", *, read_limit_mbps: flo
     """
     from replicator.config import load_config
     from replicator.ops import early_signals
+    from replicator.ops.metrics import metrics_from_config
 
     try:
         config = load_config(config_path)

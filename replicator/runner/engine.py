@@ -191,14 +191,18 @@ class Engine:
         return (seq, lwn, rank, index)
 
     def _on_checkpoint(self, cp: Checkpoint) -> None:
-        messages = self.format.checkpoint(cp)
-        header = self.parser.header
-        lwn_offset = cp.lwn_block * (header.block_size if header else 512)
-        pos = (cp.seq, lwn_offset, CHECKPOINT_RANK, 0)
-        if self.output_checkpoints and pos > self.restart_pos:
-            for m in messages:
-                self._pending.append(m)
-                self._positions.append(pos)
+        unsent = None if self.output_checkpoints else getattr(self.format, "checkpoint_unsent", None)
+        if unsent is not None:
+            unsent(cp)  # not output (no flag 0x1000): only its effect on later positions
+        else:
+            messages = self.format.checkpoint(cp)
+            header = self.parser.header
+            lwn_offset = cp.lwn_block * (header.block_size if header else 512)
+            pos = (cp.seq, lwn_offset, CHECKPOINT_RANK, 0)
+            if self.output_checkpoints and pos > self.restart_pos:
+                for m in messages:
+                    self._pending.append(m)
+                    self._positions.append(pos)
         if self.on_checkpoint_hook is not None:
             self.on_checkpoint_hook(cp, self.parser)
 

@@ -58,6 +58,7 @@ class Pipeline:
         self.sink = sink
         self.verify_checksum = verify_checksum
         self.output_checkpoints = bool(parser_options.flags & FLAG_CHECKPOINT)
+        self._checkpoint_unsent: Callable[[Checkpoint], None] | None = getattr(fmt, "checkpoint_unsent", None)
         self.parser = Parser(parser_options, self._on_transaction, self._on_checkpoint, pool=pool)
         self.stats = RunStats()
         self._pending: list[Message] = []
@@ -73,6 +74,8 @@ class Pipeline:
         # RAC runs: called once at the end with (cut SCN, raw redo time, per-thread restart positions).
         self.on_rac_checkpoint: Callable[[int, int, list[tuple[int, int, int, int]]], None] | None = None
         self.engine = engine
+        # The native engine's loop over a whole file (blocks to commits), else None.
+        self.native_loop: Callable[[Pipeline, RedoFile], RedoHeader] | None = None
         if engine == "native":
             from replicator.native.engine import attach
 
@@ -138,9 +141,17 @@ class Pipeline:
             yield change
 
     def _on_checkpoint(self, cp: Checkpoint, final: bool = False) -> None:
-        messages = self.format.checkpoint(cp)
         if self.output_checkpoints:
-            self._pending.extend(messages)
+            messages = self.format.checkpoint(cp)
+            # The end of a batch run is not a soft stop in OLR: its parser leaves the last file
+            # after the end-of-file ("redo") checkpoint without an "at exit" one, so the final
+            # checkpoint (state and schema files) prints no message.
+            if not final:
+                self._pending.extend(messages)
+        elif self._checkpoint_unsent is not None:
+            self._checkpoint_unsent(cp)  # the position effect only: no message rendered to drop
+        else:
+            self.format.checkpoint(cp)
         if self._on_checkpoint_hook is not None:
             self._drain()
             self._on_checkpoint_hook(cp)
@@ -155,6 +166,19 @@ class Pipeline:
 
     def run_file(self, redo: RedoFile) -> RedoHeader:
         """Process one archived redo file to its end."""
+        if self.native_loop is not None:
+            header = self.native_loop(self, redo)  # replicator.native.engine.run_file
+        else:
+            header = self._run_file_python(redo)
+        self.parser.end_file()
+        self._drain()
+        size = redo.size if redo.size >= 0 else self.source.size(redo.path)
+        self.stats.files += 1
+        self.stats.bytes_read += size
+        self.stats.per_file.append((redo.path, size))
+        return header
+
+    def _run_file_python(self, redo: RedoFile) -> RedoHeader:
         headers: list[RedoHeader] = []
         started = False
         for lwn in read_lwns(redo.path, self.verify_checksum, header_out=headers, source=self.source):
@@ -166,12 +190,6 @@ class Pipeline:
                 self.on_lwn(redo, lwn)
         if not started:
             raise AssertionError("read_lwns yielded nothing")  # pragma: no cover - finish() always yields
-        self.parser.end_file()
-        self._drain()
-        size = redo.size if redo.size >= 0 else self.source.size(redo.path)
-        self.stats.files += 1
-        self.stats.bytes_read += size
-        self.stats.per_file.append((redo.path, size))
         return headers[0]
 
     def run(self, files: list[RedoFile], progress: Callable[[RunStats, RedoFile], None] | None = None) -> RunStats:

@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from replicator.events import Transaction
-from replicator.ops.metrics import Metrics
 from replicator.ops.metrics_tally import Tally
 from replicator.ops.notify import Notifier
 from replicator.ops.progress import Pacer, Progress
 from replicator.redo.reader import RedoFile
 from replicator.redo.records import Lwn
 from replicator.redo.timeconv import redo_time_to_epoch
+
+if TYPE_CHECKING:  # prometheus-client is imported only by a run that serves metrics
+    from replicator.ops.metrics import Metrics
 
 STATUS_EVERY = 1.0  # seconds between two STATUS lines sent to systemd
 
