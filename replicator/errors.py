@@ -188,6 +188,7 @@ CATALOGUE: dict[int, str] = {
     50034: "an object number maps to two tables",
     50061: "redo: a change vector field is too short for its header, or a NULL column's field is not empty "
            "(OLR's check; file, block, offset given)",
+    50067: "filter condition: invalid condition (does not parse to one boolean)",
     50069: "flag 0x10000 (experimental XMLTYPE) without an XDB.XDB$TTSET row of flags 0",
     60002: "value cannot be decoded",
     60003: "LOB locator cannot be read (location number given); the column is left out",

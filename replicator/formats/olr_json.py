@@ -157,7 +157,10 @@ class OlrJsonFormat:
         if self._schema_obj:
             head += b',"obj":%d' % obj
         if plan is not None and self._schema_columns:
-            key = id(plan.table)
+            # Once per table for the process, by object number: OLR remembers the tables it
+            # described and, on the reference check's DDL (add/drop/rename column, truncate,
+            # partitions), never described a table again after its definition changed.
+            key = plan.table.obj
             if self._schema_repeat or key not in self._described:
                 self._described.add(key)
                 head += plan.schema_columns

@@ -8,18 +8,18 @@ events in either format. Value typing is in :mod:`replicator.formats.protobuf_va
 
 Header as in OpenLogReplicator: scn (``scns`` = 16 hex digits, no ``0x``, with `scn` 1) and
 the time in every message, the time under the `timestamp` code (0-3 ``tm`` in ns/us/ms/s,
-4-7 the same as text in ``tms``, 8-15 ISO-8601 text), xid by the `xid` code (3: LogMiner
-byte order like JSON, where OLR printed plain ``%016x``), ``db`` as the `db` option says.
+4-7 the same as text in ``tms``, 15 ISO-8601 text ``YYYY-MM-DDTHH:MM:SSZ``, 8-14 none, as in
+OLR), xid by the `xid` code (3: the packed usn.slot.sqn as 16 hex digits, as OLR's protobuf builder
+prints it, not JSON's LogMiner byte order), ``db`` as the `db` option says.
 
-Fixed OpenLogReplicator shortcomings: the schema lists every column (OLR overwrote one
-entry); RAW/BLOB/date/time/interval values are filled (OLR left them empty); unconstrained
-NUMBERs are not truncated; transaction ``attributes`` are filled under the `attributes`
-option; a DDL carries its whole text.
+As OLR's protobuf builder: begin and commit messages are always written and no redo offset
+(message bits 4, 8 and 0x10 are JSON-only), scn-type bit 1 gives rows and DDL (not begin) the
+commit SCN, timestamp-type bit 1 is not applied, no transaction ``attributes`` are sent. Deliberate differences (docs/formats.md §8): RAW/BLOB
+bytes are filled (OLR leaves them empty) and the schema lists every column (OLR overwrites a
+single entry).
 """
 
 from __future__ import annotations
-
-import struct
 
 from replicator.events import (
     OP_DELETE,
@@ -51,9 +51,9 @@ class ProtobufFormat:
         self.options = options
         self._full = bool(options.message & 1)
         self._add_num = bool(options.message & 2)
-        self._skip_begin = bool(options.message & 4)
-        self._skip_commit = bool(options.message & 8)
-        self._add_offset = bool(options.message & 0x10)
+        # OLR's protobuf builder ignores the JSON-only message bits (skip begin 4, skip commit 8,
+        # offset 0x10), timestamp-type bit 1 and `attributes`.
+        self._skip_begin = self._skip_commit = self._add_offset = False
         self._printable = printable_filter(options.flags)
         self._reducer = UpdateReducer(options.column, options.flags)
         self._plans: dict[int, PbTablePlan] = {}
@@ -67,9 +67,6 @@ class ProtobufFormat:
         """A PAYLOAD response with the header for the index just taken."""
         o = self.options
         response = pb.RedoResponse(code=pb.PAYLOAD, c_scn=self._lwn_scn, c_idx=self._lwn_idx)
-        if txn is not None:  # scn-type / timestamp-type bit 1: the commit values everywhere
-            scn = txn.commit_scn if o.scn_type & 1 else scn
-            time = txn.commit_time if o.timestamp_type & 1 else time
         if o.scn == 1:
             response.scns = f"{scn:016x}"
         else:
@@ -79,22 +76,21 @@ class ProtobufFormat:
             response.tm = time * _TM_SCALE[code]
         elif code < 8:
             response.tms = str(time * _TM_SCALE[code - 4])
-        else:
+        elif code == 15:
             response.tms = epoch_to_iso(time, True, True)
+        # Codes 8-14 set no time: OLR's protobuf builder has no encoding for them (yet).
         if txn is not None:
             x = txn.xid
             if o.xid == 2:
                 response.xidn = x
             elif o.xid == 1:
                 response.xid = f"{x >> 48}.{(x >> 32) & 0xFFFF}.{x & 0xFFFFFFFF}"
-            elif o.xid == 3:  # LogMiner byte order, as in JSON (OLR printed plain %016x here)
-                response.xid = struct.pack("<HHI", x >> 48, (x >> 32) & 0xFFFF, x & 0xFFFFFFFF).hex()
+            elif o.xid == 3:  # OLR's protobuf builder prints the packed value, not JSON's LogMiner order
+                response.xid = f"{x:016x}"
             else:
                 response.xid = f"0x{x >> 48:04x}.{(x >> 32) & 0xFFF:03x}.{x & 0xFFFFFFFF:08x}"
             if db:
                 response.db = txn.con_name or o.con_name
-            if attrs and txn.attributes:
-                response.attributes.update(txn.attributes)
         return response
 
     def _take(self, scn: int, time: int, txn: Transaction | None, db: bool, attrs: bool) -> pb.RedoResponse:
@@ -137,10 +133,12 @@ class ProtobufFormat:
                 if full is None:  # cannot happen: FULL mode rejects skipping the begin message
                     full = self._take(txn.begin_scn, change.time, txn, bool(o.db & 1), bool(o.attributes & 1))
                 target = full
-            elif isinstance(change, DdlChange):
-                target = self._take(change.scn, change.time, txn, bool(o.db & 2), bool(o.attributes & 2))
             else:
-                target = self._take(change.scn, change.time, txn, bool(o.db & 1), bool(o.attributes & 2))
+                # scn-type bit 1 gives a row or DDL the commit SCN (OLR's builder picks it before
+                # the format; begin keeps the begin SCN and no time is replaced).
+                scn = txn.commit_scn if o.scn_type & 1 else change.scn
+                db = bool(o.db & 2) if isinstance(change, DdlChange) else bool(o.db & 1)
+                target = self._take(scn, change.time, txn, db, False)
             element = target.payload.add()
             tag = self._ddl_element(element, change) if isinstance(change, DdlChange) else \
                 self._row_element(element, change, num)
@@ -188,7 +186,7 @@ class ProtobufFormat:
         if o.schema & 4:
             schema.obj = obj
         if plan is not None and o.schema & 1:
-            key = id(plan.table)
+            key = plan.table.obj  # once per table, as the JSON format (olr_json._schema)
             if o.schema & 2 or key not in self._described:
                 self._described.add(key)
                 schema.column.extend(plan.columns_schema())

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import MutableSequence
 
-from replicator.events import RowImage, Table
+from replicator.events import TYPE_BLOB, TYPE_CLOB, RowImage, Table
 from replicator.formats.base import FLAG_RAW_HEX, FormatOptions
 from replicator.formats.olr_columns import TablePlan, effective_type
 from replicator.formats.protobuf_values import COLUMN_TYPES, Setter, set_bytes, value_setter
@@ -43,10 +43,15 @@ class PbTablePlan:
         self._columns: list[_ColumnPlan] = []
         raw = self._raw = bool(options.flags & FLAG_RAW_HEX)
         for column, plan in zip(table.columns, self.json.columns):
-            setter = _set_raw if raw else value_setter(column, effective_type(column), table, options)
+            type_code = effective_type(column)
+            setter = _set_raw if raw else value_setter(column, type_code, table, options)
+            # With unknown-type 0, OLR's protobuf builder leaves a NULL CLOB/BLOB nameless even in
+            # the after image, where JSON prints it as null.
+            lob_null_hidden = options.unknown_type == 0 and type_code in (TYPE_CLOB, TYPE_BLOB)
             self._columns.append(_ColumnPlan(column.name, setter if plan.after is not None else None,
                                              setter if plan.before is not None else None,
-                                             plan.null_after is not None, plan.null_before is not None))
+                                             plan.null_after is not None and not lob_null_hidden,
+                                             plan.null_before is not None))
 
     def fill(self, target: MutableSequence[pb.Value], image: RowImage, after: bool) -> None:
         """Append a Value for every column of ``image``, in column order; NULL is a name alone.

@@ -1366,7 +1366,7 @@ cdef _Plan make_plan(object fmt, object parser, object table):
     plan.ncols = len(py_plan.columns)
     plan.schema = {}
     lobs = parser.lobs
-    plan.bail = bool(table.system or (table.tag_columns and not fmt._full)
+    plan.bail = bool(table.system or table.condition or (table.tag_columns and not fmt._full)
                      or (lobs.enabled and lobs.columns(table)))
     n = plan.ncols
     plan.keys = <uint8_t*> malloc(n + 1)

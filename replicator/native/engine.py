@@ -1,4 +1,5 @@
-"""Wiring of the native engine into a :class:`~replicator.runner.pipeline.Pipeline`.
+"""Wiring of the native engine into a :class:`~replicator.runner.pipeline.Pipeline` (batch) or
+the daemon's :class:`~replicator.runner.engine.Engine` (and RacEngine): the same hooks for both.
 
 The python engine's stages stay in place; the native engine installs hooks that take over
 the parts it implements and leave the rest (and anything unusual) to the python code.
@@ -16,7 +17,7 @@ _core.EventCommitter`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from replicator.formats.debezium import DebeziumFormat
 from replicator.formats.framework import EventFormat
@@ -30,22 +31,50 @@ last_committer: Any = None
 
 
 def attach(pipeline: Any) -> None:
-    """Install the native hooks a pipeline's format and options allow."""
-    global last_committer
-    fmt = pipeline.format
-    pipeline.native = last_committer = None
+    """Install the native hooks a runner's format and options allow.
+
+    ``pipeline`` is the batch :class:`~replicator.runner.pipeline.Pipeline` or the daemon's
+    :class:`~replicator.runner.engine.Engine` (RAC included): both have ``parser``, ``format``
+    and the callbacks :func:`attach_commit` needs; the daemon's also ``native_declines``.
+    """
+    pipeline.native = None
     attach_dispatch(pipeline.parser)
-    pipeline.native_loop = run_file
+    pipeline.native_loop = run_file  # the batch pipeline's; the daemon frames LWNs itself
+    pipeline.native = attach_commit(pipeline, pipeline.parser, pipeline.format,
+                                    getattr(pipeline, "native_declines", None))
+
+
+def attach_commit(target: Any, parser: Any, fmt: Any,
+                  declines: Callable[[Any, Any], bool] | None = None) -> Any:
+    """Install the native commit of ``fmt`` (when it has one) on ``parser``; the committer or None.
+
+    ``target`` takes the rendered messages: ``_on_native(txn, messages, rows)``,
+    ``_on_native_stream(txn) -> room`` and ``_on_native_part(messages, rows) -> room`` (the
+    batch :class:`~replicator.runner.pipeline.Pipeline` or the daemon's
+    :class:`~replicator.runner.engine.Engine`), and has the observers ``on_commit`` and
+    ``on_change`` (a commit is left to python while either is set). ``declines(txn, record)``,
+    when given, leaves a commit to python when it says so.
+    """
+    global last_committer
     committer = None
     if type(fmt) is OlrJsonFormat:
-        committer = core().JsonCommitter(fmt, pipeline)
+        committer = core().JsonCommitter(fmt, target)
     elif type(fmt) is DebeziumFormat:
-        committer = core().DebeziumCommitter(fmt, pipeline)
+        committer = core().DebeziumCommitter(fmt, target)
     elif isinstance(fmt, EventFormat) and hasattr(fmt, "on_native_row") and getattr(fmt, "native_rows", True):
-        committer = core().EventCommitter(fmt, pipeline)  # the typed row-image interface
-    if committer is not None:
-        pipeline.native = last_committer = committer
-        pipeline.parser.native_commit = committer.commit
+        committer = core().EventCommitter(fmt, target)  # the typed row-image interface
+    last_committer = committer
+    if committer is None:
+        return None
+    commit = committer.commit
+    if declines is None:
+        parser.native_commit = commit
+    else:
+        def guarded(parser: Any, txn: Any, record: Any) -> bool:
+            return not declines(txn, record) and commit(parser, txn, record)
+
+        parser.native_commit = guarded
+    return committer
 
 
 def attach_dispatch(parser: Any) -> None:

@@ -21,6 +21,7 @@ from replicator.redo.opcodes import session, undo
 from replicator.redo.records import Lwn, Record
 from replicator.redo.timeconv import redo_time_to_epoch
 from replicator.redo.vectors import ChangeVector, iter_vectors
+from replicator.schema.condition import CONDITION_OP, compile_condition
 from replicator.txn.buffer import Ddl, OpenTransaction, TransactionBuffer
 from replicator.txn.pool import MemoryPool
 from replicator.txn.rows import Pair, group_rows
@@ -437,6 +438,8 @@ class Parser:
         hide_user = schema and not show_system
         big_scn, limit, tables = self.header.big_scn, self._limit, self.opt.tables
         lobs = self.lobs if self.lobs.enabled else None
+        # filter `condition`s pick rows of user tables; flags 0x800 and schemaless print all rows.
+        conditions = not self.opt.flags & 0x802
 
         def pairs_until_ddl(stored: Iterator[Pair | Ddl], tail: list[Ddl]) -> Iterator[Pair]:
             for op in stored:
@@ -457,6 +460,9 @@ class Parser:
                     if not show_system:
                         continue
                 elif hide_user:
+                    continue
+                elif conditions and row.table is not None and row.table.condition and not compile_condition(
+                        row.table.condition)(CONDITION_OP[row.op], txn.attributes):
                     continue
                 elif lobs is not None and row.table is not None:
                     cols = lobs.columns(row.table)

@@ -31,6 +31,7 @@ after a DDL, so expected rows written earlier render with the definition of thei
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
@@ -328,6 +329,9 @@ class Catalog:
         self.next_obj = max(self.next_obj, spec.obj + 2 + len(spec.partitions))
         spec.data_obj = spec.data_obj or spec.obj
         ts = build_table_state(self.e, spec, self.next_block)
+        # OLR never reads COL$.LENGTH from redo (it looks for a column SIZE): the columns of a
+        # table created in redo have length 0 in its `schema` output (schema.tracking does so too).
+        ts.table.columns = [dataclasses.replace(c, length=0) for c in ts.table.columns]
         self.next_block += 0x1000
         self.e.tables.append(ts)
         for part in spec.partitions:
@@ -706,6 +710,11 @@ class Catalog:
             keys = set(new.spec.primary_key)
         cols = [make_column(c.name, ct, nullable=c.nullable, segcol=i + 1, key=c.name in keys,
                             charset_ids=self.e.charsets) for i, (c, ct) in enumerate(zip(new.spec.columns, ctypes))]
+        # Lengths as OLR holds them: a column keeps the one it had, a column added in redo has 0.
+        lengths = {c.name: c.length for c in ts.table.columns}
+        if rename is not None and rename[0] in lengths:
+            lengths[rename[1]] = lengths.pop(rename[0])
+        cols = [dataclasses.replace(c, length=lengths.get(c.name, 0)) for c in cols]
         new.table = copy.copy(ts.table)
         new.table.columns = cols
         new.table.key_columns = tuple(i for i, c in enumerate(cols) if c.key)

@@ -125,10 +125,7 @@ class Daemon:
         parser = Parser(parser_opts, lambda t: None, None, pool=self.pool)
         from replicator.native import resolve_engine
 
-        if resolve_engine(getattr(self, "engine_name", None)) == "native":
-            from replicator.native.engine import attach_dispatch
-
-            attach_dispatch(parser)  # stage 1 only: the daemon's commit path stays python
+        native = resolve_engine(getattr(self, "engine_name", None)) == "native"
         archive_dirs = [d for d in (cp.log_archive_dest, *self._fra_dirs(cp), *self.source.reader.redo_log) if d]
         self.redo_source = open_source(self.source.reader)
         if self.online_db is not None:
@@ -185,6 +182,10 @@ class Daemon:
                             skip_commit_scn=skip_scn, on_checkpoint=self._on_lwn_checkpoint,
                             on_file_end=self._on_file_end)
         engine_ref.append(engine)
+        if native:
+            from replicator.native.engine import attach
+
+            attach(engine)  # native record dispatch and commit (the python engine's fallbacks stay)
         self.engine, self.writer = engine, writer
         if self.metrics is not None:
             engine.tally = Tally(self.config.metrics.tag_names or "none")

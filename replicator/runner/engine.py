@@ -88,6 +88,11 @@ class EngineState:
 class Engine:
     """Runs reader, parser and writer until stopped or an error occurs."""
 
+    # The batch pipeline's observers, which the native committer checks: the daemon has none
+    # (its metrics tally is handled by native_declines).
+    on_commit: Any = None
+    on_change: Any = None
+
     def __init__(self, parser: Parser, fmt: Format, writer: Any, follower: RedoFollower, *,
                  restart_pos: Position = POSITION_ZERO, skip_commit_scn: int = 0,
                  on_checkpoint: Callable[[Checkpoint, Parser], None] | None = None,
@@ -107,6 +112,9 @@ class Engine:
         self._pending: list[Message] = []
         self._positions: list[Position] = []
         self.writer_lock = asyncio.Lock()  # the writer is not thread-safe: one call at a time
+        self.native: Any = None  # the native committer (replicator.native.engine.attach), if any
+        self._stream_txn: Transaction | None = None  # the native stream being handed over
+        self._stream_index = 0
         parser.on_transaction = self._on_transaction
         parser.on_checkpoint = self._on_checkpoint
 
@@ -131,8 +139,14 @@ class Engine:
             messages: Iterable[Message] = self.format.transaction(txn)
         else:
             messages = stream(txn)  # a huge transaction: hand it over in batches as it is built
-        for i, message in enumerate(messages):
-            pos = self._message_position(txn, i)
+        self._stamp(txn, messages, 0)
+
+    def _stamp(self, txn: Transaction, messages: Iterable[Message], index: int) -> int:
+        """Queue ``txn``'s ``messages`` (the first is its ``index``-th) with their stream positions,
+        dropping those at or below the restart position; the index after the last."""
+        for message in messages:
+            pos = self._message_position(txn, index)
+            index += 1
             if pos <= self.restart_pos:
                 self.state.skipped += 1
                 continue
@@ -140,6 +154,36 @@ class Engine:
             self._positions.append(pos)
             if len(self._pending) >= BATCH_MESSAGES:
                 self._handoff()
+        return index
+
+    # The native committer (replicator.native.engine.attach) renders a commit and hands its
+    # messages to the three callbacks below instead of calling _on_transaction.
+    def native_declines(self, txn: Any, record: Any) -> bool:
+        """Whether a commit must take the python path: skipped by SCN (python does not format
+        it at all) or counted by metrics (per-table counts come from python's changes)."""
+        return record.scn <= self.skip_commit_scn or self.tally is not None
+
+    def _on_native(self, txn: Transaction, messages: list[Message], rows: int) -> None:
+        """A transaction the native engine rendered: _on_transaction's list branch."""
+        self.state.transactions += 1
+        self.state.last_scn = txn.commit_scn
+        self._stamp(txn, messages, 0)
+
+    def _on_native_stream(self, txn: Transaction) -> int:
+        """A huge transaction the native engine renders in parts: _on_transaction's stream
+        branch. Returns how many messages it may render before the next hand-off."""
+        self.state.transactions += 1
+        self.state.last_scn = txn.commit_scn
+        self._stream_txn, self._stream_index = txn, 0
+        return BATCH_MESSAGES - len(self._pending)
+
+    def _on_native_part(self, messages: list[Message], rows: int) -> int:
+        """The next messages of the streamed native transaction; the room before the next
+        hand-off, so batches are cut where the python stream cuts them."""
+        txn = self._stream_txn
+        assert txn is not None, "a native stream part before its start"
+        self._stream_index = self._stamp(txn, messages, self._stream_index)
+        return BATCH_MESSAGES - len(self._pending)
 
     def _message_position(self, txn: Transaction, index: int) -> Position:
         """The stream position of a transaction's ``index``-th message (what restarts compare)."""

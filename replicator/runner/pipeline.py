@@ -153,7 +153,12 @@ class Pipeline:
 
     def _on_checkpoint(self, cp: Checkpoint, final: bool = False) -> None:
         if self.output_checkpoints:
-            self._pending.extend(self.format.checkpoint(cp))
+            messages = self.format.checkpoint(cp)
+            # The end of a batch run is not a soft stop in OLR: its parser leaves the last file
+            # after the end-of-file ("redo") checkpoint without an "at exit" one, so the final
+            # checkpoint (state and schema files) prints no message.
+            if not final:
+                self._pending.extend(messages)
         elif self._checkpoint_unsent is not None:
             self._checkpoint_unsent(cp)  # the position effect only: no message rendered to drop
         else:

@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from replicator.errors import ConfigError, DataError
 from replicator.events import Table
+from replicator.schema.condition import compile_condition
 from replicator.schema.dictionary import Dictionary
 
 log = logging.getLogger(__name__)
@@ -118,6 +119,8 @@ def build_table_map(dictionary: Dictionary, rules: Sequence[TableRule], separato
                                            ncharset=ncharset)
             _apply_key(table, rule.key, separator)
             _apply_tag(table, rule.tag, separator)
+            if rule.condition:
+                compile_condition(rule.condition)  # error 50067 now, as OLR builds the table
             table.condition = rule.condition or ""
             for key_obj in (obj, *(part for part, _ in dictionary.partitions(obj))):
                 if key_obj in table_map:

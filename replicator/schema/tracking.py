@@ -48,8 +48,6 @@ from replicator.values.rowid import rowid_text
 COLUMN_FIELDS: Final[dict[str, dict[str, str]]] = {
     "sys-ccol": {"CON#": "con", "INTCOL#": "int-col", "OBJ#": "obj", "SPARE1": "spare1"},
     "sys-cdef": {"CON#": "con", "OBJ#": "obj", "TYPE#": "type"},
-    # OLR looks for a column named SIZE, which COL$ does not have, so it never tracks
-    # LENGTH from redo; this mirror tracks it (a deliberate difference).
     "sys-col": {"OBJ#": "obj", "COL#": "col", "SEGCOL#": "seg-col", "INTCOL#": "int-col", "NAME": "name",
                 "TYPE#": "type", "LENGTH": "length", "PRECISION#": "precision", "SCALE": "scale",
                 "CHARSETFORM": "charset-form", "CHARSETID": "charset-id", "NULL$": "null",
@@ -84,6 +82,13 @@ DEPENDENT_ON_OBJ: Final = {"sys-ccol": "obj", "sys-cdef": "obj", "sys-col": "obj
 # (OLR drops a touched USER$ row of an owner outside the filter, SYS included, which would
 # lose the owner of its own dictionary tables; that is not reproduced.)
 DICTIONARY_OWNERS: Final = frozenset({"SYS", "XDB"})
+
+
+# Columns OLR does not take from redo. It looks for a COL$ column named SIZE, which does not
+# exist, so it never tracks LENGTH: a column created in redo has length 0 (in the `schema`
+# columns output and the checkpoint files), an altered one keeps its old length. Copied, so
+# both match OLR's.
+NOT_TRACKED: Final = frozenset({("sys-col", "LENGTH")})
 
 
 def default_row(key: str) -> Row:
@@ -122,7 +127,7 @@ def decode_fields(key: str, table: Table, image: Mapping[int, bytes | None],
             continue
         column = table.columns[col]
         name = fields.get(column.name)
-        if name is None:
+        if name is None or (key, column.name) in NOT_TRACKED:
             continue
         value = image.get(col)
         if not value:

@@ -132,23 +132,29 @@ class BatchApplier:
         metrics.fold_seconds = time.monotonic() - started - metrics.read_seconds
         logged = [change_rows(ev, name, f.changes, f.change_keys, plans[name].ddl) for name, f in folded.items()]
         log_rows = pa.concat_tables(logged) if logged else change_schema().empty_table()
-        if log_rows.num_rows and not lake.done(lake.changes_uri, app, batch_id):
-            lake.append_changes(log_rows, app, batch_id)
+        append_log = bool(log_rows.num_rows) and not lake.done(lake.changes_uri, app, batch_id)
         todo = [n for n, f in folded.items() if plans[n].rewrite or f.rows.num_rows]
 
         def commit(name: str) -> None:
             if plans[name].rewrite:
                 lake.overwrite(name, folded[name].rows, app, batch_id)
+            elif folded[name].new_keys:
+                lake.merge(name, folded[name].rows, app, batch_id, True)
             else:
                 lake.merge(name, folded[name].rows, app, batch_id)
 
         if self._crash_after:  # one by one, so the test hook lands between two tables' commits
+            if append_log:
+                lake.append_changes(log_rows, app, batch_id)
             for i, name in enumerate(todo):
                 commit(name)
                 self._committed(i + 1 < len(todo))
-        else:  # one commit per table, each atomic by itself: no order among them is needed
+        else:  # one commit per table (the change log too), each atomic by itself: no order among them is needed
             with ThreadPoolExecutor(max_workers=self.threads) as pool:
+                logging_done = pool.submit(lake.append_changes, log_rows, app, batch_id) if append_log else None
                 list(pool.map(commit, todo))
+                if logging_done is not None:
+                    logging_done.result()
 
         ready_scns = [s for s, k in zip(ev["commit_scn"], ev["kind"]) if k in ("dml", "ddl") and s is not None]
         times = [t for t in ev["commit_ts"] if t is not None] or [t for t in ev["k_ts"] if t is not None]

@@ -51,6 +51,10 @@ class DeltaLake:
     def __init__(self, lake: str, storage_options: dict[str, str] | None = None):
         self.root = lake_uri(lake)
         self.storage_options = storage_options or None
+        # Open tables by URI. The job is the lake's only writer and brings each handle up to
+        # date after its own commits, so a table's log is read in full once per process, not
+        # three times per table and batch (done, read, merge) from its last checkpoint on.
+        self._tables: dict[str, Any] = {}
 
     def table_uri(self, table: str) -> str:
         """URI of a current-state table."""
@@ -69,10 +73,26 @@ class DeltaLake:
     def open_table(self, uri: str) -> Any:
         """The Delta table at ``uri`` (delta-rs), or None when there is none yet."""
         from deltalake import DeltaTable
+        from deltalake.exceptions import TableNotFoundError
 
-        if not DeltaTable.is_deltatable(uri, storage_options=self.storage_options):
-            return None
-        return DeltaTable(uri, storage_options=self.storage_options)
+        dt = self._tables.get(uri)
+        if dt is None:
+            try:
+                dt = DeltaTable(uri, storage_options=self.storage_options)
+            except TableNotFoundError:
+                return None
+            self._tables[uri] = dt
+        return dt
+
+    def _written(self, uri: str) -> None:
+        """After a commit to ``uri``: read the new log entries into its open handle."""
+        dt = self._tables.get(uri)
+        if dt is not None:
+            dt.update_incremental()
+
+    def _target(self, uri: str) -> Any:
+        """What ``write_deltalake`` writes to: the open handle (updated by the write), else the URI."""
+        return self._tables.get(uri) or uri
 
     def done(self, uri: str, app: str, batch: int) -> bool:
         """True when ``uri`` already holds the commit of ``batch`` (application transaction)."""
@@ -105,8 +125,9 @@ class DeltaLake:
         pending = to_ipc(state.pending) if state.pending is not None and state.pending.num_rows else None
         row = pa.table({"batch": pa.array([state.batch], pa.int64()), "state": [state.to_json()],
                         "pending": pa.array([pending], pa.binary())})
-        write_deltalake(self.state_uri, row, mode="overwrite", commit_properties=self._txn(app, batch),
+        write_deltalake(self._target(self.state_uri), row, mode="overwrite", commit_properties=self._txn(app, batch),
                         storage_options=self.storage_options)
+        self._written(self.state_uri)
 
     def read_rows(self, table: str, keys: list[str] | None = None) -> Any:
         """The stored rows of a table (tombstones too) as a pyarrow Table, only those of ``keys`` when
@@ -122,33 +143,43 @@ class DeltaLake:
         # string, and pyarrow then cannot compare a pushed-down filter with the files' statistics.
         return rows if keys is None else rows.filter(pc.is_in(rows["_key"], pa.array(keys, pa.string())))
 
-    def merge(self, table: str, rows: Any, app: str, batch: int) -> None:
-        """MERGE ``rows`` on ``_key``: newer positions replace stored rows, new keys are inserted."""
-        from deltalake import DeltaTable, write_deltalake
+    def merge(self, table: str, rows: Any, app: str, batch: int, new_keys: bool = False) -> None:
+        """MERGE ``rows`` on ``_key``: newer positions replace stored rows, new keys are inserted.
+
+        ``new_keys``: the caller read the table for every key of ``rows`` and found none (not
+        even a tombstone), so the MERGE would only insert: the rows are appended instead, which
+        spares the join of the whole table against the batch.
+        """
+        from deltalake import write_deltalake
 
         uri = self.table_uri(table)
-        if not DeltaTable.is_deltatable(uri, storage_options=self.storage_options):
-            write_deltalake(uri, rows, mode="append", commit_properties=self._txn(app, batch),
-                            storage_options=self.storage_options)
-            return
-        dt = DeltaTable(uri, storage_options=self.storage_options)
-        (dt.merge(rows, "t._key = s._key", source_alias="s", target_alias="t", merge_schema=True,
-                  commit_properties=self._txn(app, batch))
-         .when_matched_update_all(predicate=POSITION_NEWER).when_not_matched_insert_all().execute())
+        dt = self.open_table(uri)
+        if dt is None or new_keys:
+            write_deltalake(dt or uri, rows, mode="append", schema_mode="merge" if dt is not None else None,
+                            commit_properties=self._txn(app, batch), storage_options=self.storage_options)
+        else:
+            (dt.merge(rows, "t._key = s._key", source_alias="s", target_alias="t", merge_schema=True,
+                      commit_properties=self._txn(app, batch))
+             .when_matched_update_all(predicate=POSITION_NEWER).when_not_matched_insert_all().execute())
+        self._written(uri)
 
     def overwrite(self, table: str, rows: Any, app: str, batch: int) -> None:
         """Replace a table's rows and schema (after a RENAME, DROP COLUMN or TRUNCATE)."""
         from deltalake import write_deltalake
 
-        write_deltalake(self.table_uri(table), rows, mode="overwrite", schema_mode="overwrite",
+        uri = self.table_uri(table)
+        write_deltalake(self._target(uri), rows, mode="overwrite", schema_mode="overwrite",
                         commit_properties=self._txn(app, batch), storage_options=self.storage_options)
+        self._written(uri)
 
     def append_changes(self, rows: Any, app: str, batch: int) -> None:
         """Append a batch's change-log rows."""
         from deltalake import write_deltalake
 
-        write_deltalake(self.changes_uri, rows, mode="append", partition_by=["table"], schema_mode="merge",
-                        commit_properties=self._txn(app, batch), storage_options=self.storage_options)
+        write_deltalake(self._target(self.changes_uri), rows, mode="append", partition_by=["table"],
+                        schema_mode="merge", commit_properties=self._txn(app, batch),
+                        storage_options=self.storage_options)
+        self._written(self.changes_uri)
 
     def applied_transactions(self, candidates: set[tuple[int, str | None]]) -> set[tuple[int, str | None]]:
         """The (commit SCN, xid) pairs of ``candidates`` the change log holds rows of."""
@@ -181,6 +212,11 @@ class SparkDeltaLake(DeltaLake):
         self.spark = spark
         spark.conf.set("spark.databricks.delta.schema.autoMerge.enabled", "true")  # ADD COLUMN
 
+    def open_table(self, uri: str) -> Any:
+        """The table as Spark's last write left it (Spark's commits do not update delta-rs handles)."""
+        self._tables.pop(uri, None)
+        return super().open_table(uri)
+
     def _df(self, rows: Any) -> Any:
         return self.spark.createDataFrame(rows)
 
@@ -188,8 +224,8 @@ class SparkDeltaLake(DeltaLake):
         self.spark.conf.set("spark.databricks.delta.write.txnAppId", app)
         self.spark.conf.set("spark.databricks.delta.write.txnVersion", str(batch))
 
-    def merge(self, table: str, rows: Any, app: str, batch: int) -> None:
-        """``MERGE INTO`` through delta-spark, idempotent by txnAppId/txnVersion."""
+    def merge(self, table: str, rows: Any, app: str, batch: int, new_keys: bool = False) -> None:
+        """``MERGE INTO`` through delta-spark, idempotent by txnAppId/txnVersion (always a MERGE)."""
         from delta.tables import DeltaTable
 
         uri = self.table_uri(table)

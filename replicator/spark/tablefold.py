@@ -215,6 +215,7 @@ class Folded:
     changes: list[int]  # indices of fresh changes (for the change log)
     change_keys: list[str | None]
     stale: int
+    new_keys: bool = False  # no key of ``rows`` is stored (read for all of them): an append is the MERGE
 
 
 def fold_table(ev: dict[str, Any], plan: TablePlan, stored: Any, timestamp_code: int,
@@ -360,7 +361,7 @@ def fold_table(ev: dict[str, Any], plan: TablePlan, stored: Any, timestamp_code:
         arrays.append(pa.array(meta[name], typ))
         fields.append(pa.field(name, typ))
     rows = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
-    return Folded(rows, fresh, fresh_keys, stale)
+    return Folded(rows, fresh, fresh_keys, stale, new_keys=not plan.rewrite and not stored_idx)
 
 
 def conform_stored(stored: Any, plan: TablePlan) -> Any:

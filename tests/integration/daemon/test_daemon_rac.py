@@ -8,6 +8,7 @@ expected output (commit order across threads), also after SIGKILLs that land mid
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import signal
@@ -135,8 +136,9 @@ def test_lagging_thread_holds_the_merge(tmp_path: Path) -> None:
         partial = output.read_bytes()
         assert 0 < len(partial) < len(expected)
         assert expected.startswith(partial), "a commit was emitted before an earlier one of the held thread"
-        for log in held:  # the lagging instance's logs arrive
-            shutil.copy(log.path, archive / log.path.name)
+        for log in held:  # the lagging instance's logs arrive, each whole (as ARCH renames its file)
+            shutil.copy(log.path, archive / f".{log.path.name}.part")
+            os.replace(archive / f".{log.path.name}.part", archive / log.path.name)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and output.stat().st_size < len(expected):
             time.sleep(0.05)
