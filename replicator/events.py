@@ -49,6 +49,21 @@ COL_PROPERTY_UNUSED: Final = 0x8000
 COL_PROPERTY_GUARD: Final = 1 << 39
 
 
+# The transaction attributes (5.19/5.20 session records) in the order of OLR's attribute enum,
+# which is the order its `attrs` prints them; filter conditions may name any of them.
+ATTRIBUTE_ORDER: Final = (
+    "version", "audit session id", "session number", "serial number", "current user name",
+    "login username", "client info", "os username", "machine name", "os terminal",
+    "os process id", "os program name", "transaction name", "client id", "ddl transaction",
+    "space management transaction", "recursive transaction", "logminer internal transaction",
+    "db open in migrate mode", "lsby ignore", "logminer no transaction chunking",
+    "logminer stealth transaction", "lsby preserve", "logminer marker transaction",
+    "transaction in pragma'ed plsql", "disabled logical replication transaction",
+    "datapump import transaction", "transaction audit CV flags undefined",
+    "federation pdb replay", "pdb ddl replay", "logminer skip transaction",
+    "seq$ update transaction",
+)
+
 @dataclass(slots=True)
 class Column:
     """One table column from the dictionary (SYS.COL$), in segment-column order."""

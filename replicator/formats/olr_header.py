@@ -14,24 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-from replicator.events import Transaction
+from replicator.events import ATTRIBUTE_ORDER, Transaction
 from replicator.formats.base import NO_SCN, FormatOptions
 from replicator.formats.escape import escape_str
 from replicator.values.timefmt import metadata_renderer
 
-# OLR prints transaction attributes in the order of its attribute enum.
-ATTRIBUTE_ORDER: Final = (
-    "version", "audit session id", "session number", "serial number", "current user name",
-    "login username", "client info", "os username", "machine name", "os terminal",
-    "os process id", "os program name", "transaction name", "client id", "ddl transaction",
-    "space management transaction", "recursive transaction", "logminer internal transaction",
-    "db open in migrate mode", "lsby ignore", "logminer no transaction chunking",
-    "logminer stealth transaction", "lsby preserve", "logminer marker transaction",
-    "transaction in pragma'ed plsql", "disabled logical replication transaction",
-    "datapump import transaction", "transaction audit CV flags undefined",
-    "federation pdb replay", "pdb ddl replay", "logminer skip transaction",
-    "seq$ update transaction",
-)
 _ATTRIBUTE_RANK: Final = {name: rank for rank, name in enumerate(ATTRIBUTE_ORDER)}
 
 

@@ -2989,17 +2989,8 @@ cdef class RecordDispatcher:
 
     def dispatch(self, parser, record):
         """Process ``record`` like Parser._dispatch; False when it must go to python untouched."""
-        cdef bytes data = record.data
         self._load(parser)
-        self._rec = record
-        self._cvs = None
-        self._d = <const uint8_t*> PyBytes_AS_STRING(data)
-        self._end = PyBytes_GET_SIZE(data)
-        self._m.scn = record.scn
-        self._m.block = record.block
-        self._m.offset = record.offset
-        self._m.time = record.time
-        self._m.header_size = record.header_size
+        self._enter(record)
         try:
             return self._run(parser)
         finally:
@@ -3025,7 +3016,8 @@ cdef class RecordDispatcher:
         finally:
             self.flush_counts(parser)
 
-    cdef bint _dispatch_located(self, object parser, object record) except -1:
+    cdef int _enter(self, object record) except -1:
+        """Point the dispatch at ``record``'s bytes and position (it keeps a reference)."""
         cdef bytes data = record.data
         self._rec = record
         self._cvs = None
@@ -3036,6 +3028,10 @@ cdef class RecordDispatcher:
         self._m.offset = record.offset
         self._m.time = record.time
         self._m.header_size = record.header_size
+        return 0
+
+    cdef bint _dispatch_located(self, object parser, object record) except -1:
+        self._enter(record)
         try:
             return self._run_located(parser)
         finally:

@@ -26,20 +26,10 @@ from functools import lru_cache
 from typing import Final
 
 from replicator.errors import InternalError
+from replicator.events import ATTRIBUTE_ORDER
 
 # Attribute names a condition may name (OLR's attribute list, as printed in `attrs`).
-ATTRIBUTE_NAMES: Final = frozenset({
-    "version", "audit session id", "session number", "serial number", "current user name",
-    "login username", "client info", "os username", "machine name", "os terminal",
-    "os process id", "os program name", "transaction name", "client id", "ddl transaction",
-    "space management transaction", "recursive transaction", "logminer internal transaction",
-    "db open in migrate mode", "lsby ignore", "logminer no transaction chunking",
-    "logminer stealth transaction", "lsby preserve", "logminer marker transaction",
-    "transaction in pragma'ed plsql", "disabled logical replication transaction",
-    "datapump import transaction", "transaction audit CV flags undefined",
-    "federation pdb replay", "pdb ddl replay", "logminer skip transaction",
-    "seq$ update transaction",
-})
+ATTRIBUTE_NAMES: Final = frozenset(ATTRIBUTE_ORDER)
 
 Attributes = Mapping[str, str]
 Condition = Callable[[str, Attributes], bool]
