@@ -11,6 +11,7 @@ import orjson
 from replicator.config.writer import NetworkWriterConfig, ZeroMQWriterConfig
 from replicator.errors import RuntimeFailure
 from replicator.events import Message
+from replicator.proto import olr_pb2 as pb
 from replicator.tools.stream_client import StreamClient
 from replicator.writers.network import NetworkWriter
 from replicator.writers.stream_writer import StreamWriter
@@ -104,6 +105,11 @@ def started_client(kind: str, writer: StreamWriter, mode: str = "now", position:
         try:
             stream = client(kind, writer, timeout=1.0)  # short: a turned-away ZeroMQ client just hears nothing
             reply = stream.start(mode, position)
+            if reply.code == pb.READY and time.monotonic() < end:
+                # START/CONTINUE is never answered READY: this is the answer to INFO that ZeroMQ's
+                # PAIR socket queued for a peer that timed out and went; start again.
+                stream.close()
+                continue
             stream.timeout = 5.0
             return stream, reply
         except RuntimeFailure:  # turned away, or (on a loaded machine) the connect itself timed out
