@@ -183,6 +183,19 @@ def _skip_take(cv: ChangeVector, j: int) -> int:
     return j + 1
 
 
+def _walk_values(lengths: list[int], n: int, k: int) -> int:
+    """The field after ``k`` non-empty value fields from field 5, skipping empty fillers
+    between them (-1 when they run past the vector): the slow path of the URP undo checks."""
+    j = 5
+    for _ in range(k):
+        while j < n and lengths[j] == 0:
+            j += 1
+        if j >= n:
+            return -1
+        j += 1
+    return j
+
+
 def _undo_row(cv: ChangeVector) -> None:
     """The row operation undone by a 5.1 (opc 11.1): field 4 onwards (OLR opc0B01)."""
     lengths = cv.lengths
@@ -199,14 +212,10 @@ def _undo_row(cv: ChangeVector) -> None:
         # One non-empty field per non-NULL column; empty fields between them are fillers.
         k = cc - nulls.bit_count()
         j = 5 + k
-        if j > n or 0 in lengths[5:j]:  # rare: walk field by field
-            j = 5
-            for _ in range(k):
-                while j < n and lengths[j] == 0:
-                    j += 1
-                if j >= n:
-                    return
-                j += 1
+        if j > n or 0 in lengths[5:j]:  # rare: empty fillers between the values
+            j = _walk_values(lengths, n, k)
+            if j < 0:
+                return
         if op_byte & _ROWDEPS:
             j = _skip_take(cv, j)
         _supplemental(cv, j)
@@ -299,14 +308,10 @@ def _check_0501(cv: ChangeVector, compat: int, merged: bool = False) -> None:
     nulls = data[o + 26] if nbytes == 1 else int.from_bytes(data[o + 26 : o + 26 + nbytes], "little")
     k = cc - (nulls & ((1 << cc) - 1)).bit_count()
     j = 5 + k
-    if j > n or 0 in lengths[5:j]:  # rare: empty fillers between the values, walk field by field
-        j = 5
-        for _ in range(k):
-            while j < n and lengths[j] == 0:
-                j += 1
-            if j >= n:
-                return
-            j += 1
+    if j > n or 0 in lengths[5:j]:  # rare: empty fillers between the values
+        j = _walk_values(lengths, n, k)
+        if j < 0:
+            return
     if op_byte & _ROWDEPS:
         j = _skip_take(cv, j)
     while j < n and lengths[j] == 0:
