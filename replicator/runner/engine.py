@@ -227,37 +227,12 @@ class Engine:
         lwns: queue.Queue = queue.Queue(QUEUE_LWNS)
         parser_dead = threading.Event()
 
-        def put(item: object) -> None:
-            while not parser_dead.is_set():
-                try:
-                    lwns.put(item, timeout=0.1)
-                    return
-                except queue.Full:
-                    continue
-
-        def produce() -> None:
-            try:
-                for item in self.follower.follow(seq, offset):
-                    put(item)
-                    if parser_dead.is_set():
-                        return
-            except BaseException as e:  # reported to the daemon, which stops with the error code
-                self.state.errors.append(e)
-            finally:
-                put(None)
-
-        def parse() -> None:
-            try:
-                self._parse(lwns)
-            except BaseException as e:
-                self.state.errors.append(e)
-                stop.set()
-                parser_dead.set()
-
-        reader = self._loop.run_in_executor(None, produce)
+        reader = self._loop.run_in_executor(None, feed, lambda: self.follower.follow(seq, offset), lwns,
+                                            parser_dead, self.state.errors, None)
         writer = asyncio.create_task(self._write(self._batches))
         try:
-            await self._loop.run_in_executor(None, parse)
+            await self._loop.run_in_executor(None, run_parser, lambda: self._parse(lwns), self.state.errors, stop,
+                                             parser_dead)
         finally:
             await self._batches.put(None)
             await writer
@@ -311,6 +286,44 @@ class Engine:
                 # Registered under the lock, so a checkpoint never sees a batch half-handed-over.
                 self.confirmations.sent(batch, positions)
                 await asyncio.to_thread(self.writer.write, batch)
+
+
+def feed(items: Callable[[], Iterable[object]], q: queue.Queue, parser_dead: threading.Event,
+         errors: list[BaseException], stop: threading.Event | None) -> None:
+    """A reader thread: put every item of ``items()`` into ``q``, then None, for as long as the
+    parser thread lives. An error is reported in ``errors`` (the daemon stops with its code) and
+    sets ``stop`` when given."""
+
+    def put(item: object) -> None:
+        while not parser_dead.is_set():
+            try:
+                q.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+    try:
+        for item in items():
+            put(item)
+            if parser_dead.is_set():
+                return
+    except BaseException as e:
+        errors.append(e)
+        if stop is not None:
+            stop.set()
+    finally:
+        put(None)
+
+
+def run_parser(work: Callable[[], None], errors: list[BaseException], stop: threading.Event,
+               parser_dead: threading.Event) -> None:
+    """The parser thread: run ``work``; an error is reported in ``errors`` and stops the readers."""
+    try:
+        work()
+    except BaseException as e:
+        errors.append(e)
+        stop.set()
+        parser_dead.set()
 
 
 def _tallied(changes: Iterable[Change], tally: Tally) -> Iterator[Change]:

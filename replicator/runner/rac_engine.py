@@ -36,7 +36,7 @@ from replicator.redo.merge import restart_position
 from replicator.redo.online import RedoFollower
 from replicator.redo.records import Lwn
 from replicator.runner.checkpoint import Position
-from replicator.runner.engine import Engine
+from replicator.runner.engine import Engine, feed, run_parser
 
 QUEUE_LWNS = 64
 
@@ -96,40 +96,13 @@ class RacEngine(Engine):
         for t in self.followers:
             self.threads[t] = _Thread(t, queue.Queue(QUEUE_LWNS))
 
-        def produce(t: int) -> None:
-            q = self.threads[t].queue
-
-            def put(item: object) -> None:
-                while not parser_dead.is_set():
-                    try:
-                        q.put(item, timeout=0.1)
-                        return
-                    except queue.Full:
-                        continue
-            try:
-                seq, offset = starts[t]
-                for item in self.followers[t].follow(seq, offset):
-                    put(item)
-                    if parser_dead.is_set():
-                        return
-            except BaseException as e:
-                self.state.errors.append(e)
-                stop.set()
-            finally:
-                put(None)
-
-        def parse() -> None:
-            try:
-                self._merge(stop)
-            except BaseException as e:
-                self.state.errors.append(e)
-                stop.set()
-                parser_dead.set()
-
-        readers = [self._loop.run_in_executor(None, produce, t) for t in self.followers]
+        readers = [self._loop.run_in_executor(None, feed, lambda t=t: self.followers[t].follow(*starts[t]),
+                                              self.threads[t].queue, parser_dead, self.state.errors, stop)
+                   for t in self.followers]
         writer = asyncio.create_task(self._write(self._batches))
         try:
-            await self._loop.run_in_executor(None, parse)
+            await self._loop.run_in_executor(None, run_parser, lambda: self._merge(stop), self.state.errors, stop,
+                                             parser_dead)
         finally:
             parser_dead.set()
             await self._batches.put(None)
