@@ -9,6 +9,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from replicator.runner.batch import build_job, run_job
 from replicator.events import Message
 
@@ -117,3 +119,34 @@ def config_of(result: Any, fmt: dict[str, Any] | None = None, flags: int | None 
     if flags is not None:
         source["flags"] = flags
     return cfg
+
+
+ROOT = Path(__file__).resolve().parents[3]
+SHARED = ROOT.parent / "shared"
+
+
+def shared_fixture(name: str) -> Path:
+    """A real redo fixture of ../shared (the test skips, saying so, when it is absent)."""
+    path = SHARED / "fixtures" / "redo" / name
+    if not path.is_dir():
+        pytest.skip(f"shared test data not found: {path} (place the shared/ folder beside the repository)")
+    return path
+
+
+def free23_config(work: Path) -> dict[str, Any]:
+    """The batch config of the real Oracle 23 fixture, output under ``work``."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from fixture_configs import free23_batch_config
+
+    return free23_batch_config(shared_fixture("free23-basic"), work)
+
+
+def random_workload(rng: Any, seed: int, oltp_bytes: int) -> Any:
+    """An odd seed's ``mixed`` or an even seed's ``oltp`` workload, on a version ``rng`` picks."""
+    from replicator.redogen import workloads
+
+    if seed % 2:
+        return workloads.mixed(seed=seed, events=40, version=rng.choice(("19", "23", "12.1")))
+    return workloads.oltp(seed=seed, target_bytes=oltp_bytes, version=rng.choice(("19", "23", "11.2")))

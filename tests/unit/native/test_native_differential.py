@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from native_diff import assert_same, config_of
+from native_diff import assert_same, config_of, free23_config, random_workload, shared_fixture
 
 from replicator.native import engine
 
@@ -23,7 +23,6 @@ from replicator.redogen.demo import demo_scenario
 
 ROOT = Path(__file__).resolve().parents[3]
 SCENARIOS = sorted((ROOT / "tests" / "scenarios" / "reference").glob("*.yaml"))
-SHARED = ROOT.parent / "shared"
 
 
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
@@ -73,10 +72,7 @@ def random_format(rng: random.Random) -> dict[str, int | str]:
 @pytest.mark.parametrize("seed", range(10))
 def test_random_workloads_and_formats(seed: int, tmp_path: Path) -> None:
     rng = random.Random(seed)
-    if seed % 2:
-        sc = workloads.mixed(seed=seed, events=40, version=rng.choice(("19", "23", "12.1")))
-    else:
-        sc = workloads.oltp(seed=seed, target_bytes=512 << 10, version=rng.choice(("19", "23", "11.2")))
+    sc = random_workload(rng, seed, 512 << 10)
     result = generate(sc, tmp_path / "gen", with_expected=False)
     fmt = random_format(rng)
     flags = rng.choice((None, 0, 0x40, 0x1000, 0x40000, 0x8000, 0x300, 0x20))
@@ -84,25 +80,13 @@ def test_random_workloads_and_formats(seed: int, tmp_path: Path) -> None:
     assert py["error"] is not None or py["messages"]
 
 
-def _fixture(name: str) -> Path:
-    path = SHARED / "fixtures" / "redo" / name
-    if not path.is_dir():
-        pytest.skip(f"shared test data not found: {path} (place the shared/ folder beside the repository)")
-    return path
-
-
 def test_real_free23(tmp_path: Path) -> None:
-    import sys
-
-    sys.path.insert(0, str(ROOT / "tests"))
-    from fixture_configs import free23_batch_config
-
-    cfg = free23_batch_config(_fixture("free23-basic"), tmp_path)
+    cfg = free23_config(tmp_path)
     assert assert_same(cfg, tmp_path)["messages"]
 
 
 def test_real_ora19_schemaless(tmp_path: Path) -> None:
-    fixture = _fixture("ora19-lob")
+    fixture = shared_fixture("ora19-lob")
     state = tmp_path / "state"
     state.mkdir()
     cfg = {

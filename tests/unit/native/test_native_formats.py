@@ -14,7 +14,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from native_diff import assert_same, config_of
+from native_diff import assert_same, config_of, free23_config, random_workload, shared_fixture
 
 from replicator.formats import framework
 from replicator.native import engine
@@ -22,7 +22,6 @@ from replicator.redogen import Scenario, generate, workloads
 
 ROOT = Path(__file__).resolve().parents[3]
 SCENARIOS = sorted((ROOT / "tests" / "scenarios" / "reference").glob("*.yaml"))
-SHARED = ROOT.parent / "shared"
 DEBEZIUM = ("debezium-envelope", "debezium-flatten", "debezium-smt")
 
 
@@ -84,38 +83,23 @@ def random_debezium(rng: random.Random) -> dict[str, int | str]:
 @pytest.mark.parametrize("seed", range(12))
 def test_debezium_random(seed: int, tmp_path: Path) -> None:
     rng = random.Random(1000 + seed)
-    if seed % 2:
-        sc = workloads.mixed(seed=seed, events=40, version=rng.choice(("19", "23", "12.1")))
-    else:
-        sc = workloads.oltp(seed=seed, target_bytes=384 << 10, version=rng.choice(("19", "23", "11.2")))
+    sc = random_workload(rng, seed, 384 << 10)
     result = generate(sc, tmp_path / "gen", with_expected=False)
     flags = rng.choice((None, 0, 0x40, 0x1000, 0x8000, 0x300, 0x20, 0x40000))
     py = assert_same(config_of(result, random_debezium(rng), flags), tmp_path)
     assert py["error"] is not None or py["messages"]
 
 
-def _fixture(name: str) -> Path:
-    path = SHARED / "fixtures" / "redo" / name
-    if not path.is_dir():
-        pytest.skip(f"shared test data not found: {path} (place the shared/ folder beside the repository)")
-    return path
-
-
 @pytest.mark.parametrize("mode", DEBEZIUM)
 def test_debezium_real_free23(mode: str, tmp_path: Path) -> None:
-    import sys
-
-    sys.path.insert(0, str(ROOT / "tests"))
-    from fixture_configs import free23_batch_config
-
-    cfg = free23_batch_config(_fixture("free23-basic"), tmp_path)
+    cfg = free23_config(tmp_path)
     cfg["source"][0]["format"] = {"type": mode}
     assert assert_same(cfg, tmp_path)["messages"]
 
 
 @pytest.mark.parametrize("mode", DEBEZIUM)
 def test_debezium_real_ora19(mode: str, tmp_path: Path) -> None:
-    fixture = _fixture("ora19-lob")
+    fixture = shared_fixture("ora19-lob")
     state = tmp_path / "state"
     state.mkdir()
     cfg = {
@@ -172,10 +156,7 @@ def test_row_image_formats_workloads(fmt: str, name: str, tmp_path: Path) -> Non
 @pytest.mark.parametrize("seed", range(8))
 def test_row_image_formats_random(seed: int, tmp_path: Path) -> None:
     rng = random.Random(3000 + seed)
-    if seed % 2:
-        sc = workloads.mixed(seed=seed, events=40, version=rng.choice(("19", "23", "12.1")))
-    else:
-        sc = workloads.oltp(seed=seed, target_bytes=384 << 10, version=rng.choice(("19", "23", "11.2")))
+    sc = random_workload(rng, seed, 384 << 10)
     result = generate(sc, tmp_path / "gen", with_expected=False)
     fmt: dict[str, int | str] = {"type": ROW_IMAGE_FORMATS[seed % len(ROW_IMAGE_FORMATS)]}
     for key, values in {"message": (0, 4, 8), "unknown": (0, 1), "unknown-type": (0, 1)}.items():
@@ -195,12 +176,7 @@ def test_row_image_formats_reference_scenarios(path: Path, tmp_path: Path) -> No
 
 @pytest.mark.parametrize("fmt", ROW_IMAGE_FORMATS)
 def test_row_image_formats_real(fmt: str, tmp_path: Path) -> None:
-    import sys
-
-    sys.path.insert(0, str(ROOT / "tests"))
-    from fixture_configs import free23_batch_config
-
-    cfg = free23_batch_config(_fixture("free23-basic"), tmp_path)
+    cfg = free23_config(tmp_path)
     cfg["source"][0]["format"] = {"type": fmt}
     assert assert_same(cfg, tmp_path)["messages"]
 
@@ -263,12 +239,7 @@ def test_olr_json_full_reference_scenarios(path: Path, tmp_path: Path) -> None:
 
 
 def test_olr_json_full_real_free23(tmp_path: Path) -> None:
-    import sys
-
-    sys.path.insert(0, str(ROOT / "tests"))
-    from fixture_configs import free23_batch_config
-
-    cfg = free23_batch_config(_fixture("free23-basic"), tmp_path)
+    cfg = free23_config(tmp_path)
     cfg["source"][0]["format"] = dict(cfg["source"][0].get("format", {"type": "json"}), message=1)
     assert assert_same(cfg, tmp_path)["messages"]
 
