@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from daemon_proc import Daemon, wait_for
 from fixture_configs import fast_offline_config, write_config
 
 from replicator.redogen import workloads
@@ -42,19 +43,16 @@ def _generate(tmp_path: Path, threads: int, seed: int, mb: int):
 
 
 def _finish(cfg: Path, output: Path, expected: bytes) -> str:
-    proc = _start(cfg)
+    """Run the daemon until its output has the expected size (and 0.3 s more, so anything
+    written beyond it shows), then SIGTERM it once it is READY; returns its stderr."""
+    daemon = Daemon(cfg, cfg.parent)
     try:
-        time.sleep(2.0)  # let it install its signal handlers before it may be asked to stop
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if output.exists() and output.stat().st_size >= len(expected):
-                time.sleep(0.3)
-                break
-            time.sleep(0.05)
+        daemon.wait_ready()
+        if wait_for(lambda: output.exists() and output.stat().st_size >= len(expected), 120):
+            time.sleep(0.3)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, err[-2000:]
+        code, err = daemon.stop()
+    assert code == 0, err[-2000:]
     return err
 
 
