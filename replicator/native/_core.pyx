@@ -1688,6 +1688,7 @@ cdef class JsonCommitter:
     cdef public long long python_transactions
     cdef bint unknown_tables  # rows of tables the dictionary lacks are printed (printable_filter)
     cdef public bint runs     # hand a transaction's messages over as one MessageRun (else a list)
+    cdef public object tally  # the daemon's metrics Tally: output rows counted here (_tally.pxi)
 
     def __init__(self, fmt, pipeline):
         from replicator.formats.base import FLAG_SCHEMALESS, FLAG_SYSTEM_TXN
@@ -1792,6 +1793,9 @@ cdef class JsonCommitter:
                 return False
             self.native_transactions += 1
             self._emit(&w, parser, txn, record)
+            if self.tally is not None and w.nrows:
+                tally_rows(self.tally, &w, self._tables)
+                tally_commit(self.tally)
             return True
         finally:
             self._views = None
@@ -1828,6 +1832,8 @@ cdef class JsonCommitter:
                 gc.enable()
         self._close(o)
         self._hand_over(o)
+        if self.tally is not None:
+            tally_commit(self.tally)
         return True
 
     cdef bint _walk(self, object parser, object txn, _Out o) except -1:
@@ -1863,6 +1869,8 @@ cdef class JsonCommitter:
                     self._tables = table_list
                     parser.stats.rows += w.nrows
                     self._rows(&w, o, parser)
+                    if self.tally is not None:
+                        tally_rows(self.tally, &w, table_list)
                 carry_group(&w, &g)
                 if g.len == 0:
                     del held[:]
@@ -3714,3 +3722,4 @@ VALUE_KINDS = ("number", "ts", "tstz", "iym", "ids", "str", "hex", "bfloat", "bd
 # ============================================================================= other formats
 include "_debezium.pxi"
 include "_rows.pxi"
+include "_tally.pxi"

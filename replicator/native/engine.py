@@ -66,6 +66,7 @@ def attach_commit(target: Any, parser: Any, fmt: Any,
     last_committer = committer
     if committer is None:
         return None
+    committer.tally = getattr(target, "tally", None)  # the daemon's metrics counters (set before attach)
     commit = committer.commit
     if declines is None:
         parser.native_commit = commit

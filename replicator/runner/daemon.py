@@ -182,13 +182,13 @@ class Daemon:
                             skip_commit_scn=skip_scn, on_checkpoint=self._on_lwn_checkpoint,
                             on_file_end=self._on_file_end)
         engine_ref.append(engine)
+        if self.metrics is not None:  # before attach: the native committer counts into it too
+            engine.tally = Tally(self.config.metrics.tag_names or "none")
         if native:
             from replicator.native.engine import attach
 
             attach(engine)  # native record dispatch and commit (the python engine's fallbacks stay)
         self.engine, self.writer = engine, writer
-        if self.metrics is not None:
-            engine.tally = Tally(self.config.metrics.tag_names or "none")
         if confirmed is not None and confirmed.output is not None and hasattr(writer, "resume_at"):
             writer.resume_at = confirmed.output  # cut the output back to what the checkpoint covers
         elif start_output is not None and hasattr(writer, "resume_at"):

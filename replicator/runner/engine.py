@@ -160,8 +160,9 @@ class Engine:
     # messages to the three callbacks below instead of calling _on_transaction.
     def native_declines(self, txn: Any, record: Any) -> bool:
         """Whether a commit must take the python path: skipped by SCN (python does not format
-        it at all) or counted by metrics (per-table counts come from python's changes)."""
-        return record.scn <= self.skip_commit_scn or self.tally is not None
+        it at all). With metrics on, the native committer counts its rows into :attr:`tally`
+        itself (``_tally.pxi``), as :meth:`_on_transaction` counts python's changes."""
+        return record.scn <= self.skip_commit_scn
 
     def _on_native(self, txn: Transaction, messages: list[Message], rows: int) -> None:
         """A transaction the native engine rendered: _on_transaction's list branch."""

@@ -120,3 +120,65 @@ def test_sigkill_inside_a_native_stream(tmp_path: Path, monkeypatch: pytest.Monk
     run_to_end(path, size, len(expected))
     assert_all_mid_stream(kills)
     assert output.read_bytes() == expected, "output after the crashes differs from the uninterrupted run"
+
+
+# Counters and gauges a finished run determines (no clocks, no memory): equal between engines.
+_DETERMINED = ("dml_ops_total", "ddl_ops_total", "bytes_parsed_total", "bytes_read_total", "checkpoints_total",
+               "log_switches_total", "messages_sent_total", "messages_confirmed_total", "bytes_sent_total",
+               "replicator_writer_messages_total", "replicator_scn ", "replicator_redo_sequence ")
+
+
+def _final_metrics(result: GenerationResult, cfg: dict[str, Any], engine: str, work: Path) -> dict[str, str]:
+    """Run the daemon with metrics on until its output is complete and the determined metrics
+    stop changing over two publishes; those metric lines, by name and labels."""
+    import urllib.request
+
+    from daemon_proc import Daemon, wait_for
+    from kafka_broker import free_port
+
+    state = work / "state"
+    shutil.copytree(result.checkpoint.parent, state)
+    cfg = json.loads(json.dumps(cfg))
+    cfg["state"]["path"] = str(state)
+    output = work / "output.json"
+    cfg["target"][0]["writer"]["output"] = str(output)
+    port = free_port()
+    cfg["metrics"] = {"type": "prometheus", "bind": f"127.0.0.1:{port}", "tag-names": "all"}
+    path = work / "daemon.json"
+    path.write_text(json.dumps(cfg))
+    expected = result.expected.read_bytes()
+    daemon = Daemon(path, work, env={"REPLICATOR_ENGINE": engine})
+    seen: list[dict[str, str]] = [{}]
+
+    def settled() -> bool:
+        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+        lines = dict(line.rsplit(" ", 1) for line in text.splitlines()
+                     if line.startswith(_DETERMINED) and not line.startswith("#"))
+        same, seen[0] = lines == seen[0], lines
+        return same and output.exists() and output.stat().st_size >= len(expected)
+
+    try:
+        daemon.wait_ready()
+        assert wait_for(lambda: output.exists() and output.stat().st_size >= len(expected), 120), daemon.log()[-2000:]
+        assert wait_for(settled, 60, poll=1.2), "the metrics did not settle"
+        code, err = daemon.stop()
+    finally:
+        daemon.close()
+    assert code == 0, err[-2000:]
+    assert output.read_bytes() == expected
+    return seen[0]
+
+
+def test_metrics_native_equal_python(tmp_path: Path) -> None:
+    """With metrics on (tag-names all) the native commit counts its rows itself (it no longer
+    leaves the commit to python): the published counters equal the python engine's."""
+    sc = workloads.oltp(seed=16, target_bytes=1 << 20)
+    sc.log_blocks = 1024
+    result = generate(sc, tmp_path / "gen")
+    cfg = result.offline_config()
+    got = {}
+    for engine in ("python", "native"):
+        (tmp_path / engine).mkdir()
+        got[engine] = _final_metrics(result, cfg, engine, tmp_path / engine)
+    assert any(k.startswith("dml_ops_total") and 'owner="' in k and float(v) > 0 for k, v in got["python"].items())
+    assert got["native"] == got["python"]
