@@ -3723,3 +3723,4 @@ VALUE_KINDS = ("number", "ts", "tstz", "iym", "ids", "str", "hex", "bfloat", "bd
 include "_debezium.pxi"
 include "_rows.pxi"
 include "_tally.pxi"
+include "_daemon_loop.pxi"

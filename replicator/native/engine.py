@@ -39,7 +39,9 @@ def attach(pipeline: Any) -> None:
     """
     pipeline.native = None
     attach_dispatch(pipeline.parser)
-    pipeline.native_loop = run_file  # the batch pipeline's; the daemon frames LWNs itself
+    pipeline.native_loop = run_file  # the batch pipeline's
+    if hasattr(pipeline, "block_loop"):  # the daemon's single-thread engine (RAC merges framed LWNs)
+        pipeline.block_loop = core().BlockLoop
     pipeline.native = attach_commit(pipeline, pipeline.parser, pipeline.format,
                                     getattr(pipeline, "native_declines", None))
 

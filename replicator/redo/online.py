@@ -15,13 +15,13 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field, replace
-from typing import Iterator
+from typing import Any, Iterator
 
 from replicator import log
 from replicator.errors import RedoLogError, RuntimeFailure
 from replicator.redo.blocks import BlockStatus, check_blocks, payload_of
 from replicator.redo.header import SCN_NONE, RedoHeader, parse_headers
-from replicator.redo.reader import archive_format_regex, file_thread, read_lwns, sequence_from_name
+from replicator.redo.reader import archive_format_regex, file_thread, read_chunks, read_lwns, sequence_from_name
 from replicator.redo.records import Lwn, RecordFramer
 from replicator.redo.source import LOCAL, RedoSource
 
@@ -117,8 +117,27 @@ class FollowSettings:
     archived_only: bool = False  # source flag 0x1
 
 
+@dataclass(slots=True)
+class Blocks:
+    """Whole blocks of a redo log as read, for the native record loop to check and frame
+    (:meth:`RedoFollower.follow` with ``raw``)."""
+
+    path: str
+    data: bytes
+    first_block: int
+    count: int
+
+
 class RedoFollower:
-    """Yields (header, LWN) for consecutive sequences, forever or until stopped."""
+    """Yields (header, LWN) for consecutive sequences, forever or until stopped.
+
+    With ``raw`` it yields (header, :class:`Blocks`) instead: the same blocks the LWNs would
+    be framed from, in order, for the native record loop (replicator.native, BlockLoop),
+    which checks, frames and analyses them itself. An online log's blocks are handed over
+    once they passed the block checks here (the end of what was written is found by them);
+    when its group is reused before it was read to the end, the archived copy continues
+    at the next block not handed over, so the loop's framing simply goes on.
+    """
 
     def __init__(self, locator: LogLocator, settings: FollowSettings, stop: threading.Event):
         self.locator = locator
@@ -127,15 +146,15 @@ class RedoFollower:
         self.source = locator.source
         self._headers: dict[int, RedoHeader] = {}  # the last header read of each sequence
 
-    def follow(self, seq: int, offset: int = 0) -> Iterator[tuple[RedoHeader, Lwn | None]]:
+    def follow(self, seq: int, offset: int = 0, raw: bool = False) -> Iterator[tuple[RedoHeader, Lwn | Blocks | None]]:
         """From ``seq`` at byte ``offset`` (an LWN start; 0 = the first LWN) onwards.
 
-        ``(header, None)`` marks a file read to its end.
+        ``(header, None)`` marks a file read to its end. ``raw``: blocks, not LWNs (see the class).
         """
         block = 0
         while not self.stop.is_set():
             header = None
-            for header, lwn in self._sequence(seq, block, offset):
+            for header, lwn in self._sequence(seq, block, offset, raw):
                 yield header, lwn
             if self.stop.is_set():
                 return
@@ -147,7 +166,7 @@ class RedoFollower:
     def _wait(self, seconds: float) -> None:
         self.stop.wait(seconds)
 
-    def _sequence(self, seq: int, block: int, offset: int) -> Iterator[tuple[RedoHeader, Lwn]]:
+    def _sequence(self, seq: int, block: int, offset: int, raw: bool = False) -> Iterator[tuple[RedoHeader, Any]]:
         tries = 0
         while not self.stop.is_set():
             path = self.locator.archived(seq)
@@ -156,8 +175,12 @@ class RedoFollower:
                 block = max(2, offset // first.block_size) if first is not None else 2
             if path is not None:
                 headers: list[RedoHeader] = []
-                for lwn in read_lwns(path, self.settings.verify_checksum, header_out=headers, start_block=block,
-                                     source=self.source):
+                if raw:  # read_lwns' reading and checks of the file; the blocks are the loop's to check
+                    for buf, first_block, count in read_chunks(path, self.settings.verify_checksum, headers, block,
+                                                               self.source):
+                        yield headers[0], Blocks(path, buf, first_block, count)
+                for lwn in () if raw else read_lwns(path, self.settings.verify_checksum, header_out=headers,
+                                                    start_block=block, source=self.source):
                     yield headers[0], lwn
                 if headers:
                     self._headers = {seq: headers[0]}
@@ -168,7 +191,7 @@ class RedoFollower:
                 if not block:
                     first = read_header(online, self.source, self.settings.verify_checksum)
                     block = max(2, offset // first.block_size) if first is not None else 2
-                resume = yield from self._online(online, seq, block)
+                resume = yield from self._online(online, seq, block, raw)
                 if resume is None:
                     return  # read to its end
                 log.warning(60024, f"online log of sequence {seq} was reused before it was read to the end; "
@@ -185,8 +208,9 @@ class RedoFollower:
             else:
                 self._wait(self.settings.read_sleep)  # the sequence has not started yet
 
-    def _online(self, path: str, seq: int, block: int) -> Iterator[tuple[RedoHeader, Lwn]]:
-        """Read a growing online log; returns None when done, or the LWN block to resume at."""
+    def _online(self, path: str, seq: int, block: int, raw: bool = False) -> Iterator[tuple[RedoHeader, Any]]:
+        """Read a growing online log; returns None when done, or the LWN block to resume at
+        (``raw``: the first block not handed over)."""
         header = read_header(path, self.source, self.settings.verify_checksum)
         if header is None or header.sequence != seq:
             return block
@@ -203,7 +227,13 @@ class RedoFollower:
             while not self.stop.is_set():
                 buf = f.read(block * bs, want - want % bs)
                 check = check_blocks(buf, block, bs, seq, header.endian, self.settings.verify_checksum)
-                if check.good:
+                if check.good and raw:
+                    good = buf if check.good * bs == len(buf) else buf[:check.good * bs]
+                    yield header, Blocks(path, good, block, check.good)
+                    block += check.good
+                    resume = block
+                    crc_retries = 0
+                elif check.good:
                     for lwn in framer.feed(payload_of(buf, bs, check.good), block):
                         resume = lwn.end_block
                         yield header, lwn
@@ -224,7 +254,7 @@ class RedoFollower:
                     return resume  # the group was reused for a newer sequence
                 header = self._headers[seq] = fresh
                 if header.next_scn != SCN_NONE and header.nab and block >= header.nab:
-                    for lwn in framer.finish():
+                    for lwn in () if raw else framer.finish():  # raw: the loop finishes at the file's end mark
                         yield header, lwn
                     return None
                 if check.good == 0 or check.status is not BlockStatus.OK:

@@ -31,6 +31,7 @@ from replicator.redo.parser import Parser
 from replicator.runner.checkpoint import POSITION_ZERO, Position
 
 QUEUE_LWNS = 256
+QUEUE_BLOCKS = 4  # raw block buffers (up to a read chunk each, 16 MB locally) read ahead of the parser
 QUEUE_BATCHES = 64
 BATCH_MESSAGES = 4096  # a huge transaction is handed to the writer this many messages at a time
 CHECKPOINT_RANK = 1 << 30  # a checkpoint sorts after every record of its LWN
@@ -92,6 +93,9 @@ class Engine:
     # (its metrics tally is handled by native_declines).
     on_commit: Any = None
     on_change: Any = None
+    # The native record loop's class (replicator.native.engine.attach): the reader then hands
+    # over raw blocks and the parser thread frames and analyses them in C (_parse_blocks).
+    block_loop: Any = None
 
     def __init__(self, parser: Parser, fmt: Format, writer: Any, follower: RedoFollower, *,
                  restart_pos: Position = POSITION_ZERO, skip_commit_scn: int = 0,
@@ -225,14 +229,15 @@ class Engine:
         """
         self._loop = asyncio.get_running_loop()
         self._batches = asyncio.Queue(QUEUE_BATCHES)
-        lwns: queue.Queue = queue.Queue(QUEUE_LWNS)
+        raw = self.block_loop is not None
+        lwns: queue.Queue = queue.Queue(QUEUE_BLOCKS if raw else QUEUE_LWNS)
         parser_dead = threading.Event()
-
-        reader = self._loop.run_in_executor(None, feed, lambda: self.follower.follow(seq, offset), lwns,
+        reader = self._loop.run_in_executor(None, feed, lambda: self.follower.follow(seq, offset, raw), lwns,
                                             parser_dead, self.state.errors, None)
         writer = asyncio.create_task(self._write(self._batches))
+        parse = self._parse_blocks if raw else self._parse
         try:
-            await self._loop.run_in_executor(None, run_parser, lambda: self._parse(lwns), self.state.errors, stop,
+            await self._loop.run_in_executor(None, run_parser, lambda: parse(lwns), self.state.errors, stop,
                                              parser_dead)
         finally:
             await self._batches.put(None)
@@ -276,6 +281,69 @@ class Engine:
                     tally.redo_time = self.parser._epoch(lwn.time)
                     tally.checkpoints_out += 1
             self._handoff()
+
+    def _parse_blocks(self, items: queue.Queue) -> None:
+        """_parse for raw blocks (native engine): one :attr:`block_loop` per sequence checks,
+        frames and analyses them; the per-LWN counters are read from it after each feed, and
+        messages are handed to the writer after each feed (or BATCH_MESSAGES) instead of
+        after each LWN."""
+        current: RedoHeader | None = None
+        loop: Any = None
+        loop_path = ""
+        parser = self.parser
+        while True:
+            self.state.heartbeat = time.monotonic()
+            try:
+                item = items.get(timeout=1.0)
+            except queue.Empty:
+                continue  # idle, waiting for redo: still alive (the watchdog keeps going)
+            if item is None:
+                self._handoff()
+                return
+            header, blocks = item
+            if header is not current:
+                if current is None or header.sequence != current.sequence:
+                    parser.start_file(header)
+                    self.state.sequence = header.sequence
+                    loop = None
+                current = header
+                parser.header = header
+            if blocks is None:
+                if loop is not None:
+                    self._fed(loop, loop.finish, header)
+                    loop = None
+                parser.end_file()
+                if self.tally is not None:
+                    self.tally.log_switch("online" if header.is_current_online else "archived",
+                                          max(0.0, time.time() - parser._epoch(header.next_time)))
+                if self.on_file_end is not None:
+                    self.on_file_end(header)
+            else:
+                if loop is None:
+                    loop = self.block_loop(parser, header, blocks.path, self.follower.settings.verify_checksum,
+                                           blocks.first_block)
+                elif blocks.path is not loop_path:
+                    loop.set_path(blocks.path)  # an online log's archived copy goes on
+                loop_path = blocks.path
+                self._fed(loop, lambda: loop.feed(blocks.data, blocks.first_block, blocks.count), header)
+            self._handoff()
+
+    def _fed(self, loop: Any, step: Callable[[], None], header: RedoHeader) -> None:
+        """Run ``step`` (a feed or the finish of ``loop``); count the LWNs it analysed as _parse does."""
+        lwns, blocks = loop.lwns, loop.lwn_blocks
+        step()
+        done = loop.lwns - lwns
+        if not done:
+            return
+        self.state.lwns += done
+        tally = self.tally
+        if tally is not None:
+            size = (loop.lwn_blocks - blocks) * header.block_size
+            tally.bytes_read += size
+            tally.bytes_parsed += size
+            tally.scn, tally.sequence = loop.last_scn, header.sequence
+            tally.redo_time = self.parser._epoch(loop.last_time)
+            tally.checkpoints_out += done
 
     async def _write(self, batches: asyncio.Queue) -> None:
         while True:
