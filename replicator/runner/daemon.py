@@ -181,6 +181,8 @@ class Daemon:
             engine = Engine(parser, create_format(fmt_opts), writer, follower, restart_pos=restart_pos,
                             skip_commit_scn=skip_scn, on_checkpoint=self._on_lwn_checkpoint,
                             on_file_end=self._on_file_end)
+            if not self.source.debug.stop_transactions:  # else every LWN checkpoint counts transactions
+                engine.checkpoint_manager = self.manager
         engine_ref.append(engine)
         if self.metrics is not None:  # before attach: the native committer counts into it too
             engine.tally = Tally(self.config.metrics.tag_names or "none")

@@ -96,6 +96,9 @@ class Engine:
     # The native record loop's class (replicator.native.engine.attach): the reader then hands
     # over raw blocks and the parser thread frames and analyses them in C (_parse_blocks).
     block_loop: Any = None
+    # The daemon's CheckpointManager, when its per-LWN step may be decided in C (the native
+    # record loop's checkpoint step, _daemon_loop.pxi); None: the python step for every LWN.
+    checkpoint_manager: Any = None
 
     def __init__(self, parser: Parser, fmt: Format, writer: Any, follower: RedoFollower, *,
                  restart_pos: Position = POSITION_ZERO, skip_commit_scn: int = 0,
@@ -322,6 +325,10 @@ class Engine:
                 if loop is None:
                     loop = self.block_loop(parser, header, blocks.path, self.follower.settings.verify_checksum,
                                            blocks.first_block)
+                    if parser.on_checkpoint == self._on_checkpoint:
+                        loop.set_checkpoint_step(self._on_checkpoint, self._position_format(),
+                                                 self.checkpoint_manager if self.on_checkpoint_hook else None,
+                                                 self.on_checkpoint_hook)
                 elif blocks.path is not loop_path:
                     loop.set_path(blocks.path)  # an online log's archived copy goes on
                 loop_path = blocks.path
@@ -331,7 +338,14 @@ class Engine:
     def _fed(self, loop: Any, step: Callable[[], None], header: RedoHeader) -> None:
         """Run ``step`` (a feed or the finish of ``loop``); count the LWNs it analysed as _parse does."""
         lwns, blocks = loop.lwns, loop.lwn_blocks
-        step()
+        parser = self.parser
+        on_checkpoint = parser.on_checkpoint
+        if on_checkpoint == self._on_checkpoint:
+            parser.on_checkpoint = None  # the loop's checkpoint step takes it (set_checkpoint_step)
+        try:
+            step()
+        finally:
+            parser.on_checkpoint = on_checkpoint
         done = loop.lwns - lwns
         if not done:
             return
@@ -344,6 +358,13 @@ class Engine:
             tally.scn, tally.sequence = loop.last_scn, header.sequence
             tally.redo_time = self.parser._epoch(loop.last_time)
             tally.checkpoints_out += done
+
+    def _position_format(self) -> Any:
+        """The format when an unsent LWN checkpoint only moves its position (OpenLogReplicator
+        JSON without flag 0x1000): the native loop's checkpoint step then does it in C."""
+        from replicator.formats.olr_json import OlrJsonFormat
+
+        return self.format if type(self.format) is OlrJsonFormat and not self.output_checkpoints else None
 
     async def _write(self, batches: asyncio.Queue) -> None:
         while True:
