@@ -1770,8 +1770,9 @@ cdef class JsonCommitter:
     def commit(self, parser, txn, record):
         """Parser hook: output ``txn`` natively; False when the python engine must do it."""
         pipeline = self.pipeline
+        # The pipeline's observers are python's; with a tally the committer counts for them.
         if (txn.system or txn.xid in parser._schema_txns
-                or pipeline.on_commit is not None or pipeline.on_change is not None):
+                or (self.tally is None and (pipeline.on_commit is not None or pipeline.on_change is not None))):
             self.python_transactions += 1
             return False
         if txn.size > parser.stream_bytes:

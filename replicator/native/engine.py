@@ -54,8 +54,10 @@ def attach_commit(target: Any, parser: Any, fmt: Any,
     ``_on_native_stream(txn) -> room`` and ``_on_native_part(messages, rows) -> room`` (the
     batch :class:`~replicator.runner.pipeline.Pipeline` or the daemon's
     :class:`~replicator.runner.engine.Engine`), and has the observers ``on_commit`` and
-    ``on_change`` (a commit is left to python while either is set). ``declines(txn, record)``,
-    when given, leaves a commit to python when it says so.
+    ``on_change`` (a commit is left to python while either is set, unless the committer's
+    ``tally`` is set: then they only count into that metrics Tally and the committer counts
+    its own rows there). ``target.tally`` (the daemon's) becomes the committer's ``tally``.
+    ``declines(txn, record)``, when given, leaves a commit to python when it says so.
     """
     global last_committer
     committer = None

@@ -55,6 +55,9 @@ class RunWatch:
         if self.metrics is not None:
             pipeline.on_commit = self.on_commit
             pipeline.on_change = self.tally.change
+            native = getattr(pipeline, "native", None)
+            if native is not None:  # the native commit counts its rows into the same tally itself
+                native.tally = self.tally
 
     # ------------------------------------------------------------------ hot path
     def on_commit(self, txn: Transaction) -> None:
