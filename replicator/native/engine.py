@@ -4,8 +4,9 @@ the daemon's :class:`~replicator.runner.engine.Engine` (and RacEngine): the same
 The python engine's stages stay in place; the native engine installs hooks that take over
 the parts it implements and leave the rest (and anything unusual) to the python code.
 Today: a batch run's files go through the native record loop (block checks, framing, LWNs
-and dispatch in C, :class:`replicator.native._core.RecordLoop`); framed LWNs (daemon, RAC) and
-single records go through :class:`replicator.native._core.RecordDispatcher` (for every format),
+and dispatch in C, :class:`replicator.native._core.RecordLoop`), and so do the blocks the
+daemon's single-thread engine reads (:class:`replicator.native._core.BlockLoop`, fed as they
+arrive, with the per-LWN checkpoint step in C); RAC's framed LWNs and single records go through :class:`replicator.native._core.RecordDispatcher` (for every format),
 which stores the (5.1, 11.x) pairs natively; and the commit of a transaction for the
 OpenLogReplicator JSON format (row assembly, value decoding and rendering,
 :class:`replicator.native._core.JsonCommitter`, FULL mode included), for the Debezium formats
