@@ -31,7 +31,7 @@ from replicator.redo.parser import Parser
 from replicator.runner.checkpoint import POSITION_ZERO, Position
 
 QUEUE_LWNS = 256
-QUEUE_BLOCKS = 4  # raw block buffers (up to a read chunk each, 16 MB locally) read ahead of the parser
+QUEUE_BLOCKS = 2  # raw block buffers (up to a read chunk each, 16 MB locally) read ahead of the parser
 QUEUE_BATCHES = 64
 BATCH_MESSAGES = 4096  # a huge transaction is handed to the writer this many messages at a time
 CHECKPOINT_RANK = 1 << 30  # a checkpoint sorts after every record of its LWN
