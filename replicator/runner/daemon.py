@@ -244,7 +244,8 @@ class Daemon:
 
     def _check_stop_transactions(self) -> None:
         debug = self.source.debug
-        if debug.stop_transactions and self.engine.state.transactions >= debug.stop_transactions:
+        if debug.stop_transactions and self.engine.state.transactions >= debug.stop_transactions \
+                and not self.stop_event.is_set():
             log.info("shutdown started - exhausted number of transactions")
             self.stop_event.set()
 
