@@ -34,6 +34,10 @@ QUEUE_LWNS = 256
 QUEUE_BLOCKS = 2  # raw block buffers (up to a read chunk each, 16 MB locally) read ahead of the parser
 QUEUE_BATCHES = 64
 BATCH_MESSAGES = 4096  # a huge transaction is handed to the writer this many messages at a time
+# The native record loop analyses a whole read buffer (thousands of LWNs) per call: its messages
+# go to the writer this many at a time, so output flows while the parser goes on (a hand-off per
+# LWN, as _parse does, costs a thread round trip each: most of the native daemon's wall time).
+HANDOFF_MESSAGES = 256
 CHECKPOINT_RANK = 1 << 30  # a checkpoint sorts after every record of its LWN
 
 
@@ -122,6 +126,7 @@ class Engine:
         self.native: Any = None  # the native committer (replicator.native.engine.attach), if any
         self._stream_txn: Transaction | None = None  # the native stream being handed over
         self._stream_index = 0
+        self._handoff_at = BATCH_MESSAGES  # _stamp hands over this many pending messages
         parser.on_transaction = self._on_transaction
         parser.on_checkpoint = self._on_checkpoint
 
@@ -159,7 +164,7 @@ class Engine:
                 continue
             self._pending.append(message)
             self._positions.append(pos)
-            if len(self._pending) >= BATCH_MESSAGES:
+            if len(self._pending) >= self._handoff_at:
                 self._handoff()
         return index
 
@@ -288,12 +293,13 @@ class Engine:
     def _parse_blocks(self, items: queue.Queue) -> None:
         """_parse for raw blocks (native engine): one :attr:`block_loop` per sequence checks,
         frames and analyses them; the per-LWN counters are read from it after each feed, and
-        messages are handed to the writer after each feed (or BATCH_MESSAGES) instead of
-        after each LWN."""
+        messages are handed to the writer every HANDOFF_MESSAGES and after each feed instead
+        of after each LWN."""
         current: RedoHeader | None = None
         loop: Any = None
         loop_path = ""
         parser = self.parser
+        self._handoff_at = HANDOFF_MESSAGES
         while True:
             self.state.heartbeat = time.monotonic()
             try:
