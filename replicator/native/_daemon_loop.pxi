@@ -118,3 +118,148 @@ cdef class BlockLoop(RecordLoop):
     def set_path(self, str path):
         """The file the next blocks come from (named in errors): an online log's archived copy."""
         self.path = path
+
+
+# ----------------------------------------------------------------------------- RAC: framed, then merged
+cdef class LwnBuf:
+    """A complete LWN framed by a :class:`ThreadLoop`: its records in OLR's order and their bytes."""
+
+    cdef bytes data
+    cdef Rec* recs
+    cdef public Py_ssize_t n
+    cdef public Py_ssize_t index   # the next record to merge
+    cdef readonly object lwn       # the Lwn (scn, time, first_block, end_block; records stay here)
+
+    def __dealloc__(self):
+        free(self.recs)
+
+    @property
+    def last_scn(self):
+        """SCN of its last (highest) record."""
+        return self.recs[self.n - 1].scn if self.n else 0
+
+
+cdef class ThreadLoop(RecordLoop):
+    """RecordLoop of one RAC redo thread: complete LWNs are appended to ``ready`` (LwnBuf), not
+    analysed; :class:`RacMerge` analyses their records merged with the other threads'."""
+
+    cdef object ready
+
+    def __init__(self, parser, header, str path, bint verify_checksum, long long first_block, ready):
+        RecordLoop.__init__(self, parser, header, path, verify_checksum, first_block, None)
+        self.ready = ready
+
+    def set_path(self, str path):
+        """The file the next blocks come from (named in errors): an online log's archived copy."""
+        self.path = path
+
+    cdef _analyse(self):
+        cdef LwnBuf buf = LwnBuf.__new__(LwnBuf)
+        qsort(self.recs, self.nrecs, sizeof(Rec), rec_cmp)
+        buf.data = PyBytes_FromStringAndSize(self.arena.p, self.arena.n)
+        buf.recs = <Rec*> malloc((self.nrecs + 1) * sizeof(Rec))
+        if buf.recs == NULL:
+            raise MemoryError()
+        if self.nrecs:
+            memcpy(buf.recs, self.recs, self.nrecs * sizeof(Rec))
+        buf.n = self.nrecs
+        buf.index = 0
+        buf.lwn = self._lwn_type(self.lwn_scn, self.lwn_time, self.lwn_first, self.lwn_end_block)
+        self.nrecs = 0
+        self.arena.n = 0
+        self.lwns += 1
+        self.ready.append(buf)
+
+
+cdef class RacMerge(RecordDispatcher):
+    """RacEngine._merge in C over the threads' LwnBufs: the record with the lowest (SCN, thread)
+    is analysed once every thread without a record in hand has a bound proving it cannot go
+    lower (the same rule, the same calls to the engine's ``_fill_native`` and ``_handoff``)."""
+
+    def run(self, engine, parser, list threads, stop):
+        cdef LwnBuf buf
+        cdef LwnBuf best_buf
+        cdef LwnBuf last_buf = None
+        cdef Rec* rec
+        cdef uint64_t scn, best_scn
+        cdef long best_thread, t
+        cdef bint hold
+        cdef long long beat = 0
+        cdef const uint8_t* base
+        state = engine.state
+        fill = engine._fill_native
+        monotonic = time_monotonic
+        last_st = None
+        try:
+            while True:
+                if beat & 255 == 0:
+                    state.heartbeat = monotonic()
+                beat += 1
+                if stop.is_set():  # a soft stop: the restart point written next re-reads from the cut
+                    self.flush_counts(parser)
+                    engine._handoff()
+                    return
+                best = None
+                best_buf = None
+                best_scn = 0
+                best_thread = 0
+                for st in threads:
+                    buf = st.cur
+                    if buf is None or buf.index >= buf.n:
+                        if not fill(st):
+                            continue
+                        buf = st.cur
+                    scn = buf.recs[buf.index].scn
+                    t = st.thread
+                    if best is None or scn < best_scn or (scn == best_scn and t < best_thread):
+                        best, best_buf, best_scn, best_thread = st, buf, scn, t
+                hold = best is None
+                if not hold:
+                    for st in threads:
+                        if st is best:
+                            continue
+                        buf = st.cur
+                        if buf is None or buf.index >= buf.n:
+                            bound = st.bound
+                            if bound < best_scn or (bound == best_scn and st.thread < best_thread):
+                                hold = True
+                                break
+                if hold:
+                    self.flush_counts(parser)
+                    engine._handoff()
+                    if stop.is_set() or all(st.done for st in threads):
+                        return
+                    stop.wait(0.005)
+                    continue
+                if best is not last_st or best_buf is not last_buf:
+                    parser.enter(best.header, best_buf.lwn)
+                    self._load(parser)
+                    last_st, last_buf = best, best_buf
+                rec = best_buf.recs + best_buf.index
+                base = <const uint8_t*> PyBytes_AS_STRING(best_buf.data)
+                self._rec = None
+                self._cvs = None
+                self._d = base + rec.at
+                self._end = rec.size
+                self._m.scn = rec.scn
+                self._m.block = rec.block
+                self._m.offset = rec.offset
+                self._m.time = best_buf.lwn.time
+                self._m.header_size = LWN_RECORD_HEADER if rec.vld & VLD_LWN else RECORD_HEADER
+                self._subscn = rec.subscn
+                self._vld = rec.vld
+                self._rank = <int>best_buf.index
+                parser._rank = best_buf.index
+                if not self._run_located(parser):
+                    parser.process_record(self._record(parser))
+                self._rec = None
+                self._cvs = None
+                engine.cut_scn = best_scn
+                if best.bound < best_scn:
+                    best.bound = best_scn  # a thread's later records are not lower
+                best_buf.index += 1
+        finally:
+            self.flush_counts(parser)
+
+
+from time import monotonic as time_monotonic

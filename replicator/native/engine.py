@@ -41,7 +41,10 @@ def attach(pipeline: Any) -> None:
     pipeline.native = None
     attach_dispatch(pipeline.parser)
     pipeline.native_loop = run_file  # the batch pipeline's
-    if hasattr(pipeline, "block_loop"):  # the daemon's single-thread engine (RAC merges framed LWNs)
+    if hasattr(pipeline, "rac_merge"):  # the daemon's RAC engine: threads framed in C, merged in C
+        pipeline.rac_merge = core().RacMerge()
+        pipeline.block_loop_type = core().ThreadLoop
+    elif hasattr(pipeline, "block_loop"):  # the daemon's single-thread engine
         pipeline.block_loop = core().BlockLoop
     pipeline.native = attach_commit(pipeline, pipeline.parser, pipeline.format,
                                     getattr(pipeline, "native_declines", None))

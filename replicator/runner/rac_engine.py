@@ -36,7 +36,7 @@ from replicator.redo.merge import restart_entry
 from replicator.redo.online import RedoFollower, read_header
 from replicator.redo.records import Lwn
 from replicator.runner.checkpoint import Position
-from replicator.runner.engine import Engine, feed, run_parser
+from replicator.runner.engine import HANDOFF_MESSAGES, QUEUE_BLOCKS, Engine, feed, run_parser
 
 QUEUE_LWNS = 64
 
@@ -64,6 +64,13 @@ class _Thread:
     lwn_scn: int = 0  # SCN of that LWN
     # (highest record SCN, sequence, offset) of the LWNs since the last restart point
     history: deque = field(default_factory=deque)
+    # The native merge (RacMerge): the thread's record loop, the LWNs it framed and not yet
+    # merged, the one being merged (``lwn`` is its Lwn), and a log end waiting behind them.
+    loop: Any = None
+    loop_path: str = ""
+    ready: deque = field(default_factory=deque)
+    cur: Any = None
+    eof: RedoHeader | None = None
 
 
 class RacEngine(Engine):
@@ -80,6 +87,9 @@ class RacEngine(Engine):
         # (cut SCN, raw redo time, redo bytes, force): the daemon decides and writes restart points.
         self.on_rac_checkpoint: Callable[[int, int, int, bool], None] | None = None
         self.cut_scn = 0  # SCN of the last record analysed
+        # The native merge (replicator.native.engine.attach): RacMerge and ThreadLoop's class.
+        self.rac_merge: Any = None
+        self.block_loop_type: Any = None
 
     async def run(self, seq: int, offset: int, stop: threading.Event) -> None:
         """Follow every thread from :attr:`starts` (``seq``/``offset`` are the single-thread API's)."""
@@ -94,15 +104,18 @@ class RacEngine(Engine):
         self._loop = asyncio.get_running_loop()
         self._batches = asyncio.Queue(16)
         parser_dead = threading.Event()
+        raw = self.rac_merge is not None  # the native merge: the readers hand over raw blocks
         for t in self.followers:
-            self.threads[t] = _Thread(t, queue.Queue(QUEUE_LWNS), bound=self._start_bound(t, *starts[t]))
+            self.threads[t] = _Thread(t, queue.Queue(QUEUE_BLOCKS if raw else QUEUE_LWNS),
+                                      bound=self._start_bound(t, *starts[t]))
 
-        readers = [self._loop.run_in_executor(None, feed, lambda t=t: self.followers[t].follow(*starts[t]),
+        readers = [self._loop.run_in_executor(None, feed, lambda t=t: self.followers[t].follow(*starts[t], raw),
                                               self.threads[t].queue, parser_dead, self.state.errors, stop)
                    for t in self.followers]
         writer = asyncio.create_task(self._write(self._batches))
+        merge = self._merge_native if raw else self._merge
         try:
-            await self._loop.run_in_executor(None, run_parser, lambda: self._merge(stop), self.state.errors, stop,
+            await self._loop.run_in_executor(None, run_parser, lambda: merge(stop), self.state.errors, stop,
                                              parser_dead)
         finally:
             parser_dead.set()
@@ -157,6 +170,68 @@ class RacEngine(Engine):
             if lwn.records:
                 st.history.append((lwn.records[-1].scn, *st.lwn_start))  # sorted: the last is the highest
         return True
+
+    def _fill_native(self, st: _Thread) -> bool:
+        """_fill for the native merge (RacMerge): the queue holds raw blocks, framed by the
+        thread's ThreadLoop into LwnBufs (``st.ready``) that are taken one at a time; a log's
+        end is handled once the LWNs before it were merged, as _fill does."""
+        while st.cur is None or st.cur.index >= st.cur.n:
+            if st.lwn is not None:
+                self._lwn_done(st)
+                st.cur = None
+            if st.ready:
+                buf = st.cur = st.ready.popleft()
+                lwn = st.lwn = buf.lwn
+                header = st.header
+                assert header is not None
+                st.bound = max(st.bound, lwn.scn)
+                st.lwn_start = (header.sequence, lwn.first_block * header.block_size)
+                if buf.n:
+                    st.history.append((buf.last_scn, *st.lwn_start))  # sorted: the last is the highest
+                continue
+            if st.eof is not None:  # a log read to its end: its next SCN bounds the thread
+                header, st.eof, st.loop = st.eof, None, None
+                if header.next_scn != SCN_NONE:
+                    st.bound = max(st.bound, header.next_scn)
+                st.next_pos = (header.sequence + 1, 0)
+                if self.on_rac_checkpoint is not None:
+                    self.on_rac_checkpoint(self.cut_scn, header.next_time, 0, True)  # a log switch
+                if self.on_file_end is not None:
+                    self.on_file_end(header)
+                continue
+            if st.done:
+                return False
+            try:
+                item = st.queue.get_nowait()
+            except queue.Empty:
+                return False
+            if item is None:
+                st.done = True
+                return False
+            header, blocks = item
+            if st.header is None or header.sequence != st.header.sequence:
+                st.loop = None
+            st.header = header
+            st.sequence = header.sequence
+            if blocks is None:
+                if st.loop is not None:
+                    st.loop.finish()  # the last LWN (then the log's end, above)
+                st.eof = header
+                continue
+            if st.loop is None:
+                st.loop = self.block_loop_type(self.parser, header, blocks.path,
+                                               self.followers[st.thread].settings.verify_checksum,
+                                               blocks.first_block, st.ready)
+            elif blocks.path != st.loop_path:
+                st.loop.set_path(blocks.path)  # an online log's archived copy goes on
+            st.loop_path = blocks.path
+            st.loop.feed(blocks.data, blocks.first_block, blocks.count)
+        return True
+
+    def _merge_native(self, stop: threading.Event) -> None:
+        """_merge in C (RacMerge) over LWNs framed in C (ThreadLoop)."""
+        self._handoff_at = HANDOFF_MESSAGES
+        self.rac_merge.run(self, self.parser, [self.threads[t] for t in sorted(self.threads)], stop)
 
     def _lwn_done(self, st: _Thread) -> None:
         lwn, header = st.lwn, st.header
