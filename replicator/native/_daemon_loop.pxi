@@ -206,6 +206,7 @@ cdef class RacMerge(RecordDispatcher):
                 for st in threads:
                     buf = st.cur
                     if buf is None or buf.index >= buf.n:
+                        self.flush_counts(parser)  # parser.stats per LWN, as merged records would
                         if not fill(st):
                             continue
                         buf = st.cur
