@@ -64,6 +64,27 @@ class BlockLoop(RecordLoop):
     def set_path(self, path: str) -> None:
         """The file the next blocks come from (named in errors)."""
 
+class LwnBuf:
+    """A complete LWN framed by a ThreadLoop: its records in OLR's order and their bytes."""
+
+    n: int
+    index: int
+    lwn: Any
+    @property
+    def last_scn(self) -> int: ...
+
+class ThreadLoop(RecordLoop):
+    """RecordLoop of one RAC redo thread: complete LWNs go to ``ready`` (LwnBuf), not analysed."""
+
+    def __init__(self, parser: Any, header: Any, path: str, verify_checksum: bool, first_block: int,
+                 ready: Any) -> None: ...
+    def set_path(self, path: str) -> None: ...
+
+class RacMerge(RecordDispatcher):
+    """RacEngine._merge in C over the threads' LwnBufs."""
+
+    def run(self, engine: Any, parser: Any, threads: list[Any], stop: Any) -> None: ...
+
 class DebeziumCommitter(JsonCommitter):
     """Commits transactions for the Debezium formats natively."""
 
