@@ -80,16 +80,18 @@ def main(work: Path, count: int, seed: int, stream: bool = False, fmt: str = "")
         originals[which].write_bytes(mutant)
         try:
             py = run_engine(cfg, work, "python")
-            nat = run_engine(cfg, work, "native")
+            # the native engine in one thread and with 1 or 2 decode workers (stage 2 threads)
+            nats = [(w, run_engine(cfg, work, "native", w)) for w in (0, 1 + n % 2)]
         finally:
             originals[which].write_bytes(blobs[which])
         if py["error"]:
             errors += 1
-        if py != nat:
-            mismatches += 1
-            keys = [k for k in py if py[k] != nat[k]]
-            print(f"MISMATCH mutant {n} ({how} in file {which}): {keys}: python {py['error']} native {nat['error']}",
-                  flush=True)
+        for workers, nat in nats:
+            if py != nat:
+                mismatches += 1
+                keys = [k for k in py if py[k] != nat[k]]
+                print(f"MISMATCH mutant {n} ({how} in file {which}, {workers} decode workers): {keys}: "
+                      f"python {py['error']} native {nat['error']}", flush=True)
     print(json.dumps({"mutants": count, "python_errors": errors, "mismatches": mismatches}), flush=True)
     return 1 if mismatches else 0
 
