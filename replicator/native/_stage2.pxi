@@ -4,18 +4,19 @@
 # JsonCommitter does (phase A: rows assembled from the stored chunks), then does everything
 # that depends on the order of transactions or needs python: the Transaction event, the
 # header pieces, the message positions (c_idx reserved for the begin, every row and the
-# commit), each row's schema bytes, and a check that no value needs a python renderer that
-# could log (K_PY columns, text the native decoders reject, the NOT NULL warning 60034).
-# The rows are then a job (RJob): pure C data, rendered by a worker without the GIL into
-# the job's own buffer and position arrays. Jobs carry a sequence (their place in the
-# queue); the merge (stage 1 again) hands finished jobs to the pipeline strictly in that
-# order, as MessageRuns, and releases their pool chunks. A job a worker cannot finish (a
-# value only python renders) is rendered again by the merge with the python fallbacks.
+# commit) and each row's schema bytes. The rows are then a job (RJob): pure C data,
+# rendered by a worker without the GIL into the job's own buffer and position arrays.
+# Jobs keep their commit order in the queue; the merge (stage 1 again) hands finished jobs
+# to the pipeline strictly in that order, as MessageRuns, and releases their pool chunks.
+# A job with a value only python renders (a column without a native decoder, text or a
+# number the native decoders reject, the NOT NULL warning 60034) is rendered by the merge,
+# with the python fallbacks, in its turn.
 #
 # Everything else is a barrier: the queue is merged completely before stage 1 outputs a
 # python transaction, a streamed one, a format option the job path lacks, checkpoint
-# messages, the end of a file or run, an error, or logs a line from the stage-1 thread (so
-# log lines keep the single-thread order), and before the pool swaps or fails (10016).
+# messages, at the end of a file or run, on an error, and before the stage-1 thread logs a
+# line (so a warning the merge's python fallbacks log keeps its single-thread place), and
+# before the pool swaps or fails (10016).
 
 from cpython.exc cimport PyErr_Clear
 cimport cython
@@ -48,6 +49,8 @@ DEF J_BAIL = 3
 DEF MAX_WORKERS = 16
 DEF MAX_JOBS = 64                   # jobs in flight before stage 1 waits for the oldest
 DEF MAX_BYTES = 16 * 1024 * 1024    # stored bytes of the jobs in flight (pool chunks held)
+DEF SPARE = MAX_JOBS + 8             # render buffers kept for reuse
+DEF BATCH_ROWS = 256                # workers are woken per batch of jobs (fewer thread switches)
 
 
 cdef struct PlanC:
@@ -99,6 +102,7 @@ cdef struct RJob:
     Val* scratch
     Py_ssize_t scratch_cap
     int state
+    bint python                 # a value only python renders: the merge renders the whole job
     RJob* next
 
 
@@ -109,6 +113,7 @@ cdef struct Queue:
     RJob* take                  # the next job for a worker
     RJob* tail
     bint stop
+    int waiting                 # stage 1 waits for a job (signal `done` only then)
 
 
 cdef void job_free(RJob* j) noexcept nogil:
@@ -188,13 +193,16 @@ cdef bint utf16_ok(const uint8_t* p, int n) noexcept nogil:
 
 
 cdef bint job_needs_python(Work* w, PlanC** plans) noexcept nogil:
-    """Whether rendering these rows may log (a python renderer or the NOT NULL warning)."""
+    """Whether a value of these rows has no native renderer (K_PY): the merge renders the job.
+
+    Values the native decoders may still reject (bad text, odd numbers or dates) and the
+    NOT NULL warning are found by the worker, which leaves the job to the merge then.
+    """
     cdef Py_ssize_t r
-    cdef int i, side, n, kind, param
+    cdef int i, side, n
     cdef Row* row
     cdef PlanC* plan
     cdef Val* img
-    cdef Val v
     for r in range(w.nrows):
         row = w.rows + r
         plan = plans[row.table]
@@ -206,23 +214,7 @@ cdef bint job_needs_python(Work* w, PlanC** plans) noexcept nogil:
             if (side == 0 and row.op == OP_INSERT) or (side == 1 and row.op == OP_DELETE):
                 continue
             for i in range(n):
-                v = img[side * n + i]
-                if v.n <= 0:
-                    continue
-                kind = plan.kind[side][i]
-                if kind == K_PY:
-                    return True
-                if kind == K_STR:
-                    param = plan.param[side][i]
-                    if param == 2:
-                        if not utf16_ok(v.p, v.n):
-                            return True
-                    elif not (is_ascii(v.p, v.n) or valid_utf8(v.p, v.n, param == 1)):
-                        return True
-        if row.op == OP_UPDATE:
-            for i in range(n):
-                if not plan.nullable[i] and img[i].n != ABSENT and img[n + i].n != ABSENT \
-                        and img[i].n <= 0 and img[n + i].n > 0:
+                if img[side * n + i].n > 0 and plan.kind[side][i] == K_PY:
                     return True
     return False
 
@@ -515,12 +507,13 @@ cdef void* stage2_main(void* arg) noexcept nogil:
         q.take = j.next
         j.state = J_RUNNING
         pthread_mutex_unlock(&q.mu)
-        res = job_rows(j, False)
+        res = 1 if j.python else job_rows(j, False)
         if res < 0:
             clear_error()  # out of memory: the merge renders it again and raises
         pthread_mutex_lock(&q.mu)
         j.state = J_DONE if res == 0 else J_BAIL
-        pthread_cond_broadcast(&q.done)
+        if q.waiting:
+            pthread_cond_broadcast(&q.done)
     pthread_mutex_unlock(&q.mu)
     return NULL
 
@@ -575,6 +568,12 @@ cdef class _Stage2:
     cdef object jobs        # collections.deque of _Job in commit order
     cdef Py_ssize_t bytes   # stored bytes the queued jobs hold
     cdef bint merging
+    cdef Buf spare_run[SPARE]  # render buffers of merged jobs, lent to new ones
+    cdef Buf spare_out[SPARE]
+    cdef int spare_n
+    cdef RJob* pending      # queued jobs not yet given to the workers (a batch in the making)
+    cdef RJob* pending_tail
+    cdef Py_ssize_t pending_rows
     cdef object log_barrier
     cdef public long long queued   # jobs rendered by a worker (tests and the bench read it)
     cdef public long long rerendered  # of those, rendered again by the merge (a python value)
@@ -597,6 +596,10 @@ cdef class _Stage2:
     def __dealloc__(self):
         self._stop()
         self.jobs = None  # frees the C side of jobs never merged (a run that failed)
+        while self.spare_n:
+            self.spare_n -= 1
+            free(self.spare_run[self.spare_n].p)
+            free(self.spare_out[self.spare_n].p)
         pthread_cond_destroy(&self.q.work)
         pthread_cond_destroy(&self.q.done)
         pthread_mutex_destroy(&self.q.mu)
@@ -660,10 +663,15 @@ cdef class _Stage2:
         try:
             while len(self.jobs) > keep:
                 job = self.jobs[0]
+                if wait and self.pending != NULL:
+                    self._publish()
                 with nogil:
                     pthread_mutex_lock(&self.q.mu)
-                    while wait and job.j.state < J_DONE:
-                        pthread_cond_wait(&self.q.done, &self.q.mu)
+                    if wait and job.j.state < J_DONE:
+                        self.q.waiting += 1
+                        while job.j.state < J_DONE:
+                            pthread_cond_wait(&self.q.done, &self.q.mu)
+                        self.q.waiting -= 1
                     state = job.j.state
                     pthread_mutex_unlock(&self.q.mu)
                 if state < J_DONE:
@@ -682,6 +690,7 @@ cdef class _Stage2:
             job_rows(j, True)
         r = MessageRun.__new__(MessageRun)
         r.data = PyBytes_FromStringAndSize(j.run.p, j.run.n)
+        self._take_back(j)
         r.scn = job.lwn_scn
         r.seq = job.seq
         r.xid = job.xid
@@ -727,10 +736,6 @@ cdef class _Stage2:
                 raise MemoryError()
             for t in range(len(tables)):
                 plans[t] = plan_c(<_Plan> tables[t])
-            if job_needs_python(&w, plans):
-                self.barrier()
-                c._emit(&w, parser, txn, record)
-                return True
             stats = parser.stats
             stats.rows += w.nrows
             stats.transactions += 1
@@ -794,8 +799,17 @@ cdef class _Stage2:
             j.copy_after = reducer._copy_after
             j.reducer = <void*> reducer
             keep.append(reducer)
+            j.python = job_needs_python(&w, plans)
             j.plans = plans
             plans = NULL
+            # The messages' position arrays at their final size (MessageRun takes them over).
+            j.cap = w.nrows + 2
+            j.ends = <int64_t*> malloc(j.cap * sizeof(int64_t))
+            j.idxs = <int64_t*> malloc(j.cap * sizeof(int64_t))
+            j.tabs = <int*> malloc(j.cap * sizeof(int))
+            if j.ends == NULL or j.idxs == NULL or j.tabs == NULL:
+                raise MemoryError()
+            self._lend(j)
             j.w = w
             memset(&w, 0, sizeof(Work))
             job.event = o.event
@@ -844,6 +858,23 @@ cdef class _Stage2:
         self.c._tables = table_list
         return True
 
+    cdef void _lend(self, RJob* j) noexcept:
+        """Give a job the render buffers of a merged one (no allocation in the worker)."""
+        if self.spare_n:
+            self.spare_n -= 1
+            j.run = self.spare_run[self.spare_n]
+            j.out = self.spare_out[self.spare_n]
+            j.run.n = j.out.n = 0
+
+    cdef void _take_back(self, RJob* j) noexcept:
+        """Keep a merged job's render buffers for the next job (a few, not too large)."""
+        if self.spare_n < SPARE and j.run.cap <= (1 << 20) and j.out.cap <= (1 << 20):
+            self.spare_run[self.spare_n] = j.run
+            self.spare_out[self.spare_n] = j.out
+            self.spare_n += 1
+            j.run.p = j.out.p = NULL
+            j.run.cap = j.out.cap = 0
+
     cdef int _queue(self, _Job job) except -1:
         cdef RJob* j = job.j
         if not self.started:
@@ -854,16 +885,33 @@ cdef class _Stage2:
         self.jobs.append(job)
         self.bytes += job.size
         self.queued += 1
+        j.state = J_QUEUED
+        j.next = NULL
+        if self.pending == NULL:
+            self.pending = j
+        else:
+            self.pending_tail.next = j
+        self.pending_tail = j
+        self.pending_rows += j.w.nrows
+        if self.pending_rows >= BATCH_ROWS:
+            self._publish()
+            self._merge(False, 0)  # hand over whatever is already done
+        return 0
+
+    cdef void _publish(self) noexcept:
+        """Give the jobs queued since the last call to the workers (one wake-up)."""
+        cdef RJob* first = self.pending
+        cdef RJob* last = self.pending_tail
+        if first == NULL:
+            return
+        self.pending = self.pending_tail = NULL
+        self.pending_rows = 0
         with nogil:
             pthread_mutex_lock(&self.q.mu)
-            j.state = J_QUEUED
-            j.next = NULL
             if self.q.take == NULL:
-                self.q.take = j
+                self.q.take = first
             else:
-                self.q.tail.next = j
-            self.q.tail = j
+                self.q.tail.next = first
+            self.q.tail = last
             pthread_cond_broadcast(&self.q.work)
             pthread_mutex_unlock(&self.q.mu)
-        self._merge(False, 0)  # hand over whatever is already done
-        return 0
