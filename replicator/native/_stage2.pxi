@@ -561,7 +561,7 @@ cdef class _Stage2:
 
     cdef JsonCommitter c
     cdef object pipeline
-    cdef int workers
+    cdef public int workers
     cdef int started
     cdef Queue* q
     cdef pthread_t threads[MAX_WORKERS]
