@@ -244,11 +244,13 @@ class Pipeline:
             finally:
                 self.stage2_done()
         t0 = time.perf_counter()
-        for redo in files:
-            self.run_file(redo)
-            if progress is not None:
-                progress(self.stats, redo)
-        self.stage2_done()
+        try:
+            for redo in files:
+                self.run_file(redo)
+                if progress is not None:
+                    progress(self.stats, redo)
+        finally:
+            self.stage2_done()
         last = self.parser.last_lwn
         header = self.parser.header
         if last is not None and header is not None and last.scn > self.parser.opt.first_data_scn:
