@@ -568,6 +568,12 @@ cdef class _Stage2:
     cdef object jobs        # collections.deque of _Job in commit order
     cdef Py_ssize_t bytes   # stored bytes the queued jobs hold
     cdef bint merging
+    cdef bint inline        # a format option the job path lacks: every transaction in this thread
+    cdef bint skip_begin, skip_commit, add_offset, add_num, copy_after
+    cdef int column_mode
+    cdef object reducer
+    cdef object pool
+    cdef bint plain_pool
     cdef Buf spare_run[SPARE]  # render buffers of merged jobs, lent to new ones
     cdef Buf spare_out[SPARE]
     cdef int spare_n
@@ -587,8 +593,21 @@ cdef class _Stage2:
         pthread_cond_init(&self.q.done, NULL)
 
     def __init__(self, JsonCommitter committer, pipeline, int workers):
+        fmt = committer.fmt
+        # Format options are fixed for the run: read once.
+        self.inline = bool(fmt._full or fmt._rid or fmt._schema_columns or committer.scn_all)
+        self.skip_begin = bool(fmt._skip_begin)
+        self.skip_commit = bool(fmt._skip_commit)
+        self.add_offset = bool(fmt._add_offset)
+        self.add_num = bool(fmt._add_num)
+        self.reducer = fmt._reducer
+        self.column_mode = self.reducer._column_mode
+        self.copy_after = bool(self.reducer._copy_after)
         self.c = committer
         self.pipeline = pipeline
+        self.pool = pipeline.parser.pool
+        from replicator.txn.pool import MemoryPool
+        self.plain_pool = type(self.pool) is MemoryPool  # its detach/release may be done inline
         self.workers = min(workers, MAX_WORKERS)
         self.jobs = collections.deque()
         self.log_barrier = None
@@ -702,8 +721,24 @@ cdef class _Stage2:
         job_free(j)
         job.j = NULL
         self.bytes -= job.size
-        self.pipeline.parser.pool.release_detached(job.held)
+        self._release(job.held)
         self.c.deliver(job.event, r, job.nrows)
+
+    cdef _release(self, list held):
+        """MemoryPool.release_detached, inline (MemoryPool._release per chunk)."""
+        pool = self.pool
+        if not self.plain_pool:
+            pool.release_detached(held)
+            return
+        free = pool._free
+        cdef Py_ssize_t used = pool.used
+        cdef Py_ssize_t keep = pool.min_chunks
+        for chunk in held:
+            used -= PyByteArray_GET_SIZE(chunk)
+            if len(free) < keep:
+                PyByteArray_Resize(chunk, 0)
+                free.append(chunk)
+        pool.used = used
 
     def commit(self, parser, txn, record):
         """JsonCommitter.commit with stage 2 in the workers (see the module comment)."""
@@ -715,11 +750,18 @@ cdef class _Stage2:
         cdef PlanC** plans
         cdef Py_ssize_t r, t
         cdef Row* row
+        cdef uint32_t last_obj = 0
+        cdef int last_table = -1
         fmt = c.fmt
-        if (txn.size > parser.stream_bytes or fmt._full or fmt._rid or fmt._schema_columns or c.scn_all):
+        if self.inline or txn.size > parser.stream_bytes:
             self.barrier()
             return c._commit_one(parser, txn, record)
-        chunks = [x for x in parser.pool.read(txn.clog) if len(x)]
+        pool = parser.pool
+        clog = txn.clog
+        if clog.swap_path is None:  # all in memory (pool.read without its generator)
+            chunks = [x for x in clog.chunks if PyByteArray_GET_SIZE(x)]
+        else:
+            chunks = [x for x in pool.read(clog) if len(x)]
         memset(&w, 0, sizeof(Work))
         plans = NULL
         try:
@@ -760,7 +802,7 @@ cdef class _Stage2:
             j.suffix_n = PyBytes_GET_SIZE(o.suffix)
             hb = o.hb
             # Positions in the order _rows and _close take them.
-            if not fmt._skip_begin:
+            if not self.skip_begin:
                 head = hb.begin(o.lwn_scn, fmt._take_index(), c.epoch(w.rows.time, parser), o.ctx)
                 data = b"{" + head + b',"payload":[{"op":"begin"}]}'
                 keep.append(data)
@@ -769,7 +811,7 @@ cdef class _Stage2:
                 j.begin_idx = fmt._lwn_idx - 1
             j.idx0 = fmt._lwn_idx
             fmt._lwn_idx = j.idx0 + w.nrows
-            if not fmt._skip_commit:
+            if not self.skip_commit:
                 head = hb.commit(o.lwn_scn, fmt._take_index(), o.ctx)
                 data = b"{" + head + b',"payload":[{"op":"commit"}]}'
                 keep.append(data)
@@ -781,24 +823,23 @@ cdef class _Stage2:
             j.schema_n = <Py_ssize_t*> malloc((w.nrows + 1) * sizeof(Py_ssize_t))
             if j.schema == NULL or j.schema_n == NULL:
                 raise MemoryError()
-            last_table, last_obj, schema = -1, None, None
+            schema = None
             for r in range(w.nrows):
                 row = w.rows + r
-                if row.table != last_table or row.obj != last_obj:
+                if row.table != last_table or row.obj != last_obj or schema is None:
                     plan = tables[row.table]
                     schema = (<_Plan>plan).schema.get(row.obj)
                     if schema is None:
                         schema = (<_Plan>plan).schema[row.obj] = fmt._schema((<_Plan>plan).py_plan, row.obj)
-                    last_table, last_obj = row.table, row.obj
+                    last_table = row.table
+                    last_obj = row.obj
                 j.schema[r] = PyBytes_AS_STRING(schema)
                 j.schema_n[r] = PyBytes_GET_SIZE(schema)
-            reducer = fmt._reducer
-            j.add_offset = fmt._add_offset
-            j.add_num = fmt._add_num
-            j.column_mode = reducer._column_mode
-            j.copy_after = reducer._copy_after
-            j.reducer = <void*> reducer
-            keep.append(reducer)
+            j.add_offset = self.add_offset
+            j.add_num = self.add_num
+            j.column_mode = self.column_mode
+            j.copy_after = self.copy_after
+            j.reducer = <void*> self.reducer
             j.python = job_needs_python(&w, plans)
             j.plans = plans
             plans = NULL
@@ -819,7 +860,12 @@ cdef class _Stage2:
             job.lwn_scn = o.lwn_scn
             job.seq = o.seq
             job.xid = o.xid
-            job.held = parser.pool.detach(txn.clog)  # the chunks now belong to the job
+            if self.plain_pool and clog.swap_path is None and pool._logs.get(clog.xid) is clog:  # detach
+                job.held = clog.chunks
+                clog.chunks = []
+                del pool._logs[clog.xid]
+            else:
+                job.held = pool.detach(clog)  # the chunks now belong to the job
             job.size = txn.size
             self._queue(job)
             return True
