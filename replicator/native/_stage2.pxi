@@ -758,7 +758,7 @@ cdef class _Stage2:
             return c._commit_one(parser, txn, record)
         pool = parser.pool
         clog = txn.clog
-        if clog.swap_path is None:  # all in memory (pool.read without its generator)
+        if self.plain_pool and clog.swap_path is None:  # all in memory (pool.read without its generator)
             chunks = [x for x in clog.chunks if PyByteArray_GET_SIZE(x)]
         else:
             chunks = [x for x in pool.read(clog) if len(x)]
