@@ -2,7 +2,7 @@
 
 ``python mutant_worker.py WORKDIR COUNT SEED [stream] [FORMAT]`` generates a small scenario in WORKDIR, then
 for COUNT mutants (bit flips, truncations, random bytes over a record) runs the batch job
-with the python and the native engine and compares messages, counts, coded errors and log
+with the python and the native engine (in one thread, and with 1 or 2 decode workers) and compares messages, counts, coded errors and log
 lines. With ``stream``, every transaction is streamed and swapped (4 KB pool chunks, a 1 KB
 stream threshold, swapping past 4 KB): the native engine's huge-transaction path. Prints one line per mismatch and a summary; exit status 0 when all matched. A crash
 of the native code shows as a signal exit status, a hang as a timeout in the caller.
