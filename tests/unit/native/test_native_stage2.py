@@ -54,14 +54,35 @@ def test_python_values_rendered_by_the_merge(oltp: Any, tmp_path: Path) -> None:
     assert stage2 is not None and stage2.queued > 0 and stage2.rerendered == stage2.queued
 
 
-def test_pool_pressure_and_swap(oltp: Any, tmp_path: Path) -> None:
-    """A pool that swaps: jobs hold their chunks until merged, the pressure hook merges them
-    before the pool decides to swap or fail, so the run is the single thread's."""
+def test_pool_pressure_and_swap(oltp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pool that swaps all the time (4 KB chunks, swap past 4 KB): jobs hold their chunks
+    until merged, swapped chunks are read back for them, and the pressure hook merges the
+    queue before the pool decides to swap or fail, so the run is the single thread's."""
+    from replicator.txn import pool as pool_module
+
+    monkeypatch.setattr(pool_module, "CHUNK", 4 << 10)
+    seen = {"pressure": 0, "detach": 0}
+    reserve, detach = pool_module.MemoryPool._reserve, pool_module.MemoryPool.detach
+
+    def counted_reserve(self: Any, need: int) -> None:
+        if self.pressure is not None and self.used + need > self.swap_bytes:
+            seen["pressure"] += 1
+        reserve(self, need)
+
+    def counted_detach(self: Any, clog: Any) -> Any:
+        seen["detach"] += 1  # the non-inline hand-over: a job with swapped chunks
+        return detach(self, clog)
+
+    monkeypatch.setattr(pool_module.MemoryPool, "_reserve", counted_reserve)
+    monkeypatch.setattr(pool_module.MemoryPool, "detach", counted_detach)
     cfg = config_of(oltp)
     swap = tmp_path / "swap"
     swap.mkdir()
-    cfg["memory"] = {"min-mb": 1, "max-mb": 4, "swap-mb": 1, "swap-path": str(swap)}
-    assert_same(cfg, tmp_path)
+    cfg["memory"] = {"min-mb": 32, "max-mb": 4096, "swap-mb": 1, "swap-path": str(swap)}
+    py = assert_same(cfg, tmp_path)
+    assert py["error"] is None and py["messages"]
+    assert seen["pressure"] > 0 and seen["detach"] > 0
+    assert engine.last_committer.stage2.queued > 0
 
 
 def test_file_writer_output(oltp: Any, tmp_path: Path) -> None:
