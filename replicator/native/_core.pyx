@@ -1657,6 +1657,7 @@ cdef class _Out:
     cdef long long rows     # rows in messages not yet handed over
     cdef Py_ssize_t room    # streamed: messages until the pipeline drains; 0: one list at the end
     cdef bint run           # render into the committer's run buffer (a MessageRun), not Messages
+    cdef list tables        # streamed: the transaction's table plans (run slots point into it)
 
 
 # ----------------------------------------------------------------------------- the committer
@@ -1736,7 +1737,8 @@ cdef class JsonCommitter:
         r.scn = o.lwn_scn
         r.seq = o.seq
         r.xid = o.xid
-        r.tables = [(<_Plan>plan).table for plan in self._tables] if self._tables is not None else []
+        plans = self._tables if self._tables is not None else o.tables
+        r.tables = [(<_Plan>plan).table for plan in plans] if plans is not None else []
         r.ends = <int64_t*> malloc((n + 1) * sizeof(int64_t))
         r.idxs = <int64_t*> malloc((n + 1) * sizeof(int64_t))
         r.tabs = <int*> malloc((n + 1) * sizeof(int))
@@ -1815,6 +1817,10 @@ cdef class JsonCommitter:
         parser.stats.transactions += 1
         o = self._open(parser, txn, record)
         o.room = self.pipeline._on_native_stream(o.event)
+        # Parts go over as MessageRuns where the sink takes them (one buffer per part).
+        o.run = self.runs
+        self.run.n = 0
+        self.run_n = 0
         # A message per row, alive until the pipeline drains: with the collector on, the
         # survivors trigger full collections every few ten thousand rows (a fifth of the
         # rendering time). The walk creates no reference cycle, so it runs without it.
@@ -1860,7 +1866,7 @@ cdef class JsonCommitter:
                 if not self._group(&w, &g, parser, first, table_list, table_index):
                     return False
                 if o is not None and w.nrows:
-                    self._tables = table_list
+                    self._tables = o.tables = table_list
                     parser.stats.rows += w.nrows
                     self._rows(&w, o, parser)
                 carry_group(&w, &g)
@@ -2137,7 +2143,7 @@ cdef class JsonCommitter:
                     self._run_add(PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), fmt._lwn_idx - 1, -1)
                 else:
                     messages.append(Message(data=data, scn=lwn_scn, idx=fmt._lwn_idx - 1, xid=xid, seq=seq))
-                if o.room and len(messages) >= o.room:
+                if o.room and (self.run_n if o.run else len(messages)) >= o.room:
                     self._hand_over(o)
                     messages = o.messages
         prefix = o.prefix
@@ -2199,6 +2205,10 @@ cdef class JsonCommitter:
             buf_add(b, b"}]}", 3)
             if o.run:
                 self._run_add(b.p, b.n, idx - 1, row.table)
+                o.rows += 1
+                if o.room and self.run_n >= o.room:
+                    fmt._lwn_idx = idx
+                    self._hand_over(o)
                 continue
             messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), lwn_scn, idx - 1, None, False, seq, xid,
                                     plan.table))
@@ -2218,9 +2228,13 @@ cdef class JsonCommitter:
         fmt._lwn_idx = idx
 
     cdef _hand_over(self, _Out o):
-        """Give a streamed transaction's messages so far to the pipeline (which drains them)."""
-        o.room = self.pipeline._on_native_part(o.messages, o.rows)
-        o.messages = []
+        """Give a streamed transaction's messages so far to the pipeline (which drains them):
+        a list of Messages, or one MessageRun when the sink takes runs."""
+        if o.run:
+            o.room = self.pipeline._on_native_part(self._take_run(o), o.rows)
+        else:
+            o.room = self.pipeline._on_native_part(o.messages, o.rows)
+            o.messages = []
         o.rows = 0
 
     cdef _close(self, _Out o):
