@@ -190,5 +190,30 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+def console_main() -> int:
+    """Entry point of the ``replicator`` console script and ``python -m replicator``: :func:`main`,
+    then the exit without the interpreter's teardown when that is safe.
+
+    At exit CPython frees every object of the run (dictionary, modules, buffers) one by one;
+    the process gives the memory back at once. The atexit handlers (log flush and any
+    other) run as in a normal exit, stdout and stderr are flushed; a non-daemon thread
+    still running, or a flush that fails, leaves the exit to the interpreter.
+    """
+    code = main()
+    import atexit
+    import os
+    import threading
+
+    if any(not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        return code
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return code
+    os._exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+    raise SystemExit(console_main())

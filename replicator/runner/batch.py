@@ -185,7 +185,6 @@ def run_config(config_path: str, progress: str = "auto", *, read_limit_mbps: flo
     """
     from replicator.config import load_config
     from replicator.ops import early_signals
-    from replicator.ops.metrics import metrics_from_config
 
     try:
         config = load_config(config_path)
@@ -197,7 +196,11 @@ def run_config(config_path: str, progress: str = "auto", *, read_limit_mbps: flo
 
         return run_daemon(config_path, engine)
     early_signals.release()  # a batch run keeps Python's default handling of SIGTERM/SIGINT
-    metrics = metrics_from_config(config)
+    metrics = None
+    if config.metrics.enabled:  # prometheus-client is imported only by a run that serves metrics
+        from replicator.ops.metrics import metrics_from_config
+
+        metrics = metrics_from_config(config)
     notifier = Notifier()
     bound = ("", 0)
     if metrics is not None:

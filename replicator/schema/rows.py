@@ -111,6 +111,7 @@ def dictionary_key(owner: str, name: str) -> str | None:
 
 _ROWID_ALPHABET: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _ROWID_VALUE: Final = {c: i for i, c in enumerate(_ROWID_ALPHABET)}
+_ROWID_CHARS: Final = frozenset(_ROWID_ALPHABET)
 
 
 def _b64(text: str) -> int:
@@ -125,7 +126,7 @@ def decode_rowid(rowid: str) -> tuple[int, int, int, int]:
 
     Raises DataError 20008 when the text is not a ROWID.
     """
-    if len(rowid) != 18 or any(c not in _ROWID_VALUE for c in rowid):
+    if len(rowid) != 18 or not _ROWID_CHARS.issuperset(rowid):
         raise DataError(f"row ID incorrect: {rowid!r}", 20008)
     return _b64(rowid[0:6]), _b64(rowid[6:9]), _b64(rowid[9:15]), _b64(rowid[15:18])
 
@@ -146,6 +147,10 @@ def check_value(kind: Kind, value: Any, field: str, where: str, native: bool = F
 
     With ``native``, a 128-bit field may also be given as a Python int (rows from redo).
     """
+    if type(value) is int:  # the common case first: a number in range (schema load at start-up)
+        bounds = _RANGES.get(kind)
+        if bounds is not None and bounds[0] <= value <= bounds[1]:
+            return value
     if kind is Kind.X128:
         if native and isinstance(value, int) and not isinstance(value, bool):
             if not 0 <= value < 1 << 128:
