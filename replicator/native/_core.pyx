@@ -50,6 +50,15 @@ from libc.stdio cimport snprintf
 from libc.math cimport ldexp
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
 
+cdef extern from "Python.h":
+    # CPython's bytearray object (its capacity, for grow_chunk)
+    ctypedef struct ByteArrayObject "PyByteArrayObject":
+        Py_ssize_t ob_alloc
+        char* ob_bytes
+        char* ob_start
+        Py_ssize_t ob_exports
+    void Py_SET_SIZE(object o, Py_ssize_t size)
+
 import gc
 
 from replicator.events import Message, Transaction
@@ -3314,10 +3323,15 @@ cdef class RecordDispatcher:
                                                    and PyByteArray_GET_SIZE(tail) > 0):
                     free = pool._free
                     tail = free.pop() if free else bytearray()
+                    if chunks and n < self._chunk:
+                        # A transaction past its first chunk is a big one: its next chunk
+                        # gets its whole capacity now instead of growing (and moving).
+                        grow_chunk(tail, self._chunk, self._chunk)
+                        grow_chunk(tail, 0, self._chunk)
                     chunks.append(tail)
                 if type(tail) is bytearray:
                     at = PyByteArray_GET_SIZE(tail)
-                    PyByteArray_Resize(tail, at + n)
+                    grow_chunk(tail, at + n, self._chunk)
                     dst = PyByteArray_AS_STRING(tail)
                     memcpy(dst + at, e.p, n)
                     index = len(chunks) - 1
@@ -3339,6 +3353,33 @@ cdef class RecordDispatcher:
         else:
             txn._remember(index, at, KIND_PAIR, opcode, obj)
         txn.size += n
+
+
+cdef int grow_chunk(object chunk, Py_ssize_t size, Py_ssize_t limit) except -1:
+    """Set a pool chunk (bytearray) to ``size`` bytes, its capacity at least doubling.
+
+    PyByteArray_Resize grows a bytearray by an eighth, and gives back all capacity when the
+    size is below half of it: a 1 MiB chunk filled entry by entry was reallocated about a
+    hundred times, its bytes copied to fresh pages each time (page faults and copies were a
+    third of a huge transaction's processing). Here the capacity doubles (up to ``limit``,
+    the chunk size) and the size is set within it; bytes past the size stay unused.
+    """
+    cdef ByteArrayObject* b = <ByteArrayObject*>chunk
+    cdef Py_ssize_t room = b.ob_alloc - (b.ob_start - b.ob_bytes) if b.ob_bytes != NULL else 0
+    cdef Py_ssize_t cap
+    if size + 1 > room:
+        if b.ob_exports > 0:  # a view holds the buffer: the plain resize (and its BufferError)
+            PyByteArray_Resize(chunk, size)
+            return 0
+        cap = 2 * room
+        if cap > limit:
+            cap = limit
+        if cap < size:
+            cap = size
+        PyByteArray_Resize(chunk, cap)  # a major upsize: exactly cap (+1) bytes
+    Py_SET_SIZE(chunk, size)
+    b.ob_start[size] = 0  # the trailing NUL a bytearray keeps
+    return 0
 
 
 _python_errors = None
