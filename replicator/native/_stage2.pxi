@@ -581,8 +581,8 @@ cdef class _Stage2:
     cdef RJob* pending_tail
     cdef Py_ssize_t pending_rows
     cdef object log_barrier
-    cdef public long long queued   # jobs rendered by a worker (tests and the bench read it)
-    cdef public long long rerendered  # of those, rendered again by the merge (a python value)
+    cdef public long long queued   # transactions handed to stage 2 as jobs (tests and the bench read it)
+    cdef public long long rerendered  # of those, rendered by the merge (a value only python renders)
 
     def __cinit__(self):
         self.q = <Queue*> calloc(1, sizeof(Queue))
