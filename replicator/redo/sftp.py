@@ -49,9 +49,18 @@ KEEPALIVE_S = 5.0
 # AES-GCM first: OpenSSL's AES-NI path costs this side about a third less CPU per MB than
 # chacha20-poly1305 (asyncssh's default first choice); the server picks from the whole list.
 PREFERRED_CIPHERS = ("aes128-gcm@openssh.com", "aes256-gcm@openssh.com")
-# The SSH channel window: data the server may send before we acknowledge it. asyncssh's
-# 2 MB would cap a 20 ms link at 100 MB/s; the in-flight reads are larger than that.
-MAX_WINDOW = 64 << 20
+# The SSH channel window: data the server may send before we acknowledge it (asyncssh's
+# default is 2 MB). 8 MB keeps a 50 ms link at 160 MB/s; a larger one costs the *server*
+# CPU whenever this side is the slower one: OpenSSH then buffers up to the whole window in
+# a growing buffer it moves and zeroes (measured: 64 MB about 3 times the sshd CPU per MB
+# of 4-8 MB on loopback). The reads in flight beyond it wait in the server's SFTP queue.
+MAX_WINDOW = 8 << 20
+# The largest SSH packet the server may send us (asyncssh's default is 32 KB): OpenSSH
+# sends up to what its buffer holds, so fewer packets (and Python calls) per MB here.
+MAX_PKTSIZE = 256 * 1024
+# SFTP requests in flight per connection at most (servers that do not announce a large
+# read length, limits@openssh.com, get 16 KB requests: 2 MB pieces would be 128 each).
+MAX_SUBREQUESTS = 128
 # A file read by the reader processes: only when it has at least this many pieces (a small
 # file is read faster in-process than a process is started for it).
 POOL_MIN_PIECES = 4
@@ -179,7 +188,7 @@ class SftpSource(RedoSource):
             self.s.host, self.s.port, username=self.s.user, client_keys=[key], known_hosts=known_hosts,
             agent_path=None, config=(), preferred_auth="publickey", keepalive_interval=KEEPALIVE_S,
             keepalive_count_max=3, connect_timeout=self.s.connect_timeout, encryption_algs=_ciphers(),
-            window=window), self.s.connect_timeout * 2)
+            window=window, max_pktsize=MAX_PKTSIZE), self.s.connect_timeout * 2)
         try:
             sftp = await asyncio.wait_for(conn.start_sftp_client(), self.s.connect_timeout)
         except BaseException:
@@ -355,23 +364,40 @@ class SftpHandle(RedoHandle):
         self._remote = src.remote(path)
         self._file: Any = None
         self._generation = -1
+        self._read_len = 0
         src.call(f"open {path}", self._opened)
 
     async def _opened(self, sftp: Any) -> Any:
         if self._file is None or self._generation != self.src.generation:
-            self._file = await sftp.open(self._remote, "rb")
+            # block_size 0: each read is one SFTP request; _blocks splits a range itself, into
+            # requests of the server's largest read, without asyncssh's reassembly copies.
+            self._file = await sftp.open(self._remote, "rb", block_size=0)
+            self._read_len = max(4096, int(sftp.limits.max_read_len or 0))
             self._generation = self.src.generation
         return self._file
 
     async def _read(self, offset: int, length: int) -> bytes:
+        return b"".join(await self._blocks(offset, length))
+
+    async def _blocks(self, offset: int, length: int) -> list[bytes]:
+        """``[offset, offset + length)`` as the server's reads, all requested at once, in order.
+
+        Shorter than asked only at the end of the file.
+        """
         f = await self._opened(self.src.session())
-        data = bytes(await f.read(length, offset))
-        while 0 < len(data) < length:  # a server may answer with less than asked before EOF
-            more = bytes(await f.read(length - len(data), offset + len(data)))
-            if not more:
+        step = self._read_len
+        end = offset + length
+        wants = [(at, min(step, end - at)) for at in range(offset, end, step)]
+        if len(wants) == 1:
+            parts = [await _read_exact(f, offset, length)]
+        else:
+            parts = await asyncio.gather(*(_read_exact(f, at, n) for at, n in wants))
+        out = []
+        for part, (_, n) in zip(parts, wants):
+            out.append(part)
+            if len(part) < n:  # end of file: what follows is empty
                 break
-            data += more
-        return data
+        return out
 
     def read(self, offset: int, length: int) -> bytes:
         return self.src.call(f"read {self.path} at byte {offset}", lambda _sftp: self._read(offset, length))
@@ -397,23 +423,28 @@ class SftpHandle(RedoHandle):
         A failed piece is read again (reconnecting with backoff) at the same offset; a piece
         shorter than asked (end of file) is the last one.
         """
-        pending: deque[tuple[int, int, Future[bytes]]] = deque()
+        for blocks in self.piece_blocks(ranges):
+            yield blocks[0] if len(blocks) == 1 else b"".join(blocks)
+
+    def piece_blocks(self, ranges: Iterable[tuple[int, int]]) -> Iterator[list[bytes]]:
+        """:meth:`pieces`, each piece as the list of the server's reads it was made of (not joined)."""
+        pending: deque[tuple[int, int, Future[list[bytes]]]] = deque()
         todo = iter(ranges)
         depth = self.src.s.read_requests
         more = True
         try:
             while True:
-                while more and len(pending) < depth:
+                while more and len(pending) < self._depth(depth, pending):
                     nxt = next(todo, None)
                     if nxt is None:
                         more = False
                         break
-                    pending.append((nxt[0], nxt[1], self.src.submit(self._read(*nxt))))
+                    pending.append((nxt[0], nxt[1], self.src.submit(self._blocks(*nxt))))
                 if not pending:
                     return
                 at, n, fut = pending.popleft()
                 try:
-                    data = fut.result(OP_TIMEOUT_S)
+                    blocks = fut.result(OP_TIMEOUT_S)
                 except BaseException as e:  # lost session or a read error: redo it the careful way
                     if not isinstance(e, (*_TRANSIENT, asyncssh.SFTPError)):
                         raise
@@ -424,13 +455,20 @@ class SftpHandle(RedoHandle):
                     pending.clear()
                     todo = iter([*redo, *todo])
                     more = True
-                    data = self.read(at, n)  # reconnects with backoff, same offset
-                yield data
-                if len(data) < n:
+                    blocks = [self.read(at, n)]  # reconnects with backoff, same offset
+                yield blocks
+                if sum(len(b) for b in blocks) < n:
                     return
         finally:
             for _, _, other in pending:
                 other.cancel()
+
+    def _depth(self, depth: int, pending: deque[tuple[int, int, Future[list[bytes]]]]) -> int:
+        """Pieces in flight: ``read-requests``, fewer when that would be over MAX_SUBREQUESTS requests."""
+        if not pending or not self._read_len:
+            return depth
+        per_piece = -(-pending[0][1] // self._read_len)
+        return max(1, min(depth, MAX_SUBREQUESTS // per_piece))
 
     def close(self) -> None:
         f, self._file = self._file, None
@@ -446,6 +484,17 @@ def piece_ranges(offset: int, end: int, chunk: int, step: int) -> Iterator[tuple
     while offset < end:
         yield offset, min(chunk, end - offset)
         offset += step
+
+
+async def _read_exact(f: Any, offset: int, length: int) -> bytes:
+    """``length`` bytes at ``offset`` (fewer only at the end of the file): a server may answer short."""
+    data = await f.read(length, offset)
+    while 0 < len(data) < length:
+        more = await f.read(length - len(data), offset + len(data))
+        if not more:
+            break
+        data += more
+    return data
 
 
 def _ciphers() -> list[str]:

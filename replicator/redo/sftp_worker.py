@@ -9,6 +9,7 @@ replicator is gone).
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
@@ -18,7 +19,9 @@ import threading
 
 from replicator import log
 from replicator.redo.sftp import SftpSettings, SftpSource, piece_ranges
-from replicator.redo.sftp_pool import END, FAIL, LOG, PIECE, READY, error_payload, widen_pipe, write_frame
+from replicator.redo.sftp_pool import END, FAIL, LOG, READY, error_payload, widen_pipe, write_frame, write_piece
+
+GC_THRESHOLD = 20000
 
 
 class _FrameHandler(logging.Handler):
@@ -53,6 +56,10 @@ def serve(out: int) -> None:
             src.warm_up()
         except Exception:  # noqa: BLE001 - the first request retries and reports it with its code
             pass
+        # What exists now lives as long as the process; raise the young generation's threshold:
+        # every SSH packet makes short-lived containers, none of them in cycles that grow.
+        gc.freeze()
+        gc.set_threshold(GC_THRESHOLD)
         with lock:
             write_frame(out, READY)
         for line in stdin:
@@ -60,9 +67,10 @@ def serve(out: int) -> None:
             try:
                 handle = src.open(req["path"])
                 try:
-                    for data in handle.pieces(piece_ranges(req["offset"], req["end"], req["chunk"], req["step"])):
+                    for blocks in handle.piece_blocks(piece_ranges(req["offset"], req["end"], req["chunk"],
+                                                                   req["step"])):
                         with lock:
-                            write_frame(out, PIECE, data)
+                            write_piece(out, blocks)
                 finally:
                     handle.close()
                 with lock:
