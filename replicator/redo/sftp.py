@@ -93,7 +93,7 @@ class SftpSettings:
     reconnect_delay: float = 0.2
     reconnect_max_delay: float = 5.0
     path_mapping: list[tuple[str, str]] = field(default_factory=list)
-    connections: int = 2
+    connections: int = 1
 
     def to_json(self) -> dict[str, Any]:
         """The settings as JSON values (handed to a reader process through its stdin, never argv)."""
@@ -137,7 +137,7 @@ class SftpSource(RedoSource):
             read_requests=cfg.read_requests, read_size=cfg.read_size_kb * 1024,
             connect_timeout=cfg.connect_timeout_ms / 1000, reconnect_tries=cfg.reconnect_tries,
             reconnect_delay=cfg.reconnect_delay_ms / 1000, reconnect_max_delay=cfg.reconnect_max_delay_ms / 1000,
-            path_mapping=cfg.path_mapping_pairs, connections=cfg.connections))
+            path_mapping=cfg.path_mapping_pairs, connections=cfg.reader_connections))
         if src.pool is not None:
             src.pool.prestart()
         return src

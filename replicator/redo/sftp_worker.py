@@ -16,9 +16,9 @@ import os
 import signal
 import sys
 import threading
+from typing import Any
 
 from replicator import log
-from replicator.redo.sftp import SftpSettings, SftpSource, piece_ranges
 from replicator.redo.sftp_pool import END, FAIL, LOG, READY, error_payload, widen_pipe, write_frame, write_piece
 
 GC_THRESHOLD = 20000
@@ -39,6 +39,28 @@ class _FrameHandler(logging.Handler):
             write_frame(self.fd, LOG, payload)
 
 
+def _import_sftp() -> Any:
+    """:mod:`replicator.redo.sftp` (and asyncssh), without asyncssh's slow library search.
+
+    asyncssh looks for optional C libraries (liboqs, nettle) when imported; for one that
+    ldconfig's cache lacks, ctypes.util.find_library runs gcc and ld as well: about 0.1
+    CPU-s and as much wall time per reader process start. Here only ldconfig's cache is
+    asked during the import (a library found only by gcc leaves an optional algorithm off,
+    which the server negotiates around).
+    """
+    import ctypes.util
+
+    original = ctypes.util.find_library
+    cached = getattr(ctypes.util, "_findSoname_ldconfig", None)  # CPython's Linux lookup
+    if cached is not None and sys.platform.startswith("linux"):
+        ctypes.util.find_library = cached
+    try:
+        from replicator.redo import sftp
+    finally:
+        ctypes.util.find_library = original
+    return sftp
+
+
 def serve(out: int) -> None:
     """Answer the requests on stdin with frames on ``out`` until stdin closes."""
     lock = threading.Lock()
@@ -49,7 +71,8 @@ def serve(out: int) -> None:
     log.logger.addHandler(_FrameHandler(out, lock))
     log.logger.propagate = False
     log.logger.setLevel(int(hello["level"]))
-    src = SftpSource(SftpSettings.from_json(hello["settings"]))
+    sftp = _import_sftp()
+    src = sftp.SftpSource(sftp.SftpSettings.from_json(hello["settings"]))
     src.warned_unknown = True  # the replicator's own session says it once
     try:
         try:
@@ -67,7 +90,7 @@ def serve(out: int) -> None:
             try:
                 handle = src.open(req["path"])
                 try:
-                    for blocks in handle.piece_blocks(piece_ranges(req["offset"], req["end"], req["chunk"],
+                    for blocks in handle.piece_blocks(sftp.piece_ranges(req["offset"], req["end"], req["chunk"],
                                                                    req["step"])):
                         with lock:
                             write_piece(out, blocks)
