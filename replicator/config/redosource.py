@@ -28,7 +28,7 @@ from replicator.config.fields import (
 REDO_SOURCE_TYPES = ("local", "sftp", "asm")
 SFTP_KEYS = ("host", "port", "key-file", "key-passphrase", "known-hosts", "accept-unknown-host-key",
              "read-requests", "read-size-kb", "connect-timeout-ms", "reconnect-tries", "reconnect-delay-ms",
-             "reconnect-max-delay-ms", "connections")
+             "reconnect-max-delay-ms", "connections", "window-kb")
 ASM_KEYS = ("server", "password", "privilege", "parallelism")
 COMMON_KEYS = ("user", "path-mapping")
 ASM_PRIVILEGES = ("sysasm", "sysdba", "none")
@@ -74,6 +74,7 @@ class RedoSourceConfig(OlrModel):
     reconnect_delay_ms: Annotated[int, in_range(1, 600000)] = 200
     reconnect_max_delay_ms: Annotated[int, in_range(1, 3600000)] = 5000
     connections: Annotated[int | None, in_range(0, 16)] = None  # None: default_connections()
+    window_kb: Annotated[int, in_range(256, 262144)] = 4096
     server: Annotated[str | None, max_len(4096)] = None
     password: Annotated[str | None, max_len(128)] = Field(default=None, repr=False)
     privilege: Annotated[str, max_len(16)] = "sysasm"
@@ -134,7 +135,7 @@ def explain_redo_source(cfg: RedoSourceConfig) -> list[str]:
     if cfg.type == "sftp":
         return [f"reader.redo-source: {cfg.describe()} with key {cfg.key_file}, host key checked against "
                 + ("nothing (accept-unknown-host-key 1)" if cfg.accept_unknown_host_key else cfg.known_hosts)
-                + f"; {cfg.read_requests} reads of {cfg.read_size_kb} KB in flight"
+                + f"; {cfg.read_requests} reads of {cfg.read_size_kb} KB in flight, SSH window {cfg.window_kb} KB"
                 + (f" per connection, {cfg.reader_connections} connection(s) (reader processes) per archived log"
                    if cfg.reader_connections else " in this process")
                 + "; after a dropped connection "
