@@ -121,6 +121,7 @@ class SftpSource(RedoSource):
         self._lock = threading.Lock()
         self.warned_unknown = False
         self.pool: ReaderPool | None = None
+        self._pool_closed = False  # close() ended the reader processes: start them with the next session
         if settings.connections > 0:
             self.pool = ReaderPool(settings.to_json(), settings.connections, self.label)
 
@@ -142,6 +143,12 @@ class SftpSource(RedoSource):
     def warm_up(self) -> None:
         """Log in now (a reader process does, while the replicator still prepares its run)."""
         self._connect()
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        """Log in and have the reader processes started and logged in (``bench``: a warm source)."""
+        self._connect()
+        if self.pool is not None:
+            self.pool.wait_ready(timeout)
 
     # ------------------------------------------------------------------ event loop and session
     def _start_loop(self) -> asyncio.AbstractEventLoop:
@@ -198,6 +205,11 @@ class SftpSource(RedoSource):
             if self._sftp is not None:
                 return self._sftp
             known_hosts, key = self._known_hosts(), self._client_key()
+            if self._pool_closed and self.pool is not None:
+                # Used again after close(): the reader processes start (imports, login) while
+                # this session logs in, as from_config starts them before the first listing.
+                self._pool_closed = False
+                self.pool.prestart()
             try:
                 self._conn, self._sftp = self.submit(self._open_session(known_hosts, key)).result(
                     self.s.connect_timeout * 3)
@@ -324,6 +336,7 @@ class SftpSource(RedoSource):
         """Close the session, the reader processes and the loop thread (a later call reconnects)."""
         if self.pool is not None:
             self.pool.close()
+            self._pool_closed = True
         with self._lock:
             conn, self._conn, self._sftp = self._conn, None, None
         loop, self._loop = self._loop, None

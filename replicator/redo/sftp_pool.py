@@ -33,6 +33,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Generator, Iterator
 from typing import IO, Any
 
@@ -209,6 +210,12 @@ class ReaderPool:
         hello = json.dumps({"settings": self.settings, "level": log.logger.getEffectiveLevel()}).encode()
         while len(self.idle) < n:
             self.idle.append(_Worker(hello))
+
+    def wait_ready(self, timeout: float) -> None:
+        """Start the processes if needed and wait until all of them are logged in (or ``timeout``)."""
+        end = time.monotonic() + timeout
+        while not self._ready(self.size) and time.monotonic() < end:
+            time.sleep(0.005)
 
     def _ready(self, n: int) -> bool:
         """True when ``n`` idle processes are logged in (started when missing)."""

@@ -19,7 +19,16 @@ import threading
 from typing import Any
 
 from replicator import log
-from replicator.redo.sftp_pool import END, FAIL, LOG, READY, error_payload, widen_pipe, write_frame, write_piece
+from replicator.redo.sftp_pool import (
+    END,
+    FAIL,
+    LOG,
+    READY,
+    error_payload,
+    widen_pipe,
+    write_frame,
+    write_piece,
+)
 
 GC_THRESHOLD = 20000
 
