@@ -36,12 +36,14 @@ from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
-import asyncssh
-
 from replicator import log
 from replicator.errors import ConfigError, RuntimeFailure
+from replicator.redo.sftp_libs import quick_library_lookup
 from replicator.redo.sftp_pool import ReaderPool
 from replicator.redo.source import HEAD_BYTES, Entry, RedoHandle, RedoSource, map_prefix
+
+with quick_library_lookup():
+    import asyncssh
 
 T = TypeVar("T")
 OP_TIMEOUT_S = 300.0  # one read; a dead peer is found sooner by the keepalives

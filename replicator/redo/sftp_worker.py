@@ -16,7 +16,6 @@ import os
 import signal
 import sys
 import threading
-from typing import Any
 
 from replicator import log
 from replicator.redo.sftp_pool import (
@@ -48,28 +47,6 @@ class _FrameHandler(logging.Handler):
             write_frame(self.fd, LOG, payload)
 
 
-def _import_sftp() -> Any:
-    """:mod:`replicator.redo.sftp` (and asyncssh), without asyncssh's slow library search.
-
-    asyncssh looks for optional C libraries (liboqs, nettle) when imported; for one that
-    ldconfig's cache lacks, ctypes.util.find_library runs gcc and ld as well: about 0.1
-    CPU-s and as much wall time per reader process start. Here only ldconfig's cache is
-    asked during the import (a library found only by gcc leaves an optional algorithm off,
-    which the server negotiates around).
-    """
-    import ctypes.util
-
-    original = ctypes.util.find_library
-    cached = getattr(ctypes.util, "_findSoname_ldconfig", None)  # CPython's Linux lookup
-    if cached is not None and sys.platform.startswith("linux"):
-        ctypes.util.find_library = cached
-    try:
-        from replicator.redo import sftp
-    finally:
-        ctypes.util.find_library = original
-    return sftp
-
-
 def serve(out: int) -> None:
     """Answer the requests on stdin with frames on ``out`` until stdin closes."""
     lock = threading.Lock()
@@ -80,7 +57,9 @@ def serve(out: int) -> None:
     log.logger.addHandler(_FrameHandler(out, lock))
     log.logger.propagate = False
     log.logger.setLevel(int(hello["level"]))
-    sftp = _import_sftp()
+    # Imported here, after main() moved stdout off the frame pipe: nothing an import prints lands among frames.
+    from replicator.redo import sftp
+
     src = sftp.SftpSource(sftp.SftpSettings.from_json(hello["settings"]))
     src.warned_unknown = True  # the replicator's own session says it once
     try:
