@@ -2,9 +2,10 @@
 
 asyncssh is asynchronous and the readers are blocking, so the connection lives on its own
 event loop in a background thread; every call from a reader is submitted there and
-waited for. A read of a file keeps ``read-requests`` pieces of ``read-size-kb`` in flight
-(and asyncssh splits each piece into parallel SFTP requests of the size the server
-accepts), so a batch read is not bound by the round-trip time.
+waited for. A read of a file keeps ``read-requests`` pieces of ``read-size-kb`` in flight,
+each sent at once as SFTP reads of the largest size the server announces (OpenSSH: 255
+KB), so a batch read is not bound by the round-trip time; the pieces are handed on as
+the server's replies, without reassembly copies.
 
 A whole archived log is read by ``connections`` reader processes
 (:mod:`replicator.redo.sftp_pool`), each with its own SSH connection, taking every
