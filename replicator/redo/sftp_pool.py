@@ -48,10 +48,6 @@ MAX_RESTARTS = 3
 PIPE_BYTES = 1 << 20  # F_SETPIPE_SZ: fewer wake-ups per MB than the 64 KB default
 F_SETPIPE_SZ = 1031
 IOV_MAX = 1024
-# glibc's malloc in a reader process: keep freed memory for the next pieces instead of
-# handing it back to the system and faulting fresh zeroed pages in again for every
-# response (a fifth of the process's CPU otherwise). Costs the reads in flight in memory.
-READER_MALLOC = "glibc.malloc.mmap_threshold=16777216:glibc.malloc.trim_threshold=134217728"
 
 
 def widen_pipe(fd: int) -> None:
@@ -107,7 +103,6 @@ class _Worker:
         # The child imports this very package, wherever it was imported from.
         root = os.path.dirname(os.path.dirname(os.path.abspath(replicator.__file__)))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-        env.setdefault("GLIBC_TUNABLES", READER_MALLOC)
         try:
             self.proc = subprocess.Popen([sys.executable, "-m", WORKER_MODULE], stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, env=env)

@@ -9,7 +9,6 @@ replicator is gone).
 
 from __future__ import annotations
 
-import gc
 import json
 import logging
 import os
@@ -28,8 +27,6 @@ from replicator.redo.sftp_pool import (
     write_frame,
     write_piece,
 )
-
-GC_THRESHOLD = 20000
 
 
 class _FrameHandler(logging.Handler):
@@ -67,10 +64,6 @@ def serve(out: int) -> None:
             src.warm_up()
         except Exception:  # noqa: BLE001 - the first request retries and reports it with its code
             pass
-        # What exists now lives as long as the process; raise the young generation's threshold:
-        # every SSH packet makes short-lived containers, none of them in cycles that grow.
-        gc.freeze()
-        gc.set_threshold(GC_THRESHOLD)
         with lock:
             write_frame(out, READY)
         for line in stdin:
