@@ -479,7 +479,7 @@ class SftpHandle(RedoHandle):
         """Pieces in flight: ``read-requests``, fewer when that would be over MAX_SUBREQUESTS requests."""
         if not pending or not self._read_len:
             return depth
-        per_piece = -(-pending[0][1] // self._read_len)
+        per_piece = max(1, -(-pending[0][1] // self._read_len))
         return max(1, min(depth, MAX_SUBREQUESTS // per_piece))
 
     def close(self) -> None:
