@@ -60,3 +60,16 @@ def test_native_stream_counts_rows_like_python(tmp_path: Path, monkeypatch: pyte
     assert committer.native_transactions > 0 and committer.python_transactions == 0
     assert py.rows >= 2_000
     assert (nat.dml, nat.transactions, nat.rows) == (py.dml, py.transactions, py.rows)
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_stage2_workers_count_rows_like_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               workers: str) -> None:
+    """Decode workers (stage 2) or none: the tally of the native commit is python's."""
+    monkeypatch.setenv("REPLICATOR_DECODE_WORKERS", workers)
+    result = generate(workloads.oltp(seed=22, target_bytes=1 << 20), tmp_path / "gen", with_expected=False)
+    cfg = config_of(result)
+    py, _ = _tally(cfg, tmp_path, "python")
+    nat, committer = _tally(cfg, tmp_path, "native")
+    assert committer.native_transactions > 0 and (committer.stage2 is not None) == (workers != "0")
+    assert (nat.dml, nat.transactions, nat.rows) == (py.dml, py.transactions, py.rows)
