@@ -3714,3 +3714,4 @@ VALUE_KINDS = ("number", "ts", "tstz", "iym", "ids", "str", "hex", "bfloat", "bd
 # ============================================================================= other formats
 include "_debezium.pxi"
 include "_rows.pxi"
+include "_avro.pxi"

@@ -139,7 +139,7 @@ def test_olr_json_full_random(seed: int, tmp_path: Path) -> None:
 
 
 # Formats fed through the typed row-image interface (RowImages, on_native_row).
-ROW_IMAGE_FORMATS = ("canal", "shareplex", "dataworks", "oms-default", "qlik")
+ROW_IMAGE_FORMATS = ("canal", "shareplex", "dataworks", "oms-default", "qlik", "oms-extended", "dts-avro", "avro")
 
 
 @pytest.mark.parametrize("fmt", ROW_IMAGE_FORMATS)
@@ -153,7 +153,7 @@ def test_row_image_formats_workloads(fmt: str, name: str, tmp_path: Path) -> Non
     assert _native_share()[0] > 0
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", range(16))
 def test_row_image_formats_random(seed: int, tmp_path: Path) -> None:
     rng = random.Random(3000 + seed)
     sc = random_workload(rng, seed, 384 << 10)
