@@ -3715,3 +3715,4 @@ VALUE_KINDS = ("number", "ts", "tstz", "iym", "ids", "str", "hex", "bfloat", "bd
 include "_debezium.pxi"
 include "_rows.pxi"
 include "_avro.pxi"
+include "_protobuf.pxi"

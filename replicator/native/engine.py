@@ -9,7 +9,8 @@ single records go through :class:`replicator.native._core.RecordDispatcher` (for
 which stores the (5.1, 11.x) pairs natively; and the commit of a transaction for the
 OpenLogReplicator JSON format (row assembly, value decoding and rendering,
 :class:`replicator.native._core.JsonCommitter`, FULL mode included), for the Debezium formats
-(:class:`~replicator.native._core.DebeziumCommitter`) and, through the typed row images
+(:class:`~replicator.native._core.DebeziumCommitter`), for protobuf
+(:class:`~replicator.native._core.ProtobufCommitter`) and, through the typed row images
 (:class:`~replicator.native._core.RowImages`), for every EventFormat that defines
 ``on_native_row`` and does not turn it off with ``native_rows`` (:class:`~replicator.native.
 _core.EventCommitter`).
@@ -22,6 +23,7 @@ from typing import Any, Callable
 from replicator.formats.debezium import DebeziumFormat
 from replicator.formats.framework import EventFormat
 from replicator.formats.olr_json import OlrJsonFormat
+from replicator.formats.protobuf import ProtobufFormat
 from replicator.native import core
 from replicator.redo.header import RedoHeader
 from replicator.redo.reader import RedoFile, read_chunks
@@ -61,6 +63,8 @@ def attach_commit(target: Any, parser: Any, fmt: Any,
         committer = core().JsonCommitter(fmt, target)
     elif type(fmt) is DebeziumFormat:
         committer = core().DebeziumCommitter(fmt, target)
+    elif type(fmt) is ProtobufFormat:
+        committer = core().ProtobufCommitter(fmt, target)
     elif isinstance(fmt, EventFormat) and hasattr(fmt, "on_native_row") and getattr(fmt, "native_rows", True):
         committer = core().EventCommitter(fmt, target)  # the typed row-image interface
     last_committer = committer

@@ -279,3 +279,56 @@ def test_huge_transactions_stay_python(fmt: str, tmp_path: Path, monkeypatch: py
     assert assert_same(config_of(result, section), tmp_path)["messages"]
     native, python = _native_share()
     assert native > 0 and python > 0
+
+
+# Protobuf (ProtobufCommitter): the OLR JSON column selection, protobuf wire bytes.
+def random_protobuf(rng: random.Random) -> dict[str, int | str]:
+    """A random protobuf format section: every option the protobuf format reads."""
+    fmt: dict[str, int | str] = {"type": "protobuf"}
+    for key, values in {
+        "scn": (0, 1), "timestamp": (0, 1, 2, 3, 4, 5, 6, 7, 8, 15), "xid": (0, 1, 2, 3), "rid": (0, 1),
+        "column": (0, 1, 2), "schema": (0, 1, 3, 5, 7), "message": (0, 1, 2, 3), "db": (0, 1, 3),
+        "char": (0, 1, 2, 3), "scn-type": (0, 1), "unknown-type": (0, 1), "interval-dts": tuple(range(11)),
+        "interval-ytm": tuple(range(5)),
+    }.items():
+        if rng.random() < 0.5:
+            fmt[key] = rng.choice(values)
+    return fmt
+
+
+@pytest.mark.parametrize("name", ["oltp", "mixed", "wide", "huge"])
+def test_protobuf_workloads(name: str, tmp_path: Path) -> None:
+    sc = {"oltp": lambda: workloads.oltp(seed=5, target_bytes=1 << 20),
+          "mixed": lambda: workloads.mixed(seed=4, events=40),
+          "huge": lambda: workloads.huge_transaction(rows=2000),
+          "wide": lambda: workloads.wide_rows(columns=300, rows=8)}[name]()
+    result = generate(sc, tmp_path / "gen", with_expected=False)
+    assert assert_same(config_of(result, {"type": "protobuf", "rid": 1, "schema": 1}), tmp_path)["messages"]
+    assert _native_share()[0] > 0
+
+
+@pytest.mark.parametrize("message", [0, 1, 2, 3])
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
+def test_protobuf_reference_scenarios(path: Path, message: int, tmp_path: Path) -> None:
+    result = generate(Scenario.from_file(path), tmp_path / "gen", with_expected=False)
+    assert_same(config_of(result, {"type": "protobuf", "message": message}), tmp_path)
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_protobuf_random(seed: int, tmp_path: Path) -> None:
+    rng = random.Random(4000 + seed)
+    sc = random_workload(rng, seed, 384 << 10)
+    result = generate(sc, tmp_path / "gen", with_expected=False)
+    flags = rng.choice((None, 0, 0x40, 0x1000, 0x8000, 0x300, 0x20, 0x40000, 0x800, 0x2))
+    py = assert_same(config_of(result, random_protobuf(rng), flags), tmp_path)
+    assert py["error"] is not None or py["messages"]
+
+
+def test_protobuf_real_free23(tmp_path: Path) -> None:
+    cfg = free23_config(tmp_path)
+    cfg["source"][0]["format"] = {"type": "protobuf", "schema": 1, "rid": 1}
+    assert assert_same(cfg, tmp_path)["messages"]
+
+
+def test_protobuf_real_ora19(tmp_path: Path) -> None:
+    assert_same(ora19_config(tmp_path, "protobuf"), tmp_path)

@@ -42,7 +42,7 @@ def test_mutants_streamed(tmp_path: Path) -> None:
     assert summary["python_errors"] > 0
 
 
-@pytest.mark.parametrize("fmt", ["debezium-envelope", "canal", "qlik", "oms-extended", "dts-avro", "avro"])
+@pytest.mark.parametrize("fmt", ["debezium-envelope", "canal", "qlik", "oms-extended", "dts-avro", "avro", "protobuf"])
 def test_mutants_other_native_formats(fmt: str, tmp_path: Path) -> None:
     """The same for the natively rendered Debezium and row-image formats (fewer mutants)."""
     count = max(1, int(os.environ.get("REPLICATOR_MUTANTS", "300")) // 4)
