@@ -109,7 +109,8 @@ def dts_value(column: ColumnView, value: Value) -> Any:
 
 
 # The native encoder's column kinds (replicator/native/_avro.pxi DTK_*).
-_DTK_PY, _DTK_INTEGER, _DTK_DECIMAL, _DTK_FLOAT, _DTK_CHAR, _DTK_BINARY, _DTK_DATETIME, _DTK_TS = range(8)
+(_DTK_PY, _DTK_INTEGER, _DTK_DECIMAL, _DTK_FLOAT, _DTK_CHAR, _DTK_BINARY, _DTK_DATETIME, _DTK_TS, _DTK_ZONED,
+ _DTK_TEXT) = range(10)
 _OPERATION_INDEX = {OP_INSERT: 0, OP_UPDATE: 1, OP_DELETE: 2}  # dts_schema.OPERATIONS
 # Pieces of the Record encoded alone (native rows): two strings, an image array, tags + fields.
 _STRINGS = {"type": "record", "name": "Strings", "fields": [{"name": "a", "type": "string"},
@@ -212,6 +213,10 @@ class DtsAvroFormat(EventFormat):
                 kind = _DTK_DATETIME
             elif family == "timestamp_ltz":
                 kind = _DTK_TS
+            elif family == "timestamp_tz":
+                kind = _DTK_ZONED
+            elif family in ("interval_ym", "interval_ds"):
+                kind, x = _DTK_TEXT, _encode(_STRING, object_type(otype))
             kinds.append(kind)
             p1.append(a)
             p2.append(b)

@@ -28,6 +28,8 @@ DEF DTK_CHAR = 4     # Character{"utf8", bytes}
 DEF DTK_BINARY = 5   # BinaryObject{type name (extra), bytes}
 DEF DTK_DATETIME = 6 # DateTime fields of a DATE/TIMESTAMP
 DEF DTK_TS = 7       # Timestamp{epoch, micros} of a WITH LOCAL TIME ZONE
+DEF DTK_ZONED = 8    # TimestampWithTimeZone{DateTime of the wall clock, zone}
+DEF DTK_TEXT = 9     # TextObject{type name (extra), the interval literal}
 
 
 cdef class ColumnCodes:
@@ -176,6 +178,46 @@ cdef bint civil_fields(int64_t epoch, int64_t* f) noexcept nogil:
     return ok
 
 
+cdef void ym_literal(Buf* b, int64_t total) noexcept nogil:
+    """temporal.interval_literal of a YearMonth (no quotes)."""
+    cdef int64_t mag = -total if total < 0 else total
+    buf_add(b, b"INTERVAL '", 10)
+    if total < 0:
+        buf_byte(b, 45)
+    buf_int(b, mag // 12)
+    buf_byte(b, 45)
+    buf_int(b, mag % 12)
+    buf_add(b, b"' YEAR TO MONTH", 15)
+
+
+cdef void duration_iso(Buf* b, int kind, int64_t total) noexcept nogil:
+    """temporal.iso_duration of a YearMonth (CK_YM, months) or DaySecond (CK_DS, nanoseconds)."""
+    cdef uint64_t mag = <uint64_t>(-total) if total < 0 else <uint64_t>total
+    cdef bint neg = total < 0
+    cdef int64_t secs, nanos
+    buf_byte(b, 80)
+    if kind == CK_YM:
+        signed_part(b, neg, <int64_t>(mag // 12))
+        buf_byte(b, 89)
+        signed_part(b, neg, <int64_t>(mag % 12))
+        buf_add(b, b"M0DT0H0M0S", 10)
+        return
+    secs = <int64_t>(mag // 1000000000)
+    nanos = <int64_t>(mag % 1000000000)
+    buf_add(b, b"0Y0M", 4)
+    signed_part(b, neg, secs // 86400)
+    buf_add(b, b"DT", 2)
+    signed_part(b, neg, (secs // 3600) % 24)
+    buf_byte(b, 72)
+    signed_part(b, neg, (secs // 60) % 60)
+    buf_byte(b, 77)
+    if neg and (secs % 60 or nanos):
+        buf_byte(b, 45)
+    buf_int(b, secs % 60)
+    fraction_trimmed(b, nanos)
+    buf_byte(b, 83)
+
+
 cdef inline void opt_int(Buf* b, int64_t v) noexcept nogil:
     """A ["null", "int"] union holding v."""
     buf_byte(b, 2)
@@ -192,6 +234,16 @@ cdef int _fallback(Buf* b, RowImages rows, Py_ssize_t r, int side, int v, Column
 
 
 cdef int avro_value_record(Buf* b, RowImages rows, Py_ssize_t r, int side, ColumnCodes codes) except -1:
+    cdef Buf t
+    t.p = NULL
+    t.n = t.cap = 0
+    try:
+        return _avro_value_record(b, &t, rows, r, side, codes)
+    finally:
+        free(t.p)
+
+
+cdef int _avro_value_record(Buf* b, Buf* tp, RowImages rows, Py_ssize_t r, int side, ColumnCodes codes) except -1:
     """The envelope's ["null", Value] union of one image (avro_schema.avro_row)."""
     cdef Cell* cells
     cdef Cell* cell
@@ -226,6 +278,22 @@ cdef int avro_value_record(Buf* b, RowImages rows, Py_ssize_t r, int side, Colum
             buf_byte(b, 2)
             av_span(b, rows.arena.p + cell.off, cell.len)
             continue
+        elif kind == AVK_STR and (cell.kind == CK_ZONED or cell.kind == CK_YM or cell.kind == CK_DS):
+            # temporal.zoned_iso (local time, then the offset or Z) / temporal.iso_duration
+            tp.n = 0
+            if cell.kind != CK_ZONED:
+                duration_iso(tp, cell.kind, cell.a)
+            elif iso_text(tp, cell.a + cell.c, cell.b):
+                if cell.c == 0:
+                    buf_byte(tp, 90)
+                else:
+                    buf_add(tp, rows.arena.p + cell.off, cell.len)
+            else:
+                tp.n = -1
+            if tp.n >= 0:
+                buf_byte(b, 2)
+                av_span(b, tp.p, tp.n)
+                continue
         elif kind == AVK_BYTES and cell.kind == CK_BYTES:
             buf_byte(b, 2)
             av_span(b, rows.arena.p + cell.off, cell.len)
@@ -251,6 +319,16 @@ cdef int avro_value_record(Buf* b, RowImages rows, Py_ssize_t r, int side, Colum
 
 
 cdef int dts_image(Buf* b, RowImages rows, Py_ssize_t r, int side, ColumnCodes codes) except -1:
+    cdef Buf t
+    t.p = NULL
+    t.n = t.cap = 0
+    try:
+        return _dts_image(b, &t, rows, r, side, codes)
+    finally:
+        free(t.p)
+
+
+cdef int _dts_image(Buf* b, Buf* tp, RowImages rows, Py_ssize_t r, int side, ColumnCodes codes) except -1:
     """beforeImages/afterImages (["null", "string", array]) of one image (DtsAvroFormat._image)."""
     cdef Cell* cells
     cdef Cell* cell
@@ -321,6 +399,26 @@ cdef int dts_image(Buf* b, RowImages rows, Py_ssize_t r, int side, ColumnCodes c
                     opt_int(b, f[ndigits])
                 opt_int(b, cell.b // 1000)
                 continue
+        elif kind == DTK_ZONED and cell.kind == CK_ZONED:
+            if civil_fields(cell.a + cell.c, f):
+                buf_byte(b, 14)             # TimestampWithTimeZone: the wall clock, the zone
+                for ndigits in range(6):
+                    opt_int(b, f[ndigits])
+                opt_int(b, cell.b // 1000)
+                av_span(b, p, cell.len)
+                continue
+        elif kind == DTK_TEXT and (cell.kind == CK_YM or cell.kind == CK_DS):
+            tp.n = 0
+            if cell.kind == CK_YM:
+                ym_literal(tp, cell.a)
+            else:
+                rows._ds_literal(tp, cell.a)   # quoted: the quotes are cut below
+                memmove(tp.p, tp.p + 1, tp.n - 2)
+                tp.n -= 2
+            buf_byte(b, 22)                 # TextObject{type, literal}
+            buf_bytes(b, <bytes>codes.extra[v])
+            av_span(b, tp.p, tp.n)
+            continue
         elif kind == DTK_TS and cell.kind == CK_INSTANT:
             buf_byte(b, 10)
             zz(b, cell.a)

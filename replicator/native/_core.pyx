@@ -3712,6 +3712,7 @@ VALUE_KINDS = ("number", "ts", "tstz", "iym", "ids", "str", "hex", "bfloat", "bd
 
 
 # ============================================================================= other formats
+include "_dbztxn.pxi"
 include "_debezium.pxi"
 include "_rows.pxi"
 include "_avro.pxi"

@@ -572,6 +572,7 @@ cdef class DebeziumCommitter(JsonCommitter):
     """
 
     cdef int mode
+    cdef TxnMeta txn_meta     # BEGIN/END transaction metadata (not in smt mode)
     cdef Buf frag             # rendered values of the current row
     cdef Py_ssize_t* foff     # per (side, visible column): offset in frag, length (-1: absent)
     cdef int* flen
@@ -587,6 +588,7 @@ cdef class DebeziumCommitter(JsonCommitter):
         self.native_transactions = 0
         self.python_transactions = 0
         self.mode = {"envelope": MODE_ENVELOPE, "flatten": MODE_FLATTEN, "smt": MODE_SMT}[fmt.mode]
+        self.txn_meta = TxnMeta(fmt) if self.mode != MODE_SMT else None
 
     def __dealloc__(self):
         free(self.frag.p)
@@ -757,7 +759,10 @@ cdef class DebeziumCommitter(JsonCommitter):
         ctx = TxnContext(event, [], db)
         messages = []
         if not fmt.skip_begin:
-            messages += fmt.on_begin(ctx, fmt._take())
+            if self.txn_meta is None:
+                messages += fmt.on_begin(ctx, fmt._take())
+            else:
+                messages += self.txn_meta.begin(fmt, ctx, fmt._take(), _orjson.dumps(xid_text(event.xid)))
         scn = fmt._scn
         first_idx = fmt._idx
         last_before = fmt._last
@@ -917,5 +922,8 @@ cdef class DebeziumCommitter(JsonCommitter):
             free(coll_count)
             free(kb.p)
         if not fmt.skip_commit:
-            messages += fmt.on_commit(ctx, fmt._take())
+            if self.txn_meta is None:
+                messages += fmt.on_commit(ctx, fmt._take())
+            else:
+                messages += self.txn_meta.commit(fmt, ctx, fmt._take(), xid_json)
         self.deliver(event, messages, w.nrows)

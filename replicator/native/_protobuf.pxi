@@ -184,7 +184,8 @@ cdef class ProtobufCommitter(JsonCommitter):
 
     Phase A is :class:`JsonCommitter`'s; phase B writes the RedoResponse messages of
     ProtobufFormat.transaction: begin, one per row and commit, or one per transaction in
-    FULL mode. Transactions above the streaming size take the python engine's stream.
+    FULL mode. A transaction above the streaming size is rendered chunk by chunk as
+    JsonCommitter._stream does (FULL mode there: the python engine's stream).
     """
 
     cdef Buf el        # the payload element being written
@@ -209,9 +210,6 @@ cdef class ProtobufCommitter(JsonCommitter):
         free(self.el.p)
         free(self.hd.p)
         free(self.tx.p)
-
-    cdef bint _stream(self, object parser, object txn, object record) except -1:
-        return False  # a transaction above the streaming size: the python engine's stream
 
     cdef _Plan plan_for(self, object parser, object table):
         cdef _Plan plan = self.plans.get(id(table))
@@ -274,26 +272,11 @@ cdef class ProtobufCommitter(JsonCommitter):
             pb_varint(b, idx)
         return 0
 
-    cdef _emit(self, Work* w, object parser, object txn, object record):
-        """Phase B: ProtobufFormat.transaction of a native transaction."""
-        cdef Py_ssize_t r
-        cdef Row* row
-        cdef _Plan plan
-        cdef Buf* b = &self.out
-        cdef Buf* e = &self.el
-        cdef Buf* h = &self.hd
-        cdef uint64_t lwn_scn, scn
-        cdef long long idx, num = 0
-        cdef bint full, scn_commit
-        cdef Val* img
-        if w.nrows == 0:
-            return
-        stats = parser.stats
-        stats.rows += w.nrows
-        stats.transactions += 1
+    cdef _Out _open(self, object parser, object txn, object record):
+        """The Transaction event of a commit, its position and xid/db fields (no message yet)."""
+        cdef _Out o = _Out()
         header = parser.header
         fmt = self.fmt
-        opts = fmt.options
         lwn = parser._lwn
         begin_scn = txn.begin_scn if txn.begun else record.scn
         begin_time = txn.begin_time if txn.begun else record.time
@@ -305,27 +288,59 @@ cdef class ProtobufCommitter(JsonCommitter):
             commit_pos=(header.sequence, (lwn.first_block if lwn else 0) * header.block_size, parser._rank),
         )
         fmt._position(event.begin_scn)
-        lwn_scn = fmt._lwn_scn
-        idx = fmt._lwn_idx
-        xid = event.xid
-        seq = event.begin_seq
-        txn_part = self._txn_part(event)
+        o.event = event
+        o.ctx = self._txn_part(event)   # the xid and db fields of every message
+        o.lwn_scn = fmt._lwn_scn
+        o.xid = event.xid
+        o.seq = event.begin_seq
+        o.messages = []
+        return o
+
+    cdef _rows(self, Work* w, _Out o, object parser):
+        """ProtobufFormat.transaction's messages for w.rows (the begin message before the first
+        row; FULL mode: the elements after the begin header in self.out). A streamed
+        transaction (o.room > 0) hands its messages over where the python stream drains."""
+        cdef Py_ssize_t r
+        cdef Row* row
+        cdef _Plan plan
+        cdef Buf* b = &self.out
+        cdef Buf* e = &self.el
+        cdef Buf* h = &self.hd
+        cdef uint64_t lwn_scn = o.lwn_scn, scn
+        cdef long long idx
+        cdef bint full, scn_commit, add_num, rid
+        cdef Val* img
+        if w.nrows == 0:
+            return
+        fmt = self.fmt
+        opts = fmt.options
+        event = o.event
+        txn_part = o.ctx
+        xid = o.xid
+        seq = o.seq
         full = fmt._full
         scn_commit = opts.scn_type & 1
         add_num = fmt._add_num
         rid = opts.rid == 1
-        schema_bit = opts.schema
+        reducer = fmt._reducer
+        column_mode = reducer._column_mode
         tables = self._tables
-        messages = []
-        # begin: the first change's time; FULL mode keeps this header for the whole message
-        idx += 1
-        self._header(h, event.begin_scn, self.epoch(w.rows.time, parser), txn_part)
-        b.n = 0
-        buf_add(b, h.p, h.n)
-        if not full:
-            buf_add(b, b"\x4A\x00", 2)
-            self._tail(b, lwn_scn, idx)
-            messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), lwn_scn, idx - 1, None, False, seq, xid))
+        messages = o.messages
+        idx = fmt._lwn_idx
+        if not o.started:  # begin: the first change's time; FULL mode keeps this header
+            o.started = True
+            idx += 1
+            self._header(h, event.begin_scn, self.epoch(w.rows.time, parser), txn_part)
+            b.n = 0
+            buf_add(b, h.p, h.n)
+            if not full:
+                buf_add(b, b"\x4A\x00", 2)
+                self._tail(b, lwn_scn, idx)
+                messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), lwn_scn, idx - 1, None, False, seq, xid))
+                if o.room and len(messages) >= o.room:
+                    fmt._lwn_idx = idx
+                    self._hand_over(o)
+                    messages = o.messages
         for r in range(w.nrows):
             row = w.rows + r
             plan = tables[row.table]
@@ -337,11 +352,11 @@ cdef class ProtobufCommitter(JsonCommitter):
                 buf_add(e, b"\x1A\x12", 2)
                 buf_rowid(e, row.data_obj, row.bdba, row.slot)
             img = w.vals + row.img
-            self._images(row, img, img + row.ncols, plan, fmt._reducer._column_mode, fmt._reducer)
-            if add_num and num:
+            self._images(row, img, img + row.ncols, plan, column_mode, reducer)
+            if add_num and o.num:
                 buf_byte(e, 0x50)
-                pb_varint(e, <uint64_t>num)
-            num += 1
+                pb_varint(e, <uint64_t>o.num)
+            o.num += 1
             if full:
                 pb_len(b, 0x4A, e.p, e.n)
                 continue
@@ -354,19 +369,36 @@ cdef class ProtobufCommitter(JsonCommitter):
             self._tail(b, lwn_scn, idx)
             messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), lwn_scn, idx - 1, None, False, seq, xid,
                                     plan.table))
-        if full:
-            self._tail(b, lwn_scn, idx)
-            messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), lwn_scn, idx - 1, None, False, seq, xid))
-        else:
-            idx += 1
-            self._header(h, event.commit_scn, event.commit_time, txn_part)
-            b.n = 0
-            buf_add(b, h.p, h.n)
-            buf_add(b, b"\x4A\x02\x08\x01", 4)
-            self._tail(b, lwn_scn, idx)
-            messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), lwn_scn, idx - 1, None, False, seq, xid))
+            o.rows += 1
+            if o.room and len(messages) >= o.room:
+                fmt._lwn_idx = idx
+                self._hand_over(o)
+                messages = o.messages
         fmt._lwn_idx = idx
-        self.deliver(event, messages, w.nrows)
+
+    cdef _close(self, _Out o):
+        """The commit message, or FULL mode's one message (when a row was output)."""
+        cdef Buf* b = &self.out
+        cdef Buf* h = &self.hd
+        cdef long long idx
+        if not o.started:
+            return
+        fmt = self.fmt
+        idx = fmt._lwn_idx
+        if fmt._full:
+            self._tail(b, o.lwn_scn, idx)
+            o.messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), o.lwn_scn, idx - 1, None, False, o.seq,
+                                      o.xid))
+            return
+        idx += 1
+        event = o.event
+        self._header(h, event.commit_scn, event.commit_time, o.ctx)
+        b.n = 0
+        buf_add(b, h.p, h.n)
+        buf_add(b, b"\x4A\x02\x08\x01", 4)
+        self._tail(b, o.lwn_scn, idx)
+        o.messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), o.lwn_scn, idx - 1, None, False, o.seq, o.xid))
+        fmt._lwn_idx = idx
 
     cdef int _schema(self, Buf* e, _Plan plan, uint32_t obj) except -1:
         """The element's Schema (ProtobufFormat._schema), cached per object without a column list."""

@@ -332,3 +332,20 @@ def test_protobuf_real_free23(tmp_path: Path) -> None:
 
 def test_protobuf_real_ora19(tmp_path: Path) -> None:
     assert_same(ora19_config(tmp_path, "protobuf"), tmp_path)
+
+
+@pytest.mark.parametrize("message", [0, 1, 2])
+@pytest.mark.parametrize("name", ["mixed", "huge"])
+def test_protobuf_streamed(name: str, message: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above the streaming size protobuf is rendered chunk by chunk natively (FULL mode: the
+    python engine's stream), with the python stream's batches."""
+    from replicator.redo import parser as parser_module
+    from replicator.txn import pool as pool_module
+
+    monkeypatch.setattr(pool_module, "CHUNK", 8 << 10)
+    monkeypatch.setattr(parser_module, "STREAM_BYTES", 16 << 10)
+    sc = workloads.mixed(seed=21, events=40) if name == "mixed" else workloads.huge_transaction(rows=3000)
+    result = generate(sc, tmp_path / "gen", with_expected=False)
+    assert assert_same(config_of(result, {"type": "protobuf", "message": message}), tmp_path)["messages"]
+    native, python = _native_share()
+    assert (python > 0) == (message == 1) and (native > 0 or name == "huge")
