@@ -35,7 +35,7 @@ from replicator.events import Checkpoint, DdlChange, Message
 from replicator.formats.avro_schema import CONTROL_SCHEMA, avro_row, avro_value, column_type, envelope_schema
 from replicator.formats.base import FormatOptions
 from replicator.formats.framework import (
-    Clock, EventFormat, Position, TxnContext, ddl_table, dumps,
+    Clock, EventFormat, Position, TxnContext, ddl_table, dumps, native_core,
 )
 from replicator.formats.rowvalues import RowValues, TableView, Value
 from replicator.formats.textvalues import TextValues
@@ -160,8 +160,6 @@ class AvroFormat(EventFormat):
     def on_native_row(self, ctx: TxnContext, pos: Position, rows: Any, r: int) -> list[Message]:
         """:meth:`on_row` for row ``r`` of a natively decoded transaction (replicator.native
         RowImages; its tables have no `tag` columns): the same bytes, the record written in C."""
-        from replicator.native import core
-
         view = rows.view(r)
         _, schema, schema_id, _ = self._table(view)
         out = self._announce(schema, schema_id, f"{view.owner}.{view.name}-value", pos, ctx)
@@ -170,7 +168,7 @@ class AvroFormat(EventFormat):
             native = self._native[id(view)] = self._native_table(view)
         if self._txn_part[0] is not ctx:
             self._txn_part = (ctx, _encode(_PARSED_STRING, ctx.db), _encode(_PARSED_STRING, ctx.xid))
-        data = core().avro_envelope(
+        data = native_core().avro_envelope(
             rows, r, native[1], b"\x00" + schema_id.to_bytes(4, "big"), self._source_a, rows.time(r) * 1000,
             self._txn_part[1] + native[2] + self._txn_part[2], ctx.txn.commit_scn, pos.scn, pos.idx + 1,
             _OPS[rows.op(r)], self.now_ms())
@@ -180,8 +178,6 @@ class AvroFormat(EventFormat):
 
     def _native_table(self, view: TableView) -> tuple[TableView, Any, bytes]:
         """A table's column codes for the native encoder and its encoded schema and table names."""
-        from replicator.native import core
-
         kinds, p1, p2, parsed = [], [], [], []
         for c in view.columns:
             kind = column_type(c.otype)
@@ -204,7 +200,7 @@ class AvroFormat(EventFormat):
         def fallback(v: int, value: Value) -> bytes:
             return _encode(parsed[v], {"v": avro_value(columns[v], value)})
 
-        return (view, core().ColumnCodes(kinds, p1, p2, [], fallback),
+        return (view, native_core().ColumnCodes(kinds, p1, p2, [], fallback),
                 _encode(_PARSED_STRING, view.owner) + _encode(_PARSED_STRING, view.name))
 
     def on_row(self, ctx: TxnContext, pos: Position, row: RowValues) -> list[Message]:

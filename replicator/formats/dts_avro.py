@@ -39,7 +39,7 @@ from replicator.events import (
 from replicator.formats.base import FormatOptions
 from replicator.formats.dts_schema import PARSED_RECORD, RECORD_SCHEMA, value_type
 from replicator.formats.framework import (
-    Clock, EventFormat, Position, TxnContext, ddl_table, dumps,
+    Clock, EventFormat, Position, TxnContext, ddl_table, dumps, native_core,
 )
 from replicator.formats.rowvalues import ColumnView, RowValues, TableView, Value
 from replicator.formats.temporal import (
@@ -129,6 +129,35 @@ def _encode(parsed: Any, datum: Any) -> bytes:
     return buffer.getvalue()
 
 
+_CONTROL_OPERATIONS = {"BEGIN": 4, "COMMIT": 5}  # dts_schema.OPERATIONS
+
+
+def _long(value: int) -> bytes:
+    """An Avro int/long: zig-zag, then base-128 varint."""
+    u = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while u >= 0x80:
+        out.append((u & 0x7F) | 0x80)
+        u >>= 7
+    out.append(u)
+    return bytes(out)
+
+
+def _text(value: str) -> bytes:
+    data = value.encode("utf-8")
+    return _long(len(data)) + data
+
+
+def control_record(serial: int, time: int, position: str, safe: str, txid: str, operation: int,
+                   now_ms: int) -> bytes:
+    """The Record of a transaction's BEGIN or COMMIT, byte for byte what fastavro writes for
+    DtsAvroFormat._record (no objectName, tags, fields or images): once per transaction
+    each, so written directly instead of through fastavro's generic writer."""
+    return b"".join((b"\x02", _long(serial), _long(time), _text(position), _text(safe), _text(txid),
+                     b"\x02\x00", _long(operation), b"\x00\x02\x02", _long(now_ms),
+                     b"\x00\x00\x00\x00\x00", _long(time * 1000)))
+
+
 class DtsAvroFormat(EventFormat):
     """DTS Avro records."""
 
@@ -159,8 +188,10 @@ class DtsAvroFormat(EventFormat):
 
     def transaction_record(self, ctx: TxnContext, pos: Position, op: str, time: int,
                            scn: int) -> list[Message]:
-        """A BEGIN or COMMIT record at the begin/commit SCN."""
-        data = self._record(pos, op, time, str(scn), str(ctx.txn.begin_scn), ctx.xid)
+        """A BEGIN or COMMIT record at the begin/commit SCN (written without fastavro: see
+        :func:`control_record`)."""
+        data = control_record(pos.serial, time, str(scn), str(ctx.txn.begin_scn), ctx.xid,
+                              _CONTROL_OPERATIONS[op], self.now_ms())
         return [self.message(data, pos, ctx)]
 
     def on_row(self, ctx: TxnContext, pos: Position, row: RowValues) -> list[Message]:
@@ -177,8 +208,6 @@ class DtsAvroFormat(EventFormat):
     def on_native_row(self, ctx: TxnContext, pos: Position, rows: Any, r: int) -> list[Message]:
         """:meth:`on_row` for row ``r`` of a natively decoded transaction (replicator.native
         RowImages; its tables have no `tag` columns): the same bytes, the record written in C."""
-        from replicator.native import core
-
         view = rows.view(r)
         cached = self._native.get(id(view))
         if cached is None or cached[0] is not view:
@@ -186,14 +215,12 @@ class DtsAvroFormat(EventFormat):
         if self._txn_part[0] is not ctx:
             self._txn_part = (ctx, _encode(_STRINGS, {"a": str(ctx.txn.begin_scn), "b": ctx.xid}))
         time = rows.time(r)
-        data = core().dts_record(rows, r, cached[1], pos.serial, time, self._txn_part[1],
+        data = native_core().dts_record(rows, r, cached[1], pos.serial, time, self._txn_part[1],
                                  _OPERATION_INDEX[rows.op(r)], cached[2], self.now_ms(), cached[3])
         return [self.message(data, pos, ctx, table=rows.table(r))]
 
     def _native_table(self, view: TableView) -> tuple[TableView, Any, bytes, bytes]:
         """A table's column codes for the native encoder and its constant record parts."""
-        from replicator.native import core
-
         kinds, p1, p2, extra = [], [], [], []
         for c in view.columns:
             otype = c.otype
@@ -228,7 +255,7 @@ class DtsAvroFormat(EventFormat):
 
         tags = {"pk_uk_info": dumps({"PRIMARY": [k.name for k in view.keys]}).decode()} if view.keys else {}
         fields = [{"name": c.name, "dataTypeNumber": c.otype.code} for c in view.columns]
-        return (view, core().ColumnCodes(kinds, p1, p2, extra, fallback),
+        return (view, native_core().ColumnCodes(kinds, p1, p2, extra, fallback),
                 _encode(_OPTIONAL_STRING, f"{view.owner}.{view.name}"),
                 _encode(_TAGS_FIELDS, {"tags": tags, "fields": fields}))
 

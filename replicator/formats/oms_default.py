@@ -28,7 +28,7 @@ import orjson
 from replicator.events import OP_DELETE, OP_INSERT, OP_UPDATE, Checkpoint, DdlChange, Message
 from replicator.formats.base import FormatOptions
 from replicator.formats.framework import (
-    Clock, EventFormat, Position, StreamSequence, TxnContext, ddl_table, dumps,
+    Clock, EventFormat, Position, StreamSequence, TxnContext, ddl_table, dumps, native_core,
 )
 from replicator.formats.rowvalues import ColumnView, RowValues, TableView, Value
 from replicator.formats.textvalues import TextValues
@@ -89,9 +89,7 @@ class OmsDefaultFormat(EventFormat):
             return struct
         cached = self._light.get(id(view))
         if cached is None or cached[0] is not view:
-            from replicator.native import core
-
-            cached = self._light[id(view)] = (view, core().present_json, [
+                cached = self._light[id(view)] = (view, native_core().present_json, [
                 dumps(c.name) + b':{"schemaType":' + dumps(OMS_TYPES[c.otype.family]) + b"}" for c in view.columns])
         light = cached[1](rows, r, side, cached[2])
         return struct[:-1] + (b',"__light_type":' if len(struct) > 2 else b'"__light_type":') + light + b"}"
