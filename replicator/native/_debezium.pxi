@@ -588,6 +588,7 @@ cdef class _DbzOut(_Out):
     cdef int cover(self, list tables) except -1:
         """Collections for the table slots added since the last chunk."""
         cdef Py_ssize_t v, n = len(tables)
+        cdef _DbzPlan plan
         if n <= self.ncovered:
             return 0
         self.coll_of = <int*> realloc(self.coll_of, (n + 1) * sizeof(int))
@@ -639,9 +640,6 @@ cdef class DebeziumCommitter(JsonCommitter):
         free(self.frag.p)
         free(self.foff)
         free(self.flen)
-
-    cdef bint _stream(self, object parser, object txn, object record) except -1:
-        return False  # a transaction above the streaming size: the python engine's stream
 
     cdef _Plan plan_for(self, object parser, object table):
         cdef _Plan plan = self.plans.get(id(table))
