@@ -49,6 +49,13 @@ def test_mutants_other_native_formats(fmt: str, tmp_path: Path) -> None:
     _run(tmp_path, count, 14, 60 + 2 * count, fmt)
 
 
+@pytest.mark.parametrize("fmt", ["debezium-envelope", "canal", "avro", "protobuf"])
+def test_mutants_other_formats_streamed(fmt: str, tmp_path: Path) -> None:
+    """The same through those formats' native streams (every transaction streamed)."""
+    count = max(1, int(os.environ.get("REPLICATOR_MUTANTS", "300")) // 6)
+    _run(tmp_path, count, 15, 60 + 2 * count, "stream", fmt)
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("REPLICATOR_FUZZ_10K"), reason="manual run: set REPLICATOR_FUZZ_10K=1")
 def test_ten_thousand_mutants(tmp_path: Path) -> None:
