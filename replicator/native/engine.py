@@ -23,7 +23,6 @@ from typing import Any, Callable
 
 from replicator.formats.framework import EventFormat
 from replicator.formats.olr_json import OlrJsonFormat
-from replicator.formats.protobuf import ProtobufFormat
 from replicator.native import core
 from replicator.redo.header import RedoHeader
 from replicator.redo.reader import RedoFile, read_chunks
@@ -59,14 +58,15 @@ def attach_commit(target: Any, parser: Any, fmt: Any,
     """
     global last_committer
     committer = None
-    # A Debezium format exists only once its module is imported (a run of another format
-    # does not import it for this test).
+    # A Debezium or protobuf format exists only once its module is imported (a run of another
+    # format does not import it, nor the protobuf runtime, for this test).
     debezium = sys.modules.get("replicator.formats.debezium")
+    protobuf = sys.modules.get("replicator.formats.protobuf")
     if type(fmt) is OlrJsonFormat:
         committer = core().JsonCommitter(fmt, target)
     elif debezium is not None and type(fmt) is debezium.DebeziumFormat:
         committer = core().DebeziumCommitter(fmt, target)
-    elif type(fmt) is ProtobufFormat:
+    elif protobuf is not None and type(fmt) is protobuf.ProtobufFormat:
         committer = core().ProtobufCommitter(fmt, target)
     elif isinstance(fmt, EventFormat) and hasattr(fmt, "on_native_row") and getattr(fmt, "native_rows", True):
         committer = core().EventCommitter(fmt, target)  # the typed row-image interface
