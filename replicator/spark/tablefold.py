@@ -216,6 +216,7 @@ class Folded:
     change_keys: list[str | None]
     stale: int
     new_keys: bool = False  # no key of ``rows`` is stored (read for all of them): an append is the MERGE
+    stored: Any = None  # what the lake read for the keys (lakestore.Stored): the files the commit rewrites
 
 
 def fold_table(ev: dict[str, Any], plan: TablePlan, stored: Any, timestamp_code: int,
