@@ -1,5 +1,5 @@
 """Allow ``python -m replicator``."""
 
-from replicator.cli import main
+from replicator.cli import console_main
 
-raise SystemExit(main())
+raise SystemExit(console_main())

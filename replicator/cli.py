@@ -15,13 +15,17 @@ from replicator.errors import ReplicatorError
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from replicator.ops import early_signals
+    from replicator.ops import early_signals, startup_gc
 
     early_signals.capture()  # before the slow imports: a SIGTERM during startup stops cleanly
-    from replicator.runner.batch import run_config
+    startup_gc.pause()  # until the run starts (see replicator.ops.startup_gc)
+    try:
+        from replicator.runner.batch import run_config
 
-    return run_config(args.file, progress=args.progress, read_limit_mbps=args.read_limit,
-                      metrics_linger=args.metrics_linger, engine=args.engine)
+        return run_config(args.file, progress=args.progress, read_limit_mbps=args.read_limit,
+                          metrics_linger=args.metrics_linger, engine=args.engine)
+    finally:
+        startup_gc.resume()
 
 
 def _cmd_dump(args: argparse.Namespace) -> int:
@@ -37,9 +41,15 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         from replicator.bench.remote import compare_main
 
         return compare_main(args)
-    from replicator.bench.redo import bench_main
+    from replicator.ops import startup_gc
 
-    return bench_main(args)
+    startup_gc.pause()  # until the run starts (see replicator.ops.startup_gc)
+    try:
+        from replicator.bench.redo import bench_main
+
+        return bench_main(args)
+    finally:
+        startup_gc.resume()
 
 
 def _cmd_check_config(args: argparse.Namespace) -> int:
@@ -190,5 +200,30 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+def console_main() -> int:
+    """Entry point of the ``replicator`` console script and ``python -m replicator``: :func:`main`,
+    then the exit without the interpreter's teardown when that is safe.
+
+    At exit CPython frees every object of the run (dictionary, modules, buffers) one by one;
+    the process gives the memory back at once. The atexit handlers (log flush and any
+    other) run as in a normal exit, stdout and stderr are flushed; a non-daemon thread
+    still running, or a flush that fails, leaves the exit to the interpreter.
+    """
+    code = main()
+    import atexit
+    import os
+    import threading
+
+    if any(not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        return code
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return code
+    os._exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+    raise SystemExit(console_main())

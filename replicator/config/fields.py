@@ -148,7 +148,10 @@ class OlrModel(BaseModel):
     situation, so their content cannot fail validation here either.
     """
 
-    model_config = ConfigDict(strict=True, extra="ignore", alias_generator=kebab, populate_by_name=False)
+    # defer_build: the validator is built once, for the model a file is validated with
+    # (Config), not for every section class as the module is imported (start-up time).
+    model_config = ConfigDict(strict=True, extra="ignore", alias_generator=kebab, populate_by_name=False,
+                              defer_build=True)
 
     STRICT_KEYS: ClassVar[bool] = False
     CHECK_KEYS: ClassVar[bool] = True

@@ -50,6 +50,15 @@ from libc.stdio cimport snprintf
 from libc.math cimport ldexp
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
 
+cdef extern from "Python.h":
+    # CPython's bytearray object (its capacity, for grow_chunk)
+    ctypedef struct ByteArrayObject "PyByteArrayObject":
+        Py_ssize_t ob_alloc
+        char* ob_bytes
+        char* ob_start
+        Py_ssize_t ob_exports
+    void Py_SET_SIZE(object o, Py_ssize_t size)
+
 import gc
 
 from replicator.events import Message, Transaction
@@ -1657,6 +1666,7 @@ cdef class _Out:
     cdef long long rows     # rows in messages not yet handed over
     cdef Py_ssize_t room    # streamed: messages until the pipeline drains; 0: one list at the end
     cdef bint run           # render into the committer's run buffer (a MessageRun), not Messages
+    cdef list tables        # streamed: the transaction's table plans (run slots point into it)
 
 
 # ----------------------------------------------------------------------------- the committer
@@ -1736,7 +1746,8 @@ cdef class JsonCommitter:
         r.scn = o.lwn_scn
         r.seq = o.seq
         r.xid = o.xid
-        r.tables = [(<_Plan>plan).table for plan in self._tables] if self._tables is not None else []
+        plans = self._tables if self._tables is not None else o.tables
+        r.tables = [(<_Plan>plan).table for plan in plans] if plans is not None else []
         r.ends = <int64_t*> malloc((n + 1) * sizeof(int64_t))
         r.idxs = <int64_t*> malloc((n + 1) * sizeof(int64_t))
         r.tabs = <int*> malloc((n + 1) * sizeof(int))
@@ -1815,6 +1826,10 @@ cdef class JsonCommitter:
         parser.stats.transactions += 1
         o = self._open(parser, txn, record)
         o.room = self.pipeline._on_native_stream(o.event)
+        # Parts go over as MessageRuns where the sink takes them (one buffer per part).
+        o.run = self.runs
+        self.run.n = 0
+        self.run_n = 0
         # A message per row, alive until the pipeline drains: with the collector on, the
         # survivors trigger full collections every few ten thousand rows (a fifth of the
         # rendering time). The walk creates no reference cycle, so it runs without it.
@@ -1860,7 +1875,7 @@ cdef class JsonCommitter:
                 if not self._group(&w, &g, parser, first, table_list, table_index):
                     return False
                 if o is not None and w.nrows:
-                    self._tables = table_list
+                    self._tables = o.tables = table_list
                     parser.stats.rows += w.nrows
                     self._rows(&w, o, parser)
                 carry_group(&w, &g)
@@ -2137,7 +2152,7 @@ cdef class JsonCommitter:
                     self._run_add(PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), fmt._lwn_idx - 1, -1)
                 else:
                     messages.append(Message(data=data, scn=lwn_scn, idx=fmt._lwn_idx - 1, xid=xid, seq=seq))
-                if o.room and len(messages) >= o.room:
+                if o.room and (self.run_n if o.run else len(messages)) >= o.room:
                     self._hand_over(o)
                     messages = o.messages
         prefix = o.prefix
@@ -2199,6 +2214,10 @@ cdef class JsonCommitter:
             buf_add(b, b"}]}", 3)
             if o.run:
                 self._run_add(b.p, b.n, idx - 1, row.table)
+                o.rows += 1
+                if o.room and self.run_n >= o.room:
+                    fmt._lwn_idx = idx
+                    self._hand_over(o)
                 continue
             messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), lwn_scn, idx - 1, None, False, seq, xid,
                                     plan.table))
@@ -2218,9 +2237,13 @@ cdef class JsonCommitter:
         fmt._lwn_idx = idx
 
     cdef _hand_over(self, _Out o):
-        """Give a streamed transaction's messages so far to the pipeline (which drains them)."""
-        o.room = self.pipeline._on_native_part(o.messages, o.rows)
-        o.messages = []
+        """Give a streamed transaction's messages so far to the pipeline (which drains them):
+        a list of Messages, or one MessageRun when the sink takes runs."""
+        if o.run:
+            o.room = self.pipeline._on_native_part(self._take_run(o), o.rows)
+        else:
+            o.room = self.pipeline._on_native_part(o.messages, o.rows)
+            o.messages = []
         o.rows = 0
 
     cdef _close(self, _Out o):
@@ -3300,10 +3323,15 @@ cdef class RecordDispatcher:
                                                    and PyByteArray_GET_SIZE(tail) > 0):
                     free = pool._free
                     tail = free.pop() if free else bytearray()
+                    if chunks and n < self._chunk:
+                        # A transaction past its first chunk is a big one: its next chunk
+                        # gets its whole capacity now instead of growing (and moving).
+                        grow_chunk(tail, self._chunk, self._chunk)
+                        grow_chunk(tail, 0, self._chunk)
                     chunks.append(tail)
                 if type(tail) is bytearray:
                     at = PyByteArray_GET_SIZE(tail)
-                    PyByteArray_Resize(tail, at + n)
+                    grow_chunk(tail, at + n, self._chunk)
                     dst = PyByteArray_AS_STRING(tail)
                     memcpy(dst + at, e.p, n)
                     index = len(chunks) - 1
@@ -3325,6 +3353,33 @@ cdef class RecordDispatcher:
         else:
             txn._remember(index, at, KIND_PAIR, opcode, obj)
         txn.size += n
+
+
+cdef int grow_chunk(object chunk, Py_ssize_t size, Py_ssize_t limit) except -1:
+    """Set a pool chunk (bytearray) to ``size`` bytes, its capacity at least doubling.
+
+    PyByteArray_Resize grows a bytearray by an eighth, and gives back all capacity when the
+    size is below half of it: a 1 MiB chunk filled entry by entry was reallocated about a
+    hundred times, its bytes copied to fresh pages each time (page faults and copies were a
+    third of a huge transaction's processing). Here the capacity doubles (up to ``limit``,
+    the chunk size) and the size is set within it; bytes past the size stay unused.
+    """
+    cdef ByteArrayObject* b = <ByteArrayObject*>chunk
+    cdef Py_ssize_t room = b.ob_alloc - (b.ob_start - b.ob_bytes) if b.ob_bytes != NULL else 0
+    cdef Py_ssize_t cap
+    if size + 1 > room:
+        if b.ob_exports > 0:  # a view holds the buffer: the plain resize (and its BufferError)
+            PyByteArray_Resize(chunk, size)
+            return 0
+        cap = 2 * room
+        if cap > limit:
+            cap = limit
+        if cap < size:
+            cap = size
+        PyByteArray_Resize(chunk, cap)  # a major upsize: exactly cap (+1) bytes
+    Py_SET_SIZE(chunk, size)
+    b.ob_start[size] = 0  # the trailing NUL a bytearray keeps
+    return 0
 
 
 _python_errors = None

@@ -202,6 +202,31 @@ def restart_position(current: tuple[int, int], history: deque, oldest_begin: int
     return current
 
 
+def restart_entry(thread: int, current: tuple[int, int], history: deque, oldest_begin: int | None,
+                  lwn_scn: int, bound: int) -> tuple[int, int, int, int]:
+    """A RAC restart point's entry for one thread: (thread, sequence, offset, lwn-scn).
+
+    ``lwn-scn`` is the SCN of the thread's last LWN analysed, except where the thread is
+    re-read from the start of a log (offset 0: it had read its previous log to the end and
+    nothing since): there it is that log's next SCN, ``bound``, as the fork rophy/olr counts a
+    finished log. A restart bounds the thread with it (:func:`start_bound`) -- without it a
+    thread whose next log does not exist yet (an idle instance) would hold the merge forever.
+    """
+    seq, offset = restart_position(current, history, oldest_begin)
+    return (thread, seq, offset, bound if offset == 0 and (seq, offset) == current else lwn_scn)
+
+
+def start_bound(offset: int, lwn_scn: int) -> int:
+    """The bound a thread restarted from a RAC restart point starts with (0 = none known).
+
+    From a log start every record still to come has an SCN at or above the previous log's next
+    SCN, which the entry's ``lwn-scn`` holds there (:func:`restart_entry`; an older file's
+    last-LWN SCN is lower, so still a true bound). Inside a log the thread is re-read from an
+    earlier LWN that may hold lower SCNs: no bound until its first LWN arrives.
+    """
+    return lwn_scn if offset == 0 else 0
+
+
 def group_by_thread(files: list[RedoFile]) -> dict[int, list[RedoFile]]:
     """Files per redo thread, each list in sequence order."""
     out: dict[int, list[RedoFile]] = {}

@@ -2,9 +2,10 @@
 
 asyncssh is asynchronous and the readers are blocking, so the connection lives on its own
 event loop in a background thread; every call from a reader is submitted there and
-waited for. A read of a file keeps ``read-requests`` pieces of ``read-size-kb`` in flight
-(and asyncssh splits each piece into parallel SFTP requests of the size the server
-accepts), so a batch read is not bound by the round-trip time.
+waited for. A read of a file keeps ``read-requests`` pieces of ``read-size-kb`` in flight,
+each sent at once as SFTP reads of the largest size the server announces (OpenSSH: 255
+KB), so a batch read is not bound by the round-trip time; the pieces are handed on as
+the server's replies, without reassembly copies.
 
 A whole archived log is read by ``connections`` reader processes
 (:mod:`replicator.redo.sftp_pool`), each with its own SSH connection, taking every
@@ -36,12 +37,14 @@ from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
-import asyncssh
-
 from replicator import log
 from replicator.errors import ConfigError, RuntimeFailure
+from replicator.redo.sftp_libs import quick_library_lookup
 from replicator.redo.sftp_pool import ReaderPool
 from replicator.redo.source import HEAD_BYTES, Entry, RedoHandle, RedoSource, map_prefix
+
+with quick_library_lookup():
+    import asyncssh
 
 T = TypeVar("T")
 OP_TIMEOUT_S = 300.0  # one read; a dead peer is found sooner by the keepalives
@@ -49,9 +52,9 @@ KEEPALIVE_S = 5.0
 # AES-GCM first: OpenSSL's AES-NI path costs this side about a third less CPU per MB than
 # chacha20-poly1305 (asyncssh's default first choice); the server picks from the whole list.
 PREFERRED_CIPHERS = ("aes128-gcm@openssh.com", "aes256-gcm@openssh.com")
-# The SSH channel window: data the server may send before we acknowledge it. asyncssh's
-# 2 MB would cap a 20 ms link at 100 MB/s; the in-flight reads are larger than that.
-MAX_WINDOW = 64 << 20
+# SFTP requests in flight per connection at most (servers that do not announce a large
+# read length, limits@openssh.com, get 16 KB requests: 2 MB pieces would be 128 each).
+MAX_SUBREQUESTS = 128
 # A file read by the reader processes: only when it has at least this many pieces (a small
 # file is read faster in-process than a process is started for it).
 POOL_MIN_PIECES = 4
@@ -84,7 +87,12 @@ class SftpSettings:
     reconnect_delay: float = 0.2
     reconnect_max_delay: float = 5.0
     path_mapping: list[tuple[str, str]] = field(default_factory=list)
-    connections: int = 2
+    connections: int = 1
+    # The SSH channel window (asyncssh's default: 2 MB). A window beyond the link's
+    # bandwidth x round trip only costs the *server*: when this side is the slower one,
+    # OpenSSH holds the whole window in a buffer it keeps moving and zeroing (measured on
+    # loopback: sshd CPU per MB 0.09-0.12 s/100 MB at 4 MB, 0.14-0.19 at 8, 0.17-0.71 at 16).
+    window: int = 4 << 20
 
     def to_json(self) -> dict[str, Any]:
         """The settings as JSON values (handed to a reader process through its stdin, never argv)."""
@@ -116,6 +124,7 @@ class SftpSource(RedoSource):
         self._lock = threading.Lock()
         self.warned_unknown = False
         self.pool: ReaderPool | None = None
+        self._pool_closed = False  # close() ended the reader processes: start them with the next session
         if settings.connections > 0:
             self.pool = ReaderPool(settings.to_json(), settings.connections, self.label)
 
@@ -128,7 +137,8 @@ class SftpSource(RedoSource):
             read_requests=cfg.read_requests, read_size=cfg.read_size_kb * 1024,
             connect_timeout=cfg.connect_timeout_ms / 1000, reconnect_tries=cfg.reconnect_tries,
             reconnect_delay=cfg.reconnect_delay_ms / 1000, reconnect_max_delay=cfg.reconnect_max_delay_ms / 1000,
-            path_mapping=cfg.path_mapping_pairs, connections=cfg.connections))
+            path_mapping=cfg.path_mapping_pairs, connections=cfg.reader_connections,
+            window=cfg.window_kb * 1024))
         if src.pool is not None:
             src.pool.prestart()
         return src
@@ -136,6 +146,12 @@ class SftpSource(RedoSource):
     def warm_up(self) -> None:
         """Log in now (a reader process does, while the replicator still prepares its run)."""
         self._connect()
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        """Log in and have the reader processes started and logged in (``bench``: a warm source)."""
+        self._connect()
+        if self.pool is not None:
+            self.pool.wait_ready(timeout)
 
     # ------------------------------------------------------------------ event loop and session
     def _start_loop(self) -> asyncio.AbstractEventLoop:
@@ -174,12 +190,11 @@ class SftpSource(RedoSource):
                                  "(wrong or missing key-passphrase?)", 10213) from e
 
     async def _open_session(self, known_hosts: Any, key: Any) -> tuple[Any, Any]:
-        window = max(2 << 20, min(MAX_WINDOW, self.s.read_requests * self.s.read_size))
         conn = await asyncio.wait_for(asyncssh.connect(
             self.s.host, self.s.port, username=self.s.user, client_keys=[key], known_hosts=known_hosts,
             agent_path=None, config=(), preferred_auth="publickey", keepalive_interval=KEEPALIVE_S,
             keepalive_count_max=3, connect_timeout=self.s.connect_timeout, encryption_algs=_ciphers(),
-            window=window), self.s.connect_timeout * 2)
+            window=self.s.window), self.s.connect_timeout * 2)
         try:
             sftp = await asyncio.wait_for(conn.start_sftp_client(), self.s.connect_timeout)
         except BaseException:
@@ -193,6 +208,11 @@ class SftpSource(RedoSource):
             if self._sftp is not None:
                 return self._sftp
             known_hosts, key = self._known_hosts(), self._client_key()
+            if self._pool_closed and self.pool is not None:
+                # Used again after close(): the reader processes start (imports, login) while
+                # this session logs in, as from_config starts them before the first listing.
+                self._pool_closed = False
+                self.pool.prestart()
             try:
                 self._conn, self._sftp = self.submit(self._open_session(known_hosts, key)).result(
                     self.s.connect_timeout * 3)
@@ -319,6 +339,7 @@ class SftpSource(RedoSource):
         """Close the session, the reader processes and the loop thread (a later call reconnects)."""
         if self.pool is not None:
             self.pool.close()
+            self._pool_closed = True
         with self._lock:
             conn, self._conn, self._sftp = self._conn, None, None
         loop, self._loop = self._loop, None
@@ -355,23 +376,40 @@ class SftpHandle(RedoHandle):
         self._remote = src.remote(path)
         self._file: Any = None
         self._generation = -1
+        self._read_len = 0
         src.call(f"open {path}", self._opened)
 
     async def _opened(self, sftp: Any) -> Any:
         if self._file is None or self._generation != self.src.generation:
-            self._file = await sftp.open(self._remote, "rb")
+            # block_size 0: each read is one SFTP request; _blocks splits a range itself, into
+            # requests of the server's largest read, without asyncssh's reassembly copies.
+            self._file = await sftp.open(self._remote, "rb", block_size=0)
+            self._read_len = max(4096, int(sftp.limits.max_read_len or 0))
             self._generation = self.src.generation
         return self._file
 
     async def _read(self, offset: int, length: int) -> bytes:
+        return b"".join(await self._blocks(offset, length))
+
+    async def _blocks(self, offset: int, length: int) -> list[bytes]:
+        """``[offset, offset + length)`` as the server's reads, all requested at once, in order.
+
+        Shorter than asked only at the end of the file.
+        """
         f = await self._opened(self.src.session())
-        data = bytes(await f.read(length, offset))
-        while 0 < len(data) < length:  # a server may answer with less than asked before EOF
-            more = bytes(await f.read(length - len(data), offset + len(data)))
-            if not more:
+        step = self._read_len
+        end = offset + length
+        wants = [(at, min(step, end - at)) for at in range(offset, end, step)]
+        if len(wants) == 1:
+            parts = [await _read_exact(f, offset, length)]
+        else:
+            parts = await asyncio.gather(*(_read_exact(f, at, n) for at, n in wants))
+        out = []
+        for part, (_, n) in zip(parts, wants):
+            out.append(part)
+            if len(part) < n:  # end of file: what follows is empty
                 break
-            data += more
-        return data
+        return out
 
     def read(self, offset: int, length: int) -> bytes:
         return self.src.call(f"read {self.path} at byte {offset}", lambda _sftp: self._read(offset, length))
@@ -397,23 +435,28 @@ class SftpHandle(RedoHandle):
         A failed piece is read again (reconnecting with backoff) at the same offset; a piece
         shorter than asked (end of file) is the last one.
         """
-        pending: deque[tuple[int, int, Future[bytes]]] = deque()
+        for blocks in self.piece_blocks(ranges):
+            yield blocks[0] if len(blocks) == 1 else b"".join(blocks)
+
+    def piece_blocks(self, ranges: Iterable[tuple[int, int]]) -> Iterator[list[bytes]]:
+        """:meth:`pieces`, each piece as the list of the server's reads it was made of (not joined)."""
+        pending: deque[tuple[int, int, Future[list[bytes]]]] = deque()
         todo = iter(ranges)
         depth = self.src.s.read_requests
         more = True
         try:
             while True:
-                while more and len(pending) < depth:
+                while more and len(pending) < self._depth(depth, pending):
                     nxt = next(todo, None)
                     if nxt is None:
                         more = False
                         break
-                    pending.append((nxt[0], nxt[1], self.src.submit(self._read(*nxt))))
+                    pending.append((nxt[0], nxt[1], self.src.submit(self._blocks(*nxt))))
                 if not pending:
                     return
                 at, n, fut = pending.popleft()
                 try:
-                    data = fut.result(OP_TIMEOUT_S)
+                    blocks = fut.result(OP_TIMEOUT_S)
                 except BaseException as e:  # lost session or a read error: redo it the careful way
                     if not isinstance(e, (*_TRANSIENT, asyncssh.SFTPError)):
                         raise
@@ -424,13 +467,20 @@ class SftpHandle(RedoHandle):
                     pending.clear()
                     todo = iter([*redo, *todo])
                     more = True
-                    data = self.read(at, n)  # reconnects with backoff, same offset
-                yield data
-                if len(data) < n:
+                    blocks = [self.read(at, n)]  # reconnects with backoff, same offset
+                yield blocks
+                if sum(len(b) for b in blocks) < n:
                     return
         finally:
             for _, _, other in pending:
                 other.cancel()
+
+    def _depth(self, depth: int, pending: deque[tuple[int, int, Future[list[bytes]]]]) -> int:
+        """Pieces in flight: ``read-requests``, fewer when that would be over MAX_SUBREQUESTS requests."""
+        if not pending or not self._read_len:
+            return depth
+        per_piece = max(1, -(-pending[0][1] // self._read_len))
+        return max(1, min(depth, MAX_SUBREQUESTS // per_piece))
 
     def close(self) -> None:
         f, self._file = self._file, None
@@ -446,6 +496,17 @@ def piece_ranges(offset: int, end: int, chunk: int, step: int) -> Iterator[tuple
     while offset < end:
         yield offset, min(chunk, end - offset)
         offset += step
+
+
+async def _read_exact(f: Any, offset: int, length: int) -> bytes:
+    """``length`` bytes at ``offset`` (fewer only at the end of the file): a server may answer short."""
+    data = await f.read(length, offset)
+    while 0 < len(data) < length:
+        more = await f.read(length - len(data), offset + len(data))
+        if not more:
+            break
+        data += more
+    return data
 
 
 def _ciphers() -> list[str]:

@@ -33,6 +33,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Generator, Iterator
 from typing import IO, Any
 
@@ -46,6 +47,7 @@ WORKER_MODULE = "replicator.redo.sftp_worker"
 MAX_RESTARTS = 3
 PIPE_BYTES = 1 << 20  # F_SETPIPE_SZ: fewer wake-ups per MB than the 64 KB default
 F_SETPIPE_SZ = 1031
+IOV_MAX = 1024
 
 
 def widen_pipe(fd: int) -> None:
@@ -61,6 +63,18 @@ def write_frame(fd: int, kind: int, payload: bytes | memoryview = b"") -> None:
     _write_all(fd, FRAME.pack(kind, len(payload)))
     if payload:
         _write_all(fd, payload)
+
+
+def write_piece(fd: int, blocks: list[bytes]) -> None:
+    """Write one PIECE frame made of ``blocks`` whole, without joining them first."""
+    parts: list[bytes | memoryview] = [FRAME.pack(PIECE, sum(len(b) for b in blocks)), *blocks]
+    while parts:
+        done = os.writev(fd, parts[:IOV_MAX])
+        while parts and done >= len(parts[0]):
+            done -= len(parts[0])
+            parts.pop(0)
+        if done:
+            parts[0] = memoryview(parts[0])[done:]
 
 
 def _write_all(fd: int, data: bytes | memoryview) -> None:
@@ -191,6 +205,12 @@ class ReaderPool:
         hello = json.dumps({"settings": self.settings, "level": log.logger.getEffectiveLevel()}).encode()
         while len(self.idle) < n:
             self.idle.append(_Worker(hello))
+
+    def wait_ready(self, timeout: float) -> None:
+        """Start the processes if needed and wait until all of them are logged in (or ``timeout``)."""
+        end = time.monotonic() + timeout
+        while not self._ready(self.size) and time.monotonic() < end:
+            time.sleep(0.005)
 
     def _ready(self, n: int) -> bool:
         """True when ``n`` idle processes are logged in (started when missing)."""

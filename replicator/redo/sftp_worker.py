@@ -17,8 +17,16 @@ import sys
 import threading
 
 from replicator import log
-from replicator.redo.sftp import SftpSettings, SftpSource, piece_ranges
-from replicator.redo.sftp_pool import END, FAIL, LOG, PIECE, READY, error_payload, widen_pipe, write_frame
+from replicator.redo.sftp_pool import (
+    END,
+    FAIL,
+    LOG,
+    READY,
+    error_payload,
+    widen_pipe,
+    write_frame,
+    write_piece,
+)
 
 
 class _FrameHandler(logging.Handler):
@@ -46,7 +54,10 @@ def serve(out: int) -> None:
     log.logger.addHandler(_FrameHandler(out, lock))
     log.logger.propagate = False
     log.logger.setLevel(int(hello["level"]))
-    src = SftpSource(SftpSettings.from_json(hello["settings"]))
+    # Imported here, after main() moved stdout off the frame pipe: nothing an import prints lands among frames.
+    from replicator.redo import sftp
+
+    src = sftp.SftpSource(sftp.SftpSettings.from_json(hello["settings"]))
     src.warned_unknown = True  # the replicator's own session says it once
     try:
         try:
@@ -60,9 +71,10 @@ def serve(out: int) -> None:
             try:
                 handle = src.open(req["path"])
                 try:
-                    for data in handle.pieces(piece_ranges(req["offset"], req["end"], req["chunk"], req["step"])):
+                    for blocks in handle.piece_blocks(sftp.piece_ranges(req["offset"], req["end"], req["chunk"],
+                                                                   req["step"])):
                         with lock:
-                            write_frame(out, PIECE, data)
+                            write_piece(out, blocks)
                 finally:
                     handle.close()
                 with lock:

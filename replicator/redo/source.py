@@ -77,7 +77,7 @@ class RedoSource:
     # Bytes a follower asks for per poll of a growing online log: a local read of the
     # page cache is cheap, a remote one is sized to what is new (see RedoFollower).
     follow_read_min = 8 * 1024 * 1024
-    batch_chunk = 16 * 1024 * 1024
+    batch_chunk = 2 * 1024 * 1024
 
     def open(self, path: str) -> RedoHandle:
         """Open ``path`` for reading; 10001 when it cannot be opened."""

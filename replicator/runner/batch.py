@@ -17,6 +17,7 @@ from replicator.errors import ConfigError, RuntimeFailure
 from replicator.events import Checkpoint
 from replicator.formats.base import FLAG_SCHEMALESS, FormatOptions
 from replicator.ops.notify import Notifier
+from replicator.ops import startup_gc
 from replicator.ops.progress import Pacer, Progress, progress_wanted
 from replicator.redo.parser import ParserOptions
 from replicator.redo.reader import RedoFile, list_batch_files
@@ -146,6 +147,7 @@ def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off", watc
     # What exists now (config, dictionary, modules) lives as long as the run: the collector
     # need not scan it again at every full collection of the objects the run makes.
     gc.freeze()
+    startup_gc.resume()
     ok = False
     try:
         stats = pipeline.run(job.files, watch.on_file if watch is not None else None)
@@ -185,7 +187,6 @@ def run_config(config_path: str, progress: str = "auto", *, read_limit_mbps: flo
     """
     from replicator.config import load_config
     from replicator.ops import early_signals
-    from replicator.ops.metrics import metrics_from_config
 
     try:
         config = load_config(config_path)
@@ -195,9 +196,14 @@ def run_config(config_path: str, progress: str = "auto", *, read_limit_mbps: flo
     if config.source[0].reader.type in ("offline", "online"):  # the long-running service
         from replicator.runner.daemon import run_daemon
 
+        startup_gc.resume()  # a long-running service collects as usual from here on
         return run_daemon(config_path, engine)
     early_signals.release()  # a batch run keeps Python's default handling of SIGTERM/SIGINT
-    metrics = metrics_from_config(config)
+    metrics = None
+    if config.metrics.enabled:  # prometheus-client is imported only by a run that serves metrics
+        from replicator.ops.metrics import metrics_from_config
+
+        metrics = metrics_from_config(config)
     notifier = Notifier()
     bound = ("", 0)
     if metrics is not None:

@@ -165,6 +165,7 @@ class Daemon:
         skip_scn = confirmed.scn if confirmed is not None and confirmed.pos is None else 0
         threads = locator.threads()
         if len(threads) > 1:  # RAC: one follower per redo thread, merged by SCN (rac_engine.py)
+            from replicator.redo.merge import start_bound
             from replicator.runner.rac_engine import RacEngine
 
             locators = {t: replace(locator, thread=t) for t in threads}
@@ -174,6 +175,7 @@ class Daemon:
             saved = {t: (seq, offset) for t, seq, offset, _ in cp.threads}  # a RAC restart point
             engine.starts = {t: saved.get(t) or (self._first_sequence(loc, parser_opts.first_data_scn or cp.scn), 0)
                              for t, loc in locators.items()}
+            engine.start_bounds = {t: start_bound(offset, scn) for t, _, offset, scn in cp.threads}
             engine.on_rac_checkpoint = self._on_rac_checkpoint
             log.info(f"RAC: {len(threads)} redo threads, " + ", ".join(
                 f"thread {t} from sequence {seq} offset {offset}" for t, (seq, offset) in engine.starts.items()))
@@ -242,7 +244,8 @@ class Daemon:
 
     def _check_stop_transactions(self) -> None:
         debug = self.source.debug
-        if debug.stop_transactions and self.engine.state.transactions >= debug.stop_transactions:
+        if debug.stop_transactions and self.engine.state.transactions >= debug.stop_transactions \
+                and not self.stop_event.is_set():
             log.info("shutdown started - exhausted number of transactions")
             self.stop_event.set()
 

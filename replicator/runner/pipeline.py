@@ -108,10 +108,16 @@ class Pipeline:
         self.stats.last_scn = txn.commit_scn
         return FLUSH_MESSAGES - len(self._pending) - self._run_extra
 
-    def _on_native_part(self, messages: list[Message], rows: int) -> int:
+    def _on_native_part(self, messages: Sequence[Message], rows: int) -> int:
         """Messages (and their row count) of a streamed native transaction; returns the room
-        before the next drain, so batches are cut where the python engine's stream cuts them."""
-        self._pending.extend(messages)
+        before the next drain, so batches are cut where the python engine's stream cuts them.
+
+        ``messages`` is a list, or a MessageRun when the sink takes runs (native_runs)."""
+        if type(messages) is list:
+            self._pending.extend(messages)
+        elif messages:
+            self._pending.append(messages)  # type: ignore[arg-type]  # a MessageRun, kept whole
+            self._run_extra += len(messages) - 1
         self.stats.rows += rows
         if len(self._pending) + self._run_extra >= FLUSH_MESSAGES:
             self._drain()

@@ -17,7 +17,7 @@ from replicator.redo.merge import (
     ThreadMerge,
     ThreadProgress,
     group_by_thread,
-    restart_position,
+    restart_entry,
 )
 from replicator.redo.reader import RedoFile
 from replicator.redo.records import Lwn
@@ -65,7 +65,7 @@ def run_merged(pipeline: Pipeline, files: list[RedoFile],
     if hook is not None and cut_scn:  # the soft stop's restart point, with every thread's position
         begins = [t.begin_scn for t in parser.buffer.open_transactions() if t.begun]
         oldest = min(begins) if begins else None
-        threads = [(c.thread, *restart_position(c.position(), c.history, oldest), c.progress.lwn_scn)
+        threads = [restart_entry(c.thread, c.position(), c.history, oldest, c.progress.lwn_scn, c.progress.bound)
                    for c in cursors]
         hook(cut_scn, max(c.progress.lwn_time for c in cursors), threads)
     pipeline._drain()

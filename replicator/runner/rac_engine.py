@@ -32,8 +32,8 @@ from typing import Any, Callable
 
 from replicator.events import Transaction
 from replicator.redo.header import SCN_NONE, RedoHeader
-from replicator.redo.merge import restart_position
-from replicator.redo.online import RedoFollower
+from replicator.redo.merge import restart_entry
+from replicator.redo.online import RedoFollower, read_header
 from replicator.redo.records import Lwn
 from replicator.runner.checkpoint import Position
 from replicator.runner.engine import Engine, feed, run_parser
@@ -76,6 +76,7 @@ class RacEngine(Engine):
         parser.on_checkpoint = None  # no single-thread LWN checkpoints (see the module doc)
         self.threads: dict[int, _Thread] = {}
         self.starts: dict[int, tuple[int, int]] = {t: (0, 0) for t in followers}  # (sequence, offset)
+        self.start_bounds: dict[int, int] = {}  # per thread: its bound from the restart point (merge.start_bound)
         # (cut SCN, raw redo time, redo bytes, force): the daemon decides and writes restart points.
         self.on_rac_checkpoint: Callable[[int, int, int, bool], None] | None = None
         self.cut_scn = 0  # SCN of the last record analysed
@@ -94,7 +95,7 @@ class RacEngine(Engine):
         self._batches = asyncio.Queue(16)
         parser_dead = threading.Event()
         for t in self.followers:
-            self.threads[t] = _Thread(t, queue.Queue(QUEUE_LWNS))
+            self.threads[t] = _Thread(t, queue.Queue(QUEUE_LWNS), bound=self._start_bound(t, *starts[t]))
 
         readers = [self._loop.run_in_executor(None, feed, lambda t=t: self.followers[t].follow(*starts[t]),
                                               self.threads[t].queue, parser_dead, self.state.errors, stop)
@@ -109,6 +110,19 @@ class RacEngine(Engine):
             await writer
             for r in readers:
                 await r
+
+    def _start_bound(self, thread: int, seq: int, offset: int) -> int:
+        """The bound thread ``thread`` starts with: the restart point's (merge.start_bound) or,
+        from the start of a log, the next SCN of the log before it where that one is still there
+        (a restart point written before lwn-scn carried it)."""
+        bound = self.start_bounds.get(thread, 0)
+        if offset == 0 and seq > 1:
+            follower = self.followers[thread]
+            path = follower.locator.archived(seq - 1)
+            header = read_header(path, follower.source) if path is not None else None
+            if header is not None and header.next_scn != SCN_NONE:
+                bound = max(bound, header.next_scn)
+        return bound
 
     # ----------------------------------------------------------------- the merge (parser thread)
     def _fill(self, st: _Thread) -> bool:
@@ -169,6 +183,9 @@ class RacEngine(Engine):
         parser = self.parser
         while True:
             self.state.heartbeat = time.monotonic()
+            if stop.is_set():  # a soft stop: the restart point written next re-reads from the cut
+                self._handoff()
+                return
             best: _Thread | None = None
             best_key = (0, 0)
             for st in threads:
@@ -206,8 +223,7 @@ class RacEngine(Engine):
                 current = st.next_pos
             else:
                 current = self.starts.get(t, (0, 0))
-            seq, offset = restart_position(current, st.history, oldest)
-            out.append((t, seq, offset, st.lwn_scn))
+            out.append(restart_entry(t, current, st.history, oldest, st.lwn_scn, st.bound))
         return out
 
     def thread_status(self) -> str:

@@ -9,6 +9,7 @@ dictionary tracking all share one shape. 128-bit fields (``flags``, ``property``
 
 from __future__ import annotations
 
+import binascii
 import json
 from enum import Enum
 from typing import Any, Final
@@ -110,14 +111,7 @@ def dictionary_key(owner: str, name: str) -> str | None:
 
 
 _ROWID_ALPHABET: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-_ROWID_VALUE: Final = {c: i for i, c in enumerate(_ROWID_ALPHABET)}
-
-
-def _b64(text: str) -> int:
-    value = 0
-    for char in text:
-        value = value << 6 | _ROWID_VALUE[char]
-    return value
+_ROWID_CHARS: Final = frozenset(_ROWID_ALPHABET)
 
 
 def decode_rowid(rowid: str) -> tuple[int, int, int, int]:
@@ -125,9 +119,11 @@ def decode_rowid(rowid: str) -> tuple[int, int, int, int]:
 
     Raises DataError 20008 when the text is not a ROWID.
     """
-    if len(rowid) != 18 or any(c not in _ROWID_VALUE for c in rowid):
+    if len(rowid) != 18 or not _ROWID_CHARS.issuperset(rowid):
         raise DataError(f"row ID incorrect: {rowid!r}", 20008)
-    return _b64(rowid[0:6]), _b64(rowid[6:9]), _b64(rowid[9:15]), _b64(rowid[15:18])
+    # The ROWID alphabet is base64's: two zero digits in front make 120 bits, 15 bytes.
+    value = int.from_bytes(binascii.a2b_base64("AA" + rowid), "big")
+    return value >> 72, (value >> 54) & 0x3FFFF, (value >> 18) & 0xFFFFFFFFF, value & 0x3FFFF
 
 
 def rowid_sort_key(rowid: str) -> tuple[int, int, int]:
@@ -146,6 +142,10 @@ def check_value(kind: Kind, value: Any, field: str, where: str, native: bool = F
 
     With ``native``, a 128-bit field may also be given as a Python int (rows from redo).
     """
+    if type(value) is int:  # the common case first: a number in range (schema load at start-up)
+        bounds = _RANGES.get(kind)
+        if bounds is not None and bounds[0] <= value <= bounds[1]:
+            return value
     if kind is Kind.X128:
         if native and isinstance(value, int) and not isinstance(value, bool):
             if not 0 <= value < 1 << 128:
@@ -155,8 +155,7 @@ def check_value(kind: Kind, value: Any, field: str, where: str, native: bool = F
             raise _field_error(where, f"field {field} is not an array")
         if len(value) != 2:
             raise _field_error(where, f"{field} should be an array with 2 elements", 20005)
-        low, high = (check_value(Kind.U64, v, field, where) for v in value)
-        return low | high << 64
+        return check_value(Kind.U64, value[0], field, where) | check_value(Kind.U64, value[1], field, where) << 64
     if kind in (Kind.STR, Kind.ROWID):
         if not isinstance(value, str):
             raise _field_error(where, f"field {field} is not a string")

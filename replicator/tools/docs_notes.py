@@ -96,7 +96,11 @@ NOTES: dict[str, str] = {
     "source[0].reader.redo-source.reconnect-delay-ms": "sftp: first wait before reconnecting; doubled after each failed try",
     "source[0].reader.redo-source.reconnect-max-delay-ms": "sftp: longest wait between two reconnection tries",
     "source[0].reader.redo-source.connections": "sftp: SSH connections reading an archived log in parallel, "
-                                                "each in its own reader process; 0 reads in the replicator's process",
+                                                "each in its own reader process; 0 reads in the replicator's process. "
+                                                "Default: the cores the replicator may use minus one, 1 to 2",
+    "source[0].reader.redo-source.window-kb": "sftp: SSH channel window: data the server may send ahead of this "
+                                              "side; at least bandwidth x round-trip time (4 MB: 200 MB/s at 20 ms "
+                                              "per connection); larger costs the server CPU when the reader lags",
     "source[0].reader.redo-source.server": "asm: connect string of the ASM (or database) instance, //host:port/service",
     "source[0].reader.redo-source.password": "asm: password of `user` (never logged)",
     "source[0].reader.redo-source.privilege": "asm: session privilege: sysasm, sysdba or none",

@@ -48,11 +48,14 @@ def _finish(cfg: Path, output: Path, expected: bytes) -> str:
     daemon = Daemon(cfg, cfg.parent)
     try:
         daemon.wait_ready()
-        if wait_for(lambda: output.exists() and output.stat().st_size >= len(expected), 120):
+        reached = wait_for(lambda: output.exists() and output.stat().st_size >= len(expected), 120)
+        if reached:
             time.sleep(0.3)
     finally:
         code, err = daemon.stop()
     assert code == 0, err[-2000:]
+    size = output.stat().st_size if output.exists() else 0
+    assert reached, f"the daemon stalled at {size} of {len(expected)} bytes of output; its log:\n{err[-3000:]}"
     return err
 
 
@@ -61,6 +64,29 @@ def test_offline_daemon_merges_threads(tmp_path: Path) -> None:
     err = _finish(cfg, result.output, result.expected.read_bytes())
     assert "RAC: 3 redo threads" in err
     assert result.output.read_bytes() == result.expected.read_bytes()
+
+
+def test_restart_with_an_idle_thread_between_logs(tmp_path: Path) -> None:
+    """A restart point where the idle instance had read its last log to the end: that thread
+    restarts at the next sequence, which does not exist yet. The restart point's lwn-scn (the
+    finished log's next SCN) must bound it, or it holds every commit of the others forever."""
+    result, _ = _generate(tmp_path, 3, seed=23, mb=4)
+    expected = result.expected.read_bytes()
+    cfg = fast_offline_config(result)
+    cfg.setdefault("state", {})["interval-mb"] = 1
+    transactions = expected.count(b'"op":"begin"')
+    cfg["source"][0]["debug"] = {"stop-transactions": transactions * 2 // 3}  # a soft stop two thirds in
+    stop_cfg = write_config(tmp_path, cfg, "stop.json")
+    first = Daemon(stop_cfg, tmp_path)
+    assert wait_for(lambda: first.proc.poll() is not None, 120), "the soft stop did not end the run"
+    code, err = first.stop()
+    assert code == 0, err[-2000:]
+    assert 0 < result.output.stat().st_size < len(expected), "the soft stop must leave commits to do"
+    del cfg["source"][0]["debug"]
+    err = _finish(write_config(tmp_path, cfg, "offline.json"), result.output, expected)
+    assert re.search(r"RAC: 3 redo threads, .*thread 3 from sequence 2 offset 0\b", err), \
+        "the restart point did not hold the idle thread between logs (the case this test is about)"
+    assert result.output.read_bytes() == expected
 
 
 @pytest.mark.slow

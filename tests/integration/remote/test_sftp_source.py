@@ -61,6 +61,19 @@ def test_batch_over_sftp_equals_local(tmp_path: Path, ssh_server: SshServer, wor
     assert ssh_server.log.read_text().count("error") == 0 or ssh_server.kind == "asyncssh"
 
 
+def test_bench_compare_local(tmp_path: Path, ssh_server: SshServer) -> None:
+    # The remote vs local benchmark: every row, cold and warm, with MB/s, CPU-s and ratios.
+    result = generate(workloads.oltp(seed=5, target_bytes=4 << 20), tmp_path / "bench")
+    cfg_path, _ = _sftp_config(result, ssh_server, "bench", **{"read-size-kb": 256, "connections": 1})
+    out = subprocess.run([sys.executable, "-m", "replicator", "bench", "-f", str(cfg_path), "--compare-local",
+                          "--repeat", "1"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows = {line[:17].strip(): line[17:] for line in out.stdout.splitlines()}
+    for name in ("read local", "read remote", "run local", "run remote", "run remote warm"):
+        assert rows[name].split()[1:] == ["MB/s", rows[name].split()[2], "CPU-s"], out.stdout
+    assert "reader start" in rows and "run warm remote/local" in out.stdout, out.stdout
+
+
 @pytest.mark.parametrize("connections", [0, 2])
 def test_server_killed_mid_stream(tmp_path: Path, ssh_server: SshServer, connections: int) -> None:
     """SIGKILL of sshd and its sessions while a batch run reads: reconnect, nothing lost or doubled.

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from replicator.cli import main
 from replicator.config import parse_config
+from replicator.config.redosource import default_connections
 from replicator.errors import ConfigError
 from replicator.redo.source import LOCAL, map_prefix
 from replicator.redo.sources import open_source
@@ -111,11 +113,19 @@ def test_check_config_never_shows_a_bad_secret(tmp_path: Path, capsys: pytest.Ca
 
 def test_sftp_connections_key() -> None:
     base = {"type": "sftp", "host": "db1", "user": "oracle", "key-file": "/k"}
-    assert parse_config(_config(base)).source[0].reader.redo_source.connections == 2
-    assert parse_config(_config({**base, "connections": 0})).source[0].reader.redo_source.connections == 0
+    section = parse_config(_config(base)).source[0].reader.redo_source
+    assert section.connections is None and section.reader_connections == default_connections()
+    assert parse_config(_config({**base, "connections": 0})).source[0].reader.redo_source.reader_connections == 0
     with pytest.raises(ConfigError) as exc:
         parse_config(_config({**base, "connections": 17}))
     assert "connections" in exc.value.message
+
+
+def test_default_connections_follow_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The cores minus the parser's, at least 1, at most 2 (measured: see default_connections).
+    for cores, expected in ((1, 1), (2, 1), (3, 2), (8, 2)):
+        monkeypatch.setattr(os, "sched_getaffinity", lambda _pid, n=cores: set(range(n)))
+        assert default_connections() == expected
 
 
 def test_reader_processes_split_a_range_into_interleaved_pieces() -> None:
