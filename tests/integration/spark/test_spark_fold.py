@@ -263,7 +263,7 @@ def test_a_batch_reads_and_rewrites_only_the_files_that_hold_its_keys(tmp_path: 
         s.messages += lines
         for el in rows:
             s.rows["APP.S"][(el["after"]["ID"],)] = dict.fromkeys(("ID", "A", "N", "R")) | el["after"]
-        stored = a.lake.read_stored("APP.S", ['["%d"]' % (100 * (batch + 1) + i) for i in range(5)])
+        stored = a.lake.read_stored("APP.S", [f'["{100 * (batch + 1) + i}"]' for i in range(5)])
         assert stored is None or (stored.files == [] and stored.rows.num_rows == 0)
         a.apply_arrow(events(s.messages[before:]), batch)
     table = DeltaTable(str(lake / "tables" / "APP.S"))
