@@ -103,9 +103,24 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return demo_main(args.rest)
 
 
+class _DecodeWorkers(argparse.Action):
+    """--decode-workers N: recorded where the native engine reads it (replicator.native)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        from replicator.native import set_decode_workers
+
+        set_decode_workers(int(values))  # type: ignore[call-overload]
+        setattr(namespace, self.dest, values)
+
+
 def _engine_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine", choices=("python", "native"), default=None,
                         help="decode engine (default: $REPLICATOR_ENGINE, else native when built)")
+    parser.add_argument("--decode-workers", type=int, choices=range(0, 17), default=None, metavar="N",
+                        action=_DecodeWorkers,
+                        help="native engine: threads formatting committed transactions while the redo "
+                             "is parsed (0: one thread; default: $REPLICATOR_DECODE_WORKERS, else 0)")
 
 
 def build_parser() -> argparse.ArgumentParser:

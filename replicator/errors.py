@@ -143,6 +143,7 @@ CATALOGUE: dict[int, str] = {
     10223: "redo source (asm): directory listing failed (V$ASM_ALIAS)",
     10350: "redo source (sftp): a reader process cannot start, or ended mid-file and restarting it did not help",
     10351: "redo source (sftp): the server refused the SFTP session (no sftp subsystem)",
+    10360: "bad REPLICATOR_DECODE_WORKERS value (native decode worker threads: 0 to 16)",
     20001: "JSON parse error, or database name mismatch in a checkpoint",
     20002: "bad XID string",
     20003: "JSON field missing, of the wrong type, too long, or not expected",

@@ -102,6 +102,9 @@ def bench_main(args: argparse.Namespace) -> int:
     committer = native_engine.last_committer if engine == "native" else None
     split = (f" ({committer.native_transactions} transactions native, {committer.python_transactions} python)"
              if committer is not None else "")
+    stage2 = getattr(committer, "stage2", None)  # --decode-workers: jobs the worker threads rendered
+    if stage2 is not None:
+        split += f", {stage2.workers} decode workers ({stage2.queued} transactions rendered there)"
     print(f"engine            {engine}{split}")
     print(f"redo files        {total.files} ({mb:.1f} MB)")
     print(f"writer            {args.writer}" + (f" -> {out_path}" if out_path else ""))

@@ -18,9 +18,14 @@ from replicator.errors import ConfigError
 
 ENGINES = ("python", "native")
 ENV_VAR = "REPLICATOR_ENGINE"
+WORKERS_VAR = "REPLICATOR_DECODE_WORKERS"
+# Default decode/format worker threads of a batch run (0: one thread does both stages);
+# chosen by measurement, see docs/architecture.md "Two stages in parallel".
+DEFAULT_DECODE_WORKERS = 0
 _BUILD_ERROR = os.path.join(os.path.dirname(__file__), "_build_error.txt")
 
 _module: ModuleType | None = None
+_workers: int | None = None  # --decode-workers
 _reason = ""
 _warned = False
 
@@ -82,3 +87,25 @@ def resolve_engine(requested: str | None = None) -> str:
         _warned = True
         log.warning(60190, f"native engine unavailable, using the python engine: {_reason}")
     return "python"
+
+
+def set_decode_workers(count: int | None) -> None:
+    """The ``--decode-workers`` value (None: ``$REPLICATOR_DECODE_WORKERS``, else the default)."""
+    global _workers
+    _workers = count
+
+
+def decode_workers() -> int:
+    """Worker threads for the native decode/format stage of a batch run (0: none).
+
+    ``--decode-workers``, else ``$REPLICATOR_DECODE_WORKERS``, else DEFAULT_DECODE_WORKERS;
+    a value that is not a non-negative integer is error 10360.
+    """
+    if _workers is not None:
+        return _workers
+    text = os.environ.get(WORKERS_VAR, "").strip()
+    if not text:
+        return DEFAULT_DECODE_WORKERS
+    if not text.isdigit() or int(text) > 16:
+        raise ConfigError(f"invalid {WORKERS_VAR} value {text!r}: use a whole number from 0 to 16", 10360)
+    return int(text)

@@ -7,10 +7,23 @@ class JsonCommitter:
 
     native_transactions: int
     python_transactions: int
+    stage2: "_Stage2 | None"
 
     def __init__(self, fmt: Any, pipeline: Any) -> None: ...
     def commit(self, parser: Any, txn: Any, record: Any) -> bool:
         """Output ``txn``; False when the python engine must process it instead."""
+
+class _Stage2:
+    """Decode/format worker threads of a JsonCommitter and the ordered merge (_stage2.pxi)."""
+
+    workers: int
+    queued: int
+    rerendered: int
+
+    def barrier(self) -> None:
+        """Hand every queued transaction to the pipeline, in commit order."""
+    def finish(self) -> None:
+        """barrier, then stop the worker threads."""
 
 class MessageRun:
     """A committed transaction's messages in one buffer; the sequence of Messages it stands for."""

@@ -1350,9 +1350,11 @@ cdef class _Plan:
     cdef list frags       # [before tuple, after tuple] of python fragments
     cdef dict schema      # obj -> schema bytes (schema bit 1 off)
     cdef bint schemaless  # an unknown table (schemaless mode): COL_<n> names, hex values, no reduction
+    cdef void* c          # its C view for stage-2 workers (a PlanC block, _stage2.pxi), NULL until needed
 
     def __dealloc__(self):
         cdef int s
+        free(self.c)
         free(self.keys)
         free(self.nullable)
         for s in range(2):
@@ -1698,6 +1700,7 @@ cdef class JsonCommitter:
     cdef public long long python_transactions
     cdef bint unknown_tables  # rows of tables the dictionary lacks are printed (printable_filter)
     cdef public bint runs     # hand a transaction's messages over as one MessageRun (else a list)
+    cdef public object stage2  # the decode/format workers (_Stage2, _stage2.pxi) or None: one thread
 
     def __init__(self, fmt, pipeline):
         from replicator.formats.base import FLAG_SCHEMALESS, FLAG_SYSTEM_TXN
@@ -1713,6 +1716,8 @@ cdef class JsonCommitter:
         self.native_transactions = 0
         self.python_transactions = 0
         self.runs = bool(getattr(pipeline, "native_runs", False))
+        workers = int(getattr(pipeline, "decode_workers", 0) or 0)
+        self.stage2 = _Stage2(self, pipeline, workers) if workers > 0 and self.runs else None
 
     def __dealloc__(self):
         free(self.out.p)
@@ -1782,8 +1787,16 @@ cdef class JsonCommitter:
         pipeline = self.pipeline
         if (txn.system or txn.xid in parser._schema_txns
                 or pipeline.on_commit is not None or pipeline.on_change is not None):
+            if self.stage2 is not None:
+                (<_Stage2>self.stage2).barrier()  # the python engine outputs it: after the queued ones
             self.python_transactions += 1
             return False
+        if self.stage2 is not None:
+            return (<_Stage2>self.stage2).commit(parser, txn, record)
+        return self._commit_one(parser, txn, record)
+
+    cdef object _commit_one(self, object parser, object txn, object record):
+        """commit() in this thread: the transaction streamed, or assembled and rendered here."""
         if txn.size > parser.stream_bytes:
             if self._stream(parser, txn, record):
                 self.native_transactions += 1
@@ -3768,4 +3781,5 @@ VALUE_KINDS = ("number", "ts", "tstz", "iym", "ids", "str", "hex", "bfloat", "bd
 
 # ============================================================================= other formats
 include "_debezium.pxi"
+include "_stage2.pxi"
 include "_rows.pxi"

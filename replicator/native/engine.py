@@ -42,6 +42,10 @@ def attach(pipeline: Any) -> None:
     pipeline.native_loop = run_file  # the batch pipeline's; the daemon frames LWNs itself
     pipeline.native = attach_commit(pipeline, pipeline.parser, pipeline.format,
                                     getattr(pipeline, "native_declines", None))
+    stage2 = getattr(pipeline.native, "stage2", None)  # decode workers (batch JSON runs)
+    if stage2 is not None:
+        pipeline.native_barrier = stage2.barrier
+        pipeline.native_finish = stage2.finish
 
 
 def attach_commit(target: Any, parser: Any, fmt: Any,

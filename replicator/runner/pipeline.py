@@ -81,9 +81,16 @@ class Pipeline:
         self._run_extra = 0
         # The native engine's loop over a whole file (blocks to commits), else None.
         self.native_loop: Callable[[Pipeline, RedoFile], RedoHeader] | None = None
+        # Native stage 2 in worker threads (replicator/native/_stage2.pxi): how many, and
+        # the committer's merge of everything queued (set by attach when workers run).
+        self.decode_workers = 0
+        self.native_barrier: Callable[[], None] | None = None
+        self.native_finish: Callable[[], None] | None = None
         if engine == "native":
+            from replicator.native import decode_workers
             from replicator.native.engine import attach
 
+            self.decode_workers = decode_workers()
             attach(self)
 
     def _on_native(self, txn: Transaction, messages: Sequence[Message], rows: int) -> None:
@@ -158,6 +165,8 @@ class Pipeline:
             yield change
 
     def _on_checkpoint(self, cp: Checkpoint, final: bool = False) -> None:
+        if self.native_barrier is not None and (self.output_checkpoints or self._on_checkpoint_hook is not None):
+            self.native_barrier()  # the queued transactions come before the checkpoint
         if self.output_checkpoints:
             messages = self.format.checkpoint(cp)
             # The end of a batch run is not a soft stop in OLR: its parser leaves the last file
@@ -188,16 +197,31 @@ class Pipeline:
     def run_file(self, redo: RedoFile) -> RedoHeader:
         """Process one archived redo file to its end."""
         if self.native_loop is not None:
-            header = self.native_loop(self, redo)  # replicator.native.engine.run_file
+            try:
+                header = self.native_loop(self, redo)  # replicator.native.engine.run_file
+            except BaseException:
+                self.stage2_done()  # what the single thread had output before the error
+                raise
         else:
             header = self._run_file_python(redo)
         self.parser.end_file()
+        self.stage2_barrier()
         self._drain()
         size = redo.size if redo.size >= 0 else self.source.size(redo.path)
         self.stats.files += 1
         self.stats.bytes_read += size
         self.stats.per_file.append((redo.path, size))
         return header
+
+    def stage2_barrier(self) -> None:
+        """Hand every transaction the native decode workers still hold to the pipeline."""
+        if self.native_barrier is not None:
+            self.native_barrier()
+
+    def stage2_done(self) -> None:
+        """stage2_barrier, and stop the workers (the end of a run, or an error)."""
+        if self.native_finish is not None:
+            self.native_finish()
 
     def _run_file_python(self, redo: RedoFile) -> RedoHeader:
         headers: list[RedoHeader] = []
@@ -221,12 +245,18 @@ class Pipeline:
         if len({f.thread for f in files}) > 1:
             from replicator.runner.rac import run_merged
 
-            return run_merged(self, files, progress)
+            try:
+                return run_merged(self, files, progress)
+            finally:
+                self.stage2_done()
         t0 = time.perf_counter()
-        for redo in files:
-            self.run_file(redo)
-            if progress is not None:
-                progress(self.stats, redo)
+        try:
+            for redo in files:
+                self.run_file(redo)
+                if progress is not None:
+                    progress(self.stats, redo)
+        finally:
+            self.stage2_done()
         last = self.parser.last_lwn
         header = self.parser.header
         if last is not None and header is not None and last.scn > self.parser.opt.first_data_scn:

@@ -46,6 +46,7 @@ def run_merged(pipeline: Pipeline, files: list[RedoFile],
         stats.files += 1
         stats.bytes_read += size
         stats.per_file.append((redo.path, size))
+        pipeline.stage2_barrier()
         pipeline._drain()
         if progress is not None:
             progress(stats, redo)
@@ -68,6 +69,7 @@ def run_merged(pipeline: Pipeline, files: list[RedoFile],
         threads = [restart_entry(c.thread, c.position(), c.history, oldest, c.progress.lwn_scn, c.progress.bound)
                    for c in cursors]
         hook(cut_scn, max(c.progress.lwn_time for c in cursors), threads)
+    pipeline.stage2_barrier()
     pipeline._drain()
     pipeline.sink.flush()
     stats.lwns = parser.stats.lwns

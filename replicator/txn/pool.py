@@ -16,7 +16,7 @@ import glob
 import os
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Callable, Iterator
 
 from replicator import log
 from replicator.errors import RuntimeFailure
@@ -64,6 +64,9 @@ class MemoryPool:
         self.swap_reads_mb = 0
         self._free: list[bytearray] = []
         self._logs: OrderedDict[int, ChunkLog] = OrderedDict()  # least recently touched first
+        # Called before swapping or failing for memory: the native stage 2 hands its finished
+        # jobs over and releases their detached chunks first (replicator/native/_stage2.pxi).
+        self.pressure: Callable[[], None] | None = None
 
     @property
     def in_memory(self) -> int:
@@ -164,8 +167,35 @@ class MemoryPool:
             except FileNotFoundError:
                 pass
 
+    def detach(self, clog: ChunkLog) -> list[bytearray]:
+        """Hand a committed transaction's in-memory chunks to a reader in another thread.
+
+        The chunks leave the pool's logs (no swap-out rewrites them, :meth:`discard` no longer
+        finds them) but stay counted in ``used`` until :meth:`release_detached`; swapped
+        chunks must have been read already (their file is deleted here).
+        """
+        self._logs.pop(clog.xid, None)
+        held = [c for c in clog.chunks if isinstance(c, bytearray)]
+        self.swapped -= len(clog.chunks) - len(held)
+        if clog.swap_path:
+            try:
+                os.unlink(clog.swap_path)
+            except FileNotFoundError:
+                pass
+        clog.chunks = []
+        clog.swap_path = None
+        return held
+
+    def release_detached(self, held: list[bytearray]) -> None:
+        """Release chunks :meth:`detach` handed out, once their reader is done."""
+        for chunk in held:
+            self._release(chunk)
+
     # ---------------------------------------------------------------- internals
     def _reserve(self, need: int) -> None:
+        if self.pressure is not None and (self.swap_bytes and self.used + need > self.swap_bytes
+                                          or self.used + need > self.max_bytes):
+            self.pressure()
         if self.swap_bytes and self.used + need > self.swap_bytes:
             self._swap_out()
         if self.used + need > self.max_bytes:

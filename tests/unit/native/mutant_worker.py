@@ -2,7 +2,7 @@
 
 ``python mutant_worker.py WORKDIR COUNT SEED [stream] [FORMAT]`` generates a small scenario in WORKDIR, then
 for COUNT mutants (bit flips, truncations, random bytes over a record) runs the batch job
-with the python and the native engine and compares messages, counts, coded errors and log
+with the python and the native engine (in one thread, and with 1 or 2 decode workers) and compares messages, counts, coded errors and log
 lines. With ``stream``, every transaction is streamed and swapped (4 KB pool chunks, a 1 KB
 stream threshold, swapping past 4 KB): the native engine's huge-transaction path. Prints one line per mismatch and a summary; exit status 0 when all matched. A crash
 of the native code shows as a signal exit status, a hang as a timeout in the caller.
@@ -80,16 +80,18 @@ def main(work: Path, count: int, seed: int, stream: bool = False, fmt: str = "")
         originals[which].write_bytes(mutant)
         try:
             py = run_engine(cfg, work, "python")
-            nat = run_engine(cfg, work, "native")
+            # the native engine in one thread and with 1 or 2 decode workers (stage 2 threads)
+            nats = [(w, run_engine(cfg, work, "native", w)) for w in (0, 1 + n % 2)]
         finally:
             originals[which].write_bytes(blobs[which])
         if py["error"]:
             errors += 1
-        if py != nat:
-            mismatches += 1
-            keys = [k for k in py if py[k] != nat[k]]
-            print(f"MISMATCH mutant {n} ({how} in file {which}): {keys}: python {py['error']} native {nat['error']}",
-                  flush=True)
+        for workers, nat in nats:
+            if py != nat:
+                mismatches += 1
+                keys = [k for k in py if py[k] != nat[k]]
+                print(f"MISMATCH mutant {n} ({how} in file {which}, {workers} decode workers): {keys}: "
+                      f"python {py['error']} native {nat['error']}", flush=True)
     print(json.dumps({"mutants": count, "python_errors": errors, "mismatches": mismatches}), flush=True)
     return 1 if mismatches else 0
 

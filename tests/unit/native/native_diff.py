@@ -57,33 +57,48 @@ class _Lines(logging.Handler):
         self.lines.append(f"{getattr(record, 'olr_code', 0)} {record.getMessage()}")
 
 
-def run_engine(cfg: dict[str, Any], work: Path, engine: str) -> dict[str, Any]:
-    """Run ``cfg`` with ``engine`` on a private copy of its state folder; return what came out."""
+# Native runs of assert_same: one thread, then stage 2 in one and in two decode workers.
+WORKER_COUNTS = (0, 1, 2)
+
+
+def run_engine(cfg: dict[str, Any], work: Path, engine: str, workers: int = 0) -> dict[str, Any]:
+    """Run ``cfg`` with ``engine`` on a private copy of its state folder; return what came out.
+
+    ``workers``: the native engine's decode worker threads (--decode-workers).
+    """
+    from replicator.native import set_decode_workers
+
     cfg = json.loads(json.dumps(cfg))
     state = Path(cfg["state"]["path"])
-    mine = work / f"state-{engine}"
+    if workers:
+        engine_dir = f"{engine}-w{workers}"
+    else:
+        engine_dir = engine
+    mine = work / f"state-{engine_dir}"
     shutil.rmtree(mine, ignore_errors=True)
     shutil.copytree(state, mine)
     cfg["state"]["path"] = str(mine)
     memory = cfg.get("memory", {})
     if memory.get("swap-path"):  # a run may leave swap files of open transactions behind
-        swap = work / f"swap-{engine}"
+        swap = work / f"swap-{engine_dir}"
         shutil.rmtree(swap, ignore_errors=True)
         swap.mkdir()
         memory["swap-path"] = str(swap)
-    path = work / f"config-{engine}.json"
+    path = work / f"config-{engine_dir}.json"
     path.write_text(json.dumps(cfg))
     handler = _Lines()
     root = logging.getLogger()
     root.addHandler(handler)
     sink = CollectSink()
     error = None
+    set_decode_workers(workers)
     try:
         stats = run_job(build_job(str(path)), sink=sink, engine=engine)
         counts = (stats.transactions, stats.rows, stats.messages)
     except Exception as exc:  # the same error must come out of both engines
         error, counts = f"{type(exc).__name__}: {exc}", None
     finally:
+        set_decode_workers(None)
         root.removeHandler(handler)
     return {"messages": sink.messages, "counts": counts, "error": error, "log": handler.lines,
             "batches": sink.batches}
@@ -95,18 +110,19 @@ def assert_same(cfg: dict[str, Any], work: Path, mask: bytes | None = None) -> d
     ``mask``: a regex whose matches are blanked first (a wall-clock field of a format).
     """
     py = run_engine(cfg, work, "python")
-    nat = run_engine(cfg, work, "native")
-    if mask is not None:
-        pattern = re.compile(mask)
-        for run in (py, nat):
-            run["messages"] = [(pattern.sub(b"", m[0]), *m[1:]) for m in run["messages"]]
-    for i, (a, b) in enumerate(zip(py["messages"], nat["messages"])):
-        assert a == b, f"message {i} differs:\npython {a}\nnative {b}"
-    assert len(py["messages"]) == len(nat["messages"])
-    assert py["counts"] == nat["counts"]
-    assert py["error"] == nat["error"]
-    assert py["log"] == nat["log"]
-    assert py["batches"] == nat["batches"]
+    for workers in WORKER_COUNTS:  # the native engine in one thread, and with decode workers
+        nat = run_engine(cfg, work, "native", workers)
+        if mask is not None:
+            pattern = re.compile(mask)
+            for run in (py, nat):
+                run["messages"] = [(pattern.sub(b"", m[0]), *m[1:]) for m in run["messages"]]
+        for i, (a, b) in enumerate(zip(py["messages"], nat["messages"])):
+            assert a == b, f"message {i} differs ({workers} decode workers):\npython {a}\nnative {b}"
+        assert len(py["messages"]) == len(nat["messages"]), f"{workers} decode workers"
+        assert py["counts"] == nat["counts"], f"{workers} decode workers"
+        assert py["error"] == nat["error"], f"{workers} decode workers"
+        assert py["log"] == nat["log"], f"{workers} decode workers"
+        assert py["batches"] == nat["batches"], f"{workers} decode workers"
     return py
 
 

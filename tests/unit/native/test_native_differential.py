@@ -51,6 +51,8 @@ def test_workloads(name: str, tmp_path: Path) -> None:
     assert_same(config_of(result), tmp_path)
     if name in ("oltp", "mixed", "huge-transaction", "wide-rows"):
         assert engine.last_committer is not None and engine.last_committer.native_transactions > 0
+    if name in ("oltp", "mixed", "wide-rows"):  # the last run had decode workers: they rendered
+        assert engine.last_committer.stage2 is not None and engine.last_committer.stage2.queued > 0
 
 
 def random_format(rng: random.Random) -> dict[str, int | str]:
