@@ -23,8 +23,9 @@ def _extensions() -> tuple[list[Extension], str]:
         native = os.path.join("replicator", "native")
         ext = Extension("replicator.native._core", [os.path.join(native, "_core.pyx")],
                         # the files _core.pyx includes (other formats): rebuilt and shipped with it
-                        depends=[os.path.join(native, name) for name in ("_debezium.pxi", "_rows.pxi", "_stage2.pxi",
-                                                                           "_tally.pxi", "_daemon_loop.pxi")],
+                        depends=[os.path.join(native, name) for name in (
+                            "_dbztxn.pxi", "_debezium.pxi", "_rows.pxi", "_avro.pxi", "_protobuf.pxi", "_stage2.pxi",
+                            "_tally.pxi", "_daemon_loop.pxi")],
                         extra_compile_args=["-O2"])
         return cythonize([ext], language_level=3, quiet=True), ""
     except Exception as exc:  # Cython missing or the .pyx does not translate

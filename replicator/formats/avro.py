@@ -32,16 +32,33 @@ from fastavro.schema import fingerprint, to_parsing_canonical_form
 from replicator import __version__
 from replicator.errors import RuntimeFailure
 from replicator.events import Checkpoint, DdlChange, Message
-from replicator.formats.avro_schema import CONTROL_SCHEMA, avro_row, envelope_schema
+from replicator.formats.avro_schema import CONTROL_SCHEMA, avro_row, avro_value, column_type, envelope_schema
 from replicator.formats.base import FormatOptions
 from replicator.formats.framework import (
-    Clock, EventFormat, Position, TxnContext, ddl_table, dumps,
+    Clock, EventFormat, Position, TxnContext, ddl_table, dumps, native_core,
 )
-from replicator.formats.rowvalues import RowValues, TableView
+from replicator.formats.rowvalues import RowValues, TableView, Value
 from replicator.formats.textvalues import TextValues
 from replicator.values.rowid import rowid_text
 
 Schema = dict[str, Any]
+
+
+# The native encoder's column kinds (replicator/native/_avro.pxi AVK_*).
+_AVK_PY, _AVK_LONG, _AVK_DEC, _AVK_STR, _AVK_BYTES, _AVK_FLOAT, _AVK_DOUBLE, _AVK_TIME = range(8)
+_SIMPLE_KINDS = {"string": _AVK_STR, "bytes": _AVK_BYTES, "float": _AVK_FLOAT, "double": _AVK_DOUBLE}
+_UNIT_NANOS = {"millis": 1_000_000, "micros": 1000, "nanos": 1}
+_OPS = {"c": b"\x02c", "u": b"\x02u", "d": b"\x02d"}  # the op string, encoded
+_PARSED_STRING = fastavro.parse_schema("string")
+_PARSED_STRINGS = fastavro.parse_schema({"type": "record", "name": "Strings", "fields": [
+    {"name": n, "type": "string"} for n in "abc"]})
+
+
+def _encode(parsed: Any, datum: Any) -> bytes:
+    """fastavro's schemaless bytes of ``datum`` (``parsed``: a parsed schema)."""
+    buffer = io.BytesIO()
+    fastavro.schemaless_writer(buffer, parsed, datum)
+    return buffer.getvalue()
 
 
 class AvroFormat(EventFormat):
@@ -56,6 +73,11 @@ class AvroFormat(EventFormat):
         self._tables: dict[int, tuple[TableView, Schema, int, list[str]]] = {}
         self._control_id = self._schema_id(CONTROL_SCHEMA)
         self._key_values = TextValues()
+        # native rows: table view id -> (view, ColumnCodes, encoded schema + table); per transaction db, txId
+        self._native: dict[int, tuple[TableView, Any, bytes]] = {}
+        self._txn_part: tuple[TxnContext | None, bytes, bytes] = (None, b"", b"")
+        self._source_a = _encode(_PARSED_STRINGS, {"a": __version__, "b": "oracle",
+                                                   "c": self.options.database or "replicator"})
 
     @staticmethod
     def _schema_id(schema: Schema) -> int:
@@ -127,15 +149,64 @@ class AvroFormat(EventFormat):
         """A Control record ``heartbeat`` with the redo position."""
         return self._control(pos, None, "heartbeat", cp.scn, cp.time, seq=cp.seq, offset=cp.offset)
 
-    def on_row(self, ctx: TxnContext, pos: Position, row: RowValues) -> list[Message]:
-        """Schema (first use), then the row's envelope record."""
-        view, change = row.view, row.change
+    def _table(self, view: TableView) -> tuple[TableView, Schema, int, list[str]]:
         cached = self._tables.get(id(view))
         if cached is None or cached[0] is not view:
             schema = envelope_schema(view)
             names = [f["name"] for f in schema["fields"][0]["type"][1]["fields"]]
             cached = self._tables[id(view)] = (view, schema, self._schema_id(schema), names)
-        _, schema, schema_id, names = cached
+        return cached
+
+    def on_native_row(self, ctx: TxnContext, pos: Position, rows: Any, r: int) -> list[Message]:
+        """:meth:`on_row` for row ``r`` of a natively decoded transaction (replicator.native
+        RowImages; its tables have no `tag` columns): the same bytes, the record written in C."""
+        view = rows.view(r)
+        _, schema, schema_id, _ = self._table(view)
+        out = self._announce(schema, schema_id, f"{view.owner}.{view.name}-value", pos, ctx)
+        native = self._native.get(id(view))
+        if native is None or native[0] is not view:
+            native = self._native[id(view)] = self._native_table(view)
+        if self._txn_part[0] is not ctx:
+            self._txn_part = (ctx, _encode(_PARSED_STRING, ctx.db), _encode(_PARSED_STRING, ctx.xid))
+        data = native_core().avro_envelope(
+            rows, r, native[1], b"\x00" + schema_id.to_bytes(4, "big"), self._source_a, rows.time(r) * 1000,
+            self._txn_part[1] + native[2] + self._txn_part[2], ctx.txn.commit_scn, pos.scn, pos.idx + 1,
+            _OPS[rows.op(r)], self.now_ms())
+        headers = [("replicator.avro", b"data"), ("schema.id", str(schema_id).encode())]
+        out.append(self.message(data, pos, ctx, headers=headers, table=rows.table(r)))
+        return out
+
+    def _native_table(self, view: TableView) -> tuple[TableView, Any, bytes]:
+        """A table's column codes for the native encoder and its encoded schema and table names."""
+        kinds, p1, p2, parsed = [], [], [], []
+        for c in view.columns:
+            kind = column_type(c.otype)
+            code, a, b = _AVK_PY, 0, 0
+            if kind in ("int", "long"):
+                code = _AVK_LONG
+            elif isinstance(kind, str) and kind in _SIMPLE_KINDS:
+                code = _SIMPLE_KINDS[kind]
+            elif isinstance(kind, dict) and kind.get("logicalType") == "decimal":
+                code, a, b = _AVK_DEC, kind["precision"], kind["scale"]
+            elif isinstance(kind, dict):
+                code, a = _AVK_TIME, _UNIT_NANOS[kind["logicalType"].rsplit("-", 1)[1]]
+            kinds.append(code)
+            p1.append(a)
+            p2.append(b)
+            parsed.append(fastavro.parse_schema({"type": "record", "name": "One", "fields": [
+                {"name": "v", "type": ["null", kind]}]}))
+        columns = view.columns
+
+        def fallback(v: int, value: Value) -> bytes:
+            return _encode(parsed[v], {"v": avro_value(columns[v], value)})
+
+        return (view, native_core().ColumnCodes(kinds, p1, p2, [], fallback),
+                _encode(_PARSED_STRING, view.owner) + _encode(_PARSED_STRING, view.name))
+
+    def on_row(self, ctx: TxnContext, pos: Position, row: RowValues) -> list[Message]:
+        """Schema (first use), then the row's envelope record."""
+        view, change = row.view, row.change
+        _, schema, schema_id, names = self._table(view)
         out = self._announce(schema, schema_id, f"{view.owner}.{view.name}-value", pos, ctx)
         txn = ctx.txn
         source = {"version": __version__, "connector": "oracle",

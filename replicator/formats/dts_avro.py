@@ -37,9 +37,9 @@ from replicator.events import (
     DdlChange, Message,
 )
 from replicator.formats.base import FormatOptions
-from replicator.formats.dts_schema import PARSED_RECORD, value_type
+from replicator.formats.dts_schema import PARSED_RECORD, RECORD_SCHEMA, value_type
 from replicator.formats.framework import (
-    Clock, EventFormat, Position, TxnContext, ddl_table, dumps,
+    Clock, EventFormat, Position, TxnContext, ddl_table, dumps, native_core,
 )
 from replicator.formats.rowvalues import ColumnView, RowValues, TableView, Value
 from replicator.formats.temporal import (
@@ -108,6 +108,56 @@ def dts_value(column: ColumnView, value: Value) -> Any:
     raise InternalError(f"no DTS Avro value for {type(value).__name__}", 50000)
 
 
+# The native encoder's column kinds (replicator/native/_avro.pxi DTK_*).
+(_DTK_PY, _DTK_INTEGER, _DTK_DECIMAL, _DTK_FLOAT, _DTK_CHAR, _DTK_BINARY, _DTK_DATETIME, _DTK_TS, _DTK_ZONED,
+ _DTK_TEXT) = range(10)
+_OPERATION_INDEX = {OP_INSERT: 0, OP_UPDATE: 1, OP_DELETE: 2}  # dts_schema.OPERATIONS
+# Pieces of the Record encoded alone (native rows): two strings, an image array, tags + fields.
+_STRINGS = {"type": "record", "name": "Strings", "fields": [{"name": "a", "type": "string"},
+                                                            {"name": "b", "type": "string"}]}
+_ELEMENTS = next(f["type"][2] for f in RECORD_SCHEMA["fields"] if f["name"] == "beforeImages")
+_TAGS_FIELDS = {"type": "record", "name": "TagsFields", "namespace": "com.alibaba.dts.formats.avro",
+                "fields": [f for f in RECORD_SCHEMA["fields"] if f["name"] in ("tags", "fields")]}
+_STRING, _OPTIONAL_STRING = fastavro.parse_schema("string"), fastavro.parse_schema(["null", "string"])
+_STRINGS, _ELEMENTS, _TAGS_FIELDS = (fastavro.parse_schema(s) for s in (_STRINGS, _ELEMENTS, _TAGS_FIELDS))
+
+
+def _encode(parsed: Any, datum: Any) -> bytes:
+    """fastavro's schemaless bytes of ``datum`` (``parsed``: a parsed schema)."""
+    buffer = io.BytesIO()
+    fastavro.schemaless_writer(buffer, parsed, datum)
+    return buffer.getvalue()
+
+
+_CONTROL_OPERATIONS = {"BEGIN": 4, "COMMIT": 5}  # dts_schema.OPERATIONS
+
+
+def _long(value: int) -> bytes:
+    """An Avro int/long: zig-zag, then base-128 varint."""
+    u = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while u >= 0x80:
+        out.append((u & 0x7F) | 0x80)
+        u >>= 7
+    out.append(u)
+    return bytes(out)
+
+
+def _text(value: str) -> bytes:
+    data = value.encode("utf-8")
+    return _long(len(data)) + data
+
+
+def control_record(serial: int, time: int, position: str, safe: str, txid: str, operation: int,
+                   now_ms: int) -> bytes:
+    """The Record of a transaction's BEGIN or COMMIT, byte for byte what fastavro writes for
+    DtsAvroFormat._record (no objectName, tags, fields or images): once per transaction
+    each, so written directly instead of through fastavro's generic writer."""
+    return b"".join((b"\x02", _long(serial), _long(time), _text(position), _text(safe), _text(txid),
+                     b"\x02\x00", _long(operation), b"\x00\x02\x02", _long(now_ms),
+                     b"\x00\x00\x00\x00\x00", _long(time * 1000)))
+
+
 class DtsAvroFormat(EventFormat):
     """DTS Avro records."""
 
@@ -116,6 +166,9 @@ class DtsAvroFormat(EventFormat):
     def __init__(self, options: FormatOptions, clock: Clock | None = None):
         super().__init__(options, clock)
         self._key_values = TextValues()  # Kafka keys (filter `tag`) are JSON text
+        # native rows: table view id -> (view, ColumnCodes, objectName, tags + fields), all encoded
+        self._native: dict[int, tuple[TableView, Any, bytes, bytes]] = {}
+        self._txn_part: tuple[TxnContext | None, bytes] = (None, b"")
 
     def _encode(self, record: dict[str, Any]) -> bytes:
         buffer = io.BytesIO()
@@ -135,8 +188,10 @@ class DtsAvroFormat(EventFormat):
 
     def transaction_record(self, ctx: TxnContext, pos: Position, op: str, time: int,
                            scn: int) -> list[Message]:
-        """A BEGIN or COMMIT record at the begin/commit SCN."""
-        data = self._record(pos, op, time, str(scn), str(ctx.txn.begin_scn), ctx.xid)
+        """A BEGIN or COMMIT record at the begin/commit SCN (written without fastavro: see
+        :func:`control_record`)."""
+        data = control_record(pos.serial, time, str(scn), str(ctx.txn.begin_scn), ctx.xid,
+                              _CONTROL_OPERATIONS[op], self.now_ms())
         return [self.message(data, pos, ctx)]
 
     def on_row(self, ctx: TxnContext, pos: Position, row: RowValues) -> list[Message]:
@@ -149,6 +204,60 @@ class DtsAvroFormat(EventFormat):
             fields=[{"name": c.name, "dataTypeNumber": c.otype.code} for c in view.columns],
             beforeImages=self._image(view, row.before), afterImages=self._image(view, row.after))
         return [self.message(data, pos, ctx, key=self.tag_key(row, self._key_values.render), table=change.table)]
+
+    def on_native_row(self, ctx: TxnContext, pos: Position, rows: Any, r: int) -> list[Message]:
+        """:meth:`on_row` for row ``r`` of a natively decoded transaction (replicator.native
+        RowImages; its tables have no `tag` columns): the same bytes, the record written in C."""
+        view = rows.view(r)
+        cached = self._native.get(id(view))
+        if cached is None or cached[0] is not view:
+            cached = self._native[id(view)] = self._native_table(view)
+        if self._txn_part[0] is not ctx:
+            self._txn_part = (ctx, _encode(_STRINGS, {"a": str(ctx.txn.begin_scn), "b": ctx.xid}))
+        time = rows.time(r)
+        data = native_core().dts_record(rows, r, cached[1], pos.serial, time, self._txn_part[1],
+                                 _OPERATION_INDEX[rows.op(r)], cached[2], self.now_ms(), cached[3])
+        return [self.message(data, pos, ctx, table=rows.table(r))]
+
+    def _native_table(self, view: TableView) -> tuple[TableView, Any, bytes, bytes]:
+        """A table's column codes for the native encoder and its constant record parts."""
+        kinds, p1, p2, extra = [], [], [], []
+        for c in view.columns:
+            otype = c.otype
+            family = otype.family
+            kind, a, b, x = _DTK_PY, 0, 0, b""
+            if family in INTEGER_FAMILIES:
+                kind, a = _DTK_INTEGER, otype.precision
+            elif family in ("decimal", "number", "float"):
+                kind, a, b = _DTK_DECIMAL, otype.precision, otype.scale
+            elif family in _FLOAT_DIGITS:
+                kind, a = _DTK_FLOAT, _FLOAT_DIGITS[family]
+            elif family in ("char", "nchar", "varchar", "nvarchar"):
+                kind = _DTK_CHAR
+            elif family in ("raw", "blob", "unsupported"):
+                kind, x = _DTK_BINARY, _encode(_STRING, object_type(otype))
+            elif family in ("date", "timestamp"):
+                kind = _DTK_DATETIME
+            elif family == "timestamp_ltz":
+                kind = _DTK_TS
+            elif family == "timestamp_tz":
+                kind = _DTK_ZONED
+            elif family in ("interval_ym", "interval_ds"):
+                kind, x = _DTK_TEXT, _encode(_STRING, object_type(otype))
+            kinds.append(kind)
+            p1.append(a)
+            p2.append(b)
+            extra.append(x)
+        columns = view.columns
+
+        def fallback(v: int, value: Value) -> bytes:
+            return _encode(_ELEMENTS, [dts_value(columns[v], value)])[1:-1]  # the one item
+
+        tags = {"pk_uk_info": dumps({"PRIMARY": [k.name for k in view.keys]}).decode()} if view.keys else {}
+        fields = [{"name": c.name, "dataTypeNumber": c.otype.code} for c in view.columns]
+        return (view, native_core().ColumnCodes(kinds, p1, p2, extra, fallback),
+                _encode(_OPTIONAL_STRING, f"{view.owner}.{view.name}"),
+                _encode(_TAGS_FIELDS, {"tags": tags, "fields": fields}))
 
     def on_ddl(self, ctx: TxnContext, pos: Position, change: DdlChange) -> list[Message]:
         """A DDL record: the statement is the string ``afterImages``."""

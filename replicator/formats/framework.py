@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 
@@ -48,6 +49,19 @@ Clock = Callable[[], float]
 def dumps(value: object) -> bytes:
     """Compact UTF-8 JSON (orjson; ``orjson.Fragment`` carries exact number text)."""
     return orjson.dumps(value)
+
+
+_NATIVE: list[object] = []
+
+
+def native_core() -> Any:
+    """The compiled core (replicator.native._core), for the formats' ``on_native_row`` (which
+    only runs when it is built); imported once."""
+    if not _NATIVE:
+        from replicator.native import core
+
+        _NATIVE.append(core())
+    return _NATIVE[0]
 
 
 def xid_text(xid: int) -> str:

@@ -28,7 +28,7 @@ import orjson
 from replicator.events import OP_DELETE, OP_INSERT, OP_UPDATE, Checkpoint, DdlChange, Message
 from replicator.formats.base import FormatOptions
 from replicator.formats.framework import (
-    Clock, EventFormat, Position, StreamSequence, TxnContext, ddl_table, dumps,
+    Clock, EventFormat, Position, StreamSequence, TxnContext, ddl_table, dumps, native_core,
 )
 from replicator.formats.rowvalues import ColumnView, RowValues, TableView, Value
 from replicator.formats.textvalues import TextValues
@@ -58,6 +58,8 @@ class OmsDefaultFormat(EventFormat):
         self.values = TextValues()
         self._key_text = TextValues(quote_all=True)
         self._sequence = StreamSequence()
+        # table view id -> (view, present_json, "NAME":{"schemaType":…} per column): oms-extended native rows
+        self._light: dict[int, tuple[TableView, Any, list[bytes]]] = {}
 
     def on_row(self, ctx: TxnContext, pos: Position, row: RowValues) -> list[Message]:
         """One record per row change."""
@@ -68,20 +70,29 @@ class OmsDefaultFormat(EventFormat):
         return [self.message(dumps(record), pos, ctx, key=self.tag_key(row, self.values.render),
                              table=change.table)]
 
-    @property
-    def native_rows(self) -> bool:
-        """Whether :meth:`on_native_row` applies (not for DefaultExtendColumnType)."""
-        return not self.extended
-
     def on_native_row(self, ctx: TxnContext, pos: Position, rows: Any, r: int) -> list[Message]:
         """:meth:`on_row` for row ``r`` of a natively decoded transaction (replicator.native
         RowImages; its tables have no `tag` columns): the same bytes, images rendered in C."""
         view, op = rows.view(r), rows.op(r)
         side = 0 if op == OP_DELETE else 1
-        images = [orjson.Fragment(rows.json(r, s, self.values)) if rows.has_image(r, s) else None for s in (0, 1)]
+        images = [orjson.Fragment(self._native_image(rows, r, s, view)) if rows.has_image(r, s) else None
+                  for s in (0, 1)]
         record = self._row_record(ctx, pos, view, op, rows.time(r), lambda c: rows.get(r, side, c.ordinal - 1),
                                   images[0], images[1])
         return [self.message(dumps(record), pos, ctx, table=rows.table(r))]
+
+    def _native_image(self, rows: Any, r: int, side: int, view: TableView) -> bytes:
+        """One image's JSON object; DefaultExtendColumnType appends ``__light_type`` for the
+        columns the image holds (rendered in C from per-table fragments)."""
+        struct = rows.json(r, side, self.values)
+        if not self.extended:
+            return struct
+        cached = self._light.get(id(view))
+        if cached is None or cached[0] is not view:
+                cached = self._light[id(view)] = (view, native_core().present_json, [
+                dumps(c.name) + b':{"schemaType":' + dumps(OMS_TYPES[c.otype.family]) + b"}" for c in view.columns])
+        light = cached[1](rows, r, side, cached[2])
+        return struct[:-1] + (b',"__light_type":' if len(struct) > 2 else b'"__light_type":') + light + b"}"
 
     def _row_record(self, ctx: TxnContext, pos: Position, view: TableView, op: str, time: int,
                     key_value: Callable[[ColumnView], Value], before: object, after: object) -> dict[str, object]:

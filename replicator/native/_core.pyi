@@ -126,3 +126,21 @@ class RowImages:
 def native_version() -> str: ...
 def vector_passes(data: bytes, start: int, header_size: int, endian: str, compat: int) -> bool:
     """The C field checks on one vector (tests): True when it passes, as invariants.check_vector."""
+
+class ProtobufCommitter(JsonCommitter):
+    """Commits transactions for the protobuf format natively (RedoResponse wire bytes)."""
+
+class ColumnCodes:
+    """Per visible column of a table view: how an Avro encoder writes its value."""
+
+    def __init__(self, kinds: list[int], p1: list[int], p2: list[int], extra: list[bytes],
+                 fallback: Any) -> None: ...
+
+def avro_envelope(rows: RowImages, r: int, codes: ColumnCodes, head: bytes, source_a: bytes, ts_ms: int,
+                  source_b: bytes, commit_scn: int, c_scn: int, c_idx: int, op: bytes, now_ms: int) -> bytes:
+    """One ``avro`` data message of row ``r``."""
+def dts_record(rows: RowImages, r: int, codes: ColumnCodes, serial: int, time: int, safe_txid: bytes,
+               operation: int, object_name: bytes, now_ms: int, tags_fields: bytes) -> bytes:
+    """One DTS Avro Record of row ``r``."""
+def present_json(rows: RowImages, r: int, side: int, fragments: list[bytes]) -> bytes:
+    """``{`` + the fragments of the columns the image holds + ``}``."""

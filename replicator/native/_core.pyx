@@ -1802,6 +1802,8 @@ cdef class JsonCommitter:
         if txn.size > parser.stream_bytes:
             if self._stream(parser, txn, record):
                 self.native_transactions += 1
+                if self.tally is not None:  # a stream is counted as python counts one (_tallied)
+                    tally_commit(self.tally)
                 return True
             self.python_transactions += 1
             return False
@@ -1861,8 +1863,6 @@ cdef class JsonCommitter:
                 gc.enable()
         self._close(o)
         self._hand_over(o)
-        if self.tally is not None:
-            tally_commit(self.tally)
         return True
 
     cdef bint _walk(self, object parser, object txn, _Out o) except -1:
@@ -1898,7 +1898,7 @@ cdef class JsonCommitter:
                     self._tables = o.tables = table_list
                     parser.stats.rows += w.nrows
                     self._rows(&w, o, parser)
-                    if self.tally is not None:
+                    if self.tally is not None and o.event is not None:  # (event None: a counting walk)
                         tally_rows(self.tally, &w, table_list)
                 carry_group(&w, &g)
                 if g.len == 0:
@@ -3789,8 +3789,11 @@ VALUE_KINDS = ("number", "ts", "tstz", "iym", "ids", "str", "hex", "bfloat", "bd
 
 
 # ============================================================================= other formats
+include "_dbztxn.pxi"
 include "_debezium.pxi"
 include "_stage2.pxi"
 include "_rows.pxi"
+include "_avro.pxi"
+include "_protobuf.pxi"
 include "_tally.pxi"
 include "_daemon_loop.pxi"

@@ -563,15 +563,62 @@ cdef _DbzPlan make_dbz_plan(object fmt, object parser, object table):
     return plan
 
 
+cdef class _DbzOut(_Out):
+    """A Debezium transaction being rendered: its payload pieces and per-collection counts."""
+
+    cdef object scn
+    cdef object db
+    cdef object last_before
+    cdef long long first_idx
+    cdef int64_t total
+    cdef dict collections     # name -> index, in order of first sight
+    cdef list seen            # collection indexes in order of their first row (the Counter's order)
+    cdef int* coll_of         # per table slot: its collection
+    cdef Py_ssize_t ncovered
+    cdef int64_t* coll_count  # per collection: rows so far
+    cdef Py_ssize_t ncount
+    cdef bytes xid_json, src_a, src_b, src_c, src_d, src_e, tail_b, db_bytes
+    cdef Buf kb
+
+    def __dealloc__(self):
+        free(self.coll_of)
+        free(self.coll_count)
+        free(self.kb.p)
+
+    cdef int cover(self, list tables) except -1:
+        """Collections for the table slots added since the last chunk."""
+        cdef Py_ssize_t v, n = len(tables)
+        cdef _DbzPlan plan
+        if n <= self.ncovered:
+            return 0
+        self.coll_of = <int*> realloc(self.coll_of, (n + 1) * sizeof(int))
+        if self.coll_of == NULL:
+            raise MemoryError()
+        for v in range(self.ncovered, n):
+            plan = tables[v]
+            self.coll_of[v] = self.collections.setdefault(f"{self.db}.{plan.owner}.{plan.name}",
+                                                          len(self.collections))
+        self.ncovered = n
+        if len(self.collections) > self.ncount:
+            self.coll_count = <int64_t*> realloc(self.coll_count, (n + 1) * sizeof(int64_t))
+            if self.coll_count == NULL:
+                raise MemoryError()
+            memset(self.coll_count + self.ncount, 0, (n + 1 - self.ncount) * sizeof(int64_t))
+            self.ncount = n + 1
+        return 0
+
+
 cdef class DebeziumCommitter(JsonCommitter):
     """Commits transactions for the Debezium formats natively (envelope, flatten, smt).
 
     Phase A is :class:`JsonCommitter`'s; phase B renders each row as
     :meth:`replicator.formats.debezium.DebeziumFormat.on_row` would (begin/commit
-    transaction metadata stay python calls, once per transaction).
+    transaction metadata written by :class:`TxnMeta`); a transaction above the streaming
+    size is rendered chunk by chunk (_stream).
     """
 
     cdef int mode
+    cdef TxnMeta txn_meta     # BEGIN/END transaction metadata (not in smt mode)
     cdef Buf frag             # rendered values of the current row
     cdef Py_ssize_t* foff     # per (side, visible column): offset in frag, length (-1: absent)
     cdef int* flen
@@ -587,14 +634,12 @@ cdef class DebeziumCommitter(JsonCommitter):
         self.native_transactions = 0
         self.python_transactions = 0
         self.mode = {"envelope": MODE_ENVELOPE, "flatten": MODE_FLATTEN, "smt": MODE_SMT}[fmt.mode]
+        self.txn_meta = TxnMeta(fmt) if self.mode != MODE_SMT else None
 
     def __dealloc__(self):
         free(self.frag.p)
         free(self.foff)
         free(self.flen)
-
-    cdef bint _stream(self, object parser, object txn, object record) except -1:
-        return False  # a transaction above the streaming size: the python engine's stream
 
     cdef _Plan plan_for(self, object parser, object table):
         cdef _Plan plan = self.plans.get(id(table))
@@ -721,24 +766,42 @@ cdef class DebeziumCommitter(JsonCommitter):
 
     cdef _emit(self, Work* w, object parser, object txn, object record):
         """Phase B: Parser._emit and EventFormat.transaction with DebeziumFormat.on_row."""
-        cdef Py_ssize_t r
-        cdef Row* row
-        cdef _DbzPlan plan
-        cdef Buf* b = &self.out
-        cdef Buf kb
-        cdef Val* img
-        cdef int base, v, side, nvis, coll
-        cdef long long pos_idx
-        cdef int64_t now
-        cdef int* coll_of = NULL
-        cdef int64_t* coll_count = NULL
-        cdef int64_t total = 0
-        cdef int mode = self.mode
+        cdef _Out o
         if w.nrows == 0:
             return
         stats = parser.stats
         stats.rows += w.nrows
         stats.transactions += 1
+        o = self._open(parser, txn, record)
+        self._rows(w, o, parser)
+        self._close(o)
+        self.deliver(o.event, o.messages, w.nrows)
+
+    cdef bint _stream(self, object parser, object txn, object record) except -1:
+        """A transaction above parser.stream_bytes, chunk by chunk as JsonCommitter._stream
+        (a checking walk, then the rendering walk handing messages over exactly where the
+        python engine's stream drains)."""
+        cdef _Out o
+        if not self._walk(parser, txn, None):
+            return False
+        parser.stats.transactions += 1
+        o = self._open(parser, txn, record)
+        o.room = self.pipeline._on_native_stream(o.event)
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            if not self._walk(parser, txn, o):
+                raise AssertionError("native stream: the rendering walk disagrees with the checking walk")
+        finally:
+            if collecting:
+                gc.enable()
+        self._close(o)
+        self._hand_over(o)
+        return True
+
+    cdef _Out _open(self, object parser, object txn, object record):
+        """The Transaction event and the per-transaction pieces of the payload (no message yet)."""
+        cdef _DbzOut o = _DbzOut()
         header = parser.header
         fmt = self.fmt
         lwn = parser._lwn
@@ -755,112 +818,144 @@ cdef class DebeziumCommitter(JsonCommitter):
         fmt._reset(event.begin_scn)
         db = event.con_name or opts.con_name or opts.database
         ctx = TxnContext(event, [], db)
-        messages = []
-        if not fmt.skip_begin:
-            messages += fmt.on_begin(ctx, fmt._take())
-        scn = fmt._scn
-        first_idx = fmt._idx
-        last_before = fmt._last
-        xid = event.xid
-        seq = event.begin_seq
-        tables = self._tables
-        ntables = len(tables)
+        o.event = event
+        o.ctx = ctx
+        o.messages = []
+        o.xid = event.xid
+        o.seq = event.begin_seq
+        o.db = db
+        o.collections = {}
+        o.seen = []
         # Per-transaction pieces of the payload and of the "source" struct.
-        import orjson
-        dumps = orjson.dumps
-        xid_json = dumps(xid_text(xid))
+        dumps = _orjson.dumps
+        o.xid_json = dumps(xid_text(event.xid))
         thread = b"%d" % event.thread
-        src_a = b',"source":{"version":' + dumps(_VERSION) + b',"connector":"oracle","name":' + dumps(fmt.server) + b',"ts_ms":'
-        src_b = b',"snapshot":"false","db":' + dumps(db) + b","
-        src_c = b',"txId":' + xid_json + b',"scn":"'
-        src_d = (b'","commit_scn":"%d","redo_thread":' % event.commit_scn + thread + b',"user_name":'
-                 + dumps(ctx.user) + b',"row_id":"')
-        src_e = b'","server_id":' + thread + b',"pos":"%d:' % scn
-        tail_b = b',"transaction":{"id":' + xid_json + b',"total_order":'
+        o.src_a = (b',"source":{"version":' + dumps(_VERSION) + b',"connector":"oracle","name":' + dumps(fmt.server)
+                   + b',"ts_ms":')
+        o.src_b = b',"snapshot":"false","db":' + dumps(db) + b","
+        o.src_c = b',"txId":' + o.xid_json + b',"scn":"'
+        o.src_d = (b'","commit_scn":"%d","redo_thread":' % event.commit_scn + thread + b',"user_name":'
+                   + dumps(ctx.user) + b',"row_id":"')
+        o.tail_b = b',"transaction":{"id":' + o.xid_json + b',"total_order":'
+        o.db_bytes = db.encode()
+        return o
+
+    cdef int _split(self, _Out o) except -1:
+        """Hand over exactly ``o.room`` messages whenever that many are waiting (streamed)."""
+        while o.room and len(o.messages) >= o.room:
+            rest = o.messages[o.room:]
+            del o.messages[o.room:]
+            self._hand_over(o)
+            o.messages = rest
+        return 0
+
+    cdef _rows(self, Work* w, _Out out, object parser):
+        """Render w.rows (the begin metadata before the first row of the transaction)."""
+        cdef _DbzOut o = <_DbzOut>out
+        cdef Py_ssize_t r
+        cdef Row* row
+        cdef _DbzPlan plan
+        cdef Buf* b = &self.out
+        cdef Buf* kb = &o.kb
+        cdef Val* img
+        cdef int base, v, side, nvis, coll
+        cdef long long pos_idx
+        cdef int64_t now
+        cdef int mode = self.mode
+        fmt = self.fmt
+        ctx = o.ctx
+        messages = o.messages
+        if not o.started:
+            o.started = True
+            if not fmt.skip_begin:
+                if self.txn_meta is None:
+                    messages += fmt.on_begin(ctx, fmt._take())
+                else:
+                    messages += self.txn_meta.begin(fmt, ctx, fmt._take(), o.xid_json)
+            o.scn = fmt._scn
+            o.first_idx = fmt._idx
+            o.last_before = fmt._last
+            o.src_e = b'","server_id":' + (b"%d" % o.event.thread) + b',"pos":"%d:' % o.scn
+        scn = o.scn
+        xid = o.xid
+        seq = o.seq
+        src_a, src_b, src_c, src_d, src_e, tail_b = o.src_a, o.src_b, o.src_c, o.src_d, o.src_e, o.tail_b
         clock = fmt.clock
         tombstones = fmt.tombstones
-        db_bytes = db.encode()
+        db_bytes = o.db_bytes
         # Data collections: per table slot, an index into the transaction's collection list.
-        collections = {}
-        seen = []  # collections in order of their first row (the Counter's order)
-        coll_of = <int*> malloc((ntables + 1) * sizeof(int))
-        coll_count = <int64_t*> calloc(ntables + 1, sizeof(int64_t))
-        kb.p = NULL
-        kb.n = kb.cap = 0
-        try:
-            for v in range(ntables):
-                plan = tables[v]
-                name = f"{db}.{plan.owner}.{plan.name}"
-                coll = collections.setdefault(name, len(collections))
-                coll_of[v] = coll
-            for r in range(w.nrows):
-                row = w.rows + r
-                plan = tables[row.table]
-                nvis = plan.nvis
-                if 2 * nvis + 1 > self.fcap:
-                    self.fcap = 2 * nvis + 1
-                    self.foff = <Py_ssize_t*> realloc(self.foff, self.fcap * sizeof(Py_ssize_t))
-                    self.flen = <int*> realloc(self.flen, self.fcap * sizeof(int))
-                    if self.foff == NULL or self.flen == NULL:
-                        raise MemoryError()
-                self.frag.n = 0
-                img = w.vals + row.img
-                # Values, in the python engine's decode order (before image, then after).
-                if row.op == OP_INSERT:
-                    self._side(plan, img + row.ncols, nvis, True)
-                    side = 1
-                elif row.op == OP_DELETE:
-                    self._side(plan, img, 0, True)
-                    side = 0
-                else:
-                    self._side(plan, img, 0, False)
-                    self._side(plan, img + row.ncols, nvis, False)
-                    for v in range(nvis):  # after = before overlaid with the new values
-                        if self.flen[nvis + v] < 0 and self.flen[v] >= 0:
-                            self.foff[nvis + v] = self.foff[v]
-                            self.flen[nvis + v] = self.flen[v]
-                    side = 1
-                coll = coll_of[row.table]
-                if coll_count[coll] == 0:
-                    seen.append(coll)
-                coll_count[coll] += 1
-                total += 1
-                pos_idx = first_idx + r
-                # The key: the key columns of the current image.
-                key = None
-                if plan.nkeys:
-                    kb.n = 0
-                    if mode == MODE_ENVELOPE:
-                        buf_bytes(&kb, plan.key_head)
-                    buf_byte(&kb, 123)
-                    for v in range(plan.nkeys):
-                        if v:
-                            buf_byte(&kb, 44)
-                        base = side * nvis + plan.keyvis[v]
-                        buf_bytes(&kb, <bytes>plan.vname[plan.keyvis[v]])
-                        if self.flen[base] >= 0:
-                            buf_add(&kb, self.frag.p + self.foff[base], self.flen[base])
-                        else:
-                            buf_add(&kb, b"null", 4)
-                    buf_byte(&kb, 125)
-                    if mode == MODE_ENVELOPE:
-                        buf_byte(&kb, 125)
-                    key = PyBytes_FromStringAndSize(kb.p, kb.n)
-                op = b"c" if row.op == OP_INSERT else b"d" if row.op == OP_DELETE else b"u"
-                time = self.epoch(row.time, parser)
-                b.n = 0
-                if mode == MODE_SMT:
-                    self._object(b, plan, side * nvis)
-                    b.n -= 1
-                    if b.n > 1:
-                        buf_byte(b, 44)
-                    buf_add(b, b'"__deleted":"true"}' if row.op == OP_DELETE else b'"__deleted":"false"}',
-                            19 if row.op == OP_DELETE else 20)
-                    headers = [("__op", op), ("__db", db_bytes), ("__schema", plan.owner.encode()),
-                               ("__table", plan.name.encode()), ("__source_ts_ms", b"%d" % (time * 1000))]
-                    messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), scn, pos_idx, key, False, seq,
-                                            xid, plan.table, headers))
-                    continue
+        tables = self._tables
+        o.cover(tables)
+        for r in range(w.nrows):
+            row = w.rows + r
+            plan = tables[row.table]
+            nvis = plan.nvis
+            if 2 * nvis + 1 > self.fcap:
+                self.fcap = 2 * nvis + 1
+                self.foff = <Py_ssize_t*> realloc(self.foff, self.fcap * sizeof(Py_ssize_t))
+                self.flen = <int*> realloc(self.flen, self.fcap * sizeof(int))
+                if self.foff == NULL or self.flen == NULL:
+                    raise MemoryError()
+            self.frag.n = 0
+            img = w.vals + row.img
+            # Values, in the python engine's decode order (before image, then after).
+            if row.op == OP_INSERT:
+                self._side(plan, img + row.ncols, nvis, True)
+                side = 1
+            elif row.op == OP_DELETE:
+                self._side(plan, img, 0, True)
+                side = 0
+            else:
+                self._side(plan, img, 0, False)
+                self._side(plan, img + row.ncols, nvis, False)
+                for v in range(nvis):  # after = before overlaid with the new values
+                    if self.flen[nvis + v] < 0 and self.flen[v] >= 0:
+                        self.foff[nvis + v] = self.foff[v]
+                        self.flen[nvis + v] = self.flen[v]
+                side = 1
+            coll = o.coll_of[row.table]
+            if o.coll_count[coll] == 0:
+                o.seen.append(coll)
+            o.coll_count[coll] += 1
+            o.total += 1
+            pos_idx = o.first_idx + o.num
+            o.num += 1
+            o.rows += 1
+            # The key: the key columns of the current image.
+            key = None
+            if plan.nkeys:
+                kb.n = 0
+                if mode == MODE_ENVELOPE:
+                    buf_bytes(kb, plan.key_head)
+                buf_byte(kb, 123)
+                for v in range(plan.nkeys):
+                    if v:
+                        buf_byte(kb, 44)
+                    base = side * nvis + plan.keyvis[v]
+                    buf_bytes(kb, <bytes>plan.vname[plan.keyvis[v]])
+                    if self.flen[base] >= 0:
+                        buf_add(kb, self.frag.p + self.foff[base], self.flen[base])
+                    else:
+                        buf_add(kb, b"null", 4)
+                buf_byte(kb, 125)
+                if mode == MODE_ENVELOPE:
+                    buf_byte(kb, 125)
+                key = PyBytes_FromStringAndSize(kb.p, kb.n)
+            op = b"c" if row.op == OP_INSERT else b"d" if row.op == OP_DELETE else b"u"
+            time = self.epoch(row.time, parser)
+            b.n = 0
+            if mode == MODE_SMT:
+                self._object(b, plan, side * nvis)
+                b.n -= 1
+                if b.n > 1:
+                    buf_byte(b, 44)
+                buf_add(b, b'"__deleted":"true"}' if row.op == OP_DELETE else b'"__deleted":"false"}',
+                        19 if row.op == OP_DELETE else 20)
+                headers = [("__op", op), ("__db", db_bytes), ("__schema", plan.owner.encode()),
+                           ("__table", plan.name.encode()), ("__source_ts_ms", b"%d" % (time * 1000))]
+                messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), scn, pos_idx, key, False, seq,
+                                        xid, plan.table, headers))
+            else:
                 buf_bytes(b, plan.value_head)
                 buf_add(b, b'{"op":"', 7)
                 buf_bytes(b, op)
@@ -889,9 +984,9 @@ cdef class DebeziumCommitter(JsonCommitter):
                 buf_add(b, b',"ts_ms":', 9)
                 buf_int(b, now)
                 buf_bytes(b, tail_b)
-                buf_int(b, total)
+                buf_int(b, o.total)
                 buf_add(b, b',"data_collection_order":', 25)
-                buf_int(b, coll_count[coll])
+                buf_int(b, o.coll_count[coll])
                 buf_add(b, b"}}", 2)
                 if mode == MODE_ENVELOPE:
                     buf_byte(b, 125)
@@ -901,21 +996,32 @@ cdef class DebeziumCommitter(JsonCommitter):
                     tombstone = Message(b"", scn, pos_idx, key, False, seq, xid, plan.table)
                     tombstone.tombstone = True
                     messages.append(tombstone)
-            # Positions and per-collection counts as the python hooks leave them.
-            last_idx = first_idx + w.nrows - 1
-            fmt._previous = Position(scn, last_idx - 1) if w.nrows > 1 else last_before
-            fmt._last = Position(scn, last_idx)
-            fmt._idx = last_idx + 1
-            orders = fmt._orders
-            orders.clear()
-            names = list(collections)
-            for coll in seen:
-                orders[names[coll]] = coll_count[coll]
-            fmt._orders_of = ctx
-        finally:
-            free(coll_of)
-            free(coll_count)
-            free(kb.p)
+            if o.room and len(messages) >= o.room:
+                self._split(o)
+                messages = o.messages
+
+    cdef _close(self, _Out out):
+        """Positions and per-collection counts as the python hooks leave them, then the END
+        metadata (when a row was output)."""
+        cdef _DbzOut o = <_DbzOut>out
+        cdef long long last_idx
+        if not o.started:
+            return
+        fmt = self.fmt
+        ctx = o.ctx
+        last_idx = o.first_idx + o.num - 1
+        fmt._previous = Position(o.scn, last_idx - 1) if o.num > 1 else o.last_before
+        fmt._last = Position(o.scn, last_idx)
+        fmt._idx = last_idx + 1
+        orders = fmt._orders
+        orders.clear()
+        names = list(o.collections)
+        for coll in o.seen:
+            orders[names[coll]] = o.coll_count[coll]
+        fmt._orders_of = ctx
         if not fmt.skip_commit:
-            messages += fmt.on_commit(ctx, fmt._take())
-        self.deliver(event, messages, w.nrows)
+            if self.txn_meta is None:
+                o.messages += fmt.on_commit(ctx, fmt._take())
+            else:
+                o.messages += self.txn_meta.commit(fmt, ctx, fmt._take(), o.xid_json)
+            self._split(o)

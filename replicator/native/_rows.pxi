@@ -683,7 +683,8 @@ cdef class EventCommitter(JsonCommitter):
 
     Phase A is :class:`JsonCommitter`'s; phase B decodes the rows into a
     :class:`RowImages` and drives the format's hooks as EventFormat.transaction does,
-    calling ``on_native_row(ctx, pos, rows, r)`` instead of ``on_row`` per row.
+    calling ``on_native_row(ctx, pos, rows, r)`` instead of ``on_row`` per row; a
+    transaction above the streaming size is decoded and formatted chunk by chunk (_stream).
     """
 
     def __init__(self, fmt, pipeline):
@@ -697,7 +698,86 @@ cdef class EventCommitter(JsonCommitter):
         self.python_transactions = 0
 
     cdef bint _stream(self, object parser, object txn, object record) except -1:
-        return False  # a transaction above the streaming size: the python engine's stream
+        """A transaction above parser.stream_bytes, chunk by chunk as JsonCommitter._stream: a
+        first walk checks and counts the rows (the formats need the total up front), the
+        second decodes and formats them, and the messages are handed over exactly where the
+        python engine's stream (the whole list, drained every FLUSH_MESSAGES) cuts them."""
+        cdef _Out o = _Out()
+        cdef long long total
+        stats = parser.stats
+        rows_before = stats.rows
+        o.event = None  # counting only
+        try:
+            if not self._walk(parser, txn, o):
+                return False
+        finally:
+            stats.rows = rows_before
+        total = o.num
+        stats.transactions += 1
+        fmt = self.fmt
+        opts = fmt.options
+        event = self._event(parser, txn, record)
+        fmt._reset(event.begin_scn)
+        o = _Out()
+        o.event = event
+        o.ctx = TxnContext(event, [None] * total, event.con_name or opts.con_name or opts.database)
+        o.messages = []
+        o.room = self.pipeline._on_native_stream(event)
+        if total and not fmt.skip_begin:
+            self._give(o, fmt.on_begin(o.ctx, fmt._take()))
+        collecting = gc.isenabled()
+        gc.disable()  # as JsonCommitter._stream: messages alive until the drain, no cycles
+        try:
+            if not self._walk(parser, txn, o):
+                raise AssertionError("native stream: the rendering walk disagrees with the checking walk")
+        finally:
+            if collecting:
+                gc.enable()
+        if total and not fmt.skip_commit:
+            self._give(o, fmt.on_commit(o.ctx, fmt._take()))
+        self._hand_over(o)
+        return True
+
+    cdef _rows(self, Work* w, _Out o, object parser):
+        """One chunk's rows of a streamed transaction (counted only on the checking walk)."""
+        cdef Py_ssize_t r
+        if o.event is None:
+            o.num += w.nrows
+            return
+        rows = decode_rows(w, self._tables, parser._epoch)
+        fmt = self.fmt
+        ctx = o.ctx
+        on_row = fmt.on_native_row
+        take = fmt._take
+        o.rows += w.nrows
+        for r in range(w.nrows):
+            ctx.number = o.num
+            o.num += 1
+            self._give(o, on_row(ctx, take(), rows, r))
+
+    cdef int _give(self, _Out o, list messages) except -1:
+        """Add messages; hand over exactly ``o.room`` whenever that many are waiting."""
+        o.messages += messages
+        while o.room and len(o.messages) >= o.room:
+            rest = o.messages[o.room:]
+            del o.messages[o.room:]
+            self._hand_over(o)
+            o.messages = rest
+        return 0
+
+    cdef object _event(self, object parser, object txn, object record):
+        """The Transaction event of a commit (as Parser._emit builds it)."""
+        header = parser.header
+        lwn = parser._lwn
+        begin_scn = txn.begin_scn if txn.begun else record.scn
+        begin_time = txn.begin_time if txn.begun else record.time
+        return Transaction(
+            xid=txn.xid, begin_scn=begin_scn, begin_time=parser._epoch(begin_time), commit_scn=record.scn,
+            commit_time=parser._epoch(record.time), changes=[], attributes=txn.attributes,
+            logon_user=txn.logon_user, thread=header.thread, begin_seq=txn.begin_seq, begin_offset=txn.begin_offset,
+            system=txn.system, con_name=parser.opt.con_name,
+            commit_pos=(header.sequence, (lwn.first_block if lwn else 0) * header.block_size, parser._rank),
+        )
 
     cdef _Plan plan_for(self, object parser, object table):
         cdef _Plan plan = self.plans.get(id(table))
@@ -713,18 +793,8 @@ cdef class EventCommitter(JsonCommitter):
         stats = parser.stats
         stats.rows += w.nrows
         stats.transactions += 1
-        header = parser.header
         fmt = self.fmt
-        lwn = parser._lwn
-        begin_scn = txn.begin_scn if txn.begun else record.scn
-        begin_time = txn.begin_time if txn.begun else record.time
-        event = Transaction(
-            xid=txn.xid, begin_scn=begin_scn, begin_time=parser._epoch(begin_time), commit_scn=record.scn,
-            commit_time=parser._epoch(record.time), changes=[], attributes=txn.attributes,
-            logon_user=txn.logon_user, thread=header.thread, begin_seq=txn.begin_seq, begin_offset=txn.begin_offset,
-            system=txn.system, con_name=parser.opt.con_name,
-            commit_pos=(header.sequence, (lwn.first_block if lwn else 0) * header.block_size, parser._rank),
-        )
+        event = self._event(parser, txn, record)
         rows = decode_rows(w, self._tables, parser._epoch)
         opts = fmt.options
         fmt._reset(event.begin_scn)

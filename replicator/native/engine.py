@@ -12,7 +12,8 @@ single records go through :class:`replicator.native._core.RecordDispatcher` (for
 which stores the (5.1, 11.x) pairs natively; and the commit of a transaction for the
 OpenLogReplicator JSON format (row assembly, value decoding and rendering,
 :class:`replicator.native._core.JsonCommitter`, FULL mode included), for the Debezium formats
-(:class:`~replicator.native._core.DebeziumCommitter`) and, through the typed row images
+(:class:`~replicator.native._core.DebeziumCommitter`), for protobuf
+(:class:`~replicator.native._core.ProtobufCommitter`) and, through the typed row images
 (:class:`~replicator.native._core.RowImages`), for every EventFormat that defines
 ``on_native_row`` and does not turn it off with ``native_rows`` (:class:`~replicator.native.
 _core.EventCommitter`).
@@ -71,13 +72,16 @@ def attach_commit(target: Any, parser: Any, fmt: Any,
     """
     global last_committer
     committer = None
-    # A Debezium format exists only once its module is imported (a run of another format
-    # does not import it for this test).
+    # A Debezium or protobuf format exists only once its module is imported (a run of another
+    # format does not import it, nor the protobuf runtime, for this test).
     debezium = sys.modules.get("replicator.formats.debezium")
+    protobuf = sys.modules.get("replicator.formats.protobuf")
     if type(fmt) is OlrJsonFormat:
         committer = core().JsonCommitter(fmt, target)
     elif debezium is not None and type(fmt) is debezium.DebeziumFormat:
         committer = core().DebeziumCommitter(fmt, target)
+    elif protobuf is not None and type(fmt) is protobuf.ProtobufFormat:
+        committer = core().ProtobufCommitter(fmt, target)
     elif isinstance(fmt, EventFormat) and hasattr(fmt, "on_native_row") and getattr(fmt, "native_rows", True):
         committer = core().EventCommitter(fmt, target)  # the typed row-image interface
     last_committer = committer

@@ -84,10 +84,13 @@ class BatchApplier:
     def _fold(self, ev: dict[str, Any], name: str, plan: Any) -> Any:
         """Read what the table stores for the batch's keys (every row when it is rewritten) and fold."""
         if plan.rewrite:
-            stored = conform_stored(self.lake.read_rows(name), plan)
+            stored, files = conform_stored(self.lake.read_rows(name), plan), None
         else:
-            stored = self.lake.read_rows(name, sorted({k for pair in plan.keys for k in pair if k is not None}))
-        return fold_table(ev, plan, stored, self.opts.hints.timestamp, self.opts.unbounded_number)
+            files = self.lake.read_stored(name, sorted({k for pair in plan.keys for k in pair if k is not None}))
+            stored = files.rows if files is not None else None
+        folded = fold_table(ev, plan, stored, self.opts.hints.timestamp, self.opts.unbounded_number)
+        folded.stored = files
+        return folded
 
     def _committed(self, more: bool) -> None:
         self._commits += 1
@@ -138,10 +141,8 @@ class BatchApplier:
         def commit(name: str) -> None:
             if plans[name].rewrite:
                 lake.overwrite(name, folded[name].rows, app, batch_id)
-            elif folded[name].new_keys:
-                lake.merge(name, folded[name].rows, app, batch_id, True)
             else:
-                lake.merge(name, folded[name].rows, app, batch_id)
+                lake.merge(name, folded[name].rows, app, batch_id, folded[name].new_keys, folded[name].stored)
 
         if self._crash_after:  # one by one, so the test hook lands between two tables' commits
             if append_log:

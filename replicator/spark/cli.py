@@ -43,7 +43,8 @@ def add_job_arguments(p: argparse.ArgumentParser) -> None:
                    help="how the producer's Debezium events encode bytes (its binary.handling.mode; default bytes = "
                         "base64, or what --olr-config says)")
     p.add_argument("--starting-offsets", default="earliest", choices=("earliest", "latest"))
-    p.add_argument("--max-offsets-per-trigger", type=int, default=0, help="records per batch (0 = all)")
+    p.add_argument("--max-offsets-per-trigger", type=int, default=200_000,
+                   help="records per batch (default 200000; 0 = all available)")
     p.add_argument("--trigger-seconds", type=float, default=1.0, help="micro-batch interval")
     p.add_argument("--available-now", action="store_true", help="process what the topic holds now, then stop")
     p.add_argument("--until-idle", type=float, default=0.0, help="stop after SECONDS without input")

@@ -11,6 +11,7 @@ from typing import Any, Final
 
 _DECODER: Final = json.JSONDecoder(parse_float=str, parse_int=str)  # keep numbers as printed
 # OLR prints infinities and NaN of BINARY_FLOAT/DOUBLE unquoted (not JSON): quote them.
+_MINUS_ZERO: Final = re.compile(rb"-0[,}\]\s]")
 _NONFINITE: Final = re.compile(r'(?<=[:\[,])\s*(-?)(inf|nan)(?=\s*[,}\]])')
 try:  # msgspec decodes 2-3x faster; fractions and exponents come as their text, integers as int
     import msgspec
@@ -34,7 +35,9 @@ def decode_json(data: bytes | str) -> Any:
 def decode_message(data: bytes) -> Any:
     """A Kafka message as :func:`decode_json` reads it, except that integers may come as ``int``
     (their text is ``str(value)``, see :func:`value_text`)."""
-    if _FAST is not None and b"-0" not in data:  # an integer -0 would lose its sign
+    # An integer -0 would lose its sign: its token is followed by , } ] or a space (text such as a
+    # date "2024-05-01" holds "-0" followed by a digit and decodes fast).
+    if _FAST is not None and (b"-0" not in data or _MINUS_ZERO.search(data) is None):
         try:
             return _FAST.decode(data)
         except _FAST_ERRORS:

@@ -22,13 +22,54 @@ from __future__ import annotations
 import logging
 import os
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from replicator.spark.state import JobState, from_ipc, to_ipc
 
 log = logging.getLogger("replicator.spark")
+FILE_ROWS = 1 << 18  # rows per data file the job writes itself (sorted by _key)
 POSITION_NEWER = ("(s._commit_scn > t._commit_scn) OR (s._commit_scn = t._commit_scn AND (s._c_scn > t._c_scn OR "
                   "(s._c_scn = t._c_scn AND (s._c_idx > t._c_idx OR (s._c_idx = t._c_idx AND s._elem > t._elem)))))")
+
+
+@dataclass(slots=True)
+class Stored:
+    """What a table stores for a batch's keys (:meth:`DeltaLake.read_stored`)."""
+
+    rows: Any  # pyarrow Table: the rows of the keys (tombstones too), in the table's schema
+    files: list[tuple[str, int]] | None  # (path, size) of the files holding them; None: not known
+    rest: Any  # the other rows of those files (kept when they are rewritten)
+    schema: Any  # the table's Arrow schema
+
+
+def _candidate_files(actions: Any, keys: list[str]) -> list[tuple[str, int]]:
+    """(path, size) of the files whose ``_key`` range (statistics; none: any) holds one of ``keys`` (sorted)."""
+    from bisect import bisect_left
+
+    paths, sizes = actions["path"].to_pylist(), actions["size_bytes"].to_pylist()
+    names = actions.column_names
+    lows = actions["min._key"].to_pylist() if "min._key" in names else [None] * len(paths)
+    highs = actions["max._key"].to_pylist() if "max._key" in names else [None] * len(paths)
+    out = []
+    for path, size, low, high in zip(paths, sizes, lows, highs):
+        if low is not None and high is not None:
+            at = bisect_left(keys, low)
+            if at == len(keys) or keys[at] > high:
+                continue
+        out.append((path, size))
+    return out
+
+
+def _conform(rows: Any, schema: Any) -> Any:
+    """``rows`` with ``schema``'s columns, order and types (columns it lacks are NULL)."""
+    import pyarrow as pa
+
+    if rows.schema.equals(schema):
+        return rows
+    cols = [rows[f.name].cast(f.type) if f.name in rows.column_names else pa.nulls(rows.num_rows, f.type)
+            for f in schema]
+    return pa.Table.from_arrays(cols, schema=schema)
 
 
 def dir_name(table: str) -> str:
@@ -132,36 +173,109 @@ class DeltaLake:
     def read_rows(self, table: str, keys: list[str] | None = None) -> Any:
         """The stored rows of a table (tombstones too) as a pyarrow Table, only those of ``keys`` when
         given; None when the table is absent."""
+        if keys is not None:
+            stored = self.read_stored(table, keys)
+            return None if stored is None else stored.rows
+        dt = self.open_table(self.table_uri(table))
+        return None if dt is None else dt.to_pyarrow_table()
+
+    def read_stored(self, table: str, keys: list[str]) -> Stored | None:
+        """The stored rows of ``keys`` and the files that hold them (None when the table is absent).
+
+        Only the files whose ``_key`` statistics (min/max) can hold one of the keys are read,
+        so a batch whose keys are new or clustered reads a few files, not the whole table. The
+        keys are matched after the read, file by file: delta-rs writes string_view columns
+        while its dataset schema says string, and pyarrow then cannot compare a pushed-down
+        filter with the files' statistics.
+        """
         import pyarrow as pa
         import pyarrow.compute as pc
 
         dt = self.open_table(self.table_uri(table))
         if dt is None:
             return None
-        rows = dt.to_pyarrow_table()
-        # Filtered after the scan: delta-rs writes string_view columns while its dataset schema says
-        # string, and pyarrow then cannot compare a pushed-down filter with the files' statistics.
-        return rows if keys is None else rows.filter(pc.is_in(rows["_key"], pa.array(keys, pa.string())))
+        dataset = dt.to_pyarrow_dataset()
+        want = sorted(set(keys))
+        files = _candidate_files(pa.table(dt.get_add_actions(flatten=True)), want)
+        fragments = {f.path: f for f in dataset.get_fragments()}
+        if any(path not in fragments for path, _ in files):  # paths spelled differently: read it all, keep nothing
+            rows = dataset.to_table()
+            return Stored(rows.filter(pc.is_in(rows["_key"], pa.array(want, pa.string()))), None, None, dataset.schema)
+        wanted = pa.array(want, pa.string())
+        hit_parts, rest_parts, hit_files = [], [], []
+        for path, size in files:
+            part = fragments[path].to_table(schema=dataset.schema)
+            mask = pc.is_in(part["_key"], wanted)
+            if not pc.any(mask).as_py():
+                continue
+            hit_files.append((path, size))
+            hit_parts.append(part.filter(mask))
+            rest_parts.append(part.filter(pc.invert(mask)))
+        empty = dataset.schema.empty_table()
+        return Stored(pa.concat_tables(hit_parts) if hit_parts else empty, hit_files,
+                      pa.concat_tables(rest_parts) if rest_parts else empty, dataset.schema)
 
-    def merge(self, table: str, rows: Any, app: str, batch: int, new_keys: bool = False) -> None:
-        """MERGE ``rows`` on ``_key``: newer positions replace stored rows, new keys are inserted.
+    def merge(self, table: str, rows: Any, app: str, batch: int, new_keys: bool = False,
+              stored: Stored | None = None) -> None:
+        """Replace the stored rows of the keys of ``rows`` (newer images: the fold dropped stale
+        changes) and insert the new keys, in one commit.
 
-        ``new_keys``: the caller read the table for every key of ``rows`` and found none (not
-        even a tombstone), so the MERGE would only insert: the rows are appended instead, which
-        spares the join of the whole table against the batch.
+        With ``stored`` (what :meth:`read_stored` read for exactly these keys) the job rewrites
+        the files holding those keys itself: one commit that removes them and adds their other
+        rows plus ``rows``, sorted by ``_key`` (:meth:`_rewrite`). That reads nothing more and
+        joins nothing: a delta-rs MERGE would scan the whole table again. Without it (or when
+        ``rows`` add columns to the table) it is a delta-rs MERGE on ``_key`` where newer
+        positions win. ``new_keys``: no key of ``rows`` is stored, an append.
         """
         from deltalake import write_deltalake
 
         uri = self.table_uri(table)
         dt = self.open_table(uri)
-        if dt is None or new_keys:
-            write_deltalake(dt or uri, rows, mode="append", schema_mode="merge" if dt is not None else None,
-                            commit_properties=self._txn(app, batch), storage_options=self.storage_options)
+        if dt is None:  # created empty, so that the job writes (with _key statistics) every data file
+            write_deltalake(uri, rows.schema.empty_table(), mode="append", storage_options=self.storage_options)
+            dt = self.open_table(uri)
+            stored = Stored(None, [], None, dt.to_pyarrow_dataset().schema)
+        if (stored is not None and stored.files is not None
+              and set(rows.column_names) <= set(stored.schema.names)):
+            self._rewrite(dt, rows, stored, app, batch)
+        elif new_keys:
+            write_deltalake(dt, rows, mode="append", schema_mode="merge", commit_properties=self._txn(app, batch),
+                            storage_options=self.storage_options)
         else:
             (dt.merge(rows, "t._key = s._key", source_alias="s", target_alias="t", merge_schema=True,
                       commit_properties=self._txn(app, batch))
              .when_matched_update_all(predicate=POSITION_NEWER).when_not_matched_insert_all().execute())
         self._written(uri)
+
+    def _rewrite(self, dt: Any, rows: Any, stored: Stored, app: str, batch: int) -> None:
+        """One commit: remove ``stored.files``, add their untouched rows and ``rows`` as new files."""
+        import json
+        import time
+        import uuid
+
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+        from deltalake.transaction import AddAction, RemoveAction
+
+        schema = stored.schema
+        parts = [rows] if stored.rest is None else [stored.rest, rows]
+        data = pa.concat_tables([_conform(part, schema) for part in parts])
+        data = data.take(pc.sort_indices(data["_key"]))  # files with narrow key ranges: fewer read next time
+        fs = dt.to_pyarrow_dataset().filesystem
+        now = int(time.time() * 1000)
+        actions: list[Any] = []
+        for lo in range(0, data.num_rows, FILE_ROWS):
+            part = data.slice(lo, FILE_ROWS)
+            name = f"part-{uuid.uuid4()}-c000.snappy.parquet"
+            pq.write_table(part, name, filesystem=fs, compression="snappy")
+            size = fs.get_file_info(name).size
+            keys = part["_key"]
+            stats = {"numRecords": part.num_rows, "minValues": {"_key": keys[0].as_py()},
+                     "maxValues": {"_key": keys[-1].as_py()}, "nullCount": {"_key": 0}}
+            actions.append(AddAction(name, size, {}, now, True, json.dumps(stats)))
+        actions += [RemoveAction(path, True, now, size, {}) for path, size in stored.files]
+        dt.create_write_transaction(actions, "append", schema, commit_properties=self._txn(app, batch))
 
     def overwrite(self, table: str, rows: Any, app: str, batch: int) -> None:
         """Replace a table's rows and schema (after a RENAME, DROP COLUMN or TRUNCATE)."""
@@ -224,7 +338,8 @@ class SparkDeltaLake(DeltaLake):
         self.spark.conf.set("spark.databricks.delta.write.txnAppId", app)
         self.spark.conf.set("spark.databricks.delta.write.txnVersion", str(batch))
 
-    def merge(self, table: str, rows: Any, app: str, batch: int, new_keys: bool = False) -> None:
+    def merge(self, table: str, rows: Any, app: str, batch: int, new_keys: bool = False,
+              stored: Stored | None = None) -> None:
         """``MERGE INTO`` through delta-spark, idempotent by txnAppId/txnVersion (always a MERGE)."""
         from delta.tables import DeltaTable
 

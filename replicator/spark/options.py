@@ -79,7 +79,9 @@ class JobOptions:
     source: str = "auto"  # auto | kafka (native jar) | python (confluent-kafka data source)
     store: str = "auto"  # auto | delta-rs | spark-delta
     starting_offsets: str = "earliest"
-    max_offsets_per_trigger: int = 0  # 0 = no limit
+    # Records per micro-batch: large batches spread the per-batch costs (the trigger's planning, one
+    # commit per table) over more rows; a bound keeps a catch-up's batches in the driver's memory.
+    max_offsets_per_trigger: int = 200_000  # 0 = no limit
     trigger_seconds: float = 1.0
     available_now: bool = False  # process what is in the topic, then stop
     until_idle: float = 0.0  # stop after this many seconds without input (0 = run forever)

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from replicator.spark.debezium import is_debezium, parse_debezium
-from replicator.spark.jsontext import decode_json, decode_message, value_text
+from replicator.spark.jsontext import decode_message, value_text
 from replicator.spark.options import FormatHints
 from replicator.spark.timeparse import header_time_us
 
@@ -59,8 +59,8 @@ def key_columns(key: bytes | None) -> list[str] | None:
     if not key:
         return None
     try:
-        text = key.decode("utf-8").strip()
-        doc = decode_json(text if text.startswith("{") else "{" + text + "}")
+        text = key.strip()
+        doc = decode_message(text if text.startswith(b"{") else b"{" + text + b"}")
     except (UnicodeDecodeError, ValueError):
         return None
     if isinstance(doc, dict) and isinstance(doc.get("payload"), dict) and "schema" in doc:

@@ -169,6 +169,30 @@ def _image_index(image: Any, names: list[str], renames: dict[str, str]) -> tuple
     return entry >= 0, entry, image.items
 
 
+_PLAIN = "^[ !#-\\[\\]-~]*$"  # printable ASCII but quote and backslash: json.dumps prints it unchanged
+
+
+def _plain_keys(after: list[Any], before: list[Any]) -> list[tuple[str | None, str | None]] | None:
+    """(new key, old key) of every change, made by Arrow kernels: the JSON array text that
+    ``json.dumps(values, separators=(",", ":"))`` prints, or None when a value is missing.
+    None (the caller makes them one by one) when a value would need JSON escapes."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for arr in (*after, *before):
+        if arr.type != pa.string() or not pc.all(pc.fill_null(pc.match_substring_regex(arr, _PLAIN), True)).as_py():
+            return None
+    new = [pc.coalesce(a, b) for a, b in zip(after, before)]
+    old = [pc.coalesce(b, a) for a, b in zip(after, before)]
+
+    def joined(cols: list[Any]) -> Any:
+        inner = cols[0] if len(cols) == 1 else pc.binary_join_element_wise(*cols, pa.scalar('","'),
+                                                                         null_handling="emit_null")
+        return pc.binary_join_element_wise(pa.scalar('["'), inner, pa.scalar('"]'), pa.scalar(""),
+                                           null_handling="emit_null")
+    return list(zip(joined(new).to_pylist(), joined(old).to_pylist()))
+
+
 def key_rows(ev: dict[str, Any], plans: dict[str, TablePlan]) -> None:
     """Key every row change; fail listing every table with changes lacking key values.
 
@@ -186,8 +210,17 @@ def key_rows(ev: dict[str, Any], plans: dict[str, TablePlan]) -> None:
                 bad += rid is None
         elif plan.rows:
             before, after = images(ev, plan.rows)
-            b_cols = [_lookup(before, c).to_pylist() for c in schema.key]
-            a_cols = [_lookup(after, c).to_pylist() for c in schema.key]
+            b_arrs = [_lookup(before, c) for c in schema.key]
+            a_arrs = [_lookup(after, c) for c in schema.key]
+            fast = _plain_keys(a_arrs, b_arrs)
+            if fast is not None:
+                out.extend(fast)
+                bad += sum(1 for (nk, ok), i in zip(fast, plan.rows) if (nk if ev["op"][i] != "d" else ok) is None)
+                if bad:
+                    missing[name] = bad
+                continue
+            b_cols = [a.to_pylist() for a in b_arrs]
+            a_cols = [a.to_pylist() for a in a_arrs]
             for j, i in enumerate(plan.rows):
                 a = [col[j] for col in a_cols]
                 b = [col[j] for col in b_cols]
@@ -216,6 +249,7 @@ class Folded:
     change_keys: list[str | None]
     stale: int
     new_keys: bool = False  # no key of ``rows`` is stored (read for all of them): an append is the MERGE
+    stored: Any = None  # what the lake read for the keys (lakestore.Stored): the files the commit rewrites
 
 
 def fold_table(ev: dict[str, Any], plan: TablePlan, stored: Any, timestamp_code: int,

@@ -244,3 +244,43 @@ def test_a_batch_replayed_after_a_crash_commits_each_table_once(tmp_path: Path, 
     assert versions == {t: DeltaTable(str(lake / "tables" / t)).version() for t in merged}  # not merged again
     log = DeltaTable(str(lake / "changes")).to_pyarrow_table(columns=["op"]).num_rows
     assert log == sum(1 for m in s.messages if json.loads(m)["payload"][0]["op"] in ("c", "u", "d"))
+
+
+def test_a_batch_reads_and_rewrites_only_the_files_that_hold_its_keys(tmp_path: Path) -> None:
+    """Inserts of new keys read no stored file; an update rewrites the one file holding its key."""
+    from deltalake import DeltaTable
+
+    s = Stream(random.Random(9))
+    lake = tmp_path / "lake"
+    a = applier(lake)
+    for batch in range(3):  # inserts only: each batch adds a file per table, read nothing
+        before = len(s.messages)
+        s.scn += 10
+        rows = [{"op": "c", "schema": {"owner": "APP", "table": "S", "columns": TABLES["APP.S"]["columns"]},
+                 "after": {"ID": 100 * (batch + 1) + i, "A": f"b{batch}"}} for i in range(5)]
+        lines = [json.dumps({"e_scn": s.scn + 5, "c_scn": s.scn, "c_idx": i, "xid": f"1.{s.scn}.1", "payload": [el]})
+                 .encode() for i, el in enumerate([{"op": "begin"}, *rows, {"op": "commit"}], 1)]
+        s.messages += lines
+        for el in rows:
+            s.rows["APP.S"][(el["after"]["ID"],)] = dict.fromkeys(("ID", "A", "N", "R")) | el["after"]
+        stored = a.lake.read_stored("APP.S", [f'["{100 * (batch + 1) + i}"]' for i in range(5)])
+        assert stored is None or (stored.files == [] and stored.rows.num_rows == 0)
+        a.apply_arrow(events(s.messages[before:]), batch)
+    table = DeltaTable(str(lake / "tables" / "APP.S"))
+    files = set(table.file_uris())
+    assert len(files) == 3
+    stored = a.lake.read_stored("APP.S", ['["201"]'])
+    assert stored is not None and len(stored.files) == 1 and stored.rows["_key"].to_pylist() == ['["201"]']
+    assert stored.rest.num_rows == 4  # the file's other rows, kept by the rewrite
+
+    s.scn += 10
+    el = {"op": "u", "schema": {"owner": "APP", "table": "S", "columns": TABLES["APP.S"]["columns"]},
+          "before": {"ID": 201}, "after": {"ID": 201, "A": "changed"}}
+    s.messages += [json.dumps({"e_scn": s.scn + 5, "c_scn": s.scn, "c_idx": i, "xid": f"1.{s.scn}.1", "payload": [e]})
+                   .encode() for i, e in enumerate([{"op": "begin"}, el, {"op": "commit"}], 1)]
+    s.rows["APP.S"][(201,)]["A"] = "changed"
+    a.apply_arrow(events(s.messages[-3:]), 3)
+    table.update_incremental()
+    now = set(table.file_uris())
+    assert len(files - now) == 1 and len(now - files) == 1  # one file replaced, the other two untouched
+    assert_equal(lake, s)

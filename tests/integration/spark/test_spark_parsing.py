@@ -10,8 +10,9 @@ import pytest
 from replicator.spark.coltypes import sql_type
 from replicator.spark.ddl import apply_ddl, type_spec
 from replicator.spark.debezium import parse_debezium
+from replicator.spark.jsontext import decode_json
 from replicator.spark.options import FormatHints, JobOptions, apply_olr_config
-from replicator.spark.parse import decode_json, key_columns, parse_message
+from replicator.spark.parse import key_columns, parse_message
 from replicator.spark.tableschema import TableSchema
 from replicator.spark.timeparse import header_time_us, iso_to_us
 

@@ -46,15 +46,18 @@ def test_native_commit_counts_rows_like_python(tmp_path: Path, fmt: dict[str, An
     assert (nat.dml, nat.transactions, nat.rows, nat.ddl) == (py.dml, py.transactions, py.rows, py.ddl)
 
 
-def test_native_stream_counts_rows_like_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Transactions above the stream threshold (16 KB here): counted chunk by chunk, committed once."""
+@pytest.mark.parametrize("fmt", [None, {"type": "debezium"}, {"type": "canal"}])
+def test_native_stream_counts_rows_like_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               fmt: dict[str, Any] | None) -> None:
+    """Transactions above the stream threshold (16 KB here): counted chunk by chunk, committed once
+    (a format's counting walk, Canal's, counts nothing)."""
     from replicator.redo import parser as parser_module
     from replicator.txn import pool as pool_module
 
     monkeypatch.setattr(pool_module, "CHUNK", 8 << 10)
     monkeypatch.setattr(parser_module, "STREAM_BYTES", 16 << 10)
     result = generate(workloads.huge_transaction(2_000), tmp_path / "gen", with_expected=False)
-    cfg = config_of(result)
+    cfg = config_of(result, fmt)
     py, _ = _tally(cfg, tmp_path, "python")
     nat, committer = _tally(cfg, tmp_path, "native")
     assert committer.native_transactions > 0 and committer.python_transactions == 0

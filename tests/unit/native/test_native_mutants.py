@@ -42,11 +42,18 @@ def test_mutants_streamed(tmp_path: Path) -> None:
     assert summary["python_errors"] > 0
 
 
-@pytest.mark.parametrize("fmt", ["debezium-envelope", "canal", "qlik"])
+@pytest.mark.parametrize("fmt", ["debezium-envelope", "canal", "qlik", "oms-extended", "dts-avro", "avro", "protobuf"])
 def test_mutants_other_native_formats(fmt: str, tmp_path: Path) -> None:
     """The same for the natively rendered Debezium and row-image formats (fewer mutants)."""
     count = max(1, int(os.environ.get("REPLICATOR_MUTANTS", "300")) // 4)
     _run(tmp_path, count, 14, 60 + 2 * count, fmt)
+
+
+@pytest.mark.parametrize("fmt", ["debezium-envelope", "canal", "avro", "protobuf"])
+def test_mutants_other_formats_streamed(fmt: str, tmp_path: Path) -> None:
+    """The same through those formats' native streams (every transaction streamed)."""
+    count = max(1, int(os.environ.get("REPLICATOR_MUTANTS", "300")) // 6)
+    _run(tmp_path, count, 15, 60 + 2 * count, "stream", fmt)
 
 
 @pytest.mark.slow
