@@ -19,12 +19,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     early_signals.capture()  # before the slow imports: a SIGTERM during startup stops cleanly
     startup_gc.pause()  # until the run starts (see replicator.ops.startup_gc)
+    from replicator.redo import sftp_early
+
+    sftp_early.prestart(args.file)  # remote reader processes start beside the imports below
     try:
         from replicator.runner.batch import run_config
 
         return run_config(args.file, progress=args.progress, read_limit_mbps=args.read_limit,
                           metrics_linger=args.metrics_linger, engine=args.engine)
     finally:
+        sftp_early.discard()
         startup_gc.resume()
 
 
@@ -42,13 +46,17 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
         return compare_main(args)
     from replicator.ops import startup_gc
+    from replicator.redo import sftp_early
 
     startup_gc.pause()  # until the run starts (see replicator.ops.startup_gc)
+    if not args.files:
+        sftp_early.prestart(args.file)  # remote reader processes start beside the imports below
     try:
         from replicator.bench.redo import bench_main
 
         return bench_main(args)
     finally:
+        sftp_early.discard()
         startup_gc.resume()
 
 

@@ -9,7 +9,6 @@ the other reader types.
 
 from __future__ import annotations
 
-import os
 from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, model_validator
@@ -24,6 +23,7 @@ from replicator.config.fields import (
     olr_error,
     without,
 )
+from replicator.redo.sftp_settings import MAX_DEFAULT_CONNECTIONS, default_connections  # noqa: F401 - re-exported
 
 REDO_SOURCE_TYPES = ("local", "sftp", "asm")
 SFTP_KEYS = ("host", "port", "key-file", "key-passphrase", "known-hosts", "accept-unknown-host-key",
@@ -32,23 +32,6 @@ SFTP_KEYS = ("host", "port", "key-file", "key-passphrase", "known-hosts", "accep
 ASM_KEYS = ("server", "password", "privilege", "parallelism")
 COMMON_KEYS = ("user", "path-mapping")
 ASM_PRIVILEGES = ("sysasm", "sysdba", "none")
-
-
-MAX_DEFAULT_CONNECTIONS = 2
-
-
-def default_connections() -> int:
-    """``connections`` when the config leaves it out: the cores this process may use minus
-    one (the parser's), at least 1, at most :data:`MAX_DEFAULT_CONNECTIONS`.
-
-    Measured on 2 cores (loopback OpenSSH, 100 MB of OLTP redo): one reader process is the
-    fastest; a second one only adds its start and competes with the parser and sshd.
-    """
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(MAX_DEFAULT_CONNECTIONS, cores - 1))
 
 
 class RedoSourceConfig(OlrModel):

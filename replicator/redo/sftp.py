@@ -34,13 +34,14 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from concurrent.futures import Future
-from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
 from replicator import log
 from replicator.errors import ConfigError, RuntimeFailure
 from replicator.redo.sftp_libs import quick_library_lookup
+from replicator.redo.sftp_early import adopt
 from replicator.redo.sftp_pool import ReaderPool
+from replicator.redo.sftp_settings import SftpSettings, settings_from_config
 from replicator.redo.source import HEAD_BYTES, Entry, RedoHandle, RedoSource, map_prefix
 
 with quick_library_lookup():
@@ -69,43 +70,6 @@ _TRANSIENT = (_Lost, asyncssh.ConnectionLost, asyncssh.SFTPConnectionLost, async
               asyncssh.DisconnectError, ConnectionError, TimeoutError, asyncio.TimeoutError, EOFError, OSError)
 
 
-@dataclass
-class SftpSettings:
-    """The ``redo-source`` keys of type sftp (see docs/configuration.md)."""
-
-    host: str
-    user: str
-    key_file: str
-    port: int = 22
-    key_passphrase: str | None = field(default=None, repr=False)
-    known_hosts: str = "~/.ssh/known_hosts"
-    accept_unknown_host_key: bool = False
-    read_requests: int = 8
-    read_size: int = 2 << 20
-    connect_timeout: float = 10.0
-    reconnect_tries: int = 10
-    reconnect_delay: float = 0.2
-    reconnect_max_delay: float = 5.0
-    path_mapping: list[tuple[str, str]] = field(default_factory=list)
-    connections: int = 1
-    # The SSH channel window (asyncssh's default: 2 MB). A window beyond the link's
-    # bandwidth x round trip only costs the *server*: when this side is the slower one,
-    # OpenSSH holds the whole window in a buffer it keeps moving and zeroing (measured on
-    # loopback: sshd CPU per MB 0.09-0.12 s/100 MB at 4 MB, 0.14-0.19 at 8, 0.17-0.71 at 16).
-    window: int = 4 << 20
-
-    def to_json(self) -> dict[str, Any]:
-        """The settings as JSON values (handed to a reader process through its stdin, never argv)."""
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> SftpSettings:
-        """The inverse of :meth:`to_json`."""
-        data = dict(data)
-        data["path_mapping"] = [(a, b) for a, b in data.get("path_mapping", [])]
-        return cls(**data)
-
-
 class SftpSource(RedoSource):
     """Redo files on an SSH server, read with SFTP."""
 
@@ -126,19 +90,13 @@ class SftpSource(RedoSource):
         self.pool: ReaderPool | None = None
         self._pool_closed = False  # close() ended the reader processes: start them with the next session
         if settings.connections > 0:
-            self.pool = ReaderPool(settings.to_json(), settings.connections, self.label)
+            # Started at the very beginning of the run (sftp_early) when the config file asked for these settings.
+            self.pool = adopt(settings) or ReaderPool(settings.to_json(), settings.connections, self.label)
 
     @classmethod
     def from_config(cls, cfg: Any) -> SftpSource:
         """From a validated ``reader.redo-source`` section; its reader processes start at once."""
-        src = cls(SftpSettings(
-            host=cfg.host, user=cfg.user, key_file=cfg.key_file, port=cfg.port, key_passphrase=cfg.key_passphrase,
-            known_hosts=cfg.known_hosts, accept_unknown_host_key=bool(cfg.accept_unknown_host_key),
-            read_requests=cfg.read_requests, read_size=cfg.read_size_kb * 1024,
-            connect_timeout=cfg.connect_timeout_ms / 1000, reconnect_tries=cfg.reconnect_tries,
-            reconnect_delay=cfg.reconnect_delay_ms / 1000, reconnect_max_delay=cfg.reconnect_max_delay_ms / 1000,
-            path_mapping=cfg.path_mapping_pairs, connections=cfg.reader_connections,
-            window=cfg.window_kb * 1024))
+        src = cls(settings_from_config(cfg))
         if src.pool is not None:
             src.pool.prestart()
         return src
