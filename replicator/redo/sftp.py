@@ -38,14 +38,28 @@ from typing import Any, TypeVar
 
 from replicator import log
 from replicator.errors import ConfigError, RuntimeFailure
-from replicator.redo.sftp_libs import quick_library_lookup
 from replicator.redo.sftp_early import adopt
+from replicator.redo.sftp_libs import quick_library_lookup
 from replicator.redo.sftp_pool import ReaderPool
 from replicator.redo.sftp_settings import SftpSettings, settings_from_config
 from replicator.redo.source import HEAD_BYTES, Entry, RedoHandle, RedoSource, map_prefix
 
-with quick_library_lookup():
-    import asyncssh
+
+class _LazyAsyncssh:
+    """asyncssh, imported at its first use: a replicator whose reader processes do every
+    remote call (listings, headers, reads) never pays for the import (some 0.1 CPU-s)."""
+
+    module: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if _LazyAsyncssh.module is None:
+            with quick_library_lookup():
+                import asyncssh as module
+            _LazyAsyncssh.module = module
+        return getattr(_LazyAsyncssh.module, name)
+
+
+asyncssh: Any = _LazyAsyncssh()
 
 T = TypeVar("T")
 OP_TIMEOUT_S = 300.0  # one read; a dead peer is found sooner by the keepalives
@@ -65,9 +79,10 @@ class _Lost(Exception):
     """The session is gone (or was never there): reconnect and retry."""
 
 
-# Errors after which a reconnect may help; everything else is reported at once.
-_TRANSIENT = (_Lost, asyncssh.ConnectionLost, asyncssh.SFTPConnectionLost, asyncssh.SFTPNoConnection,
-              asyncssh.DisconnectError, ConnectionError, TimeoutError, asyncio.TimeoutError, EOFError, OSError)
+def _transient() -> tuple[type[BaseException], ...]:
+    """Errors after which a reconnect may help; everything else is reported at once."""
+    return (_Lost, asyncssh.ConnectionLost, asyncssh.SFTPConnectionLost, asyncssh.SFTPNoConnection,
+            asyncssh.DisconnectError, ConnectionError, TimeoutError, asyncio.TimeoutError, EOFError, OSError)
 
 
 class SftpSource(RedoSource):
@@ -217,7 +232,7 @@ class SftpSource(RedoSource):
                     cause: BaseException = e
                 else:
                     raise self._sftp_error(what, e) from e
-            except _TRANSIENT as e:
+            except _transient() as e:
                 cause = e
             self._drop()
             if tries >= self.s.reconnect_tries:
@@ -243,6 +258,14 @@ class SftpSource(RedoSource):
     def open(self, path: str) -> RedoHandle:
         return SftpHandle(self, path)
 
+    def ask(self, op: str, path: str, **more: Any) -> Any:
+        """A metadata call answered by a reader process (see sftp_pool.ReaderPool.ask)."""
+        assert self.pool is not None
+        if self.s.accept_unknown_host_key and not self.warned_unknown:
+            self._known_hosts()  # says 60212 once, as a session of this process would
+        self._pool_closed = False
+        return self.pool.ask({"op": op, "path": path, **more})
+
     def _stat(self, path: str) -> Any:
         async def run(sftp: Any) -> Any:
             try:
@@ -253,6 +276,8 @@ class SftpSource(RedoSource):
         return self.call(f"stat {path}", run)
 
     def kind(self, path: str) -> str | None:
+        if self.pool is not None:
+            return self.ask("stat", path)["kind"]  # type: ignore[no-any-return]
         attrs = self._stat(path)
         if attrs is None:
             return None
@@ -261,10 +286,15 @@ class SftpSource(RedoSource):
         return "file" if attrs.permissions is None or stat.S_ISREG(attrs.permissions) else "other"
 
     def size(self, path: str) -> int:
+        if self.pool is not None:
+            return int(self.ask("stat", path)["size"])
         attrs = self._stat(path)
         return int(attrs.size or 0) if attrs is not None else 0
 
     def scan(self, path: str) -> list[Entry]:
+        if self.pool is not None:
+            return [Entry(p, name, bool(is_dir), int(size)) for p, name, is_dir, size in self.ask("scan", path)]
+
         async def run(sftp: Any) -> list[Any]:
             try:
                 return list(await sftp.readdir(self.remote(path)))
@@ -284,6 +314,9 @@ class SftpSource(RedoSource):
         return out
 
     def read_head(self, path: str, length: int = HEAD_BYTES) -> bytes | None:
+        if self.pool is not None:
+            return self.ask("head", path, length=length)  # type: ignore[no-any-return]
+
         async def run(sftp: Any) -> bytes | None:
             try:
                 async with sftp.open(self.remote(path), "rb") as f:
@@ -335,7 +368,8 @@ class SftpHandle(RedoHandle):
         self._file: Any = None
         self._generation = -1
         self._read_len = 0
-        src.call(f"open {path}", self._opened)
+        if src.pool is None:  # else opened here only if this process reads pieces itself (stream)
+            src.call(f"open {path}", self._opened)
 
     async def _opened(self, sftp: Any) -> Any:
         if self._file is None or self._generation != self.src.generation:
@@ -370,9 +404,18 @@ class SftpHandle(RedoHandle):
         return out
 
     def read(self, offset: int, length: int) -> bytes:
+        if self.src.pool is not None:
+            return self.src.ask("read", self.path, offset=offset, length=length)  # type: ignore[no-any-return]
+        return self._read_here(offset, length)
+
+    def _read_here(self, offset: int, length: int) -> bytes:
+        """``read`` over this process's own session."""
         return self.src.call(f"read {self.path} at byte {offset}", lambda _sftp: self._read(offset, length))
 
     def size(self) -> int:
+        if self.src.pool is not None:
+            return int(self.src.ask("size", self.path))
+
         async def run(_sftp: Any) -> int:
             f = await self._opened(self.src.session())
             return int((await f.stat()).size or 0)
@@ -383,8 +426,12 @@ class SftpHandle(RedoHandle):
         """Pieces in order: from the reader processes for a big range, else read here (:meth:`pieces`)."""
         pool = self.src.pool
         if pool is not None and end - offset >= POOL_MIN_PIECES * chunk:
-            return pool.stream(self.path, offset, end, chunk,
-                               lambda at, stop: self.pieces(piece_ranges(at, stop, chunk, chunk)))
+            return pool.stream(self.path, offset, end, chunk, lambda at, stop: self._here(at, stop, chunk))
+        return self.pieces(piece_ranges(offset, end, chunk, chunk))
+
+    def _here(self, offset: int, end: int, chunk: int) -> Iterator[bytes]:
+        """Pieces read over this process's own session (while the reader processes start)."""
+        self.src.call(f"open {self.path}", self._opened)
         return self.pieces(piece_ranges(offset, end, chunk, chunk))
 
     def pieces(self, ranges: Iterable[tuple[int, int]]) -> Iterator[bytes]:
@@ -416,7 +463,7 @@ class SftpHandle(RedoHandle):
                 try:
                     blocks = fut.result(OP_TIMEOUT_S)
                 except BaseException as e:  # lost session or a read error: redo it the careful way
-                    if not isinstance(e, (*_TRANSIENT, asyncssh.SFTPError)):
+                    if not isinstance(e, (*_transient(), asyncssh.SFTPError)):
                         raise
                     # Reissued below in order, after the reconnect this read makes.
                     redo = [(a, m) for a, m, _ in pending]
@@ -425,7 +472,7 @@ class SftpHandle(RedoHandle):
                     pending.clear()
                     todo = iter([*redo, *todo])
                     more = True
-                    blocks = [self.read(at, n)]  # reconnects with backoff, same offset
+                    blocks = [self._read_here(at, n)]  # reconnects with backoff, same offset
                 yield blocks
                 if sum(len(b) for b in blocks) < n:
                     return

@@ -42,9 +42,11 @@ def prestart(config_path: str | None) -> bool:
         return False
     if settings is None or settings.connections <= 0:
         return False
-    from replicator.redo.sftp_pool import ReaderPool  # here: a local run does not import it
+    # Imported here: a local run does not import it.
+    from replicator.redo.sftp_pool import ReaderPool
 
-    pool = ReaderPool(settings.to_json(), settings.connections, f"sftp://{settings.user}@{settings.host}:{settings.port}")
+    label = f"sftp://{settings.user}@{settings.host}:{settings.port}"
+    pool = ReaderPool(settings.to_json(), settings.connections, label)
     try:
         pool.prestart()
     except Exception:  # noqa: BLE001 - the source starts its own processes later and reports it

@@ -15,6 +15,10 @@ settings include the key passphrase: a pipe, never argv or the environment); the
 JSON line per file range. A process answers each with frames ``<kind u8><length u32>
 <payload>``: PIECE (the bytes), LOG (a log line to repeat here, JSON), FAIL (a coded
 error, JSON), END (the range is done); READY once, first, when it has logged in.
+A line ``{"op": ...}`` asks for one metadata call instead (:meth:`ReaderPool.ask`: a
+listing, a stat, a small read such as a file header), answered by one RESULT (JSON) or
+PIECE frame, or FAIL: then the replicator itself never imports asyncssh nor logs in
+when it has reader processes.
 Until every process of a stream is READY (a process's start costs some 0.3 s of
 imports and a login), the stream's first pieces are read in this process, over its own
 session, so the start is not waited for. A lost SSH connection is retried inside the
@@ -42,7 +46,7 @@ from replicator import log
 from replicator.errors import ConfigError, ReplicatorError, RuntimeFailure
 
 FRAME = struct.Struct("<BI")
-PIECE, END, FAIL, LOG, READY = 1, 2, 3, 4, 5
+PIECE, END, FAIL, LOG, READY, RESULT = 1, 2, 3, 4, 5, 6
 WORKER_MODULE = "replicator.redo.sftp_worker"
 MAX_RESTARTS = 3
 PIPE_BYTES = 1 << 20  # F_SETPIPE_SZ: fewer wake-ups per MB than the 64 KB default
@@ -131,6 +135,15 @@ class _Worker:
             elif kind == READY:
                 self.ready = True
         return self.ready
+
+    def wait_ready(self) -> None:
+        """Block until the READY frame (LOG frames before it are repeated)."""
+        while not self.ready:
+            kind, data = self.frame()  # nothing follows READY before a request: no read-ahead past it
+            if kind == LOG:
+                _relay(data)
+            elif kind == READY:
+                self.ready = True
 
     def send_line(self, line: bytes) -> None:
         try:
@@ -223,6 +236,50 @@ class ReaderPool:
             self._spawn(n)
             taken, self.idle = self.idle[:n], self.idle[n:]
         return taken
+
+    def ask(self, request: dict[str, Any]) -> Any:
+        """One metadata call (``{"op": ...}``, see sftp_worker) answered by a reader process.
+
+        Returns the RESULT's JSON value or a PIECE's bytes; a FAIL is raised as its coded
+        error. A process that ends meanwhile is replaced and asked again (60350), up to
+        :data:`MAX_RESTARTS` times (then 10350).
+        """
+        what = f"{request['op']} {request['path']}"
+        for restart in range(MAX_RESTARTS + 1):
+            [w] = self._take(1)
+            healthy = False
+            try:
+                w.wait_ready()
+                w.send_line(json.dumps(request).encode())
+                while True:
+                    kind, data = w.frame()
+                    if kind == LOG:
+                        _relay(data)
+                        continue
+                    healthy = True
+                    if kind == RESULT:
+                        return json.loads(data)
+                    if kind == PIECE:
+                        return data
+                    if kind == FAIL:
+                        raise _failure(data)
+                    healthy = False
+                    raise RuntimeFailure(f"{self.label}: reader process {w.proc.pid} answered {what} with "
+                                         f"frame {kind}", 10350)
+            except _Gone as e:
+                self.restarts += 1
+                if restart >= MAX_RESTARTS:
+                    raise RuntimeFailure(f"{self.label}: reader process {w.proc.pid} ({w.status()}) ended during "
+                                         f"{what} ({e}); {MAX_RESTARTS} restarts did not help", 10350) from e
+                log.warning(60350, f"{self.label}: reader process {w.proc.pid} ({w.status()}) ended during {what}; "
+                                   f"asking another (restart {restart + 1} of {MAX_RESTARTS})")
+            finally:
+                if healthy:
+                    with self._lock:
+                        self.idle.insert(0, w)
+                else:
+                    w.kill()
+        raise AssertionError("unreachable")
 
     def stream(self, path: str, offset: int, end: int, chunk: int,
                here: Callable[[int, int], Iterator[bytes]]) -> Iterator[bytes]:

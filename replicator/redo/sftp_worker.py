@@ -15,13 +15,16 @@ import os
 import signal
 import sys
 import threading
+from typing import Any
 
 from replicator import log
 from replicator.redo.sftp_pool import (
     END,
     FAIL,
     LOG,
+    PIECE,
     READY,
+    RESULT,
     error_payload,
     widen_pipe,
     write_frame,
@@ -42,6 +45,31 @@ class _FrameHandler(logging.Handler):
                               "message": record.getMessage()}).encode()
         with self.frame_lock:
             write_frame(self.fd, LOG, payload)
+
+
+def answer(src: Any, req: dict[str, Any]) -> tuple[int, bytes]:
+    """The frame answering a metadata request of :meth:`replicator.redo.sftp_pool.ReaderPool.ask`."""
+    op, path = req["op"], req["path"]
+    if op == "scan":
+        return RESULT, json.dumps([[e.path, e.name, e.is_dir, e.size] for e in src.scan(path)]).encode()
+    if op == "stat":
+        return RESULT, json.dumps({"kind": src.kind(path), "size": src.size(path)}).encode()
+    if op == "head":
+        data = src.read_head(path, req["length"])
+        return (RESULT, b"null") if data is None else (PIECE, data)
+    if op == "read":  # a small read of an open file (a header, the block at NAB)
+        handle = src.open(path)
+        try:
+            return PIECE, handle.read(req["offset"], req["length"])
+        finally:
+            handle.close()
+    if op == "size":
+        handle = src.open(path)
+        try:
+            return RESULT, json.dumps(handle.size()).encode()
+        finally:
+            handle.close()
+    raise ValueError(f"unknown request {op!r}")
 
 
 def serve(out: int) -> None:
@@ -69,6 +97,11 @@ def serve(out: int) -> None:
         for line in stdin:
             req = json.loads(line)
             try:
+                if "op" in req:
+                    kind, payload = answer(src, req)
+                    with lock:
+                        write_frame(out, kind, payload)
+                    continue
                 handle = src.open(req["path"])
                 try:
                     for blocks in handle.piece_blocks(sftp.piece_ranges(req["offset"], req["end"], req["chunk"],
