@@ -121,9 +121,11 @@ class SftpSource(RedoSource):
         self._connect()
 
     def wait_ready(self, timeout: float = 60.0) -> None:
-        """Log in and have the reader processes started and logged in (``bench``: a warm source)."""
-        self._connect()
-        if self.pool is not None:
+        """Have the reader processes started and logged in, else this process's session (``bench``: warm)."""
+        if self.pool is None:
+            self._connect()
+        else:
+            self._pool_closed = False
             self.pool.wait_ready(timeout)
 
     # ------------------------------------------------------------------ event loop and session

@@ -140,3 +140,44 @@ def test_reader_processes_split_a_range_into_interleaved_pieces() -> None:
     assert [n for _, n in merged][-1] == 20000 - 4 * 4096
     s = SftpSettings(host="h", user="u", key_file="/k", key_passphrase="pw", path_mapping=[("/a/", "/b/")])
     assert SftpSettings.from_json(s.to_json()) == s and "pw" not in repr(s)
+
+
+@pytest.mark.parametrize("section", [
+    {"type": "sftp", "host": "db1", "user": "oracle", "key-file": "/k"},
+    {"type": "sftp", "host": "db1", "port": 2222, "user": "oracle", "key-file": "/k", "key-passphrase": "pw",
+     "known-hosts": "/kh", "accept-unknown-host-key": 1, "read-requests": 4, "read-size-kb": 1024,
+     "connect-timeout-ms": 3000, "reconnect-tries": 2, "reconnect-delay-ms": 50, "reconnect-max-delay-ms": 100,
+     "connections": 2, "window-kb": 2048, "path-mapping": ["/oradata/", "/srv/"]},
+])
+def test_early_settings_equal_the_validated_ones(section: dict) -> None:
+    # The reader processes started from the raw config file (sftp_early) are adopted only
+    # when their settings equal the validated ones: the raw defaults must follow the models.
+    from replicator.redo.sftp_settings import settings_from_config, settings_from_raw
+
+    validated = settings_from_config(parse_config(_config(section)).source[0].reader.redo_source)
+    assert settings_from_raw(section) == validated
+
+
+@pytest.mark.parametrize("section", [None, {"type": "local"}, {"type": "asm"}, {"type": "sftp", "host": "h"},
+                                     {"type": "sftp", "host": "h", "user": "u", "key-file": "/k", "port": "22"},
+                                     {"type": "sftp", "host": "h", "user": "u", "key-file": "/k",
+                                      "path-mapping": ["/odd"]}])
+def test_early_settings_only_for_a_plain_sftp_section(section: object) -> None:
+    from replicator.redo.sftp_settings import settings_from_raw
+
+    assert settings_from_raw(section) is None
+
+
+def test_early_reader_processes_end_unless_adopted(tmp_path: Path) -> None:
+    # A config whose run never builds its source (here: nothing listens on the port) leaves no process.
+    from replicator.redo import sftp_early
+
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(_config({"type": "sftp", "host": "127.0.0.1", "port": 9, "user": "u",
+                                        "key-file": str(tmp_path / "none"), "connections": 1,
+                                        "connect-timeout-ms": 200})))
+    assert sftp_early.prestart(str(path))
+    procs = [w.proc for _, pool in sftp_early._early for w in pool.idle]
+    assert len(procs) == 1
+    sftp_early.discard()
+    assert all(p.poll() is not None for p in procs) and not sftp_early._early
