@@ -26,6 +26,7 @@ Secrets (the key passphrase) are never logged.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import posixpath
 import stat
@@ -360,6 +361,9 @@ async def _shutdown(conn: Any) -> None:
     await asyncio.gather(*others, return_exceptions=True)
 
 
+_tokens = itertools.count(1)
+
+
 class SftpHandle(RedoHandle):
     """An open remote file; reopened transparently in a new session after a reconnect."""
 
@@ -370,6 +374,7 @@ class SftpHandle(RedoHandle):
         self._file: Any = None
         self._generation = -1
         self._read_len = 0
+        self.token = next(_tokens)  # names this open of the file to the reader processes
         if src.pool is None:  # else opened here only if this process reads pieces itself (stream)
             src.call(f"open {path}", self._opened)
 
@@ -407,7 +412,8 @@ class SftpHandle(RedoHandle):
 
     def read(self, offset: int, length: int) -> bytes:
         if self.src.pool is not None:
-            return self.src.ask("read", self.path, offset=offset, length=length)  # type: ignore[no-any-return]
+            return self.src.ask("read", self.path, offset=offset, length=length,  # type: ignore[no-any-return]
+                                token=self.token)
         return self._read_here(offset, length)
 
     def _read_here(self, offset: int, length: int) -> bytes:
@@ -416,7 +422,7 @@ class SftpHandle(RedoHandle):
 
     def size(self) -> int:
         if self.src.pool is not None:
-            return int(self.src.ask("size", self.path))
+            return int(self.src.ask("size", self.path, token=self.token))
 
         async def run(_sftp: Any) -> int:
             f = await self._opened(self.src.session())

@@ -57,19 +57,29 @@ def answer(src: Any, req: dict[str, Any]) -> tuple[int, bytes]:
     if op == "head":
         data = src.read_head(path, req["length"])
         return (RESULT, b"null") if data is None else (PIECE, data)
-    if op == "read":  # a small read of an open file (a header, the block at NAB)
-        handle = src.open(path)
-        try:
-            return PIECE, handle.read(req["offset"], req["length"])
-        finally:
-            handle.close()
+    if op == "read":  # a small read of a file the replicator has open (a header, a poll of an online log)
+        return PIECE, _handle(src, path, req["token"]).read(req["offset"], req["length"])
     if op == "size":
-        handle = src.open(path)
-        try:
-            return RESULT, json.dumps(handle.size()).encode()
-        finally:
-            handle.close()
+        return RESULT, json.dumps(_handle(src, path, req["token"]).size()).encode()
     raise ValueError(f"unknown request {op!r}")
+
+
+_open: dict[str, Any] = {}  # the last file asked for: its token and handle
+
+
+def _handle(src: Any, path: str, token: int) -> Any:
+    """The handle of the replicator's open file ``token``: kept while the following requests
+    are for the same one (the polls of an online log), so a read is one SFTP request, not
+    an open, a read and a close; another token (another open of the file) opens it again.
+    """
+    if _open.get("token") != token:
+        old = _open.pop("handle", None)
+        _open.clear()
+        if old is not None:
+            old.close()
+        _open["handle"] = src.open(path)
+        _open["token"] = token
+    return _open["handle"]
 
 
 def serve(out: int) -> None:
@@ -118,6 +128,9 @@ def serve(out: int) -> None:
                 with lock:
                     write_frame(out, FAIL, error_payload(e))
     finally:
+        old = _open.pop("handle", None)
+        if old is not None:
+            old.close()
         src.close()
 
 
