@@ -8,11 +8,12 @@ local files and once through the remote source, and prints MB/s, the ratio, and 
 seconds of this process and its reader processes (started and ended within each
 measurement, so their start is counted; the SSH server's CPU is not).
 
-"run remote" starts cold, as a run's first file does: the session logs in again and the
-reader processes start inside the measurement (about 0.3-0.5 s before they deliver; the
-first pieces are read in this process meanwhile). "run remote warm" is the same run with
-the session and the reader processes logged in before the clock starts (every later file
-of a run, and the daemon); the time they took is printed as "reader start".
+"run remote" starts cold: the reader processes start inside the measurement (about
+0.3-0.5 s before they deliver) and the run waits for the first to answer its first file
+header. A whole ``replicator run`` hides most of that: it starts them first thing, beside
+its own imports and config load (time that process from outside to see it). "run remote
+warm" is the same run with the reader processes logged in before the clock starts (every
+later file of a run, and the daemon); the time they took is printed as "reader start".
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ def compare_main(args: argparse.Namespace) -> int:
     print(f"redo              {len(job.files)} files ({mb:.1f} MB) via {remote.label}")
     for name, values in rows.items():
         print(f"{name:<17} {max(values):.1f} MB/s  {min(cpu[name]):.2f} CPU-s")
-    print(f"reader start      {min(start):.2f} s (session and reader processes logged in; inside \"run remote\", "
+    print(f"reader start      {min(start):.2f} s (reader processes logged in; inside \"run remote\", "
           "before \"run remote warm\")")
     for what, remote_row in (("read", "read remote"), ("run", "run remote"), ("run warm", "run remote warm")):
         ratio = max(rows[remote_row]) / max(rows[f"{what.split()[0]} local"])

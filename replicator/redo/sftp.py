@@ -11,7 +11,10 @@ A whole archived log is read by ``connections`` reader processes
 (:mod:`replicator.redo.sftp_pool`), each with its own SSH connection, taking every
 ``connections``-th piece: the SSH decryption then runs beside the parser instead of
 sharing its interpreter lock, and a slow link gets several TCP streams. Listings,
-headers and the polls of a growing online log stay on this process's own session.
+stats, headers and the polls of a growing online log are asked of a reader process too
+(:meth:`ReaderPool.ask`), so with reader processes this process neither imports asyncssh
+(imported at first use) nor logs in, unless it reads the first pieces of a stream itself
+while the reader processes start; ``connections: 0`` does everything here.
 
 Failure handling: any loss of the connection (server restart, network cut, timeout)
 drops the session, waits (``reconnect-delay-ms``, doubled up to ``reconnect-max-delay-ms``),

@@ -19,9 +19,11 @@ A line ``{"op": ...}`` asks for one metadata call instead (:meth:`ReaderPool.ask
 listing, a stat, a small read such as a file header), answered by one RESULT (JSON) or
 PIECE frame, or FAIL: then the replicator itself never imports asyncssh nor logs in
 when it has reader processes.
-Until every process of a stream is READY (a process's start costs some 0.3 s of
-imports and a login), the stream's first pieces are read in this process, over its own
-session, so the start is not waited for. A lost SSH connection is retried inside the
+``run`` and ``bench`` start the processes first thing (:mod:`replicator.redo.sftp_early`),
+so their start (some 0.3 s of imports and a login) overlaps the replicator's own; a
+metadata call waits for its process to be READY. Until every process of a stream is
+READY, the stream's first pieces are read in this process, over its own session, so the
+start is not waited for. A lost SSH connection is retried inside the
 process (warnings 60210/60211 come through as LOG frames); a process that dies is
 started again and the stream resumes at the same byte (60350), up to
 :data:`MAX_RESTARTS` times per file, then 10350.
