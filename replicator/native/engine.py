@@ -44,11 +44,15 @@ def attach(pipeline: Any) -> None:
     pipeline.native = None
     attach_dispatch(pipeline.parser)
     pipeline.native_loop = run_file  # the batch pipeline's
+    daemon = True
     if hasattr(pipeline, "rac_merge"):  # the daemon's RAC engine: threads framed in C, merged in C
         pipeline.rac_merge = core().RacMerge()
         pipeline.block_loop_type = core().ThreadLoop
     elif hasattr(pipeline, "block_loop"):  # the daemon's single-thread engine
         pipeline.block_loop = core().BlockLoop
+    else:
+        daemon = False
+    if daemon:
         from replicator.native import decode_workers
 
         # Stage 2 in worker threads takes MessageRuns; the engine stamps their messages.

@@ -246,6 +246,9 @@ class Daemon:
 
     def _check_stop_transactions(self) -> None:
         debug = self.source.debug
+        barrier = getattr(self.engine, "native_barrier", None)
+        if debug.stop_transactions and barrier is not None:
+            barrier()  # stage 2 (decode workers): count the transactions it still holds
         if debug.stop_transactions and self.engine.state.transactions >= debug.stop_transactions \
                 and not self.stop_event.is_set():
             log.info("shutdown started - exhausted number of transactions")
