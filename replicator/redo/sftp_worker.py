@@ -127,11 +127,12 @@ def serve(out: int) -> None:
             except Exception as e:  # noqa: BLE001 - every failure goes back as a coded error
                 with lock:
                     write_frame(out, FAIL, error_payload(e))
-    finally:
-        old = _open.pop("handle", None)
-        if old is not None:
-            old.close()
+    except BaseException:
         src.close()
+        raise
+    # stdin closed: the replicator is done with this process and waits for its exit. It
+    # leaves at once (main): the kernel closes the SSH socket; closing the session politely
+    # (a round trip, then the interpreter's shutdown) only made the replicator wait longer.
 
 
 def main() -> int:
@@ -144,7 +145,8 @@ def main() -> int:
         serve(out)
     except BrokenPipeError:  # the replicator stopped reading: it is gone or killed us
         pass
-    return 0
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
