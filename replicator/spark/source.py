@@ -154,8 +154,12 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
 
 def _tasks(begin: dict[TP, int], stop: dict[TP, int], task_rows: int) -> list[KafkaRanges]:
-    """The ranges ``begin..stop`` cut into pieces of at most ``task_rows`` records, packed in order
-    into tasks of at most ``task_rows`` records."""
+    """The ranges ``begin..stop`` packed in order into as few tasks of at most ``task_rows`` records
+    as hold them, of equal size (a range is cut where a task is full)."""
+    total = sum(max(0, e - begin.get(tp, 0)) for tp, e in stop.items())
+    if total:
+        count = -(-total // task_rows)
+        task_rows = -(-total // count)  # equal shares: the tasks run side by side
     tasks: list[list[Range]] = []
     size = task_rows  # records in the last task: start a new one first
     for (t, p), e in sorted(stop.items()):
