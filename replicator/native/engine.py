@@ -44,14 +44,23 @@ def attach(pipeline: Any) -> None:
     pipeline.native = None
     attach_dispatch(pipeline.parser)
     pipeline.native_loop = run_file  # the batch pipeline's
+    daemon = True
     if hasattr(pipeline, "rac_merge"):  # the daemon's RAC engine: threads framed in C, merged in C
         pipeline.rac_merge = core().RacMerge()
         pipeline.block_loop_type = core().ThreadLoop
     elif hasattr(pipeline, "block_loop"):  # the daemon's single-thread engine
         pipeline.block_loop = core().BlockLoop
+    else:
+        daemon = False
+    if daemon:
+        from replicator.native import decode_workers
+
+        # Stage 2 in worker threads takes MessageRuns; the engine stamps their messages.
+        pipeline.decode_workers = decode_workers()
+        pipeline.native_runs = pipeline.decode_workers > 0
     pipeline.native = attach_commit(pipeline, pipeline.parser, pipeline.format,
                                     getattr(pipeline, "native_declines", None))
-    stage2 = getattr(pipeline.native, "stage2", None)  # decode workers (batch JSON runs)
+    stage2 = getattr(pipeline.native, "stage2", None)  # decode workers (JSON runs: batch, daemon)
     if stage2 is not None:
         pipeline.native_barrier = stage2.barrier
         pipeline.native_finish = stage2.finish
@@ -92,8 +101,14 @@ def attach_commit(target: Any, parser: Any, fmt: Any,
     if declines is None:
         parser.native_commit = commit
     else:
+        stage2 = getattr(committer, "stage2", None)
+
         def guarded(parser: Any, txn: Any, record: Any) -> bool:
-            return not declines(txn, record) and commit(parser, txn, record)
+            if declines(txn, record):
+                if stage2 is not None:
+                    stage2.barrier()  # the python engine takes it: after the queued ones
+                return False
+            return commit(parser, txn, record)
 
         parser.native_commit = guarded
     return committer

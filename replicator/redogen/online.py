@@ -56,13 +56,22 @@ class OnlineRing:
         self._start = time.monotonic()
         self._bytes = 0
         self.current: Path | None = None
+        # Called once every thread's first log has a readable header (before that a replicator
+        # started against the ring finds no redo log at all: error 10009).
+        self.on_ready: Callable[[], None] | None = None
+        self._opened: set[int] = set()
 
     def __call__(self, name: str, header: LogHeader) -> OnlineLog:
         ring = self.rings[header.thread]
         path = ring[(header.sequence - self.sc.first_sequence) % len(ring)]
         header.file_number = self.paths.index(path) + 1
         self.current = path
-        return OnlineLog(self, path, name, header)
+        log = OnlineLog(self, path, name, header)
+        if self.on_ready is not None and header.thread not in self._opened:
+            self._opened.add(header.thread)
+            if len(self._opened) == len(self.rings):
+                self.on_ready()
+        return log
 
     def throttle(self, nbytes: int) -> None:
         """Sleep so that redo is produced no faster than the configured rate."""
@@ -123,11 +132,25 @@ class OnlineRun:
         when that takes over ``ready_timeout`` seconds); ``kwargs`` go to generate_online."""
         ready = threading.Event()
         self.results: list[GenerationResult] = []
-        self.thread = threading.Thread(target=lambda: self.results.append(
-            generate_online(sc, out_dir, ready=ready, **kwargs)), daemon=True)
+        self.errors: list[BaseException] = []
+
+        def generate() -> None:
+            try:
+                self.results.append(generate_online(sc, out_dir, ready=ready, **kwargs))
+            except BaseException as e:  # shown by the caller, not lost in a thread
+                self.errors.append(e)
+                raise
+
+        self.thread = threading.Thread(target=generate, daemon=True)
         self.thread.start()
-        if not ready.wait(ready_timeout):
-            raise RuntimeError(f"the online generator was not ready within {ready_timeout} s")
+        deadline = time.monotonic() + ready_timeout
+        while not ready.wait(0.05):
+            if self.errors:
+                raise RuntimeError(f"the online generator failed: {self.errors[0]!r}") from self.errors[0]
+            if not self.thread.is_alive() and not ready.is_set():
+                break  # ended before every thread opened a log: the caller still gets its result
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the online generator was not ready within {ready_timeout} s")
 
     def finish(self, timeout: float) -> GenerationResult:
         """Wait for the end of the generation; its result (RuntimeError if it did not finish)."""
@@ -155,8 +178,9 @@ def generate_online(sc: Scenario, out_dir: str | Path, *, groups: int = 3, rate_
     ring = OnlineRing(sc, out / "online", out / "fra", groups, rate_mb_s)
     engine = Engine(sc, out, keep_expected=with_expected, sink=ring)
     engine.stream.on_lwn_written = on_lwn_written
-    # The checkpoint and config exist before the first redo byte, so a replicator can start
-    # tailing while the "database" runs (``ready`` tells a caller in another thread).
+    # The checkpoint, the config and each thread's first log header exist before the first
+    # LWN, so a replicator can start tailing while the "database" runs (``ready`` tells a
+    # caller in another thread).
     doc = schema.schema_checkpoint(sc, SimpleNamespace(tables=engine.tables, catalog=engine.catalog))
     doc["online-redo"] = [{"group": i + 1, "path": [str(p)]} for i, p in enumerate(ring.paths)]
     doc["db-recovery-file-dest"] = str(out / "fra")
@@ -168,8 +192,7 @@ def generate_online(sc: Scenario, out_dir: str | Path, *, groups: int = 3, rate_
     del reader["redo-log"]
     config_path = out / "OpenLogReplicator.json"
     schema.write_json(config_path, config)
-    if ready is not None:
-        ready.set()
+    ring.on_ready = ready.set if ready is not None else None
     gen = engine.run(close=final_switch)  # without a final switch the last log stays current
     expected_path = None
     if with_expected:

@@ -246,6 +246,9 @@ class Daemon:
 
     def _check_stop_transactions(self) -> None:
         debug = self.source.debug
+        barrier = getattr(self.engine, "native_barrier", None)
+        if debug.stop_transactions and barrier is not None:
+            barrier()  # stage 2 (decode workers): count the transactions it still holds
         if debug.stop_transactions and self.engine.state.transactions >= debug.stop_transactions \
                 and not self.stop_event.is_set():
             log.info("shutdown started - exhausted number of transactions")
@@ -271,7 +274,7 @@ class Daemon:
             output_position = getattr(self.writer, "output_position", None)
             output = output_position() if output_position is not None else None
             sync = getattr(self.writer, "sync", None)
-            if output is not None and sync is not None and self._save_due(snapshot[0], force):
+            if output is not None and sync is not None and self._save_due(snapshot[0], force, snapshot[3]):
                 await asyncio.to_thread(sync)  # the checkpoint must not claim bytes a power loss can take
         self.save_position(snapshot, output, force)
 
@@ -313,8 +316,10 @@ class Daemon:
                         True, header.thread, lwn.first_block)
         self._on_lwn_checkpoint(cp, parser, force=True)
 
-    def _save_due(self, confirmed: Any, force: bool) -> bool:
-        if confirmed is None or confirmed == self._saved:
+    def _save_due(self, confirmed: Any, force: bool, count: int | None = None) -> bool:
+        # Two checkpoint messages of one LWN (its LWN checkpoint and the end of the file) share
+        # a position: the confirmed count tells the later one apart, so the last one is saved.
+        if confirmed is None or (confirmed == self._saved and (count is None or count == self._saved_count)):
             return False
         return force or time.monotonic() - self._last_save >= POLL_SAVE_S
 
@@ -350,7 +355,7 @@ class Daemon:
         """
         confirmed, (scn, idx), _pending, count = snapshot
         with self._save_lock:
-            if count < self._saved_count or not self._save_due(confirmed, force):
+            if count < self._saved_count or not self._save_due(confirmed, force, count):
                 return
             now = time.monotonic()
             header = self.engine.parser.header

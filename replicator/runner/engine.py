@@ -103,6 +103,14 @@ class Engine:
     # The daemon's CheckpointManager, when its per-LWN step may be decided in C (the native
     # record loop's checkpoint step, _daemon_loop.pxi); None: the python step for every LWN.
     checkpoint_manager: Any = None
+    # Native stage 2 (decode/format in worker threads, replicator/native/_stage2.pxi): how many
+    # workers, whether the committer hands over MessageRuns (it needs them for stage 2), and
+    # the merge of everything queued (native_barrier) and the workers' stop (native_finish),
+    # set by replicator.native.engine.attach when workers run.
+    decode_workers: int = 0
+    native_runs: bool = False
+    native_barrier: Any = None
+    native_finish: Any = None
 
     def __init__(self, parser: Parser, fmt: Format, writer: Any, follower: RedoFollower, *,
                  restart_pos: Position = POSITION_ZERO, skip_commit_scn: int = 0,
@@ -176,8 +184,9 @@ class Engine:
         itself (``_tally.pxi``), as :meth:`_on_transaction` counts python's changes."""
         return record.scn <= self.skip_commit_scn
 
-    def _on_native(self, txn: Transaction, messages: list[Message], rows: int) -> None:
-        """A transaction the native engine rendered: _on_transaction's list branch."""
+    def _on_native(self, txn: Transaction, messages: Iterable[Message], rows: int) -> None:
+        """A transaction the native engine rendered: _on_transaction's list branch
+        (``messages`` a list, or a MessageRun with native_runs: stage 2 in worker threads)."""
         self.state.transactions += 1
         self.state.last_scn = txn.commit_scn
         self._stamp(txn, messages, 0)
@@ -204,6 +213,8 @@ class Engine:
         return (seq, lwn, rank, index)
 
     def _on_checkpoint(self, cp: Checkpoint) -> None:
+        if self.native_barrier is not None and (self.output_checkpoints or self.on_checkpoint_hook is not None):
+            self.native_barrier()  # the queued transactions come before the checkpoint and its hook
         unsent = None if self.output_checkpoints else getattr(self.format, "checkpoint_unsent", None)
         if unsent is not None:
             unsent(cp)  # not output (no flag 0x1000): only its effect on later positions
@@ -295,11 +306,26 @@ class Engine:
         frames and analyses them; the per-LWN counters are read from it after each feed, and
         messages are handed to the writer every HANDOFF_MESSAGES and after each feed instead
         of after each LWN."""
+        self._handoff_at = HANDOFF_MESSAGES
+        finish = self.native_finish
+        try:
+            self._parse_raw(items, self.native_barrier or _nothing)
+        except BaseException:
+            if finish is not None:
+                try:
+                    finish()  # stage 2's queued transactions: what one thread had stamped before the error
+                except BaseException:
+                    pass  # the first error is the one reported
+            raise
+        if finish is not None:
+            finish()  # the workers stop (everything was merged at the end of the input)
+
+    def _parse_raw(self, items: queue.Queue, barrier: Callable[[], None]) -> None:
+        """_parse_blocks' loop; ``barrier`` merges what stage 2 holds (a feed's end, a file's end)."""
         current: RedoHeader | None = None
         loop: Any = None
         loop_path = ""
         parser = self.parser
-        self._handoff_at = HANDOFF_MESSAGES
         while True:
             self.state.heartbeat = time.monotonic()
             try:
@@ -307,6 +333,7 @@ class Engine:
             except queue.Empty:
                 continue  # idle, waiting for redo: still alive (the watchdog keeps going)
             if item is None:
+                barrier()
                 self._handoff()
                 return
             header, blocks = item
@@ -321,6 +348,7 @@ class Engine:
                 if loop is not None:
                     self._fed(loop, loop.finish, header)
                     loop = None
+                barrier()  # the file's transactions come before its end (state files, log switch)
                 parser.end_file()
                 if self.tally is not None:
                     self.tally.log_switch("online" if header.is_current_online else "archived",
@@ -334,12 +362,26 @@ class Engine:
                     if parser.on_checkpoint == self._on_checkpoint:
                         loop.set_checkpoint_step(self._on_checkpoint, self._position_format(),
                                                  self.checkpoint_manager if self.on_checkpoint_hook else None,
-                                                 self.on_checkpoint_hook)
+                                                 self._checkpoint_hook())
                 elif blocks.path is not loop_path:
                     loop.set_path(blocks.path)  # an online log's archived copy goes on
                 loop_path = blocks.path
                 self._fed(loop, lambda: loop.feed(blocks.data, blocks.first_block, blocks.count), header)
+                barrier()  # what the feed committed goes out now, not at the next redo
             self._handoff()
+
+    def _checkpoint_hook(self) -> Callable[[Checkpoint, Parser], None] | None:
+        """The hook the native loop's checkpoint step calls when a schema checkpoint is due:
+        with stage 2, after the queued transactions are merged (the hook counts them)."""
+        hook, barrier = self.on_checkpoint_hook, self.native_barrier
+        if hook is None or barrier is None:
+            return hook
+
+        def merged_first(cp: Checkpoint, parser: Parser) -> None:
+            barrier()
+            hook(cp, parser)
+
+        return merged_first
 
     def _fed(self, loop: Any, step: Callable[[], None], header: RedoHeader) -> None:
         """Run ``step`` (a feed or the finish of ``loop``); count the LWNs it analysed as _parse does."""
@@ -382,6 +424,10 @@ class Engine:
                 # Registered under the lock, so a checkpoint never sees a batch half-handed-over.
                 self.confirmations.sent(batch, positions)
                 await asyncio.to_thread(self.writer.write, batch)
+
+
+def _nothing() -> None:
+    """No stage 2: nothing to merge."""
 
 
 def feed(items: Callable[[], Iterable[object]], q: queue.Queue, parser_dead: threading.Event,

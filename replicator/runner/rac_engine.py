@@ -194,6 +194,8 @@ class RacEngine(Engine):
                 if header.next_scn != SCN_NONE:
                     st.bound = max(st.bound, header.next_scn)
                 st.next_pos = (header.sequence + 1, 0)
+                if self.native_barrier is not None:
+                    self.native_barrier()  # stage 2: the merged transactions come before the log switch
                 if self.on_rac_checkpoint is not None:
                     self.on_rac_checkpoint(self.cut_scn, header.next_time, 0, True)  # a log switch
                 if self.on_file_end is not None:
@@ -229,9 +231,29 @@ class RacEngine(Engine):
         return True
 
     def _merge_native(self, stop: threading.Event) -> None:
-        """_merge in C (RacMerge) over LWNs framed in C (ThreadLoop)."""
+        """_merge in C (RacMerge) over LWNs framed in C (ThreadLoop); with stage 2 (decode
+        workers) the workers stop at the end, after the last merge."""
         self._handoff_at = HANDOFF_MESSAGES
-        self.rac_merge.run(self, self.parser, [self.threads[t] for t in sorted(self.threads)], stop)
+        finish = self.native_finish
+        try:
+            self.rac_merge.run(self, self.parser, [self.threads[t] for t in sorted(self.threads)], stop)
+        except BaseException:
+            if finish is not None:
+                try:
+                    finish()  # stage 2's queued transactions: what one thread had stamped before the error
+                except BaseException:
+                    pass  # the first error is the one reported
+            raise
+        if finish is not None:
+            finish()
+
+    def _handoff(self) -> None:
+        """Engine._handoff; with stage 2 the queued transactions are merged first: RacMerge
+        hands over when the merge holds (waiting for a thread's redo) and at a stop. (Within
+        the merge of stage 2 the barrier returns at once.)"""
+        if self.native_barrier is not None:
+            self.native_barrier()
+        Engine._handoff(self)
 
     def _lwn_done(self, st: _Thread) -> None:
         lwn, header = st.lwn, st.header

@@ -46,7 +46,7 @@ def test_demo_command_installs_the_console_script() -> None:
     assert steps[0] == "python3 -m venv .venv" and steps[1].startswith(".venv/bin/pip install")
     assert steps[1].split()[-1] == "." and steps[2] == ".venv/bin/replicator demo"
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    assert project["scripts"]["replicator"] == "replicator.cli:main"
+    assert project["scripts"]["replicator"] == "replicator.cli:console_main"
 
 
 def test_demo_command_runs(tmp_path: Path) -> None:

@@ -50,8 +50,8 @@ def kill_mid_stream(cfg: Path, size: Callable[[], int], total: int, rng: random.
         while size() < target and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.002)
         at = size()
-        proc.send_signal(signal.SIGKILL)
     finally:
+        proc.send_signal(signal.SIGKILL)  # also when size() failed: never leave the daemon running
         _, err = proc.communicate(timeout=30)
     assert "Traceback" not in err, err[-3000:]
     assert proc.returncode == -signal.SIGKILL, f"the daemon ended by itself (rc {proc.returncode}): {err[-3000:]}"

@@ -30,8 +30,10 @@ from replicator.redogen.generate import GenerationResult, generate
 pytestmark = pytest.mark.skipif(not available(), reason="the native extension is not built")
 
 
-def _run(result: GenerationResult, cfg: dict[str, Any], engine: str, work: Path) -> tuple[bytes, dict[str, bytes]]:
-    """Run the offline daemon with ``engine`` in ``work``; its output and state files."""
+def _run(result: GenerationResult, cfg: dict[str, Any], engine: str, work: Path,
+         workers: int = 0) -> tuple[bytes, dict[str, bytes]]:
+    """Run the offline daemon with ``engine`` (and ``workers`` stage-2 decode workers) in
+    ``work``; its output and state files."""
     state = work / "state"
     if not state.exists():
         shutil.copytree(result.checkpoint.parent, state)
@@ -42,7 +44,7 @@ def _run(result: GenerationResult, cfg: dict[str, Any], engine: str, work: Path)
     cfg["source"][0]["debug"] = {"stop-log-switches": len(result.logs)}
     path = work / "daemon.json"
     path.write_text(json.dumps(cfg))
-    env = dict(os.environ, REPLICATOR_ENGINE=engine)
+    env = dict(os.environ, REPLICATOR_ENGINE=engine, REPLICATOR_DECODE_WORKERS=str(workers))
     proc = subprocess.run([sys.executable, "-m", "replicator", "run", "-f", str(path)], env=env,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -52,18 +54,23 @@ def _run(result: GenerationResult, cfg: dict[str, Any], engine: str, work: Path)
 
 
 def _compare(tmp_path: Path, result: GenerationResult, cfg: dict[str, Any], expected: bool = True) -> None:
+    """The python engine, then the native one with 0 and 1 stage-2 decode workers (the worker
+    threads decode and render while the parser thread goes on; the merge keeps commit order)."""
     runs = {}
-    for engine in ("python", "native"):
-        (tmp_path / engine).mkdir()
-        runs[engine] = _run(result, cfg, engine, tmp_path / engine)
-    (py_out, py_state), (nat_out, nat_state) = runs["python"], runs["native"]
-    assert nat_out == py_out, "native and python daemon outputs differ"
+    for engine, workers in (("python", 0), ("native", 0), ("native", 1)):
+        name = f"{engine}{workers}"
+        (tmp_path / name).mkdir()
+        runs[name] = _run(result, cfg, engine, tmp_path / name, workers)
+    py_out, py_state = runs["python0"]
     assert py_out
-    if expected:  # redogen's expectation is OLR JSON
-        assert nat_out == result.expected.read_bytes()
-    assert sorted(nat_state) == sorted(py_state)
-    for name in py_state:
-        assert nat_state[name] == py_state[name], f"state file {name} differs"
+    for name in ("native0", "native1"):
+        nat_out, nat_state = runs[name]
+        assert nat_out == py_out, f"{name} and python daemon outputs differ"
+        if expected:  # redogen's expectation is OLR JSON
+            assert nat_out == result.expected.read_bytes()
+        assert sorted(nat_state) == sorted(py_state)
+        for state in py_state:
+            assert nat_state[state] == py_state[state], f"{name}: state file {state} differs"
 
 
 def test_oltp_native_equals_python(tmp_path: Path) -> None:
@@ -174,9 +181,11 @@ def test_online_groups_native_equals_python(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_sigkill_inside_native_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("workers", [0, 1])
+def test_sigkill_inside_native_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int) -> None:
     """SIGKILLs while the native record loop reads archived logs (several per run): every
-    restart resumes from the confirmed position; 0 lines lost, 0 duplicated."""
+    restart resumes from the confirmed position; 0 lines lost, 0 duplicated. With one decode
+    worker the kills land while stage 2 holds queued transactions."""
     import random
 
     from crash_kills import assert_all_mid_stream, kill_mid_stream, run_to_end
@@ -195,6 +204,7 @@ def test_sigkill_inside_native_reads(tmp_path: Path, monkeypatch: pytest.MonkeyP
         return output.stat().st_size if output.exists() else 0
 
     monkeypatch.setenv("REPLICATOR_ENGINE", "native")  # inherited by the daemons started below
+    monkeypatch.setenv("REPLICATOR_DECODE_WORKERS", str(workers))
     rng = random.Random(18)
     kills = [kill_mid_stream(path, size, len(expected), rng) for _ in range(4)]
     run_to_end(path, size, len(expected))
