@@ -237,7 +237,22 @@ class Engine:
         batch, positions = self._pending, self._positions
         self._pending, self._positions = [], []
         self.state.messages += len(batch)
-        asyncio.run_coroutine_threadsafe(self._batches.put((batch, positions)), self._loop).result()
+        # No round trip to the event loop per batch (it cost the parser thread about half of its
+        # time in the daemon): a slot is taken here and given back when the writer takes the
+        # batch, so at most the queue size of batches wait, as with a bounded queue.
+        while not self._room.acquire(timeout=0.5):
+            if self._writer_task is not None and self._writer_task.done():
+                raise RuntimeError("the writer task ended while messages were being handed to it")
+        self._loop.call_soon_threadsafe(self._batches.put_nowait, (batch, positions))
+
+    def _open_batches(self, size: int) -> asyncio.Task:
+        """The parser-to-writer queue of at most ``size`` waiting batches, and the writer task
+        that drains it (call in the event loop before the parser thread starts)."""
+        self._loop = asyncio.get_running_loop()
+        self._batches = asyncio.Queue()
+        self._room = threading.Semaphore(size)
+        self._writer_task = asyncio.create_task(self._write(self._batches))
+        return self._writer_task
 
     # ----------------------------------------------------------------- threads and tasks
     async def run(self, seq: int, offset: int, stop: threading.Event) -> None:
@@ -246,14 +261,12 @@ class Engine:
         The reader and the parser each run in a thread of their own (blocking I/O and
         CPU-bound work would stall a coroutine's event loop); the writer is a task.
         """
-        self._loop = asyncio.get_running_loop()
-        self._batches = asyncio.Queue(QUEUE_BATCHES)
+        writer = self._open_batches(QUEUE_BATCHES)
         raw = self.block_loop is not None
         lwns: queue.Queue = queue.Queue(QUEUE_BLOCKS if raw else QUEUE_LWNS)
         parser_dead = threading.Event()
         reader = self._loop.run_in_executor(None, feed, lambda: self.follower.follow(seq, offset, raw), lwns,
                                             parser_dead, self.state.errors, None)
-        writer = asyncio.create_task(self._write(self._batches))
         parse = self._parse_blocks if raw else self._parse
         try:
             await self._loop.run_in_executor(None, run_parser, lambda: parse(lwns), self.state.errors, stop,
@@ -419,6 +432,7 @@ class Engine:
             item = await batches.get()
             if item is None:
                 return
+            self._room.release()
             batch, positions = item
             async with self.writer_lock:
                 # Registered under the lock, so a checkpoint never sees a batch half-handed-over.

@@ -101,8 +101,7 @@ class RacEngine(Engine):
 
     async def run_threads(self, starts: dict[int, tuple[int, int]], stop: threading.Event) -> None:
         """Follow every thread from its (sequence, offset) until ``stop``; then drain."""
-        self._loop = asyncio.get_running_loop()
-        self._batches = asyncio.Queue(16)
+        writer = self._open_batches(16)
         parser_dead = threading.Event()
         raw = self.rac_merge is not None  # the native merge: the readers hand over raw blocks
         for t in self.followers:
@@ -112,7 +111,6 @@ class RacEngine(Engine):
         readers = [self._loop.run_in_executor(None, feed, lambda t=t: self.followers[t].follow(*starts[t], raw),
                                               self.threads[t].queue, parser_dead, self.state.errors, stop)
                    for t in self.followers]
-        writer = asyncio.create_task(self._write(self._batches))
         merge = self._merge_native if raw else self._merge
         try:
             await self._loop.run_in_executor(None, run_parser, lambda: merge(stop), self.state.errors, stop,

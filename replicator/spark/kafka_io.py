@@ -88,15 +88,17 @@ def low_offsets(c: Any, parts: list[TP], timeout: float = 5.0) -> dict[TP, int]:
 
 
 def read_range(props: dict[str, str], topic: str, part: int, start: int, end: int,
-               batch_rows: int = 20000, stall_timeout: float = 120.0) -> Iterator[Any]:
-    """Records ``[start, end)`` of one partition as Arrow record batches (Kafka source columns)."""
+               batch_rows: int = 20000, stall_timeout: float = 120.0, c: Any = None) -> Iterator[Any]:
+    """Records ``[start, end)`` of one partition as Arrow record batches (Kafka source columns);
+    with ``c`` (a :func:`consumer`) that consumer is used and left open, else one of its own."""
     import pyarrow as pa
     from confluent_kafka import KafkaError, TopicPartition
 
     schema = pa.schema([("key", pa.binary()), ("value", pa.binary()), ("topic", pa.string()),
                         ("partition", pa.int32()), ("offset", pa.int64()), ("timestamp", pa.timestamp("us", "UTC")),
                         ("timestampType", pa.int32())])
-    c = consumer(props)
+    own = c is None
+    c = consumer(props) if own else c
     try:
         c.assign([TopicPartition(topic, part, start)])
         cols: dict[str, list[Any]] = {n: [] for n in schema.names}
@@ -106,6 +108,9 @@ def read_range(props: dict[str, str], topic: str, part: int, start: int, end: in
             got = False
             for msg in msgs:
                 err = msg.error()
+                if (err is None or err.code() == KafkaError._PARTITION_EOF) and (
+                        msg.partition() != part or msg.topic() != topic):
+                    continue  # a shared consumer's leftover of its previous range
                 if err is not None:
                     if err.code() == KafkaError._PARTITION_EOF:
                         if msg.offset() >= end:
@@ -135,4 +140,7 @@ def read_range(props: dict[str, str], topic: str, part: int, start: int, end: in
                 yield pa.RecordBatch.from_pydict(cols, schema=schema)
                 cols = {n: [] for n in schema.names}
     finally:
-        c.close()
+        if own:
+            c.close()
+        else:
+            c.unassign()

@@ -277,7 +277,7 @@ def fold_table(ev: dict[str, Any], plan: TablePlan, stored: Any, timestamp_code:
             stored_pos[k] = (a, b, c, d)
             stored_idx[k] = i
     trunc = tuple(schema.truncated_at) if schema.truncated_at is not None else None
-    # key -> [chain (local row numbers) or None for a tombstone, pos, op, xid, commit_ts, base key]
+    # key -> [chain (local row numbers) or None for a tombstone, pos, op, xid, commit_ts (us), base key]
     cur: dict[str, list[Any]] = {}
     fresh: list[int] = []
     fresh_keys: list[str | None] = []
@@ -380,8 +380,9 @@ def fold_table(ev: dict[str, Any], plan: TablePlan, stored: Any, timestamp_code:
     for k, e in zip(keys, entries):
         if e is None:
             row = stored_idx[k]
-            for c in ("_commit_scn", "_c_scn", "_c_idx", "_elem", "_op", "_xid", "_commit_ts"):
+            for c in ("_commit_scn", "_c_scn", "_c_idx", "_elem", "_op", "_xid"):
                 meta[c].append(stored[c][row].as_py())
+            meta["_commit_ts"].append(stored["_commit_ts"][row].cast(pa.int64()).as_py())  # microseconds, as ev's
             continue
         p = e[1]
         meta["_commit_scn"].append(p[0])

@@ -271,3 +271,23 @@ def test_packed_events_reach_the_driver_unchanged() -> None:
     assert packed.column("errors").to_pylist() == [1]
     assert unpack(packed).equals(pa.Table.from_batches([events]))
     assert unpack(packed.slice(0, 0)).schema == event_arrow_schema()
+
+
+def test_source_tasks_pack_small_ranges_and_share_large_ones() -> None:
+    """The Python source's tasks: several partitions' small ranges in one task; a large batch in
+    equal tasks, each range read exactly once."""
+    pytest.importorskip("pyspark")
+    from replicator.spark.source import _tasks
+
+    small = _tasks({("t", 0): 0, ("t", 1): 10}, {("t", 0): 5000, ("t", 1): 5010, ("u", 0): 7}, 50_000)
+    assert [t.ranges for t in small] == [[("t", 0, 0, 5000), ("t", 1, 10, 5010), ("u", 0, 0, 7)]]
+    begin = {("t", p): 100 for p in range(3)}
+    stop = {("t", 0): 67_100, ("t", 1): 67_100, ("t", 2): 66_101}
+    tasks = [t.ranges for t in _tasks(begin, stop, 50_000)]
+    sizes = [sum(e - s for _, _, s, e in r) for r in tasks]
+    assert len(tasks) == 5 and max(sizes) - min(sizes) <= 5 and sum(sizes) == 200_001
+    for p in range(3):  # every partition's offsets covered once, in order
+        pieces = [(s, e) for r in tasks for t, q, s, e in r if q == p]
+        assert pieces[0][0] == 100 and pieces[-1][1] == stop[("t", p)]
+        assert all(a[1] == b[0] for a, b in zip(pieces, pieces[1:]))
+    assert _tasks({("t", 0): 5}, {("t", 0): 5}, 10) == []

@@ -58,5 +58,6 @@ def test_mutants_other_formats_streamed(fmt: str, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("REPLICATOR_FUZZ_10K"), reason="manual run: set REPLICATOR_FUZZ_10K=1")
+@pytest.mark.timeout(7500)  # longer than the suite's 900 s per test: its own bound is the 7200 s below
 def test_ten_thousand_mutants(tmp_path: Path) -> None:
     _run(tmp_path, 10_000, seed=12, timeout=7200)
