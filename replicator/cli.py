@@ -128,7 +128,7 @@ def _engine_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--decode-workers", type=int, choices=range(0, 17), default=None, metavar="N",
                         action=_DecodeWorkers,
                         help="native engine: threads formatting committed transactions while the redo "
-                             "is parsed (0: one thread; default: $REPLICATOR_DECODE_WORKERS, else 0)")
+                             "is parsed (0: one thread; default: $REPLICATOR_DECODE_WORKERS, else 1 with 4 cores or more, else 0)")
 
 
 def build_parser() -> argparse.ArgumentParser:
