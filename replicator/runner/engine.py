@@ -319,19 +319,25 @@ class Engine:
         frames and analyses them; the per-LWN counters are read from it after each feed, and
         messages are handed to the writer every HANDOFF_MESSAGES and after each feed instead
         of after each LWN."""
+        self._run_native(lambda: self._parse_raw(items, self.native_barrier or _nothing))
+
+    def _run_native(self, work: Callable[[], None]) -> None:
+        """Run the native parse ``work`` with hand-offs every HANDOFF_MESSAGES, then stop stage
+        2's workers (everything was merged at the end of the input); after an error, what they
+        had rendered is still stamped first, as one thread would have, and the error raised."""
         self._handoff_at = HANDOFF_MESSAGES
         finish = self.native_finish
         try:
-            self._parse_raw(items, self.native_barrier or _nothing)
+            work()
         except BaseException:
             if finish is not None:
                 try:
-                    finish()  # stage 2's queued transactions: what one thread had stamped before the error
+                    finish()
                 except BaseException:
                     pass  # the first error is the one reported
             raise
         if finish is not None:
-            finish()  # the workers stop (everything was merged at the end of the input)
+            finish()
 
     def _parse_raw(self, items: queue.Queue, barrier: Callable[[], None]) -> None:
         """_parse_blocks' loop; ``barrier`` merges what stage 2 holds (a feed's end, a file's end)."""

@@ -22,7 +22,6 @@ SCNs are causal).
 
 from __future__ import annotations
 
-import asyncio
 import queue
 import threading
 import time
@@ -36,7 +35,7 @@ from replicator.redo.merge import restart_entry
 from replicator.redo.online import RedoFollower, read_header
 from replicator.redo.records import Lwn
 from replicator.runner.checkpoint import Position
-from replicator.runner.engine import HANDOFF_MESSAGES, QUEUE_BLOCKS, Engine, feed, run_parser
+from replicator.runner.engine import QUEUE_BLOCKS, Engine, feed, run_parser
 
 QUEUE_LWNS = 64
 
@@ -141,14 +140,8 @@ class RacEngine(Engine):
         while st.lwn is None or st.index >= len(st.lwn.records):
             if st.lwn is not None:
                 self._lwn_done(st)
-            if st.done:
-                return False
-            try:
-                item = st.queue.get_nowait()
-            except queue.Empty:
-                return False
+            item = self._next_item(st)
             if item is None:
-                st.done = True
                 return False
             header, lwn = item
             st.header = header
@@ -199,14 +192,8 @@ class RacEngine(Engine):
                 if self.on_file_end is not None:
                     self.on_file_end(header)
                 continue
-            if st.done:
-                return False
-            try:
-                item = st.queue.get_nowait()
-            except queue.Empty:
-                return False
+            item = self._next_item(st)
             if item is None:
-                st.done = True
                 return False
             header, blocks = item
             if st.header is None or header.sequence != st.header.sequence:
@@ -231,19 +218,8 @@ class RacEngine(Engine):
     def _merge_native(self, stop: threading.Event) -> None:
         """_merge in C (RacMerge) over LWNs framed in C (ThreadLoop); with stage 2 (decode
         workers) the workers stop at the end, after the last merge."""
-        self._handoff_at = HANDOFF_MESSAGES
-        finish = self.native_finish
-        try:
-            self.rac_merge.run(self, self.parser, [self.threads[t] for t in sorted(self.threads)], stop)
-        except BaseException:
-            if finish is not None:
-                try:
-                    finish()  # stage 2's queued transactions: what one thread had stamped before the error
-                except BaseException:
-                    pass  # the first error is the one reported
-            raise
-        if finish is not None:
-            finish()
+        threads = [self.threads[t] for t in sorted(self.threads)]
+        self._run_native(lambda: self.rac_merge.run(self, self.parser, threads, stop))
 
     def _handoff(self) -> None:
         """Engine._handoff; with stage 2 the queued transactions are merged first: RacMerge
@@ -252,6 +228,20 @@ class RacEngine(Engine):
         if self.native_barrier is not None:
             self.native_barrier()
         Engine._handoff(self)
+
+    @staticmethod
+    def _next_item(st: _Thread) -> Any:
+        """The next item of ``st``'s reader, or None when it has none now or has ended (then
+        ``st.done``)."""
+        if st.done:
+            return None
+        try:
+            item = st.queue.get_nowait()
+        except queue.Empty:
+            return None
+        if item is None:
+            st.done = True
+        return item
 
     def _lwn_done(self, st: _Thread) -> None:
         lwn, header = st.lwn, st.header
