@@ -276,31 +276,46 @@ class Engine:
             await writer
             await reader
 
-    def _parse(self, lwns: queue.Queue) -> None:
-        current: RedoHeader | None = None
+    def _queued(self, q: queue.Queue) -> Iterator[tuple[RedoHeader, Any]]:
+        """The reader's items from ``q`` until its end marker (None), the heartbeat kept while
+        waiting for redo (the watchdog sees the parser thread alive)."""
         while True:
             self.state.heartbeat = time.monotonic()
             try:
-                item = lwns.get(timeout=1.0)
+                item = q.get(timeout=1.0)
             except queue.Empty:
-                continue  # idle, waiting for redo: still alive (the watchdog keeps going)
+                continue
             if item is None:
-                self._handoff()
                 return
-            header, lwn = item
+            yield item
+
+    def _enter(self, header: RedoHeader, current: RedoHeader | None) -> bool:
+        """Make ``header`` the parser's (``current`` is the one before); True when it starts a
+        new sequence."""
+        new = current is None or header.sequence != current.sequence
+        if new:
+            self.parser.start_file(header)
+            self.state.sequence = header.sequence
+        self.parser.header = header
+        return new
+
+    def _file_end(self, header: RedoHeader) -> None:
+        """A redo log read to its end: the parser's end of file, the log-switch metric, the hook."""
+        self.parser.end_file()
+        if self.tally is not None:
+            self.tally.log_switch("online" if header.is_current_online else "archived",
+                                  max(0.0, time.time() - self.parser._epoch(header.next_time)))
+        if self.on_file_end is not None:
+            self.on_file_end(header)
+
+    def _parse(self, lwns: queue.Queue) -> None:
+        current: RedoHeader | None = None
+        for header, lwn in self._queued(lwns):
             if header is not current:
-                if current is None or header.sequence != current.sequence:
-                    self.parser.start_file(header)
-                    self.state.sequence = header.sequence
+                self._enter(header, current)
                 current = header
-                self.parser.header = header
             if lwn is None:
-                self.parser.end_file()
-                if self.tally is not None:
-                    self.tally.log_switch("online" if header.is_current_online else "archived",
-                                          max(0.0, time.time() - self.parser._epoch(header.next_time)))
-                if self.on_file_end is not None:
-                    self.on_file_end(header)
+                self._file_end(header)
             else:
                 self.parser.process_lwn(lwn)
                 self.state.lwns += 1
@@ -313,6 +328,7 @@ class Engine:
                     tally.redo_time = self.parser._epoch(lwn.time)
                     tally.checkpoints_out += 1
             self._handoff()
+        self._handoff()
 
     def _parse_blocks(self, items: queue.Queue) -> None:
         """_parse for raw blocks (native engine): one :attr:`block_loop` per sequence checks,
@@ -345,35 +361,17 @@ class Engine:
         loop: Any = None
         loop_path = ""
         parser = self.parser
-        while True:
-            self.state.heartbeat = time.monotonic()
-            try:
-                item = items.get(timeout=1.0)
-            except queue.Empty:
-                continue  # idle, waiting for redo: still alive (the watchdog keeps going)
-            if item is None:
-                barrier()
-                self._handoff()
-                return
-            header, blocks = item
+        for header, blocks in self._queued(items):
             if header is not current:
-                if current is None or header.sequence != current.sequence:
-                    parser.start_file(header)
-                    self.state.sequence = header.sequence
+                if self._enter(header, current):
                     loop = None
                 current = header
-                parser.header = header
             if blocks is None:
                 if loop is not None:
                     self._fed(loop, loop.finish, header)
                     loop = None
                 barrier()  # the file's transactions come before its end (state files, log switch)
-                parser.end_file()
-                if self.tally is not None:
-                    self.tally.log_switch("online" if header.is_current_online else "archived",
-                                          max(0.0, time.time() - parser._epoch(header.next_time)))
-                if self.on_file_end is not None:
-                    self.on_file_end(header)
+                self._file_end(header)
             else:
                 if loop is None:
                     loop = self.block_loop(parser, header, blocks.path, self.follower.settings.verify_checksum,
@@ -388,6 +386,8 @@ class Engine:
                 self._fed(loop, lambda: loop.feed(blocks.data, blocks.first_block, blocks.count), header)
                 barrier()  # what the feed committed goes out now, not at the next redo
             self._handoff()
+        barrier()
+        self._handoff()
 
     def _checkpoint_hook(self) -> Callable[[Checkpoint, Parser], None] | None:
         """The hook the native loop's checkpoint step calls when a schema checkpoint is due:

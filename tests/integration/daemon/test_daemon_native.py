@@ -137,14 +137,24 @@ def test_rac_native_equals_python(tmp_path: Path) -> None:
 def test_sigkill_inside_a_native_stream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """SIGKILLs while the native engine streams one 40,000-row transaction: each restart
     replays it from its begin and drops the messages up to the confirmed index inside it."""
-    import random
-
-    from crash_kills import assert_all_mid_stream, kill_mid_stream, run_to_end
-    from fixture_configs import fast_offline_config, write_config
+    from fixture_configs import fast_offline_config
 
     result = generate(workloads.huge_transaction(40_000), tmp_path / "gen")
     cfg = fast_offline_config(result)
     cfg["memory"] = {"min-mb": 32, "max-mb": 32}
+    monkeypatch.setenv("REPLICATOR_ENGINE", "native")  # inherited by the daemons started below
+    _kill_and_finish(tmp_path, result, cfg, seed=14, kills=3, grow=(0.05, 0.25))
+
+
+def _kill_and_finish(tmp_path: Path, result: GenerationResult, cfg: dict[str, Any], *, seed: int, kills: int,
+                     grow: tuple[float, float] = (0.02, 0.12)) -> None:
+    """SIGKILL the daemon ``kills`` times, each asserted mid-stream, then run it to the end:
+    the output must equal the uninterrupted run's (0 lines lost, 0 duplicated)."""
+    import random
+
+    from crash_kills import assert_all_mid_stream, kill_mid_stream, run_to_end
+    from fixture_configs import write_config
+
     path = write_config(tmp_path, cfg, "offline.json")
     expected = result.expected.read_bytes()
     output = result.output
@@ -152,11 +162,10 @@ def test_sigkill_inside_a_native_stream(tmp_path: Path, monkeypatch: pytest.Monk
     def size() -> int:
         return output.stat().st_size if output.exists() else 0
 
-    monkeypatch.setenv("REPLICATOR_ENGINE", "native")  # inherited by the daemons started below
-    rng = random.Random(14)
-    kills = [kill_mid_stream(path, size, len(expected), rng, grow=(0.05, 0.25)) for _ in range(3)]
+    rng = random.Random(seed)
+    done = [kill_mid_stream(path, size, len(expected), rng, grow=grow) for _ in range(kills)]
     run_to_end(path, size, len(expected))
-    assert_all_mid_stream(kills)
+    assert_all_mid_stream(done)
     assert output.read_bytes() == expected, "output after the crashes differs from the uninterrupted run"
 
 
@@ -186,30 +195,16 @@ def test_sigkill_inside_native_reads(tmp_path: Path, monkeypatch: pytest.MonkeyP
     """SIGKILLs while the native record loop reads archived logs (several per run): every
     restart resumes from the confirmed position; 0 lines lost, 0 duplicated. With one decode
     worker the kills land while stage 2 holds queued transactions."""
-    import random
-
-    from crash_kills import assert_all_mid_stream, kill_mid_stream, run_to_end
-    from fixture_configs import fast_offline_config, write_config
+    from fixture_configs import fast_offline_config
 
     sc = workloads.oltp(seed=18, target_bytes=6 << 20)
     sc.log_blocks = 2048
     result = generate(sc, tmp_path / "gen")
     cfg = fast_offline_config(result)
     cfg.setdefault("state", {})["interval-mb"] = 1  # restart points inside the logs, not only at switches
-    path = write_config(tmp_path, cfg, "offline.json")
-    expected = result.expected.read_bytes()
-    output = result.output
-
-    def size() -> int:
-        return output.stat().st_size if output.exists() else 0
-
     monkeypatch.setenv("REPLICATOR_ENGINE", "native")  # inherited by the daemons started below
     monkeypatch.setenv("REPLICATOR_DECODE_WORKERS", str(workers))
-    rng = random.Random(18)
-    kills = [kill_mid_stream(path, size, len(expected), rng) for _ in range(4)]
-    run_to_end(path, size, len(expected))
-    assert_all_mid_stream(kills)
-    assert output.read_bytes() == expected, "output after the crashes differs from the uninterrupted run"
+    _kill_and_finish(tmp_path, result, cfg, seed=18, kills=4)
 
 
 # Counters and gauges a finished run determines (no clocks, no memory): equal between engines.
