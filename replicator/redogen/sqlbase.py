@@ -1,0 +1,181 @@
+"""The SQL compiler's state and the parts every statement family shares.
+
+:class:`CompilerBase` holds the tables, the sessions (one per RAC node and autonomous depth)
+and the timeline of events; it resolves names (:meth:`~CompilerBase._lookup`), keeps each
+session's undo for ``ROLLBACK`` and statement-level rollback (:meth:`~CompilerBase._mark`,
+:meth:`~CompilerBase._restore`), and writes commit/rollback events. The statement families are
+mixins over it: DML (:mod:`~replicator.redogen.sqldml`), DDL (:mod:`~replicator.redogen.sqlddl`),
+PL/SQL (:mod:`~replicator.redogen.sqlplsql`); :mod:`~replicator.redogen.sqlscript` drives them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from replicator.redogen.scenario import Event
+from replicator.redogen.sqlexpr import RUNTIME, SYNTAX, Node, Parser, SqlError, call, evaluate
+from replicator.redogen.sqlschema import Checkpoint
+from replicator.redogen.sqltables import Table, scenario_value
+
+
+@dataclass(slots=True)
+class Session:
+    """A database session: its undo of the open transaction and its savepoints."""
+
+    id: int
+    thread: int
+    undo: list[Any] = field(default_factory=list)  # (table, key, old row | None, new key | None)
+    savepoints: dict[str, int] = field(default_factory=dict)
+    active: bool = False  # a transaction is open (row changes since the last commit/rollback)
+
+
+@dataclass(slots=True)
+class Proc:
+    """A local procedure of a PL/SQL block."""
+
+    params: list[str]
+    body: list[Any]
+    autonomous: bool
+    decls: list[tuple[str, Node | None]]
+
+
+class Return(Exception):
+    """RETURN from a procedure."""
+
+
+class CompilerBase:
+    """The compiler's state (tables, sessions, the timeline) and what every statement family uses."""
+
+    def __init__(self, schema: Checkpoint | None = None, owner: str = "OLR_TEST", strict: bool = False):
+        self.schema = schema
+        self.strict = strict  # raise on a statement the database would refuse, instead of skipping it
+        self.warnings: list[str] = []
+        self.owner = owner
+        self.tables: dict[str, Table] = {}
+        self.initial: list[Table] = []
+        self.events: list[Event] = []
+        self.sessions: dict[tuple[int, int], Session] = {}
+        self.node = 1
+        self.nodes: set[int] = set()
+        self.depth = 0
+        self.started = False
+        self.auto_start = False
+        self.ended = False
+        self.define = True
+        self.line = 0
+        self.pending_wait = 0.0
+        self.skipped: list[int] = []  # lines of statements skipped (substitution variables)
+
+    # -- sessions and events
+    def _session(self) -> Session:
+        key = (self.node, self.depth)
+        s = self.sessions.get(key)
+        if s is None:
+            s = self.sessions[key] = Session(len(self.sessions) + 1, self.node)
+        return s
+
+    def _event(self, e: Event) -> None:
+        if not self.started:
+            raise SqlError(f"{e.op} before the start marker (FIXTURE_SCN_START) is not supported: a scenario "
+                           "starts with empty tables", SYNTAX, self.line)
+        if self.nodes:
+            e.thread = self.node
+        if self.pending_wait:
+            e.wait, self.pending_wait = self.pending_wait, 0.0
+        self.events.append(e)
+
+    def _table(self, name: str, line: int) -> Table:
+        t = self.tables.get(name)
+        if t is None:
+            raise SqlError(f"ORA-00942: table {name} does not exist", RUNTIME, line)
+        return t
+
+    # -- statements
+    def _statement(self, p: Parser, env: dict[str, Any], procs: dict[str, Proc]) -> None:
+        """Run one SQL statement (the dispatcher, :class:`~replicator.redogen.sqlscript.Compiler`)."""
+        raise NotImplementedError
+
+    def _lookup(self, env: dict[str, Any], row: dict[str, Any] | None = None, table: Table | None = None):
+        def lookup(name: str, line: int) -> Any:
+            base = name.rsplit(".", 1)[-1] if "." in name else name
+            if row is not None and table is not None:
+                if base in row or any(c.name == base for c in table.columns):
+                    return row.get(base)
+            if name in env:
+                return env[name]
+            if name in ("SYSDATE", "SYSTIMESTAMP"):
+                return call(name, [], line)
+            raise SqlError(f"ORA-00904: {name}: invalid identifier", RUNTIME, line)
+        return lookup
+
+    def _where(self, p: Parser) -> Node | None:
+        return p.expr() if p.accept("WHERE") else None
+
+    def _matches(self, table: Table, cond: Node | None, env: dict[str, Any]) -> list[tuple[Any, dict[str, Any]]]:
+        if cond is None:
+            return list(table.rows.items())
+        return [(k, r) for k, r in list(table.rows.items()) if evaluate(cond, self._lookup(env, r, table)) is True]
+
+    def _key_values(self, table: Table, row: dict[str, Any]) -> dict[str, Any]:
+        names = table.primary_key or [c.name for c in table.columns]
+        return {n: scenario_value(table.column(n, 0), row[n]) for n in names}
+
+    def _commit(self) -> None:
+        s = self._session()
+        if self.started and (s.active or s.savepoints):
+            self._event(Event("commit", session=s.id))
+        s.undo.clear()
+        s.savepoints.clear()
+        s.active = False
+
+    def _rollback(self) -> None:
+        s = self._session()
+        self._undo(s, 0)
+        if self.started and (s.active or s.savepoints):
+            self._event(Event("rollback", session=s.id))
+        s.savepoints.clear()
+        s.active = False
+
+    def _rollback_to(self, name: str, line: int) -> None:
+        s = self._session()
+        if name not in s.savepoints:
+            raise SqlError(f"ORA-01086: savepoint {name} never established in this session", RUNTIME, line)
+        self._undo(s, s.savepoints[name])
+        for other in [k for k, v in s.savepoints.items() if v > s.savepoints[name]]:
+            del s.savepoints[other]
+        self._event(Event("rollback_to", session=s.id, name=name.lower()))
+
+    @staticmethod
+    def _undo(s: Session, mark: int) -> None:
+        while len(s.undo) > mark:
+            table, key, old, new_key = s.undo.pop()
+            if old is None:
+                table.rows.pop(key, None)
+            else:
+                if new_key is not None and new_key != key:
+                    table.rows.pop(new_key, None)
+                table.rows[key] = old
+
+    def _mark(self) -> tuple[int, dict[tuple[int, int], tuple[int, bool]], float]:
+        """Where the timeline and every session's undo are now (see :meth:`_restore`)."""
+        return len(self.events), {k: (len(s.undo), s.active) for k, s in self.sessions.items()}, self.pending_wait
+
+    def _restore(self, mark: tuple[int, dict[tuple[int, int], tuple[int, bool]], float]) -> None:
+        """Undo what ran since ``mark``, as Oracle's statement-level rollback does: the changes
+        are undone and their events dropped (OLR's output does not show a rolled-back statement)."""
+        del self.events[mark[0]:]
+        for key, s in self.sessions.items():
+            undo_len, active = mark[1].get(key, (0, False))
+            self._undo(s, undo_len)
+            s.active = active
+        self.pending_wait = mark[2]
+
+    # -- DDL
+    def _ddl_event(self, e: Event) -> None:
+        s = self._session()
+        if s.active:  # DDL commits the open transaction first
+            self._commit()
+        e.session = s.id
+        self._event(e)
+
