@@ -18,13 +18,14 @@ from replicator.errors import ConfigError
 from replicator.redogen.coltypes import ColumnType, encode_value, make_column, parse_type
 from replicator.redogen.ddl import DDL_OPS, Catalog
 from replicator.redogen.emit import Emitter, TxnRedo
-from replicator.redogen.encode import CHARSET_IDS
+from replicator.redogen.encode import can_encode
 from replicator.redogen.ids import Xid
 from replicator.redogen.rows import Row, TableState
 from replicator.redogen.scenario import Event, Scenario, SessionSpec
 from replicator.redogen.txnstate import Txn
 from replicator.redogen.undo import UndoSpace
 from replicator.redogen.writer import ArchivedLog, RedoStream, SinkFactory
+from replicator.values.charset import CHARSET_IDS
 
 
 @dataclass(slots=True)
@@ -46,7 +47,7 @@ class Engine:
 
         self.sc = sc
         self.keep = keep_expected
-        self.charsets = (CHARSET_IDS[sc.nls_charset], CHARSET_IDS[sc.nls_ncharset])
+        self.charsets = (_charset_id(sc.nls_charset), _charset_id(sc.nls_ncharset))
         v23 = sc.compat >= 0x17000000
         undo_afn, undo_rfile, data_rfile = (23, 0, 24) if v23 else (4, 4, 7)
         self.tables = self._build_tables(data_rfile)
@@ -205,3 +206,11 @@ class Engine:
             self.cluster.select(e, self.session(e.session).thread, e.session in self.txns)
         handler = getattr(self.catalog if e.op in DDL_OPS else self.ops, e.op)
         handler(e)
+
+
+def _charset_id(name: str) -> int:
+    """The id of a character set redogen can write text in (error 10042 otherwise)."""
+    cid = CHARSET_IDS.get(name.upper())
+    if cid is None or not can_encode(cid):
+        raise ConfigError(f"character set {name!r} is not supported by redogen", 10042)
+    return cid

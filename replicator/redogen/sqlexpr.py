@@ -14,18 +14,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
 from typing import Any, Final, NamedTuple
 
 from replicator.errors import ConfigError
+from replicator.redogen.encode import convert_text, decode_text
 
 # Error codes of the SQL script compiler (block 3038x).
 SYNTAX: Final = 30380  # statement outside the supported subset, or malformed
 EXPRESSION: Final = 30381  # expression, function or value outside the subset
 RUNTIME: Final = 30382  # no such table/column, key violation, value does not fit
 SCHEMA: Final = 30383  # schema checkpoint missing or without the script's table
+
+# The database character set (Oracle id) of the script being compiled: text values are held as
+# the characters the database stores (:func:`replicator.redogen.encode.decode_text`), so bytes
+# that are no character of the set (``UTL_RAW.CAST_TO_VARCHAR2`` of any bytes) pass through.
+DB_CHARSET: ContextVar[int] = ContextVar("DB_CHARSET", default=873)
 
 
 class SqlError(ConfigError):
@@ -737,15 +744,11 @@ def _hextoraw(args: list[Any], line: int) -> bytes | None:
 
 
 def _cast_to_varchar2(args: list[Any], line: int) -> str | None:
+    """The bytes as VARCHAR2, unconverted: Oracle stores them as they are in any character set."""
     raw = args[0] if isinstance(args[0], bytes) or args[0] is None else _hextoraw(args, line)
     if raw is None:
         return None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise SqlError("UTL_RAW.CAST_TO_VARCHAR2: the bytes are not UTF-8; redogen writes character values "
-                       "in the database character set only (no pass-through of other encodings)",
-                       EXPRESSION, line) from None
+    return decode_text(raw, DB_CHARSET.get()) or None
 
 
 def _to_char(args: list[Any], line: int) -> str | None:
@@ -795,7 +798,8 @@ _FIXED: Final[dict[str, tuple[int, int, Callable[[list[Any], int], Any]]]] = {
     "COALESCE": (1, 99, lambda a, n: next((v for v in a if v is not None), None)),
     "HEXTORAW": (1, 1, _hextoraw),
     "RAWTOHEX": (1, 1, lambda a, n: None if a[0] is None else to_text(a[0])),
-    "UTL_RAW.CAST_TO_RAW": (1, 1, lambda a, n: None if a[0] is None else (to_text(a[0]) or "").encode("utf-8")),
+    "UTL_RAW.CAST_TO_RAW": (1, 1, lambda a, n: None if a[0] is None else convert_text(to_text(a[0]) or "",
+                                                                                      DB_CHARSET.get())),
     "UTL_RAW.CAST_TO_VARCHAR2": (1, 1, _cast_to_varchar2),
     "TO_CHAR": (1, 2, _to_char),
     "TO_NCHAR": (1, 1, lambda a, n: to_text(a[0])),

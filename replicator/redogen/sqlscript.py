@@ -34,20 +34,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from replicator.redogen.encode import can_encode
 from replicator.redogen.scenario import Event, Scenario
 from replicator.redogen.sqlbase import Proc
 from replicator.redogen.sqlddl import DdlStatements
 from replicator.redogen.sqldml import DmlStatements
-from replicator.redogen.sqlexpr import RUNTIME, SYNTAX, Parser, SqlError, tokenize
+from replicator.redogen.sqlexpr import DB_CHARSET, RUNTIME, SCHEMA, SYNTAX, Parser, SqlError, tokenize
 from replicator.redogen.sqlplsql import PlsqlBlocks
 from replicator.redogen.sqlschema import Checkpoint, load_checkpoint
 from replicator.redogen.sqltables import copy_table, logged_supplemental
+from replicator.values.charset import CHARSET_IDS
 
 _SQLPLUS: Final = frozenset({"SET", "EXIT", "QUIT", "PROMPT", "SPOOL", "WHENEVER", "COLUMN", "COL", "DEFINE",
                              "UNDEFINE", "SHOW", "REM", "REMARK", "CONNECT", "CONN", "VARIABLE", "VAR", "PAUSE",
                              "TTITLE", "BTITLE", "BREAK", "COMPUTE", "CLEAR", "TIMING", "ACCEPT", "HOST",
                              "DISCONNECT", "DESC", "DESCRIBE"})
-_MARKER_RE: Final = re.compile(r"--\s*@(\w+)")
+_MARKER_RE: Final = re.compile(r"--\s*@(\w+)(.*)")
 _SUBST_RE: Final = re.compile(r"&&?[A-Za-z_]")
 
 
@@ -82,7 +84,7 @@ def split_script(text: str) -> list[Chunk]:
             if stripped.startswith("--"):
                 m = _MARKER_RE.match(stripped)
                 if m:
-                    out.append(Chunk("marker", m[1].upper(), no))
+                    out.append(Chunk("marker", f"{m[1]} {m[2].strip()}".strip().upper(), no))
                 continue
             word = re.match(r"[A-Za-z_@]*", stripped)
             first = word.group().upper() if word else ""
@@ -146,11 +148,18 @@ class Compiler(PlsqlBlocks, DmlStatements, DdlStatements):
 
     def __init__(self, schema: Checkpoint | None = None, owner: str = "OLR_TEST", strict: bool = False):
         super().__init__(schema, schema_owner(schema) or owner, strict)
+        self.charset = schema.nls_charset if schema is not None else "AL32UTF8"
 
     # -- driving
     def run(self, text: str) -> None:
         """Compile a whole script."""
-        chunks = split_script(text)
+        token = DB_CHARSET.set(CHARSET_IDS.get(self.charset.upper(), 873))
+        try:
+            self._run_chunks(split_script(text))
+        finally:
+            DB_CHARSET.reset(token)
+
+    def _run_chunks(self, chunks: list[Chunk]) -> None:
         self.auto_start = not any("FIXTURE_SCN_START" in c.text for c in chunks if c.kind == "plsql")
         for chunk in chunks:
             if self.ended:
@@ -174,11 +183,14 @@ class Compiler(PlsqlBlocks, DmlStatements, DdlStatements):
     def _chunk(self, chunk: Chunk) -> None:
         self.line = chunk.line
         if chunk.kind == "marker":
-            if chunk.text.startswith("NODE") and chunk.text[4:].isdigit():
-                self.node = int(chunk.text[4:])
+            words = chunk.text.split()
+            if words[0].startswith("NODE") and words[0][4:].isdigit():
+                self.node = int(words[0][4:])
                 self.nodes.add(self.node)
-            elif chunk.text == "MID_SWITCH" and self.started:
+            elif words[0] == "MID_SWITCH" and self.started:
                 self._event(Event("switch", session=self._session().id))
+            elif words[0] == "TAG":
+                self._tag(words[1:])
             return
         if chunk.kind == "sqlplus":
             words = chunk.text.upper().split()
@@ -220,9 +232,24 @@ class Compiler(PlsqlBlocks, DmlStatements, DdlStatements):
             self.warnings.append(f"{exc.message} (in: {chunk.head}): the statement is skipped, as the database "
                                  "refused it")
 
+    def _tag(self, words: list[str]) -> None:
+        """``-- @TAG word ...``: a word naming a character set is the database's (the script
+        was run on such a database); a schema checkpoint's own character set wins. Others
+        (``rac``...) say nothing the compiler uses."""
+        for word in words:
+            cid = CHARSET_IDS.get(word)
+            if cid is None or word in ("AL16UTF16",):
+                continue
+            if not can_encode(cid):
+                raise SqlError(f"@TAG {word}: redogen cannot write text in character set {word}", SCHEMA, self.line)
+            if self.schema is None:
+                self.charset = word
+                DB_CHARSET.set(cid)
+
     def scenario(self, name: str = "TEST") -> Scenario:
         """The compiled scenario."""
-        sc = Scenario(tables=[t.spec() for t in self.initial], timeline=list(self.events), name=name)
+        sc = Scenario(tables=[t.spec() for t in self.initial], timeline=list(self.events), name=name,
+                      nls_charset=self.charset)
         if self.schema is not None:
             sc.name = self.schema.database or name
             sc.database = self.schema.context or sc.database

@@ -8,6 +8,7 @@ scenario files use.
 
 from __future__ import annotations
 
+import re
 import struct
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal, localcontext
@@ -15,9 +16,12 @@ from typing import Any
 
 from replicator import events as ev
 from replicator.redogen.coltypes import ColumnType, parse_type
+from replicator.redogen.encode import convert_text, decode_text
 from replicator.redogen.scenario import ColumnSpec, TableSpec
 from replicator.redogen.sqlexpr import (
-    EXPRESSION, RUNTIME, Interval, Node, OraTime, SqlError, compare, to_number, to_text)
+    DB_CHARSET, EXPRESSION, RUNTIME, Interval, Node, OraTime, SqlError, compare, to_number, to_text)
+
+_ESCAPED = re.compile("[\udc80-\udcff]")  # bytes passed through (encode.decode_text)
 
 # ---------------------------------------------------------------------------------------------
 # tables
@@ -151,7 +155,12 @@ def coerce(col: Column, value: Any, line: int) -> Any:
         if not text:
             return None
         if code != ev.TYPE_CLOB:
-            size = len(text.encode("utf-16-be")) if ct.charset_form == 2 else len(text.encode("utf-8"))
+            if ct.charset_form == 2:  # bytes that are no character become U+FFFD in the national set
+                text = _ESCAPED.sub("\ufffd", text)
+                size = len(text.encode("utf-16-be"))
+            else:  # the client's conversion: '?' for a character the database set does not have
+                data = convert_text(text, DB_CHARSET.get())
+                text, size = decode_text(data, DB_CHARSET.get()), len(data)
             if size > ct.length:
                 raise SqlError(f"ORA-12899: value too large for column {col.name} (actual: {size}, maximum: "
                                f"{ct.length})", RUNTIME, line)
