@@ -11,10 +11,12 @@ PL/SQL (:mod:`~replicator.redogen.sqlplsql`); :mod:`~replicator.redogen.sqlscrip
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from replicator.redogen.scenario import Event
-from replicator.redogen.sqlexpr import RUNTIME, SYNTAX, Node, Parser, SqlError, call, evaluate
+from replicator.redogen.sqlexpr import (
+    EXPRESSION, NOT_FOUND, RUNTIME, SYNTAX, Node, Parser, SqlError, call, evaluate, to_number)
 from replicator.redogen.sqlschema import Checkpoint
 from replicator.redogen.sqltables import Table, scenario_value
 
@@ -42,6 +44,39 @@ class Proc:
 
 class Return(Exception):
     """RETURN from a procedure."""
+
+
+@dataclass(slots=True)
+class Collection:
+    """A PL/SQL collection (associative array, nested table, VARRAY): index -> value."""
+
+    items: dict[Any, Any] = field(default_factory=dict)
+
+    @staticmethod
+    def key(index: Any, line: int) -> Any:
+        if isinstance(index, str):
+            return index
+        n = to_number(index, line)
+        if n is None:
+            raise SqlError("ORA-06502: NULL index value", RUNTIME, line)
+        return int(n)
+
+    def get(self, index: Any, line: int) -> Any:
+        """``v(i)``: NO_DATA_FOUND (ORA-01403) for a missing element."""
+        k = self.key(index, line)
+        if k not in self.items:
+            raise SqlError(f"ORA-01403: no data found (element {k})", RUNTIME, line)
+        return self.items[k]
+
+    def attribute(self, name: str, line: int) -> Any:
+        """``v.COUNT``, ``v.FIRST``, ``v.LAST``."""
+        keys = sorted(self.items)
+        if name == "COUNT":
+            return Decimal(len(keys))
+        if name in ("FIRST", "LAST"):
+            return None if not keys else Decimal(keys[0 if name == "FIRST" else -1])
+        raise SqlError(f"collection attribute {name} is not supported (COUNT, FIRST, LAST, EXISTS)", EXPRESSION,
+                       line)
 
 
 class CompilerBase:
@@ -97,8 +132,19 @@ class CompilerBase:
         raise NotImplementedError
 
     def _lookup(self, env: dict[str, Any], row: dict[str, Any] | None = None, table: Table | None = None):
+        """Names in an expression: a PL/SQL record's field (``r.col``) or collection attribute
+        (``v.COUNT``), a column of ``row``, a PL/SQL variable; ``v(i)`` is a collection element."""
         def lookup(name: str, line: int) -> Any:
-            base = name.rsplit(".", 1)[-1] if "." in name else name
+            base = name
+            if "." in name:
+                qual, base = name.rsplit(".", 1)
+                rec = env.get(qual)
+                if isinstance(rec, dict):
+                    if base not in rec:
+                        raise SqlError(f"PLS-00302: component {base} must be declared", RUNTIME, line)
+                    return rec[base]
+                if isinstance(rec, Collection):
+                    return rec.attribute(base, line)
             if row is not None and table is not None:
                 if base in row or any(c.name == base for c in table.columns):
                     return row.get(base)
@@ -107,7 +153,29 @@ class CompilerBase:
             if name in ("SYSDATE", "SYSTIMESTAMP"):
                 return call(name, [], line)
             raise SqlError(f"ORA-00904: {name}: invalid identifier", RUNTIME, line)
+
+        def element(name: str, args: list[Any], line: int) -> Any:
+            coll = env.get(name)
+            if isinstance(coll, Collection) and len(args) == 1:
+                return coll.get(args[0], line)
+            if "." in name:
+                qual, method = name.rsplit(".", 1)
+                coll = env.get(qual)
+                if isinstance(coll, Collection) and method == "EXISTS" and len(args) == 1:
+                    return coll.key(args[0], line) in coll.items
+            return NOT_FOUND
+        lookup.element = element  # type: ignore[attr-defined]  # read by sqlexpr.evaluate
         return lookup
+
+    @staticmethod
+    def _name_list(p: Parser) -> list[str]:
+        """``(a, b, ...)``."""
+        p.expect("(")
+        out = [p.ident()]
+        while p.accept(","):
+            out.append(p.ident())
+        p.expect(")")
+        return out
 
     def _where(self, p: Parser) -> Node | None:
         return p.expr() if p.accept("WHERE") else None

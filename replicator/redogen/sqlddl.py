@@ -164,15 +164,6 @@ class DdlStatements(CompilerBase):
                 p.i += 1
         return mode, start, step, cache
 
-    @staticmethod
-    def _name_list(p: Parser) -> list[str]:
-        p.expect("(")
-        out = [p.ident()]
-        while p.accept(","):
-            out.append(p.ident())
-        p.expect(")")
-        return out
-
     def _partitioning(self, p: Parser, table: Table) -> None:
         p.expect("BY")
         kind = p.ident()

@@ -192,6 +192,7 @@ def to_number(v: Any, line: int = 0) -> Decimal | None:
 # expressions: tuples (tag, ...) built by Parser, read by evaluate()
 
 Node = tuple
+NOT_FOUND: Final = object()  # a lookup's ``element(name, args, line)`` found no collection of that name
 
 
 class Parser:
@@ -348,7 +349,9 @@ class Parser:
             name += "." + self.ident()
         if self.accept("("):
             args: list[Node] = []
-            if not self.at(")"):
+            if name == "COUNT" and self.accept("*"):
+                args.append(("lit", "*"))
+            elif not self.at(")"):
                 args.append(self.expr())
                 while self.accept(","):
                     args.append(self.expr())
@@ -542,7 +545,13 @@ def evaluate(node: Node, lookup: Lookup) -> Any:
         n = to_number(v, node[2])
         return None if n is None else n.copy_negate()
     if tag == "call":
-        return call(node[1], [evaluate(a, lookup) for a in node[2]], node[3])
+        args = [evaluate(a, lookup) for a in node[2]]
+        element = getattr(lookup, "element", None)  # PL/SQL collections: v(i), v.EXISTS(i)
+        if element is not None:
+            found = element(node[1], args, node[3])
+            if found is not NOT_FOUND:
+                return found
+        return call(node[1], args, node[3])
     if tag == "and":
         a = evaluate(node[1], lookup)
         if a is False:

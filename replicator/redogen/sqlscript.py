@@ -271,6 +271,8 @@ class Compiler(PlsqlBlocks, DmlStatements, DdlStatements):
             self._update(p, env)
         elif word == "DELETE":
             self._delete(p, env)
+        elif word == "MERGE":
+            self._merge(p, env)
         elif word == "COMMIT":
             p.i += 1
             p.accept("WORK")
@@ -297,7 +299,7 @@ class Compiler(PlsqlBlocks, DmlStatements, DdlStatements):
         elif word in ("DROP", "TRUNCATE"):
             self._drop_truncate(p, t.line)
         else:
-            p.fail(f"statement {word or t.text!r} is not supported (supported: INSERT, UPDATE, DELETE, COMMIT, "
+            p.fail(f"statement {word or t.text!r} is not supported (supported: INSERT, UPDATE, DELETE, MERGE, COMMIT, "
                    "ROLLBACK, SAVEPOINT, CREATE/ALTER/DROP/TRUNCATE TABLE, PL/SQL blocks)")
 
 
