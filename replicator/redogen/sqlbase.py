@@ -39,7 +39,8 @@ class Proc:
     params: list[str]
     body: list[Any]
     autonomous: bool
-    decls: list[tuple[str, Node | None]]
+    decls: list[tuple[str, Node | None, str]]  # (name, initial value, type name)
+    handlers: list[tuple[list[str], list[Any]]] = field(default_factory=list)  # EXCEPTION WHEN names THEN body
 
 
 class Return(Exception):

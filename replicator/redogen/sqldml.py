@@ -235,6 +235,8 @@ class DmlStatements(Queries):
         p.expect("(")
         on = p.expr()
         p.expect(")")
+        if not p.at("WHEN"):
+            p.fail("MERGE needs WHEN MATCHED THEN UPDATE and/or WHEN NOT MATCHED THEN INSERT")
         sets: list[tuple[str, Node]] | None = None
         upd_where = del_where = ins_where = None
         ins_names: list[str] | None = None

@@ -137,6 +137,18 @@ class Interval:
         return f"{sign}{days} {secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}.{frac:09d}"
 
 
+@dataclass(frozen=True, slots=True)
+class EmptyLob:
+    """``EMPTY_CLOB()`` / ``EMPTY_BLOB()``: a LOB of length 0, which is not NULL."""
+
+    blob: bool = False
+
+    @property
+    def marker(self) -> str:
+        """How scenario files spell it (:data:`replicator.redogen.lobs.EMPTY_MARKERS`)."""
+        return "EMPTY_BLOB()" if self.blob else "EMPTY_CLOB()"
+
+
 def number_text(d: Decimal) -> str:
     """TO_CHAR of a NUMBER as Oracle writes it by default (``.5``, ``-1``, ``100``)."""
     if d == 0:
@@ -167,6 +179,8 @@ def to_text(v: Any) -> str | None:
         return v.text(6 if v.kind != "DATE" else 0)
     if isinstance(v, Interval):
         return v.text()
+    if isinstance(v, EmptyLob):
+        return ""
     raise SqlError(f"cannot convert {v!r} to text", EXPRESSION)
 
 
@@ -839,7 +853,8 @@ def call(name: str, args: list[Any], line: int = 0) -> Any:
     if name in _NONDETERMINISTIC:
         raise SqlError(f"{name}: its value depends on the database run; write a literal instead", EXPRESSION, line)
     if name in ("EMPTY_CLOB", "EMPTY_BLOB"):
-        raise SqlError(f"{name}(): an empty (non-NULL) LOB is not supported by redogen", EXPRESSION, line)
+        _arity(name, args, 0, 0, line)
+        return EmptyLob(name == "EMPTY_BLOB")
     spec = _FIXED.get(name)
     if spec is None:
         raise SqlError(f"function {name} is not supported (supported: {', '.join(sorted(_FIXED))})", EXPRESSION, line)

@@ -1,23 +1,51 @@
-"""PL/SQL of the SQL compiler: blocks, declarations, control flow and local procedures.
+"""PL/SQL of the SQL compiler: blocks, declarations, control flow, local procedures, cursors,
+collections and exception handlers.
 
 A block is parsed into a small tree of statements (:meth:`PlsqlBlocks._statements`) and run
 against the compiler's tables (:meth:`PlsqlBlocks._run`); SQL statements inside it go through
-the same statement dispatcher as top-level ones.
+the same statement dispatcher as top-level ones. A SQL statement that fails is rolled back alone
+(Oracle's statement-level rollback) and raises its ORA- error, which an ``EXCEPTION`` handler
+of an enclosing block may catch; unhandled, it fails the whole top-level block.
 """
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from typing import Any, Final
 
-from replicator.redogen.sqlbase import CompilerBase, Proc, Return
-from replicator.redogen.sqlexpr import RUNTIME, EXPRESSION, Node, Parser, SqlError, Token, evaluate, to_number
+from replicator.redogen.sqlbase import Collection, Proc, Return
+from replicator.redogen.sqldml import DmlStatements
+from replicator.redogen.sqlexpr import RUNTIME, EXPRESSION, Node, Parser, SqlError, Token, evaluate, to_number, to_text
+from replicator.redogen.sqlquery import Query
 
 _SLEEPS: Final = frozenset({"DBMS_SESSION.SLEEP", "DBMS_LOCK.SLEEP", "SYS.DBMS_SESSION.SLEEP"})
+# Predefined PL/SQL exceptions and the Oracle error each stands for.
+EXCEPTIONS: Final = {"DUP_VAL_ON_INDEX": 1, "NO_DATA_FOUND": 1403, "TOO_MANY_ROWS": 1422, "ZERO_DIVIDE": 1476,
+                     "INVALID_NUMBER": 1722, "VALUE_ERROR": 6502}
+_ORA_RE: Final = re.compile(r"ORA-(\d{5})")
+_SQL_START: Final = ("INSERT", "UPDATE", "DELETE", "MERGE", "COMMIT", "ROLLBACK", "SAVEPOINT")
 
 
-class PlsqlBlocks(CompilerBase):
-    """``[DECLARE] BEGIN ... END;`` blocks and what runs inside them."""
+class _Exit(Exception):
+    """EXIT from the innermost loop."""
+
+
+class Cursor:
+    """A declared cursor: its query (run when a FOR loop opens it)."""
+
+    def __init__(self, query: Query):
+        self.query = query
+
+
+def ora_code(exc: SqlError) -> int:
+    """The Oracle error number a refused statement raised (0 when it names none)."""
+    m = _ORA_RE.search(exc.message)
+    return int(m[1]) if m else 0
+
+
+class PlsqlBlocks(DmlStatements):
+    """``[DECLARE] BEGIN ... [EXCEPTION ...] END;`` blocks and what runs inside them."""
 
     def _block(self, p: Parser, env: dict[str, Any], procs: dict[str, Proc]) -> None:
         """``[DECLARE ...] BEGIN ... END;`` run with a copy of the enclosing scope."""
@@ -25,16 +53,56 @@ class PlsqlBlocks(CompilerBase):
         if p.accept("DECLARE"):
             self._declarations(p, env, procs)
         p.expect("BEGIN")
+        body, handlers = self._body(p)
+        p.accept(";")
+        self._run_handled(body, handlers, env, procs)
+
+    def _body(self, p: Parser) -> tuple[list[Any], list[tuple[list[str], list[Any]]]]:
+        """Statements up to ``END [name]``, with the ``EXCEPTION WHEN ... THEN`` handlers."""
         body = self._statements(p, ("END", "EXCEPTION"))
-        if p.at("EXCEPTION"):
-            p.fail("EXCEPTION handlers are not supported")
+        handlers: list[tuple[list[str], list[Any]]] = []
+        if p.accept("EXCEPTION"):
+            while p.accept("WHEN"):
+                names = [p.ident()]
+                while p.accept("OR"):
+                    names.append(p.ident())
+                for n in names:
+                    if n != "OTHERS" and n not in EXCEPTIONS:
+                        p.fail(f"exception {n} is not supported (OTHERS, {', '.join(EXCEPTIONS)})")
+                p.expect("THEN")
+                handlers.append((names, self._statements(p, ("WHEN", "END"))))
         p.expect("END")
         if p.tok.kind == "id":
             p.i += 1
-        p.accept(";")
-        self._run(body, env, procs)
+        return body, handlers
+
+    def _run_handled(self, body: list[Any], handlers: list[tuple[list[str], list[Any]]], env: dict[str, Any],
+                     procs: dict[str, Proc]) -> None:
+        if not handlers:
+            self._run(body, env, procs)
+            return
+        depth = self.depth
+        try:
+            self._run(body, env, procs)
+        except SqlError as exc:
+            if exc.code != RUNTIME:
+                raise
+            code = ora_code(exc)
+            for names, arm in handlers:
+                if "OTHERS" in names or any(EXCEPTIONS[n] == code for n in names if n != "OTHERS"):
+                    self.depth = depth
+                    scope = dict(env)
+                    scope["SQLCODE"] = Decimal(-code if code else -1)
+                    scope["SQLERRM"] = exc.message.split(": ", 1)[1] if exc.message.startswith("line ") else \
+                        exc.message
+                    self._run(arm, scope, procs)
+                    for k in env:
+                        env[k] = scope[k]
+                    return
+            raise
 
     def _declarations(self, p: Parser, env: dict[str, Any], procs: dict[str, Proc]) -> None:
+        types: set[str] = set()
         while not p.at("BEGIN"):
             if p.tok.kind == "eof":
                 p.fail("BEGIN expected")
@@ -45,7 +113,7 @@ class PlsqlBlocks(CompilerBase):
                     while True:
                         params.append(p.ident())
                         p.accept("IN")
-                        self._skip_type(p)
+                        self._type(p)
                         if p.accept("DEFAULT") or p.accept(":="):
                             p.fail("parameter defaults are not supported")
                         if not p.accept(","):
@@ -54,7 +122,7 @@ class PlsqlBlocks(CompilerBase):
                 if not p.accept("IS"):
                     p.expect("AS")
                 autonomous = False
-                decls: list[tuple[str, Node | None]] = []
+                decls: list[tuple[str, Node | None, str]] = []
                 while not p.at("BEGIN"):
                     if p.accept("PRAGMA"):
                         if p.ident() != "AUTONOMOUS_TRANSACTION":
@@ -68,33 +136,59 @@ class PlsqlBlocks(CompilerBase):
                     if p.tok.kind == "eof":
                         p.fail("BEGIN expected")
                 p.expect("BEGIN")
-                body = self._statements(p, ("END", "EXCEPTION"))
-                if p.at("EXCEPTION"):
-                    p.fail("EXCEPTION handlers are not supported")
-                p.expect("END")
-                if p.tok.kind == "id":
-                    p.i += 1
+                body, handlers = self._body(p)
                 p.expect(";")
-                procs[name] = Proc(params, body, autonomous, decls)
-            elif p.at("FUNCTION", "CURSOR", "TYPE"):
-                p.fail(f"{p.tok.text} declarations are not supported")
+                procs[name] = Proc(params, body, autonomous, decls, handlers)
+            elif p.accept("TYPE"):
+                types.add(p.ident())  # TABLE OF / VARRAY(n) OF ...: a collection type
+                p.expect("IS")
+                if not p.at("TABLE", "VARRAY", "VARYING"):
+                    p.fail("TYPE declarations other than collections (TABLE OF, VARRAY) are not supported")
+                while not p.accept(";"):
+                    if p.tok.kind == "eof":
+                        p.fail("';' expected")
+                    p.i += 1
+            elif p.accept("CURSOR"):
+                name = p.ident()
+                if p.at("("):
+                    p.fail("cursor parameters are not supported")
+                p.expect("IS")
+                env[name] = Cursor(self._query(p))
+                p.expect(";")
+            elif p.at("FUNCTION"):
+                p.fail("FUNCTION declarations are not supported")
             else:
-                name, node = self._variable(p)
-                env[name] = None if node is None else evaluate(node, self._lookup(env))
+                name, node, type_name = self._variable(p)
+                env[name] = self._initial(node, type_name, types, env)
 
-    def _variable(self, p: Parser) -> tuple[str, Node | None]:
+    def _initial(self, node: Node | None, type_name: str, types: set[str], env: dict[str, Any]) -> Any:
+        """A variable's first value: a collection type's constructor, or the expression."""
+        if type_name in types:
+            coll = Collection()
+            if node is not None:
+                if node[0] != "call" or node[1] != type_name:
+                    raise SqlError(f"a {type_name} starts from its constructor {type_name}(...)", EXPRESSION)
+                for n, arg in enumerate(node[2], 1):
+                    coll.items[n] = evaluate(arg, self._lookup(env))
+            return coll
+        return None if node is None else evaluate(node, self._lookup(env))
+
+    def _variable(self, p: Parser) -> tuple[str, Node | None, str]:
         name = p.ident()
         p.accept("CONSTANT")
-        self._skip_type(p)
+        type_name = self._type(p)
         node = None
         if p.accept(":=") or p.accept("DEFAULT"):
             node = p.expr()
         p.expect(";")
-        return name, node
+        return name, node, type_name
 
     @staticmethod
-    def _skip_type(p: Parser) -> None:
-        p.ident()
+    def _type(p: Parser) -> str:
+        """Skip a type (``NUMBER(10)``, ``t.col%TYPE``...); its first name."""
+        name = p.ident()
+        while p.accept("."):
+            p.ident()
         if p.accept("%"):
             p.ident()
         if p.accept("("):
@@ -102,6 +196,7 @@ class PlsqlBlocks(CompilerBase):
                 p.i += 1
         while p.at("NOT", "NULL"):
             p.i += 1
+        return name
 
     def _statements(self, p: Parser, stop: tuple[str, ...]) -> list[Any]:
         """Parse PL/SQL statements up to one of ``stop`` (not consumed) into a small tree."""
@@ -112,26 +207,32 @@ class PlsqlBlocks(CompilerBase):
                 p.fail(f"{' or '.join(stop)} expected")
             line = t.line
             if p.accept("FOR"):
+                out.append(self._for(p, line))
+            elif p.accept("FORALL"):
                 var = p.ident()
                 p.expect("IN")
-                reverse = p.accept("REVERSE")
-                lo = p._concat()
-                p.expect("..")
-                hi = p._concat()
-                p.expect("LOOP")
-                body = self._statements(p, ("END",))
-                p.expect("END")
-                p.expect("LOOP")
-                p.expect(";")
-                out.append(("for", var, lo, hi, reverse, body, line))
+                if p.accept("INDICES"):
+                    p.expect("OF")
+                    bounds: Any = ("indices", p.ident())
+                else:
+                    lo = p._concat()
+                    p.expect("..")
+                    bounds = (lo, p._concat())
+                if p.accept("SAVE"):
+                    p.expect("EXCEPTIONS")
+                if not p.at("INSERT", "UPDATE", "DELETE", "MERGE"):
+                    p.fail("FORALL runs one INSERT, UPDATE, DELETE or MERGE")
+                out.append(("forall", var, bounds, self._sql_tokens(p), line))
             elif p.accept("WHILE"):
                 cond = p.expr()
                 p.expect("LOOP")
-                body = self._statements(p, ("END",))
-                p.expect("END")
-                p.expect("LOOP")
+                out.append(("while", cond, self._loop_body(p), line))
+            elif p.accept("LOOP"):
+                out.append(("while", ("lit", True), self._loop_body(p, opened=True), line))
+            elif p.accept("EXIT"):
+                cond = p.expr() if p.accept("WHEN") else ("lit", True)
                 p.expect(";")
-                out.append(("while", cond, body, line))
+                out.append(("exit", cond, line))
             elif p.accept("IF"):
                 arms = []
                 cond = p.expr()
@@ -154,90 +255,162 @@ class PlsqlBlocks(CompilerBase):
             elif p.at("NULL") and p.peek().text == ";":
                 p.i += 2
             elif p.at("DECLARE", "BEGIN"):
-                start = p.i
-                depth = 0
-                while True:  # find the block's extent; it is parsed again when run
-                    if p.tok.kind == "eof":
-                        p.fail("END expected")
-                    if p.at("BEGIN"):
-                        depth += 1
-                    elif p.at("END") and p.peek().text not in ("LOOP", "IF"):
-                        depth -= 1
-                        if depth == 0:
-                            p.i += 1
-                            if p.tok.kind == "id":
-                                p.i += 1
-                            p.expect(";")
-                            break
-                    p.i += 1
-                out.append(("block", p.toks[start:p.i] + [Token("eof", "", p.tok.line)], line))
+                out.append(("block", self._block_tokens(p), line))
             elif p.at("RETURN") and p.peek().text == ";":
                 p.i += 2
                 out.append(("return", line))
+            elif p.accept("RAISE"):
+                name = "" if p.at(";") else p.ident()
+                if name and name not in EXCEPTIONS:
+                    p.fail(f"RAISE {name}: only the predefined exceptions are supported")
+                p.expect(";")
+                out.append(("raise", name, line))
             elif p.at("EXECUTE"):
                 p.fail("EXECUTE IMMEDIATE after the start marker is not supported")
-            elif p.at("INSERT", "UPDATE", "DELETE", "COMMIT", "ROLLBACK", "SAVEPOINT"):
-                start = p.i
-                depth = 0
-                while not (depth == 0 and p.at(";")):
-                    if p.tok.kind == "eof":
-                        p.fail("';' expected")
-                    depth += p.at("(") - p.at(")")
-                    p.i += 1
-                out.append(("sql", p.toks[start:p.i] + [Token("eof", "", p.tok.line)], line))
-                p.i += 1
-            elif t.kind == "id" and p.peek().text == ":=":
-                p.i += 2
-                out.append(("set", t.text, p.expr(), line))
+            elif p.at("SELECT"):
+                query = self._query(p, into=True)
+                if not query.into:
+                    p.fail("a SELECT in PL/SQL needs INTO")
                 p.expect(";")
+                out.append(("select", query, line))
+            elif p.at(*_SQL_START):
+                out.append(("sql", self._sql_tokens(p), line))
             elif t.kind == "id":
-                name = t.text
-                p.i += 1
-                while p.accept("."):
-                    name += "." + p.ident()
-                args: list[Node] = []
-                if p.accept("("):
-                    if not p.at(")"):
-                        args.append(p.expr())
-                        while p.accept(","):
-                            args.append(p.expr())
-                    p.expect(")")
-                p.expect(";")
-                out.append(("call", name, args, line))
+                out.append(self._call_or_assignment(p, line))
             else:
                 p.fail(f"unexpected {t.text!r} in a PL/SQL block")
         return out
 
+    def _for(self, p: Parser, line: int) -> tuple[Any, ...]:
+        """``FOR i IN [REVERSE] a..b LOOP``, ``FOR r IN (SELECT ...) LOOP``, ``FOR r IN cursor LOOP``."""
+        var = p.ident()
+        p.expect("IN")
+        if p.at("(") and p.peek().text == "SELECT":
+            p.i += 1
+            query: Any = self._query(p)
+            p.expect(")")
+            p.expect("LOOP")
+            return ("cursor_for", var, query, self._loop_body(p), line)
+        if p.tok.kind == "id" and p.peek().text == "LOOP":
+            name = p.ident()
+            p.expect("LOOP")
+            return ("cursor_for", var, name, self._loop_body(p), line)
+        reverse = p.accept("REVERSE")
+        lo = p._concat()
+        p.expect("..")
+        hi = p._concat()
+        p.expect("LOOP")
+        return ("for", var, lo, hi, reverse, self._loop_body(p), line)
+
+    def _loop_body(self, p: Parser, opened: bool = True) -> list[Any]:
+        body = self._statements(p, ("END",))
+        p.expect("END")
+        p.expect("LOOP")
+        if p.tok.kind == "id":
+            p.i += 1  # loop label
+        p.expect(";")
+        return body
+
+    @staticmethod
+    def _sql_tokens(p: Parser) -> list[Token]:
+        """The tokens of one SQL statement (up to its ';'), parsed again when it runs."""
+        start = p.i
+        depth = 0
+        while not (depth == 0 and p.at(";")):
+            if p.tok.kind == "eof":
+                p.fail("';' expected")
+            depth += p.at("(") - p.at(")")
+            p.i += 1
+        toks = p.toks[start:p.i] + [Token("eof", "", p.tok.line)]
+        p.i += 1
+        return toks
+
+    @staticmethod
+    def _block_tokens(p: Parser) -> list[Token]:
+        """A nested block's tokens (parsed again when it runs)."""
+        start = p.i
+        depth = 0
+        while True:
+            if p.tok.kind == "eof":
+                p.fail("END expected")
+            if p.at("BEGIN", "CASE"):  # a CASE expression ends with END too
+                depth += 1
+            elif p.at("END") and p.peek().text not in ("LOOP", "IF"):
+                depth -= 1
+                if depth == 0:
+                    p.i += 1
+                    if p.tok.kind == "id":
+                        p.i += 1
+                    p.expect(";")
+                    break
+                if p.peek().text == "CASE":  # END CASE of a CASE statement
+                    p.i += 1
+            p.i += 1
+        return p.toks[start:p.i] + [Token("eof", "", p.tok.line)]
+
+    def _call_or_assignment(self, p: Parser, line: int) -> tuple[Any, ...]:
+        """``name := e;``, ``v(i) := e;``, ``r.f := e;`` or a procedure call ``name[(args)];``."""
+        name = p.ident()
+        while p.accept("."):
+            name += "." + p.ident()
+        args: list[Node] = []
+        if p.accept("("):
+            if not p.at(")"):
+                args.append(p.expr())
+                while p.accept(","):
+                    args.append(p.expr())
+            p.expect(")")
+        if p.accept(":="):
+            value = p.expr()
+            p.expect(";")
+            if len(args) > 1:
+                p.fail("one index expected")
+            return ("set", name, args[0] if args else None, value, line)
+        p.expect(";")
+        return ("call", name, args, line)
+
+    # -- running
     def _run(self, body: list[Any], env: dict[str, Any], procs: dict[str, Proc]) -> None:
         for st in body:
             self.line = st[-1]
             kind = st[0]
             if kind == "sql":
-                self._statement(Parser(st[1]), env, procs)
+                self._atomic(lambda st=st: self._statement(Parser(st[1]), env, procs))
             elif kind == "set":
-                if st[1] not in env:
-                    raise SqlError(f"PLS-00201: identifier {st[1]} must be declared", RUNTIME, st[3])
-                env[st[1]] = evaluate(st[2], self._lookup(env))
+                self._assign(st, env)
             elif kind == "for":
                 lo = to_number(evaluate(st[2], self._lookup(env)), st[6])
                 hi = to_number(evaluate(st[3], self._lookup(env)), st[6])
                 if lo is None or hi is None:
                     raise SqlError("FOR loop bounds are NULL", RUNTIME, st[6])
                 rng = range(int(lo), int(hi) + 1)
-                for i in reversed(rng) if st[4] else rng:
-                    inner = dict(env)
-                    inner[st[1]] = Decimal(i)
-                    self._run(st[5], inner, procs)
-                    for k in env:  # assignments to outer variables survive the iteration
-                        if k != st[1]:
-                            env[k] = inner[k]
+                self._loop(st[1], [Decimal(i) for i in (reversed(rng) if st[4] else rng)], st[5], env, procs)
+            elif kind == "cursor_for":
+                query = st[2]
+                if isinstance(query, str):
+                    cursor = env.get(query)
+                    if not isinstance(cursor, Cursor):
+                        raise SqlError(f"PLS-00201: cursor {query} must be declared", RUNTIME, st[4])
+                    query = cursor.query
+                names, rows = self._atomic(lambda q=query: self._run_query(q, env))  # read before the loop runs
+                self._loop(st[1], [dict(zip(names, r, strict=True)) for r in rows], st[3], env, procs)
+            elif kind == "forall":
+                self._forall(st, env, procs)
+            elif kind == "select":
+                self._atomic(lambda st=st: self._select_into(st[1], env))
             elif kind == "while":
                 guard = 0
-                while evaluate(st[1], self._lookup(env)) is True:
-                    guard += 1
-                    if guard > 1_000_000:
-                        raise SqlError("WHILE loop runs over a million times", RUNTIME, st[3])
-                    self._run(st[2], env, procs)
+                try:
+                    while evaluate(st[1], self._lookup(env)) is True:
+                        guard += 1
+                        if guard > 1_000_000:
+                            raise SqlError("loop runs over a million times", RUNTIME, st[3])
+                        self._run(st[2], env, procs)
+                except _Exit:
+                    pass
+            elif kind == "exit":
+                if evaluate(st[1], self._lookup(env)) is True:
+                    raise _Exit()
             elif kind == "if":
                 for cond, arm in st[1]:
                     if evaluate(cond, self._lookup(env)) is True:
@@ -249,10 +422,121 @@ class PlsqlBlocks(CompilerBase):
                 self._block(Parser(st[1]), env, procs)
             elif kind == "return":
                 raise Return()
+            elif kind == "raise":
+                if not st[1]:
+                    if "SQLERRM" not in env:
+                        raise SqlError("RAISE; outside an exception handler", RUNTIME, st[2])
+                    raise SqlError(str(env["SQLERRM"]), RUNTIME, st[2])
+                raise SqlError(f"ORA-{EXCEPTIONS[st[1]]:05d}: {st[1]}", RUNTIME, st[2])
             elif kind == "call":
                 self._call(st[1], st[2], env, procs, st[3])
 
+    def _atomic(self, run: Any) -> Any:
+        """Run one SQL statement; when it fails, its changes are undone (statement-level rollback)."""
+        mark = self._mark()
+        try:
+            return run()
+        except SqlError as exc:
+            if exc.code == RUNTIME:
+                self._restore(mark)
+            raise
+
+    def _loop(self, var: str, values: list[Any], body: list[Any], env: dict[str, Any], procs: dict[str, Proc]) -> None:
+        try:
+            for value in values:
+                inner = dict(env)
+                inner[var] = value
+                try:
+                    self._run(body, inner, procs)
+                finally:
+                    for k in env:  # assignments to outer variables survive the iteration
+                        if k != var:
+                            env[k] = inner[k]
+        except _Exit:
+            pass
+
+    def _assign(self, st: tuple[Any, ...], env: dict[str, Any]) -> None:
+        _, name, index, node, line = st
+        value = evaluate(node, self._lookup(env))
+        if index is not None:
+            coll = env.get(name)
+            if not isinstance(coll, Collection):
+                raise SqlError(f"PLS-00201: collection {name} must be declared", RUNTIME, line)
+            coll.items[coll.key(evaluate(index, self._lookup(env)), line)] = value
+            return
+        if "." in name:
+            qual, field_name = name.rsplit(".", 1)
+            rec = env.get(qual)
+            if isinstance(rec, dict):
+                rec[field_name] = value
+                return
+        if name not in env:
+            raise SqlError(f"PLS-00201: identifier {name} must be declared", RUNTIME, line)
+        env[name] = value
+
+    def _select_into(self, q: Query, env: dict[str, Any]) -> None:
+        """``SELECT ... [BULK COLLECT] INTO targets``: NO_DATA_FOUND / TOO_MANY_ROWS as Oracle raises them."""
+        names, rows = self._run_query(q, env)
+        if q.bulk:
+            for n, target in enumerate(q.into):
+                coll = env.get(target)
+                if not isinstance(coll, Collection):
+                    raise SqlError(f"BULK COLLECT INTO {target}: not a collection", RUNTIME, q.line)
+                coll.items = {i: (dict(zip(names, r, strict=True)) if len(q.into) == 1 and len(names) > 1 else r[n])
+                              for i, r in enumerate(rows, 1)}
+            return
+        if not rows:
+            raise SqlError("ORA-01403: no data found", RUNTIME, q.line)
+        if len(rows) > 1:
+            raise SqlError("ORA-01422: exact fetch returns more than requested number of rows", RUNTIME, q.line)
+        if len(q.into) == 1 and len(names) > 1:  # a %ROWTYPE record
+            env[q.into[0]] = dict(zip(names, rows[0], strict=True))
+            return
+        if len(q.into) != len(names):
+            raise SqlError(f"ORA-{'00947: not enough' if len(q.into) > len(names) else '00913: too many'} values",
+                           RUNTIME, q.line)
+        for target, value in zip(q.into, rows[0], strict=True):
+            self._assign(("set", target, None, ("lit", value), q.line), env)
+
+    def _forall(self, st: tuple[Any, ...], env: dict[str, Any], procs: dict[str, Proc]) -> None:
+        """``FORALL i IN a..b | INDICES OF v dml;``: one bulk execution. An INSERT ... VALUES
+        becomes one array insert of every iteration's row (redo 11.11, as a bulk bind writes
+        it); other statements run once per index."""
+        _, var, bounds, toks, line = st
+        if bounds[0] == "indices":
+            coll = env.get(bounds[1])
+            if not isinstance(coll, Collection):
+                raise SqlError(f"INDICES OF {bounds[1]}: not a collection", RUNTIME, line)
+            indices = [Decimal(k) for k in sorted(coll.items)]
+        else:
+            lo = to_number(evaluate(bounds[0], self._lookup(env)), line)
+            hi = to_number(evaluate(bounds[1], self._lookup(env)), line)
+            if lo is None or hi is None:
+                raise SqlError("FORALL bounds are NULL", RUNTIME, line)
+            indices = [Decimal(i) for i in range(int(lo), int(hi) + 1)]
+        p = Parser(toks)
+        if p.at("INSERT") and any(t.text == "VALUES" for t in toks if t.kind == "id"):
+            p.expect("INSERT")
+            p.expect("INTO")
+            table = self._table(p.ident(), line)
+            if p.tok.kind == "id" and p.tok.text != "VALUES":
+                p.i += 1
+            names = self._name_list(p) if p.at("(") else None
+            p.expect("VALUES")
+            exprs = self._value_list(p)
+            rows = []
+            for i in indices:
+                lookup = self._lookup({**env, var: i})
+                rows.append([evaluate(n, lookup) for n in exprs])
+            if rows:
+                self._atomic(lambda: self._insert_rows(table, names, rows, env, line))
+            return
+        for i in indices:
+            self._atomic(lambda i=i: self._statement(Parser(toks), {**env, var: i}, procs))
+
     def _call(self, name: str, args: list[Node], env: dict[str, Any], procs: dict[str, Proc], line: int) -> None:
+        if name.startswith("DBMS_OUTPUT."):
+            return  # its arguments are not evaluated: nothing the redo shows depends on them
         values = [evaluate(a, self._lookup(env)) for a in args]
         if name in _SLEEPS:
             secs = to_number(values[0], line) if values else None
@@ -260,8 +544,18 @@ class PlsqlBlocks(CompilerBase):
                 raise SqlError(f"{name} needs a number of seconds", RUNTIME, line)
             self.pending_wait += float(secs)
             return
-        if name.startswith("DBMS_OUTPUT."):
-            return
+        if name == "RAISE_APPLICATION_ERROR":
+            code = to_number(values[0], line) if values else None
+            if code is None or not -20999 <= code <= -20000:
+                raise SqlError("ORA-21000: RAISE_APPLICATION_ERROR takes an error number -20000..-20999", RUNTIME,
+                               line)
+            raise SqlError(f"ORA{int(code):06d}: {to_text(values[1]) if len(values) > 1 else ''}", RUNTIME, line)
+        if "." in name:
+            qual, method = name.rsplit(".", 1)
+            coll = env.get(qual)
+            if isinstance(coll, Collection):
+                self._collection_method(coll, method, values, line)
+                return
         proc = procs.get(name)
         if proc is None:
             raise SqlError(f"procedure {name} is not supported or not declared", EXPRESSION, line)
@@ -269,12 +563,12 @@ class PlsqlBlocks(CompilerBase):
             raise SqlError(f"PLS-00306: wrong number of arguments in call to {name}", RUNTIME, line)
         scope = dict(env)
         scope.update(zip(proc.params, values, strict=True))
-        for var, node in proc.decls:
-            scope[var] = None if node is None else evaluate(node, self._lookup(scope))
+        for var, node, type_name in proc.decls:
+            scope[var] = self._initial(node, type_name, set(), scope)
         if proc.autonomous:
             self.depth += 1
         try:
-            self._run(proc.body, scope, procs)
+            self._run_handled(proc.body, proc.handlers, scope, procs)
         except Return:
             pass
         finally:
@@ -288,4 +582,21 @@ class PlsqlBlocks(CompilerBase):
             if k not in proc.params:
                 env[k] = scope[k]
 
-
+    @staticmethod
+    def _collection_method(coll: Collection, method: str, values: list[Any], line: int) -> None:
+        """``v.EXTEND[(n)]``, ``v.DELETE[(i)]``, ``v.TRIM[(n)]``."""
+        if method == "EXTEND":
+            top = max((k for k in coll.items if isinstance(k, int)), default=0)
+            for n in range(int(to_number(values[0], line) or 1) if values else 1):
+                coll.items[top + n + 1] = None
+        elif method == "DELETE":
+            if values:
+                coll.items.pop(coll.key(values[0], line), None)
+            else:
+                coll.items.clear()
+        elif method == "TRIM":
+            for _ in range(int(to_number(values[0], line) or 1) if values else 1):
+                if coll.items:
+                    coll.items.pop(max(coll.items))
+        else:
+            raise SqlError(f"collection method {method} is not supported (EXTEND, DELETE, TRIM)", EXPRESSION, line)

@@ -19,7 +19,7 @@ from replicator.redogen.coltypes import ColumnType, parse_type
 from replicator.redogen.encode import convert_text, decode_text
 from replicator.redogen.scenario import ColumnSpec, TableSpec
 from replicator.redogen.sqlexpr import (
-    DB_CHARSET, EXPRESSION, RUNTIME, Interval, Node, OraTime, SqlError, compare, to_number, to_text)
+    DB_CHARSET, EXPRESSION, RUNTIME, EmptyLob, Interval, Node, OraTime, SqlError, compare, to_number, to_text)
 
 _ESCAPED = re.compile("[\udc80-\udcff]")  # bytes passed through (encode.decode_text)
 
@@ -136,6 +136,11 @@ def coerce(col: Column, value: Any, line: int) -> Any:
     if value is None or value == "" or value == b"":
         return None
     code = ct.type_code
+    if isinstance(value, EmptyLob):
+        if code not in (ev.TYPE_CLOB, ev.TYPE_BLOB):
+            raise SqlError(f"ORA-00932: inconsistent datatypes: {col.name} {col.type} takes no {value.marker}",
+                           RUNTIME, line)
+        return value
     if code == ev.TYPE_NUMBER:
         n = to_number(value.text(0) if isinstance(value, OraTime) else value, line)
         assert n is not None
@@ -228,6 +233,8 @@ def scenario_value(col: Column, v: Any) -> Any:
         return v.text(0 if v.kind == "DATE" else 9)
     if isinstance(v, Interval):
         return v.text()
+    if isinstance(v, EmptyLob):
+        return v.marker
     raise SqlError(f"{col.name}: cannot write {v!r}", EXPRESSION)
 
 

@@ -73,7 +73,7 @@ def test_datetime_and_interval_literals() -> None:
 
 
 @pytest.mark.parametrize("text, code", [
-    ("SYSDATE", EXPRESSION), ("FOO(1)", EXPRESSION), ("EMPTY_CLOB()", EXPRESSION), ("1 / 0", RUNTIME),
+    ("SYSDATE", EXPRESSION), ("FOO(1)", EXPRESSION), ("EMPTY_CLOB(1)", EXPRESSION), ("1 / 0", RUNTIME),
     ("TO_DATE('2025-13-01', 'YYYY-MM-DD')", RUNTIME), ("TO_NUMBER('abc')", RUNTIME), ("(1 + ", SYNTAX),
 ])
 def test_expression_errors_are_coded(text: str, code: int) -> None:
