@@ -49,13 +49,17 @@ class PlsqlBlocks(DmlStatements):
 
     def _block(self, p: Parser, env: dict[str, Any], procs: dict[str, Proc]) -> None:
         """``[DECLARE ...] BEGIN ... END;`` run with a copy of the enclosing scope."""
-        env, procs = dict(env), dict(procs)
-        if p.accept("DECLARE"):
-            self._declarations(p, env, procs)
+        outer, env, procs = env, dict(env), dict(procs)
+        declared = self._declarations(p, env, procs) if p.accept("DECLARE") else set()
         p.expect("BEGIN")
         body, handlers = self._body(p)
         p.accept(";")
-        self._run_handled(body, handlers, env, procs)
+        try:
+            self._run_handled(body, handlers, env, procs)
+        finally:  # assignments to the enclosing block's variables stay
+            for k in outer:
+                if k not in declared:
+                    outer[k] = env[k]
 
     def _body(self, p: Parser) -> tuple[list[Any], list[tuple[list[str], list[Any]]]]:
         """Statements up to ``END [name]``, with the ``EXCEPTION WHEN ... THEN`` handlers."""
@@ -101,8 +105,10 @@ class PlsqlBlocks(DmlStatements):
                     return
             raise
 
-    def _declarations(self, p: Parser, env: dict[str, Any], procs: dict[str, Proc]) -> None:
+    def _declarations(self, p: Parser, env: dict[str, Any], procs: dict[str, Proc]) -> set[str]:
+        """Declare the block's types, cursors, procedures and variables; the names declared."""
         types: set[str] = set()
+        declared: set[str] = set()
         while not p.at("BEGIN"):
             if p.tok.kind == "eof":
                 p.fail("BEGIN expected")
@@ -154,12 +160,15 @@ class PlsqlBlocks(DmlStatements):
                     p.fail("cursor parameters are not supported")
                 p.expect("IS")
                 env[name] = Cursor(self._query(p))
+                declared.add(name)
                 p.expect(";")
             elif p.at("FUNCTION"):
                 p.fail("FUNCTION declarations are not supported")
             else:
                 name, node, type_name = self._variable(p)
                 env[name] = self._initial(node, type_name, types, env)
+                declared.add(name)
+        return declared
 
     def _initial(self, node: Node | None, type_name: str, types: set[str], env: dict[str, Any]) -> Any:
         """A variable's first value: a collection type's constructor, or the expression."""

@@ -61,3 +61,153 @@ def test_value_too_large_counts_database_bytes() -> None:
                      "INSERT INTO T VALUES (1, 'äöü');\nINSERT INTO T VALUES (2, 'äöüß');\nCOMMIT;\n", warnings=notes)
     assert [e.values for e in sc.timeline if e.op == "insert"] == [{"ID": 1, "S": "???"}]
     assert "ORA-12899" in notes[0]
+
+
+# -- INSERT ... SELECT, MERGE ------------------------------------------------------------------
+
+TABLES = """
+CREATE TABLE T (id NUMBER PRIMARY KEY, name VARCHAR2(20), val NUMBER);
+CREATE TABLE S (id NUMBER PRIMARY KEY, name VARCHAR2(20), val NUMBER);
+CREATE TABLE L (id NUMBER PRIMARY KEY, doc CLOB);
+ALTER TABLE T ADD SUPPLEMENTAL LOG DATA (ALL) COLUMNS;
+"""
+
+
+def timeline(sql: str, **kw: Any) -> list[tuple[Any, ...]]:
+    sc = compile_sql(TABLES + sql, **kw)
+    return [(e.op, e.table, e.key, e.values, e.rows) for e in sc.timeline]
+
+
+def test_insert_select_is_one_array_insert() -> None:
+    got = timeline("""
+INSERT INTO T SELECT LEVEL, 'r' || LEVEL, LEVEL * 10 FROM dual CONNECT BY LEVEL <= 3;
+INSERT INTO S (id, name) SELECT id + 10, UPPER(name) FROM T WHERE id >= 2 ORDER BY id DESC;
+INSERT INTO S (id, val) SELECT MAX(id) + 100, COUNT(*) FROM T;
+INSERT INTO L SELECT id, name FROM T WHERE id < 3;
+INSERT INTO S SELECT * FROM T WHERE 1 = 0;
+COMMIT;
+""")
+    assert got[0] == ("insert_many", "T", None, None, [{"ID": 1, "NAME": "r1", "VAL": 10},
+                                                       {"ID": 2, "NAME": "r2", "VAL": 20},
+                                                       {"ID": 3, "NAME": "r3", "VAL": 30}])
+    assert got[1][0] == "insert_many" and got[1][4] == [{"ID": 13, "NAME": "R3"}, {"ID": 12, "NAME": "R2"}]
+    assert got[2] == ("insert", "S", None, {"ID": 103, "VAL": 3}, None)  # one row: an ordinary insert
+    assert [g[0] for g in got[3:]] == ["insert", "insert", "commit"]  # a LOB table: no array insert
+
+
+def test_insert_select_union_all_and_partitions() -> None:
+    sc = compile_sql("""
+CREATE TABLE P (id NUMBER PRIMARY KEY, v VARCHAR2(5)) PARTITION BY RANGE (id)
+    (PARTITION p1 VALUES LESS THAN (10), PARTITION p2 VALUES LESS THAN (MAXVALUE));
+INSERT INTO P SELECT 1, 'a' FROM dual UNION ALL SELECT 2, 'b' FROM dual UNION ALL SELECT 20, 'c' FROM dual;
+COMMIT;
+""")
+    assert [(e.op, e.table, len(e.rows or [])) for e in sc.timeline] == [
+        ("insert_many", "P:P1", 2), ("insert", "P:P2", 0), ("commit", None, 0)]
+
+
+def test_merge_updates_matches_and_inserts_the_rest() -> None:
+    got = timeline("""
+INSERT INTO T VALUES (1, 'a', 1);
+INSERT INTO T VALUES (2, 'b', 2);
+INSERT INTO S VALUES (2, 'B', 20);
+INSERT INTO S VALUES (3, 'C', 30);
+MERGE INTO T t USING S s ON (t.id = s.id)
+  WHEN MATCHED THEN UPDATE SET t.val = t.val + s.val
+  WHEN NOT MATCHED THEN INSERT (id, name) VALUES (s.id, LOWER(s.name));
+COMMIT;
+""")
+    assert got[4:] == [("update", "T", {"ID": 2}, {"VAL": 22}, None), ("insert", "T", None, {"ID": 3, "NAME": "c"}, None),
+                       ("commit", None, None, None, None)]
+    notes: list[str] = []
+    compile_sql(TABLES + """
+INSERT INTO T VALUES (1, 'a', 1);
+MERGE INTO T USING (SELECT 1 AS id FROM dual UNION ALL SELECT 1 FROM dual) s ON (T.id = s.id)
+  WHEN MATCHED THEN UPDATE SET val = 5;
+""", warnings=notes)
+    assert "ORA-30926" in notes[0]
+
+
+# -- PL/SQL ------------------------------------------------------------------------------------
+
+def test_handlers_catch_the_failing_statement_only() -> None:
+    got = timeline("""
+INSERT INTO T VALUES (1, 'a', 1);
+BEGIN
+  INSERT INTO T VALUES (2, 'b', 2);
+  INSERT INTO T VALUES (1, 'dup', 0);
+EXCEPTION
+  WHEN DUP_VAL_ON_INDEX THEN
+    UPDATE T SET val = SQLCODE WHERE id = 1;
+END;
+/
+BEGIN
+  UPDATE T SET val = 0;
+  RAISE TOO_MANY_ROWS;
+END;
+/
+COMMIT;
+""")
+    assert [(g[0], g[2] or g[3]) for g in got] == [
+        ("insert", {"ID": 1, "NAME": "a", "VAL": 1}), ("insert", {"ID": 2, "NAME": "b", "VAL": 2}),
+        ("update", {"ID": 1}), ("commit", None)]
+    assert got[2][3] == {"VAL": -1}
+
+
+def test_cursor_loops_read_the_rows_of_before_the_loop() -> None:
+    got = timeline("""
+INSERT INTO T SELECT LEVEL, NULL, LEVEL FROM dual CONNECT BY LEVEL <= 3;
+DECLARE
+  CURSOR c IS SELECT id, val FROM T ORDER BY id DESC;
+  v_sum NUMBER := 0;
+BEGIN
+  FOR r IN (SELECT id FROM T) LOOP
+    INSERT INTO T VALUES (r.id + 10, 'copy', NULL);
+  END LOOP;
+  FOR r IN c LOOP
+    v_sum := v_sum + r.val;
+  END LOOP;
+  SELECT COUNT(*) INTO v_sum FROM T WHERE name = 'copy';
+  UPDATE T SET val = v_sum WHERE id = 1;
+END;
+/
+""")
+    assert [g[3]["ID"] for g in got if g[0] == "insert"] == [11, 12, 13]
+    assert got[-1][3] == {"VAL": 3}
+
+
+def test_forall_insert_is_one_array_insert_and_select_into_errors() -> None:
+    got = timeline("""
+DECLARE
+  TYPE t_n IS TABLE OF NUMBER INDEX BY PLS_INTEGER;
+  v t_n;
+  x NUMBER;
+BEGIN
+  FOR i IN 1..3 LOOP
+    v(i) := i * 2;
+  END LOOP;
+  FORALL i IN 1..v.COUNT INSERT INTO T (id, val) VALUES (v(i), i);
+  BEGIN
+    SELECT val INTO x FROM T WHERE id > 0;
+  EXCEPTION
+    WHEN TOO_MANY_ROWS THEN x := -1;
+  END;
+  UPDATE T SET val = x WHERE id = 2;
+END;
+/
+""")
+    assert got[0] == ("insert_many", "T", None, None, [{"ID": 2, "VAL": 1}, {"ID": 4, "VAL": 2}, {"ID": 6, "VAL": 3}])
+    assert got[1] == ("update", "T", {"ID": 2}, {"VAL": -1}, None)
+
+
+def test_empty_lobs_are_not_null_and_top_level_selects_are_skipped() -> None:
+    got = timeline("""
+SELECT COUNT(*) FROM T GROUP BY name;
+INSERT INTO L VALUES (1, EMPTY_CLOB());
+INSERT INTO L VALUES (2, '');
+COMMIT;
+""")
+    assert [g[3] for g in got[:2]] == [{"ID": 1, "DOC": "EMPTY_CLOB()"}, {"ID": 2, "DOC": None}]
+    notes: list[str] = []
+    compile_sql(TABLES + "INSERT INTO T VALUES (1, EMPTY_CLOB(), 1);\n", warnings=notes)
+    assert "ORA-00932" in notes[0]
