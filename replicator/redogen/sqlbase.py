@@ -80,6 +80,28 @@ class Collection:
                        line)
 
 
+@dataclass(slots=True)
+class Sequence:
+    """A sequence: NEXTVAL from per-instance caches of ``cache`` values (RAC NOORDER), as an
+    identity column's."""
+
+    start: int
+    step: int
+    cache: int
+    issued: int = 0  # values handed to caches so far
+    caches: dict[int, tuple[int, int]] = field(default_factory=dict)  # node -> (next, end)
+    current: dict[int, Decimal] = field(default_factory=dict)  # node -> CURRVAL
+
+    def next(self, node: int) -> Decimal:
+        nxt, end = self.caches.get(node, (0, 0))
+        if nxt >= end:
+            nxt, end = self.issued, self.issued + max(self.cache, 1)
+            self.issued = end
+        self.caches[node] = (nxt + 1, end)
+        value = self.current[node] = Decimal(self.start + nxt * self.step)
+        return value
+
+
 class CompilerBase:
     """The compiler's state (tables, sessions, the timeline) and what every statement family uses."""
 
@@ -102,6 +124,7 @@ class CompilerBase:
         self.line = 0
         self.pending_wait = 0.0
         self.skipped: list[int] = []  # lines of statements skipped (substitution variables)
+        self.sequences: dict[str, Sequence] = {}
 
     # -- sessions and events
     def _session(self) -> Session:
@@ -146,6 +169,14 @@ class CompilerBase:
                     return rec[base]
                 if isinstance(rec, Collection):
                     return rec.attribute(base, line)
+                seq = self.sequences.get(qual)
+                if seq is not None and base in ("NEXTVAL", "CURRVAL"):
+                    if base == "NEXTVAL":
+                        return seq.next(self.node)
+                    if self.node not in seq.current:
+                        raise SqlError(f"ORA-08002: sequence {qual}.CURRVAL is not yet defined in this session",
+                                       RUNTIME, line)
+                    return seq.current[self.node]
             if row is not None and table is not None:
                 if base in row or any(c.name == base for c in table.columns):
                     return row.get(base)

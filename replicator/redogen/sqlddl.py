@@ -14,8 +14,8 @@ from replicator import events as ev
 from replicator.errors import ConfigError
 from replicator.redogen.coltypes import parse_type
 from replicator.redogen.scenario import Event
-from replicator.redogen.sqlbase import CompilerBase
-from replicator.redogen.sqlexpr import RUNTIME, SCHEMA, SYNTAX, Parser, SqlError, evaluate
+from replicator.redogen.sqlbase import CompilerBase, Sequence
+from replicator.redogen.sqlexpr import RUNTIME, SCHEMA, SYNTAX, Node, Parser, SqlError, evaluate, to_number
 from replicator.redogen.sqltables import Column, Table, coerce, definition, logged_supplemental
 
 
@@ -24,8 +24,14 @@ class DdlStatements(CompilerBase):
 
     def _create(self, p: Parser, line: int) -> None:
         p.expect("CREATE")
-        if p.accept("GLOBAL") or p.at("INDEX", "UNIQUE", "SEQUENCE", "VIEW", "OR", "SYNONYM", "TYPE"):
-            p.fail(f"CREATE {p.tok.text} is not supported (only CREATE TABLE)")
+        if p.at("INDEX", "UNIQUE", "BITMAP"):
+            self._create_index(p, line)
+            return
+        if p.accept("SEQUENCE"):
+            self._create_sequence(p, line)
+            return
+        if p.accept("GLOBAL") or p.at("VIEW", "OR", "SYNONYM", "TYPE"):
+            p.fail(f"CREATE {p.tok.text} is not supported (CREATE TABLE, INDEX, SEQUENCE)")
         p.expect("TABLE")
         name = p.ident()
         if name in self.tables:
@@ -33,6 +39,8 @@ class DdlStatements(CompilerBase):
         p.expect("(")
         columns: list[Column] = []
         pk: list[str] = []
+        unique: list[list[str]] = []
+        checks: list[Node] = []
         while True:
             if p.at("CONSTRAINT", "PRIMARY", "UNIQUE", "CHECK", "FOREIGN"):
                 if p.accept("CONSTRAINT"):
@@ -40,17 +48,25 @@ class DdlStatements(CompilerBase):
                 if p.accept("PRIMARY"):
                     p.expect("KEY")
                     pk = self._name_list(p)
+                elif p.accept("UNIQUE"):
+                    unique.append(self._name_list(p))
+                elif p.accept("CHECK"):
+                    checks.append(self._check(p))
                 else:
-                    p.fail(f"table constraint {p.tok.text} is not supported (only PRIMARY KEY)")
+                    p.expect("FOREIGN")
+                    p.expect("KEY")
+                    self._name_list(p)
+                    self._references(p)
+                self._constraint_state(p)
             else:
-                col, is_pk = self._column_def(p)
+                col, is_pk = self._column_def(p, unique, checks)
                 columns.append(col)
                 if is_pk:
                     pk = [col.name]
             if not p.accept(","):
                 break
         p.expect(")")
-        table = Table(self.owner, name, columns, pk)
+        table = Table(self.owner, name, columns, pk, unique=unique, checks=checks)
         if p.accept("PARTITION"):
             self._partitioning(p, table)
         if p.tok.kind != "eof":
@@ -82,11 +98,92 @@ class DdlStatements(CompilerBase):
             raise SqlError(f"{table.name}: {len(table.partitions)} partitions in the script, "
                            f"{len(ct.partition_objs)} in the schema checkpoint", SCHEMA, line)
         out = Table(ct.owner, ct.name, cols, list(ct.primary_key), ct.supplemental, ct.obj, ct.data_obj, ct.ts,
-                    table.partition_kind, table.partition_col, table.partitions, list(ct.partition_objs))
+                    table.partition_kind, table.partition_col, table.partitions, list(ct.partition_objs),
+                    unique=table.unique, checks=table.checks)
         out.supplemental = logged_supplemental(out)
         return out
 
-    def _column_def(self, p: Parser) -> tuple[Column, bool]:
+    @staticmethod
+    def _check(p: Parser) -> Node:
+        p.expect("(")
+        cond = p.expr()
+        p.expect(")")
+        return cond
+
+    def _references(self, p: Parser) -> None:
+        """``REFERENCES t [(cols)] [ON DELETE CASCADE | SET NULL]``: not enforced (the redo of a
+        cascade is not written either)."""
+        p.expect("REFERENCES")
+        p.ident()
+        if p.at("("):
+            self._name_list(p)
+        if p.accept("ON"):
+            p.expect("DELETE")
+            if not p.accept("CASCADE"):
+                p.expect("SET")
+                p.expect("NULL")
+
+    @staticmethod
+    def _constraint_state(p: Parser) -> None:
+        """``[NOT] DEFERRABLE``, ``ENABLE``, ``USING INDEX ...``: nothing the redo shows."""
+        while p.at("ENABLE", "DISABLE", "VALIDATE", "NOVALIDATE", "DEFERRABLE", "INITIALLY", "IMMEDIATE",
+                   "DEFERRED", "RELY", "NORELY") or (p.at("NOT") and p.peek().text == "DEFERRABLE"):
+            p.i += 1
+        if p.accept("USING"):
+            p.expect("INDEX")
+
+    def _create_index(self, p: Parser, line: int) -> None:
+        """``CREATE [UNIQUE|BITMAP] INDEX i ON t (cols) ...``: OLR ignores index redo; a unique
+        index makes a duplicate fail (ORA-00001). Like any DDL it commits the open transaction."""
+        unique = p.accept("UNIQUE")
+        p.accept("BITMAP")
+        p.expect("INDEX")
+        p.ident()
+        p.expect("ON")
+        table = self._table(p.ident(), line)
+        p.expect("(")
+        cols: list[str] = []
+        depth = 0
+        while not (depth == 0 and p.at(")")):
+            if p.tok.kind == "eof":
+                p.fail("')' expected")
+            if depth == 0 and p.tok.kind == "id" and p.tok.text not in ("ASC", "DESC"):
+                cols.append(p.tok.text)
+            depth += p.at("(") - p.at(")")
+            p.i += 1
+        p.i = len(p.toks) - 1  # storage, tablespace, LOCAL...
+        if unique:
+            table.unique.append(cols)
+        if self.started and self._session().active:
+            self._commit()
+
+    def _create_sequence(self, p: Parser, line: int) -> None:
+        """``CREATE SEQUENCE s [START WITH n] [INCREMENT BY m] [CACHE c | NOCACHE] ...``; its
+        dictionary redo (SEQ$) is a system table's, which OLR does not print."""
+        name = p.ident()
+        start, step, cache = 1, 1, 20
+        while p.tok.kind != "eof" and not p.at(";"):
+            if p.accept("START"):
+                p.expect("WITH")
+                start = int(to_number(evaluate(p._unary(), self._lookup({})), line) or 1)
+            elif p.accept("INCREMENT"):
+                p.expect("BY")
+                step = int(to_number(evaluate(p._unary(), self._lookup({})), line) or 1)
+            elif p.accept("CACHE"):
+                cache = int(p.tok.text)
+                p.i += 1
+            elif p.accept("NOCACHE"):
+                cache = 1
+            else:
+                p.i += 1  # MINVALUE, MAXVALUE n, CYCLE, ORDER...
+        if name in self.sequences:
+            raise SqlError(f"ORA-00955: name {name} is already used by an existing object", RUNTIME, line)
+        self.sequences[name] = Sequence(start, step, cache)
+        if self.started and self._session().active:
+            self._commit()
+
+    def _column_def(self, p: Parser, unique: list[list[str]] | None = None,
+                    checks: list[Node] | None = None) -> tuple[Column, bool]:
         name = p.ident()
         type_toks: list[str] = []
         depth = 0
@@ -118,6 +215,14 @@ class DdlStatements(CompilerBase):
                 pass
             elif p.accept("CONSTRAINT"):
                 p.ident()
+            elif p.at("UNIQUE", "CHECK", "REFERENCES") and unique is not None and checks is not None:
+                if p.accept("UNIQUE"):
+                    unique.append([name])
+                elif p.accept("CHECK"):
+                    checks.append(self._check(p))
+                else:
+                    self._references(p)
+                self._constraint_state(p)
             elif p.accept("PRIMARY"):
                 p.expect("KEY")
                 is_pk = True
@@ -337,6 +442,14 @@ class DdlStatements(CompilerBase):
 
     def _drop_truncate(self, p: Parser, line: int) -> None:
         word = p.ident()
+        if word == "DROP" and p.at("SEQUENCE", "INDEX"):
+            kind = p.ident()
+            name = p.ident()
+            if kind == "SEQUENCE" and self.sequences.pop(name, None) is None:
+                raise SqlError(f"ORA-02289: sequence {name} does not exist", RUNTIME, line)
+            if self.started and self._session().active:
+                self._commit()
+            return
         p.expect("TABLE")
         table = self._table(p.ident(), line)
         p.accept("PURGE")

@@ -83,6 +83,8 @@ class DmlStatements(Queries):
         if key in table.rows:
             raise SqlError(f"ORA-00001: unique constraint violated: {table.name} key "
                            f"{to_text(row[table.primary_key[0]])}", RUNTIME, line)
+        if table.unique or table.checks:
+            table.check_row(row, key, self._lookup({}, row, table), line)
         s = self._session()
         table.rows[key] = row
         s.undo.append((table, key, None, None))
@@ -177,6 +179,8 @@ class DmlStatements(Queries):
         new_key = table.key_of(new) if table.primary_key else key
         if new_key != key and new_key in table.rows:
             raise SqlError(f"ORA-00001: unique constraint violated on {table.name}", RUNTIME, line)
+        if table.unique or table.checks:
+            table.check_row(new, key, self._lookup({}, new, table), line)
         event = Event("update", session=s.id, table=where, key=self._key_values(table, row),
                       values={n: scenario_value(table.column(n, line), new[n]) for n, _ in sets})
         if new_key != key:

@@ -305,11 +305,13 @@ class Compiler(PlsqlBlocks, DdlStatements):
 
 
 def _is_setup(chunk: Chunk) -> bool:
-    """Without a start marker, leading CREATE TABLE / ADD SUPPLEMENTAL LOG statements are the setup."""
+    """Without a start marker, leading CREATE TABLE / INDEX / SEQUENCE and ADD SUPPLEMENTAL LOG
+    statements are the setup."""
     if chunk.kind in ("marker", "sqlplus"):
         return True
     words = chunk.text.upper().split()
-    return chunk.kind == "sql" and (words[:2] == ["CREATE", "TABLE"] or (
+    return chunk.kind == "sql" and (words[:2] in (["CREATE", "TABLE"], ["CREATE", "SEQUENCE"], ["CREATE", "INDEX"],
+                                                   ["CREATE", "UNIQUE"]) or (
         words[:1] == ["ALTER"] and "SUPPLEMENTAL" in words))
 
 

@@ -19,7 +19,8 @@ from replicator.redogen.coltypes import ColumnType, parse_type
 from replicator.redogen.encode import convert_text, decode_text
 from replicator.redogen.scenario import ColumnSpec, TableSpec
 from replicator.redogen.sqlexpr import (
-    DB_CHARSET, EXPRESSION, RUNTIME, EmptyLob, Interval, Node, OraTime, SqlError, compare, to_number, to_text)
+    DB_CHARSET, EXPRESSION, RUNTIME, EmptyLob, Interval, Node, OraTime, SqlError, compare, evaluate, to_number,
+    to_text)
 
 _ESCAPED = re.compile("[\udc80-\udcff]")  # bytes passed through (encode.decode_text)
 
@@ -59,6 +60,8 @@ class Table:
     partitions: list[tuple[str, list[Any]]] = field(default_factory=list)  # (name, bound values)
     partition_objs: list[int] = field(default_factory=list)
     rows: dict[Any, dict[str, Any]] = field(default_factory=dict)
+    unique: list[list[str]] = field(default_factory=list)  # UNIQUE constraints and unique indexes
+    checks: list[Node] = field(default_factory=list)  # CHECK constraints
     _serial: int = 0
     # identity sequence: each instance takes CACHE values at a time (RAC NOORDER), node -> (next, end)
     _seq_next: int = 0
@@ -88,6 +91,20 @@ class Table:
             return tuple(_cmp_key(row.get(k)) for k in self.primary_key)
         self._serial += 1
         return ("#", self._serial)
+
+    def check_row(self, row: dict[str, Any], key: Any, lookup: Any, line: int) -> None:
+        """ORA-00001 when ``row`` repeats another row's UNIQUE columns, ORA-02290 when a CHECK fails."""
+        for cols in self.unique:
+            values = [_cmp_key(row.get(c)) for c in cols]
+            if all(row.get(c) is None for c in cols):
+                continue
+            for k, other in self.rows.items():
+                if k != key and [_cmp_key(other.get(c)) for c in cols] == values:
+                    raise SqlError(f"ORA-00001: unique constraint violated: {self.name} ({', '.join(cols)})",
+                                   RUNTIME, line)
+        for cond in self.checks:
+            if evaluate(cond, lookup) is False:
+                raise SqlError(f"ORA-02290: check constraint violated on {self.name}", RUNTIME, line)
 
     def spec(self) -> TableSpec:
         """The scenario table."""

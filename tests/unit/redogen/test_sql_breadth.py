@@ -211,3 +211,26 @@ COMMIT;
     notes: list[str] = []
     compile_sql(TABLES + "INSERT INTO T VALUES (1, EMPTY_CLOB(), 1);\n", warnings=notes)
     assert "ORA-00932" in notes[0]
+
+
+def test_sequences_indexes_and_constraints() -> None:
+    notes: list[str] = []
+    sc = compile_sql("""
+CREATE SEQUENCE s_id START WITH 100 INCREMENT BY 10;
+CREATE TABLE C (id NUMBER PRIMARY KEY, code VARCHAR2(5) UNIQUE, n NUMBER CHECK (n >= 0),
+                p NUMBER REFERENCES C(id), CONSTRAINT c_u UNIQUE (n, p));
+CREATE INDEX c_i ON C (n, UPPER(code)) TABLESPACE users;
+ALTER TABLE C ADD SUPPLEMENTAL LOG DATA (ALL) COLUMNS;
+INSERT INTO C VALUES (s_id.NEXTVAL, 'a', 1, NULL);
+INSERT INTO C VALUES (s_id.NEXTVAL, 'a', 2, NULL);
+INSERT INTO C VALUES (s_id.NEXTVAL, 'b', -1, NULL);
+INSERT INTO C (id, code, n) SELECT s_id.NEXTVAL, 'c' || LEVEL, LEVEL + 5 FROM dual CONNECT BY LEVEL <= 2;
+UPDATE C SET n = s_id.CURRVAL WHERE code = 'a';
+COMMIT;
+""", warnings=notes)
+    got = [(e.op, e.values, e.rows) for e in sc.timeline]
+    # a refused statement still used its sequence value (110, 120), as Oracle's sequences do
+    assert got == [("insert", {"ID": 100, "CODE": "a", "N": 1, "P": None}, None),
+                   ("insert_many", None, [{"ID": 130, "CODE": "c1", "N": 6}, {"ID": 140, "CODE": "c2", "N": 7}]),
+                   ("update", {"N": 140}, None), ("commit", None, None)]
+    assert "ORA-00001" in notes[0] and "ORA-02290" in notes[1]
