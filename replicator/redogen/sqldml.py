@@ -36,11 +36,24 @@ class DmlStatements(Queries):
             return
         p.expect("VALUES")
         exprs = self._value_list(p)
-        lookup = self._lookup(env)
-        self._insert_row(table, names, [evaluate(node, lookup) for node in exprs], env, line)
+        self._insert_row(table, names, self._values(table, names, exprs, self._lookup(env), line), env, line)
 
     @staticmethod
-    def _value_list(p: Parser) -> list[Node]:
+    def _values(table: Table, names: list[str] | None, exprs: list[Node] | Node, lookup: Any,
+                line: int) -> list[Any]:
+        """The values of ``VALUES (e, ...)``, or of ``VALUES record`` (a %ROWTYPE record: by column name)."""
+        if isinstance(exprs, list):
+            return [evaluate(node, lookup) for node in exprs]
+        rec = evaluate(exprs, lookup)
+        if not isinstance(rec, dict):
+            raise SqlError("VALUES without parentheses needs a record", RUNTIME, line)
+        return [rec.get(n) for n in (names or [c.name for c in table.columns])]
+
+    @staticmethod
+    def _value_list(p: Parser) -> list[Node] | Node:
+        """``(e, ...)``, or a record expression (``VALUES v_row``, ``VALUES v(i)``)."""
+        if not p.at("("):
+            return p._concat()
         p.expect("(")
         exprs = [p.expr()]
         while p.accept(","):
@@ -244,7 +257,7 @@ class DmlStatements(Queries):
         sets: list[tuple[str, Node]] | None = None
         upd_where = del_where = ins_where = None
         ins_names: list[str] | None = None
-        ins_values: list[Node] | None = None
+        ins_values: list[Node] | Node | None = None
         while p.accept("WHEN"):
             if p.accept("MATCHED"):
                 p.expect("THEN")
@@ -291,4 +304,5 @@ class DmlStatements(Queries):
                 lookup = self._scoped(env, [src_scope], {})
                 if ins_where is not None and evaluate(ins_where, lookup) is not True:
                     continue
-                self._insert_row(table, ins_names, [evaluate(n, lookup) for n in ins_values], env, line)
+                self._insert_row(table, ins_names, self._values(table, ins_names, ins_values, lookup, line), env,
+                                 line)

@@ -370,7 +370,11 @@ class Parser:
                 while self.accept(","):
                     args.append(self.expr())
             self.expect(")")
-            return ("call", name, args, t.line)
+            node: Node = ("call", name, args, t.line)
+            while self.at(".") and self.peek().kind == "id":  # v(i).field: a record in a collection
+                self.i += 1
+                node = ("field", node, self.ident(), t.line)
+            return node
         if name in NILADIC:
             return ("call", name, [], t.line)
         return ("name", name, t.line)
@@ -566,6 +570,11 @@ def evaluate(node: Node, lookup: Lookup) -> Any:
             if found is not NOT_FOUND:
                 return found
         return call(node[1], args, node[3])
+    if tag == "field":
+        rec = evaluate(node[1], lookup)
+        if not isinstance(rec, dict) or node[2] not in rec:
+            raise SqlError(f"PLS-00302: component {node[2]} must be declared", RUNTIME, node[3])
+        return rec[node[2]]
     if tag == "and":
         a = evaluate(node[1], lookup)
         if a is False:

@@ -180,6 +180,9 @@ class PlsqlBlocks(DmlStatements):
                 for n, arg in enumerate(node[2], 1):
                     coll.items[n] = evaluate(arg, self._lookup(env))
             return coll
+        if type_name.endswith("%ROWTYPE") and node is None:  # a record with the table's columns
+            table = self.tables.get(type_name[:-len("%ROWTYPE")])
+            return {c.name: None for c in table.columns} if table is not None else None
         return None if node is None else evaluate(node, self._lookup(env))
 
     def _variable(self, p: Parser) -> tuple[str, Node | None, str]:
@@ -194,12 +197,12 @@ class PlsqlBlocks(DmlStatements):
 
     @staticmethod
     def _type(p: Parser) -> str:
-        """Skip a type (``NUMBER(10)``, ``t.col%TYPE``...); its first name."""
+        """Skip a type (``NUMBER(10)``, ``t.col%TYPE``...); its first name (``T%ROWTYPE`` for a record)."""
         name = p.ident()
         while p.accept("."):
             p.ident()
-        if p.accept("%"):
-            p.ident()
+        if p.accept("%") and p.ident() == "ROWTYPE":
+            name += "%ROWTYPE"
         if p.accept("("):
             while not p.accept(")"):
                 p.i += 1
@@ -533,10 +536,7 @@ class PlsqlBlocks(DmlStatements):
             names = self._name_list(p) if p.at("(") else None
             p.expect("VALUES")
             exprs = self._value_list(p)
-            rows = []
-            for i in indices:
-                lookup = self._lookup({**env, var: i})
-                rows.append([evaluate(n, lookup) for n in exprs])
+            rows = [self._values(table, names, exprs, self._lookup({**env, var: i}), line) for i in indices]
             if rows:
                 self._atomic(lambda: self._insert_rows(table, names, rows, env, line))
             return

@@ -3,24 +3,24 @@
 The scripts behind OpenLogReplicator's reference outputs are run as is by SQL*Plus on a real
 database; this compiler replays them into the scenario model, keeping each table's rows so an
 ``UPDATE``/``DELETE`` finds the rows its ``WHERE`` picks and the new values its ``SET``
-expressions compute (``val = val + 1``). The supported subset:
+expressions compute (``val = val + 1``). This module cuts the script into statements and
+drives them; the statement families live beside it:
 
-* SQL*Plus: ``SET`` (``SET DEFINE OFF``), ``EXIT``, ``PROMPT``...; PL/SQL blocks end at ``/``.
-  With ``DEFINE`` on (the default) a statement holding ``&name`` is skipped, as SQL*Plus did
-  not run it unattended.
-* Markers: the block printing ``FIXTURE_SCN_START`` ends the setup (tables created before it
-  are the scenario's tables; other setup blocks are ignored), ``FIXTURE_SCN_END`` ends the
-  replicated part. ``-- @NODE<n>`` runs what follows on RAC instance n (redo thread n);
-  ``-- @MID_SWITCH`` is a log switch.
-* ``CREATE TABLE`` (types, ``NOT NULL``, ``DEFAULT``, ``PRIMARY KEY``, ``PARTITION BY RANGE|LIST``),
-  ``ALTER TABLE ... ADD SUPPLEMENTAL LOG DATA``, and after the start ``ALTER TABLE ADD (col)``,
-  ``DROP COLUMN``, ``RENAME COLUMN``, ``SET UNUSED``, ``TRUNCATE``, ``DROP TABLE``, ``CREATE TABLE``.
-* ``INSERT ... VALUES``, ``UPDATE ... SET ... [WHERE]``, ``DELETE ... [WHERE]``, ``COMMIT``,
-  ``ROLLBACK [TO sp]``, ``SAVEPOINT``.
-* PL/SQL: ``DECLARE`` variables and local procedures (``PRAGMA AUTONOMOUS_TRANSACTION`` runs in
-  its own session), ``:=``, ``FOR i IN a..b LOOP``, ``WHILE``, ``IF/ELSIF/ELSE``, ``NULL;``,
-  ``DBMS_SESSION.SLEEP`` / ``DBMS_LOCK.SLEEP`` (clock), ``DBMS_OUTPUT`` (ignored).
-* Expressions: :mod:`replicator.redogen.sqlexpr`.
+* :mod:`~replicator.redogen.sqltables`: the table model and the values stored into columns;
+* :mod:`~replicator.redogen.sqlquery`: SELECTs (DUAL row generators, tables, UNION ALL, ORDER BY);
+* :mod:`~replicator.redogen.sqldml`: INSERT (VALUES or SELECT, the latter as array inserts),
+  UPDATE, DELETE, MERGE;
+* :mod:`~replicator.redogen.sqlddl`: CREATE/ALTER/DROP/TRUNCATE TABLE, indexes, sequences;
+* :mod:`~replicator.redogen.sqlplsql`: PL/SQL blocks, cursors, collections, FORALL, handlers;
+* :mod:`~replicator.redogen.sqlexpr`: tokens, expressions and functions.
+
+SQL*Plus: ``SET`` (``SET DEFINE OFF``), ``EXIT``, ``PROMPT``...; PL/SQL blocks end at ``/``.
+With ``DEFINE`` on (the default) a statement holding ``&name`` is skipped, as SQL*Plus did not
+run it unattended. Markers: the block printing ``FIXTURE_SCN_START`` ends the setup (tables
+created before it are the scenario's tables; other setup blocks are ignored),
+``FIXTURE_SCN_END`` ends the replicated part. ``-- @NODE<n>`` runs what follows on RAC
+instance n (redo thread n); ``-- @MID_SWITCH`` is a log switch; ``-- @TAG <charset>`` names the
+database character set.
 
 With a schema checkpoint (``schema=``) the tables are declared as the checkpoint describes them
 (:mod:`replicator.redogen.sqlschema`); without one, from the ``CREATE TABLE`` text. Anything

@@ -234,3 +234,23 @@ COMMIT;
                    ("insert_many", None, [{"ID": 130, "CODE": "c1", "N": 6}, {"ID": 140, "CODE": "c2", "N": 7}]),
                    ("update", {"N": 140}, None), ("commit", None, None)]
     assert "ORA-00001" in notes[0] and "ORA-02290" in notes[1]
+
+
+def test_rowtype_records_and_forall_of_records() -> None:
+    got = timeline("""
+INSERT INTO T SELECT LEVEL, 'n' || LEVEL, LEVEL FROM dual CONNECT BY LEVEL <= 3;
+DECLARE
+  TYPE t_rows IS TABLE OF T%ROWTYPE;
+  v t_rows;
+  r T%ROWTYPE;
+BEGIN
+  SELECT * BULK COLLECT INTO v FROM T ORDER BY id DESC;
+  FORALL i IN 1..v.COUNT INSERT INTO S VALUES v(i);
+  r.id := 99;
+  r.name := v(1).name;
+  INSERT INTO S VALUES r;
+END;
+/
+""")
+    assert got[1][0] == "insert_many" and [r["ID"] for r in got[1][4]] == [3, 2, 1]
+    assert got[2][3] == {"ID": 99, "NAME": "n3", "VAL": None}
