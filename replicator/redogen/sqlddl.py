@@ -305,8 +305,20 @@ class DdlStatements(CompilerBase):
 
     def _alter(self, p: Parser, line: int) -> None:
         p.expect("ALTER")
+        if p.accept("SYSTEM"):
+            words = [tok.text for tok in p.toks[p.i:] if tok.kind == "id"]
+            p.i = len(p.toks) - 1
+            if words[:2] == ["SWITCH", "LOGFILE"] or words[:3] == ["ARCHIVE", "LOG", "CURRENT"]:
+                if self.started:
+                    self._event(Event("switch", session=self._session().id))
+            elif words[:1] != ["CHECKPOINT"] and words[:1] != ["SET"]:
+                p.fail(f"ALTER SYSTEM {' '.join(words[:2])} is not supported (SWITCH LOGFILE, ARCHIVE LOG CURRENT)")
+            return
+        if p.at("SESSION", "DATABASE"):  # NLS settings, supplemental logging of the database: no row change
+            p.i = len(p.toks) - 1
+            return
         if not p.accept("TABLE"):
-            p.fail(f"ALTER {p.tok.text} is not supported (only ALTER TABLE)")
+            p.fail(f"ALTER {p.tok.text} is not supported (ALTER TABLE, SESSION, SYSTEM SWITCH LOGFILE)")
         table = self._table(p.ident(), line)
         if p.accept("ADD"):
             if p.accept("SUPPLEMENTAL"):

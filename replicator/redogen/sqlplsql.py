@@ -16,7 +16,8 @@ from typing import Any, Final
 
 from replicator.redogen.sqlbase import Collection, Proc, Return
 from replicator.redogen.sqldml import DmlStatements
-from replicator.redogen.sqlexpr import RUNTIME, EXPRESSION, Node, Parser, SqlError, Token, evaluate, to_number, to_text
+from replicator.redogen.sqlexpr import (
+    EXPRESSION, RUNTIME, Node, Parser, SqlError, Token, evaluate, to_number, to_text, tokenize)
 from replicator.redogen.sqlquery import Query
 
 _SLEEPS: Final = frozenset({"DBMS_SESSION.SLEEP", "DBMS_LOCK.SLEEP", "SYS.DBMS_SESSION.SLEEP"})
@@ -277,8 +278,13 @@ class PlsqlBlocks(DmlStatements):
                     p.fail(f"RAISE {name}: only the predefined exceptions are supported")
                 p.expect(";")
                 out.append(("raise", name, line))
-            elif p.at("EXECUTE"):
-                p.fail("EXECUTE IMMEDIATE after the start marker is not supported")
+            elif p.accept("EXECUTE"):
+                p.expect("IMMEDIATE")
+                text = p.expr()
+                if p.at("USING", "INTO", "RETURNING"):
+                    p.fail(f"EXECUTE IMMEDIATE ... {p.tok.text} is not supported (a statement without binds)")
+                p.expect(";")
+                out.append(("execute", text, line))
             elif p.at("SELECT"):
                 query = self._query(p, into=True)
                 if not query.into:
@@ -442,6 +448,18 @@ class PlsqlBlocks(DmlStatements):
                 raise SqlError(f"ORA-{EXCEPTIONS[st[1]]:05d}: {st[1]}", RUNTIME, st[2])
             elif kind == "call":
                 self._call(st[1], st[2], env, procs, st[3])
+            elif kind == "execute":
+                self._execute(to_text(evaluate(st[1], self._lookup(env))) or "", env, procs, st[2])
+
+    def _execute(self, text: str, env: dict[str, Any], procs: dict[str, Proc], line: int) -> None:
+        """``EXECUTE IMMEDIATE 'statement'``: the text compiled as a statement (or an anonymous block)."""
+        p = Parser(tokenize(text.strip().rstrip(";") if not text.strip().upper().endswith("END;") else text, line))
+        if p.at("DECLARE", "BEGIN"):
+            self._block(p, env, procs)
+        else:
+            self._atomic(lambda: self._statement(p, env, procs))
+        if p.tok.kind != "eof" and not p.at(";"):
+            p.fail(f"unexpected {p.tok.text!r} after the statement")
 
     def _atomic(self, run: Any) -> Any:
         """Run one SQL statement; when it fails, its changes are undone (statement-level rollback)."""

@@ -277,7 +277,14 @@ class Compiler(PlsqlBlocks, DdlStatements):
         elif word == "COMMIT":
             p.i += 1
             p.accept("WORK")
+            if p.accept("COMMENT"):
+                p.i += 1
+            if p.accept("WRITE"):
+                while p.at("WAIT", "NOWAIT", "IMMEDIATE", "BATCH"):
+                    p.i += 1
             self._commit()
+        elif word == "LOCK":
+            p.i = len(p.toks) - 1  # LOCK TABLE: a lock, no row change
         elif word == "ROLLBACK":
             p.i += 1
             p.accept("WORK")
@@ -312,7 +319,7 @@ def _is_setup(chunk: Chunk) -> bool:
     words = chunk.text.upper().split()
     return chunk.kind == "sql" and (words[:2] in (["CREATE", "TABLE"], ["CREATE", "SEQUENCE"], ["CREATE", "INDEX"],
                                                    ["CREATE", "UNIQUE"]) or (
-        words[:1] == ["ALTER"] and "SUPPLEMENTAL" in words))
+        words[:1] == ["ALTER"] and ("SUPPLEMENTAL" in words or words[1:2] == ["SESSION"])))
 
 
 def _strip_comments(text: str) -> str:

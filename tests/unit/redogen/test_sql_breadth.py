@@ -254,3 +254,20 @@ END;
 """)
     assert got[1][0] == "insert_many" and [r["ID"] for r in got[1][4]] == [3, 2, 1]
     assert got[2][3] == {"ID": 99, "NAME": "n3", "VAL": None}
+
+
+def test_execute_immediate_session_settings_and_log_switches() -> None:
+    got = timeline("""
+ALTER SESSION SET NLS_DATE_FORMAT = 'YYYY-MM-DD';
+INSERT INTO T VALUES (1, 'a', 1);
+COMMIT WRITE NOWAIT;
+ALTER SYSTEM SWITCH LOGFILE;
+LOCK TABLE T IN EXCLUSIVE MODE;
+BEGIN
+  EXECUTE IMMEDIATE 'TRUNCATE TABLE T';
+  EXECUTE IMMEDIATE 'INSERT INTO T VALUES (2, ''b'', 2)';
+  COMMIT;
+END;
+/
+""")
+    assert [g[0] for g in got] == ["insert", "commit", "switch", "truncate", "insert", "commit"]
