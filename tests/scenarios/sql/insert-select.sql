@@ -12,7 +12,12 @@ CREATE TABLE T_COPY (
     val   NUMBER(10,2),
     note  VARCHAR2(100) DEFAULT 'copied'
 );
+CREATE TABLE T_WIDE (
+    id    NUMBER PRIMARY KEY,
+    txt   VARCHAR2(1000)
+);
 ALTER TABLE T_GEN ADD SUPPLEMENTAL LOG DATA (ALL) COLUMNS;
+ALTER TABLE T_WIDE ADD SUPPLEMENTAL LOG DATA (ALL) COLUMNS;
 ALTER TABLE T_COPY ADD SUPPLEMENTAL LOG DATA (ALL) COLUMNS;
 
 -- a row generator: 300 rows, more than one 8 KiB block holds, every third with a NULL
@@ -20,6 +25,10 @@ INSERT INTO T_GEN (id, name, val, note)
     SELECT LEVEL, 'row_' || LPAD(LEVEL, 4, '0'), LEVEL * 1.5,
            CASE WHEN MOD(LEVEL, 3) = 0 THEN NULL ELSE RPAD('n', MOD(LEVEL, 50), 'x') END
     FROM dual CONNECT BY LEVEL <= 300;
+COMMIT;
+
+-- values over 250 bytes (a 3-byte length in the row format), about a dozen rows per block
+INSERT INTO T_WIDE SELECT LEVEL, RPAD('w', 250 + LEVEL * 10, 'z') FROM dual CONNECT BY LEVEL <= 40;
 COMMIT;
 
 -- from another table, with WHERE and ORDER BY; NOTE takes its default
