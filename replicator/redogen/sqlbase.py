@@ -125,6 +125,7 @@ class CompilerBase:
         self.pending_wait = 0.0
         self.skipped: list[int] = []  # lines of statements skipped (substitution variables)
         self.sequences: dict[str, Sequence] = {}
+        self.rowcount = 0  # rows the last DML statement changed (SQL%ROWCOUNT)
 
     # -- sessions and events
     def _session(self) -> Session:
@@ -182,6 +183,10 @@ class CompilerBase:
                     return row.get(base)
             if name in env:
                 return env[name]
+            if name in ("SQL%ROWCOUNT", "SQL%FOUND", "SQL%NOTFOUND", "SQL%ISOPEN"):  # the last DML statement
+                n = self.rowcount
+                return {"SQL%ROWCOUNT": Decimal(n), "SQL%FOUND": n > 0, "SQL%NOTFOUND": n == 0,
+                        "SQL%ISOPEN": False}[name]
             if name in ("SYSDATE", "SYSTIMESTAMP"):
                 return call(name, [], line)
             raise SqlError(f"ORA-00904: {name}: invalid identifier", RUNTIME, line)
@@ -197,7 +202,12 @@ class CompilerBase:
                     return coll.key(args[0], line) in coll.items
             return NOT_FOUND
         lookup.element = element  # type: ignore[attr-defined]  # read by sqlexpr.evaluate
+        lookup.query = lambda q: self._run_query(q, env, lookup)[1]  # type: ignore[attr-defined]
         return lookup
+
+    def _run_query(self, q: Any, env: dict[str, Any], outer: Any = None) -> tuple[list[str], list[list[Any]]]:
+        """Run a query (:class:`~replicator.redogen.sqlquery.Queries`)."""
+        raise NotImplementedError
 
     @staticmethod
     def _name_list(p: Parser) -> list[str]:

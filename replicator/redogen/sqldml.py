@@ -11,6 +11,7 @@ from typing import Any
 
 from replicator import events as ev
 from replicator.redogen.scenario import Event
+from replicator.redogen.sqlbase import Collection
 from replicator.redogen.sqlexpr import RUNTIME, SYNTAX, Node, Parser, SqlError, evaluate, to_text
 from replicator.redogen.sqlquery import Queries, Query, Scope
 from replicator.redogen.sqltables import Table, coerce, scenario_value
@@ -36,7 +37,9 @@ class DmlStatements(Queries):
             return
         p.expect("VALUES")
         exprs = self._value_list(p)
-        self._insert_row(table, names, self._values(table, names, exprs, self._lookup(env), line), env, line)
+        row = self._insert_row(table, names, self._values(table, names, exprs, self._lookup(env), line), env, line)
+        self.rowcount = 1
+        self._returning(p, env, table, [row])
 
     @staticmethod
     def _values(table: Table, names: list[str] | None, exprs: list[Node] | Node, lookup: Any,
@@ -107,12 +110,13 @@ class DmlStatements(Queries):
                 if full or c.name in cols or c.default is not None}
 
     def _insert_row(self, table: Table, names: list[str] | None, values: list[Any], env: dict[str, Any],
-                    line: int) -> None:
-        """One single-row insert (redo 11.2)."""
+                    line: int) -> dict[str, Any]:
+        """One single-row insert (redo 11.2); the row stored."""
         row, cols = self._new_row(table, names, values, env, line)
         event_values = self._store_row(table, row, names, cols, line)
         self._event(Event("insert", session=self._session().id, table=table.partition_of(row, line),
                           values=event_values))
+        return row
 
     def _insert_rows(self, table: Table, names: list[str] | None, rows: list[list[Any]], env: dict[str, Any],
                      line: int) -> None:
@@ -147,6 +151,7 @@ class DmlStatements(Queries):
         _, rows = self._run_query(query, env)
         if rows:
             self._insert_rows(table, names, rows, env, line)
+        self.rowcount = len(rows)
 
     # -- UPDATE
     def _update(self, p: Parser, env: dict[str, Any]) -> None:
@@ -158,8 +163,10 @@ class DmlStatements(Queries):
         p.expect("SET")
         sets = self._set_list(p, table, line)
         cond = self._where(p)
-        for key, row in self._matches(table, cond, env):
-            self._update_row(table, key, row, sets, self._lookup(env, row, table), line)
+        changed = [self._update_row(table, key, row, sets, self._lookup(env, row, table), line)[1]
+                   for key, row in self._matches(table, cond, env)]
+        self.rowcount = len(changed)
+        self._returning(p, env, table, changed)
 
     @staticmethod
     def _set_list(p: Parser, table: Table, line: int) -> list[tuple[str, Node]]:
@@ -213,8 +220,42 @@ class DmlStatements(Queries):
         if p.tok.kind == "id" and p.tok.text != "WHERE":
             p.i += 1  # alias
         cond = self._where(p)
-        for key, row in self._matches(table, cond, env):
+        gone = self._matches(table, cond, env)
+        for key, row in gone:
             self._delete_row(table, key, row, line)
+        self.rowcount = len(gone)
+        self._returning(p, env, table, [row for _, row in gone])
+
+    def _returning(self, p: Parser, env: dict[str, Any], table: Table, rows: list[dict[str, Any]]) -> None:
+        """``RETURNING e, ... [BULK COLLECT] INTO v, ...`` of the rows a DML statement changed."""
+        if not p.accept("RETURNING", "RETURN"):
+            return
+        exprs = [p.expr()]
+        while p.accept(","):
+            exprs.append(p.expr())
+        bulk = p.accept("BULK")
+        if bulk:
+            p.expect("COLLECT")
+        p.expect("INTO")
+        targets = [p.ident()]
+        while p.accept(","):
+            targets.append(p.ident())
+        if len(targets) != len(exprs):
+            raise SqlError("ORA-00913: RETURNING and INTO lists differ in length", RUNTIME, p.tok.line)
+        values = [[evaluate(e, self._lookup(env, r, table)) for e in exprs] for r in rows]
+        for n, target in enumerate(targets):
+            if bulk:
+                coll = env.get(target)
+                if not isinstance(coll, Collection):
+                    raise SqlError(f"BULK COLLECT INTO {target}: not a collection", RUNTIME, p.tok.line)
+                coll.items = {i: v[n] for i, v in enumerate(values, 1)}
+            else:
+                if len(values) > 1:
+                    raise SqlError("ORA-01422: exact fetch returns more than requested number of rows", RUNTIME,
+                                   p.tok.line)
+                if target not in env:
+                    raise SqlError(f"PLS-00201: identifier {target} must be declared", RUNTIME, p.tok.line)
+                env[target] = values[0][n] if values else None
 
     def _delete_row(self, table: Table, key: Any, row: dict[str, Any], line: int) -> None:
         s = self._session()
@@ -281,6 +322,7 @@ class DmlStatements(Queries):
         tgt_names = frozenset({table.name, alias} - {""})
         tgt_cols = [c.name for c in table.columns]
         touched: set[Any] = set()
+        count = 0
         for values in rows:
             src_scope = Scope(frozenset(src_names), names, dict(zip(names, values, strict=True)))
             hits = [(k, r) for k, r in list(table.rows.items())
@@ -297,6 +339,7 @@ class DmlStatements(Queries):
                     if upd_where is not None and evaluate(upd_where, lookup) is not True:
                         continue
                     new_key, new_row = self._update_row(table, key, row, sets, lookup, line)
+                    count += 1
                     after = self._scoped(env, [Scope(tgt_names, tgt_cols, new_row), src_scope], {})
                     if del_where is not None and evaluate(del_where, after) is True:  # reads the updated row
                         self._delete_row(table, new_key, new_row, line)
@@ -306,3 +349,5 @@ class DmlStatements(Queries):
                     continue
                 self._insert_row(table, ins_names, self._values(table, ins_names, ins_values, lookup, line), env,
                                  line)
+                count += 1
+        self.rowcount = count

@@ -33,6 +33,9 @@ SCHEMA: Final = 30383  # schema checkpoint missing or without the script's table
 # the characters the database stores (:func:`replicator.redogen.encode.decode_text`), so bytes
 # that are no character of the set (``UTL_RAW.CAST_TO_VARCHAR2`` of any bytes) pass through.
 DB_CHARSET: ContextVar[int] = ContextVar("DB_CHARSET", default=873)
+# The compiler's query parser (:meth:`replicator.redogen.sqlquery.Queries._query`): a ``(SELECT ...)``
+# inside an expression becomes a subquery node, which the lookup's ``query(q)`` runs.
+SUBQUERY: ContextVar[Callable[[Parser], Any] | None] = ContextVar("SUBQUERY", default=None)
 
 
 class SqlError(ConfigError):
@@ -288,6 +291,8 @@ class Parser:
             return ("between", left, lo, self._concat(), negated, line)
         if self.accept("IN"):
             self.expect("(")
+            if self.at("SELECT"):
+                return ("in_query", left, self._subquery(), negated, line)
             items = [self._concat()]
             while self.accept(","):
                 items.append(self._concat())
@@ -337,6 +342,8 @@ class Parser:
             self.i += 1
             return ("lit", t.text or None)
         if self.accept("("):
+            if self.at("SELECT"):
+                return ("scalar", self._subquery(), t.line)
             node = self.expr()
             self.expect(")")
             return node
@@ -356,6 +363,12 @@ class Parser:
             return ("lit", self._interval())
         if word == "CASE":
             return self._case()
+        if word == "EXISTS" and self.peek().text == "(":
+            self.i += 2
+            return ("exists", self._subquery(), t.line)
+        if word == "SQL" and self.peek().text == "%":  # SQL%ROWCOUNT, SQL%FOUND, SQL%NOTFOUND
+            self.i += 2
+            return ("name", "SQL%" + self.ident(), t.line)
         self.i += 1
         name = word
         while self.at(".") and self.peek().kind == "id":
@@ -378,6 +391,15 @@ class Parser:
         if name in NILADIC:
             return ("call", name, [], t.line)
         return ("name", name, t.line)
+
+    def _subquery(self) -> Any:
+        """``SELECT ...)`` (the '(' already read)."""
+        parse = SUBQUERY.get()
+        if parse is None:
+            self.fail("a subquery is not supported here", EXPRESSION)
+        query = parse(self)  # type: ignore[misc]
+        self.expect(")")
+        return query
 
     def _case(self) -> Node:
         line = self.tok.line
@@ -570,6 +592,21 @@ def evaluate(node: Node, lookup: Lookup) -> Any:
             if found is not NOT_FOUND:
                 return found
         return call(node[1], args, node[3])
+    if tag in ("in_query", "scalar", "exists"):
+        run = getattr(lookup, "query", None)
+        if run is None:
+            raise SqlError("a subquery is not supported here", EXPRESSION, node[-1] if tag != "in_query" else node[4])
+        if tag == "exists":
+            return bool(run(node[1]))
+        if tag == "scalar":
+            rows = run(node[1])
+            if len(rows) > 1:
+                raise SqlError("ORA-01427: single-row subquery returns more than one row", RUNTIME, node[2])
+            return rows[0][0] if rows else None
+        x = evaluate(node[1], lookup)
+        results = [compare("=", x, r[0], node[4]) for r in run(node[2])]
+        r = True if True in results else (None if None in results else False)
+        return _negate(r, node[3])
     if tag == "field":
         rec = evaluate(node[1], lookup)
         if not isinstance(rec, dict) or node[2] not in rec:

@@ -557,9 +557,13 @@ class PlsqlBlocks(DmlStatements):
             rows = [self._values(table, names, exprs, self._lookup({**env, var: i}), line) for i in indices]
             if rows:
                 self._atomic(lambda: self._insert_rows(table, names, rows, env, line))
+            self.rowcount = len(rows)
             return
+        total = 0
         for i in indices:
             self._atomic(lambda i=i: self._statement(Parser(toks), {**env, var: i}, procs))
+            total += self.rowcount
+        self.rowcount = total
 
     def _call(self, name: str, args: list[Node], env: dict[str, Any], procs: dict[str, Proc], line: int) -> None:
         if name.startswith("DBMS_OUTPUT."):

@@ -151,22 +151,23 @@ class Queries(CompilerBase):
         return name
 
     # -- running
-    def _run_query(self, q: Query, env: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
-        """Output names and rows of ``q`` (every UNION ALL branch, then ORDER BY)."""
-        names, rows, scopes = self._branch(q, env)
+    def _run_query(self, q: Query, env: dict[str, Any], outer: Any = None) -> tuple[list[str], list[list[Any]]]:
+        """Output names and rows of ``q`` (every UNION ALL branch, then ORDER BY); ``outer``
+        resolves the names of an enclosing statement's row (a correlated subquery)."""
+        names, rows, scopes = self._branch(q, env, outer)
         for other in q.union:
-            more_names, more, _ = self._branch(other, env)
+            more_names, more, _ = self._branch(other, env, outer)
             if len(more_names) != len(names):
                 raise SqlError("ORA-01789: query block has incorrect number of result columns", RUNTIME, q.line)
             rows += more
             scopes += [None] * len(more)
         if q.order:
-            rows = self._ordered(q, names, rows, scopes, env)
+            rows = self._ordered(q, names, rows, scopes, env, outer)
         return names, rows
 
-    def _source_rows(self, q: Query, env: dict[str, Any]) -> list[Scope]:
+    def _source_rows(self, q: Query, env: dict[str, Any], outer: Any) -> list[Scope]:
         if isinstance(q.source, Query):
-            names, rows = self._run_query(q.source, env)
+            names, rows = self._run_query(q.source, env, outer)
             alias = frozenset({q.alias} if q.alias else ())
             return [Scope(alias, names, dict(zip(names, r, strict=True))) for r in rows]
         if q.source == "DUAL":
@@ -176,17 +177,17 @@ class Queries(CompilerBase):
         cols = [c.name for c in table.columns]
         return [Scope(aliases, cols, dict(r)) for r in list(table.rows.values())]
 
-    def _branch(self, q: Query, env: dict[str, Any]) -> tuple[list[str], list[list[Any]], list[Any]]:
-        sources = self._source_rows(q, env)
+    def _branch(self, q: Query, env: dict[str, Any], outer: Any) -> tuple[list[str], list[list[Any]], list[Any]]:
+        sources = self._source_rows(q, env, outer)
         picked: list[tuple[Scope, dict[str, Any]]] = []
         if q.connect is not None:  # a row generator: LEVEL 1, 2, ... while the condition holds
             base = sources[0]
             level = 1
             while True:
                 extra = {"LEVEL": Decimal(level), "ROWNUM": Decimal(level)}
-                if level > 1 and evaluate(q.connect, self._scoped(env, [base], extra)) is not True:
+                if level > 1 and evaluate(q.connect, self._scoped(env, [base], extra, outer)) is not True:
                     break
-                if q.where is None or evaluate(q.where, self._scoped(env, [base], extra)) is True:
+                if q.where is None or evaluate(q.where, self._scoped(env, [base], extra, outer)) is True:
                     picked.append((base, extra))
                 level += 1
                 if level > MAX_LEVELS:
@@ -194,7 +195,7 @@ class Queries(CompilerBase):
         else:
             for s in sources:
                 extra = {"LEVEL": Decimal(1), "ROWNUM": Decimal(len(picked) + 1)}
-                if q.where is None or evaluate(q.where, self._scoped(env, [s], extra)) is True:
+                if q.where is None or evaluate(q.where, self._scoped(env, [s], extra, outer)) is True:
                     picked.append((s, extra))
         names: list[str] = []
         for node, name in q.items:
@@ -209,11 +210,11 @@ class Queries(CompilerBase):
             for node, _ in q.items:
                 if node is None:
                     raise SqlError("ORA-00937: not a single-group group function", RUNTIME, q.line)
-                row.append(evaluate(self._aggregated(node, picked, env, q.line), self._scoped(env, [], {})))
+                row.append(evaluate(self._aggregated(node, picked, env, q.line, outer), self._scoped(env, [], {}, outer)))
             return names, [row], [None]
         rows: list[list[Any]] = []
         for s, extra in picked:
-            lookup = self._scoped(env, [s], extra)
+            lookup = self._scoped(env, [s], extra, outer)
             out: list[Any] = []
             for node, _ in q.items:
                 out += [s.row.get(c) for c in s.columns] if node is None else [evaluate(node, lookup)]
@@ -226,7 +227,7 @@ class Queries(CompilerBase):
         return names, rows, scopes
 
     def _aggregated(self, node: Node, picked: list[tuple[Scope, dict[str, Any]]], env: dict[str, Any],
-                    line: int) -> Node:
+                    line: int, outer: Any = None) -> Node:
         """``node`` with each aggregate call replaced by its value over ``picked``."""
         if not isinstance(node, tuple) or not node:
             return node
@@ -237,7 +238,7 @@ class Queries(CompilerBase):
             if len(args) != 1:
                 raise SqlError(f"{node[1]} takes one argument", EXPRESSION, line)
             values = [v for s, extra in picked
-                      if (v := evaluate(args[0], self._scoped(env, [s], extra))) is not None]
+                      if (v := evaluate(args[0], self._scoped(env, [s], extra, outer))) is not None]
             if node[1] == "COUNT":
                 return ("lit", Decimal(len(values)))
             if not values:
@@ -249,11 +250,11 @@ class Queries(CompilerBase):
             key = functools.cmp_to_key(lambda a, b: -1 if compare("<", a, b, line) else (
                 1 if compare(">", a, b, line) else 0))
             return ("lit", (min if node[1] == "MIN" else max)(values, key=key))
-        return tuple(self._aggregated(x, picked, env, line) if isinstance(x, tuple) else (
-            [self._aggregated(y, picked, env, line) for y in x] if isinstance(x, list) else x) for x in node)
+        return tuple(self._aggregated(x, picked, env, line, outer) if isinstance(x, tuple) else (
+            [self._aggregated(y, picked, env, line, outer) for y in x] if isinstance(x, list) else x) for x in node)
 
     def _ordered(self, q: Query, names: list[str], rows: list[list[Any]], scopes: list[Any],
-                 env: dict[str, Any]) -> list[list[Any]]:
+                 env: dict[str, Any], outer: Any) -> list[list[Any]]:
         def keys(i: int) -> list[Any]:
             out = []
             for node, _, _ in q.order:
@@ -264,7 +265,7 @@ class Queries(CompilerBase):
                     out.append(rows[i][names.index(node[1])])
                     continue
                 sc = scopes[i]
-                out.append(evaluate(node, self._scoped(env, [sc] if sc else [], {})))
+                out.append(evaluate(node, self._scoped(env, [sc] if sc else [], {}, outer)))
             return out
 
         table = [keys(i) for i in range(len(rows))]
@@ -285,8 +286,9 @@ class Queries(CompilerBase):
         order = sorted(range(len(rows)), key=functools.cmp_to_key(cmp))
         return [rows[i] for i in order]
 
-    def _scoped(self, env: dict[str, Any], scopes: list[Scope], extra: dict[str, Any]):
-        """A lookup over query rows (qualified by table name or alias), then PL/SQL variables."""
+    def _scoped(self, env: dict[str, Any], scopes: list[Scope], extra: dict[str, Any], outer: Any = None):
+        """A lookup over query rows (qualified by table name or alias), then the enclosing
+        statement's names (``outer``), then PL/SQL variables."""
         def lookup(name: str, line: int) -> Any:
             if "." in name:
                 qual, col = name.rsplit(".", 1)
@@ -302,8 +304,9 @@ class Queries(CompilerBase):
                 if name in extra:
                     return extra[name]
             return base(name, line)
-        base = self._lookup(env)
+        base = outer or self._lookup(env)
         lookup.element = base.element  # type: ignore[attr-defined]
+        lookup.query = lambda q: self._run_query(q, env, lookup)[1]  # type: ignore[attr-defined]
         return lookup
 
 

@@ -38,7 +38,7 @@ from replicator.redogen.encode import can_encode
 from replicator.redogen.scenario import Event, Scenario
 from replicator.redogen.sqlbase import Proc
 from replicator.redogen.sqlddl import DdlStatements
-from replicator.redogen.sqlexpr import DB_CHARSET, RUNTIME, SCHEMA, SYNTAX, Parser, SqlError, tokenize
+from replicator.redogen.sqlexpr import DB_CHARSET, RUNTIME, SCHEMA, SUBQUERY, SYNTAX, Parser, SqlError, tokenize
 from replicator.redogen.sqlplsql import PlsqlBlocks
 from replicator.redogen.sqlschema import Checkpoint, load_checkpoint
 from replicator.redogen.sqltables import copy_table, logged_supplemental
@@ -153,9 +153,11 @@ class Compiler(PlsqlBlocks, DdlStatements):
     def run(self, text: str) -> None:
         """Compile a whole script."""
         token = DB_CHARSET.set(CHARSET_IDS.get(self.charset.upper(), 873))
+        subquery = SUBQUERY.set(self._query)
         try:
             self._run_chunks(split_script(text))
         finally:
+            SUBQUERY.reset(subquery)
             DB_CHARSET.reset(token)
 
     def _run_chunks(self, chunks: list[Chunk]) -> None:

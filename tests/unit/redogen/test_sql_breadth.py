@@ -271,3 +271,27 @@ END;
 /
 """)
     assert [g[0] for g in got] == ["insert", "commit", "switch", "truncate", "insert", "commit"]
+
+
+def test_subqueries_rowcount_and_returning() -> None:
+    got = timeline("""
+INSERT INTO T SELECT LEVEL, 'n' || LEVEL, LEVEL FROM dual CONNECT BY LEVEL <= 5;
+INSERT INTO S SELECT id, name, val * 10 FROM T WHERE id IN (2, 4);
+DELETE FROM T WHERE id IN (SELECT id FROM S);
+UPDATE T SET val = (SELECT MAX(val) FROM S) WHERE id = 1;
+UPDATE S SET val = (SELECT t.val FROM T t WHERE t.id = S.id - 1) WHERE EXISTS (SELECT 1 FROM T WHERE T.id = S.id + 1);
+DECLARE
+  v_id NUMBER;
+BEGIN
+  UPDATE T SET name = 'x' WHERE id = 42;
+  IF SQL%ROWCOUNT = 0 THEN
+    INSERT INTO T (id, name) VALUES (42, 'new') RETURNING id * 2 INTO v_id;
+  END IF;
+  UPDATE T SET val = v_id WHERE id = 42;
+END;
+/
+""")
+    assert [(g[0], g[2], g[3]) for g in got[2:]] == [
+        ("delete", {"ID": 2}, None), ("delete", {"ID": 4}, None), ("update", {"ID": 1}, {"VAL": 40}),
+        ("update", {"ID": 2}, {"VAL": 40}), ("update", {"ID": 4}, {"VAL": 3}),
+        ("insert", None, {"ID": 42, "NAME": "new"}), ("update", {"ID": 42}, {"VAL": 84})]
