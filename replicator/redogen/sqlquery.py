@@ -24,6 +24,7 @@ from replicator.redogen.sqltables import Table
 _CLAUSE: Final = frozenset({"FROM", "WHERE", "CONNECT", "START", "ORDER", "UNION", "GROUP", "HAVING", "INTO",
                             "BULK", "ON", "USING", "WHEN", "LOOP", "MINUS", "INTERSECT", "FOR", "LOG", "THEN"})
 _AGGREGATES: Final = frozenset({"COUNT", "SUM", "MIN", "MAX", "AVG"})
+_JOIN_WORDS: Final = frozenset({"JOIN", "INNER", "LEFT", "RIGHT", "FULL", "CROSS", "NATURAL", "OUTER"})
 MAX_LEVELS: Final = 1_000_000  # CONNECT BY without an end
 
 
@@ -41,6 +42,9 @@ class Query:
     into: list[str] = field(default_factory=list)  # SELECT ... [BULK COLLECT] INTO targets
     bulk: bool = False
     union: list[Query] = field(default_factory=list)
+    joins: list[tuple[str, Any, str, Node | None]] = field(default_factory=list)  # (INNER|LEFT|CROSS, source, alias, ON)
+    group: list[Node] = field(default_factory=list)
+    having: Node | None = None
     line: int = 0
 
 
@@ -118,31 +122,58 @@ class Queries(CompilerBase):
             while p.accept(","):
                 q.into.append(self._target_name(p))
         p.expect("FROM")
-        if p.at("("):
-            p.i += 1
-            q.source = self._query(p)
-            p.expect(")")
-        else:
-            q.source = p.ident()
-            if p.accept("."):  # owner.table
-                q.source = p.ident()
+        q.source, q.alias = self._from_item(p)
+        while True:  # joins: FROM a, b | [INNER] JOIN b ON c | LEFT [OUTER] JOIN b ON c | CROSS JOIN b
             if p.accept(","):
-                p.fail("a query over several tables (join) is not supported")
-        if p.tok.kind == "id" and p.tok.text not in _CLAUSE:
-            q.alias = p.ident()
-        if p.at("JOIN", "LEFT", "RIGHT", "INNER", "FULL", "CROSS", ","):
-            p.fail("a query over several tables (join) is not supported")
+                kind = "CROSS"
+            elif p.at("JOIN", "INNER", "LEFT", "CROSS"):
+                kind = "LEFT" if p.accept("LEFT") else "CROSS" if p.accept("CROSS") else "INNER"
+                p.accept("INNER")
+                p.accept("OUTER")
+                p.expect("JOIN")
+            elif p.at("RIGHT", "FULL", "NATURAL"):
+                p.fail(f"{p.tok.text} JOIN is not supported (INNER, LEFT, CROSS)")
+            else:
+                break
+            source, alias = self._from_item(p)
+            on = None
+            if kind != "CROSS" or p.at("ON"):
+                p.expect("ON")
+                on = p.expr()
+            q.joins.append((kind, source, alias, on))
         q.where = p.expr() if p.accept("WHERE") else None
         if p.accept("CONNECT"):
             p.expect("BY")
             if q.source != "DUAL":
                 p.fail("CONNECT BY is supported on DUAL only (row generators)")
             q.connect = p.expr()
-        if p.at("GROUP", "HAVING", "START"):
-            p.fail(f"{p.tok.text} in a query is not supported")
+        if p.accept("GROUP"):
+            p.expect("BY")
+            q.group = [p.expr()]
+            while p.accept(","):
+                q.group.append(p.expr())
+        if p.accept("HAVING"):
+            q.having = p.expr()
+        if p.at("START"):
+            p.fail("START WITH in a query is not supported")
         if p.at("FOR"):
             p.fail("SELECT ... FOR UPDATE is not supported")
         return q
+
+    def _from_item(self, p: Parser) -> tuple[Any, str]:
+        """``table [alias]``, ``owner.table [alias]`` or ``(subquery) [alias]``."""
+        if p.at("("):
+            p.i += 1
+            source: Any = self._query(p)
+            p.expect(")")
+        else:
+            source = p.ident()
+            if p.accept("."):  # owner.table
+                source = p.ident()
+        alias = ""
+        if p.tok.kind == "id" and p.tok.text not in _CLAUSE and p.tok.text not in _JOIN_WORDS:
+            alias = p.ident()
+        return source, alias
 
     def _target_name(self, p: Parser) -> str:
         name = p.ident()
@@ -165,68 +196,123 @@ class Queries(CompilerBase):
             rows = self._ordered(q, names, rows, scopes, env, outer)
         return names, rows
 
-    def _source_rows(self, q: Query, env: dict[str, Any], outer: Any) -> list[Scope]:
-        if isinstance(q.source, Query):
-            names, rows = self._run_query(q.source, env, outer)
-            alias = frozenset({q.alias} if q.alias else ())
-            return [Scope(alias, names, dict(zip(names, r, strict=True))) for r in rows]
-        if q.source == "DUAL":
-            return [Scope(frozenset({"DUAL"}), ["DUMMY"], {"DUMMY": "X"})]
-        table: Table = self._table(q.source, q.line)
-        aliases = frozenset({table.name, q.alias} - {""})
+    def _source_rows(self, source: Any, alias: str, env: dict[str, Any], outer: Any, line: int) -> list[Scope]:
+        if isinstance(source, Query):
+            names, rows = self._run_query(source, env, outer)
+            aliases = frozenset({alias} if alias else ())
+            return [Scope(aliases, names, dict(zip(names, r, strict=True))) for r in rows]
+        if source == "DUAL":
+            return [Scope(frozenset({"DUAL", alias} - {""}), ["DUMMY"], {"DUMMY": "X"})]
+        table: Table = self._table(source, line)
+        aliases = frozenset({table.name, alias} - {""})
         cols = [c.name for c in table.columns]
         return [Scope(aliases, cols, dict(r)) for r in list(table.rows.values())]
 
+    def _combinations(self, q: Query, env: dict[str, Any], outer: Any) -> list[list[Scope]]:
+        """The FROM clause's rows: one list of scopes per combination of joined rows (nested loops,
+        the first source driving; a LEFT JOIN without a match adds a row of NULLs)."""
+        combos = [[s] for s in self._source_rows(q.source, q.alias, env, outer, q.line)]
+        for kind, source, alias, on in q.joins:
+            right = self._source_rows(source, alias, env, outer, q.line)
+            joined: list[list[Scope]] = []
+            for combo in combos:
+                hits = [combo + [r] for r in right
+                        if on is None or evaluate(on, self._scoped(env, combo + [r], {}, outer)) is True]
+                if not hits and kind == "LEFT":
+                    cols = right[0].columns if right else (
+                        [c.name for c in self._table(source, q.line).columns] if isinstance(source, str) else [])
+                    names = frozenset({alias} | ({source} if isinstance(source, str) else set())) - {""}
+                    hits = [combo + [Scope(names, cols, {})]]
+                joined += hits
+            combos = joined
+        return combos
+
     def _branch(self, q: Query, env: dict[str, Any], outer: Any) -> tuple[list[str], list[list[Any]], list[Any]]:
-        sources = self._source_rows(q, env, outer)
-        picked: list[tuple[Scope, dict[str, Any]]] = []
+        combos = self._combinations(q, env, outer)
+        picked: list[tuple[list[Scope], dict[str, Any]]] = []
         if q.connect is not None:  # a row generator: LEVEL 1, 2, ... while the condition holds
-            base = sources[0]
+            base = combos[0]
             level = 1
             while True:
                 extra = {"LEVEL": Decimal(level), "ROWNUM": Decimal(level)}
-                if level > 1 and evaluate(q.connect, self._scoped(env, [base], extra, outer)) is not True:
+                if level > 1 and evaluate(q.connect, self._scoped(env, base, extra, outer)) is not True:
                     break
-                if q.where is None or evaluate(q.where, self._scoped(env, [base], extra, outer)) is True:
+                if q.where is None or evaluate(q.where, self._scoped(env, base, extra, outer)) is True:
                     picked.append((base, extra))
                 level += 1
                 if level > MAX_LEVELS:
                     raise SqlError(f"CONNECT BY makes over {MAX_LEVELS} rows", RUNTIME, q.line)
         else:
-            for s in sources:
+            for combo in combos:
                 extra = {"LEVEL": Decimal(1), "ROWNUM": Decimal(len(picked) + 1)}
-                if q.where is None or evaluate(q.where, self._scoped(env, [s], extra, outer)) is True:
-                    picked.append((s, extra))
+                if q.where is None or evaluate(q.where, self._scoped(env, combo, extra, outer)) is True:
+                    picked.append((combo, extra))
+        first = combos[0] if combos else self._source_rows(q.source, q.alias, env, outer, q.line)[:1] or []
         names: list[str] = []
         for node, name in q.items:
             if node is None:
-                cols = sources[0].columns if sources else (
+                names += [c for s in self._star(q, first, name) for c in s.columns] if first else (
                     [c.name for c in self._table(q.source, q.line).columns] if isinstance(q.source, str) else [])
-                names += cols
             else:
                 names.append(name)
-        if any(node is not None and _has_aggregate(node) for node, _ in q.items):
-            row = []
-            for node, _ in q.items:
-                if node is None:
-                    raise SqlError("ORA-00937: not a single-group group function", RUNTIME, q.line)
-                row.append(evaluate(self._aggregated(node, picked, env, q.line, outer), self._scoped(env, [], {}, outer)))
-            return names, [row], [None]
+        if q.group or any(node is not None and _has_aggregate(node) for node, _ in q.items):
+            return names, *self._grouped(q, picked, env, outer)
         rows: list[list[Any]] = []
-        for s, extra in picked:
-            lookup = self._scoped(env, [s], extra, outer)
+        for combo, extra in picked:
+            lookup = self._scoped(env, combo, extra, outer)
             out: list[Any] = []
-            for node, _ in q.items:
-                out += [s.row.get(c) for c in s.columns] if node is None else [evaluate(node, lookup)]
+            for node, name in q.items:
+                if node is None:
+                    out += [s.row.get(c) for s in self._star(q, combo, name) for c in s.columns]
+                else:
+                    out.append(evaluate(node, lookup))
             rows.append(out)
-        scopes: list[Any] = [s for s, _ in picked]
+        scopes: list[Any] = [combo for combo, _ in picked]
         if q.distinct:
             seen: set[Any] = set()
             kept = [(r, sc) for r, sc in zip(rows, scopes, strict=True) if not (repr(r) in seen or seen.add(repr(r)))]
             rows, scopes = [r for r, _ in kept], [sc for _, sc in kept]
         return names, rows, scopes
 
-    def _aggregated(self, node: Node, picked: list[tuple[Scope, dict[str, Any]]], env: dict[str, Any],
+    @staticmethod
+    def _star(q: Query, combo: list[Scope], qualifier: str) -> list[Scope]:
+        """The sources ``*`` (all) or ``alias.*`` stands for."""
+        if not qualifier:
+            return combo
+        hit = [s for s in combo if qualifier in s.names]
+        if not hit:
+            raise SqlError(f"ORA-00904: {qualifier}.*: invalid identifier", RUNTIME, q.line)
+        return hit
+
+    def _grouped(self, q: Query, picked: list[tuple[list[Scope], dict[str, Any]]], env: dict[str, Any],
+                 outer: Any) -> tuple[list[list[Any]], list[Any]]:
+        """Rows of an aggregate query: one per GROUP BY key (in key order, as a SORT GROUP BY gives
+        them), or one over everything without GROUP BY."""
+        groups: dict[str, tuple[list[Any], list[tuple[list[Scope], dict[str, Any]]]]] = {}
+        for combo, extra in picked:
+            key = [evaluate(g, self._scoped(env, combo, extra, outer)) for g in q.group]
+            groups.setdefault(repr([_sort_key(k) for k in key]), (key, []))[1].append((combo, extra))
+        if not q.group:
+            groups = {"": ([], picked)}
+        ordered = sorted(groups.values(), key=lambda g: [_sort_key(k) for k in g[0]])
+        rows: list[list[Any]] = []
+        scopes: list[Any] = []
+        for _, members in ordered:
+            sample = members[0][0] if members else []
+            lookup = self._scoped(env, sample, {}, outer)
+            if q.having is not None and evaluate(self._aggregated(q.having, members, env, q.line, outer),
+                                                 lookup) is not True:
+                continue
+            row = []
+            for node, _ in q.items:
+                if node is None:
+                    raise SqlError("ORA-00979: not a GROUP BY expression", RUNTIME, q.line)
+                row.append(evaluate(self._aggregated(node, members, env, q.line, outer), lookup))
+            rows.append(row)
+            scopes.append(sample)
+        return rows, scopes
+
+    def _aggregated(self, node: Node, picked: list[tuple[list[Scope], dict[str, Any]]], env: dict[str, Any],
                     line: int, outer: Any = None) -> Node:
         """``node`` with each aggregate call replaced by its value over ``picked``."""
         if not isinstance(node, tuple) or not node:
@@ -238,7 +324,7 @@ class Queries(CompilerBase):
             if len(args) != 1:
                 raise SqlError(f"{node[1]} takes one argument", EXPRESSION, line)
             values = [v for s, extra in picked
-                      if (v := evaluate(args[0], self._scoped(env, [s], extra, outer))) is not None]
+                      if (v := evaluate(args[0], self._scoped(env, s, extra, outer))) is not None]
             if node[1] == "COUNT":
                 return ("lit", Decimal(len(values)))
             if not values:
@@ -265,7 +351,7 @@ class Queries(CompilerBase):
                     out.append(rows[i][names.index(node[1])])
                     continue
                 sc = scopes[i]
-                out.append(evaluate(node, self._scoped(env, [sc] if sc else [], {}, outer)))
+                out.append(evaluate(node, self._scoped(env, sc or [], {}, outer)))
             return out
 
         table = [keys(i) for i in range(len(rows))]
@@ -319,3 +405,13 @@ def _has_aggregate(node: Any) -> bool:
         return True
     return any(_has_aggregate(x) for x in node[1:] if isinstance(x, (tuple, list)))
 
+
+def _sort_key(v: Any) -> tuple[int, Any]:
+    """A total order over group keys: NULLs last, numbers, then texts, then the rest by repr."""
+    if v is None:
+        return (3, "")
+    if isinstance(v, (Decimal, int, float, bool)):
+        return (0, Decimal(repr(v)) if isinstance(v, float) else Decimal(int(v)) if isinstance(v, bool) else v)
+    if isinstance(v, str):
+        return (1, v)
+    return (2, repr(v))

@@ -295,3 +295,24 @@ END;
         ("delete", {"ID": 2}, None), ("delete", {"ID": 4}, None), ("update", {"ID": 1}, {"VAL": 40}),
         ("update", {"ID": 2}, {"VAL": 40}), ("update", {"ID": 4}, {"VAL": 3}),
         ("insert", None, {"ID": 42, "NAME": "new"}), ("update", {"ID": 42}, {"VAL": 84})]
+
+
+def test_joins_and_group_by() -> None:
+    sc = compile_sql("""
+CREATE TABLE T (id NUMBER PRIMARY KEY, grp VARCHAR2(5), val NUMBER);
+CREATE TABLE G (grp VARCHAR2(5) PRIMARY KEY, label VARCHAR2(20));
+CREATE TABLE R (id NUMBER PRIMARY KEY, label VARCHAR2(20), total NUMBER);
+INSERT INTO T SELECT LEVEL, 'g' || MOD(LEVEL, 3), LEVEL FROM dual CONNECT BY LEVEL <= 7;
+INSERT INTO G VALUES ('g1', 'one');
+INSERT INTO G VALUES ('g2', 'two');
+INSERT INTO R SELECT t.id, g.label, t.val FROM T t JOIN G g ON g.grp = t.grp WHERE t.id < 6 ORDER BY t.id;
+INSERT INTO R (id, label) SELECT 100 + t.id, g.label FROM T t LEFT JOIN G g ON g.grp = t.grp WHERE t.grp = 'g0';
+INSERT INTO R SELECT 200 + MIN(id), grp, SUM(val) FROM T GROUP BY grp HAVING COUNT(*) > 2;
+INSERT INTO R (id, total) SELECT 300, COUNT(*) FROM T a, G b WHERE a.grp = b.grp;
+COMMIT;
+""")
+    rows = [e.rows or [e.values] for e in sc.timeline if e.op.startswith("insert")]
+    assert [r["ID"] for r in rows[3]] == [1, 2, 4, 5] and rows[3][1]["LABEL"] == "two"
+    assert rows[4] == [{"ID": 103, "LABEL": None}, {"ID": 106, "LABEL": None}]
+    assert rows[5] == [{"ID": 201, "LABEL": "g1", "TOTAL": 12}]  # groups g0 (2 rows), g2 (2) fail HAVING
+    assert rows[6] == [{"ID": 300, "TOTAL": 5}]
