@@ -32,6 +32,14 @@ class _Exit(Exception):
     """EXIT from the innermost loop."""
 
 
+class UserException:
+    """An exception a block declares (``e EXCEPTION;``), tied to an error number by
+    ``PRAGMA EXCEPTION_INIT`` (0: raised by name only)."""
+
+    def __init__(self, code: int = 0):
+        self.code = code
+
+
 class Cursor:
     """A declared cursor: its query (run when a FOR loop opens it)."""
 
@@ -71,9 +79,6 @@ class PlsqlBlocks(DmlStatements):
                 names = [p.ident()]
                 while p.accept("OR"):
                     names.append(p.ident())
-                for n in names:
-                    if n != "OTHERS" and n not in EXCEPTIONS:
-                        p.fail(f"exception {n} is not supported (OTHERS, {', '.join(EXCEPTIONS)})")
                 p.expect("THEN")
                 handlers.append((names, self._statements(p, ("WHEN", "END"))))
         p.expect("END")
@@ -94,7 +99,7 @@ class PlsqlBlocks(DmlStatements):
                 raise
             code = ora_code(exc)
             for names, arm in handlers:
-                if "OTHERS" in names or any(EXCEPTIONS[n] == code for n in names if n != "OTHERS"):
+                if any(self._catches(n, code, exc, env) for n in names):
                     self.depth = depth
                     scope = dict(env)
                     scope["SQLCODE"] = Decimal(-code if code else -1)
@@ -105,6 +110,19 @@ class PlsqlBlocks(DmlStatements):
                         env[k] = scope[k]
                     return
             raise
+
+    @staticmethod
+    def _catches(name: str, code: int, exc: SqlError, env: dict[str, Any]) -> bool:
+        """A handler's exception name covers the error: OTHERS, a predefined exception, or a
+        declared one (raised by name, or tied to an error by PRAGMA EXCEPTION_INIT)."""
+        if name == "OTHERS":
+            return True
+        if name in EXCEPTIONS:
+            return EXCEPTIONS[name] == code
+        declared = env.get(name)
+        if isinstance(declared, UserException):
+            return declared.code == code if declared.code else f"user-defined exception {name}" in exc.message
+        return False
 
     def _declarations(self, p: Parser, env: dict[str, Any], procs: dict[str, Proc]) -> set[str]:
         """Declare the block's types, cursors, procedures and variables; the names declared."""
@@ -146,6 +164,22 @@ class PlsqlBlocks(DmlStatements):
                 body, handlers = self._body(p)
                 p.expect(";")
                 procs[name] = Proc(params, body, autonomous, decls, handlers)
+            elif p.tok.kind == "id" and p.peek().text == "EXCEPTION" and p.peek(2).text == ";":
+                name = p.ident()
+                p.i += 2
+                env[name] = UserException()
+                declared.add(name)
+            elif p.accept("PRAGMA"):
+                p.expect("EXCEPTION_INIT")
+                p.expect("(")
+                name = p.ident()
+                p.expect(",")
+                code = to_number(evaluate(p.expr(), self._lookup(env)), p.tok.line)
+                p.expect(")")
+                p.expect(";")
+                if not isinstance(env.get(name), UserException) or code is None:
+                    p.fail(f"PRAGMA EXCEPTION_INIT: {name} is no declared exception")
+                env[name] = UserException(abs(int(code)))
             elif p.accept("TYPE"):
                 types.add(p.ident())  # TABLE OF / VARRAY(n) OF ...: a collection type
                 p.expect("IS")
@@ -274,8 +308,6 @@ class PlsqlBlocks(DmlStatements):
                 out.append(("return", line))
             elif p.accept("RAISE"):
                 name = "" if p.at(";") else p.ident()
-                if name and name not in EXCEPTIONS:
-                    p.fail(f"RAISE {name}: only the predefined exceptions are supported")
                 p.expect(";")
                 out.append(("raise", name, line))
             elif p.accept("EXECUTE"):
@@ -445,7 +477,14 @@ class PlsqlBlocks(DmlStatements):
                     if "SQLERRM" not in env:
                         raise SqlError("RAISE; outside an exception handler", RUNTIME, st[2])
                     raise SqlError(str(env["SQLERRM"]), RUNTIME, st[2])
-                raise SqlError(f"ORA-{EXCEPTIONS[st[1]]:05d}: {st[1]}", RUNTIME, st[2])
+                if st[1] in EXCEPTIONS:
+                    raise SqlError(f"ORA-{EXCEPTIONS[st[1]]:05d}: {st[1]}", RUNTIME, st[2])
+                declared = env.get(st[1])
+                if not isinstance(declared, UserException):
+                    raise SqlError(f"PLS-00201: exception {st[1]} must be declared", RUNTIME, st[2])
+                if declared.code:
+                    raise SqlError(f"ORA-{declared.code:05d}: {st[1]}", RUNTIME, st[2])
+                raise SqlError(f"ORA-06510: PL/SQL: unhandled user-defined exception {st[1]}", RUNTIME, st[2])
             elif kind == "call":
                 self._call(st[1], st[2], env, procs, st[3])
             elif kind == "execute":

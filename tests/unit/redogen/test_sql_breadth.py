@@ -316,3 +316,25 @@ COMMIT;
     assert rows[4] == [{"ID": 103, "LABEL": None}, {"ID": 106, "LABEL": None}]
     assert rows[5] == [{"ID": 201, "LABEL": "g1", "TOTAL": 12}]  # groups g0 (2 rows), g2 (2) fail HAVING
     assert rows[6] == [{"ID": 300, "TOTAL": 5}]
+
+
+def test_user_defined_exceptions() -> None:
+    got = timeline("""
+INSERT INTO T VALUES (1, 'a', 1);
+DECLARE
+  e_dup EXCEPTION;
+  PRAGMA EXCEPTION_INIT(e_dup, -1);
+  e_mine EXCEPTION;
+BEGIN
+  BEGIN
+    INSERT INTO T VALUES (1, 'b', 2);
+  EXCEPTION WHEN e_dup THEN UPDATE T SET val = 10 WHERE id = 1;
+  END;
+  BEGIN
+    RAISE e_mine;
+  EXCEPTION WHEN e_mine THEN INSERT INTO T VALUES (2, 'c', 2);
+  END;
+END;
+/
+""")
+    assert [(g[0], g[2] or g[3]) for g in got[1:]] == [("update", {"ID": 1}), ("insert", {"ID": 2, "NAME": "c", "VAL": 2})]
