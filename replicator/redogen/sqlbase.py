@@ -27,7 +27,7 @@ class Session:
 
     id: int
     thread: int
-    undo: list[Any] = field(default_factory=list)  # (table, key, old row | None, new key | None)
+    undo: list[Any] = field(default_factory=list)  # (table, key, old row | None, new key | None, position | None)
     savepoints: dict[str, int] = field(default_factory=dict)
     active: bool = False  # a transaction is open (row changes since the last commit/rollback)
 
@@ -259,13 +259,13 @@ class CompilerBase:
     @staticmethod
     def _undo(s: Session, mark: int) -> None:
         while len(s.undo) > mark:
-            table, key, old, new_key = s.undo.pop()
+            table, key, old, new_key, pos = s.undo.pop()
             if old is None:
                 table.rows.pop(key, None)
-            else:
-                if new_key is not None and new_key != key:
-                    table.rows.pop(new_key, None)
-                table.rows[key] = old
+            elif new_key is not None:  # an update: the old row back in its place
+                table.put(key, old, replacing=new_key)
+            else:  # a delete: the row back where it was
+                table.put(key, old, at=pos)
 
     def _mark(self) -> tuple[int, dict[tuple[int, int], tuple[int, bool]], float]:
         """Where the timeline and every session's undo are now (see :meth:`_restore`)."""

@@ -103,7 +103,7 @@ class DmlStatements(Queries):
             table.check_row(row, key, self._lookup({}, row, table), line)
         s = self._session()
         table.rows[key] = row
-        s.undo.append((table, key, None, None))
+        s.undo.append((table, key, None, None, None))
         s.active = True
         full = names is None
         return {c.name: scenario_value(c, row[c.name]) for c in table.columns
@@ -203,10 +203,8 @@ class DmlStatements(Queries):
             table.check_row(new, key, self._lookup({}, new, table), line)
         event = Event("update", session=s.id, table=where, key=self._key_values(table, row),
                       values={n: scenario_value(table.column(n, line), new[n]) for n, _ in sets})
-        if new_key != key:
-            del table.rows[key]
-        table.rows[new_key] = new
-        s.undo.append((table, key, row, new_key))
+        table.put(new_key, new, replacing=key)
+        s.undo.append((table, key, row, new_key, None))
         s.active = True
         self._event(event)
         return new_key, new
@@ -260,8 +258,9 @@ class DmlStatements(Queries):
     def _delete_row(self, table: Table, key: Any, row: dict[str, Any], line: int) -> None:
         s = self._session()
         event = Event("delete", session=s.id, table=table.partition_of(row, line), key=self._key_values(table, row))
+        pos = list(table.rows).index(key)
         del table.rows[key]
-        s.undo.append((table, key, row, None))
+        s.undo.append((table, key, row, None, pos))
         s.active = True
         self._event(event)
 

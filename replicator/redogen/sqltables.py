@@ -92,6 +92,19 @@ class Table:
         self._serial += 1
         return ("#", self._serial)
 
+    def put(self, key: Any, row: dict[str, Any], *, replacing: Any = None, at: int | None = None) -> None:
+        """Store ``row`` under ``key`` keeping the table's row order (a full scan's order): in
+        place of the row keyed ``replacing`` (an update of the key), at position ``at`` (a
+        deleted row restored by a rollback), else at the end (a new row)."""
+        if replacing is not None and replacing != key:
+            self.rows = {(key if k == replacing else k): (row if k == replacing else v) for k, v in self.rows.items()}
+        elif at is not None and key not in self.rows and at < len(self.rows):
+            items = list(self.rows.items())
+            items.insert(at, (key, row))
+            self.rows = dict(items)
+        else:
+            self.rows[key] = row
+
     def check_row(self, row: dict[str, Any], key: Any, lookup: Any, line: int) -> None:
         """ORA-00001 when ``row`` repeats another row's UNIQUE columns, ORA-02290 when a CHECK fails."""
         for cols in self.unique:

@@ -338,3 +338,19 @@ END;
 /
 """)
     assert [(g[0], g[2] or g[3]) for g in got[1:]] == [("update", {"ID": 1}), ("insert", {"ID": 2, "NAME": "c", "VAL": 2})]
+
+
+def test_rows_keep_their_place_through_key_updates_and_rollbacks() -> None:
+    sc = compile_sql("""
+CREATE TABLE K (id NUMBER PRIMARY KEY, val NUMBER);
+INSERT INTO K SELECT LEVEL, LEVEL FROM dual CONNECT BY LEVEL <= 4;
+COMMIT;
+DELETE FROM K WHERE id = 2;
+UPDATE K SET id = 10 WHERE id = 1;
+ROLLBACK;
+UPDATE K SET id = 20 WHERE id = 3;
+UPDATE K SET val = 0;
+COMMIT;
+""")
+    # a full scan keeps the rows' order: the updated key stays in its place, a rolled-back delete too
+    assert [e.key for e in sc.timeline if e.op == "update"][-4:] == [{"ID": 1}, {"ID": 2}, {"ID": 20}, {"ID": 4}]
