@@ -821,12 +821,111 @@ def _cast_to_varchar2(args: list[Any], line: int) -> str | None:
 
 
 def _to_char(args: list[Any], line: int) -> str | None:
-    if len(args) > 1:
-        v = args[0]
-        if isinstance(v, OraTime) and to_text(args[1]) == "YYYY-MM-DD HH24:MI:SS":
-            return v.wall.strftime("%Y-%m-%d %H:%M:%S")
-        raise SqlError("TO_CHAR with a format model is not supported", EXPRESSION, line)
-    return to_text(args[0])
+    v = args[0]
+    if len(args) < 2 or v is None:
+        return to_text(v)
+    fmt = to_text(args[1])
+    if fmt is None:
+        return None
+    if isinstance(v, OraTime):
+        return _date_text(v, fmt, line)
+    n = to_number(v, line)
+    assert n is not None
+    return _number_text(n, fmt, line)
+
+
+def _date_text(v: OraTime, fmt: str, line: int) -> str:
+    """TO_CHAR of a date with a format model (the common elements)."""
+    w = v.wall
+    out = []
+    for tok in _FMT_TOKENS.findall(fmt):
+        up = tok.upper()
+        if up in ("YYYY", "RRRR"):
+            out.append(f"{w.year:04d}")
+        elif up in ("YY", "RR"):
+            out.append(f"{w.year % 100:02d}")
+        elif up == "MM":
+            out.append(f"{w.month:02d}")
+        elif up in ("MON", "MONTH"):
+            name = _MONTHS[w.month - 1] if up == "MON" else w.strftime("%B").upper().ljust(9)
+            out.append(name if tok.isupper() else name.capitalize() if tok[:2].istitle() else name.lower())
+        elif up == "DD":
+            out.append(f"{w.day:02d}")
+        elif up == "DDD":
+            out.append(f"{w.timetuple().tm_yday:03d}")
+        elif up == "HH24":
+            out.append(f"{w.hour:02d}")
+        elif up in ("HH", "HH12"):
+            out.append(f"{(w.hour % 12) or 12:02d}")
+        elif up == "MI":
+            out.append(f"{w.minute:02d}")
+        elif up == "SS":
+            out.append(f"{w.second:02d}")
+        elif up == "SSSSS":
+            out.append(f"{w.hour * 3600 + w.minute * 60 + w.second:05d}")
+        elif up.startswith("FF"):
+            out.append(f"{v.nanos:09d}"[:int(up[2:] or 9)])
+        elif up in ("AM", "PM", "A.M.", "P.M."):
+            am = w.hour < 12
+            out.append(("AM" if am else "PM") if "." not in up else ("A.M." if am else "P.M."))
+        elif tok.startswith('"'):
+            out.append(tok[1:-1])
+        elif tok.isalnum():
+            raise SqlError(f"TO_CHAR: date format element {tok!r} is not supported", EXPRESSION, line)
+        else:
+            out.append(tok)
+    return "".join(out)
+
+
+def _number_text(n: Decimal, fmt: str, line: int) -> str:
+    """TO_CHAR of a number with a format model of ``9 0 . , D G FM S MI``."""
+    up = fmt.upper()
+    fm = up.startswith("FM")
+    body = up[2:] if fm else up
+    sign_lead, sign_trail = body.startswith("S"), body.endswith("MI") or body.endswith("S")
+    body = body.removeprefix("S").removesuffix("MI").removesuffix("S")
+    if not body or any(c not in "90.,DG$" for c in body):
+        raise SqlError(f"TO_CHAR: number format {fmt!r} is not supported", EXPRESSION, line)
+    body = body.replace("D", ".").replace("G", ",")
+    int_part, _, frac_part = body.partition(".")
+    scale = len(frac_part)
+    with localcontext() as ctx:
+        ctx.prec = 60
+        q = abs(n).quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
+    digits_int, _, digits_frac = format(q, "f").partition(".")
+    slots = int_part.replace(",", "").replace("$", "")
+    if digits_int == "0" and "0" not in slots and frac_part:
+        digits_int = ""  # Oracle prints .5 for '9.9' (and 0 for '9')
+    if len(digits_int) > len(slots):
+        return "#" * (len(fmt) + 1)
+    first_zero = slots.find("0")
+    width = 0 if first_zero < 0 else len(slots) - first_zero  # digits from the first 0 on are printed
+    digits_int = digits_int.rjust(max(width, len(digits_int)), "0")
+    out_int: list[str] = []
+    di = len(digits_int) - 1
+    for ch in reversed(int_part):
+        if ch == ",":
+            out_int.append("," if di >= 0 else " ")
+        elif ch == "$":
+            continue
+        else:
+            out_int.append(digits_int[di] if di >= 0 else " ")
+            di -= 1
+    text = "".join(reversed(out_int))
+    if "$" in int_part:
+        text = text.replace(" ", "") if fm else text
+        text = "$" + text.lstrip() if not fm else "$" + text
+    if frac_part:
+        text += "." + digits_frac
+    neg = n < 0 and q != 0
+    if sign_lead:
+        text = ("-" if neg else "+") + text.lstrip()
+    elif sign_trail:
+        text = text + ("-" if neg else ("+" if body and up.endswith("S") else " "))
+    else:
+        stripped = text.lstrip()
+        text = " " * (len(text) - len(stripped)) + ("-" if neg else " ") + stripped
+    return text.strip() if fm else text
 
 
 def _nvl(args: list[Any], line: int) -> Any:
