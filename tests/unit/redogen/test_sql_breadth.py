@@ -354,3 +354,10 @@ COMMIT;
 """)
     # a full scan keeps the rows' order: the updated key stays in its place, a rolled-back delete too
     assert [e.key for e in sc.timeline if e.op == "update"][-4:] == [{"ID": 1}, {"ID": 2}, {"ID": 20}, {"ID": 4}]
+
+
+def test_reference_check_lists_rac_scenarios_on_one_thread() -> None:
+    from replicator.redogen.reference_check import matrix
+
+    names = [c.name for c in matrix(quick=True, seeds=0, sql_dirs=(), rac_single=True)]
+    assert "rac-interleaved-v19-b512-threads1" in names and "rac-interleaved-v19-b512" not in names
