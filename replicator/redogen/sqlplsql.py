@@ -275,7 +275,7 @@ class PlsqlBlocks(DmlStatements):
                 p.expect("LOOP")
                 out.append(("while", cond, self._loop_body(p), line))
             elif p.accept("LOOP"):
-                out.append(("while", ("lit", True), self._loop_body(p, opened=True), line))
+                out.append(("while", ("lit", True), self._loop_body(p), line))
             elif p.accept("EXIT"):
                 cond = p.expr() if p.accept("WHEN") else ("lit", True)
                 p.expect(";")
@@ -297,6 +297,21 @@ class PlsqlBlocks(DmlStatements):
                         break
                 p.expect("END")
                 p.expect("IF")
+                p.expect(";")
+                out.append(("if", arms, other, line))
+            elif p.accept("CASE"):  # CASE [selector] WHEN ... THEN ... [ELSE ...] END CASE: an IF chain
+                selector = None if p.at("WHEN") else p._concat()
+                arms = []
+                while p.accept("WHEN"):
+                    cond = p.expr()
+                    if selector is not None:
+                        cond = ("cmp", "=", selector, cond, line)
+                    p.expect("THEN")
+                    arms.append((cond, self._statements(p, ("WHEN", "ELSE", "END"))))
+                other = self._statements(p, ("END",)) if p.accept("ELSE") else \
+                    [("raise_case", line)]
+                p.expect("END")
+                p.expect("CASE")
                 p.expect(";")
                 out.append(("if", arms, other, line))
             elif p.at("NULL") and p.peek().text == ";":
@@ -352,7 +367,7 @@ class PlsqlBlocks(DmlStatements):
         p.expect("LOOP")
         return ("for", var, lo, hi, reverse, self._loop_body(p), line)
 
-    def _loop_body(self, p: Parser, opened: bool = True) -> list[Any]:
+    def _loop_body(self, p: Parser) -> list[Any]:
         body = self._statements(p, ("END",))
         p.expect("END")
         p.expect("LOOP")
@@ -472,6 +487,8 @@ class PlsqlBlocks(DmlStatements):
                 self._block(Parser(st[1]), env, procs)
             elif kind == "return":
                 raise Return()
+            elif kind == "raise_case":
+                raise SqlError("ORA-06592: CASE not found while executing CASE statement", RUNTIME, st[1])
             elif kind == "raise":
                 if not st[1]:
                     if "SQLERRM" not in env:

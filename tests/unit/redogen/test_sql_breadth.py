@@ -361,3 +361,19 @@ def test_reference_check_lists_rac_scenarios_on_one_thread() -> None:
 
     names = [c.name for c in matrix(quick=True, seeds=0, sql_dirs=(), rac_single=True)]
     assert "rac-interleaved-v19-b512-threads1" in names and "rac-interleaved-v19-b512" not in names
+
+
+def test_case_statement() -> None:
+    got = timeline("""
+BEGIN
+  FOR i IN 1..3 LOOP
+    CASE MOD(i, 3)
+      WHEN 1 THEN INSERT INTO T VALUES (i, 'one', NULL);
+      WHEN 2 THEN INSERT INTO T VALUES (i, CASE WHEN i > 1 THEN 'two' END, NULL);
+      ELSE NULL;
+    END CASE;
+  END LOOP;
+END;
+/
+""")
+    assert [g[3] for g in got] == [{"ID": 1, "NAME": "one", "VAL": None}, {"ID": 2, "NAME": "two", "VAL": None}]
