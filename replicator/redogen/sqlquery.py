@@ -24,6 +24,9 @@ from replicator.redogen.sqltables import Table
 _CLAUSE: Final = frozenset({"FROM", "WHERE", "CONNECT", "START", "ORDER", "UNION", "GROUP", "HAVING", "INTO",
                             "BULK", "ON", "USING", "WHEN", "LOOP", "MINUS", "INTERSECT", "FOR", "LOG", "THEN"})
 _AGGREGATES: Final = frozenset({"COUNT", "SUM", "MIN", "MAX", "AVG"})
+_DICTIONARY: Final = frozenset({"USER_TABLES", "ALL_TABLES", "DBA_TABLES", "USER_OBJECTS", "ALL_OBJECTS", "DBA_OBJECTS",
+                                 "USER_SEQUENCES", "ALL_SEQUENCES", "USER_TAB_COLUMNS", "ALL_TAB_COLUMNS",
+                                 "DBA_TAB_COLUMNS", "USER_TAB_COLS", "ALL_TAB_COLS"})
 _JOIN_WORDS: Final = frozenset({"JOIN", "INNER", "LEFT", "RIGHT", "FULL", "CROSS", "NATURAL", "OUTER"})
 MAX_LEVELS: Final = 1_000_000  # CONNECT BY without an end
 
@@ -203,10 +206,28 @@ class Queries(CompilerBase):
             return [Scope(aliases, names, dict(zip(names, r, strict=True))) for r in rows]
         if source == "DUAL":
             return [Scope(frozenset({"DUAL", alias} - {""}), ["DUMMY"], {"DUMMY": "X"})]
+        if source in _DICTIONARY and source not in self.tables:
+            cols, rows = self._dictionary(source)
+            return [Scope(frozenset({source, alias} - {""}), cols, dict(zip(cols, r, strict=True))) for r in rows]
         table: Table = self._table(source, line)
         aliases = frozenset({table.name, alias} - {""})
         cols = [c.name for c in table.columns]
         return [Scope(aliases, cols, dict(r)) for r in list(table.rows.values())]
+
+    def _dictionary(self, view: str) -> tuple[list[str], list[list[Any]]]:
+        """The rows of a dictionary view over the compiler's tables and sequences (the checks a
+        script makes before DDL: does the table, the column exist)."""
+        if view in ("USER_TABLES", "ALL_TABLES", "DBA_TABLES"):
+            return ["OWNER", "TABLE_NAME"], [[t.owner, t.name] for t in self.tables.values()]
+        if view in ("USER_OBJECTS", "ALL_OBJECTS", "DBA_OBJECTS"):
+            return ["OWNER", "OBJECT_NAME", "OBJECT_TYPE"], (
+                [[t.owner, t.name, "TABLE"] for t in self.tables.values()]
+                + [[self.owner, s, "SEQUENCE"] for s in self.sequences])
+        if view in ("USER_SEQUENCES", "ALL_SEQUENCES"):
+            return ["SEQUENCE_OWNER", "SEQUENCE_NAME"], [[self.owner, s] for s in self.sequences]
+        return ["OWNER", "TABLE_NAME", "COLUMN_NAME", "DATA_TYPE", "NULLABLE", "COLUMN_ID"], [
+            [t.owner, t.name, c.name, c.type.split("(")[0], "Y" if c.nullable else "N", Decimal(n)]
+            for t in self.tables.values() for n, c in enumerate(t.columns, 1)]
 
     def _combinations(self, q: Query, env: dict[str, Any], outer: Any) -> list[list[Scope]]:
         """The FROM clause's rows: one list of scopes per combination of joined rows (nested loops,

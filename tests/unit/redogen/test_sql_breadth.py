@@ -377,3 +377,24 @@ END;
 /
 """)
     assert [g[3] for g in got] == [{"ID": 1, "NAME": "one", "VAL": None}, {"ID": 2, "NAME": "two", "VAL": None}]
+
+
+def test_dictionary_views_answer_the_checks_before_ddl() -> None:
+    got = timeline("""
+INSERT INTO T VALUES (1, 'a', 1);
+COMMIT;
+DECLARE
+  v_n NUMBER;
+BEGIN
+  SELECT COUNT(*) INTO v_n FROM user_tab_columns WHERE table_name = 'T' AND column_name = 'EMAIL';
+  IF v_n = 0 THEN
+    EXECUTE IMMEDIATE 'ALTER TABLE T ADD (email VARCHAR2(40))';
+  END IF;
+  SELECT COUNT(*) INTO v_n FROM user_tables WHERE table_name = 'T';
+  UPDATE T SET email = 'n=' || v_n WHERE id = 1;
+  COMMIT;
+END;
+/
+""")
+    assert [g[0] for g in got] == ["insert", "commit", "add_column", "update", "commit"]
+    assert got[3][3] == {"EMAIL": "n=1"}
