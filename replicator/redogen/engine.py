@@ -16,6 +16,7 @@ from typing import Any
 from replicator import events as ev
 from replicator.errors import ConfigError
 from replicator.redogen.coltypes import ColumnType, encode_value, make_column, parse_type
+from replicator.redogen.lobs import LobData
 from replicator.redogen.ddl import DDL_OPS, Catalog
 from replicator.redogen.emit import Emitter, TxnRedo
 from replicator.redogen.encode import can_encode
@@ -73,6 +74,7 @@ class Engine:
         self._tz = self._db_tz_minutes()
         self._encoded: dict[tuple, bytes | None] = {}
         self.catalog = Catalog(self)  # the SYS dictionary rows; DDL operations
+        self._preload()
 
     # -- setup ---------------------------------------------------------------------------
     def _build_tables(self, rfile: int) -> list[TableState]:
@@ -111,6 +113,18 @@ class Engine:
                              charset=sc.nls_charset, ncharset=sc.nls_ncharset)
             out.append(TableState(spec, ctypes, table, rfile, 0x100 + i * span, sc.db_block_size - 200))
         return out
+
+    def _preload(self) -> None:
+        """The scenario's ``preload`` rows: in their blocks before the first redo record, no redo."""
+        for item in self.sc.preload:
+            ts = self.table(item.get("table"))
+            values = self.encode_row(ts, item.get("values") or {})
+            if any(isinstance(v, LobData) for v in values):
+                raise ConfigError(f"{ts.spec.full_name}: preloaded rows with LOB values are not supported")
+            key = ts.row_key(values)
+            if key in ts.rows:
+                raise ConfigError(f"{ts.spec.full_name}: duplicate primary key {key} in preload")
+            ts.rows[key] = ts.place(values)
 
     def table(self, name: str | None) -> TableState:
         """A table by NAME or OWNER.NAME."""

@@ -21,6 +21,9 @@ from replicator.redogen.sqlschema import Checkpoint
 from replicator.redogen.sqltables import Table, scenario_value
 
 
+_SETUP_OPS = frozenset({"insert", "insert_many", "update", "delete", "commit", "rollback", "savepoint", "rollback_to"})
+
+
 @dataclass(slots=True)
 class Session:
     """A database session: its undo of the open transaction and its savepoints."""
@@ -137,8 +140,9 @@ class CompilerBase:
 
     def _event(self, e: Event) -> None:
         if not self.started:
-            raise SqlError(f"{e.op} before the start marker (FIXTURE_SCN_START) is not supported: a scenario "
-                           "starts with empty tables", SYNTAX, self.line)
+            if e.op in _SETUP_OPS:  # setup DML: its rows are in the tables when the redo starts (preload)
+                return
+            raise SqlError(f"{e.op} before the start marker (FIXTURE_SCN_START) is not supported", SYNTAX, self.line)
         if self.nodes:
             e.thread = self.node
         if self.pending_wait:

@@ -17,7 +17,7 @@ drives them; the statement families live beside it:
 SQL*Plus: ``SET`` (``SET DEFINE OFF``), ``EXIT``, ``PROMPT``...; PL/SQL blocks end at ``/``.
 With ``DEFINE`` on (the default) a statement holding ``&name`` is skipped, as SQL*Plus did not
 run it unattended. Markers: the block printing ``FIXTURE_SCN_START`` ends the setup (tables
-created before it are the scenario's tables; other setup blocks are ignored),
+created before it are the scenario's tables, rows the setup inserts are already in them),
 ``FIXTURE_SCN_END`` ends the replicated part. ``-- @NODE<n>`` runs what follows on RAC
 instance n (redo thread n); ``-- @MID_SWITCH`` is a log switch; ``-- @TAG <charset>`` names the
 database character set.
@@ -41,7 +41,7 @@ from replicator.redogen.sqlddl import DdlStatements
 from replicator.redogen.sqlexpr import DB_CHARSET, RUNTIME, SCHEMA, SUBQUERY, SYNTAX, Parser, SqlError, tokenize
 from replicator.redogen.sqlplsql import PlsqlBlocks
 from replicator.redogen.sqlschema import Checkpoint, load_checkpoint
-from replicator.redogen.sqltables import copy_table, logged_supplemental
+from replicator.redogen.sqltables import copy_table, logged_supplemental, scenario_value
 from replicator.values.charset import CHARSET_IDS
 
 _SQLPLUS: Final = frozenset({"SET", "EXIT", "QUIT", "PROMPT", "SPOOL", "WHENEVER", "COLUMN", "COL", "DEFINE",
@@ -148,6 +148,7 @@ class Compiler(PlsqlBlocks, DdlStatements):
     def __init__(self, schema: Checkpoint | None = None, owner: str = "OLR_TEST", strict: bool = False):
         super().__init__(schema, schema_owner(schema) or owner, strict)
         self.charset = schema.nls_charset if schema is not None else "AL32UTF8"
+        self.preload: list[dict[str, Any]] = []
 
     # -- driving
     def run(self, text: str) -> None:
@@ -180,6 +181,15 @@ class Compiler(PlsqlBlocks, DdlStatements):
         for t in self.tables.values():
             t.supplemental = logged_supplemental(t)
         self.initial = [copy_table(t) for t in self.tables.values()]
+        # Rows the setup inserted (committed or not: the start marker's block ends the setup) are
+        # in the tables before the redo starts: the scenario's preload, which writes no redo.
+        self.preload = [{"table": t.partition_of(row, self.line),
+                         "values": {c.name: scenario_value(c, row[c.name]) for c in t.columns}}
+                        for t in self.tables.values() for row in t.rows.values()]
+        for s in self.sessions.values():
+            s.undo.clear()
+            s.savepoints.clear()
+            s.active = False
 
     def _chunk(self, chunk: Chunk) -> None:
         self.line = chunk.line
@@ -210,8 +220,14 @@ class Compiler(PlsqlBlocks, DdlStatements):
             if "FIXTURE_SCN_END" in chunk.text:
                 self.ended = True
                 return
-            if not self.started:
-                return  # setup blocks (drop-if-exists...)
+            if not self.started:  # setup blocks (drop-if-exists, data): a block that fails is left out
+                mark = self._mark()
+                try:
+                    self._block(Parser(tokenize(chunk.text, chunk.line)), {}, {})
+                except SqlError:
+                    self.depth = 0
+                    self._restore(mark)
+                return
         p = Parser(tokenize(chunk.text, chunk.line))
         if p.tok.kind == "eof":
             return
@@ -250,7 +266,7 @@ class Compiler(PlsqlBlocks, DdlStatements):
     def scenario(self, name: str = "TEST") -> Scenario:
         """The compiled scenario."""
         sc = Scenario(tables=[t.spec() for t in self.initial], timeline=list(self.events), name=name,
-                      nls_charset=self.charset)
+                      nls_charset=self.charset, preload=list(self.preload))
         if self.schema is not None:
             sc.name = self.schema.database or name
             sc.database = self.schema.context or sc.database

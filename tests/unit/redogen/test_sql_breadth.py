@@ -398,3 +398,29 @@ END;
 """)
     assert [g[0] for g in got] == ["insert", "commit", "add_column", "update", "commit"]
     assert got[3][3] == {"EMAIL": "n=1"}
+
+
+@pytest.mark.skipif(pipeline_missing() is not None, reason=pipeline_missing() or "")
+def test_setup_rows_are_preloaded_without_redo(tmp_path: Path) -> None:
+    from replicator.redogen.final_state import FinalState
+
+    sc = compile_sql("""
+CREATE TABLE P (id NUMBER PRIMARY KEY, v VARCHAR2(10));
+BEGIN
+  FOR i IN 1..3 LOOP
+    INSERT INTO P VALUES (i, 'v' || i);
+  END LOOP;
+END;
+/
+BEGIN DBMS_OUTPUT.PUT_LINE('FIXTURE_SCN_START: 1'); END;
+/
+UPDATE P SET v = 'new' WHERE id = 2;
+DELETE FROM P WHERE id = 3;
+COMMIT;
+""")
+    assert [p["values"] for p in sc.preload] == [{"ID": 1, "V": "v1"}, {"ID": 2, "V": "v2"}, {"ID": 3, "V": "v3"}]
+    state = FinalState(sc)
+    sc.timeline = list(state.watch(sc.timeline))
+    rows = row_payloads(run_checked(sc, tmp_path))
+    assert [r["op"] for r in rows] == ["u", "d"] and rows[1]["before"] == {"ID": 3, "V": "v3"}
+    assert state.rows("P") == [{"ID": 1, "V": "v1"}, {"ID": 2, "V": "new"}]
