@@ -28,7 +28,7 @@ Secrets (the key passphrase) are never logged.
 
 from __future__ import annotations
 
-import asyncio
+import importlib
 import itertools
 import os
 import posixpath
@@ -37,8 +37,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator
-from concurrent.futures import Future
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from replicator import log
 from replicator.errors import ConfigError, RuntimeFailure
@@ -48,22 +47,28 @@ from replicator.redo.sftp_pool import ReaderPool
 from replicator.redo.sftp_settings import SftpSettings, settings_from_config
 from replicator.redo.source import HEAD_BYTES, Entry, RedoHandle, RedoSource, map_prefix
 
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
-class _LazyAsyncssh:
-    """asyncssh, imported at its first use: a replicator whose reader processes do every
-    remote call (listings, headers, reads) never pays for the import (some 0.1 CPU-s)."""
 
-    module: Any = None
+class _Lazy:
+    """A module imported at its first use: a replicator whose reader processes do every
+    remote call (listings, headers, reads) never pays for asyncssh (some 0.1 CPU-s) nor
+    asyncio (some 0.02 CPU-s, on the parser's critical path at start)."""
+
+    def __init__(self, name: str):
+        self._name = name
+        self._module: Any = None
 
     def __getattr__(self, name: str) -> Any:
-        if _LazyAsyncssh.module is None:
+        if self._module is None:
             with quick_library_lookup():
-                import asyncssh as module
-            _LazyAsyncssh.module = module
-        return getattr(_LazyAsyncssh.module, name)
+                self._module = importlib.import_module(self._name)
+        return getattr(self._module, name)
 
 
-asyncssh: Any = _LazyAsyncssh()
+asyncssh: Any = _Lazy("asyncssh")
+asyncio: Any = _Lazy("asyncio")
 
 T = TypeVar("T")
 OP_TIMEOUT_S = 300.0  # one read; a dead peer is found sooner by the keepalives
@@ -98,7 +103,7 @@ class SftpSource(RedoSource):
         self.s = settings
         self.label = f"sftp://{settings.user}@{settings.host}:{settings.port}"
         self.batch_chunk = settings.read_size
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop: Any = None  # the asyncio event loop
         self._thread: threading.Thread | None = None
         self._conn: Any = None
         self._sftp: Any = None
@@ -133,7 +138,7 @@ class SftpSource(RedoSource):
             self.pool.wait_ready(timeout)
 
     # ------------------------------------------------------------------ event loop and session
-    def _start_loop(self) -> asyncio.AbstractEventLoop:
+    def _start_loop(self) -> Any:
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
             self._thread = threading.Thread(target=self._loop.run_forever, name="sftp-source", daemon=True)
