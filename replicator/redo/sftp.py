@@ -187,6 +187,8 @@ class SftpSource(RedoSource):
             conn.close()
             raise
         _feed_in_slices(conn)
+        log.debug(f"{self.label}: logged in; cipher {conn.get_extra_info('recv_cipher')}, "
+                  f"SFTP reads of up to {sftp.limits.max_read_len} bytes")
         return conn, sftp
 
     def _connect(self) -> Any:

@@ -18,7 +18,7 @@ first piece of each file). The ring is the bounded buffer: a process runs at mos
 in-flight reads plus the ring ahead of the parser, then waits for a slot. Without memfd
 (not Linux) the pieces go through the pipe (PIECE frames).
 
-Protocol. Line 1 on a process's stdin is JSON ``{"settings": ..., "level": ...}`` (the
+Protocol. Line 1 on a process's stdin is JSON ``{"settings": ..., "ring": ...}`` (the
 settings include the key passphrase: a pipe, never argv or the environment); then one
 JSON line per file range. A process answers each with frames ``<kind u8><length u32>
 <payload>``: SLOT (a piece's place in the ring, ``<QI>`` position and length) or PIECE
@@ -286,7 +286,7 @@ class ReaderPool:
 
     def _spawn(self, n: int) -> None:
         """At least ``n`` idle processes (the caller holds the lock)."""
-        hello = {"settings": self.settings, "level": log.logger.getEffectiveLevel()}
+        hello = {"settings": self.settings}
         while len(self.idle) < n:
             self.idle.append(_Worker(hello))
 

@@ -128,7 +128,9 @@ def serve(out: int) -> None:
         log.logger.removeHandler(handler)
     log.logger.addHandler(_FrameHandler(out, lock))
     log.logger.propagate = False
-    log.logger.setLevel(int(hello["level"]))
+    # Every record goes back: the replicator filters by its own level, which its config may
+    # set after this process started (the early start reads no log-level).
+    log.logger.setLevel(logging.DEBUG)
     # Imported here, after main() moved stdout off the frame pipe: nothing an import prints lands among frames.
     from replicator.redo import sftp
 
