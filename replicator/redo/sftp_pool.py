@@ -108,6 +108,22 @@ def error_payload(e: BaseException) -> bytes:
                        "kind": "RuntimeFailure"}).encode()
 
 
+def _read_exact(fd: int, n: int) -> bytes:
+    """``n`` bytes from ``fd``, fewer only at its end."""
+    data = os.read(fd, n)
+    if len(data) == n or not data:
+        return data
+    parts = [data]
+    got = len(data)
+    while got < n:
+        more = os.read(fd, n - got)
+        if not more:
+            break
+        parts.append(more)
+        got += len(more)
+    return b"".join(parts)
+
+
 def _make_ring(slot: int, slots: int) -> tuple[int, mmap.mmap] | None:
     """A memfd of ``slots`` x ``slot`` bytes and this side's mapping of it; None where there is no memfd."""
     try:
@@ -163,8 +179,9 @@ class _Worker:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.stdin: IO[bytes] = self.proc.stdin
         self.stdout: IO[bytes] = self.proc.stdout
+        self.out = self.stdout.fileno()  # read with os.read only (see frame)
         self.ready = False
-        widen_pipe(self.stdout.fileno())
+        widen_pipe(self.out)
         try:
             self.send_line(json.dumps(hello).encode())
         except _Gone:
@@ -192,9 +209,9 @@ class _Worker:
 
     def poll_ready(self) -> bool:
         """True once the READY frame came (LOG frames before it are repeated); never blocks long."""
-        while not self.ready and select.select([self.stdout.fileno()], [], [], 0)[0]:
+        while not self.ready and select.select([self.out], [], [], 0)[0]:
             try:
-                kind, data = self.frame()  # nothing is buffered before READY: select sees it all
+                kind, data = self.frame()
             except _Gone:
                 self.ready = True  # dead: its first request fails and the stream starts another
                 break
@@ -207,7 +224,7 @@ class _Worker:
     def wait_ready(self) -> None:
         """Block until the READY frame (LOG frames before it are repeated)."""
         while not self.ready:
-            kind, data = self.frame()  # nothing follows READY before a request: no read-ahead past it
+            kind, data = self.frame()
             if kind == LOG:
                 _relay(data)
             elif kind == READY:
@@ -221,11 +238,14 @@ class _Worker:
             raise _Gone(str(e)) from e
 
     def frame(self) -> tuple[int, bytes]:
-        head = self.stdout.read(FRAME.size)
+        """The next frame. Read from the pipe itself, never ahead: select() in
+        :meth:`poll_ready` must see every frame not taken yet (a buffered reader that took
+        READY along with a LOG frame before it left the process waiting, never READY)."""
+        head = _read_exact(self.out, FRAME.size)
         if len(head) < FRAME.size:
             raise _Gone("end of pipe")
         kind, length = FRAME.unpack(head)
-        data = self.stdout.read(length) if length else b""
+        data = _read_exact(self.out, length) if length else b""
         if len(data) < length:
             raise _Gone("end of pipe")
         return kind, data
