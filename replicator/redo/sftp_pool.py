@@ -8,7 +8,8 @@ stream cut into pieces 0, 1, 2 ... process ``k`` of ``n`` reads pieces ``k, k+n,
 with its ``read-requests`` reads in flight. This side takes the pieces in order, so the
 reader above sees one ordered stream.
 A process leaves each piece in a ring of shared memory it shares with this side (a
-memfd of ``max(2, read-requests)`` slots of ``read-size-kb``) and sends only its place
+memfd of ``read-requests`` slots of ``read-size-kb``, at least 2, at most 64 MB in all
+unless 2 slots are more) and sends only its place
 on its stdout pipe (a SLOT frame); this side copies the piece out and gives the slot
 back with one byte on the process's ack pipe. So the parser never waits for a piece that
 has arrived: through the pipe (1 MB at most without privileges) a 2 MB piece took two
@@ -65,6 +66,7 @@ MAX_RESTARTS = 3
 PIPE_BYTES = 1 << 20  # F_SETPIPE_SZ: fewer wake-ups per MB than the 64 KB default
 F_SETPIPE_SZ = 1031
 IOV_MAX = 1024
+RING_MAX_BYTES = 64 << 20  # a reader process's ring: read-requests slots, but at least 2 and within this
 
 
 def widen_pipe(fd: int) -> None:
@@ -153,7 +155,8 @@ class _Worker:
         self.ring: mmap.mmap | None = None
         self.ack = -1  # the write end of the process's ack pipe (a slot given back per byte)
         settings = hello["settings"]
-        slot, slots = int(settings["read_size"]), max(2, int(settings["read_requests"]))
+        slot = int(settings["read_size"])
+        slots = max(2, min(int(settings["read_requests"]), RING_MAX_BYTES // slot))
         made = _make_ring(slot, slots)
         passed: tuple[int, ...] = ()
         if made is not None:
