@@ -160,7 +160,7 @@ def _whole_process(config: str, args: argparse.Namespace, tmp: str) -> tuple[flo
         if proc.returncode:
             err.seek(0)
             last = (err.read().decode(errors="replace").strip().splitlines() or ["?"])[-1]
-            raise RuntimeFailure(f"replicator bench --compare-local: the whole run of {config} failed: {last}", 10350)
+            raise RuntimeFailure(f"replicator bench --compare-local: the whole run of {config} failed: {last}", 10310)
     return secs, own, kids
 
 
