@@ -105,6 +105,29 @@ class Sequence:
         return value
 
 
+@dataclass(slots=True)
+class Cursor:
+    """A declared cursor: its query, and while open (``OPEN``) the rows it read and how many
+    ``FETCH`` took."""
+
+    query: Any
+    rows: list[dict[str, Any]] | None = None
+    fetched: int = 0
+    found: bool | None = None
+
+    def attribute(self, name: str, line: int) -> Any:
+        """``c%FOUND``, ``c%NOTFOUND``, ``c%ROWCOUNT``, ``c%ISOPEN``."""
+        if name == "ISOPEN":
+            return self.rows is not None
+        if self.rows is None:
+            raise SqlError("ORA-01001: invalid cursor (not open)", RUNTIME, line)
+        if name == "ROWCOUNT":
+            return Decimal(self.fetched)
+        if name in ("FOUND", "NOTFOUND"):
+            return None if self.found is None else (self.found if name == "FOUND" else not self.found)
+        raise SqlError(f"cursor attribute %{name} is not supported", EXPRESSION, line)
+
+
 class CompilerBase:
     """The compiler's state (tables, sessions, the timeline) and what every statement family uses."""
 
@@ -187,6 +210,11 @@ class CompilerBase:
                     return row.get(base)
             if name in env:
                 return env[name]
+            if "%" in name and not name.startswith("SQL%"):
+                cursor_name, attr = name.split("%", 1)
+                cur = env.get(cursor_name)
+                if isinstance(cur, Cursor):
+                    return cur.attribute(attr, line)
             if name in ("SQL%ROWCOUNT", "SQL%FOUND", "SQL%NOTFOUND", "SQL%ISOPEN"):  # the last DML statement
                 n = self.rowcount
                 return {"SQL%ROWCOUNT": Decimal(n), "SQL%FOUND": n > 0, "SQL%NOTFOUND": n == 0,

@@ -366,9 +366,9 @@ class Parser:
         if word == "EXISTS" and self.peek().text == "(":
             self.i += 2
             return ("exists", self._subquery(), t.line)
-        if word == "SQL" and self.peek().text == "%":  # SQL%ROWCOUNT, SQL%FOUND, SQL%NOTFOUND
-            self.i += 2
-            return ("name", "SQL%" + self.ident(), t.line)
+        if self.peek().text == "%" and self.peek(2).text in ("FOUND", "NOTFOUND", "ROWCOUNT", "ISOPEN"):
+            self.i += 3  # SQL%ROWCOUNT, c%NOTFOUND...: a cursor attribute
+            return ("name", f"{word}%{self.toks[self.i - 1].text}", t.line)
         self.i += 1
         name = word
         while self.at(".") and self.peek().kind == "id":

@@ -14,7 +14,7 @@ import re
 from decimal import Decimal
 from typing import Any, Final
 
-from replicator.redogen.sqlbase import Collection, Proc, Return
+from replicator.redogen.sqlbase import Collection, Cursor, Proc, Return
 from replicator.redogen.sqldml import DmlStatements
 from replicator.redogen.sqlexpr import (
     EXPRESSION, RUNTIME, Node, Parser, SqlError, Token, evaluate, to_number, to_text, tokenize)
@@ -38,13 +38,6 @@ class UserException:
 
     def __init__(self, code: int = 0):
         self.code = code
-
-
-class Cursor:
-    """A declared cursor: its query (run when a FOR loop opens it)."""
-
-    def __init__(self, query: Query):
-        self.query = query
 
 
 def ora_code(exc: SqlError) -> int:
@@ -332,6 +325,22 @@ class PlsqlBlocks(DmlStatements):
                     p.fail(f"EXECUTE IMMEDIATE ... {p.tok.text} is not supported (a statement without binds)")
                 p.expect(";")
                 out.append(("execute", text, line))
+            elif p.at("OPEN", "CLOSE") and p.peek().kind == "id" and p.peek(2).text == ";":
+                word = p.ident()
+                out.append((word.lower(), p.ident(), line))
+                p.expect(";")
+            elif p.accept("FETCH"):
+                name = p.ident()
+                bulk = p.accept("BULK")
+                if bulk:
+                    p.expect("COLLECT")
+                p.expect("INTO")
+                targets = [self._target_name(p)]
+                while p.accept(","):
+                    targets.append(self._target_name(p))
+                limit = p.expr() if p.accept("LIMIT") else None
+                p.expect(";")
+                out.append(("fetch", name, targets, bulk, limit, line))
             elif p.at("SELECT"):
                 query = self._query(p, into=True)
                 if not query.into:
@@ -461,6 +470,8 @@ class PlsqlBlocks(DmlStatements):
                 self._loop(st[1], [dict(zip(names, r, strict=True)) for r in rows], st[3], env, procs)
             elif kind == "forall":
                 self._forall(st, env, procs)
+            elif kind in ("open", "close", "fetch"):
+                self._cursor_op(st, env)
             elif kind == "select":
                 self._atomic(lambda st=st: self._select_into(st[1], env))
             elif kind == "while":
@@ -559,6 +570,52 @@ class PlsqlBlocks(DmlStatements):
         if name not in env:
             raise SqlError(f"PLS-00201: identifier {name} must be declared", RUNTIME, line)
         env[name] = value
+
+    def _cursor_op(self, st: tuple[Any, ...], env: dict[str, Any]) -> None:
+        """``OPEN c`` (the query runs now), ``FETCH c [BULK COLLECT] INTO ... [LIMIT n]``, ``CLOSE c``."""
+        cur = env.get(st[1])
+        line = st[-1]
+        if not isinstance(cur, Cursor):
+            raise SqlError(f"PLS-00201: cursor {st[1]} must be declared", RUNTIME, line)
+        if st[0] == "open":
+            if cur.rows is not None:
+                raise SqlError("ORA-06511: cursor already open", RUNTIME, line)
+            names, rows = self._run_query(cur.query, env)
+            cur.rows, cur.fetched, cur.found = [dict(zip(names, r, strict=True)) for r in rows], 0, None
+            return
+        if cur.rows is None:
+            raise SqlError("ORA-01001: invalid cursor (not open)", RUNTIME, line)
+        if st[0] == "close":
+            cur.rows = None
+            return
+        _, _, targets, bulk, limit, _ = st
+        if bulk:
+            n = len(cur.rows) - cur.fetched
+            if limit is not None:
+                n = min(n, int(to_number(evaluate(limit, self._lookup(env)), line) or 0))
+            batch = cur.rows[cur.fetched:cur.fetched + n]
+            cur.fetched += len(batch)
+            cur.found = limit is not None and len(batch) == n and n > 0
+            for k, target in enumerate(targets):
+                coll = env.get(target)
+                if not isinstance(coll, Collection):
+                    raise SqlError(f"BULK COLLECT INTO {target}: not a collection", RUNTIME, line)
+                coll.items = {i: (row if len(targets) == 1 and len(row) > 1 else list(row.values())[k])
+                              for i, row in enumerate(batch, 1)}
+            return
+        if cur.fetched >= len(cur.rows):
+            cur.found = False
+            return
+        row = cur.rows[cur.fetched]
+        cur.fetched += 1
+        cur.found = True
+        if len(targets) == 1 and len(row) > 1:
+            env[targets[0]] = dict(row)
+            return
+        if len(targets) != len(row):
+            raise SqlError("ORA-00947: FETCH INTO lists another number of values", RUNTIME, line)
+        for target, value in zip(targets, row.values(), strict=True):
+            self._assign(("set", target, None, ("lit", value), line), env)
 
     def _select_into(self, q: Query, env: dict[str, Any]) -> None:
         """``SELECT ... [BULK COLLECT] INTO targets``: NO_DATA_FOUND / TOO_MANY_ROWS as Oracle raises them."""

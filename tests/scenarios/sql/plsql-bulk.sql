@@ -62,3 +62,30 @@ BEGIN
     COMMIT;
 END;
 /
+
+DECLARE
+    CURSOR c_dst IS SELECT id, amt FROM T_DST ORDER BY id;
+    TYPE t_ids IS TABLE OF NUMBER;
+    v_ids t_ids;
+    v_id  NUMBER;
+    v_amt NUMBER;
+    CURSOR c_src IS SELECT id FROM T_SRC ORDER BY id;
+BEGIN
+    OPEN c_dst;
+    LOOP
+        FETCH c_dst INTO v_id, v_amt;
+        EXIT WHEN c_dst%NOTFOUND;
+        UPDATE T_DST SET amt = NVL(v_amt, 0) + c_dst%ROWCOUNT WHERE id = v_id;
+    END LOOP;
+    CLOSE c_dst;
+    OPEN c_src;
+    LOOP
+        FETCH c_src BULK COLLECT INTO v_ids LIMIT 15;
+        EXIT WHEN v_ids.COUNT = 0;
+        FORALL i IN 1..v_ids.COUNT
+            DELETE FROM T_SRC WHERE id = v_ids(i) AND MOD(id, 20) = 0;
+    END LOOP;
+    CLOSE c_src;
+    COMMIT;
+END;
+/

@@ -424,3 +424,26 @@ COMMIT;
     rows = row_payloads(run_checked(sc, tmp_path))
     assert [r["op"] for r in rows] == ["u", "d"] and rows[1]["before"] == {"ID": 3, "V": "v3"}
     assert state.rows("P") == [{"ID": 1, "V": "v1"}, {"ID": 2, "V": "new"}]
+
+
+def test_explicit_cursors() -> None:
+    got = timeline("""
+INSERT INTO T SELECT LEVEL, 'n' || LEVEL, LEVEL FROM dual CONNECT BY LEVEL <= 5;
+DECLARE
+  CURSOR c IS SELECT id, name FROM T ORDER BY id DESC;
+  v_id NUMBER;
+  v_name VARCHAR2(20);
+BEGIN
+  OPEN c;
+  LOOP
+    FETCH c INTO v_id, v_name;
+    EXIT WHEN c%NOTFOUND;
+    IF v_id > 3 THEN
+      INSERT INTO S VALUES (v_id, v_name, c%ROWCOUNT);
+    END IF;
+  END LOOP;
+  CLOSE c;
+END;
+/
+""")
+    assert [g[3] for g in got[1:]] == [{"ID": 5, "NAME": "n5", "VAL": 1}, {"ID": 4, "NAME": "n4", "VAL": 2}]
