@@ -47,7 +47,20 @@ class Proc:
 
 
 class Return(Exception):
-    """RETURN from a procedure."""
+    """RETURN from a procedure (``value``: a function's result)."""
+
+    def __init__(self, value: Any = None):
+        super().__init__()
+        self.value = value
+
+
+@dataclass(slots=True)
+class Function:
+    """A local function of a PL/SQL block, with the procedures it may call."""
+
+    name: str
+    proc: Proc
+    procs: dict[str, Proc]
 
 
 @dataclass(slots=True)
@@ -209,7 +222,8 @@ class CompilerBase:
                 if base in row or any(c.name == base for c in table.columns):
                     return row.get(base)
             if name in env:
-                return env[name]
+                value = env[name]
+                return self._invoke_function(value, [], env, line) if isinstance(value, Function) else value
             if "%" in name and not name.startswith("SQL%"):
                 cursor_name, attr = name.split("%", 1)
                 cur = env.get(cursor_name)
@@ -227,6 +241,8 @@ class CompilerBase:
             coll = env.get(name)
             if isinstance(coll, Collection) and len(args) == 1:
                 return coll.get(args[0], line)
+            if isinstance(coll, Function):
+                return self._invoke_function(coll, args, env, line)
             if "." in name:
                 qual, method = name.rsplit(".", 1)
                 coll = env.get(qual)
@@ -236,6 +252,10 @@ class CompilerBase:
         lookup.element = element  # type: ignore[attr-defined]  # read by sqlexpr.evaluate
         lookup.query = lambda q: self._run_query(q, env, lookup)[1]  # type: ignore[attr-defined]
         return lookup
+
+    def _invoke_function(self, fn: Function, args: list[Any], env: dict[str, Any], line: int) -> Any:
+        """Call a local function (:class:`~replicator.redogen.sqlplsql.PlsqlBlocks`)."""
+        raise NotImplementedError
 
     def _run_query(self, q: Any, env: dict[str, Any], outer: Any = None) -> tuple[list[str], list[list[Any]]]:
         """Run a query (:class:`~replicator.redogen.sqlquery.Queries`)."""

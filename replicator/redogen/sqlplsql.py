@@ -14,7 +14,7 @@ import re
 from decimal import Decimal
 from typing import Any, Final
 
-from replicator.redogen.sqlbase import Collection, Cursor, Proc, Return
+from replicator.redogen.sqlbase import Collection, Cursor, Function, Proc, Return
 from replicator.redogen.sqldml import DmlStatements
 from replicator.redogen.sqlexpr import (
     EXPRESSION, RUNTIME, Node, Parser, SqlError, Token, evaluate, to_number, to_text, tokenize)
@@ -124,7 +124,8 @@ class PlsqlBlocks(DmlStatements):
         while not p.at("BEGIN"):
             if p.tok.kind == "eof":
                 p.fail("BEGIN expected")
-            if p.accept("PROCEDURE"):
+            if p.at("PROCEDURE", "FUNCTION"):
+                is_function = p.ident() == "FUNCTION"
                 name = p.ident()
                 params: list[str] = []
                 if p.accept("("):
@@ -137,6 +138,9 @@ class PlsqlBlocks(DmlStatements):
                         if not p.accept(","):
                             break
                     p.expect(")")
+                if is_function:
+                    p.expect("RETURN")
+                    self._type(p)
                 if not p.accept("IS"):
                     p.expect("AS")
                 autonomous = False
@@ -148,7 +152,7 @@ class PlsqlBlocks(DmlStatements):
                         autonomous = True
                         p.expect(";")
                     elif p.at("PROCEDURE", "FUNCTION"):
-                        p.fail("nested procedures are not supported")
+                        p.fail("nested procedures and functions are not supported")
                     else:
                         decls.append(self._variable(p))
                     if p.tok.kind == "eof":
@@ -156,7 +160,11 @@ class PlsqlBlocks(DmlStatements):
                 p.expect("BEGIN")
                 body, handlers = self._body(p)
                 p.expect(";")
-                procs[name] = Proc(params, body, autonomous, decls, handlers)
+                if is_function:
+                    env[name] = Function(name, Proc(params, body, autonomous, decls, handlers), procs)
+                    declared.add(name)
+                else:
+                    procs[name] = Proc(params, body, autonomous, decls, handlers)
             elif p.tok.kind == "id" and p.peek().text == "EXCEPTION" and p.peek(2).text == ";":
                 name = p.ident()
                 p.i += 2
@@ -190,8 +198,6 @@ class PlsqlBlocks(DmlStatements):
                 env[name] = Cursor(self._query(p))
                 declared.add(name)
                 p.expect(";")
-            elif p.at("FUNCTION"):
-                p.fail("FUNCTION declarations are not supported")
             else:
                 name, node, type_name = self._variable(p)
                 env[name] = self._initial(node, type_name, types, env)
@@ -311,9 +317,10 @@ class PlsqlBlocks(DmlStatements):
                 p.i += 2
             elif p.at("DECLARE", "BEGIN"):
                 out.append(("block", self._block_tokens(p), line))
-            elif p.at("RETURN") and p.peek().text == ";":
-                p.i += 2
-                out.append(("return", line))
+            elif p.accept("RETURN"):
+                value = None if p.at(";") else p.expr()
+                p.expect(";")
+                out.append(("return", value, line))
             elif p.accept("RAISE"):
                 name = "" if p.at(";") else p.ident()
                 p.expect(";")
@@ -497,7 +504,7 @@ class PlsqlBlocks(DmlStatements):
             elif kind == "block":
                 self._block(Parser(st[1]), env, procs)
             elif kind == "return":
-                raise Return()
+                raise Return(None if st[1] is None else evaluate(st[1], self._lookup(env)))
             elif kind == "raise_case":
                 raise SqlError("ORA-06592: CASE not found while executing CASE statement", RUNTIME, st[1])
             elif kind == "raise":
@@ -703,6 +710,16 @@ class PlsqlBlocks(DmlStatements):
         proc = procs.get(name)
         if proc is None:
             raise SqlError(f"procedure {name} is not supported or not declared", EXPRESSION, line)
+        self._invoke(name, proc, values, env, procs, line)
+
+    def _invoke_function(self, fn: Function, args: list[Any], env: dict[str, Any], line: int) -> Any:
+        return self._invoke(fn.name, fn.proc, args, env, fn.procs, line, function=True)
+
+    def _invoke(self, name: str, proc: Proc, values: list[Any], env: dict[str, Any], procs: dict[str, Proc],
+                line: int, function: bool = False) -> Any:
+        """Run a procedure or function with its arguments; a function's RETURN value."""
+        result = None
+        returned = False
         if len(values) != len(proc.params):
             raise SqlError(f"PLS-00306: wrong number of arguments in call to {name}", RUNTIME, line)
         scope = dict(env)
@@ -713,8 +730,8 @@ class PlsqlBlocks(DmlStatements):
             self.depth += 1
         try:
             self._run_handled(proc.body, proc.handlers, scope, procs)
-        except Return:
-            pass
+        except Return as ret:
+            result, returned = ret.value, True
         finally:
             if proc.autonomous:
                 s = self._session()
@@ -725,6 +742,9 @@ class PlsqlBlocks(DmlStatements):
         for k in env:
             if k not in proc.params:
                 env[k] = scope[k]
+        if function and not returned:
+            raise SqlError(f"ORA-06503: PL/SQL: function {name} returned without value", RUNTIME, line)
+        return result
 
     @staticmethod
     def _collection_method(coll: Collection, method: str, values: list[Any], line: int) -> None:

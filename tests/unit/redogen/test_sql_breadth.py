@@ -447,3 +447,29 @@ END;
 /
 """)
     assert [g[3] for g in got[1:]] == [{"ID": 5, "NAME": "n5", "VAL": 1}, {"ID": 4, "NAME": "n4", "VAL": 2}]
+
+
+def test_local_functions() -> None:
+    got = timeline("""
+DECLARE
+  FUNCTION price(p_id NUMBER, p_rate NUMBER) RETURN NUMBER IS
+    v NUMBER := 0;
+  BEGIN
+    IF p_id > 2 THEN
+      RETURN p_id * p_rate;
+    END IF;
+    RETURN v;
+  END;
+  FUNCTION label RETURN VARCHAR2 IS
+  BEGIN
+    RETURN 'fixed';
+  END label;
+BEGIN
+  FOR i IN 1..3 LOOP
+    INSERT INTO T VALUES (i, label, price(i, 1.5));
+  END LOOP;
+END;
+/
+""")
+    assert [g[3] for g in got] == [{"ID": 1, "NAME": "fixed", "VAL": 0}, {"ID": 2, "NAME": "fixed", "VAL": 0},
+                                   {"ID": 3, "NAME": "fixed", "VAL": "4.5"}]
