@@ -124,6 +124,7 @@ class Cursor:
     ``FETCH`` took."""
 
     query: Any
+    params: list[str] = field(default_factory=list)
     rows: list[dict[str, Any]] | None = None
     fetched: int = 0
     found: bool | None = None

@@ -192,10 +192,17 @@ class PlsqlBlocks(DmlStatements):
                     p.i += 1
             elif p.accept("CURSOR"):
                 name = p.ident()
-                if p.at("("):
-                    p.fail("cursor parameters are not supported")
+                params: list[str] = []
+                if p.accept("("):
+                    while True:
+                        params.append(p.ident())
+                        p.accept("IN")
+                        self._type(p)
+                        if not p.accept(","):
+                            break
+                    p.expect(")")
                 p.expect("IS")
-                env[name] = Cursor(self._query(p))
+                env[name] = Cursor(self._query(p), params)
                 declared.add(name)
                 p.expect(";")
             else:
@@ -332,9 +339,10 @@ class PlsqlBlocks(DmlStatements):
                     p.fail(f"EXECUTE IMMEDIATE ... {p.tok.text} is not supported (a statement without binds)")
                 p.expect(";")
                 out.append(("execute", text, line))
-            elif p.at("OPEN", "CLOSE") and p.peek().kind == "id" and p.peek(2).text == ";":
+            elif p.at("OPEN", "CLOSE") and p.peek().kind == "id" and p.peek(2).text in (";", "("):
                 word = p.ident()
-                out.append((word.lower(), p.ident(), line))
+                name = p.ident()
+                out.append((word.lower(), name, self._args(p), line))
                 p.expect(";")
             elif p.accept("FETCH"):
                 name = p.ident()
@@ -372,10 +380,14 @@ class PlsqlBlocks(DmlStatements):
             p.expect(")")
             p.expect("LOOP")
             return ("cursor_for", var, query, self._loop_body(p), line)
-        if p.tok.kind == "id" and p.peek().text == "LOOP":
+        if p.tok.kind == "id" and p.peek().text in ("LOOP", "("):
+            start = p.i
             name = p.ident()
-            p.expect("LOOP")
-            return ("cursor_for", var, name, self._loop_body(p), line)
+            args = self._args(p)
+            if p.accept("LOOP"):
+                return ("cursor_for", var, (name, args), self._loop_body(p), line)
+            p.i = start  # a numeric range starting with a call: f(x)..n
+        reverse = p.accept("REVERSE")
         reverse = p.accept("REVERSE")
         lo = p._concat()
         p.expect("..")
@@ -467,13 +479,14 @@ class PlsqlBlocks(DmlStatements):
                 rng = range(int(lo), int(hi) + 1)
                 self._loop(st[1], [Decimal(i) for i in (reversed(rng) if st[4] else rng)], st[5], env, procs)
             elif kind == "cursor_for":
-                query = st[2]
-                if isinstance(query, str):
-                    cursor = env.get(query)
+                query, scope = st[2], env
+                if isinstance(query, tuple):  # a declared cursor (with its arguments)
+                    cursor = env.get(query[0])
                     if not isinstance(cursor, Cursor):
-                        raise SqlError(f"PLS-00201: cursor {query} must be declared", RUNTIME, st[4])
+                        raise SqlError(f"PLS-00201: cursor {query[0]} must be declared", RUNTIME, st[4])
+                    scope = self._cursor_scope(cursor, query[1], env, st[4])
                     query = cursor.query
-                names, rows = self._atomic(lambda q=query: self._run_query(q, env))  # read before the loop runs
+                names, rows = self._atomic(lambda q=query, s=scope: self._run_query(q, s))  # read before the loop
                 self._loop(st[1], [dict(zip(names, r, strict=True)) for r in rows], st[3], env, procs)
             elif kind == "forall":
                 self._forall(st, env, procs)
@@ -578,6 +591,28 @@ class PlsqlBlocks(DmlStatements):
             raise SqlError(f"PLS-00201: identifier {name} must be declared", RUNTIME, line)
         env[name] = value
 
+    @staticmethod
+    def _args(p: Parser) -> list[Node]:
+        """``[(e, ...)]``."""
+        args: list[Node] = []
+        if p.accept("("):
+            if not p.at(")"):
+                args.append(p.expr())
+                while p.accept(","):
+                    args.append(p.expr())
+            p.expect(")")
+        return args
+
+    def _cursor_scope(self, cur: Cursor, args: list[Node], env: dict[str, Any], line: int) -> dict[str, Any]:
+        """The variables a cursor's query sees: the block's, and its parameters."""
+        if len(args) != len(cur.params):
+            raise SqlError(f"PLS-00306: wrong number of arguments for a cursor of {len(cur.params)} parameters",
+                           RUNTIME, line)
+        if not args:
+            return env
+        lookup = self._lookup(env)
+        return {**env, **{n: evaluate(a, lookup) for n, a in zip(cur.params, args, strict=True)}}
+
     def _cursor_op(self, st: tuple[Any, ...], env: dict[str, Any]) -> None:
         """``OPEN c`` (the query runs now), ``FETCH c [BULK COLLECT] INTO ... [LIMIT n]``, ``CLOSE c``."""
         cur = env.get(st[1])
@@ -587,7 +622,7 @@ class PlsqlBlocks(DmlStatements):
         if st[0] == "open":
             if cur.rows is not None:
                 raise SqlError("ORA-06511: cursor already open", RUNTIME, line)
-            names, rows = self._run_query(cur.query, env)
+            names, rows = self._run_query(cur.query, self._cursor_scope(cur, st[2], env, line))
             cur.rows, cur.fetched, cur.found = [dict(zip(names, r, strict=True)) for r in rows], 0, None
             return
         if cur.rows is None:

@@ -473,3 +473,23 @@ END;
 """)
     assert [g[3] for g in got] == [{"ID": 1, "NAME": "fixed", "VAL": 0}, {"ID": 2, "NAME": "fixed", "VAL": 0},
                                    {"ID": 3, "NAME": "fixed", "VAL": "4.5"}]
+
+
+def test_cursor_parameters() -> None:
+    got = timeline("""
+INSERT INTO T SELECT LEVEL, 'n' || LEVEL, LEVEL FROM dual CONNECT BY LEVEL <= 5;
+DECLARE
+  CURSOR c(p_min NUMBER, p_max NUMBER) IS SELECT id FROM T WHERE id BETWEEN p_min AND p_max ORDER BY id;
+  v_id NUMBER;
+BEGIN
+  FOR r IN c(2, 3) LOOP
+    UPDATE T SET val = 0 WHERE id = r.id;
+  END LOOP;
+  OPEN c(5, 9);
+  FETCH c INTO v_id;
+  CLOSE c;
+  DELETE FROM T WHERE id = v_id;
+END;
+/
+""")
+    assert [(g[0], g[2]) for g in got[1:]] == [("update", {"ID": 2}), ("update", {"ID": 3}), ("delete", {"ID": 5})]
