@@ -55,9 +55,11 @@ def attach(pipeline: Any) -> None:
     if daemon:
         from replicator.native import decode_workers
 
-        # Stage 2 in worker threads takes MessageRuns; the engine stamps their messages.
+        # Stage 2 in worker threads takes MessageRuns; the engine stamps their messages, or,
+        # when the writer takes runs whole (the file writer), queues each run as one item.
         pipeline.decode_workers = decode_workers()
-        pipeline.native_runs = pipeline.decode_workers > 0
+        pipeline.native_runs = pipeline.decode_workers > 0 or pipeline.whole_runs
+        pipeline.run_type = core().MessageRun if pipeline.whole_runs else None
     pipeline.native = attach_commit(pipeline, pipeline.parser, pipeline.format,
                                     getattr(pipeline, "native_declines", None))
     stage2 = getattr(pipeline.native, "stage2", None)  # decode workers (JSON runs: batch, daemon)

@@ -42,38 +42,79 @@ CHECKPOINT_RANK = 1 << 30  # a checkpoint sorts after every record of its LWN
 
 
 class Confirmations:
-    """Sent-but-unconfirmed messages, in order; the confirmed position never skips one."""
+    """Sent-but-unconfirmed messages, in order; the confirmed position never skips one.
+
+    An entry is one Message, or one native MessageRun (a transaction's messages in one
+    buffer, handed to writers that confirm runs whole): then its position is that of the
+    run's first message, the others follow it by index, and the run's last message is
+    what its confirmation names."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._sent: deque[tuple[int, int, Position]] = deque()
+        # (c_scn, idx of the entry's last message, position of its first, the MessageRun or None)
+        self._sent: deque[tuple[int, int, Position, Any]] = deque()
+        self._unconfirmed = 0  # messages in _sent
         self.confirmed: Position | None = None
         self.confirmed_scn_idx: tuple[int, int] = (0, 0)
         self.count = 0
 
-    def sent(self, batch: list[Message], positions: list[Position]) -> None:
+    def sent(self, batch: list[Any], positions: list[Position]) -> None:
+        """Register a batch handed to the writer: Messages and MessageRuns, with their positions."""
         with self._lock:
+            append = self._sent.append
+            n = 0
             for m, pos in zip(batch, positions):
-                self._sent.append((m.scn, m.idx, pos))
+                if type(m) is Message:
+                    append((m.scn, m.idx, pos, None))
+                    n += 1
+                else:
+                    append((m.scn, m.last_idx, pos, m))
+                    n += len(m)
+            self._unconfirmed += n
 
     def confirm(self, scn: int, idx: int) -> None:
         """Writer callback: everything up to the message (scn, idx) is delivered."""
         with self._lock:
-            while self._sent:
-                s, i, pos = self._sent.popleft()
-                self.confirmed, self.confirmed_scn_idx = pos, (s, i)
-                self.count += 1
-                if (s, i) == (scn, idx):
+            sent = self._sent
+            while sent:
+                s, i, pos, run = sent.popleft()
+                if run is None:
+                    self.confirmed = pos
+                    self.count += 1
+                    self._unconfirmed -= 1
+                elif (s, i) != (scn, idx) and s == scn and _expand(sent, run, pos, idx):
+                    continue  # confirmed inside the run: its messages are entries of their own now
+                else:
+                    n = len(run)
+                    self.confirmed = pos[:-1] + (pos[-1] + n - 1,)
+                    self.count += n
+                    self._unconfirmed -= n
+                self.confirmed_scn_idx = (s, i)
+                if s == scn and i == idx:
                     break
 
     @property
     def pending(self) -> int:
-        return len(self._sent)
+        """Messages sent and not confirmed yet."""
+        return self._unconfirmed
 
     def snapshot(self) -> tuple[Position | None, tuple[int, int], int, int]:
         """(confirmed position, its (c_scn, idx), pending, count), read together."""
         with self._lock:
-            return self.confirmed, self.confirmed_scn_idx, len(self._sent), self.count
+            return self.confirmed, self.confirmed_scn_idx, self._unconfirmed, self.count
+
+
+def _expand(sent: deque, run: Any, pos: Position, idx: int) -> bool:
+    """A confirmation may name a message inside ``run`` (a writer confirming message by
+    message): if it holds ``idx``, put its messages back at the head of ``sent`` as entries of
+    their own (True); else (False) the run is confirmed whole. Writers with
+    ``writes_runs_whole`` confirm each run at its last message and never get here."""
+    messages = list(run)
+    if not any(m.idx == idx for m in messages):
+        return False
+    head = pos[:-1]
+    sent.extendleft(reversed([(m.scn, m.idx, head + (pos[-1] + k,), None) for k, m in enumerate(messages)]))
+    return True
 
 
 @dataclass
@@ -111,6 +152,9 @@ class Engine:
     native_runs: bool = False
     native_barrier: Any = None
     native_finish: Any = None
+    # The native MessageRun class when the writer takes runs whole (set by attach): such a
+    # transaction is then queued, confirmed and written as one item (no Message per row).
+    run_type: Any = None
 
     def __init__(self, parser: Parser, fmt: Format, writer: Any, follower: RedoFollower, *,
                  restart_pos: Position = POSITION_ZERO, skip_commit_scn: int = 0,
@@ -128,8 +172,11 @@ class Engine:
         self.confirmations = Confirmations()
         self.state = EngineState()
         self.output_checkpoints = bool(parser.opt.flags & FLAG_CHECKPOINT)
-        self._pending: list[Message] = []
-        self._positions: list[Position] = []
+        self._pending: list[Any] = []  # Messages and MessageRuns (run_type) for the writer
+        self._positions: list[Position] = []  # of each item (a run's: its first message's)
+        self._pending_n = 0  # messages in _pending
+        # The writer takes native runs whole (replicator.native.engine.attach sets run_type then).
+        self.whole_runs = hasattr(writer, "write_runs") and bool(getattr(writer, "writes_runs_whole", False))
         self.writer_lock = asyncio.Lock()  # the writer is not thread-safe: one call at a time
         self.native: Any = None  # the native committer (replicator.native.engine.attach), if any
         self._stream_txn: Transaction | None = None  # the native stream being handed over
@@ -163,7 +210,25 @@ class Engine:
 
     def _stamp(self, txn: Transaction, messages: Iterable[Message], index: int) -> int:
         """Queue ``txn``'s ``messages`` (the first is its ``index``-th) with their stream positions,
-        dropping those at or below the restart position; the index after the last."""
+        dropping those at or below the restart position; the index after the last.
+
+        A native MessageRun (:attr:`run_type`) is queued whole with its first message's
+        position unless the restart position falls inside it (then message by message)."""
+        if type(messages) is self.run_type:
+            n = len(messages)  # type: ignore[arg-type]
+            if n == 0:
+                return index
+            pos = self._message_position(txn, index)
+            if pos > self.restart_pos:
+                self._pending.append(messages)
+                self._positions.append(pos)
+                self._pending_n += n
+                if self._pending_n >= self._handoff_at:
+                    self._handoff()
+                return index + n
+            if self._message_position(txn, index + n - 1) <= self.restart_pos:
+                self.state.skipped += n
+                return index + n
         for message in messages:
             pos = self._message_position(txn, index)
             index += 1
@@ -172,7 +237,8 @@ class Engine:
                 continue
             self._pending.append(message)
             self._positions.append(pos)
-            if len(self._pending) >= self._handoff_at:
+            self._pending_n += 1
+            if self._pending_n >= self._handoff_at:
                 self._handoff()
         return index
 
@@ -197,7 +263,7 @@ class Engine:
         self.state.transactions += 1
         self.state.last_scn = txn.commit_scn
         self._stream_txn, self._stream_index = txn, 0
-        return BATCH_MESSAGES - len(self._pending)
+        return BATCH_MESSAGES - self._pending_n
 
     def _on_native_part(self, messages: list[Message], rows: int) -> int:
         """The next messages of the streamed native transaction; the room before the next
@@ -205,7 +271,7 @@ class Engine:
         txn = self._stream_txn
         assert txn is not None, "a native stream part before its start"
         self._stream_index = self._stamp(txn, messages, self._stream_index)
-        return BATCH_MESSAGES - len(self._pending)
+        return BATCH_MESSAGES - self._pending_n
 
     def _message_position(self, txn: Transaction, index: int) -> Position:
         """The stream position of a transaction's ``index``-th message (what restarts compare)."""
@@ -227,6 +293,7 @@ class Engine:
                 for m in messages:
                     self._pending.append(m)
                     self._positions.append(pos)
+                    self._pending_n += 1
         if self.on_checkpoint_hook is not None:
             self.on_checkpoint_hook(cp, self.parser)
 
@@ -236,7 +303,8 @@ class Engine:
             return
         batch, positions = self._pending, self._positions
         self._pending, self._positions = [], []
-        self.state.messages += len(batch)
+        self.state.messages += self._pending_n
+        self._pending_n = 0
         # No round trip to the event loop per batch (it cost the parser thread about half of its
         # time in the daemon): a slot is taken here and given back when the writer takes the
         # batch, so at most the queue size of batches wait, as with a bounded queue.
@@ -424,6 +492,7 @@ class Engine:
         return self.format if type(self.format) is OlrJsonFormat and not self.output_checkpoints else None
 
     async def _write(self, batches: asyncio.Queue) -> None:
+        write = self.writer.write_runs if self.run_type is not None else self.writer.write
         while True:
             item = await batches.get()
             if item is None:
@@ -433,7 +502,7 @@ class Engine:
             async with self.writer_lock:
                 # Registered under the lock, so a checkpoint never sees a batch half-handed-over.
                 self.confirmations.sent(batch, positions)
-                await asyncio.to_thread(self.writer.write, batch)
+                await asyncio.to_thread(write, batch)
 
 
 def _nothing() -> None:

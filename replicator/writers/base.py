@@ -69,6 +69,11 @@ class Writer(ABC):
 
     keeps_tombstones = False  # sinks with record keys (Kafka) write Message.tombstone messages
 
+    #: True when the writer has ``write_runs`` and confirms every MessageRun it is given whole
+    #: (one :meth:`confirm_run` after the run is taken): the daemon then hands native runs over
+    #: as they are and keeps one confirmation entry per run instead of one per message.
+    writes_runs_whole = False
+
     def must_send(self, message: Message) -> bool:
         """False for checkpoint messages that are only confirmed, never written, and for
         tombstones where the sink has no keys to delete."""

@@ -16,6 +16,7 @@ class DiscardWriter(Writer):
     """Drops the bytes and confirms each message immediately (checkpoints included)."""
 
     type_name = "discard"
+    writes_runs_whole = True  # write_runs confirms each run whole
 
     def write(self, batch: list[Message]) -> None:
         """Confirm the whole batch in order; nothing is written anywhere."""

@@ -232,8 +232,7 @@ class FileWriter(Writer):
         (bodies and newlines) is written whole where its file cannot change inside it
         (stdout, one file, or one per sequence: a run has one sequence) and the newline is
         ``\\n``; else message by message."""
-        pattern = self.pattern
-        whole = self._newline == b"\n" and (pattern is None or pattern.mode in ("fixed", "sequence"))
+        whole = self.writes_runs_whole
         for item in batch:
             if type(item) is Message:
                 self.write([item])
@@ -255,6 +254,13 @@ class FileWriter(Writer):
                 self.messages_sent += len(item)
                 self.bytes_sent += size
                 self.confirm_run(item)
+
+    @property
+    def writes_runs_whole(self) -> bool:  # type: ignore[override]
+        """Whether :meth:`write_runs` writes and confirms every run whole: its file cannot
+        change inside a run (stdout, one file, or one per sequence) and the newline is ``\\n``."""
+        pattern = self.pattern
+        return self._newline == b"\n" and (pattern is None or pattern.mode in ("fixed", "sequence"))
 
     def _prepare_file(self, sequence: int, size: int) -> None:
         """Rotate when the pattern asks for it and make sure a file is open."""
