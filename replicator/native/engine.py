@@ -60,8 +60,10 @@ def attach(pipeline: Any) -> None:
         pipeline.decode_workers = decode_workers()
         pipeline.native_runs = pipeline.decode_workers > 0 or pipeline.whole_runs
         pipeline.run_type = core().MessageRun if pipeline.whole_runs else None
-    pipeline.native = attach_commit(pipeline, pipeline.parser, pipeline.format,
-                                    getattr(pipeline, "native_declines", None))
+    # The daemon's engine declines commits at or below its skip_commit_scn: without one (0, the
+    # usual case) no commit is declined, and the commit goes without the per-commit check.
+    declines = getattr(pipeline, "native_declines", None) if getattr(pipeline, "skip_commit_scn", 1) else None
+    pipeline.native = attach_commit(pipeline, pipeline.parser, pipeline.format, declines)
     stage2 = getattr(pipeline.native, "stage2", None)  # decode workers (JSON runs: batch, daemon)
     if stage2 is not None:
         pipeline.native_barrier = stage2.barrier

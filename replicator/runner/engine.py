@@ -38,6 +38,11 @@ BATCH_MESSAGES = 4096  # a huge transaction is handed to the writer this many me
 # go to the writer this many at a time, so output flows while the parser goes on (a hand-off per
 # LWN, as _parse does, costs a thread round trip each: most of the native daemon's wall time).
 HANDOFF_MESSAGES = 256
+# With a writer that takes native runs whole (the file writer) a hand-off costs the same
+# thread round trip but no per-message work: hand over this many messages at a time (a few
+# hundred KB of JSON, still below the file writer's default 1 MB flush size, so the output
+# reaches the file no later than it would in smaller hand-offs).
+HANDOFF_RUN_MESSAGES = 1024
 CHECKPOINT_RANK = 1 << 30  # a checkpoint sorts after every record of its LWN
 
 
@@ -404,7 +409,7 @@ class Engine:
         """Run the native parse ``work`` with hand-offs every HANDOFF_MESSAGES, then stop stage
         2's workers (everything was merged at the end of the input); after an error, what they
         had rendered is still stamped first, as one thread would have, and the error raised."""
-        self._handoff_at = HANDOFF_MESSAGES
+        self._handoff_at = HANDOFF_MESSAGES if self.run_type is None else HANDOFF_RUN_MESSAGES
         finish = self.native_finish
         try:
             work()
