@@ -1888,8 +1888,11 @@ cdef class JsonCommitter:
                 base = &mv[0]
                 size = mv.shape[0]
                 first = w.npairs
-                with nogil:
-                    pos = parse_entries(&w, base, size)
+                if self.stage2 is None:
+                    pos = parse_entries(&w, base, size)  # one thread: the GIL stays held (_assemble)
+                else:
+                    with nogil:
+                        pos = parse_entries(&w, base, size)
                 if pos != size:
                     return False
                 if not self._group(&w, &g, parser, first, table_list, table_index):
@@ -1963,8 +1966,14 @@ cdef class JsonCommitter:
             views.append(mv)
             base = &mv[0]
             size = mv.shape[0]
-            with nogil:
+            if self.stage2 is None:
+                # One thread: the GIL stays held (it is a few microseconds per commit). Released,
+                # it would wake the daemon's threads waiting for it (event loop, writer, reader)
+                # once per commit, only to see it taken back: most of the daemon's futex CPU.
                 pos = parse_entries(w, base, size)
+            else:
+                with nogil:
+                    pos = parse_entries(w, base, size)
             if pos != size:
                 return False  # a DDL entry or something python must judge
         memset(&g, 0, sizeof(Grouping))
