@@ -38,8 +38,9 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lag-rate", type=float, default=5000.0, help="rows/s written during the lag run (default 5000)")
     p.add_argument("--lag-seconds", type=float, default=30.0, help="length of the lag run (default 30 s)")
     p.add_argument("--partitions", type=int, default=3, help="partitions of the topic")
-    p.add_argument("--max-offsets-per-trigger", type=int, default=15000,
-                   help="records per batch (default 15000; the first batch also pays the JVM warm-up)")
+    p.add_argument("--max-offsets-per-trigger", type=int, default=200_000,
+                   help="records per batch of the throughput run (default 200000, the job's default; the first "
+                        "batch also pays the JVM warm-up and is left out of the sustained rate)")
     p.add_argument("--bootstrap-servers", default="", help="use this broker instead of a local tansu")
     p.add_argument("--master", default="local[2]")
     p.add_argument("--workdir", default="", help="keep files here (default: a temporary directory)")
@@ -98,13 +99,14 @@ def component_cpu(exclude: set[int | None] | None = None) -> dict[str, float]:
     """CPU seconds (user + system) used so far by this process (``driver``: the job's Python driver),
     Spark's JVM below it (``jvm``, its own threads) and every process below the JVM (``workers``: the
     Python workers and the streaming source's planner, with those already reaped); ``other``: any
-    other process below this one but those in ``exclude`` (the broker, the lag run's producer)."""
+    other process below this one; ``excluded``: the processes in ``exclude`` and below them (the
+    broker, the lag run's producer: they share the machine's cores but are not the job)."""
     own = os.times()
-    out = {"driver": own.user + own.system, "jvm": 0.0, "workers": 0.0, "other": 0.0}
+    out = {"driver": own.user + own.system, "jvm": 0.0, "workers": 0.0, "other": 0.0, "excluded": 0.0}
     tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
     children = _tree()
-    todo = [(pid, "java" if comm == "java" else "other", fields)
-            for pid, comm, fields in children.get(os.getpid(), []) if not (exclude and pid in exclude)]
+    todo = [(pid, "excluded" if exclude and pid in exclude else "java" if comm == "java" else "other", fields)
+            for pid, comm, fields in children.get(os.getpid(), [])]
     while todo:
         pid, kind, fields = todo.pop()
         if kind == "java":
@@ -122,7 +124,8 @@ def process_tree_cpu(exclude: set[int | None] | None = None) -> float:
     """CPU seconds (user + system) used so far by this process and every process below it but those
     in ``exclude`` (the broker, the lag run's producer): the driver, Spark's JVM and its Python
     workers (Linux /proc; this process alone elsewhere)."""
-    return sum(component_cpu(exclude).values())
+    cpu = component_cpu(exclude)
+    return cpu["driver"] + cpu["jvm"] + cpu["workers"] + cpu["other"]
 
 
 class CpuSink(MetricsSink):
@@ -179,16 +182,18 @@ def throughput(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any)
     # per component, so that Spark's work between two foreachBatch calls counts too.
     lines, per = [], {"driver": 0.0, "jvm": 0.0, "workers": 0.0, "wall": 0.0, "rows": 0}
     for b, (prev, cur) in zip(batches, zip(sink.cpu, sink.cpu[1:])):
-        d = {k: cur[2][k] - prev[2][k] for k in ("driver", "jvm", "workers")}
+        d = {k: cur[2][k] - prev[2][k] for k in ("driver", "jvm", "workers", "excluded")}
         step = cur[1] - prev[1]
         if b is not batches[0]:
-            per.update({k: per[k] + d[k] for k in d}, wall=per["wall"] + step, rows=per["rows"] + b["applied"])
+            per.update({k: per.get(k, 0.0) + d[k] for k in d}, wall=per["wall"] + step,
+                       rows=per["rows"] + b["applied"])
         io = [sum(v[i] for v in b.get("io", {}).values()) for i in range(5)]
         lines.append(f"  batch {b['batch']}: {b['messages']} messages, {b['applied']} rows, {step:.1f} s since the "
                      f"batch before (in the batch {b['duration_seconds']:.1f} s: read {b['read_seconds']:.1f}, fold "
                      f"{b['fold_seconds']:.1f}, commit {b.get('commit_seconds', 0):.1f}); CPU s driver "
-                     f"{d['driver']:.1f}, JVM {d['jvm']:.1f}, workers {d['workers']:.1f}; data files read {io[0]} "
-                     f"({io[1] / 1e6:.0f} MB), rewritten {io[2]}, written {io[3]} ({io[4] / 1e6:.0f} MB)")
+                     f"{d['driver']:.1f}, JVM {d['jvm']:.1f}, workers {d['workers']:.1f} (broker "
+                     f"{d['excluded']:.1f}); data files read {io[0]} ({io[1] / 1e6:.0f} MB), rewritten {io[2]}, "
+                     f"written {io[3]} ({io[4] / 1e6:.0f} MB)")
     return {"rows": applied, "messages": sum(b["messages"] for b in batches), "batches": len(batches),
             "redo_mb": redo_bytes / 1e6, "replicator_s": produce_s, "job_wall_s": wall,
             "batch_s": busy, "rows_per_s": applied / busy if busy else 0.0, "rows_per_s_wall": applied / wall,
@@ -310,7 +315,8 @@ def bench_main(args: argparse.Namespace) -> int:
                   f"{per['wall']:.1f} s wall, from the end of the first batch to the end of the last; "
                   f"{t['steady_rows_per_s']:.0f} rows/s counting only the time inside the batches); CPU-s per "
                   f"1,000 rows: driver {per['driver'] / per['rows'] * 1000:.3f}, JVM "
-                  f"{per['jvm'] / per['rows'] * 1000:.3f}, workers {per['workers'] / per['rows'] * 1000:.3f}")
+                  f"{per['jvm'] / per['rows'] * 1000:.3f}, workers {per['workers'] / per['rows'] * 1000:.3f} "
+                  f"(the broker {per['excluded'] / per['rows'] * 1000:.3f}, not counted)")
         print(f"whole drain incl. query start: {t['rows_per_s_wall']:.0f} rows/s wall ({t['job_wall_s']:.1f} s); "
               f"CPU of the job (driver, JVM, Python workers): {t['cpu_s']:.1f} s = "
               f"{t['cpu_s_per_1000_rows']:.3f} CPU-s per 1,000 rows; load average {t['load'][0]:.1f} -> "
