@@ -4,8 +4,9 @@ The Kafka read and the parse run in the executors' Python workers (the Python so
 readers, or ``mapInArrow`` after Spark's ``kafka`` format), and the fold runs on the
 driver over all of a batch's events as one Arrow table. Carried as rows of the event
 layout, every value (the before/after maps above all) would be converted to Spark's row
-format and back again; carried as one Arrow IPC stream per parsed input batch, Spark only
-moves a few binary values and the driver reads them back as they were written. Each row
+format and back again; carried as one Arrow IPC stream per parsed input batch (its buffers
+zstd-compressed), Spark only moves a few binary values and the driver reads them back as
+they were written. Each row
 also says how many events its blob holds, the highest commit SCN and the errors, for the
 observed metrics.
 """
