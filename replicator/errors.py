@@ -141,6 +141,7 @@ CATALOGUE: dict[int, str] = {
     10221: "redo source (asm): file cannot be opened (DBMS_DISKGROUP.GETFILEATTR/OPEN failed)",
     10222: "redo source (asm): DBMS_DISKGROUP.READ failed",
     10223: "redo source (asm): directory listing failed (V$ASM_ALIAS)",
+    10310: "bench --compare-local: a whole-process run (local or remote) failed; its own error follows",
     10350: "redo source (sftp): a reader process cannot start, or ended mid-file and restarting it did not help",
     10351: "redo source (sftp): the server refused the SFTP session (no sftp subsystem)",
     10360: "bad REPLICATOR_DECODE_WORKERS value (native decode worker threads: 0 to 16)",

@@ -118,4 +118,7 @@ def bench_main(args: argparse.Namespace) -> int:
     print(f"start-up CPU      {cpu0:.2f} s (whole process {cpu0 + cpu:.2f} s, "
           f"{mb / (cpu0 + cpu or 1e-9):.1f} MB per CPU-s)")
     print(f"peak RSS          {peak_rss_mb():.0f} MB")
+    pool = getattr(job.source, "pool", None)  # a remote source's reader processes (sftp)
+    if pool is not None and pool.pieces:
+        print(f"remote hand-off   {pool.pieces} pieces, the parser waited {pool.waited:.2f} s for them")
     return 0

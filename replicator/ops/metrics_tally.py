@@ -90,6 +90,13 @@ class Tally:
         key = (OP_TYPES.get(op, op), "skip", owner, table)
         self.dml[key] = self.dml.get(key, 0) + 1
 
+    def lwns_read(self, size: int, scn: int, sequence: int, redo_time: float, checkpoints: int = 1) -> None:
+        """Count LWNs read and parsed: ``size`` bytes, the last one's SCN, sequence and redo time."""
+        self.bytes_read += size
+        self.bytes_parsed += size
+        self.scn, self.sequence, self.redo_time = scn, sequence, redo_time
+        self.checkpoints_out += checkpoints
+
     def log_switch(self, kind: str, lag_seconds: float) -> None:
         """Count a redo log switch (``online`` or ``archived``) and its processing lag."""
         self.log_switches[kind] = self.log_switches.get(kind, 0) + 1

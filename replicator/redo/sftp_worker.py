@@ -2,8 +2,9 @@
 
 It opens its own SSH connection (:class:`replicator.redo.sftp.SftpSource`, with the same
 reconnect-and-resume rules), reads the file ranges asked on stdin with ``read-requests``
-reads in flight and writes the pieces, its log lines and its coded errors as frames to
-the pipe that was its stdout. It ends when its stdin closes or its pipe breaks (the
+reads in flight, leaves the pieces in the ring of shared memory the replicator gave it
+(:class:`RingWriter`; through the pipe when there is none) and writes their places, its
+log lines and its coded errors as frames to the pipe that was its stdout. It ends when its stdin closes or its pipe breaks (the
 replicator is gone).
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import mmap
 import os
 import signal
 import sys
@@ -25,6 +27,8 @@ from replicator.redo.sftp_pool import (
     PIECE,
     READY,
     RESULT,
+    SLOT,
+    SLOT_PLACE,
     error_payload,
     widen_pipe,
     write_frame,
@@ -45,6 +49,39 @@ class _FrameHandler(logging.Handler):
                               "message": record.getMessage()}).encode()
         with self.frame_lock:
             write_frame(self.fd, LOG, payload)
+
+
+class RingWriter:
+    """This side of the shared ring of :mod:`replicator.redo.sftp_pool`: ``slots`` slots of
+    ``slot`` bytes used in turn, each taken when the replicator has given it back (one
+    byte on the ack pipe per slot; all of them are free at the start)."""
+
+    def __init__(self, spec: dict[str, int]):
+        self.slot, self.slots, self.ack = spec["slot"], spec["slots"], spec["ack"]
+        self.ring = mmap.mmap(spec["fd"], self.slot * self.slots)
+        os.close(spec["fd"])  # the mapping keeps the memory
+        self.free = self.slots
+        self.next = 0
+
+    def put(self, out: int, blocks: list[bytes], lock: threading.Lock) -> bool:
+        """Leave a piece in the next slot and send its place; False when it is larger than a slot."""
+        n = sum(len(b) for b in blocks)
+        if n > self.slot:
+            return False
+        while not self.free:
+            given = os.read(self.ack, 4096)  # blocks until the replicator has taken a piece
+            if not given:
+                raise BrokenPipeError("the replicator closed the ack pipe")
+            self.free += len(given)
+        at = pos = self.next * self.slot
+        for block in blocks:
+            self.ring[at:at + len(block)] = block
+            at += len(block)
+        self.free -= 1
+        self.next = (self.next + 1) % self.slots
+        with lock:
+            write_frame(out, SLOT, SLOT_PLACE.pack(pos, n))
+        return True
 
 
 def answer(src: Any, req: dict[str, Any]) -> tuple[int, bytes]:
@@ -91,10 +128,13 @@ def serve(out: int) -> None:
         log.logger.removeHandler(handler)
     log.logger.addHandler(_FrameHandler(out, lock))
     log.logger.propagate = False
-    log.logger.setLevel(int(hello["level"]))
+    # Every record goes back: the replicator filters by its own level, which its config may
+    # set after this process started (the early start reads no log-level).
+    log.logger.setLevel(logging.DEBUG)
     # Imported here, after main() moved stdout off the frame pipe: nothing an import prints lands among frames.
     from replicator.redo import sftp
 
+    ring = RingWriter(hello["ring"]) if "ring" in hello else None
     src = sftp.SftpSource(sftp.SftpSettings.from_json(hello["settings"]))
     src.warned_unknown = True  # the replicator's own session says it once
     try:
@@ -116,8 +156,9 @@ def serve(out: int) -> None:
                 try:
                     for blocks in handle.piece_blocks(sftp.piece_ranges(req["offset"], req["end"], req["chunk"],
                                                                    req["step"])):
-                        with lock:
-                            write_piece(out, blocks)
+                        if ring is None or not ring.put(out, blocks, lock):
+                            with lock:
+                                write_piece(out, blocks)
                 finally:
                     handle.close()
                 with lock:

@@ -319,14 +319,9 @@ class Engine:
             else:
                 self.parser.process_lwn(lwn)
                 self.state.lwns += 1
-                tally = self.tally
-                if tally is not None:
-                    size = (lwn.end_block - lwn.first_block) * header.block_size
-                    tally.bytes_read += size
-                    tally.bytes_parsed += size
-                    tally.scn, tally.sequence = lwn.scn, header.sequence
-                    tally.redo_time = self.parser._epoch(lwn.time)
-                    tally.checkpoints_out += 1
+                if self.tally is not None:
+                    self.tally.lwns_read((lwn.end_block - lwn.first_block) * header.block_size, lwn.scn,
+                                         header.sequence, self.parser._epoch(lwn.time))
             self._handoff()
         self._handoff()
 
@@ -417,14 +412,9 @@ class Engine:
         if not done:
             return
         self.state.lwns += done
-        tally = self.tally
-        if tally is not None:
-            size = (loop.lwn_blocks - blocks) * header.block_size
-            tally.bytes_read += size
-            tally.bytes_parsed += size
-            tally.scn, tally.sequence = loop.last_scn, header.sequence
-            tally.redo_time = self.parser._epoch(loop.last_time)
-            tally.checkpoints_out += done
+        if self.tally is not None:
+            self.tally.lwns_read((loop.lwn_blocks - blocks) * header.block_size, loop.last_scn, header.sequence,
+                                 self.parser._epoch(loop.last_time), done)
 
     def _position_format(self) -> Any:
         """The format when an unsent LWN checkpoint only moves its position (OpenLogReplicator

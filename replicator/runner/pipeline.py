@@ -99,14 +99,7 @@ class Pipeline:
         ``messages`` is a list, or a MessageRun when the sink takes runs (native_runs)."""
         self.stats.transactions += 1
         self.stats.last_scn = txn.commit_scn
-        if type(messages) is list:
-            self._pending.extend(messages)
-        elif messages:
-            self._pending.append(messages)  # type: ignore[arg-type]  # a MessageRun, kept whole
-            self._run_extra += len(messages) - 1
-        self.stats.rows += rows
-        if len(self._pending) + self._run_extra >= FLUSH_MESSAGES:
-            self._drain()
+        self._take_native(messages, rows)
 
     def _on_native_stream(self, txn: Transaction) -> int:
         """A huge transaction the native engine renders in parts (the stream branch of
@@ -120,6 +113,12 @@ class Pipeline:
         before the next drain, so batches are cut where the python engine's stream cuts them.
 
         ``messages`` is a list, or a MessageRun when the sink takes runs (native_runs)."""
+        self._take_native(messages, rows)
+        return FLUSH_MESSAGES - len(self._pending) - self._run_extra
+
+    def _take_native(self, messages: Sequence[Message], rows: int) -> None:
+        """Queue natively rendered messages (a list, or a MessageRun kept whole) and drain
+        when a batch is full."""
         if type(messages) is list:
             self._pending.extend(messages)
         elif messages:
@@ -128,7 +127,6 @@ class Pipeline:
         self.stats.rows += rows
         if len(self._pending) + self._run_extra >= FLUSH_MESSAGES:
             self._drain()
-        return FLUSH_MESSAGES - len(self._pending) - self._run_extra
 
     def _on_transaction(self, txn: Transaction) -> None:
         self.stats.transactions += 1

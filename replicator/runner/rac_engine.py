@@ -253,11 +253,8 @@ class RacEngine(Engine):
         self.state.sequence = header.sequence
         tally = self.tally
         if tally is not None:
-            size = (lwn.end_block - lwn.first_block) * header.block_size
-            tally.bytes_read += size
-            tally.bytes_parsed += size
-            tally.scn, tally.sequence = lwn.scn, header.sequence
-            tally.redo_time = self.parser._epoch(lwn.time)
+            tally.lwns_read((lwn.end_block - lwn.first_block) * header.block_size, lwn.scn, header.sequence,
+                            self.parser._epoch(lwn.time), 0)
             tally.threads[st.thread] = (header.sequence, lwn.scn, tally.redo_time)
         if self.on_rac_checkpoint is not None and lwn.scn <= self.cut_scn:
             self.on_rac_checkpoint(self.cut_scn, lwn.time, (lwn.end_block - lwn.first_block) * header.block_size,

@@ -37,6 +37,7 @@ back to the last whole message before the error is raised, so no torn line is le
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import time
 from collections.abc import Callable
@@ -76,6 +77,9 @@ class FileWriter(Writer):
         self._disk_size = 0  # bytes of the current file on disk (always a message boundary)
         self._unsynced: set[str] = set()  # directories holding files created since the last sync
         self._synced = True  # nothing written since the last fsync
+        # A regular file, not a device or pipe (/dev/null, a FIFO): only a regular file can be
+        # fsynced, cut back, or hold a position a restart can check.
+        self._regular = True
 
     def connect(self) -> None:
         """Pick stdout, or scan the directory for the highest ``%i`` number."""
@@ -313,6 +317,7 @@ class FileWriter(Writer):
             self._fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o600)
         except OSError as exc:
             raise RuntimeFailure(f"file: {path} - open for writing returned: {exc.strerror}", 10006) from exc
+        self._regular = stat.S_ISREG(os.fstat(self._fd).st_mode)
         self.current_path = path
         self.file_size = self._disk_size = 0 if size is None else size
         if size is None:
@@ -320,7 +325,7 @@ class FileWriter(Writer):
 
     def output_position(self) -> tuple[str, int] | None:
         """(current file, bytes written to it); call right after :meth:`flush`."""
-        if not self.current_path:
+        if not self.current_path or not self._regular:
             return None
         return self.current_path, self.file_size
 
@@ -363,6 +368,8 @@ class FileWriter(Writer):
 
     def _cut_back(self, size: int) -> None:
         """After a failed write (disk full): drop the partial message so no torn line stays."""
+        if not self._regular:
+            return  # a device or pipe keeps what it took
         try:
             os.ftruncate(self._fd, size)  # type: ignore[arg-type]
         except OSError as exc:
@@ -379,7 +386,8 @@ class FileWriter(Writer):
         """
         try:
             if self._fd is not None and not self._synced:
-                os.fsync(self._fd)
+                if self._regular:
+                    os.fsync(self._fd)
                 self._synced = True
             for directory in sorted(self._unsynced):
                 fd = os.open(directory, os.O_RDONLY)
@@ -394,7 +402,7 @@ class FileWriter(Writer):
     def _close_file(self) -> None:
         self._flush_buffer()
         if self._fd is not None:
-            if not self._synced:
+            if not self._synced and self._regular:
                 os.fsync(self._fd)  # a rotated file is never written again: make it durable now
                 self._synced = True
             os.close(self._fd)

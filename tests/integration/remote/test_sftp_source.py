@@ -72,6 +72,11 @@ def test_bench_compare_local(tmp_path: Path, ssh_server: SshServer) -> None:
     for name in ("read local", "read remote", "run local", "run remote", "run remote warm"):
         assert rows[name].split()[1:] == ["MB/s", rows[name].split()[2], "CPU-s"], out.stdout
     assert "reader start" in rows and "run warm remote/local" in out.stdout, out.stdout
+    # Whole processes, local and remote interleaved: seconds, the ratio, the CPU split.
+    for name in ("whole local", "whole remote"):
+        assert rows[name].split()[1:3] == ["MB/s", "median,"] and "interleaved" in rows[name], out.stdout
+    assert "whole remote/local" in out.stdout and "reader processes" in rows["whole CPU-s"], out.stdout
+    assert "hand-off wait" in rows, out.stdout
 
 
 @pytest.mark.parametrize("connections", [0, 2])

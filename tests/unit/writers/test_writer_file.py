@@ -171,3 +171,15 @@ def test_reopen_existing_counts_size(tmp_path: Path, confirmed: Confirmed) -> No
     assert (tmp_path / "o-0.json").read_bytes() == b"12345678\nab\n"
     assert (tmp_path / "o-1.json").read_bytes() == b"cd\n"
     assert os.path.getsize(tmp_path / "o-1.json") == 3
+
+
+def test_dev_null_output(confirmed: Confirmed) -> None:
+    """A device as the output (/dev/null for a dry run): written and closed without fsync
+    (which a device refuses), and no output position a restart would check against its size."""
+    writer = FileWriter(file_config(output=os.devnull, append=1), confirmed)
+    run(writer, [msg(b'{"a":1}', 5, 0)], close=False)
+    writer.flush()
+    writer.sync()
+    assert writer.output_position() is None
+    writer.close()
+    assert confirmed == [(5, 0)]
