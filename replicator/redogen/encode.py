@@ -12,6 +12,7 @@ import math
 import struct
 from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
+from functools import cache
 
 from replicator.errors import DataError
 
@@ -169,27 +170,108 @@ def _cesu8(text: str) -> bytes:
             high, low = struct.unpack(">2H", ch.encode("utf-16-be"))
             out += (chr(high) + chr(low)).encode("utf-8", "surrogatepass")
         else:
-            out += ch.encode("utf-8")
+            out += ch.encode("utf-8", "surrogateescape")
     return bytes(out)
 
 
-# Oracle character set ids -> Python codecs (the sets OLR's tests use most).
+# Oracle character set ids -> Python codecs (the sets OLR's tests use most); the other single-byte
+# sets OLR knows are encoded with the inverse of the parser's byte table (:func:`_table_codec`).
 CHARSETS: dict[int, str] = {1: "ascii", 31: "latin-1", 178: "cp1252", 871: "cesu-8", 873: "utf-8", 2000: "utf-16-be"}
 CHARSET_IDS: dict[str, int] = {"US7ASCII": 1, "WE8ISO8859P1": 31, "WE8MSWIN1252": 178, "UTF8": 871,
                                "AL32UTF8": 873, "AL16UTF16": 2000}
+_ESCAPE = 0xDC00  # a byte b >= 0x80 that is no character of the set travels as U+DC00+b (Python's surrogateescape)
+
+
+@cache
+def _table_codec(charset_id: int) -> tuple[str, dict[str, int]] | None:
+    """Byte -> character table of a single-byte set OLR knows, and the inverse (first byte
+    wins: a 7-bit set's top half repeats its bottom half); None for other sets."""
+    from replicator.values.charset import CHARSET_NAMES, CharsetError, get_charset
+
+    name = CHARSET_NAMES.get(charset_id)
+    try:
+        table = getattr(get_charset(name), "table", None) if name else None
+    except CharsetError:
+        return None
+    if not isinstance(table, str) or len(table) != 256:
+        return None
+    inverse: dict[str, int] = {}
+    for byte, ch in enumerate(table):
+        if ch != "\ufffd":
+            inverse.setdefault(ch, byte)
+    return table, inverse
+
+
+def can_encode(charset_id: int) -> bool:
+    """True when redogen can write text in this character set."""
+    return charset_id in CHARSETS or _table_codec(charset_id) is not None
 
 
 def encode_text(text: str, charset_id: int) -> bytes:
-    """A character value in the column's character set."""
+    """A character value in the column's character set. A character U+DC80..U+DCFF stands for
+    the byte it escapes (:func:`decode_text`): bytes stored as they are, as
+    ``UTL_RAW.CAST_TO_VARCHAR2`` stores them whatever the database character set."""
+    return _encode(text, charset_id, None)
+
+
+def convert_text(text: str, charset_id: int) -> bytes:
+    """:func:`encode_text` as Oracle's client conversion does it: a character the set does not
+    have becomes its replacement character ``?``."""
+    return _encode(text, charset_id, "?")
+
+
+def decode_text(data: bytes, charset_id: int) -> str:
+    """The text :func:`encode_text` turns back into ``data``: each byte that is no character of
+    the set (or not the first byte for its character) as its escape U+DC00+byte."""
     codec = CHARSETS.get(charset_id)
-    if codec is None:
+    if codec in ("utf-8", "ascii", "latin-1", "cp1252"):
+        return data.decode(codec, "surrogateescape")
+    if codec == "cesu-8":  # surrogate pairs of 3 bytes each make one character
+        try:
+            return data.decode("utf-8", "surrogatepass").encode("utf-16", "surrogatepass").decode("utf-16")
+        except UnicodeError:
+            return data.decode("utf-8", "surrogateescape")
+    if codec is not None:
+        return data.decode(codec)
+    tc = _table_codec(charset_id)
+    if tc is None:
         raise DataError(f"character set id {charset_id} is not supported by redogen", 10042)
-    if codec == "cesu-8":
-        return _cesu8(text)
+    table, inverse = tc
+    return "".join(table[b] if inverse.get(table[b]) == b else chr(_ESCAPE + b) for b in data)
+
+
+def _encode(text: str, charset_id: int, replacement: str | None) -> bytes:
+    codec = CHARSETS.get(charset_id)
     try:
-        return text.encode(codec)
+        if codec == "cesu-8":
+            return _cesu8(text)
+        if codec is not None:
+            return text.encode(codec, "surrogateescape")
     except UnicodeEncodeError as exc:
-        raise DataError(f"{text!r} cannot be stored in character set {charset_id}: {exc}", 50010) from None
+        if replacement is None:
+            raise DataError(f"{text!r} cannot be stored in character set {charset_id}: {exc}", 50010) from None
+        out = bytearray()
+        for ch in text:
+            try:
+                out += _encode(ch, charset_id, None)
+            except DataError:
+                out += replacement.encode()
+        return bytes(out)
+    tc = _table_codec(charset_id)
+    if tc is None:
+        raise DataError(f"character set id {charset_id} is not supported by redogen", 10042)
+    inverse = tc[1]
+    out = bytearray()
+    for ch in text:
+        byte = inverse.get(ch)
+        if byte is None and 0xDC80 <= ord(ch) <= 0xDCFF:
+            byte = ord(ch) - _ESCAPE
+        if byte is None:
+            if replacement is None:
+                raise DataError(f"{text!r} cannot be stored in character set {charset_id}: {ch!r}", 50010)
+            byte = inverse[replacement]
+        out.append(byte)
+    return bytes(out)
 
 
 def utc_epoch(value: datetime) -> int:

@@ -16,15 +16,17 @@ from typing import Any
 from replicator import events as ev
 from replicator.errors import ConfigError
 from replicator.redogen.coltypes import ColumnType, encode_value, make_column, parse_type
+from replicator.redogen.lobs import LobData
 from replicator.redogen.ddl import DDL_OPS, Catalog
 from replicator.redogen.emit import Emitter, TxnRedo
-from replicator.redogen.encode import CHARSET_IDS
+from replicator.redogen.encode import can_encode
 from replicator.redogen.ids import Xid
 from replicator.redogen.rows import Row, TableState
 from replicator.redogen.scenario import Event, Scenario, SessionSpec
 from replicator.redogen.txnstate import Txn
 from replicator.redogen.undo import UndoSpace
 from replicator.redogen.writer import ArchivedLog, RedoStream, SinkFactory
+from replicator.values.charset import CHARSET_IDS
 
 
 @dataclass(slots=True)
@@ -46,7 +48,7 @@ class Engine:
 
         self.sc = sc
         self.keep = keep_expected
-        self.charsets = (CHARSET_IDS[sc.nls_charset], CHARSET_IDS[sc.nls_ncharset])
+        self.charsets = (_charset_id(sc.nls_charset), _charset_id(sc.nls_ncharset))
         v23 = sc.compat >= 0x17000000
         undo_afn, undo_rfile, data_rfile = (23, 0, 24) if v23 else (4, 4, 7)
         self.tables = self._build_tables(data_rfile)
@@ -72,6 +74,7 @@ class Engine:
         self._tz = self._db_tz_minutes()
         self._encoded: dict[tuple, bytes | None] = {}
         self.catalog = Catalog(self)  # the SYS dictionary rows; DDL operations
+        self._preload()
 
     # -- setup ---------------------------------------------------------------------------
     def _build_tables(self, rfile: int) -> list[TableState]:
@@ -110,6 +113,18 @@ class Engine:
                              charset=sc.nls_charset, ncharset=sc.nls_ncharset)
             out.append(TableState(spec, ctypes, table, rfile, 0x100 + i * span, sc.db_block_size - 200))
         return out
+
+    def _preload(self) -> None:
+        """The scenario's ``preload`` rows: in their blocks before the first redo record, no redo."""
+        for item in self.sc.preload:
+            ts = self.table(item.get("table"))
+            values = self.encode_row(ts, item.get("values") or {})
+            if any(isinstance(v, LobData) for v in values):
+                raise ConfigError(f"{ts.spec.full_name}: preloaded rows with LOB values are not supported")
+            key = ts.row_key(values)
+            if key in ts.rows:
+                raise ConfigError(f"{ts.spec.full_name}: duplicate primary key {key} in preload")
+            ts.rows[key] = ts.place(values)
 
     def table(self, name: str | None) -> TableState:
         """A table by NAME or OWNER.NAME."""
@@ -205,3 +220,11 @@ class Engine:
             self.cluster.select(e, self.session(e.session).thread, e.session in self.txns)
         handler = getattr(self.catalog if e.op in DDL_OPS else self.ops, e.op)
         handler(e)
+
+
+def _charset_id(name: str) -> int:
+    """The id of a character set redogen can write text in (error 10042 otherwise)."""
+    cid = CHARSET_IDS.get(name.upper())
+    if cid is None or not can_encode(cid):
+        raise ConfigError(f"character set {name!r} is not supported by redogen", 10042)
+    return cid

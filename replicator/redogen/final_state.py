@@ -90,6 +90,10 @@ class FinalState:
         self._names = {**{t.name: t.full_name for t in sc.tables}, **{t.full_name: t.full_name for t in sc.tables}}
         self.undo: dict[int, list[tuple[Any, ...]]] = {}  # session -> undo log of its open transaction
         self.savepoints: dict[int, dict[str, int]] = {}
+        for item in sc.preload:  # rows the tables hold before the timeline
+            t = self.table(str(item.get("table", "")).split(":")[0])
+            t.add({c: (None if (item.get("values") or {}).get(c) == "" else (item.get("values") or {}).get(c))
+                   for c in t.columns})
 
     def watch(self, events: Iterable[Event]) -> Iterator[Event]:
         """Yield ``events`` unchanged, applying each one as it passes."""

@@ -16,6 +16,8 @@ which prints one line per case that is not identical and the counts (cases, iden
 OLR errors). ``--only REGEX`` picks cases by name, ``--quick`` one version/block size per source,
 ``--endian big`` (or ``both``) writes the redo as a big-endian platform (AIX, SPARC) does: OLR
 reads either order, so each case checks the generator's and the parser's big-endian paths.
+``--rac-single`` adds the RAC scenarios run on one redo thread (the reference OLR does not merge
+threads).
 """
 
 from __future__ import annotations
@@ -102,11 +104,19 @@ def single_thread(path: Path) -> bool:
 
 
 def matrix(*, quick: bool = False, seeds: int = SEEDS, scenario_dirs: Iterable[Path] = SCENARIO_DIRS,
-           endians: Iterable[str] = ("little",), sql_dirs: Iterable[Path] = SQL_DIRS) -> list[Case]:
+           endians: Iterable[str] = ("little",), sql_dirs: Iterable[Path] = SQL_DIRS,
+           rac_single: bool = False) -> list[Case]:
     """Every single-thread scenario, SQL script and workload × version × block size, then seeded
     mixed/oltp runs (seed i on version i mod 7 and block size i mod 3) and online mixed/oltp runs;
-    the whole list once per byte order of ``endians``."""
+    the whole list once per byte order of ``endians``. ``rac_single`` adds the RAC scenarios run
+    on one redo thread (``-threads1`` cases): what their statements write is compared, not the
+    merge of threads."""
     base = _matrix(quick, seeds, scenario_dirs, sql_dirs)
+    if rac_single:
+        combos = [("19", 512)] if quick else [(v, b) for v in VERSIONS for b in BLOCK_SIZES]
+        base += [Case(str(p), v, b, params=(("threads", 1),)) for p in [*scenario_files(scenario_dirs),
+                                                                         *sql_files(sql_dirs)]
+                 if not single_thread(p) for v, b in combos]
     return [replace(c, endian=e) for e in endians for c in base]
 
 
@@ -254,6 +264,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("-v", "--verbose", action="store_true", help="a line for clean cases too, with wall times")
     p.add_argument("--sql-dir", action="append", help="folder of SQL scripts to compile as cases "
                    "(default: the shared reference scripts beside the repository)")
+    p.add_argument("--rac-single", action="store_true",
+                   help="also the RAC scenarios and scripts, run on one redo thread (the reference OLR does not "
+                        "merge threads)")
     p.add_argument("--source", help="run one case instead of the matrix: a workload or scenario file")
     p.add_argument("--size", help="with --source: redo to write (oltp and huge-transaction), e.g. 100MB")
     p.add_argument("--seed", type=int, help="with --source: the workload seed")
@@ -281,7 +294,8 @@ def main(argv: list[str] | None = None) -> int:
         args.verbose = True
     else:
         cases = matrix(quick=args.quick, seeds=args.seeds, endians=endians,
-                       sql_dirs=[Path(d) for d in args.sql_dir] if args.sql_dir else SQL_DIRS)
+                       sql_dirs=[Path(d) for d in args.sql_dir] if args.sql_dir else SQL_DIRS,
+                       rac_single=args.rac_single)
     if args.only:
         cases = [c for c in cases if re.search(args.only, c.name)]
     if args.list:

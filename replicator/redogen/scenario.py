@@ -15,7 +15,8 @@ A :class:`Scenario` is plain data. Build it in Python or load it from JSON/YAML 
 Timeline operations: ``insert``, ``update`` (``key`` finds the row, ``values`` sets),
 ``delete``, ``insert_many`` / ``delete_many`` (``rows``), ``commit``, ``rollback``,
 ``savepoint`` / ``rollback_to`` (``name``), ``switch`` (log switch) and ``sleep``.
-``wait`` on any event advances the clock (seconds) before it happens.
+``wait`` on any event advances the clock (seconds) before it happens. ``preload`` lists rows the
+tables hold before the redo starts (``{table: T1, values: {...}}``): no redo is written for them.
 
 DDL (:mod:`replicator.redogen.ddl`): ``create_table`` (``definition``: a table),
 ``drop_table``, ``add_column`` (``column: "EMAIL VARCHAR2(200)"``), ``drop_column`` /
@@ -148,6 +149,9 @@ class Scenario:
     # XDB.XDB$TTSET row (default token set) in the checkpoint; None: only with flags 0x10000.
     xdb_ttset: bool | None = None
     sessions: list[SessionSpec] = field(default_factory=list)
+    # Rows the tables already hold when the redo starts (``{table: T or T:PARTITION, values: {...}}``,
+    # a SQL script's setup DML): placed in their blocks without redo, so OLR prints none of them.
+    preload: list[dict[str, Any]] = field(default_factory=list)
     seed: int = 0
     max_redo_bytes: int = 0  # stop reading the timeline once this much redo is written (0 = no limit)
     # RAC (:mod:`replicator.redogen.cluster`): redo threads sharing one SCN clock. A statement

@@ -14,18 +14,28 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
 from typing import Any, Final, NamedTuple
 
 from replicator.errors import ConfigError
+from replicator.redogen.encode import convert_text, decode_text
 
 # Error codes of the SQL script compiler (block 3038x).
 SYNTAX: Final = 30380  # statement outside the supported subset, or malformed
 EXPRESSION: Final = 30381  # expression, function or value outside the subset
 RUNTIME: Final = 30382  # no such table/column, key violation, value does not fit
 SCHEMA: Final = 30383  # schema checkpoint missing or without the script's table
+
+# The database character set (Oracle id) of the script being compiled: text values are held as
+# the characters the database stores (:func:`replicator.redogen.encode.decode_text`), so bytes
+# that are no character of the set (``UTL_RAW.CAST_TO_VARCHAR2`` of any bytes) pass through.
+DB_CHARSET: ContextVar[int] = ContextVar("DB_CHARSET", default=873)
+# The compiler's query parser (:meth:`replicator.redogen.sqlquery.Queries._query`): a ``(SELECT ...)``
+# inside an expression becomes a subquery node, which the lookup's ``query(q)`` runs.
+SUBQUERY: ContextVar[Callable[[Parser], Any] | None] = ContextVar("SUBQUERY", default=None)
 
 
 class SqlError(ConfigError):
@@ -130,6 +140,18 @@ class Interval:
         return f"{sign}{days} {secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}.{frac:09d}"
 
 
+@dataclass(frozen=True, slots=True)
+class EmptyLob:
+    """``EMPTY_CLOB()`` / ``EMPTY_BLOB()``: a LOB of length 0, which is not NULL."""
+
+    blob: bool = False
+
+    @property
+    def marker(self) -> str:
+        """How scenario files spell it (:data:`replicator.redogen.lobs.EMPTY_MARKERS`)."""
+        return "EMPTY_BLOB()" if self.blob else "EMPTY_CLOB()"
+
+
 def number_text(d: Decimal) -> str:
     """TO_CHAR of a NUMBER as Oracle writes it by default (``.5``, ``-1``, ``100``)."""
     if d == 0:
@@ -160,6 +182,8 @@ def to_text(v: Any) -> str | None:
         return v.text(6 if v.kind != "DATE" else 0)
     if isinstance(v, Interval):
         return v.text()
+    if isinstance(v, EmptyLob):
+        return ""
     raise SqlError(f"cannot convert {v!r} to text", EXPRESSION)
 
 
@@ -185,6 +209,7 @@ def to_number(v: Any, line: int = 0) -> Decimal | None:
 # expressions: tuples (tag, ...) built by Parser, read by evaluate()
 
 Node = tuple
+NOT_FOUND: Final = object()  # a lookup's ``element(name, args, line)`` found no collection of that name
 
 
 class Parser:
@@ -266,6 +291,8 @@ class Parser:
             return ("between", left, lo, self._concat(), negated, line)
         if self.accept("IN"):
             self.expect("(")
+            if self.at("SELECT"):
+                return ("in_query", left, self._subquery(), negated, line)
             items = [self._concat()]
             while self.accept(","):
                 items.append(self._concat())
@@ -315,6 +342,8 @@ class Parser:
             self.i += 1
             return ("lit", t.text or None)
         if self.accept("("):
+            if self.at("SELECT"):
+                return ("scalar", self._subquery(), t.line)
             node = self.expr()
             self.expect(")")
             return node
@@ -334,6 +363,12 @@ class Parser:
             return ("lit", self._interval())
         if word == "CASE":
             return self._case()
+        if word == "EXISTS" and self.peek().text == "(":
+            self.i += 2
+            return ("exists", self._subquery(), t.line)
+        if self.peek().text == "%" and self.peek(2).text in ("FOUND", "NOTFOUND", "ROWCOUNT", "ISOPEN"):
+            self.i += 3  # SQL%ROWCOUNT, c%NOTFOUND...: a cursor attribute
+            return ("name", f"{word}%{self.toks[self.i - 1].text}", t.line)
         self.i += 1
         name = word
         while self.at(".") and self.peek().kind == "id":
@@ -341,15 +376,30 @@ class Parser:
             name += "." + self.ident()
         if self.accept("("):
             args: list[Node] = []
-            if not self.at(")"):
+            if name == "COUNT" and self.accept("*"):
+                args.append(("lit", "*"))
+            elif not self.at(")"):
                 args.append(self.expr())
                 while self.accept(","):
                     args.append(self.expr())
             self.expect(")")
-            return ("call", name, args, t.line)
+            node: Node = ("call", name, args, t.line)
+            while self.at(".") and self.peek().kind == "id":  # v(i).field: a record in a collection
+                self.i += 1
+                node = ("field", node, self.ident(), t.line)
+            return node
         if name in NILADIC:
             return ("call", name, [], t.line)
         return ("name", name, t.line)
+
+    def _subquery(self) -> Any:
+        """``SELECT ...)`` (the '(' already read)."""
+        parse = SUBQUERY.get()
+        if parse is None:
+            self.fail("a subquery is not supported here", EXPRESSION)
+        query = parse(self)  # type: ignore[misc]
+        self.expect(")")
+        return query
 
     def _case(self) -> Node:
         line = self.tok.line
@@ -535,7 +585,33 @@ def evaluate(node: Node, lookup: Lookup) -> Any:
         n = to_number(v, node[2])
         return None if n is None else n.copy_negate()
     if tag == "call":
-        return call(node[1], [evaluate(a, lookup) for a in node[2]], node[3])
+        args = [evaluate(a, lookup) for a in node[2]]
+        element = getattr(lookup, "element", None)  # PL/SQL collections: v(i), v.EXISTS(i)
+        if element is not None:
+            found = element(node[1], args, node[3])
+            if found is not NOT_FOUND:
+                return found
+        return call(node[1], args, node[3])
+    if tag in ("in_query", "scalar", "exists"):
+        run = getattr(lookup, "query", None)
+        if run is None:
+            raise SqlError("a subquery is not supported here", EXPRESSION, node[-1] if tag != "in_query" else node[4])
+        if tag == "exists":
+            return bool(run(node[1]))
+        if tag == "scalar":
+            rows = run(node[1])
+            if len(rows) > 1:
+                raise SqlError("ORA-01427: single-row subquery returns more than one row", RUNTIME, node[2])
+            return rows[0][0] if rows else None
+        x = evaluate(node[1], lookup)
+        results = [compare("=", x, r[0], node[4]) for r in run(node[2])]
+        r = True if True in results else (None if None in results else False)
+        return _negate(r, node[3])
+    if tag == "field":
+        rec = evaluate(node[1], lookup)
+        if not isinstance(rec, dict) or node[2] not in rec:
+            raise SqlError(f"PLS-00302: component {node[2]} must be declared", RUNTIME, node[3])
+        return rec[node[2]]
     if tag == "and":
         a = evaluate(node[1], lookup)
         if a is False:
@@ -737,24 +813,119 @@ def _hextoraw(args: list[Any], line: int) -> bytes | None:
 
 
 def _cast_to_varchar2(args: list[Any], line: int) -> str | None:
+    """The bytes as VARCHAR2, unconverted: Oracle stores them as they are in any character set."""
     raw = args[0] if isinstance(args[0], bytes) or args[0] is None else _hextoraw(args, line)
     if raw is None:
         return None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise SqlError("UTL_RAW.CAST_TO_VARCHAR2: the bytes are not UTF-8; redogen writes character values "
-                       "in the database character set only (no pass-through of other encodings)",
-                       EXPRESSION, line) from None
+    return decode_text(raw, DB_CHARSET.get()) or None
 
 
 def _to_char(args: list[Any], line: int) -> str | None:
-    if len(args) > 1:
-        v = args[0]
-        if isinstance(v, OraTime) and to_text(args[1]) == "YYYY-MM-DD HH24:MI:SS":
-            return v.wall.strftime("%Y-%m-%d %H:%M:%S")
-        raise SqlError("TO_CHAR with a format model is not supported", EXPRESSION, line)
-    return to_text(args[0])
+    v = args[0]
+    if len(args) < 2 or v is None:
+        return to_text(v)
+    fmt = to_text(args[1])
+    if fmt is None:
+        return None
+    if isinstance(v, OraTime):
+        return _date_text(v, fmt, line)
+    n = to_number(v, line)
+    assert n is not None
+    return _number_text(n, fmt, line)
+
+
+def _date_text(v: OraTime, fmt: str, line: int) -> str:
+    """TO_CHAR of a date with a format model (the common elements)."""
+    w = v.wall
+    out = []
+    for tok in _FMT_TOKENS.findall(fmt):
+        up = tok.upper()
+        if up in ("YYYY", "RRRR"):
+            out.append(f"{w.year:04d}")
+        elif up in ("YY", "RR"):
+            out.append(f"{w.year % 100:02d}")
+        elif up == "MM":
+            out.append(f"{w.month:02d}")
+        elif up in ("MON", "MONTH"):
+            name = _MONTHS[w.month - 1] if up == "MON" else w.strftime("%B").upper().ljust(9)
+            out.append(name if tok.isupper() else name.capitalize() if tok[:2].istitle() else name.lower())
+        elif up == "DD":
+            out.append(f"{w.day:02d}")
+        elif up == "DDD":
+            out.append(f"{w.timetuple().tm_yday:03d}")
+        elif up == "HH24":
+            out.append(f"{w.hour:02d}")
+        elif up in ("HH", "HH12"):
+            out.append(f"{(w.hour % 12) or 12:02d}")
+        elif up == "MI":
+            out.append(f"{w.minute:02d}")
+        elif up == "SS":
+            out.append(f"{w.second:02d}")
+        elif up == "SSSSS":
+            out.append(f"{w.hour * 3600 + w.minute * 60 + w.second:05d}")
+        elif up.startswith("FF"):
+            out.append(f"{v.nanos:09d}"[:int(up[2:] or 9)])
+        elif up in ("AM", "PM", "A.M.", "P.M."):
+            am = w.hour < 12
+            out.append(("AM" if am else "PM") if "." not in up else ("A.M." if am else "P.M."))
+        elif tok.startswith('"'):
+            out.append(tok[1:-1])
+        elif tok.isalnum():
+            raise SqlError(f"TO_CHAR: date format element {tok!r} is not supported", EXPRESSION, line)
+        else:
+            out.append(tok)
+    return "".join(out)
+
+
+def _number_text(n: Decimal, fmt: str, line: int) -> str:
+    """TO_CHAR of a number with a format model of ``9 0 . , D G FM S MI``."""
+    up = fmt.upper()
+    fm = up.startswith("FM")
+    body = up[2:] if fm else up
+    sign_lead, sign_trail = body.startswith("S"), body.endswith("MI") or body.endswith("S")
+    body = body.removeprefix("S").removesuffix("MI").removesuffix("S")
+    if not body or any(c not in "90.,DG$" for c in body):
+        raise SqlError(f"TO_CHAR: number format {fmt!r} is not supported", EXPRESSION, line)
+    body = body.replace("D", ".").replace("G", ",")
+    int_part, _, frac_part = body.partition(".")
+    scale = len(frac_part)
+    with localcontext() as ctx:
+        ctx.prec = 60
+        q = abs(n).quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
+    digits_int, _, digits_frac = format(q, "f").partition(".")
+    slots = int_part.replace(",", "").replace("$", "")
+    if digits_int == "0" and "0" not in slots and frac_part:
+        digits_int = ""  # Oracle prints .5 for '9.9' (and 0 for '9')
+    if len(digits_int) > len(slots):
+        return "#" * (len(fmt) + 1)
+    first_zero = slots.find("0")
+    width = 0 if first_zero < 0 else len(slots) - first_zero  # digits from the first 0 on are printed
+    digits_int = digits_int.rjust(max(width, len(digits_int)), "0")
+    out_int: list[str] = []
+    di = len(digits_int) - 1
+    for ch in reversed(int_part):
+        if ch == ",":
+            out_int.append("," if di >= 0 else " ")
+        elif ch == "$":
+            continue
+        else:
+            out_int.append(digits_int[di] if di >= 0 else " ")
+            di -= 1
+    text = "".join(reversed(out_int))
+    if "$" in int_part:
+        text = text.replace(" ", "") if fm else text
+        text = "$" + text.lstrip() if not fm else "$" + text
+    if frac_part:
+        text += "." + digits_frac
+    neg = n < 0 and q != 0
+    if sign_lead:
+        text = ("-" if neg else "+") + text.lstrip()
+    elif sign_trail:
+        text = text + ("-" if neg else ("+" if body and up.endswith("S") else " "))
+    else:
+        stripped = text.lstrip()
+        text = " " * (len(text) - len(stripped)) + ("-" if neg else " ") + stripped
+    return text.strip() if fm else text
 
 
 def _nvl(args: list[Any], line: int) -> Any:
@@ -795,7 +966,8 @@ _FIXED: Final[dict[str, tuple[int, int, Callable[[list[Any], int], Any]]]] = {
     "COALESCE": (1, 99, lambda a, n: next((v for v in a if v is not None), None)),
     "HEXTORAW": (1, 1, _hextoraw),
     "RAWTOHEX": (1, 1, lambda a, n: None if a[0] is None else to_text(a[0])),
-    "UTL_RAW.CAST_TO_RAW": (1, 1, lambda a, n: None if a[0] is None else (to_text(a[0]) or "").encode("utf-8")),
+    "UTL_RAW.CAST_TO_RAW": (1, 1, lambda a, n: None if a[0] is None else convert_text(to_text(a[0]) or "",
+                                                                                      DB_CHARSET.get())),
     "UTL_RAW.CAST_TO_VARCHAR2": (1, 1, _cast_to_varchar2),
     "TO_CHAR": (1, 2, _to_char),
     "TO_NCHAR": (1, 1, lambda a, n: to_text(a[0])),
@@ -826,7 +998,8 @@ def call(name: str, args: list[Any], line: int = 0) -> Any:
     if name in _NONDETERMINISTIC:
         raise SqlError(f"{name}: its value depends on the database run; write a literal instead", EXPRESSION, line)
     if name in ("EMPTY_CLOB", "EMPTY_BLOB"):
-        raise SqlError(f"{name}(): an empty (non-NULL) LOB is not supported by redogen", EXPRESSION, line)
+        _arity(name, args, 0, 0, line)
+        return EmptyLob(name == "EMPTY_BLOB")
     spec = _FIXED.get(name)
     if spec is None:
         raise SqlError(f"function {name} is not supported (supported: {', '.join(sorted(_FIXED))})", EXPRESSION, line)

@@ -27,8 +27,7 @@ from replicator.redogen import Scenario, generate, load_sql
 # name -> why the compiled script cannot reproduce OLR's output; runs as a strict xfail. None today.
 KNOWN_DIFFERENCES: dict[str, str] = {}
 # Scripts without an expected output that the compiler refuses, and why.
-NOT_COMPILED = {"multibyte-passthrough": "inserts Big5 bytes through UTL_RAW.CAST_TO_VARCHAR2 into a US7ASCII "
-                                         "database; redogen writes text in the database character set only"}
+NOT_COMPILED: dict[str, str] = {}
 
 
 def _scripts() -> dict[str, Path]:

@@ -73,7 +73,7 @@ def test_datetime_and_interval_literals() -> None:
 
 
 @pytest.mark.parametrize("text, code", [
-    ("SYSDATE", EXPRESSION), ("FOO(1)", EXPRESSION), ("EMPTY_CLOB()", EXPRESSION), ("1 / 0", RUNTIME),
+    ("SYSDATE", EXPRESSION), ("FOO(1)", EXPRESSION), ("EMPTY_CLOB(1)", EXPRESSION), ("1 / 0", RUNTIME),
     ("TO_DATE('2025-13-01', 'YYYY-MM-DD')", RUNTIME), ("TO_NUMBER('abc')", RUNTIME), ("(1 + ", SYNTAX),
 ])
 def test_expression_errors_are_coded(text: str, code: int) -> None:
@@ -281,3 +281,16 @@ def test_cli_compiles_a_script_and_reports_errors_without_traceback(tmp_path: Pa
     assert err.startswith("ERROR 30380 bad.sql: line 4: statement 'GRANT'") and "Traceback" not in err
     assert redogen_main([str(good), "--schema", str(tmp_path / "none"), "-o", str(tmp_path / "o3")]) == 1
     assert "ERROR 30383" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text, want", [
+    ("TO_CHAR(7, 'FM000')", "007"), ("TO_CHAR(7, '000')", " 007"), ("TO_CHAR(1234.5, '9,999.99')", " 1,234.50"),
+    ("TO_CHAR(-12.3, 'FM9990.00')", "-12.30"), ("TO_CHAR(0.5, '0.9')", " 0.5"), ("TO_CHAR(123, '99')", "###"),
+    ("TO_CHAR(5, 'FM9999')", "5"), ("TO_CHAR(0, '9')", " 0"),
+    ("TO_CHAR(TO_DATE('2025-06-15 13:05:09', 'YYYY-MM-DD HH24:MI:SS'), 'DD-MON-YYYY HH:MI:SS AM')",
+     "15-JUN-2025 01:05:09 PM"),
+    ("TO_CHAR(TO_TIMESTAMP('2025-06-15 13:05:09.123456', 'YYYY-MM-DD HH24:MI:SS.FF'), 'YYYYMMDD\"T\"HH24MISS.FF3')",
+     "20250615T130509.123"),
+])
+def test_to_char_format_models(text: str, want: Any) -> None:
+    assert ev(text) == want

@@ -1,0 +1,477 @@
+"""DDL statements of the SQL compiler: CREATE TABLE, ALTER TABLE, DROP/TRUNCATE TABLE.
+
+Before the start marker they build the scenario's tables (from the checkpoint when there is one,
+:mod:`replicator.redogen.sqlschema`); after it each is a redogen DDL event, committing the
+session's open transaction first as Oracle does.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from replicator import events as ev
+from replicator.errors import ConfigError
+from replicator.redogen.coltypes import parse_type
+from replicator.redogen.scenario import Event
+from replicator.redogen.sqlbase import CompilerBase, Sequence
+from replicator.redogen.sqlexpr import RUNTIME, SCHEMA, SYNTAX, Node, Parser, SqlError, evaluate, to_number
+from replicator.redogen.sqltables import Column, Table, coerce, definition, logged_supplemental
+
+
+class DdlStatements(CompilerBase):
+    """CREATE / ALTER / DROP / TRUNCATE TABLE."""
+
+    def _create(self, p: Parser, line: int) -> None:
+        p.expect("CREATE")
+        if p.at("INDEX", "UNIQUE", "BITMAP"):
+            self._create_index(p, line)
+            return
+        if p.accept("SEQUENCE"):
+            self._create_sequence(p, line)
+            return
+        if p.accept("GLOBAL") or p.at("VIEW", "OR", "SYNONYM", "TYPE"):
+            p.fail(f"CREATE {p.tok.text} is not supported (CREATE TABLE, INDEX, SEQUENCE)")
+        p.expect("TABLE")
+        name = p.ident()
+        if name in self.tables:
+            raise SqlError(f"ORA-00955: name {name} is already used by an existing object", RUNTIME, line)
+        p.expect("(")
+        columns: list[Column] = []
+        pk: list[str] = []
+        unique: list[list[str]] = []
+        checks: list[Node] = []
+        while True:
+            if p.at("CONSTRAINT", "PRIMARY", "UNIQUE", "CHECK", "FOREIGN"):
+                if p.accept("CONSTRAINT"):
+                    p.ident()
+                if p.accept("PRIMARY"):
+                    p.expect("KEY")
+                    pk = self._name_list(p)
+                elif p.accept("UNIQUE"):
+                    unique.append(self._name_list(p))
+                elif p.accept("CHECK"):
+                    checks.append(self._check(p))
+                else:
+                    p.expect("FOREIGN")
+                    p.expect("KEY")
+                    self._name_list(p)
+                    self._references(p)
+                self._constraint_state(p)
+            else:
+                col, is_pk = self._column_def(p, unique, checks)
+                columns.append(col)
+                if is_pk:
+                    pk = [col.name]
+            if not p.accept(","):
+                break
+        p.expect(")")
+        table = Table(self.owner, name, columns, pk, unique=unique, checks=checks)
+        if p.accept("PARTITION"):
+            self._partitioning(p, table)
+        if p.tok.kind != "eof":
+            p.fail(f"CREATE TABLE clause {p.tok.text!r} is not supported")
+        for c in columns:
+            if c.name in pk:
+                c.nullable = False
+        if not self.started:
+            table = self._from_schema(table, line)
+            self.tables[name] = table
+            return
+        table.supplemental = logged_supplemental(table)
+        self.tables[name] = table
+        self._ddl_event(Event("create_table", definition=definition(table)))
+
+    def _from_schema(self, table: Table, line: int) -> Table:
+        """The checkpoint's definition of a table the setup creates (its SQL when there is none)."""
+        if self.schema is None:
+            return table
+        ct = self.schema.tables.get(table.name)
+        if ct is None:
+            raise SqlError(f"table {table.name} is not in the schema checkpoint", SCHEMA, line)
+        cols = [Column(n, t, nullable) for n, t, nullable in ct.columns]
+        declared = {c.name: c for c in table.columns}
+        for c in cols:
+            if c.name in declared:
+                c.default, c.identity = declared[c.name].default, declared[c.name].identity
+        if table.partitions and len(ct.partition_objs) != len(table.partitions):
+            raise SqlError(f"{table.name}: {len(table.partitions)} partitions in the script, "
+                           f"{len(ct.partition_objs)} in the schema checkpoint", SCHEMA, line)
+        out = Table(ct.owner, ct.name, cols, list(ct.primary_key), ct.supplemental, ct.obj, ct.data_obj, ct.ts,
+                    table.partition_kind, table.partition_col, table.partitions, list(ct.partition_objs),
+                    unique=table.unique, checks=table.checks)
+        out.supplemental = logged_supplemental(out)
+        return out
+
+    @staticmethod
+    def _check(p: Parser) -> Node:
+        p.expect("(")
+        cond = p.expr()
+        p.expect(")")
+        return cond
+
+    def _references(self, p: Parser) -> None:
+        """``REFERENCES t [(cols)] [ON DELETE CASCADE | SET NULL]``: not enforced (the redo of a
+        cascade is not written either)."""
+        p.expect("REFERENCES")
+        p.ident()
+        if p.at("("):
+            self._name_list(p)
+        if p.accept("ON"):
+            p.expect("DELETE")
+            if not p.accept("CASCADE"):
+                p.expect("SET")
+                p.expect("NULL")
+
+    @staticmethod
+    def _constraint_state(p: Parser) -> None:
+        """``[NOT] DEFERRABLE``, ``ENABLE``, ``USING INDEX ...``: nothing the redo shows."""
+        while p.at("ENABLE", "DISABLE", "VALIDATE", "NOVALIDATE", "DEFERRABLE", "INITIALLY", "IMMEDIATE",
+                   "DEFERRED", "RELY", "NORELY") or (p.at("NOT") and p.peek().text == "DEFERRABLE"):
+            p.i += 1
+        if p.accept("USING"):
+            p.expect("INDEX")
+
+    def _create_index(self, p: Parser, line: int) -> None:
+        """``CREATE [UNIQUE|BITMAP] INDEX i ON t (cols) ...``: OLR ignores index redo; a unique
+        index makes a duplicate fail (ORA-00001). Like any DDL it commits the open transaction."""
+        unique = p.accept("UNIQUE")
+        p.accept("BITMAP")
+        p.expect("INDEX")
+        p.ident()
+        p.expect("ON")
+        table = self._table(p.ident(), line)
+        p.expect("(")
+        cols: list[str] = []
+        depth = 0
+        while not (depth == 0 and p.at(")")):
+            if p.tok.kind == "eof":
+                p.fail("')' expected")
+            if depth == 0 and p.tok.kind == "id" and p.tok.text not in ("ASC", "DESC"):
+                cols.append(p.tok.text)
+            depth += p.at("(") - p.at(")")
+            p.i += 1
+        p.i = len(p.toks) - 1  # storage, tablespace, LOCAL...
+        if unique:
+            table.unique.append(cols)
+        if self.started and self._session().active:
+            self._commit()
+
+    def _create_sequence(self, p: Parser, line: int) -> None:
+        """``CREATE SEQUENCE s [START WITH n] [INCREMENT BY m] [CACHE c | NOCACHE] ...``; its
+        dictionary redo (SEQ$) is a system table's, which OLR does not print."""
+        name = p.ident()
+        start, step, cache = 1, 1, 20
+        while p.tok.kind != "eof" and not p.at(";"):
+            if p.accept("START"):
+                p.expect("WITH")
+                start = int(to_number(evaluate(p._unary(), self._lookup({})), line) or 1)
+            elif p.accept("INCREMENT"):
+                p.expect("BY")
+                step = int(to_number(evaluate(p._unary(), self._lookup({})), line) or 1)
+            elif p.accept("CACHE"):
+                cache = int(p.tok.text)
+                p.i += 1
+            elif p.accept("NOCACHE"):
+                cache = 1
+            else:
+                p.i += 1  # MINVALUE, MAXVALUE n, CYCLE, ORDER...
+        if name in self.sequences:
+            raise SqlError(f"ORA-00955: name {name} is already used by an existing object", RUNTIME, line)
+        self.sequences[name] = Sequence(start, step, cache)
+        if self.started and self._session().active:
+            self._commit()
+
+    def _column_def(self, p: Parser, unique: list[list[str]] | None = None,
+                    checks: list[Node] | None = None) -> tuple[Column, bool]:
+        name = p.ident()
+        type_toks: list[str] = []
+        depth = 0
+        while p.tok.kind != "eof":
+            if depth == 0 and (p.at(",", ")") or p.at("NOT", "NULL", "PRIMARY", "DEFAULT", "CONSTRAINT", "UNIQUE",
+                                                       "CHECK", "REFERENCES", "GENERATED")):
+                break
+            if p.at("("):
+                depth += 1
+            elif p.at(")"):
+                depth -= 1
+            type_toks.append(p.tok.text)
+            p.i += 1
+        text = re.sub(r"\s*([(),])\s*", r"\1", " ".join(type_toks)).replace(",", ",")
+        if not text:
+            p.fail(f"column {name}: type missing")
+        try:
+            col = Column(name, text)
+        except ConfigError as exc:
+            raise SqlError(f"column {name}: {exc.message}", SYNTAX, p.tok.line) from None
+        is_pk = False
+        while not p.at(",", ")") and p.tok.kind != "eof":
+            if p.accept("DEFAULT"):
+                col.default = p._concat()
+            elif p.accept("NOT"):
+                p.expect("NULL")
+                col.nullable = False
+            elif p.accept("NULL"):
+                pass
+            elif p.accept("CONSTRAINT"):
+                p.ident()
+            elif p.at("UNIQUE", "CHECK", "REFERENCES") and unique is not None and checks is not None:
+                if p.accept("UNIQUE"):
+                    unique.append([name])
+                elif p.accept("CHECK"):
+                    checks.append(self._check(p))
+                else:
+                    self._references(p)
+                self._constraint_state(p)
+            elif p.accept("PRIMARY"):
+                p.expect("KEY")
+                is_pk = True
+            elif p.accept("GENERATED"):
+                col.identity = self._identity(p)
+                col.nullable = False
+            else:
+                p.fail(f"column {name}: {p.tok.text!r} is not supported")
+        return col, is_pk
+
+    @staticmethod
+    def _identity(p: Parser) -> tuple[str, int, int, int]:
+        """``GENERATED [ALWAYS | BY DEFAULT [ON NULL]] AS IDENTITY [(START WITH n INCREMENT BY m CACHE c)]``."""
+        mode = "BY DEFAULT"
+        if p.accept("BY"):
+            p.expect("DEFAULT")
+            if p.accept("ON"):
+                p.expect("NULL")
+                mode = "ON NULL"
+        else:
+            p.accept("ALWAYS")
+            mode = "ALWAYS"
+        p.expect("AS")
+        p.expect("IDENTITY")
+        start, step, cache = 1, 1, 20  # Oracle's sequence defaults
+        if p.accept("("):
+            while not p.accept(")"):
+                if p.accept("START"):
+                    p.expect("WITH")
+                    start = int(p.tok.text)
+                elif p.accept("INCREMENT"):
+                    p.expect("BY")
+                    step = int(p.tok.text)
+                elif p.accept("CACHE"):
+                    cache = int(p.tok.text)
+                elif p.accept("NOCACHE"):
+                    cache = 1
+                    continue
+                elif p.at("ORDER", "NOORDER", "CYCLE", "NOCYCLE", "NOMAXVALUE", "NOMINVALUE"):
+                    p.i += 1
+                    continue
+                else:
+                    p.fail(f"identity option {p.tok.text!r} is not supported")
+                p.i += 1
+        return mode, start, step, cache
+
+    def _partitioning(self, p: Parser, table: Table) -> None:
+        p.expect("BY")
+        kind = p.ident()
+        if kind not in ("RANGE", "LIST"):
+            p.fail(f"PARTITION BY {kind} is not supported (RANGE, LIST)")
+        cols = self._name_list(p)
+        if len(cols) != 1:
+            p.fail("partitioning on more than one column is not supported")
+        table.partition_kind, table.partition_col = kind, cols[0]
+        p.expect("(")
+        while True:
+            p.expect("PARTITION")
+            pname = p.ident()
+            p.expect("VALUES")
+            bounds: list[Any] = []
+            if kind == "RANGE":
+                p.expect("LESS")
+                p.expect("THAN")
+            p.expect("(")
+            while True:
+                if p.accept("MAXVALUE"):
+                    bounds.append("MAXVALUE")
+                elif p.accept("DEFAULT"):
+                    bounds.append("DEFAULT")
+                else:
+                    bounds.append(evaluate(p._concat(), self._lookup({})))
+                if not p.accept(","):
+                    break
+            p.expect(")")
+            table.partitions.append((pname, bounds))
+            if not p.accept(","):
+                break
+        p.expect(")")
+
+    def _alter(self, p: Parser, line: int) -> None:
+        p.expect("ALTER")
+        if p.accept("SYSTEM"):
+            words = [tok.text for tok in p.toks[p.i:] if tok.kind == "id"]
+            p.i = len(p.toks) - 1
+            if words[:2] == ["SWITCH", "LOGFILE"] or words[:3] == ["ARCHIVE", "LOG", "CURRENT"]:
+                if self.started:
+                    self._event(Event("switch", session=self._session().id))
+            elif words[:1] != ["CHECKPOINT"] and words[:1] != ["SET"]:
+                p.fail(f"ALTER SYSTEM {' '.join(words[:2])} is not supported (SWITCH LOGFILE, ARCHIVE LOG CURRENT)")
+            return
+        if p.at("SESSION", "DATABASE"):  # NLS settings, supplemental logging of the database: no row change
+            p.i = len(p.toks) - 1
+            return
+        if not p.accept("TABLE"):
+            p.fail(f"ALTER {p.tok.text} is not supported (ALTER TABLE, SESSION, SYSTEM SWITCH LOGFILE)")
+        table = self._table(p.ident(), line)
+        if p.accept("ADD"):
+            if p.accept("SUPPLEMENTAL"):
+                p.expect("LOG")
+                p.expect("DATA")
+                p.expect("(")
+                kinds = [p.ident()]
+                while p.at("KEY", ","):
+                    p.i += 1
+                    if p.tok.kind == "id" and not p.at("KEY"):
+                        kinds.append(p.ident())
+                p.expect(")")
+                p.expect("COLUMNS")
+                if self.started:
+                    if "ALL" in kinds and table.supplemental != "all" and not any(
+                            c.ctype is not None and c.ctype.type_code == ev.TYPE_BOOLEAN for c in table.columns):
+                        p.fail("ADD SUPPLEMENTAL LOG DATA after the start marker is not supported (unless the "
+                               "table already logs all columns: then Oracle refuses it with ORA-32588)")
+                    return
+                if self.schema is None:
+                    level = "all" if "ALL" in kinds else "pk" if "PRIMARY" in kinds else table.supplemental
+                    if level == "all" or table.supplemental != "all":
+                        table.supplemental = level
+                return
+            cols: list[Column] = []
+            if p.accept("("):
+                while True:
+                    cols.append(self._column_def(p)[0])
+                    if not p.accept(","):
+                        break
+                p.expect(")")
+            else:
+                if p.at("CONSTRAINT", "PRIMARY"):
+                    p.fail("ALTER TABLE ADD CONSTRAINT is not supported")
+                cols.append(self._column_def(p)[0])
+            for col in cols:
+                if any(c.name == col.name for c in table.columns):
+                    if not self.started:
+                        raise SqlError(f"ORA-01430: column {col.name} already exists in {table.name}", RUNTIME, line)
+                    # the checkpoint was taken after the DDL: the column starts out of the table
+                    for t in (table, *[i for i in self.initial if i.name == table.name]):
+                        t.columns = [c for c in t.columns if c.name != col.name]
+                table.columns.append(col)
+                if self.started:
+                    self._ddl_event(Event("add_column", table=table.name,
+                                          column=f"{col.name} {col.type}{'' if col.nullable else ' NOT NULL'}"))
+            return
+        if not self.started:
+            p.fail("only ADD SUPPLEMENTAL LOG DATA and ADD column are supported before the start marker")
+        if p.accept("DROP"):
+            if p.accept("COLUMN"):
+                names = [p.ident()]
+            elif p.at("("):
+                names = self._name_list(p)
+            else:
+                p.fail(f"ALTER TABLE DROP {p.tok.text} is not supported (DROP COLUMN)")
+            for n in names:
+                self._drop_column(table, n, "drop_column", line)
+        elif p.accept("SET"):
+            p.expect("UNUSED")
+            names = self._name_list(p) if p.at("(") else [p.expect("COLUMN") and p.ident()]
+            for n in names:
+                self._drop_column(table, n, "set_unused_column", line)
+        elif p.accept("RENAME"):
+            p.expect("COLUMN")
+            old = p.ident()
+            p.expect("TO")
+            new = p.ident()
+            col = table.column(old, line)
+            col.name = new
+            for row in table.rows.values():
+                row[new] = row.pop(old, None)
+            table.primary_key = [new if k == old else k for k in table.primary_key]
+            self._ddl_event(Event("rename_column", table=table.name, column=old, to=new))
+        elif p.accept("MODIFY"):
+            specs: list[tuple[str, str, bool | None]] = []
+            paren = p.accept("(")
+            while True:
+                name = p.ident()
+                type_toks: list[str] = []
+                depth = 0
+                while p.tok.kind != "eof" and not (depth == 0 and (p.at(",", ")") or p.at("NOT", "NULL"))):
+                    depth += p.at("(") - p.at(")")
+                    type_toks.append(p.tok.text)
+                    p.i += 1
+                nullable: bool | None = None
+                if p.accept("NOT"):
+                    p.expect("NULL")
+                    nullable = False
+                elif p.accept("NULL"):
+                    nullable = True
+                specs.append((name, re.sub(r"\s*([(),])\s*", r"\1", " ".join(type_toks)), nullable))
+                if not paren or not p.accept(","):
+                    break
+            if paren:
+                p.expect(")")
+            for name, text, nullable in specs:
+                col = table.column(name, line)
+                new_type = text or col.type
+                try:
+                    ct = parse_type(new_type)
+                except ConfigError as exc:
+                    raise SqlError(f"column {name}: {exc.message}", SYNTAX, line) from None
+                if ct.type_code != col.ctype.type_code:  # type: ignore[union-attr]
+                    p.fail(f"MODIFY {name} {col.type} -> {new_type}: only a change within the same type is "
+                           "supported")
+                probe = Column(name, new_type, col.nullable if nullable is None else nullable, ctype=ct)
+                for row in table.rows.values():
+                    if row.get(name) is None and not probe.nullable:
+                        raise SqlError(f"ORA-02296: cannot enable NOT NULL on {name}: null values found", RUNTIME,
+                                       line)
+                    try:
+                        fits = coerce(probe, row.get(name), line) == row.get(name)
+                    except SqlError:
+                        fits = False
+                    if not fits:
+                        raise SqlError(f"ORA-01441: cannot decrease column length of {name}: some value is too "
+                                       "big", RUNTIME, line)
+                col.type, col.ctype, col.nullable = new_type, ct, probe.nullable
+                self._ddl_event(Event("modify_column", table=table.name,
+                                      column=f"{name} {new_type}{'' if col.nullable else ' NOT NULL'}"))
+        else:
+            p.fail(f"ALTER TABLE {p.tok.text} is not supported (ADD, DROP COLUMN, SET UNUSED, RENAME COLUMN, MODIFY)")
+
+    def _drop_column(self, table: Table, name: str, op: str, line: int) -> None:
+        table.column(name, line)
+        if name in table.primary_key:
+            raise SqlError(f"ORA-12992: cannot drop primary key column {name}", RUNTIME, line)
+        table.columns = [c for c in table.columns if c.name != name]
+        for row in table.rows.values():
+            row.pop(name, None)
+        self._ddl_event(Event(op, table=table.name, column=name))
+
+    def _drop_truncate(self, p: Parser, line: int) -> None:
+        word = p.ident()
+        if word == "DROP" and p.at("SEQUENCE", "INDEX"):
+            kind = p.ident()
+            name = p.ident()
+            if kind == "SEQUENCE" and self.sequences.pop(name, None) is None:
+                raise SqlError(f"ORA-02289: sequence {name} does not exist", RUNTIME, line)
+            if self.started and self._session().active:
+                self._commit()
+            return
+        p.expect("TABLE")
+        table = self._table(p.ident(), line)
+        p.accept("PURGE")
+        p.accept("CASCADE")
+        if not self.started:
+            p.fail(f"{word} TABLE before the start marker is not supported")
+        if word == "DROP":
+            del self.tables[table.name]
+            self._ddl_event(Event("drop_table", table=table.name))
+        else:
+            table.rows.clear()
+            self._ddl_event(Event("truncate", table=table.name))
+

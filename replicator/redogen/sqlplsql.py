@@ -1,0 +1,801 @@
+"""PL/SQL of the SQL compiler: blocks, declarations, control flow, local procedures, cursors,
+collections and exception handlers.
+
+A block is parsed into a small tree of statements (:meth:`PlsqlBlocks._statements`) and run
+against the compiler's tables (:meth:`PlsqlBlocks._run`); SQL statements inside it go through
+the same statement dispatcher as top-level ones. A SQL statement that fails is rolled back alone
+(Oracle's statement-level rollback) and raises its ORA- error, which an ``EXCEPTION`` handler
+of an enclosing block may catch; unhandled, it fails the whole top-level block.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from typing import Any, Final
+
+from replicator.redogen.sqlbase import Collection, Cursor, Function, Proc, Return
+from replicator.redogen.sqldml import DmlStatements
+from replicator.redogen.sqlexpr import (
+    EXPRESSION, RUNTIME, Node, Parser, SqlError, Token, evaluate, to_number, to_text, tokenize)
+from replicator.redogen.sqlquery import Query
+
+_SLEEPS: Final = frozenset({"DBMS_SESSION.SLEEP", "DBMS_LOCK.SLEEP", "SYS.DBMS_SESSION.SLEEP"})
+# Predefined PL/SQL exceptions and the Oracle error each stands for.
+EXCEPTIONS: Final = {"DUP_VAL_ON_INDEX": 1, "NO_DATA_FOUND": 1403, "TOO_MANY_ROWS": 1422, "ZERO_DIVIDE": 1476,
+                     "INVALID_NUMBER": 1722, "VALUE_ERROR": 6502}
+_ORA_RE: Final = re.compile(r"ORA-(\d{5})")
+_SQL_START: Final = ("INSERT", "UPDATE", "DELETE", "MERGE", "COMMIT", "ROLLBACK", "SAVEPOINT")
+
+
+class _Exit(Exception):
+    """EXIT from the innermost loop."""
+
+
+class UserException:
+    """An exception a block declares (``e EXCEPTION;``), tied to an error number by
+    ``PRAGMA EXCEPTION_INIT`` (0: raised by name only)."""
+
+    def __init__(self, code: int = 0):
+        self.code = code
+
+
+def ora_code(exc: SqlError) -> int:
+    """The Oracle error number a refused statement raised (0 when it names none)."""
+    m = _ORA_RE.search(exc.message)
+    return int(m[1]) if m else 0
+
+
+class PlsqlBlocks(DmlStatements):
+    """``[DECLARE] BEGIN ... [EXCEPTION ...] END;`` blocks and what runs inside them."""
+
+    def _block(self, p: Parser, env: dict[str, Any], procs: dict[str, Proc]) -> None:
+        """``[DECLARE ...] BEGIN ... END;`` run with a copy of the enclosing scope."""
+        outer, env, procs = env, dict(env), dict(procs)
+        declared = self._declarations(p, env, procs) if p.accept("DECLARE") else set()
+        p.expect("BEGIN")
+        body, handlers = self._body(p)
+        p.accept(";")
+        try:
+            self._run_handled(body, handlers, env, procs)
+        finally:  # assignments to the enclosing block's variables stay
+            for k in outer:
+                if k not in declared:
+                    outer[k] = env[k]
+
+    def _body(self, p: Parser) -> tuple[list[Any], list[tuple[list[str], list[Any]]]]:
+        """Statements up to ``END [name]``, with the ``EXCEPTION WHEN ... THEN`` handlers."""
+        body = self._statements(p, ("END", "EXCEPTION"))
+        handlers: list[tuple[list[str], list[Any]]] = []
+        if p.accept("EXCEPTION"):
+            while p.accept("WHEN"):
+                names = [p.ident()]
+                while p.accept("OR"):
+                    names.append(p.ident())
+                p.expect("THEN")
+                handlers.append((names, self._statements(p, ("WHEN", "END"))))
+        p.expect("END")
+        if p.tok.kind == "id":
+            p.i += 1
+        return body, handlers
+
+    def _run_handled(self, body: list[Any], handlers: list[tuple[list[str], list[Any]]], env: dict[str, Any],
+                     procs: dict[str, Proc]) -> None:
+        if not handlers:
+            self._run(body, env, procs)
+            return
+        depth = self.depth
+        try:
+            self._run(body, env, procs)
+        except SqlError as exc:
+            if exc.code != RUNTIME:
+                raise
+            code = ora_code(exc)
+            for names, arm in handlers:
+                if any(self._catches(n, code, exc, env) for n in names):
+                    self.depth = depth
+                    scope = dict(env)
+                    scope["SQLCODE"] = Decimal(-code if code else -1)
+                    scope["SQLERRM"] = exc.message.split(": ", 1)[1] if exc.message.startswith("line ") else \
+                        exc.message
+                    self._run(arm, scope, procs)
+                    for k in env:
+                        env[k] = scope[k]
+                    return
+            raise
+
+    @staticmethod
+    def _catches(name: str, code: int, exc: SqlError, env: dict[str, Any]) -> bool:
+        """A handler's exception name covers the error: OTHERS, a predefined exception, or a
+        declared one (raised by name, or tied to an error by PRAGMA EXCEPTION_INIT)."""
+        if name == "OTHERS":
+            return True
+        if name in EXCEPTIONS:
+            return EXCEPTIONS[name] == code
+        declared = env.get(name)
+        if isinstance(declared, UserException):
+            return declared.code == code if declared.code else f"user-defined exception {name}" in exc.message
+        return False
+
+    def _declarations(self, p: Parser, env: dict[str, Any], procs: dict[str, Proc]) -> set[str]:
+        """Declare the block's types, cursors, procedures and variables; the names declared."""
+        types: set[str] = set()
+        declared: set[str] = set()
+        while not p.at("BEGIN"):
+            if p.tok.kind == "eof":
+                p.fail("BEGIN expected")
+            if p.at("PROCEDURE", "FUNCTION"):
+                is_function = p.ident() == "FUNCTION"
+                name = p.ident()
+                params: list[str] = []
+                if p.accept("("):
+                    while True:
+                        params.append(p.ident())
+                        p.accept("IN")
+                        self._type(p)
+                        if p.accept("DEFAULT") or p.accept(":="):
+                            p.fail("parameter defaults are not supported")
+                        if not p.accept(","):
+                            break
+                    p.expect(")")
+                if is_function:
+                    p.expect("RETURN")
+                    self._type(p)
+                if not p.accept("IS"):
+                    p.expect("AS")
+                autonomous = False
+                decls: list[tuple[str, Node | None, str]] = []
+                while not p.at("BEGIN"):
+                    if p.accept("PRAGMA"):
+                        if p.ident() != "AUTONOMOUS_TRANSACTION":
+                            p.fail("only PRAGMA AUTONOMOUS_TRANSACTION is supported")
+                        autonomous = True
+                        p.expect(";")
+                    elif p.at("PROCEDURE", "FUNCTION"):
+                        p.fail("nested procedures and functions are not supported")
+                    else:
+                        decls.append(self._variable(p))
+                    if p.tok.kind == "eof":
+                        p.fail("BEGIN expected")
+                p.expect("BEGIN")
+                body, handlers = self._body(p)
+                p.expect(";")
+                if is_function:
+                    env[name] = Function(name, Proc(params, body, autonomous, decls, handlers), procs)
+                    declared.add(name)
+                else:
+                    procs[name] = Proc(params, body, autonomous, decls, handlers)
+            elif p.tok.kind == "id" and p.peek().text == "EXCEPTION" and p.peek(2).text == ";":
+                name = p.ident()
+                p.i += 2
+                env[name] = UserException()
+                declared.add(name)
+            elif p.accept("PRAGMA"):
+                p.expect("EXCEPTION_INIT")
+                p.expect("(")
+                name = p.ident()
+                p.expect(",")
+                code = to_number(evaluate(p.expr(), self._lookup(env)), p.tok.line)
+                p.expect(")")
+                p.expect(";")
+                if not isinstance(env.get(name), UserException) or code is None:
+                    p.fail(f"PRAGMA EXCEPTION_INIT: {name} is no declared exception")
+                env[name] = UserException(abs(int(code)))
+            elif p.accept("TYPE"):
+                types.add(p.ident())  # TABLE OF / VARRAY(n) OF ...: a collection type
+                p.expect("IS")
+                if not p.at("TABLE", "VARRAY", "VARYING"):
+                    p.fail("TYPE declarations other than collections (TABLE OF, VARRAY) are not supported")
+                while not p.accept(";"):
+                    if p.tok.kind == "eof":
+                        p.fail("';' expected")
+                    p.i += 1
+            elif p.accept("CURSOR"):
+                name = p.ident()
+                params: list[str] = []
+                if p.accept("("):
+                    while True:
+                        params.append(p.ident())
+                        p.accept("IN")
+                        self._type(p)
+                        if not p.accept(","):
+                            break
+                    p.expect(")")
+                p.expect("IS")
+                env[name] = Cursor(self._query(p), params)
+                declared.add(name)
+                p.expect(";")
+            else:
+                name, node, type_name = self._variable(p)
+                env[name] = self._initial(node, type_name, types, env)
+                declared.add(name)
+        return declared
+
+    def _initial(self, node: Node | None, type_name: str, types: set[str], env: dict[str, Any]) -> Any:
+        """A variable's first value: a collection type's constructor, or the expression."""
+        if type_name in types:
+            coll = Collection()
+            if node is not None:
+                if node[0] != "call" or node[1] != type_name:
+                    raise SqlError(f"a {type_name} starts from its constructor {type_name}(...)", EXPRESSION)
+                for n, arg in enumerate(node[2], 1):
+                    coll.items[n] = evaluate(arg, self._lookup(env))
+            return coll
+        if type_name.endswith("%ROWTYPE") and node is None:  # a record with the table's columns
+            table = self.tables.get(type_name[:-len("%ROWTYPE")])
+            return {c.name: None for c in table.columns} if table is not None else None
+        return None if node is None else evaluate(node, self._lookup(env))
+
+    def _variable(self, p: Parser) -> tuple[str, Node | None, str]:
+        name = p.ident()
+        p.accept("CONSTANT")
+        type_name = self._type(p)
+        node = None
+        if p.accept(":=") or p.accept("DEFAULT"):
+            node = p.expr()
+        p.expect(";")
+        return name, node, type_name
+
+    @staticmethod
+    def _type(p: Parser) -> str:
+        """Skip a type (``NUMBER(10)``, ``t.col%TYPE``...); its first name (``T%ROWTYPE`` for a record)."""
+        name = p.ident()
+        while p.accept("."):
+            p.ident()
+        if p.accept("%") and p.ident() == "ROWTYPE":
+            name += "%ROWTYPE"
+        if p.accept("("):
+            while not p.accept(")"):
+                p.i += 1
+        while p.at("NOT", "NULL"):
+            p.i += 1
+        return name
+
+    def _statements(self, p: Parser, stop: tuple[str, ...]) -> list[Any]:
+        """Parse PL/SQL statements up to one of ``stop`` (not consumed) into a small tree."""
+        out: list[Any] = []
+        while not p.at(*stop):
+            t = p.tok
+            if t.kind == "eof":
+                p.fail(f"{' or '.join(stop)} expected")
+            line = t.line
+            if p.accept("FOR"):
+                out.append(self._for(p, line))
+            elif p.accept("FORALL"):
+                var = p.ident()
+                p.expect("IN")
+                if p.accept("INDICES"):
+                    p.expect("OF")
+                    bounds: Any = ("indices", p.ident())
+                else:
+                    lo = p._concat()
+                    p.expect("..")
+                    bounds = (lo, p._concat())
+                if p.accept("SAVE"):
+                    p.expect("EXCEPTIONS")
+                if not p.at("INSERT", "UPDATE", "DELETE", "MERGE"):
+                    p.fail("FORALL runs one INSERT, UPDATE, DELETE or MERGE")
+                out.append(("forall", var, bounds, self._sql_tokens(p), line))
+            elif p.accept("WHILE"):
+                cond = p.expr()
+                p.expect("LOOP")
+                out.append(("while", cond, self._loop_body(p), line))
+            elif p.accept("LOOP"):
+                out.append(("while", ("lit", True), self._loop_body(p), line))
+            elif p.accept("EXIT"):
+                cond = p.expr() if p.accept("WHEN") else ("lit", True)
+                p.expect(";")
+                out.append(("exit", cond, line))
+            elif p.accept("IF"):
+                arms = []
+                cond = p.expr()
+                p.expect("THEN")
+                arms.append((cond, self._statements(p, ("ELSIF", "ELSE", "END"))))
+                other: list[Any] = []
+                while True:
+                    if p.accept("ELSIF"):
+                        cond = p.expr()
+                        p.expect("THEN")
+                        arms.append((cond, self._statements(p, ("ELSIF", "ELSE", "END"))))
+                    elif p.accept("ELSE"):
+                        other = self._statements(p, ("END",))
+                    else:
+                        break
+                p.expect("END")
+                p.expect("IF")
+                p.expect(";")
+                out.append(("if", arms, other, line))
+            elif p.accept("CASE"):  # CASE [selector] WHEN ... THEN ... [ELSE ...] END CASE: an IF chain
+                selector = None if p.at("WHEN") else p._concat()
+                arms = []
+                while p.accept("WHEN"):
+                    cond = p.expr()
+                    if selector is not None:
+                        cond = ("cmp", "=", selector, cond, line)
+                    p.expect("THEN")
+                    arms.append((cond, self._statements(p, ("WHEN", "ELSE", "END"))))
+                other = self._statements(p, ("END",)) if p.accept("ELSE") else \
+                    [("raise_case", line)]
+                p.expect("END")
+                p.expect("CASE")
+                p.expect(";")
+                out.append(("if", arms, other, line))
+            elif p.at("NULL") and p.peek().text == ";":
+                p.i += 2
+            elif p.at("DECLARE", "BEGIN"):
+                out.append(("block", self._block_tokens(p), line))
+            elif p.accept("RETURN"):
+                value = None if p.at(";") else p.expr()
+                p.expect(";")
+                out.append(("return", value, line))
+            elif p.accept("RAISE"):
+                name = "" if p.at(";") else p.ident()
+                p.expect(";")
+                out.append(("raise", name, line))
+            elif p.accept("EXECUTE"):
+                p.expect("IMMEDIATE")
+                text = p.expr()
+                if p.at("USING", "INTO", "RETURNING"):
+                    p.fail(f"EXECUTE IMMEDIATE ... {p.tok.text} is not supported (a statement without binds)")
+                p.expect(";")
+                out.append(("execute", text, line))
+            elif p.at("OPEN", "CLOSE") and p.peek().kind == "id" and p.peek(2).text in (";", "("):
+                word = p.ident()
+                name = p.ident()
+                out.append((word.lower(), name, self._args(p), line))
+                p.expect(";")
+            elif p.accept("FETCH"):
+                name = p.ident()
+                bulk = p.accept("BULK")
+                if bulk:
+                    p.expect("COLLECT")
+                p.expect("INTO")
+                targets = [self._target_name(p)]
+                while p.accept(","):
+                    targets.append(self._target_name(p))
+                limit = p.expr() if p.accept("LIMIT") else None
+                p.expect(";")
+                out.append(("fetch", name, targets, bulk, limit, line))
+            elif p.at("SELECT"):
+                query = self._query(p, into=True)
+                if not query.into:
+                    p.fail("a SELECT in PL/SQL needs INTO")
+                p.expect(";")
+                out.append(("select", query, line))
+            elif p.at(*_SQL_START):
+                out.append(("sql", self._sql_tokens(p), line))
+            elif t.kind == "id":
+                out.append(self._call_or_assignment(p, line))
+            else:
+                p.fail(f"unexpected {t.text!r} in a PL/SQL block")
+        return out
+
+    def _for(self, p: Parser, line: int) -> tuple[Any, ...]:
+        """``FOR i IN [REVERSE] a..b LOOP``, ``FOR r IN (SELECT ...) LOOP``, ``FOR r IN cursor LOOP``."""
+        var = p.ident()
+        p.expect("IN")
+        if p.at("(") and p.peek().text == "SELECT":
+            p.i += 1
+            query: Any = self._query(p)
+            p.expect(")")
+            p.expect("LOOP")
+            return ("cursor_for", var, query, self._loop_body(p), line)
+        if p.tok.kind == "id" and p.peek().text in ("LOOP", "("):
+            start = p.i
+            name = p.ident()
+            args = self._args(p)
+            if p.accept("LOOP"):
+                return ("cursor_for", var, (name, args), self._loop_body(p), line)
+            p.i = start  # a numeric range starting with a call: f(x)..n
+        reverse = p.accept("REVERSE")
+        reverse = p.accept("REVERSE")
+        lo = p._concat()
+        p.expect("..")
+        hi = p._concat()
+        p.expect("LOOP")
+        return ("for", var, lo, hi, reverse, self._loop_body(p), line)
+
+    def _loop_body(self, p: Parser) -> list[Any]:
+        body = self._statements(p, ("END",))
+        p.expect("END")
+        p.expect("LOOP")
+        if p.tok.kind == "id":
+            p.i += 1  # loop label
+        p.expect(";")
+        return body
+
+    @staticmethod
+    def _sql_tokens(p: Parser) -> list[Token]:
+        """The tokens of one SQL statement (up to its ';'), parsed again when it runs."""
+        start = p.i
+        depth = 0
+        while not (depth == 0 and p.at(";")):
+            if p.tok.kind == "eof":
+                p.fail("';' expected")
+            depth += p.at("(") - p.at(")")
+            p.i += 1
+        toks = p.toks[start:p.i] + [Token("eof", "", p.tok.line)]
+        p.i += 1
+        return toks
+
+    @staticmethod
+    def _block_tokens(p: Parser) -> list[Token]:
+        """A nested block's tokens (parsed again when it runs)."""
+        start = p.i
+        depth = 0
+        while True:
+            if p.tok.kind == "eof":
+                p.fail("END expected")
+            if p.at("BEGIN", "CASE"):  # a CASE expression ends with END too
+                depth += 1
+            elif p.at("END") and p.peek().text not in ("LOOP", "IF"):
+                depth -= 1
+                if depth == 0:
+                    p.i += 1
+                    if p.tok.kind == "id":
+                        p.i += 1
+                    p.expect(";")
+                    break
+                if p.peek().text == "CASE":  # END CASE of a CASE statement
+                    p.i += 1
+            p.i += 1
+        return p.toks[start:p.i] + [Token("eof", "", p.tok.line)]
+
+    def _call_or_assignment(self, p: Parser, line: int) -> tuple[Any, ...]:
+        """``name := e;``, ``v(i) := e;``, ``r.f := e;`` or a procedure call ``name[(args)];``."""
+        name = p.ident()
+        while p.accept("."):
+            name += "." + p.ident()
+        args: list[Node] = []
+        if p.accept("("):
+            if not p.at(")"):
+                args.append(p.expr())
+                while p.accept(","):
+                    args.append(p.expr())
+            p.expect(")")
+        if p.accept(":="):
+            value = p.expr()
+            p.expect(";")
+            if len(args) > 1:
+                p.fail("one index expected")
+            return ("set", name, args[0] if args else None, value, line)
+        p.expect(";")
+        return ("call", name, args, line)
+
+    # -- running
+    def _run(self, body: list[Any], env: dict[str, Any], procs: dict[str, Proc]) -> None:
+        for st in body:
+            self.line = st[-1]
+            kind = st[0]
+            if kind == "sql":
+                self._atomic(lambda st=st: self._statement(Parser(st[1]), env, procs))
+            elif kind == "set":
+                self._assign(st, env)
+            elif kind == "for":
+                lo = to_number(evaluate(st[2], self._lookup(env)), st[6])
+                hi = to_number(evaluate(st[3], self._lookup(env)), st[6])
+                if lo is None or hi is None:
+                    raise SqlError("FOR loop bounds are NULL", RUNTIME, st[6])
+                rng = range(int(lo), int(hi) + 1)
+                self._loop(st[1], [Decimal(i) for i in (reversed(rng) if st[4] else rng)], st[5], env, procs)
+            elif kind == "cursor_for":
+                query, scope = st[2], env
+                if isinstance(query, tuple):  # a declared cursor (with its arguments)
+                    cursor = env.get(query[0])
+                    if not isinstance(cursor, Cursor):
+                        raise SqlError(f"PLS-00201: cursor {query[0]} must be declared", RUNTIME, st[4])
+                    scope = self._cursor_scope(cursor, query[1], env, st[4])
+                    query = cursor.query
+                names, rows = self._atomic(lambda q=query, s=scope: self._run_query(q, s))  # read before the loop
+                self._loop(st[1], [dict(zip(names, r, strict=True)) for r in rows], st[3], env, procs)
+            elif kind == "forall":
+                self._forall(st, env, procs)
+            elif kind in ("open", "close", "fetch"):
+                self._cursor_op(st, env)
+            elif kind == "select":
+                self._atomic(lambda st=st: self._select_into(st[1], env))
+            elif kind == "while":
+                guard = 0
+                try:
+                    while evaluate(st[1], self._lookup(env)) is True:
+                        guard += 1
+                        if guard > 1_000_000:
+                            raise SqlError("loop runs over a million times", RUNTIME, st[3])
+                        self._run(st[2], env, procs)
+                except _Exit:
+                    pass
+            elif kind == "exit":
+                if evaluate(st[1], self._lookup(env)) is True:
+                    raise _Exit()
+            elif kind == "if":
+                for cond, arm in st[1]:
+                    if evaluate(cond, self._lookup(env)) is True:
+                        self._run(arm, env, procs)
+                        break
+                else:
+                    self._run(st[2], env, procs)
+            elif kind == "block":
+                self._block(Parser(st[1]), env, procs)
+            elif kind == "return":
+                raise Return(None if st[1] is None else evaluate(st[1], self._lookup(env)))
+            elif kind == "raise_case":
+                raise SqlError("ORA-06592: CASE not found while executing CASE statement", RUNTIME, st[1])
+            elif kind == "raise":
+                if not st[1]:
+                    if "SQLERRM" not in env:
+                        raise SqlError("RAISE; outside an exception handler", RUNTIME, st[2])
+                    raise SqlError(str(env["SQLERRM"]), RUNTIME, st[2])
+                if st[1] in EXCEPTIONS:
+                    raise SqlError(f"ORA-{EXCEPTIONS[st[1]]:05d}: {st[1]}", RUNTIME, st[2])
+                declared = env.get(st[1])
+                if not isinstance(declared, UserException):
+                    raise SqlError(f"PLS-00201: exception {st[1]} must be declared", RUNTIME, st[2])
+                if declared.code:
+                    raise SqlError(f"ORA-{declared.code:05d}: {st[1]}", RUNTIME, st[2])
+                raise SqlError(f"ORA-06510: PL/SQL: unhandled user-defined exception {st[1]}", RUNTIME, st[2])
+            elif kind == "call":
+                self._call(st[1], st[2], env, procs, st[3])
+            elif kind == "execute":
+                self._execute(to_text(evaluate(st[1], self._lookup(env))) or "", env, procs, st[2])
+
+    def _execute(self, text: str, env: dict[str, Any], procs: dict[str, Proc], line: int) -> None:
+        """``EXECUTE IMMEDIATE 'statement'``: the text compiled as a statement (or an anonymous block)."""
+        p = Parser(tokenize(text.strip().rstrip(";") if not text.strip().upper().endswith("END;") else text, line))
+        if p.at("DECLARE", "BEGIN"):
+            self._block(p, env, procs)
+        else:
+            self._atomic(lambda: self._statement(p, env, procs))
+        if p.tok.kind != "eof" and not p.at(";"):
+            p.fail(f"unexpected {p.tok.text!r} after the statement")
+
+    def _atomic(self, run: Any) -> Any:
+        """Run one SQL statement; when it fails, its changes are undone (statement-level rollback)."""
+        mark = self._mark()
+        try:
+            return run()
+        except SqlError as exc:
+            if exc.code == RUNTIME:
+                self._restore(mark)
+            raise
+
+    def _loop(self, var: str, values: list[Any], body: list[Any], env: dict[str, Any], procs: dict[str, Proc]) -> None:
+        try:
+            for value in values:
+                inner = dict(env)
+                inner[var] = value
+                try:
+                    self._run(body, inner, procs)
+                finally:
+                    for k in env:  # assignments to outer variables survive the iteration
+                        if k != var:
+                            env[k] = inner[k]
+        except _Exit:
+            pass
+
+    def _assign(self, st: tuple[Any, ...], env: dict[str, Any]) -> None:
+        _, name, index, node, line = st
+        value = evaluate(node, self._lookup(env))
+        if index is not None:
+            coll = env.get(name)
+            if not isinstance(coll, Collection):
+                raise SqlError(f"PLS-00201: collection {name} must be declared", RUNTIME, line)
+            coll.items[coll.key(evaluate(index, self._lookup(env)), line)] = value
+            return
+        if "." in name:
+            qual, field_name = name.rsplit(".", 1)
+            rec = env.get(qual)
+            if isinstance(rec, dict):
+                rec[field_name] = value
+                return
+        if name not in env:
+            raise SqlError(f"PLS-00201: identifier {name} must be declared", RUNTIME, line)
+        env[name] = value
+
+    @staticmethod
+    def _args(p: Parser) -> list[Node]:
+        """``[(e, ...)]``."""
+        args: list[Node] = []
+        if p.accept("("):
+            if not p.at(")"):
+                args.append(p.expr())
+                while p.accept(","):
+                    args.append(p.expr())
+            p.expect(")")
+        return args
+
+    def _cursor_scope(self, cur: Cursor, args: list[Node], env: dict[str, Any], line: int) -> dict[str, Any]:
+        """The variables a cursor's query sees: the block's, and its parameters."""
+        if len(args) != len(cur.params):
+            raise SqlError(f"PLS-00306: wrong number of arguments for a cursor of {len(cur.params)} parameters",
+                           RUNTIME, line)
+        if not args:
+            return env
+        lookup = self._lookup(env)
+        return {**env, **{n: evaluate(a, lookup) for n, a in zip(cur.params, args, strict=True)}}
+
+    def _cursor_op(self, st: tuple[Any, ...], env: dict[str, Any]) -> None:
+        """``OPEN c`` (the query runs now), ``FETCH c [BULK COLLECT] INTO ... [LIMIT n]``, ``CLOSE c``."""
+        cur = env.get(st[1])
+        line = st[-1]
+        if not isinstance(cur, Cursor):
+            raise SqlError(f"PLS-00201: cursor {st[1]} must be declared", RUNTIME, line)
+        if st[0] == "open":
+            if cur.rows is not None:
+                raise SqlError("ORA-06511: cursor already open", RUNTIME, line)
+            names, rows = self._run_query(cur.query, self._cursor_scope(cur, st[2], env, line))
+            cur.rows, cur.fetched, cur.found = [dict(zip(names, r, strict=True)) for r in rows], 0, None
+            return
+        if cur.rows is None:
+            raise SqlError("ORA-01001: invalid cursor (not open)", RUNTIME, line)
+        if st[0] == "close":
+            cur.rows = None
+            return
+        _, _, targets, bulk, limit, _ = st
+        if bulk:
+            n = len(cur.rows) - cur.fetched
+            if limit is not None:
+                n = min(n, int(to_number(evaluate(limit, self._lookup(env)), line) or 0))
+            batch = cur.rows[cur.fetched:cur.fetched + n]
+            cur.fetched += len(batch)
+            cur.found = limit is not None and len(batch) == n and n > 0
+            for k, target in enumerate(targets):
+                coll = env.get(target)
+                if not isinstance(coll, Collection):
+                    raise SqlError(f"BULK COLLECT INTO {target}: not a collection", RUNTIME, line)
+                coll.items = {i: (row if len(targets) == 1 and len(row) > 1 else list(row.values())[k])
+                              for i, row in enumerate(batch, 1)}
+            return
+        if cur.fetched >= len(cur.rows):
+            cur.found = False
+            return
+        row = cur.rows[cur.fetched]
+        cur.fetched += 1
+        cur.found = True
+        if len(targets) == 1 and len(row) > 1:
+            env[targets[0]] = dict(row)
+            return
+        if len(targets) != len(row):
+            raise SqlError("ORA-00947: FETCH INTO lists another number of values", RUNTIME, line)
+        for target, value in zip(targets, row.values(), strict=True):
+            self._assign(("set", target, None, ("lit", value), line), env)
+
+    def _select_into(self, q: Query, env: dict[str, Any]) -> None:
+        """``SELECT ... [BULK COLLECT] INTO targets``: NO_DATA_FOUND / TOO_MANY_ROWS as Oracle raises them."""
+        names, rows = self._run_query(q, env)
+        if q.bulk:
+            for n, target in enumerate(q.into):
+                coll = env.get(target)
+                if not isinstance(coll, Collection):
+                    raise SqlError(f"BULK COLLECT INTO {target}: not a collection", RUNTIME, q.line)
+                coll.items = {i: (dict(zip(names, r, strict=True)) if len(q.into) == 1 and len(names) > 1 else r[n])
+                              for i, r in enumerate(rows, 1)}
+            return
+        if not rows:
+            raise SqlError("ORA-01403: no data found", RUNTIME, q.line)
+        if len(rows) > 1:
+            raise SqlError("ORA-01422: exact fetch returns more than requested number of rows", RUNTIME, q.line)
+        if len(q.into) == 1 and len(names) > 1:  # a %ROWTYPE record
+            env[q.into[0]] = dict(zip(names, rows[0], strict=True))
+            return
+        if len(q.into) != len(names):
+            raise SqlError(f"ORA-{'00947: not enough' if len(q.into) > len(names) else '00913: too many'} values",
+                           RUNTIME, q.line)
+        for target, value in zip(q.into, rows[0], strict=True):
+            self._assign(("set", target, None, ("lit", value), q.line), env)
+
+    def _forall(self, st: tuple[Any, ...], env: dict[str, Any], procs: dict[str, Proc]) -> None:
+        """``FORALL i IN a..b | INDICES OF v dml;``: one bulk execution. An INSERT ... VALUES
+        becomes one array insert of every iteration's row (redo 11.11, as a bulk bind writes
+        it); other statements run once per index."""
+        _, var, bounds, toks, line = st
+        if bounds[0] == "indices":
+            coll = env.get(bounds[1])
+            if not isinstance(coll, Collection):
+                raise SqlError(f"INDICES OF {bounds[1]}: not a collection", RUNTIME, line)
+            indices = [Decimal(k) for k in sorted(coll.items)]
+        else:
+            lo = to_number(evaluate(bounds[0], self._lookup(env)), line)
+            hi = to_number(evaluate(bounds[1], self._lookup(env)), line)
+            if lo is None or hi is None:
+                raise SqlError("FORALL bounds are NULL", RUNTIME, line)
+            indices = [Decimal(i) for i in range(int(lo), int(hi) + 1)]
+        p = Parser(toks)
+        if p.at("INSERT") and any(t.text == "VALUES" for t in toks if t.kind == "id"):
+            p.expect("INSERT")
+            p.expect("INTO")
+            table = self._table(p.ident(), line)
+            if p.tok.kind == "id" and p.tok.text != "VALUES":
+                p.i += 1
+            names = self._name_list(p) if p.at("(") else None
+            p.expect("VALUES")
+            exprs = self._value_list(p)
+            rows = [self._values(table, names, exprs, self._lookup({**env, var: i}), line) for i in indices]
+            if rows:
+                self._atomic(lambda: self._insert_rows(table, names, rows, env, line))
+            self.rowcount = len(rows)
+            return
+        total = 0
+        for i in indices:
+            self._atomic(lambda i=i: self._statement(Parser(toks), {**env, var: i}, procs))
+            total += self.rowcount
+        self.rowcount = total
+
+    def _call(self, name: str, args: list[Node], env: dict[str, Any], procs: dict[str, Proc], line: int) -> None:
+        if name.startswith("DBMS_OUTPUT."):
+            return  # its arguments are not evaluated: nothing the redo shows depends on them
+        values = [evaluate(a, self._lookup(env)) for a in args]
+        if name in _SLEEPS:
+            secs = to_number(values[0], line) if values else None
+            if secs is None:
+                raise SqlError(f"{name} needs a number of seconds", RUNTIME, line)
+            self.pending_wait += float(secs)
+            return
+        if name == "RAISE_APPLICATION_ERROR":
+            code = to_number(values[0], line) if values else None
+            if code is None or not -20999 <= code <= -20000:
+                raise SqlError("ORA-21000: RAISE_APPLICATION_ERROR takes an error number -20000..-20999", RUNTIME,
+                               line)
+            raise SqlError(f"ORA{int(code):06d}: {to_text(values[1]) if len(values) > 1 else ''}", RUNTIME, line)
+        if "." in name:
+            qual, method = name.rsplit(".", 1)
+            coll = env.get(qual)
+            if isinstance(coll, Collection):
+                self._collection_method(coll, method, values, line)
+                return
+        proc = procs.get(name)
+        if proc is None:
+            raise SqlError(f"procedure {name} is not supported or not declared", EXPRESSION, line)
+        self._invoke(name, proc, values, env, procs, line)
+
+    def _invoke_function(self, fn: Function, args: list[Any], env: dict[str, Any], line: int) -> Any:
+        return self._invoke(fn.name, fn.proc, args, env, fn.procs, line, function=True)
+
+    def _invoke(self, name: str, proc: Proc, values: list[Any], env: dict[str, Any], procs: dict[str, Proc],
+                line: int, function: bool = False) -> Any:
+        """Run a procedure or function with its arguments; a function's RETURN value."""
+        result = None
+        returned = False
+        if len(values) != len(proc.params):
+            raise SqlError(f"PLS-00306: wrong number of arguments in call to {name}", RUNTIME, line)
+        scope = dict(env)
+        scope.update(zip(proc.params, values, strict=True))
+        for var, node, type_name in proc.decls:
+            scope[var] = self._initial(node, type_name, set(), scope)
+        if proc.autonomous:
+            self.depth += 1
+        try:
+            self._run_handled(proc.body, proc.handlers, scope, procs)
+        except Return as ret:
+            result, returned = ret.value, True
+        finally:
+            if proc.autonomous:
+                s = self._session()
+                if s.active:
+                    raise SqlError(f"ORA-06519: active autonomous transaction detected and rolled back in {name}",
+                                   RUNTIME, line)
+                self.depth -= 1
+        for k in env:
+            if k not in proc.params:
+                env[k] = scope[k]
+        if function and not returned:
+            raise SqlError(f"ORA-06503: PL/SQL: function {name} returned without value", RUNTIME, line)
+        return result
+
+    @staticmethod
+    def _collection_method(coll: Collection, method: str, values: list[Any], line: int) -> None:
+        """``v.EXTEND[(n)]``, ``v.DELETE[(i)]``, ``v.TRIM[(n)]``."""
+        if method == "EXTEND":
+            top = max((k for k in coll.items if isinstance(k, int)), default=0)
+            for n in range(int(to_number(values[0], line) or 1) if values else 1):
+                coll.items[top + n + 1] = None
+        elif method == "DELETE":
+            if values:
+                coll.items.pop(coll.key(values[0], line), None)
+            else:
+                coll.items.clear()
+        elif method == "TRIM":
+            for _ in range(int(to_number(values[0], line) or 1) if values else 1):
+                if coll.items:
+                    coll.items.pop(max(coll.items))
+        else:
+            raise SqlError(f"collection method {method} is not supported (EXTEND, DELETE, TRIM)", EXPRESSION, line)
