@@ -2,7 +2,9 @@
 
 Throughput: redogen's ``oltp`` workload (10 tables of 5-60 columns, 50 sessions,
 inserts/updates/deletes, rollbacks) -> ``replicator run`` with the kafka writer -> the
-Spark job draining the topic; reported from the job's own batch metrics.
+Spark job draining the topic; reported from the job's own batch metrics, one line per batch
+(wall time since the batch before, CPU of the driver, the JVM and the workers, data files
+read and rewritten), and as the sustained rate over all batches after the first.
 
 Lag: with the job running (processing-time trigger), OLR JSON transactions stamped with
 the wall clock as their commit time (``e_tm``) are written to a topic at ``--lag-rate``
@@ -317,6 +319,8 @@ def bench_main(args: argparse.Namespace) -> int:
                   f"1,000 rows: driver {per['driver'] / per['rows'] * 1000:.3f}, JVM "
                   f"{per['jvm'] / per['rows'] * 1000:.3f}, workers {per['workers'] / per['rows'] * 1000:.3f} "
                   f"(the broker {per['excluded'] / per['rows'] * 1000:.3f}, not counted)")
+        else:
+            print("one batch only: no sustained figure (a larger --size or a smaller --max-offsets-per-trigger)")
         print(f"whole drain incl. query start: {t['rows_per_s_wall']:.0f} rows/s wall ({t['job_wall_s']:.1f} s); "
               f"CPU of the job (driver, JVM, Python workers): {t['cpu_s']:.1f} s = "
               f"{t['cpu_s_per_1000_rows']:.3f} CPU-s per 1,000 rows; load average {t['load'][0]:.1f} -> "
