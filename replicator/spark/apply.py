@@ -132,6 +132,7 @@ class BatchApplier:
         plans = plan_tables(ev, st.tables, self.keys)
         key_rows(ev, plans)  # every table's keys checked before anything is written
 
+        lake.take_io()  # counted from here: this batch's reads and rewrites
         done = {name for name in plans if lake.done(lake.table_uri(name), app, batch_id)}
         work = [name for name in plans if name not in done]
         with ThreadPoolExecutor(max_workers=self.threads) as pool:  # delta-rs reads outside the GIL
@@ -141,6 +142,7 @@ class BatchApplier:
         log_rows = pa.concat_tables(logged) if logged else change_schema().empty_table()
         append_log = bool(log_rows.num_rows) and not lake.done(lake.changes_uri, app, batch_id)
         todo = [n for n, f in folded.items() if plans[n].rewrite or f.rows.num_rows]
+        committing = time.monotonic()
 
         def commit(name: str) -> None:
             if plans[name].rewrite:
@@ -169,6 +171,8 @@ class BatchApplier:
                        tables={**st.tables, **{n: p.schema for n, p in plans.items()}}, pending=asm.pending)
         lake.commit_state(new, app, batch_id)
         self.state = new
+        metrics.commit_seconds = time.monotonic() - committing
+        metrics.io = lake.take_io()
         visible = time.time()
         self.sink.add_lags([visible - t / 1e6 for f in folded.values() for i in f.changes
                             if (t := ev["commit_ts"][i]) is not None])

@@ -2,7 +2,9 @@
 
 Throughput: redogen's ``oltp`` workload (10 tables of 5-60 columns, 50 sessions,
 inserts/updates/deletes, rollbacks) -> ``replicator run`` with the kafka writer -> the
-Spark job draining the topic; reported from the job's own batch metrics.
+Spark job draining the topic; reported from the job's own batch metrics, one line per batch
+(wall time since the batch before, CPU of the driver, the JVM and the workers, data files
+read and rewritten), and as the sustained rate over all batches after the first.
 
 Lag: with the job running (processing-time trigger), OLR JSON transactions stamped with
 the wall clock as their commit time (``e_tm``) are written to a topic at ``--lag-rate``
@@ -15,6 +17,7 @@ not included (see the replicator's benchmarks). Runs against a local tansu broke
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import shutil
@@ -26,6 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from replicator.spark.metrics import BatchMetrics, MetricsSink
+
 FORMAT = {"type": "json", "scn-type": 8, "timestamp-type": 8, "schema": 1, "rid": 1, "message": 2, "xid": 1}
 
 
@@ -35,8 +40,9 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lag-rate", type=float, default=5000.0, help="rows/s written during the lag run (default 5000)")
     p.add_argument("--lag-seconds", type=float, default=30.0, help="length of the lag run (default 30 s)")
     p.add_argument("--partitions", type=int, default=3, help="partitions of the topic")
-    p.add_argument("--max-offsets-per-trigger", type=int, default=15000,
-                   help="records per batch (default 15000; the first batch also pays the JVM warm-up)")
+    p.add_argument("--max-offsets-per-trigger", type=int, default=200_000,
+                   help="records per batch of the throughput run (default 200000, the job's default; the first "
+                        "batch also pays the JVM warm-up and is left out of the sustained rate)")
     p.add_argument("--bootstrap-servers", default="", help="use this broker instead of a local tansu")
     p.add_argument("--master", default="local[2]")
     p.add_argument("--workdir", default="", help="keep files here (default: a temporary directory)")
@@ -72,16 +78,12 @@ def _create_topic(bootstrap: str, topic: str, partitions: int) -> None:
         f.result(10)
 
 
-def process_tree_cpu(exclude: set[int | None] | None = None) -> float:
-    """CPU seconds (user + system) used so far by this process and every process below it but those
-    in ``exclude`` (the broker, the lag run's producer): the driver, Spark's JVM and its Python
-    workers (Linux /proc; this process alone elsewhere)."""
-    own = os.times()
-    total = own.user + own.system
+def _tree() -> dict[int, list[tuple[int, str, list[str]]]]:
+    """Parent pid -> [(pid, command name, /proc/<pid>/stat fields after the name)] (Linux; {} elsewhere)."""
+    children: dict[int, list[tuple[int, str, list[str]]]] = {}
     proc = Path("/proc")
     if not proc.is_dir():
-        return total
-    children: dict[int, list[tuple[int, list[str]]]] = {}
+        return children
     for entry in proc.iterdir():
         if not entry.name.isdigit():
             continue
@@ -90,16 +92,57 @@ def process_tree_cpu(exclude: set[int | None] | None = None) -> float:
         except OSError:
             continue  # exited meanwhile
         fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) "
-        children.setdefault(int(fields[1]), []).append((int(entry.name), fields))
-    tick = os.sysconf("SC_CLK_TCK")
-    todo, ticks = [os.getpid()], 0
+        children.setdefault(int(fields[1]), []).append((int(entry.name), stat[stat.index("(") + 1:stat.rindex(")")],
+                                                        fields))
+    return children
+
+
+def component_cpu(exclude: set[int | None] | None = None) -> dict[str, float]:
+    """CPU seconds (user + system) used so far by this process (``driver``: the job's Python driver),
+    Spark's JVM below it (``jvm``, its own threads) and every process below the JVM (``workers``: the
+    Python workers and the streaming source's planner, with those already reaped); ``other``: any
+    other process below this one; ``excluded``: the processes in ``exclude`` and below them (the
+    broker, the lag run's producer: they share the machine's cores but are not the job)."""
+    own = os.times()
+    out = {"driver": own.user + own.system, "jvm": 0.0, "workers": 0.0, "other": 0.0, "excluded": 0.0}
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    children = _tree()
+    todo = [(pid, "excluded" if exclude and pid in exclude else "java" if comm == "java" else "other", fields)
+            for pid, comm, fields in children.get(os.getpid(), [])]
     while todo:
-        for pid, fields in children.get(todo.pop(), []):
-            if exclude and pid in exclude:
-                continue
-            ticks += sum(int(v) for v in fields[11:15])  # utime, stime, and those of reaped children
-            todo.append(pid)
-    return total + ticks / tick
+        pid, kind, fields = todo.pop()
+        if kind == "java":
+            out["jvm"] += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+            out["workers"] += (int(fields[13]) + int(fields[14])) / tick  # reaped children
+            below = "workers"
+        else:
+            out[kind] += sum(int(v) for v in fields[11:15]) / tick
+            below = kind
+        todo += [(p, below, f) for p, _, f in children.get(pid, [])]
+    return out
+
+
+def process_tree_cpu(exclude: set[int | None] | None = None) -> float:
+    """CPU seconds (user + system) used so far by this process and every process below it but those
+    in ``exclude`` (the broker, the lag run's producer): the driver, Spark's JVM and its Python
+    workers (Linux /proc; this process alone elsewhere)."""
+    cpu = component_cpu(exclude)
+    return cpu["driver"] + cpu["jvm"] + cpu["workers"] + cpu["other"]
+
+
+class CpuSink(MetricsSink):
+    """A metrics sink that also samples the CPU of the driver, the JVM and the workers at the end of
+    every batch: a batch's CPU is the difference from the end of the batch before."""
+
+    def __init__(self, lake: str, exclude: set[int | None]):
+        super().__init__(lake)
+        self.exclude = exclude
+        self.cpu: list[tuple[int, float, dict[str, float]]] = [(-1, time.time(), component_cpu(exclude))]
+
+    def record(self, m: BatchMetrics) -> None:
+        """Record the batch, then the CPU used so far by each component."""
+        super().record(m)
+        self.cpu.append((m.batch, m.committed_at, component_cpu(self.exclude)))
 
 
 def throughput(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any) -> dict[str, Any]:
@@ -113,16 +156,23 @@ def throughput(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any)
     sc = oltp(seed=7, target_bytes=parse_size(args.size))
     sc.format = dict(FORMAT)
     result = generate(sc, work / "oltp", with_expected=False)
+    # The generation leaves millions of Python objects in cyclic garbage in this process (the job's
+    # driver): left there, the first full collection during the drain took ~7 s of one batch (500MB).
+    rowid_tables = [t.full_name for t in sc.tables if t.supplemental == "none"]
+    redo_bytes, config = result.redo_bytes, result.config
+    del sc, result
+    gc.collect()
     _create_topic(bootstrap, "bench.oltp", args.partitions)
     started = time.monotonic()
-    _replicate(result.config, bootstrap, "bench.oltp")
+    _replicate(config, bootstrap, "bench.oltp")
     produce_s = time.monotonic() - started
     lake = work / "lake-oltp"
     opts = JobOptions(lake=str(lake), bootstrap_servers=bootstrap, topic="bench.oltp", available_now=True,
                       max_offsets_per_trigger=args.max_offsets_per_trigger,
-                      rowid_tables=[t.full_name for t in sc.tables if t.supplemental == "none"])
+                      rowid_tables=rowid_tables)
+    sink = CpuSink(str(lake), {args.broker_pid})
     started, cpu, load = time.monotonic(), process_tree_cpu({args.broker_pid}), os.getloadavg()[0]
-    run_job(opts, spark=spark)
+    run_job(opts, spark=spark, sink=sink)
     wall = time.monotonic() - started
     cpu, load = process_tree_cpu({args.broker_pid}) - cpu, (load, os.getloadavg()[0])
     batches = [json.loads(line) for line in (lake / "_metrics" / "batches.jsonl").read_text().splitlines()]
@@ -130,13 +180,29 @@ def throughput(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any)
     busy = sum(b["duration_seconds"] for b in batches)
     warm = batches[1:] or batches  # the first batch compiles and JITs everything once
     warm_rows, warm_s = sum(b["applied"] for b in warm), sum(b["duration_seconds"] for b in warm)
+    # Per batch, from the end of the batch before (the first: from the query's start): wall and CPU
+    # per component, so that Spark's work between two foreachBatch calls counts too.
+    lines, per = [], {"driver": 0.0, "jvm": 0.0, "workers": 0.0, "wall": 0.0, "rows": 0}
+    for b, (prev, cur) in zip(batches, zip(sink.cpu, sink.cpu[1:])):
+        d = {k: cur[2][k] - prev[2][k] for k in ("driver", "jvm", "workers", "excluded")}
+        step = cur[1] - prev[1]
+        if b is not batches[0]:
+            per.update({k: per.get(k, 0.0) + d[k] for k in d}, wall=per["wall"] + step,
+                       rows=per["rows"] + b["applied"])
+        io = [sum(v[i] for v in b.get("io", {}).values()) for i in range(5)]
+        lines.append(f"  batch {b['batch']}: {b['messages']} messages, {b['applied']} rows, {step:.1f} s since the "
+                     f"batch before (in the batch {b['duration_seconds']:.1f} s: read {b['read_seconds']:.1f}, fold "
+                     f"{b['fold_seconds']:.1f}, commit {b.get('commit_seconds', 0):.1f}); CPU s driver "
+                     f"{d['driver']:.1f}, JVM {d['jvm']:.1f}, workers {d['workers']:.1f} (broker "
+                     f"{d['excluded']:.1f}); data files read {io[0]} ({io[1] / 1e6:.0f} MB), rewritten {io[2]}, "
+                     f"written {io[3]} ({io[4] / 1e6:.0f} MB)")
     return {"rows": applied, "messages": sum(b["messages"] for b in batches), "batches": len(batches),
-            "redo_mb": result.redo_bytes / 1e6, "replicator_s": produce_s, "job_wall_s": wall,
+            "redo_mb": redo_bytes / 1e6, "replicator_s": produce_s, "job_wall_s": wall,
             "batch_s": busy, "rows_per_s": applied / busy if busy else 0.0, "rows_per_s_wall": applied / wall,
             "steady_rows_per_s": warm_rows / warm_s if warm_s else 0.0,
+            "sustained_rows_per_s": per["rows"] / per["wall"] if per["wall"] else 0.0, "sustained": per,
             "cpu_s": cpu, "cpu_s_per_1000_rows": cpu / applied * 1000 if applied else 0.0, "load": load,
-            "batch_rows": [b["applied"] for b in batches], "batch_seconds": [round(b["duration_seconds"], 1)
-                                                                             for b in batches]}
+            "batch_lines": lines}
 
 
 LAG_COLUMNS = [{"name": "ID", "type": "number", "precision": 12, "scale": 0, "nullable": False},
@@ -242,12 +308,21 @@ def bench_main(args: argparse.Namespace) -> int:
     spark = build_session(JobOptions(lake=str(work / "lake")), args.master)
     try:
         t = throughput(work, args, bootstrap, spark)
+        per = t["sustained"]
         print(f"throughput: {t['rows']} row changes ({t['messages']} messages, {t['redo_mb']:.1f} MB of redo) "
-              f"applied in {t['batches']} batch(es): {t['steady_rows_per_s']:.0f} rows/s after the first batch; "
-              f"{t['rows_per_s']:.0f} rows/s over all batch time ({t['batch_s']:.1f} s), {t['rows_per_s_wall']:.0f} "
-              f"rows/s wall incl. query start ({t['job_wall_s']:.1f} s); rows per batch {t['batch_rows']} in "
-              f"{t['batch_seconds']} s; replicator run to Kafka took {t['replicator_s']:.1f} s")
-        print(f"CPU of the job (driver, JVM, Python workers) incl. query start: {t['cpu_s']:.1f} s = "
+              f"applied in {t['batches']} batch(es); replicator run to Kafka took {t['replicator_s']:.1f} s")
+        print("\n".join(t["batch_lines"]))
+        if per["rows"]:
+            print(f"sustained after the first batch: {t['sustained_rows_per_s']:.0f} rows/s ({per['rows']} rows in "
+                  f"{per['wall']:.1f} s wall, from the end of the first batch to the end of the last; "
+                  f"{t['steady_rows_per_s']:.0f} rows/s counting only the time inside the batches); CPU-s per "
+                  f"1,000 rows: driver {per['driver'] / per['rows'] * 1000:.3f}, JVM "
+                  f"{per['jvm'] / per['rows'] * 1000:.3f}, workers {per['workers'] / per['rows'] * 1000:.3f} "
+                  f"(the broker {per['excluded'] / per['rows'] * 1000:.3f}, not counted)")
+        else:
+            print("one batch only: no sustained figure (a larger --size or a smaller --max-offsets-per-trigger)")
+        print(f"whole drain incl. query start: {t['rows_per_s_wall']:.0f} rows/s wall ({t['job_wall_s']:.1f} s); "
+              f"CPU of the job (driver, JVM, Python workers): {t['cpu_s']:.1f} s = "
               f"{t['cpu_s_per_1000_rows']:.3f} CPU-s per 1,000 rows; load average {t['load'][0]:.1f} -> "
               f"{t['load'][1]:.1f} on {os.cpu_count()} cores")
         lat = latency(work, args, bootstrap, spark)

@@ -4,8 +4,9 @@ The Kafka read and the parse run in the executors' Python workers (the Python so
 readers, or ``mapInArrow`` after Spark's ``kafka`` format), and the fold runs on the
 driver over all of a batch's events as one Arrow table. Carried as rows of the event
 layout, every value (the before/after maps above all) would be converted to Spark's row
-format and back again; carried as one Arrow IPC stream per parsed input batch, Spark only
-moves a few binary values and the driver reads them back as they were written. Each row
+format and back again; carried as one Arrow IPC stream per parsed input batch (its buffers
+zstd-compressed), Spark only moves a few binary values and the driver reads them back as
+they were written. Each row
 also says how many events its blob holds, the highest commit SCN and the errors, for the
 observed metrics.
 """
@@ -27,13 +28,23 @@ def _packed_arrow_schema() -> Any:
                       ("errors", pa.int64())])
 
 
+def _write_options() -> Any:
+    """IPC options: zstd-compressed buffers when pyarrow has the codec. The before/after maps of
+    JSON text shrink to ~45 % (48 -> 21 MB per 100k ``oltp`` messages) for about the CPU the
+    uncompressed copy costs, and every byte saved is a byte the JVM does not copy, hold and
+    collect on its way to the driver (which decompresses 100k events in ~0.06 s)."""
+    import pyarrow as pa
+
+    return pa.ipc.IpcWriteOptions(compression="zstd" if pa.Codec.is_available("zstd") else None)
+
+
 def pack(events: Any) -> Any:
     """One Arrow batch of events -> a one-row batch of :data:`PACKED_SCHEMA`."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, events.schema) as w:
+    with pa.ipc.new_stream(sink, events.schema, options=_write_options()) as w:
         w.write_batch(events)
     blob = sink.getvalue()
     offsets = pa.py_buffer(pa.array([0, blob.size], pa.int32()).buffers()[1])

@@ -96,6 +96,22 @@ class DeltaLake:
         # date after its own commits, so a table's log is read in full once per process, not
         # three times per table and batch (done, read, merge) from its last checkpoint on.
         self._tables: dict[str, Any] = {}
+        # Per table since the last take_io(): [files read, bytes read, files removed, files added, bytes added]
+        # (each table is read and committed by one thread at a time: no lock needed).
+        self.io: dict[str, list[int]] = {}
+
+    def take_io(self) -> dict[str, list[int]]:
+        """The data files read and rewritten per table since the last call (for the batch metrics)."""
+        io, self.io = self.io, {}
+        return io
+
+    def _count(self, table: str, read: list[tuple[str, int]] = (), removed: int = 0, added: list[int] = ()) -> None:
+        n = self.io.setdefault(table, [0, 0, 0, 0, 0])
+        n[0] += len(read)
+        n[1] += sum(size for _, size in read)
+        n[2] += removed
+        n[3] += len(added)
+        n[4] += sum(added)
 
     def table_uri(self, table: str) -> str:
         """URI of a current-state table."""
@@ -202,6 +218,7 @@ class DeltaLake:
             rows = dataset.to_table()
             return Stored(rows.filter(pc.is_in(rows["_key"], pa.array(want, pa.string()))), None, None, dataset.schema)
         wanted = pa.array(want, pa.string())
+        self._count(table, read=files)
         hit_parts, rest_parts, hit_files = [], [], []
         for path, size in files:
             part = fragments[path].to_table(schema=dataset.schema)
@@ -237,7 +254,7 @@ class DeltaLake:
             stored = Stored(None, [], None, dt.to_pyarrow_dataset().schema)
         if (stored is not None and stored.files is not None
               and set(rows.column_names) <= set(stored.schema.names)):
-            self._rewrite(dt, rows, stored, app, batch)
+            self._rewrite(dt, rows, stored, app, batch, table)
         elif new_keys:
             write_deltalake(dt, rows, mode="append", schema_mode="merge", commit_properties=self._txn(app, batch),
                             storage_options=self.storage_options)
@@ -247,7 +264,7 @@ class DeltaLake:
              .when_matched_update_all(predicate=POSITION_NEWER).when_not_matched_insert_all().execute())
         self._written(uri)
 
-    def _rewrite(self, dt: Any, rows: Any, stored: Stored, app: str, batch: int) -> None:
+    def _rewrite(self, dt: Any, rows: Any, stored: Stored, app: str, batch: int, table: str = "") -> None:
         """One commit: remove ``stored.files``, add their untouched rows and ``rows`` as new files."""
         import json
         import time
@@ -275,6 +292,7 @@ class DeltaLake:
                      "maxValues": {"_key": keys[-1].as_py()}, "nullCount": {"_key": 0}}
             actions.append(AddAction(name, size, {}, now, True, json.dumps(stats)))
         actions += [RemoveAction(path, True, now, size, {}) for path, size in stored.files]
+        self._count(table, removed=len(stored.files), added=[a.size for a in actions if isinstance(a, AddAction)])
         dt.create_write_transaction(actions, "append", schema, commit_properties=self._txn(app, batch))
 
     def overwrite(self, table: str, rows: Any, app: str, batch: int) -> None:

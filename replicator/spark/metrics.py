@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,9 @@ class BatchMetrics:
     duration_seconds: float = 0.0
     read_seconds: float = 0.0  # the Spark job reading and parsing the batch
     fold_seconds: float = 0.0  # transactions, keys and fold on the driver (incl. reading stored rows)
+    commit_seconds: float = 0.0  # the Delta commits (change log, tables, state)
+    # Per table: [data files read, bytes read, files removed (rewritten), files added, bytes added]
+    io: dict[str, list[int]] = field(default_factory=dict)
     committed_at: float = 0.0
     skipped: bool = False  # the batch was already committed (a retry after a crash)
 
@@ -60,7 +63,16 @@ class BatchMetrics:
                 f"{self.applied} applied, {self.stale} stale, {self.pending} events pending "
                 f"({self.incomplete_txns} incomplete txns), {self.tables} tables, applied SCN {self.applied_scn}, "
                 f"lag {self.lag_scn} SCN / {lag_s}, {self.duration_seconds:.2f}s (read {self.read_seconds:.2f}s, fold "
-                f"{self.fold_seconds:.2f}s; {self.rows_per_second:.0f} rows/s)")
+                f"{self.fold_seconds:.2f}s, commit {self.commit_seconds:.2f}s; {self.rows_per_second:.0f} rows/s)"
+                f"{self.io_text()}")
+
+    def io_text(self) -> str:
+        """``; files read N (X MB), rewritten N, written N (Y MB)`` over all tables, or nothing."""
+        if not self.io:
+            return ""
+        t = [sum(v[i] for v in self.io.values()) for i in range(5)]
+        return (f"; data files read {t[0]} ({t[1] / 1e6:.1f} MB), removed {t[2]}, written {t[3]} "
+                f"({t[4] / 1e6:.1f} MB)")
 
 
 class MetricsSink:

@@ -191,12 +191,15 @@ def test_key_updates_in_random_batches_equal_a_replay(tmp_path: Path, seed: int)
     logged = DeltaTable(str(lake / "changes")).to_pyarrow_table().num_rows
     metrics = a.apply_arrow(events(s.messages), batch)
     assert metrics.applied == 0 and metrics.stale == metrics.ready > 0
+    # every stored file was read for the replayed keys; nothing moved forward, so nothing was rewritten
+    assert sum(n[0] for n in metrics.io.values()) > 0 and all(n[2] == 0 for n in metrics.io.values())
     before = len(s.messages)
     s.txn(3)
     leftover = s.txns[len(s.txns) // 2][2:]
     metrics = a.apply_arrow(events(leftover + s.messages[before:]), batch + 1)
     assert metrics.dropped_txns == 1 and a.state.pending_rows == 0
     assert metrics.applied == 3
+    assert "data files read" in metrics.line()
     assert_equal(lake, s)
     assert DeltaTable(str(lake / "changes")).to_pyarrow_table().num_rows == logged + 3
 
