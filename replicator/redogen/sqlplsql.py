@@ -117,6 +117,21 @@ class PlsqlBlocks(DmlStatements):
             return declared.code == code if declared.code else f"user-defined exception {name}" in exc.message
         return False
 
+    def _parameters(self, p: Parser) -> list[str]:
+        """A subprogram's or cursor's ``(name [IN] type, ...)`` list, if any: the names."""
+        params: list[str] = []
+        if p.accept("("):
+            while True:
+                params.append(p.ident())
+                p.accept("IN")
+                self._type(p)
+                if p.accept("DEFAULT") or p.accept(":="):
+                    p.fail("parameter defaults are not supported")
+                if not p.accept(","):
+                    break
+            p.expect(")")
+        return params
+
     def _declarations(self, p: Parser, env: dict[str, Any], procs: dict[str, Proc]) -> set[str]:
         """Declare the block's types, cursors, procedures and variables; the names declared."""
         types: set[str] = set()
@@ -127,17 +142,7 @@ class PlsqlBlocks(DmlStatements):
             if p.at("PROCEDURE", "FUNCTION"):
                 is_function = p.ident() == "FUNCTION"
                 name = p.ident()
-                params: list[str] = []
-                if p.accept("("):
-                    while True:
-                        params.append(p.ident())
-                        p.accept("IN")
-                        self._type(p)
-                        if p.accept("DEFAULT") or p.accept(":="):
-                            p.fail("parameter defaults are not supported")
-                        if not p.accept(","):
-                            break
-                    p.expect(")")
+                params = self._parameters(p)
                 if is_function:
                     p.expect("RETURN")
                     self._type(p)
@@ -192,15 +197,7 @@ class PlsqlBlocks(DmlStatements):
                     p.i += 1
             elif p.accept("CURSOR"):
                 name = p.ident()
-                params: list[str] = []
-                if p.accept("("):
-                    while True:
-                        params.append(p.ident())
-                        p.accept("IN")
-                        self._type(p)
-                        if not p.accept(","):
-                            break
-                    p.expect(")")
+                params = self._parameters(p)
                 p.expect("IS")
                 env[name] = Cursor(self._query(p), params)
                 declared.add(name)
