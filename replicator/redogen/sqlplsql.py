@@ -332,10 +332,28 @@ class PlsqlBlocks(DmlStatements):
             elif p.accept("EXECUTE"):
                 p.expect("IMMEDIATE")
                 text = p.expr()
-                if p.at("USING", "INTO", "RETURNING"):
-                    p.fail(f"EXECUTE IMMEDIATE ... {p.tok.text} is not supported (a statement without binds)")
+                into: list[str] = []
+                bulk = bool(p.accept("BULK"))
+                if bulk:
+                    p.expect("COLLECT")
+                if bulk or p.at("INTO"):
+                    p.expect("INTO")
+                    into.append(self._target_name(p))
+                    while p.accept(","):
+                        into.append(self._target_name(p))
+                using: list[Node] = []
+                if p.accept("USING"):
+                    while True:
+                        p.accept("IN")
+                        if p.at("OUT"):
+                            p.fail("EXECUTE IMMEDIATE ... USING OUT binds are not supported (IN binds)")
+                        using.append(p.expr())
+                        if not p.accept(","):
+                            break
+                if p.at("RETURNING", "RETURN"):
+                    p.fail("EXECUTE IMMEDIATE ... RETURNING INTO is not supported")
                 p.expect(";")
-                out.append(("execute", text, line))
+                out.append(("execute", text, line, into, bulk, using))
             elif p.at("OPEN", "CLOSE") and p.peek().kind == "id" and p.peek(2).text in (";", "("):
                 word = p.ident()
                 name = p.ident()
@@ -533,15 +551,41 @@ class PlsqlBlocks(DmlStatements):
             elif kind == "call":
                 self._call(st[1], st[2], env, procs, st[3])
             elif kind == "execute":
-                self._execute(to_text(evaluate(st[1], self._lookup(env))) or "", env, procs, st[2])
+                binds = [evaluate(node, self._lookup(env)) for node in st[5]]
+                self._execute(to_text(evaluate(st[1], self._lookup(env))) or "", env, procs, st[2],
+                              st[3], st[4], binds)
 
-    def _execute(self, text: str, env: dict[str, Any], procs: dict[str, Proc], line: int) -> None:
-        """``EXECUTE IMMEDIATE 'statement'``: the text compiled as a statement (or an anonymous block)."""
-        p = Parser(tokenize(text.strip().rstrip(";") if not text.strip().upper().endswith("END;") else text, line))
-        if p.at("DECLARE", "BEGIN"):
-            self._block(p, env, procs)
-        else:
-            self._atomic(lambda: self._statement(p, env, procs))
+    def _execute(self, text: str, env: dict[str, Any], procs: dict[str, Proc], line: int,
+                 into: list[str] | None = None, bulk: bool = False, binds: list[Any] | None = None) -> None:
+        """``EXECUTE IMMEDIATE 'statement' [[BULK COLLECT] INTO targets] [USING values]``: the text
+        compiled as a statement (a query with INTO; or an anonymous block), its placeholders
+        (``:1``, ``:name``) bound to the USING values: by position in a SQL statement (each
+        placeholder takes the next value), by name in a block (a repeated name, the same one),
+        as Oracle binds them."""
+        text = text.strip()
+        block = text.upper().startswith(("DECLARE", "BEGIN"))
+        text, names = _bind_placeholders(text if block else text.rstrip(";"), block)
+        values = binds or []
+        if len(names) != len(values):
+            raise SqlError(f"ORA-01008: not all variables bound ({len(names)} placeholders, {len(values)} USING "
+                           "values)", RUNTIME, line)
+        inner = dict(env)
+        inner.update(zip(names, values, strict=True))
+        p = Parser(tokenize(text, line))
+        try:
+            if into:
+                if not p.at("SELECT", "WITH"):
+                    p.fail("EXECUTE IMMEDIATE ... INTO needs a query")
+                q = self._query(p)
+                q.into, q.bulk = list(into), bulk
+                self._atomic(lambda: self._select_into(q, inner))
+            elif block:
+                self._block(p, inner, procs)
+            else:
+                self._atomic(lambda: self._statement(p, inner, procs))
+        finally:
+            for k in env:  # assignments to the block's variables (INTO targets) survive
+                env[k] = inner[k]
         if p.tok.kind != "eof" and not p.at(";"):
             p.fail(f"unexpected {p.tok.text!r} after the statement")
 
@@ -796,3 +840,26 @@ class PlsqlBlocks(DmlStatements):
                     coll.items.pop(max(coll.items))
         else:
             raise SqlError(f"collection method {method} is not supported (EXTEND, DELETE, TRIM)", EXPRESSION, line)
+
+
+_BIND_RE: Final = re.compile(r"'(?:[^']|'')*'|--[^\n]*|/\*.*?\*/|:(\w+)", re.DOTALL)
+
+
+def _bind_placeholders(text: str, by_name: bool) -> tuple[str, list[str]]:
+    """Dynamic SQL text with its ``:placeholders`` turned into variables, and their names in
+    the order the USING values bind them (one per placeholder; one per distinct name in a block)."""
+    names: list[str] = []
+    seen: dict[str, str] = {}
+
+    def sub(m: re.Match[str]) -> str:
+        if m[1] is None:
+            return m[0]
+        key = m[1].upper()
+        if by_name and key in seen:
+            return seen[key]
+        name = f"BIND${len(names) + 1}"
+        names.append(name)
+        seen[key] = name
+        return name
+
+    return _BIND_RE.sub(sub, text), names

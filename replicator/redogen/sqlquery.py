@@ -45,7 +45,7 @@ class Query:
     into: list[str] = field(default_factory=list)  # SELECT ... [BULK COLLECT] INTO targets
     bulk: bool = False
     union: list[Query] = field(default_factory=list)
-    joins: list[tuple[str, Any, str, Node | None]] = field(default_factory=list)  # (INNER|LEFT|CROSS, source, alias, ON)
+    joins: list[tuple[str, Any, str, Node | None]] = field(default_factory=list)  # (INNER|LEFT|RIGHT|FULL|CROSS, source, alias, ON)
     group: list[Node] = field(default_factory=list)
     having: Node | None = None
     line: int = 0
@@ -126,16 +126,18 @@ class Queries(CompilerBase):
                 q.into.append(self._target_name(p))
         p.expect("FROM")
         q.source, q.alias = self._from_item(p)
-        while True:  # joins: FROM a, b | [INNER] JOIN b ON c | LEFT [OUTER] JOIN b ON c | CROSS JOIN b
+        while True:  # joins: FROM a, b | [INNER] JOIN b ON c | LEFT/RIGHT/FULL [OUTER] JOIN b ON c | CROSS JOIN b
             if p.accept(","):
                 kind = "CROSS"
-            elif p.at("JOIN", "INNER", "LEFT", "CROSS"):
-                kind = "LEFT" if p.accept("LEFT") else "CROSS" if p.accept("CROSS") else "INNER"
+            elif p.at("JOIN", "INNER", "LEFT", "RIGHT", "FULL", "CROSS"):
+                kind = p.tok.text if p.at("LEFT", "RIGHT", "FULL", "CROSS") else "INNER"
+                if kind != "INNER":
+                    p.i += 1
                 p.accept("INNER")
                 p.accept("OUTER")
                 p.expect("JOIN")
-            elif p.at("RIGHT", "FULL", "NATURAL"):
-                p.fail(f"{p.tok.text} JOIN is not supported (INNER, LEFT, CROSS)")
+            elif p.at("NATURAL"):
+                p.fail("NATURAL JOIN is not supported (INNER, LEFT, RIGHT, FULL, CROSS)")
             else:
                 break
             source, alias = self._from_item(p)
@@ -231,22 +233,37 @@ class Queries(CompilerBase):
 
     def _combinations(self, q: Query, env: dict[str, Any], outer: Any) -> list[list[Scope]]:
         """The FROM clause's rows: one list of scopes per combination of joined rows (nested loops,
-        the first source driving; a LEFT JOIN without a match adds a row of NULLs)."""
+        the first source driving; a LEFT/FULL JOIN without a match adds a row of NULLs on the
+        right, RIGHT/FULL JOIN rows of the right source no combination matched follow, in their
+        order, with NULLs on the left)."""
         combos = [[s] for s in self._source_rows(q.source, q.alias, env, outer, q.line)]
+        sources = [(q.source, q.alias, combos[0][0] if combos else None)]
         for kind, source, alias, on in q.joins:
             right = self._source_rows(source, alias, env, outer, q.line)
+            matched = [False] * len(right)
             joined: list[list[Scope]] = []
             for combo in combos:
-                hits = [combo + [r] for r in right
-                        if on is None or evaluate(on, self._scoped(env, combo + [r], {}, outer)) is True]
-                if not hits and kind == "LEFT":
-                    cols = right[0].columns if right else (
-                        [c.name for c in self._table(source, q.line).columns] if isinstance(source, str) else [])
-                    names = frozenset({alias} | ({source} if isinstance(source, str) else set())) - {""}
-                    hits = [combo + [Scope(names, cols, {})]]
+                hits = []
+                for n, r in enumerate(right):
+                    if on is None or evaluate(on, self._scoped(env, combo + [r], {}, outer)) is True:
+                        hits.append(combo + [r])
+                        matched[n] = True
+                if not hits and kind in ("LEFT", "FULL"):
+                    hits = [combo + [self._null_scope(source, alias, right[0] if right else None, q.line)]]
                 joined += hits
+            if kind in ("RIGHT", "FULL") and not all(matched):
+                nulls = [self._null_scope(*s, q.line) for s in sources]
+                joined += [nulls + [r] for n, r in enumerate(right) if not matched[n]]
+            sources.append((source, alias, right[0] if right else None))
             combos = joined
         return combos
+
+    def _null_scope(self, source: Any, alias: str, sample: Scope | None, line: int) -> Scope:
+        """A row of NULLs of a FROM source (the outer side of an outer join without a match)."""
+        cols = sample.columns if sample is not None else (
+            [c.name for c in self._table(source, line).columns] if isinstance(source, str) else [])
+        names = frozenset({alias} | ({source} if isinstance(source, str) else set())) - {""}
+        return Scope(names, cols, {})
 
     def _branch(self, q: Query, env: dict[str, Any], outer: Any) -> tuple[list[str], list[list[Any]], list[Any]]:
         combos = self._combinations(q, env, outer)

@@ -493,3 +493,49 @@ END;
 /
 """)
     assert [(g[0], g[2]) for g in got[1:]] == [("update", {"ID": 2}), ("update", {"ID": 3}), ("delete", {"ID": 5})]
+
+
+def test_right_and_full_outer_joins() -> None:
+    sc = compile_sql("""
+CREATE TABLE A (id NUMBER PRIMARY KEY, k NUMBER);
+CREATE TABLE B (k NUMBER PRIMARY KEY, label VARCHAR2(10));
+CREATE TABLE R (id NUMBER PRIMARY KEY, a_id NUMBER, label VARCHAR2(10));
+INSERT INTO A VALUES (1, 10);
+INSERT INTO A VALUES (2, 20);
+INSERT INTO B VALUES (20, 'twenty');
+INSERT INTO B VALUES (30, 'thirty');
+INSERT INTO R SELECT ROWNUM, a.id, b.label FROM A a RIGHT OUTER JOIN B b ON b.k = a.k;
+INSERT INTO R SELECT 10 + ROWNUM, a.id, b.label FROM A a FULL JOIN B b ON b.k = a.k;
+COMMIT;
+""")
+    rows = [e.rows or [e.values] for e in sc.timeline if e.op.startswith("insert")]
+    # RIGHT: B's rows each once, NULLs where no A row matches
+    assert rows[-2] == [{"ID": 1, "A_ID": 2, "LABEL": "twenty"}, {"ID": 2, "A_ID": None, "LABEL": "thirty"}]
+    # FULL: every A row (NULL label without a match), then the B rows no A row matched
+    assert rows[-1] == [{"ID": 11, "A_ID": 1, "LABEL": None}, {"ID": 12, "A_ID": 2, "LABEL": "twenty"},
+                        {"ID": 13, "A_ID": None, "LABEL": "thirty"}]
+
+
+def test_execute_immediate_binds_and_into() -> None:
+    got = timeline("""
+DECLARE
+  v_n NUMBER;
+  v_name VARCHAR2(20);
+  TYPE t_ids IS TABLE OF NUMBER;
+  v_ids t_ids := t_ids();
+BEGIN
+  EXECUTE IMMEDIATE 'INSERT INTO T (id, name, val) VALUES (:1, :2, :1)' USING 1, 'a:b', 7;
+  EXECUTE IMMEDIATE 'INSERT INTO T VALUES (:id, ''x:y'', :v)' USING IN 2, 5;
+  EXECUTE IMMEDIATE 'SELECT COUNT(*) FROM T WHERE val > :lim' INTO v_n USING 4;
+  EXECUTE IMMEDIATE 'SELECT name FROM T WHERE id = :1' INTO v_name USING v_n - 1;
+  EXECUTE IMMEDIATE 'SELECT id FROM T ORDER BY id DESC' BULK COLLECT INTO v_ids;
+  EXECUTE IMMEDIATE 'BEGIN UPDATE T SET val = :a + :a WHERE id = :b; END;' USING v_ids(1), 1;
+  INSERT INTO T VALUES (3, v_name, v_n);
+END;
+/
+""")
+    assert [(g[0], g[2], g[3]) for g in got] == [
+        ("insert", None, {"ID": 1, "NAME": "a:b", "VAL": 7}), ("insert", None, {"ID": 2, "NAME": "x:y", "VAL": 5}),
+        ("update", {"ID": 1}, {"VAL": 4}), ("insert", None, {"ID": 3, "NAME": "a:b", "VAL": 2})]
+    with pytest.raises(Exception, match="ORA-01008"):
+        compile_sql(TABLES + "BEGIN EXECUTE IMMEDIATE 'DELETE FROM T WHERE id = :1'; END;\n/\n", strict=True)
