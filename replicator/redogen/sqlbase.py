@@ -21,7 +21,10 @@ from replicator.redogen.sqlschema import Checkpoint
 from replicator.redogen.sqltables import Table, scenario_value
 
 
-_SETUP_OPS = frozenset({"insert", "insert_many", "update", "delete", "commit", "rollback", "savepoint", "rollback_to"})
+_SETUP_OPS = frozenset({"insert", "insert_many", "update", "delete", "commit", "rollback", "savepoint", "rollback_to",
+                        # setup DDL: the tables are as it leaves them when the redo starts
+                        "drop_table", "truncate", "add_column", "drop_column", "set_unused_column",
+                        "rename_column", "modify_column"})
 
 
 @dataclass(slots=True)
@@ -177,7 +180,7 @@ class CompilerBase:
 
     def _event(self, e: Event) -> None:
         if not self.started:
-            if e.op in _SETUP_OPS:  # setup DML: its rows are in the tables when the redo starts (preload)
+            if e.op in _SETUP_OPS:  # setup DML and DDL: the tables hold their result when the redo starts (preload)
                 return
             raise SqlError(f"{e.op} before the start marker (FIXTURE_SCN_START) is not supported", SYNTAX, self.line)
         if self.nodes:

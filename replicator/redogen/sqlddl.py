@@ -16,7 +16,7 @@ from replicator.redogen.coltypes import parse_type
 from replicator.redogen.scenario import Event
 from replicator.redogen.sqlbase import CompilerBase, Sequence
 from replicator.redogen.sqlexpr import RUNTIME, SCHEMA, SYNTAX, Node, Parser, SqlError, evaluate, to_number
-from replicator.redogen.sqltables import Column, Table, coerce, definition, logged_supplemental
+from replicator.redogen.sqltables import Column, Table, _cmp_key, coerce, definition, logged_supplemental
 
 
 class DdlStatements(CompilerBase):
@@ -350,24 +350,32 @@ class DdlStatements(CompilerBase):
                     if not p.accept(","):
                         break
                 p.expect(")")
+            elif p.at("CONSTRAINT", "PRIMARY", "UNIQUE", "CHECK", "FOREIGN"):
+                if self.started:
+                    p.fail("ALTER TABLE ADD CONSTRAINT after the start marker is not supported")
+                self._add_constraint(p, table, line)
+                return
             else:
-                if p.at("CONSTRAINT", "PRIMARY"):
-                    p.fail("ALTER TABLE ADD CONSTRAINT is not supported")
                 cols.append(self._column_def(p)[0])
             for col in cols:
                 if any(c.name == col.name for c in table.columns):
+                    if not self.started and self.schema is not None:
+                        continue  # the checkpoint, taken at the start, already has it
                     if not self.started:
                         raise SqlError(f"ORA-01430: column {col.name} already exists in {table.name}", RUNTIME, line)
                     # the checkpoint was taken after the DDL: the column starts out of the table
                     for t in (table, *[i for i in self.initial if i.name == table.name]):
                         t.columns = [c for c in t.columns if c.name != col.name]
                 table.columns.append(col)
+                for row in table.rows.values():  # a metadata-only add: nothing stored in the rows
+                    row.setdefault(col.name, None)
                 if self.started:
                     self._ddl_event(Event("add_column", table=table.name,
                                           column=f"{col.name} {col.type}{'' if col.nullable else ' NOT NULL'}"))
             return
-        if not self.started:
-            p.fail("only ADD SUPPLEMENTAL LOG DATA and ADD column are supported before the start marker")
+        # Before the start marker a change writes no event; with a schema checkpoint (taken at the
+        # start) the table already is as the setup leaves it, so a change it shows is skipped.
+        setup_ck = not self.started and self.schema is not None
         if p.accept("DROP"):
             if p.accept("COLUMN"):
                 names = [p.ident()]
@@ -376,17 +384,21 @@ class DdlStatements(CompilerBase):
             else:
                 p.fail(f"ALTER TABLE DROP {p.tok.text} is not supported (DROP COLUMN)")
             for n in names:
-                self._drop_column(table, n, "drop_column", line)
+                if not (setup_ck and not any(c.name == n for c in table.columns)):
+                    self._drop_column(table, n, "drop_column", line)
         elif p.accept("SET"):
             p.expect("UNUSED")
             names = self._name_list(p) if p.at("(") else [p.expect("COLUMN") and p.ident()]
             for n in names:
-                self._drop_column(table, n, "set_unused_column", line)
+                if not (setup_ck and not any(c.name == n for c in table.columns)):
+                    self._drop_column(table, n, "set_unused_column", line)
         elif p.accept("RENAME"):
             p.expect("COLUMN")
             old = p.ident()
             p.expect("TO")
             new = p.ident()
+            if setup_ck and not any(c.name == old for c in table.columns):
+                return
             col = table.column(old, line)
             col.name = new
             for row in table.rows.values():
@@ -415,6 +427,8 @@ class DdlStatements(CompilerBase):
                     break
             if paren:
                 p.expect(")")
+            if setup_ck:
+                return  # the checkpoint's column types and nullability are the ones at the start
             for name, text, nullable in specs:
                 col = table.column(name, line)
                 new_type = text or col.type
@@ -422,7 +436,11 @@ class DdlStatements(CompilerBase):
                     ct = parse_type(new_type)
                 except ConfigError as exc:
                     raise SqlError(f"column {name}: {exc.message}", SYNTAX, line) from None
-                if ct.type_code != col.ctype.type_code:  # type: ignore[union-attr]
+                if ct.type_code != col.ctype.type_code and not self.started:  # type: ignore[union-attr]
+                    if any(row.get(name) is not None for row in table.rows.values()):
+                        raise SqlError(f"ORA-01439: column {name} to be modified must be empty to change "
+                                       "datatype", RUNTIME, line)
+                elif ct.type_code != col.ctype.type_code:  # type: ignore[union-attr]
                     p.fail(f"MODIFY {name} {col.type} -> {new_type}: only a change within the same type is "
                            "supported")
                 probe = Column(name, new_type, col.nullable if nullable is None else nullable, ctype=ct)
@@ -442,6 +460,53 @@ class DdlStatements(CompilerBase):
                                       column=f"{name} {new_type}{'' if col.nullable else ' NOT NULL'}"))
         else:
             p.fail(f"ALTER TABLE {p.tok.text} is not supported (ADD, DROP COLUMN, SET UNUSED, RENAME COLUMN, MODIFY)")
+
+    def _add_constraint(self, p: Parser, table: Table, line: int) -> None:
+        """Setup ``ALTER TABLE t ADD [CONSTRAINT c] PRIMARY KEY | UNIQUE (cols) | CHECK (cond) |
+        FOREIGN KEY ...``: enforced from then on, as in ``CREATE TABLE`` (the rows already there
+        must satisfy a key: ORA-02437 / ORA-02299; a CHECK is not run on them). A schema
+        checkpoint's primary key wins."""
+        if p.accept("CONSTRAINT"):
+            p.ident()
+        if p.accept("PRIMARY"):
+            p.expect("KEY")
+            cols = self._name_list(p)
+            for n in cols:
+                table.column(n, line)
+            if any(row.get(n) is None for row in table.rows.values() for n in cols):
+                raise SqlError("ORA-02437: cannot validate primary key - NULL in a key column", RUNTIME, line)
+            old_key = table.primary_key
+            table.primary_key = cols
+            keyed = {table.key_of(row): row for row in table.rows.values()}  # row order kept
+            if len(keyed) != len(table.rows):
+                table.primary_key = old_key
+                raise SqlError("ORA-02437: cannot validate primary key - primary key violated", RUNTIME, line)
+            self._commit()  # DDL: the setup's open changes are committed (their undo keys are the old ones)
+            table.rows = keyed
+            if self.schema is not None:
+                table.primary_key = old_key  # the checkpoint's key is the one at the start
+                table.rows = {table.key_of(row): row for row in keyed.values()}
+            for c in table.columns:
+                if c.name in cols:
+                    c.nullable = False
+        elif p.accept("UNIQUE"):
+            cols = self._name_list(p)
+            keys = [k for k in (tuple(_cmp_key(row.get(n)) for n in cols) for row in table.rows.values())
+                    if k != (None,) * len(k)]
+            if len(set(keys)) != len(keys):
+                raise SqlError("ORA-02299: cannot validate unique constraint - duplicate keys found", RUNTIME, line)
+            table.unique.append(cols)
+        elif p.accept("CHECK"):
+            cond = self._check(p)
+            table.checks.append(cond)
+        else:
+            p.expect("FOREIGN")
+            p.expect("KEY")
+            self._name_list(p)
+            self._references(p)
+        self._constraint_state(p)
+        if self._session().active:
+            self._commit()
 
     def _drop_column(self, table: Table, name: str, op: str, line: int) -> None:
         table.column(name, line)
@@ -466,8 +531,6 @@ class DdlStatements(CompilerBase):
         table = self._table(p.ident(), line)
         p.accept("PURGE")
         p.accept("CASCADE")
-        if not self.started:
-            p.fail(f"{word} TABLE before the start marker is not supported")
         if word == "DROP":
             del self.tables[table.name]
             self._ddl_event(Event("drop_table", table=table.name))

@@ -185,7 +185,7 @@ class Compiler(PlsqlBlocks, DdlStatements):
         # Rows the setup inserted (committed or not: the start marker's block ends the setup) are
         # in the tables before the redo starts: the scenario's preload, which writes no redo.
         self.preload = [{"table": t.partition_of(row, self.line),
-                         "values": {c.name: scenario_value(c, row[c.name]) for c in t.columns}}
+                         "values": {c.name: scenario_value(c, row.get(c.name)) for c in t.columns}}
                         for t in self.tables.values() for row in t.rows.values()]
         for item in self.preload:
             table = self.tables[item["table"].split(":")[0]]

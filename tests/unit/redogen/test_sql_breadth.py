@@ -539,3 +539,38 @@ END;
         ("update", {"ID": 1}, {"VAL": 4}), ("insert", None, {"ID": 3, "NAME": "a:b", "VAL": 2})]
     with pytest.raises(Exception, match="ORA-01008"):
         compile_sql(TABLES + "BEGIN EXECUTE IMMEDIATE 'DELETE FROM T WHERE id = :1'; END;\n/\n", strict=True)
+
+
+def test_setup_ddl_before_the_start_marker() -> None:
+    sc = compile_sql("""
+CREATE TABLE A (id NUMBER, name VARCHAR2(10), old NUMBER, tmp DATE);
+CREATE TABLE GONE (id NUMBER PRIMARY KEY);
+CREATE TABLE E (id NUMBER PRIMARY KEY, val VARCHAR2(5));
+INSERT INTO A VALUES (2, 'b', 1, NULL);
+INSERT INTO A VALUES (1, 'a', 2, NULL);
+INSERT INTO E VALUES (1, 'x');
+ALTER TABLE A ADD CONSTRAINT a_pk PRIMARY KEY (id);
+ALTER TABLE A ADD (extra NUMBER DEFAULT 5);
+ALTER TABLE A DROP COLUMN old;
+ALTER TABLE A RENAME COLUMN name TO label;
+ALTER TABLE A MODIFY (label VARCHAR2(20) NOT NULL, tmp NUMBER);
+ALTER TABLE A ADD CONSTRAINT a_uq UNIQUE (label);
+TRUNCATE TABLE E;
+DROP TABLE GONE PURGE;
+BEGIN DBMS_OUTPUT.PUT_LINE('FIXTURE_SCN_START'); END;
+/
+INSERT INTO A (id, label) VALUES (3, 'c');
+INSERT INTO A (id, label) VALUES (4, 'a');
+INSERT INTO A (id, label) VALUES (1, 'z');
+UPDATE A SET tmp = 7 WHERE id = 2;
+COMMIT;
+""")
+    (a, e) = sc.tables
+    assert [(c.name, c.type, c.nullable) for c in a.columns] == [
+        ("ID", "NUMBER", False), ("LABEL", "VARCHAR2(20)", False), ("TMP", "NUMBER", True),
+        ("EXTRA", "NUMBER", True)]
+    assert a.primary_key == ["ID"] and e.name == "E"
+    assert [item["values"] for item in sc.preload] == [
+        {"ID": 2, "LABEL": "b", "TMP": None, "EXTRA": None}, {"ID": 1, "LABEL": "a", "TMP": None, "EXTRA": None}]
+    assert [(ev.op, ev.key, ev.values) for ev in sc.timeline] == [
+        ("insert", None, {"ID": 3, "LABEL": "c", "EXTRA": 5}), ("update", {"ID": 2}, {"TMP": 7}), ("commit", None, None)]
