@@ -47,6 +47,10 @@ class Proc:
     autonomous: bool
     decls: list[tuple[str, Node | None, str]]  # (name, initial value, type name)
     handlers: list[tuple[list[str], list[Any]]] = field(default_factory=list)  # EXCEPTION WHEN names THEN body
+    modes: dict[str, str] = field(default_factory=dict)  # parameter -> OUT | IN OUT (IN when absent)
+    defaults: dict[str, Node] = field(default_factory=dict)  # parameter -> DEFAULT expression
+    local_env: dict[str, Any] = field(default_factory=dict)  # nested functions (and their names)
+    local_procs: dict[str, Proc] = field(default_factory=dict)  # nested procedures
 
 
 class Return(Exception):

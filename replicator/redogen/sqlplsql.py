@@ -117,20 +117,76 @@ class PlsqlBlocks(DmlStatements):
             return declared.code == code if declared.code else f"user-defined exception {name}" in exc.message
         return False
 
-    def _parameters(self, p: Parser) -> list[str]:
-        """A subprogram's or cursor's ``(name [IN] type, ...)`` list, if any: the names."""
+    def _parameters(self, p: Parser, modes: dict[str, str] | None = None,
+                    defaults: dict[str, Node] | None = None) -> list[str]:
+        """A subprogram's or cursor's ``(name [IN | OUT | IN OUT] [NOCOPY] type [DEFAULT e], ...)``
+        list, if any: the names (``modes`` / ``defaults`` collect the rest; a cursor has neither)."""
         params: list[str] = []
         if p.accept("("):
             while True:
-                params.append(p.ident())
-                p.accept("IN")
+                name = p.ident()
+                params.append(name)
+                mode = "IN OUT" if p.accept("IN") and p.accept("OUT") else "OUT" if p.accept("OUT") else ""
+                p.accept("NOCOPY")
+                if mode:
+                    if modes is None:
+                        p.fail(f"a cursor parameter cannot be {mode}")
+                    modes[name] = mode
                 self._type(p)
                 if p.accept("DEFAULT") or p.accept(":="):
-                    p.fail("parameter defaults are not supported")
+                    if defaults is None:
+                        p.fail("cursor parameter defaults are not supported")
+                    defaults[name] = p.expr()
                 if not p.accept(","):
                     break
             p.expect(")")
         return params
+
+    def _subprogram(self, p: Parser, env: dict[str, Any], procs: dict[str, Proc], declared: set[str]) -> None:
+        """``PROCEDURE p[(params)] IS ... BEGIN ... END;`` or ``FUNCTION f[(params)] RETURN type
+        IS ...``: its declarations (variables, ``PRAGMA AUTONOMOUS_TRANSACTION``, nested
+        subprograms, visible in its body only) and body."""
+        is_function = p.ident() == "FUNCTION"
+        name = p.ident()
+        modes: dict[str, str] = {}
+        defaults: dict[str, Node] = {}
+        params = self._parameters(p, modes, defaults)
+        if is_function:
+            p.expect("RETURN")
+            self._type(p)
+        if p.accept(";"):  # a forward declaration: the body follows
+            return
+        if not p.accept("IS"):
+            p.expect("AS")
+        proc = Proc(params, [], False, [], modes=modes, defaults=defaults)
+        # registered before its body is parsed: it may call itself and its nested subprograms
+        if is_function:
+            env[name] = Function(name, proc, procs)
+            declared.add(name)
+        else:
+            procs[name] = proc
+        inner_procs: dict[str, Proc] = dict(procs)
+        inner_env: dict[str, Any] = {k: v for k, v in env.items() if isinstance(v, Function)}
+        while not p.at("BEGIN"):
+            if p.accept("PRAGMA"):
+                if p.ident() != "AUTONOMOUS_TRANSACTION":
+                    p.fail("only PRAGMA AUTONOMOUS_TRANSACTION is supported")
+                proc.autonomous = True
+                p.expect(";")
+            elif p.at("PROCEDURE", "FUNCTION"):
+                before_env, before_procs = dict(inner_env), dict(inner_procs)
+                self._subprogram(p, inner_env, inner_procs, set())
+                proc.local_env.update({k: v for k, v in inner_env.items() if before_env.get(k) is not v})
+                proc.local_procs.update({k: v for k, v in inner_procs.items() if before_procs.get(k) is not v})
+            else:
+                proc.decls.append(self._variable(p))
+            if p.tok.kind == "eof":
+                p.fail("BEGIN expected")
+        for fn in proc.local_env.values():  # nested functions call the nested procedures
+            fn.procs = {**fn.procs, **proc.local_procs}
+        p.expect("BEGIN")
+        proc.body, proc.handlers = self._body(p)
+        p.expect(";")
 
     def _declarations(self, p: Parser, env: dict[str, Any], procs: dict[str, Proc]) -> set[str]:
         """Declare the block's types, cursors, procedures and variables; the names declared."""
@@ -140,36 +196,7 @@ class PlsqlBlocks(DmlStatements):
             if p.tok.kind == "eof":
                 p.fail("BEGIN expected")
             if p.at("PROCEDURE", "FUNCTION"):
-                is_function = p.ident() == "FUNCTION"
-                name = p.ident()
-                params = self._parameters(p)
-                if is_function:
-                    p.expect("RETURN")
-                    self._type(p)
-                if not p.accept("IS"):
-                    p.expect("AS")
-                autonomous = False
-                decls: list[tuple[str, Node | None, str]] = []
-                while not p.at("BEGIN"):
-                    if p.accept("PRAGMA"):
-                        if p.ident() != "AUTONOMOUS_TRANSACTION":
-                            p.fail("only PRAGMA AUTONOMOUS_TRANSACTION is supported")
-                        autonomous = True
-                        p.expect(";")
-                    elif p.at("PROCEDURE", "FUNCTION"):
-                        p.fail("nested procedures and functions are not supported")
-                    else:
-                        decls.append(self._variable(p))
-                    if p.tok.kind == "eof":
-                        p.fail("BEGIN expected")
-                p.expect("BEGIN")
-                body, handlers = self._body(p)
-                p.expect(";")
-                if is_function:
-                    env[name] = Function(name, Proc(params, body, autonomous, decls, handlers), procs)
-                    declared.add(name)
-                else:
-                    procs[name] = Proc(params, body, autonomous, decls, handlers)
+                self._subprogram(p, env, procs, declared)
             elif p.tok.kind == "id" and p.peek().text == "EXCEPTION" and p.peek(2).text == ";":
                 name = p.ident()
                 p.i += 2
@@ -764,7 +791,11 @@ class PlsqlBlocks(DmlStatements):
     def _call(self, name: str, args: list[Node], env: dict[str, Any], procs: dict[str, Proc], line: int) -> None:
         if name.startswith("DBMS_OUTPUT."):
             return  # its arguments are not evaluated: nothing the redo shows depends on them
-        values = [evaluate(a, self._lookup(env)) for a in args]
+        called = procs.get(name)
+        out_params = {n for n, mode in called.modes.items() if mode == "OUT"} if called is not None else set()
+        params = called.params if called is not None else []
+        values = [None if n < len(params) and params[n] in out_params else evaluate(a, self._lookup(env))
+                  for n, a in enumerate(args)]  # an OUT argument is written, not read
         if name in _SLEEPS:
             secs = to_number(values[0], line) if values else None
             if secs is None:
@@ -786,22 +817,45 @@ class PlsqlBlocks(DmlStatements):
         proc = procs.get(name)
         if proc is None:
             raise SqlError(f"procedure {name} is not supported or not declared", EXPRESSION, line)
-        self._invoke(name, proc, values, env, procs, line)
+        targets: list[tuple[str, tuple[Any, ...]]] = []
+        for param, arg in zip(proc.params, args, strict=False):
+            if param in proc.modes:
+                if arg[0] == "name" and "%" not in arg[1]:
+                    targets.append((param, ("set", arg[1], None)))
+                elif arg[0] == "call" and len(arg[2]) == 1 and isinstance(env.get(arg[1]), Collection):
+                    targets.append((param, ("set", arg[1], arg[2][0])))
+                else:
+                    raise SqlError(f"PLS-00363: the {proc.modes[param]} argument for {param} of {name} cannot be "
+                                   "assigned to", RUNTIME, line)
+        scope = self._invoke(name, proc, values, env, procs, line, scope_out=bool(targets))
+        for param, (kind, target, index) in targets:  # OUT / IN OUT: copied back when the call ends normally
+            self._assign((kind, target, index, ("lit", scope[param]), line), env)
 
     def _invoke_function(self, fn: Function, args: list[Any], env: dict[str, Any], line: int) -> Any:
         return self._invoke(fn.name, fn.proc, args, env, fn.procs, line, function=True)
 
     def _invoke(self, name: str, proc: Proc, values: list[Any], env: dict[str, Any], procs: dict[str, Proc],
-                line: int, function: bool = False) -> Any:
-        """Run a procedure or function with its arguments; a function's RETURN value."""
+                line: int, function: bool = False, scope_out: bool = False) -> Any:
+        """Run a procedure or function with its arguments (a missing trailing one takes its
+        ``DEFAULT``; an ``OUT`` one starts NULL); a function's RETURN value (``scope_out``: the
+        procedure's final scope, its OUT parameters' values)."""
         result = None
         returned = False
-        if len(values) != len(proc.params):
+        missing = proc.params[len(values):]
+        if len(values) > len(proc.params) or any(m not in proc.defaults for m in missing):
             raise SqlError(f"PLS-00306: wrong number of arguments in call to {name}", RUNTIME, line)
         scope = dict(env)
-        scope.update(zip(proc.params, values, strict=True))
+        scope.update(proc.local_env)
+        scope.update(zip(proc.params, values, strict=False))
+        for m in missing:
+            scope[m] = evaluate(proc.defaults[m], self._lookup(scope))
+        for param, mode in proc.modes.items():
+            if mode == "OUT":
+                scope[param] = None
         for var, node, type_name in proc.decls:
             scope[var] = self._initial(node, type_name, set(), scope)
+        if proc.local_procs:
+            procs = {**procs, **proc.local_procs}
         if proc.autonomous:
             self.depth += 1
         try:
@@ -816,11 +870,11 @@ class PlsqlBlocks(DmlStatements):
                                    RUNTIME, line)
                 self.depth -= 1
         for k in env:
-            if k not in proc.params:
+            if k not in proc.params and k not in proc.local_env:
                 env[k] = scope[k]
         if function and not returned:
             raise SqlError(f"ORA-06503: PL/SQL: function {name} returned without value", RUNTIME, line)
-        return result
+        return scope if scope_out else result
 
     @staticmethod
     def _collection_method(coll: Collection, method: str, values: list[Any], line: int) -> None:

@@ -574,3 +574,46 @@ COMMIT;
         {"ID": 2, "LABEL": "b", "TMP": None, "EXTRA": None}, {"ID": 1, "LABEL": "a", "TMP": None, "EXTRA": None}]
     assert [(ev.op, ev.key, ev.values) for ev in sc.timeline] == [
         ("insert", None, {"ID": 3, "LABEL": "c", "EXTRA": 5}), ("update", {"ID": 2}, {"TMP": 7}), ("commit", None, None)]
+
+
+def test_out_parameters_defaults_and_nested_subprograms() -> None:
+    got = timeline("""
+DECLARE
+  v_next NUMBER := 0;
+  v_total NUMBER := 10;
+  TYPE t_nums IS TABLE OF NUMBER INDEX BY PLS_INTEGER;
+  v_nums t_nums;
+  PROCEDURE bump(p_step IN NUMBER, p_total IN OUT NUMBER, p_next OUT NUMBER, p_tag VARCHAR2 DEFAULT 'd') IS
+    v_local NUMBER := 1;
+    FUNCTION twice(x NUMBER) RETURN NUMBER IS
+    BEGIN
+      RETURN x * 2;
+    END;
+    PROCEDURE put(p_id NUMBER) IS
+    BEGIN
+      INSERT INTO T VALUES (p_id, p_tag, twice(p_id));
+    END put;
+  BEGIN
+    p_total := p_total + p_step;
+    p_next := p_total + v_local;
+    put(p_next);
+  END bump;
+  PROCEDURE fail_after(p_out OUT NUMBER) IS
+  BEGIN
+    p_out := 99;
+    RAISE NO_DATA_FOUND;
+  END;
+BEGIN
+  bump(5, v_total, v_next);
+  bump(1, v_total, v_nums(3), 'x');
+  BEGIN
+    fail_after(v_next);
+  EXCEPTION
+    WHEN NO_DATA_FOUND THEN NULL;
+  END;
+  INSERT INTO T VALUES (v_next + 100, 'end', v_nums(3));
+END;
+/
+""")
+    assert [g[3] for g in got] == [{"ID": 16, "NAME": "d", "VAL": 32}, {"ID": 17, "NAME": "x", "VAL": 34},
+                                   {"ID": 116, "NAME": "end", "VAL": 17}]
