@@ -75,6 +75,7 @@ class Collection:
     """A PL/SQL collection (associative array, nested table, VARRAY): index -> value."""
 
     items: dict[Any, Any] = field(default_factory=dict)
+    fields: list[str] | None = None  # a collection of declared records: their field names
 
     @staticmethod
     def key(index: Any, line: int) -> Any:
@@ -158,6 +159,8 @@ class CompilerBase:
         self.warnings: list[str] = []
         self.owner = owner
         self.tables: dict[str, Table] = {}
+        self.record_types: dict[str, list[tuple[str, Node | None]]] = {}  # TYPE r IS RECORD: fields, defaults
+        self.record_elements: dict[str, str] = {}  # collection type -> the record type of its elements
         self.initial: list[Table] = []
         self.events: list[Event] = []
         self.sessions: dict[tuple[int, int], Session] = {}

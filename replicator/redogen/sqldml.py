@@ -44,13 +44,19 @@ class DmlStatements(Queries):
     @staticmethod
     def _values(table: Table, names: list[str] | None, exprs: list[Node] | Node, lookup: Any,
                 line: int) -> list[Any]:
-        """The values of ``VALUES (e, ...)``, or of ``VALUES record`` (a %ROWTYPE record: by column name)."""
+        """The values of ``VALUES (e, ...)``, or of ``VALUES record`` (a %ROWTYPE record: by column
+        name; a record of other field names: by position)."""
         if isinstance(exprs, list):
             return [evaluate(node, lookup) for node in exprs]
         rec = evaluate(exprs, lookup)
         if not isinstance(rec, dict):
             raise SqlError("VALUES without parentheses needs a record", RUNTIME, line)
-        return [rec.get(n) for n in (names or [c.name for c in table.columns])]
+        wanted = names or [c.name for c in table.columns]
+        if all(n in rec for n in wanted):
+            return [rec[n] for n in wanted]
+        if len(rec) != len(wanted):  # a record of other field names binds by position
+            raise SqlError(f"ORA-00913: the record has {len(rec)} fields for {len(wanted)} columns", RUNTIME, line)
+        return list(rec.values())
 
     @staticmethod
     def _value_list(p: Parser) -> list[Node] | Node:

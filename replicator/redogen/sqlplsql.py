@@ -214,13 +214,32 @@ class PlsqlBlocks(DmlStatements):
                     p.fail(f"PRAGMA EXCEPTION_INIT: {name} is no declared exception")
                 env[name] = UserException(abs(int(code)))
             elif p.accept("TYPE"):
-                types.add(p.ident())  # TABLE OF / VARRAY(n) OF ...: a collection type
+                type_name = p.ident()
                 p.expect("IS")
+                if p.accept("RECORD"):  # TYPE r IS RECORD (field type [NOT NULL] [:= e], ...)
+                    fields: list[tuple[str, Node | None]] = []
+                    p.expect("(")
+                    while True:
+                        field_name = p.ident()
+                        self._type(p)
+                        fields.append((field_name, p.expr() if p.accept(":=") or p.accept("DEFAULT") else None))
+                        if not p.accept(","):
+                            break
+                    p.expect(")")
+                    p.expect(";")
+                    self.record_types[type_name] = fields
+                    types.discard(type_name)
+                    continue
+                types.add(type_name)  # TABLE OF / VARRAY(n) OF ...: a collection type
                 if not p.at("TABLE", "VARRAY", "VARYING"):
-                    p.fail("TYPE declarations other than collections (TABLE OF, VARRAY) are not supported")
+                    p.fail("TYPE declarations other than collections (TABLE OF, VARRAY) and records are not "
+                           "supported")
+                self.record_elements.pop(type_name, None)
                 while not p.accept(";"):
                     if p.tok.kind == "eof":
                         p.fail("';' expected")
+                    if p.at("OF") and p.peek().text in self.record_types:
+                        self.record_elements[type_name] = p.peek().text
                     p.i += 1
             elif p.accept("CURSOR"):
                 name = p.ident()
@@ -238,13 +257,16 @@ class PlsqlBlocks(DmlStatements):
     def _initial(self, node: Node | None, type_name: str, types: set[str], env: dict[str, Any]) -> Any:
         """A variable's first value: a collection type's constructor, or the expression."""
         if type_name in types:
-            coll = Collection()
+            element = self.record_elements.get(type_name)
+            coll = Collection(fields=[f for f, _ in self.record_types[element]] if element else None)
             if node is not None:
                 if node[0] != "call" or node[1] != type_name:
                     raise SqlError(f"a {type_name} starts from its constructor {type_name}(...)", EXPRESSION)
                 for n, arg in enumerate(node[2], 1):
                     coll.items[n] = evaluate(arg, self._lookup(env))
             return coll
+        if type_name in self.record_types and node is None:  # a record: its fields' defaults
+            return {f: None if d is None else evaluate(d, self._lookup(env)) for f, d in self.record_types[type_name]}
         if type_name.endswith("%ROWTYPE") and node is None:  # a record with the table's columns
             table = self.tables.get(type_name[:-len("%ROWTYPE")])
             return {c.name: None for c in table.columns} if table is not None else None
@@ -643,6 +665,8 @@ class PlsqlBlocks(DmlStatements):
     def _assign(self, st: tuple[Any, ...], env: dict[str, Any]) -> None:
         _, name, index, node, line = st
         value = evaluate(node, self._lookup(env))
+        if isinstance(value, dict):  # a record is assigned by value
+            value = dict(value)
         if index is not None:
             coll = env.get(name)
             if not isinstance(coll, Collection):
@@ -720,7 +744,7 @@ class PlsqlBlocks(DmlStatements):
         cur.fetched += 1
         cur.found = True
         if len(targets) == 1 and len(row) > 1:
-            env[targets[0]] = dict(row)
+            env[targets[0]] = _record(env.get(targets[0]), list(row), list(row.values()), line)
             return
         if len(targets) != len(row):
             raise SqlError("ORA-00947: FETCH INTO lists another number of values", RUNTIME, line)
@@ -735,6 +759,10 @@ class PlsqlBlocks(DmlStatements):
                 coll = env.get(target)
                 if not isinstance(coll, Collection):
                     raise SqlError(f"BULK COLLECT INTO {target}: not a collection", RUNTIME, q.line)
+                if coll.fields is not None and len(q.into) == 1:  # records of a declared type: by position
+                    coll.items = {i: _record(dict.fromkeys(coll.fields), names, r, q.line)
+                                  for i, r in enumerate(rows, 1)}
+                    continue
                 coll.items = {i: (dict(zip(names, r, strict=True)) if len(q.into) == 1 and len(names) > 1 else r[n])
                               for i, r in enumerate(rows, 1)}
             return
@@ -742,8 +770,8 @@ class PlsqlBlocks(DmlStatements):
             raise SqlError("ORA-01403: no data found", RUNTIME, q.line)
         if len(rows) > 1:
             raise SqlError("ORA-01422: exact fetch returns more than requested number of rows", RUNTIME, q.line)
-        if len(q.into) == 1 and len(names) > 1:  # a %ROWTYPE record
-            env[q.into[0]] = dict(zip(names, rows[0], strict=True))
+        if len(q.into) == 1 and (len(names) > 1 or isinstance(env.get(q.into[0]), dict)):  # a record
+            env[q.into[0]] = _record(env.get(q.into[0]), names, rows[0], q.line)
             return
         if len(q.into) != len(names):
             raise SqlError(f"ORA-{'00947: not enough' if len(q.into) > len(names) else '00913: too many'} values",
@@ -917,3 +945,14 @@ def _bind_placeholders(text: str, by_name: bool) -> tuple[str, list[str]]:
         return name
 
     return _BIND_RE.sub(sub, text), names
+
+
+def _record(current: Any, names: list[str], values: list[Any], line: int) -> dict[str, Any]:
+    """A fetched row as a record: into a declared record (``current``) by position, as PL/SQL
+    assigns it, else named by the query's columns."""
+    if isinstance(current, dict) and list(current) != list(names):
+        if len(current) != len(values):
+            raise SqlError(f"ORA-06504: the record has {len(current)} fields, the row {len(values)} values",
+                           RUNTIME, line)
+        return dict(zip(current, values, strict=True))
+    return dict(zip(names, values, strict=True))

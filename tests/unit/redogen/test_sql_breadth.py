@@ -617,3 +617,29 @@ END;
 """)
     assert [g[3] for g in got] == [{"ID": 16, "NAME": "d", "VAL": 32}, {"ID": 17, "NAME": "x", "VAL": 34},
                                    {"ID": 116, "NAME": "end", "VAL": 17}]
+
+
+def test_record_types() -> None:
+    got = timeline("""
+INSERT INTO T SELECT LEVEL, 'n' || LEVEL, LEVEL FROM dual CONNECT BY LEVEL <= 3;
+DECLARE
+  TYPE r_pair IS RECORD (k NUMBER, label VARCHAR2(20) := 'none', amount T.val%TYPE DEFAULT 7);
+  TYPE t_pairs IS TABLE OF r_pair INDEX BY PLS_INTEGER;
+  v r_pair;
+  w r_pair;
+  v_all t_pairs;
+BEGIN
+  v.k := 50;
+  w := v;
+  w.k := 51;
+  INSERT INTO S VALUES v;
+  INSERT INTO S VALUES w;
+  SELECT id + 60, name, val INTO v FROM T WHERE id = 2;
+  INSERT INTO S VALUES v;
+  SELECT id + 70, name, val BULK COLLECT INTO v_all FROM T ORDER BY id;
+  INSERT INTO S VALUES (v_all(3).k, v_all(3).label, v_all.COUNT);
+END;
+/
+""")
+    assert [g[3] for g in got[1:]] == [{"ID": 50, "NAME": "none", "VAL": 7}, {"ID": 51, "NAME": "none", "VAL": 7},
+                                       {"ID": 62, "NAME": "n2", "VAL": 2}, {"ID": 73, "NAME": "n3", "VAL": 3}]
