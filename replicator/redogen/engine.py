@@ -120,7 +120,7 @@ class Engine:
             ts = self.table(item.get("table"))
             values = self.encode_row(ts, item.get("values") or {})
             if any(isinstance(v, LobData) for v in values):
-                raise ConfigError(f"{ts.spec.full_name}: preloaded rows with LOB values are not supported")
+                values = self.ops.lobs.preload(ts, values)  # in-row locators, no redo
             key = ts.row_key(values)
             if key in ts.rows:
                 raise ConfigError(f"{ts.spec.full_name}: duplicate primary key {key} in preload")

@@ -266,6 +266,33 @@ class LobStore:
                 out[lob.column] = self._write(tx, ts, lob, bytes(data))
         return out
 
+    def preload(self, ts: TableState, values: list[bytes | None]) -> list[bytes | None]:
+        """A preloaded row's LOB values as in-row locators, written without redo (the row is in
+        its block before the redo starts); a value that would go out of row is refused, as its
+        pages would have to be in the LOB segment too."""
+        out = list(values)
+        for lob in self.columns(ts):
+            data = out[lob.column]
+            if not isinstance(data, LobData):
+                continue
+            ctype = ts.ctypes[lob.column]
+            if len(data) > INLINE_MAX or (ctype.lob_storage == BASICFILE_OUT_OF_ROW and data):
+                raise ConfigError(f"{ts.spec.full_name}: a preloaded LOB value is stored out of row "
+                                  f"({len(data)} bytes); preloaded LOB values must fit in the row "
+                                  f"(up to {INLINE_MAX} bytes, not DISABLE STORAGE IN ROW)")
+            self._next_id += 1
+            lob_id = b"\x00\x00\x00\x01" + self._next_id.to_bytes(6, "big")
+            kind = 1 if ctype.type_code in (ev.TYPE_BLOB, ev.TYPE_RAW) else 2
+            if ctype.lob_storage == BASICFILE_OUT_OF_ROW:
+                locator = basic_bare_locator(kind, lob_id)
+            else:
+                locator = (basic_value_locator if ctype.lob_storage == BASICFILE else inline_locator)(
+                    kind, lob_id, bytes(data))
+                self.readable.add(locator)
+            self.values[locator] = bytes(data)
+            out[lob.column] = locator
+        return out
+
     def _write(self, tx: TxnRedo, ts: TableState, lob: LobColumn, data: bytes) -> bytes:
         self._next_id += 1
         lob_id = b"\x00\x00\x00\x01" + self._next_id.to_bytes(6, "big")

@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from replicator import events as ev
 from replicator.redogen.encode import can_encode
 from replicator.redogen.scenario import Event, Scenario
 from replicator.redogen.sqlbase import Proc
@@ -183,17 +182,11 @@ class Compiler(PlsqlBlocks, DdlStatements):
             t.supplemental = logged_supplemental(t)
         self.initial = [copy_table(t) for t in self.tables.values()]
         # Rows the setup inserted (committed or not: the start marker's block ends the setup) are
-        # in the tables before the redo starts: the scenario's preload, which writes no redo.
+        # in the tables before the redo starts: the scenario's preload, which writes no redo (LOB
+        # values in their rows' locators: redogen refuses one that would be stored out of row).
         self.preload = [{"table": t.partition_of(row, self.line),
                          "values": {c.name: scenario_value(c, row.get(c.name)) for c in t.columns}}
                         for t in self.tables.values() for row in t.rows.values()]
-        for item in self.preload:
-            table = self.tables[item["table"].split(":")[0]]
-            lobs = [c.name for c in table.columns if c.ctype is not None and c.ctype.type_code in (
-                ev.TYPE_CLOB, ev.TYPE_BLOB) and item["values"].get(c.name) is not None]
-            if lobs:
-                raise SqlError(f"{table.name}: a row the setup inserts holds a LOB value ({', '.join(lobs)}); "
-                               "setup rows with LOB values are not supported", SYNTAX, self.line)
         for s in self.sessions.values():
             s.undo.clear()
             s.savepoints.clear()
