@@ -512,10 +512,15 @@ class PlsqlBlocks(DmlStatements):
             name += "." + p.ident()
         args: list[Node] = []
         if p.accept("("):
-            if not p.at(")"):
-                args.append(p.expr())
-                while p.accept(","):
+            while not p.at(")"):
+                if p.tok.kind == "id" and p.peek().text == "=>":  # named notation: p_name => value
+                    param = p.ident()
+                    p.i += 1
+                    args.append(("named", param, p.expr()))
+                else:
                     args.append(p.expr())
+                if not p.accept(","):
+                    break
             p.expect(")")
         if p.accept(":="):
             value = p.expr()
@@ -820,6 +825,8 @@ class PlsqlBlocks(DmlStatements):
         if name.startswith("DBMS_OUTPUT."):
             return  # its arguments are not evaluated: nothing the redo shows depends on them
         called = procs.get(name)
+        if any(a[0] == "named" for a in args):
+            args = self._positional(name, called, args, line)
         out_params = {n for n, mode in called.modes.items() if mode == "OUT"} if called is not None else set()
         params = called.params if called is not None else []
         values = [None if n < len(params) and params[n] in out_params else evaluate(a, self._lookup(env))
@@ -858,6 +865,34 @@ class PlsqlBlocks(DmlStatements):
         scope = self._invoke(name, proc, values, env, procs, line, scope_out=bool(targets))
         for param, (kind, target, index) in targets:  # OUT / IN OUT: copied back when the call ends normally
             self._assign((kind, target, index, ("lit", scope[param]), line), env)
+
+    @staticmethod
+    def _positional(name: str, proc: Proc | None, args: list[Node], line: int) -> list[Node]:
+        """Arguments in named notation (``p => v``, after any positional ones) in parameter order;
+        a parameter left out takes its DEFAULT."""
+        if proc is None:
+            raise SqlError(f"procedure {name} is not supported or not declared (named arguments)", EXPRESSION, line)
+        given: dict[str, Node] = {}
+        for n, arg in enumerate(args):
+            if arg[0] == "named":
+                if arg[1] not in proc.params or arg[1] in given:
+                    raise SqlError(f"PLS-00306: wrong argument {arg[1]} in call to {name}", RUNTIME, line)
+                given[arg[1]] = arg[2]
+            elif any(a[0] == "named" for a in args[:n]) or n >= len(proc.params):
+                raise SqlError(f"PLS-00312: a positional argument after a named one in call to {name}", RUNTIME,
+                               line)
+            else:
+                given[proc.params[n]] = arg
+        last = max(proc.params.index(k) for k in given)
+        out: list[Node] = []
+        for param in proc.params[:last + 1]:
+            if param in given:
+                out.append(given[param])
+            elif param in proc.defaults:
+                out.append(proc.defaults[param])
+            else:
+                raise SqlError(f"PLS-00306: no value for {param} in call to {name}", RUNTIME, line)
+        return out
 
     def _invoke_function(self, fn: Function, args: list[Any], env: dict[str, Any], line: int) -> Any:
         return self._invoke(fn.name, fn.proc, args, env, fn.procs, line, function=True)

@@ -643,3 +643,23 @@ END;
 """)
     assert [g[3] for g in got[1:]] == [{"ID": 50, "NAME": "none", "VAL": 7}, {"ID": 51, "NAME": "none", "VAL": 7},
                                        {"ID": 62, "NAME": "n2", "VAL": 2}, {"ID": 73, "NAME": "n3", "VAL": 3}]
+
+
+def test_named_arguments() -> None:
+    got = timeline("""
+DECLARE
+  v_out NUMBER;
+  PROCEDURE add_row(p_id NUMBER, p_name VARCHAR2 DEFAULT 'dflt', p_val NUMBER DEFAULT 0, p_echo OUT NUMBER) IS
+  BEGIN
+    INSERT INTO T VALUES (p_id, p_name, p_val);
+    p_echo := p_id * 10;
+  END;
+BEGIN
+  add_row(p_echo => v_out, p_val => 5, p_id => 1);
+  add_row(2, p_name => 'two', p_echo => v_out);
+  add_row(v_out, 'x', p_echo => v_out);
+END;
+/
+""")
+    assert [g[3] for g in got] == [{"ID": 1, "NAME": "dflt", "VAL": 5}, {"ID": 2, "NAME": "two", "VAL": 0},
+                                   {"ID": 20, "NAME": "x", "VAL": 0}]
