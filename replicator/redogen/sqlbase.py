@@ -45,7 +45,7 @@ class Proc:
     params: list[str]
     body: list[Any]
     autonomous: bool
-    decls: list[tuple[str, Node | None, str]]  # (name, initial value, type name)
+    decls: list[Any]  # the declarations' tokens (variables, types, cursors, exceptions), run at each call
     handlers: list[tuple[list[str], list[Any]]] = field(default_factory=list)  # EXCEPTION WHEN names THEN body
     modes: dict[str, str] = field(default_factory=dict)  # parameter -> OUT | IN OUT (IN when absent)
     defaults: dict[str, Node] = field(default_factory=dict)  # parameter -> DEFAULT expression

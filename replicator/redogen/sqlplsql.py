@@ -178,8 +178,15 @@ class PlsqlBlocks(DmlStatements):
                 self._subprogram(p, inner_env, inner_procs, set())
                 proc.local_env.update({k: v for k, v in inner_env.items() if before_env.get(k) is not v})
                 proc.local_procs.update({k: v for k, v in inner_procs.items() if before_procs.get(k) is not v})
-            else:
-                proc.decls.append(self._variable(p))
+            else:  # a variable, TYPE, CURSOR, exception: declared when the subprogram runs
+                start, depth = p.i, 0
+                while not (depth == 0 and p.at(";")):
+                    if p.tok.kind == "eof":
+                        p.fail("';' expected")
+                    depth += p.at("(") - p.at(")")
+                    p.i += 1
+                p.i += 1
+                proc.decls += p.toks[start:p.i]
             if p.tok.kind == "eof":
                 p.fail("BEGIN expected")
         for fn in proc.local_env.values():  # nested functions call the nested procedures
@@ -915,10 +922,15 @@ class PlsqlBlocks(DmlStatements):
         for param, mode in proc.modes.items():
             if mode == "OUT":
                 scope[param] = None
-        for var, node, type_name in proc.decls:
-            scope[var] = self._initial(node, type_name, set(), scope)
         if proc.local_procs:
             procs = {**procs, **proc.local_procs}
+        if proc.decls:
+            end = proc.decls[-1].line
+            declared = self._declarations(Parser([*proc.decls, Token("id", "BEGIN", end), Token("eof", "", end)]),
+                                          scope, procs)
+            proc_locals = declared
+        else:
+            proc_locals = set()
         if proc.autonomous:
             self.depth += 1
         try:
@@ -933,7 +945,7 @@ class PlsqlBlocks(DmlStatements):
                                    RUNTIME, line)
                 self.depth -= 1
         for k in env:
-            if k not in proc.params and k not in proc.local_env:
+            if k not in proc.params and k not in proc.local_env and k not in proc_locals:
                 env[k] = scope[k]
         if function and not returned:
             raise SqlError(f"ORA-06503: PL/SQL: function {name} returned without value", RUNTIME, line)

@@ -663,3 +663,41 @@ END;
 """)
     assert [g[3] for g in got] == [{"ID": 1, "NAME": "dflt", "VAL": 5}, {"ID": 2, "NAME": "two", "VAL": 0},
                                    {"ID": 20, "NAME": "x", "VAL": 0}]
+
+
+def test_subprogram_declarations() -> None:
+    got = timeline("""
+INSERT INTO T SELECT LEVEL, 'n' || LEVEL, LEVEL FROM dual CONNECT BY LEVEL <= 4;
+DECLARE
+  v_hits NUMBER := 0;
+  v_tmp NUMBER := 500;
+  PROCEDURE copy_range(p_lo NUMBER, p_hi NUMBER) IS
+    CURSOR c IS SELECT id, name FROM T WHERE id BETWEEN p_lo AND p_hi ORDER BY id;
+    TYPE t_ids IS TABLE OF NUMBER;
+    v_ids t_ids := t_ids();
+    e_none EXCEPTION;
+    v_tmp NUMBER := 0;
+  BEGIN
+    FOR r IN c LOOP
+      v_ids.EXTEND;
+      v_ids(v_ids.COUNT) := r.id;
+      INSERT INTO S VALUES (r.id, r.name, v_ids.COUNT);
+    END LOOP;
+    v_tmp := v_ids.COUNT;
+    v_hits := v_hits + v_tmp;
+    IF v_tmp = 0 THEN
+      RAISE e_none;
+    END IF;
+  EXCEPTION
+    WHEN e_none THEN
+      INSERT INTO S VALUES (100 + p_lo, 'none', 0);
+  END;
+BEGIN
+  copy_range(2, 3);
+  copy_range(9, 9);
+  INSERT INTO S VALUES (200, 'total', v_hits + v_tmp);
+END;
+/
+""")
+    assert [g[3] for g in got[1:]] == [{"ID": 2, "NAME": "n2", "VAL": 1}, {"ID": 3, "NAME": "n3", "VAL": 2},
+                                       {"ID": 109, "NAME": "none", "VAL": 0}, {"ID": 200, "NAME": "total", "VAL": 502}]
