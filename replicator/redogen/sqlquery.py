@@ -17,7 +17,8 @@ from decimal import Decimal
 from typing import Any, Final
 
 from replicator.redogen.sqlbase import CompilerBase
-from replicator.redogen.sqlexpr import EXPRESSION, RUNTIME, Node, Parser, SqlError, compare, evaluate, to_number
+from replicator.redogen.sqlexpr import (
+    EXPRESSION, RUNTIME, Node, Parser, SqlError, compare, evaluate, to_number, tokenize)
 from replicator.redogen.sqltables import Table
 
 # Words that end a select-list item or a FROM item (so they are no alias).
@@ -142,7 +143,17 @@ class Queries(CompilerBase):
                 break
             source, alias = self._from_item(p)
             on = None
-            if kind != "CROSS" or p.at("ON"):
+            if kind != "CROSS" and p.accept("USING"):  # JOIN b USING (c, ...): c = b.c AND ...
+                right = alias or (source if isinstance(source, str) else "")
+                if not right:
+                    p.fail("JOIN (subquery) USING needs an alias for the subquery")
+                p.expect("(")
+                cols = [p.ident()]
+                while p.accept(","):
+                    cols.append(p.ident())
+                p.expect(")")
+                on = Parser(tokenize(" AND ".join(f'"{c}" = "{right}"."{c}"' for c in cols), p.tok.line)).expr()
+            elif kind != "CROSS" or p.at("ON"):
                 p.expect("ON")
                 on = p.expr()
             q.joins.append((kind, source, alias, on))

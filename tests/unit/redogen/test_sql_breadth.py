@@ -701,3 +701,20 @@ END;
 """)
     assert [g[3] for g in got[1:]] == [{"ID": 2, "NAME": "n2", "VAL": 1}, {"ID": 3, "NAME": "n3", "VAL": 2},
                                        {"ID": 109, "NAME": "none", "VAL": 0}, {"ID": 200, "NAME": "total", "VAL": 502}]
+
+
+def test_join_using() -> None:
+    sc = compile_sql("""
+CREATE TABLE A (id NUMBER PRIMARY KEY, k NUMBER);
+CREATE TABLE B (k NUMBER PRIMARY KEY, label VARCHAR2(10));
+CREATE TABLE R (id NUMBER PRIMARY KEY, k NUMBER, label VARCHAR2(10));
+INSERT INTO A VALUES (1, 10);
+INSERT INTO A VALUES (2, 20);
+INSERT INTO B VALUES (20, 'twenty');
+INSERT INTO R SELECT a.id, k, b.label FROM A a JOIN B b USING (k);
+INSERT INTO R SELECT 10 + id, k, label FROM A LEFT JOIN B USING (k) ORDER BY id;
+COMMIT;
+""")
+    rows = [e.rows or [e.values] for e in sc.timeline if e.op.startswith("insert")]
+    assert rows[-2] == [{"ID": 2, "K": 20, "LABEL": "twenty"}]
+    assert rows[-1] == [{"ID": 11, "K": 10, "LABEL": None}, {"ID": 12, "K": 20, "LABEL": "twenty"}]
