@@ -397,17 +397,21 @@ class PlsqlBlocks(DmlStatements):
                     into.append(self._target_name(p))
                     while p.accept(","):
                         into.append(self._target_name(p))
-                using: list[Node] = []
+                using: list[tuple[str, Node]] = []  # (IN | OUT | IN OUT, expression)
                 if p.accept("USING"):
                     while True:
-                        p.accept("IN")
-                        if p.at("OUT"):
-                            p.fail("EXECUTE IMMEDIATE ... USING OUT binds are not supported (IN binds)")
-                        using.append(p.expr())
+                        mode = "IN OUT" if p.accept("IN") and p.accept("OUT") else "OUT" if p.accept("OUT") else "IN"
+                        using.append((mode, p.expr()))
                         if not p.accept(","):
                             break
-                if p.at("RETURNING", "RETURN"):
-                    p.fail("EXECUTE IMMEDIATE ... RETURNING INTO is not supported")
+                if p.accept("RETURNING") or p.accept("RETURN"):  # the statement's RETURNING ... INTO :b binds
+                    p.expect("INTO")
+                    using.append(("OUT", ("name", self._target_name(p), line)))
+                    while p.accept(","):
+                        using.append(("OUT", ("name", self._target_name(p), line)))
+                for mode, node in using:
+                    if mode != "IN" and node[0] != "name":
+                        p.fail(f"an {mode} bind of EXECUTE IMMEDIATE must be a variable")
                 p.expect(";")
                 out.append(("execute", text, line, into, bulk, using))
             elif p.at("OPEN", "CLOSE") and p.peek().kind == "id" and p.peek(2).text in (";", "("):
@@ -612,17 +616,20 @@ class PlsqlBlocks(DmlStatements):
             elif kind == "call":
                 self._call(st[1], st[2], env, procs, st[3])
             elif kind == "execute":
-                binds = [evaluate(node, self._lookup(env)) for node in st[5]]
+                binds = [None if mode == "OUT" else evaluate(node, self._lookup(env)) for mode, node in st[5]]
+                outs = [node[1] if mode != "IN" else None for mode, node in st[5]]
                 self._execute(to_text(evaluate(st[1], self._lookup(env))) or "", env, procs, st[2],
-                              st[3], st[4], binds)
+                              st[3], st[4], binds, outs)
 
     def _execute(self, text: str, env: dict[str, Any], procs: dict[str, Proc], line: int,
-                 into: list[str] | None = None, bulk: bool = False, binds: list[Any] | None = None) -> None:
+                 into: list[str] | None = None, bulk: bool = False, binds: list[Any] | None = None,
+                 outs: list[str | None] | None = None) -> None:
         """``EXECUTE IMMEDIATE 'statement' [[BULK COLLECT] INTO targets] [USING values]``: the text
         compiled as a statement (a query with INTO; or an anonymous block), its placeholders
         (``:1``, ``:name``) bound to the USING values: by position in a SQL statement (each
         placeholder takes the next value), by name in a block (a repeated name, the same one),
-        as Oracle binds them."""
+        as Oracle binds them. An ``OUT``/``IN OUT`` bind (a ``RETURNING INTO`` target too) is
+        copied to its variable (``outs``) when the statement succeeds."""
         text = text.strip()
         block = text.upper().startswith(("DECLARE", "BEGIN"))
         text, names = _bind_placeholders(text if block else text.rstrip(";"), block)
@@ -647,6 +654,9 @@ class PlsqlBlocks(DmlStatements):
         finally:
             for k in env:  # assignments to the block's variables (INTO targets) survive
                 env[k] = inner[k]
+        for bind, target in zip(names, outs or [], strict=False):
+            if target is not None:
+                self._assign(("set", target, None, ("lit", inner[bind]), line), env)
         if p.tok.kind != "eof" and not p.at(";"):
             p.fail(f"unexpected {p.tok.text!r} after the statement")
 

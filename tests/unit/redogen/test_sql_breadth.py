@@ -718,3 +718,21 @@ COMMIT;
     rows = [e.rows or [e.values] for e in sc.timeline if e.op.startswith("insert")]
     assert rows[-2] == [{"ID": 2, "K": 20, "LABEL": "twenty"}]
     assert rows[-1] == [{"ID": 11, "K": 10, "LABEL": None}, {"ID": 12, "K": 20, "LABEL": "twenty"}]
+
+
+def test_execute_immediate_out_binds_and_returning() -> None:
+    got = timeline("""
+DECLARE
+  v_id NUMBER;
+  v_twice NUMBER;
+  v_sum NUMBER := 1;
+BEGIN
+  EXECUTE IMMEDIATE 'INSERT INTO T (id, name) VALUES (:1, :2) RETURNING id * 2 INTO :3' USING 4, 'r' RETURNING INTO v_twice;
+  EXECUTE IMMEDIATE 'UPDATE T SET val = :v WHERE id = :i RETURNING id INTO :o' USING 9, 4, OUT v_id;
+  EXECUTE IMMEDIATE 'BEGIN :s := :s + :a; END;' USING IN OUT v_sum, 5;
+  INSERT INTO T VALUES (v_id + v_twice, 'sum', v_sum);
+END;
+/
+""")
+    assert [(g[0], g[3]) for g in got] == [("insert", {"ID": 4, "NAME": "r"}), ("update", {"VAL": 9}),
+                                          ("insert", {"ID": 12, "NAME": "sum", "VAL": 6})]
