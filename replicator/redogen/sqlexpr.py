@@ -932,6 +932,52 @@ def _nvl(args: list[Any], line: int) -> Any:
     return args[0] if args[0] is not None else args[1]
 
 
+def _decode(args: list[Any], line: int) -> Any:
+    """DECODE(e, s1, r1, ..., [default]): the first search equal to e (NULL matches NULL)."""
+    for i in range(1, len(args) - 1, 2):
+        if (args[0] is None and args[i] is None) or compare("=", args[0], args[i], line) is True:
+            return args[i + 1]
+    return args[-1] if len(args) % 2 == 0 else None
+
+
+def _extreme(args: list[Any], line: int, op: str) -> Any:
+    """GREATEST / LEAST: NULL when any argument is."""
+    if any(a is None for a in args):
+        return None
+    best = args[0]
+    for a in args[1:]:
+        if compare(op, a, best, line) is True:
+            best = a
+    return best
+
+
+def _instr(args: list[Any], line: int) -> Any:
+    """INSTR(s, sub [, position [, occurrence]]): 1-based, 0 when not found."""
+    if any(a is None for a in args):
+        return None
+    text, sub = to_text(args[0]) or "", to_text(args[1]) or ""
+    pos = int(to_number(args[2], line) or 1) if len(args) > 2 else 1
+    nth = int(to_number(args[3], line) or 1) if len(args) > 3 else 1
+    if pos == 0 or nth < 1:
+        return Decimal(0)
+    found = -1
+    if pos > 0:
+        start = pos - 1
+        for _ in range(nth):
+            found = text.find(sub, start)
+            if found < 0:
+                break
+            start = found + 1
+    else:
+        end = len(text) + pos + len(sub)
+        for _ in range(nth):
+            found = text.rfind(sub, 0, end)
+            if found < 0:
+                break
+            end = found + len(sub) - 1
+    return Decimal(found + 1)
+
+
 def _arity(name: str, args: list[Any], lo: int, hi: int, line: int) -> None:
     if not lo <= len(args) <= hi:
         raise SqlError(f"{name} takes {lo}{'' if lo == hi else f' to {hi}'} argument(s), got {len(args)}",
@@ -963,6 +1009,15 @@ _FIXED: Final[dict[str, tuple[int, int, Callable[[list[Any], int], Any]]]] = {
     "LTRIM": (1, 1, lambda a, n: None if a[0] is None else (to_text(a[0]) or "").lstrip(" ") or None),
     "RTRIM": (1, 1, lambda a, n: None if a[0] is None else (to_text(a[0]) or "").rstrip(" ") or None),
     "NVL": (2, 2, _nvl),
+    "NVL2": (3, 3, lambda a, n: a[1] if a[0] is not None else a[2]),
+    "NULLIF": (2, 2, lambda a, n: None if compare("=", a[0], a[1], n) is True else a[0]),
+    "DECODE": (3, 255, _decode),
+    "GREATEST": (1, 255, lambda a, n: _extreme(a, n, ">")),
+    "LEAST": (1, 255, lambda a, n: _extreme(a, n, "<")),
+    "INSTR": (2, 4, _instr),
+    "SIGN": (1, 1, lambda a, n: None if a[0] is None else Decimal(
+        (to_number(a[0], n) > 0) - (to_number(a[0], n) < 0))),  # type: ignore[operator]
+    "POWER": (2, 2, lambda a, n: None if None in a else to_number(a[0], n) ** to_number(a[1], n)),  # type: ignore[operator]
     "COALESCE": (1, 99, lambda a, n: next((v for v in a if v is not None), None)),
     "HEXTORAW": (1, 1, _hextoraw),
     "RAWTOHEX": (1, 1, lambda a, n: None if a[0] is None else to_text(a[0])),

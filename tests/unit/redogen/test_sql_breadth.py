@@ -736,3 +736,15 @@ END;
 """)
     assert [(g[0], g[3]) for g in got] == [("insert", {"ID": 4, "NAME": "r"}), ("update", {"VAL": 9}),
                                           ("insert", {"ID": 12, "NAME": "sum", "VAL": 6})]
+
+
+def test_more_functions() -> None:
+    got = timeline("""
+INSERT INTO T VALUES (1, DECODE(2, 1, 'one', 2, 'two', 'other') || DECODE(NULL, NULL, '-n') || DECODE(3, 1, 'x'), 0);
+INSERT INTO T VALUES (2, NVL2(NULL, 'a', 'b') || NVL2(1, 'c', 'd') || NULLIF('x', 'x') || NULLIF('y', 'z'),
+                      GREATEST(3, 7, 5) * 100 + LEAST(4, 2, 9) * 10 + SIGN(-3));
+INSERT INTO T VALUES (3, TO_CHAR(INSTR('abcabc', 'c')) || INSTR('abcabc', 'c', 1, 2) || INSTR('abcabc', 'c', -1)
+                      || INSTR('abc', 'z'), POWER(2, 10));
+""")
+    assert [g[3] for g in got] == [{"ID": 1, "NAME": "two-n", "VAL": 0}, {"ID": 2, "NAME": "bcy", "VAL": 719},
+                                   {"ID": 3, "NAME": "3660", "VAL": 1024}]
