@@ -67,8 +67,10 @@ class DdlStatements(CompilerBase):
                 break
         p.expect(")")
         table = Table(self.owner, name, columns, pk, unique=unique, checks=checks)
+        self._physical(p, table, line)
         if p.accept("PARTITION"):
             self._partitioning(p, table)
+            self._physical(p, table, line)
         if p.tok.kind != "eof":
             p.fail(f"CREATE TABLE clause {p.tok.text!r} is not supported")
         for c in columns:
@@ -81,6 +83,71 @@ class DdlStatements(CompilerBase):
         table.supplemental = logged_supplemental(table)
         self.tables[name] = table
         self._ddl_event(Event("create_table", definition=definition(table)))
+
+    def _physical(self, p: Parser, table: Table, line: int) -> None:
+        """Physical clauses of ``CREATE TABLE`` that change nothing the redo of a row shows:
+        ``TABLESPACE t``, ``PCTFREE/PCTUSED/INITRANS/MAXTRANS n``, ``[NO]LOGGING``, ``NOCOMPRESS``,
+        ``SEGMENT CREATION ...``, ``STORAGE (...)``, ``[NO]PARALLEL``, ``ENABLE/DISABLE ROW MOVEMENT``, and
+        ``LOB (cols) STORE AS [SECUREFILE | BASICFILE] [name] [(... [DISABLE STORAGE IN ROW] ...)]``,
+        which sets the LOB columns' storage."""
+        while p.tok.kind != "eof":
+            if p.accept("TABLESPACE"):
+                p.ident()
+            elif p.at("PCTFREE", "PCTUSED", "INITRANS", "MAXTRANS"):
+                p.i += 2
+            elif p.accept("LOGGING") or p.accept("NOLOGGING") or p.accept("NOCOMPRESS") or p.accept("CACHE") \
+                    or p.accept("NOCACHE") or p.accept("MONITORING") or p.accept("NOMONITORING"):
+                pass
+            elif p.accept("SEGMENT"):
+                p.expect("CREATION")
+                p.i += 1
+            elif p.at("STORAGE") and p.peek().text == "(":
+                p.i += 1
+                self._skip_parens(p)
+            elif p.at("ENABLE", "DISABLE") and p.peek().text == "ROW":
+                p.i += 3
+            elif p.accept("LOB"):
+                cols = self._name_list(p)
+                p.expect("STORE")
+                p.expect("AS")
+                basic = bool(p.accept("BASICFILE"))
+                p.accept("SECUREFILE")
+                if p.tok.kind == "id" and not p.at("TABLESPACE", "PCTFREE", "LOB", "PARTITION", "ENABLE",
+                                                   "DISABLE"):
+                    p.ident()  # the LOB segment's name
+                out_of_row = False
+                if p.at("("):
+                    words = [t.text for t in p.toks[p.i:self._skip_parens(p)]]
+                    out_of_row = any(words[i:i + 4] == ["DISABLE", "STORAGE", "IN", "ROW"] for i in range(len(words)))
+                for name in cols:
+                    col = table.column(name, line)
+                    base = col.type.split(" ")[0]
+                    if base not in ("CLOB", "NCLOB", "BLOB"):
+                        p.fail(f"LOB ({name}) STORE AS: {name} is no LOB column")
+                    if out_of_row and not basic:
+                        p.fail(f"LOB ({name}) STORE AS SECUREFILE (DISABLE STORAGE IN ROW) is not supported")
+                    col.type = base + (" BASICFILE DISABLE STORAGE IN ROW" if out_of_row else " BASICFILE" if basic
+                                       else "")
+                    col.ctype = parse_type(col.type)
+            elif p.accept("PARALLEL") or p.accept("NOPARALLEL"):
+                if p.tok.kind == "num":
+                    p.i += 1
+            elif p.at("COMPRESS", "ROW", "COLUMN", "ORGANIZATION", "CLUSTER"):
+                p.fail(f"CREATE TABLE clause {p.tok.text!r} is not supported (its rows' redo is another format)")
+            else:
+                return
+
+    @staticmethod
+    def _skip_parens(p: Parser) -> int:
+        """Skip a balanced ``( ... )``; the index of its closing parenthesis."""
+        depth = 0
+        while True:
+            if p.tok.kind == "eof":
+                p.fail("')' expected")
+            depth += p.at("(") - p.at(")")
+            p.i += 1
+            if depth == 0:
+                return p.i - 1
 
     def _from_schema(self, table: Table, line: int) -> Table:
         """The checkpoint's definition of a table the setup creates (its SQL when there is none)."""

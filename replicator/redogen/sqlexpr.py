@@ -60,6 +60,7 @@ _TOKEN_RE: Final = re.compile(r"""
   | (?P<nstr>[nN]'(?:[^']|'')*')
   | (?P<str>'(?:[^']|'')*')
   | (?P<qid>"[^"]+")
+  | (?P<size>\d+[KkMmGgTt](?![A-Za-z0-9_$#]))
   | (?P<num>(?:\d+(?:\.(?!\.)\d*)?|\.\d+)(?:[eE][+-]?\d+)?[fFdD]?(?![A-Za-z_]))
   | (?P<id>[A-Za-z][A-Za-z0-9_$#]*)
   | (?P<op>\|\||:=|\.\.|<=|>=|<>|!=|\^=|=>|[-+*/(),;.=<>%])
@@ -86,6 +87,8 @@ def tokenize(text: str, first_line: int = 1) -> list[Token]:
             out.append(Token("id", raw.upper(), line))
         elif kind in ("num", "op"):
             out.append(Token(kind, raw, line))
+        elif kind == "size":  # 64K, 1M: sizes of storage clauses, which the compiler skips
+            out.append(Token("num", raw.upper(), line))
         line += raw.count("\n")
         pos = m.end()
     out.append(Token("eof", "", line))

@@ -748,3 +748,21 @@ INSERT INTO T VALUES (3, TO_CHAR(INSTR('abcabc', 'c')) || INSTR('abcabc', 'c', 1
 """)
     assert [g[3] for g in got] == [{"ID": 1, "NAME": "two-n", "VAL": 0}, {"ID": 2, "NAME": "bcy", "VAL": 719},
                                    {"ID": 3, "NAME": "3660", "VAL": 1024}]
+
+
+def test_create_table_physical_clauses() -> None:
+    sc = compile_sql("""
+CREATE TABLE P1 (id NUMBER PRIMARY KEY, doc CLOB, pic BLOB, n NCLOB)
+    TABLESPACE users PCTFREE 10 NOLOGGING SEGMENT CREATION IMMEDIATE STORAGE (INITIAL 64K NEXT 1M)
+    LOB (doc) STORE AS BASICFILE doc_seg (TABLESPACE users DISABLE STORAGE IN ROW CHUNK 8192)
+    LOB (pic, n) STORE AS SECUREFILE (ENABLE STORAGE IN ROW) PARALLEL 2;
+CREATE TABLE P2 (id NUMBER PRIMARY KEY, v NUMBER) TABLESPACE users
+    PARTITION BY RANGE (v) (PARTITION a VALUES LESS THAN (10), PARTITION b VALUES LESS THAN (MAXVALUE))
+    ENABLE ROW MOVEMENT;
+INSERT INTO P1 (id) VALUES (1);
+""")
+    assert [c.type for c in sc.tables[0].columns] == ["NUMBER", "CLOB BASICFILE DISABLE STORAGE IN ROW", "BLOB",
+                                                      "NCLOB"]
+    assert len(sc.tables[1].partitions) == 2
+    with pytest.raises(Exception, match="COMPRESS"):
+        compile_sql("CREATE TABLE P3 (id NUMBER) COMPRESS;\n")
