@@ -302,6 +302,11 @@ class Compiler(PlsqlBlocks, DdlStatements):
                 while p.at("WAIT", "NOWAIT", "IMMEDIATE", "BATCH"):
                     p.i += 1
             self._commit()
+        elif word in ("COMMENT", "GRANT", "REVOKE", "ANALYZE", "PURGE", "AUDIT", "NOAUDIT"):
+            # DDL on no table's rows (dictionary redo OLR does not print): it commits the open transaction
+            p.i = len(p.toks) - 1
+            if self.started and self._session().active:
+                self._commit()
         elif word == "LOCK":
             p.i = len(p.toks) - 1  # LOCK TABLE: a lock, no row change
         elif word == "ROLLBACK":
@@ -331,14 +336,15 @@ class Compiler(PlsqlBlocks, DdlStatements):
 
 
 def _is_setup(chunk: Chunk) -> bool:
-    """Without a start marker, leading CREATE TABLE / INDEX / SEQUENCE and ADD SUPPLEMENTAL LOG
-    statements are the setup."""
+    """Without a start marker, leading CREATE TABLE / INDEX / SEQUENCE, ADD SUPPLEMENTAL LOG,
+    COMMENT ON and GRANT statements are the setup."""
     if chunk.kind in ("marker", "sqlplus"):
         return True
     words = chunk.text.upper().split()
     return chunk.kind == "sql" and (words[:2] in (["CREATE", "TABLE"], ["CREATE", "SEQUENCE"], ["CREATE", "INDEX"],
                                                    ["CREATE", "UNIQUE"]) or (
-        words[:1] == ["ALTER"] and ("SUPPLEMENTAL" in words or words[1:2] == ["SESSION"])))
+        words[:1] == ["ALTER"] and ("SUPPLEMENTAL" in words or words[1:2] == ["SESSION"])) or
+        words[:1] in (["COMMENT"], ["GRANT"]))
 
 
 def _strip_comments(text: str) -> str:

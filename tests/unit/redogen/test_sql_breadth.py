@@ -766,3 +766,14 @@ INSERT INTO P1 (id) VALUES (1);
     assert len(sc.tables[1].partitions) == 2
     with pytest.raises(Exception, match="COMPRESS"):
         compile_sql("CREATE TABLE P3 (id NUMBER) COMPRESS;\n")
+
+
+def test_dictionary_only_ddl_commits() -> None:
+    got = timeline("""
+INSERT INTO T VALUES (1, 'a', 1);
+COMMENT ON TABLE T IS 'a; table';
+GRANT SELECT ON T TO PUBLIC;
+INSERT INTO T VALUES (2, 'b', 2);
+REVOKE SELECT ON T FROM PUBLIC;
+""")
+    assert [g[0] for g in got] == ["insert", "commit", "insert", "commit"]
