@@ -45,7 +45,8 @@ class Query:
     distinct: bool = False
     into: list[str] = field(default_factory=list)  # SELECT ... [BULK COLLECT] INTO targets
     bulk: bool = False
-    union: list[Query] = field(default_factory=list)
+    union: list[Query] = field(default_factory=list)  # the branches of set operators
+    setops: list[str] = field(default_factory=list)  # UNION ALL | UNION | INTERSECT | MINUS, one per branch
     joins: list[tuple[str, Any, str, Node | None]] = field(default_factory=list)  # (INNER|LEFT|RIGHT|FULL|CROSS, source, alias, ON)
     group: list[Node] = field(default_factory=list)
     having: Node | None = None
@@ -68,10 +69,11 @@ class Queries(CompilerBase):
     def _query(self, p: Parser, *, into: bool = False) -> Query:
         """``SELECT ...`` (``into``: a PL/SQL SELECT ... INTO), with its UNION ALL branches."""
         q = self._select(p, into)
-        while p.at("UNION"):
-            p.i += 1
-            if not p.accept("ALL"):
-                p.fail("UNION without ALL is not supported (UNION ALL)")
+        while p.at("UNION", "INTERSECT", "MINUS", "EXCEPT"):
+            op = p.ident()
+            if op == "UNION" and p.accept("ALL"):
+                op = "UNION ALL"
+            q.setops.append(op)
             q.union.append(self._select(p, False))
         if p.accept("ORDER"):
             p.expect("BY")
@@ -202,12 +204,25 @@ class Queries(CompilerBase):
         """Output names and rows of ``q`` (every UNION ALL branch, then ORDER BY); ``outer``
         resolves the names of an enclosing statement's row (a correlated subquery)."""
         names, rows, scopes = self._branch(q, env, outer)
-        for other in q.union:
+        for op, other in zip(q.setops, q.union, strict=True):  # left to right, as Oracle applies them
             more_names, more, _ = self._branch(other, env, outer)
             if len(more_names) != len(names):
                 raise SqlError("ORA-01789: query block has incorrect number of result columns", RUNTIME, q.line)
-            rows += more
-            scopes += [None] * len(more)
+            if op == "UNION ALL":
+                rows += more
+                scopes += [None] * len(more)
+                continue
+            # UNION / INTERSECT / MINUS: distinct rows, sorted (Oracle's SORT UNIQUE of each side)
+            theirs = {repr(r) for r in more}
+            if op == "UNION":
+                rows = rows + more
+            elif op == "INTERSECT":
+                rows = [r for r in rows if repr(r) in theirs]
+            else:
+                rows = [r for r in rows if repr(r) not in theirs]
+            unique = {repr(r): r for r in rows}
+            rows = sorted(unique.values(), key=functools.cmp_to_key(lambda a, b: _row_cmp(a, b, q.line)))
+            scopes = [None] * len(rows)
         if q.order:
             rows = self._ordered(q, names, rows, scopes, env, outer)
         return names, rows
@@ -464,3 +479,17 @@ def _sort_key(v: Any) -> tuple[int, Any]:
     if isinstance(v, str):
         return (1, v)
     return (2, repr(v))
+
+
+def _row_cmp(a: list[Any], b: list[Any], line: int) -> int:
+    """Ascending order on every column, NULLs last (the order of a SORT UNIQUE)."""
+    for x, y in zip(a, b, strict=True):
+        if x is None or y is None:
+            if x is None and y is None:
+                continue
+            return 1 if x is None else -1
+        if compare("<", x, y, line) is True:
+            return -1
+        if compare(">", x, y, line) is True:
+            return 1
+    return 0

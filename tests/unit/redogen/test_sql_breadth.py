@@ -777,3 +777,12 @@ INSERT INTO T VALUES (2, 'b', 2);
 REVOKE SELECT ON T FROM PUBLIC;
 """)
     assert [g[0] for g in got] == ["insert", "commit", "insert", "commit"]
+
+
+def test_set_operators() -> None:
+    got = timeline("""
+INSERT INTO T (id) SELECT 3 FROM dual UNION SELECT 1 FROM dual UNION SELECT 3 FROM dual;
+INSERT INTO S (id) SELECT id + 10 FROM T UNION ALL SELECT 20 FROM dual MINUS SELECT 13 FROM dual;
+INSERT INTO S (id) SELECT LEVEL + 100 FROM dual CONNECT BY LEVEL <= 4 INTERSECT SELECT id + 100 FROM T;
+""")
+    assert [[r["ID"] for r in g[4]] for g in got] == [[1, 3], [11, 20], [101, 103]]
