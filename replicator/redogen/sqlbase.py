@@ -161,6 +161,7 @@ class CompilerBase:
         self.tables: dict[str, Table] = {}
         self.record_types: dict[str, list[tuple[str, Node | None]]] = {}  # TYPE r IS RECORD: fields, defaults
         self.record_elements: dict[str, str] = {}  # collection type -> the record type of its elements
+        self.loop_labels: dict[int, tuple[Any, str]] = {}  # id of a parsed loop statement -> (it, its <<label>>)
         self.initial: list[Table] = []
         self.events: list[Event] = []
         self.sessions: dict[tuple[int, int], Session] = {}

@@ -29,7 +29,20 @@ _SQL_START: Final = ("INSERT", "UPDATE", "DELETE", "MERGE", "COMMIT", "ROLLBACK"
 
 
 class _Exit(Exception):
-    """EXIT from the innermost loop."""
+    """EXIT from the innermost loop (``label``: from the loop so labelled)."""
+
+    def __init__(self, label: str = ""):
+        super().__init__(label)
+        self.label = label
+
+
+class _Continue(_Exit):
+    """CONTINUE: the next iteration of the innermost (or the labelled) loop."""
+
+
+def _ends_loop(exc: _Exit, label: str) -> bool:
+    """Whether a loop labelled ``label`` is the one an EXIT/CONTINUE names."""
+    return not exc.label or exc.label == label
 
 
 class UserException:
@@ -307,7 +320,17 @@ class PlsqlBlocks(DmlStatements):
     def _statements(self, p: Parser, stop: tuple[str, ...]) -> list[Any]:
         """Parse PL/SQL statements up to one of ``stop`` (not consumed) into a small tree."""
         out: list[Any] = []
+        label, label_at = "", 0
         while not p.at(*stop):
+            if label and len(out) > label_at:
+                self.loop_labels[id(out[label_at])] = (out[label_at], label)
+                label = ""
+            if p.at("<") and p.peek().text == "<":  # <<label>> before a loop (or a block)
+                p.i += 2
+                label, label_at = p.ident(), len(out)
+                p.expect(">")
+                p.expect(">")
+                continue
             t = p.tok
             if t.kind == "eof":
                 p.fail(f"{' or '.join(stop)} expected")
@@ -335,10 +358,12 @@ class PlsqlBlocks(DmlStatements):
                 out.append(("while", cond, self._loop_body(p), line))
             elif p.accept("LOOP"):
                 out.append(("while", ("lit", True), self._loop_body(p), line))
-            elif p.accept("EXIT"):
+            elif p.at("EXIT", "CONTINUE"):
+                word = p.ident()
+                target = p.ident() if p.tok.kind == "id" and not p.at("WHEN") else ""
                 cond = p.expr() if p.accept("WHEN") else ("lit", True)
                 p.expect(";")
-                out.append(("exit", cond, line))
+                out.append(("exit" if word == "EXIT" else "continue", cond, target, line))
             elif p.accept("IF"):
                 arms = []
                 cond = p.expr()
@@ -443,6 +468,8 @@ class PlsqlBlocks(DmlStatements):
                 out.append(self._call_or_assignment(p, line))
             else:
                 p.fail(f"unexpected {t.text!r} in a PL/SQL block")
+        if label and len(out) > label_at:
+            self.loop_labels[id(out[label_at])] = (out[label_at], label)
         return out
 
     def _for(self, p: Parser, line: int) -> tuple[Any, ...]:
@@ -557,7 +584,8 @@ class PlsqlBlocks(DmlStatements):
                 if lo is None or hi is None:
                     raise SqlError("FOR loop bounds are NULL", RUNTIME, st[6])
                 rng = range(int(lo), int(hi) + 1)
-                self._loop(st[1], [Decimal(i) for i in (reversed(rng) if st[4] else rng)], st[5], env, procs)
+                self._loop(st[1], [Decimal(i) for i in (reversed(rng) if st[4] else rng)], st[5], env, procs,
+                           self._label(st))
             elif kind == "cursor_for":
                 query, scope = st[2], env
                 if isinstance(query, tuple):  # a declared cursor (with its arguments)
@@ -567,7 +595,8 @@ class PlsqlBlocks(DmlStatements):
                     scope = self._cursor_scope(cursor, query[1], env, st[4])
                     query = cursor.query
                 names, rows = self._atomic(lambda q=query, s=scope: self._run_query(q, s))  # read before the loop
-                self._loop(st[1], [dict(zip(names, r, strict=True)) for r in rows], st[3], env, procs)
+                self._loop(st[1], [dict(zip(names, r, strict=True)) for r in rows], st[3], env, procs,
+                           self._label(st))
             elif kind == "forall":
                 self._forall(st, env, procs)
             elif kind in ("open", "close", "fetch"):
@@ -576,17 +605,23 @@ class PlsqlBlocks(DmlStatements):
                 self._atomic(lambda st=st: self._select_into(st[1], env))
             elif kind == "while":
                 guard = 0
+                label = self._label(st)
                 try:
                     while evaluate(st[1], self._lookup(env)) is True:
                         guard += 1
                         if guard > 1_000_000:
                             raise SqlError("loop runs over a million times", RUNTIME, st[3])
-                        self._run(st[2], env, procs)
-                except _Exit:
-                    pass
-            elif kind == "exit":
+                        try:
+                            self._run(st[2], env, procs)
+                        except _Continue as exc:
+                            if not _ends_loop(exc, label):
+                                raise
+                except _Exit as exc:
+                    if isinstance(exc, _Continue) or not _ends_loop(exc, label):
+                        raise
+            elif kind in ("exit", "continue"):
                 if evaluate(st[1], self._lookup(env)) is True:
-                    raise _Exit()
+                    raise (_Exit if kind == "exit" else _Continue)(st[2])
             elif kind == "if":
                 for cond, arm in st[1]:
                     if evaluate(cond, self._lookup(env)) is True:
@@ -670,19 +705,29 @@ class PlsqlBlocks(DmlStatements):
                 self._restore(mark)
             raise
 
-    def _loop(self, var: str, values: list[Any], body: list[Any], env: dict[str, Any], procs: dict[str, Proc]) -> None:
+    def _label(self, st: tuple[Any, ...]) -> str:
+        """The ``<<label>>`` of a loop statement, or ''."""
+        entry = self.loop_labels.get(id(st))
+        return entry[1] if entry is not None and entry[0] is st else ""
+
+    def _loop(self, var: str, values: list[Any], body: list[Any], env: dict[str, Any], procs: dict[str, Proc],
+              label: str = "") -> None:
         try:
             for value in values:
                 inner = dict(env)
                 inner[var] = value
                 try:
                     self._run(body, inner, procs)
+                except _Continue as exc:
+                    if not _ends_loop(exc, label):
+                        raise
                 finally:
                     for k in env:  # assignments to outer variables survive the iteration
                         if k != var:
                             env[k] = inner[k]
-        except _Exit:
-            pass
+        except _Exit as exc:
+            if isinstance(exc, _Continue) or not _ends_loop(exc, label):
+                raise
 
     def _assign(self, st: tuple[Any, ...], env: dict[str, Any]) -> None:
         _, name, index, node, line = st

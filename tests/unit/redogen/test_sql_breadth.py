@@ -786,3 +786,30 @@ INSERT INTO S (id) SELECT id + 10 FROM T UNION ALL SELECT 20 FROM dual MINUS SEL
 INSERT INTO S (id) SELECT LEVEL + 100 FROM dual CONNECT BY LEVEL <= 4 INTERSECT SELECT id + 100 FROM T;
 """)
     assert [[r["ID"] for r in g[4]] for g in got] == [[1, 3], [11, 20], [101, 103]]
+
+
+def test_continue_and_loop_labels() -> None:
+    got = timeline("""
+DECLARE
+  n NUMBER := 0;
+BEGIN
+  <<outer>>
+  FOR i IN 1..4 LOOP
+    CONTINUE WHEN i = 2;
+    <<inner>>
+    FOR j IN 1..3 LOOP
+      CONTINUE outer WHEN i = 3;
+      EXIT outer WHEN i = 4 AND j = 2;
+      INSERT INTO T VALUES (i * 10 + j, 'x', NULL);
+    END LOOP inner;
+  END LOOP outer;
+  LOOP
+    n := n + 1;
+    CONTINUE WHEN n < 3;
+    INSERT INTO T VALUES (100 + n, 'y', NULL);
+    EXIT WHEN n >= 4;
+  END LOOP;
+END;
+/
+""")
+    assert [g[3]["ID"] for g in got] == [11, 12, 13, 41, 103, 104]
