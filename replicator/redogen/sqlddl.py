@@ -586,6 +586,14 @@ class DdlStatements(CompilerBase):
 
     def _drop_truncate(self, p: Parser, line: int) -> None:
         word = p.ident()
+        if word == "DROP" and p.at("PROCEDURE", "FUNCTION"):
+            p.i += 1
+            name = p.ident()
+            if self.stored_procs.pop(name, None) is None and self.stored_env.pop(name, None) is None:
+                raise SqlError(f"ORA-04043: object {name} does not exist", RUNTIME, line)
+            if self.started and self._session().active:
+                self._commit()
+            return
         if word == "DROP" and p.at("SEQUENCE", "INDEX"):
             kind = p.ident()
             name = p.ident()

@@ -96,8 +96,7 @@ def split_script(text: str) -> list[Chunk]:
                 out.append(Chunk("plsql", "BEGIN " + stripped.split(None, 1)[1].rstrip(";") + "; END;", no))
                 continue
             words = stripped.upper().split()
-            mode = "plsql" if first in ("DECLARE", "BEGIN") or words[:2] == ["CREATE", "PROCEDURE"] or \
-                words[:4] == ["CREATE", "OR", "REPLACE", "PROCEDURE"] else "sql"
+            mode = "plsql" if first in ("DECLARE", "BEGIN") or _stored_subprogram(words) else "sql"
             start, buf, in_quote = no, [], False
         if mode == "plsql":
             if stripped == "/":
@@ -221,10 +220,14 @@ class Compiler(PlsqlBlocks, DdlStatements):
             if "FIXTURE_SCN_END" in chunk.text:
                 self.ended = True
                 return
+            if _stored_subprogram(chunk.text.upper().split()[:5]):
+                self._stored(Parser(tokenize(chunk.text, chunk.line)))
+                return
             if not self.started:  # setup blocks (drop-if-exists, data): a block that fails is left out
                 mark = self._mark()
                 try:
-                    self._block(Parser(tokenize(chunk.text, chunk.line)), {}, {})
+                    self._block(Parser(tokenize(chunk.text, chunk.line)), dict(self.stored_env),
+                                dict(self.stored_procs))
                 except SqlError:
                     self.depth = 0
                     self._restore(mark)
@@ -235,9 +238,9 @@ class Compiler(PlsqlBlocks, DdlStatements):
         mark = self._mark()
         try:
             if chunk.kind == "plsql":
-                self._block(p, {}, {})
+                self._block(p, dict(self.stored_env), dict(self.stored_procs))
             else:
-                self._statement(p, {}, {})
+                self._statement(p, dict(self.stored_env), dict(self.stored_procs))
             if p.tok.kind != "eof" and not p.at(";"):
                 p.fail(f"unexpected {p.tok.text!r} after the statement")
         except SqlError as exc:
@@ -249,6 +252,26 @@ class Compiler(PlsqlBlocks, DdlStatements):
             self._restore(mark)
             self.warnings.append(f"{exc.message} (in: {chunk.head}): the statement is skipped, as the database "
                                  "refused it")
+
+    def _stored(self, p: Parser) -> None:
+        """``CREATE [OR REPLACE] PROCEDURE | FUNCTION``: a stored subprogram the script's later
+        blocks and statements call. Like any DDL it commits the open transaction; its dictionary
+        redo is not printed by OLR, so it writes no event."""
+        p.expect("CREATE")
+        replace = bool(p.accept("OR"))
+        if replace:
+            p.expect("REPLACE")
+        if not p.accept("EDITIONABLE"):
+            p.accept("NONEDITIONABLE")
+        name = p.peek().text
+        if name in self.stored_procs or name in self.stored_env:
+            if not replace:
+                raise SqlError(f"ORA-00955: name {name} is already used by an existing object", RUNTIME, self.line)
+            self.stored_procs.pop(name, None)
+            self.stored_env.pop(name, None)
+        self._subprogram(p, self.stored_env, self.stored_procs, set())
+        if self.started and self._session().active:
+            self._commit()
 
     def _tag(self, words: list[str]) -> None:
         """``-- @TAG word ...``: a word naming a character set is the database's (the script
@@ -345,6 +368,16 @@ def _is_setup(chunk: Chunk) -> bool:
                                                    ["CREATE", "UNIQUE"]) or (
         words[:1] == ["ALTER"] and ("SUPPLEMENTAL" in words or words[1:2] == ["SESSION"])) or
         words[:1] in (["COMMENT"], ["GRANT"]))
+
+
+def _stored_subprogram(words: list[str]) -> bool:
+    """``CREATE [OR REPLACE] [EDITIONABLE | NONEDITIONABLE] PROCEDURE | FUNCTION ...``."""
+    if words[:1] != ["CREATE"]:
+        return False
+    rest = words[3:] if words[1:3] == ["OR", "REPLACE"] else words[1:]
+    if rest[:1] in (["EDITIONABLE"], ["NONEDITIONABLE"]):
+        rest = rest[1:]
+    return rest[:1] in (["PROCEDURE"], ["FUNCTION"])
 
 
 def _strip_comments(text: str) -> str:

@@ -813,3 +813,31 @@ END;
 /
 """)
     assert [g[3]["ID"] for g in got] == [11, 12, 13, 41, 103, 104]
+
+
+def test_stored_procedures_and_functions() -> None:
+    got = timeline("""
+CREATE OR REPLACE FUNCTION twice(p NUMBER) RETURN NUMBER AS
+BEGIN
+  RETURN p * 2;
+END twice;
+/
+CREATE OR REPLACE PROCEDURE add_row(p_id IN NUMBER, p_name IN VARCHAR2 DEFAULT 'p') AS
+  v NUMBER;
+BEGIN
+  v := twice(p_id);
+  INSERT INTO T VALUES (p_id, p_name, v);
+END;
+/
+EXEC add_row(1);
+BEGIN
+  add_row(2, 'b');
+END;
+/
+INSERT INTO T VALUES (3, 'f', twice(21));
+COMMIT;
+DROP PROCEDURE add_row;
+""")
+    assert [(g[0], g[3]) for g in got] == [
+        ("insert", {"ID": 1, "NAME": "p", "VAL": 2}), ("insert", {"ID": 2, "NAME": "b", "VAL": 4}),
+        ("insert", {"ID": 3, "NAME": "f", "VAL": 42}), ("commit", None)]
