@@ -8,6 +8,7 @@ session's open transaction first as Oracle does.
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from typing import Any
 
 from replicator import events as ev
@@ -15,7 +16,8 @@ from replicator.errors import ConfigError
 from replicator.redogen.coltypes import parse_type
 from replicator.redogen.scenario import Event
 from replicator.redogen.sqlbase import CompilerBase, Sequence
-from replicator.redogen.sqlexpr import RUNTIME, SCHEMA, SYNTAX, Node, Parser, SqlError, evaluate, to_number
+from replicator.redogen.sqlexpr import (
+    RUNTIME, SCHEMA, SYNTAX, Node, OraTime, Parser, SqlError, evaluate, to_number, to_text)
 from replicator.redogen.sqltables import Column, Table, _cmp_key, coerce, definition, logged_supplemental
 
 
@@ -36,6 +38,9 @@ class DdlStatements(CompilerBase):
         name = p.ident()
         if name in self.tables:
             raise SqlError(f"ORA-00955: name {name} is already used by an existing object", RUNTIME, line)
+        if p.at("AS") or (p.at("TABLESPACE", "NOLOGGING", "LOGGING", "PARALLEL", "NOPARALLEL")):
+            self._create_as_select(p, name, line)
+            return
         p.expect("(")
         columns: list[Column] = []
         pk: list[str] = []
@@ -83,6 +88,45 @@ class DdlStatements(CompilerBase):
         table.supplemental = logged_supplemental(table)
         self.tables[name] = table
         self._ddl_event(Event("create_table", definition=definition(table)))
+
+    def _create_as_select(self, p: Parser, name: str, line: int) -> None:
+        """Setup ``CREATE TABLE t [clauses] AS SELECT ...``: the table with the query's columns
+        (a column read from a table keeps its type; a computed one is NUMBER, VARCHAR2(n), DATE,
+        TIMESTAMP or RAW(n) by its values, as Oracle derives it) and rows. After the start marker
+        it is refused: Oracle loads the rows direct-path, which redogen does not write."""
+        if self.started:
+            p.fail("CREATE TABLE ... AS SELECT after the start marker is not supported")
+        table = Table(self.owner, name, [Column("X", "NUMBER")], [])
+        self._physical(p, table, line)
+        p.expect("AS")
+        q = self._query(p)
+        names, rows = self._run_query(q, {})
+        sources = [q.source, *[j[1] for j in q.joins]]
+        known = [c for src in sources if isinstance(src, str) and src in self.tables for c in self.tables[src].columns]
+        columns: list[Column] = []
+        for n, col_name in enumerate(names):
+            bare = col_name.split(".")[-1]
+            source_col = next((c for c in known if c.name == bare), None)
+            values = [r[n] for r in rows if r[n] is not None]
+            if source_col is not None:
+                ctype = source_col.type
+            elif all(isinstance(v, (Decimal, int, float)) for v in values):
+                ctype = "NUMBER"
+            elif all(isinstance(v, OraTime) for v in values):
+                ctype = "DATE" if all(v.kind == "DATE" for v in values) else "TIMESTAMP(6)"
+            elif all(isinstance(v, bytes) for v in values):
+                ctype = f"RAW({max([len(v) for v in values] + [1])})"
+            else:
+                ctype = f"VARCHAR2({max([len((to_text(v) or '').encode()) for v in values] + [1])})"
+            if not re.fullmatch(r"[A-Z][A-Z0-9_$#]*", bare):
+                raise SqlError(f"ORA-00998: must name the expression {col_name} with a column alias", RUNTIME, line)
+            columns.append(Column(bare, ctype, source_col.nullable if source_col is not None else True))
+        table = self._from_schema(Table(self.owner, name, columns, []), line)
+        self.tables[name] = table
+        for r in rows:
+            row = dict(zip([c.name for c in columns], r, strict=True))
+            stored = {c.name: coerce(c, row.get(c.name), line) for c in table.columns}
+            table.put(table.key_of(stored), stored)
 
     def _physical(self, p: Parser, table: Table, line: int) -> None:
         """Physical clauses of ``CREATE TABLE`` that change nothing the redo of a row shows:

@@ -841,3 +841,22 @@ DROP PROCEDURE add_row;
     assert [(g[0], g[3]) for g in got] == [
         ("insert", {"ID": 1, "NAME": "p", "VAL": 2}), ("insert", {"ID": 2, "NAME": "b", "VAL": 4}),
         ("insert", {"ID": 3, "NAME": "f", "VAL": 42}), ("commit", None)]
+
+
+def test_create_table_as_select_in_the_setup() -> None:
+    sc = compile_sql(TABLES + """
+INSERT INTO T VALUES (1, 'a', 10);
+INSERT INTO T VALUES (2, 'bb', NULL);
+CREATE TABLE C NOLOGGING AS SELECT id, name, val * 2 AS dbl, 'k' || id AS tag FROM T WHERE id > 0;
+ALTER TABLE C ADD CONSTRAINT c_pk PRIMARY KEY (id);
+BEGIN DBMS_OUTPUT.PUT_LINE('FIXTURE_SCN_START'); END;
+/
+UPDATE C SET dbl = dbl + 1 WHERE id = 1;
+COMMIT;
+""")
+    c = next(t for t in sc.tables if t.name == "C")
+    assert [(col.name, col.type) for col in c.columns] == [
+        ("ID", "NUMBER"), ("NAME", "VARCHAR2(20)"), ("DBL", "NUMBER"), ("TAG", "VARCHAR2(2)")]
+    assert [i["values"] for i in sc.preload if i["table"] == "C"] == [
+        {"ID": 1, "NAME": "a", "DBL": 20, "TAG": "k1"}, {"ID": 2, "NAME": "bb", "DBL": None, "TAG": "k2"}]
+    assert [(e.op, e.key, e.values) for e in sc.timeline][0] == ("update", {"ID": 1}, {"DBL": 21})
