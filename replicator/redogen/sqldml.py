@@ -178,6 +178,25 @@ class DmlStatements(Queries):
     def _set_list(p: Parser, table: Table, line: int) -> list[tuple[str, Node]]:
         sets: list[tuple[str, Node]] = []
         while True:
+            if p.accept("("):  # (a, b) = (SELECT x, y ...): one row subquery for several columns
+                names = [p.ident()]
+                while p.accept(","):
+                    names.append(p.ident())
+                p.expect(")")
+                p.expect("=")
+                p.expect("(")
+                if not p.at("SELECT", "WITH"):
+                    p.fail("SET (columns) = needs a subquery")
+                query = p._subquery()
+                if len(query.items) != len(names) and all(node is not None for node, _ in query.items):
+                    raise SqlError("ORA-00913: too many values" if len(query.items) > len(names) else
+                                   "ORA-00947: not enough values", RUNTIME, line)
+                for n, name in enumerate(names):
+                    table.column(name, line)
+                    sets.append((name, ("scalar_col", query, n, line)))
+                if not p.accept(","):
+                    break
+                continue
             name = p.ident()
             if p.accept("."):
                 name = p.ident()

@@ -595,17 +595,18 @@ def evaluate(node: Node, lookup: Lookup) -> Any:
             if found is not NOT_FOUND:
                 return found
         return call(node[1], args, node[3])
-    if tag in ("in_query", "scalar", "exists"):
+    if tag in ("in_query", "scalar", "exists", "scalar_col"):
         run = getattr(lookup, "query", None)
         if run is None:
             raise SqlError("a subquery is not supported here", EXPRESSION, node[-1] if tag != "in_query" else node[4])
         if tag == "exists":
             return bool(run(node[1]))
-        if tag == "scalar":
+        if tag in ("scalar", "scalar_col"):  # scalar_col: column n of a row subquery (SET (a, b) = (SELECT ...))
             rows = run(node[1])
             if len(rows) > 1:
-                raise SqlError("ORA-01427: single-row subquery returns more than one row", RUNTIME, node[2])
-            return rows[0][0] if rows else None
+                raise SqlError("ORA-01427: single-row subquery returns more than one row", RUNTIME, node[-1])
+            column = node[2] if tag == "scalar_col" else 0
+            return rows[0][column] if rows else None
         x = evaluate(node[1], lookup)
         results = [compare("=", x, r[0], node[4]) for r in run(node[2])]
         r = True if True in results else (None if None in results else False)

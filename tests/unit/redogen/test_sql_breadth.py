@@ -860,3 +860,14 @@ COMMIT;
     assert [i["values"] for i in sc.preload if i["table"] == "C"] == [
         {"ID": 1, "NAME": "a", "DBL": 20, "TAG": "k1"}, {"ID": 2, "NAME": "bb", "DBL": None, "TAG": "k2"}]
     assert [(e.op, e.key, e.values) for e in sc.timeline][0] == ("update", {"ID": 1}, {"DBL": 21})
+
+
+def test_update_set_column_list_from_a_subquery() -> None:
+    got = timeline("""
+INSERT INTO T SELECT LEVEL, 'n' || LEVEL, LEVEL FROM dual CONNECT BY LEVEL <= 3;
+INSERT INTO S VALUES (2, 'src', 50);
+UPDATE T t SET (name, val) = (SELECT s.name || '!', s.val + t.id FROM S s WHERE s.id = t.id), id = id WHERE id >= 2;
+""")
+    assert [(g[0], g[2], g[3]) for g in got[2:]] == [
+        ("update", {"ID": 2}, {"NAME": "src!", "VAL": 52, "ID": 2}),
+        ("update", {"ID": 3}, {"NAME": None, "VAL": None, "ID": 3})]
