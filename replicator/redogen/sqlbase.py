@@ -161,6 +161,7 @@ class CompilerBase:
         self.tables: dict[str, Table] = {}
         self.record_types: dict[str, list[tuple[str, Node | None]]] = {}  # TYPE r IS RECORD: fields, defaults
         self.record_elements: dict[str, str] = {}  # collection type -> the record type of its elements
+        self.ctes: dict[str, Any] = {}  # WITH queries visible to the query being parsed
         self.stored_procs: dict[str, Proc] = {}  # CREATE PROCEDURE
         self.stored_env: dict[str, Any] = {}  # CREATE FUNCTION (a Function by name)
         self.loop_labels: dict[int, tuple[Any, str]] = {}  # id of a parsed loop statement -> (it, its <<label>>)

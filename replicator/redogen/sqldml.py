@@ -30,9 +30,9 @@ class DmlStatements(Queries):
         if p.tok.kind == "id" and p.tok.text not in ("VALUES", "SELECT", "WITH"):
             p.i += 1  # alias
         names: list[str] | None = None
-        if p.at("(") and not (p.peek().text == "SELECT"):
+        if p.at("(") and p.peek().text not in ("SELECT", "WITH"):
             names = self._name_list(p)
-        if p.at("SELECT") or p.at("("):
+        if p.at("SELECT", "WITH") or p.at("("):
             self._insert_select(p, env, table, names, line)
             return
         p.expect("VALUES")

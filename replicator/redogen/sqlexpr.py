@@ -294,7 +294,7 @@ class Parser:
             return ("between", left, lo, self._concat(), negated, line)
         if self.accept("IN"):
             self.expect("(")
-            if self.at("SELECT"):
+            if self.at("SELECT", "WITH"):
                 return ("in_query", left, self._subquery(), negated, line)
             items = [self._concat()]
             while self.accept(","):
@@ -345,7 +345,7 @@ class Parser:
             self.i += 1
             return ("lit", t.text or None)
         if self.accept("("):
-            if self.at("SELECT"):
+            if self.at("SELECT", "WITH"):
                 return ("scalar", self._subquery(), t.line)
             node = self.expr()
             self.expect(")")

@@ -476,7 +476,7 @@ class PlsqlBlocks(DmlStatements):
         """``FOR i IN [REVERSE] a..b LOOP``, ``FOR r IN (SELECT ...) LOOP``, ``FOR r IN cursor LOOP``."""
         var = p.ident()
         p.expect("IN")
-        if p.at("(") and p.peek().text == "SELECT":
+        if p.at("(") and p.peek().text in ("SELECT", "WITH"):
             p.i += 1
             query: Any = self._query(p)
             p.expect(")")

@@ -67,7 +67,24 @@ class Queries(CompilerBase):
 
     # -- parsing
     def _query(self, p: Parser, *, into: bool = False) -> Query:
-        """``SELECT ...`` (``into``: a PL/SQL SELECT ... INTO), with its UNION ALL branches."""
+        """``[WITH name AS (query), ...] SELECT ...`` (``into``: a PL/SQL SELECT ... INTO), with
+        its set operator branches; a WITH query is read where its name is a FROM source."""
+        if p.accept("WITH"):
+            saved = dict(self.ctes)
+            try:
+                while True:
+                    name = p.ident()
+                    if p.at("("):
+                        p.fail("WITH name (columns) is not supported: name the columns in its query")
+                    p.expect("AS")
+                    p.expect("(")
+                    self.ctes[name] = self._query(p)
+                    p.expect(")")
+                    if not p.accept(","):
+                        break
+                return self._query(p, into=into)
+            finally:
+                self.ctes = saved
         q = self._select(p, into)
         while p.at("UNION", "INTERSECT", "MINUS", "EXCEPT"):
             op = p.ident()
@@ -191,6 +208,8 @@ class Queries(CompilerBase):
         alias = ""
         if p.tok.kind == "id" and p.tok.text not in _CLAUSE and p.tok.text not in _JOIN_WORDS:
             alias = p.ident()
+        if isinstance(source, str) and source in self.ctes:  # a WITH query
+            return self.ctes[source], alias or source
         return source, alias
 
     def _target_name(self, p: Parser) -> str:

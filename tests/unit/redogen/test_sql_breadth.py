@@ -871,3 +871,18 @@ UPDATE T t SET (name, val) = (SELECT s.name || '!', s.val + t.id FROM S s WHERE 
     assert [(g[0], g[2], g[3]) for g in got[2:]] == [
         ("update", {"ID": 2}, {"NAME": "src!", "VAL": 52, "ID": 2}),
         ("update", {"ID": 3}, {"NAME": None, "VAL": None, "ID": 3})]
+
+
+def test_with_queries() -> None:
+    got = timeline("""
+INSERT INTO T SELECT LEVEL, 'n' || LEVEL, LEVEL FROM dual CONNECT BY LEVEL <= 4;
+INSERT INTO S (id, val) WITH big AS (SELECT id, val FROM T WHERE val > 2), two AS (SELECT id FROM big WHERE id < 4)
+  SELECT b.id + 10, b.val FROM big b WHERE b.id IN (SELECT id FROM two);
+BEGIN
+  FOR r IN (WITH x AS (SELECT MAX(id) m FROM T) SELECT m FROM x) LOOP
+    UPDATE T SET val = 0 WHERE id = r.m;
+  END LOOP;
+END;
+/
+""")
+    assert got[1][3] == {"ID": 13, "VAL": 3} and got[2][2] == {"ID": 4}
