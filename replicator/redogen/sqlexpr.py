@@ -12,6 +12,7 @@ Anything outside the subset raises :class:`SqlError` (code 30381) naming the lin
 
 from __future__ import annotations
 
+import calendar
 import re
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -982,6 +983,37 @@ def _instr(args: list[Any], line: int) -> Any:
     return Decimal(found + 1)
 
 
+def _date_arg(value: Any, name: str, line: int) -> OraTime:
+    if isinstance(value, str):
+        value = parse_datetime(value, None, "DATE", line)
+    if not isinstance(value, OraTime):
+        raise SqlError(f"ORA-00932: {name} needs a date", RUNTIME, line)
+    return value
+
+
+def _add_months(args: list[Any], line: int) -> Any:
+    """ADD_MONTHS(d, n): the same day n months on (the last day of a month stays the last day)."""
+    if args[0] is None or args[1] is None:
+        return None
+    d = _date_arg(args[0], "ADD_MONTHS", line)
+    months = int(to_number(args[1], line) or 0)
+    w = d.wall
+    total = w.year * 12 + w.month - 1 + months
+    year, month = divmod(total, 12)
+    last = calendar.monthrange(year, month + 1)[1]
+    day = last if w.day == calendar.monthrange(w.year, w.month)[1] else min(w.day, last)
+    return OraTime(w.replace(year=year, month=month + 1, day=day), 0, None, "DATE")
+
+
+def _last_day(args: list[Any], line: int) -> Any:
+    """LAST_DAY(d): the last day of d's month, same time of day."""
+    if args[0] is None:
+        return None
+    d = _date_arg(args[0], "LAST_DAY", line)
+    w = d.wall
+    return OraTime(w.replace(day=calendar.monthrange(w.year, w.month)[1]), 0, None, "DATE")
+
+
 def _arity(name: str, args: list[Any], lo: int, hi: int, line: int) -> None:
     if not lo <= len(args) <= hi:
         raise SqlError(f"{name} takes {lo}{'' if lo == hi else f' to {hi}'} argument(s), got {len(args)}",
@@ -1013,6 +1045,8 @@ _FIXED: Final[dict[str, tuple[int, int, Callable[[list[Any], int], Any]]]] = {
     "LTRIM": (1, 1, lambda a, n: None if a[0] is None else (to_text(a[0]) or "").lstrip(" ") or None),
     "RTRIM": (1, 1, lambda a, n: None if a[0] is None else (to_text(a[0]) or "").rstrip(" ") or None),
     "NVL": (2, 2, _nvl),
+    "ADD_MONTHS": (2, 2, _add_months),
+    "LAST_DAY": (1, 1, _last_day),
     "NVL2": (3, 3, lambda a, n: a[1] if a[0] is not None else a[2]),
     "NULLIF": (2, 2, lambda a, n: None if compare("=", a[0], a[1], n) is True else a[0]),
     "DECODE": (3, 255, _decode),

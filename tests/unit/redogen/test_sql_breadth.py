@@ -886,3 +886,15 @@ END;
 /
 """)
     assert got[1][3] == {"ID": 13, "VAL": 3} and got[2][2] == {"ID": 4}
+
+
+def test_add_months_and_last_day() -> None:
+    sc = compile_sql("""
+CREATE TABLE D (id NUMBER PRIMARY KEY, d DATE);
+INSERT INTO D VALUES (1, ADD_MONTHS(DATE '2024-01-31', 1));
+INSERT INTO D VALUES (2, ADD_MONTHS(TO_DATE('2024-02-29 10:30:00', 'YYYY-MM-DD HH24:MI:SS'), 12));
+INSERT INTO D VALUES (3, LAST_DAY(DATE '2023-02-10'));
+INSERT INTO D VALUES (4, ADD_MONTHS(DATE '2024-03-15', -3));
+""")
+    assert [e.values["D"] for e in sc.timeline if e.op == "insert"] == [
+        "2024-02-29 00:00:00", "2025-02-28 10:30:00", "2023-02-28 00:00:00", "2023-12-15 00:00:00"]
