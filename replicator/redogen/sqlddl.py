@@ -504,6 +504,20 @@ class DdlStatements(CompilerBase):
                 if not (setup_ck and not any(c.name == n for c in table.columns)):
                     self._drop_column(table, n, "set_unused_column", line)
         elif p.accept("RENAME"):
+            if p.accept("TO"):  # RENAME TO: in the setup only (after the start OLR would need the dictionary change)
+                new_name = p.ident()
+                if self.started:
+                    p.fail("ALTER TABLE RENAME TO after the start marker is not supported")
+                if new_name in self.tables:
+                    raise SqlError(f"ORA-00955: name {new_name} is already used by an existing object", RUNTIME, line)
+                del self.tables[table.name]
+                if self.schema is not None:  # the checkpoint describes the table under its new name
+                    renamed = self._from_schema(Table(self.owner, new_name, table.columns, table.primary_key), line)
+                    renamed.rows, renamed.unique, renamed.checks = table.rows, table.unique, table.checks
+                else:
+                    renamed, table.name = table, new_name
+                self.tables[new_name] = renamed
+                return
             p.expect("COLUMN")
             old = p.ident()
             p.expect("TO")

@@ -167,7 +167,12 @@ class DmlStatements(Queries):
         if p.tok.kind == "id" and p.tok.text != "SET":
             p.i += 1  # alias
         p.expect("SET")
-        sets = self._set_list(p, table, line)
+        if p.at("ROW") and p.peek().text == "=":  # SET ROW = record (PL/SQL): every column, by position
+            p.i += 2
+            record = p._concat()
+            sets = [(c.name, ("field_at", record, n, line)) for n, c in enumerate(table.columns)]
+        else:
+            sets = self._set_list(p, table, line)
         cond = self._where(p)
         changed = [self._update_row(table, key, row, sets, self._lookup(env, row, table), line)[1]
                    for key, row in self._matches(table, cond, env)]

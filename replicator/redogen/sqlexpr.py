@@ -612,6 +612,11 @@ def evaluate(node: Node, lookup: Lookup) -> Any:
         results = [compare("=", x, r[0], node[4]) for r in run(node[2])]
         r = True if True in results else (None if None in results else False)
         return _negate(r, node[3])
+    if tag == "field_at":  # field n of a record (UPDATE ... SET ROW = r)
+        rec = evaluate(node[1], lookup)
+        if not isinstance(rec, dict) or node[2] >= len(rec):
+            raise SqlError("ORA-00913: SET ROW needs a record with a field for every column", RUNTIME, node[3])
+        return list(rec.values())[node[2]]
     if tag == "field":
         rec = evaluate(node[1], lookup)
         if not isinstance(rec, dict) or node[2] not in rec:
@@ -1036,6 +1041,8 @@ _FIXED: Final[dict[str, tuple[int, int, Callable[[list[Any], int], Any]]]] = {
         rounding="ROUND_CEILING")))),
     "UPPER": (1, 1, lambda a, n: None if a[0] is None else to_text(a[0]).upper()),  # type: ignore[union-attr]
     "LOWER": (1, 1, lambda a, n: None if a[0] is None else to_text(a[0]).lower()),  # type: ignore[union-attr]
+    "LENGTHB": (1, 1, lambda a, n: None if a[0] is None else Decimal(len(
+        a[0] if isinstance(a[0], bytes) else convert_text(to_text(a[0]) or "", DB_CHARSET.get())))),
     "LENGTH": (1, 1, lambda a, n: None if a[0] is None else Decimal(len(to_text(a[0]) or ""))),
     "SUBSTR": (2, 3, _substr),
     "CONCAT": (2, 2, lambda a, n: _binary("||", a[0], a[1], n)),

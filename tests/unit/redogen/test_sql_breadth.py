@@ -898,3 +898,24 @@ INSERT INTO D VALUES (4, ADD_MONTHS(DATE '2024-03-15', -3));
 """)
     assert [e.values["D"] for e in sc.timeline if e.op == "insert"] == [
         "2024-02-29 00:00:00", "2025-02-28 10:30:00", "2023-02-28 00:00:00", "2023-12-15 00:00:00"]
+
+
+def test_set_row_lengthb_and_setup_rename() -> None:
+    sc = compile_sql("""
+CREATE TABLE OLD_T (id NUMBER PRIMARY KEY, name VARCHAR2(20), val NUMBER);
+INSERT INTO OLD_T VALUES (1, 'a', 1);
+ALTER TABLE OLD_T RENAME TO T;
+BEGIN DBMS_OUTPUT.PUT_LINE('FIXTURE_SCN_START'); END;
+/
+DECLARE
+  r T%ROWTYPE;
+BEGIN
+  SELECT * INTO r FROM T WHERE id = 1;
+  r.name := 'é';
+  r.val := LENGTHB(r.name) * 10 + LENGTH(r.name);
+  UPDATE T SET ROW = r WHERE id = 1;
+END;
+/
+""")
+    assert [t.name for t in sc.tables] == ["T"]
+    assert [(e.op, e.key, e.values) for e in sc.timeline][0] == ("update", {"ID": 1}, {"ID": 1, "NAME": "é", "VAL": 21})
