@@ -1019,6 +1019,21 @@ def _last_day(args: list[Any], line: int) -> Any:
     return OraTime(w.replace(day=calendar.monthrange(w.year, w.month)[1]), 0, None, "DATE")
 
 
+def _to_number_fmt(args: list[Any], line: int) -> Any:
+    """TO_NUMBER(text, format): the text without the format's group separators and currency
+    sign; a trailing ``-`` under ``MI`` or a sign under ``S`` gives the sign."""
+    text = (to_text(args[0]) or "").strip()
+    fmt = (to_text(args[1]) or "").upper()
+    if not re.fullmatch(r"(FM)?[S$]?[09,.GDL$]*(MI|S)?", fmt):
+        raise SqlError(f"TO_NUMBER format {fmt!r} is not supported (9 0 , . G D $ S MI FM)", EXPRESSION, line)
+    negative = False
+    if fmt.endswith(("MI", "S")) and text[-1:] in "+-" and text:
+        negative, text = text[-1] == "-", text[:-1]
+    text = text.replace(",", "").replace("$", "").strip()
+    value = to_number(text, line)
+    return -value if negative and value is not None else value  # type: ignore[operator]
+
+
 def _arity(name: str, args: list[Any], lo: int, hi: int, line: int) -> None:
     if not lo <= len(args) <= hi:
         raise SqlError(f"{name} takes {lo}{'' if lo == hi else f' to {hi}'} argument(s), got {len(args)}",
@@ -1071,7 +1086,7 @@ _FIXED: Final[dict[str, tuple[int, int, Callable[[list[Any], int], Any]]]] = {
     "UTL_RAW.CAST_TO_VARCHAR2": (1, 1, _cast_to_varchar2),
     "TO_CHAR": (1, 2, _to_char),
     "TO_NCHAR": (1, 1, lambda a, n: to_text(a[0])),
-    "TO_NUMBER": (1, 1, lambda a, n: to_number(a[0], n)),
+    "TO_NUMBER": (1, 2, lambda a, n: to_number(a[0], n) if len(a) == 1 or a[0] is None else _to_number_fmt(a, n)),
     "TO_BINARY_FLOAT": (1, 1, lambda a, n: None if a[0] is None else float(to_number(a[0], n))),  # type: ignore[arg-type]
     "TO_BINARY_DOUBLE": (1, 1, lambda a, n: None if a[0] is None else float(to_number(a[0], n))),  # type: ignore[arg-type]
     "TO_DATE": (1, 2, lambda a, n: None if a[0] is None else parse_datetime(

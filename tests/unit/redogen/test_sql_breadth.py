@@ -919,3 +919,13 @@ END;
 """)
     assert [t.name for t in sc.tables] == ["T"]
     assert [(e.op, e.key, e.values) for e in sc.timeline][0] == ("update", {"ID": 1}, {"ID": 1, "NAME": "é", "VAL": 21})
+
+
+def test_to_number_with_a_format() -> None:
+    got = timeline("""
+INSERT INTO T VALUES (1, 'a', TO_NUMBER('1,234.5', '9,999.9'));
+INSERT INTO T VALUES (2, 'b', TO_NUMBER('$12', '$99') + TO_NUMBER('7-', '9MI'));
+""")
+    assert [g[3]["VAL"] for g in got] == ["1234.5", 5]
+    with pytest.raises(Exception, match="format"):
+        compile_sql(TABLES + "INSERT INTO T VALUES (3, 'c', TO_NUMBER('1', 'XX'));\n", strict=True)
