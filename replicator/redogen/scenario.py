@@ -16,7 +16,8 @@ Timeline operations: ``insert``, ``update`` (``key`` finds the row, ``values`` s
 ``delete``, ``insert_many`` / ``delete_many`` (``rows``), ``commit``, ``rollback``,
 ``savepoint`` / ``rollback_to`` (``name``), ``switch`` (log switch) and ``sleep``.
 ``wait`` on any event advances the clock (seconds) before it happens. ``preload`` lists rows the
-tables hold before the redo starts (``{table: T1, values: {...}}``): no redo is written for them.
+tables hold before the redo starts (``{table: T1, values: {...}}``): no redo is written for them
+(a LOB value must fit in its row's locator: up to 3964 bytes, not DISABLE STORAGE IN ROW).
 
 DDL (:mod:`replicator.redogen.ddl`): ``create_table`` (``definition``: a table),
 ``drop_table``, ``add_column`` (``column: "EMAIL VARCHAR2(200)"``), ``drop_column`` /
