@@ -48,20 +48,13 @@ class DdlStatements(CompilerBase):
         checks: list[Node] = []
         while True:
             if p.at("CONSTRAINT", "PRIMARY", "UNIQUE", "CHECK", "FOREIGN"):
-                if p.accept("CONSTRAINT"):
-                    p.ident()
-                if p.accept("PRIMARY"):
-                    p.expect("KEY")
-                    pk = self._name_list(p)
-                elif p.accept("UNIQUE"):
-                    unique.append(self._name_list(p))
-                elif p.accept("CHECK"):
-                    checks.append(self._check(p))
-                else:
-                    p.expect("FOREIGN")
-                    p.expect("KEY")
-                    self._name_list(p)
-                    self._references(p)
+                kind, what = self._table_constraint(p)
+                if kind == "PRIMARY":
+                    pk = what
+                elif kind == "UNIQUE":
+                    unique.append(what)
+                elif kind == "CHECK":
+                    checks.append(what)
                 self._constraint_state(p)
             else:
                 col, is_pk = self._column_def(p, unique, checks)
@@ -220,6 +213,25 @@ class DdlStatements(CompilerBase):
         cond = p.expr()
         p.expect(")")
         return cond
+
+    def _table_constraint(self, p: Parser) -> tuple[str, Any]:
+        """An out-of-line constraint up to its state: ``[CONSTRAINT c] PRIMARY KEY (cols) |
+        UNIQUE (cols) | CHECK (cond) | FOREIGN KEY (cols) REFERENCES ...`` as (PRIMARY | UNIQUE
+        | CHECK | FOREIGN, the columns or the condition; None for a foreign key, not enforced)."""
+        if p.accept("CONSTRAINT"):
+            p.ident()
+        if p.accept("PRIMARY"):
+            p.expect("KEY")
+            return "PRIMARY", self._name_list(p)
+        if p.accept("UNIQUE"):
+            return "UNIQUE", self._name_list(p)
+        if p.accept("CHECK"):
+            return "CHECK", self._check(p)
+        p.expect("FOREIGN")
+        p.expect("KEY")
+        self._name_list(p)
+        self._references(p)
+        return "FOREIGN", None
 
     def _references(self, p: Parser) -> None:
         """``REFERENCES t [(cols)] [ON DELETE CASCADE | SET NULL]``: not enforced (the redo of a
@@ -591,11 +603,9 @@ class DdlStatements(CompilerBase):
         FOREIGN KEY ...``: enforced from then on, as in ``CREATE TABLE`` (the rows already there
         must satisfy a key: ORA-02437 / ORA-02299; a CHECK is not run on them). A schema
         checkpoint's primary key wins."""
-        if p.accept("CONSTRAINT"):
-            p.ident()
-        if p.accept("PRIMARY"):
-            p.expect("KEY")
-            cols = self._name_list(p)
+        kind, what = self._table_constraint(p)
+        if kind == "PRIMARY":
+            cols = what
             for n in cols:
                 table.column(n, line)
             if any(row.get(n) is None for row in table.rows.values() for n in cols):
@@ -614,21 +624,15 @@ class DdlStatements(CompilerBase):
             for c in table.columns:
                 if c.name in cols:
                     c.nullable = False
-        elif p.accept("UNIQUE"):
-            cols = self._name_list(p)
+        elif kind == "UNIQUE":
+            cols = what
             keys = [k for k in (tuple(_cmp_key(row.get(n)) for n in cols) for row in table.rows.values())
                     if k != (None,) * len(k)]
             if len(set(keys)) != len(keys):
                 raise SqlError("ORA-02299: cannot validate unique constraint - duplicate keys found", RUNTIME, line)
             table.unique.append(cols)
-        elif p.accept("CHECK"):
-            cond = self._check(p)
-            table.checks.append(cond)
-        else:
-            p.expect("FOREIGN")
-            p.expect("KEY")
-            self._name_list(p)
-            self._references(p)
+        elif kind == "CHECK":
+            table.checks.append(what)
         self._constraint_state(p)
         if self._session().active:
             self._commit()
