@@ -37,6 +37,7 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable
 
+from replicator.bench.proc_cpu import stat_cpu, stat_fields
 from replicator.errors import RuntimeFailure
 from replicator.redo.reader import RedoFile
 from replicator.redo.source import LOCAL, RedoSource
@@ -170,10 +171,7 @@ def _exit_cpu(proc: subprocess.Popen[Any]) -> tuple[float, float]:
     try:
         os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
         with open(f"/proc/{proc.pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
-        tick = os.sysconf("SC_CLK_TCK")
-        own = (int(fields[11]) + int(fields[12])) / tick
-        kids = (int(fields[13]) + int(fields[14])) / tick
+            own, kids = stat_cpu(stat_fields(f.read()))
         proc.wait()
         return own, kids
     except (AttributeError, OSError, IndexError, ValueError):

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from replicator.bench.proc_cpu import stat_cpu, stat_fields
 from replicator.spark.metrics import BatchMetrics, MetricsSink
 
 FORMAT = {"type": "json", "scn-type": 8, "timestamp-type": 8, "schema": 1, "rid": 1, "message": 2, "xid": 1}
@@ -91,7 +92,7 @@ def _tree() -> dict[int, list[tuple[int, str, list[str]]]]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue  # exited meanwhile
-        fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) "
+        fields = stat_fields(stat)
         children.setdefault(int(fields[1]), []).append((int(entry.name), stat[stat.index("(") + 1:stat.rindex(")")],
                                                         fields))
     return children
@@ -105,18 +106,18 @@ def component_cpu(exclude: set[int | None] | None = None) -> dict[str, float]:
     broker, the lag run's producer: they share the machine's cores but are not the job)."""
     own = os.times()
     out = {"driver": own.user + own.system, "jvm": 0.0, "workers": 0.0, "other": 0.0, "excluded": 0.0}
-    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
     children = _tree()
     todo = [(pid, "excluded" if exclude and pid in exclude else "java" if comm == "java" else "other", fields)
             for pid, comm, fields in children.get(os.getpid(), [])]
     while todo:
         pid, kind, fields = todo.pop()
+        own_cpu, reaped = stat_cpu(fields)
         if kind == "java":
-            out["jvm"] += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
-            out["workers"] += (int(fields[13]) + int(fields[14])) / tick  # reaped children
+            out["jvm"] += own_cpu
+            out["workers"] += reaped  # the JVM's reaped children: Python workers
             below = "workers"
         else:
-            out[kind] += sum(int(v) for v in fields[11:15]) / tick
+            out[kind] += own_cpu + reaped
             below = kind
         todo += [(p, below, f) for p, _, f in children.get(pid, [])]
     return out
