@@ -21,7 +21,7 @@ from replicator.redogen.ddl import DDL_OPS, Catalog
 from replicator.redogen.emit import Emitter, TxnRedo
 from replicator.redogen.encode import can_encode
 from replicator.redogen.ids import Xid
-from replicator.redogen.rows import Row, TableState
+from replicator.redogen.rows import TableState
 from replicator.redogen.scenario import Event, Scenario, SessionSpec
 from replicator.redogen.txnstate import Txn
 from replicator.redogen.undo import UndoSpace

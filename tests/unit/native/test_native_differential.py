@@ -7,9 +7,7 @@ both engines; messages, positions, counts, log lines and errors must all be equa
 
 from __future__ import annotations
 
-import json
 import random
-import shutil
 from pathlib import Path
 
 import pytest
