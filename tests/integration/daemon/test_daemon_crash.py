@@ -29,6 +29,16 @@ def _seed() -> random.Random:
     return random.Random(seed)
 
 
+def _crash_config(result) -> dict:
+    """The offline daemon config with the file buffer flushed every 64 KiB instead of 1 MiB: the
+    output then grows in steps small enough that a kill sent once it grew lands before its end
+    (with 1 MiB flushes each kill overshot by up to 1 MiB of the 4 MB stream, and after a few
+    kills one could only land at the end)."""
+    cfg = fast_offline_config(result)
+    cfg["target"][0]["writer"]["write-buffer-flush-size"] = 64 * 1024
+    return cfg
+
+
 def _generated(tmp_path: Path):
     sc = workloads.oltp(seed=11, target_bytes=6 << 20)
     sc.log_blocks = 2048
@@ -39,7 +49,7 @@ def _generated(tmp_path: Path):
 def test_sigkill_mid_stream_plain_file(tmp_path: Path) -> None:
     rng = _seed()
     result = _generated(tmp_path)
-    cfg = write_config(tmp_path, fast_offline_config(result), "offline.json")
+    cfg = write_config(tmp_path, _crash_config(result), "offline.json")
     expected = result.expected.read_bytes()
     output = result.output
 
@@ -73,7 +83,7 @@ def test_sigkill_mid_stream_with_rotation(tmp_path: Path) -> None:
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     limit = 256 * 1024
-    cfg_doc = fast_offline_config(result)
+    cfg_doc = _crash_config(result)
     cfg_doc["target"][0]["writer"].update({"output": str(out_dir / "cdc-%i.json"), "max-file-size": limit,
                                            "append": 1})
     cfg = write_config(tmp_path, cfg_doc, "offline.json")
