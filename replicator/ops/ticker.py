@@ -18,14 +18,17 @@ from typing import TextIO
 from replicator.ops.progress import format_duration, progress_wanted
 
 
+INTERVAL = 0.5  # seconds between redraws unless a Ticker is given its own
+
+
 class Ticker:
     """Redraws ``text(elapsed_seconds)`` every ``interval`` seconds from a background thread."""
 
     def __init__(self, text: Callable[[float], str], *, mode: str = "auto", stream: TextIO | None = None,
-                 interval: float = 0.5) -> None:
+                 interval: float | None = None) -> None:
         self.text = text
         self.stream = sys.stderr if stream is None else stream
-        self.interval = interval
+        self.interval = INTERVAL if interval is None else interval
         self.enabled = progress_wanted(mode, self.stream)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
