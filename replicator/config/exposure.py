@@ -1,14 +1,16 @@
 """Warnings about a config that exposes the change stream (``check-config``, writer start-up).
 
 A network or zeromq writer serves every row change of the database to whoever connects:
-listening beyond loopback without ``auth-token`` (network; ZeroMQ has none) is worth a
-warning, not an error (a firewall or a private network may make it safe).
+listening beyond loopback without ``auth-token`` is worth a warning, not an error (a
+firewall or a private network may make it safe). The writers warn again when they bind.
 """
 
 from __future__ import annotations
 
 import ipaddress
 from typing import Any
+
+from replicator.config.writer import zeromq_endpoint
 
 EXPOSURE_CODE = 60104
 
@@ -29,10 +31,8 @@ def listen_host(writer: Any) -> str | None:
     if writer.type == "network":
         return str(writer.host)
     if writer.type == "zeromq":
-        uri = str(writer.uri)
-        if not uri.startswith("tcp://"):
-            return None  # ipc:// and inproc:// are local
-        return uri[len("tcp://"):].rsplit(":", 1)[0]
+        scheme, host, _ = zeromq_endpoint(str(writer.uri))
+        return None if scheme == "ipc" else host  # ipc:// is local
     return None
 
 
@@ -44,7 +44,7 @@ def exposure_warnings(config: Any) -> list[str]:
         host = listen_host(writer)
         if host is None or is_loopback(host) or getattr(writer, "auth_token", None):
             continue
-        fix = "set writer.auth-token" if writer.type == "network" else "bind tcp://127.0.0.1 or use a tunnel"
+        fix = "set writer.auth-token" + (" and tls-cert" if writer.type == "network" else ", and use a tunnel")
         lines.append(f"WARN {EXPOSURE_CODE} target {target.alias}: the {writer.type} writer listens on {host}, "
                      f"beyond loopback, without authentication: anyone who reaches it reads every change ({fix})")
     return lines

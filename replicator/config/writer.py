@@ -23,9 +23,14 @@ WRITER_KEYS = frozenset({
     "append", "max-file-size", "max-message-mb", "new-line", "output", "poll-interval-us", "properties",
     "queue-size", "timestamp-format", "topic", "type", "uri", "write-buffer-flush-size",
     # Extensions (not OpenLogReplicator keys): Kafka topic per table and key by primary key;
-    # the network writer's shared-token authentication.
+    # the stream writers' shared-token authentication, the network writer's TLS.
     "topic-per-table", "key-by-pk", "auth-token", "tls-cert", "tls-key",
 })
+# Stream extensions and the writer types that read them. Another type refuses them (20003)
+# instead of ignoring them as OLR's own keys are: a token on a writer that cannot check it,
+# or TLS on ZeroMQ, would only look safe.
+STREAM_EXTENSIONS = {"auth-token": ("network", "zeromq"), "tls-cert": ("network",), "tls-key": ("network",)}
+MIN_TOKEN = 16  # characters of an auth-token: a guessable one protects nothing
 MAX_KAFKA_MESSAGE_MB = 953
 
 
@@ -42,6 +47,49 @@ class WriterConfig(OlrModel):
     def allowed_keys(cls) -> frozenset[str]:
         """All writer types share OLR's single list of writer keys."""
         return WRITER_KEYS
+
+    @model_validator(mode="before")
+    @classmethod
+    def _stream_extensions(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for key, owners in STREAM_EXTENSIONS.items():
+                if key in data and data.get("type") not in owners:
+                    raise olr_message(20003, f"'{key}' is read by the {' and '.join(owners)} writer only, not by "
+                                             f"type {data.get('type')}", key)
+        return data
+
+
+def _auth_token(value: Any) -> Any:
+    """``auth-token``: absent or null (no authentication), or a string of 16..256 characters."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise olr_error("not_string")
+    if not MIN_TOKEN <= len(value) <= 256 or len(value.encode()) > 256:
+        raise bad_value("auth-token", "<hidden>", f"{MIN_TOKEN} to 256 characters (a long random string, "
+                                                 "e.g. from `openssl rand -hex 24`)")
+    return value
+
+
+AuthToken = Annotated[str | None, BeforeValidator(_auth_token)]
+
+
+def zeromq_endpoint(uri: str) -> tuple[str, str, str]:
+    """``(scheme, host, port)`` of a zeromq ``uri``: ``tcp://HOST:PORT`` or ``("ipc", PATH, "")``.
+
+    ``HOST`` may be ``*`` (every interface) or ``[v6 address]``; ``PORT`` ``*`` (any free
+    one) or a number. Raises ValueError for anything else (the writer speaks ZMTP over TCP
+    and Unix sockets only).
+    """
+    if uri.startswith("ipc://") and uri[6:] and uri[6:] != "*":
+        return "ipc", uri[6:], ""
+    if uri.startswith("tcp://"):
+        host, sep, port = uri[6:].rpartition(":")
+        if host.startswith("[") and host.endswith("]"):
+            host = host[1:-1]
+        if sep and host and (port == "*" or (port.isdigit() and int(port) < 65536)):
+            return "tcp", host, port
+    raise ValueError(f"uri must be tcp://HOST:PORT (HOST may be *, PORT may be *) or ipc://PATH, not {uri!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,7 +240,7 @@ class NetworkWriterConfig(WriterConfig):
     type: Literal["network"]
     uri: Annotated[str, max_len(256)]
     # Extension: clients must send this token in their first frame (see writers/network.py).
-    auth_token: Annotated[str | None, max_len(256)] = None
+    auth_token: AuthToken = None
     # Extension: serve TLS with this certificate chain and key (PEM files).
     tls_cert: Annotated[str | None, max_len(4096)] = None
     tls_key: Annotated[str | None, max_len(4096)] = None
@@ -215,10 +263,20 @@ class NetworkWriterConfig(WriterConfig):
 
 
 class ZeroMQWriterConfig(WriterConfig):
-    """``type: zeromq`` (§4.3): a ZMQ_PAIR socket bound at ``uri``."""
+    """``type: zeromq`` (§4.3): a ZMQ_PAIR peer served at ``uri`` (``tcp://HOST:PORT`` or ``ipc://PATH``)."""
 
     type: Literal["zeromq"]
     uri: Annotated[str, max_len(256)]
+    # Extension: clients must send this token as their ZMTP PLAIN password (see writers/zeromq.py).
+    auth_token: AuthToken = None
+
+    @model_validator(mode="after")
+    def _endpoint(self) -> ZeroMQWriterConfig:
+        try:
+            zeromq_endpoint(self.uri)
+        except ValueError as exc:
+            raise olr_message(30008, str(exc), "uri") from None
+        return self
 
 
 class DiscardWriterConfig(WriterConfig):

@@ -52,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="do not print messages (measure only)")
     p.add_argument("--reconnect", action="store_true", help="reconnect after a lost connection")
     p.add_argument("--timeout", type=positive_float, default=10.0, help="seconds to wait for a reply")
-    p.add_argument("--token", default=None, help="the network writer's auth-token (or env REPLICATOR_TOKEN)")
+    p.add_argument("--token", default=None, help="the writer's auth-token (or env REPLICATOR_TOKEN)")
     p.add_argument("--tls-ca", default=None, metavar="PEM", help="network: connect with TLS, trusting this CA file")
     p.add_argument("--confirm-log", default=None, metavar="FILE",
                    help="append 'MESSAGES C_SCN C_IDX' to FILE after each CONFIRM sent (messages printed so far)")

@@ -57,6 +57,10 @@ def _validator_text(func: Callable[..., Any]) -> tuple[str, str]:
         return "string", "±HH:MM or a time zone alias"
     if name == "_bind_address":
         return "", '"host:port"'
+    if name == "_auth_token":
+        from replicator.config.writer import MIN_TOKEN
+
+        return "string or null", f"{MIN_TOKEN} to 256 characters"
     return "", ""
 
 

@@ -164,8 +164,10 @@ NOTES: dict[str, str] = {
     "writer.max-message-mb": "largest Kafka message, MB",
     "writer.topic": "Kafka topic",
     "writer.properties": "librdkafka properties (message.max.bytes is set from max-message-mb)",
-    "writer.uri": "host:port to listen on (network) or a ZeroMQ endpoint",
-    "writer.auth-token": "network: clients must send this shared token first (replicator client --token); extension",
+    "writer.uri": "host:port to listen on (network); tcp://HOST:PORT or ipc://PATH (zeromq: HOST and PORT may be *)",
+    "writer.auth-token": "network, zeromq: clients must present this shared secret (network: first frame; zeromq: "
+                         "ZMTP PLAIN password; replicator client --token); null or absent: no authentication; "
+                         "extension",
     "writer.tls-cert": "network: serve TLS with this PEM certificate chain (replicator client --tls-ca); extension",
     "writer.tls-key": "network: the PEM private key of tls-cert (if not in that file); extension",
     "writer.topic-per-table": "extension: topic per table, e.g. cdc.{owner}.{table}; other messages stay on topic",

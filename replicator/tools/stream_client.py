@@ -110,10 +110,11 @@ class ZmqChannel:
     libzmq reconnects a PAIR socket silently, so a restarted writer would never learn
     that this client is back (it waits for CONTINUE, the client waits for data). A socket
     monitor turns a lost connection into RuntimeFailure 10056, as EOF does on TCP, so the
-    client handshakes again.
+    client handshakes again. With ``token`` the ZMTP mechanism is PLAIN, the token its
+    password (the writer's ``auth-token``).
     """
 
-    def __init__(self, uri: str, timeout: float) -> None:
+    def __init__(self, uri: str, timeout: float, token: str | None = None) -> None:
         import zmq
 
         self._zmq = zmq
@@ -121,6 +122,9 @@ class ZmqChannel:
         self.context.setsockopt(zmq.LINGER, 0)  # the monitor socket too: term() never waits on them
         self.sock = self.context.socket(zmq.PAIR)
         self.sock.setsockopt(zmq.LINGER, 0)
+        if token:
+            self.sock.setsockopt(zmq.PLAIN_USERNAME, b"replicator")
+            self.sock.setsockopt(zmq.PLAIN_PASSWORD, token.encode())
         self.monitor = self.sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         try:
             self.sock.connect(uri)
@@ -173,15 +177,15 @@ class StreamClient:
         self.channel: Any = None
 
     def open(self) -> None:
-        """Connect the channel (and authenticate first when a token is given: network writer)."""
+        """Connect the channel; with a token, authenticate (network: first frame; zeromq: PLAIN)."""
         if self.kind == "network":
             self.channel = TcpChannel(self.uri, self.timeout, self.tls_ca)
-        else:
-            self.channel = ZmqChannel(self.uri, self.timeout)
-        if self.token:
-            from replicator.writers.stream import AUTH_PREFIX
+            if self.token:
+                from replicator.writers.stream import AUTH_PREFIX
 
-            self.channel.send(AUTH_PREFIX + self.token.encode())
+                self.channel.send(AUTH_PREFIX + self.token.encode())
+        else:
+            self.channel = ZmqChannel(self.uri, self.timeout, self.token)
 
     def close(self) -> None:
         """Disconnect (the server keeps what was not confirmed)."""

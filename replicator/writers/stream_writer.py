@@ -231,11 +231,10 @@ class StreamWriter(Writer):
             entries = self.queue.take_unsent(SEND_BATCH)
             if not entries:
                 return
-            for entry in entries:
-                data = entry.message.data
-                transport.send(data)
-                self.messages_sent += 1
-                self.bytes_sent += len(data)
+            frames = [entry.message.data for entry in entries]
+            transport.send_many(frames)
+            self.messages_sent += len(frames)
+            self.bytes_sent += sum(map(len, frames))
 
     def _reply(self, response: pb.RedoResponse) -> None:
         if self._transport is not None:

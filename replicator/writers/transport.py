@@ -1,9 +1,11 @@
-"""What a stream writer needs from its transport (TCP or ZeroMQ), and a thread wake-up.
+"""What a stream writer needs from its transport, the framing a transport speaks, a wake-up.
 
 A transport is driven by the writer's I/O thread only: :meth:`Transport.run_once` waits
 for socket events (at most ``timeout`` seconds) and reports them to the
 :class:`TransportEvents` the writer implements. Only :meth:`Transport.wakeup` may be
-called from another thread.
+called from another thread. Both stream writers use one listener
+(:mod:`replicator.writers.listener`); what differs is the :class:`Wire` of each
+connection: 4-byte length prefixes (network) or ZMTP (zeromq).
 """
 
 from __future__ import annotations
@@ -27,6 +29,39 @@ class TransportEvents(Protocol):
 
     def idle_allowed(self) -> bool:
         """True while a silent client is expected (streaming, or its start is booting)."""
+        ...
+
+
+class WireError(Exception):
+    """The client broke the wire protocol (or failed to authenticate): close its connection.
+
+    ``code`` and ``message`` are logged (WARN); ``farewell`` is sent first if it fits
+    (ZMTP's ERROR command).
+    """
+
+    def __init__(self, code: int, message: str, reason: str, farewell: bytes = b"") -> None:
+        super().__init__(message)
+        self.code, self.message, self.reason, self.farewell = code, message, reason, farewell
+
+
+class Wire(Protocol):
+    """Framing (and handshake) of one client connection; a new one per connection."""
+
+    def feed(self, data: bytes) -> list[bytes]:
+        """Take received bytes; return the request frames they complete (raises WireError)."""
+        ...
+
+    def take_output(self) -> bytes:
+        """Bytes the wire itself must send now (greeting, handshake, PONG): b"" if none."""
+        ...
+
+    def header(self, size: int) -> bytes:
+        """The prefix of an outgoing frame of ``size`` bytes."""
+        ...
+
+    @property
+    def partial(self) -> bool:
+        """True while an incomplete frame (or greeting) is buffered."""
         ...
 
 
@@ -55,6 +90,11 @@ class Transport(ABC):
     @abstractmethod
     def send(self, data: bytes) -> None:
         """Queue one frame for the current client (dropped if none is connected)."""
+
+    def send_many(self, frames: list[bytes]) -> None:
+        """Queue frames in order (the pump's batches). Default: one :meth:`send` each."""
+        for data in frames:
+            self.send(data)
 
     def flush_pending(self) -> None:
         """Push queued frames to the socket now (after each pump step). Default: nothing."""
