@@ -230,6 +230,7 @@ CATALOGUE: dict[int, str] = {
     60081: "stream writer: client dropped",
     60082: "stream writer: CONFIRM of a position never sent (ignored)",
     60084: "zeromq writer: a peer broke ZMTP (signature, version, mechanism, socket type, frame); closed",
+    60085: "stream writer: CONTINUE from a position never sent or confirmed (refused, nothing skipped)",
     60083: "writer: messages left unconfirmed at shutdown (sent again after a restart)",
     60240: "stream writer: a resumed client's position did not come again after a restart (re-sent)",
     60100: "file writer: the checkpoint's output file is not one of the configured output (output changed)",

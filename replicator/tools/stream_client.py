@@ -213,15 +213,21 @@ class StreamClient:
 
         ``position`` (c_scn, c_idx as printed) is where to continue; ``mode`` is the
         StreamClient start mode: ``now``, ``scn:N``, ``time:TS``, ``time_rel:S`` (each
-        with an optional ``,SEQ``), ``c:SCN,IDX`` or ``next``.
+        with an optional ``,SEQ``), ``c:SCN,IDX`` or ``next``. A READY server has nothing
+        to continue from (it lost or never had a confirmed position): it is started with
+        ``mode`` even when a position is given, so what the client had comes again
+        (``replicator client`` drops such repeats); ``c:``/``next`` cannot start one.
         """
         info = self.request(pb.INFO)
         if mode.startswith("c:") and position is None:
             scn, _, idx = mode[2:].partition(",")
             position = (int(scn), int(idx or 0))
-        if info.code == pb.READY and position is None:
+        if info.code == pb.READY:
+            if mode == "next" or mode.startswith("c:"):
+                raise RuntimeFailure(f"the writer has not started replication (READY): --start {mode} can only "
+                                     "continue a replicating writer; start it with now or scn:N", 10053)
             return self.request(pb.START, **_start_fields(mode))
-        if info.code in (pb.READY, pb.REPLICATE):
+        if info.code == pb.REPLICATE:
             if position is None:
                 return self.request(pb.CONTINUE)
             return self.request(pb.CONTINUE, c_scn=position[0], c_idx=position[1])

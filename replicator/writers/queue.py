@@ -9,8 +9,10 @@ applies backpressure.
 An entry leaves the front when it is
 
 * ``silent`` -- a checkpoint that is only confirmed, or a message at or below the
-  position a stream client resumed from (it already has it);
+  restored checkpoint position (``skip``: a writer checkpoint without a stream position);
 * ``done`` -- the sink's guarantee was reached (a Kafka delivery report);
+* confirmed by a stream client's CONTINUE naming exactly a message it was sent (or, after
+  a restart, the client's message when the replay produces it again: :meth:`ConfirmQueue.resume_at`);
 * covered by a stream client's CONFIRM: it was handed to the current client (it lies
   before ``cursor``) and lies up to the first sent message with exactly the confirmed
   position, or -- when no message has that position -- in the leading run of messages at
@@ -85,7 +87,8 @@ class ConfirmQueue:
         # the last message the client had that left the queue: unlike ``confirmed`` never a
         # silent checkpoint message, whose (LWN SCN, 0) may equal a transaction's position
         self.client_has: Position | None = confirmed
-        self.max_sent: Position | None = confirmed  # highest position a client was given
+        self.max_sent: Position | None = confirmed  # highest position a client was given (or claimed)
+        self.sent_total = 0  # entries ever handed to a client
         self.skip: Position | None = None  # resume position: entries up to it are silent
         self.hold: Position | None = None  # a resumed client's position the replay has not reached yet
         self.hold_since = 0.0
@@ -139,6 +142,7 @@ class ConfirmQueue:
                 entry.sent_at = now
                 taken.append(entry)
             if taken:
+                self.sent_total += len(taken)
                 for entry in taken:
                     self._note_sent(entry.position)
             return taken
@@ -176,31 +180,24 @@ class ConfirmQueue:
         return removed
 
     def resume_after(self, position: Position | None) -> None:
-        """A client CONTINUE: restart delivery at the front, skipping what it already has.
+        """A client CONTINUE: restart delivery at the front, dropping only what it provably has.
 
-        Only a leading run of entries at or below ``position`` is skipped (and so
-        confirmed); positions are not guaranteed to grow, so anything after the first
-        larger one is re-sent rather than risk dropping it. The skip also applies to
-        entries that arrive later until a larger position shows up.
+        A client has a queued message only if that message was handed to a client and the
+        client names exactly its position: everything up to the first such entry is then
+        dropped (confirmed without being sent again). Any other position drops nothing, and
+        the unconfirmed messages are sent again (duplicates, never a loss): positions are
+        neither unique nor growing (c_scn is a transaction's begin SCN), so "at or below
+        it" cannot tell what the client has, and a position it was never sent must not
+        confirm anything (issue 31). A pending :meth:`resume_at` hold ends.
         """
         with self._cond:
             self.cursor = 0
-            self.skip = position
+            self.hold = None
             if position is None:
                 return
-            self._note_sent(position)
-            limit = self._exact(position, len(self._entries))
-            if limit is not None:  # the client's own message is queued: drop through it, no further
+            limit = self._exact(position, len(self._entries), sent=True)
+            if limit is not None:
                 self._drop_through(limit)
-                self.skip = None
-            while self.skip is not None and self._entries:
-                head = self._entries[0]
-                if not head.silent and head.position > position:
-                    self.skip = None
-                    break
-                head.silent = True
-                self._pop()
-            self._release()
 
     def resume_at(self, position: Position) -> None:
         """A client CONTINUE after a restart, at a position this writer has not produced yet.
@@ -226,11 +223,6 @@ class ConfirmQueue:
                 return
             self.hold = position
             self.hold_since = time.monotonic()
-
-    def contains(self, position: Position) -> bool:
-        """Whether an entry to be sent at exactly ``position`` is queued."""
-        with self._cond:
-            return self._exact(position, len(self._entries)) is not None
 
     def rewind(self) -> None:
         """The client went away: everything still queued will be sent again."""
@@ -272,11 +264,12 @@ class ConfirmQueue:
                 self.skip = None
         self._entries.append(entry)
 
-    def _exact(self, position: Position, within: int) -> int | None:
-        """Index of the first of the first ``within`` entries at exactly ``position``."""
+    def _exact(self, position: Position, within: int, sent: bool = False) -> int | None:
+        """Index of the first of the first ``within`` entries at exactly ``position`` (``sent``:
+        among those handed to a client)."""
         for index in range(min(within, len(self._entries))):
             entry = self._entries[index]
-            if not entry.silent and entry.position == position:
+            if not entry.silent and entry.position == position and (entry.sent_at or not sent):
                 return index
         return None
 

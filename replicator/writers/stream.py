@@ -5,34 +5,43 @@ frames and, while streaming, sends every queued message (JSON text or a serializ
 ``RedoResponse`` with code PAYLOAD, whatever the format built) in order.
 
 Status READY -> STARTING -> REPLICATING as in OpenLogReplicator: replication starts when a
-client sends START (or CONTINUE with a position), or at once when a checkpoint position
-was restored. Requests:
+client sends START, or at once when a checkpoint position was restored. Requests:
 
 * INFO -> READY, STARTING, or REPLICATE with the first data SCN and the confirmed
   position. While streaming, INFO stops the stream (the client must CONTINUE again).
 * START -> REPLICATE once the application booted (``connect(boot=...)``), FAILED_START
-  if booting failed, ALREADY_STARTED / STARTING when not READY, INVALID_COMMAND without
-  a starting point.
-* CONTINUE -> REPLICATE: delivery restarts at the oldest unconfirmed message; messages
-  through the first queued one at exactly the client's position are confirmed without
-  being sent. After a restart (:meth:`StreamProtocol.restore`) the client may be ahead of
-  the checkpoint: the replay is held until its position comes again (see
-  :meth:`~replicator.writers.queue.ConfirmQueue.resume_at`). Positions are neither
-  growing nor unique (begin SCNs), so that can stop at an earlier message with the same
-  position; ``replicator client`` drops such re-sent frames itself.
+  if booting failed (the application refuses a position it cannot honour), ALREADY_STARTED
+  / STARTING when not READY, INVALID_COMMAND without a starting point.
+* CONTINUE (REPLICATING only) -> REPLICATE: delivery restarts at the oldest unconfirmed
+  message. The client's position (c_scn, c_idx) is checked against what this writer sent
+  and what was confirmed: the confirmed or restored position, or no position, resends
+  everything unconfirmed; the position of a queued message that was sent drops the
+  messages through it (the client has them); another position sent before drops nothing
+  (positions are neither growing nor unique, so "at or below it" cannot tell what the
+  client has: it gets duplicates, never a gap). Right after a restart
+  (:meth:`StreamProtocol.restore`), before anything was sent, the client may have more
+  than the checkpoint says (the previous run sent it): the replay is held until its
+  position comes again and only what precedes that very message is dropped
+  (:meth:`~replicator.writers.queue.ConfirmQueue.resume_at`; a position that never comes
+  holds for at most ``queue-size`` messages or 30 s, then everything is sent). Any other
+  position -- one never sent -- is refused with INVALID_COMMAND (WARN 60085) and skips
+  nothing.
 * CONFIRM (no reply) releases the sent messages up to the one at that position (or the
   leading run at or below it). A position beyond anything ever sent is refused with
-  INVALID_COMMAND and confirms nothing.
+  INVALID_COMMAND (WARN 60082) and confirms nothing.
 
 Deliberate differences from OpenLogReplicator (each an upstream bug or hazard): every
 c_idx a client sends or receives is the printed index (internal + 1), so echoing the
 c_idx of the last message processed releases exactly that message (OLR #325); INFO while
-STARTING answers STARTING instead of falling through to REPLICATE; CONTINUE while READY
-with a position starts replication from it instead of streaming nothing; CONTINUE without
-c_idx means index 0, not the writer's old index; CONFIRM never releases unsent messages,
-nor messages after the one it names whose (begin-SCN) position is lower (OLR #330).
+STARTING answers STARTING instead of falling through to REPLICATE; CONTINUE is validated
+(OLR takes any position and confirms every queued and later message at or below it, so
+one CONTINUE with c_scn 2^63 from any local process silently dropped the whole stream);
+CONTINUE while READY is refused (OLR answers REPLICATE and then streams nothing);
+CONTINUE without c_idx means index 0, not the writer's old index; CONFIRM never releases
+unsent messages, nor messages after the one it names whose (begin-SCN) position is lower
+(OLR #330).
 
-The network I/O runs on the writer's own thread (:mod:`replicator.writers.stream_io`);
+The network I/O runs on the writer's own thread (:mod:`replicator.writers.stream_writer`);
 this module holds the protocol state, which only that thread touches.
 """
 
@@ -56,28 +65,28 @@ READY, STARTING, REPLICATING = "ready", "starting", "replicating"
 
 @dataclass(frozen=True, slots=True)
 class StartRequest:
-    """Where a client asked replication to start.
+    """Where a client's START asked replication to start.
 
-    ``kind`` is ``scn`` (``scn`` set; NO_SCN means "now"), ``time`` (``tms``),
-    ``time_rel`` (``tm_rel`` seconds back) or ``continue`` (``position``: the internal
-    position the client already has; the app may resume from a checkpoint at or below
-    it, the writer drops what the client has). ``seq`` is the optional redo sequence.
+    ``kind`` is ``scn`` (``scn`` set; NO_SCN means "now"), ``time`` (``tms``) or
+    ``time_rel`` (``tm_rel`` seconds back). ``seq`` is the optional redo sequence.
     """
 
-    kind: Literal["scn", "time", "time_rel", "continue"]
+    kind: Literal["scn", "time", "time_rel"]
     scn: int | None = None
     tms: str | None = None
     tm_rel: int | None = None
     seq: int | None = None
-    position: Position | None = None
+
+    @property
+    def now(self) -> bool:
+        """START from "now" (StreamClient ``now``: scn 2^64-1)."""
+        return self.kind == "scn" and self.scn == NO_SCN
 
     @property
     def first_data_scn(self) -> int:
         """The SCN replication starts from when booting does not say otherwise."""
-        if self.kind == "scn" and self.scn is not None and self.scn != NO_SCN:
+        if self.kind == "scn" and self.scn is not None and not self.now:
             return self.scn
-        if self.kind == "continue" and self.position is not None:
-            return self.position[0]
         return 0
 
 
@@ -129,7 +138,8 @@ class StreamProtocol:
             return None
         if code == pb.START:
             return self._start(request, session)
-        return self._continue(request, session)
+        self._continue(request)
+        return None
 
     def _info(self) -> pb.RedoResponse:
         if self.status == READY:
@@ -166,34 +176,38 @@ class StreamProtocol:
             return None
         return self._begin_start(start, session)
 
-    def _continue(self, request: pb.RedoRequest, session: int) -> StartRequest | None:
+    def _continue(self, request: pb.RedoRequest) -> None:
         c_scn = request.c_scn if request.HasField("c_scn") else 0
         c_idx = request.c_idx if request.HasField("c_idx") else 0
         position = None if c_scn in (0, NO_SCN) else client_position(c_scn, c_idx)
         if self.status == STARTING:
             self._reply(pb.RedoResponse(code=pb.STARTING))
-            return None
+            return
         if self.status == READY:
-            if position is None:
-                log.warning(60032, "CONTINUE before replication started needs a c_scn position")
-                self._reply(pb.RedoResponse(code=pb.INVALID_COMMAND))
-                return None
-            log.info(f"client requested to continue from scn: {c_scn}, idx: {c_idx} (starting replication)")
-            return self._begin_start(StartRequest("continue", position=position), session)
-        # c_scn 0 means "after the writer's own confirmed position": everything still queued
-        # is unconfirmed, so nothing is skipped (same as NO_SCN).
+            named = "" if position is None else f" from scn: {c_scn}, idx: {c_idx}"
+            log.warning(60085 if position else 60032, f"client requested to continue{named}, but replication has "
+                                                      "not started (nothing was sent or confirmed): it must START")
+            self._reply(pb.RedoResponse(code=pb.INVALID_COMMAND))
+            return
         log.info(f"client requested scn: {c_scn}, idx: {c_idx}")
-        if position is None or position in (self.restored, self.queue.client_has):
-            self.queue.resume_after(None)  # the client has exactly what left the queue: send the rest
-        elif self.queue.contains(position) or self.restored is None:
-            self.queue.resume_after(position)
+        queue = self.queue
+        if position is None or position in (self.restored, queue.client_has):
+            queue.resume_after(None)  # the client has exactly what left the queue: send the rest
+        elif self.restored is not None and queue.sent_total == 0:
+            # Right after a restart the client may hold more than the checkpoint says (and, as
+            # positions do not grow, name a lower one): only its message itself can tell.
+            queue.resume_at(position)
+        elif queue.max_sent is not None and position <= queue.max_sent:
+            queue.resume_after(position)  # through its message if queued and sent, else nothing dropped
         else:
-            # After a restart the client may be ahead of the checkpoint: its message comes again.
-            self.queue.resume_at(position)
+            highest = "nothing" if queue.max_sent is None else f"scn: {queue.max_sent[0]}, idx: {queue.max_sent[1] + 1}"
+            log.warning(60085, f"client requested to continue from scn: {c_scn}, idx: {c_idx}, which was never sent "
+                               f"(highest sent: {highest}); refused, nothing skipped")
+            self._reply(pb.RedoResponse(code=pb.INVALID_COMMAND))
+            return
         self._reply(self._positioned(pb.REPLICATE))
         self.streaming = True
         log.info("streaming to client")
-        return None
 
     def _begin_start(self, start: StartRequest, session: int) -> StartRequest:
         self.status = STARTING
@@ -232,8 +246,6 @@ class StreamProtocol:
             return
         self.status = REPLICATING
         self.first_data_scn = first_data_scn
-        if start.kind == "continue":
-            self.queue.resume_after(start.position)
         if same_client:
             self._reply(self._positioned(pb.REPLICATE))
             self.queue.rewind()

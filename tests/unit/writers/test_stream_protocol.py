@@ -85,13 +85,46 @@ def test_confirm_of_a_position_never_sent_is_refused() -> None:
     assert h.request(pb.CONFIRM, c_scn=10, c_idx=1) is None and h.confirmed() == [(10, 0)]
 
 
-def test_continue_when_ready_starts_from_the_position() -> None:
+def test_continue_when_ready_is_refused() -> None:
+    """Nothing was sent or confirmed: no position can be continued from (OLR answers REPLICATE
+    and streams nothing; a former version started replication skipping everything at or below it)."""
     h = Harness()
     assert h.request(pb.CONTINUE).code == pb.INVALID_COMMAND
-    reply = h.request(pb.CONTINUE, c_scn=50, c_idx=2)
-    assert reply.code == pb.REPLICATE and h.protocol.status == REPLICATING
-    h.queue.put_many([Entry(msg(b"x", 50, i)) for i in range(3)])
-    assert h.confirmed() == [(50, 0), (50, 1)]  # the client has them
+    assert h.request(pb.CONTINUE, c_scn=1 << 63, c_idx=5).code == pb.INVALID_COMMAND
+    assert h.protocol.status == READY and not h.protocol.streaming
+
+
+def test_continue_from_a_position_never_sent_is_refused_and_skips_nothing() -> None:
+    """Issue 31: one CONTINUE (c_scn 2^63) from any process confirmed every queued and later message."""
+    h = Harness()
+    h.request(pb.START, scn=10)
+    h.queue.put_many([Entry(msg(b"x", 10, 0)), Entry(msg(b"x", 10, 1)), Entry(msg(b"x", 9, 0))])
+    h.queue.take_unsent(2)
+    h.request(pb.INFO)
+    for c_scn, c_idx in [(1 << 63, 5), (10, 3), (11, 1)]:  # beyond the highest sent, printed (10, 2)
+        assert h.request(pb.CONTINUE, c_scn=c_scn, c_idx=c_idx).code == pb.INVALID_COMMAND
+        assert not h.protocol.streaming
+    h.queue.put(Entry(msg(b"x", 12, 0)))
+    assert h.confirmed() == [] and len(h.queue) == 4
+    assert h.request(pb.CONTINUE, c_scn=9, c_idx=1).code == pb.REPLICATE  # queued, never sent: nothing dropped
+    assert h.confirmed() == []
+    assert [e.position for e in h.queue.take_unsent(9)] == [(10, 0), (10, 1), (9, 0), (12, 0)]
+
+
+def test_continue_after_a_restart_is_held_for_only_until_something_was_sent() -> None:
+    h = Harness()
+    h.protocol.restore((30, 1), 25, skip=False)
+    assert h.request(pb.CONTINUE, c_scn=20, c_idx=1).code == pb.REPLICATE  # the previous run sent it
+    assert h.queue.hold == (20, 0)  # lower than the checkpoint (a begin SCN), yet maybe the client's
+    h.request(pb.INFO)
+    assert h.request(pb.CONTINUE, c_scn=40, c_idx=1).code == pb.REPLICATE
+    assert h.queue.hold == (40, 0)
+    h.queue.put_many([Entry(msg(b"x", 35, 0)), Entry(msg(b"x", 40, 0)), Entry(msg(b"x", 41, 0))])
+    assert h.confirmed() == [(35, 0), (40, 0)]  # the replay reached it: the client has these
+    h.queue.take_unsent(1)
+    h.request(pb.INFO)
+    assert h.request(pb.CONTINUE, c_scn=50, c_idx=1).code == pb.INVALID_COMMAND  # sent since: must be known
+    assert h.request(pb.CONTINUE, c_scn=41, c_idx=1).code == pb.REPLICATE
 
 
 def test_garbage_oversize_and_unknown_codes() -> None:

@@ -54,7 +54,7 @@ def test_confirm_covers_only_sent_entries() -> None:
     assert queue.cursor == 0 and len(queue) == 2
 
 
-def test_resume_after_skips_a_leading_run_and_later_arrivals() -> None:
+def test_resume_after_drops_only_through_the_sent_message_it_names() -> None:
     queue = ConfirmQueue(10)
     for i in range(3):
         queue.put(Entry(msg(b"x", 7, i)))
@@ -62,21 +62,22 @@ def test_resume_after_skips_a_leading_run_and_later_arrivals() -> None:
     queue.resume_after((7, 0))
     assert _positions(queue) == [(7, 0)]
     assert queue.cursor == 0 and [e.position for e in queue.take_unsent(5)] == [(7, 1), (7, 2)]
-    # A client ahead of everything queued: later messages it has are skipped on arrival.
-    queue = ConfirmQueue(10)
-    queue.resume_after((9, 4))
-    queue.put_many([Entry(msg(b"x", 9, i)) for i in range(6)])
-    assert _positions(queue) == [(9, i) for i in range(5)]
-    assert [e.position for e in queue.take_unsent(5)] == [(9, 5)]
+    # A position above everything queued (issue 31: c_scn 2^63) drops nothing, now or later.
+    queue.resume_after((1 << 63, 4))
+    queue.put_many([Entry(msg(b"x", 9, i)) for i in range(2)])
+    assert _positions(queue) == []
+    assert [e.position for e in queue.take_unsent(5)] == [(7, 1), (7, 2), (9, 0), (9, 1)]
 
 
-def test_resume_stops_skipping_at_the_first_larger_position() -> None:
+def test_resume_after_a_position_queued_but_never_sent_drops_nothing() -> None:
     queue = ConfirmQueue(10)
     for scn in (10, 30, 20):  # positions need not grow (begin SCN order)
         queue.put(Entry(msg(b"x", scn, 0)))
-    queue.resume_after((25, 0))
-    assert _positions(queue) == [(10, 0)]
-    assert [e.position for e in queue.take_unsent(5)] == [(30, 0), (20, 0)]  # 20 is re-sent, not lost
+    queue.take_unsent(1)
+    queue.resume_after((30, 0))  # queued, but no client was ever given it
+    queue.resume_after((25, 0))  # not queued at all: "at or below" cannot tell what the client has
+    assert _positions(queue) == []
+    assert [e.position for e in queue.take_unsent(5)] == [(10, 0), (30, 0), (20, 0)]  # all again, none lost
 
 
 def test_rewind_sends_everything_unconfirmed_again() -> None:
