@@ -128,6 +128,7 @@ CATALOGUE: dict[int, str] = {
     10073: "metrics: cannot listen on the metrics.bind address",
     10091: "stream writer: no client requested replication (START/CONTINUE) in time",
     10092: "Kafka: message too large for the producer or broker (names the transaction)",
+    10093: "stream writer: a client's START the daemon cannot honour (FAILED_START; the client may START again)",
     10100: "file writer: output file shorter than (or missing at) the position the checkpoint confirmed",
     10101: "batch run: the writer did not deliver every message (e.g. Kafka unreachable)",
     10102: "state directory: nothing could be saved for too long (disk full?)",

@@ -89,11 +89,15 @@ class Daemon:
 
             self.online_db = open_database(self.source.reader)
         self._last_publish = 0.0
+        self.writer: Any = None
+        self._start_scn: int | None = None  # a stream client's START SCN the engine is built for (None: config)
+        self._rebuild = False  # the engine's redo source was closed for a START that then failed
 
     # ----------------------------------------------------------------- setup
-    def _restart_point(self) -> tuple[SchemaCheckpoint, Confirmed | None]:
+    def _restart_point(self, start_scn: int | None = None) -> tuple[SchemaCheckpoint, Confirmed | None]:
         confirmed = self.manager.load_confirmed()
-        start_scn = self.source.reader.start_scn or 0
+        if start_scn is None:
+            start_scn = self.source.reader.start_scn or 0
         # A zero position (saved at a first start) confirms nothing: choose as on a first start.
         chosen = confirmed if confirmed is not None and confirmed.pos != POSITION_ZERO else None
         cp = self.manager.restart_checkpoint(chosen, chosen.scn if chosen else start_scn)
@@ -106,12 +110,14 @@ class Daemon:
                                  f"{self.config.state.path} (offline mode needs one)", 10040)
         return cp, confirmed
 
-    def _build(self) -> tuple[Engine, int, int]:
+    def _build(self, start_scn: int | None = None) -> tuple[Engine, int, int]:
+        """The engine, starting sequence and offset (``start_scn``: a stream client's START SCN
+        instead of ``reader.start-scn``; the writer already made is kept)."""
         from replicator.formats.registry import create_format
         from replicator.runner.assembly import source_facts
         from replicator.writers.base import create_writer
 
-        cp, confirmed = self._restart_point()
+        cp, confirmed = self._restart_point(start_scn)
         start_output = None
         if confirmed is not None and confirmed.pos == POSITION_ZERO:  # saved at start, nothing confirmed since
             start_output, confirmed = confirmed.output, None
@@ -120,6 +126,8 @@ class Daemon:
         parser_opts, fmt_opts, archive_format, self.dictionary = source_facts(self.config, self.source, cp)
         if confirmed is not None:
             parser_opts = replace(parser_opts, first_data_scn=0)
+        elif start_scn is not None:
+            parser_opts = replace(parser_opts, first_data_scn=start_scn)
         elif self.online_db is not None and not parser_opts.first_data_scn:
             parser_opts = replace(parser_opts, first_data_scn=cp.scn)  # commits up to the start SCN are in the schema
         parser = Parser(parser_opts, lambda t: None, None, pool=self.pool)
@@ -147,10 +155,10 @@ class Daemon:
                                   bool(src.flags & 0x1))
         locator.verify_checksum = settings.verify_checksum
         follower = RedoFollower(locator, settings, self.stop_event)
-        engine_ref: list[Engine] = []
         writer_cfg = self.config.target[0].writer
         extra = {"database": self.source.name} if writer_cfg.type in STREAM_WRITERS else {}
-        writer = create_writer(writer_cfg, lambda scn, idx: engine_ref[0].confirmations.confirm(scn, idx), **extra)
+        writer = self.writer if self.writer is not None else create_writer(
+            writer_cfg, lambda scn, idx: self.engine.confirmations.confirm(scn, idx), **extra)
         if getattr(writer, "output_position", None) is None:  # a file writer's position must match a flushed size
             writer.persist_confirmed = self._persist_confirmed
         if confirmed is not None and writer_cfg.type in STREAM_WRITERS:
@@ -185,7 +193,6 @@ class Daemon:
                             on_file_end=self._on_file_end)
             if not self.source.debug.stop_transactions:  # else every LWN checkpoint counts transactions
                 engine.checkpoint_manager = self.manager
-        engine_ref.append(engine)
         if self.metrics is not None:  # before attach: the native committer counts into it too
             engine.tally = Tally(self.config.metrics.tag_names or "none")
         if native:
@@ -207,9 +214,11 @@ class Daemon:
                 log.warning(60101, f"output {existing[-1]} already holds messages, but the confirmed position "
                                    f"({self.manager.position_path.name}) does not say how much of it: messages "
                                    f"after the position are appended after them (duplicates if they were written)")
+        self._locator = locator
         seq, offset = cp.restart_position
-        if seq == 0:
-            seq = self._first_sequence(locator, parser_opts.first_data_scn)
+        if seq == 0:  # a client's START reads from the log of the schema (the transactions open at N)
+            seq = self._first_sequence(locator, cp.scn if start_scn is not None else parser_opts.first_data_scn)
+        self._start_at = (seq, offset)
         return engine, seq, offset
 
     @staticmethod
@@ -218,18 +227,24 @@ class Daemon:
             return []
         return [os.path.join(cp.db_recovery_file_dest, cp.context, "archivelog")]
 
-    def _first_sequence(self, locator: LogLocator, scn: int) -> int:
-        """The lowest sequence on disk that holds ``scn`` (or the lowest one at all)."""
-        candidates: list[tuple[int, int, int]] = []
+    @staticmethod
+    def _log_spans(locator: LogLocator) -> list[tuple[int, int, int]]:
+        """(sequence, first SCN, next SCN) of every redo log on disk (online groups, archives)."""
+        spans: list[tuple[int, int, int]] = []
         for members in locator.online_groups:
             for m in members:
                 h = read_header(locator.map_path(m), locator.source)
                 if h is not None and h.sequence and (not locator.thread or h.thread == locator.thread):
-                    candidates.append((h.sequence, h.first_scn, h.next_scn))
+                    spans.append((h.sequence, h.first_scn, h.next_scn))
         for _, path in locator.archive_files():
             h = read_header(path, locator.source)
             if h is not None:
-                candidates.append((h.sequence, h.first_scn, h.next_scn))
+                spans.append((h.sequence, h.first_scn, h.next_scn))
+        return spans
+
+    def _first_sequence(self, locator: LogLocator, scn: int) -> int:
+        """The lowest sequence on disk that holds ``scn`` (or the lowest one at all)."""
+        candidates = self._log_spans(locator)
         if not candidates:
             raise RuntimeFailure("no redo log found in the online groups or archive directories", 10009)
         holding = [c[0] for c in candidates if c[1] <= scn < c[2]]
@@ -459,12 +474,34 @@ class Daemon:
         log.info("waiting for a client to START or CONTINUE the stream")
         while not self.stop_event.is_set():
             try:
-                await asyncio.to_thread(self.writer.connect, None, 1.0)
+                await asyncio.to_thread(self.writer.connect, self._client_start, 1.0)
                 return True
             except RuntimeFailure as e:
                 if e.code != 10091:  # 10091: no client asked yet
                     raise
         return False
+
+    def _client_start(self, start: Any) -> int:
+        """A stream client's START (the writer's boot; an error is its FAILED_START): honour its
+        position as OpenLogReplicator does, or refuse it (:mod:`replicator.runner.client_start`)."""
+        from replicator.runner.client_start import check_within_redo, requested_scn
+
+        scn = requested_scn(start, online=self.online_db is not None, configured=self.source.reader.start_scn or 0)
+        if scn != self._start_scn or self._rebuild:
+            if scn is not None:
+                check_within_redo(scn, [span[2] for span in self._log_spans(self._locator)])
+            self._rebuild = True
+            self.redo_source.close()
+            try:
+                self._build(scn)
+            except RuntimeFailure as exc:
+                if exc.code == 10040 and scn is not None:
+                    raise RuntimeFailure(f"START at scn {scn}: no schema checkpoint of {self.source.name} at or "
+                                         f"below it in {self.config.state.path}", 10040) from exc
+                raise
+            self._start_scn, self._rebuild = scn, False
+            log.info(f"client START: replicating from scn {scn if scn is not None else 'as configured'}")
+        return self.engine.parser.opt.first_data_scn or self.base_checkpoint.scn
 
     async def main(self) -> None:
         """Run until stopped; errors from the reader thread are re-raised here."""
@@ -489,6 +526,7 @@ class Daemon:
         if not await self._connect_writer():
             self.writer.close()
             return
+        engine, (seq, offset) = self.engine, self._start_at  # a client's START may have rebuilt them
         if self._fresh_start:
             self._save_start_position()
         if self.metrics is not None:
