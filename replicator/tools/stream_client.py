@@ -151,7 +151,7 @@ class ZmqChannel:
         if ready.get(self.sock):
             return bytes(self.sock.recv())
         if ready.get(self.monitor):
-            raise RuntimeFailure("connection to the ZeroMQ writer lost (writer restarted?)", 10056)
+            raise RuntimeFailure("connection to the ZeroMQ writer lost (it restarted, or serves another client)", 10056)
         return None
 
     def close(self) -> None:

@@ -86,6 +86,16 @@ def error_command(reason: str) -> bytes:
     return command(b"ERROR", bytes((len(text),)) + text)
 
 
+def _shown(raw: bytes) -> str:
+    """Bytes from the peer as printable text for a log line (escaped, never a line break)."""
+    return repr(bytes(raw))[2:-1]
+
+
+def _reason(data: bytes) -> str:
+    """The reason text of an ERROR command's data."""
+    return _shown(data[1:1 + data[0]]) if data else ""
+
+
 def _violation(what: str) -> WireError:
     return WireError(PROTOCOL_CODE, f"ZMTP: {what}", "ZMTP protocol error", error_command(what))
 
@@ -156,7 +166,7 @@ class ZmtpServer:
             if self._token is not None and mechanism == b"NULL":
                 raise WireError(AUTH_CODE, "did not authenticate (no auth-token: ZMTP mechanism NULL, the "
                                            "writer expects PLAIN)", "authentication failed")
-            raise _violation(f"security mechanism {mechanism.decode(errors='replace')} (the writer speaks "
+            raise _violation(f"security mechanism {_shown(mechanism)} (the writer speaks "
                              f"{self._mechanism.decode()})")
         self._state = _HANDSHAKE
         if self._token is None:
@@ -168,10 +178,10 @@ class ZmtpServer:
             raise _violation("a message before the handshake ended")
         name, data = _split(body)
         if name == b"ERROR":
-            raise _violation(f"peer sent ERROR: {data[1:1 + data[0]].decode(errors='replace') if data else ''}")
+            raise _violation(f"peer sent ERROR: {_reason(data)}")
         if self._state == _HANDSHAKE and self._token is not None:
             if name != b"HELLO":
-                raise _violation(f"{name.decode(errors='replace')} instead of HELLO")
+                raise _violation(f"{_shown(name)} instead of HELLO")
             user_size = data[0] if data else 0
             at = 1 + user_size
             password = data[at + 1:at + 1 + data[at]] if len(data) > at else b""
@@ -183,10 +193,10 @@ class ZmtpServer:
             return
         expected = b"INITIATE" if self._token is not None else b"READY"
         if name != expected:
-            raise _violation(f"{name.decode(errors='replace')} instead of {expected.decode()}")
+            raise _violation(f"{_shown(name)} instead of {expected.decode()}")
         kind = parse_properties(data).get(b"socket-type", b"")
         if kind != b"PAIR":
-            raise _violation(f"socket type {kind.decode(errors='replace') or 'missing'} (the writer is a PAIR "
+            raise _violation(f"socket type {_shown(kind) or 'missing'} (the writer is a PAIR "
                              "socket: connect a PAIR socket)")
         if self._token is not None:
             self._out += command(b"READY", properties({b"Socket-Type": b"PAIR"}))
@@ -197,7 +207,7 @@ class ZmtpServer:
         if name == b"PING":  # ZMTP 3.1 heartbeat: TTL (2 bytes), then a context to echo
             self._out += command(b"PONG", data[2:18])
         elif name == b"ERROR":
-            raise _violation(f"peer sent ERROR: {data[1:1 + data[0]].decode(errors='replace') if data else ''}")
+            raise _violation(f"peer sent ERROR: {_reason(data)}")
         # PONG and commands a PAIR peer has no use for are ignored
 
     def _frames(self) -> Iterator[tuple[int, bytes]]:
