@@ -8,7 +8,6 @@ cleanly on SIGTERM/SIGINT (a second signal exits at once).
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import os
 import signal
 import threading
@@ -28,25 +27,12 @@ from replicator.redo.parser import Parser
 from replicator.redo.sources import open_source
 from replicator.runner.checkpoint import POSITION_ZERO, CheckpointManager, Confirmed
 from replicator.runner.engine import Engine
+from replicator.runner.lock import lock_config
 from replicator.schema.document import SchemaCheckpoint
 from replicator.txn.pool import MemoryPool
 
 POLL_SAVE_S = 0.25  # the confirmed position is saved at most this often (and at every stop)
 STREAM_WRITERS = ("network", "zeromq")  # writers that wait for a client (OLR stream protocol)
-
-
-def lock_config(path: str) -> int:
-    """Hold an exclusive lock on the config file for the life of the process (10002)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError as e:
-        raise RuntimeFailure(f"file: {path} - open for read returned: {e.strerror}", 10001) from e
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as e:
-        os.close(fd)
-        raise RuntimeFailure(f"file: {path} - is locked by another process (another instance running?)", 10002) from e
-    return fd
 
 
 class Daemon:
