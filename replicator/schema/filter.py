@@ -19,6 +19,7 @@ letters in Python (Oracle names rarely contain them).
 
 from __future__ import annotations
 
+import difflib
 import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -65,6 +66,18 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
         return re.compile(pattern)
     except re.error as exc:
         raise ConfigError(f"invalid regular expression {pattern!r}: {exc}", 30001) from exc
+
+
+def check_patterns(rules: Sequence[TableRule]) -> None:
+    """Compile every owner/table pattern of the configured rules; a bad one is 30001, named by its key."""
+    for i, rule in enumerate(rules):
+        for key in ("owner", "table"):
+            pattern = getattr(rule, key)
+            try:
+                compile_pattern(pattern)
+            except ConfigError as exc:
+                raise ConfigError(f"source[0].filter.table[{i}].{key}: {exc.message} (a regular expression matched "
+                                  f"against the whole name; escape a literal $ as \\$)", 30001) from None
 
 
 def parse_tag(tag: str | None, separator: str = ",") -> tuple[str, list[str]]:
@@ -178,16 +191,79 @@ def configured_users(rules: Iterable[TableRule], debug_owner: str | None = None,
 
 
 def check_users(checkpoint_users: Iterable[str], rules: Iterable[TableRule],
-                debug_owner: str | None = None, flags: int = 0) -> None:
+                debug_owner: str | None = None, flags: int = 0, checkpoint: str = "the schema checkpoint") -> None:
     """Require the configured owner set to equal the checkpoint's ``users`` (DataError 20007).
 
-    Skipped in adaptive schema mode (flag 0x4), as in OLR.
+    Skipped in adaptive schema mode (flag 0x4), as in OLR. The message starts as OLR's does
+    ("X is missing" / "X is redundant") and goes on to say what to do: it names the
+    ``checkpoint`` file, the owners it was made for, the case rule and the nearest owner.
     """
     if flags & FLAG_ADAPTIVE_SCHEMA:
         return
     stored = set(checkpoint_users)
     wanted = configured_users(rules, debug_owner, flags)
+    held = ", ".join(sorted(stored)) or "no owner"
+    problems, meant = [], set()
     for user in sorted(wanted - stored):
-        raise DataError(f"{user} is missing", 20007)
-    for user in sorted(stored - wanted):
-        raise DataError(f"{user} is redundant", 20007)
+        guess = nearest(user, stored - wanted)
+        text = f"{user} is missing from {checkpoint}, made for owner(s) {held}"
+        if guess is None:
+            text += f": the owners in source[0].filter.table must be those the checkpoint was made for; to " \
+                    f"replicate {user}, write a schema checkpoint that includes it"
+        else:
+            meant.add(guess)
+            case = " (names are case-sensitive: Oracle keeps unquoted names in capitals)" \
+                if guess.casefold() == user.casefold() else ""
+            text += f": did you mean {guess!r}{case}?"
+        problems.append(text)
+    redundant = sorted(stored - wanted - meant)
+    if redundant:
+        names = ", ".join(redundant)
+        example = ", ".join(f'{{"owner": "{user}", "table": ".*"}}' for user in redundant[:2])
+        problems.append(
+            f"{names} {'is' if len(redundant) == 1 else 'are'} redundant: {checkpoint} was made for owner(s) {held}, "
+            f"and no source[0].filter.table rule names {names}"
+            + (" (the config has no filter rules)" if not wanted else "")
+            + f"; add {example} to filter.table, or write a schema checkpoint for exactly the owners you replicate")
+    if problems:
+        raise DataError("; ".join(problems), 20007)
+
+
+def nearest(name: str, candidates: Iterable[str]) -> str | None:
+    """The candidate closest to ``name`` ("did you mean"): same letters in another case first."""
+    pool = sorted(set(candidates))
+    same_case = [c for c in pool if c.casefold() == name.casefold()]
+    if same_case:
+        return same_case[0]
+    folded = {c.casefold(): c for c in pool}
+    close = difflib.get_close_matches(name.casefold(), list(folded), n=1, cutoff=0.6)
+    return folded[close[0]] if close else None
+
+
+def unmatched_rules(dictionary: Dictionary, rules: Sequence[TableRule]) -> list[str]:
+    """One line per ``filter.table`` rule that selects no table of ``dictionary`` (WARN 60110).
+
+    A run with such a rule replicates nothing for it and would end with "0 messages" and no
+    word why; the line names the rule, the nearest table it might have meant, and the case rule.
+    """
+    tables = []
+    for row in dictionary.tables():
+        owner = dictionary.user_name(row["owner"])
+        if owner is not None and dictionary.skip_reason(row["obj"]) is None:
+            tables.append((owner, row["name"]))
+    lines = []
+    for i, rule in enumerate(rules):
+        owner_re, table_re = compile_pattern(rule.owner), compile_pattern(rule.table)
+        of_owner = [name for owner, name in tables if owner_re.fullmatch(owner)]
+        if any(table_re.fullmatch(name) for name in of_owner):
+            continue
+        where = f'source[0].filter.table[{i}] {{"owner": "{rule.owner}", "table": "{rule.table}"}}'
+        if not of_owner:
+            guess = nearest(rule.owner, {owner for owner, _ in tables})
+            hint = f"no table of the schema checkpoint has an owner matching {rule.owner!r}"
+        else:
+            guess = nearest(rule.table, of_owner)
+            hint = f"no table of owner {rule.owner!r} matches {rule.table!r}"
+        lines.append(f"{where} selects no table: {hint} (patterns are case-sensitive regular expressions, matched "
+                     f"against the whole name)" + (f"; did you mean {guess!r}?" if guess else ""))
+    return lines

@@ -10,7 +10,8 @@ from replicator.errors import ConfigError, DataError
 from replicator.events import Table
 from replicator.schema.dictionary import Dictionary
 from replicator.schema.filter import (
-    SYSTEM_RULES, TableRule, build_table_map, check_users, configured_users, parse_tag,
+    SYSTEM_RULES, TableRule, build_table_map, check_patterns, check_users, configured_users, nearest, parse_tag,
+    unmatched_rules,
 )
 from replicator.schema.store import parse_schema_checkpoint
 
@@ -141,3 +142,32 @@ def test_check_users() -> None:
     check_users(["ANYTHING"], rules, flags=0x4)  # adaptive schema skips the check
     check_users([], rules, flags=0x2)  # schemaless: OLR records no owners
     assert configured_users(rules) == {"APP", "OTHER"}
+
+
+def test_check_users_says_what_to_do() -> None:
+    """20007 names the checkpoint, the owners it was made for, the case rule and the nearest owner."""
+    with pytest.raises(DataError) as info:
+        check_users(["SHOP"], [TableRule("shop", ".*")], checkpoint="schema checkpoint DB-chkpt-5.json")
+    text = info.value.message
+    assert text.startswith("shop is missing from schema checkpoint DB-chkpt-5.json, made for owner(s) SHOP")
+    assert "did you mean 'SHOP'" in text and "case-sensitive" in text and "redundant" not in text
+    with pytest.raises(DataError) as info:  # no filter rules at all
+        check_users(["SHOP", "HR"], [])
+    assert "HR, SHOP are redundant" in info.value.message and "no filter rules" in info.value.message
+    assert '{"owner": "HR", "table": ".*"}' in info.value.message
+    assert nearest("SHOPP", ["SHOP", "HR"]) == "SHOP" and nearest("XYZ", ["SHOP"]) is None
+
+
+def test_unmatched_rules_name_the_rule(dictionary: Dictionary) -> None:
+    rules = [TableRule("APP", "ORDERS"), TableRule("APP", "ORDER"), TableRule("APX", ".*")]
+    lines = unmatched_rules(dictionary, rules)
+    assert len(lines) == 2
+    assert lines[0].startswith('source[0].filter.table[1] {"owner": "APP", "table": "ORDER"} selects no table')
+    assert "did you mean 'ORDERS'" in lines[0]
+    assert "table[2]" in lines[1] and "owner matching 'APX'" in lines[1] and "did you mean 'APP'" in lines[1]
+
+
+def test_bad_pattern_names_its_rule() -> None:
+    with pytest.raises(ConfigError) as info:
+        check_patterns([TableRule("APP", ".*"), TableRule("((", "T")])
+    assert info.value.code == 30001 and info.value.message.startswith("source[0].filter.table[1].owner:")
