@@ -64,21 +64,33 @@ def _cmd_check_config(args: argparse.Namespace) -> int:
     from replicator.config import explain_config
 
     problems = explain_config(args.file)
-    if not problems:
-        from replicator.config import load_config
+    if problems:
+        for problem in problems:
+            print(f"{args.file}: {problem}")
+        return 1
+    from replicator.config import load_config
+
+    config = load_config(args.file)
+    if args.config_only:
         from replicator.config.exposure import exposure_warnings
         from replicator.config.redosource import explain_redo_source
 
-        config = load_config(args.file)
-        for warning in exposure_warnings(config):
-            print(f"{args.file}: {warning}")
-        for line in explain_redo_source(config.source[0].reader.redo_source):
+        for line in [*exposure_warnings(config), *explain_redo_source(config.source[0].reader.redo_source)]:
             print(f"{args.file}: {line}")
         print(f"{args.file}: OK")
         return 0
-    for problem in problems:
-        print(f"{args.file}: {problem}")
-    return 1
+    from replicator.runner.preflight import findings, startup_steps
+
+    print(f"{args.file}: config: OK keys and values")
+    results = findings(startup_steps(config))
+    for finding in results:
+        print(f"{args.file}: {finding.line()}")
+    errors = [f for f in results if f.level == "error"]
+    if errors:
+        print(f"{args.file}: {len(errors)} problem(s); `replicator run` stops at the first ({errors[0].step})")
+        return 1
+    print(f"{args.file}: OK")
+    return 0
 
 
 def _cmd_redogen(args: argparse.Namespace) -> int:
@@ -167,8 +179,14 @@ def build_parser() -> argparse.ArgumentParser:
     _engine_argument(bench)
     bench.set_defaults(func=_cmd_bench)
 
-    check = sub.add_parser("check-config", help="validate a config file and explain each problem")
-    check.add_argument("-f", "--file", default="OpenLogReplicator.json")
+    check = sub.add_parser("check-config", help="run every start-up check of `run` and explain each problem",
+                           description="Validate a config file, then run every check `replicator run` makes "
+                                       "before it touches data (state folder, schema checkpoint, filter against "
+                                       "the schema, redo files, output; the writer's reachability as a warning) "
+                                       "and list each result. Exit code 1 when `run` would stop.")
+    check.add_argument("-f", "--file", default="OpenLogReplicator.json", help="config file (default: %(default)s)")
+    check.add_argument("--config-only", action="store_true",
+                       help="check the file's keys and values only (a config written for another machine)")
     check.set_defaults(func=_cmd_check_config)
 
     gen = sub.add_parser("redogen", help="generate Oracle redo files from a scenario", add_help=False)

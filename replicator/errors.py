@@ -132,6 +132,8 @@ CATALOGUE: dict[int, str] = {
     10100: "file writer: output file shorter than (or missing at) the position the checkpoint confirmed",
     10101: "batch run: the writer did not deliver every message (e.g. Kafka unreachable)",
     10102: "state directory: nothing could be saved for too long (disk full?)",
+    10110: "batch run: the output holds bytes no run of this config wrote, or the output of an earlier run over "
+           "other redo (refused: appending would duplicate or mix runs; the message says what to do)",
     10190: "unknown engine (--engine or REPLICATOR_ENGINE), or the native engine required but not built",
     10210: "redo source (sftp): SSH connection not (re)established after reconnect-tries tries",
     10211: "redo source (sftp): server host key unknown or changed (refused)",
@@ -240,6 +242,8 @@ CATALOGUE: dict[int, str] = {
     60103: "stream writer: a client did not authenticate (auth-token) or its TLS failed; connection closed",
     60104: "a network or zeromq writer listens beyond loopback without auth-token",
     60105: "config reload: changed keys that only a restart applies (named; not applied now)",
+    60110: "a filter.table rule selects no table of the schema checkpoint (the rule and the nearest name given)",
+    60111: "check-config: the writer's Kafka brokers do not answer, or its listening address is taken",
     70008: "Kafka: delivery failed or producer restarted (messages produced again)",
     70009: "Kafka: librdkafka error callback",
 }

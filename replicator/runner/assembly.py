@@ -12,6 +12,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
+from replicator import log
 from replicator.errors import RuntimeFailure
 from replicator.events import Table
 from replicator.formats.base import FLAG_DDL, FLAG_SCHEMALESS, Format, FormatOptions
@@ -25,12 +26,20 @@ def _local_offset() -> int:
     return -time.altzone if time.daylight and time.localtime().tm_isdst else -time.timezone
 
 
+def filter_rules(source: Any) -> list[Any]:
+    """``source``'s ``filter.table`` as the schema layer's rules."""
+    from replicator.schema.filter import TableRule
+
+    return [TableRule(r.owner, r.table, r.key, r.tag, r.condition) for r in source.filter.table]
+
+
 def table_map(source: Any, dictionary: Any, cp: Any) -> dict[int, Table]:
     """The replicated tables of ``source``'s filter, keyed by every obj# redo can carry."""
-    from replicator.schema.filter import TableRule, build_table_map, check_users
+    from replicator.schema.filter import build_table_map, check_patterns, check_users
 
-    rules = [TableRule(r.owner, r.table, r.key, r.tag, r.condition) for r in source.filter.table]
-    check_users(cp.users, rules)
+    rules = filter_rules(source)
+    check_patterns(rules)
+    check_users(cp.users, rules, checkpoint=f"schema checkpoint {source.name}-chkpt-{cp.scn}.json")
     return build_table_map(dictionary, rules, source.filter.separator, source.flags,
                            cp.nls_character_set, cp.nls_nchar_character_set)
 
@@ -45,19 +54,34 @@ def dictionary_tracker(source: Any, dictionary: Any, cp: Any) -> Any:
                              schema_scn=cp.schema_scn or cp.scn)
 
 
+def require_state_dir(path: str) -> None:
+    """The state folder must exist (10012): checkpoints are read from and written to it."""
+    if not os.path.isdir(path):
+        what = "is not a directory" if os.path.exists(path) else "does not exist"
+        raise RuntimeFailure(f"state directory {path} {what} (state.path): create it and put the schema "
+                             f"checkpoint (<name>-chkpt-<scn>.json) in it", 10012)
+
+
 def start_checkpoint(config: Any, source: Any) -> Any:
     """The schema checkpoint a batch run starts from: the largest SCN not above ``start-scn``."""
-    from replicator.schema.store import load_best_schema_checkpoint
+    from replicator.schema.store import list_schema_checkpoints, load_best_schema_checkpoint
 
     state_dir = config.state.path
     start_scn = source.reader.start_scn or 0
-    if not os.path.isdir(state_dir):
-        raise RuntimeFailure(f"state directory {state_dir} does not exist or is not a directory", 10012)
+    require_state_dir(state_dir)
     cp = load_best_schema_checkpoint(state_dir, source.name, start_scn) if start_scn else None
     if cp is None:
-        raise RuntimeFailure(
-            f"schema checkpoint for database {source.name} not found in {state_dir}"
-            + ("" if start_scn else ": set reader.start-scn to select one"), 10052)
+        found = list_schema_checkpoints(state_dir, source.name)
+        held = ", ".join(path.name for _, path in found[:5]) + (" ..." if len(found) > 5 else "")
+        if not start_scn:
+            fix = "set reader.start-scn to select one" + (f" (found: {held})" if found else "")
+        elif found:
+            fix = (f"reader.start-scn {start_scn} selects the largest SCN not above it, and every one found is "
+                   f"above it or unreadable (found: {held})")
+        else:
+            fix = (f"none is there: put the one for reader.start-scn {start_scn} there "
+                   f"({source.name}-chkpt-<scn>.json, <scn> at most {start_scn})")
+        raise RuntimeFailure(f"schema checkpoint for database {source.name} not found in {state_dir}: {fix}", 10052)
     return cp
 
 
@@ -69,7 +93,7 @@ def source_facts(config: Any, source: Any, cp: Any = None) -> tuple[ParserOption
     archive name format, dictionary or None).
     """
     from replicator.schema.dictionary import Dictionary
-    from replicator.schema.filter import FLAG_EXPERIMENTAL_XMLTYPE, check_xml_context
+    from replicator.schema.filter import FLAG_ADAPTIVE_SCHEMA, FLAG_EXPERIMENTAL_XMLTYPE, check_xml_context, unmatched_rules
 
     reader = source.reader
     flags = source.flags
@@ -92,6 +116,9 @@ def source_facts(config: Any, source: Any, cp: Any = None) -> tuple[ParserOption
             dictionary = Dictionary.from_checkpoint(cp)
             tables = table_map(source, dictionary, cp)
             tracker = dictionary_tracker(source, dictionary, cp)
+            if not flags & FLAG_ADAPTIVE_SCHEMA:  # adaptive mode replicates every table: no rule can miss
+                for line in unmatched_rules(dictionary, filter_rules(source)):
+                    log.warning(60110, line)
     if reader.db_timezone is not None:
         db_tz = reader.db_timezone
     host_tz = reader.host_timezone if reader.host_timezone is not None else _local_offset()

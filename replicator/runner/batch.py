@@ -1,38 +1,40 @@
 """Build and run the batch job a config file describes (``replicator run -f CONFIG``).
 
 Config -> schema checkpoint -> dictionary -> table map -> parser options; config ->
-format and writer; then the pipeline over the ``redo-log`` list, in sequence order.
+format and writer (the start-up steps of :mod:`replicator.runner.preflight`, which
+``check-config`` runs too); then the pipeline over the ``redo-log`` list, in sequence order.
 """
 
 from __future__ import annotations
 
 import gc
+import os
 import sys
 import time
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from replicator import log
-from replicator.errors import ConfigError, RuntimeFailure
+from replicator.errors import RuntimeFailure
 from replicator.events import Checkpoint
-from replicator.formats.base import FLAG_SCHEMALESS, FormatOptions
-from replicator.ops.notify import Notifier
+from replicator.formats.base import FormatOptions
 from replicator.ops import startup_gc
+from replicator.ops.notify import Notifier
 from replicator.ops.progress import Pacer, Progress, progress_wanted
 from replicator.redo.parser import ParserOptions
-from replicator.redo.reader import RedoFile, list_batch_files
+from replicator.redo.reader import RedoFile
 from replicator.redo.source import LOCAL, RedoSource
-from replicator.redo.sources import open_source
-from replicator.runner.assembly import (
-    create_format_for,
-    file_size,
-    memory_pool,
-    source_facts,
-    start_checkpoint,
-)
+from replicator.runner.assembly import create_format_for, file_size, memory_pool
+from replicator.runner.batch_output import finish_record, plan_output, prepare_writer, start_record
 from replicator.runner.checkpoint import CheckpointManager
+from replicator.runner.lock import lock_config
 from replicator.runner.pipeline import Pipeline, RunStats, Sink
+from replicator.runner.preflight import BatchStartup, run_steps
 from replicator.runner.runwatch import RunWatch
+from replicator.runner.stop import SoftStop
+
+if TYPE_CHECKING:  # prometheus-client is imported only by a run that serves metrics
+    from replicator.ops.metrics import Metrics
 
 DISABLE_CHECKSUM = 0x4
 FLAG_KEEP_CHECKPOINTS = 0x2000  # source flag: never delete schema checkpoints
@@ -55,38 +57,39 @@ class BatchJob:
     state: Any = None
     keep_all_checkpoints: bool = False  # source flag 0x2000
     source: RedoSource = LOCAL  # where the redo files are read (reader.redo-source)
+    start_scn: int = 0  # reader.start-scn (the batch output record keeps it)
 
 
 def build_job(config_path: str, config: Any = None) -> BatchJob:
-    """Resolve a config file (or its already loaded ``config``) into a :class:`BatchJob`."""
+    """Resolve a config file (or its already loaded ``config``) into a :class:`BatchJob`.
+
+    The start-up steps are :class:`~replicator.runner.preflight.BatchStartup`'s, the ones
+    ``check-config`` runs; the first error stops here. The output is planned by :func:`run_job`.
+    """
     from replicator.config import load_config
 
     if config is None:
         config = load_config(config_path)
     log.set_log_level(config.log_level)
-    source = config.source[0]
-    reader = source.reader
-    if reader.type != "batch":
-        raise ConfigError(f"reader type {reader.type!r} is not supported by this version yet; use \"batch\"", 30001)
-    cp = None if source.flags & FLAG_SCHEMALESS else start_checkpoint(config, source)
-    parser, fmt, archive_format, _ = source_facts(config, source, cp)
-    redo_source = open_source(reader)
-    files = list_batch_files(list(reader.redo_log), archive_format, reader.start_seq or 0, redo_source)
-    if not files:
-        raise RuntimeFailure("no redo log files to process (reader.redo-log)", 10001)
-    verify = not (reader.disable_checks & DISABLE_CHECKSUM)
-    return BatchJob(source.name, files, parser, fmt, config.target[0].writer, verify, config.memory,
-                    checkpoint=cp, state=config.state, keep_all_checkpoints=bool(source.flags & FLAG_KEEP_CHECKPOINTS),
-                    source=redo_source)
+    startup = BatchStartup(config)
+    run_steps(startup.steps(output=False))
+    source = startup.source
+    parser, fmt, _, _ = startup.facts
+    verify = not (source.reader.disable_checks & DISABLE_CHECKSUM)
+    return BatchJob(source.name, startup.files, parser, fmt, config.target[0].writer, verify, config.memory,
+                    checkpoint=startup.checkpoint, state=config.state,
+                    keep_all_checkpoints=bool(source.flags & FLAG_KEEP_CHECKPOINTS), source=startup.redo_source,
+                    start_scn=source.reader.start_scn or 0)
 
 
-def schema_checkpoints(pipeline: Pipeline, job: BatchJob) -> CheckpointManager:
+def schema_checkpoints(pipeline: Pipeline, job: BatchJob, metrics: Metrics | None = None) -> CheckpointManager:
     """Write schema checkpoints during a batch run, as OpenLogReplicator does in every mode.
 
-    The cadence is the daemon's (olr-interfaces.md §5.3): the first LWN checkpoint, every
-    log switch, ``interval-s`` of redo time or ``interval-mb`` of redo, one forced at the
-    end of the run, and one at once after a dictionary change, holding the full schema.
-    A later run whose ``start-scn`` selects such a file starts with those definitions.
+    The cadence is the daemon's (docs/operations.md, checkpoints): the first LWN checkpoint,
+    every log switch, ``interval-s`` of redo time or ``interval-mb`` of redo, one forced at
+    the end of the run (or at a stop on a signal), and one at once after a dictionary change,
+    holding the full schema. A later run whose ``start-scn`` selects such a file starts with
+    those definitions. Each file written sets the checkpoint metrics (SCN, age).
     """
     state = job.state
     manager = CheckpointManager(state.path, job.name, state.keep_checkpoints, state.schema_force_interval,
@@ -94,7 +97,9 @@ def schema_checkpoints(pipeline: Pipeline, job: BatchJob) -> CheckpointManager:
     base = [job.checkpoint]
 
     def on_checkpoint(cp: Checkpoint, parser: Any, final: bool) -> None:
-        base[0], _ = manager.after_lwn(base[0], cp, parser, force=final)
+        base[0], path = manager.after_lwn(base[0], cp, parser, force=final)
+        if path is not None and metrics is not None:
+            metrics.checkpoint_written(cp.scn)
 
     pipeline.on_schema_checkpoint = on_checkpoint
 
@@ -109,7 +114,10 @@ def schema_checkpoints(pipeline: Pipeline, job: BatchJob) -> CheckpointManager:
                               schema_ref_scn=None)
             manager.schema_changed, tracker.pending = True, False
         stamped = replace(base[0], resetlogs=header.resetlogs, activation=header.activation, threads=threads)
-        manager.write_schema(stamped, cut_scn, time_raw, parser._epoch(time_raw), threads[0][1], threads[0][2], None)
+        path = manager.write_schema(stamped, cut_scn, time_raw, parser._epoch(time_raw), threads[0][1], threads[0][2],
+                                    None)
+        if path is not None and metrics is not None:
+            metrics.checkpoint_written(cut_scn)
 
     pipeline.on_rac_checkpoint = on_rac_checkpoint
     return manager
@@ -119,25 +127,32 @@ def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off", watc
             engine: str | None = None) -> RunStats:
     """Run a resolved job; the writer from the config unless ``sink`` is given.
 
-    ``watch`` (metrics, systemd, pacing) observes the run; ``progress`` (on/off/auto)
-    adds a progress display to it when stderr is wanted for one. ``engine`` is python or
-    native (None: ``$REPLICATOR_ENGINE``, else native when built; see replicator.native).
+    With the config's writer, the output is planned first (:mod:`replicator.runner.batch_output`:
+    a rerun cuts back what the previous run of the config wrote, output no run of it wrote is
+    refused) and the run is recorded in the state folder. ``watch`` (metrics, systemd, pacing,
+    a stop on a signal) observes the run; ``progress`` (on/off/auto) adds a progress display to
+    it when stderr is wanted for one. ``engine`` is python or native (None: ``$REPLICATOR_ENGINE``,
+    else native when built; see replicator.native).
     """
     from replicator.native import resolve_engine
 
     engine = resolve_engine(engine)
     writer = sink
+    plan = record = None
     if writer is None:
         from replicator.writers.base import create_writer
 
+        plan = plan_output(job.writer_config, job.state.path, job.name, job.files, job.start_scn)
         writer = create_writer(job.writer_config, lambda scn, idx: None)
+        prepare_writer(plan, writer)
         writer.connect()
+        record = start_record(plan, writer, job.files, job.start_scn)
     pool = memory_pool(job.memory)
     pool.remove_stale_swap_files()
     pipeline = Pipeline(job.parser, create_format_for(job.format_options), writer, verify_checksum=job.verify_checksum,
                         pool=pool, source=job.source, engine=engine)
     if job.checkpoint is not None and job.state is not None:
-        schema_checkpoints(pipeline, job)
+        schema_checkpoints(pipeline, job, watch.metrics if watch is not None else None)
     if progress_wanted(progress, sys.stderr):
         watch = watch or RunWatch(job.files)
         watch.progress = Progress(len(job.files), sum(file_size(f, job.source) for f in job.files))
@@ -162,6 +177,8 @@ def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off", watc
     if undelivered:  # a batch run that did not deliver everything has failed
         raise RuntimeFailure(f"{undelivered} of {stats.messages} messages were not delivered by the "
                              f"{job.writer_config.type} writer before the end of the run", 10101)
+    if plan is not None and not stats.stopped:
+        finish_record(plan, record)
     return stats
 
 
@@ -180,10 +197,12 @@ def run_config(config_path: str, progress: str = "auto", *, read_limit_mbps: flo
                metrics_linger: float = 0.0, engine: str | None = None) -> int:
     """``replicator run``: process the batch and stop softly; returns the exit code.
 
-    With a ``metrics`` section, ``/metrics`` is served from the moment the config is
-    read until the run ends, plus ``metrics_linger`` seconds so a final scrape sees the
-    totals. Under systemd (``NOTIFY_SOCKET``) READY, STATUS, WATCHDOG and STOPPING are
-    sent. ``read_limit_mbps`` caps the redo read rate.
+    The config file is locked for the run, as the daemon locks it (10002 for a second run).
+    SIGTERM/SIGINT stop the run at the next LWN with a final checkpoint (:mod:`replicator.runner.stop`;
+    exit code 128 + the signal). With a ``metrics`` section, ``/metrics`` is served from the
+    moment the config is read until the run ends, plus ``metrics_linger`` seconds so a final
+    scrape sees the totals. Under systemd (``NOTIFY_SOCKET``) READY, STATUS, WATCHDOG and
+    STOPPING are sent. ``read_limit_mbps`` caps the redo read rate.
     """
     from replicator.config import load_config
     from replicator.ops import early_signals
@@ -198,7 +217,23 @@ def run_config(config_path: str, progress: str = "auto", *, read_limit_mbps: flo
 
         startup_gc.resume()  # a long-running service collects as usual from here on
         return run_daemon(config_path, engine)
-    early_signals.release()  # a batch run keeps Python's default handling of SIGTERM/SIGINT
+    stop = SoftStop()
+    stop.install()  # instead of early_signals' capture: a signal from here on stops the run softly
+    try:
+        fd = lock_config(config_path)
+        try:
+            return _run_batch(config_path, config, stop, progress, read_limit_mbps, metrics_linger, engine)
+        finally:
+            os.close(fd)
+    finally:
+        stop.uninstall()
+
+
+def _run_batch(config_path: str, config: Any, stop: SoftStop, progress: str, read_limit_mbps: float | None,
+               metrics_linger: float, engine: str | None) -> int:
+    if stop.signum:
+        log.error(10015, f"caught signal {stop.signum} during start-up: stopped before reading any redo")
+        return stop.exit_code
     metrics = None
     if config.metrics.enabled:  # prometheus-client is imported only by a run that serves metrics
         from replicator.ops.metrics import metrics_from_config
@@ -214,9 +249,16 @@ def run_config(config_path: str, progress: str = "auto", *, read_limit_mbps: flo
         job = build_job(config_path, config)
         pacer = Pacer(read_limit_mbps) if read_limit_mbps else None
         watch = RunWatch(job.files, metrics=metrics, notifier=notifier, pacer=pacer)
+        watch.stop = stop
         stats = run_job(job, progress=progress, watch=watch, engine=engine)
-        log.info(f"finished batch processing, exiting: {stats.files} files, {stats.transactions} transactions, "
-                 f"{stats.rows} rows, {stats.messages} messages in {stats.seconds:.2f}s")
+        if stats.stopped:
+            log.error(10015, f"caught signal {stop.signum}: stopped after {stats.transactions} transactions, "
+                             f"{stats.messages} messages (SCN {stats.last_scn}), final checkpoint written; the "
+                             f"output holds part of the run: run the same command again to write it whole (a rerun "
+                             f"cuts back what this run wrote first)")
+        else:
+            log.info(f"finished batch processing, exiting: {stats.files} files, {stats.transactions} transactions, "
+                     f"{stats.rows} rows, {stats.messages} messages in {stats.seconds:.2f}s")
         if metrics is not None and metrics_linger > 0:
             _linger(metrics_linger, f"{bound[0]}:{bound[1]}", progress)
     except BaseException:
@@ -227,4 +269,4 @@ def run_config(config_path: str, progress: str = "auto", *, read_limit_mbps: flo
         notifier.close()
         if metrics is not None:
             metrics.stop_server()
-    return 0
+    return stop.exit_code if stats.stopped else 0

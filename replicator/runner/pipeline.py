@@ -24,6 +24,11 @@ from replicator.txn.pool import MemoryPool
 FLUSH_MESSAGES = 4096
 
 
+class StopRun(Exception):
+    """Raised by an ``on_lwn`` observer to end the run at that LWN's boundary (a stop on a signal):
+    :meth:`Pipeline.run` then finishes as at the end of its files (final checkpoint, flush)."""
+
+
 class Sink(Protocol):
     """What the pipeline needs from a writer."""
 
@@ -45,6 +50,7 @@ class RunStats:
     seconds: float = 0.0
     last_scn: int = 0
     per_file: list[tuple[str, int]] = field(default_factory=list)
+    stopped: bool = False  # ended early by StopRun (a signal), not at the end of its files
 
 
 class Pipeline:
@@ -245,14 +251,21 @@ class Pipeline:
 
             try:
                 return run_merged(self, files, progress)
+            except StopRun:  # no RAC restart point: the merge computes it at its end only
+                self.stats.stopped = True
             finally:
                 self.stage2_done()
+            self._drain()
+            self.sink.flush()
+            return self.stats
         t0 = time.perf_counter()
         try:
             for redo in files:
                 self.run_file(redo)
                 if progress is not None:
                     progress(self.stats, redo)
+        except StopRun:
+            self.stats.stopped = True
         finally:
             self.stage2_done()
         last = self.parser.last_lwn

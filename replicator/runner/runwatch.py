@@ -20,6 +20,8 @@ from replicator.ops.progress import Pacer, Progress
 from replicator.redo.reader import RedoFile
 from replicator.redo.records import Lwn
 from replicator.redo.timeconv import redo_time_to_epoch
+from replicator.runner.pipeline import StopRun
+from replicator.runner.stop import SoftStop
 
 if TYPE_CHECKING:  # prometheus-client is imported only by a run that serves metrics
     from replicator.ops.metrics import Metrics
@@ -46,6 +48,7 @@ class RunWatch:
         self._next_status = 0.0
         self._pipeline: Any = None
         self._writers: list[Any] = []
+        self.stop: SoftStop | None = None  # a signal asks the run to end at the next LWN (runner.stop)
 
     def attach(self, pipeline: Any, writer: Any = None) -> None:
         """Install the hooks on ``pipeline``; ``writer`` supplies the sent/confirmed counts."""
@@ -84,6 +87,8 @@ class RunWatch:
             self.pacer.pace(position)
         if time.monotonic() >= self._next_tick:
             self.tick()
+        if self.stop is not None and self.stop.signum:
+            raise StopRun(self.stop.signum)
 
     def on_file(self, stats: Any, redo: RedoFile) -> None:
         """A file was read to its end (the ``progress`` callback of ``Pipeline.run``)."""

@@ -140,13 +140,7 @@ class FileWriter(Writer):
         pattern = self.pattern
         assert pattern is not None
         number = self._number_of(path) if pattern.mode in ("num", "sequence") else None
-        if pattern.mode == "fixed":
-            ours = os.path.abspath(path) == os.path.abspath(pattern.name())
-        elif pattern.mode == "timestamp":
-            ours = os.path.abspath(os.path.dirname(path)) == os.path.abspath(pattern.directory)
-        else:
-            ours = number is not None
-        if not ours:
+        if not self.holds(path):
             log.warning(60100, f"the checkpoint's output file {path} is not a file of output {self.config.output} "
                                f"(output changed?): nothing is cut back, messages after the checkpoint go to the "
                                f"new output")
@@ -178,6 +172,17 @@ class FileWriter(Writer):
                     except OSError as exc:
                         raise RuntimeFailure(f"file: {later_path} - remove returned: {exc.strerror}", 10007) from exc
                     log.info(f"output file {later_path} removed: written after the last checkpoint")
+
+    def holds(self, path: str) -> bool:
+        """Whether ``path`` is a file of this writer's ``output`` (its name, or a name its pattern makes)."""
+        pattern = self.pattern
+        if pattern is None:
+            return False
+        if pattern.mode == "fixed":
+            return os.path.abspath(path) == os.path.abspath(pattern.name())
+        if pattern.mode == "timestamp":
+            return os.path.abspath(os.path.dirname(path)) == os.path.abspath(pattern.directory)
+        return self._number_of(path) is not None
 
     def start_position(self) -> tuple[str, int] | None:
         """(file, size) the first message of this run goes to, for a fixed or ``%i`` output

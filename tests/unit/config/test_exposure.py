@@ -18,7 +18,7 @@ def _check(tmp_path: Path, writer: dict, capsys: pytest.CaptureFixture[str]) -> 
            "target": [{"alias": "T", "source": "S", "writer": writer}]}
     path = tmp_path / "cfg.json"
     path.write_text(json.dumps(doc))
-    rc = main(["check-config", "-f", str(path)])
+    rc = main(["check-config", "--config-only", "-f", str(path)])
     return rc, capsys.readouterr().out
 
 

@@ -16,7 +16,8 @@ EXAMPLES = sorted((REPO / "config").glob("*.json")) + [REPO / "OpenLogReplicator
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
 def test_examples_pass(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check-config", "-f", str(path)]) == 0
+    # Written for another machine (its state folder, redo files): the keys and values only.
+    assert main(["check-config", "--config-only", "-f", str(path)]) == 0
     assert capsys.readouterr().out.strip().endswith(": OK")
 
 

@@ -88,7 +88,7 @@ def test_check_config_describes_the_source(tmp_path: Path, capsys: pytest.Captur
     path = tmp_path / "c.json"
     path.write_text(json.dumps(_config({"type": "sftp", "host": "db1", "user": "oracle", "key-file": "/k",
                                         "key-passphrase": "s3cret-pass"})))
-    assert main(["check-config", "-f", str(path)]) == 0
+    assert main(["check-config", "--config-only", "-f", str(path)]) == 0
     out = capsys.readouterr().out
     assert "sftp://oracle@db1:22" in out and "s3cret" not in out and out.strip().endswith(": OK")
     path.write_text(json.dumps(_config({"type": "sftp", "host": "db1", "user": "oracle", "port": 70000})))
