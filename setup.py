@@ -3,37 +3,62 @@
 Everything else is declared in pyproject.toml. The extension is optional: when Cython or
 the C compiler fails, the install still succeeds, the reason is kept in
 ``replicator/native/_build_error.txt`` and the run-time warning 60190 quotes it (the
-python engine is used).
+python engine is used). With ``REPLICATOR_REQUIRE_NATIVE=1`` (the container build) a failure
+fails the build instead.
+
+Translating and compiling take a few minutes and pip hides a build's output (``-q``, or
+without ``-v``), so one line is written to the terminal before each long step.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-ERROR_FILE = os.path.join("replicator", "native", "_build_error.txt")
+NATIVE = os.path.join("replicator", "native")
+ERROR_FILE = os.path.join(NATIVE, "_build_error.txt")
+SOURCE = os.path.join(NATIVE, "_core.pyx")
+# The files _core.pyx includes (other formats): rebuilt and shipped with it.
+INCLUDES = [os.path.join(NATIVE, name) for name in (
+    "_dbztxn.pxi", "_debezium.pxi", "_rows.pxi", "_avro.pxi", "_protobuf.pxi", "_stage2.pxi", "_tally.pxi",
+    "_daemon_loop.pxi")]
+REQUIRED = os.environ.get("REPLICATOR_REQUIRE_NATIVE") == "1"
+
+
+def announce(text: str) -> None:
+    """One line on the terminal even when pip captures the build's output (stderr otherwise)."""
+    line = f"replicator: {text}\n"
+    try:
+        with open("/dev/tty", "w", encoding="utf-8") as tty:
+            tty.write(line)
+    except OSError:
+        sys.stderr.write(line)
+
+
+def _c_file_stale() -> bool:
+    c_file = SOURCE[:-4] + ".c"
+    if not os.path.exists(c_file):
+        return True
+    return os.path.getmtime(c_file) < max(os.path.getmtime(p) for p in [SOURCE, *INCLUDES] if os.path.exists(p))
 
 
 def _extensions() -> tuple[list[Extension], str]:
     try:
         from Cython.Build import cythonize
 
-        native = os.path.join("replicator", "native")
-        ext = Extension("replicator.native._core", [os.path.join(native, "_core.pyx")],
-                        # the files _core.pyx includes (other formats): rebuilt and shipped with it
-                        depends=[os.path.join(native, name) for name in (
-                            "_dbztxn.pxi", "_debezium.pxi", "_rows.pxi", "_avro.pxi", "_protobuf.pxi", "_stage2.pxi",
-                            "_tally.pxi", "_daemon_loop.pxi")],
-                        extra_compile_args=["-O2"])
+        if _c_file_stale():
+            announce("translating the native core to C with Cython (about a minute; the C compiler follows)")
+        ext = Extension("replicator.native._core", [SOURCE], depends=INCLUDES, extra_compile_args=["-O2"])
         return cythonize([ext], language_level=3, quiet=True), ""
     except Exception as exc:  # Cython missing or the .pyx does not translate
         return [], f"Cython could not translate the native core: {exc}"
 
 
 class OptionalBuildExt(build_ext):
-    """build_ext that records a failure instead of failing the install."""
+    """build_ext that records a failure instead of failing the install (unless REQUIRED)."""
 
     def run(self) -> None:
         try:
@@ -44,12 +69,24 @@ class OptionalBuildExt(build_ext):
             self._record("")
 
     def build_extension(self, ext: Extension) -> None:
+        if self._out_of_date(ext):
+            announce(f"compiling {ext.name} with the C compiler (1 to 3 minutes; the install waits for it)")
         try:
             super().build_extension(ext)
         except Exception as exc:
             self._record(f"compiling {ext.name} failed: {exc}")
 
+    def _out_of_date(self, ext: Extension) -> bool:
+        try:
+            from setuptools.modified import newer_group
+        except ImportError:  # setuptools < 69
+            from distutils.dep_util import newer_group  # type: ignore[no-redef]
+        target = self.get_ext_fullpath(ext.name)
+        return bool(self.force or newer_group([*ext.sources, *(ext.depends or [])], target, "newer"))
+
     def _record(self, reason: str) -> None:
+        if reason and REQUIRED:
+            raise SystemExit(f"error: {reason} (REPLICATOR_REQUIRE_NATIVE=1: the native core must build)")
         for root in {self.build_lib, "."} if self.inplace else {self.build_lib}:
             path = os.path.join(root, ERROR_FILE)
             if reason:
@@ -65,6 +102,8 @@ class OptionalBuildExt(build_ext):
 
 EXTENSIONS, CYTHON_ERROR = _extensions()
 if CYTHON_ERROR:
+    if REQUIRED:
+        raise SystemExit(f"error: {CYTHON_ERROR} (REPLICATOR_REQUIRE_NATIVE=1: the native core must build)")
     os.makedirs(os.path.dirname(ERROR_FILE), exist_ok=True)
     with open(ERROR_FILE, "w", encoding="utf-8") as f:
         f.write(CYTHON_ERROR + "\n")

@@ -1,0 +1,51 @@
+"""Fail the container build unless the replicator wheel in DIR carries the compiled native core.
+
+Usage: python deploy/check_native_wheel.py WHEEL_DIR
+
+A wheel built without a C compiler is ``py3-none-any`` and holds no extension: the image
+would then run the python engine, at many times the CPU of the native one. The wheel must
+be tagged for a platform (``cp311-cp311-linux_x86_64``) and hold
+``replicator/native/_core*.so``, and no ``_build_error.txt`` (the reason a build fell back).
+"""
+
+from __future__ import annotations
+
+import sys
+import zipfile
+from pathlib import Path
+
+
+def problems(wheel: Path) -> list[str]:
+    """What is wrong with ``wheel`` (empty when it carries the native core)."""
+    found = []
+    tag = wheel.stem.split("-", 2)[2]  # name-version-python-abi-platform
+    if tag.endswith("none-any"):
+        found.append(f"tag {tag}: pure Python, the native core was not compiled")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+    if not any(n.startswith("replicator/native/_core") and n.endswith(".so") for n in names):
+        found.append("no replicator/native/_core*.so in it")
+    if "replicator/native/_build_error.txt" in names:
+        found.append("it holds replicator/native/_build_error.txt (the build fell back to the python engine)")
+    return found
+
+
+def main(argv: list[str]) -> int:
+    """Check the one replicator wheel of ``argv[0]``; print what is wrong and return 1, else 0."""
+    if len(argv) != 1:
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    wheels = sorted(Path(argv[0]).glob("replicator-*.whl"))
+    if len(wheels) != 1:
+        print(f"expected one replicator wheel in {argv[0]}, found {len(wheels)}", file=sys.stderr)
+        return 1
+    found = problems(wheels[0])
+    for problem in found:
+        print(f"{wheels[0].name}: {problem}", file=sys.stderr)
+    if not found:
+        print(f"{wheels[0].name}: native core included")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,24 @@
+"""``python -m replicator.native``: say whether the compiled core loads; exit 1 when it does not.
+
+The container build runs it after installing the wheel, so an image whose native engine
+would not load (the python engine at many times the CPU) fails to build instead.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from replicator.native import available, core, unavailable_reason
+
+
+def main() -> int:
+    """Print the engine ``run`` would use by default and where the compiled core is."""
+    if not available():
+        print(f"native engine: unavailable: {unavailable_reason()}", file=sys.stderr)
+        return 1
+    print(f"native engine: {core().__file__}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
