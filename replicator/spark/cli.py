@@ -118,6 +118,9 @@ def spark_main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     _configure_logging()
     try:
+        from replicator.spark.preflight import require_extra
+
+        require_extra(args.cmd)  # before anything waits on Kafka or starts a JVM
         if args.cmd == "tables":
             from replicator.spark.reader import list_tables
 
@@ -138,8 +141,10 @@ def spark_main(argv: list[str]) -> int:
             wait_for_brokers(opts.bootstrap_servers, opts.kafka_properties, args.progress)
         return run_job(opts, master=args.master, pending_timeout=args.pending_timeout,  # type: ignore[arg-type]
                        conf=dict(_pair(c, "--conf") for c in args.conf))
-    except ImportError as exc:
-        print(f"ERROR 30002 PySpark is not installed ({exc}): pip install 'replicator[spark]'", file=sys.stderr)
+    except ImportError as exc:  # installed, but a module of the extra does not import
+        from replicator.spark.preflight import INSTALL_HINT
+
+        print(f"ERROR 30002 a module of the spark extra cannot be imported ({exc}): {INSTALL_HINT}", file=sys.stderr)
         return 1
     except ReplicatorError as exc:
         print(f"ERROR {exc.code:05d} {exc.message}", file=sys.stderr)

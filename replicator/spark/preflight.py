@@ -1,4 +1,7 @@
-"""Before the Spark job starts: wait until the Kafka brokers answer, saying so.
+"""Before the Spark job starts: the ``spark`` extra is installed, and the Kafka brokers answer.
+
+:func:`require_extra` comes first, before anything waits: without PySpark, pyarrow, pandas or
+deltalake the command stops at once with ``pip install 'replicator[spark]'``, naming what is missing.
 
 Without this, a job started before its brokers (or pointed at a wrong address) sits silent
 in Spark's planning of the first batch and then fails with a long JVM stack trace. Here the
@@ -8,14 +11,29 @@ terminal a line that counts the wait; the job starts as soon as they answer.
 
 from __future__ import annotations
 
+import importlib.util
 import threading
 from typing import Any
 
 from replicator import log
+from replicator.errors import ConfigError
 from replicator.ops.progress import format_duration
 from replicator.ops.ticker import Ticker
 
 PROBE_TIMEOUT_S = 2.0
+# The modules of the spark extra (pyproject.toml) each command imports; msgspec is optional.
+EXTRA_MODULES = {"run": ("pyspark", "pyarrow", "pandas", "deltalake"),
+                 "bench": ("pyspark", "pyarrow", "pandas", "deltalake"),
+                 "tables": ("pyarrow", "deltalake")}
+INSTALL_HINT = "pip install 'replicator[spark]'"
+
+
+def require_extra(command: str) -> None:
+    """ConfigError 30002 naming the missing modules of the spark extra that ``command`` needs."""
+    missing = [name for name in EXTRA_MODULES.get(command, ()) if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ConfigError(f"replicator spark {command} needs the spark extra, and {', '.join(missing)} "
+                          f"{'is' if len(missing) == 1 else 'are'} not installed: {INSTALL_HINT}", 30002)
 
 
 def brokers_answer(bootstrap: str, properties: dict[str, str], timeout: float = PROBE_TIMEOUT_S) -> bool:
