@@ -161,15 +161,20 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=_cmd_run)
 
     dump = sub.add_parser("dump", help="list the headers, records and change vectors of redo files")
-    dump.add_argument("files", nargs="+")
+    dump.add_argument("files", nargs="+", metavar="FILE", help="a redo log file (online or archived)")
     dump.add_argument("--no-checksum", action="store_true", help="do not verify block checksums")
     dump.set_defaults(func=_cmd_dump)
 
     bench = sub.add_parser("bench", help="measure redo MB/s, rows/s and peak RSS on redo files")
     bench.add_argument("-f", "--file", help="config whose source/format/filter to use (default: schemaless)")
-    bench.add_argument("--writer", choices=("discard", "file"), default="discard")
-    bench.add_argument("--output", default=None, help="output file for --writer file (default: a temp file)")
-    bench.add_argument("--repeat", type=positive_int, default=1, help="process the files this many times")
+    bench.add_argument("--writer", choices=("discard", "file"), default="discard",
+                       help="where the messages go: discard (decoding and formatting only) or file "
+                            "(written as the file writer writes; default: %(default)s)")
+    bench.add_argument("--output", default=None, metavar="FILE",
+                       help="output file for --writer file (default: a new temporary file; an existing FILE "
+                            "is appended to)")
+    bench.add_argument("--repeat", type=positive_int, default=1,
+                       help="process the files this many times (default: %(default)s)")
     bench.add_argument("--log-archive-format", default="", help="archive name format to order files")
     bench.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
                        help="progress line on stderr (default: auto = when stderr is a TTY)")
@@ -237,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except OSError as e:  # a file named on the command line that a command did not check first
-        log.error(10001, f"file: {e.filename or ''} - {e.strerror or e}")
+        log.error(10001, f"file: {e.filename} - {e.strerror or e}" if e.filename else f"{e.strerror or e}")
         return 1
 
 

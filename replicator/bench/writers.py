@@ -144,7 +144,10 @@ def start_tansu() -> tuple[subprocess.Popen[bytes], str] | None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the selected writers and print one line each."""
-    parser = ArgumentParser(prog="replicator bench-writers", description=__doc__.splitlines()[0])
+    parser = ArgumentParser(prog="replicator bench-writers",
+                            description="Writer throughput: each writer's messages/s and MB/s, every message "
+                                        "confirmed (network and zeromq read by a client process; kafka to "
+                                        "--bootstrap or a local tansu broker). Figures depend on the machine.")
     parser.add_argument("--count", type=positive_int, default=100000, help="messages per writer (default: %(default)s)")
     parser.add_argument("--size", type=positive_int, default=300, help="bytes per message (default: %(default)s)")
     parser.add_argument("--writers", default=",".join(WRITERS), help="comma-separated (default: all)")

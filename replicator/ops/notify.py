@@ -4,7 +4,10 @@ Under ``Type=notify`` systemd passes a datagram socket in ``NOTIFY_SOCKET``: a f
 system path, or an abstract socket name written with a leading ``@``. A message is
 newline-separated ``KEY=VALUE`` lines. We send ``READY=1`` once the replicator is
 running, ``STATUS=...`` as a one-line summary for ``systemctl status``,
-``WATCHDOG=1`` while the main loop makes progress, and ``STOPPING=1`` at shutdown.
+``WATCHDOG=1`` while the main loop makes progress, and ``STOPPING=1`` at shutdown. After
+``STOPPING=1`` the status line is the stopping one: a later :meth:`Notifier.status` (a
+periodic report still running) is not sent, so ``systemctl status`` never says
+"replicating" about a process that is shutting down.
 
 Everything is a no-op when ``NOTIFY_SOCKET`` is unset, so callers never need to ask
 whether they run under systemd. Send errors are swallowed after one warning: losing a
@@ -68,6 +71,7 @@ class Notifier:
         self._sock: socket.socket | None = None
         self._warned = False
         self._last_ping = 0.0
+        self._stopping = False
 
     @property
     def enabled(self) -> bool:
@@ -98,7 +102,9 @@ class Notifier:
         return self.send(**fields)
 
     def status(self, text: str) -> bool:
-        """Set the free-form status line ``systemctl status`` shows."""
+        """Set the free-form status line ``systemctl status`` shows (not after :meth:`stopping`)."""
+        if self._stopping:
+            return False
         return self.send(STATUS=text)
 
     def watchdog(self) -> bool:
@@ -119,6 +125,7 @@ class Notifier:
     def stopping(self, status: str | None = None) -> bool:
         """Tell systemd a shutdown has begun (``STOPPING=1``)."""
         fields: dict[str, str | int] = {"STOPPING": 1}
+        self._stopping = True
         if status is not None:
             fields["STATUS"] = status
         return self.send(**fields)

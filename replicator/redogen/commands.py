@@ -223,13 +223,13 @@ def redogen_main(argv: list[str]) -> int:
     p.add_argument("--no-expected", action="store_true", help="skip the expected output (benchmarks)")
     p.add_argument("--online", action="store_true", help="write a ring of online redo groups that grow "
                    "in place and are archived at each switch (config uses the offline reader)")
-    p.add_argument("--groups", type=int_at_least(2), default=3, help="online redo groups (with --online)")
+    p.add_argument("--groups", type=int_at_least(2), default=3, help="online redo groups (with --online; default: %(default)s)")
     p.add_argument("--rate", type=non_negative_float, default=0.0, help="redo MB/s to produce at (with --online; 0 = max)")
     p.add_argument("--final-switch", action="store_true", help="archive the last online log too")
     p.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
                    help="a progress line on stderr (default: auto = when stderr is a TTY)")
     p.add_argument("--endian", choices=("little", "big"), default="little",
-                   help="platform byte order: little (Linux x86) or big (AIX, Solaris SPARC, HP-UX)")
+                   help="platform byte order: little (Linux x86) or big (AIX, Solaris SPARC, HP-UX); default: %(default)s")
     args = p.parse_args(argv)
     from replicator.redogen.byteorder import big_endian
 
@@ -282,9 +282,12 @@ def demo_main(argv: list[str]) -> int:
     p = ArgumentParser(prog="replicator demo", description="generate a small redo set, run the "
                                 "replicator on it and compare with the expected output")
     p.add_argument("-o", "--output-dir", help="where to write (default: a temporary directory)")
-    p.add_argument("--db-version", type=db_version, default="19")
-    p.add_argument("--block-size", type=int, default=512, choices=(512, 1024, 4096))
-    p.add_argument("--lines", type=non_negative_int, default=6, help="output lines to show")
+    p.add_argument("--db-version", type=db_version, default="19",
+                   help="Oracle release whose redo is generated: 11.2, 12.1, 12.2, 18, 19, 21, 23 or an alias "
+                        "such as 19c (default: %(default)s)")
+    p.add_argument("--block-size", type=int, default=512, choices=(512, 1024, 4096),
+                   help="redo block size in bytes (default: %(default)s)")
+    p.add_argument("--lines", type=non_negative_int, default=6, help="output lines to show (default: %(default)s)")
     args = p.parse_args(argv)
     tmp = None if args.output_dir else tempfile.TemporaryDirectory(prefix="replicator-demo-")
     out_dir = Path(args.output_dir or tmp.name)  # type: ignore[union-attr]

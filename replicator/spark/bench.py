@@ -40,12 +40,12 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--size", default="40MB", help="redo to generate for the throughput run (default 40MB)")
     p.add_argument("--lag-rate", type=float, default=5000.0, help="rows/s written during the lag run (default 5000)")
     p.add_argument("--lag-seconds", type=float, default=30.0, help="length of the lag run (default 30 s)")
-    p.add_argument("--partitions", type=int, default=3, help="partitions of the topic")
+    p.add_argument("--partitions", type=int, default=3, help="partitions of the topic (default: %(default)s)")
     p.add_argument("--max-offsets-per-trigger", type=int, default=200_000,
                    help="records per batch of the throughput run (default 200000, the job's default; the first "
                         "batch also pays the JVM warm-up and is left out of the sustained rate)")
     p.add_argument("--bootstrap-servers", default="", help="use this broker instead of a local tansu")
-    p.add_argument("--master", default="local[2]")
+    p.add_argument("--master", default="local[2]", help="Spark master (default: %(default)s)")
     p.add_argument("--workdir", default="", help="keep files here (default: a temporary directory)")
 
 

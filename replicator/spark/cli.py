@@ -33,19 +33,21 @@ def add_job_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--topic-pattern", default="", help="regular expression of Kafka topics (instead of --topic)")
     p.add_argument("--checkpoint", default="", help="Spark checkpoint directory (default: LAKE/_checkpoint)")
     p.add_argument("--source", default="auto", choices=("auto", "kafka", "python"),
-                   help="kafka = Spark's kafka format (needs the jar); python = confluent-kafka data source")
+                   help="kafka = Spark's kafka format (needs the jar); python = confluent-kafka data source; "
+                        "auto = kafka when its jar is on the classpath (default: %(default)s)")
     p.add_argument("--store", default="auto", choices=("auto", "delta-rs", "spark-delta"),
                    help="Delta writer: delta-rs (no JVM jars) or Spark's Delta (delta-spark jars); auto = Spark's "
-                        "when its jars are on the classpath")
+                        "when its jars are on the classpath (default: %(default)s)")
     p.add_argument("--storage-option", action="append", default=[], metavar="NAME=VALUE",
                    help="delta-rs object store option (AWS_REGION, AZURE_STORAGE_ACCOUNT_NAME...)")
     p.add_argument("--binary-handling-mode", default=None, choices=("bytes", "base64", "base64-url-safe", "hex"),
                    help="how the producer's Debezium events encode bytes (its binary.handling.mode; default bytes = "
                         "base64, or what --olr-config says)")
-    p.add_argument("--starting-offsets", default="earliest", choices=("earliest", "latest"))
+    p.add_argument("--starting-offsets", default="earliest", choices=("earliest", "latest"),
+                   help="where a job without a checkpoint starts reading the topic (default: %(default)s)")
     p.add_argument("--max-offsets-per-trigger", type=int, default=200_000,
                    help="records per batch (default 200000; 0 = all available)")
-    p.add_argument("--trigger-seconds", type=float, default=1.0, help="micro-batch interval")
+    p.add_argument("--trigger-seconds", type=float, default=1.0, help="micro-batch interval in seconds (default: %(default)s)")
     p.add_argument("--available-now", action="store_true", help="process what the topic holds now, then stop")
     p.add_argument("--until-idle", type=float, default=0.0, help="stop after SECONDS without input")
     p.add_argument("--key", action="append", default=[], metavar="OWNER.TABLE=COL1,COL2", help="key columns")
@@ -57,7 +59,7 @@ def add_job_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--unbounded-number", default="string", choices=("string", "decimal", "double"),
                    help="Spark type of NUMBER columns without precision (default: exact text)")
     p.add_argument("--pending-timeout", type=float, default=300.0,
-                   help="seconds before a partial replay of an applied transaction is dropped")
+                   help="seconds before a partial replay of an applied transaction is dropped (default: %(default)s)")
     p.add_argument("--master", default=None, help="Spark master when not started by spark-submit (local[*])")
     p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark configuration")
 
@@ -108,7 +110,7 @@ def spark_main(argv: list[str]) -> int:
     run.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
                      help="a line on stderr while waiting for the brokers (default: auto = on a TTY)")
     tables = sub.add_parser("tables", help="list the tables of a lake and how rows are keyed")
-    tables.add_argument("--lake", required=True)
+    tables.add_argument("--lake", required=True, help="lake directory or URI the job writes")
     bench = sub.add_parser("bench", help="measure rows/s applied and commit-to-visible latency")
     from replicator.spark.bench import add_bench_arguments
 

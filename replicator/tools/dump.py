@@ -8,10 +8,12 @@ question, so it shows raw numbers rather than interpretations where both are pos
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from typing import TextIO
 
+from replicator.errors import RuntimeFailure
 from replicator.redo.header import SCN_NONE, RedoHeader
 from replicator.redo.opcodes import kdo as K
 from replicator.redo.opcodes import session, undo
@@ -126,8 +128,20 @@ def dump_record(r: Record, h: RedoHeader, out: TextIO, counts: DumpCounts) -> No
             out.write(f"  {payload}\n")
 
 
+def check_dump_path(path: str) -> None:
+    """A path ``dump`` can read: an existing, readable file (RuntimeFailure 10001 naming it otherwise)."""
+    if os.path.isdir(path):
+        raise RuntimeFailure(f"{path} is a directory: dump takes redo log files (e.g. {path.rstrip('/')}/*.dbf)",
+                             10001)
+    if not os.path.exists(path):
+        raise RuntimeFailure(f"redo log {path} does not exist", 10001)
+    if not os.access(path, os.R_OK):
+        raise RuntimeFailure(f"redo log {path} is not readable by this user (uid {os.getuid()})", 10001)
+
+
 def dump_file(path: str, out: TextIO = sys.stdout, verify_checksum: bool = True) -> DumpCounts:
     """Dump one redo file; returns the LWN, record and vector counts."""
+    check_dump_path(path)
     counts = DumpCounts()
     headers: list[RedoHeader] = []
     for lwn in read_lwns(path, verify_checksum, all_records=True, header_out=headers):

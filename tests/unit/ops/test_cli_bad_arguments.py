@@ -108,3 +108,12 @@ def test_redogen_checked_params_still_work(tmp_path: Path, capsys: pytest.Captur
     rc, text = _run(["redogen", "oltp", "-o", str(tmp_path / "o"), "--param", "rows=1,3", "--size", "64k",
                      "--no-expected"], capsys, caplog)
     assert rc == 0, text
+
+
+@pytest.mark.parametrize(("target", "phrase"), [("{tmp}", "is a directory: dump takes redo log files"),
+                                                ("{tmp}/absent.dbf", "absent.dbf does not exist")])
+def test_dump_names_the_path(target: str, phrase: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                             caplog: pytest.LogCaptureFixture) -> None:
+    path = target.format(tmp=tmp_path)
+    rc, text = _run(["dump", path], capsys, caplog)
+    assert rc == 1 and f"ERROR 10001 {path}" in text.replace("redo log ", "") and phrase in text, text

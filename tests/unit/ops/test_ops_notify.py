@@ -39,6 +39,18 @@ def fake_systemd(tmp_path: Path) -> Iterator[tuple[socket.socket, str]]:
     sock.close()
 
 
+def test_no_status_after_stopping(fake_systemd: tuple[socket.socket, str]) -> None:
+    """Once STOPPING=1 is sent, a periodic status ("replicating ...") would contradict it: not sent."""
+    sock, path = fake_systemd
+    n = Notifier(env={"NOTIFY_SOCKET": path})
+    assert n.status("replicating: sequence 5") and n.stopping("stopping: draining the writer")
+    assert not n.status("replicating: sequence 6")
+    n.send(X_TEST_END=1)
+    got = _receive_all(sock, time.monotonic() + 5, last="X_TEST_END")
+    n.close()
+    assert [m.get("STATUS") for m in got] == ["replicating: sequence 5", "stopping: draining the writer", None]
+
+
 def test_ready_status_watchdog_stopping(fake_systemd: tuple[socket.socket, str]) -> None:
     sock, path = fake_systemd
     n = Notifier(env={"NOTIFY_SOCKET": path})
