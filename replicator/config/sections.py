@@ -27,7 +27,7 @@ MEMORY_CHUNK_MIN_MB = 32
 
 
 class MemoryConfig(OlrModel):
-    """``memory``: the transaction/buffer memory pool in MB (olr-interfaces.md §6).
+    """``memory``: the transaction/buffer memory pool in MB (docs/operations.md, sizing memory).
 
     After validation every attribute holds its effective value: defaults that depend on
     ``max-mb`` (read-buffer-max, write-buffer-max, swap) are recomputed when ``max-mb``

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import re
 import sys
 import types
 import typing
@@ -146,6 +147,7 @@ def config_reference() -> str:
             current = path
             model = dict(_sections())[path]
             doc = (inspect.getdoc(model) or "").split("\n\n")[0].replace("\n", " ").replace("``", "`")
+            doc = re.sub(r" ?\((?:[\w.-]+\.md )?§[^)]*\)", "", doc)  # the code's references to specs outside the repository
             out.append(f"\n## `{path or '(top level)'}`\n\n{doc}\n\n")
             out.append("| key | type | allowed | default | meaning |\n|---|---|---|---|---|\n")
         kind, allowed = _describe(field.annotation, list(field.metadata))

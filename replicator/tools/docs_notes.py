@@ -155,11 +155,14 @@ NOTES: dict[str, str] = {
     "writer.type": "file, kafka, network, zeromq or discard",
     "writer.poll-interval-us": "writer wake-up interval",
     "writer.queue-size": "maximum messages sent but not yet confirmed",
-    "writer.output": "file name; %i/%Ni/%t rotate, %s one file per sequence; absent = stdout",
+    "writer.output": "file name; %i/%Ni/%t rotate, %s one file per sequence; absent = stdout; files are created "
+                     "with mode 0600, as in OpenLogReplicator (docs/operations.md, batch runs)",
     "writer.max-file-size": "rotate at this size (bytes); 0 = never",
     "writer.timestamp-format": "strftime format for %t",
     "writer.new-line": "0 none, 1 LF, 2 CRLF after each message",
-    "writer.append": "1 append to an existing file, 0 fail if it exists",
+    "writer.append": "1: continue the existing file (with %i: the highest number). 0: with %i a new number at "
+                     "each start; with %t or %s an existing file is error 10003; a name without placeholder "
+                     "needs 1 (30006). As in OpenLogReplicator",
     "writer.write-buffer-flush-size": "flush the file buffer after this many bytes",
     "writer.max-message-mb": "largest Kafka message, MB",
     "writer.topic": "Kafka topic",

@@ -42,3 +42,12 @@ def test_markdown_links_resolve() -> None:
             if "://" in target:
                 continue
             assert (doc.parent / target).exists(), f"{doc.name}: broken link {target}"
+
+
+def test_docs_cite_only_files_of_the_repository() -> None:
+    """A document named in the docs (``olr-interfaces.md §6``) must be one a reader of the repository has."""
+    known = {p.name for p in REPO.rglob("*.md") if ".venv" not in p.parts}
+    docs = [REPO / "README.md", REPO / "config" / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    for doc in docs:
+        for name in re.findall(r"(?<![\w/.-])([\w.-]+\.md)\b", doc.read_text()):
+            assert name in known, f"{doc.relative_to(REPO)} cites {name}, which is not in the repository"
