@@ -175,3 +175,20 @@ def test_build_stage_makes_a_native_wheel(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "replicator.native"], capture_output=True, text=True, timeout=120,
                           cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(site)})
     assert proc.returncode == 0 and str(site) in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_build_says_it_compiles(tmp_path: Path) -> None:
+    """pip hides a build's output: setup.py writes its line to the terminal, else to stderr (no terminal here)."""
+    pytest.importorskip("Cython", reason="Cython is not installed here (pip install -e '.[test]' brings it)")
+    generated = REPO / "replicator" / "native" / "_core.c"
+    if not generated.exists():
+        pytest.skip("no generated replicator/native/_core.c in this checkout (installed without building it here)")
+    context = _context_copy(tmp_path)
+    shutil.copy2(generated, context / "replicator" / "native" / "_core.c")  # up to date: no translation
+    env = {**os.environ, "CC": "false"}  # the compile fails at once: only the announcement is wanted
+    proc = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--build-lib", str(tmp_path / "lib"),
+                           "--build-temp", str(tmp_path / "tmp")], cwd=context, capture_output=True, text=True,
+                          timeout=300, env=env, start_new_session=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "replicator: compiling replicator.native._core with the C compiler" in proc.stderr, proc.stderr
+    assert "translating" not in proc.stderr and "the python engine will be used" in proc.stdout
