@@ -23,6 +23,16 @@ from pathlib import Path
 _STATUS = re.compile(r"sequence (\d+), SCN (\d+), (\d+) transactions, (\d+) messages")
 
 
+def catches_signal(pid: int, sig: int) -> bool:
+    """True once process ``pid`` has a handler for ``sig`` (SigCgt of /proc/PID/status)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    mask = next(int(line.split()[1], 16) for line in status.splitlines() if line.startswith("SigCgt:"))
+    return bool(mask & (1 << (sig - 1)))
+
+
 def wait_for(predicate: Callable[[], object], timeout: float = 60.0, poll: float = 0.05) -> bool:
     """True as soon as ``predicate()`` holds; False when ``timeout`` seconds passed first."""
     end = time.monotonic() + timeout

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from batch_helpers import config_copy, error_codes
+from daemon_proc import catches_signal
 
 from replicator.cli import main
 from replicator.ops.metrics import Metrics
@@ -104,15 +105,6 @@ def test_output_it_did_not_write_is_refused(demo_config: Path, tmp_path: Path,
     assert rc == 1 and error_codes(log) == [10110], log
 
 
-def _catches(pid: int, sig: int) -> bool:
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return False
-    caught = next(int(line.split()[1], 16) for line in status.splitlines() if line.startswith("SigCgt:"))
-    return bool(caught >> (sig - 1) & 1)
-
-
 def _wait(condition: Any, what: str, proc: subprocess.Popen[str], timeout: float = 120.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -134,7 +126,7 @@ def test_sigterm_second_run_and_resume(tmp_path: Path, capsys: pytest.CaptureFix
                             stderr=subprocess.PIPE, text=True)
     try:
         _wait(lambda: result.output.exists() and result.output.stat().st_size > 0, "output", proc)
-        assert _catches(proc.pid, signal.SIGTERM)
+        assert catches_signal(proc.pid, signal.SIGTERM)
         rc, log = _run(path, capsys)
         assert rc == 1 and error_codes(log) == [10002], log
         proc.send_signal(signal.SIGTERM)

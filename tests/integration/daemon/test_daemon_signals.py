@@ -16,19 +16,11 @@ import time
 from pathlib import Path
 
 import pytest
+from daemon_proc import catches_signal
 from fixture_configs import fast_offline_config, write_config
 
 from replicator.redogen import workloads
 from replicator.redogen.generate import generate
-
-
-def _catches(pid: int, sig: int) -> bool:
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return False
-    mask = next(int(line.split()[1], 16) for line in status.splitlines() if line.startswith("SigCgt:"))
-    return bool(mask & (1 << (sig - 1)))
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
@@ -39,7 +31,7 @@ def test_sigterm_during_startup_is_a_clean_stop(tmp_path: Path) -> None:
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30
-        while not _catches(proc.pid, signal.SIGTERM) and proc.poll() is None and time.monotonic() < deadline:
+        while not catches_signal(proc.pid, signal.SIGTERM) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.002)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
