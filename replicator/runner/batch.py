@@ -182,15 +182,17 @@ def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off", watc
     return stats
 
 
-def _linger(seconds: float, bind: str, progress: str) -> None:
-    """Keep serving /metrics for ``seconds`` after a batch run, saying so (a countdown on a TTY)."""
+def _linger(seconds: float, bind: str, progress: str, stop: SoftStop) -> None:
+    """Keep serving /metrics for ``seconds`` after a batch run, saying so (a countdown on a TTY);
+    a signal ends the wait."""
     from replicator.ops.ticker import Ticker
 
     log.info(f"serving /metrics on {bind} for {seconds:g} more seconds (--metrics-linger), then exiting")
     end = time.monotonic() + seconds
     with Ticker(lambda _: f"lingering for a final scrape of /metrics: {max(end - time.monotonic(), 0):.0f} s left",
                 mode=progress):
-        time.sleep(seconds)
+        while not stop.signum and time.monotonic() < end:
+            time.sleep(min(0.2, max(end - time.monotonic(), 0)))
 
 
 def run_config(config_path: str, progress: str = "auto", *, read_limit_mbps: float | None = None,
@@ -260,7 +262,7 @@ def _run_batch(config_path: str, config: Any, stop: SoftStop, progress: str, rea
             log.info(f"finished batch processing, exiting: {stats.files} files, {stats.transactions} transactions, "
                      f"{stats.rows} rows, {stats.messages} messages in {stats.seconds:.2f}s")
         if metrics is not None and metrics_linger > 0:
-            _linger(metrics_linger, f"{bound[0]}:{bound[1]}", progress)
+            _linger(metrics_linger, f"{bound[0]}:{bound[1]}", progress, stop)
     except BaseException:
         if metrics is not None:
             metrics.set_state("aborting")

@@ -159,3 +159,29 @@ def test_checkpoint_metrics_after_a_batch_run(demo_config: Path, tmp_path: Path)
     assert scn == written[-1] > job.start_scn
     assert age is not None and not math.isnan(age) and 0 <= age < 600
     assert os.path.exists(tmp_path / "run" / "output.json")
+
+
+def test_signal_ends_the_metrics_linger(demo_config: Path, tmp_path: Path) -> None:
+    """After the run, --metrics-linger waits for a final scrape; SIGTERM ends the wait (the run was whole: 0)."""
+    def metrics(doc: dict[str, Any]) -> None:
+        doc["metrics"] = {"type": "prometheus", "bind": "127.0.0.1:0"}
+
+    path = config_copy(demo_config, tmp_path / "run", metrics)
+    log = tmp_path / "stderr.txt"
+    with log.open("w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(path), "--metrics-linger", "300"],
+                                stderr=err, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while "serving /metrics" not in log.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.02)
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0 and time.monotonic() - started < 30, log.read_text()
+    assert (tmp_path / "run" / "output.json").read_bytes() == _expected(demo_config)
