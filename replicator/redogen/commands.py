@@ -223,13 +223,15 @@ def redogen_main(argv: list[str]) -> int:
     p.add_argument("--no-expected", action="store_true", help="skip the expected output (benchmarks)")
     p.add_argument("--online", action="store_true", help="write a ring of online redo groups that grow "
                    "in place and are archived at each switch (config uses the offline reader)")
-    p.add_argument("--groups", type=int_at_least(2), default=3, help="online redo groups (with --online; default: %(default)s)")
+    p.add_argument("--groups", type=int_at_least(2), default=3,
+                   help="online redo groups (with --online; default: %(default)s)")
     p.add_argument("--rate", type=non_negative_float, default=0.0, help="redo MB/s to produce at (with --online; 0 = max)")
     p.add_argument("--final-switch", action="store_true", help="archive the last online log too")
     p.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
                    help="a progress line on stderr (default: auto = when stderr is a TTY)")
     p.add_argument("--endian", choices=("little", "big"), default="little",
-                   help="platform byte order: little (Linux x86) or big (AIX, Solaris SPARC, HP-UX); default: %(default)s")
+                   help="platform byte order: little (Linux x86) or big (AIX, Solaris SPARC, HP-UX); "
+                        "default: %(default)s")
     args = p.parse_args(argv)
     from replicator.redogen.byteorder import big_endian
 

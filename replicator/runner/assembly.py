@@ -93,7 +93,12 @@ def source_facts(config: Any, source: Any, cp: Any = None) -> tuple[ParserOption
     archive name format, dictionary or None).
     """
     from replicator.schema.dictionary import Dictionary
-    from replicator.schema.filter import FLAG_ADAPTIVE_SCHEMA, FLAG_EXPERIMENTAL_XMLTYPE, check_xml_context, unmatched_rules
+    from replicator.schema.filter import (
+        FLAG_ADAPTIVE_SCHEMA,
+        FLAG_EXPERIMENTAL_XMLTYPE,
+        check_xml_context,
+        unmatched_rules,
+    )
 
     reader = source.reader
     flags = source.flags

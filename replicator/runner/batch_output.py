@@ -124,8 +124,12 @@ def plan_output(writer_config: Any, state_dir: str, name: str, files: list[RedoF
                 f"output {file} holds {max(held, 0)} bytes, but the {state} run recorded in {path} began at byte "
                 f"{size}: it was cut or replaced since; move the output and {path} away", REFUSED)
         assert path is not None
-        done = ("removed and written again" if size == 0 else
-                f"cut back from {held} to {size} bytes and written on" if held > size else f"written on from byte {size}")
+        if size == 0:
+            done = "removed and written again"
+        elif held > size:
+            done = f"cut back from {held} to {size} bytes and written on"
+        else:
+            done = f"written on from byte {size}"
         return OutputPlan(f"{file}: a rerun of the {state} run recorded in {path.name}: {done}",
                           resume_at=(file, size), record=path)
     existing = _existing(writer, pattern)

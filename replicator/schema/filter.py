@@ -208,12 +208,12 @@ def check_users(checkpoint_users: Iterable[str], rules: Iterable[TableRule],
         guess = nearest(user, stored - wanted)
         text = f"{user} is missing from {checkpoint}, made for owner(s) {held}"
         if guess is None:
-            text += f": the owners in source[0].filter.table must be those the checkpoint was made for; to " \
-                    f"replicate {user}, write a schema checkpoint that includes it"
+            text += (f": the owners in source[0].filter.table must be those the checkpoint was made for; to "
+                     f"replicate {user}, write a schema checkpoint that includes it")
         else:
             meant.add(guess)
-            case = " (names are case-sensitive: Oracle keeps unquoted names in capitals)" \
-                if guess.casefold() == user.casefold() else ""
+            same_letters = guess.casefold() == user.casefold()
+            case = " (names are case-sensitive: Oracle keeps unquoted names in capitals)" if same_letters else ""
             text += f": did you mean {guess!r}{case}?"
         problems.append(text)
     redundant = sorted(stored - wanted - meant)

@@ -47,7 +47,8 @@ def add_job_arguments(p: argparse.ArgumentParser) -> None:
                    help="where a job without a checkpoint starts reading the topic (default: %(default)s)")
     p.add_argument("--max-offsets-per-trigger", type=int, default=200_000,
                    help="records per batch (default 200000; 0 = all available)")
-    p.add_argument("--trigger-seconds", type=float, default=1.0, help="micro-batch interval in seconds (default: %(default)s)")
+    p.add_argument("--trigger-seconds", type=float, default=1.0,
+                   help="micro-batch interval in seconds (default: %(default)s)")
     p.add_argument("--available-now", action="store_true", help="process what the topic holds now, then stop")
     p.add_argument("--until-idle", type=float, default=0.0, help="stop after SECONDS without input")
     p.add_argument("--key", action="append", default=[], metavar="OWNER.TABLE=COL1,COL2", help="key columns")

@@ -44,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("kind", choices=("network", "zeromq"), help="writer type")
     p.add_argument("uri", help="host:port (network) or a ZeroMQ endpoint such as tcp://127.0.0.1:5001")
     p.add_argument("database", help="source name (source[0].name) the writer serves")
-    p.add_argument("--format", choices=("json", "protobuf"), default="json", help="the writer's format (default: %(default)s)")
+    p.add_argument("--format", choices=("json", "protobuf"), default="json",
+                   help="the writer's format (default: %(default)s)")
     p.add_argument("--start", default="now", metavar="MODE",
                    help="now[,SEQ] | scn:N[,SEQ] | time:'YYYY-MM-DD HH:MM:SS'[,SEQ] | time_rel:S[,SEQ] "
                         "| c:SCN,IDX | next (default: %(default)s)")
@@ -52,10 +53,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="confirm after N messages (default: %(default)s)")
     p.add_argument("--confirm-interval", type=non_negative_float, default=10.0, metavar="S",
                    help="or after S seconds (default: %(default)s)")
-    p.add_argument("--count", type=non_negative_int, default=0, help="stop after this many messages (default: %(default)s = never)")
+    p.add_argument("--count", type=non_negative_int, default=0,
+                   help="stop after this many messages (default: %(default)s = never)")
     p.add_argument("--quiet", action="store_true", help="do not print messages (measure only)")
     p.add_argument("--reconnect", action="store_true", help="reconnect after a lost connection")
-    p.add_argument("--timeout", type=positive_float, default=10.0, help="seconds to wait for a reply (default: %(default)s)")
+    p.add_argument("--timeout", type=positive_float, default=10.0,
+                   help="seconds to wait for a reply (default: %(default)s)")
     p.add_argument("--token", default=None, help="the writer's auth-token (or env REPLICATOR_TOKEN)")
     p.add_argument("--tls-ca", default=None, metavar="PEM", help="network: connect with TLS, trusting this CA file")
     p.add_argument("--confirm-log", default=None, metavar="FILE",

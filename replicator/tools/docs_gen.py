@@ -147,7 +147,8 @@ def config_reference() -> str:
             current = path
             model = dict(_sections())[path]
             doc = (inspect.getdoc(model) or "").split("\n\n")[0].replace("\n", " ").replace("``", "`")
-            doc = re.sub(r" ?\((?:[\w.-]+\.md )?§[^)]*\)", "", doc)  # the code's references to specs outside the repository
+            # The code's references to specifications outside the repository ("(§4.1)") are left out.
+            doc = re.sub(r" ?\((?:[\w.-]+\.md )?§[^)]*\)", "", doc)
             out.append(f"\n## `{path or '(top level)'}`\n\n{doc}\n\n")
             out.append("| key | type | allowed | default | meaning |\n|---|---|---|---|---|\n")
         kind, allowed = _describe(field.annotation, list(field.metadata))

@@ -92,7 +92,8 @@ def test_context_holds_sources_only() -> None:
     assert not [p for p in context if p.startswith((".venv/", "tests/", "docs/", ".git/"))]
     assert not [p for p in context if re.search(r"(\.so|\.c|\.pyc|_build_error\.txt)$", p)], \
         "build output of the native core would reach the image"
-    assert {"pyproject.toml", "setup.py", "README.md", "replicator/native/_core.pyx", "replicator/cli.py"} <= set(context)
+    wanted = {"pyproject.toml", "setup.py", "README.md", "replicator/native/_core.pyx", "replicator/cli.py"}
+    assert wanted <= set(context)
     size = sum((REPO / p).stat().st_size for p in context)
     assert size < 20e6, f"the build context is {size / 1e6:.0f} MB"
     for instruction in (i for stage in ("build", "spark", "runtime") for i in _stage(stage)):
