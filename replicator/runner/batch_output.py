@@ -107,6 +107,9 @@ def plan_output(writer_config: Any, state_dir: str, name: str, files: list[RedoF
     if pattern.mode == "timestamp":
         return OutputPlan(f"{writer_config.output}: new files named by the time (%t): a rerun writes new files")
     path = record_path(state_dir, name) if os.path.isdir(state_dir) else None
+    if path is not None and not os.access(state_dir, os.W_OK | os.X_OK):
+        raise RuntimeFailure(f"state directory {state_dir} is not writable by this user (uid {os.getuid()}): a batch "
+                             f"run with a file output records its output there ({path.name})", 10006)
     record = load_record(path) if path is not None else None
     redo = redo_key(files)
     if record is not None and writer.holds(record.output[0]):

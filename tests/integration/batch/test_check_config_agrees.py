@@ -166,3 +166,22 @@ def test_offline_mode_checks(demo_config: Path, tmp_path: Path, capsys: pytest.C
     check_rc, check_out = _cli(["check-config", "-f", str(path)], capsys)
     run_rc, run_out = _cli(["run", "-f", str(path)], capsys)
     assert error_codes(check_out) == error_codes(run_out) == [10012], check_out + run_out
+
+
+def test_writer_reachability_is_a_warning(demo_config: Path, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Kafka brokers that do not answer, a listening address already taken: warned, not an error."""
+    import socket
+
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        dead = closed.getsockname()[1]
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        for writer, phrase in (
+                ({"type": "kafka", "topic": "t", "properties": {"bootstrap.servers": f"127.0.0.1:{dead}"}},
+                 f"Kafka brokers 127.0.0.1:{dead} do not answer"),
+                ({"type": "network", "uri": f"127.0.0.1:{port}"}, f"network writer: cannot listen on 127.0.0.1:{port}")):
+            path = config_copy(demo_config, tmp_path / writer["type"], _set(("target", 0, "writer"), writer))
+            rc, out = _cli(["check-config", "-f", str(path)], capsys)
+            assert rc == 0 and f"writer: WARN 60111 {phrase}" in out, out
