@@ -79,10 +79,10 @@ def _cmd_check_config(args: argparse.Namespace) -> int:
             print(f"{args.file}: {line}")
         print(f"{args.file}: OK")
         return 0
-    from replicator.runner.preflight import findings, startup_steps
+    from replicator.runner.preflight import check_startup
 
     print(f"{args.file}: config: OK keys and values")
-    results = findings(startup_steps(config))
+    results = check_startup(config)
     for finding in results:
         print(f"{args.file}: {finding.line()}")
     errors = [f for f in results if f.level == "error"]

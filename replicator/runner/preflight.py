@@ -339,8 +339,13 @@ class ServiceStartup:
         return writer_reachable(self.config)
 
 
-def startup_steps(config: Any) -> list[Step]:
-    """Every start-up step of the config's mode (for check-config)."""
+def check_startup(config: Any) -> list[Finding]:
+    """``check-config``: every start-up step of the config's mode, each one's findings."""
     if config.source[0].reader.type in ("offline", "online"):
-        return ServiceStartup(config).steps()
-    return BatchStartup(config).steps()
+        return findings(ServiceStartup(config).steps())
+    startup = BatchStartup(config)
+    try:
+        return findings(startup.steps())
+    finally:
+        if startup.redo_source is not None:
+            startup.redo_source.close()  # a remote source's connection
