@@ -1,43 +1,69 @@
-"""The foreachBatch function: one micro-batch of events -> Delta commits, in a fixed order.
+"""The foreachBatch function: one micro-batch -> Delta commits, the driver deciding and committing.
 
-Per batch: the events come to the driver as one Arrow table (one Spark job: the Kafka
-read and the parse run in the executors' Python workers); whole transactions are kept in
-commit order (:mod:`.assemble`); schemas, DDL and keys are decided for every table, and
-missing keys fail the batch before anything is written, naming every table concerned
-(:mod:`.tablefold`); each table's changes are folded over its stored rows. Then, each
-commit carrying the application transaction (query id, batch id):
+Per batch (the events stay in the executors, :mod:`.executors`):
 
-1. the change log (append), 2. each current-state table (MERGE, or overwrite after a
-rename/drop/truncate), 3. the job state (schemas, applied SCN, pending buffer).
+1. the executors project the events (:func:`.distfold.project`); the driver collects the
+   projection and decides which transactions are whole and ready (:mod:`.assemble`), plans
+   schemas, DDL and keys (:func:`.tablefold.plan_tables`), and lists each table's files as the
+   batch found them;
+2. the executors route the ready row changes to (table, bucket) groups, fold each group over
+   its bucket's files, write the data files, the tombstones, their share of the change log and
+   the events kept for the next batch (:func:`.distfold.fold_group`), and return the actions;
+3. the driver commits, each commit carrying the application transaction (query id, batch id),
+   in this order: the change log; per table its tombstones, then its rows; the job state.
 
-A batch Spark replays after a crash skips each commit it finds already made, table by
-table; a batch whose state commit is there is skipped whole.
+A batch Spark replays after a crash skips each commit it finds made and folds over each
+table as the batch first found it (:meth:`.lakestore.DeltaLake.snapshot_files`), so the
+change log and the tables each get the batch exactly once, whatever commit the crash followed.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from replicator.errors import DataError
+from replicator.spark.arrowconv import column_type, metadata_schema
 from replicator.spark.assemble import assemble
-from replicator.spark.eventpack import unpack
+from replicator.spark.distfold import BatchTask, TableTask
+from replicator.spark.executors import BatchExecutors, LocalBatch, SparkBatch
 from replicator.spark.keys import KeyResolver
 from replicator.spark.lakestore import DeltaLake
 from replicator.spark.metrics import BatchMetrics, MetricsSink
 from replicator.spark.options import JobOptions
 from replicator.spark.state import JobState
-from replicator.spark.tablefold import change_rows, change_schema, conform_stored, fold_table, key_rows, plan_tables
+from replicator.spark.tablefold import TablePlan, change_rows, change_schema, plan_tables
+from replicator.spark.tableschema import BUCKET, ROWID, TableSchema
 
 log = logging.getLogger("replicator.spark")
-# Tests only: SIGKILL the driver at the first table commit, after at least this many, that is
-# followed by another table's commit in the same batch (so the kill lands between two tables).
-CRASH_ENV = "REPLICATOR_SPARK_TEST_KILL_AFTER_TABLE_COMMITS"
+# Tests only: SIGKILL the driver right after the N-th commit of a kind ("changes", "tombstones",
+# "table", "state"), e.g. "table:2"; a commit boundary per kind.
+CRASH_ENV = "REPLICATOR_SPARK_TEST_KILL_AT"
+
+
+def table_arrow(schema: TableSchema, unbounded: str) -> Any:
+    """The Arrow schema of a current-state table (data columns, ``_rowid``, metadata, ``_bucket``)."""
+    import pyarrow as pa
+
+    fields = [pa.field(c["name"], column_type(c, unbounded) if schema.typed else pa.string()) for c in schema.columns]
+    if schema.key is None:
+        fields.append(pa.field(ROWID, pa.string()))
+    fields += [pa.field(n, t) for n, t in metadata_schema()]
+    return pa.schema([*fields, pa.field(BUCKET, pa.int32())])
+
+
+def tomb_arrow(schema: TableSchema, unbounded: str) -> Any:
+    """The Arrow schema of a tombstone table: ``_key`` (the canonical key, :mod:`.layout`), the
+    metadata of the delete, ``_bucket``."""
+    import pyarrow as pa
+
+    return pa.schema([pa.field("_key", pa.string()), *(pa.field(n, t) for n, t in metadata_schema()),
+                      pa.field(BUCKET, pa.int32())])
 
 
 class BatchApplier:
@@ -51,10 +77,11 @@ class BatchApplier:
         self.pending_timeout = pending_timeout
         self.state: JobState = lake.load_state()
         self.query_id = ""
+        self.spark: Any = None
         self._started = threading.Event()
-        self._commits = 0
-        self._crash_after = int(os.environ.get(CRASH_ENV, "0") or 0)
-        self.threads = 4  # tables read, folded and merged at once (delta-rs works outside the GIL)
+        self._crash = os.environ.get(CRASH_ENV, "")
+        self._commits: dict[str, int] = {}
+        self.after_batch: Any = None  # housekeeping between batches (job.py)
 
     def set_query(self, query_id: str) -> None:
         """The streaming query's id (from the checkpoint): part of the application transaction id."""
@@ -67,120 +94,121 @@ class BatchApplier:
         return f"replicator-spark-{self.query_id}"
 
     def __call__(self, batch: Any, batch_id: int) -> None:
-        """Apply one micro-batch (``batch`` holds parsed events)."""
+        """Apply one micro-batch (``batch`` holds packed events, in the executors)."""
         self._started.wait(120)
         st = self.state
         if st.query_id == self.query_id and batch_id <= st.batch:
             log.info("batch %d was committed before a restart: skipped", batch_id)
             self.sink.record(BatchMetrics(batch_id, skipped=True, applied_scn=st.applied_scn))
             return
-        started = time.monotonic()
-        metrics = BatchMetrics(batch_id)
-        events = unpack(batch.toArrow())  # the Spark job: Kafka read and parse in the executors
-        metrics.read_seconds = time.monotonic() - started
-        self._apply(events, batch_id, metrics, started)
-
-    def _fold(self, ev: dict[str, Any], name: str, plan: Any) -> Any:
-        """Read what the table stores for the batch's keys (every row when it is rewritten) and fold."""
-        if plan.rewrite:
-            stored, files = conform_stored(self.lake.read_rows(name), plan), None
-        else:
-            files = self.lake.read_stored(name, sorted({k for pair in plan.keys for k in pair if k is not None}))
-            stored = files.rows if files is not None else None
-        folded = fold_table(ev, plan, stored, self.opts.hints.timestamp, self.opts.unbounded_number)
-        folded.stored = files
-        return folded
-
-    def _committed(self, more: bool) -> None:
-        self._commits += 1
-        if self._crash_after and self._commits >= self._crash_after and more:
-            log.warning("test hook %s: killing the driver after %d table commits", CRASH_ENV, self._commits)
-            os.kill(os.getpid(), signal.SIGKILL)
+        spark = batch.sparkSession
+        work = SparkBatch(spark, batch, st.pending_files, self.lake.pending_uri, self.lake.storage_options,
+                          self.opts.fold_partitions)
+        try:
+            self._apply(work, batch_id, BatchMetrics(batch_id), time.monotonic())
+        finally:
+            work.close()
+        if self.after_batch is not None:
+            self.after_batch(self)
 
     def apply_arrow(self, events: Any, batch_id: int) -> BatchMetrics:
-        """Apply a batch of events given as an Arrow table (what ``__call__`` does after the Spark job)."""
+        """Apply a batch of events given as an Arrow table, in this process (no Spark)."""
         metrics = BatchMetrics(batch_id)
-        self._apply(events, batch_id, metrics, time.monotonic())
+        self._apply(LocalBatch(events, self.state.pending_files, self.lake.pending_uri, self.lake.storage_options),
+                    batch_id, metrics, time.monotonic())
         return metrics
 
-    def _apply(self, events: Any, batch_id: int, metrics: BatchMetrics, started: float) -> None:
+    def _hit(self, kind: str) -> None:
+        """The crash test hook: SIGKILL right after the N-th commit of ``kind``."""
+        self._commits[kind] = n = self._commits.get(kind, 0) + 1
+        if self._crash == f"{kind}:{n}":
+            log.warning("test hook %s: killing the driver after commit %s #%d", CRASH_ENV, kind, n)
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    def _apply(self, work: BatchExecutors, batch_id: int, metrics: BatchMetrics, started: float) -> None:
         import pyarrow as pa
 
         st, opts, lake, app = self.state, self.opts, self.lake, self.app_id
-        if st.pending is not None and st.pending.num_rows:
-            events = pa.concat_tables([events, st.pending.cast(events.schema)])
-        metrics.events = events.num_rows
-        if not events.num_rows:  # nothing new and nothing buffered: no commit at all
+        known = {n: s.key for n, s in st.tables.items() if s.key_origin}
+        proj = work.project(known, self.keys)
+        metrics.read_seconds = time.monotonic() - started
+        metrics.events = proj.num_rows
+        if not proj.num_rows:  # nothing new and nothing buffered: no commit at all
             metrics.applied_scn = st.applied_scn
             self.sink.record(metrics)
             return
-        asm = assemble(events, atomic=opts.atomic, applied_scn=st.applied_scn, pending_timeout=self.pending_timeout,
+        asm = assemble(proj, atomic=opts.atomic, applied_scn=st.applied_scn, pending_timeout=self.pending_timeout,
                        was_applied=lake.applied_transactions)
         if asm.error:
             raise DataError(f"batch {batch_id}: {asm.error}", 20003)
         if asm.dropped_replays:
             log.info("batch %d: %d leftover(s) of transactions applied before (producer replay) dropped", batch_id,
                      asm.dropped_replays)
-        # Scalars as Python lists (the per-row passes read them); the images stay in Arrow ("_ready").
-        # Timestamps as int64 microseconds: a datetime per change costs more than the rest of the columns.
-        scalars = asm.ready.drop_columns(["before", "after"])
-        for name in ("commit_ts", "k_ts", "seen"):
-            at = scalars.schema.get_field_index(name)
-            scalars = scalars.set_column(at, name, scalars.column(at).cast(pa.int64()))
-        ev: dict[str, Any] = scalars.to_pydict()
-        ev["_ready"] = asm.ready
+        ready = asm.ready
+        cols = ["kind", "tbl", "columns", "commit_scn", "c_scn", "c_idx", "elem", "xid", "sql", "key_cols", "rid",
+                "names", "move", "commit_ts", "k_ts", "k_partition", "k_offset"]
+        ev: dict[str, Any] = ready.select(cols).to_pydict()
         plans = plan_tables(ev, st.tables, self.keys)
-        key_rows(ev, plans)  # every table's keys checked before anything is written
+        for plan in plans.values():
+            if not plan.schema.buckets:
+                plan.schema.buckets = opts.buckets
 
-        lake.take_io()  # counted from here: this batch's reads and rewrites
-        done = {name for name in plans if lake.done(lake.table_uri(name), app, batch_id)}
-        work = [name for name in plans if name not in done]
-        with ThreadPoolExecutor(max_workers=self.threads) as pool:  # delta-rs reads outside the GIL
-            folded = dict(zip(work, pool.map(lambda name: self._fold(ev, name, plans[name]), work)))
+        log_done = lake.done(lake.changes_uri, app, batch_id)
+        tasks = {name: self._task(name, plan, ev, app, batch_id) for name, plan in plans.items()
+                 if (plan.rows or plan.rewrite) and not lake.done(lake.table_uri(name), app, batch_id)}
+        done = sorted(n for n, p in plans.items() if (p.rows or p.rewrite) and n not in tasks)
+        bt = BatchTask(batch_id, asm.decision, tasks, lake.changes_uri, lake.pending_uri, lake.storage_options,
+                       opts.hints.timestamp, opts.hints.timestamp_tz, opts.unbounded_number, write_log=not log_done,
+                       want_lags=self.sink.lags is not None)
+        actions = work.fold(bt).to_pylist()
         metrics.fold_seconds = time.monotonic() - started - metrics.read_seconds
-        logged = [change_rows(ev, name, f.changes, f.change_keys, plans[name].ddl) for name, f in folded.items()]
-        log_rows = pa.concat_tables(logged) if logged else change_schema().empty_table()
-        append_log = bool(log_rows.num_rows) and not lake.done(lake.changes_uri, app, batch_id)
-        todo = [n for n, f in folded.items() if plans[n].rewrite or f.rows.num_rows]
+        missing = {}
+        for a in actions:
+            if a["kind"] == "error":
+                missing[a["tbl"]] = missing.get(a["tbl"], 0) + a["rows"]
+        if missing:
+            detail = "; ".join(f"{n}: {c} change(s) without "
+                               f"{'ROWID (rid)' if plans[n].schema.key is None else 'key columns ' + str(plans[n].schema.key)}"
+                               for n, c in sorted(missing.items()))
+            raise DataError(f"{len(missing)} table(s) have changes without their key values ({detail}); enable "
+                            "supplemental logging of the key, or use ROWID keys (--rowid-table, format rid 1)", 20003)
         committing = time.monotonic()
-
-        def commit(name: str) -> None:
-            if plans[name].rewrite:
-                lake.overwrite(name, folded[name].rows, app, batch_id)
-            else:
-                lake.merge(name, folded[name].rows, app, batch_id, folded[name].new_keys, folded[name].stored)
-
-        if self._crash_after:  # one by one, so the test hook lands between two tables' commits
-            if append_log:
-                lake.append_changes(log_rows, app, batch_id)
-            for i, name in enumerate(todo):
-                commit(name)
-                self._committed(i + 1 < len(todo))
-        else:  # one commit per table (the change log too), each atomic by itself: no order among them is needed
-            with ThreadPoolExecutor(max_workers=self.threads) as pool:
-                logging_done = pool.submit(lake.append_changes, log_rows, app, batch_id) if append_log else None
-                list(pool.map(commit, todo))
-                if logging_done is not None:
-                    logging_done.result()
-
-        ready_scns = [s for s, k in zip(ev["commit_scn"], ev["kind"]) if k in ("dml", "ddl") and s is not None]
+        ready_scns = [s for s in ev["commit_scn"] if s is not None]
+        applied_scn = max([st.applied_scn, *ready_scns])
+        self._commit(actions, plans, tasks, ev, log_done, app, batch_id, applied_scn)
+        infos = [json.loads(a["info"]) for a in actions if a["kind"] == "info"]
+        pending = [a for a in actions if a["kind"] == "pending"]
         times = [t for t in ev["commit_ts"] if t is not None] or [t for t in ev["k_ts"] if t is not None]
-        newest: int | None = max(times) if times else None  # microseconds
-        new = JobState(batch=batch_id, query_id=self.query_id, applied_scn=max([st.applied_scn, *ready_scns]),
-                       applied_ts=newest / 1e6 if newest else st.applied_ts,
-                       tables={**st.tables, **{n: p.schema for n, p in plans.items()}}, pending=asm.pending)
+        newest = max(times).timestamp() if times else None
+        pend_scns = None
+        if asm.pending is not None and asm.pending.num_rows:
+            import pyarrow.compute as pc
+
+            mm = pc.min_max(asm.pending["commit_scn"]).as_py()
+            pend_scns = (mm["min"], mm["max"])
+        new = JobState(batch=batch_id, query_id=self.query_id, applied_scn=applied_scn,
+                       applied_ts=newest or st.applied_ts, tables={**st.tables, **{n: p.schema for n, p in plans.items()}},
+                       pending_files=[a["path"] for a in pending], pending_rows=sum(a["rows"] for a in pending),
+                       pending_scns=pend_scns)
         lake.commit_state(new, app, batch_id)
+        self._hit("state")
+        self._drop_pending(st.pending_files, new.pending_files)
         self.state = new
         metrics.commit_seconds = time.monotonic() - committing
-        metrics.io = lake.take_io()
+        by_table: dict[str, list[int]] = {}
+        for a in actions:
+            if a["kind"] == "info":
+                i = json.loads(a["info"])
+                n = by_table.setdefault(a["tbl"], [0, 0, 0, 0, 0])
+                for k, key in enumerate(("files_read", "bytes_read", "files_removed", "files_added", "bytes_added")):
+                    n[k] += i[key]
+        metrics.io = by_table
         visible = time.time()
-        self.sink.add_lags([visible - t / 1e6 for f in folded.values() for i in f.changes
-                            if (t := ev["commit_ts"][i]) is not None])
-
+        self.sink.add_lags([visible - t / 1e6 for i in infos for t in i.get("commit_ts", ())])
         metrics.messages, metrics.max_seen_scn = asm.messages, asm.max_seen_scn
         metrics.ready = sum(len(p.rows) for p in plans.values())
-        metrics.applied = sum(len(f.changes) for f in folded.values())
-        metrics.stale = sum(f.stale for f in folded.values())
+        metrics.applied = sum(i["applied"] for i in infos)
+        metrics.stale = sum(i["stale"] for i in infos)
         metrics.tables, metrics.pending = len(plans), new.pending_rows
         metrics.incomplete_txns, metrics.dropped_txns = asm.incomplete, asm.dropped
         metrics.applied_scn = new.applied_scn
@@ -188,5 +216,86 @@ class BatchApplier:
         metrics.lag_seconds = time.time() - new.applied_ts if new.applied_ts else None
         metrics.duration_seconds = time.monotonic() - started
         if done:
-            log.info("batch %d: tables committed before a restart skipped: %s", batch_id, ", ".join(sorted(done)))
+            log.info("batch %d: tables committed before a restart skipped: %s", batch_id, ", ".join(done))
         self.sink.record(metrics)
+
+    def _task(self, name: str, plan: TablePlan, ev: dict[str, Any], app: str, batch: int) -> TableTask:
+        """The table's part of the batch task: schemas, the files as the batch found them."""
+        lake, unbounded = self.lake, self.opts.unbounded_number
+        schema = plan.schema
+        arrow, tomb = table_arrow(schema, unbounded), tomb_arrow(schema, unbounded)
+        uri, tomb_uri = lake.table_uri(name), lake.tomb_uri(name)
+        if not plan.rewrite:  # a rewrite replaces the schema in its commit
+            lake.ensure(uri, arrow, [BUCKET])
+            lake.ensure(tomb_uri, tomb, [BUCKET])
+        first = schema.key_names[0]
+        moves = any(ev["move"][i] for i in plan.rows)
+        return TableTask(name, schema, arrow, tomb, uri, tomb_uri, lake.snapshot_files(uri, app, batch, first),
+                         lake.snapshot_files(tomb_uri, app, batch, "_key"), dict(plan.renames), plan.rewrite,
+                         plan.truncated_now, whole=plan.rewrite or moves)
+
+    def _commit(self, actions: list[dict[str, Any]], plans: dict[str, TablePlan], tasks: dict[str, TableTask],
+                ev: dict[str, Any], log_done: bool, app: str, batch: int, applied_scn: int) -> None:
+        """The change log, then per table its tombstones and its rows (the state follows)."""
+        lake = self.lake
+        if not log_done:
+            adds = [a for a in actions if a["kind"] == "add" and a["target"] == "changes"]
+            adds += self._ddl_log(plans, ev)
+            if adds:
+                lake.ensure(lake.changes_uri, change_schema(), ["table"])
+                lake.commit(lake.changes_uri, adds, [], change_schema(), ["table"], app, batch)
+                self._hit("changes")
+        for name in sorted(tasks):
+            task = tasks[name]
+            for target, uri, schema in (("tombstones", task.tomb_uri, task.tomb_arrow),
+                                        ("table", task.uri, task.arrow)):
+                mine = [a for a in actions if a["tbl"] == name and a["target"] == target]
+                adds = [a for a in mine if a["kind"] == "add"]
+                removes = [a for a in mine if a["kind"] == "remove"]
+                if not (adds or removes or task.rewrite) or lake.done(uri, app, batch):
+                    continue
+                if lake.open_table(uri) is None:
+                    lake.ensure(uri, schema, [BUCKET])
+                lake.commit(uri, adds, removes, schema, [BUCKET], app, batch, overwrite=task.rewrite,
+                            applied_scn=applied_scn)
+                self._hit(target)
+
+    def _ddl_log(self, plans: dict[str, TablePlan], ev: dict[str, Any]) -> list[dict[str, Any]]:
+        """The change-log rows of the batch's DDL, written by the driver (a few rows)."""
+        from replicator.spark.lakestore import dir_name
+        from replicator.spark.layout import filesystem, write_files
+
+        out = []
+        for name, plan in sorted(plans.items()):
+            if not plan.ddl:
+                continue
+            rows = change_rows({"_ready": self._ready_table(ev)}, name, [], [], plan.ddl)
+            fs = filesystem(self.lake.changes_uri, self.lake.storage_options)
+            for a in write_files(fs, rows, ["commit_scn", "c_scn", "c_idx", "elem"], None,
+                                 prefix=f"table={dir_name(name)}/"):
+                out.append({"kind": "add", "target": "changes", "tbl": name, "path": a["path"], "size": a["size"],
+                            "part": json.dumps({"table": name}), "stats": a["stats"]})
+        return out
+
+    @staticmethod
+    def _ready_table(ev: dict[str, Any]) -> Any:
+        import pyarrow as pa
+
+        names = ["kind", "commit_scn", "c_scn", "c_idx", "elem", "xid", "sql", "rid", "commit_ts", "k_partition",
+                 "k_offset"]
+        table = pa.table({n: pa.array(ev[n]) for n in names})
+        return table.append_column("op", pa.array([None] * len(ev["kind"]), pa.string()))
+
+    def _drop_pending(self, old: list[str], new: list[str]) -> None:
+        """Remove the pending files the committed state no longer names."""
+        from replicator.spark.layout import filesystem
+
+        gone = [p for p in old if p not in set(new)]
+        if not gone:
+            return
+        fs = filesystem(self.lake.pending_uri, self.lake.storage_options)
+        for path in gone:
+            try:
+                fs.delete_file(path)
+            except OSError:
+                pass

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from replicator.spark.coltypes import sql_type
+from replicator.spark.coltypes import TSTZ_SQL, sql_type
 from replicator.spark.tableschema import METADATA
 from replicator.spark.timeparse import iso_to_us
 
@@ -26,6 +26,8 @@ def arrow_type(sql: str) -> Any:
     m = _DECIMAL.match(sql)
     if m:
         return pa.decimal128(int(m[1]), int(m[2]))
+    if sql == TSTZ_SQL:
+        return pa.struct([("utc", pa.timestamp("us", tz="UTC")), ("zone", pa.string())])
     return {"bigint": pa.int64(), "int": pa.int32(), "string": pa.string(), "binary": pa.binary(),
             "float": pa.float32(), "double": pa.float64(), "boolean": pa.bool_(),
             "timestamp_ntz": pa.timestamp("us"), "timestamp": pa.timestamp("us", tz="UTC")}[sql]
@@ -56,9 +58,57 @@ def _timestamp_us(text: str, unit: str) -> int:
     return iso_to_us(t)
 
 
+def _tstz(text: str, tz_code: int) -> tuple[int, str | None]:
+    """A TIMESTAMP WITH TIME ZONE as printed -> (UTC microseconds, zone text).
+
+    OpenLogReplicator prints the instant in UTC and the zone (an offset or a region name):
+    ``<epoch in the timestamp-tz unit>,<zone>`` (codes 0-3) or ``<ISO UTC>[Z] <zone>`` (4-11);
+    Debezium's ZonedTimestamp is ISO local time with its offset (``...+02:00``, ``...Z``)."""
+    t = text.strip()
+    number, comma, zone = t.partition(",")
+    if comma and number.lstrip("-").isdigit():
+        div, mul = _UNIT_US[_UNITS.get(tz_code % 4 if tz_code < 4 else 0, "ns")]
+        return int(number) // div * mul, zone or None
+    clock, space, zone = t.rpartition(" ")
+    if space and ("T" in clock or ":" in clock) and not zone[:1].isdigit():
+        return iso_to_us(clock), zone
+    m = _ZONE.match(t)
+    if m:
+        return _timestamp_us(t, "iso"), f"{m[2]}{m[3]}:{m[4]}"
+    return iso_to_us(t), "Z" if t.endswith("Z") else None
+
+
+def _decimal(text: Any, target: Any) -> Any:
+    """Number text -> decimal128; extra fraction digits rounded half-even, a value too large for
+    the type NULL (the caller counts them; the change log keeps the exact text)."""
+    import decimal
+
+    import pyarrow as pa
+
+    try:
+        return text.cast(target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    quantum = decimal.Decimal(1).scaleb(-target.scale)
+    limit = decimal.Decimal(10) ** (target.precision - target.scale)
+    out = []
+    with decimal.localcontext() as ctx:
+        ctx.prec = 200
+        for v in text.to_pylist():
+            try:
+                d = None if v is None else decimal.Decimal(v).quantize(quantum, decimal.ROUND_HALF_EVEN)
+            except (decimal.InvalidOperation, ValueError):
+                d = None
+            out.append(d if d is not None and d.is_finite() and abs(d) < limit else None)
+    return pa.array(out, target)
+
+
 def convert(values: Any, spec: dict[str, Any], timestamp_code: int, unbounded: str,
-            typed: bool = True) -> Any:
-    """Text values of one column (a list, or an Arrow string array) -> an Arrow array of the column's type."""
+            typed: bool = True, tz_code: int = 0) -> Any:
+    """Text values of one column (a list, or an Arrow string array) -> an Arrow array of the column's type.
+
+    Never fails on a value the type cannot hold: a number beyond a ``decimal`` column's range
+    becomes NULL (see :data:`replicator.spark.coltypes.UNBOUNDED_DECIMAL`)."""
     import pyarrow as pa
 
     text = values if isinstance(values, pa.Array) else pa.array(values, pa.string())
@@ -68,6 +118,13 @@ def convert(values: Any, spec: dict[str, Any], timestamp_code: int, unbounded: s
     target = arrow_type(sql)
     if sql == "string":
         return text
+    if sql == TSTZ_SQL:
+        parsed = [None if v is None else _tstz(v, tz_code) for v in text.to_pylist()]
+        utc = pa.array([None if p is None else p[0] for p in parsed], pa.int64()).cast(target.field("utc").type)
+        zone = pa.array([None if p is None else p[1] for p in parsed], pa.string())
+        return pa.StructArray.from_arrays([utc, zone], fields=list(target), mask=pa.array([p is None for p in parsed]))
+    if sql.startswith("decimal"):
+        return _decimal(text, target)
     if sql == "binary":
         return pa.array([None if v is None else bytes.fromhex(v) for v in text.to_pylist()], pa.binary())
     if sql in ("timestamp", "timestamp_ntz"):

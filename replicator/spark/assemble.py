@@ -33,6 +33,37 @@ SORT = [("commit_scn", "ascending"), ("c_scn", "ascending"), ("c_idx", "ascendin
 
 
 @dataclass(slots=True)
+class Decision:
+    """What the driver decided about a batch's transactions, applied to any part of its events
+    (the executors apply it to the events they hold)."""
+
+    watermark: int | None  # events committing at or after it wait (None: nothing blocks)
+    dropped: list[str]  # "commit_scn:xid" of the transactions dropped (replay leftovers, expired)
+    now: datetime  # the batch's time: first-seen time of events kept for the next batch
+
+    def split(self, events: Any) -> tuple[Any, Any]:
+        """(ready dml/ddl events in position order, events kept for the next batch or None)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        kind = events["kind"]
+        keep = pa.array([True] * events.num_rows, pa.bool_()) if not self.dropped else pc.invert(pc.is_in(
+            pc.binary_join_element_wise(pc.cast(events["commit_scn"], pa.string()), pc.fill_null(events["xid"], ""),
+                                        ":"), pa.array(self.dropped, pa.string())))
+        keep = pc.fill_null(keep, True)
+        early = (pa.array([True] * events.num_rows, pa.bool_()) if self.watermark is None
+                 else pc.fill_null(pc.less(events["commit_scn"], self.watermark), False))
+        rows = pc.is_in(kind, pa.array(["dml", "ddl"]))
+        ready = events.filter(pc.and_(pc.and_(rows, early), keep)).sort_by(SORT)
+        if self.watermark is None:
+            return ready, None
+        held = pc.and_(pc.and_(pc.is_in(kind, pa.array(sorted(BODY))), pc.invert(early)), keep)
+        pending = events.filter(held)
+        seen_col = pc.fill_null(pending["seen"], pa.scalar(self.now, pending.schema.field("seen").type))
+        return ready, pending.set_column(pending.schema.get_field_index("seen"), "seen", seen_col)
+
+
+@dataclass(slots=True)
 class Assembly:
     """The split of a batch and the counts the metrics report."""
 
@@ -46,6 +77,7 @@ class Assembly:
     max_seen_scn: int = 0
     error: str | None = None
     blocking: list[tuple[int, str | None]] = field(default_factory=list)
+    decision: Decision | None = None
 
 
 def _aware(value: datetime | None, now: datetime) -> datetime:
@@ -99,18 +131,6 @@ def assemble(events: Any, *, atomic: bool, applied_scn: int, pending_timeout: fl
     asm.blocking = sorted((k for k in incomplete if k not in dropped), key=lambda k: (k[0] or 0, k[1] or ""))
     asm.watermark = min((k[0] for k in asm.blocking if k[0] is not None), default=None)
 
-    kind = events["kind"]
-    keep = pa.array([True] * events.num_rows, pa.bool_()) if not dropped else pc.invert(pc.is_in(
-        pc.binary_join_element_wise(pc.cast(events["commit_scn"], pa.string()), pc.fill_null(events["xid"], ""), ":"),
-        pa.array([f"{s}:{x or ''}" for s, x in dropped], pa.string())))
-    keep = pc.fill_null(keep, True)
-    early = (pa.array([True] * events.num_rows, pa.bool_()) if asm.watermark is None
-             else pc.fill_null(pc.less(events["commit_scn"], asm.watermark), False))
-    rows = pc.is_in(kind, pa.array(["dml", "ddl"]))
-    asm.ready = events.filter(pc.and_(pc.and_(rows, early), keep)).sort_by(SORT)
-    if asm.watermark is not None:
-        held = pc.and_(pc.and_(pc.is_in(kind, pa.array(sorted(BODY))), pc.invert(early)), keep)
-        pending = events.filter(held)
-        seen_col = pc.fill_null(pending["seen"], pa.scalar(now, pending.schema.field("seen").type))
-        asm.pending = pending.set_column(pending.schema.get_field_index("seen"), "seen", seen_col)
+    asm.decision = Decision(asm.watermark, sorted(f"{s}:{x or ''}" for s, x in dropped), now)
+    asm.ready, asm.pending = asm.decision.split(events)
     return asm

@@ -10,7 +10,9 @@ NUMBER / FLOAT without precision               ``--unbounded-number``: string (d
 VARCHAR2, CHAR, NVARCHAR2, NCHAR, CLOB, LONG   StringType (CHAR keeps its blank padding)
 DATE, TIMESTAMP                                TimestampNTZType (Oracle wall clock)
 TIMESTAMP WITH LOCAL TIME ZONE                 TimestampType (UTC instant)
-TIMESTAMP WITH TIME ZONE, INTERVAL ...         StringType, as printed (zone and nanos kept)
+TIMESTAMP WITH TIME ZONE                       struct<utc: TimestampType, zone: StringType>
+                                               (the instant in UTC and the zone as printed)
+INTERVAL ...                                   StringType, as printed
 RAW, BLOB, LONG RAW                            BinaryType
 BINARY_FLOAT / BINARY_DOUBLE                   FloatType / DoubleType
 BOOLEAN                                        BooleanType
@@ -26,6 +28,10 @@ from __future__ import annotations
 from typing import Any, Final
 
 _BINARY_TYPES: Final = frozenset({"raw", "blob", "long raw"})
+# --unbounded-number decimal: values with more integer digits than this type holds are stored as
+# NULL (their exact text stays in the change log), extra fraction digits are rounded half-even.
+UNBOUNDED_DECIMAL: Final = "decimal(38,10)"
+TSTZ_SQL: Final = "struct<utc:timestamp,zone:string>"  # TIMESTAMP WITH TIME ZONE
 
 
 def _number_type(spec: dict[str, Any], unbounded: str) -> str:
@@ -38,7 +44,7 @@ def _number_type(spec: dict[str, Any], unbounded: str) -> str:
         return f"decimal({p},{s})"
     if p <= 0 and s == 0:  # NUMBER(*,0): any integer of up to 38 digits
         return "decimal(38,0)"
-    return {"string": "string", "decimal": "decimal(38,10)", "double": "double"}[unbounded]
+    return {"string": "string", "decimal": UNBOUNDED_DECIMAL, "double": "double"}[unbounded]
 
 
 def sql_type(spec: dict[str, Any], unbounded: str = "string") -> str:
@@ -60,4 +66,6 @@ def sql_type(spec: dict[str, Any], unbounded: str = "string") -> str:
         return "timestamp_ntz"
     if t == "timestamp with local time zone":
         return "timestamp"
+    if t == "timestamp with time zone":
+        return TSTZ_SQL
     return "string"

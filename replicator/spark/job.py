@@ -98,21 +98,19 @@ def delta_spark_available(spark: Any) -> bool:
 
 
 def make_lake(spark: Any, opts: JobOptions) -> Any:
-    """The Delta writer: Spark's own Delta when asked for (or auto and present), else delta-rs."""
-    from replicator.spark.lakestore import DeltaLake, SparkDeltaLake
+    """The lake: Delta tables committed by the driver with delta-rs (Spark's Delta reads them too)."""
+    from replicator.spark.lakestore import DeltaLake
 
-    use_spark = opts.store == "spark-delta" or (opts.store == "auto" and delta_spark_available(spark))
-    if use_spark:
-        if not delta_spark_available(spark):
-            raise ReplicatorError("--store spark-delta: delta-spark (pip) and its jars are not available", 30002)
-        log.info("store: Delta Lake tables written by Spark's Delta (MERGE INTO, txnAppId/txnVersion)")
-        return SparkDeltaLake(spark, opts.lake, opts.storage_options)
+    if opts.store == "spark-delta":
+        raise ReplicatorError("--store spark-delta: the executors write the data files and the driver commits them "
+                              "with delta-rs; Spark's own Delta reads the tables (replicator.spark.read_table), it "
+                              "does not write them: use --store auto or delta-rs", 30002)
     try:
         importlib.import_module("deltalake")
     except ImportError:
         raise ReplicatorError("the deltalake package (delta-rs) is not installed: pip install 'replicator[spark]'",
                               30002) from None
-    log.info("store: Delta Lake tables written by delta-rs (MERGE with application transactions)")
+    log.info("store: Delta Lake tables: data files written by the executors, committed by delta-rs")
     return DeltaLake(opts.lake, opts.storage_options)
 
 
@@ -120,6 +118,7 @@ def run_job(opts: JobOptions, spark: Any = None, master: str | None = None, pend
             conf: dict[str, str] | None = None, stop: threading.Event | None = None, sink: Any = None) -> int:
     """Run the job until it is told (signal, ``stop``) or decides to stop; returns the exit code."""
     from replicator.spark.apply import BatchApplier
+    from replicator.spark.housekeeping import scheduled_housekeeping
     from replicator.spark.metrics import MetricsSink, progress_listener
     from replicator.spark.stream import open_events
 
@@ -135,6 +134,7 @@ def run_job(opts: JobOptions, spark: Any = None, master: str | None = None, pend
     try:
         lake = make_lake(spark, opts)
         applier = BatchApplier(opts, lake, sink, pending_timeout)
+        applier.after_batch = scheduled_housekeeping(opts)
         events, _kind = open_events(spark, opts)
         writer = (events.writeStream.foreachBatch(applier).option("checkpointLocation", opts.checkpoint)
                   .queryName(opts.app_name.replace("-", "_")))
@@ -172,11 +172,9 @@ def run_job(opts: JobOptions, spark: Any = None, master: str | None = None, pend
 def _check_drained(state: Any) -> None:
     """``--available-now`` succeeds only with nothing left waiting for the rest of a transaction."""
     if state.pending_rows:
-        import pyarrow.compute as pc
-
-        scns = pc.min_max(state.pending["commit_scn"]).as_py()
+        low, high = state.pending_scns or (None, None)
         raise DataError(f"--available-now: the topic ends inside transactions: {state.pending_rows} event(s) with "
-                        f"commit SCN {scns['min']}..{scns['max']} wait for the rest of their transaction (applied "
+                        f"commit SCN {low}..{high} wait for the rest of their transaction (applied "
                         f"SCN {state.applied_scn}); run again when the producer has written them", 20100)
 
 

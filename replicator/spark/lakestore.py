@@ -1,67 +1,43 @@
-"""The lake as Delta Lake tables: current-state tables, the change log, the job state.
+"""The lake as Delta Lake tables, committed by the driver with delta-rs.
 
 Layout under the lake URI (a local path or a URI delta-rs opens: ``file:``, ``s3:``,
-``abfss:``, ``gs:``; reads go through delta-rs with either writer):
+``abfss:``, ``gs:``):
 
-* ``tables/<OWNER.TABLE>``   one Delta table per source table, updated by MERGE on ``_key``;
-* ``changes``                the change log, an append-only Delta table partitioned by ``table``;
-* ``_replicator/state``      the job state (:mod:`.state`), replaced by each batch.
+* ``tables/<OWNER.TABLE>``        the current rows of a source table (no tombstones),
+  partitioned by ``_bucket`` (:mod:`.layout`);
+* ``_replicator/tombstones/<OWNER.TABLE>``   the keys deleted, with the position of the delete
+  (they keep a replayed older change from bringing a row back), laid out the same way;
+* ``changes``                     the change log, append-only, partitioned by ``table``;
+* ``_replicator/state``           the job state (:mod:`.state`), replaced by each batch;
+* ``_replicator/pending/``        Arrow IPC files of the events kept for the next batch.
 
-Every commit of a batch carries the Delta *application transaction* ``(app id, batch id)``
-(``txn`` action, the mechanism Spark's own Delta sink uses for idempotent writes), so a
-batch replayed after a crash skips each table it had already committed, table by table.
-
-Two writers produce the same tables: :class:`DeltaLake` through delta-rs (``deltalake``
-on PyPI, no JVM; the default), and :class:`SparkDeltaLake` through Spark's own Delta
-(``MERGE INTO`` with ``spark.databricks.delta.write.txnAppId/txnVersion``) when the
-delta-spark jars are on the classpath (``--store spark-delta``).
+The executors write the data files (:mod:`.distfold`); the driver commits them with
+``create_write_transaction``. Every commit carries the Delta *application transaction*
+``(app id, batch id)`` and the batch in its commit info, in a fixed order per batch: the
+change log, then per table its tombstones and its rows, then the state. A batch replayed
+after a crash skips each commit it finds made, and folds over each table as it was when the
+batch first started (the version before a commit it made, :meth:`DeltaLake.snapshot_files`),
+so what it writes again is what it wrote the first time.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
-from dataclasses import dataclass
+import time
 from typing import Any
 
-from replicator.spark.state import JobState, from_ipc, to_ipc
+from replicator.spark.layout import DataFile, data_files
+from replicator.spark.state import JobState
 
 log = logging.getLogger("replicator.spark")
-FILE_ROWS = 1 << 18  # rows per data file the job writes itself (sorted by _key)
-POSITION_NEWER = ("(s._commit_scn > t._commit_scn) OR (s._commit_scn = t._commit_scn AND (s._c_scn > t._c_scn OR "
-                  "(s._c_scn = t._c_scn AND (s._c_idx > t._c_idx OR (s._c_idx = t._c_idx AND s._elem > t._elem)))))")
+# Commit info of the job's commits: the application, the batch, the applied SCN after the batch.
+APP_KEY, BATCH_KEY, APPLIED_KEY = "replicator.app", "replicator.batch", "replicator.applied_scn"
 
 
-@dataclass(slots=True)
-class Stored:
-    """What a table stores for a batch's keys (:meth:`DeltaLake.read_stored`)."""
-
-    rows: Any  # pyarrow Table: the rows of the keys (tombstones too), in the table's schema
-    files: list[tuple[str, int]] | None  # (path, size) of the files holding them; None: not known
-    rest: Any  # the other rows of those files (kept when they are rewritten)
-    schema: Any  # the table's Arrow schema
-
-
-def _candidate_files(actions: Any, keys: list[str]) -> list[tuple[str, int]]:
-    """(path, size) of the files whose ``_key`` range (statistics; none: any) holds one of ``keys`` (sorted)."""
-    from bisect import bisect_left
-
-    paths, sizes = actions["path"].to_pylist(), actions["size_bytes"].to_pylist()
-    names = actions.column_names
-    lows = actions["min._key"].to_pylist() if "min._key" in names else [None] * len(paths)
-    highs = actions["max._key"].to_pylist() if "max._key" in names else [None] * len(paths)
-    out = []
-    for path, size, low, high in zip(paths, sizes, lows, highs):
-        if low is not None and high is not None:
-            at = bisect_left(keys, low)
-            if at == len(keys) or keys[at] > high:
-                continue
-        out.append((path, size))
-    return out
-
-
-def _conform(rows: Any, schema: Any) -> Any:
+def conform(rows: Any, schema: Any) -> Any:
     """``rows`` with ``schema``'s columns, order and types (columns it lacks are NULL)."""
     import pyarrow as pa
 
@@ -84,38 +60,31 @@ def lake_uri(lake: str) -> str:
     return os.path.abspath(lake)
 
 
+def _delta_fields(schema: Any) -> list[Any]:
+    from deltalake import Schema
+
+    return list(Schema.from_arrow(schema).fields)
+
+
 class DeltaLake:
-    """Reads and commits the lake's Delta tables with delta-rs."""
+    """Reads and commits the lake's Delta tables with delta-rs (the driver's side)."""
 
     kind = "delta-rs"
 
     def __init__(self, lake: str, storage_options: dict[str, str] | None = None):
         self.root = lake_uri(lake)
         self.storage_options = storage_options or None
-        # Open tables by URI. The job is the lake's only writer and brings each handle up to
-        # date after its own commits, so a table's log is read in full once per process, not
-        # three times per table and batch (done, read, merge) from its last checkpoint on.
+        # Open tables by URI: the job is the lake's only writer and brings each handle up to date
+        # after its own commits, so a table's log is read in full once per process.
         self._tables: dict[str, Any] = {}
-        # Per table since the last take_io(): [files read, bytes read, files removed, files added, bytes added]
-        # (each table is read and committed by one thread at a time: no lock needed).
-        self.io: dict[str, list[int]] = {}
-
-    def take_io(self) -> dict[str, list[int]]:
-        """The data files read and rewritten per table since the last call (for the batch metrics)."""
-        io, self.io = self.io, {}
-        return io
-
-    def _count(self, table: str, read: list[tuple[str, int]] = (), removed: int = 0, added: list[int] = ()) -> None:
-        n = self.io.setdefault(table, [0, 0, 0, 0, 0])
-        n[0] += len(read)
-        n[1] += sum(size for _, size in read)
-        n[2] += removed
-        n[3] += len(added)
-        n[4] += sum(added)
 
     def table_uri(self, table: str) -> str:
         """URI of a current-state table."""
         return f"{self.root}/tables/{dir_name(table)}"
+
+    def tomb_uri(self, table: str) -> str:
+        """URI of a table's tombstones."""
+        return f"{self.root}/_replicator/tombstones/{dir_name(table)}"
 
     @property
     def changes_uri(self) -> str:
@@ -126,6 +95,11 @@ class DeltaLake:
     def state_uri(self) -> str:
         """URI of the job state table."""
         return f"{self.root}/_replicator/state"
+
+    @property
+    def pending_uri(self) -> str:
+        """URI of the folder of pending-event files."""
+        return f"{self.root}/_replicator/pending"
 
     def open_table(self, uri: str) -> Any:
         """The Delta table at ``uri`` (delta-rs), or None when there is none yet."""
@@ -141,15 +115,9 @@ class DeltaLake:
             self._tables[uri] = dt
         return dt
 
-    def _written(self, uri: str) -> None:
-        """After a commit to ``uri``: read the new log entries into its open handle."""
-        dt = self._tables.get(uri)
-        if dt is not None:
-            dt.update_incremental()
-
-    def _target(self, uri: str) -> Any:
-        """What ``write_deltalake`` writes to: the open handle (updated by the write), else the URI."""
-        return self._tables.get(uri) or uri
+    def forget(self, uri: str) -> None:
+        """Drop an open handle (another process wrote the table: housekeeping)."""
+        self._tables.pop(uri, None)
 
     def done(self, uri: str, app: str, batch: int) -> bool:
         """True when ``uri`` already holds the commit of ``batch`` (application transaction)."""
@@ -157,11 +125,72 @@ class DeltaLake:
         version = dt.transaction_version(app) if dt is not None else None
         return version is not None and version >= batch
 
-    @staticmethod
-    def _txn(app: str, batch: int) -> Any:
+    def _props(self, app: str, batch: int, applied_scn: int | None = None) -> Any:
         from deltalake import CommitProperties, Transaction
 
-        return CommitProperties(app_transactions=[Transaction(app, batch)])
+        meta = {APP_KEY: app, BATCH_KEY: str(batch)}
+        if applied_scn is not None:
+            meta[APPLIED_KEY] = str(applied_scn)
+        return CommitProperties(app_transactions=[Transaction(app, batch)], custom_metadata=meta)
+
+    def ensure(self, uri: str, schema: Any, partition_by: list[str]) -> Any:
+        """The table at ``uri``, created empty with ``schema`` when absent; columns of ``schema`` it
+        lacks are added (ALTER TABLE ADD COLUMNS: no data commit, safe to repeat)."""
+        from deltalake import write_deltalake
+
+        dt = self.open_table(uri)
+        if dt is None:
+            write_deltalake(uri, schema.empty_table(), mode="append", partition_by=partition_by or None,
+                            storage_options=self.storage_options)
+            return self.open_table(uri)
+        have = set(dt.schema().to_arrow().names) if hasattr(dt.schema(), "to_arrow") else set()
+        missing = [f for f in schema if f.name not in have]
+        if missing:
+            import pyarrow as pa
+
+            dt.alter.add_columns(_delta_fields(pa.schema(missing)))
+            dt.update_incremental()
+        return dt
+
+    def snapshot_files(self, uri: str, app: str, batch: int, first_key: str) -> list[DataFile]:
+        """The data files of ``uri`` as the batch found them when it first started: the version
+        before the batch's own commit when that commit was made (a replay), else the current one."""
+        import pyarrow as pa
+        from deltalake import DeltaTable
+
+        dt = self.open_table(uri)
+        if dt is None:
+            return []
+        if self.done(uri, app, batch):
+            version = self._version_of(dt, app, batch)
+            if version is not None and version > 0:
+                dt = DeltaTable(uri, version=version - 1, storage_options=self.storage_options)
+        return data_files(pa.table(dt.get_add_actions(flatten=True)), first_key)
+
+    @staticmethod
+    def _version_of(dt: Any, app: str, batch: int) -> int | None:
+        for entry in dt.history(50):
+            if entry.get(APP_KEY) == app and entry.get(BATCH_KEY) == str(batch):
+                return int(entry["version"])
+        return None
+
+    def commit(self, uri: str, adds: list[dict[str, Any]], removes: list[dict[str, Any]], schema: Any,
+               partition_by: list[str], app: str, batch: int, overwrite: bool = False,
+               applied_scn: int | None = None) -> None:
+        """One commit of files the executors wrote (add and remove actions) with the batch's
+        application transaction; ``overwrite`` replaces every file and the schema."""
+        from deltalake.transaction import AddAction, RemoveAction
+
+        dt = self.open_table(uri)
+        now = int(time.time() * 1000)
+        actions: list[Any] = [AddAction(a["path"], a["size"], json.loads(a["part"] or "{}"), now, True,
+                                        a.get("stats") or "{}") for a in adds]
+        if not overwrite:
+            actions += [RemoveAction(r["path"], True, now, r["size"], json.loads(r["part"] or "{}")) for r in removes]
+        dt.create_write_transaction(actions, "overwrite" if overwrite else "append", schema,
+                                    partition_by=partition_by or None,
+                                    commit_properties=self._props(app, batch, applied_scn))
+        dt.update_incremental()
 
     def load_state(self) -> JobState:
         """The state the last committed batch left (an empty state before the first)."""
@@ -171,225 +200,40 @@ class DeltaLake:
         rows = dt.to_pyarrow_table().to_pylist()
         if not rows:
             return JobState()
-        row = rows[0]
-        return JobState.from_json(row["state"], from_ipc(row["pending"]) if row["pending"] else None)
+        return JobState.from_json(rows[0]["state"])
 
     def commit_state(self, state: JobState, app: str, batch: int) -> None:
         """Replace the state (the batch's last commit)."""
         import pyarrow as pa
         from deltalake import write_deltalake
 
-        pending = to_ipc(state.pending) if state.pending is not None and state.pending.num_rows else None
-        row = pa.table({"batch": pa.array([state.batch], pa.int64()), "state": [state.to_json()],
-                        "pending": pa.array([pending], pa.binary())})
-        write_deltalake(self._target(self.state_uri), row, mode="overwrite", commit_properties=self._txn(app, batch),
-                        storage_options=self.storage_options)
-        self._written(self.state_uri)
-
-    def read_rows(self, table: str, keys: list[str] | None = None) -> Any:
-        """The stored rows of a table (tombstones too) as a pyarrow Table, only those of ``keys`` when
-        given; None when the table is absent."""
-        if keys is not None:
-            stored = self.read_stored(table, keys)
-            return None if stored is None else stored.rows
-        dt = self.open_table(self.table_uri(table))
-        return None if dt is None else dt.to_pyarrow_table()
-
-    def read_stored(self, table: str, keys: list[str]) -> Stored | None:
-        """The stored rows of ``keys`` and the files that hold them (None when the table is absent).
-
-        Only the files whose ``_key`` statistics (min/max) can hold one of the keys are read,
-        so a batch whose keys are new or clustered reads a few files, not the whole table. The
-        keys are matched after the read, file by file: delta-rs writes string_view columns
-        while its dataset schema says string, and pyarrow then cannot compare a pushed-down
-        filter with the files' statistics.
-        """
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        dt = self.open_table(self.table_uri(table))
-        if dt is None:
-            return None
-        dataset = dt.to_pyarrow_dataset()
-        want = sorted(set(keys))
-        files = _candidate_files(pa.table(dt.get_add_actions(flatten=True)), want)
-        fragments = {f.path: f for f in dataset.get_fragments()}
-        if any(path not in fragments for path, _ in files):  # paths spelled differently: read it all, keep nothing
-            rows = dataset.to_table()
-            return Stored(rows.filter(pc.is_in(rows["_key"], pa.array(want, pa.string()))), None, None, dataset.schema)
-        wanted = pa.array(want, pa.string())
-        self._count(table, read=files)
-        hit_parts, rest_parts, hit_files = [], [], []
-        for path, size in files:
-            part = fragments[path].to_table(schema=dataset.schema)
-            mask = pc.is_in(part["_key"], wanted)
-            if not pc.any(mask).as_py():
-                continue
-            hit_files.append((path, size))
-            hit_parts.append(part.filter(mask))
-            rest_parts.append(part.filter(pc.invert(mask)))
-        empty = dataset.schema.empty_table()
-        return Stored(pa.concat_tables(hit_parts) if hit_parts else empty, hit_files,
-                      pa.concat_tables(rest_parts) if rest_parts else empty, dataset.schema)
-
-    def merge(self, table: str, rows: Any, app: str, batch: int, new_keys: bool = False,
-              stored: Stored | None = None) -> None:
-        """Replace the stored rows of the keys of ``rows`` (newer images: the fold dropped stale
-        changes) and insert the new keys, in one commit.
-
-        With ``stored`` (what :meth:`read_stored` read for exactly these keys) the job rewrites
-        the files holding those keys itself: one commit that removes them and adds their other
-        rows plus ``rows``, sorted by ``_key`` (:meth:`_rewrite`). That reads nothing more and
-        joins nothing: a delta-rs MERGE would scan the whole table again. Without it (or when
-        ``rows`` add columns to the table) it is a delta-rs MERGE on ``_key`` where newer
-        positions win. ``new_keys``: no key of ``rows`` is stored, an append.
-        """
-        from deltalake import write_deltalake
-
-        uri = self.table_uri(table)
-        dt = self.open_table(uri)
-        if dt is None:  # created empty, so that the job writes (with _key statistics) every data file
-            write_deltalake(uri, rows.schema.empty_table(), mode="append", storage_options=self.storage_options)
-            dt = self.open_table(uri)
-            stored = Stored(None, [], None, dt.to_pyarrow_dataset().schema)
-        if (stored is not None and stored.files is not None
-              and set(rows.column_names) <= set(stored.schema.names)):
-            self._rewrite(dt, rows, stored, app, batch, table)
-        elif new_keys:
-            write_deltalake(dt, rows, mode="append", schema_mode="merge", commit_properties=self._txn(app, batch),
-                            storage_options=self.storage_options)
-        else:
-            (dt.merge(rows, "t._key = s._key", source_alias="s", target_alias="t", merge_schema=True,
-                      commit_properties=self._txn(app, batch))
-             .when_matched_update_all(predicate=POSITION_NEWER).when_not_matched_insert_all().execute())
-        self._written(uri)
-
-    def _rewrite(self, dt: Any, rows: Any, stored: Stored, app: str, batch: int, table: str = "") -> None:
-        """One commit: remove ``stored.files``, add their untouched rows and ``rows`` as new files."""
-        import json
-        import time
-        import uuid
-
-        import pyarrow as pa
-        import pyarrow.compute as pc
-        import pyarrow.parquet as pq
-        from deltalake.transaction import AddAction, RemoveAction
-
-        schema = stored.schema
-        parts = [rows] if stored.rest is None else [stored.rest, rows]
-        data = pa.concat_tables([_conform(part, schema) for part in parts])
-        data = data.take(pc.sort_indices(data["_key"]))  # files with narrow key ranges: fewer read next time
-        fs = dt.to_pyarrow_dataset().filesystem
-        now = int(time.time() * 1000)
-        actions: list[Any] = []
-        for lo in range(0, data.num_rows, FILE_ROWS):
-            part = data.slice(lo, FILE_ROWS)
-            name = f"part-{uuid.uuid4()}-c000.snappy.parquet"
-            pq.write_table(part, name, filesystem=fs, compression="snappy")
-            size = fs.get_file_info(name).size
-            keys = part["_key"]
-            stats = {"numRecords": part.num_rows, "minValues": {"_key": keys[0].as_py()},
-                     "maxValues": {"_key": keys[-1].as_py()}, "nullCount": {"_key": 0}}
-            actions.append(AddAction(name, size, {}, now, True, json.dumps(stats)))
-        actions += [RemoveAction(path, True, now, size, {}) for path, size in stored.files]
-        self._count(table, removed=len(stored.files), added=[a.size for a in actions if isinstance(a, AddAction)])
-        dt.create_write_transaction(actions, "append", schema, commit_properties=self._txn(app, batch))
-
-    def overwrite(self, table: str, rows: Any, app: str, batch: int) -> None:
-        """Replace a table's rows and schema (after a RENAME, DROP COLUMN or TRUNCATE)."""
-        from deltalake import write_deltalake
-
-        uri = self.table_uri(table)
-        write_deltalake(self._target(uri), rows, mode="overwrite", schema_mode="overwrite",
-                        commit_properties=self._txn(app, batch), storage_options=self.storage_options)
-        self._written(uri)
-
-    def append_changes(self, rows: Any, app: str, batch: int) -> None:
-        """Append a batch's change-log rows."""
-        from deltalake import write_deltalake
-
-        write_deltalake(self._target(self.changes_uri), rows, mode="append", partition_by=["table"],
-                        schema_mode="merge", commit_properties=self._txn(app, batch),
-                        storage_options=self.storage_options)
-        self._written(self.changes_uri)
+        row = pa.table({"batch": pa.array([state.batch], pa.int64()), "state": [state.to_json()]})
+        dt = self.open_table(self.state_uri)
+        write_deltalake(dt if dt is not None else self.state_uri, row, mode="overwrite", schema_mode="overwrite",
+                        commit_properties=self._props(app, batch), storage_options=self.storage_options)
+        if dt is not None:
+            dt.update_incremental()
 
     def applied_transactions(self, candidates: set[tuple[int, str | None]]) -> set[tuple[int, str | None]]:
-        """The (commit SCN, xid) pairs of ``candidates`` the change log holds rows of."""
+        """The (commit SCN, xid) pairs of ``candidates`` the change log holds rows of.
+
+        Only the change-log files whose commit SCN range (statistics) holds a candidate are
+        read, two columns of them: a leftover of an old transaction costs the files of its
+        SCNs, not a scan of the whole history."""
         import pyarrow as pa
         import pyarrow.compute as pc
+        import pyarrow.dataset as ds
 
         dt = self.open_table(self.changes_uri) if candidates else None
         if dt is None:
             return set()
-        scns = pa.array(sorted({s for s, _ in candidates}), pa.int64())
-        logged = dt.to_pyarrow_table(columns=["commit_scn", "xid"])
-        logged = logged.filter(pc.is_in(logged["commit_scn"], scns))
+        scns = sorted({s for s, _ in candidates})
+        files = data_files(pa.table(dt.get_add_actions(flatten=True)), "commit_scn")
+        wanted = [f.path for f in files if f.may_hold(scns)]
+        if not wanted:
+            return set()
+        fs = dt.to_pyarrow_dataset().filesystem
+        logged = ds.dataset(wanted, format="parquet", filesystem=fs).to_table(columns=["commit_scn", "xid"])
+        logged = logged.filter(pc.is_in(logged["commit_scn"], pa.array(scns, pa.int64())))
         found = set(zip(logged["commit_scn"].to_pylist(), logged["xid"].to_pylist()))
         return candidates & found
-
-
-class SparkDeltaLake(DeltaLake):
-    """The same tables written by Spark's own Delta Lake (delta-spark jars on the classpath).
-
-    Reads (state, stored rows, application transactions) go through delta-rs, which reads
-    any Delta table; writes go through Spark so the cluster's file systems and Delta
-    configuration apply. Not exercised by the tests here: the delta-spark jars cannot be
-    downloaded on the development machines.
-    """
-
-    kind = "spark-delta"
-
-    def __init__(self, spark: Any, lake: str, storage_options: dict[str, str] | None = None):
-        super().__init__(lake, storage_options)
-        self.spark = spark
-        spark.conf.set("spark.databricks.delta.schema.autoMerge.enabled", "true")  # ADD COLUMN
-
-    def open_table(self, uri: str) -> Any:
-        """The table as Spark's last write left it (Spark's commits do not update delta-rs handles)."""
-        self._tables.pop(uri, None)
-        return super().open_table(uri)
-
-    def _df(self, rows: Any) -> Any:
-        return self.spark.createDataFrame(rows)
-
-    def _txn_conf(self, app: str, batch: int) -> None:
-        self.spark.conf.set("spark.databricks.delta.write.txnAppId", app)
-        self.spark.conf.set("spark.databricks.delta.write.txnVersion", str(batch))
-
-    def merge(self, table: str, rows: Any, app: str, batch: int, new_keys: bool = False,
-              stored: Stored | None = None) -> None:
-        """``MERGE INTO`` through delta-spark, idempotent by txnAppId/txnVersion (always a MERGE)."""
-        from delta.tables import DeltaTable
-
-        uri = self.table_uri(table)
-        df = self._df(rows)
-        if self.open_table(uri) is None:
-            df.write.format("delta").mode("append").option("txnAppId", app).option("txnVersion", batch).save(uri)
-            return
-        self._txn_conf(app, batch)
-        try:
-            (DeltaTable.forPath(self.spark, uri).alias("t").merge(df.alias("s"), "t._key = s._key")
-             .whenMatchedUpdateAll(condition=POSITION_NEWER).whenNotMatchedInsertAll().execute())
-        finally:
-            self.spark.conf.unset("spark.databricks.delta.write.txnAppId")
-            self.spark.conf.unset("spark.databricks.delta.write.txnVersion")
-
-    def overwrite(self, table: str, rows: Any, app: str, batch: int) -> None:
-        """Overwrite rows and schema through delta-spark."""
-        (self._df(rows).write.format("delta").mode("overwrite").option("overwriteSchema", "true")
-         .option("txnAppId", app).option("txnVersion", batch).save(self.table_uri(table)))
-
-    def append_changes(self, rows: Any, app: str, batch: int) -> None:
-        """Append change-log rows through delta-spark."""
-        (self._df(rows).write.format("delta").mode("append").option("mergeSchema", "true").partitionBy("table")
-         .option("txnAppId", app).option("txnVersion", batch).save(self.changes_uri))
-
-    def commit_state(self, state: JobState, app: str, batch: int) -> None:
-        """Replace the state through delta-spark."""
-        import pyarrow as pa
-
-        pending = to_ipc(state.pending) if state.pending is not None and state.pending.num_rows else None
-        row = pa.table({"batch": pa.array([state.batch], pa.int64()), "state": [state.to_json()],
-                        "pending": pa.array([pending], pa.binary())})
-        (self._df(row).write.format("delta").mode("overwrite").option("txnAppId", app).option("txnVersion", batch)
-         .save(self.state_uri))

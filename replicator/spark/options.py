@@ -33,6 +33,7 @@ class FormatHints:
 
     scn_type: int = 0
     timestamp: int = 0
+    timestamp_tz: int = 0
     timestamp_type: int = 0
     timestamp_metadata: int = 0
     message: int = 0
@@ -95,6 +96,11 @@ class JobOptions:
     storage_options: dict[str, str] = field(default_factory=dict)  # delta-rs object store options
     unbounded_number: str = "string"  # NUMBER without precision: string | decimal | double
     app_name: str = "replicator-spark"
+    buckets: int = 16  # _bucket partitions of a new current-state table (fixed when it is created)
+    fold_partitions: int = 0  # Spark tasks of the fold (0: twice the default parallelism)
+    compact_every: int = 0  # batches between two compactions of the touched tables (0: never)
+    vacuum_every: int = 0  # batches between two vacuums (0: never)
+    tombstone_retention_scn: int = 0  # tombstones older than applied SCN minus this are dropped by vacuum (0: kept)
 
     def __post_init__(self) -> None:
         if not self.checkpoint:
@@ -105,6 +111,8 @@ class JobOptions:
             raise ConfigError(f"--store must be auto, delta-rs or spark-delta, not {self.store!r}", 30002)
         if self.unbounded_number not in ("string", "decimal", "double"):
             raise ConfigError("--unbounded-number must be string, decimal or double", 30002)
+        if not 1 <= self.buckets <= 4096:
+            raise ConfigError(f"--buckets must be 1..4096, not {self.buckets}", 30002)
 
     def require_kafka(self) -> None:
         """Fail clearly when the topic or the brokers are unknown."""

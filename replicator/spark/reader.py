@@ -1,10 +1,9 @@
-"""Reading the lake the job writes: current-state tables and the table list.
+"""Reading the lake with Spark, and the table list (the Spark-free API is :mod:`.lake_read`).
 
-The tables are ordinary Delta Lake tables (``<lake>/tables/<OWNER.TABLE>``): any Delta
-reader works -- Spark with delta-spark (``spark.read.format("delta")``), delta-rs /
-``deltalake``, DuckDB (``delta_scan``), Polars (``read_delta``), Trino. Deleted keys are
-kept as tombstone rows (``_op = 'd'``; they keep replays from resurrecting a row):
-filter them out, as :func:`read_table` and :func:`read_rows_arrow` do.
+The tables are ordinary Delta Lake tables (``<lake>/tables/<OWNER.TABLE>``), holding the live
+rows only (deleted keys are kept apart, under ``_replicator/tombstones``): any Delta reader
+works -- Spark with delta-spark (``spark.read.format("delta")``), delta-rs / ``deltalake``,
+DuckDB (``delta_scan``), Polars (``read_delta``), Trino.
 """
 
 from __future__ import annotations
@@ -12,21 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 from replicator.errors import ConfigError
+from replicator.spark.lake_read import LakeReader
 from replicator.spark.lakestore import DeltaLake
 
 
 def read_arrow(lake: str, table: str, *, with_metadata: bool = False,
                storage_options: dict[str, str] | None = None) -> Any:
-    """Current rows of ``OWNER.TABLE`` as a pyarrow Table (empty list of rows before its first commit)."""
-    import pyarrow.compute as pc
-
-    rows = DeltaLake(lake, storage_options).read_rows(table)
-    if rows is None:
-        return None
-    rows = rows.filter(pc.not_equal(rows["_op"], "d"))
-    if with_metadata:
-        return rows
-    return rows.select([c for c in rows.column_names if not c.startswith("_")])
+    """Current rows of ``OWNER.TABLE`` as a pyarrow Table (None before its first commit)."""
+    return LakeReader(lake, storage_options).current_rows(table, with_metadata=with_metadata)
 
 
 def read_table(spark: Any, lake: str, table: str, *, with_metadata: bool = False) -> Any:
@@ -47,8 +39,9 @@ def read_table(spark: Any, lake: str, table: str, *, with_metadata: bool = False
     if delta_spark_available(spark):
         df = spark.read.format("delta").load(uri)
     else:
-        df = spark.read.parquet(*dt.file_uris())
-    df = df.where(F.col("_op") != "d")
+        files = dt.file_uris()
+        df = (spark.read.option("basePath", uri).parquet(*files) if files
+              else spark.createDataFrame(dt.to_pyarrow_table()))
     if with_metadata:
         return df
     return df.select(*[F.col(f"`{c}`") for c in df.columns if not c.startswith("_")])
@@ -65,5 +58,5 @@ def list_tables(lake: str) -> dict[str, dict[str, Any]]:
     st = DeltaLake(lake).load_state()
     if st.batch < 0:
         raise ConfigError(f"{lake}: no committed batch yet", 30002)
-    return {name: {"key": s.key, "key_origin": s.key_origin, "columns": len(s.columns)}
+    return {name: {"key": s.key, "key_origin": s.key_origin, "columns": len(s.columns), "buckets": s.buckets}
             for name, s in sorted(st.tables.items())}

@@ -49,14 +49,10 @@ class TablePlan:
 
 
 def _names_in(ev: dict[str, Any], rows: list[int]) -> list[str]:
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    ready = ev["_ready"]
-    idx = pa.array(rows, pa.int64())
+    """Column names the images of ``rows`` hold (the projection lists them per table and task)."""
     names: set[str] = set()
-    for image in ("after", "before"):
-        names.update(n for n in pc.unique(pc.list_flatten(pc.map_keys(ready[image].take(idx)))).to_pylist() if n)
+    for i in rows:
+        names.update(ev["names"][i] or ())
     return sorted(names)
 
 
@@ -169,77 +165,6 @@ def _image_index(image: Any, names: list[str], renames: dict[str, str]) -> tuple
     return entry >= 0, entry, image.items
 
 
-_PLAIN = "^[ !#-\\[\\]-~]*$"  # printable ASCII but quote and backslash: json.dumps prints it unchanged
-
-
-def _plain_keys(after: list[Any], before: list[Any]) -> list[tuple[str | None, str | None]] | None:
-    """(new key, old key) of every change, made by Arrow kernels: the JSON array text that
-    ``json.dumps(values, separators=(",", ":"))`` prints, or None when a value is missing.
-    None (the caller makes them one by one) when a value would need JSON escapes."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    for arr in (*after, *before):
-        if arr.type != pa.string() or not pc.all(pc.fill_null(pc.match_substring_regex(arr, _PLAIN), True)).as_py():
-            return None
-    new = [pc.coalesce(a, b) for a, b in zip(after, before)]
-    old = [pc.coalesce(b, a) for a, b in zip(after, before)]
-
-    def joined(cols: list[Any]) -> Any:
-        inner = cols[0] if len(cols) == 1 else pc.binary_join_element_wise(*cols, pa.scalar('","'),
-                                                                         null_handling="emit_null")
-        return pc.binary_join_element_wise(pa.scalar('["'), inner, pa.scalar('"]'), pa.scalar(""),
-                                           null_handling="emit_null")
-    return list(zip(joined(new).to_pylist(), joined(old).to_pylist()))
-
-
-def key_rows(ev: dict[str, Any], plans: dict[str, TablePlan]) -> None:
-    """Key every row change; fail listing every table with changes lacking key values.
-
-    The key columns are looked up in the Arrow images, one column at a time; only the
-    key text (a JSON array of the values) is made per row.
-    """
-    missing: dict[str, int] = {}
-    for name, plan in plans.items():
-        schema, out = plan.schema, plan.keys
-        bad = 0
-        if schema.key is None:
-            for i in plan.rows:
-                rid = ev["rid"][i]
-                out.append((rid, rid))
-                bad += rid is None
-        elif plan.rows:
-            before, after = images(ev, plan.rows)
-            b_arrs = [_lookup(before, c) for c in schema.key]
-            a_arrs = [_lookup(after, c) for c in schema.key]
-            fast = _plain_keys(a_arrs, b_arrs)
-            if fast is not None:
-                out.extend(fast)
-                bad += sum(1 for (nk, ok), i in zip(fast, plan.rows) if (nk if ev["op"][i] != "d" else ok) is None)
-                if bad:
-                    missing[name] = bad
-                continue
-            b_cols = [a.to_pylist() for a in b_arrs]
-            a_cols = [a.to_pylist() for a in a_arrs]
-            for j, i in enumerate(plan.rows):
-                a = [col[j] for col in a_cols]
-                b = [col[j] for col in b_cols]
-                new = [x if x is not None else y for x, y in zip(a, b)]
-                old = [y if y is not None else x for x, y in zip(a, b)]
-                nk = None if None in new else json.dumps(new, separators=(",", ":"))
-                ok = None if None in old else json.dumps(old, separators=(",", ":"))
-                out.append((nk, ok))
-                bad += (nk if ev["op"][i] != "d" else ok) is None
-        if bad:
-            missing[name] = bad
-    if missing:
-        detail = "; ".join(f"{n}: {c} change(s) without "
-                           f"{'ROWID (rid)' if plans[n].schema.key is None else 'key columns ' + str(plans[n].schema.key)}"
-                           for n, c in sorted(missing.items()))
-        raise DataError(f"{len(missing)} table(s) have changes without their key values ({detail}); enable "
-                        "supplemental logging of the key, or use ROWID keys (--rowid-table, format rid 1)", 20003)
-
-
 @dataclass(slots=True)
 class Folded:
     """Result of folding one table's batch."""
@@ -253,7 +178,7 @@ class Folded:
 
 
 def fold_table(ev: dict[str, Any], plan: TablePlan, stored: Any, timestamp_code: int,
-               unbounded: str) -> Folded:
+               unbounded: str, tz_code: int = 0) -> Folded:
     """Fold a table's changes over its stored rows (``stored``: the rows of touched keys, or
     every row when the table is rewritten; None when the table does not exist yet).
 
@@ -367,7 +292,7 @@ def fold_table(ev: dict[str, Any], plan: TablePlan, stored: Any, timestamp_code:
             entry = np.full(n, -1, np.int64)  # the value in after_items; -1 = NULL (not in that after)
             entry[owner_idx] = np.where(newest >= 0, after_entry[flat[np.maximum(newest, 0)], col], -1)
             text = after_items.take(pa.array(np.maximum(entry, 0), mask=entry < 0))
-        values = convert(text, spec, timestamp_code, unbounded, schema.typed)
+        values = convert(text, spec, timestamp_code, unbounded, schema.typed, tz_code)
         if stored is not None and stored.num_rows and name in stored.column_names and n:
             old_values = stored[name].take(base_idx)
             if old_values.type != target:
@@ -392,7 +317,7 @@ def fold_table(ev: dict[str, Any], plan: TablePlan, stored: Any, timestamp_code:
         meta["_op"].append(e[2])
         meta["_xid"].append(e[3])
         meta["_commit_ts"].append(e[4])
-    for name, typ in metadata_schema():
+    for name, typ in [("_key", pa.string()), *metadata_schema()]:
         arrays.append(pa.array(meta[name], typ))
         fields.append(pa.field(name, typ))
     rows = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
@@ -424,7 +349,8 @@ def change_rows(ev: dict[str, Any], table: str, fresh: list[int], keys: list[str
     out = {"table": pa.array([table] * n, pa.string()), "op": op,
            "key": pa.array([*keys, *([None] * len(ddl))], pa.string())}
     schema = change_schema()
-    return pa.Table.from_arrays([out[f.name] if f.name in out else picked[f.name].cast(f.type) for f in schema],
+    return pa.Table.from_arrays([out[f.name] if f.name in out else picked[f.name].cast(f.type)
+                                 if f.name in picked.column_names else pa.nulls(n, f.type) for f in schema],
                                 schema=schema)
 
 

@@ -5,9 +5,10 @@ A :class:`TableSchema` lives in the job state (:mod:`.state`). Columns are merge
 (:mod:`.ddl`). Current-state rows also hold metadata columns, named with a leading
 underscore (Oracle names cannot start with one unless quoted):
 
-``_key`` the row identity (JSON array of key values, or the ROWID), ``_commit_scn``,
-``_c_scn``, ``_c_idx``, ``_elem`` (together the position that orders changes), ``_op``
-(last change), ``_xid`` and ``_commit_ts``.
+``_rowid`` (the identity of a table keyed by ROWID; other tables are identified by their
+typed key columns), ``_commit_scn``, ``_c_scn``, ``_c_idx``, ``_elem`` (together the
+position that orders changes), ``_op`` (last change), ``_xid``, ``_commit_ts``, and the
+partition column ``_bucket`` (:mod:`.layout`).
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from typing import Any, Final
 
 
 POSITION: Final = ("_commit_scn", "_c_scn", "_c_idx", "_elem")
+ROWID: Final = "_rowid"  # the key column of a table keyed by ROWID
+BUCKET: Final = "_bucket"  # the partition column of current-state and tombstone tables
 METADATA: Final[tuple[tuple[str, str], ...]] = (
-    ("_key", "string"), ("_commit_scn", "bigint"), ("_c_scn", "bigint"), ("_c_idx", "bigint"), ("_elem", "int"),
+    ("_commit_scn", "bigint"), ("_c_scn", "bigint"), ("_c_idx", "bigint"), ("_elem", "int"),
     ("_op", "string"), ("_xid", "string"), ("_commit_ts", "timestamp"),
 )
 
@@ -35,6 +38,12 @@ class TableSchema:
     truncated_at: list[int] | None = None  # position of the last TRUNCATE: older changes never apply
     ddl_at: list[int] | None = None  # position of the last DDL applied: replayed DDL and older column lists skip
     version: int = 0  # bumped on every change, so a batch knows the layout of stored files
+    buckets: int = 0  # _bucket partitions of the current-state table (set when it is created)
+
+    @property
+    def key_names(self) -> list[str]:
+        """The columns that identify a stored row: the key columns, or ``_rowid``."""
+        return list(self.key) if self.key is not None else [ROWID]
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any]) -> TableSchema:

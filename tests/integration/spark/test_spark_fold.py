@@ -130,8 +130,9 @@ def events(lines: list[bytes]) -> Any:
     return pa.Table.from_batches(list(parse_batches(iter([batch]), FormatHints(scn_type=8).to_json())))
 
 
-def applier(lake: Path) -> BatchApplier:
-    opts = JobOptions(lake=str(lake), keys={t: s["key"] for t, s in TABLES.items()}, hints=FormatHints(scn_type=8))
+def applier(lake: Path, buckets: int = 4) -> BatchApplier:
+    opts = JobOptions(lake=str(lake), keys={t: s["key"] for t, s in TABLES.items()}, hints=FormatHints(scn_type=8),
+                      buckets=buckets)
     a = BatchApplier(opts, DeltaLake(str(lake)), MetricsSink(str(lake)))
     a.set_query("test-query")
     return a
@@ -191,7 +192,7 @@ def test_key_updates_in_random_batches_equal_a_replay(tmp_path: Path, seed: int)
     logged = DeltaTable(str(lake / "changes")).to_pyarrow_table().num_rows
     metrics = a.apply_arrow(events(s.messages), batch)
     assert metrics.applied == 0 and metrics.stale == metrics.ready > 0
-    # every stored file was read for the replayed keys; nothing moved forward, so nothing was rewritten
+    # the stored files were read for the replayed keys; nothing moved forward, so nothing was rewritten
     assert sum(n[0] for n in metrics.io.values()) > 0 and all(n[2] == 0 for n in metrics.io.values())
     before = len(s.messages)
     s.txn(3)
@@ -204,49 +205,75 @@ def test_key_updates_in_random_batches_equal_a_replay(tmp_path: Path, seed: int)
     assert DeltaTable(str(lake / "changes")).to_pyarrow_table().num_rows == logged + 3
 
 
-@pytest.mark.parametrize("crash", ["state", "second table"])
-def test_a_batch_replayed_after_a_crash_commits_each_table_once(tmp_path: Path, crash: str) -> None:
-    """A crash after some of a batch's commits; the batch again (as Spark retries it) skips them."""
+BOUNDARIES = ["changes:1", "tombstones:1", "table:1", "table:2", "state:1"]
+
+
+@pytest.mark.parametrize("boundary", BOUNDARIES)
+def test_a_batch_replayed_after_a_crash_at_each_commit_boundary_lands_once(tmp_path: Path, boundary: str) -> None:
+    """The driver dies right after a commit of a batch (the change log, a table's tombstones, one
+    table's rows, the other's, the state); the batch again (as Spark retries it) makes only the
+    commits that are missing, over the tables as the batch first found them: tables and change
+    log hold the batch exactly once."""
     from deltalake import DeltaTable
 
     rng = random.Random(5)
     s = Stream(rng)
-    for _ in range(12):
-        s.txn(4)
+    for _ in range(14):
+        s.txn(5)
     lake = tmp_path / "lake"
     a = applier(lake)
-    a.apply_arrow(events(s.messages[:25]), 0)
+    a.apply_arrow(events(s.messages[:30]), 0)
 
     class Crash(Exception):
         pass
 
-    merged: list[str] = []
-    real_merge, real_state = a.lake.merge, a.lake.commit_state
+    kind, nth = boundary.split(":")
+    seen = {"n": 0}
+    real_hit = a._hit
 
-    def merge(table: str, *args: Any) -> None:
-        if crash == "second table" and merged:
-            raise Crash
-        real_merge(table, *args)
-        merged.append(table)
+    def hit(k: str) -> None:
+        real_hit(k)
+        if k == kind:
+            seen["n"] += 1
+            if seen["n"] == int(nth):
+                raise Crash
 
-    def commit_state(*args: Any) -> None:
-        raise Crash
-
-    a.lake.merge = merge  # type: ignore[method-assign]
-    a.lake.commit_state = commit_state  # type: ignore[method-assign]
+    a._hit = hit  # type: ignore[method-assign]
     with pytest.raises(Crash):
-        a.apply_arrow(events(s.messages[25:]), 1)
-    assert merged  # the crash came after a table's commit
-    a.lake.merge, a.lake.commit_state = real_merge, real_state  # type: ignore[method-assign]
-    versions = {t: DeltaTable(str(lake / "tables" / t)).version() for t in merged}
-    b = applier(lake)  # the restarted driver: state of batch 0
-    assert b.state.batch == 0
-    b.apply_arrow(events(s.messages[25:]), 1)
-    assert b.state.batch == 1
+        a.apply_arrow(events(s.messages[30:]), 1)
+    versions = {p.name: DeltaTable(str(p)).version() for p in (lake / "tables").iterdir()}
+    b = applier(lake)  # the restarted driver
+    assert b.state.batch == (1 if kind == "state" else 0)
+    if kind != "state":
+        b.apply_arrow(events(s.messages[30:]), 1)
+    assert b.state.batch == 1 and b.state.pending_rows == 0
     assert_equal(lake, s)
-    assert versions == {t: DeltaTable(str(lake / "tables" / t)).version() for t in merged}  # not merged again
+    now = {p.name: DeltaTable(str(p)).version() for p in (lake / "tables").iterdir()}
+    if kind == "table" and nth == "1":  # the table committed before the crash was not committed again
+        done = [t for t in versions if versions[t] == now[t]]
+        assert done
     log = DeltaTable(str(lake / "changes")).to_pyarrow_table(columns=["op"]).num_rows
     assert log == sum(1 for m in s.messages if json.loads(m)["payload"][0]["op"] in ("c", "u", "d"))
+
+
+def _insert_lines(s: Stream, ids: list[int], tag: str) -> list[bytes]:
+    s.scn += 10
+    rows = [{"op": "c", "schema": {"owner": "APP", "table": "S", "columns": TABLES["APP.S"]["columns"]},
+             "after": {"ID": i, "A": tag}} for i in ids]
+    for el in rows:
+        s.rows["APP.S"][(el["after"]["ID"],)] = dict.fromkeys(("ID", "A", "N", "R")) | el["after"]
+    return [json.dumps({"e_scn": s.scn + 5, "c_scn": s.scn, "c_idx": i, "xid": f"1.{s.scn}.1", "payload": [el]})
+            .encode() for i, el in enumerate([{"op": "begin"}, *rows, {"op": "commit"}], 1)]
+
+
+def _update_lines(s: Stream, ids: list[int], value: str) -> list[bytes]:
+    s.scn += 10
+    els = [{"op": "u", "schema": {"owner": "APP", "table": "S", "columns": TABLES["APP.S"]["columns"]},
+            "before": {"ID": i}, "after": {"ID": i, "A": value}} for i in ids]
+    for i in ids:
+        s.rows["APP.S"][(i,)]["A"] = value
+    return [json.dumps({"e_scn": s.scn + 5, "c_scn": s.scn, "c_idx": i, "xid": f"1.{s.scn}.1", "payload": [e]})
+            .encode() for i, e in enumerate([{"op": "begin"}, *els, {"op": "commit"}], 1)]
 
 
 def test_a_batch_reads_and_rewrites_only_the_files_that_hold_its_keys(tmp_path: Path) -> None:
@@ -255,35 +282,40 @@ def test_a_batch_reads_and_rewrites_only_the_files_that_hold_its_keys(tmp_path: 
 
     s = Stream(random.Random(9))
     lake = tmp_path / "lake"
-    a = applier(lake)
-    for batch in range(3):  # inserts only: each batch adds a file per table, read nothing
-        before = len(s.messages)
-        s.scn += 10
-        rows = [{"op": "c", "schema": {"owner": "APP", "table": "S", "columns": TABLES["APP.S"]["columns"]},
-                 "after": {"ID": 100 * (batch + 1) + i, "A": f"b{batch}"}} for i in range(5)]
-        lines = [json.dumps({"e_scn": s.scn + 5, "c_scn": s.scn, "c_idx": i, "xid": f"1.{s.scn}.1", "payload": [el]})
-                 .encode() for i, el in enumerate([{"op": "begin"}, *rows, {"op": "commit"}], 1)]
-        s.messages += lines
-        for el in rows:
-            s.rows["APP.S"][(el["after"]["ID"],)] = dict.fromkeys(("ID", "A", "N", "R")) | el["after"]
-        stored = a.lake.read_stored("APP.S", [f'["{100 * (batch + 1) + i}"]' for i in range(5)])
-        assert stored is None or (stored.files == [] and stored.rows.num_rows == 0)
-        a.apply_arrow(events(s.messages[before:]), batch)
+    a = applier(lake, buckets=1)
+    for batch in range(3):  # inserts only: each batch adds a file, reads nothing (keys beyond the files' ranges)
+        m = a.apply_arrow(events(_insert_lines(s, [100 * (batch + 1) + i for i in range(5)], f"b{batch}")), batch)
+        assert m.io["APP.S"][0] == 0 and m.io["APP.S"][3] == 1
     table = DeltaTable(str(lake / "tables" / "APP.S"))
     files = set(table.file_uris())
     assert len(files) == 3
-    stored = a.lake.read_stored("APP.S", ['["201"]'])
-    assert stored is not None and len(stored.files) == 1 and stored.rows["_key"].to_pylist() == ['["201"]']
-    assert stored.rest.num_rows == 4  # the file's other rows, kept by the rewrite
-
-    s.scn += 10
-    el = {"op": "u", "schema": {"owner": "APP", "table": "S", "columns": TABLES["APP.S"]["columns"]},
-          "before": {"ID": 201}, "after": {"ID": 201, "A": "changed"}}
-    s.messages += [json.dumps({"e_scn": s.scn + 5, "c_scn": s.scn, "c_idx": i, "xid": f"1.{s.scn}.1", "payload": [e]})
-                   .encode() for i, e in enumerate([{"op": "begin"}, el, {"op": "commit"}], 1)]
-    s.rows["APP.S"][(201,)]["A"] = "changed"
-    a.apply_arrow(events(s.messages[-3:]), 3)
+    m = a.apply_arrow(events(_update_lines(s, [201], "changed")), 3)
+    assert m.io["APP.S"][:3] == [1, m.io["APP.S"][1], 1]  # one file read, one removed
     table.update_incremental()
     now = set(table.file_uris())
     assert len(files - now) == 1 and len(now - files) == 1  # one file replaced, the other two untouched
     assert_equal(lake, s)
+
+
+def test_copy_on_write_rewrites_only_the_buckets_a_batch_touches(tmp_path: Path) -> None:
+    """Updates of keys of one bucket rewrite that bucket's file only; spread over every bucket, all."""
+    from replicator.spark.layout import buckets_of
+
+    s = Stream(random.Random(3))
+    lake = tmp_path / "lake"
+    a = applier(lake, buckets=8)
+    ids = list(range(1000, 1400))
+    a.apply_arrow(events(_insert_lines(s, ids, "x")), 0)
+    homes = buckets_of([str(i) for i in ids], 8)
+    one = [i for i, b in zip(ids, homes) if b == 3][:10]
+    m = a.apply_arrow(events(_update_lines(s, one, "skewed")), 1)
+    assert m.io["APP.S"][2] == 1 and m.io["APP.S"][3] == 1  # the one bucket's file replaced
+    spread = [next(i for i, b in zip(ids, homes) if b == k) for k in range(8)]
+    m = a.apply_arrow(events(_update_lines(s, spread, "uniform")), 2)
+    assert m.io["APP.S"][2] == 8 and m.io["APP.S"][3] == 8
+    assert_equal(lake, s)
+    from replicator.spark.lake_read import LakeReader
+
+    rows = LakeReader(str(lake)).current_rows("APP.S", with_metadata=True)
+    assert rows.schema.field("ID").type == __import__("pyarrow").int64()  # typed key column, no _key text
+    assert "_key" not in rows.column_names and set(rows["_op"].to_pylist()) <= {"c", "u"}
