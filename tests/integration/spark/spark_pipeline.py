@@ -136,13 +136,13 @@ def run_job(cmd: list[str], timeout: float = 240) -> str:
     return proc.stderr
 
 
-def kill_between_tables(cmd: list[str], after: int, timeout: float = 240) -> None:
-    """Run the job with the test hook that SIGKILLs its driver between two tables' commits of a
-    batch (at the first such point after ``after`` table commits); wait for that death."""
+def kill_at(cmd: list[str], boundary: str, timeout: float = 240) -> None:
+    """Run the job with the test hook that SIGKILLs its driver right after a commit (``boundary``:
+    ``changes|tombstones|table|state:N``, the N-th such commit of the run); wait for that death."""
     from replicator.spark.apply import CRASH_ENV
 
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env={**_env(), CRASH_ENV: str(after)}, start_new_session=True)
+                            env={**_env(), CRASH_ENV: boundary}, start_new_session=True)
     try:
         _, err = proc.communicate(timeout=timeout)
     finally:
@@ -151,7 +151,7 @@ def kill_between_tables(cmd: list[str], after: int, timeout: float = 240) -> Non
         except ProcessLookupError:
             pass
         proc.wait(30)
-    assert proc.returncode == -signal.SIGKILL, f"the job was not killed: {err[-3000:]}"
+    assert proc.returncode == -signal.SIGKILL, f"the job was not killed at {boundary}: {err[-3000:]}"
 
 
 def _env() -> dict[str, str]:
@@ -202,9 +202,15 @@ def assert_tables_equal(lake: Path, case: Case) -> int:
 
 
 def positions(lake: Path, table: str) -> dict[str, tuple[int, int, int, int]]:
-    """Key -> stored position of every row and tombstone of a table."""
-    from replicator.spark.lakestore import DeltaLake
+    """Canonical key -> stored position of every row and tombstone of a table."""
+    from replicator.spark.lake_read import LakeReader
+    from replicator.spark.layout import canonical
 
-    rows = DeltaLake(str(lake)).read_rows(table)
+    reader = LakeReader(str(lake))
+    rows, tombs = reader.current_rows(table, with_metadata=True), reader.tombstones(table)
     assert rows is not None
-    return {r["_key"]: (r["_commit_scn"], r["_c_scn"], r["_c_idx"], r["_elem"]) for r in rows.to_pylist()}
+    keys = canonical([rows[k] for k in reader.key_columns(table)]).to_pylist()
+    out = {k: (r["_commit_scn"], r["_c_scn"], r["_c_idx"], r["_elem"]) for k, r in zip(keys, rows.to_pylist())}
+    for r in (tombs.to_pylist() if tombs is not None else []):
+        out[r["_key"]] = (r["_commit_scn"], r["_c_scn"], r["_c_idx"], r["_elem"])
+    return out

@@ -53,7 +53,7 @@ def expected(sql: str, value: Any) -> Any:
         if "LOCAL" in t:  # stored in the database time zone (+00:00 in these scenarios)
             return wall + timedelta(microseconds=nanos // 1000) - timedelta(minutes=offset or 0)
         epoch = int((wall - timedelta(minutes=offset or 0) - _EPOCH).total_seconds()) * 10**9 + nanos
-        return epoch, offset or 0
+        return epoch // 1000, offset or 0  # the lake keeps microseconds
     if t.startswith("TIMESTAMP"):
         wall, nanos, _ = _wall(value)
         step = 10 ** (9 - _scale(t))
@@ -90,9 +90,10 @@ def actual(sql: str, value: Any) -> Any:
     if t.startswith("TIMESTAMP") and "TIME ZONE" in t:
         if "LOCAL" in t:
             return value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo else value
-        ns, _, zone = str(value).partition(",")
+        utc, zone = value["utc"], value["zone"] or ""  # struct<utc: timestamp, zone: string>
+        us = (utc.astimezone(UTC).replace(tzinfo=None) - _EPOCH) // timedelta(microseconds=1)
         sign = -1 if zone.startswith("-") else 1
-        return int(ns), sign * (int(zone[1:3]) * 60 + int(zone[4:6])) if zone[:1] in "+-" and zone else 0
+        return us, sign * (int(zone[1:3]) * 60 + int(zone[4:6])) if zone[:1] in "+-" and zone else 0
     if t.startswith(("INTERVAL YEAR", "INTERVAL DAY")):
         return int(value)
     if t.startswith(("BINARY_FLOAT", "BINARY_DOUBLE")):

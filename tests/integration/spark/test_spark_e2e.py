@@ -20,7 +20,7 @@ from spark_pipeline import (
     assert_tables_equal,
     job_command,
     kafka_config,
-    kill_between_tables,
+    kill_at,
     make_case,
     manifest,
     positions,
@@ -62,7 +62,7 @@ def test_kill_restart_and_replay_keep_tables_equal(spark: Any, broker: Any, tmp_
     base = job_command(lake, cfg, *case.rowid_args())
 
     # 1. Small batches, SIGKILL of the driver between two tables' commits of a batch.
-    kill_between_tables([*base, "--max-offsets-per-trigger", "50", "--trigger-seconds", "0.2"], 4)
+    kill_at([*base, "--max-offsets-per-trigger", "50", "--trigger-seconds", "0.2"], "table:5")
     st = manifest(lake)
     assert st is not None  # mid-stream: batches were committed before
     first = _metrics(lake)
