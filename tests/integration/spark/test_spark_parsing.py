@@ -111,11 +111,45 @@ def test_ddl_evolves_a_schema() -> None:
     ({"type": "number", "precision": -1, "scale": -1}, "string"),
     ({"type": "number", "precision": -1, "scale": 0}, "decimal(38,0)"),
     ({"type": "date"}, "timestamp_ntz"), ({"type": "timestamp with local time zone"}, "timestamp"),
-    ({"type": "timestamp with time zone"}, "string"), ({"type": "raw"}, "binary"),
+    ({"type": "timestamp with time zone"}, "struct<utc:timestamp,zone:string>"), ({"type": "raw"}, "binary"),
     ({"type": "binary_float"}, "float"), ({"type": "boolean"}, "boolean"),
 ])
 def test_column_types(spec: dict, want: str) -> None:
     assert sql_type(spec) == want
+
+
+def test_timestamp_with_time_zone_is_the_utc_instant_and_the_zone() -> None:
+    """Every form the producers print: OLR's epoch,zone (timestamp-tz 0-3) and ISO-UTC zone (4-11),
+    Debezium's ZonedTimestamp (local time with its offset)."""
+    from datetime import UTC, datetime
+
+    from replicator.spark.arrowconv import convert
+
+    spec = {"type": "timestamp with time zone"}
+    instant = datetime(2025, 1, 2, 1, 4, 5, 123456, tzinfo=UTC)
+    got = convert(["1735779845123456789,+02:00", "2025-01-02T01:04:05.123456789Z +02:00",
+                   "2025-01-02 01:04:05.123456 Europe/Warsaw", "2025-01-02T03:04:05.123456+02:00", None],
+                  spec, 0, "string", tz_code=0).to_pylist()
+    assert got[:4] == [{"utc": instant, "zone": "+02:00"}, {"utc": instant, "zone": "+02:00"},
+                       {"utc": instant, "zone": "Europe/Warsaw"}, {"utc": instant, "zone": "+02:00"}]
+    assert got[4] is None
+    assert convert(["1735779845123,-05:00"], spec, 0, "string", tz_code=2).to_pylist() == [
+        {"utc": datetime(2025, 1, 2, 1, 4, 5, 123000, tzinfo=UTC), "zone": "-05:00"}]
+
+
+def test_unbounded_numbers_as_decimal_never_fail() -> None:
+    """NUMBER without precision in --unbounded-number decimal: decimal(38,10); more fraction digits
+    are rounded, a value beyond 28 integer digits (36 digits, 1E+100) is NULL (the change log keeps
+    its text), nothing raises."""
+    from decimal import Decimal
+
+    from replicator.spark.arrowconv import convert
+
+    spec = {"type": "number", "precision": -1, "scale": -1}
+    got = convert(["12.5", "123456789012345678901234567890123456", "1E+100", "-1e-3", "0.123456789012345",
+                   "9999999999999999999999999999", None], spec, 0, "decimal").to_pylist()
+    assert got == [Decimal("12.5000000000"), None, None, Decimal("-0.0010000000"), Decimal("0.1234567890"),
+                   Decimal("9999999999999999999999999999.0000000000"), None]
 
 
 def test_timestamp_conversion_uses_the_producer_unit() -> None:
