@@ -61,6 +61,16 @@ def add_job_arguments(p: argparse.ArgumentParser) -> None:
                    help="Spark type of NUMBER columns without precision (default: exact text)")
     p.add_argument("--pending-timeout", type=float, default=300.0,
                    help="seconds before a partial replay of an applied transaction is dropped (default: %(default)s)")
+    p.add_argument("--buckets", type=int, default=16,
+                   help="_bucket partitions of a new current-state table (fixed when it is created; default 16)")
+    p.add_argument("--fold-partitions", type=int, default=0,
+                   help="Spark tasks of the fold (default: twice the default parallelism)")
+    p.add_argument("--compact-every", type=int, default=0, metavar="BATCHES",
+                   help="compact the buckets that gathered many files every N batches (default: never)")
+    p.add_argument("--vacuum-every", type=int, default=0, metavar="BATCHES",
+                   help="vacuum unreferenced files (older than 7 days) every N batches (default: never)")
+    p.add_argument("--tombstone-retention-scn", type=int, default=0, metavar="SCNS",
+                   help="vacuum drops tombstones more than SCNS below the applied SCN (default: kept)")
     p.add_argument("--master", default=None, help="Spark master when not started by spark-submit (local[*])")
     p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark configuration")
 
@@ -74,7 +84,9 @@ def options_from(args: argparse.Namespace) -> object:
                       starting_offsets=args.starting_offsets, max_offsets_per_trigger=args.max_offsets_per_trigger,
                       trigger_seconds=args.trigger_seconds, available_now=args.available_now,
                       until_idle=args.until_idle, atomic=not args.no_atomic, topic_pattern=args.topic_pattern,
-                      rowid_tables=list(args.rowid_table), unbounded_number=args.unbounded_number)
+                      rowid_tables=list(args.rowid_table), unbounded_number=args.unbounded_number,
+                      buckets=args.buckets, fold_partitions=args.fold_partitions, compact_every=args.compact_every,
+                      vacuum_every=args.vacuum_every, tombstone_retention_scn=args.tombstone_retention_scn)
     if args.olr_config:
         apply_olr_config(opts, args.olr_config)
     if args.olr_format:
@@ -112,6 +124,19 @@ def spark_main(argv: list[str]) -> int:
                      help="a line on stderr while waiting for the brokers (default: auto = on a TTY)")
     tables = sub.add_parser("tables", help="list the tables of a lake and how rows are keyed")
     tables.add_argument("--lake", required=True, help="lake directory or URI the job writes")
+    compact = sub.add_parser("compact", help="rewrite the buckets that gathered many files (job stopped)")
+    compact.add_argument("--lake", required=True, help="lake directory or URI the job writes")
+    compact.add_argument("--min-files", type=int, default=8, help="compact a bucket holding this many files (8)")
+    compact.add_argument("--storage-option", action="append", default=[], metavar="NAME=VALUE",
+                         help="delta-rs object store option")
+    vacuum = sub.add_parser("vacuum", help="delete files no recent table version uses (job stopped)")
+    vacuum.add_argument("--lake", required=True, help="lake directory or URI the job writes")
+    vacuum.add_argument("--retention-hours", type=float, default=168.0,
+                        help="keep files a version of the last HOURS uses (default 168)")
+    vacuum.add_argument("--tombstone-retention-scn", type=int, default=0, metavar="SCNS",
+                        help="drop tombstones more than SCNS below the applied SCN (default: kept)")
+    vacuum.add_argument("--storage-option", action="append", default=[], metavar="NAME=VALUE",
+                        help="delta-rs object store option")
     bench = sub.add_parser("bench", help="measure rows/s applied and commit-to-visible latency")
     from replicator.spark.bench import add_bench_arguments
 
@@ -128,7 +153,17 @@ def spark_main(argv: list[str]) -> int:
             from replicator.spark.reader import list_tables
 
             for name, info in list_tables(args.lake).items():
-                print(f"{name}: key {info['key'] or 'ROWID'} ({info['key_origin']}), {info['columns']} columns")
+                print(f"{name}: key {info['key'] or 'ROWID'} ({info['key_origin']}), {info['columns']} columns, "
+                      f"{info['buckets']} buckets")
+            return 0
+        if args.cmd in ("compact", "vacuum"):
+            from replicator.spark import housekeeping
+            from replicator.spark.lakestore import DeltaLake
+
+            lake = DeltaLake(args.lake, dict(_pair(t, "--storage-option") for t in args.storage_option))
+            rep = (housekeeping.compact(lake, args.min_files) if args.cmd == "compact"
+                   else housekeeping.vacuum(lake, args.retention_hours, args.tombstone_retention_scn))
+            print(rep.line())
             return 0
         if args.cmd == "bench":
             from replicator.spark.bench import bench_main
