@@ -60,3 +60,23 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         yield session
     finally:
         session.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A standalone Spark cluster on 127.0.0.1: a master and two 1-core workers (stopped at the end)."""
+    _need_pyspark()
+    from replicator.spark.standalone import StandaloneCluster
+
+    with StandaloneCluster(workers=2, workdir=str(tmp_path_factory.mktemp("cluster"))) as cluster:
+        yield cluster
+
+
+@pytest.fixture(params=["local", "cluster"])
+def where(request: pytest.FixtureRequest) -> Any:
+    """Where a test's jobs run: local[2] (in this process when it can) or the standalone cluster."""
+    from spark_pipeline import Where
+
+    if request.param == "cluster":
+        return Where(request.getfixturevalue("spark_cluster"))
+    return Where(None, request.getfixturevalue("spark"))

@@ -110,10 +110,59 @@ def _produce_expected(case: Case, bootstrap: str, topic: str) -> str:
     return "expected output produced directly"
 
 
-def job_command(lake: Path, config: Path, *extra: str) -> list[str]:
-    """``replicator spark run`` as a subprocess (local[2])."""
+def job_command(lake: Path, config: Path, *extra: str, master: str = "local[2]") -> list[str]:
+    """``replicator spark run`` as a subprocess (local[2] unless ``master``)."""
     return [sys.executable, "-m", "replicator", "spark", "run", "--lake", str(lake), "-f", str(config),
-            "--master", "local[2]", *extra]
+            "--master", master, *extra]
+
+
+class Where:
+    """Runs the job on local[2] (on the test session's SparkSession, no JVM start) or on a
+    standalone cluster (as a process: one SparkContext per process)."""
+
+    def __init__(self, cluster: Any, spark: Any = None):
+        self.cluster, self.spark = cluster, spark
+
+    def __repr__(self) -> str:
+        return "cluster" if self.cluster else "local"
+
+    def command(self, lake: Path, config: Path, *extra: str) -> list[str]:
+        """The job's command line (with the cluster's master and driver settings)."""
+        if self.cluster is None:
+            return job_command(lake, config, *extra)
+        conf = [a for k, v in self.cluster.conf().items() for a in ("--conf", f"{k}={v}")]
+        return job_command(lake, config, *extra, *conf, master=self.cluster.url)
+
+    def drain(self, cmd: list[str], error: str | None = None) -> str:
+        """Run ``cmd`` to its end; its log. With ``error`` it must fail with that error code."""
+        if self.cluster is not None:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=_env(), check=False)
+            if error:
+                assert proc.returncode != 0 and f"ERROR {error}" in proc.stderr, proc.stderr[-3000:]
+            else:
+                assert proc.returncode == 0, proc.stderr[-4000:]
+            return proc.stderr
+        import logging
+
+        from replicator.errors import ReplicatorError
+
+        lines: list[str] = []
+        handler = logging.Handler()
+        handler.emit = lambda record: lines.append(record.getMessage())  # type: ignore[method-assign]
+        logger = logging.getLogger("replicator.spark")
+        logger.addHandler(handler)
+        old = logger.level
+        logger.setLevel(logging.INFO)
+        try:
+            run_in_process(self.spark, cmd)
+            assert error is None, f"the job should have failed with {error}"
+        except ReplicatorError as exc:
+            if error is None or exc.code != int(error):
+                raise
+        finally:
+            logger.removeHandler(handler)
+            logger.setLevel(old)
+        return "\n".join(lines)
 
 
 def run_in_process(spark: Any, cmd: list[str]) -> None:

@@ -25,7 +25,6 @@ from spark_pipeline import (
     manifest,
     positions,
     produce,
-    run_in_process,
     run_job,
 )
 
@@ -50,8 +49,8 @@ def _row_changes(case: Case) -> int:
 
 
 @pytest.mark.slow
-def test_kill_restart_and_replay_keep_tables_equal(spark: Any, broker: Any, tmp_path: Path,
-                                                   caplog: pytest.LogCaptureFixture) -> None:
+def test_kill_restart_and_replay_keep_tables_equal(where: Any, broker: Any, tmp_path: Path) -> None:
+    """On local[2] and on the standalone cluster: SIGKILL after a table's commit, restart, replay."""
     case = make_case(tmp_path / "case", events=200, wide=False)
     # Three partitions: row messages are keyed by primary key, begin/commit are not, so a
     # transaction's messages spread over partitions and over micro-batches.
@@ -59,7 +58,7 @@ def test_kill_restart_and_replay_keep_tables_equal(spark: Any, broker: Any, tmp_
     how = produce(case, broker.bootstrap, TOPIC)
     cfg = kafka_config(case, broker.bootstrap, TOPIC)
     lake = tmp_path / "lake"
-    base = job_command(lake, cfg, *case.rowid_args())
+    base = where.command(lake, cfg, *case.rowid_args())
 
     # 1. Small batches, SIGKILL of the driver between two tables' commits of a batch.
     kill_at([*base, "--max-offsets-per-trigger", "50", "--trigger-seconds", "0.2"], "table:5")
@@ -74,10 +73,8 @@ def test_kill_restart_and_replay_keep_tables_equal(spark: Any, broker: Any, tmp_
     killed = [t for t in case.tables if store.done(store.table_uri(t), app, st["batch"] + 1)]
     assert killed, "the kill should land after a table's commit of the next batch"
 
-    # 2. Restart from the checkpoint and drain the topic (in this process: no second JVM start).
-    with caplog.at_level("INFO", logger="replicator.spark"):
-        run_in_process(spark, [*base, "--available-now"])
-    assert "Python data source" in caplog.text  # the source choice is logged
+    # 2. Restart from the checkpoint and drain the topic (local: in this process, no second JVM start).
+    assert "Python data source" in where.drain([*base, "--available-now"])  # the source choice is logged
     rows = assert_tables_equal(lake, case)
     assert rows > 30
     before = {t: positions(lake, t) for t in case.tables}
@@ -86,7 +83,7 @@ def test_kill_restart_and_replay_keep_tables_equal(spark: Any, broker: Any, tmp_
     # 3. The whole topic a second time (the replicator restarted from scratch): duplicates.
     seen = len(_metrics(lake))
     produce(case, broker.bootstrap, TOPIC)
-    run_in_process(spark, [*base, "--available-now"])
+    where.drain([*base, "--available-now"])
     assert_tables_equal(lake, case)
     for table, old in before.items():
         new = positions(lake, table)

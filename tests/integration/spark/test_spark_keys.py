@@ -13,6 +13,7 @@ reference to the dictionary.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +25,12 @@ from spark_pipeline import (
     assert_tables_equal,
     job_command,
     kafka_config,
+    kill_at,
     manifest,
     produce,
     run_in_process,
 )
 
-from replicator.errors import ReplicatorError
 
 
 def key_case(out: Path) -> Case:
@@ -106,7 +107,8 @@ def _consume(bootstrap: str, topic: str) -> list[dict[str, Any]]:
 
 
 @pytest.mark.slow
-def test_key_updates_replay_leftover_and_pending_check(spark: Any, broker: Any, tmp_path: Path) -> None:
+def test_key_updates_replay_leftover_and_pending_check(where: Any, broker: Any, tmp_path: Path) -> None:
+    """On local[2] and on the standalone cluster: key moves across buckets and batches."""
     case = key_case(tmp_path / "case")
     topic = "keys"
     create_topic(broker.bootstrap, topic, 1)
@@ -114,8 +116,8 @@ def test_key_updates_replay_leftover_and_pending_check(spark: Any, broker: Any, 
     cfg = kafka_config(case, broker.bootstrap, topic)
     lake = tmp_path / "lake"
     # No --key options: the keys come from the schema checkpoint the replicator left behind.
-    base = job_command(lake, cfg, "--max-offsets-per-trigger", "5", "--trigger-seconds", "0.1")
-    run_in_process(spark, [*base, "--available-now"])
+    base = where.command(lake, cfg, "--max-offsets-per-trigger", "5", "--trigger-seconds", "0.1")
+    where.drain([*base, "--available-now"])
     m = manifest(lake)
     assert m is not None and m["batch"] >= 5  # the moves spread over many batches
     assert {t: s["key_origin"] for t, s in m["tables"].items()} == \
@@ -129,7 +131,7 @@ def test_key_updates_replay_leftover_and_pending_check(spark: Any, broker: Any, 
         by_xid.setdefault(r["doc"]["xid"], []).append(r)
     txn = max(by_xid.values(), key=len)
     produce_lines(broker.bootstrap, topic, [(r["key"], r["value"]) for r in txn[2:]])
-    run_in_process(spark, [*base, "--available-now"])
+    where.drain([*base, "--available-now"])
     batches = [json.loads(line) for line in (lake / "_metrics" / "batches.jsonl").read_text().splitlines()]
     assert batches[-1]["dropped_txns"] == 1 and batches[-1]["pending"] == 0
     assert assert_tables_equal(lake, case) == 10
@@ -137,9 +139,7 @@ def test_key_updates_replay_leftover_and_pending_check(spark: Any, broker: Any, 
     # The topic ends inside a new transaction: --available-now must not report success.
     begin = dict(txn[0]["doc"], e_scn=txn[0]["doc"]["e_scn"] + 10**6, xid="9.9.9")
     produce_lines(broker.bootstrap, topic, [(None, json.dumps(begin).encode())])
-    with pytest.raises(ReplicatorError, match="ends inside transactions") as err:
-        run_in_process(spark, [*base, "--available-now"])
-    assert err.value.code == 20100
+    where.drain([*base, "--available-now"], error="20100")
 
 
 @pytest.mark.slow
@@ -165,3 +165,33 @@ def test_per_table_topics_read_through_a_pattern(spark: Any, broker: Any, tmp_pa
     lake = tmp_path / "lake"
     run_in_process(spark, [*job_command(lake, cfg, "--max-offsets-per-trigger", "9"), "--available-now"])
     assert assert_tables_equal(lake, case) == 10
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("boundary", ["changes:4", "tombstones:1", "state:4"])
+def test_sigkill_at_a_commit_boundary_and_restart_land_each_change_once(spark: Any, broker: Any, tmp_path: Path,
+                                                                       boundary: str) -> None:
+    """SIGKILL of the driver right after the change log's, a tombstone table's or the state's commit
+    (the e2e test kills after a table's): the restarted job applies the rest without waiting for
+    anything, the tables equal the source and the change log holds every change once."""
+    from deltalake import DeltaTable
+
+    case = key_case(tmp_path / "case")
+    topic = f"kill-{boundary.split(':')[0]}"
+    create_topic(broker.bootstrap, topic, 1)
+    produce(case, broker.bootstrap, topic)
+    cfg = kafka_config(case, broker.bootstrap, topic)
+    lake = tmp_path / "lake"
+    base = job_command(lake, cfg, "--max-offsets-per-trigger", "6", "--trigger-seconds", "0.1")
+    kill_at(base, boundary)
+    started = time.monotonic()
+    run_in_process(spark, [*base, "--available-now"])
+    assert time.monotonic() - started < 120  # nothing waited for the 300 s pending timeout
+    assert assert_tables_equal(lake, case) == 10
+    batches = [json.loads(line) for line in (lake / "_metrics" / "batches.jsonl").read_text().splitlines()]
+    assert batches[-1]["pending"] == 0 and not any(b["dropped_txns"] for b in batches)
+    changes = DeltaTable(str(lake / "changes")).to_pyarrow_table(columns=["op", "commit_scn", "c_scn", "c_idx"])
+    rows = [r for r in changes.to_pylist() if r["op"] != "ddl"]
+    assert len(rows) == len({(r["commit_scn"], r["c_scn"], r["c_idx"]) for r in rows})  # none twice
+    assert len(rows) == sum(1 for line in case.expected_json.read_bytes().splitlines()
+                            for el in json.loads(line)["payload"] if el["op"] in ("c", "u", "d"))
