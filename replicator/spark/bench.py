@@ -46,6 +46,16 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
                         "batch also pays the JVM warm-up and is left out of the sustained rate)")
     p.add_argument("--bootstrap-servers", default="", help="use this broker instead of a local tansu")
     p.add_argument("--master", default="local[2]", help="Spark master (default: %(default)s)")
+    p.add_argument("--cluster-workers", type=int, default=0,
+                   help="run on a standalone cluster of this many 1-core workers started on 127.0.0.1")
+    p.add_argument("--stored-rows", type=int, default=0, metavar="N",
+                   help="scale run: a 10-column table of N rows seeded without Spark, then --batches batches of "
+                        "--updates updates (instead of the oltp throughput and the lag runs)")
+    p.add_argument("--updates", type=int, default=10_000, metavar="K", help="scale run: updates per batch")
+    p.add_argument("--batches", type=int, default=5, help="scale run: batches after the first (warm-up) one")
+    p.add_argument("--spread", choices=("uniform", "skewed"), default="uniform",
+                   help="scale run: updates spread over every key, or over the keys of 2 buckets")
+    p.add_argument("--buckets", type=int, default=16, help="scale run: buckets of the seeded table")
     p.add_argument("--workdir", default="", help="keep files here (default: a temporary directory)")
 
 
@@ -98,16 +108,19 @@ def _tree() -> dict[int, list[tuple[int, str, list[str]]]]:
     return children
 
 
-def component_cpu(exclude: set[int | None] | None = None) -> dict[str, float]:
+def component_cpu(exclude: set[int | None] | None = None, cluster: set[int] | None = None) -> dict[str, float]:
     """CPU seconds (user + system) used so far by this process (``driver``: the job's Python driver),
     Spark's JVM below it (``jvm``, its own threads) and every process below the JVM (``workers``: the
     Python workers and the streaming source's planner, with those already reaped); ``other``: any
     other process below this one; ``excluded``: the processes in ``exclude`` and below them (the
-    broker, the lag run's producer: they share the machine's cores but are not the job)."""
+    broker, the lag run's producer: they share the machine's cores but are not the job); ``cluster``:
+    the processes in ``cluster`` (a standalone cluster's daemons) and below them (its executors)."""
     own = os.times()
-    out = {"driver": own.user + own.system, "jvm": 0.0, "workers": 0.0, "other": 0.0, "excluded": 0.0}
+    out = {"driver": own.user + own.system, "jvm": 0.0, "workers": 0.0, "other": 0.0, "excluded": 0.0,
+           "cluster": 0.0}
     children = _tree()
-    todo = [(pid, "excluded" if exclude and pid in exclude else "java" if comm == "java" else "other", fields)
+    todo = [(pid, "excluded" if exclude and pid in exclude else "cluster" if cluster and pid in cluster
+             else "java" if comm == "java" else "other", fields)
             for pid, comm, fields in children.get(os.getpid(), [])]
     while todo:
         pid, kind, fields = todo.pop()
@@ -123,27 +136,43 @@ def component_cpu(exclude: set[int | None] | None = None) -> dict[str, float]:
     return out
 
 
-def process_tree_cpu(exclude: set[int | None] | None = None) -> float:
+def process_tree_cpu(exclude: set[int | None] | None = None, cluster: set[int] | None = None) -> float:
     """CPU seconds (user + system) used so far by this process and every process below it but those
     in ``exclude`` (the broker, the lag run's producer): the driver, Spark's JVM and its Python
     workers (Linux /proc; this process alone elsewhere)."""
-    cpu = component_cpu(exclude)
-    return cpu["driver"] + cpu["jvm"] + cpu["workers"] + cpu["other"]
+    cpu = component_cpu(exclude, cluster)
+    return cpu["driver"] + cpu["jvm"] + cpu["workers"] + cpu["other"] + cpu["cluster"]
 
 
 class CpuSink(MetricsSink):
     """A metrics sink that also samples the CPU of the driver, the JVM and the workers at the end of
     every batch: a batch's CPU is the difference from the end of the batch before."""
 
-    def __init__(self, lake: str, exclude: set[int | None]):
+    def __init__(self, lake: str, exclude: set[int | None], cluster: set[int] | None = None):
         super().__init__(lake)
-        self.exclude = exclude
-        self.cpu: list[tuple[int, float, dict[str, float]]] = [(-1, time.time(), component_cpu(exclude))]
+        self.exclude, self.cluster = exclude, cluster
+        self.cpu: list[tuple[int, float, dict[str, float]]] = [(-1, time.time(), self._sample())]
+
+    def _sample(self) -> dict[str, float]:
+        cpu = component_cpu(self.exclude, self.cluster)
+        cpu["rss_mb"] = driver_rss_mb()
+        return cpu
 
     def record(self, m: BatchMetrics) -> None:
-        """Record the batch, then the CPU used so far by each component."""
+        """Record the batch, then the CPU used so far by each component and the driver's memory."""
         super().record(m)
-        self.cpu.append((m.batch, m.committed_at, component_cpu(self.exclude)))
+        self.cpu.append((m.batch, m.committed_at, self._sample()))
+
+
+def driver_rss_mb() -> float:
+    """Resident memory of this process (the job's Python driver), MB (0 without /proc)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
 
 
 def throughput(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any) -> dict[str, Any]:
@@ -306,8 +335,20 @@ def bench_main(args: argparse.Namespace) -> int:
     broker, bootstrap = (None, args.bootstrap_servers) if args.bootstrap_servers else _tansu()
     args.broker_pid = broker.pid if broker is not None else None
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    spark = build_session(JobOptions(lake=str(work / "lake")), args.master)
+    cluster = None
+    master, conf = args.master, None
+    if args.cluster_workers:
+        from replicator.spark.standalone import StandaloneCluster
+
+        cluster = StandaloneCluster(workers=args.cluster_workers, workdir=str(work / "cluster")).start()
+        master, conf = cluster.url, cluster.conf()
+    spark = build_session(JobOptions(lake=str(work / "lake")), master, conf)
     try:
+        if args.stored_rows:
+            from replicator.spark.scalebench import scale
+
+            print("\n".join(scale(work, args, bootstrap, spark, cluster)))
+            return 0
         t = throughput(work, args, bootstrap, spark)
         per = t["sustained"]
         print(f"throughput: {t['rows']} row changes ({t['messages']} messages, {t['redo_mb']:.1f} MB of redo) "
@@ -334,6 +375,8 @@ def bench_main(args: argparse.Namespace) -> int:
         return 0
     finally:
         spark.stop()
+        if cluster is not None:
+            cluster.stop()
         if broker is not None:
             broker.terminate()
             broker.wait(10)
