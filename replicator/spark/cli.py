@@ -61,8 +61,9 @@ def add_job_arguments(p: argparse.ArgumentParser) -> None:
                    help="Spark type of NUMBER columns without precision (default: exact text)")
     p.add_argument("--pending-timeout", type=float, default=300.0,
                    help="seconds before a partial replay of an applied transaction is dropped (default: %(default)s)")
-    p.add_argument("--buckets", type=int, default=16,
-                   help="_bucket partitions of a new current-state table (fixed when it is created; default 16)")
+    p.add_argument("--buckets", type=int, default=8,
+                   help="_bucket partitions of a new current-state table (fixed when it is created; default 8; "
+                        "about one per 2 million rows the table will hold)")
     p.add_argument("--fold-partitions", type=int, default=0,
                    help="Spark tasks of the fold (default: twice the default parallelism)")
     p.add_argument("--compact-every", type=int, default=0, metavar="BATCHES",

@@ -8,7 +8,7 @@ functions run over them, each in the executors' Python workers:
 * :func:`route` (``mapInArrow``), after the driver's :class:`~.assemble.Decision`: the ready
   row changes of each table keyed (typed keys, :mod:`.layout`) and cut into one Arrow blob
   per (table, bucket); the events that wait for the rest of their transaction as one more.
-* :func:`fold_group` (``groupBy(table, bucket).applyInArrow``): one (table, bucket) group --
+* :func:`fold_partition` (``repartition(table, bucket).mapInArrow``): each (table, bucket) group --
   or the whole table, when the batch moves primary keys or rewrites it (DDL) -- folded over
   the stored rows of that bucket's files that can hold its keys (:func:`.tablefold.fold_table`);
   the files holding a changed key are rewritten with their other rows, tombstones go to the
@@ -234,7 +234,8 @@ def _read(fs: Any, files: list[DataFile], schema: Any, renames: dict[str, str]) 
 
     out = []
     for f in files:
-        t = pq.read_table(f.path, filesystem=fs)
+        with fs.open_input_file(f.path) as handle:  # a ParquetFile: no dataset discovery per file
+            t = pq.ParquetFile(handle).read()
         if renames:
             t = t.rename_columns([renames.get(c, c) for c in t.column_names])
         out.append((f, conform(t, schema)))
@@ -255,19 +256,41 @@ def _first_values(keys: list[str], arrow_type: Any) -> list[Any] | None:
     return None
 
 
-def fold_group(group: Any, bt: BatchTask) -> Any:
-    """One group's routed blobs -> its actions (:data:`ACTIONS_SCHEMA`)."""
+def fold_partition(batches: Iterator[Any], bt: BatchTask) -> Iterator[Any]:
+    """A fold task: the routed rows of its (table, bucket) groups -> their actions
+    (:data:`ACTIONS_SCHEMA`). Each group is folded on its own; the task writes one change-log
+    file per table for all its groups (not one per bucket)."""
     import pyarrow as pa
 
-    rows = group.to_pydict()
-    tbl, bucket = rows["tbl"][0], rows["bucket"][0]
-    blobs = [b for b in rows["events"] if b]
-    if bucket == -3:
-        return _actions([{"kind": "error", "tbl": tbl, "rows": sum(rows["rows"])}])
-    events = pa.concat_tables([pa.ipc.open_stream(b).read_all() for b in blobs]) if blobs else None
-    if bucket == PENDING:
-        return _actions([_write_pending(events, bt)] if events is not None and events.num_rows else [])
-    return _actions(_fold(tbl, bucket, events, bt))
+    groups: dict[tuple[str, int], list[Any]] = {}
+    missing: dict[str, int] = {}
+    for b in batches:
+        for tbl, bucket, rows, blob in zip(*(b.column(i).to_pylist() for i in range(4))):
+            if bucket == -3:
+                missing[tbl] = missing.get(tbl, 0) + rows
+            elif blob:
+                groups.setdefault((tbl, bucket), []).append(blob)
+    actions: list[dict[str, Any]] = [{"kind": "error", "tbl": t, "rows": n} for t, n in sorted(missing.items())]
+    logs: dict[str, list[Any]] = {}
+    for (tbl, bucket), blobs in sorted(groups.items()):
+        events = pa.concat_tables([pa.ipc.open_stream(blob).read_all() for blob in blobs])
+        if bucket == PENDING:
+            actions.append(_write_pending(events, bt))
+            continue
+        done, log = _fold(tbl, bucket, events, bt)
+        actions += done
+        if log is not None:
+            logs.setdefault(tbl, []).append(log)
+    if bt.write_log and logs:
+        from replicator.spark.lakestore import dir_name
+
+        cfs = filesystem(bt.changes_uri, bt.storage_options)
+        for tbl, parts in sorted(logs.items()):
+            for a in write_files(cfs, pa.concat_tables(parts), ["commit_scn", "c_scn", "c_idx", "elem"], None,
+                                 prefix=f"table={dir_name(tbl)}/"):
+                actions.append({"kind": "add", "target": "changes", "tbl": tbl, "path": a["path"], "size": a["size"],
+                                "part": json.dumps({"table": tbl}), "stats": a["stats"], "rows": a["rows"]})
+    yield from _actions(actions).to_batches()
 
 
 def _write_pending(events: Any, bt: BatchTask) -> dict[str, Any]:
@@ -280,12 +303,13 @@ def _write_pending(events: Any, bt: BatchTask) -> dict[str, Any]:
     return {"kind": "pending", "target": "pending", "path": path, "rows": events.num_rows}
 
 
-def _fold(tbl: str, bucket: int, events: Any, bt: BatchTask) -> list[dict[str, Any]]:
+def _fold(tbl: str, bucket: int, events: Any, bt: BatchTask) -> tuple[list[dict[str, Any]], Any]:
+    """Fold one group; its actions and its change-log rows (None when it logs nothing)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     from replicator.spark.assemble import SORT
-    from replicator.spark.lakestore import conform, dir_name
+    from replicator.spark.lakestore import conform
     from replicator.spark.tablefold import TablePlan, change_rows, conform_stored, fold_table
 
     task = bt.tables[tbl]
@@ -370,26 +394,29 @@ def _fold(tbl: str, bucket: int, events: Any, bt: BatchTask) -> list[dict[str, A
             for a in write_files(tfs_, part, sort, b):
                 actions.append({"kind": "add", "target": target, "tbl": tbl, "path": a["path"], "size": a["size"],
                                 "part": json.dumps(a["partition"]), "stats": a["stats"], "rows": a["rows"]})
+    log = None
     if bt.write_log and folded.changes:
         log = change_rows(ev, tbl, folded.changes, [key_json(k) for k in folded.change_keys], [])
-        cfs = filesystem(bt.changes_uri, bt.storage_options)
-        for a in write_files(cfs, log, ["commit_scn", "c_scn", "c_idx", "elem"], None,
-                             prefix=f"table={dir_name(tbl)}/"):
-            actions.append({"kind": "add", "target": "changes", "tbl": tbl, "path": a["path"], "size": a["size"],
-                            "part": json.dumps({"table": tbl}), "stats": a["stats"], "rows": a["rows"]})
     info["files_removed"] = sum(1 for a in actions if a["kind"] == "remove")
     info["files_added"] = sum(1 for a in actions if a["kind"] == "add" and a["target"] != "changes")
     info["bytes_added"] = sum(a["size"] for a in actions if a["kind"] == "add" and a["target"] != "changes")
     actions.append({"kind": "info", "tbl": tbl, "info": json.dumps(info)})
-    return actions
+    return actions, log
+
+
+def actions_arrow_schema() -> Any:
+    """:data:`ACTIONS_SCHEMA` as an Arrow schema."""
+    import pyarrow as pa
+
+    return pa.schema([(n, pa.int64() if t == "bigint" else pa.string())
+                      for n, t in (f.split() for f in ACTIONS_SCHEMA.split(", "))])
 
 
 def _actions(rows: list[dict[str, Any]]) -> Any:
     import pyarrow as pa
 
-    names = [n.split()[0] for n in ACTIONS_SCHEMA.split(", ")]
-    types = {"size": pa.int64(), "rows": pa.int64()}
-    return pa.table({n: pa.array([r.get(n) for r in rows], types.get(n, pa.string())) for n in names})
+    schema = actions_arrow_schema()
+    return pa.table({f.name: pa.array([r.get(f.name) for r in rows], f.type) for f in schema}, schema=schema)
 
 
 def read_pending(batches: Iterator[Any], pending_uri: str, storage_options: dict[str, str] | None) -> Iterator[Any]:

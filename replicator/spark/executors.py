@@ -2,7 +2,7 @@
 
 :class:`SparkBatch` runs them on the micro-batch DataFrame (persisted in the executors for the
 two passes): the projection is one Spark job whose result the driver collects, the routing and
-the fold one more (``mapInArrow`` -> ``repartition(tbl, bucket)`` -> ``applyInArrow``) whose
+the fold one more (``mapInArrow`` -> ``repartition(tbl, bucket)`` -> ``mapInArrow``) whose
 result is the list of actions. :class:`LocalBatch` runs the same functions in this process over
 an Arrow table of events (the batch logic without Spark, for tests and tools).
 """
@@ -12,7 +12,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Protocol
 
-from replicator.spark.distfold import ACTIONS_SCHEMA, ROUTED_SCHEMA, BatchTask, fold_group, project, read_pending, route
+from replicator.spark.distfold import (
+    ACTIONS_SCHEMA,
+    ROUTED_SCHEMA,
+    BatchTask,
+    actions_arrow_schema,
+    fold_partition,
+    project,
+    read_pending,
+    route,
+)
 from replicator.spark.eventpack import PACKED_SCHEMA, pack, unpack
 
 
@@ -48,8 +57,8 @@ class SparkBatch:
 
     def fold(self, bt: BatchTask) -> Any:
         routed = self.df.mapInArrow(lambda it: route(it, bt), ROUTED_SCHEMA)
-        return (routed.repartition(self.partitions, "tbl", "bucket").groupBy("tbl", "bucket")
-                .applyInArrow(lambda t: fold_group(t, bt), ACTIONS_SCHEMA).toArrow())
+        return (routed.repartition(self.partitions, "tbl", "bucket")
+                .mapInArrow(lambda it: fold_partition(it, bt), ACTIONS_SCHEMA).toArrow())
 
     def close(self) -> None:
         self.df.unpersist()
@@ -78,13 +87,7 @@ class LocalBatch:
     def fold(self, bt: BatchTask) -> Any:
         import pyarrow as pa
 
-        groups: dict[tuple[str, int], list[Any]] = {}
-        for b in route(self._input(), bt):
-            groups.setdefault((b.column(0)[0].as_py(), b.column(1)[0].as_py()), []).append(b)
-        parts = [fold_group(pa.Table.from_batches(bs), bt) for _, bs in sorted(groups.items())]
-        return pa.concat_tables(parts) if parts else pa.schema([
-            (n.split()[0], pa.int64() if n.split()[1] == "bigint" else pa.string())
-            for n in ACTIONS_SCHEMA.split(", ")]).empty_table()
+        return pa.Table.from_batches(list(fold_partition(route(self._input(), bt), bt)), schema=actions_arrow_schema())
 
     def close(self) -> None:
         self.packed = []

@@ -96,7 +96,7 @@ class JobOptions:
     storage_options: dict[str, str] = field(default_factory=dict)  # delta-rs object store options
     unbounded_number: str = "string"  # NUMBER without precision: string | decimal | double
     app_name: str = "replicator-spark"
-    buckets: int = 16  # _bucket partitions of a new current-state table (fixed when it is created)
+    buckets: int = 8  # _bucket partitions of a new current-state table (fixed when it is created)
     fold_partitions: int = 0  # Spark tasks of the fold (0: twice the default parallelism)
     compact_every: int = 0  # batches between two compactions of the touched tables (0: never)
     vacuum_every: int = 0  # batches between two vacuums (0: never)
