@@ -152,6 +152,11 @@ class BatchApplier:
         for plan in plans.values():
             if not plan.schema.buckets:
                 plan.schema.buckets = opts.buckets
+            if not plan.schema.mode:
+                plan.schema.mode = opts.mode
+        replayed = self._replayed(plans, ev, st.applied_scn)
+        if replayed:
+            asm.decision.replayed = replayed
 
         log_done = lake.done(lake.changes_uri, app, batch_id)
         tasks = {name: self._task(name, plan, ev, app, batch_id) for name, plan in plans.items()
@@ -208,7 +213,7 @@ class BatchApplier:
         metrics.messages, metrics.max_seen_scn = asm.messages, asm.max_seen_scn
         metrics.ready = sum(len(p.rows) for p in plans.values())
         metrics.applied = sum(i["applied"] for i in infos)
-        metrics.stale = sum(i["stale"] for i in infos)
+        metrics.stale = sum(i["stale"] for i in infos) + len(asm.decision.replayed)
         metrics.tables, metrics.pending = len(plans), new.pending_rows
         metrics.incomplete_txns, metrics.dropped_txns = asm.incomplete, asm.dropped
         metrics.applied_scn = new.applied_scn
@@ -230,6 +235,17 @@ class BatchApplier:
             lake.ensure(tomb_uri, tomb, [BUCKET])
         first = schema.key_names[0]
         moves = any(ev["move"][i] for i in plan.rows)
+        if schema.merge_on_read:
+            from replicator.spark.mor import compact_table, recent_arrow
+
+            old = self.state.tables.get(name)
+            if plan.rewrite and old is not None:  # the records first, under the columns they were written with
+                compact_table(lake, name, old, unbounded)
+            else:
+                recent = recent_arrow(schema, unbounded)
+                lake.ensure(lake.recent_uri(name), recent, [BUCKET])
+                return TableTask(name, schema, arrow, tomb, uri, tomb_uri, [], [], dict(plan.renames), False, False,
+                                 whole=moves, recent_uri=lake.recent_uri(name), recent_arrow=recent)
         return TableTask(name, schema, arrow, tomb, uri, tomb_uri, lake.snapshot_files(uri, app, batch, first),
                          lake.snapshot_files(tomb_uri, app, batch, "_key"), dict(plan.renames), plan.rewrite,
                          plan.truncated_now, whole=plan.rewrite or moves)
@@ -248,17 +264,30 @@ class BatchApplier:
         for name in sorted(tasks):
             task = tasks[name]
             for target, uri, schema in (("tombstones", task.tomb_uri, task.tomb_arrow),
-                                        ("table", task.uri, task.arrow)):
+                                        ("table", task.uri, task.arrow), ("recent", task.recent_uri, task.recent_arrow)):
                 mine = [a for a in actions if a["tbl"] == name and a["target"] == target]
                 adds = [a for a in mine if a["kind"] == "add"]
                 removes = [a for a in mine if a["kind"] == "remove"]
-                if not (adds or removes or task.rewrite) or lake.done(uri, app, batch):
+                if not (adds or removes or (task.rewrite and target != "recent")) or lake.done(uri, app, batch):
                     continue
                 if lake.open_table(uri) is None:
                     lake.ensure(uri, schema, [BUCKET])
                 lake.commit(uri, adds, removes, schema, [BUCKET], app, batch, overwrite=task.rewrite,
                             applied_scn=applied_scn)
                 self._hit(target)
+
+    def _replayed(self, plans: dict[str, TablePlan], ev: dict[str, Any], applied_scn: int) -> list[str]:
+        """Merge-on-read tables: the ready changes at or below the applied SCN that the change log
+        holds (a producer replay), as :attr:`.assemble.Decision.replayed` names them."""
+        out = []
+        for name, plan in sorted(plans.items()):
+            if not plan.schema.merge_on_read:
+                continue
+            old = {(ev["commit_scn"][i], ev["c_scn"][i], ev["c_idx"][i], ev["elem"][i]) for i in plan.rows
+                   if ev["commit_scn"][i] is not None and ev["commit_scn"][i] <= applied_scn}
+            if old:
+                out += [f"{name}:{p[0]}:{p[1]}:{p[2]}:{p[3]}" for p in sorted(self.lake.logged_positions(name, old))]
+        return out
 
     def _ddl_log(self, plans: dict[str, TablePlan], ev: dict[str, Any]) -> list[dict[str, Any]]:
         """The change-log rows of the batch's DDL, written by the driver (a few rows)."""

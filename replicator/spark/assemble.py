@@ -40,6 +40,7 @@ class Decision:
     watermark: int | None  # events committing at or after it wait (None: nothing blocks)
     dropped: list[str]  # "commit_scn:xid" of the transactions dropped (replay leftovers, expired)
     now: datetime  # the batch's time: first-seen time of events kept for the next batch
+    replayed: list[str] = field(default_factory=list)  # "table:commit_scn:c_scn:c_idx:elem" logged before
 
     def split(self, events: Any) -> tuple[Any, Any]:
         """(ready dml/ddl events in position order, events kept for the next batch or None)."""
@@ -51,6 +52,10 @@ class Decision:
             pc.binary_join_element_wise(pc.cast(events["commit_scn"], pa.string()), pc.fill_null(events["xid"], ""),
                                         ":"), pa.array(self.dropped, pa.string())))
         keep = pc.fill_null(keep, True)
+        if self.replayed:
+            pos = [pc.cast(events[c], pa.string()) for c in ("commit_scn", "c_scn", "c_idx", "elem")]
+            ident = pc.binary_join_element_wise(pc.fill_null(events["tbl"], ""), *pos, ":")
+            keep = pc.and_(keep, pc.fill_null(pc.invert(pc.is_in(ident, pa.array(self.replayed, pa.string()))), True))
         early = (pa.array([True] * events.num_rows, pa.bool_()) if self.watermark is None
                  else pc.fill_null(pc.less(events["commit_scn"], self.watermark), False))
         rows = pc.is_in(kind, pa.array(["dml", "ddl"]))

@@ -61,6 +61,9 @@ def add_job_arguments(p: argparse.ArgumentParser) -> None:
                    help="Spark type of NUMBER columns without precision (default: exact text)")
     p.add_argument("--pending-timeout", type=float, default=300.0,
                    help="seconds before a partial replay of an applied transaction is dropped (default: %(default)s)")
+    p.add_argument("--mode", default="copy-on-write", choices=("copy-on-write", "merge-on-read"),
+                   help="new tables: copy-on-write (each batch rewrites the files of the keys it changes) or "
+                        "merge-on-read (each batch appends its records; readers and compaction merge them)")
     p.add_argument("--buckets", type=int, default=8,
                    help="_bucket partitions of a new current-state table (fixed when it is created; default 8; "
                         "about one per 2 million rows the table will hold)")
@@ -86,7 +89,7 @@ def options_from(args: argparse.Namespace) -> object:
                       trigger_seconds=args.trigger_seconds, available_now=args.available_now,
                       until_idle=args.until_idle, atomic=not args.no_atomic, topic_pattern=args.topic_pattern,
                       rowid_tables=list(args.rowid_table), unbounded_number=args.unbounded_number,
-                      buckets=args.buckets, fold_partitions=args.fold_partitions, compact_every=args.compact_every,
+                      mode=args.mode, buckets=args.buckets, fold_partitions=args.fold_partitions, compact_every=args.compact_every,
                       vacuum_every=args.vacuum_every, tombstone_retention_scn=args.tombstone_retention_scn)
     if args.olr_config:
         apply_olr_config(opts, args.olr_config)

@@ -57,6 +57,8 @@ class TableTask:
     rewrite: bool = False
     truncated_now: bool = False
     whole: bool = False  # one group for the whole table (key moves or a rewrite in this batch)
+    recent_uri: str = ""  # merge-on-read: where the batch's records go (:mod:`.mor`)
+    recent_arrow: Any = None
 
 
 @dataclass(slots=True)
@@ -303,6 +305,53 @@ def _write_pending(events: Any, bt: BatchTask) -> dict[str, Any]:
     return {"kind": "pending", "target": "pending", "path": path, "rows": events.num_rows}
 
 
+def _ev(events: Any) -> dict[str, Any]:
+    """The per-row scalars :func:`.tablefold.fold_table` reads (commit times as microseconds)."""
+    import pyarrow as pa
+
+    scalars = events.select(["commit_scn", "c_scn", "c_idx", "elem", "op", "xid", "commit_ts"])
+    scalars = scalars.set_column(6, "commit_ts", scalars["commit_ts"].cast(pa.int64()))
+    ev: dict[str, Any] = scalars.to_pydict()
+    ev["_ready"] = events
+    return ev
+
+
+def _records(tbl: str, bucket: int, events: Any, bt: BatchTask) -> tuple[list[dict[str, Any]], Any]:
+    """Merge-on-read: fold the group's changes among themselves; write one record per key moved."""
+    import pyarrow as pa
+
+    from replicator.spark.lakestore import conform
+    from replicator.spark.tablefold import TablePlan, change_rows, fold_table
+
+    task = bt.tables[tbl]
+    ev = _ev(events)
+    plan = TablePlan(task.schema, rows=list(range(events.num_rows)), renames=task.renames,
+                     keys=list(zip(events["_nk"].to_pylist(), events["_ok"].to_pylist())))
+    folded = fold_table(ev, plan, None, bt.timestamp_code, bt.unbounded, bt.tz_code, chains=True)
+    out = folded.rows
+    if task.schema.key is None:
+        out = out.append_column("_rowid", out["_key"])
+    out = out.append_column("_batch", pa.array([bt.batch] * out.num_rows, pa.int64()))
+    sch = pa.schema([f for f in task.recent_arrow if f.name != BUCKET])
+    fs = filesystem(task.recent_uri, bt.storage_options)
+    actions: list[dict[str, Any]] = []
+    homes = buckets_of(out["_key"].to_pylist(), task.schema.buckets) if bucket == WHOLE else None
+    for b in sorted(set(homes.tolist())) if homes is not None else [bucket]:
+        part = out.filter(pa.array(homes == b)) if homes is not None else out
+        for a in write_files(fs, conform(part, sch), ["_key"], b):
+            actions.append({"kind": "add", "target": "recent", "tbl": tbl, "path": a["path"], "size": a["size"],
+                            "part": json.dumps(a["partition"]), "stats": a["stats"], "rows": a["rows"]})
+    info = {"applied": len(folded.changes), "stale": folded.stale, "files_read": 0, "bytes_read": 0,
+            "files_removed": 0, "files_added": len(actions), "bytes_added": sum(a["size"] for a in actions)}
+    if bt.want_lags:
+        info["commit_ts"] = [ev["commit_ts"][i] for i in folded.changes if ev["commit_ts"][i] is not None]
+    actions.append({"kind": "info", "tbl": tbl, "info": json.dumps(info)})
+    log = None
+    if bt.write_log and folded.changes:
+        log = change_rows(ev, tbl, folded.changes, [key_json(k) for k in folded.change_keys], [])
+    return actions, log
+
+
 def _fold(tbl: str, bucket: int, events: Any, bt: BatchTask) -> tuple[list[dict[str, Any]], Any]:
     """Fold one group; its actions and its change-log rows (None when it logs nothing)."""
     import pyarrow as pa
@@ -315,10 +364,9 @@ def _fold(tbl: str, bucket: int, events: Any, bt: BatchTask) -> tuple[list[dict[
     task = bt.tables[tbl]
     schema = task.schema
     events = events.sort_by(SORT)
-    scalars = events.select(["commit_scn", "c_scn", "c_idx", "elem", "op", "xid", "commit_ts"])
-    scalars = scalars.set_column(6, "commit_ts", scalars["commit_ts"].cast(pa.int64()))
-    ev: dict[str, Any] = scalars.to_pydict()
-    ev["_ready"] = events
+    if task.recent_uri:
+        return _records(tbl, bucket, events, bt)
+    ev = _ev(events)
     nks, oks = events["_nk"].to_pylist(), events["_ok"].to_pylist()
     plan = TablePlan(schema, rows=list(range(events.num_rows)), renames=task.renames, rewrite=task.rewrite,
                      truncated_now=task.truncated_now, keys=list(zip(nks, oks)))

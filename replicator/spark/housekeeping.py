@@ -40,11 +40,13 @@ class Report:
     files_vacuumed: int = 0
     tombstones_dropped: int = 0
     pending_removed: int = 0
+    records_merged: int = 0
     tables: list[str] = field(default_factory=list)
 
     def line(self) -> str:
         """One log line."""
-        return (f"housekeeping: {self.buckets_compacted} bucket(s) compacted ({self.files_compacted} files), "
+        return (f"housekeeping: {self.records_merged} merge-on-read record(s) merged, "
+                f"{self.buckets_compacted} bucket(s) compacted ({self.files_compacted} files), "
                 f"{self.files_vacuumed} file(s) vacuumed, {self.tombstones_dropped} tombstone(s) dropped, "
                 f"{self.pending_removed} pending file(s) removed, over {len(self.tables)} table(s)")
 
@@ -62,7 +64,13 @@ def compact(lake: DeltaLake, min_files: int = 8, tables: list[str] | None = None
     """Rewrite the buckets that hold ``min_files`` data files or more, sorted by the key."""
     import pyarrow as pa
 
+    from replicator.spark.mor import compact_table
+
     rep = Report()
+    st = lake.load_state()
+    for name, schema in sorted(st.tables.items()):
+        if schema.merge_on_read and (tables is None or name in tables):
+            rep.records_merged += compact_table(lake, name, schema)
     for uri, keys in _table_uris(lake):
         if tables is not None and not any(uri.endswith(t) for t in tables):
             continue
@@ -101,7 +109,8 @@ def vacuum(lake: DeltaLake, retention_hours: float = 168.0, tombstone_retention_
                 metrics = dt.delete(f"_commit_scn < {limit}")
                 rep.tombstones_dropped += int(metrics.get("num_deleted_rows", 0) or 0)
                 lake.forget(uri)
-    uris = [u for u, _ in _table_uris(lake)] + [lake.changes_uri, lake.state_uri]
+    uris = [u for u, _ in _table_uris(lake)] + [lake.recent_uri(n) for n in sorted(st.tables)]
+    uris += [lake.changes_uri, lake.state_uri]
     for uri in uris:
         lake.forget(uri)
         dt = lake.open_table(uri)

@@ -61,7 +61,13 @@ class LakeReader:
 
     def current_rows(self, table: str, columns: list[str] | None = None, with_metadata: bool = False) -> Any:
         """The live rows of ``table`` (pyarrow Table; data columns only unless ``with_metadata``);
-        None before its first commit."""
+        None before its first commit. A merge-on-read table's records are merged in (:mod:`.mor`)."""
+        schema = self.store.load_state().tables.get(table)
+        if schema is not None and schema.merge_on_read:
+            from replicator.spark.mor import current_rows
+
+            rows = current_rows(self.store, table, schema, with_metadata=with_metadata or columns is not None)
+            return rows if rows is None or columns is None else rows.select(columns)
         return self._rows(self.store.table_uri(table), columns, with_metadata)
 
     def iter_current_rows(self, table: str, batch_size: int = 65536) -> Iterator[Any]:

@@ -86,6 +86,10 @@ class DeltaLake:
         """URI of a table's tombstones."""
         return f"{self.root}/_replicator/tombstones/{dir_name(table)}"
 
+    def recent_uri(self, table: str) -> str:
+        """URI of a merge-on-read table's records (:mod:`.mor`)."""
+        return f"{self.root}/_replicator/recent/{dir_name(table)}"
+
     @property
     def changes_uri(self) -> str:
         """URI of the change log."""
@@ -214,26 +218,43 @@ class DeltaLake:
         if dt is not None:
             dt.update_incremental()
 
+    def _logged(self, scns: list[int], columns: list[str], table: str | None = None) -> Any:
+        """Change-log rows (``columns``) of commit SCNs ``scns``, from the files whose commit SCN
+        range holds one of them (and of partition ``table`` when given)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.dataset as ds
+
+        dt = self.open_table(self.changes_uri) if scns else None
+        if dt is None:
+            return None
+        actions = pa.table(dt.get_add_actions(flatten=True))
+        parts = actions["partition.table"].to_pylist() if "partition.table" in actions.column_names else None
+        files = data_files(actions, "commit_scn")
+        wanted = [f.path for i, f in enumerate(files) if f.may_hold(scns)
+                  and (table is None or parts is None or parts[i] == table)]
+        if not wanted:
+            return None
+        fs = dt.to_pyarrow_dataset().filesystem
+        logged = ds.dataset(wanted, format="parquet", filesystem=fs).to_table(columns=columns)
+        return logged.filter(pc.is_in(logged["commit_scn"], pa.array(scns, pa.int64())))
+
+    def logged_positions(self, table: str, candidates: set[tuple[int, int, int, int]]) -> set[tuple[int, ...]]:
+        """The positions of ``candidates`` (changes of ``table``) the change log holds."""
+        logged = self._logged(sorted({c[0] for c in candidates}), ["commit_scn", "c_scn", "c_idx", "elem"], table)
+        if logged is None:
+            return set()
+        d = logged.to_pydict()
+        return candidates & set(zip(d["commit_scn"], d["c_scn"], d["c_idx"], d["elem"]))
+
     def applied_transactions(self, candidates: set[tuple[int, str | None]]) -> set[tuple[int, str | None]]:
         """The (commit SCN, xid) pairs of ``candidates`` the change log holds rows of.
 
         Only the change-log files whose commit SCN range (statistics) holds a candidate are
         read, two columns of them: a leftover of an old transaction costs the files of its
         SCNs, not a scan of the whole history."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-        import pyarrow.dataset as ds
-
-        dt = self.open_table(self.changes_uri) if candidates else None
-        if dt is None:
+        logged = self._logged(sorted({s for s, _ in candidates}), ["commit_scn", "xid"])
+        if logged is None:
             return set()
-        scns = sorted({s for s, _ in candidates})
-        files = data_files(pa.table(dt.get_add_actions(flatten=True)), "commit_scn")
-        wanted = [f.path for f in files if f.may_hold(scns)]
-        if not wanted:
-            return set()
-        fs = dt.to_pyarrow_dataset().filesystem
-        logged = ds.dataset(wanted, format="parquet", filesystem=fs).to_table(columns=["commit_scn", "xid"])
-        logged = logged.filter(pc.is_in(logged["commit_scn"], pa.array(scns, pa.int64())))
         found = set(zip(logged["commit_scn"].to_pylist(), logged["xid"].to_pylist()))
         return candidates & found

@@ -96,6 +96,7 @@ class JobOptions:
     storage_options: dict[str, str] = field(default_factory=dict)  # delta-rs object store options
     unbounded_number: str = "string"  # NUMBER without precision: string | decimal | double
     app_name: str = "replicator-spark"
+    mode: str = "copy-on-write"  # of new tables: copy-on-write | merge-on-read (:mod:`replicator.spark.mor`)
     buckets: int = 8  # _bucket partitions of a new current-state table (fixed when it is created)
     fold_partitions: int = 0  # Spark tasks of the fold (0: twice the default parallelism)
     compact_every: int = 0  # batches between two compactions of the touched tables (0: never)
@@ -111,6 +112,8 @@ class JobOptions:
             raise ConfigError(f"--store must be auto, delta-rs or spark-delta, not {self.store!r}", 30002)
         if self.unbounded_number not in ("string", "decimal", "double"):
             raise ConfigError("--unbounded-number must be string, decimal or double", 30002)
+        if self.mode not in ("copy-on-write", "merge-on-read"):
+            raise ConfigError(f"--mode must be copy-on-write or merge-on-read, not {self.mode!r}", 30002)
         if not 1 <= self.buckets <= 4096:
             raise ConfigError(f"--buckets must be 1..4096, not {self.buckets}", 30002)
 

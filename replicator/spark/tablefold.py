@@ -169,16 +169,14 @@ def _image_index(image: Any, names: list[str], renames: dict[str, str]) -> tuple
 class Folded:
     """Result of folding one table's batch."""
 
-    rows: Any  # pyarrow Table of current rows to MERGE (or the whole table when rewritten)
+    rows: Any  # pyarrow Table: the new image (or tombstone) of every key the batch moved (every row on a rewrite)
     changes: list[int]  # indices of fresh changes (for the change log)
     change_keys: list[str | None]
     stale: int
-    new_keys: bool = False  # no key of ``rows`` is stored (read for all of them): an append is the MERGE
-    stored: Any = None  # what the lake read for the keys (lakestore.Stored): the files the commit rewrites
 
 
 def fold_table(ev: dict[str, Any], plan: TablePlan, stored: Any, timestamp_code: int,
-               unbounded: str, tz_code: int = 0) -> Folded:
+               unbounded: str, tz_code: int = 0, chains: bool = False) -> Folded:
     """Fold a table's changes over its stored rows (``stored``: the rows of touched keys, or
     every row when the table is rewritten; None when the table does not exist yet).
 
@@ -187,6 +185,11 @@ def fold_table(ev: dict[str, Any], plan: TablePlan, stored: Any, timestamp_code:
     stored row (*base*) under them. The values are then assembled column by column in
     Arrow: each column takes the newest change of the chain that sets it (an insert sets
     every column, an update the columns of its ``before`` and ``after``), else the base.
+
+    ``chains`` (merge-on-read, :mod:`.mor`, folded without stored rows): each row also says what
+    its chain is made of: ``_set`` (the columns it sets; NULL for a tombstone), ``_base`` (the
+    key whose row it lies over; NULL when it is a whole image) and ``_first_*`` (the position
+    of its first change).
     """
     import numpy as np
     import pyarrow as pa
@@ -281,6 +284,7 @@ def fold_table(ev: dict[str, Any], plan: TablePlan, stored: Any, timestamp_code:
         chain_sets = sets_all[flat]  # chain steps x columns
     positions = np.arange(len(flat), dtype=np.int64)
     arrays, fields = [], []
+    set_matrix = np.zeros((n, len(schema.columns)), bool)
     for col, spec in enumerate(schema.columns):
         name = spec["name"]
         target = column_type(spec, unbounded) if schema.typed else pa.string()
@@ -289,6 +293,7 @@ def fold_table(ev: dict[str, Any], plan: TablePlan, stored: Any, timestamp_code:
         if len(flat):
             newest = np.maximum.reduceat(np.where(chain_sets[:, col], positions, -1), starts)  # per chain
             chain_sets_it[owner_idx] = newest >= 0
+            set_matrix[:, col] = chain_sets_it
             entry = np.full(n, -1, np.int64)  # the value in after_items; -1 = NULL (not in that after)
             entry[owner_idx] = np.where(newest >= 0, after_entry[flat[np.maximum(newest, 0)], col], -1)
             text = after_items.take(pa.array(np.maximum(entry, 0), mask=entry < 0))
@@ -321,7 +326,33 @@ def fold_table(ev: dict[str, Any], plan: TablePlan, stored: Any, timestamp_code:
         arrays.append(pa.array(meta[name], typ))
         fields.append(pa.field(name, typ))
     rows = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
-    return Folded(rows, fresh, fresh_keys, stale, new_keys=not plan.rewrite and not stored_idx)
+    if chains:
+        rows = _with_chains(rows, entries, set_matrix, names, plan.rows, ev)
+    return Folded(rows, fresh, fresh_keys, stale)
+
+
+def _with_chains(rows: Any, entries: list[Any], set_matrix: Any, names: list[str], idx: list[int],
+                 ev: dict[str, Any]) -> Any:
+    """``rows`` with the chain columns of :func:`fold_table` (``chains``)."""
+    import pyarrow as pa
+
+    sets, bases, first = [], [], []
+    for r, e in enumerate(entries):
+        if e is None or e[0] is None:  # a tombstone: the change's own position
+            sets.append(None)
+            bases.append(None)
+            first.append(e[1] if e is not None else (None,) * 4)
+            continue
+        i = idx[e[0][0]]
+        first.append((ev["commit_scn"][i], ev["c_scn"][i], ev["c_idx"][i], ev["elem"][i]))
+        bases.append(e[5])
+        sets.append(list(names) if e[5] is None else [n for n, on in zip(names, set_matrix[r]) if on])
+    rows = rows.append_column("_set", pa.array(sets, pa.list_(pa.string())))
+    rows = rows.append_column("_base", pa.array(bases, pa.string()))
+    for k, (name, typ) in enumerate((("_first_commit_scn", pa.int64()), ("_first_c_scn", pa.int64()),
+                                     ("_first_c_idx", pa.int64()), ("_first_elem", pa.int32()))):
+        rows = rows.append_column(name, pa.array([f[k] for f in first], typ))
+    return rows
 
 
 def conform_stored(stored: Any, plan: TablePlan) -> Any:

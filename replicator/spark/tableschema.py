@@ -39,6 +39,12 @@ class TableSchema:
     ddl_at: list[int] | None = None  # position of the last DDL applied: replayed DDL and older column lists skip
     version: int = 0  # bumped on every change, so a batch knows the layout of stored files
     buckets: int = 0  # _bucket partitions of the current-state table (set when it is created)
+    mode: str = ""  # copy-on-write | merge-on-read (set when it is created)
+
+    @property
+    def merge_on_read(self) -> bool:
+        """True when batches append records that readers and compaction merge (:mod:`.mor`)."""
+        return self.mode == "merge-on-read"
 
     @property
     def key_names(self) -> list[str]:

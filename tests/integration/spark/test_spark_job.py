@@ -67,15 +67,17 @@ def _table(lake: Path, name: str = "APP.T") -> dict[Any, dict[str, Any]]:
 
 
 @pytest.mark.slow
-def test_ddl_add_rename_drop_truncate_and_replay(spark: Any, broker: Any, tmp_path: Path) -> None:
-    topic, lake = "ddl", tmp_path / "lake"
+@pytest.mark.parametrize("mode", ["copy-on-write", "merge-on-read"])
+def test_ddl_add_rename_drop_truncate_and_replay(spark: Any, broker: Any, tmp_path: Path, mode: str) -> None:
+    """Schema changes mid-stream in both table modes (merge-on-read merges its records before a rewrite)."""
+    topic, lake = f"ddl-{mode}", tmp_path / "lake"
     create_topic(broker.bootstrap, topic, 1)
     s = Stream()
     s.txn(dml("c", after={"ID": 1, "A": "x"}, columns=COLS), dml("c", after={"ID": 2, "A": "y"}))
     s.txn(ddl("ALTER TABLE APP.T ADD (B NUMBER(5))"))
     s.txn(dml("c", after={"ID": 3, "A": "z", "B": 7}), dml("u", {"ID": 1, "B": None}, {"ID": 1, "B": 5}))
     produce_lines(broker.bootstrap, topic, s.lines)
-    _run(spark, broker, lake, topic)
+    _run(spark, broker, lake, topic, mode=mode)
     rows = _table(lake)
     assert rows == {"1": {"ID": 1, "A": "x", "B": 5}, "2": {"ID": 2, "A": "y", "B": None},
                     "3": {"ID": 3, "A": "z", "B": 7}}
@@ -84,14 +86,14 @@ def test_ddl_add_rename_drop_truncate_and_replay(spark: Any, broker: Any, tmp_pa
     s.txn(ddl('ALTER TABLE "APP"."T" RENAME COLUMN A TO A2'), dml("u", {"ID": 2, "A2": "y"}, {"ID": 2, "A2": "yy"}))
     s.txn(ddl("ALTER TABLE APP.T DROP COLUMN B"))
     produce_lines(broker.bootstrap, topic, s.lines[first:])
-    _run(spark, broker, lake, topic)
+    _run(spark, broker, lake, topic, mode=mode)
     assert _table(lake) == {"1": {"ID": 1, "A2": "x"}, "2": {"ID": 2, "A2": "yy"}, "3": {"ID": 3, "A2": "z"}}
 
     second = len(s.lines)
     s.txn(ddl("TRUNCATE TABLE APP.T"))
     s.txn(dml("c", after={"ID": 9, "A2": "n"}))
     produce_lines(broker.bootstrap, topic, s.lines[second:] + s.lines)  # and a replay of everything
-    _run(spark, broker, lake, topic)
+    _run(spark, broker, lake, topic, mode=mode)
     assert _table(lake) == {"9": {"ID": 9, "A2": "n"}}  # nothing from before the TRUNCATE comes back
 
 
