@@ -183,3 +183,36 @@ def test_debezium_bytes_in_both_binary_handling_modes(spark: Any, broker: Any, t
             assert got == {k: None if v is None else bytes.fromhex(v) for k, v in values.items()}
         else:
             assert got == {k: None if v is None else v.lower() for k, v in values.items()}
+
+
+def _small_lake(spark: Any, broker: Any, tmp_path: Path, topic: str) -> Path:
+    lake = tmp_path / "lake"
+    create_topic(broker.bootstrap, topic, 1)
+    s = Stream()
+    s.txn(dml("c", after={"ID": 1, "A": "x"}, columns=COLS), dml("c", after={"ID": 2, "A": "y"}))
+    s.txn(dml("d", before={"ID": 2}), dml("u", {"ID": 1}, {"ID": 1, "A": "z"}))
+    produce_lines(broker.bootstrap, topic, s.lines)
+    _run(spark, broker, lake, topic)
+    return lake
+
+
+def test_spark_reads_the_current_rows(spark: Any, broker: Any, tmp_path: Path) -> None:
+    """``replicator.spark.read_table``: Spark's parquet reader over the table's current files."""
+    from replicator.spark import read_table
+
+    lake = _small_lake(spark, broker, tmp_path, "read-parquet")
+    rows = read_table(spark, str(lake), "APP.T").collect()
+    assert [(r["ID"], r["A"]) for r in rows] == [(1, "z")]
+
+
+def test_spark_delta_reads_the_tables(spark: Any, broker: Any, tmp_path: Path) -> None:
+    """Spark's own Delta reader (delta-spark) on the tables delta-rs committed."""
+    from replicator.spark.job import delta_spark_available
+
+    if not delta_spark_available(spark):
+        pytest.skip("delta-spark and its jars are not on this session's classpath (pip install delta-spark and "
+                    "--packages io.delta:delta-spark_2.13:<version>): Spark's Delta reader is not exercised")
+    lake = _small_lake(spark, broker, tmp_path, "read-delta")
+    df = spark.read.format("delta").load(str(lake / "tables" / "APP.T"))
+    assert [(r["ID"], r["A"]) for r in df.collect()] == [(1, "z")]
+    assert spark.read.format("delta").load(str(lake / "changes")).count() == 4
