@@ -56,6 +56,8 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--spread", choices=("uniform", "skewed"), default="uniform",
                    help="scale run: updates spread over every key, or over the keys of 2 buckets")
     p.add_argument("--buckets", type=int, default=16, help="scale run: buckets of the seeded table")
+    p.add_argument("--mode", choices=("copy-on-write", "merge-on-read"), default="copy-on-write",
+                   help="scale run: the seeded table's mode")
     p.add_argument("--workdir", default="", help="keep files here (default: a temporary directory)")
 
 

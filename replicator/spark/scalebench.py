@@ -31,7 +31,7 @@ TABLE = "BENCH.WIDE"
 BASE_SCN = 1_000_000
 
 
-def seed(lake: str, rows: int, buckets: int, chunk: int = 1_000_000) -> float:
+def seed(lake: str, rows: int, buckets: int, chunk: int = 1_000_000, mode: str = "copy-on-write") -> float:
     """Write ``rows`` rows of :data:`TABLE` into ``lake`` without Spark; returns the seconds taken."""
     import numpy as np
     import pyarrow as pa
@@ -44,7 +44,8 @@ def seed(lake: str, rows: int, buckets: int, chunk: int = 1_000_000) -> float:
 
     started = time.monotonic()
     store = DeltaLake(lake)
-    schema = TableSchema(TABLE, [dict(c) for c in COLUMNS], key=["ID"], key_origin="--key", buckets=buckets)
+    schema = TableSchema(TABLE, [dict(c) for c in COLUMNS], key=["ID"], key_origin="--key", buckets=buckets,
+                         mode=mode)
     arrow = table_arrow(schema, "string")
     data_schema = pa.schema([f for f in arrow if f.name != BUCKET])
     uri = store.table_uri(TABLE)
@@ -128,7 +129,7 @@ def scale(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any, clus
     from replicator.spark.options import JobOptions
 
     lake = work / "lake-scale"
-    seconds = seed(str(lake), args.stored_rows, args.buckets)
+    seconds = seed(str(lake), args.stored_rows, args.buckets, mode=args.mode)
     stored_mb = sum(f.stat().st_size for f in (lake / "tables").rglob("*.parquet")) / 1e6
     rng = random.Random(11)
     keys = [update_keys(args.stored_rows, args.updates, args.spread, args.buckets, rng)
@@ -145,8 +146,8 @@ def scale(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any, clus
     batches = [json.loads(line) for line in (lake / "_metrics" / "batches.jsonl").read_text().splitlines()]
     where = f"cluster of {args.cluster_workers} worker(s)" if cluster is not None else args.master
     lines = [f"scale: {TABLE} of {args.stored_rows:,} rows ({stored_mb:.0f} MB in {args.buckets} buckets, seeded "
-             f"without Spark in {seconds:.1f} s); {args.batches + 1} batches of {args.updates:,} {args.spread} "
-             f"updates on {where}"]
+             f"without Spark in {seconds:.1f} s, {args.mode}); {args.batches + 1} batches of {args.updates:,} "
+             f"{args.spread} updates on {where}"]
     per: dict[str, list[float]] = {k: [] for k in ("driver", "executors", "read", "written", "rss", "rate", "wall")}
     for i, (b, (prev, cur)) in enumerate(zip(batches, zip(sink.cpu, sink.cpu[1:]))):
         d = {k: cur[2][k] - prev[2][k] for k in ("driver", "jvm", "workers", "cluster")}
