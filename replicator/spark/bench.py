@@ -55,9 +55,9 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batches", type=int, default=5, help="scale run: batches after the first (warm-up) one")
     p.add_argument("--spread", choices=("uniform", "skewed"), default="uniform",
                    help="scale run: updates spread over every key, or over the keys of 2 buckets")
-    p.add_argument("--buckets", type=int, default=16, help="scale run: buckets of the seeded table")
+    p.add_argument("--buckets", type=int, default=8, help="buckets of the tables (default 8, the job's)")
     p.add_argument("--mode", choices=("copy-on-write", "merge-on-read"), default="copy-on-write",
-                   help="scale run: the seeded table's mode")
+                   help="mode of the tables (default copy-on-write)")
     p.add_argument("--workdir", default="", help="keep files here (default: a temporary directory)")
 
 
@@ -201,7 +201,7 @@ def throughput(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any)
     lake = work / "lake-oltp"
     opts = JobOptions(lake=str(lake), bootstrap_servers=bootstrap, topic="bench.oltp", available_now=True,
                       max_offsets_per_trigger=args.max_offsets_per_trigger,
-                      rowid_tables=rowid_tables)
+                      rowid_tables=rowid_tables, buckets=args.buckets, mode=args.mode)
     sink = CpuSink(str(lake), {args.broker_pid})
     started, cpu, load = time.monotonic(), process_tree_cpu({args.broker_pid}), os.getloadavg()[0]
     run_job(opts, spark=spark, sink=sink)

@@ -25,7 +25,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from replicator.errors import ConfigError, DataError
+from replicator.errors import ConfigError
 from replicator.spark.arrowconv import column_type, convert, metadata_schema
 from replicator.spark.ddl import apply_ddl
 from replicator.spark.keys import KeyResolver
