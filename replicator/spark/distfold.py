@@ -193,7 +193,7 @@ def route(batches: Iterator[Any], bt: BatchTask) -> Iterator[Any]:
             missing = pc.sum(pc.cast(pc.is_null(pc.if_else(deletes, ok, nk)), pa.int64())).as_py() or 0
             if missing:
                 yield pa.RecordBatch.from_pydict({"tbl": [t], "bucket": [-3], "rows": [missing], "events": [None]},
-                                                 schema=_routed_schema())
+                                                 schema=routed_arrow_schema())
                 continue
             sub = sub.append_column("_nk", nk).append_column("_ok", ok)
             if task.whole:
@@ -204,7 +204,8 @@ def route(batches: Iterator[Any], bt: BatchTask) -> Iterator[Any]:
                 yield _routed(t, b, sub.filter(pa.array(home == b)))
 
 
-def _routed_schema() -> Any:
+def routed_arrow_schema() -> Any:
+    """:data:`ROUTED_SCHEMA` as an Arrow schema."""
     import pyarrow as pa
 
     return pa.schema([("tbl", pa.string()), ("bucket", pa.int32()), ("rows", pa.int64()), ("events", pa.binary())])
@@ -216,7 +217,7 @@ def _routed(tbl: str, bucket: int, events: Any) -> Any:
     blob = pack(_one_batch(events))
     return pa.RecordBatch.from_arrays([pa.array([tbl]), pa.array([bucket], pa.int32()),
                                        pa.array([events.num_rows], pa.int64()), blob.column(0)],
-                                      schema=_routed_schema())
+                                      schema=routed_arrow_schema())
 
 
 def _one_batch(table: Any) -> Any:
@@ -270,12 +271,15 @@ def fold_partition(batches: Iterator[Any], bt: BatchTask) -> Iterator[Any]:
         for tbl, bucket, rows, blob in zip(*(b.column(i).to_pylist() for i in range(4))):
             if bucket == -3:
                 missing[tbl] = missing.get(tbl, 0) + rows
-            elif blob:
-                groups.setdefault((tbl, bucket), []).append(blob)
+                continue
+            group = groups.setdefault((tbl, bucket), [])  # a rewrite's group may come without events
+            if blob:
+                group.append(blob)
     actions: list[dict[str, Any]] = [{"kind": "error", "tbl": t, "rows": n} for t, n in sorted(missing.items())]
     logs: dict[str, list[Any]] = {}
     for (tbl, bucket), blobs in sorted(groups.items()):
-        events = pa.concat_tables([pa.ipc.open_stream(blob).read_all() for blob in blobs])
+        events = (pa.concat_tables([pa.ipc.open_stream(blob).read_all() for blob in blobs]) if blobs
+                  else _no_events())
         if bucket == PENDING:
             actions.append(_write_pending(events, bt))
             continue
@@ -293,6 +297,21 @@ def fold_partition(batches: Iterator[Any], bt: BatchTask) -> Iterator[Any]:
                 actions.append({"kind": "add", "target": "changes", "tbl": tbl, "path": a["path"], "size": a["size"],
                                 "part": json.dumps({"table": tbl}), "stats": a["stats"], "rows": a["rows"]})
     yield from _actions(actions).to_batches()
+
+
+def _no_events() -> Any:
+    """An empty routed events table (the group of a table rewritten by DDL alone)."""
+    import pyarrow as pa
+
+    from replicator.spark.parse import event_arrow_schema
+
+    return pa.schema([*event_arrow_schema(), pa.field("_nk", pa.string()), pa.field("_ok", pa.string())]).empty_table()
+
+
+def rewrite_groups(bt: BatchTask) -> list[tuple[str, int, int, bytes | None]]:
+    """Routed rows (:data:`ROUTED_SCHEMA`) that give each table rewritten by the batch's DDL its
+    whole-table group even when the batch holds no row change of it (a RENAME alone)."""
+    return [(name, WHOLE, 0, None) for name, task in sorted(bt.tables.items()) if task.rewrite]
 
 
 def _write_pending(events: Any, bt: BatchTask) -> dict[str, Any]:

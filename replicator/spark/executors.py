@@ -20,7 +20,9 @@ from replicator.spark.distfold import (
     fold_partition,
     project,
     read_pending,
+    rewrite_groups,
     route,
+    routed_arrow_schema,
 )
 from replicator.spark.eventpack import PACKED_SCHEMA, pack, unpack
 
@@ -57,6 +59,9 @@ class SparkBatch:
 
     def fold(self, bt: BatchTask) -> Any:
         routed = self.df.mapInArrow(lambda it: route(it, bt), ROUTED_SCHEMA)
+        extra = rewrite_groups(bt)
+        if extra:
+            routed = routed.unionByName(self.df.sparkSession.createDataFrame(extra, ROUTED_SCHEMA))
         return (routed.repartition(self.partitions, "tbl", "bucket")
                 .mapInArrow(lambda it: fold_partition(it, bt), ACTIONS_SCHEMA).toArrow())
 
@@ -87,7 +92,11 @@ class LocalBatch:
     def fold(self, bt: BatchTask) -> Any:
         import pyarrow as pa
 
-        return pa.Table.from_batches(list(fold_partition(route(self._input(), bt), bt)), schema=actions_arrow_schema())
+        extra = rewrite_groups(bt)
+        routed = [*route(self._input(), bt), *([pa.RecordBatch.from_pylist(
+            [dict(zip(("tbl", "bucket", "rows", "events"), r)) for r in extra], schema=routed_arrow_schema())]
+            if extra else [])]
+        return pa.Table.from_batches(list(fold_partition(iter(routed), bt)), schema=actions_arrow_schema())
 
     def close(self) -> None:
         self.packed = []

@@ -204,7 +204,13 @@ class DeltaLake:
         rows = dt.to_pyarrow_table().to_pylist()
         if not rows:
             return JobState()
-        return JobState.from_json(rows[0]["state"])
+        try:
+            return JobState.from_json(rows[0]["state"])
+        except ValueError as exc:
+            from replicator.errors import ConfigError
+
+            raise ConfigError(f"{self.root}: the lake was written by another version of the job ({exc}); its "
+                              "layout cannot be continued: start a new lake (and a new checkpoint)", 30002) from None
 
     def commit_state(self, state: JobState, app: str, batch: int) -> None:
         """Replace the state (the batch's last commit)."""

@@ -337,3 +337,23 @@ def test_copy_on_write_rewrites_only_the_buckets_a_batch_touches(tmp_path: Path)
     rows = LakeReader(str(lake)).current_rows("APP.S", with_metadata=True)
     assert rows.schema.field("ID").type == __import__("pyarrow").int64()  # typed key column, no _key text
     assert "_key" not in rows.column_names and set(rows["_op"].to_pylist()) <= {"c", "u"}
+
+
+@pytest.mark.parametrize("mode", ["copy-on-write", "merge-on-read"])
+def test_a_rename_alone_in_a_batch_keeps_every_row(tmp_path: Path, mode: str) -> None:
+    """A batch whose only event for a table is a RENAME COLUMN rewrites the table with its rows
+    under the new name (the rewrite's group exists without row changes)."""
+    s = Stream(random.Random(2))
+    lake = tmp_path / "lake"
+    a = applier(lake, buckets=4, mode=mode)
+    a.apply_arrow(events(_insert_lines(s, list(range(500, 540)), "x")), 0)
+    s.scn += 10
+    ddl = {"op": "ddl", "schema": {"owner": "APP", "table": "S"}, "sql": "ALTER TABLE APP.S RENAME COLUMN A TO A2"}
+    lines = [json.dumps({"e_scn": s.scn + 5, "c_scn": s.scn, "c_idx": i, "xid": "r", "payload": [el]}).encode()
+             for i, el in enumerate([{"op": "begin"}, ddl, {"op": "commit"}], 1)]
+    a.apply_arrow(events(lines), 1)
+    from replicator.spark.lake_read import LakeReader
+
+    rows = LakeReader(str(lake)).current_rows("APP.S")
+    assert rows.num_rows == 40 and "A2" in rows.column_names and "A" not in rows.column_names
+    assert set(rows["A2"].to_pylist()) == {"x"}
