@@ -15,9 +15,9 @@
 #                   (default: python3 on PATH)
 #   KAFKA_PACKAGE   e.g. org.apache.spark:spark-sql-kafka-0-10_2.13:4.0.0 adds Spark's native Kafka
 #                   source (the job then uses it instead of its confluent-kafka Python source)
-#   DELTA_PACKAGE   e.g. io.delta:delta-spark_2.13:4.0.0 makes Spark's own Delta write the tables
-#                   (MERGE INTO; also `pip install delta-spark` in PYSPARK_PYTHON); without it the
-#                   same Delta tables are written by delta-rs
+#   DELTA_PACKAGE   e.g. io.delta:delta-spark_2.13:4.0.0 adds Spark's own Delta (also `pip install
+#                   delta-spark` in PYSPARK_PYTHON) for readers in the same session; the job's
+#                   executors write the data files and the driver commits them with delta-rs either way
 set -eu
 
 PYTHON="${PYSPARK_PYTHON:-$(command -v python3)}"

@@ -3,7 +3,8 @@
 A PySpark Structured Streaming job (``replicator spark run``) reads the change stream
 (OpenLogReplicator JSON or Debezium), assembles whole transactions, and in each
 micro-batch appends a change log and folds the changes into current-state tables, in
-commit order and idempotently. Layout of the package:
+commit order and idempotently: the executors fold and write, the driver decides and
+commits. Layout of the package:
 
 * :mod:`.options`, :mod:`.keys`   job options, producer format facts, row keys
 * :mod:`.parse`, :mod:`.debezium`, :mod:`.timeparse`   messages -> normalized events
@@ -11,9 +12,11 @@ commit order and idempotently. Layout of the package:
 * :mod:`.stream`    picks the native ``kafka`` format or the Python source
 * :mod:`.coltypes`, :mod:`.tableschema`, :mod:`.ddl`   Oracle columns -> Spark columns, DDL
 * :mod:`.assemble`, :mod:`.tablefold`, :mod:`.arrowconv`   transactions, fold per key, typed Arrow
-* :mod:`.lakestore`, :mod:`.state`   Delta Lake tables (delta-rs or Spark Delta), job state
-* :mod:`.apply`, :mod:`.metrics`, :mod:`.job`, :mod:`.cli`
-* :mod:`.reader`, :mod:`.bench`   reading the lake; throughput and latency benchmark
+* :mod:`.layout`, :mod:`.distfold`, :mod:`.executors`   buckets and files; what the executors run
+* :mod:`.lakestore`, :mod:`.state`, :mod:`.mor`   Delta tables committed with delta-rs, job state, merge-on-read
+* :mod:`.apply`, :mod:`.metrics`, :mod:`.job`, :mod:`.cli`, :mod:`.housekeeping`
+* :mod:`.lake_read`, :mod:`.reader`   reading the lake (without Spark; with Spark)
+* :mod:`.bench`, :mod:`.scalebench`, :mod:`.standalone`   benchmarks; a standalone cluster on 127.0.0.1
 
 See docs/spark.md.
 

@@ -35,7 +35,7 @@ QUIET_CONF = {"spark.ui.showConsoleProgress": "false"}
 # The driver JVM the job launches itself (not under spark-submit): it only moves the parsed
 # events' blobs and plans micro-batches, so the C2 compiler's warm-up costs more CPU than it
 # saves (measured: a third less JVM CPU, drain 0.45 -> 0.36 CPU-s per 1,000 rows on 2 cores),
-# and one GC thread is enough. Not with Spark's own Delta writer, whose MERGEs run in that JVM.
+# and one GC thread is enough.
 DRIVER_JAVA_OPTIONS = ("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
 
 
@@ -52,7 +52,7 @@ def _launch_conf(opts: JobOptions, extra: dict[str, str] | None) -> Any:
     defaults = os.path.join(conf_dir, "spark-defaults.conf")
     user_set = key in os.environ.get("PYSPARK_SUBMIT_ARGS", "") or (
         os.path.isfile(defaults) and key in Path(defaults).read_text(encoding="utf-8", errors="replace"))
-    if user_set or opts.store == "spark-delta":
+    if user_set:
         return None
     return SparkConf(loadDefaults=False).set(key, value)
 

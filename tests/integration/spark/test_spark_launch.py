@@ -28,7 +28,6 @@ def test_the_job_launches_a_c1_only_driver_jvm() -> None:
 
 def test_user_settings_win(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     assert _launch_conf(JobOptions(lake="x"), {KEY: "-Xmx2g"}).get(KEY) == "-Xmx2g"  # the job's --conf, at launch
-    assert _launch_conf(JobOptions(lake="x", store="spark-delta"), None) is None  # MERGEs run in that JVM
     (tmp_path / "spark-defaults.conf").write_text(f"{KEY} -Xss4m\n")
     assert _launch_conf(JobOptions(lake="x"), None) is None
     (tmp_path / "spark-defaults.conf").unlink()
