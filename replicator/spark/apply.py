@@ -28,7 +28,6 @@ import time
 from typing import Any
 
 from replicator.errors import DataError
-from replicator.spark.arrowconv import column_type, metadata_schema
 from replicator.spark.assemble import assemble
 from replicator.spark.distfold import BatchTask, TableTask
 from replicator.spark.executors import BatchExecutors, LocalBatch, SparkBatch
@@ -38,32 +37,13 @@ from replicator.spark.metrics import BatchMetrics, MetricsSink
 from replicator.spark.options import JobOptions
 from replicator.spark.state import JobState
 from replicator.spark.tablefold import TablePlan, change_rows, change_schema, plan_tables
-from replicator.spark.tableschema import BUCKET, ROWID, TableSchema
+from replicator.spark.layout import table_arrow, tomb_arrow
+from replicator.spark.tableschema import BUCKET
 
 log = logging.getLogger("replicator.spark")
 # Tests only: SIGKILL the driver right after the N-th commit of a kind ("changes", "tombstones",
 # "table", "state"), e.g. "table:2"; a commit boundary per kind.
 CRASH_ENV = "REPLICATOR_SPARK_TEST_KILL_AT"
-
-
-def table_arrow(schema: TableSchema, unbounded: str) -> Any:
-    """The Arrow schema of a current-state table (data columns, ``_rowid``, metadata, ``_bucket``)."""
-    import pyarrow as pa
-
-    fields = [pa.field(c["name"], column_type(c, unbounded) if schema.typed else pa.string()) for c in schema.columns]
-    if schema.key is None:
-        fields.append(pa.field(ROWID, pa.string()))
-    fields += [pa.field(n, t) for n, t in metadata_schema()]
-    return pa.schema([*fields, pa.field(BUCKET, pa.int32())])
-
-
-def tomb_arrow(schema: TableSchema, unbounded: str) -> Any:
-    """The Arrow schema of a tombstone table: ``_key`` (the canonical key, :mod:`.layout`), the
-    metadata of the delete, ``_bucket``."""
-    import pyarrow as pa
-
-    return pa.schema([pa.field("_key", pa.string()), *(pa.field(n, t) for n, t in metadata_schema()),
-                      pa.field(BUCKET, pa.int32())])
 
 
 class BatchApplier:

@@ -21,6 +21,9 @@ import zlib
 from dataclasses import dataclass
 from typing import Any, Final
 
+from replicator.spark.arrowconv import column_type, metadata_schema
+from replicator.spark.tableschema import BUCKET, ROWID, TableSchema
+
 FILE_ROWS: Final = 1 << 18  # rows per data file at most
 SEP: Final = "\x1f"
 # Key column types whose minimum and maximum go into the Delta statistics. Other readers skip
@@ -149,3 +152,23 @@ def filesystem(uri: str, storage_options: dict[str, str] | None) -> Any:
     from deltalake.fs import DeltaStorageHandler
 
     return pafs.PyFileSystem(DeltaStorageHandler(uri, storage_options or None))
+
+
+def table_arrow(schema: TableSchema, unbounded: str) -> Any:
+    """The Arrow schema of a current-state table (data columns, ``_rowid``, metadata, ``_bucket``)."""
+    import pyarrow as pa
+
+    fields = [pa.field(c["name"], column_type(c, unbounded) if schema.typed else pa.string()) for c in schema.columns]
+    if schema.key is None:
+        fields.append(pa.field(ROWID, pa.string()))
+    fields += [pa.field(n, t) for n, t in metadata_schema()]
+    return pa.schema([*fields, pa.field(BUCKET, pa.int32())])
+
+
+def tomb_arrow(schema: TableSchema, unbounded: str) -> Any:
+    """The Arrow schema of a tombstone table: ``_key`` (the canonical key, :mod:`.layout`), the
+    metadata of the delete, ``_bucket``."""
+    import pyarrow as pa
+
+    return pa.schema([pa.field("_key", pa.string()), *(pa.field(n, t) for n, t in metadata_schema()),
+                      pa.field(BUCKET, pa.int32())])

@@ -38,7 +38,7 @@ def recent_arrow(schema: TableSchema, unbounded: str) -> Any:
     """The Arrow schema of a table's records (the table's columns, ``_key``, the chain columns)."""
     import pyarrow as pa
 
-    from replicator.spark.apply import table_arrow
+    from replicator.spark.layout import table_arrow
 
     base = [f for f in table_arrow(schema, unbounded) if f.name != BUCKET]
     extra = [pa.field("_key", pa.string()), pa.field("_set", pa.list_(pa.string())), pa.field("_base", pa.string()),
@@ -161,7 +161,7 @@ def compact_table(lake: Any, table: str, schema: TableSchema, unbounded: str = "
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from replicator.spark.apply import table_arrow, tomb_arrow
+    from replicator.spark.layout import table_arrow, tomb_arrow
     from replicator.spark.lakestore import conform
     from replicator.spark.layout import buckets_of, canonical, data_files, filesystem, write_files
 

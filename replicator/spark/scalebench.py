@@ -36,7 +36,7 @@ def seed(lake: str, rows: int, buckets: int, chunk: int = 1_000_000, mode: str =
     import numpy as np
     import pyarrow as pa
 
-    from replicator.spark.apply import table_arrow, tomb_arrow
+    from replicator.spark.layout import table_arrow, tomb_arrow
     from replicator.spark.lakestore import DeltaLake
     from replicator.spark.layout import buckets_of, filesystem, write_files
     from replicator.spark.state import JobState
@@ -124,7 +124,7 @@ def scale(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any, clus
     """Seed, produce, drain; the lines to print."""
     import random
 
-    from replicator.spark.bench import CpuSink, _create_topic
+    from replicator.spark.benchprocs import CpuSink, create_topic
     from replicator.spark.job import run_job
     from replicator.spark.options import JobOptions
 
@@ -135,7 +135,7 @@ def scale(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any, clus
     keys = [update_keys(args.stored_rows, args.updates, args.spread, args.buckets, rng)
             for _ in range(args.batches + 1)]
     topic = f"bench.scale.{int(time.time())}"
-    _create_topic(bootstrap, topic, 1)
+    create_topic(bootstrap, topic, 1)
     produce_updates(bootstrap, topic, keys)
     opts = JobOptions(lake=str(lake), bootstrap_servers=bootstrap, topic=topic, available_now=True,
                       max_offsets_per_trigger=args.updates + 2, keys={TABLE: ["ID"]})

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from replicator.spark.bench import component_cpu, process_tree_cpu
+from replicator.spark.benchprocs import component_cpu, process_tree_cpu
 
 BURN = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
 
