@@ -1,7 +1,8 @@
 """Per table: schema and key of a batch, and the fold of its changes into current rows.
 
-Runs on the driver over the ready events of a batch (Python over the rows, Arrow for
-the typed columns). Position of a change = (commit SCN, c_scn, c_idx, elem): commit order
+:func:`plan_tables` runs on the driver over the batch's projection; :func:`fold_table` runs in
+an executor over one (table, bucket) group's events (:mod:`.distfold`; Python over the rows,
+Arrow for the typed columns). Position of a change = (commit SCN, c_scn, c_idx, elem): commit order
 first, then the order inside the transaction. For every key the fold keeps the image as
 of its highest position:
 
