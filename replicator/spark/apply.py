@@ -152,9 +152,10 @@ class BatchApplier:
             if a["kind"] == "error":
                 missing[a["tbl"]] = missing.get(a["tbl"], 0) + a["rows"]
         if missing:
-            detail = "; ".join(f"{n}: {c} change(s) without "
-                               f"{'ROWID (rid)' if plans[n].schema.key is None else 'key columns ' + str(plans[n].schema.key)}"
-                               for n, c in sorted(missing.items()))
+            def lacks(n: str) -> str:
+                key = plans[n].schema.key
+                return "ROWID (rid)" if key is None else f"key columns {key}"
+            detail = "; ".join(f"{n}: {c} change(s) without {lacks(n)}" for n, c in sorted(missing.items()))
             raise DataError(f"{len(missing)} table(s) have changes without their key values ({detail}); enable "
                             "supplemental logging of the key, or use ROWID keys (--rowid-table, format rid 1)", 20003)
         committing = time.monotonic()
@@ -172,7 +173,8 @@ class BatchApplier:
             mm = pc.min_max(asm.pending["commit_scn"]).as_py()
             pend_scns = (mm["min"], mm["max"])
         new = JobState(batch=batch_id, query_id=self.query_id, applied_scn=applied_scn,
-                       applied_ts=newest or st.applied_ts, tables={**st.tables, **{n: p.schema for n, p in plans.items()}},
+                       applied_ts=newest or st.applied_ts,
+                       tables={**st.tables, **{n: p.schema for n, p in plans.items()}},
                        pending_files=[a["path"] for a in pending], pending_rows=sum(a["rows"] for a in pending),
                        pending_scns=pend_scns)
         lake.commit_state(new, app, batch_id)
@@ -243,8 +245,8 @@ class BatchApplier:
                 self._hit("changes")
         for name in sorted(tasks):
             task = tasks[name]
-            for target, uri, schema in (("tombstones", task.tomb_uri, task.tomb_arrow),
-                                        ("table", task.uri, task.arrow), ("recent", task.recent_uri, task.recent_arrow)):
+            for target, uri, schema in (("tombstones", task.tomb_uri, task.tomb_arrow), ("table", task.uri, task.arrow),
+                                        ("recent", task.recent_uri, task.recent_arrow)):
                 mine = [a for a in actions if a["tbl"] == name and a["target"] == target]
                 adds = [a for a in mine if a["kind"] == "add"]
                 removes = [a for a in mine if a["kind"] == "remove"]

@@ -122,7 +122,8 @@ def convert(values: Any, spec: dict[str, Any], timestamp_code: int, unbounded: s
         parsed = [None if v is None else _tstz(v, tz_code) for v in text.to_pylist()]
         utc = pa.array([None if p is None else p[0] for p in parsed], pa.int64()).cast(target.field("utc").type)
         zone = pa.array([None if p is None else p[1] for p in parsed], pa.string())
-        return pa.StructArray.from_arrays([utc, zone], fields=list(target), mask=pa.array([p is None for p in parsed], pa.bool_()))
+        missing = pa.array([p is None for p in parsed], pa.bool_())
+        return pa.StructArray.from_arrays([utc, zone], fields=list(target), mask=missing)
     if sql.startswith("decimal"):
         return _decimal(text, target)
     if sql == "binary":

@@ -50,10 +50,13 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stored-rows", type=int, default=0, metavar="N",
                    help="scale run: a 10-column table of N rows seeded without Spark, then --batches batches of "
                         "--updates updates (instead of the oltp throughput and the lag runs)")
-    p.add_argument("--updates", type=int, default=10_000, metavar="K", help="scale run: updates per batch")
-    p.add_argument("--batches", type=int, default=5, help="scale run: batches after the first (warm-up) one")
+    p.add_argument("--updates", type=int, default=10_000, metavar="K",
+                   help="scale run: updates per batch (default: %(default)s)")
+    p.add_argument("--batches", type=int, default=5,
+                   help="scale run: batches after the first (warm-up) one (default: %(default)s)")
     p.add_argument("--spread", choices=("uniform", "skewed"), default="uniform",
-                   help="scale run: updates spread over every key, or over the keys of 2 buckets")
+                   help="scale run: updates spread over every key, or over the keys of 2 buckets (default: "
+                        "%(default)s)")
     p.add_argument("--buckets", type=int, default=8, help="buckets of the tables (default 8, the job's)")
     p.add_argument("--mode", choices=("copy-on-write", "merge-on-read"), default="copy-on-write",
                    help="mode of the tables (default copy-on-write)")

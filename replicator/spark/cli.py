@@ -63,7 +63,8 @@ def add_job_arguments(p: argparse.ArgumentParser) -> None:
                    help="seconds before a partial replay of an applied transaction is dropped (default: %(default)s)")
     p.add_argument("--mode", default="copy-on-write", choices=("copy-on-write", "merge-on-read"),
                    help="new tables: copy-on-write (each batch rewrites the files of the keys it changes) or "
-                        "merge-on-read (each batch appends its records; readers and compaction merge them)")
+                        "merge-on-read (each batch appends its records; readers and compaction merge them; "
+                        "default: %(default)s)")
     p.add_argument("--buckets", type=int, default=8,
                    help="_bucket partitions of a new current-state table (fixed when it is created; default 8; "
                         "about one per 2 million rows the table will hold)")
@@ -89,7 +90,8 @@ def options_from(args: argparse.Namespace) -> object:
                       trigger_seconds=args.trigger_seconds, available_now=args.available_now,
                       until_idle=args.until_idle, atomic=not args.no_atomic, topic_pattern=args.topic_pattern,
                       rowid_tables=list(args.rowid_table), unbounded_number=args.unbounded_number,
-                      mode=args.mode, buckets=args.buckets, fold_partitions=args.fold_partitions, compact_every=args.compact_every,
+                      mode=args.mode, buckets=args.buckets, fold_partitions=args.fold_partitions,
+                      compact_every=args.compact_every,
                       vacuum_every=args.vacuum_every, tombstone_retention_scn=args.tombstone_retention_scn)
     if args.olr_config:
         apply_olr_config(opts, args.olr_config)
@@ -130,7 +132,8 @@ def spark_main(argv: list[str]) -> int:
     tables.add_argument("--lake", required=True, help="lake directory or URI the job writes")
     compact = sub.add_parser("compact", help="rewrite the buckets that gathered many files (job stopped)")
     compact.add_argument("--lake", required=True, help="lake directory or URI the job writes")
-    compact.add_argument("--min-files", type=int, default=8, help="compact a bucket holding this many files (8)")
+    compact.add_argument("--min-files", type=int, default=8,
+                         help="compact a bucket holding this many files (default: %(default)s)")
     compact.add_argument("--storage-option", action="append", default=[], metavar="NAME=VALUE",
                          help="delta-rs object store option")
     vacuum = sub.add_parser("vacuum", help="delete files no recent table version uses (job stopped)")
