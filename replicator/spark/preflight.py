@@ -24,7 +24,8 @@ PROBE_TIMEOUT_S = 2.0
 # The modules of the spark extra (pyproject.toml) each command imports; msgspec is optional.
 EXTRA_MODULES = {"run": ("pyspark", "pyarrow", "pandas", "deltalake"),
                  "bench": ("pyspark", "pyarrow", "pandas", "deltalake"),
-                 "tables": ("pyarrow", "deltalake")}
+                 "tables": ("pyarrow", "deltalake"), "compact": ("pyarrow", "deltalake"),
+                 "vacuum": ("pyarrow", "deltalake")}
 INSTALL_HINT = "pip install 'replicator[spark]'"
 
 
