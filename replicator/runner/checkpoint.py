@@ -18,10 +18,10 @@ Every file is written atomically (temp file, fsync, rename).
 
 from __future__ import annotations
 
-import json
+import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,8 @@ from replicator import log
 from replicator.errors import DataError, RuntimeFailure
 from replicator.events import Checkpoint
 from replicator.fsutil import atomic_write
+from replicator.runner.position_file import POSITION_ZERO, Confirmed, Position, format_confirmed, read_confirmed
+from replicator.runner.pruning import FileFacts, kept, may_restart_from, peek_facts, restart_scn, start_point_scn
 from replicator.schema.document import MinTran, SchemaCheckpoint
 from replicator.schema.store import (
     list_schema_checkpoints,
@@ -36,21 +38,24 @@ from replicator.schema.store import (
     write_schema_checkpoint,
 )
 
-Position = tuple[int, int, int, int]  # (sequence, LWN byte offset, record rank, message index)
-POSITION_ZERO: Position = (0, 0, 0, 0)
+__all__ = ["POSITION_ZERO", "CheckpointManager", "Confirmed", "Position", "SaveFailures", "check_state_directory",
+           "xid_text"]
 
 
-@dataclass(slots=True)
-class Confirmed:
-    """The content of ``<name>-chkpt.json``."""
-
-    database: str
-    scn: int  # c_scn of the last confirmed message (OLR key)
-    idx: int  # its internal index (OLR key)
-    resetlogs: int
-    activation: int
-    pos: Position | None = None  # our stream position (None in files written by OLR)
-    output: tuple[str, int] | None = None  # file writer: (file, size) holding exactly the confirmed messages
+def check_state_directory(path: str) -> None:
+    """Before anything is read or written: the state directory exists (10012) and a file can be
+    created in it (10122). Without the second check a run with an unwritable directory went on
+    with warnings only (60018, giving up after minutes) and could end with exit 0 and no
+    checkpoint at all."""
+    if not os.path.isdir(path):
+        raise RuntimeFailure(f"state directory {path} does not exist or is not a directory", 10012)
+    probe = os.path.join(path, f".write-test-{os.getpid()}.tmp")
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        os.unlink(probe)
+    except OSError as e:
+        raise RuntimeFailure(f"state directory {path} is not writable ({e.strerror}): no checkpoint could be "
+                             f"saved; give the service's user write access to it", 10122) from e
 
 
 class SaveFailures:
@@ -103,10 +108,15 @@ class SaveFailures:
 
 
 class CheckpointManager:
-    """Reads and writes the checkpoint files of one source in the state directory."""
+    """Reads and writes the checkpoint files of one source in the state directory.
+
+    ``start_scn`` is ``reader.start-scn`` (0 when unset): with nothing confirmed a restart
+    starts from the checkpoint it selects, and pruning never deletes that one (see
+    :mod:`replicator.runner.pruning`).
+    """
 
     def __init__(self, state_dir: str, name: str, keep: int = 100, force_interval: int = 20,
-                 interval_s: int = 600, interval_mb: int = 500, keep_all: bool = False):
+                 interval_s: int = 600, interval_mb: int = 500, keep_all: bool = False, start_scn: int = 0):
         self.save_failures = SaveFailures()
         self.state_dir = Path(state_dir)
         self.name = name
@@ -115,6 +125,9 @@ class CheckpointManager:
         self.interval_s = interval_s
         self.interval_mb = interval_mb
         self.keep_all = keep_all
+        self.start_scn = start_scn
+        self.saved: Confirmed | None = None  # what <name>-chkpt.json holds now (read or last written)
+        self._facts: dict[int, FileFacts] = {}  # of the schema checkpoints seen (pruning)
         self._written: list[int] = []  # SCNs of schema checkpoints written by this process
         self._refs_since_full = 0
         self._last_full_scn: int | None = None
@@ -128,51 +141,33 @@ class CheckpointManager:
         return self.state_dir / f"{self.name}-chkpt.json"
 
     def load_confirmed(self) -> Confirmed | None:
-        """Read ``<name>-chkpt.json`` (None when absent)."""
-        path = self.position_path
-        if not path.exists():
-            return None
-        try:
-            doc = json.loads(path.read_bytes()[:4096])
-        except (OSError, ValueError) as e:
-            raise DataError(f"file: {path} - parse error: {e}", 20001) from e
-        if doc.get("database") != self.name:
-            raise DataError(f"file: {path} - invalid database name: {doc.get('database')!r}, expected {self.name!r}",
-                            20001)
-        pos = doc.get("pos")
-        position = tuple(int(v) for v in pos) if isinstance(pos, list) and len(pos) == 4 else None
-        out = doc.get("output")
-        output = (str(out[0]), int(out[1])) if isinstance(out, list) and len(out) == 2 else None
-        return Confirmed(self.name, int(doc.get("scn", 0)), int(doc.get("idx", 0)), int(doc.get("resetlogs", 0)),
-                         int(doc.get("activation", 0)), position, output)  # type: ignore[arg-type]
+        """Read and validate ``<name>-chkpt.json`` (None when absent; see position_file.py)."""
+        self.saved = read_confirmed(self.position_path, self.name)
+        return self.saved
 
-    def save_confirmed(self, c: Confirmed) -> bool:
-        """Persist the confirmed position (one line, OLR's keys first); False when skipped or failed
-        (see :class:`SaveFailures`: the caller tries again later)."""
-        doc = {"database": c.database, "scn": c.scn, "idx": c.idx, "resetlogs": c.resetlogs,
-               "activation": c.activation}
-        if c.pos is not None:
-            doc["pos"] = list(c.pos)
-        if c.output is not None:
-            doc["output"] = list(c.output)
-        if not self.save_failures.allowed():
+    def save_confirmed(self, c: Confirmed, final: bool = False) -> bool:
+        """Persist the confirmed position; False when skipped or failed (see :class:`SaveFailures`:
+        the caller tries again later). ``final`` (a stop, or the record of a first start) is
+        never skipped, and a failure raises RuntimeFailure 10120 instead."""
+        if not final and not self.save_failures.allowed():
             return False
         try:
-            atomic_write(self.position_path, json.dumps(doc, separators=(",", ":")).encode())
+            atomic_write(self.position_path, format_confirmed(c))
         except RuntimeFailure as e:
+            if final:
+                raise RuntimeFailure(f"the confirmed position could not be saved: {e.message}", 10120) from e
             self.save_failures.failed(e)
             return False
         self.save_failures.succeeded()
+        self.saved = c
         return True
 
     # ----------------------------------------------------------------- restart point
-    def restart_checkpoint(self, confirmed: Confirmed | None, start_scn: int) -> SchemaCheckpoint | None:
-        """The newest schema checkpoint from which re-reading loses nothing.
-
-        With our position, a checkpoint taken after an LWN that ends at or before the LWN
-        of the last confirmed message is safe. Without it (an OLR file, or a first start),
-        OLR's rule applies: the largest checkpoint SCN not above the start SCN.
-        """
+    def restart_checkpoint(self, confirmed: Confirmed | None) -> SchemaCheckpoint | None:
+        """The newest schema checkpoint from which re-reading loses nothing (pruning.py's rule):
+        with our position, one taken at or before the LWN of the last confirmed message; with
+        an OLR file, the largest checkpoint SCN not above its SCN; with nothing confirmed, the
+        largest not above the start SCN. Files that fail to load are skipped (60018)."""
         candidates = sorted(list_schema_checkpoints(self.state_dir, self.name), reverse=True)
         for scn, path in candidates:
             try:
@@ -180,18 +175,9 @@ class CheckpointManager:
             except (DataError, RuntimeFailure) as e:
                 log.warning(60018, f"checkpoint {path.name} unusable: {e.message}")
                 continue
-            if confirmed is not None and confirmed.pos is not None:
-                # Safe when the checkpoint's LWN ended no later than the confirmed message's LWN began.
-                # RAC (cp.threads): positions are (commit SCN, thread, ...); every commit analysed
-                # before a RAC checkpoint has an SCN at most its own, so it must be below the confirmed one.
-                if cp.threads:
-                    if cp.scn >= confirmed.pos[0]:
-                        continue
-                elif (cp.seq, cp.offset) > (confirmed.pos[0], confirmed.pos[1]):
-                    continue
-            elif start_scn and scn > start_scn:
-                continue
-            return self._with_schema(cp)
+            self._facts[scn] = _facts_of(cp)
+            if may_restart_from(scn, self._facts[scn], confirmed, self.start_scn):
+                return self._with_schema(cp)
         return None
 
     def _with_schema(self, cp: SchemaCheckpoint) -> SchemaCheckpoint | None:
@@ -215,7 +201,7 @@ class CheckpointManager:
                 or self._bytes_since >= self.interval_mb * 1024 * 1024)
 
     def after_lwn(self, base: SchemaCheckpoint, cp: Checkpoint, parser: Any,
-                  force: bool = False) -> tuple[SchemaCheckpoint, Path | None]:
+                  force: bool = False, final: bool = False) -> tuple[SchemaCheckpoint, Path | None]:
         """The schema checkpoint step after an LWN (daemon and batch runs alike).
 
         ``base`` holds the database facts and the dictionary rows of the last checkpoint
@@ -223,15 +209,16 @@ class CheckpointManager:
         schema (the tracker's rows replace it and the next file stores them in full,
         written at once so a restart from there reloads the new definitions). ``force``
         (and a log switch) writes regardless of ``interval-s``/``interval-mb``; a checkpoint
-        SCN already written is not written again (OLR's ``lastCheckpointScn`` rule). Returns
-        (base, path of the file written or None).
+        SCN already written is not written again (OLR's ``lastCheckpointScn`` rule).
+        ``final`` (the end of a run) forces it and makes a failed write RuntimeFailure 10120.
+        Returns (base, path of the file written or None).
         """
         header = parser.header
         if header is None:
             return base, None
         lwn = parser.last_lwn
         redo_bytes = (lwn.end_block - lwn.first_block) * header.block_size if lwn else 0
-        force = force or cp.redo_switch
+        force = force or final or cp.redo_switch
         tracker = parser.opt.tracker
         if tracker is not None and tracker.pending:
             base = replace(base, rows=tracker.dictionary.snapshot(), schema_scn=tracker.schema_scn,
@@ -246,12 +233,14 @@ class CheckpointManager:
         oldest = parser.buffer.oldest_begin()
         min_tran = MinTran(oldest[0], oldest[1], xid_text(oldest[2])) if oldest else None
         stamped = replace(base, resetlogs=header.resetlogs, activation=header.activation)
-        path = self.write_schema(stamped, cp.scn, lwn.time if lwn else 0, cp.time, cp.seq, cp.offset, min_tran)
+        path = self.write_schema(stamped, cp.scn, lwn.time if lwn else 0, cp.time, cp.seq, cp.offset, min_tran,
+                                 final=final)
         return base, path
 
     def write_schema(self, base: SchemaCheckpoint, scn: int, time_raw: int, time_epoch: int, seq: int, offset: int,
-                     min_tran: MinTran | None) -> Path | None:
-        """Write ``<name>-chkpt-<scn>.json`` for the current position; WARN 60018 on failure."""
+                     min_tran: MinTran | None, final: bool = False) -> Path | None:
+        """Write ``<name>-chkpt-<scn>.json`` for the current position; WARN 60018 on failure
+        (``final``: never skipped by the back-off, and RuntimeFailure 10120 on failure)."""
         full = (self._last_full_scn is None or self.schema_changed
                 or self._refs_since_full >= self.force_interval)
         cp = replace(base, scn=scn, time=time_raw, seq=seq, offset=offset, min_tran=min_tran)
@@ -259,14 +248,17 @@ class CheckpointManager:
             cp = replace(cp, schema_scn=base.schema_scn or scn, schema_ref_scn=None)
         else:
             cp = replace(cp, schema_ref_scn=self._last_full_scn, rows={})
-        if not self.save_failures.allowed():
+        if not final and not self.save_failures.allowed():
             return None
         try:
             path = write_schema_checkpoint(self.state_dir, cp)
         except RuntimeFailure as e:
+            if final:
+                raise RuntimeFailure(f"the final schema checkpoint could not be written: {e.message}", 10120) from e
             self.save_failures.failed(e)
             return None
         self.save_failures.succeeded()
+        self._facts[scn] = _facts_of(cp)
         if full:
             self._last_full_scn, self._refs_since_full, self.schema_changed = scn, 0, False
         else:
@@ -278,23 +270,39 @@ class CheckpointManager:
         self._prune()
         return path
 
+    # ----------------------------------------------------------------- pruning
+    def _facts_of(self, scn: int, path: Path) -> FileFacts | None:
+        """A file's facts: known when written or loaded here, else read from its first and last
+        bytes, else from the whole file (None when it cannot be loaded)."""
+        facts = self._facts.get(scn)
+        if facts is None:
+            facts = peek_facts(path)
+            if facts is None:
+                try:
+                    facts = _facts_of(load_schema_checkpoint(path, self.name))
+                except (DataError, RuntimeFailure):
+                    return None
+            self._facts[scn] = facts
+        return facts
+
     def _prune(self) -> None:
-        """Delete old schema checkpoints: keep the newest ``keep`` and one full schema behind them."""
+        """Delete the schema checkpoints no restart can need (pruning.py: the newest ``keep``,
+        the one a restart from the saved position starts from, the start checkpoint, and the
+        full-schema files these refer to, stay)."""
         if self.keep_all or len(self._written) < self.keep:
             return
-        files = sorted(list_schema_checkpoints(self.state_dir, self.name), reverse=True)
-        kept = 0
-        full_seen = False
+        files = list_schema_checkpoints(self.state_dir, self.name)
+        restart = restart_scn(files, self._facts_of, self.saved, self.start_scn)
+        keep = kept(files, self.keep, (restart, start_point_scn([s for s, _ in files], self.start_scn)),
+                    self._facts_of)
         for scn, path in files:
-            if kept < self.keep - 1:
-                kept += 1
-                if scn == self._last_full_scn:
-                    full_seen = True
-                continue
-            if not full_seen:
-                full_seen = scn == self._last_full_scn or scn not in self._written
-                continue
-            path.unlink(missing_ok=True)
+            if scn not in keep:
+                path.unlink(missing_ok=True)
+                self._facts.pop(scn, None)
+
+
+def _facts_of(cp: SchemaCheckpoint) -> FileFacts:
+    return FileFacts(cp.seq, cp.offset, bool(cp.threads), cp.schema_ref_scn)
 
 
 def xid_text(xid: int) -> str:
