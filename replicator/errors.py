@@ -134,6 +134,10 @@ CATALOGUE: dict[int, str] = {
     10102: "state directory: nothing could be saved for too long (disk full?)",
     10110: "batch run: the output holds bytes no run of this config wrote, or the output of an earlier run over "
            "other redo (refused: appending would duplicate or mix runs; the message says what to do)",
+    10120: "a save at the stop failed: the confirmed position or the final schema checkpoint was not written "
+           "(the stop is not clean: the restart repeats output or re-reads more redo)",
+    10121: "the start position could not be saved (before any message was written)",
+    10122: "state directory not writable (checked at start)",
     10190: "unknown engine (--engine or REPLICATOR_ENGINE), or the native engine required but not built",
     10210: "redo source (sftp): SSH connection not (re)established after reconnect-tries tries",
     10211: "redo source (sftp): server host key unknown or changed (refused)",
@@ -156,6 +160,11 @@ CATALOGUE: dict[int, str] = {
     20007: "configured owners differ from the checkpoint users",
     20008: "dictionary row ID is not an 18-character ROWID",
     20100: "spark job --available-now: the topic ends inside transactions (events still pending)",
+    20120: "<name>-chkpt.json: its pos is not in the redo this run reads (no log of that sequence, or an "
+           "offset outside it)",
+    20121: "<name>-chkpt.json: its output size does not end the confirmed message (the file or the checkpoint "
+           "was changed)",
+    20122: "<name>-chkpt.json and the schema checkpoint are of different incarnations (resetlogs)",
     30001: "invalid configuration value",
     30002: "invalid command-line arguments",
     30005: "file writer: bad % pattern in output",
@@ -180,6 +189,10 @@ CATALOGUE: dict[int, str] = {
     40008: "redo file: bad record framing",
     40009: "redo file: bad change vector",
     40010: "redo file: empty read",
+    40120: "redo log of another database: DBID or name differs from the first log of the run",
+    40121: "redo log of another instantiation: activation ID differs from the checkpoint's",
+    40122: "redo log's RESETLOGS SCN differs from the checkpoint's incarnation of its RESETLOGS_ID",
+    40123: "redo log of another redo thread than the one followed",
     50000: "internal error: a state the code believed impossible (please report it)",
     50002: "dictionary columns out of SEGCOL# sequence",
     50003: "LOB pages of one LOB report different page sizes (the first is kept)",
@@ -191,6 +204,8 @@ CATALOGUE: dict[int, str] = {
     50022: "dictionary row whose ROWID already exists (checkpoint load, or insert by dictionary tracking)",
     50024: "schema: two dictionary rows share a unique key (e.g. one OBJ# for two objects)",
     50034: "an object number maps to two tables",
+    50048: "invalid resetlogs value: a redo log of another incarnation than the checkpoint's (OLR's check; "
+           "RESETLOGS is not followed)",
     50061: "redo: a change vector field is too short for its header, or a NULL column's field is not empty "
            "(OLR's check; file, block, offset given)",
     50067: "filter condition: invalid condition (does not parse to one boolean)",

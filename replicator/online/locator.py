@@ -30,7 +30,6 @@ class DatabaseLogLocator(LogLocator):
     """A LogLocator whose online groups and archived logs come from the database."""
 
     db: Database | None = None
-    resetlogs: int = 0
     arch: str = "online"  # source.arch: online, online-keep or path
     standby: bool = False
     refresh_s: float = 10.0

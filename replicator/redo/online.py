@@ -21,7 +21,10 @@ from replicator import log
 from replicator.errors import RedoLogError, RuntimeFailure
 from replicator.redo.blocks import BlockStatus, check_blocks, payload_of
 from replicator.redo.header import SCN_NONE, RedoHeader, parse_headers
-from replicator.redo.reader import archive_format_regex, file_thread, read_chunks, read_lwns, sequence_from_name
+from replicator.redo.identity import DatabaseIdentity
+from replicator.redo.reader import (
+    archive_format_regex, file_thread, read_chunks, read_lwns, resetlogs_from_name, sequence_from_name,
+)
 from replicator.redo.records import Lwn, RecordFramer
 from replicator.redo.source import LOCAL, RedoSource
 
@@ -39,6 +42,10 @@ class LogLocator:
     verify_checksum: bool = True  # header blocks too; off with disable-checks bit 4
     source: RedoSource = field(default=LOCAL, repr=False)
     thread: int = 0  # RAC: only this redo thread's logs (0 = every file, one thread expected)
+    # The RESETLOGS_ID of the incarnation read (0: any): archived names whose %r says another
+    # one are not this run's logs, whatever sequence they carry.
+    resetlogs: int = 0
+    other_incarnations: set[str] = field(default_factory=set, repr=False)  # such names seen (for messages)
 
     def map_path(self, path: str) -> str:
         """Apply the first matching ``path-mapping`` prefix (olr-interfaces.md §8.4)."""
@@ -58,8 +65,13 @@ class LogLocator:
             nested = [e for d in top if d.is_dir for e in self.source.scan(d.path) if not e.name.startswith(".")]
             for entry in (*top, *nested):
                 seq = sequence_from_name(entry.name, pattern)
-                if seq and not entry.is_dir and (not self.thread
-                                                 or file_thread(entry.path, pattern, self.source) == self.thread):
+                if not seq or entry.is_dir:
+                    continue
+                resetlogs = resetlogs_from_name(entry.name, pattern)
+                if self.resetlogs and resetlogs is not None and resetlogs != self.resetlogs:
+                    self.other_incarnations.add(entry.name)
+                    continue
+                if not self.thread or file_thread(entry.path, pattern, self.source) == self.thread:
                     yield seq, entry.path
 
     def threads(self) -> list[int]:
@@ -139,12 +151,18 @@ class RedoFollower:
     at the next block not handed over, so the loop's framing simply goes on.
     """
 
-    def __init__(self, locator: LogLocator, settings: FollowSettings, stop: threading.Event):
+    def __init__(self, locator: LogLocator, settings: FollowSettings, stop: threading.Event,
+                 identity: DatabaseIdentity | None = None):
         self.locator = locator
         self.settings = settings
         self.stop = stop
         self.source = locator.source
+        self.identity = identity  # every log's header is checked against it before it is read
         self._headers: dict[int, RedoHeader] = {}  # the last header read of each sequence
+
+    def _check(self, header: RedoHeader | None) -> None:
+        if header is not None and self.identity is not None:
+            self.identity.check(header, self.locator.thread)
 
     def follow(self, seq: int, offset: int = 0, raw: bool = False) -> Iterator[tuple[RedoHeader, Lwn | Blocks | None]]:
         """From ``seq`` at byte ``offset`` (an LWN start; 0 = the first LWN) onwards.
@@ -170,9 +188,11 @@ class RedoFollower:
         tries = 0
         while not self.stop.is_set():
             path = self.locator.archived(seq)
-            if path is not None and not block:
+            if path is not None:
                 first = read_header(path, self.source, self.settings.verify_checksum)
-                block = max(2, offset // first.block_size) if first is not None else 2
+                self._check(first)
+                if not block:
+                    block = max(2, offset // first.block_size) if first is not None else 2
             if path is not None:
                 headers: list[RedoHeader] = []
                 if raw:  # read_lwns' reading and checks of the file; the blocks are the loop's to check
@@ -200,13 +220,24 @@ class RedoFollower:
                 continue
             if highest > seq or self.settings.archived_only:
                 tries += 1
+                others = self._other_incarnations(seq)
                 if tries > self.settings.arch_tries:
-                    raise RuntimeFailure(f"archived redo log for sequence {seq} not found after {tries - 1} tries",
-                                         10009)
-                log.warning(60027, f"archived redo log for sequence {seq} not found, waiting (try {tries})")
+                    raise RuntimeFailure(f"archived redo log for sequence {seq} not found after {tries - 1} tries"
+                                         + others, 10009)
+                log.warning(60027, f"archived redo log for sequence {seq} not found, waiting (try {tries})" + others)
                 self._wait(self.settings.arch_sleep)
             else:
                 self._wait(self.settings.read_sleep)  # the sequence has not started yet
+
+    def _other_incarnations(self, seq: int) -> str:
+        """For the not-found messages: names of that sequence skipped for their %r."""
+        pattern = archive_format_regex(self.locator.archive_format) if self.locator.archive_format else None
+        names = sorted(n for n in self.locator.other_incarnations
+                       if pattern is not None and sequence_from_name(n, pattern) == seq)
+        if not names:
+            return ""
+        return (f" (skipped {', '.join(names[:3])}: its %r is not the checkpoint's RESETLOGS_ID "
+                f"{self.locator.resetlogs}, a log of another incarnation)")
 
     def _online(self, path: str, seq: int, block: int, raw: bool = False) -> Iterator[tuple[RedoHeader, Any]]:
         """Read a growing online log; returns None when done, or the LWN block to resume at
@@ -214,6 +245,7 @@ class RedoFollower:
         header = read_header(path, self.source, self.settings.verify_checksum)
         if header is None or header.sequence != seq:
             return block
+        self._check(header)
         self._headers = {seq: header}
         bs = header.block_size
         framer = RecordFramer(bs, header.endian, path, block)

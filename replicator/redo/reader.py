@@ -30,7 +30,8 @@ class RedoFile:
 
 
 def archive_format_regex(fmt: str) -> re.Pattern[str]:
-    """Compile a ``log-archive-format`` into a regex whose group ``seq`` is the sequence (§8.3)."""
+    """Compile a ``log-archive-format`` into a regex whose group ``seq`` is the sequence (§8.3),
+    ``thr`` the thread and ``rst`` the RESETLOGS_ID (%r)."""
     out = []
     i = 0
     while i < len(fmt):
@@ -41,7 +42,9 @@ def archive_format_regex(fmt: str) -> re.Pattern[str]:
                 out.append(r"(?P<seq>\d+)" if "(?P<seq>" not in "".join(out) else r"\d+")
             elif code in "tT":
                 out.append(r"(?P<thr>\d+)" if "(?P<thr>" not in "".join(out) else r"\d+")
-            elif code in "rad":
+            elif code == "r":
+                out.append(r"(?P<rst>\d+)" if "(?P<rst>" not in "".join(out) else r"\d+")
+            elif code in "ad":
                 out.append(r"\d+")
             elif code == "h":
                 out.append(r"[0-9a-z]+")
@@ -60,6 +63,14 @@ def sequence_from_name(name: str, pattern: re.Pattern[str]) -> int:
     if m is None or "seq" not in m.groupdict():
         return 0
     return int(m.group("seq"))
+
+
+def resetlogs_from_name(name: str, pattern: re.Pattern[str]) -> int | None:
+    """The RESETLOGS_ID a file name carries (``%r``), None when the format has none."""
+    m = pattern.fullmatch(name)
+    if m is None or m.groupdict().get("rst") is None:
+        return None
+    return int(m.group("rst"))
 
 
 def list_batch_files(entries: list[str], log_archive_format: str, start_seq: int = 0,

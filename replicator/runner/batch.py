@@ -90,14 +90,17 @@ def schema_checkpoints(pipeline: Pipeline, job: BatchJob, metrics: Metrics | Non
     the end of the run (or at a stop on a signal), and one at once after a dictionary change,
     holding the full schema. A later run whose ``start-scn`` selects such a file starts with
     those definitions. Each file written sets the checkpoint metrics (SCN, age).
+    An unwritable state directory stops the run before it starts (10122), a failed write of
+    the final checkpoint ends it with 10120 (not with exit 0 and no checkpoint).
     """
     state = job.state
     manager = CheckpointManager(state.path, job.name, state.keep_checkpoints, state.schema_force_interval,
-                                state.interval_s, state.interval_mb, keep_all=job.keep_all_checkpoints)
+                                state.interval_s, state.interval_mb, keep_all=job.keep_all_checkpoints,
+                                start_scn=job.start_scn)
     base = [job.checkpoint]
 
     def on_checkpoint(cp: Checkpoint, parser: Any, final: bool) -> None:
-        base[0], path = manager.after_lwn(base[0], cp, parser, force=final)
+        base[0], path = manager.after_lwn(base[0], cp, parser, force=final, final=final)
         if path is not None and metrics is not None:
             metrics.checkpoint_written(cp.scn)
 
@@ -115,7 +118,7 @@ def schema_checkpoints(pipeline: Pipeline, job: BatchJob, metrics: Metrics | Non
             manager.schema_changed, tracker.pending = True, False
         stamped = replace(base[0], resetlogs=header.resetlogs, activation=header.activation, threads=threads)
         path = manager.write_schema(stamped, cut_scn, time_raw, parser._epoch(time_raw), threads[0][1], threads[0][2],
-                                    None)
+                                    None, final=True)
         if path is not None and metrics is not None:
             metrics.checkpoint_written(cut_scn)
 

@@ -47,8 +47,9 @@ def check_state_directory(path: str) -> None:
     created in it (10122). Without the second check a run with an unwritable directory went on
     with warnings only (60018, giving up after minutes) and could end with exit 0 and no
     checkpoint at all."""
-    if not os.path.isdir(path):
-        raise RuntimeFailure(f"state directory {path} does not exist or is not a directory", 10012)
+    from replicator.runner.assembly import require_state_dir
+
+    require_state_dir(path)
     probe = os.path.join(path, f".write-test-{os.getpid()}.tmp")
     try:
         os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
@@ -163,11 +164,17 @@ class CheckpointManager:
         return True
 
     # ----------------------------------------------------------------- restart point
-    def restart_checkpoint(self, confirmed: Confirmed | None) -> SchemaCheckpoint | None:
+    def restart_checkpoint(self, confirmed: Confirmed | None, start_scn: int | None = None) -> SchemaCheckpoint | None:
         """The newest schema checkpoint from which re-reading loses nothing (pruning.py's rule):
         with our position, one taken at or before the LWN of the last confirmed message; with
         an OLR file, the largest checkpoint SCN not above its SCN; with nothing confirmed, the
-        largest not above the start SCN. Files that fail to load are skipped (60018)."""
+        largest not above the start SCN (``start_scn``, a stream client's START, replaces the
+        one of the config and of a first start's record). Files that fail to load are skipped
+        (60018)."""
+        if start_scn is not None and (confirmed is None or confirmed.confirms_nothing):
+            confirmed = None
+        else:
+            start_scn = self.start_scn
         candidates = sorted(list_schema_checkpoints(self.state_dir, self.name), reverse=True)
         for scn, path in candidates:
             try:
@@ -176,7 +183,7 @@ class CheckpointManager:
                 log.warning(60018, f"checkpoint {path.name} unusable: {e.message}")
                 continue
             self._facts[scn] = _facts_of(cp)
-            if may_restart_from(scn, self._facts[scn], confirmed, self.start_scn):
+            if may_restart_from(scn, self._facts[scn], confirmed, start_scn):
                 return self._with_schema(cp)
         return None
 

@@ -17,15 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from replicator import log
-from replicator.errors import ConfigError, ReplicatorError, RuntimeFailure
+from replicator.errors import ConfigError, DataError, ReplicatorError, RuntimeFailure
 from replicator.events import Checkpoint
 from replicator.ops.metrics import metrics_from_config
 from replicator.ops.metrics_tally import Tally
 from replicator.ops.notify import Notifier
+from replicator.redo.identity import DatabaseIdentity
 from replicator.redo.online import FollowSettings, LogLocator, RedoFollower, read_header
 from replicator.redo.parser import Parser
 from replicator.redo.sources import open_source
-from replicator.runner.checkpoint import POSITION_ZERO, CheckpointManager, Confirmed
+from replicator.runner.checkpoint import POSITION_ZERO, CheckpointManager, Confirmed, check_state_directory
+from replicator.runner.position_check import check_in_output, check_in_redo
 from replicator.runner.engine import Engine
 from replicator.runner.lock import lock_config
 from replicator.schema.document import SchemaCheckpoint
@@ -60,11 +62,11 @@ class Daemon:
         self._save_lock = threading.Lock()  # the writer thread (persist_confirmed) and the event loop both save
         self._switches = 0
         state = self.config.state
-        if not os.path.isdir(state.path):
-            raise RuntimeFailure(f"state directory {state.path} does not exist or is not a directory", 10012)
+        check_state_directory(state.path)
         self.manager = CheckpointManager(state.path, self.source.name, state.keep_checkpoints,
                                          state.schema_force_interval, state.interval_s, state.interval_mb,
-                                         keep_all=bool(self.source.flags & 0x2000))
+                                         keep_all=bool(self.source.flags & 0x2000),
+                                         start_scn=self.source.reader.start_scn or 0)
         memory = self.config.memory
         self.pool = MemoryPool(memory.max_mb, memory.swap_mb, memory.swap_path or ".", memory.min_mb)
         self.metrics = metrics_from_config(self.config)
@@ -82,11 +84,9 @@ class Daemon:
     # ----------------------------------------------------------------- setup
     def _restart_point(self, start_scn: int | None = None) -> tuple[SchemaCheckpoint, Confirmed | None]:
         confirmed = self.manager.load_confirmed()
-        if start_scn is None:
-            start_scn = self.source.reader.start_scn or 0
-        # A zero position (saved at a first start) confirms nothing: choose as on a first start.
-        chosen = confirmed if confirmed is not None and confirmed.pos != POSITION_ZERO else None
-        cp = self.manager.restart_checkpoint(chosen, chosen.scn if chosen else start_scn)
+        # A zero position (saved at a first start) confirms nothing: the start checkpoint it names again,
+        # unless a stream client's START asks for another SCN.
+        cp = self.manager.restart_checkpoint(confirmed, start_scn)
         if cp is None and self.online_db is not None:
             from replicator.online.startup import first_schema_checkpoint
 
@@ -104,10 +104,11 @@ class Daemon:
         from replicator.writers.base import create_writer
 
         cp, confirmed = self._restart_point(start_scn)
+        saved = confirmed
         start_output = None
-        if confirmed is not None and confirmed.pos == POSITION_ZERO:  # saved at start, nothing confirmed since
+        if confirmed is not None and confirmed.confirms_nothing:  # saved at start, nothing confirmed since
             start_output, confirmed = confirmed.output, None
-        self._fresh_start = confirmed is None and start_output is None
+        self._fresh_start = confirmed is None  # (again after a record of a first start: a START may change it)
         self.base_checkpoint = cp
         parser_opts, fmt_opts, archive_format, self.dictionary = source_facts(self.config, self.source, cp)
         if confirmed is not None:
@@ -134,13 +135,16 @@ class Daemon:
                 archive_format=archive_format,
                 path_mapping=list(self.source.reader.path_mapping_pairs),
                 source=self.redo_source,
+                resetlogs=self._expected_resetlogs(saved, cp),
             )
+        identity = DatabaseIdentity(locator.resetlogs, (saved.activation if saved else 0) or cp.activation,
+                                    list(cp.incarnations))
         src = self.source
         settings = FollowSettings(src.redo_read_sleep_us / 1e6, src.arch_read_sleep_us / 1e6, src.arch_read_tries,
                                   src.redo_verify_delay_us / 1e6, not (src.reader.disable_checks & 0x4),
                                   bool(src.flags & 0x1))
         locator.verify_checksum = settings.verify_checksum
-        follower = RedoFollower(locator, settings, self.stop_event)
+        follower = RedoFollower(locator, settings, self.stop_event, identity)
         writer_cfg = self.config.target[0].writer
         extra = {"database": self.source.name} if writer_cfg.type in STREAM_WRITERS else {}
         writer = self.writer if self.writer is not None else create_writer(
@@ -158,16 +162,22 @@ class Daemon:
         restart_pos = confirmed.pos if confirmed is not None and confirmed.pos else POSITION_ZERO
         skip_scn = confirmed.scn if confirmed is not None and confirmed.pos is None else 0
         threads = locator.threads()
+        if confirmed is not None:  # where it says the confirmed message lies: in this redo, and in the output
+            where = f"file: {self.manager.position_path}"
+            check_in_redo(confirmed, locator, where, threads)
+            if writer_cfg.type == "file":
+                check_in_output(confirmed, writer_cfg.newline_bytes, self.source.format.type == "json", where)
         if len(threads) > 1:  # RAC: one follower per redo thread, merged by SCN (rac_engine.py)
             from replicator.redo.merge import start_bound
             from replicator.runner.rac_engine import RacEngine
 
             locators = {t: replace(locator, thread=t) for t in threads}
             engine: Engine = RacEngine(parser, create_format(fmt_opts), writer,
-                                       {t: RedoFollower(loc, settings, self.stop_event) for t, loc in locators.items()},
+                                       {t: RedoFollower(loc, settings, self.stop_event, identity)
+                                        for t, loc in locators.items()},
                                        restart_pos=restart_pos, on_file_end=self._on_file_end)
-            saved = {t: (seq, offset) for t, seq, offset, _ in cp.threads}  # a RAC restart point
-            engine.starts = {t: saved.get(t) or (self._first_sequence(loc, parser_opts.first_data_scn or cp.scn), 0)
+            rac_starts = {t: (seq, offset) for t, seq, offset, _ in cp.threads}  # a RAC restart point
+            engine.starts = {t: rac_starts.get(t) or (self._first_sequence(loc, parser_opts.first_data_scn or cp.scn), 0)
                              for t, loc in locators.items()}
             engine.start_bounds = {t: start_bound(offset, scn) for t, _, offset, scn in cp.threads}
             engine.on_rac_checkpoint = self._on_rac_checkpoint
@@ -206,6 +216,15 @@ class Daemon:
             seq = self._first_sequence(locator, cp.scn if start_scn is not None else parser_opts.first_data_scn)
         self._start_at = (seq, offset)
         return engine, seq, offset
+
+    def _expected_resetlogs(self, saved: Confirmed | None, cp: SchemaCheckpoint) -> int:
+        """The RESETLOGS_ID the run reads: the confirmed position's and the schema checkpoint's
+        must agree (20122); 0 (neither knows) takes the first log's."""
+        if saved is not None and saved.resetlogs and cp.resetlogs and saved.resetlogs != cp.resetlogs:
+            raise DataError(f"file: {self.manager.position_path} - resetlogs {saved.resetlogs} differs from the "
+                            f"schema checkpoint's ({cp.resetlogs}, scn {cp.scn}): they are of different "
+                            f"incarnations; move one of them away", 20122)
+        return (saved.resetlogs if saved is not None else 0) or cp.resetlogs
 
     @staticmethod
     def _fra_dirs(cp: SchemaCheckpoint) -> list[str]:
@@ -256,14 +275,15 @@ class Daemon:
             self.stop_event.set()
 
     # ----------------------------------------------------------------- checkpoints
-    def _on_lwn_checkpoint(self, cp: Checkpoint, parser: Parser, force: bool = False) -> None:
+    def _on_lwn_checkpoint(self, cp: Checkpoint, parser: Parser, force: bool = False, final: bool = False) -> None:
         self._check_stop_transactions()
-        self.base_checkpoint, path = self.manager.after_lwn(self.base_checkpoint, cp, parser, force)
+        self.base_checkpoint, path = self.manager.after_lwn(self.base_checkpoint, cp, parser, force, final)
         if path is not None and self.metrics is not None:
             self.metrics.checkpoint_written(cp.scn)
 
-    async def flush_and_save(self, force: bool = False) -> None:
-        """Flush the writer (OLR flushes on every poll), then persist the confirmed position.
+    async def flush_and_save(self, force: bool = False, final: bool = False) -> None:
+        """Flush the writer (OLR flushes on every poll), then persist the confirmed position
+        (``final``, at a stop: a failed save is RuntimeFailure 10120).
 
         Flushing first matters: the file writer confirms after a buffered write, and a
         position must never be saved for bytes that could still be lost. The position,
@@ -277,9 +297,10 @@ class Daemon:
             sync = getattr(self.writer, "sync", None)
             if output is not None and sync is not None and self._save_due(snapshot[0], force, snapshot[3]):
                 await asyncio.to_thread(sync)  # the checkpoint must not claim bytes a power loss can take
-        self.save_position(snapshot, output, force)
+        self.save_position(snapshot, output, force, final)
 
-    def _on_rac_checkpoint(self, cut_scn: int, time_raw: int, redo_bytes: int, force: bool) -> None:
+    def _on_rac_checkpoint(self, cut_scn: int, time_raw: int, redo_bytes: int, force: bool,
+                           final: bool = False) -> None:
         """RAC: a restart point at the merge's cut, with each thread's position (rac_engine.py)."""
         self._check_stop_transactions()
         engine, manager = self.engine, self.manager
@@ -299,23 +320,26 @@ class Daemon:
         threads = engine.rac_positions()  # type: ignore[attr-defined]
         stamped = replace(self.base_checkpoint, resetlogs=header.resetlogs, activation=header.activation,
                           threads=threads)
-        path = manager.write_schema(stamped, cut_scn, time_raw, epoch, threads[0][1], threads[0][2], None)
+        path = manager.write_schema(stamped, cut_scn, time_raw, epoch, threads[0][1], threads[0][2], None,
+                                    final=final)
         if path is not None and self.metrics is not None:
             self.metrics.checkpoint_written(cut_scn)
 
     def _final_schema_checkpoint(self) -> None:
-        """A soft stop writes a schema checkpoint at the last LWN read (as OLR does)."""
+        """A soft stop writes a schema checkpoint at the last LWN read (as OLR does); a failure
+        is RuntimeFailure 10120 (the restart would re-read more than needed, or fail)."""
         parser = self.engine.parser
         if hasattr(self.engine, "rac_positions"):
             lwn = parser.last_lwn
-            self._on_rac_checkpoint(self.engine.cut_scn, lwn.time if lwn else 0, 0, True)  # type: ignore[attr-defined]
+            self._on_rac_checkpoint(self.engine.cut_scn, lwn.time if lwn else 0, 0,  # type: ignore[attr-defined]
+                                    True, final=True)
             return
         lwn, header = parser.last_lwn, parser.header
         if lwn is None or header is None:
             return
         cp = Checkpoint(lwn.scn, parser._epoch(lwn.time), header.sequence, lwn.end_block * header.block_size,
                         True, header.thread, lwn.first_block)
-        self._on_lwn_checkpoint(cp, parser, force=True)
+        self._on_lwn_checkpoint(cp, parser, force=True, final=True)
 
     def _save_due(self, confirmed: Any, force: bool, count: int | None = None) -> bool:
         # Two checkpoint messages of one LWN (its LWN checkpoint and the end of the file) share
@@ -325,18 +349,28 @@ class Daemon:
         return force or time.monotonic() - self._last_save >= POLL_SAVE_S
 
     def _save_start_position(self) -> None:
-        """Before the first message of a fresh start: save the output's size with a zero position.
+        """Before the first message of a fresh start: save a zero position naming the schema
+        checkpoint the run starts from, with the output's size (file writer).
 
         Without it, a crash before the first confirmed position is saved leaves output that a
-        restart cannot tell from its own, and the replay would be appended to it twice.
+        restart cannot tell from its own (the replay would be appended to it twice), and a
+        restart before anything was confirmed (a stream client that never confirmed, Kafka
+        without a delivery) could start from a later checkpoint, skipping what was never
+        delivered; pruning keeps the checkpoint it names. A failure stops the start (10121)
+        before any message is written.
         """
         output_position = getattr(self.writer, "output_position", None)
         output = output_position() if output_position is not None else None
         start_position = getattr(self.writer, "start_position", None)
         if output is None and start_position is not None:  # not opened yet: fixed name or %i number
             output = start_position()
-        if output is not None:
-            self.manager.save_confirmed(Confirmed(self.source.name, 0, 0, 0, 0, POSITION_ZERO, output))
+        cp = self.base_checkpoint
+        start = Confirmed(self.source.name, cp.scn, 0, cp.resetlogs, cp.activation, POSITION_ZERO, output)
+        try:
+            self.manager.save_confirmed(start, final=True)
+        except RuntimeFailure as e:
+            raise RuntimeFailure(f"the start position could not be saved, nothing was replicated: {e.message}",
+                                 10121) from e
 
     def _persist_confirmed(self) -> bool:
         """Writer callback (its own thread): save the confirmed position now; True when it is on disk."""
@@ -344,7 +378,8 @@ class Daemon:
         self.save_position(snapshot, None, force=True)
         return self._saved_count >= snapshot[3] or snapshot[0] == self._saved
 
-    def save_position(self, snapshot: tuple, output: tuple[str, int] | None, force: bool = False) -> None:
+    def save_position(self, snapshot: tuple, output: tuple[str, int] | None, force: bool = False,
+                      final: bool = False) -> None:
         """Persist a confirmed position if it moved (at most every POLL_SAVE_S unless forced).
 
         The output size is stored with it: only the file writer reports one, and it
@@ -362,7 +397,7 @@ class Daemon:
             header = self.engine.parser.header
             if self.manager.save_confirmed(Confirmed(self.source.name, scn, idx, header.resetlogs if header else 0,
                                                      header.activation if header else 0, confirmed,
-                                                     output)):
+                                                     output), final):
                 self._last_save, self._saved, self._saved_count = now, confirmed, count
 
     # ----------------------------------------------------------------- hot reload
@@ -514,7 +549,13 @@ class Daemon:
             return
         engine, (seq, offset) = self.engine, self._start_at  # a client's START may have rebuilt them
         if self._fresh_start:
-            self._save_start_position()
+            try:
+                self._save_start_position()
+            except ReplicatorError:
+                self.writer.close()
+                self.redo_source.close()
+                self._close_reporting()
+                raise
         if self.metrics is not None:
             self.metrics.set_state("replicating")
         self.notifier.ready(f"replicating {self.source.name} from sequence {seq}")
@@ -528,18 +569,39 @@ class Daemon:
             if self.metrics is not None:
                 self.metrics.set_state("aborting" if engine.state.errors else "finishing")
             await house
-            await self.flush_and_save(force=True)
-            self.writer.close()
-            self.redo_source.close()
-            if not engine.state.errors:
-                self._final_schema_checkpoint()
+            final_errors = await self._final_saves(engine)
         self._report()
+        self._close_reporting()
+        if engine.state.errors:
+            for e in final_errors:  # the first error is the one raised; these are logged
+                log.error(e.code, e.message)
+            raise engine.state.errors[0]
+        if final_errors:
+            raise final_errors[0]
+        log.info(f"stopped: {engine.state.transactions} transactions, {engine.state.messages} messages")
+
+    async def _final_saves(self, engine: Engine) -> list[ReplicatorError]:
+        """At a stop: the confirmed position, the writer closed, then (after a clean run) the
+        final schema checkpoint. A save that fails is returned (10120): the stop is then not
+        clean, and the exit code says so."""
+        errors: list[ReplicatorError] = []
+        try:
+            await self.flush_and_save(force=True, final=True)
+        except ReplicatorError as e:
+            errors.append(e)
+        self.writer.close()
+        self.redo_source.close()
+        if not engine.state.errors:
+            try:
+                self._final_schema_checkpoint()
+            except ReplicatorError as e:
+                errors.append(e)
+        return errors
+
+    def _close_reporting(self) -> None:
         if self.metrics is not None:
             self.metrics.stop_server()
         self.notifier.close()
-        if engine.state.errors:
-            raise engine.state.errors[0]
-        log.info(f"stopped: {engine.state.transactions} transactions, {engine.state.messages} messages")
 
 
 def _filter_of(doc: Any) -> Any:

@@ -155,13 +155,14 @@ class BatchStartup:
         return "batch"
 
     def state_folder(self) -> str:
-        """The state folder exists (it holds the schema checkpoints and the batch output record)."""
-        from replicator.runner.assembly import require_state_dir
+        """The state folder exists and takes files (it holds the schema checkpoints and the batch
+        output record; 10012, 10122)."""
+        from replicator.runner.checkpoint import check_state_directory
 
         path = self.config.state.path
         if self.schemaless and not os.path.isdir(path):
             return f"{path} absent: not needed (schemaless, source flag 0x2); reruns are not recorded"
-        require_state_dir(path)
+        check_state_directory(path)
         return path
 
     def schema_checkpoint(self) -> str:
