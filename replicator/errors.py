@@ -253,12 +253,14 @@ CATALOGUE: dict[int, str] = {
     60240: "stream writer: a resumed client's position did not come again after a restart (re-sent)",
     60100: "file writer: the checkpoint's output file is not one of the configured output (output changed)",
     60101: "file writer: output already holds messages but no confirmed position exists (replay appended)",
-    60102: "Kafka: a log line of librdkafka itself (its level kept)",
+    60102: "Kafka: a warning or error line of librdkafka itself, printed as a warning (librdkafka retries "
+           "it; what is fatal stops the run with 10057, 10060 or 10092)",
     60103: "stream writer: a client did not authenticate (auth-token) or its TLS failed; connection closed",
     60104: "a network or zeromq writer listens beyond loopback without auth-token",
     60105: "config reload: changed keys that only a restart applies (named; not applied now)",
     60110: "a filter.table rule selects no table of the schema checkpoint (the rule and the nearest name given)",
     60111: "check-config: the writer's Kafka brokers do not answer, or its listening address is taken",
+    60120: "writer cannot deliver at start (Kafka broker unreachable): the daemon waits before READY",
     70008: "Kafka: delivery failed or producer restarted (messages produced again)",
     70009: "Kafka: librdkafka error callback",
 }

@@ -129,6 +129,28 @@ class FollowSettings:
     archived_only: bool = False  # source flag 0x1
 
 
+class ReadLimit:
+    """``--read-limit``: keeps the redo read rate of the followers sharing it (one per RAC
+    thread) at or below ``mb_per_s`` MB/s on average, sleeping in the reader threads (a stop
+    ends the sleep at once)."""
+
+    def __init__(self, mb_per_s: float, stop: threading.Event) -> None:
+        self.bytes_per_s = mb_per_s * 1_000_000
+        self.stop = stop
+        self._lock = threading.Lock()
+        self._started = time.monotonic()
+        self._read = 0
+
+    def consumed(self, nbytes: int) -> None:
+        """``nbytes`` more were read: wait until they are due at the limit."""
+        with self._lock:
+            self._read += nbytes
+            due = self._started + self._read / self.bytes_per_s
+        wait = due - time.monotonic()
+        if wait > 0:
+            self.stop.wait(wait)
+
+
 @dataclass(slots=True)
 class Blocks:
     """Whole blocks of a redo log as read, for the native record loop to check and frame
@@ -152,12 +174,13 @@ class RedoFollower:
     """
 
     def __init__(self, locator: LogLocator, settings: FollowSettings, stop: threading.Event,
-                 identity: DatabaseIdentity | None = None):
+                 identity: DatabaseIdentity | None = None, read_limit: ReadLimit | None = None):
         self.locator = locator
         self.settings = settings
         self.stop = stop
         self.source = locator.source
         self.identity = identity  # every log's header is checked against it before it is read
+        self.read_limit = read_limit
         self._headers: dict[int, RedoHeader] = {}  # the last header read of each sequence
 
     def _check(self, header: RedoHeader | None) -> None:
@@ -174,6 +197,9 @@ class RedoFollower:
             header = None
             for header, lwn in self._sequence(seq, block, offset, raw):
                 yield header, lwn
+                if self.read_limit is not None and lwn is not None:
+                    self.read_limit.consumed(lwn.count * header.block_size if isinstance(lwn, Blocks)
+                                             else (lwn.end_block - lwn.first_block) * header.block_size)
             if self.stop.is_set():
                 return
             header = header or self._headers.get(seq)  # a restart at the very end: no LWN was left

@@ -21,6 +21,7 @@ from replicator.formats.base import FormatOptions
 from replicator.ops import startup_gc
 from replicator.ops.notify import Notifier
 from replicator.ops.progress import Pacer, Progress, progress_wanted
+from replicator.redo.identity import DatabaseIdentity
 from replicator.redo.parser import ParserOptions
 from replicator.redo.reader import RedoFile
 from replicator.redo.source import LOCAL, RedoSource
@@ -154,6 +155,9 @@ def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off", watc
     pool.remove_stale_swap_files()
     pipeline = Pipeline(job.parser, create_format_for(job.format_options), writer, verify_checksum=job.verify_checksum,
                         pool=pool, source=job.source, engine=engine)
+    if job.checkpoint is not None:
+        cp = job.checkpoint
+        pipeline.identity = DatabaseIdentity(cp.resetlogs, cp.activation, list(cp.incarnations))
     if job.checkpoint is not None and job.state is not None:
         schema_checkpoints(pipeline, job, watch.metrics if watch is not None else None)
     if progress_wanted(progress, sys.stderr):
@@ -221,7 +225,7 @@ def run_config(config_path: str, progress: str = "auto", *, read_limit_mbps: flo
         from replicator.runner.daemon import run_daemon
 
         startup_gc.resume()  # a long-running service collects as usual from here on
-        return run_daemon(config_path, engine)
+        return run_daemon(config_path, engine, read_limit_mbps=read_limit_mbps, metrics_linger=metrics_linger)
     stop = SoftStop()
     stop.install()  # instead of early_signals' capture: a signal from here on stops the run softly
     try:

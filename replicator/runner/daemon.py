@@ -22,8 +22,9 @@ from replicator.events import Checkpoint
 from replicator.ops.metrics import metrics_from_config
 from replicator.ops.metrics_tally import Tally
 from replicator.ops.notify import Notifier
+from replicator.ops.readiness import DeliveryProbe
 from replicator.redo.identity import DatabaseIdentity
-from replicator.redo.online import FollowSettings, LogLocator, RedoFollower, read_header
+from replicator.redo.online import FollowSettings, LogLocator, ReadLimit, RedoFollower, read_header
 from replicator.redo.parser import Parser
 from replicator.redo.sources import open_source
 from replicator.runner.checkpoint import POSITION_ZERO, CheckpointManager, Confirmed, check_state_directory
@@ -40,7 +41,7 @@ STREAM_WRITERS = ("network", "zeromq")  # writers that wait for a client (OLR st
 class Daemon:
     """One replication service for one source and one target."""
 
-    def __init__(self, config_path: str, engine: str | None = None):
+    def __init__(self, config_path: str, engine: str | None = None, read_limit_mbps: float | None = None):
         from replicator.config import load_config
 
         self.config_path = config_path
@@ -49,12 +50,16 @@ class Daemon:
         log.set_log_level(self.config.log_level)
         self.source = self.config.source[0]
         self.stop_event = threading.Event()
+        self.read_limit = ReadLimit(read_limit_mbps, self.stop_event) if read_limit_mbps else None
+        if self.read_limit is not None:
+            log.info(f"redo read rate limited to {read_limit_mbps:g} MB/s (--read-limit)")
         self._signals = 0
         from replicator.config.loader import decode_config_bytes
         from replicator.config.reload import ConfigWatch
 
         content = Path(config_path).read_bytes()
-        self._config_doc = decode_config_bytes(content, config_path)  # what runs, for reload diffs
+        self._config_doc = decode_config_bytes(content, config_path)  # the last content seen, for reload diffs
+        self._running_doc = self._config_doc  # what runs (the filter as applied live)
         self._watch = ConfigWatch(config_path, content)
         self._last_save = 0.0
         self._saved = None
@@ -144,7 +149,7 @@ class Daemon:
                                   src.redo_verify_delay_us / 1e6, not (src.reader.disable_checks & 0x4),
                                   bool(src.flags & 0x1))
         locator.verify_checksum = settings.verify_checksum
-        follower = RedoFollower(locator, settings, self.stop_event, identity)
+        follower = RedoFollower(locator, settings, self.stop_event, identity, self.read_limit)
         writer_cfg = self.config.target[0].writer
         extra = {"database": self.source.name} if writer_cfg.type in STREAM_WRITERS else {}
         writer = self.writer if self.writer is not None else create_writer(
@@ -173,7 +178,7 @@ class Daemon:
 
             locators = {t: replace(locator, thread=t) for t in threads}
             engine: Engine = RacEngine(parser, create_format(fmt_opts), writer,
-                                       {t: RedoFollower(loc, settings, self.stop_event, identity)
+                                       {t: RedoFollower(loc, settings, self.stop_event, identity, self.read_limit)
                                         for t, loc in locators.items()},
                                        restart_pos=restart_pos, on_file_end=self._on_file_end)
             rac_starts = {t: (seq, offset) for t, seq, offset, _ in cp.threads}  # a RAC restart point
@@ -257,22 +262,30 @@ class Daemon:
 
     # ----------------------------------------------------------------- debug stop counters
     def _on_file_end(self, header: Any) -> None:
-        """``debug.stop-log-switches``: stop softly after that many redo logs (OLR semantics)."""
+        """``debug.stop-log-switches``: stop softly after that many redo logs (OLR semantics),
+        parsing nothing of the next one (the engine halts at this file's end)."""
         debug = self.source.debug
         self._switches += 1
         if debug.stop_log_switches and self._switches >= debug.stop_log_switches:
-            log.info("shutdown started - exhausted number of log switches")
-            self.stop_event.set()
+            self._debug_stop("exhausted number of log switches")
 
     def _check_stop_transactions(self) -> None:
+        """``debug.stop-transactions``: stop softly at the end of the LWN whose commits reach that
+        many transactions not confirmed before (OLR counts with isNewData), in both engines."""
         debug = self.source.debug
+        if not debug.stop_transactions:
+            return
         barrier = getattr(self.engine, "native_barrier", None)
-        if debug.stop_transactions and barrier is not None:
+        if barrier is not None:
             barrier()  # stage 2 (decode workers): count the transactions it still holds
-        if debug.stop_transactions and self.engine.state.transactions >= debug.stop_transactions \
-                and not self.stop_event.is_set():
-            log.info("shutdown started - exhausted number of transactions")
-            self.stop_event.set()
+        if self.engine.state.new_transactions >= debug.stop_transactions:
+            self._debug_stop("exhausted number of transactions")
+
+    def _debug_stop(self, why: str) -> None:
+        if not self.stop_event.is_set():
+            log.info(f"shutdown started - {why}")
+        self.engine.halted = True
+        self.stop_event.set()
 
     # ----------------------------------------------------------------- checkpoints
     def _on_lwn_checkpoint(self, cp: Checkpoint, parser: Parser, force: bool = False, final: bool = False) -> None:
@@ -424,13 +437,18 @@ class Daemon:
         except ReplicatorError as e:
             log.error(e.code, f"config reload rejected, keeping the running configuration: {e.message}")
             return
-        old_doc, self._config_doc = self._config_doc, doc
-        restart = restart_keys(old_doc, doc)
-        if restart:
-            shown = ", ".join(restart[:12]) + (f" and {len(restart) - 12} more" if len(restart) > 12 else "")
-            log.warning(60105, f"config changed in keys that only a restart applies (not applied now): {shown}")
-        if _filter_of(old_doc) == _filter_of(doc):
-            if not restart:
+        # Restart-only keys are judged against what runs, not against the last file seen: a
+        # change already reported is not reported again, one undone says so.
+        seen, self._config_doc = self._config_doc, doc
+        pending = set(restart_keys(self._running_doc, doc))
+        changed = set(restart_keys(seen, doc))
+        new, undone = sorted(pending & changed), sorted(changed - pending)
+        if new:
+            log.warning(60105, f"config changed in keys that only a restart applies (not applied now): {_shown(new)}")
+        if undone:
+            log.info(f"config keys back to the values that run (nothing to restart for them): {_shown(undone)}")
+        if _filter_of(doc) == _filter_of(self._running_doc):
+            if not changed:
                 log.info("config file rewritten without a change to apply")
             return
         self.engine.parser.opt.tables = tables
@@ -440,6 +458,8 @@ class Daemon:
 
             tracker.rebuild = dictionary_tracker(src, self.dictionary, self.base_checkpoint).rebuild
         self.source = src
+        self._running_doc = {**self._running_doc,
+                             "source": [{**self._running_doc["source"][0], "filter": _filter_of(doc)}]}
         for t in sorted({(t.owner, t.name) for t in tables.values() if not t.system}):
             log.info(f"- found: {t[0]}.{t[1]}")
         log.info("config reloaded: table filter updated")
@@ -453,20 +473,25 @@ class Daemon:
         log.info(f"caught signal {signum}, stopping: draining writers and writing a final checkpoint")
         self.stop_event.set()
 
-    def _report(self) -> None:
-        """Once a second: metrics, systemd STATUS, and WATCHDOG while the parser is alive."""
+    def _report(self, stopped: bool = False) -> None:
+        """Once a second: metrics, systemd STATUS, and WATCHDOG while the parser is alive.
+
+        STATUS reads ``replicating: ...``, ``degraded: ... (why)`` while the writer cannot
+        deliver (ops/readiness.py), and ``stopped: ...`` once the run ended (after STOPPING=1)."""
         now = time.monotonic()
         engine = self.engine
-        if now - engine.state.heartbeat < max(5.0, 2 * (self.notifier.interval or 0)):
+        if not stopped and now - engine.state.heartbeat < max(5.0, 2 * (self.notifier.interval or 0)):
             self.notifier.maybe_watchdog()  # a stuck parser thread stops the pings
-        if now - self._last_publish < 1.0:
+        if not stopped and now - self._last_publish < 1.0:
             return
         self._last_publish = now
         st = engine.state
         threads = getattr(engine, "thread_status", None)  # RAC: where each redo thread is
         where = f"{threads()}" if threads is not None else f"sequence {st.sequence}"
-        self.notifier.status(f"replicating: {where}, SCN {st.last_scn}, "
-                             f"{st.transactions} transactions, {st.messages} messages")
+        problem = self.writer.delivery_problem() if isinstance(self.writer, DeliveryProbe) else None
+        state = "stopped" if stopped else "degraded" if problem else "replicating"
+        self.notifier.status(f"{state}: {where}, SCN {st.last_scn}, {st.transactions} transactions, "
+                             f"{st.messages} messages" + (f" ({problem})" if problem and not stopped else ""))
         if self.metrics is not None:
             self.metrics.publish(engine.tally, pool=self.pool, writers=[self.writer], parser=engine.parser,
                                  queues={"unconfirmed": engine.confirmations.pending})
@@ -491,7 +516,7 @@ class Daemon:
         """
         if self.config.target[0].writer.type not in STREAM_WRITERS:
             await asyncio.to_thread(self.writer.connect)
-            return True
+            return await self._wait_deliverable()
         log.info("waiting for a client to START or CONTINUE the stream")
         while not self.stop_event.is_set():
             try:
@@ -523,6 +548,24 @@ class Daemon:
             self._start_scn, self._rebuild = scn, False
             log.info(f"client START: replicating from scn {scn if scn is not None else 'as configured'}")
         return self.engine.parser.opt.first_data_scn or self.base_checkpoint.scn
+
+    async def _wait_deliverable(self) -> bool:
+        """A writer that delivers to a broker: wait until it answers (ops/readiness.py); False
+        when a stop was asked for meanwhile."""
+        writer = self.writer
+        if not isinstance(writer, DeliveryProbe):
+            return True
+        problem = await asyncio.to_thread(writer.unreachable, 1.0)
+        if problem is None:
+            return True
+        log.warning(60120, f"the {self.config.target[0].writer.type} writer cannot deliver ({problem}): waiting for "
+                           f"it before replicating")
+        while problem is not None and not self.stop_event.is_set():
+            self.notifier.status(f"waiting for the {self.config.target[0].writer.type} broker: {problem}")
+            problem = await asyncio.to_thread(writer.unreachable, 1.0)
+        if problem is None:
+            log.info(f"the {self.config.target[0].writer.type} writer reaches its broker now")
+        return problem is None
 
     async def main(self) -> None:
         """Run until stopped; errors from the reader thread are re-raised here."""
@@ -570,7 +613,7 @@ class Daemon:
                 self.metrics.set_state("aborting" if engine.state.errors else "finishing")
             await house
             final_errors = await self._final_saves(engine)
-        self._report()
+        self._report(stopped=True)
         self._close_reporting()
         if engine.state.errors:
             for e in final_errors:  # the first error is the one raised; these are logged
@@ -604,6 +647,10 @@ class Daemon:
         self.notifier.close()
 
 
+def _shown(keys: list[str]) -> str:
+    return ", ".join(keys[:12]) + (f" and {len(keys) - 12} more" if len(keys) > 12 else "")
+
+
 def _filter_of(doc: Any) -> Any:
     try:
         return doc["source"][0].get("filter")
@@ -611,11 +658,19 @@ def _filter_of(doc: Any) -> Any:
         return None
 
 
-def run_daemon(config_path: str, engine: str | None = None) -> int:
-    """``replicator run`` for the offline reader: lock, run, exit 0 after a clean stop."""
+def run_daemon(config_path: str, engine: str | None = None, *, read_limit_mbps: float | None = None,
+               metrics_linger: float = 0.0) -> int:
+    """``replicator run`` for the offline and online readers: lock, run, exit 0 after a clean stop.
+
+    ``--read-limit`` caps the redo read rate (all redo threads together); ``--metrics-linger``
+    is for batch runs (a service serves /metrics as long as it runs) and is refused (30002).
+    """
+    if metrics_linger:
+        raise ConfigError("--metrics-linger keeps /metrics served after a batch run ends; the "
+                          "offline/online service serves it for as long as it runs: leave the option out", 30002)
     fd = lock_config(config_path)
     try:
-        daemon = Daemon(config_path, engine)
+        daemon = Daemon(config_path, engine, read_limit_mbps=read_limit_mbps)
         try:
             import uvloop  # type: ignore[import-not-found]
 

@@ -28,7 +28,7 @@ from replicator.ops.metrics_tally import Tally
 from replicator.redo.header import RedoHeader
 from replicator.redo.online import RedoFollower
 from replicator.redo.parser import Parser
-from replicator.runner.checkpoint import POSITION_ZERO, Position
+from replicator.runner.position_file import CHECKPOINT_RANK, POSITION_ZERO, Position
 
 QUEUE_LWNS = 256
 QUEUE_BLOCKS = 2  # raw block buffers (up to a read chunk each, 16 MB locally) read ahead of the parser
@@ -43,7 +43,11 @@ HANDOFF_MESSAGES = 256
 # hundred KB of JSON, still below the file writer's default 1 MB flush size, so the output
 # reaches the file no later than it would in smaller hand-offs).
 HANDOFF_RUN_MESSAGES = 1024
-CHECKPOINT_RANK = 1 << 30  # a checkpoint sorts after every record of its LWN
+
+
+class _Halt(Exception):
+    """Raised out of the native record loop's per-LWN step when :attr:`Engine.halted` is set:
+    the loop stops at the end of that LWN, not at the end of its read buffer."""
 
 
 class Confirmations:
@@ -128,6 +132,8 @@ class EngineState:
 
     lwns: int = 0
     transactions: int = 0
+    # Transactions not confirmed before (OLR's isNewData): what debug.stop-transactions counts.
+    new_transactions: int = 0
     messages: int = 0
     skipped: int = 0
     last_scn: int = 0
@@ -160,6 +166,10 @@ class Engine:
     # The native MessageRun class when the writer takes runs whole (set by attach): such a
     # transaction is then queued, confirmed and written as one item (no Message per row).
     run_type: Any = None
+    # Set on the parser thread (the daemon's debug stops: stop-log-switches at a file's end,
+    # stop-transactions at an LWN's checkpoint): parsing ends after that file or LWN, whatever
+    # the reader has queued beyond it, so both engines stop at the same place.
+    halted: bool = False
 
     def __init__(self, parser: Parser, fmt: Format, writer: Any, follower: RedoFollower, *,
                  restart_pos: Position = POSITION_ZERO, skip_commit_scn: int = 0,
@@ -191,9 +201,15 @@ class Engine:
         parser.on_checkpoint = self._on_checkpoint
 
     # ----------------------------------------------------------------- parser callbacks (parser thread)
+    def _counted(self, txn: Transaction) -> None:
+        state = self.state
+        state.transactions += 1
+        state.last_scn = txn.commit_scn
+        if txn.commit_scn > self.skip_commit_scn and txn.commit_pos > self.restart_pos[:3]:
+            state.new_transactions += 1
+
     def _on_transaction(self, txn: Transaction) -> None:
-        self.state.transactions += 1
-        self.state.last_scn = txn.commit_scn
+        self._counted(txn)
         if txn.commit_scn <= self.skip_commit_scn:
             for _ in txn.changes:  # a streamed transaction must still be consumed
                 pass
@@ -258,15 +274,13 @@ class Engine:
     def _on_native(self, txn: Transaction, messages: Iterable[Message], rows: int) -> None:
         """A transaction the native engine rendered: _on_transaction's list branch
         (``messages`` a list, or a MessageRun with native_runs: stage 2 in worker threads)."""
-        self.state.transactions += 1
-        self.state.last_scn = txn.commit_scn
+        self._counted(txn)
         self._stamp(txn, messages, 0)
 
     def _on_native_stream(self, txn: Transaction) -> int:
         """A huge transaction the native engine renders in parts: _on_transaction's stream
         branch. Returns how many messages it may render before the next hand-off."""
-        self.state.transactions += 1
-        self.state.last_scn = txn.commit_scn
+        self._counted(txn)
         self._stream_txn, self._stream_index = txn, 0
         return BATCH_MESSAGES - self._pending_n
 
@@ -396,6 +410,8 @@ class Engine:
                     self.tally.lwns_read((lwn.end_block - lwn.first_block) * header.block_size, lwn.scn,
                                          header.sequence, self.parser._epoch(lwn.time))
             self._handoff()
+            if self.halted:
+                break
         self._handoff()
 
     def _parse_blocks(self, items: queue.Queue) -> None:
@@ -434,28 +450,41 @@ class Engine:
                 if self._enter(header, current):
                     loop = None
                 current = header
-            if blocks is None:
-                if loop is not None:
-                    self._fed(loop, loop.finish, header)
-                    loop = None
-                barrier()  # the file's transactions come before its end (state files, log switch)
-                self._file_end(header)
-            else:
-                if loop is None:
-                    loop = self.block_loop(parser, header, blocks.path, self.follower.settings.verify_checksum,
-                                           blocks.first_block)
-                    if parser.on_checkpoint == self._on_checkpoint:
-                        loop.set_checkpoint_step(self._on_checkpoint, self._position_format(),
-                                                 self.checkpoint_manager if self.on_checkpoint_hook else None,
-                                                 self._checkpoint_hook())
-                elif blocks.path is not loop_path:
-                    loop.set_path(blocks.path)  # an online log's archived copy goes on
-                loop_path = blocks.path
-                self._fed(loop, lambda: loop.feed(blocks.data, blocks.first_block, blocks.count), header)
-                barrier()  # what the feed committed goes out now, not at the next redo
+            try:
+                if blocks is None:
+                    if loop is not None:
+                        self._fed(loop, loop.finish, header)
+                        loop = None
+                    barrier()  # the file's transactions come before its end (state files, log switch)
+                    self._file_end(header)
+                else:
+                    if loop is None:
+                        loop = self.block_loop(parser, header, blocks.path, self.follower.settings.verify_checksum,
+                                               blocks.first_block)
+                        if parser.on_checkpoint == self._on_checkpoint:
+                            loop.set_checkpoint_step(self._on_checkpoint_native, self._position_format(),
+                                                     self.checkpoint_manager if self.on_checkpoint_hook else None,
+                                                     self._checkpoint_hook())
+                    elif blocks.path is not loop_path:
+                        loop.set_path(blocks.path)  # an online log's archived copy goes on
+                    loop_path = blocks.path
+                    self._fed(loop, lambda: loop.feed(blocks.data, blocks.first_block, blocks.count), header)
+                    barrier()  # what the feed committed goes out now, not at the next redo
+            except _Halt:
+                pass  # the loop stopped at the end of the LWN that set it
             self._handoff()
+            if self.halted:
+                break
         barrier()
         self._handoff()
+
+    def _on_checkpoint_native(self, cp: Checkpoint) -> None:
+        """_on_checkpoint for the native loop's per-LWN step: a halt set by it (the daemon's
+        debug.stop-transactions) leaves the loop at once, as the python engine leaves after
+        that LWN."""
+        self._on_checkpoint(cp)
+        if self.halted:
+            raise _Halt()
 
     def _checkpoint_hook(self) -> Callable[[Checkpoint, Parser], None] | None:
         """The hook the native loop's checkpoint step calls when a schema checkpoint is due:
@@ -543,12 +572,14 @@ def feed(items: Callable[[], Iterable[object]], q: queue.Queue, parser_dead: thr
 
 def run_parser(work: Callable[[], None], errors: list[BaseException], stop: threading.Event,
                parser_dead: threading.Event) -> None:
-    """The parser thread: run ``work``; an error is reported in ``errors`` and stops the readers."""
+    """The parser thread: run ``work``; an error is reported in ``errors`` and stops the readers.
+    Its end, also a halt with items still queued, releases a reader waiting for room."""
     try:
         work()
     except BaseException as e:
         errors.append(e)
         stop.set()
+    finally:
         parser_dead.set()
 
 

@@ -15,6 +15,8 @@ from typing import Callable, Iterable, Iterator, Protocol, Sequence
 from replicator.events import Change, Checkpoint, Message, Transaction
 from replicator.formats.base import FLAG_CHECKPOINT, Format
 from replicator.redo.header import RedoHeader
+from replicator.redo.identity import DatabaseIdentity
+from replicator.redo.online import read_header
 from replicator.redo.parser import Parser, ParserOptions
 from replicator.redo.reader import RedoFile, read_lwns
 from replicator.redo.records import Lwn
@@ -80,6 +82,8 @@ class Pipeline:
         # RAC runs: called once at the end with (cut SCN, raw redo time, per-thread restart positions).
         self.on_rac_checkpoint: Callable[[int, int, list[tuple[int, int, int, int]]], None] | None = None
         self.engine = engine
+        # Every file's header is checked against it before the file is read (redo/identity.py).
+        self.identity: DatabaseIdentity | None = None
         # A sink with write_runs takes a native transaction's messages as one MessageRun
         # (one buffer, no per-row object): _pending then holds runs among the Messages and
         # _run_extra counts the messages the runs add beyond one list item each.
@@ -200,6 +204,10 @@ class Pipeline:
 
     def run_file(self, redo: RedoFile) -> RedoHeader:
         """Process one archived redo file to its end."""
+        if self.identity is not None:
+            head = read_header(redo.path, self.source, self.verify_checksum)
+            if head is not None:  # (an unreadable header is reported by the read itself)
+                self.identity.check(head)
         if self.native_loop is not None:
             try:
                 header = self.native_loop(self, redo)  # replicator.native.engine.run_file

@@ -22,7 +22,7 @@ from typing import Final
 
 from replicator.errors import DataError
 from replicator.redo.online import LogLocator, read_header
-from replicator.runner.position_file import Confirmed
+from replicator.runner.position_file import CHECKPOINT_RANK, Confirmed
 
 _C_SCN: Final = re.compile(rb'"c_scn":(\d+)')
 _LINE_LIMIT: Final = 1 << 20  # a longer last message is only checked for its new-line
@@ -41,6 +41,9 @@ def check_in_redo(confirmed: Confirmed, locator: LogLocator, where: str, threads
                             f"{', '.join(map(str, threads))}; {_RESTORE}", 20120)
         return
     seq, offset = pos[0], pos[1]
+    if pos[2] > CHECKPOINT_RANK:
+        raise DataError(f"{where}: pos[2] (record rank) {pos[2]} is out of range (at most {CHECKPOINT_RANK}): not a "
+                        f"position of a single-thread redo; {_RESTORE}", 20120)
     path = locator.archived(seq) or locator.online(seq)[0]
     if path is None:
         found = sorted({s for s, _ in locator.archive_files()})

@@ -107,10 +107,11 @@ def _position(value: Any, where: str) -> Position:
     layout = "[sequence, LWN byte offset, record rank, message index]"
     if not isinstance(value, list) or len(value) != 4:
         raise DataError(f"{where} - parse error, field pos is not an array of 4 unsigned numbers {layout}", 20003)
-    pos = tuple(check_value(Kind.U64, v, f"pos[{i}]", where) for i, v in enumerate(value))
-    if pos[2] > CHECKPOINT_RANK:
-        raise DataError(f"{where} - parse error, field pos[2] (record rank) is out of range ({pos[2]})", 20003)
-    return pos  # type: ignore[return-value]
+    rank = value[2]  # RAC packs (sequence, LWN offset, rank) into it: up to 128 bits
+    if type(rank) is not int or not 0 <= rank < 1 << 128:
+        raise DataError(f"{where} - parse error, field pos[2] is not an unsigned 128-bit number", 20003)
+    return (check_value(Kind.U64, value[0], "pos[0]", where), check_value(Kind.U64, value[1], "pos[1]", where),
+            rank, check_value(Kind.U64, value[3], "pos[3]", where))
 
 
 def _output(value: Any, where: str) -> tuple[str, int]:

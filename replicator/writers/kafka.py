@@ -55,7 +55,7 @@ _PERMANENT = {KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.CLUSTER_AUTHORIZ
 _BROKER_TROUBLE = {KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._RESOLVE,
                    KafkaError.NETWORK_EXCEPTION}
 CLOSE_TIMEOUT_S = 60.0  # how long close() waits for the last delivery reports
-LIBRARY_LOG_CODE = 60102  # librdkafka's own log lines (they carry no code of ours)
+LIBRARY_LOG_CODE = 60102  # librdkafka's own warning lines (they carry no code of ours)
 DURABLE_EVERY = 256  # confirmed messages after which the writer has the position saved (fsync)
 DURABLE_INTERVAL_S = 0.25  # ... or this long after the first confirmation not yet saved
 DURABLE_LAG = 1024  # production waits while this many confirmed messages are not saved yet
@@ -65,17 +65,25 @@ LIBRARY_REPEAT_S = 30.0  # the same librdkafka line (numbers aside) is logged at
 
 
 class _LibraryCode(logging.Filter):
-    """Give librdkafka's log records a code (every ``ERROR``/``WARN`` line carries one), and
-    let a line that only repeats (a broker refusing connections, several per second) through
-    once per ``LIBRARY_REPEAT_S``, saying how many were left out."""
+    """Print librdkafka's log records at the level they mean, and let a line that only repeats
+    (a broker refusing connections, several per second) through once per ``LIBRARY_REPEAT_S``,
+    saying how many were left out.
+
+    librdkafka logs a refused connection or a broker going away at syslog's LOG_ERR, yet it
+    retries them itself, and what is fatal reaches the writer as an error callback or a failed
+    delivery report, which stop the run with a code of ours (10057, 10060, 10092). So its
+    lines are at most warnings (WARN 60102: not an ERROR line under a warning code); its
+    notices and debug lines are INFO/DEBUG lines without a code."""
 
     def __init__(self) -> None:
         super().__init__()
         self._seen: dict[str, tuple[float, int]] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno > logging.WARNING:
+            record.levelno, record.levelname = logging.WARNING, logging.getLevelName(logging.WARNING)
         if not hasattr(record, "olr_code"):
-            record.olr_code = LIBRARY_LOG_CODE
+            record.olr_code = LIBRARY_LOG_CODE if record.levelno >= logging.WARNING else 0
         key = re.sub(r"\d+", "#", record.getMessage())
         now = time.monotonic()
         last, skipped = self._seen.get(key, (-LIBRARY_REPEAT_S, 0))
@@ -152,6 +160,25 @@ class KafkaWriter(Writer):
             return Producer(self.producer_config())
         except KafkaException as exc:
             raise RuntimeFailure(f"Kafka producer configuration rejected: {exc.args[0].str()}", 10058) from exc
+
+    def unreachable(self, timeout: float) -> str | None:
+        """None once a broker answered a metadata request within ``timeout`` seconds, else why not
+        (the daemon waits for it before it reports READY; ops/readiness.py)."""
+        if self._producer is None:
+            self.connect()
+        try:
+            self._producer.list_topics(timeout=timeout)
+        except KafkaException as exc:
+            return exc.args[0].str() if exc.args and isinstance(exc.args[0], KafkaError) else str(exc)
+        return None
+
+    def delivery_problem(self) -> str | None:
+        """While the broker is unreachable and messages wait: how many, and since when."""
+        oldest = self.queue.oldest_sent_at()
+        if not self._broker_trouble or oldest is None:
+            return None
+        return (f"Kafka broker unreachable, {len(self.queue)} messages waiting for delivery for "
+                f"{time.monotonic() - oldest:.0f}s")
 
     def write(self, batch: list[Message]) -> None:
         """Produce ``batch`` in order; waits (polling) while ``queue-size`` messages are unconfirmed."""
