@@ -23,7 +23,10 @@ def atomic_write(path: Path, data: bytes) -> None:
             os.fsync(f.fileno())
         os.replace(temp, path)
     except OSError as e:
-        temp.unlink(missing_ok=True)
+        try:
+            temp.unlink(missing_ok=True)
+        except OSError:
+            pass  # (the temp name taken by a folder, a directory gone): the write failed either way
         raise RuntimeFailure(f"file: {path} - cannot be written: {e}", 10006) from e
     try:
         fd = os.open(path.parent, os.O_RDONLY)

@@ -156,7 +156,8 @@ class CheckpointManager:
             atomic_write(self.position_path, format_confirmed(c))
         except RuntimeFailure as e:
             if final:
-                raise RuntimeFailure(f"the confirmed position could not be saved: {e.message}", 10120) from e
+                raise RuntimeFailure(f"the confirmed position could not be saved at the stop: {e.message}",
+                                     10120) from e
             self.save_failures.failed(e)
             return False
         self.save_failures.succeeded()

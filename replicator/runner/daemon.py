@@ -382,7 +382,8 @@ class Daemon:
         try:
             self.manager.save_confirmed(start, final=True)
         except RuntimeFailure as e:
-            raise RuntimeFailure(f"the start position could not be saved, nothing was replicated: {e.message}",
+            cause = e.__cause__ if isinstance(e.__cause__, RuntimeFailure) else e
+            raise RuntimeFailure(f"the start position could not be saved, nothing was replicated: {cause.message}",
                                  10121) from e
 
     def _persist_confirmed(self) -> bool:
