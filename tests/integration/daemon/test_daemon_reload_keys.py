@@ -60,3 +60,29 @@ def test_reload_names_restart_keys_and_skips_half_written_files(tmp_path: Path) 
     reload_lines = [line for line in err.splitlines() if "config reload" in line]
     assert not [line for line in reload_lines if " ERROR " in line], reload_lines
     assert sum("config reloaded" in line for line in reload_lines) == 1, reload_lines
+
+
+def test_reverting_an_unapplied_change_is_not_reported_again(tmp_path: Path) -> None:
+    """A restart-only key changed, then put back: the first is 60105, the revert is not (it was
+    reported as a change again, 60105, though the file then matched what runs)."""
+    result = generate(workloads.oltp(seed=2, target_bytes=256 << 10), tmp_path / "gen")
+    doc = fast_offline_config(result)
+    cfg = write_config(tmp_path, doc, "offline.json")
+    log_path = tmp_path / "daemon.log"
+    with open(log_path, "w") as log_file:
+        proc = subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(cfg)],
+                                stdout=subprocess.DEVNULL, stderr=log_file, text=True)
+        try:
+            assert _wait_for(log_path, "replicating")
+            changed = json.loads(json.dumps(doc))
+            changed["target"][0]["writer"]["output"] = str(tmp_path / "elsewhere.json")
+            cfg.write_text(json.dumps(changed))
+            assert _wait_for(log_path, "WARN  60105"), log_path.read_text()[-2000:]
+            cfg.write_text(json.dumps(doc, indent=1))  # the running values again (other bytes)
+            assert _wait_for(log_path, "back to the values that run"), log_path.read_text()[-2000:]
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(60)
+    err = log_path.read_text()
+    assert proc.returncode == 0, err[-2000:]
+    assert err.count("60105") == 1, [line for line in err.splitlines() if "60105" in line]
