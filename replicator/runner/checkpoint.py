@@ -2,18 +2,17 @@
 
 Two kinds of files live in the state directory (olr-interfaces.md §5):
 
-* ``<name>-chkpt.json``: the position confirmed by the writer (or its client). Besides
-  OpenLogReplicator's keys (``scn``/``idx`` = the last confirmed message's c_scn and
-  internal index) we store ``pos`` = ``[sequence, LWN byte offset, record rank, message index]``
-  of that message. OpenLogReplicator's c_scn is the transaction's *begin* SCN, which does
-  not order the output stream (commits do); ``pos`` does, so a restart skips exactly what
-  was confirmed. A file without ``pos`` (written by OpenLogReplicator) is still read, with
-  OLR's semantics.
+* ``<name>-chkpt.json``: the position confirmed by the writer (or its client), read and
+  written by :mod:`replicator.runner.position_file` (OLR's keys plus our stream position
+  ``pos`` and the file writer's ``output``; validated field by field).
 * ``<name>-chkpt-<scn>.json``: where parsing can restart (LWN position and the oldest open
   transaction) plus the dictionary, written at log switches, every ``interval-s`` of redo
-  time or ``interval-mb`` of redo, and at shutdown.
+  time or ``interval-mb`` of redo, and at shutdown. Which one a restart starts from, and so
+  which ones pruning keeps, is one rule: :mod:`replicator.runner.pruning`.
 
-Every file is written atomically (temp file, fsync, rename).
+Every file is written atomically (temp file, fsync, rename). A failed write is retried
+with back-off (:class:`SaveFailures`), except the final ones (the stop, the record of a
+first start), which raise.
 """
 
 from __future__ import annotations

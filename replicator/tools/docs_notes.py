@@ -43,7 +43,8 @@ NOTES: dict[str, str] = {
     "state.path": "checkpoint directory; [quirk] read only when type is given too; must exist",
     "state.interval-s": "seconds of redo time between schema checkpoints",
     "state.interval-mb": "MB of redo parsed between schema checkpoints",
-    "state.keep-checkpoints": "how many checkpoint files to keep",
+    "state.keep-checkpoints": "how many of the newest schema checkpoint files to keep; the one a restart "
+                              "needs and the start checkpoint are kept too (docs/operations.md §3)",
     "state.schema-force-interval": "reference-only checkpoints in a row before a full schema is written again",
     # source
     "source[0].alias": "name the target refers to",
@@ -143,9 +144,11 @@ NOTES: dict[str, str] = {
     "source[0].filter.table[].condition": "row filter, e.g. [op] != 'd' (no operator precedence)",
     "source[0].filter.table[].tag": "[pk], [all] or columns rendered as the Kafka key",
     # debug
-    "source[0].debug.stop-log-switches": "stop softly after this many log switches; 0 = never",
+    "source[0].debug.stop-log-switches": "stop softly after this many redo logs were read to their end "
+                                         "(nothing of the next one is parsed); 0 = never",
     "source[0].debug.stop-checkpoints": "stop softly after this many checkpoints; 0 = never",
-    "source[0].debug.stop-transactions": "stop softly after this many transactions; 0 = never",
+    "source[0].debug.stop-transactions": "stop softly at the end of the LWN that commits this many transactions "
+                                         "not confirmed before; 0 = never",
     "source[0].debug.owner": "with table: a committed DML on this table stops the process",
     "source[0].debug.table": "with owner: a committed DML on this table stops the process",
     # target and writers

