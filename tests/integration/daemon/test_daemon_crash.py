@@ -127,6 +127,7 @@ def test_sigkill_mid_stream_while_redo_is_written(tmp_path: Path) -> None:
     doc = json.loads(cfg.read_text())
     doc["source"][0].update({"redo-read-sleep-us": 20_000, "arch-read-sleep-us": 100_000, "arch-read-tries": 600})
     doc["target"][0]["writer"]["poll-interval-us"] = 20_000
+    doc["target"][0]["writer"]["write-buffer-flush-size"] = 64 * 1024  # as _crash_config: kills land before the end
     cfg.write_text(json.dumps(doc))
     output = tmp_path / "output.json"
 
