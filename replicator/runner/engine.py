@@ -205,7 +205,9 @@ class Engine:
         state = self.state
         state.transactions += 1
         state.last_scn = txn.commit_scn
-        if txn.commit_scn > self.skip_commit_scn and txn.commit_pos > self.restart_pos[:3]:
+        # New unless its commit is at or before the restart position (a transaction holding the
+        # confirmed message is taken as delivered: most often it ends there).
+        if txn.commit_scn > self.skip_commit_scn and self._message_position(txn, 0)[:3] > self.restart_pos[:3]:
             state.new_transactions += 1
 
     def _on_transaction(self, txn: Transaction) -> None:
