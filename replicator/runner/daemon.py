@@ -474,25 +474,25 @@ class Daemon:
         log.info(f"caught signal {signum}, stopping: draining writers and writing a final checkpoint")
         self.stop_event.set()
 
-    def _report(self, stopped: bool = False) -> None:
+    def _report(self) -> None:
         """Once a second: metrics, systemd STATUS, and WATCHDOG while the parser is alive.
 
-        STATUS reads ``replicating: ...``, ``degraded: ... (why)`` while the writer cannot
-        deliver (ops/readiness.py), and ``stopped: ...`` once the run ended (after STOPPING=1)."""
+        STATUS reads ``replicating: ...``, or ``degraded: ... (why)`` while the writer cannot
+        deliver (ops/readiness.py)."""
         now = time.monotonic()
         engine = self.engine
-        if not stopped and now - engine.state.heartbeat < max(5.0, 2 * (self.notifier.interval or 0)):
+        if now - engine.state.heartbeat < max(5.0, 2 * (self.notifier.interval or 0)):
             self.notifier.maybe_watchdog()  # a stuck parser thread stops the pings
-        if not stopped and now - self._last_publish < 1.0:
+        if now - self._last_publish < 1.0:
             return
         self._last_publish = now
         st = engine.state
         threads = getattr(engine, "thread_status", None)  # RAC: where each redo thread is
         where = f"{threads()}" if threads is not None else f"sequence {st.sequence}"
         problem = self.writer.delivery_problem() if isinstance(self.writer, DeliveryProbe) else None
-        state = "stopped" if stopped else "degraded" if problem else "replicating"
-        self.notifier.status(f"{state}: {where}, SCN {st.last_scn}, {st.transactions} transactions, "
-                             f"{st.messages} messages" + (f" ({problem})" if problem and not stopped else ""))
+        self.notifier.status(f"{'degraded' if problem else 'replicating'}: {where}, SCN {st.last_scn}, "
+                             f"{st.transactions} transactions, {st.messages} messages"
+                             + (f" ({problem})" if problem else ""))
         if self.metrics is not None:
             self.metrics.publish(engine.tally, pool=self.pool, writers=[self.writer], parser=engine.parser,
                                  queues={"unconfirmed": engine.confirmations.pending})
@@ -614,7 +614,7 @@ class Daemon:
                 self.metrics.set_state("aborting" if engine.state.errors else "finishing")
             await house
             final_errors = await self._final_saves(engine)
-        self._report(stopped=True)
+        self._report()
         self._close_reporting()
         if engine.state.errors:
             for e in final_errors:  # the first error is the one raised; these are logged

@@ -59,6 +59,7 @@ LIBRARY_LOG_CODE = 60102  # librdkafka's own warning lines (they carry no code o
 DURABLE_EVERY = 256  # confirmed messages after which the writer has the position saved (fsync)
 DURABLE_INTERVAL_S = 0.25  # ... or this long after the first confirmation not yet saved
 DURABLE_LAG = 1024  # production waits while this many confirmed messages are not saved yet
+DEGRADED_AFTER_S = 5.0  # undelivered this long while the broker is unreachable: the daemon reports "degraded"
 
 
 LIBRARY_REPEAT_S = 30.0  # the same librdkafka line (numbers aside) is logged at most this often
@@ -173,12 +174,13 @@ class KafkaWriter(Writer):
         return None
 
     def delivery_problem(self) -> str | None:
-        """While the broker is unreachable and messages wait: how many, and since when."""
+        """While the broker is unreachable and messages wait (longer than ``DEGRADED_AFTER_S``: a
+        reachable broker acknowledges in milliseconds): how many, and since when."""
         oldest = self.queue.oldest_sent_at()
-        if not self._broker_trouble or oldest is None:
+        waited = time.monotonic() - oldest if oldest is not None else 0.0
+        if not self._broker_trouble or waited < DEGRADED_AFTER_S:
             return None
-        return (f"Kafka broker unreachable, {len(self.queue)} messages waiting for delivery for "
-                f"{time.monotonic() - oldest:.0f}s")
+        return f"Kafka broker unreachable, {len(self.queue)} messages waiting for delivery for {waited:.0f}s"
 
     def write(self, batch: list[Message]) -> None:
         """Produce ``batch`` in order; waits (polling) while ``queue-size`` messages are unconfirmed."""

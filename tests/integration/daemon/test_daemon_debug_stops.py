@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 import pytest
-from daemon_proc import Daemon, wait_for
 from fixture_configs import fast_offline_config, write_config
 
 from replicator.native import available
@@ -98,24 +97,3 @@ def test_metrics_linger_is_refused(four_logs: GenerationResult, tmp_path: Path) 
     assert proc.returncode == 1 and "ERROR 30002 --metrics-linger" in proc.stderr, proc.stderr[-3000:]
     assert not (tmp_path / "output.json").exists()
 
-
-def test_status_after_the_stop_says_stopped(four_logs: GenerationResult, tmp_path: Path) -> None:
-    """systemd's STATUS after STOPPING=1 no longer says "replicating" (issue 32, item 10)."""
-    cfg = fast_offline_config(four_logs)
-    state = tmp_path / "state"
-    state.mkdir()
-    (state / four_logs.checkpoint.name).write_bytes(four_logs.checkpoint.read_bytes())
-    cfg["state"]["path"] = str(state)
-    cfg["target"][0]["writer"]["output"] = str(tmp_path / "output.json")
-    cfg["source"][0]["debug"] = {"stop-log-switches": 4}
-    daemon = Daemon(write_config(tmp_path, cfg, "offline.json"), tmp_path)
-    try:
-        assert wait_for(lambda: daemon.proc.poll() is not None, 120)
-    finally:
-        daemon.close()
-    assert daemon.proc.returncode == 0, daemon.log()[-3000:]
-    messages = list(daemon.messages)
-    stopping = next(i for i, m in enumerate(messages) if "STOPPING" in m)
-    after = [m["STATUS"] for m in messages[stopping + 1:] if "STATUS" in m]
-    assert after and all(not s.startswith("replicating") for s in after), after
-    assert after[-1].startswith("stopped: sequence 4,"), after[-1]
