@@ -307,14 +307,14 @@ class ServiceStartup:
 
     def schema_checkpoint(self) -> str:
         """The daemon's restart rule: after the confirmed position, else the largest SCN not above start-scn."""
-        from replicator.runner.checkpoint import POSITION_ZERO, CheckpointManager
+        from replicator.runner.checkpoint import CheckpointManager
 
         state = self.config.state
-        manager = CheckpointManager(state.path, self.source.name, state.keep_checkpoints)
-        confirmed = manager.load_confirmed()
-        chosen = confirmed if confirmed is not None and confirmed.pos != POSITION_ZERO else None
         start_scn = self.source.reader.start_scn or 0
-        self.checkpoint = manager.restart_checkpoint(chosen, chosen.scn if chosen else start_scn)
+        manager = CheckpointManager(state.path, self.source.name, state.keep_checkpoints, start_scn=start_scn)
+        confirmed = manager.load_confirmed()
+        chosen = confirmed if confirmed is not None and not confirmed.confirms_nothing else None
+        self.checkpoint = manager.restart_checkpoint(confirmed)  # the run's rule (pruning.py)
         if self.checkpoint is None:
             if self.source.reader.type == "online":
                 return "none stored: the first one is read from the database at start"
