@@ -109,6 +109,9 @@ class FormatConfig(OlrModel):
     # `tombstones.on.delete` (docs/formats.md).
     binary_handling_mode: Annotated[str, AfterValidator(_BINARY_MODE_CHECK)] = "bytes"
     tombstones_on_delete: Annotated[int, in_range(0, 1, _ONE_OF_0_1, uint=True)] = 1
+    # Extension: checkpoint messages carry the digests of the changes since the previous one
+    # (replicator.formats.olr_digest); OpenLogReplicator JSON with source flag 0x1000 only.
+    checkpoint_digests: Annotated[int, in_range(0, 1, _ONE_OF_0_1, uint=True)] = 0
 
     _explicit: frozenset[str] = PrivateAttr(default=frozenset())
 

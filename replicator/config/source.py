@@ -30,6 +30,7 @@ from replicator.log import parse_timezone
 READER_TYPES = ("online", "offline", "batch")
 FLAG_SCHEMALESS = 0x2
 FLAG_DIRECT_DISABLE = 0x8
+FLAG_OUTPUT_CHECKPOINTS = 0x1000  # checkpoint messages are output (OLR "show checkpoints")
 DISABLE_CHECKS_JSON_TAGS = 0x8
 
 
@@ -182,6 +183,11 @@ class SourceConfig(OlrModel):
         if "column" in self.format.explicit_keys and self.format.column != 0 and self.flags & FLAG_SCHEMALESS:
             raise bad_value("column", self.format.column,
                             f"not used when flags has set schemaless mode (flags: {self.flags})", "format.column")
+        if self.format.checkpoint_digests and (self.format.type not in ("json", "debezium")
+                                               or not self.flags & FLAG_OUTPUT_CHECKPOINTS):
+            raise bad_value("checkpoint-digests", self.format.checkpoint_digests,
+                            f"0 unless the format is json (or debezium) and flags has 0x1000 set (checkpoint "
+                            f"messages; format {self.format.type!r}, flags {self.flags})", "format.checkpoint-digests")
         if self.arch is not None and self.arch not in ("path", "online", "online-keep"):
             raise bad_value("arch", self.arch, 'one of {"path", "online", "online-keep"}')
         if "redo_verify_delay_us" not in self.model_fields_set and self.flags & FLAG_DIRECT_DISABLE:

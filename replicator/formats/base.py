@@ -58,6 +58,7 @@ class FormatOptions:
     avro_schema_path: str = ""  # extension: directory for the `avro` format's schema files
     binary_handling_mode: str = "bytes"  # extension: debezium-* binary values (Debezium's option)
     tombstones_on_delete: int = 1  # extension: debezium-envelope/-flatten tombstone after a DELETE
+    checkpoint_digests: int = 0  # extension: digests in checkpoint messages (replicator.formats.olr_digest)
     # Source facts.
     flags: int = 0  # source.flags
     db_timezone: int = 0  # DBTIMEZONE offset in seconds (TIMESTAMP WITH LOCAL TIME ZONE)

@@ -13,9 +13,10 @@ from dataclasses import replace
 from typing import Any
 
 from replicator import log
-from replicator.errors import RuntimeFailure
+from replicator.errors import ConfigError, RuntimeFailure
 from replicator.events import Table
 from replicator.formats.base import FLAG_DDL, FLAG_SCHEMALESS, Format, FormatOptions
+from replicator.formats.olr_digest import CheckpointDigests
 from replicator.redo.parser import ParserOptions
 from replicator.redo.reader import RedoFile
 from replicator.redo.source import LOCAL, RedoSource
@@ -135,6 +136,15 @@ def source_facts(config: Any, source: Any, cp: Any = None) -> tuple[ParserOption
     )
     fmt = replace(fmt, flags=flags, db_timezone=db_tz, con_name=con_name, database=source.name)
     return parser, fmt, archive_format, dictionary
+
+
+def checkpoint_digests(threads: int, checkpoint: Any) -> CheckpointDigests:
+    """format.checkpoint-digests for a run that starts at the schema checkpoint ``checkpoint``
+    (None: schemaless, from the first file): its position is where the previous checkpoint
+    of the stream was. One redo thread only (ConfigError 30001 otherwise)."""
+    if threads > 1:
+        raise ConfigError("format.checkpoint-digests is not supported with several redo threads (RAC) yet", 30001)
+    return CheckpointDigests((checkpoint.seq, checkpoint.offset) if checkpoint is not None else (0, 0))
 
 
 def memory_pool(memory: Any) -> MemoryPool:

@@ -25,7 +25,7 @@ from replicator.redo.identity import DatabaseIdentity
 from replicator.redo.parser import ParserOptions
 from replicator.redo.reader import RedoFile
 from replicator.redo.source import LOCAL, RedoSource
-from replicator.runner.assembly import create_format_for, file_size, memory_pool
+from replicator.runner.assembly import checkpoint_digests, create_format_for, file_size, memory_pool
 from replicator.runner.batch_output import finish_record, plan_output, prepare_writer, start_record
 from replicator.runner.checkpoint import CheckpointManager
 from replicator.runner.lock import lock_config
@@ -160,6 +160,8 @@ def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off", watc
         pipeline.identity = DatabaseIdentity(cp.resetlogs, cp.activation, list(cp.incarnations))
     if job.checkpoint is not None and job.state is not None:
         schema_checkpoints(pipeline, job, watch.metrics if watch is not None else None)
+    if job.format_options.checkpoint_digests:
+        pipeline.checkpoint_digests = checkpoint_digests(len({f.thread for f in job.files}), job.checkpoint)
     if progress_wanted(progress, sys.stderr):
         watch = watch or RunWatch(job.files)
         watch.progress = Progress(len(job.files), sum(file_size(f, job.source) for f in job.files))

@@ -194,6 +194,10 @@ class Daemon:
                             on_file_end=self._on_file_end)
             if not self.source.debug.stop_transactions:  # else every LWN checkpoint counts transactions
                 engine.checkpoint_manager = self.manager
+        if fmt_opts.checkpoint_digests:
+            from replicator.runner.assembly import checkpoint_digests
+
+            engine.checkpoint_digests = checkpoint_digests(len(threads), cp)
         if self.metrics is not None:  # before attach: the native committer counts into it too
             engine.tally = Tally(self.config.metrics.tag_names or "none")
         if native:

@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from replicator.events import Change, Checkpoint, Message, Transaction
 from replicator.formats.base import FLAG_CHECKPOINT, Format
+from replicator.formats.olr_digest import CheckpointDigests
 from replicator.ops.metrics_tally import Tally
 from replicator.redo.header import RedoHeader
 from replicator.redo.online import RedoFollower
@@ -170,6 +171,9 @@ class Engine:
     # stop-transactions at an LWN's checkpoint): parsing ends after that file or LWN, whatever
     # the reader has queued beyond it, so both engines stop at the same place.
     halted: bool = False
+    # format.checkpoint-digests: every rendered message passes it before the restart position
+    # drops any, so a restart repeats each checkpoint's digests (replicator.formats.olr_digest).
+    checkpoint_digests: CheckpointDigests | None = None
 
     def __init__(self, parser: Parser, fmt: Format, writer: Any, follower: RedoFollower, *,
                  restart_pos: Position = POSITION_ZERO, skip_commit_scn: int = 0,
@@ -237,6 +241,8 @@ class Engine:
 
         A native MessageRun (:attr:`run_type`) is queued whole with its first message's
         position unless the restart position falls inside it (then message by message)."""
+        if self.checkpoint_digests is not None:
+            messages = self.checkpoint_digests.observe(messages)
         if type(messages) is self.run_type:
             n = len(messages)  # type: ignore[arg-type]
             if n == 0:
@@ -307,6 +313,8 @@ class Engine:
             unsent(cp)  # not output (no flag 0x1000): only its effect on later positions
         else:
             messages = self.format.checkpoint(cp)
+            if self.checkpoint_digests is not None:
+                messages = self.checkpoint_digests.observe(messages)
             header = self.parser.header
             lwn_offset = cp.lwn_block * (header.block_size if header else 512)
             pos = (cp.seq, lwn_offset, CHECKPOINT_RANK, 0)

@@ -14,6 +14,7 @@ from typing import Callable, Iterable, Iterator, Protocol, Sequence
 
 from replicator.events import Change, Checkpoint, Message, Transaction
 from replicator.formats.base import FLAG_CHECKPOINT, Format
+from replicator.formats.olr_digest import CheckpointDigests
 from replicator.redo.header import RedoHeader
 from replicator.redo.identity import DatabaseIdentity
 from replicator.redo.online import read_header
@@ -89,6 +90,8 @@ class Pipeline:
         # _run_extra counts the messages the runs add beyond one list item each.
         self.native_runs = hasattr(sink, "write_runs")
         self._run_extra = 0
+        # format.checkpoint-digests: the batches pass it in order before the sink writes them.
+        self.checkpoint_digests: CheckpointDigests | None = None
         # The native engine's loop over a whole file (blocks to commits), else None.
         self.native_loop: Callable[[Pipeline, RedoFile], RedoHeader] | None = None
         # Native stage 2 in worker threads (replicator/native/_stage2.pxi): how many, and
@@ -195,6 +198,8 @@ class Pipeline:
     def _drain(self) -> None:
         if self._pending:
             self.stats.messages += len(self._pending) + self._run_extra
+            if self.checkpoint_digests is not None:
+                self.checkpoint_digests.observe(self._pending)
             if self.native_runs:
                 self.sink.write_runs(self._pending)  # type: ignore[attr-defined]
             else:

@@ -133,6 +133,7 @@ NOTES: dict[str, str] = {
     "source[0].format.avro-schema-path": "extension: directory where the avro format writes its schema files",
     "source[0].format.binary-handling-mode": "extension: debezium-* formats' RAW/BLOB values, as Debezium's binary.handling.mode: bytes (base64 under a bytes schema), base64, base64-url-safe or hex (string schema)",
     "source[0].format.tombstones-on-delete": "extension: 1 (default) writes a tombstone (key, null value) after each DELETE in debezium-envelope/-flatten, as Debezium's tombstones.on.delete",
+    "source[0].format.checkpoint-digests": "extension: 1 adds to every checkpoint message the count and digest of the changes since the previous one, per table (json/debezium with flags 0x1000; `replicator client --verify` checks them; docs/formats.md §10)",
     # filter
     "source[0].filter.separator": "splits the key and tag lists",
     "source[0].filter.table": "table rules, evaluated in order (section below)",
