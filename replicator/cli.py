@@ -1,4 +1,4 @@
-"""Command line: ``replicator run|dump|bench|check-config|redogen|demo``.
+"""Command line: ``replicator run|dump|bench|check-config|redogen|demo|verify``.
 
 Every command turns a :class:`~replicator.errors.ReplicatorError` into one log line
 ``ERROR CCCCC message`` and a non-zero exit code, never a traceback.
@@ -117,6 +117,12 @@ def _cmd_spark(args: argparse.Namespace) -> int:
     return spark_main(args.rest)
 
 
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from replicator.verify.command import verify_main
+
+    return verify_main(args.rest)
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from replicator.redogen.commands import demo_main
 
@@ -211,6 +217,10 @@ def build_parser() -> argparse.ArgumentParser:
     spark.add_argument("rest", nargs=argparse.REMAINDER)
     spark.set_defaults(func=_cmd_spark)
 
+    verify = sub.add_parser("verify", help="prove a sink holds exactly what the redo holds", add_help=False)
+    verify.add_argument("rest", nargs=argparse.REMAINDER)
+    verify.set_defaults(func=_cmd_verify)
+
     demo = sub.add_parser("demo", help="generate a redo stream, replicate it and show the result", add_help=False)
     demo.add_argument("rest", nargs=argparse.REMAINDER)
     demo.set_defaults(func=_cmd_demo)
@@ -220,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
 # Subcommands with their own parser get the rest of the line untouched: argparse's
 # REMAINDER rejects a leading option (``replicator demo -o DIR``).
 _OWN_PARSER = {"redogen": _cmd_redogen, "demo": _cmd_demo, "client": _cmd_client,
-               "bench-writers": _cmd_bench_writers, "spark": _cmd_spark}
+               "bench-writers": _cmd_bench_writers, "spark": _cmd_spark, "verify": _cmd_verify}
 
 
 def main(argv: list[str] | None = None) -> int:
