@@ -27,6 +27,7 @@ from replicator.cli_args import (
     positive_float,
 )
 from replicator.errors import ReplicatorError, RuntimeFailure
+from replicator.formats.olr_digest import StreamVerifier
 from replicator.proto import olr_pb2 as pb
 from replicator.tools.stream_client import (
     StreamClient,
@@ -65,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="append 'MESSAGES C_SCN C_IDX' to FILE after each CONFIRM sent (messages printed so far)")
     p.add_argument("--idle-exit", type=non_negative_float, default=0.0, metavar="S",
                    help="stop after S seconds without data (default: %(default)s = never)")
+    p.add_argument("--verify", action="store_true",
+                   help="check the checkpoint digests (format.checkpoint-digests) as messages arrive; "
+                        "stop with error 10403/10404/10405 on a gap (json format; default: off)")
     return p
 
 
@@ -92,6 +96,7 @@ class _Printer:
         self.catching_up = False  # set on reconnect: drop frames printed before
         self.resent = 0
         self.confirm_log: BinaryIO | None = open(args.confirm_log, "ab") if args.confirm_log else None  # noqa: SIM115
+        self.verifier = StreamVerifier() if args.verify else None  # raises StreamCheckFailed on a gap
 
     def take(self, frame: bytes) -> None:
         key = hash(frame)
@@ -107,6 +112,8 @@ class _Printer:
             self.recent_count[old] -= 1
             if not self.recent_count[old]:
                 del self.recent_count[old]
+        if self.verifier is not None:
+            self.verifier.take(frame)
         self.last = position_of(frame, self.args.format)
         self.count += 1
         self.unconfirmed += 1
@@ -213,6 +220,8 @@ def client_main(argv: list[str]) -> int:
         check_start_mode(args.start)
     except RuntimeFailure as exc:
         parser.error(f"--start: {exc.message}")
+    if args.verify and args.format != "json":
+        parser.error("--verify reads OpenLogReplicator JSON checkpoints (--format json)")
     try:
         return run(args, sys.stdout.buffer)
     except ReplicatorError as exc:
