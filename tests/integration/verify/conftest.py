@@ -1,0 +1,8 @@
+"""Fixtures of the verify integration tests; importable helpers live in ``verify_fixtures``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # verify_fixtures.py
