@@ -27,8 +27,8 @@ checkpoint message gets a ``"digests"`` member in its payload element, the summa
 changes of the messages since the previous checkpoint, per table and in total, and where
 that segment starts::
 
-    {"op":"chkpt","seq":5,"offset":90624,"digests":{"from":[5,89600],"n":14,
-     "d":"0f3a…","tables":[{"owner":"APP","table":"T00","n":12,"d":"91c2…"}]}}
+    {"op":"chkpt","seq":1,"offset":18944,"digests":{"from":[1,9728],"n":52,"d":"7fb9460746741bdd",
+     "tables":[{"owner":"APP","table":"T00","n":50,"d":"a434f141aed06587"}]}}
 
 A checkpoint follows every LWN of the redo (and the end of each file), so the segments are
 cut by the redo itself: a restarted daemon re-reads the redo from a restart point at or
@@ -76,15 +76,13 @@ class ChangeId(NamedTuple):
 
 
 class Change(NamedTuple):
-    """One change of a message: identity, table ("" for begin/commit), kind, digest and
-    the decoded payload element (for reports)."""
+    """One change of a message: identity, table ("" for begin/commit), kind and digest."""
 
     id: ChangeId
     owner: str
     table: str
     kind: int
     digest: int
-    element: dict[str, Any]
 
 
 # -- decoding and the canonical content --------------------------------------------------------
@@ -162,9 +160,9 @@ def element_change(el: dict[str, Any]) -> tuple[int, str, str, int] | None:
     if schema is not None:
         owner, table = schema.get("owner", ""), schema.get("table", "")
     before, after = el.get("before"), el.get("after")
-    data = _CANONICAL.encode([op, owner, table, before if isinstance(before, dict) else None,
-                              after if isinstance(after, dict) else None, el.get("sql") if kind == KIND_DDL else None])
-    return kind, owner, table, int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+    return kind, owner, table, change_digest(op, owner, table, before if isinstance(before, dict) else None,
+                                             after if isinstance(after, dict) else None,
+                                             el.get("sql") if kind == KIND_DDL else None)
 
 
 def changes_of(doc: dict[str, Any]) -> list[Change]:
@@ -177,7 +175,7 @@ def changes_of(doc: dict[str, Any]) -> list[Change]:
         found = element_change(el)
         if found is not None:
             kind, owner, table, digest = found
-            out.append(Change(ChangeId(c_scn, c_idx, elem, xid), owner, table, kind, digest, el))
+            out.append(Change(ChangeId(c_scn, c_idx, elem, xid), owner, table, kind, digest))
     return out
 
 

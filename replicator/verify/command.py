@@ -118,7 +118,7 @@ def open_sink(spec: str | None, config: Any, args: argparse.Namespace) -> SinkRe
         raise RuntimeFailure(f"--sink {spec!r}: expected file:OUTPUT, capture:FILE or kafka:TOPIC", UNSUPPORTED)
     if kind == "file":
         newline = writer.newline_bytes if writer.type == "file" else b"\n"
-        return _file_sink(parse_output_pattern(rest, 1, 0), rest, newline)
+        return _file_sink(parse_output_pattern(rest, 1, 1), rest, newline)  # rotation size: not read
     if kind == "capture":
         return FileSink([rest], f"capture {rest}")
     if kind == "kafka":
@@ -224,7 +224,6 @@ def verify(args: argparse.Namespace) -> Report:
 def verify_main(argv: list[str]) -> int:
     """Entry point of ``replicator verify``; returns the exit status."""
     args = build_parser().parse_args(argv)
-    log.configure_logging()
     try:
         report = verify(args)
     except ReplicatorError as exc:

@@ -97,6 +97,13 @@ def _groups(a: np.ndarray) -> np.ndarray:
     return np.flatnonzero(new)
 
 
+def _transactions(heads: np.ndarray) -> int:
+    """How many distinct (c_scn, xid) the sorted group heads have."""
+    if not len(heads):
+        return 0
+    return 1 + int(((heads["scn"][1:] != heads["scn"][:-1]) | (heads["xid"][1:] != heads["xid"][:-1])).sum())
+
+
 def compare(redo: Spool, sink: Spool, bounds: Bounds, max_report: int = 100) -> Result:
     """Compare every bucket of the two spools (both flushed)."""
     import time
@@ -121,20 +128,23 @@ def _bucket(r: np.ndarray, s: np.ndarray, bounds: Bounds, result: Result, max_re
     if not len(records):
         return
     side = np.concatenate([np.zeros(len(r), np.uint8), np.ones(len(s), np.uint8)])
+    del r, s
     order = np.lexsort((records["ord"], side, records["elem"], records["idx"], records["xid"], records["scn"]))
     a, side = records[order], side[order]
+    del records, order
     starts = _groups(a)
     sizes = np.diff(np.append(starts, len(a)))
-    in_redo = np.add.reduceat((side == 0).astype(np.int64), starts)
+    in_redo = np.add.reduceat((side == 0).astype(np.int32), starts)
     in_sink = sizes - in_redo
     head = a[starts]  # the redo's record of the group when it has one (side 0 sorts first)
     beyond = (in_redo > 0) & (head["ord"] > bounds.cut) if bounds.cut is not None else np.zeros(len(starts), bool)
     before = (in_redo == 0) & (head["scn"] <= bounds.start)
     # A sink copy whose digest is not the redo's (groups with one redo record).
     single = in_redo == 1
-    redo_digest = np.repeat(head["dig"], sizes)
-    altered = (side == 1) & np.repeat(single, sizes) & (a["dig"] != redo_digest)
-    differs = single & (np.add.reduceat(altered.astype(np.int64), starts) > 0)
+    altered = (side == 1) & np.repeat(single, sizes)
+    altered &= a["dig"] != np.repeat(head["dig"], sizes)
+    differs = single & (np.add.reduceat(altered.astype(np.int32), starts) > 0)
+    del altered
     missing = (in_sink < in_redo) & ~beyond
     duplicated = (in_redo > 0) & (in_sink > in_redo)
     extra = (in_redo == 0) & ~before
@@ -144,21 +154,23 @@ def _bucket(r: np.ndarray, s: np.ndarray, bounds: Bounds, result: Result, max_re
     counts[DIFFERS] += int(differs.sum())
     counts[EXTRA] += int(in_sink[extra].sum())
     result.ambiguous += int((in_redo > 1).sum())
-    result.not_claimed += int((beyond & (in_sink == 0)).sum())
+    unclaimed = beyond & (in_sink == 0)
+    result.not_claimed += int(unclaimed.sum())
     result.before_start += int(in_sink[before].sum())
     # What was compared: redo groups not beyond the claim (or present in the sink), sink groups not before the start.
-    compared = np.repeat(~(beyond & (in_sink == 0)) & ~before, sizes)
+    kept = ~unclaimed & ~before
+    compared = np.repeat(kept, sizes)
     taken_r, taken_s = compared & (side == 0), compared & (side == 1)
+    del compared
     result.redo_changes += int(taken_r.sum())
     result.sink_changes += int(taken_s.sum())
     result._add_tables(result.redo_tables, a["tab"][taken_r], a["dig"][taken_r])
     result._add_tables(result.sink_tables, a["tab"][taken_s], a["dig"][taken_s])
-    # Transactions: (c_scn, xid) of the compared groups, and of those with a difference.
+    del taken_r, taken_s
+    # Transactions: (c_scn, xid) of the compared groups, and of those with a difference (groups are sorted by both).
     bad = missing | duplicated | differs | extra
-    kept = ~(beyond & (in_sink == 0)) & ~before
-    txn = head[["scn", "xid"]]
-    result.transactions += len(np.unique(txn[kept]))
-    result.differing_transactions += len(np.unique(txn[bad]))
+    result.transactions += _transactions(head[kept])
+    result.differing_transactions += _transactions(head[bad])
     room = max_report - len(result.differences)
     if room <= 0 or not bad.any():
         return

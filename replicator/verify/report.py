@@ -190,7 +190,7 @@ class Report:
                  f"{redo_mb / max(self.seconds, 1e-9):.1f} MB/s of redo, peak RSS {self.peak_rss_mb:.0f} MB", ""]
         rows = self._table_rows()
         width = max([len(row["table"]) for row in rows] + [5])
-        lines.append(f"{'table':<{width}}  {'redo':>12}  {'digest':<16}  {'sink':>12}  {'digest':<16}")
+        lines.append(f"{'table':<{width}}  {'redo':>12}  {'digest':<16}  {'sink':>12}  digest")
         for row in rows:
             mark = "" if row["equal"] else "  <- differs"
             lines.append(f"{row['table']:<{width}}  {row['redo']:>12,}  {row['redo_digest']}  {row['sink']:>12,}  "

@@ -24,7 +24,7 @@ RECORD = np.dtype([("scn", "<u8"), ("xid", "<u8"), ("idx", "<u4"), ("elem", "<u4
 _PACK = struct.Struct("<QQIIIIQQ").pack  # one RECORD
 assert struct.calcsize("<QQIIIIQQ") == RECORD.itemsize
 CHUNK = 1 << 16  # records kept in memory before they go to the bucket files
-BUCKET_BYTES = 48 << 20  # target bucket size per side: a bucket of each side is compared in memory
+BUCKET_BYTES = 16 << 20  # target bucket size per side: a bucket of each side is compared in memory
 NO_TABLE = 0  # table number of begin/commit markers
 
 

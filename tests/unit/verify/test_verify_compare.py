@@ -12,7 +12,7 @@ from replicator.verify.spool import Spool, TableNames, xid_key
 
 
 def _change(scn: int, idx: int, xid: str, digest: int, table: str = "T", kind: int = KIND_ROW) -> Change:
-    return Change(ChangeId(scn, idx, 0, xid), "APP" if kind else "", table if kind else "", kind, digest, {})
+    return Change(ChangeId(scn, idx, 0, xid), "APP" if kind else "", table if kind else "", kind, digest)
 
 
 def _spools(tmp_path: Path, redo: list[Change], sink: list[tuple[Change, int]], buckets: int) -> tuple[Spool, Spool]:
