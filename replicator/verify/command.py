@@ -71,10 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sink", metavar="SPEC", help="what to read instead of the config's writer: file:OUTPUT (a file "
                    "writer output pattern, %%i allowed), capture:FILE (what `replicator client` printed), "
                    "kafka:TOPIC[,TOPIC...]")
-    p.add_argument("--bootstrap-servers", help="Kafka brokers for --sink kafka: (default: the config's kafka writer)")
-    p.add_argument("--from-scn", type=non_negative_int, help="start: transactions committed after this SCN "
+    p.add_argument("--bootstrap-servers", metavar="HOSTS", help="Kafka brokers for --sink kafka: (default: the config's kafka writer)")
+    p.add_argument("--from-scn", type=non_negative_int, metavar="SCN", help="start: transactions committed after this SCN "
                    "(default: reader.start-scn, else the oldest schema checkpoint)")
-    p.add_argument("--to-scn", type=non_negative_int, help="compare only transactions that began at or before this SCN")
+    p.add_argument("--to-scn", type=non_negative_int, metavar="SCN", help="compare only transactions that began at or before this SCN")
     p.add_argument("--all", action="store_true", help="every change of the redo read must be in the sink (default: "
                    "up to the sink's last message or the confirmed position, whichever is later)")
     p.add_argument("--redo", nargs="+", metavar="PATH", help="redo files or directories (default: the config's)")
@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="differences listed with their keys (default: %(default)s; counts are always complete)")
     p.add_argument("--kafka-timeout", type=positive_float, default=30.0, metavar="S",
                    help="give up reading Kafka after S seconds without progress (default: %(default)s)")
-    p.add_argument("--work-dir", help="where the spool files go (default: the system temp directory)")
+    p.add_argument("--work-dir", metavar="DIR", help="where the spool files go (default: the system temp directory)")
     p.add_argument("--engine", choices=("python", "native"), default=None,
                    help="decode engine (default: $REPLICATOR_ENGINE, else native when built)")
     return p
