@@ -152,32 +152,37 @@ def _confirmed(config: Any) -> tuple[int, int] | None:
 
 
 def _cut(redo: Spool, sink: Side, confirmed: tuple[int, int] | None, everything: bool,
-         findings: list[Finding]) -> tuple[int | None, str]:
-    """The last redo ordinal the sink must hold, and the bounds in words."""
+         notes: list[str]) -> tuple[int | None, bool, str]:
+    """(the last redo ordinal the sink must hold, None for all; whether the sink holds changes
+    past the redo read; the bounds in words)."""
     if everything:
-        return None, "every change of the redo read"
-    cut, said = -1, []
+        return None, False, "every change of the redo read"
+    cut, said, ahead = -1, [], False
     for cid in sink.claims:
         found = redo.found.get(cid)
         if found is None:
-            findings.append(Finding("claim", f"the sink's last change (c_scn {cid.c_scn}, c_idx {cid.c_idx}, xid "
-                                              f"{cid.xid}) is not in the redo read: the sink holds changes the redo "
-                                              "does not (other redo, or beyond the files read)", "sink"))
-            return None, "every change of the redo read (the sink's last change is not in it)"
-        cut = max(cut, found)
-    if sink.claims:
+            ahead = True
+        else:
+            cut = max(cut, found)
+    if ahead:
+        notes.append("the sink holds changes after the redo read (redo not archived yet?): every change of the "
+                     "redo read must be in it, the sink's later ones are not checked")
+    elif sink.claims:
         said.append(f"the sink's last message{'s' if len(sink.claims) > 1 else ''}")
     if confirmed is not None:
         found = redo.found_positions.get(confirmed)
         if found is None:
-            findings.append(Finding("claim", f"the confirmed position (c_scn {confirmed[0]}, c_idx {confirmed[1]}) "
-                                             "is not in the redo read (beyond the archived redo?)", "checkpoint"))
+            notes.append(f"the confirmed position (c_scn {confirmed[0]}, c_idx {confirmed[1]}) is after the redo "
+                         "read: every change of the redo read must be in the sink")
+            ahead = True
         else:
             said.append(f"the confirmed position c_scn {confirmed[0]} c_idx {confirmed[1]}")
             cut = max(cut, found)
+    if ahead:
+        return None, True, "every change of the redo read"
     if cut < 0:
-        return -1, "nothing: the sink holds no change and no position was confirmed (--all checks the whole redo)"
-    return cut, "redo changes up to " + " and ".join(said)
+        return -1, False, "nothing: the sink holds no change and no position was confirmed (--all checks the whole redo)"
+    return cut, False, "redo changes up to " + " and ".join(said)
 
 
 def verify(args: argparse.Namespace) -> Report:
@@ -205,12 +210,13 @@ def verify(args: argparse.Namespace) -> Report:
         redo_stats = truth.scan(redo_side)
         redo_side.spool.flush()
         findings = sink_side.findings + redo_side.findings
-        cut, bounds = _cut(redo_side.spool, sink_side, confirmed, args.all, findings)
+        notes: list[str] = []
+        cut, ahead, bounds = _cut(redo_side.spool, sink_side, confirmed, args.all, notes)
         bounds += f"; sink changes after SCN {truth.first_scn}"
         if args.to_scn is not None:
             bounds += f"; c_scn at most {args.to_scn}"
-        result = compare(redo_side.spool, sink_side.spool, Bounds(cut, truth.first_scn, args.to_scn, sink.kinds),
-                         args.max_report)
+        result = compare(redo_side.spool, sink_side.spool,
+                         Bounds(cut, truth.first_scn, args.to_scn, sink.kinds, ahead, sink.part_shift), args.max_report)
         wanted_redo = {d.redo for d in result.differences if d.redo is not None}
         wanted_sink = {p for d in result.differences for p in d.sink}
         redo_docs = truth.locate(wanted_redo) if wanted_redo else {}
@@ -218,7 +224,7 @@ def verify(args: argparse.Namespace) -> Report:
         reported = details(result, tables, redo_docs, sink_docs, truth.key_columns())
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return Report(truth.label, sink.label, bounds, redo_stats, sink_stats, result, tables, reported, findings,
-                  time.perf_counter() - started, rss)
+                  notes, time.perf_counter() - started, rss)
 
 
 def verify_main(argv: list[str]) -> int:

@@ -46,12 +46,18 @@ class Difference:
 @dataclass
 class Bounds:
     """What is compared: redo changes up to ``cut`` (an ordinal; None = all), sink changes
-    above ``start`` (the first SCN of the redo read), both with c_scn at most ``to_scn``."""
+    above ``start`` (the first SCN of the redo read), both with c_scn at most ``to_scn``.
+
+    ``ahead``: the sink holds changes past the redo read; then a sink change the redo does
+    not hold that comes, in its part of the sink (``place >> part_shift``: a file series, a
+    partition), after the last change the redo does hold, is not extra but not checked."""
 
     cut: int | None
     start: int
     to_scn: int | None = None
     kinds: frozenset[int] = frozenset({0, 1, 2})
+    ahead: bool = False
+    part_shift: int = 62
 
 
 @dataclass
@@ -64,11 +70,14 @@ class Result:
     sink_changes: int = 0  # compared
     not_claimed: int = 0  # redo changes beyond the sink's claim, not in the sink
     before_start: int = 0  # sink changes older than the redo read
+    after_redo: int = 0  # sink changes past the redo read (Bounds.ahead)
     after_to: int = 0  # changes of either side with c_scn above --to-scn
     ambiguous: int = 0  # identities the redo itself holds more than once
     transactions: int = 0
     differing_transactions: int = 0
     redo_tables: dict[int, tuple[int, int]] = field(default_factory=dict)  # table -> (count, digest sum)
+    # (c_scn, xid key) of reported transactions -> (redo count, redo digest sum, sink count, sink digest sum)
+    transaction_tallies: dict[tuple[int, int], tuple[int, int, int, int]] = field(default_factory=dict)
     sink_tables: dict[int, tuple[int, int]] = field(default_factory=dict)
     seconds: float = 0.0
 
@@ -104,20 +113,61 @@ def _transactions(heads: np.ndarray) -> int:
     return 1 + int(((heads["scn"][1:] != heads["scn"][:-1]) | (heads["xid"][1:] != heads["xid"][:-1])).sum())
 
 
+def _identities(a: np.ndarray) -> np.ndarray:
+    """One 64-bit value per record standing for its identity (for membership tests only)."""
+    return (a["scn"] * np.uint64(0x9E3779B97F4A7C15)) ^ a["xid"] ^ (a["idx"].astype(np.uint64) << np.uint64(20)) \
+        ^ a["elem"].astype(np.uint64)
+
+
+def _transaction_tallies(a: np.ndarray, side: np.ndarray, starts: np.ndarray, sizes: np.ndarray,
+                         kept: np.ndarray, heads: np.ndarray, result: Result) -> None:
+    """Both sides' count and digest sum of each transaction of ``heads`` (the reported
+    differences), over the compared changes."""
+    wanted = {(int(h["scn"]), int(h["xid"])) for h in heads}
+    compared = np.repeat(kept, sizes)
+    for scn, xid in sorted(wanted):
+        if (scn, xid) in result.transaction_tallies:
+            continue
+        mine = compared & (a["scn"] == scn) & (a["xid"] == xid)
+        tally = []
+        for s in (0, 1):
+            digests = a["dig"][mine & (side == s)]
+            tally += [len(digests), int(digests.sum(dtype=np.uint64)) & MASK64]
+        result.transaction_tallies[(scn, xid)] = tuple(tally)  # type: ignore[assignment]
+
+
+def _last_matched(redo: Spool, sink: Spool, bounds: Bounds) -> dict[int, int]:
+    """Per part of the sink, the last place of a change the redo holds."""
+    last: dict[int, int] = {}
+    shift = np.uint64(bounds.part_shift)
+    for b in range(redo.buckets):
+        r, s = redo.bucket(b), sink.bucket(b)
+        held = s[np.isin(_identities(s), _identities(r))]
+        if not len(held):
+            continue
+        parts = held["ord"] >> shift
+        for part in np.unique(parts).tolist():
+            top = int(held["ord"][parts == part].max())
+            last[part] = max(top, last.get(part, top))
+    return last
+
+
 def compare(redo: Spool, sink: Spool, bounds: Bounds, max_report: int = 100) -> Result:
     """Compare every bucket of the two spools (both flushed)."""
     import time
 
     started = time.perf_counter()
     result = Result()
+    last = _last_matched(redo, sink, bounds) if bounds.ahead else None
     for b in range(redo.buckets):
-        _bucket(redo.bucket(b), sink.bucket(b), bounds, result, max_report)
+        _bucket(redo.bucket(b), sink.bucket(b), bounds, result, max_report, last)
     result.differences.sort(key=lambda d: (d.c_scn, d.c_idx, d.elem, d.xid_key))
     result.seconds = time.perf_counter() - started
     return result
 
 
-def _bucket(r: np.ndarray, s: np.ndarray, bounds: Bounds, result: Result, max_report: int) -> None:
+def _bucket(r: np.ndarray, s: np.ndarray, bounds: Bounds, result: Result, max_report: int,
+            last: dict[int, int] | None) -> None:
     if len(bounds.kinds) < 3:
         r = r[np.isin(r["kind"], list(bounds.kinds))]
     if bounds.to_scn is not None:
@@ -139,6 +189,12 @@ def _bucket(r: np.ndarray, s: np.ndarray, bounds: Bounds, result: Result, max_re
     head = a[starts]  # the redo's record of the group when it has one (side 0 sorts first)
     beyond = (in_redo > 0) & (head["ord"] > bounds.cut) if bounds.cut is not None else np.zeros(len(starts), bool)
     before = (in_redo == 0) & (head["scn"] <= bounds.start)
+    after = np.zeros(len(starts), bool)
+    if last is not None:  # the sink is ahead: its changes after the last one the redo holds are not checked
+        parts = head["ord"] >> np.uint64(bounds.part_shift)
+        limit = np.array([last.get(p, -1) for p in parts.tolist()], np.int64)
+        after = (in_redo == 0) & (head["ord"].astype(np.int64) > limit)
+        before &= ~after
     # A sink copy whose digest is not the redo's (groups with one redo record).
     single = in_redo == 1
     altered = (side == 1) & np.repeat(single, sizes)
@@ -147,7 +203,7 @@ def _bucket(r: np.ndarray, s: np.ndarray, bounds: Bounds, result: Result, max_re
     del altered
     missing = (in_sink < in_redo) & ~beyond
     duplicated = (in_redo > 0) & (in_sink > in_redo)
-    extra = (in_redo == 0) & ~before
+    extra = (in_redo == 0) & ~before & ~after
     counts = result.counts
     counts[MISSING] += int((in_redo - in_sink)[missing].sum())
     counts[DUPLICATED] += int((in_sink - in_redo)[duplicated].sum())
@@ -157,8 +213,9 @@ def _bucket(r: np.ndarray, s: np.ndarray, bounds: Bounds, result: Result, max_re
     unclaimed = beyond & (in_sink == 0)
     result.not_claimed += int(unclaimed.sum())
     result.before_start += int(in_sink[before].sum())
+    result.after_redo += int(in_sink[after].sum())
     # What was compared: redo groups not beyond the claim (or present in the sink), sink groups not before the start.
-    kept = ~unclaimed & ~before
+    kept = ~unclaimed & ~before & ~after
     compared = np.repeat(kept, sizes)
     taken_r, taken_s = compared & (side == 0), compared & (side == 1)
     del compared
@@ -174,7 +231,9 @@ def _bucket(r: np.ndarray, s: np.ndarray, bounds: Bounds, result: Result, max_re
     room = max_report - len(result.differences)
     if room <= 0 or not bad.any():
         return
-    for g in np.flatnonzero(bad)[:room].tolist():
+    reported = np.flatnonzero(bad)[:room]
+    _transaction_tallies(a, side, starts, sizes, kept, head[reported], result)
+    for g in reported.tolist():
         first, size, nr = int(starts[g]), int(sizes[g]), int(in_redo[g])
         rec = a[first]
         kind = MISSING if missing[g] else DUPLICATED if duplicated[g] else DIFFERS if differs[g] else EXTRA

@@ -21,7 +21,7 @@ from replicator.verify.spool import NO_TABLE, TableNames
 class Finding:
     """Something wrong with the sink that is not one change."""
 
-    kind: str  # rotation, torn, unreadable, claim
+    kind: str  # rotation, torn, unreadable
     text: str
     where: str
 
@@ -128,6 +128,7 @@ class Report:
     tables: TableNames
     details: list[Detail]
     findings: list[Finding]
+    notes: list[str]  # about the bounds (the sink is ahead of the redo read): not differences
     seconds: float
     peak_rss_mb: float
 
@@ -144,6 +145,13 @@ class Report:
                          "redo_digest": f"{rd:016x}", "sink": sn, "sink_digest": f"{sd:016x}",
                          "equal": (rn, rd) == (sn, sd)})
         return rows
+
+    def _transactions(self) -> list[dict[str, Any]]:
+        """Each transaction of a listed difference with both sides' count and digest sum."""
+        texts = {(d.c_scn, d.xid_key): detail.xid for d, detail in zip(self.result.differences, self.details)}
+        return [{"c_scn": scn, "xid": texts.get((scn, key), f"#{key:016x}"), "redo": rn, "redo_digest": f"{rd:016x}",
+                 "sink": sn, "sink_digest": f"{sd:016x}"}
+                for (scn, key), (rn, rd, sn, sd) in sorted(self.result.transaction_tallies.items())]
 
     def as_json(self) -> dict[str, Any]:
         r = self.result
@@ -162,13 +170,16 @@ class Report:
             "compared": {"bounds": self.bounds, "redo_changes": r.redo_changes, "sink_changes": r.sink_changes,
                          "transactions": r.transactions, "differing_transactions": r.differing_transactions,
                          "redo_changes_not_claimed": r.not_claimed, "sink_changes_before_start": r.before_start,
+                         "sink_changes_after_redo": r.after_redo,
                          "changes_after_to_scn": r.after_to, "ambiguous_identities": r.ambiguous,
                          "seconds": round(r.seconds, 3)},
             "tables": self._table_rows(),
             "counts": dict(r.counts),
             "differences": [d.as_json() for d in self.details],
+            "differing_transactions": self._transactions(),
             "differences_not_listed": r.total - len(self.details),
             "findings": [{"kind": f.kind, "text": f.text, "where": f.where} for f in self.findings],
+            "notes": self.notes,
             "seconds": round(self.seconds, 3),
             "mb_per_s": round(redo_mb / max(self.seconds, 1e-9), 1),
             "peak_rss_mb": round(self.peak_rss_mb, 1),
@@ -200,12 +211,15 @@ class Report:
             notes.append(f"{r.not_claimed:,} redo changes after what the sink claims to hold (not checked)")
         if r.before_start:
             notes.append(f"{r.before_start:,} sink changes older than the redo read (not checked)")
+        if r.after_redo:
+            notes.append(f"{r.after_redo:,} sink changes after the redo read (not checked)")
         if r.after_to:
             notes.append(f"{r.after_to:,} changes with c_scn above --to-scn (not checked)")
         if r.ambiguous:
             notes.append(f"{r.ambiguous:,} identities the redo holds more than once (compared by count)")
         lines.append(f"transactions: {r.transactions:,} checked, {r.differing_transactions:,} differ"
                      + "".join(f"; {n}" for n in notes))
+        lines += [f"note: {n}" for n in self.notes]
         lines.append("")
         if self.ok:
             lines.append(f"OK: the sink holds exactly the {r.redo_changes:,} changes of the redo "
@@ -224,6 +238,9 @@ class Report:
                          f"{d.table or '(begin/commit)'}{key}{columns}{where}")
         if r.total > len(self.details):
             lines.append(f"  ... {r.total - len(self.details):,} more (--max-report)")
+        for t in self._transactions():
+            lines.append(f"  transaction c_scn {t['c_scn']} xid {t['xid']}: redo {t['redo']:,} changes "
+                         f"({t['redo_digest']}), sink {t['sink']:,} ({t['sink_digest']})")
         for f in self.findings:
             lines.append(f"  {f.kind:<10} {f.text} ({f.where})")
         return "\n".join(lines)

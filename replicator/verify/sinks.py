@@ -79,6 +79,7 @@ class SinkReader(Protocol):
 
     label: str  # what is read ("file /out/cdc-%i.json", "kafka topic cdc")
     kinds: frozenset[int]  # the change kinds it holds (olr_digest.KIND_*): the redo is compared on these
+    part_shift: int  # places of one part (a file series, a partition) grow in sink order; part = place >> part_shift
 
     def scan(self, out: ChangeOut) -> SinkStats:
         """Stream everything the sink holds into ``out``."""
@@ -139,11 +140,13 @@ def output_files(pattern: Any) -> tuple[list[str], list[tuple[str, str, str]]]:
 
 
 class FileSink:
-    """Files holding one message per line, in order: a file writer's output (with its
-    rotation) or what ``replicator client`` printed. ``newline`` is the separator
-    (``\\n``; ``\\r\\n`` for new-line 2)."""
+    """Files holding one message per line: a file writer's output (with its rotation) or what
+    ``replicator client`` printed. ``newline`` is the separator (``\\n``; ``\\r\\n`` for
+    new-line 2). The last message of each file is a claim (with ``%s`` names the stream's
+    last message may be in any file)."""
 
     kinds = ALL_KINDS
+    part_shift = _LINE_BITS  # a file per part
 
     def __init__(self, files: list[str], label: str, newline: bytes = b"\n",
                  findings: list[tuple[str, str, str]] | None = None) -> None:
@@ -154,7 +157,7 @@ class FileSink:
         self.newline = newline
         self._findings = findings or []
 
-    def _lines(self, number: int, path: str, stats: SinkStats | None = None) -> Iterator[tuple[int, bytes, bool]]:
+    def _lines(self, path: str, stats: SinkStats | None = None) -> Iterator[tuple[int, bytes, bool]]:
         """(line number, body, complete) of one file; ``complete`` is False for a last line
         without its newline."""
         sep = self.newline
@@ -184,9 +187,9 @@ class FileSink:
         started = time.perf_counter()
         for kind, text, where in self._findings:
             out.finding(kind, text, where)
-        last: ChangeId | None = None
         for number, path in enumerate(self.files):
-            for line, body, complete in self._lines(number, path, stats):
+            last: ChangeId | None = None
+            for line, body, complete in self._lines(path, stats):
                 if not complete:
                     out.finding("torn", f"the last message of {path} has no line end (written partly?)",
                                 f"{path} line {line}")
@@ -196,8 +199,8 @@ class FileSink:
                 cid = _take(out, body, (number << _LINE_BITS) | line, lambda: f"{path} line {line}", stats)
                 if cid is not None:
                     last = cid
-        if last is not None:
-            out.claim(last)
+            if last is not None:  # %s names: a file is reopened when an older sequence's transaction commits
+                out.claim(last)
         stats.seconds = time.perf_counter() - started
         return stats
 
@@ -211,7 +214,7 @@ class FileSink:
         for number, lines in sorted(by_file.items()):
             path = self.files[number]
             last = max(lines)
-            for line, body, _ in self._lines(number, path):
+            for line, body, _ in self._lines(path):
                 if line in lines:
                     try:
                         doc = decode(body)
@@ -244,6 +247,7 @@ class KafkaSink:
     ``timeout`` without progress before every partition reached its end is error 10402."""
 
     kinds = ALL_KINDS
+    part_shift = _PART_BITS  # a partition per part
 
     def __init__(self, topics: list[str], conf: dict[str, str], timeout: float = 30.0,
                  pattern: re.Pattern[str] | None = None) -> None:

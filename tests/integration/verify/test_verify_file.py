@@ -41,6 +41,17 @@ def test_a_clean_output_verifies_ok_with_its_figures(plain: tuple[Path, Path]) -
     assert doc["redo"]["mb_per_s"] > 0 and doc["sink"]["mb_per_s"] > 0 and doc["peak_rss_mb"] > 0
 
 
+def test_a_sink_ahead_of_the_redo_read_is_checked_as_far_as_the_redo_goes(redo: GenerationResult,
+                                                                         plain: tuple[Path, Path]) -> None:
+    config, _ = plain
+    first = str(redo.logs[0].path)
+    report = check(config, "--redo", first)  # the daemon is further on: the next logs are not archived yet
+    assert report.ok, report.text()
+    assert report.result.after_redo > 0 and report.notes and report.bounds.startswith("every change of the redo")
+    everything = check(config)
+    assert report.result.redo_changes + report.result.after_redo == everything.result.redo_changes
+
+
 def test_a_changed_row_is_found_at_its_position(plain: tuple[Path, Path], tmp_path: Path) -> None:
     config, output = plain
     lines = output.read_bytes().splitlines(keepends=True)

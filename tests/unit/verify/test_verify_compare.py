@@ -82,3 +82,14 @@ def test_tables_and_transactions_add_up_and_to_scn_bounds(tmp_path: Path) -> Non
     assert len(result.redo_tables) == 4  # T0, T1, T2 and the begin/commit markers
     bounded = compare(r, s, Bounds(cut=None, start=0, to_scn=1010))
     assert bounded.total == 0 and bounded.transactions == 12 and bounded.after_to == 2 * (len(redo) - 12 * 5)
+
+
+def test_a_sink_ahead_of_the_redo_read(tmp_path: Path) -> None:
+    stream = _stream()
+    read = 150  # the redo read ends here; the sink has the whole stream
+    r, s = _spools(tmp_path, stream[:read], [(c, n) for n, c in enumerate(stream)], 2)
+    result = compare(r, s, Bounds(cut=None, start=0, ahead=True))
+    assert result.total == 0 and result.after_redo == len(stream) - read
+    lost = [(c, n) for n, c in enumerate(stream) if n != 40]  # and one change the redo read holds is missing
+    r, s = _spools(tmp_path, stream[:read], lost, 1)
+    assert compare(r, s, Bounds(cut=None, start=0, ahead=True)).counts[MISSING] == 1
