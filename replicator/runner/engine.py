@@ -317,7 +317,9 @@ class Engine:
                 messages = self.checkpoint_digests.observe(messages)
             header = self.parser.header
             lwn_offset = cp.lwn_block * (header.block_size if header else 512)
-            pos = (cp.seq, lwn_offset, CHECKPOINT_RANK, 0)
+            # The end of a log repeats its last LWN's checkpoint: index 1 sorts it after that one, so
+            # a restart confirmed at the LWN's checkpoint still sends the log's (it was dropped).
+            pos = (cp.seq, lwn_offset, CHECKPOINT_RANK, 1 if cp.redo_switch else 0)
             if self.output_checkpoints and pos > self.restart_pos:
                 for m in messages:
                     self._pending.append(m)

@@ -12,6 +12,7 @@ from collections.abc import Iterator  # noqa: E402
 import pytest  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "remote"))  # sshd_harness.py
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "daemon"))  # crash_kills.py
 
 
 @pytest.fixture

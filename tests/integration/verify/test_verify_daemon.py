@@ -133,6 +133,31 @@ def test_a_restarted_daemon_repeats_the_checkpoint_digests(redo: GenerationResul
     assert check(cut / "daemon.json").ok
 
 
+@pytest.mark.slow
+def test_checkpoint_digests_survive_sigkills(tmp_path: Path) -> None:
+    """SIGKILLs land anywhere, so restarts begin inside LWNs: the segments must still be re-rendered whole."""
+    import random
+
+    from crash_kills import assert_all_mid_stream, kill_mid_stream, run_to_end
+
+    redo = generated(tmp_path / "gen", seed=25, size=6_000_000, log_blocks=2048)
+    whole = tmp_path / "whole"
+    whole.mkdir()
+    _soft_stop_run(_daemon_config(redo, whole, _file_writer(whole), digests=True,
+                                  debug={"stop-log-switches": len(redo.logs)}))
+    expected = (whole / "output.json").read_bytes()
+    work = tmp_path / "killed"
+    work.mkdir()
+    config = _daemon_config(redo, work, {**_file_writer(work), "write-buffer-flush-size": 64 * 1024}, digests=True)
+    output = work / "output.json"
+    rng = random.Random(7)
+    kills = [kill_mid_stream(config, lambda: _size(output), len(expected), rng) for _ in range(3)]
+    run_to_end(config, lambda: _size(output), len(expected))
+    assert_all_mid_stream(kills)
+    assert output.read_bytes() == expected
+    assert check(config).ok
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

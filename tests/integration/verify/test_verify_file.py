@@ -70,6 +70,9 @@ def test_a_changed_row_is_found_at_its_position(plain: tuple[Path, Path], tmp_pa
     assert d.table == f"APP.{doc['payload'][0]['schema']['table']}" and d.key == {"ID": after["ID"]}
     assert d.columns == [f"after.{column}"] and d.sink == [f"{copy} line {victim + 1}"]
     assert report.result.differing_transactions == 1
+    [txn] = report.as_json()["differing_transactions"]
+    assert (txn["c_scn"], txn["xid"]) == (doc["c_scn"], doc["xid"]) and txn["redo"] == txn["sink"]
+    assert txn["redo_digest"] != txn["sink_digest"]
 
 
 @pytest.mark.parametrize("newline", [1, 2])
