@@ -90,6 +90,14 @@ def _size(path: Path) -> int:
     return path.stat().st_size if path.exists() else 0
 
 
+def _uninterrupted(redo: GenerationResult, work: Path) -> bytes:
+    """The output of one daemon run over the whole redo, with checkpoint digests."""
+    work.mkdir()
+    _soft_stop_run(_daemon_config(redo, work, _file_writer(work), digests=True,
+                                  debug={"stop-log-switches": len(redo.logs)}))
+    return (work / "output.json").read_bytes()
+
+
 def test_a_transaction_dropped_at_a_restart_is_found(redo: GenerationResult, tmp_path: Path) -> None:
     output = tmp_path / "output.json"
     config = _daemon_config(redo, tmp_path, _file_writer(tmp_path), logs=2, debug={"stop-log-switches": 2})
@@ -113,11 +121,7 @@ def test_a_transaction_dropped_at_a_restart_is_found(redo: GenerationResult, tmp
 
 
 def test_a_restarted_daemon_repeats_the_checkpoint_digests(redo: GenerationResult, tmp_path: Path) -> None:
-    whole = tmp_path / "whole"
-    whole.mkdir()
-    _soft_stop_run(_daemon_config(redo, whole, _file_writer(whole), digests=True,
-                                  debug={"stop-log-switches": len(redo.logs)}))
-    expected = (whole / "output.json").read_bytes()
+    expected = _uninterrupted(redo, tmp_path / "whole")
     cut = tmp_path / "cut"
     cut.mkdir()
     for logs in (1, 2, 3):  # the daemon stops after each log and starts again when the next one is archived
@@ -141,11 +145,7 @@ def test_checkpoint_digests_survive_sigkills(tmp_path: Path) -> None:
     from crash_kills import assert_all_mid_stream, kill_mid_stream, run_to_end
 
     redo = generated(tmp_path / "gen", seed=25, size=6_000_000, log_blocks=2048)
-    whole = tmp_path / "whole"
-    whole.mkdir()
-    _soft_stop_run(_daemon_config(redo, whole, _file_writer(whole), digests=True,
-                                  debug={"stop-log-switches": len(redo.logs)}))
-    expected = (whole / "output.json").read_bytes()
+    expected = _uninterrupted(redo, tmp_path / "whole")
     work = tmp_path / "killed"
     work.mkdir()
     config = _daemon_config(redo, work, {**_file_writer(work), "write-buffer-flush-size": 64 * 1024}, digests=True)
