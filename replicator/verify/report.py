@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from replicator.formats.olr_digest import value_text, xid_text
-from replicator.verify.compare import DIFFERS, Difference, Result
+from replicator.verify.compare import DIFFERS, Result
 from replicator.verify.spool import NO_TABLE, TableNames
 
 
