@@ -522,6 +522,8 @@ class Daemon:
         if self.config.target[0].writer.type not in STREAM_WRITERS:
             await asyncio.to_thread(self.writer.connect)
             return await self._wait_deliverable()
+        # Bind first: a client that reads this line may connect at once.
+        await asyncio.to_thread(self.writer.open)
         log.info("waiting for a client to START or CONTINUE the stream")
         while not self.stop_event.is_set():
             try:
