@@ -184,19 +184,30 @@ class CheckpointManager:
                 continue
             self._facts[scn] = _facts_of(cp)
             if may_restart_from(scn, self._facts[scn], confirmed, start_scn):
-                return self._with_schema(cp)
+                full = self._with_schema(cp)
+                if full is not None:
+                    return full  # (else an older checkpoint may still serve: re-reading more loses nothing)
         return None
 
     def _with_schema(self, cp: SchemaCheckpoint) -> SchemaCheckpoint | None:
-        if cp.schema_ref_scn is None:
-            return cp
-        ref_path = self.state_dir / f"{self.name}-chkpt-{cp.schema_ref_scn}.json"
-        try:
-            ref = load_schema_checkpoint(ref_path, self.name)
-        except (DataError, RuntimeFailure):
-            log.warning(60019, f"reference schema {ref_path.name} missing for checkpoint {cp.scn}")
-            return None
-        return replace(cp, schema_scn=ref.schema_scn, rows=ref.rows, schema_ref_scn=None)
+        """``cp`` with its dictionary: its own, or the one of the full-schema file it refers to
+        (state folders of older versions may hold a reference to a reference: followed)."""
+        ref_scn, seen = cp.schema_ref_scn, {cp.scn}
+        while ref_scn is not None:
+            ref_path = self.state_dir / f"{self.name}-chkpt-{ref_scn}.json"
+            try:
+                ref = load_schema_checkpoint(ref_path, self.name)
+            except (DataError, RuntimeFailure):
+                log.warning(60019, f"reference schema {ref_path.name} missing for checkpoint {cp.scn}")
+                return None
+            if ref.schema_ref_scn is None:
+                return replace(cp, schema_scn=ref.schema_scn, rows=ref.rows, schema_ref_scn=None)
+            if ref_scn in seen:
+                log.warning(60019, f"reference schema {ref_path.name} of checkpoint {cp.scn} refers back to itself")
+                return None
+            seen.add(ref_scn)
+            ref_scn = ref.schema_ref_scn
+        return cp
 
     # ----------------------------------------------------------------- writing schema checkpoints
     def due(self, redo_time_epoch: int, redo_bytes: int, force: bool) -> bool:
@@ -249,7 +260,7 @@ class CheckpointManager:
         """Write ``<name>-chkpt-<scn>.json`` for the current position; WARN 60018 on failure
         (``final``: never skipped by the back-off, and RuntimeFailure 10120 on failure)."""
         full = (self._last_full_scn is None or self.schema_changed
-                or self._refs_since_full >= self.force_interval)
+                or self._refs_since_full >= self.force_interval or self._holds_full_schema(scn))
         cp = replace(base, scn=scn, time=time_raw, seq=seq, offset=offset, min_tran=min_tran)
         if full:
             cp = replace(cp, schema_scn=base.schema_scn or scn, schema_ref_scn=None)
@@ -276,6 +287,17 @@ class CheckpointManager:
         self._bytes_since = 0
         self._prune()
         return path
+
+    def _holds_full_schema(self, scn: int) -> bool:
+        """Whether the file at ``scn`` exists with a full schema. After a restart the run re-reads
+        from the oldest open transaction and meets the SCNs of files it did not write; one of
+        them may be the full-schema file that other files refer to, so it is rewritten full,
+        never as a reference (the others would lose their dictionary)."""
+        path = self.state_dir / f"{self.name}-chkpt-{scn}.json"
+        if scn in self._written or not path.exists():
+            return False
+        facts = self._facts_of(scn, path)
+        return facts is None or facts.ref is None
 
     # ----------------------------------------------------------------- pruning
     def _facts_of(self, scn: int, path: Path) -> FileFacts | None:

@@ -102,10 +102,13 @@ def kept(files: list[tuple[int, Path]], keep: int, pins: Iterable[int | None],
     paths = dict(files)
     newest = sorted(paths, reverse=True)[:max(1, keep)]
     keep_set = {s for s in (*newest, *pins) if s is not None and s in paths}
-    for scn in list(keep_set):
+    todo = list(keep_set)
+    while todo:  # (a reference to a reference, written by older versions, is followed)
+        scn = todo.pop()
         facts = facts_of(scn, paths[scn])
         if facts is None:
             return set(paths)  # a file we cannot read: delete nothing
-        if facts.ref is not None:
+        if facts.ref is not None and facts.ref in paths and facts.ref not in keep_set:
             keep_set.add(facts.ref)
+            todo.append(facts.ref)
     return keep_set
