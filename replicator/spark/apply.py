@@ -228,9 +228,13 @@ class BatchApplier:
                 lake.ensure(lake.recent_uri(name), recent, [BUCKET])
                 return TableTask(name, schema, arrow, tomb, uri, tomb_uri, [], [], dict(plan.renames), False, False,
                                  whole=moves, recent_uri=lake.recent_uri(name), recent_arrow=recent)
-        return TableTask(name, schema, arrow, tomb, uri, tomb_uri, lake.snapshot_files(uri, app, batch, first),
-                         lake.snapshot_files(tomb_uri, app, batch, "_key"), dict(plan.renames), plan.rewrite,
-                         plan.truncated_now, whole=plan.rewrite or moves)
+        files = lake.snapshot_files(uri, app, batch, first)
+        tomb_files = lake.snapshot_files(tomb_uri, app, batch, "_key")
+        # A small table folds as one group: each (table, bucket) group has a fixed cost (its blobs,
+        # its reads and writes) that dwarfs the fold of a few thousand rows; the files stay per bucket.
+        small = sum(f.size for f in (*files, *tomb_files)) < self.opts.whole_below_mb * 1048576
+        return TableTask(name, schema, arrow, tomb, uri, tomb_uri, files, tomb_files, dict(plan.renames),
+                         plan.rewrite, plan.truncated_now, whole=plan.rewrite or moves or small)
 
     def _commit(self, actions: list[dict[str, Any]], plans: dict[str, TablePlan], tasks: dict[str, TableTask],
                 ev: dict[str, Any], log_done: bool, app: str, batch: int, applied_scn: int) -> None:

@@ -38,7 +38,8 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``replicator spark bench``."""
     p.add_argument("--size", default="40MB", help="redo to generate for the throughput run (default 40MB)")
     p.add_argument("--lag-rate", type=float, default=5000.0, help="rows/s written during the lag run (default 5000)")
-    p.add_argument("--lag-seconds", type=float, default=30.0, help="length of the lag run (default 30 s)")
+    p.add_argument("--lag-seconds", type=float, default=30.0,
+                   help="length of the lag run (default 30 s; 0: no lag run)")
     p.add_argument("--partitions", type=int, default=3, help="partitions of the topic (default: %(default)s)")
     p.add_argument("--max-offsets-per-trigger", type=int, default=200_000,
                    help="records per batch of the throughput run (default 200000, the job's default; the first "
@@ -58,6 +59,9 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
                    help="scale run: updates spread over every key, or over the keys of 2 buckets (default: "
                         "%(default)s)")
     p.add_argument("--buckets", type=int, default=8, help="buckets of the tables (default 8, the job's)")
+    p.add_argument("--whole-below-mb", type=float, default=64.0, metavar="MB",
+                   help="tables smaller than this fold in one task per batch (default %(default)s, the job's; 0: by "
+                        "bucket)")
     p.add_argument("--mode", choices=("copy-on-write", "merge-on-read"), default="copy-on-write",
                    help="mode of the tables (default copy-on-write)")
     p.add_argument("--workdir", default="", help="keep files here (default: a temporary directory)")
@@ -109,7 +113,8 @@ def throughput(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any)
     lake = work / "lake-oltp"
     opts = JobOptions(lake=str(lake), bootstrap_servers=bootstrap, topic="bench.oltp", available_now=True,
                       max_offsets_per_trigger=args.max_offsets_per_trigger,
-                      rowid_tables=rowid_tables, buckets=args.buckets, mode=args.mode)
+                      rowid_tables=rowid_tables, buckets=args.buckets, mode=args.mode,
+                      whole_below_mb=args.whole_below_mb)
     sink = CpuSink(str(lake), {args.broker_pid})
     started, cpu, load = time.monotonic(), process_tree_cpu({args.broker_pid}), os.getloadavg()[0]
     run_job(opts, spark=spark, sink=sink)
@@ -277,6 +282,8 @@ def bench_main(args: argparse.Namespace) -> int:
               f"CPU of the job (driver, JVM, Python workers): {t['cpu_s']:.1f} s = "
               f"{t['cpu_s_per_1000_rows']:.3f} CPU-s per 1,000 rows; load average {t['load'][0]:.1f} -> "
               f"{t['load'][1]:.1f} on {os.cpu_count()} cores")
+        if args.lag_seconds <= 0:
+            return 0
         lat = latency(work, args, bootstrap, spark)
         print(f"lag (commit time e_tm -> row visible in the Delta table) at {args.lag_rate:.0f} rows/s for "
               f"{args.lag_seconds:.0f} s: p50 {lat['p50']:.2f} s, p99 {lat['p99']:.2f} s, max {lat['max']:.2f} s "

@@ -70,6 +70,9 @@ def add_job_arguments(p: argparse.ArgumentParser) -> None:
                         "about one per 2 million rows the table will hold)")
     p.add_argument("--fold-partitions", type=int, default=0,
                    help="Spark tasks of the fold (default: twice the default parallelism)")
+    p.add_argument("--whole-below-mb", type=float, default=64.0, metavar="MB",
+                   help="a table whose stored files total less than this folds in one task per batch instead of one "
+                        "per bucket it touches (default: %(default)s; 0: always by bucket)")
     p.add_argument("--compact-every", type=int, default=0, metavar="BATCHES",
                    help="compact the buckets that gathered many files every N batches (default: never)")
     p.add_argument("--vacuum-every", type=int, default=0, metavar="BATCHES",
@@ -91,6 +94,7 @@ def options_from(args: argparse.Namespace) -> object:
                       until_idle=args.until_idle, atomic=not args.no_atomic, topic_pattern=args.topic_pattern,
                       rowid_tables=list(args.rowid_table), unbounded_number=args.unbounded_number,
                       mode=args.mode, buckets=args.buckets, fold_partitions=args.fold_partitions,
+                      whole_below_mb=args.whole_below_mb,
                       compact_every=args.compact_every,
                       vacuum_every=args.vacuum_every, tombstone_retention_scn=args.tombstone_retention_scn)
     if args.olr_config:

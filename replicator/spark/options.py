@@ -99,6 +99,7 @@ class JobOptions:
     mode: str = "copy-on-write"  # of new tables: copy-on-write | merge-on-read (:mod:`replicator.spark.mor`)
     buckets: int = 8  # _bucket partitions of a new current-state table (fixed when it is created)
     fold_partitions: int = 0  # Spark tasks of the fold (0: twice the default parallelism)
+    whole_below_mb: float = 64.0  # a table whose stored files total less folds as one group (0: by bucket)
     compact_every: int = 0  # batches between two compactions of the touched tables (0: never)
     vacuum_every: int = 0  # batches between two vacuums (0: never)
     tombstone_retention_scn: int = 0  # tombstones older than applied SCN minus this are dropped by vacuum (0: kept)

@@ -138,7 +138,8 @@ def scale(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any, clus
     create_topic(bootstrap, topic, 1)
     produce_updates(bootstrap, topic, keys)
     opts = JobOptions(lake=str(lake), bootstrap_servers=bootstrap, topic=topic, available_now=True,
-                      max_offsets_per_trigger=args.updates + 2, keys={TABLE: ["ID"]})
+                      max_offsets_per_trigger=args.updates + 2, keys={TABLE: ["ID"]},
+                      whole_below_mb=args.whole_below_mb)
     sink = CpuSink(str(lake), {args.broker_pid}, set(cluster.pids()) if cluster is not None else None)
     load = os.getloadavg()[0]
     run_job(opts, spark=spark, sink=sink)

@@ -130,9 +130,10 @@ def events(lines: list[bytes]) -> Any:
     return pa.Table.from_batches(list(parse_batches(iter([batch]), FormatHints(scn_type=8).to_json())))
 
 
-def applier(lake: Path, buckets: int = 4, mode: str = "copy-on-write") -> BatchApplier:
+def applier(lake: Path, buckets: int = 4, mode: str = "copy-on-write", whole_below_mb: float = 0.0) -> BatchApplier:
+    """The job's applier; by default every table folds per bucket (the job folds small ones whole)."""
     opts = JobOptions(lake=str(lake), keys={t: s["key"] for t, s in TABLES.items()}, hints=FormatHints(scn_type=8),
-                      buckets=buckets, mode=mode)
+                      buckets=buckets, mode=mode, whole_below_mb=whole_below_mb)
     a = BatchApplier(opts, DeltaLake(str(lake)), MetricsSink(str(lake)))
     a.set_query("test-query")
     return a
@@ -165,17 +166,19 @@ def assert_equal(lake: Path, s: Stream) -> None:
             assert not bad, f"{table} {k}: want/got {bad}"
 
 
-@pytest.mark.parametrize("seed, mode", [(1, "copy-on-write"), (2, "copy-on-write"), (1, "merge-on-read"),
-                                        (3, "merge-on-read")])
-def test_key_updates_in_random_batches_equal_a_replay(tmp_path: Path, seed: int, mode: str) -> None:
-    """Both table modes: merge-on-read tables are read merged (records over the stored rows), and
-    equal the replay before and after their compaction."""
+@pytest.mark.parametrize("seed, mode, whole_below_mb", [(1, "copy-on-write", 0), (2, "copy-on-write", 0),
+                                                        (4, "copy-on-write", 64), (1, "merge-on-read", 0),
+                                                        (3, "merge-on-read", 0)])
+def test_key_updates_in_random_batches_equal_a_replay(tmp_path: Path, seed: int, mode: str,
+                                                      whole_below_mb: float) -> None:
+    """Both table modes (and small tables folded whole): merge-on-read tables are read merged
+    (records over the stored rows), and equal the replay before and after their compaction."""
     rng = random.Random(seed)
     s = Stream(rng)
     for _ in range(60):
         s.txn(rng.randrange(1, 7))
     lake = tmp_path / "lake"
-    a = applier(lake, mode=mode)
+    a = applier(lake, mode=mode, whole_below_mb=whole_below_mb)
     cuts = sorted(rng.sample(range(1, len(s.messages)), 7))
     batch = 0
     for lo, hi in zip([0, *cuts], [*cuts, len(s.messages)]):  # transactions split across batches
@@ -337,6 +340,29 @@ def test_copy_on_write_rewrites_only_the_buckets_a_batch_touches(tmp_path: Path)
     rows = LakeReader(str(lake)).current_rows("APP.S", with_metadata=True)
     assert rows.schema.field("ID").type == __import__("pyarrow").int64()  # typed key column, no _key text
     assert "_key" not in rows.column_names and set(rows["_op"].to_pylist()) <= {"c", "u"}
+
+
+def test_a_small_table_folds_whole_into_the_same_bucketed_files(tmp_path: Path) -> None:
+    """Below ``whole_below_mb`` a table is one group per batch: the same rows as by bucket, its
+    files still one set per bucket, and a batch still replaces only the files it changes."""
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    from replicator.spark.layout import buckets_of, data_files
+
+    s = Stream(random.Random(3))
+    lake = tmp_path / "lake"
+    a = applier(lake, buckets=8, whole_below_mb=64)
+    ids = list(range(1000, 1400))
+    a.apply_arrow(events(_insert_lines(s, ids, "x")), 0)
+    table = DeltaTable(str(lake / "tables" / "APP.S"))
+    files = data_files(pa.table(table.get_add_actions(flatten=True)), "ID")
+    assert sorted(f.bucket for f in files) == list(range(8))  # a file per bucket
+    homes = buckets_of([str(i) for i in ids], 8)
+    one = [i for i, b in zip(ids, homes) if b == 3][:10]
+    m = a.apply_arrow(events(_update_lines(s, one, "skewed")), 1)
+    assert m.io["APP.S"][3] == 1  # the one bucket's file replaced (the others read: their key ranges overlap)
+    assert_equal(lake, s)
 
 
 @pytest.mark.parametrize("mode", ["copy-on-write", "merge-on-read"])
