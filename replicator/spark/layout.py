@@ -15,6 +15,7 @@ the column's type, so ``1``, ``1.0`` and ``1E0`` of a NUMBER key are one row.
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 import zlib
@@ -64,9 +65,17 @@ def buckets_of(keys: list[str | None], buckets: int) -> Any:
     return np.fromiter((zlib.crc32(k.encode()) % buckets if k is not None else 0 for k in keys), np.int32, len(keys))
 
 
+_NEEDS_ESCAPE: Final = re.compile(r'[^\x1f\x20-\x7e]|["\\]')  # what json.dumps would escape (SEP apart)
+
+
 def key_json(key: str | None) -> str | None:
-    """A canonical key as the change log prints it: a JSON array of the key values' text."""
-    return None if key is None else json.dumps(key.split(SEP), separators=(",", ":"))
+    """A canonical key as the change log prints it: a JSON array of the key values' text
+    (``json.dumps`` of the values, ASCII-escaped; plain keys, nearly all, built directly)."""
+    if key is None:
+        return None
+    if _NEEDS_ESCAPE.search(key) is None:
+        return '["' + key.replace(SEP, '","') + '"]'
+    return json.dumps(key.split(SEP), separators=(",", ":"))
 
 
 @dataclass(slots=True)

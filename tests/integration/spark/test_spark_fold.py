@@ -383,3 +383,15 @@ def test_a_rename_alone_in_a_batch_keeps_every_row(tmp_path: Path, mode: str) ->
     rows = LakeReader(str(lake)).current_rows("APP.S")
     assert rows.num_rows == 40 and "A2" in rows.column_names and "A" not in rows.column_names
     assert set(rows["A2"].to_pylist()) == {"x"}
+
+
+def test_change_log_keys_are_the_json_of_their_values() -> None:
+    """The change log's key is ``json.dumps`` of the key values' text, whichever way it is built."""
+    from replicator.spark.layout import SEP, key_json
+
+    rng = random.Random(5)
+    alphabet = [*"az09 _-.", '"', "\\", "\t", "\x7f", "é", "\u20ac", "\U0001f600"]
+    for _ in range(5000):
+        values = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(4))) for _ in range(rng.randrange(1, 4))]
+        assert key_json(SEP.join(values)) == json.dumps(values, separators=(",", ":"))
+    assert key_json(None) is None
