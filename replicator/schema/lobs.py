@@ -10,13 +10,28 @@ from __future__ import annotations
 
 import weakref
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Iterable, Mapping
+from typing import Any, Final, Protocol
 
 from replicator import log
 from replicator.events import TableLob
 
-if TYPE_CHECKING:
-    from replicator.schema.dictionary import Dictionary, DictionaryIndex
+
+class DictionaryIndex(Protocol):
+    """What the LOB lookups read of a dictionary's index (schema.dictionary.DictionaryIndex)."""
+
+    objects: Mapping[int, dict[str, Any]]
+    columns: Mapping[int, list[dict[str, Any]]]
+
+
+class Dictionary(Protocol):
+    """What the LOB lookups read of a dictionary (schema.dictionary.Dictionary): its rows and
+    its index (a port, so that this module does not import the dictionary that uses it)."""
+
+    @property
+    def index(self) -> DictionaryIndex: ...
+
+    def rows(self, key: str) -> Iterable[dict[str, Any]]: ...
 
 # Tablespace block size -> usable LOB page size (§11.2); anything else uses 8132 (warning 60022).
 PAGE_SIZES: Final = {8192: 8132, 16384: 16264, 32768: 32528}
