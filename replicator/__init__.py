@@ -1,3 +1,3 @@
 """replicator: Oracle redo-log change data capture, compatible with OpenLogReplicator."""
 
-__version__ = "0.1.0"
+__version__ = "0.9.0"
