@@ -366,10 +366,13 @@ class FileWriter(Writer):
         self._synced = False
 
     def _write_all(self, data: bytes | memoryview) -> None:
+        # At most one flush size per system call, as OLR writes its 1 MiB chunks: a large run
+        # (a big transaction rendered whole) reaches the file in steps, not in one jump.
+        chunk = max(4096, self.config.write_buffer_flush_size or BUFFER_SIZE)
         view = memoryview(data)
         while view:
             try:
-                written = os.write(self._fd, view)  # type: ignore[arg-type]
+                written = os.write(self._fd, view[:chunk])  # type: ignore[arg-type]
             except OSError as exc:
                 raise RuntimeFailure(f"file: {self.current_path} - write returned: {exc.strerror}", 10007) from exc
             if written <= 0:

@@ -142,6 +142,9 @@ def test_sigkill_inside_a_native_stream(tmp_path: Path, monkeypatch: pytest.Monk
     result = generate(workloads.huge_transaction(40_000), tmp_path / "gen")
     cfg = fast_offline_config(result)
     cfg["memory"] = {"min-mb": 32, "max-mb": 32}
+    # The transaction's messages reach the file 64 KiB at a time (the file writer writes at most
+    # a flush size per call): each kill lands inside the stream, not after a 9 MB jump.
+    cfg["target"][0]["writer"]["write-buffer-flush-size"] = 64 * 1024
     monkeypatch.setenv("REPLICATOR_ENGINE", "native")  # inherited by the daemons started below
     _kill_and_finish(tmp_path, result, cfg, seed=14, kills=3, grow=(0.05, 0.25))
 
