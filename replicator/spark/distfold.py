@@ -38,7 +38,7 @@ ROUTED_SCHEMA: Final = "tbl string, bucket int, rows bigint, events binary"
 ACTIONS_SCHEMA: Final = ("kind string, target string, tbl string, path string, size bigint, part string, "
                          "stats string, rows bigint, info string")
 PROJECTED: Final = ("kind", "fmt", "tbl", "op", "commit_scn", "c_scn", "c_idx", "elem", "xid", "commit_ts", "rid",
-                    "key_cols", "columns", "sql", "full", "error", "k_partition", "k_offset", "k_ts", "seen")
+                    "key_cols", "columns", "sql", "full", "error", "k_partition", "k_offset", "k_ts", "seen", "digest", "check")
 
 
 @dataclass(slots=True)
