@@ -11,8 +11,8 @@ is in the lake, :meth:`~replicator.spark.lake_read.LakeReader.applied_scn`):
   table as the job names it (``OWNER.TABLE``). Begin/commit markers are not in a change log.
 * **the current-state tables** (:func:`check_state`): the redo folded into the rows each key
   has at the applied SCN, as the job folds it (an insert sets the whole row, an update the
-  columns of its before and after images, a delete or a key change removes the key, a
-  TRUNCATE/DROP empties the table), converted to the column types the job stores
+  columns of its before and after images, a delete or a key change removes the key; DDL as
+  replicator.spark.ddl applies it: TRUNCATE/DROP empties the table, RENAME COLUMN renames), converted to the column types the job stores
   (:func:`replicator.spark.arrowconv.convert`), against the lake's rows read batch by batch:
   per table the rows missing, extra and differing, each with its key.
 
@@ -22,7 +22,7 @@ The folded redo state is held in memory (a table's live rows as text); the lake 
 from __future__ import annotations
 
 import hashlib
-import re
+import os
 import time
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -35,7 +35,6 @@ from replicator.verify.sinks import UNREADABLE, UNSUPPORTED, ChangeOut, Located,
 
 LAKE_KINDS = frozenset({KIND_ROW, KIND_DDL})  # what a change log holds
 _ROW_OPS = ("c", "u", "d")
-_EMPTIES = re.compile(r"^\s*(TRUNCATE|DROP)\s+TABLE\b", re.IGNORECASE)  # as replicator.spark.ddl applies them
 MISSING, EXTRA, DIFFERS = "missing", "extra", "differs"
 
 
@@ -103,6 +102,8 @@ class DeltaSink:
     def __init__(self, lake: str, storage_options: dict[str, str] | None = None) -> None:
         from replicator.spark.lake_read import LakeReader
 
+        if "://" not in lake and not os.path.isdir(lake):
+            raise RuntimeFailure(f"delta lake {lake}: no such directory", UNREADABLE)
         self.reader = LakeReader(lake, storage_options)
         try:
             self.through_scn = self.reader.applied_scn()
@@ -194,9 +195,32 @@ class RedoFold:
             op = el.get("op")
             if op in _ROW_OPS:
                 self._row(op, el)
-            elif op == "ddl" and _EMPTIES.match(str(el.get("sql", el.get("ddl")) or "")):
-                schema = el.get("schema") or {}
-                self.rows[table_name(str(schema.get("owner") or ""), str(schema.get("table", "")))] = {}
+            elif op == "ddl":
+                self._ddl(el)
+
+    def _ddl(self, el: dict[str, Any]) -> None:
+        """A DDL as the job applies it (replicator.spark.ddl): TRUNCATE/DROP TABLE empties the
+        table, RENAME COLUMN moves the values to the new name."""
+        from replicator.spark.ddl import apply_ddl
+        from replicator.spark.tableschema import TableSchema
+
+        schema = el.get("schema") or {}
+        name = table_name(str(schema.get("owner") or ""), str(schema.get("table", "")))
+        rows = self.rows.get(name)
+        if not rows:
+            return
+        known = list(dict.fromkeys(column for row in rows.values() for column in row))
+        view = TableSchema(name, [{"name": column} for column in known])
+        result = apply_ddl(view, str(el.get("sql", el.get("ddl")) or ""))
+        if result.truncate:
+            self.rows[name] = {}
+            return
+        renamed = {old: new for old, new in zip(known, view.names) if old != new}
+        if renamed:
+            for row in rows.values():
+                for old, new in renamed.items():
+                    if old in row:
+                        row[new] = row.pop(old)
 
     def _key(self, names: list[str] | None, el: dict[str, Any], first: Any, second: Any) -> tuple[str | None, ...]:
         from replicator.spark.jsontext import value_text
