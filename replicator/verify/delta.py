@@ -94,12 +94,19 @@ def commit_scn(doc: dict[str, Any], scn_is_commit: bool) -> int | None:
 
 
 class DeltaSink:
-    """The change log of a lake (rows with commit SCN at or below the applied SCN)."""
+    """The change log of a lake: rows with commit SCN at or below :attr:`through_scn` (the lake's
+    applied SCN; lowered to the end of the redo read when the lake is ahead of it)."""
 
     kinds = LAKE_KINDS
     part_shift = 62  # one part: the change log
 
     def __init__(self, lake: str, storage_options: dict[str, str] | None = None) -> None:
+        try:
+            import deltalake  # noqa: F401
+            import pyarrow  # noqa: F401
+        except ImportError as exc:
+            raise RuntimeFailure(f"--sink delta: needs deltalake and pyarrow (pip install 'replicator[spark]'): {exc}",
+                                 UNSUPPORTED) from exc
         from replicator.spark.lake_read import LakeReader
 
         if "://" not in lake and not os.path.isdir(lake):
@@ -178,6 +185,7 @@ class RedoFold:
         self.keys = keys  # the lake's key columns per table (None: ROWID)
         self.rows: dict[str, dict[tuple[str | None, ...], dict[str, str | None]]] = {}
         self.cut = -1
+        self.last_commit = 0  # the highest commit SCN of the redo read
 
     def observe(self, doc: dict[str, Any], ordinal: int) -> None:
         """One redo message (before its changes are spooled)."""
@@ -188,6 +196,7 @@ class RedoFold:
             raise RuntimeFailure(f"message c_scn {doc.get('c_scn')}, c_idx {doc.get('c_idx')} has no commit SCN: the "
                                  "lake is verified up to its applied SCN, which needs format scn-type 8 (e_scn) or "
                                  "bit 1 (as the Spark job does)", UNSUPPORTED)
+        self.last_commit = max(self.last_commit, commit)
         if commit > self.through_scn:
             return
         self.cut = ordinal

@@ -205,3 +205,14 @@ def test_a_message_lost_upstream_stops_the_job_before_it_commits(spark: Any, kaf
     applied = LakeReader(str(path)).applied_scn()
     assert applied < lost_scn, "the batch with the lost message must not be committed"
     assert 0 < applied, "the batches before it are"
+
+
+def test_a_lake_ahead_of_the_redo_read_is_compared_up_to_the_end_of_the_redo(lake: tuple[Case, Path, Path]) -> None:
+    _, config, path = lake
+    logs = json.loads(config.read_text())["source"][0]["reader"]["redo-log"]
+    report = verify(build_parser().parse_args(["-f", str(config), "--sink", f"delta:{path}", "--redo", *logs[:2]]))
+    text = report.text()
+    assert report.ok, text
+    assert report.state is None and "the current-state tables are not compared" in text
+    full = _verify(config, path)
+    assert 0 < report.result.redo_changes < full.result.redo_changes, text
