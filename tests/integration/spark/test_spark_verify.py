@@ -216,3 +216,16 @@ def test_a_lake_ahead_of_the_redo_read_is_compared_up_to_the_end_of_the_redo(lak
     assert report.state is None and "the current-state tables are not compared" in text
     full = _verify(config, path)
     assert 0 < report.result.redo_changes < full.result.redo_changes, text
+
+
+def test_a_merge_on_read_lake_verifies(spark: Any, lake: tuple[Case, Path, Path], tmp_path: Path) -> None:
+    """The current rows of a merge-on-read table are its base files merged with its records."""
+    case, config, _ = lake
+    path = tmp_path / "lake"
+    run_in_process(spark, [*job_command(path, config, *case.rowid_args()), "--available-now", "--mode",
+                           "merge-on-read", "--max-offsets-per-trigger", "60"])
+    assert any((path / "_replicator" / "recent").rglob("*.parquet")), "the batches' records should not be merged yet"
+    report = _verify(config, path)
+    assert report.ok, report.text()
+    assert report.state is not None
+    assert sum(t["lake_rows"] for t in report.state.tables) == sum(len(r) for r in case.tables.values())
