@@ -166,6 +166,8 @@ CATALOGUE: dict[int, str] = {
     20007: "configured owners differ from the checkpoint users",
     20008: "dictionary row ID is not an 18-character ROWID",
     20100: "spark job --available-now: the topic ends inside transactions (events still pending)",
+    20101: "spark job: a checkpoint's digests differ from what the job received since the previous checkpoint "
+           "(format.checkpoint-digests): the batch is not committed",
     20120: "<name>-chkpt.json: its pos is not in the redo this run reads (no log of that sequence, or an "
            "offset outside it)",
     20121: "<name>-chkpt.json: its output size does not end the confirmed message (the file or the checkpoint "

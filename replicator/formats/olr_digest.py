@@ -303,31 +303,40 @@ class StreamVerifier:
         doc = decode(body)
         if not is_checkpoint(doc):
             for change in changes_of(doc):
-                seen = self._seen.get(change.id)
-                if seen is None:
-                    self._seen[change.id] = change.digest
-                    self._segment.add(change)
-                elif seen == change.digest:
-                    self.replayed += 1
-                else:
-                    cid = change.id
-                    raise StreamCheckFailed(f"change c_scn {cid.c_scn}, c_idx {cid.c_idx}, xid {cid.xid} came again "
-                                            "with another content", DIGEST_MISMATCH)
+                self.change(change)
             return False
-        element = doc["payload"][0]
+        return self.checkpoint(doc["payload"][0], doc.get("c_scn"), doc.get("c_idx"))
+
+    def change(self, change: Change) -> None:
+        """One change of a message, in stream order (a consumer that cut and digested the
+        messages itself, such as the Spark job, calls this and :meth:`checkpoint`)."""
+        seen = self._seen.get(change.id)
+        if seen is None:
+            self._seen[change.id] = change.digest
+            self._segment.add(change)
+        elif seen == change.digest:
+            self.replayed += 1
+        else:
+            cid = change.id
+            raise StreamCheckFailed(f"change c_scn {cid.c_scn}, c_idx {cid.c_idx}, xid {cid.xid} came again "
+                                    "with another content", DIGEST_MISMATCH)
+
+    def checkpoint(self, element: dict[str, Any], c_scn: Any = None, c_idx: Any = None) -> bool:
+        """A checkpoint message's payload element (``c_scn``/``c_idx`` of its header, for the
+        messages); True when it verified its segment."""
         position = _checkpoint_position(element)
         key = (*position, bool(element.get("redo")))
         digests = element.get("digests")
         if not isinstance(digests, dict):
             raise StreamCheckFailed(f"checkpoint at redo position {position[0]}:{position[1]} (c_scn "
-                                    f"{doc.get('c_scn')}) carries no digests: set format.checkpoint-digests to 1 "
+                                    f"{c_scn}) carries no digests: set format.checkpoint-digests to 1 "
                                     "in the producer's config", NO_DIGESTS)
         verified = False
         if self.last is not None and key <= self.last:  # a replay of what was verified already
             self.replayed += self._segment.total.n + 1
         else:
             if self.last is not None:
-                self._check(doc, digests, position)
+                self._check(c_scn, c_idx, digests, position)
                 self.checked += 1
                 self.changes += self._segment.total.n
                 verified = True
@@ -336,11 +345,10 @@ class StreamVerifier:
         self._seen = {}
         return verified
 
-    def _check(self, doc: dict[str, Any], digests: dict[str, Any], position: tuple[int, int]) -> None:
+    def _check(self, c_scn: Any, c_idx: Any, digests: dict[str, Any], position: tuple[int, int]) -> None:
         assert self.last is not None
         start = tuple(digests.get("from", ()))
-        where = (f"checkpoint at redo position {position[0]}:{position[1]} (c_scn {doc.get('c_scn')}, "
-                 f"c_idx {doc.get('c_idx')})")
+        where = f"checkpoint at redo position {position[0]}:{position[1]} (c_scn {c_scn}, c_idx {c_idx})"
         if start != self.last[:2]:
             raise StreamCheckFailed(f"{where} continues from {':'.join(map(str, start))}, but the last checkpoint "
                                     f"received was at {self.last[0]}:{self.last[1]}: the checkpoints between and "

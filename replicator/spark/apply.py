@@ -36,6 +36,7 @@ from replicator.spark.lakestore import DeltaLake
 from replicator.spark.metrics import BatchMetrics, MetricsSink
 from replicator.spark.options import JobOptions
 from replicator.spark.state import JobState
+from replicator.spark.streamcheck import STREAM_CHECK_FAILED, StreamCheck
 from replicator.spark.tablefold import TablePlan, change_rows, change_schema, plan_tables
 from replicator.spark.layout import table_arrow, tomb_arrow
 from replicator.spark.tableschema import BUCKET
@@ -62,6 +63,7 @@ class BatchApplier:
         self._crash = os.environ.get(CRASH_ENV, "")
         self._commits: dict[str, int] = {}
         self.after_batch: Any = None  # housekeeping between batches (job.py)
+        self.stream_check = StreamCheck() if opts.hints.checkpoint_digests else None
 
     def set_query(self, query_id: str) -> None:
         """The streaming query's id (from the checkpoint): part of the application transaction id."""
@@ -113,6 +115,8 @@ class BatchApplier:
         proj = work.project(known, self.keys)
         metrics.read_seconds = time.monotonic() - started
         metrics.events = proj.num_rows
+        if self.stream_check is not None:
+            self._check_stream(proj, batch_id, metrics)
         if not proj.num_rows:  # nothing new and nothing buffered: no commit at all
             metrics.applied_scn = st.applied_scn
             self.sink.record(metrics)
@@ -205,6 +209,24 @@ class BatchApplier:
         if done:
             log.info("batch %d: tables committed before a restart skipped: %s", batch_id, ", ".join(done))
         self.sink.record(metrics)
+
+    def _check_stream(self, proj: Any, batch_id: int, metrics: BatchMetrics) -> None:
+        """The producer's checkpoint digests against what the batch received (:mod:`.streamcheck`),
+        before anything of the batch is committed."""
+        from replicator.formats.olr_digest import StreamCheckFailed
+
+        check = self.stream_check
+        assert check is not None
+        try:
+            metrics.checkpoints_verified = check.take(proj)
+        except StreamCheckFailed as exc:
+            metrics.stream_check = f"failed {exc.code}"
+            metrics.applied_scn = self.state.applied_scn
+            self.sink.record(metrics)
+            raise DataError(f"batch {batch_id}: the stream does not hold what the producer sent (checkpoint digests, "
+                            f"stream check {exc.code}): {exc.message}; the batch is not committed, the lake stays at "
+                            f"applied SCN {self.state.applied_scn}", STREAM_CHECK_FAILED) from exc
+        metrics.stream_check = check.state
 
     def _task(self, name: str, plan: TablePlan, ev: dict[str, Any], app: str, batch: int) -> TableTask:
         """The table's part of the batch task: schemas, the files as the batch found them."""

@@ -38,7 +38,7 @@ ROUTED_SCHEMA: Final = "tbl string, bucket int, rows bigint, events binary"
 ACTIONS_SCHEMA: Final = ("kind string, target string, tbl string, path string, size bigint, part string, "
                          "stats string, rows bigint, info string")
 PROJECTED: Final = ("kind", "fmt", "tbl", "op", "commit_scn", "c_scn", "c_idx", "elem", "xid", "commit_ts", "rid",
-                    "key_cols", "columns", "sql", "full", "error", "k_partition", "k_offset", "k_ts", "seen")
+                    "key_cols", "columns", "sql", "full", "error", "k_partition", "k_offset", "k_ts", "seen", "digest", "check")
 
 
 @dataclass(slots=True)
@@ -494,6 +494,21 @@ def read_pending(batches: Iterator[Any], pending_uri: str, storage_options: dict
     for b in batches:
         for path in b.column("path").to_pylist():
             with fs.open_input_stream(path) as f:
-                events = pa.ipc.open_stream(f).read_all()
+                events = _current_columns(pa.ipc.open_stream(f).read_all())
             if events.num_rows:
                 yield pack(_one_batch(events))
+
+
+def _current_columns(events: Any) -> Any:
+    """Pending events as this version lays them out: event columns a file written by an older
+    job lacks (``digest``, ``check``) are added as NULL in their place."""
+    import pyarrow as pa
+
+    from replicator.spark.parse import event_arrow_schema
+
+    base = event_arrow_schema()
+    if all(name in events.column_names for name in base.names):
+        return events
+    fields = [*base, *(f for f in events.schema if f.name not in base.names)]
+    return pa.Table.from_arrays([events[f.name] if f.name in events.column_names else pa.nulls(events.num_rows, f.type)
+                                 for f in fields], schema=pa.schema(fields))

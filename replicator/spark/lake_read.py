@@ -41,6 +41,17 @@ class LakeReader:
         """The columns identifying a row of ``table`` (``_rowid`` for a table keyed by ROWID)."""
         return self.store.load_state().tables[table].key_names
 
+    def schema(self, table: str) -> Any:
+        """The job's view of ``table`` (:class:`~replicator.spark.tableschema.TableSchema`:
+        columns as OLR describes them, key, mode), or None when the lake does not hold it."""
+        return self.store.load_state().tables.get(table)
+
+    def arrow_schema(self, table: str) -> Any:
+        """The pyarrow schema the current rows of ``table`` are stored with (None before its
+        first commit)."""
+        dt = self.store.open_table(self.store.table_uri(table))
+        return None if dt is None else dt.schema().to_arrow()
+
     def table_applied_scn(self, table: str) -> int:
         """The applied SCN of the batch that made the table's last commit (the state's when none)."""
         dt = self.store.open_table(self.store.table_uri(table))
@@ -71,7 +82,14 @@ class LakeReader:
         return self._rows(self.store.table_uri(table), columns, with_metadata)
 
     def iter_current_rows(self, table: str, batch_size: int = 65536) -> Iterator[Any]:
-        """The live rows of ``table`` as record batches, file by file (bounded memory)."""
+        """The live rows of ``table`` as record batches with their metadata columns, file by file
+        (bounded memory; a merge-on-read table is merged as a whole first)."""
+        schema = self.store.load_state().tables.get(table)
+        if schema is not None and schema.merge_on_read:
+            rows = self.current_rows(table, with_metadata=True)
+            if rows is not None:
+                yield from rows.to_batches(max_chunksize=batch_size)
+            return
         dt = self.store.open_table(self.store.table_uri(table))
         if dt is None:
             return
@@ -103,7 +121,7 @@ class LakeReader:
             if f.low is not None and ((to_scn is not None and f.low > to_scn)
                                       or (from_scn is not None and f.high < from_scn)):
                 continue
-            rows = pq.read_table(f.path, filesystem=fs)
+            rows = _without_views(pq.read_table(f.path, filesystem=fs))
             if "table" not in rows.column_names:
                 rows = rows.append_column("table", pa.array([parts[i] if parts else None] * rows.num_rows, pa.string()))
             mask = None
@@ -118,3 +136,28 @@ class LakeReader:
                 names = [n for n in pa.schema(schema).names if n in rows.column_names]
                 yield from rows.select(names).sort_by([(c, "ascending") for c in
                                                        ("commit_scn", "c_scn", "c_idx", "elem")]).to_batches()
+
+
+def _view_free(t: Any) -> Any:
+    """``t`` with string/binary views (other Delta writers, delta-rs among them, write them)
+    as plain strings/binaries, nested types too: pyarrow's filter and sort lack view kernels."""
+    import pyarrow as pa
+
+    if pa.types.is_string_view(t):
+        return pa.string()
+    if pa.types.is_binary_view(t):
+        return pa.binary()
+    if pa.types.is_map(t):
+        return pa.map_(_view_free(t.key_type), _view_free(t.item_type))
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return pa.list_(_view_free(t.value_type))
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(f.name, _view_free(f.type), f.nullable) for f in t])
+    return t
+
+
+def _without_views(rows: Any) -> Any:
+    import pyarrow as pa
+
+    schema = pa.schema([pa.field(f.name, _view_free(f.type), f.nullable) for f in rows.schema])
+    return rows if schema.equals(rows.schema) else rows.cast(schema)

@@ -50,6 +50,10 @@ class BatchMetrics:
     io: dict[str, list[int]] = field(default_factory=dict)
     committed_at: float = 0.0
     skipped: bool = False  # the batch was already committed (a retry after a crash)
+    # Checkpoint digests (.streamcheck): "" (not asked), "on", "off: N partitions", "failed CODE";
+    # the checkpoints whose segment the batch verified.
+    stream_check: str = ""
+    checkpoints_verified: int = 0
 
     @property
     def rows_per_second(self) -> float:
@@ -64,7 +68,13 @@ class BatchMetrics:
                 f"({self.incomplete_txns} incomplete txns), {self.tables} tables, applied SCN {self.applied_scn}, "
                 f"lag {self.lag_scn} SCN / {lag_s}, {self.duration_seconds:.2f}s (read {self.read_seconds:.2f}s, fold "
                 f"{self.fold_seconds:.2f}s, commit {self.commit_seconds:.2f}s; {self.rows_per_second:.0f} rows/s)"
-                f"{self.io_text()}")
+                f"{self.io_text()}{self.check_text()}")
+
+    def check_text(self) -> str:
+        """``; stream check on, N checkpoints verified`` when the job checks checkpoint digests."""
+        if not self.stream_check:
+            return ""
+        return f"; stream check {self.stream_check}, {self.checkpoints_verified} checkpoints verified"
 
     def io_text(self) -> str:
         """``; files read N (X MB), rewritten N, written N (Y MB)`` over all tables, or nothing."""

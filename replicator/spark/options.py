@@ -38,6 +38,7 @@ class FormatHints:
     timestamp_metadata: int = 0
     message: int = 0
     binary_handling_mode: str = "bytes"  # Debezium bytes: bytes (base64), base64, base64-url-safe, hex
+    checkpoint_digests: int = 0  # 1: checkpoint messages carry digests the job checks (replicator.spark.streamcheck)
 
     @classmethod
     def from_format(cls, fmt: dict[str, Any]) -> FormatHints:

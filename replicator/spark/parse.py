@@ -27,8 +27,10 @@ EVENT_COLUMNS: Final[tuple[tuple[str, str], ...]] = (
     ("c_scn", "long"), ("c_idx", "long"), ("elem", "int"), ("xid", "str"), ("commit_ts", "ts"),
     ("rid", "str"), ("key_cols", "list"), ("before", "map"), ("after", "map"), ("columns", "str"),
     ("sql", "str"), ("full", "bool"), ("error", "str"), ("k_partition", "int"), ("k_offset", "long"),
-    ("k_ts", "ts"), ("seen", "ts"),
+    ("k_ts", "ts"), ("seen", "ts"), ("digest", "long"), ("check", "str"),
 )
+# digest/check: with format.checkpoint-digests (FormatHints.checkpoint_digests), each change's digest
+# (formats.olr_digest, signed 64-bit) and each checkpoint's payload element as JSON (its digests).
 _NAMES: Final = [n for n, _ in EVENT_COLUMNS]
 _SCN_HINT: Final = ("set the replicator's format option scn-type to 8 (adds e_scn, the commit SCN) "
                     "or to 5 (scn = commit SCN in every message) and tell the job with --olr-config")
@@ -134,7 +136,10 @@ def parse_message(value: bytes | None, key: bytes | None, hints: FormatHints,
     meta = dict(meta, key_cols=key_columns(key))
     try:
         if isinstance(doc, dict) and isinstance(doc.get("payload"), list) and "c_scn" in doc:
-            return parse_olr(doc, hints, meta)
+            rows = parse_olr(doc, hints, meta)
+            if hints.checkpoint_digests:
+                _digested(value, rows)
+            return rows
         if is_debezium(doc):
             return parse_debezium(doc, meta, hints.binary_handling_mode)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -143,6 +148,20 @@ def parse_message(value: bytes | None, key: bytes | None, hints: FormatHints,
     where = f"partition {meta.get('k_partition')} offset {meta.get('k_offset')}"
     return [dict(meta, kind="error", error=f"{where}: neither OpenLogReplicator JSON (payload, c_scn) "
                                            "nor a Debezium change event (op, source, before/after)")]
+
+
+def _digested(value: bytes, rows: list[dict[str, Any]]) -> None:
+    """Each element's change digest, or a checkpoint's element, as formats.olr_digest reads the
+    message (its own decoding: integers as JSON integers), for the driver's stream check."""
+    from replicator.formats.olr_digest import decode, element_change
+
+    for row, el in zip(rows, decode(value)["payload"]):
+        found = element_change(el)
+        if found is None:
+            row["check"] = json.dumps(el, separators=(",", ":"))
+        else:
+            digest = found[3]
+            row["digest"] = digest - (1 << 64) if digest >= 1 << 63 else digest
 
 
 def parse_batches(batches: Iterator[Any], hints_json: str) -> Iterator[Any]:

@@ -26,6 +26,7 @@ from replicator.cli_args import ArgumentParser, non_negative_int, positive_float
 from replicator.errors import ReplicatorError, RuntimeFailure
 from replicator.formats.olr_digest import Change, ChangeId, decode
 from replicator.verify.compare import Bounds, compare
+from replicator.verify.delta import DeltaSink, RedoFold, check_state, lake_element, lake_keys, lake_table
 from replicator.verify.report import Finding, Report, details
 from replicator.verify.sinks import UNSUPPORTED, FileSink, KafkaSink, SinkReader, consumer_config, output_files
 from replicator.verify.spool import Spool, TableNames, bucket_count
@@ -44,9 +45,12 @@ class Side:
         self.spool = spool
         self.claims: list[ChangeId] = []
         self.findings: list[Finding] = []
+        self.fold: RedoFold | None = None  # a lake's current state: the redo's messages folded
 
     def message(self, body: bytes, place: int) -> ChangeId | None:
         doc = decode(body)
+        if self.fold is not None:
+            self.fold.observe(doc, place)
         last = self.spool.add_message(doc, place)
         if last is None:  # a checkpoint message: a position a confirmation may name
             self.spool.position(int(doc["c_scn"]), int(doc["c_idx"]), place)
@@ -70,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "(its source, dictionary, filter and format; default: %(default)s)")
     p.add_argument("--sink", metavar="SPEC", help="what to read instead of the config's writer: file:OUTPUT (a file "
                    "writer output pattern, %%i allowed), capture:FILE (what `replicator client` printed), "
-                   "kafka:TOPIC[,TOPIC...]")
+                   "kafka:TOPIC[,TOPIC...], delta:LAKE (the Spark job's lake: its change log and current-state "
+                   "tables at its applied SCN)")
     p.add_argument("--bootstrap-servers", metavar="HOSTS", help="Kafka brokers for --sink kafka: (default: the config's kafka writer)")
     p.add_argument("--from-scn", type=non_negative_int, metavar="SCN", help="start: transactions committed after this SCN "
                    "(default: reader.start-scn, else the oldest schema checkpoint)")
@@ -115,7 +120,8 @@ def open_sink(spec: str | None, config: Any, args: argparse.Namespace) -> SinkRe
                              "(--sink capture:FILE, e.g. the output of `replicator client`)", UNSUPPORTED)
     kind, _, rest = spec.partition(":")
     if not rest:
-        raise RuntimeFailure(f"--sink {spec!r}: expected file:OUTPUT, capture:FILE or kafka:TOPIC", UNSUPPORTED)
+        raise RuntimeFailure(f"--sink {spec!r}: expected file:OUTPUT, capture:FILE, kafka:TOPIC or delta:LAKE",
+                             UNSUPPORTED)
     if kind == "file":
         newline = writer.newline_bytes if writer.type == "file" else b"\n"
         return _file_sink(parse_output_pattern(rest, 1, 1), rest, newline)  # rotation size: not read
@@ -129,7 +135,9 @@ def open_sink(spec: str | None, config: Any, args: argparse.Namespace) -> SinkRe
             raise RuntimeFailure("--sink kafka: needs --bootstrap-servers (the config has no kafka writer)",
                                  UNSUPPORTED)
         return KafkaSink(rest.split(","), consumer_config(properties), args.kafka_timeout)
-    raise RuntimeFailure(f"--sink {spec!r}: unknown kind {kind!r} (file, capture, kafka)", UNSUPPORTED)
+    if kind == "delta":
+        return DeltaSink(rest)
+    raise RuntimeFailure(f"--sink {spec!r}: unknown kind {kind!r} (file, capture, kafka, delta)", UNSUPPORTED)
 
 
 def _file_sink(pattern: Any, output: str, newline: bytes) -> FileSink:
@@ -200,18 +208,39 @@ def verify(args: argparse.Namespace) -> Report:
         buckets = bucket_count(redo_bytes // REDO_BYTES_PER_CHANGE)
         tables = TableNames()
         sink_side = Side(Spool(work_dir, "sink", buckets, tables))
-        sink_stats = sink.scan(sink_side)
-        sink_side.spool.flush()
         redo_side = Side(Spool(work_dir, "redo", buckets, tables))
-        redo_side.spool.watch_for(sink_side.claims)
+        notes: list[str] = []
+        hints = None
+        if isinstance(sink, DeltaSink):  # the lake keeps text images, up to its applied SCN: the redo first
+            from replicator.spark.options import FormatHints
+
+            hints = FormatHints.from_format(_raw_format(args.file))
+            redo_side.spool.element = lake_element
+            redo_side.fold = RedoFold(sink.through_scn, hints.scn_is_commit, lake_keys(sink))
+        else:
+            sink_stats = sink.scan(sink_side)
+            sink_side.spool.flush()
+            redo_side.spool.watch_for(sink_side.claims)
         confirmed = None if args.all or args.sink else _confirmed(config)
         if confirmed is not None:
             redo_side.spool.watch_positions.add(confirmed)
         redo_stats = truth.scan(redo_side)
         redo_side.spool.flush()
+        fold = redo_side.fold
+        if isinstance(sink, DeltaSink) and fold is not None:
+            if fold.last_commit < sink.through_scn:
+                notes.append(f"the lake is applied up to SCN {sink.through_scn}, the redo read ends at commit SCN "
+                             f"{fold.last_commit} (not archived yet?): the change log is compared up to it, the "
+                             "current-state tables are not compared (they hold later changes)")
+                sink.through_scn = fold.last_commit
+            sink_stats = sink.scan(sink_side)
+            sink_side.spool.flush()
         findings = sink_side.findings + redo_side.findings
-        notes: list[str] = []
-        cut, ahead, bounds = _cut(redo_side.spool, sink_side, confirmed, args.all, notes)
+        if fold is not None:
+            cut, ahead = fold.cut, False
+            bounds = f"redo changes committed up to SCN {sink.through_scn} (no begin/commit markers)"
+        else:
+            cut, ahead, bounds = _cut(redo_side.spool, sink_side, confirmed, args.all, notes)
         bounds += f"; sink changes after SCN {truth.first_scn}"
         if args.to_scn is not None:
             bounds += f"; c_scn at most {args.to_scn}"
@@ -221,10 +250,25 @@ def verify(args: argparse.Namespace) -> Report:
         wanted_sink = {p for d in result.differences for p in d.sink}
         redo_docs = truth.locate(wanted_redo) if wanted_redo else {}
         sink_docs = sink.locate(wanted_sink) if wanted_sink else {}
-        reported = details(result, tables, redo_docs, sink_docs, truth.key_columns())
+        keys = truth.key_columns()
+        if fold is not None:  # the lake's own keys: a table it keys by ROWID shows its rid
+            keys.update({lake_table(name): cols or [] for name, cols in redo_side.fold.keys.items()})
+        reported = details(result, tables, redo_docs, sink_docs, keys)
+        state = None
+        if isinstance(sink, DeltaSink) and fold is not None and fold.last_commit >= sink.reader.applied_scn():
+            state = check_state(sink, fold, hints, args.max_report)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return Report(truth.label, sink.label, bounds, redo_stats, sink_stats, result, tables, reported, findings,
-                  notes, time.perf_counter() - started, rss)
+                  notes, time.perf_counter() - started, rss, state)
+
+
+def _raw_format(path: str) -> dict[str, Any]:
+    """The config's ``format`` section as written (the Spark job reads its options from it)."""
+    try:
+        doc = json.loads(Path(path).read_text())
+        return dict(doc["source"][0].get("format") or {})
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return {}
 
 
 def verify_main(argv: list[str]) -> int:
@@ -241,8 +285,12 @@ def verify_main(argv: list[str]) -> int:
     if report.ok:
         return 0
     r = report.result
+    state = ""
+    if report.state is not None:
+        c = report.state.counts
+        state = f"; current-state rows: {c['missing']} missing, {c['extra']} extra, {c['differs']} differing"
     log.error(DIFFERENCES, f"the sink does not hold exactly what the redo holds: {r.counts['missing']} missing, "
                            f"{r.counts['duplicated']} duplicated, {r.counts['differs']} differing, "
-                           f"{r.counts['extra']} extra changes, {len(report.findings)} other finding(s)")
+                           f"{r.counts['extra']} extra changes, {len(report.findings)} other finding(s){state}")
     return EXIT_DIFFERENCES
 

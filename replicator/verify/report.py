@@ -131,10 +131,11 @@ class Report:
     notes: list[str]  # about the bounds (the sink is ahead of the redo read): not differences
     seconds: float
     peak_rss_mb: float
+    state: Any = None  # delta.StateResult: a lake's current-state tables checked too
 
     @property
     def ok(self) -> bool:
-        return not self.result.total and not self.findings
+        return not self.result.total and not self.findings and (self.state is None or not self.state.total)
 
     def _table_rows(self) -> list[dict[str, Any]]:
         rows = []
@@ -180,6 +181,7 @@ class Report:
             "differences_not_listed": r.total - len(self.details),
             "findings": [{"kind": f.kind, "text": f.text, "where": f.where} for f in self.findings],
             "notes": self.notes,
+            **({"current_state": self.state.as_json()} if self.state is not None else {}),
             "seconds": round(self.seconds, 3),
             "mb_per_s": round(redo_mb / max(self.seconds, 1e-9), 1),
             "peak_rss_mb": round(self.peak_rss_mb, 1),
@@ -220,15 +222,23 @@ class Report:
         lines.append(f"transactions: {r.transactions:,} checked, {r.differing_transactions:,} differ"
                      + "".join(f"; {n}" for n in notes))
         lines += [f"note: {n}" for n in self.notes]
+        if self.state is not None:
+            lines += self.state.text()
         lines.append("")
         if self.ok:
+            state = (f"; its current-state tables hold the {sum(t['redo_rows'] for t in self.state.tables):,} rows "
+                     f"the redo folds to at SCN {self.state.applied_scn}" if self.state is not None else "")
             lines.append(f"OK: the sink holds exactly the {r.redo_changes:,} changes of the redo "
-                         f"({r.transactions:,} transactions)")
+                         f"({r.transactions:,} transactions){state}")
             return "\n".join(lines)
         c = r.counts
+        state = ""
+        if self.state is not None:
+            s = self.state.counts
+            state = f"; current-state rows: {s['missing']:,} missing, {s['extra']:,} extra, {s['differs']:,} differing"
         lines.append(f"DIFFERENCES: {c['missing']:,} missing, {c['duplicated']:,} duplicated, {c['differs']:,} "
                      f"differing, {c['extra']:,} extra changes in {r.differing_transactions:,} transactions; "
-                     f"{len(self.findings)} other finding(s)")
+                     f"{len(self.findings)} other finding(s){state}")
         for d in self.details:
             key = "" if d.key is None else f" key {_compact(d.key)}"
             elem = f" elem {d.elem}" if d.elem else ""

@@ -11,8 +11,8 @@ a rotation file missing, a torn or unreadable message).
 
 Readers here: :class:`FileSink` (a file writer's output, ``%i`` rotation included, and a
 ``replicator client`` capture, both one message per line) and :class:`KafkaSink` (every
-partition of one or more topics). Formats: OpenLogReplicator JSON (``json``, ``debezium``)
-only; anything else is refused with error 10401.
+partition of one or more topics); the Spark job's Delta lake is :class:`replicator.verify.delta.DeltaSink`.
+Formats: OpenLogReplicator JSON (``json``, ``debezium``) only; anything else is refused with error 10401.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import struct
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,9 @@ class Spool:
         self.found: dict[ChangeId, int] = {}  # watched identity -> its (first) ordinal
         self.found_positions: dict[tuple[int, int], int] = {}  # watched position -> lowest ordinal
         self._xids: dict[str, int] = {}
+        # How a payload element becomes (kind, owner, table, digest): a sink that keeps other
+        # values than the messages' (a lake's text images) has the redo side digest those.
+        self.element: Callable[[dict[str, Any]], tuple[int, str, str, int] | None] = element_change
         self._reset()
 
     def _reset(self) -> None:
@@ -115,10 +119,10 @@ class Spool:
         c_scn, c_idx = int(doc["c_scn"]), int(doc["c_idx"])
         xid = xid_text(doc)
         xkey = self._xid(xid)
-        table_id = self.tables.id
+        table_id, element = self.tables.id, self.element
         last = None
         for elem, el in enumerate(doc["payload"]):
-            found = element_change(el)
+            found = element(el)
             if found is None:
                 continue
             kind, owner, table, digest = found
