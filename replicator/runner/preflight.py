@@ -252,7 +252,7 @@ def writer_reachable(config: Any) -> str:
     for warning in exposure_warnings(config):
         log.warning(EXPOSURE_CODE, warning.removeprefix(f"WARN {EXPOSURE_CODE} "))
     if writer.type == "kafka":
-        from replicator.spark.preflight import brokers_answer
+        from replicator.ops.brokers import brokers_answer
 
         servers = writer.properties.get("bootstrap.servers", "")
         if not brokers_answer(servers, {k: v for k, v in writer.properties.items() if k != "bootstrap.servers"}):

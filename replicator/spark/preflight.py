@@ -17,10 +17,10 @@ from typing import Any
 
 from replicator import log
 from replicator.errors import ConfigError
+from replicator.ops.brokers import PROBE_TIMEOUT_S, brokers_answer
 from replicator.ops.progress import format_duration
 from replicator.ops.ticker import Ticker
 
-PROBE_TIMEOUT_S = 2.0
 # The modules of the spark extra (pyproject.toml) each command imports; msgspec is optional.
 EXTRA_MODULES = {"run": ("pyspark", "pyarrow", "pandas", "deltalake"),
                  "bench": ("pyspark", "pyarrow", "pandas", "deltalake"),
@@ -35,20 +35,6 @@ def require_extra(command: str) -> None:
     if missing:
         raise ConfigError(f"replicator spark {command} needs the spark extra, and {', '.join(missing)} "
                           f"{'is' if len(missing) == 1 else 'are'} not installed: {INSTALL_HINT}", 30002)
-
-
-def brokers_answer(bootstrap: str, properties: dict[str, str], timeout: float = PROBE_TIMEOUT_S) -> bool:
-    """True when a broker of ``bootstrap`` returned cluster metadata within ``timeout`` seconds."""
-    from confluent_kafka import KafkaException
-    from confluent_kafka.admin import AdminClient
-
-    # log_level 0: librdkafka's own "connect failed" lines would repeat on stderr every second.
-    client = AdminClient({**properties, "bootstrap.servers": bootstrap, "log_level": 0})
-    try:
-        client.list_topics(timeout=timeout)
-        return True
-    except KafkaException:
-        return False
 
 
 def wait_for_brokers(bootstrap: str, properties: dict[str, str], progress: str = "auto",
