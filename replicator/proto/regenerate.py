@@ -1,4 +1,5 @@
-"""Regenerate ``olr_pb2.py`` from ``olr.proto``: ``python -m replicator.proto.regenerate``.
+"""Regenerate ``olr_pb2.py`` and its type stub ``olr_pb2.pyi`` from ``olr.proto``:
+``python -m replicator.proto.regenerate``.
 
 The generated module is committed so a normal install needs only the ``protobuf`` runtime.
 Generation needs ``grpcio-tools`` (``pip install grpcio-tools==1.85.1``, which bundles
@@ -16,6 +17,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 PROTO = HERE / "olr.proto"
 OUTPUT = HERE / "olr_pb2.py"
+STUB = HERE / "olr_pb2.pyi"
 
 
 def _versions() -> str:
@@ -32,14 +34,15 @@ def main() -> int:
     except ImportError:
         print("grpcio-tools is not installed: pip install grpcio-tools==1.85.1", file=sys.stderr)
         return 1
-    code = protoc.main(["protoc", f"--proto_path={HERE}", f"--python_out={HERE}", str(PROTO)])
+    code = protoc.main(["protoc", f"--proto_path={HERE}", f"--python_out={HERE}", f"--pyi_out={HERE}", str(PROTO)])
     if code != 0:
         print(f"protoc failed with exit code {code}", file=sys.stderr)
         return int(code)
     text = OUTPUT.read_text(encoding="utf-8")
     header = "# Generated from olr.proto by replicator/proto/regenerate.py: do not edit.\n" + _versions()
     OUTPUT.write_text(header + text, encoding="utf-8")
-    print(f"wrote {OUTPUT.name}")
+    STUB.write_text(header + STUB.read_text(encoding="utf-8"), encoding="utf-8")
+    print(f"wrote {OUTPUT.name} and {STUB.name}")
     return 0
 
 
