@@ -271,7 +271,7 @@ class SftpSource(RedoSource):
         return map_prefix(path, self.s.path_mapping)
 
     # ------------------------------------------------------------------ RedoSource
-    def open(self, path: str) -> RedoHandle:
+    def open(self, path: str) -> SftpHandle:
         return SftpHandle(self, path)
 
     def ask(self, op: str, path: str, **more: Any) -> Any:

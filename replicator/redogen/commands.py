@@ -299,8 +299,9 @@ def demo_main(argv: list[str]) -> int:
         sc = demo_scenario(args.db_version, args.block_size)
         result = generate(sc, out_dir)
         print(f"Generated Oracle {args.db_version} redo ({args.block_size}-byte blocks) in {out_dir}:")
-        for log in result.logs:
-            print(f"  {log.path.name}: sequence {log.sequence}, {log.blocks} blocks, SCN {log.first_scn}-{log.next_scn}")
+        for archived in result.logs:
+            print(f"  {archived.path.name}: sequence {archived.sequence}, {archived.blocks} blocks, "
+                  f"SCN {archived.first_scn}-{archived.next_scn}")
         print(f"  {result.stats['transactions']} transactions committed, {result.stats['rollbacks']} rolled back, "
               f"{result.stats['rows']} row changes to replicate")
         from replicator import log

@@ -20,8 +20,11 @@ from replicator.events import TableLob
 class DictionaryIndex(Protocol):
     """What the LOB lookups read of a dictionary's index (schema.dictionary.DictionaryIndex)."""
 
-    objects: Mapping[int, dict[str, Any]]
-    columns: Mapping[int, list[dict[str, Any]]]
+    @property
+    def objects(self) -> Mapping[int, dict[str, Any]]: ...
+
+    @property
+    def columns(self) -> Mapping[int, list[dict[str, Any]]]: ...
 
 
 class Dictionary(Protocol):
