@@ -74,8 +74,8 @@ def attach_commit(target: Any, parser: Any, fmt: Any,
                   declines: Callable[[Any, Any], bool] | None = None) -> Any:
     """Install the native commit of ``fmt`` (when it has one) on ``parser``; the committer or None.
 
-    ``target`` takes the rendered messages: ``_on_native(txn, messages, rows)``,
-    ``_on_native_stream(txn) -> room`` and ``_on_native_part(messages, rows) -> room`` (the
+    ``target`` takes the rendered messages: ``on_native(txn, messages, rows)``,
+    ``on_native_stream(txn) -> room`` and ``on_native_part(messages, rows) -> room`` (the
     batch :class:`~replicator.runner.pipeline.Pipeline` or the daemon's
     :class:`~replicator.runner.engine.Engine`), and has the observers ``on_commit`` and
     ``on_change`` (a commit is left to python while either is set, unless the committer's

@@ -118,7 +118,7 @@ def schema_checkpoints(pipeline: Pipeline, job: BatchJob, metrics: Metrics | Non
                               schema_ref_scn=None)
             manager.schema_changed, tracker.pending = True, False
         stamped = replace(base[0], resetlogs=header.resetlogs, activation=header.activation, threads=threads)
-        path = manager.write_schema(stamped, cut_scn, time_raw, parser._epoch(time_raw), threads[0][1], threads[0][2],
+        path = manager.write_schema(stamped, cut_scn, time_raw, parser.epoch(time_raw), threads[0][1], threads[0][2],
                                     None, final=True)
         if path is not None and metrics is not None:
             metrics.checkpoint_written(cut_scn)

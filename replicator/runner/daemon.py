@@ -329,9 +329,9 @@ class Daemon:
             manager.schema_changed, tracker.pending, force = True, False, True
         header = parser.header
         if header is None or cut_scn <= max(parser.opt.first_data_scn, self.base_checkpoint.scn) \
-                or (manager._written and manager._written[-1] == cut_scn):
+                or (manager.written_scns and manager.written_scns[-1] == cut_scn):
             return  # never over the checkpoint the run started from
-        epoch = parser._epoch(time_raw)
+        epoch = parser.epoch(time_raw)
         if not manager.due(epoch, redo_bytes, force):
             return
         threads = engine.rac_positions()  # type: ignore[attr-defined]
@@ -354,7 +354,7 @@ class Daemon:
         lwn, header = parser.last_lwn, parser.header
         if lwn is None or header is None:
             return
-        cp = Checkpoint(lwn.scn, parser._epoch(lwn.time), header.sequence, lwn.end_block * header.block_size,
+        cp = Checkpoint(lwn.scn, parser.epoch(lwn.time), header.sequence, lwn.end_block * header.block_size,
                         True, header.thread, lwn.first_block)
         self._on_lwn_checkpoint(cp, parser, force=True, final=True)
 

@@ -106,7 +106,7 @@ class Pipeline:
             self.decode_workers = decode_workers()
             attach(self)
 
-    def _on_native(self, txn: Transaction, messages: Sequence[Message], rows: int) -> None:
+    def on_native(self, txn: Transaction, messages: Sequence[Message], rows: int) -> None:
         """A transaction the native engine rendered: the list branch of _on_transaction.
 
         ``messages`` is a list, or a MessageRun when the sink takes runs (native_runs)."""
@@ -114,14 +114,14 @@ class Pipeline:
         self.stats.last_scn = txn.commit_scn
         self._take_native(messages, rows)
 
-    def _on_native_stream(self, txn: Transaction) -> int:
+    def on_native_stream(self, txn: Transaction) -> int:
         """A huge transaction the native engine renders in parts (the stream branch of
         _on_transaction); returns how many messages it may hand over before the next drain."""
         self.stats.transactions += 1
         self.stats.last_scn = txn.commit_scn
         return FLUSH_MESSAGES - len(self._pending) - self._run_extra
 
-    def _on_native_part(self, messages: Sequence[Message], rows: int) -> int:
+    def on_native_part(self, messages: Sequence[Message], rows: int) -> int:
         """Messages (and their row count) of a streamed native transaction; returns the room
         before the next drain, so batches are cut where the python engine's stream cuts them.
 
@@ -284,7 +284,7 @@ class Pipeline:
         last = self.parser.last_lwn
         header = self.parser.header
         if last is not None and header is not None and last.scn > self.parser.opt.first_data_scn:
-            self._on_checkpoint(Checkpoint(last.scn, self.parser._epoch(last.time), header.sequence,
+            self._on_checkpoint(Checkpoint(last.scn, self.parser.epoch(last.time), header.sequence,
                                            last.end_block * header.block_size, False, header.thread,
                                            last.first_block), final=True)
         self._drain()
