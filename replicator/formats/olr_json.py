@@ -20,6 +20,7 @@ from replicator.events import (
     OP_DELETE, Checkpoint, DdlChange, Message, RowChange, Table, Transaction,
 )
 from replicator.formats.base import NO_SCN, FormatOptions, printable_filter
+from replicator.formats.capabilities import SilentCheckpoints, StreamingFormat
 from replicator.formats.escape import escape_bytes, escape_str
 from replicator.formats.olr_columns import TablePlan, render_compressed, render_schemaless
 from replicator.formats.olr_header import HeaderBuilder
@@ -28,7 +29,7 @@ from replicator.values.rowid import rowid_text
 
 
 
-class OlrJsonFormat:
+class OlrJsonFormat(StreamingFormat, SilentCheckpoints):
     """Renders transactions and checkpoints as OpenLogReplicator JSON messages."""
 
     def __init__(self, options: FormatOptions):

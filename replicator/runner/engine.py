@@ -24,12 +24,14 @@ from typing import Any, Callable, Iterable, Iterator
 
 from replicator.events import Change, Checkpoint, Message, Transaction
 from replicator.formats.base import FLAG_CHECKPOINT, Format
+from replicator.formats.capabilities import SilentCheckpoints, StreamingFormat
 from replicator.formats.olr_digest import CheckpointDigests
 from replicator.ops.metrics_tally import Tally
 from replicator.redo.header import RedoHeader
 from replicator.redo.online import RedoFollower
 from replicator.redo.parser import Parser
 from replicator.runner.position_file import CHECKPOINT_RANK, POSITION_ZERO, Position
+from replicator.writers.capabilities import WholeRunWriter
 
 QUEUE_LWNS = 256
 QUEUE_BLOCKS = 2  # raw block buffers (up to a read chunk each, 16 MB locally) read ahead of the parser
@@ -195,7 +197,12 @@ class Engine:
         self._positions: list[Position] = []  # of each item (a run's: its first message's)
         self._pending_n = 0  # messages in _pending
         # The writer takes native runs whole (replicator.native.engine.attach sets run_type then).
-        self.whole_runs = hasattr(writer, "write_runs") and bool(getattr(writer, "writes_runs_whole", False))
+        self.whole_runs = isinstance(writer, WholeRunWriter) and bool(writer.writes_runs_whole)
+        # The format's optional abilities (formats/capabilities.py), looked up once.
+        self._iter_transaction: Callable[[Transaction], Iterator[Message]] | None = (
+            fmt.iter_transaction if isinstance(fmt, StreamingFormat) else None)
+        self._checkpoint_unsent: Callable[[Checkpoint], None] | None = (
+            fmt.checkpoint_unsent if isinstance(fmt, SilentCheckpoints) else None)
         self.writer_lock = asyncio.Lock()  # the writer is not thread-safe: one call at a time
         self.native: Any = None  # the native committer (replicator.native.engine.attach), if any
         self._stream_txn: Transaction | None = None  # the native stream being handed over
@@ -226,7 +233,7 @@ class Engine:
                 tally.transaction(txn)
             else:
                 txn.changes = _tallied(txn.changes, tally)  # type: ignore[assignment]
-        stream = getattr(self.format, "iter_transaction", None)
+        stream = self._iter_transaction
         if isinstance(txn.changes, list) or stream is None:
             if not isinstance(txn.changes, list):
                 txn.changes = list(txn.changes)
@@ -308,7 +315,7 @@ class Engine:
     def _on_checkpoint(self, cp: Checkpoint) -> None:
         if self.native_barrier is not None and (self.output_checkpoints or self.on_checkpoint_hook is not None):
             self.native_barrier()  # the queued transactions come before the checkpoint and its hook
-        unsent = None if self.output_checkpoints else getattr(self.format, "checkpoint_unsent", None)
+        unsent = None if self.output_checkpoints else self._checkpoint_unsent
         if unsent is not None:
             unsent(cp)  # not output (no flag 0x1000): only its effect on later positions
         else:

@@ -14,6 +14,7 @@ from typing import Callable, Iterable, Iterator, Protocol, Sequence
 
 from replicator.events import Change, Checkpoint, Message, Transaction
 from replicator.formats.base import FLAG_CHECKPOINT, Format
+from replicator.formats.capabilities import SilentCheckpoints, StreamingFormat
 from replicator.formats.olr_digest import CheckpointDigests
 from replicator.redo.header import RedoHeader
 from replicator.redo.identity import DatabaseIdentity
@@ -23,6 +24,7 @@ from replicator.redo.reader import RedoFile, read_lwns
 from replicator.redo.records import Lwn
 from replicator.redo.source import LOCAL, RedoSource
 from replicator.txn.pool import MemoryPool
+from replicator.writers.capabilities import RunWriter
 
 FLUSH_MESSAGES = 4096
 
@@ -67,7 +69,11 @@ class Pipeline:
         self.sink = sink
         self.verify_checksum = verify_checksum
         self.output_checkpoints = bool(parser_options.flags & FLAG_CHECKPOINT)
-        self._checkpoint_unsent: Callable[[Checkpoint], None] | None = getattr(fmt, "checkpoint_unsent", None)
+        # The format's optional abilities (formats/capabilities.py), looked up once.
+        self._checkpoint_unsent: Callable[[Checkpoint], None] | None = (
+            fmt.checkpoint_unsent if isinstance(fmt, SilentCheckpoints) else None)
+        self._iter_transaction: Callable[[Transaction], Iterator[Message]] | None = (
+            fmt.iter_transaction if isinstance(fmt, StreamingFormat) else None)
         self.parser = Parser(parser_options, self._on_transaction, self._on_checkpoint, pool=pool)
         self.stats = RunStats()
         self._pending: list[Message] = []
@@ -88,7 +94,7 @@ class Pipeline:
         # A sink with write_runs takes a native transaction's messages as one MessageRun
         # (one buffer, no per-row object): _pending then holds runs among the Messages and
         # _run_extra counts the messages the runs add beyond one list item each.
-        self.native_runs = hasattr(sink, "write_runs")
+        self.native_runs = isinstance(sink, RunWriter)
         self._run_extra = 0
         # format.checkpoint-digests: the batches pass it in order before the sink writes them.
         self.checkpoint_digests: CheckpointDigests | None = None
@@ -153,7 +159,7 @@ class Pipeline:
                 self._drain()
             return
         # A huge transaction arrives as a stream: format and write it in batches.
-        stream = getattr(self.format, "iter_transaction", None)
+        stream = self._iter_transaction
         txn.changes = self._counted(txn.changes)  # type: ignore[assignment]
         if stream is None:
             txn.changes = list(txn.changes)
