@@ -145,7 +145,7 @@ class Pipeline:
             self._run_extra += len(messages) - 1
         self.stats.rows += rows
         if len(self._pending) + self._run_extra >= FLUSH_MESSAGES:
-            self._drain()
+            self.drain()
 
     def _on_transaction(self, txn: Transaction) -> None:
         self.stats.transactions += 1
@@ -156,7 +156,7 @@ class Pipeline:
             if self.on_commit is not None:
                 self.on_commit(txn)
             if len(self._pending) + self._run_extra >= FLUSH_MESSAGES:
-                self._drain()
+                self.drain()
             return
         # A huge transaction arrives as a stream: format and write it in batches.
         stream = self._iter_transaction
@@ -169,7 +169,7 @@ class Pipeline:
         for message in messages:
             self._pending.append(message)
             if len(self._pending) + self._run_extra >= FLUSH_MESSAGES:
-                self._drain()
+                self.drain()
         if self.on_commit is not None:
             self.on_commit(replace(txn, changes=[]))
 
@@ -196,18 +196,19 @@ class Pipeline:
         else:
             self.format.checkpoint(cp)
         if self._on_checkpoint_hook is not None:
-            self._drain()
+            self.drain()
             self._on_checkpoint_hook(cp)
         if self.on_schema_checkpoint is not None:
             self.on_schema_checkpoint(cp, self.parser, final)
 
-    def _drain(self) -> None:
+    def drain(self) -> None:
+        """Hand the pending messages to the sink (a batch; the RAC merge drains at its checkpoints)."""
         if self._pending:
             self.stats.messages += len(self._pending) + self._run_extra
             if self.checkpoint_digests is not None:
                 self.checkpoint_digests.observe(self._pending)
             if self.native_runs:
-                self.sink.write_runs(self._pending)  # type: ignore[attr-defined]
+                self.sink.write_runs(self._pending)  # type: ignore[attr-defined]  # native_runs: a RunWriter
             else:
                 self.sink.write(self._pending)
             self._pending = []
@@ -229,7 +230,7 @@ class Pipeline:
             header = self._run_file_python(redo)
         self.parser.end_file()
         self.stage2_barrier()
-        self._drain()
+        self.drain()
         size = redo.size if redo.size >= 0 else self.source.size(redo.path)
         self.stats.files += 1
         self.stats.bytes_read += size
@@ -274,7 +275,7 @@ class Pipeline:
                 self.stats.stopped = True
             finally:
                 self.stage2_done()
-            self._drain()
+            self.drain()
             self.sink.flush()
             return self.stats
         t0 = time.perf_counter()
@@ -293,7 +294,7 @@ class Pipeline:
             self._on_checkpoint(Checkpoint(last.scn, self.parser.epoch(last.time), header.sequence,
                                            last.end_block * header.block_size, False, header.thread,
                                            last.first_block), final=True)
-        self._drain()
+        self.drain()
         self.sink.flush()
         self.stats.lwns = self.parser.stats.lwns
         self.stats.seconds = time.perf_counter() - t0
