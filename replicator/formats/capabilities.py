@@ -7,10 +7,11 @@ Protocols) and keep the bound method, instead of probing per transaction or chec
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from replicator.events import Checkpoint, Message, Transaction
+    from replicator.formats.framework import Position, TxnContext
 
 
 @runtime_checkable
@@ -27,3 +28,14 @@ class SilentCheckpoints(Protocol):
     without rendering it."""
 
     def checkpoint_unsent(self, cp: Checkpoint) -> None: ...
+
+
+@runtime_checkable
+class NativeRowFormat(Protocol):
+    """An EventFormat that renders a row from the native engine's typed row images
+    (``RowImages``), so the native ``EventCommitter`` commits its transactions; ``native_rows``
+    False leaves them to python."""
+
+    native_rows: bool
+
+    def on_native_row(self, ctx: TxnContext, pos: Position, rows: Any, r: int) -> list[Message]: ...

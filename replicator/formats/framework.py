@@ -168,6 +168,10 @@ class EventFormat:
 
     # -- hooks (formats override what they have) ---------------------------------------------
 
+    # A format with on_native_row (formats/capabilities.NativeRowFormat) is rendered from the
+    # native engine's row images; False leaves its rows to the python hooks.
+    native_rows = True
+
     begin_op = ""  # the format's name of a transaction-start record ("": it has none)
     commit_op = ""  # the same for the end of a transaction
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, Callable
 
+from replicator.formats.capabilities import NativeRowFormat
 from replicator.formats.framework import EventFormat
 from replicator.formats.olr_json import OlrJsonFormat
 from replicator.native import core
@@ -98,7 +99,7 @@ def attach_commit(target: CommitSink, parser: Any, fmt: Any,
         committer = core().DebeziumCommitter(fmt, target)
     elif protobuf is not None and type(fmt) is protobuf.ProtobufFormat:
         committer = core().ProtobufCommitter(fmt, target)
-    elif isinstance(fmt, EventFormat) and hasattr(fmt, "on_native_row") and getattr(fmt, "native_rows", True):
+    elif isinstance(fmt, EventFormat) and isinstance(fmt, NativeRowFormat) and fmt.native_rows:
         committer = core().EventCommitter(fmt, target)  # the typed row-image interface
     last_committer = committer
     if committer is None:

@@ -55,3 +55,11 @@ class Syncable(Protocol):
     position, which must not claim bytes a power loss could take away."""
 
     def sync(self) -> None: ...
+
+
+@runtime_checkable
+class DeliveryShortfall(Protocol):
+    """A writer that can end with messages it never delivered (Kafka: unconfirmed when ``close``
+    gave up): a batch run that leaves any fails."""
+
+    undelivered: int  # messages not delivered when the writer closed
