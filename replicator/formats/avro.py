@@ -34,6 +34,7 @@ from replicator.errors import RuntimeFailure
 from replicator.events import Checkpoint, DdlChange, Message
 from replicator.formats.avro_schema import CONTROL_SCHEMA, avro_row, avro_value, column_type, envelope_schema
 from replicator.formats.base import FormatOptions
+from replicator.formats.capabilities import NativeRowFormat
 from replicator.formats.framework import (
     Clock, EventFormat, Position, TxnContext, ddl_table, dumps, native_core,
 )
@@ -61,7 +62,7 @@ def _encode(parsed: Any, datum: Any) -> bytes:
     return buffer.getvalue()
 
 
-class AvroFormat(EventFormat):
+class AvroFormat(EventFormat, NativeRowFormat):
     """Per-table Avro messages in Confluent framing, with schema messages or files."""
 
     begin_op, commit_op = "begin", "commit"

@@ -24,6 +24,7 @@ import orjson
 
 from replicator.events import OP_DELETE, OP_UPDATE, DdlChange, Message
 from replicator.formats.base import FormatOptions
+from replicator.formats.capabilities import NativeRowFormat
 from replicator.formats.framework import (
     Clock, EventFormat, Position, TxnContext, ddl_table, dumps,
 )
@@ -33,7 +34,7 @@ from replicator.formats.textvalues import TextValues
 from replicator.formats.typemap import CANAL_TYPES, ddl_kind
 
 
-class CanalFormat(EventFormat):
+class CanalFormat(EventFormat, NativeRowFormat):
     """Canal flat messages."""
 
     def __init__(self, options: FormatOptions, clock: Clock | None = None):

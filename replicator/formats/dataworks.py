@@ -28,6 +28,7 @@ import orjson
 
 from replicator.events import Checkpoint, DdlChange, Message
 from replicator.formats.base import FormatOptions
+from replicator.formats.capabilities import NativeRowFormat
 from replicator.formats.framework import (
     Clock, EventFormat, Position, StreamSequence, TxnContext, ddl_table, dumps,
 )
@@ -37,7 +38,7 @@ from replicator.formats.textvalues import TextValues
 from replicator.formats.typemap import OMS_TYPES, ddl_kind
 
 
-class DataWorksFormat(EventFormat):
+class DataWorksFormat(EventFormat, NativeRowFormat):
     """DataWorks 2.0 records."""
 
     begin_op, commit_op = "TRANSACTION_BEGIN", "TRANSACTION_END"

@@ -45,7 +45,7 @@ from replicator.formats.typemap import ddl_kind
 from replicator.values.rowid import rowid_text
 
 _SOURCE = struct("io.debezium.connector.oracle.Source", SOURCE_FIELDS, False, "source")
-_TXN_SCHEMA = struct("io.debezium.connector.common.TransactionMetadataValue", TXN_METADATA_FIELDS)
+TXN_SCHEMA = struct("io.debezium.connector.common.TransactionMetadataValue", TXN_METADATA_FIELDS)
 _DDL_SCHEMA = struct("io.debezium.connector.oracle.SchemaChangeValue",
                      [_SOURCE, field("ts_ms", "int64", False), *SCHEMA_CHANGE_FIELDS])
 _TABLE_CHANGE_TYPES = {"CREATE": "CREATE", "ERASE": "DROP"}
@@ -61,18 +61,18 @@ class DebeziumFormat(EventFormat):
         self.mode = mode
         self.server = options.database or "replicator"
         self._schemas: dict[int, tuple[TableView, Schema, Schema | None]] = {}
-        self._orders: Counter[str] = Counter()  # events per data collection, this transaction
-        self._orders_of: TxnContext | None = None
+        self.orders: Counter[str] = Counter()  # events per data collection, this transaction
+        self.orders_of: TxnContext | None = None
         self.binary = options.binary_handling_mode
         self.tombstones = bool(options.tombstones_on_delete) and mode != "smt"
 
     # -- envelope helpers --------------------------------------------------------------------
 
-    def _value(self, schema: Schema, payload: dict[str, Any]) -> bytes:
+    def render_value(self, schema: Schema, payload: dict[str, Any]) -> bytes:
         return dumps({"schema": schema, "payload": payload} if self.mode == "envelope" else payload)
 
-    def _key(self, name: str, fields: list[Schema], payload: dict[str, Any]) -> bytes:
-        return self._value(struct(name, fields), payload)
+    def render_key(self, name: str, fields: list[Schema], payload: dict[str, Any]) -> bytes:
+        return self.render_value(struct(name, fields), payload)
 
     def _source(self, ctx: TxnContext | None, pos: Position, ts: int, scn: int, owner: str = "",
                 table: str = "", row_id: str | None = None) -> dict[str, Any]:
@@ -87,7 +87,7 @@ class DebeziumFormat(EventFormat):
             "server_id": txn.thread if txn is not None else None, "pos": pos.text,
         }
 
-    def _table_schemas(self, view: TableView) -> tuple[Schema, Schema | None]:
+    def table_schemas(self, view: TableView) -> tuple[Schema, Schema | None]:
         cached = self._schemas.get(id(view))
         if cached is None or cached[0] is not view:
             prefix = f"{self.server}.{view.owner}.{view.name}"
@@ -115,7 +115,7 @@ class DebeziumFormat(EventFormat):
         """Transaction metadata END with the event count per data collection."""
         if self.mode == "smt":
             return []
-        orders = self._orders if self._orders_of is ctx else Counter[str]()
+        orders = self.orders if self.orders_of is ctx else Counter[str]()
         collections = [{"data_collection": name, "event_count": count}
                        for name, count in orders.items()]
         payload = {"status": "END", "id": ctx.xid, "event_count": sum(orders.values()),
@@ -123,23 +123,23 @@ class DebeziumFormat(EventFormat):
         return [self._txn_message(ctx, pos, payload)]
 
     def _txn_message(self, ctx: TxnContext, pos: Position, payload: dict[str, Any]) -> Message:
-        key = self._key("io.debezium.connector.common.TransactionMetadataKey",
+        key = self.render_key("io.debezium.connector.common.TransactionMetadataKey",
                         [field("id", "string", False)], {"id": ctx.xid})
-        return self.message(self._value(_TXN_SCHEMA, payload), pos, ctx, key=key)
+        return self.message(self.render_value(TXN_SCHEMA, payload), pos, ctx, key=key)
 
     def on_row(self, ctx: TxnContext, pos: Position, values: RowValues) -> list[Message]:
         """One change event per row."""
         view, change = values.view, values.change
         collection = f"{ctx.db}.{view.owner}.{view.name}"
-        if self._orders_of is not ctx:
-            self._orders_of = ctx
-            self._orders.clear()
-        self._orders[collection] += 1
-        value_schema, key_schema = self._table_schemas(view)
+        if self.orders_of is not ctx:
+            self.orders_of = ctx
+            self.orders.clear()
+        self.orders[collection] += 1
+        value_schema, key_schema = self.table_schemas(view)
         key = None
         if key_schema is not None:
             key_payload = {k.name: render(k, values.current.get(k.index), self.binary) for k in view.keys}
-            key = self._value(key_schema, key_payload)
+            key = self.render_value(key_schema, key_payload)
         if self.mode == "smt":
             payload = row(view, values.current, self.binary) or {}
             payload["__deleted"] = "true" if change.op == OP_DELETE else "false"
@@ -154,10 +154,10 @@ class DebeziumFormat(EventFormat):
             "source": self._source(ctx, pos, change.time, change.scn, view.owner, view.name, rid),
             "before": row(view, values.before, self.binary), "after": row(view, values.after, self.binary),
             "ts_ms": self.now_ms(),
-            "transaction": {"id": ctx.xid, "total_order": sum(self._orders.values()),
-                            "data_collection_order": self._orders[collection]},
+            "transaction": {"id": ctx.xid, "total_order": sum(self.orders.values()),
+                            "data_collection_order": self.orders[collection]},
         }
-        out = [self.message(self._value(value_schema, payload), pos, ctx, key=key, table=change.table)]
+        out = [self.message(self.render_value(value_schema, payload), pos, ctx, key=key, table=change.table)]
         if change.op == OP_DELETE and self.tombstones and key is not None:
             # Debezium's tombstone: same key, null value, so log compaction drops the row.
             # Without a key there is nothing to compact (and compacted topics refuse it).
@@ -178,17 +178,17 @@ class DebeziumFormat(EventFormat):
         payload = {"source": self._source(ctx, pos, change.time, change.scn, change.owner, table),
                    "ts_ms": self.now_ms(), "databaseName": ctx.db, "schemaName": change.owner,
                    "ddl": change.sql, "tableChanges": changes}
-        key = self._key("io.debezium.connector.oracle.SchemaChangeKey",
+        key = self.render_key("io.debezium.connector.oracle.SchemaChangeKey",
                         [field("databaseName", "string", False)], {"databaseName": ctx.db})
-        return [self.message(self._value(_DDL_SCHEMA, payload), pos, ctx, key=key)]
+        return [self.message(self.render_value(_DDL_SCHEMA, payload), pos, ctx, key=key)]
 
     def on_checkpoint(self, cp: Checkpoint, pos: Position) -> list[Message]:
         """Debezium's heartbeat (not in smt mode): ``{"ts_ms":…}`` on the heartbeat topic."""
         if self.mode == "smt":
             return []
-        key = self._key("io.debezium.connector.common.ServerNameKey",
+        key = self.render_key("io.debezium.connector.common.ServerNameKey",
                         [field("serverName", "string", False)], {"serverName": self.server})
-        message = self.message(self._value(_HEARTBEAT, {"ts_ms": self.now_ms()}), pos, key=key,
+        message = self.message(self.render_value(_HEARTBEAT, {"ts_ms": self.now_ms()}), pos, key=key,
                                seq=cp.seq)
         message.topic = f"{HEARTBEAT_TOPIC_PREFIX}.{self.server}"
         return [message]

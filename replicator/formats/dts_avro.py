@@ -38,6 +38,7 @@ from replicator.events import (
 )
 from replicator.formats.base import FormatOptions
 from replicator.formats.dts_schema import PARSED_RECORD, RECORD_SCHEMA, value_type
+from replicator.formats.capabilities import NativeRowFormat
 from replicator.formats.framework import (
     Clock, EventFormat, Position, TxnContext, ddl_table, dumps, native_core,
 )
@@ -158,7 +159,7 @@ def control_record(serial: int, time: int, position: str, safe: str, txid: str, 
                      b"\x00\x00\x00\x00\x00", _long(time * 1000)))
 
 
-class DtsAvroFormat(EventFormat):
+class DtsAvroFormat(EventFormat, NativeRowFormat):
     """DTS Avro records."""
 
     begin_op, commit_op = "BEGIN", "COMMIT"

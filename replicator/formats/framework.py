@@ -159,14 +159,18 @@ class EventFormat:
         full = bool(options.message & 1)
         self.skip_begin = bool(options.message & 4) and not full
         self.skip_commit = bool(options.message & 8) and not full
-        self._scn = NO_SCN
-        self._idx = 0
-        self._last: Position | None = None
-        self._previous: Position | None = None
+        self.scn = NO_SCN
+        self.idx = 0
+        self.last: Position | None = None
+        self.previous: Position | None = None
         self._views: dict[int, TableView] = {}
         self._stand_ins: dict[tuple[int, int, bool], TableView] = {}
 
     # -- hooks (formats override what they have) ---------------------------------------------
+
+    # A format with on_native_row (formats/capabilities.NativeRowFormat) is rendered from the
+    # native engine's row images; False leaves its rows to the python hooks.
+    native_rows = True
 
     begin_op = ""  # the format's name of a transaction-start record ("": it has none)
     commit_op = ""  # the same for the end of a transaction
@@ -204,29 +208,29 @@ class EventFormat:
 
     def transaction(self, txn: Transaction) -> list[Message]:
         """Render one committed transaction through the hooks."""
-        self._reset(txn.begin_scn)
+        self.reset(txn.begin_scn)
         changes = [change for change in txn.changes if self._printable(change)]
         if not changes:
             return []
         ctx = TxnContext(txn, changes, txn.con_name or self.options.con_name or self.options.database)
         out: list[Message] = []
         if not self.skip_begin:
-            out += self.on_begin(ctx, self._take())
+            out += self.on_begin(ctx, self.take())
         for number, change in enumerate(changes):
             ctx.number = number
-            pos = self._take()
+            pos = self.take()
             if isinstance(change, DdlChange):
                 out += self.on_ddl(ctx, pos, change)
             else:
                 out += self.on_row(ctx, pos, row_values(change, self.view(change)))
         if not self.skip_commit:
-            out += self.on_commit(ctx, self._take())
+            out += self.on_commit(ctx, self.take())
         return out
 
     def checkpoint(self, cp: Checkpoint) -> list[Message]:
         """Render a checkpoint through ``on_checkpoint`` (output only with flag 0x1000)."""
-        self._reset(cp.scn)
-        return self.on_checkpoint(cp, self._take())
+        self.reset(cp.scn)
+        return self.on_checkpoint(cp, self.take())
 
     # -- helpers for the formats -------------------------------------------------------------
 
@@ -236,7 +240,7 @@ class EventFormat:
 
     def aux_position(self, pos: Position) -> Position:
         """Position for a message sent ahead of the event at ``pos`` (see module docstring)."""
-        return self._previous if self._previous is not None else pos
+        return self.previous if self.previous is not None else pos
 
     def message(self, data: bytes, pos: Position, ctx: TxnContext | None = None, *,
                 key: bytes | None = None, table: Table | None = None,
@@ -284,13 +288,13 @@ class EventFormat:
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _reset(self, scn: int) -> None:
-        if self._scn != scn:
-            self._scn = scn
-            self._idx = 0
+    def reset(self, scn: int) -> None:
+        if self.scn != scn:
+            self.scn = scn
+            self.idx = 0
 
-    def _take(self) -> Position:
-        pos = Position(self._scn, self._idx)
-        self._idx += 1
-        self._previous, self._last = self._last, pos
+    def take(self) -> Position:
+        pos = Position(self.scn, self.idx)
+        self.idx += 1
+        self.previous, self.last = self.last, pos
         return pos

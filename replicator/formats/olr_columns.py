@@ -112,16 +112,16 @@ class TablePlan:
         self.key_indexes = tuple(sorted(k for k in keys if k < len(table.columns)))
         # Per image, the column fragments and NULL texts by column index: render() runs
         # for every row image, so it indexes two lists instead of reading ColumnPlans.
-        self._values = (tuple(c.before for c in self.columns), tuple(c.after for c in self.columns))
-        self._nulls = (tuple(c.null_before for c in self.columns), tuple(c.null_after for c in self.columns))
+        self.fragments = (tuple(c.before for c in self.columns), tuple(c.after for c in self.columns))
+        self.nulls = (tuple(c.null_before for c in self.columns), tuple(c.null_after for c in self.columns))
         # Per column index, for the column-selection rules (olr_rows) run on every row.
         self.keys = tuple(c.key for c in self.columns)
         self.nullable = tuple(c.nullable for c in self.columns)
 
     def render(self, image: RowImage, after: bool) -> bytes:
         """``{…}`` of an image: present columns in column order, as OLR prints them."""
-        fragments = self._values[after]
-        nulls = self._nulls[after]
+        fragments = self.fragments[after]
+        nulls = self.nulls[after]
         count = len(fragments)
         parts = []
         append = parts.append

@@ -52,9 +52,9 @@ class HeaderBuilder:
         self._scn_hex = options.scn == 1
         scn_type, tm_type = options.scn_type, options.timestamp_type
         self._scn_commit_value, self._scn_begin = bool(scn_type & 1), bool(scn_type & 2)
-        self._scn_all, self._scn_end = bool(scn_type & 4), bool(scn_type & 8)
+        self.scn_all, self._scn_end = bool(scn_type & 4), bool(scn_type & 8)
         self._tm_commit_value, self._tm_begin = bool(tm_type & 1), bool(tm_type & 2)
-        self._tm_all, self._tm_end = bool(tm_type & 4), bool(tm_type & 8)
+        self.tm_all, self._tm_end = bool(tm_type & 4), bool(tm_type & 8)
         self._tm = metadata_renderer(options.timestamp_metadata)
         self._xid = xid_formatter(options.xid)
         self._rth = options.redo_thread == 1
@@ -90,13 +90,13 @@ class HeaderBuilder:
 
     def _fields(self, lwn_scn: int, idx: int, scn: int, time: int, first: bool) -> list[str]:
         fields = []
-        if first or self._scn_all:
+        if first or self.scn_all:
             fields.append(self._scn("scn", self._commit_scn if self._scn_commit_value else scn))
         if self._scn_begin:
             fields.append(self._scn("b_scn", self._begin_scn))
         if self._scn_end:
             fields.append(self._scn("e_scn", self._commit_scn))
-        if first or self._tm_all:
+        if first or self.tm_all:
             fields.append(self._tm("tm", self._commit_time if self._tm_commit_value else time))
         if self._tm_begin:
             fields.append(self._tm("b_tm", self._begin_time))

@@ -20,6 +20,7 @@ from replicator.events import (
     OP_DELETE, Checkpoint, DdlChange, Message, RowChange, Table, Transaction,
 )
 from replicator.formats.base import NO_SCN, FormatOptions, printable_filter
+from replicator.formats.capabilities import SilentCheckpoints, StreamingFormat
 from replicator.formats.escape import escape_bytes, escape_str
 from replicator.formats.olr_columns import TablePlan, render_compressed, render_schemaless
 from replicator.formats.olr_header import HeaderBuilder
@@ -28,47 +29,47 @@ from replicator.values.rowid import rowid_text
 
 
 
-class OlrJsonFormat:
+class OlrJsonFormat(StreamingFormat, SilentCheckpoints):
     """Renders transactions and checkpoints as OpenLogReplicator JSON messages."""
 
     def __init__(self, options: FormatOptions):
         self.options = options
         message = options.message
-        self._full = bool(message & 1)
-        self._add_num = bool(message & 2)
+        self.full = bool(message & 1)
+        self.add_num = bool(message & 2)
         # Skipping begin/commit is rejected with FULL mode by the config; ignore it here too.
-        self._skip_begin = bool(message & 4) and not self._full
-        self._skip_commit = bool(message & 8) and not self._full
-        self._add_offset = bool(message & 0x10)
-        self._rid = options.rid == 1
-        self._schema_columns = bool(options.schema & 1)
+        self.skip_begin = bool(message & 4) and not self.full
+        self.skip_commit = bool(message & 8) and not self.full
+        self.add_offset = bool(message & 0x10)
+        self.rid = options.rid == 1
+        self.schema_columns = bool(options.schema & 1)
         self._schema_repeat = bool(options.schema & 2)
         self._schema_obj = bool(options.schema & 4)
-        self._column_mode = options.column
+        self.column_mode = options.column
         self._printable = printable_filter(options.flags)
-        self._header = HeaderBuilder(options)
-        self._reducer = UpdateReducer(options.column, options.flags)
-        self._plans: dict[int, TablePlan] = {}
+        self.header = HeaderBuilder(options)
+        self.reducer = UpdateReducer(options.column, options.flags)
+        self.plans: dict[int, TablePlan] = {}
         self._described: set[int] = set()
-        self._lwn_scn = NO_SCN
-        self._lwn_idx = 0
+        self.lwn_scn = NO_SCN
+        self.lwn_idx = 0
 
     # -- positions ---------------------------------------------------------------------------
 
-    def _position(self, scn: int) -> None:
-        if self._lwn_scn != scn:
-            self._lwn_scn = scn
-            self._lwn_idx = 0
+    def set_position(self, scn: int) -> None:
+        if self.lwn_scn != scn:
+            self.lwn_scn = scn
+            self.lwn_idx = 0
 
     def _message(self, head: bytes, body: bytes, txn: Transaction, tag: bytes | None = None,
                  table: Table | None = None) -> Message:
         """Wrap ``{head,body}``; ``head`` must be the header built for the index just taken."""
-        return Message(data=b"{" + head + b"," + body, scn=self._lwn_scn, idx=self._lwn_idx - 1,
+        return Message(data=b"{" + head + b"," + body, scn=self.lwn_scn, idx=self.lwn_idx - 1,
                        tag=tag, xid=txn.xid, seq=txn.begin_seq, table=table)
 
-    def _take_index(self) -> int:
-        self._lwn_idx += 1
-        return self._lwn_idx
+    def take_index(self) -> int:
+        self.lwn_idx += 1
+        return self.lwn_idx
 
     # -- Format protocol ---------------------------------------------------------------------
 
@@ -82,8 +83,8 @@ class OlrJsonFormat:
         Used for transactions too big to hold; every message is yielded as soon as it is
         built (FULL mode, one message per transaction, must still hold its elements).
         """
-        self._position(txn.begin_scn)
-        header = self._header
+        self.set_position(txn.begin_scn)
+        header = self.header
         header.start_transaction(txn)
         ctx = header.transaction_context(txn)
         elements: list[bytes] = []
@@ -95,9 +96,9 @@ class OlrJsonFormat:
                 continue
             if not started:
                 started = True
-                if not self._skip_begin:
-                    head = header.begin(self._lwn_scn, self._take_index(), change.time, ctx)
-                    if self._full:
+                if not self.skip_begin:
+                    head = header.begin(self.lwn_scn, self.take_index(), change.time, ctx)
+                    if self.full:
                         full_head = head
                     else:
                         yield self._message(head, b'"payload":[{"op":"begin"}]}', txn)
@@ -106,48 +107,48 @@ class OlrJsonFormat:
             else:
                 element, tag = self._row_element(change, num)
             num += 1
-            if self._full:
+            if self.full:
                 elements.append(element)
                 continue
             if isinstance(change, DdlChange):
-                head = header.ddl(self._lwn_scn, self._take_index(), change.scn, change.time, ctx)
+                head = header.ddl(self.lwn_scn, self.take_index(), change.scn, change.time, ctx)
             else:
-                head = header.dml(self._lwn_scn, self._take_index(), change.scn, change.time, ctx)
+                head = header.dml(self.lwn_scn, self.take_index(), change.scn, change.time, ctx)
             table = change.table if isinstance(change, RowChange) else None
             yield self._message(head, b'"payload":[' + element + b"]}", txn,
                                           tag=tag, table=table)
         if not started:
             return
-        if self._full:
+        if self.full:
             body = b'"payload":[' + b",".join(elements) + b"]}"
             yield self._message(full_head, body, txn)
-        elif not self._skip_commit:
-            head = header.commit(self._lwn_scn, self._take_index(), ctx)
+        elif not self.skip_commit:
+            head = header.commit(self.lwn_scn, self.take_index(), ctx)
             yield self._message(head, b'"payload":[{"op":"commit"}]}', txn)
 
     def checkpoint_unsent(self, cp: Checkpoint) -> None:
         """What :meth:`checkpoint` does to later positions, for a checkpoint not output (no 0x1000)."""
-        self._position(cp.scn)
-        self._take_index()
+        self.set_position(cp.scn)
+        self.take_index()
 
     def checkpoint(self, cp: Checkpoint) -> list[Message]:
         """Render a checkpoint; the message has ``checkpoint=True`` (output only with flag 0x1000)."""
-        self._position(cp.scn)
-        head = self._header.checkpoint(self._lwn_scn, self._take_index(), cp.scn, cp.time)
+        self.set_position(cp.scn)
+        head = self.header.checkpoint(self.lwn_scn, self.take_index(), cp.scn, cp.time)
         body = b'"payload":[{"op":"chkpt","seq":%d,"offset":%d%s}]}' % (
             cp.seq, cp.offset, b',"redo":true' if cp.redo_switch else b"")
-        return [Message(data=b"{" + head + b"," + body, scn=self._lwn_scn, idx=self._lwn_idx - 1,
+        return [Message(data=b"{" + head + b"," + body, scn=self.lwn_scn, idx=self.lwn_idx - 1,
                         checkpoint=True, seq=cp.seq)]
 
     # -- payload elements --------------------------------------------------------------------
 
-    def _plan(self, table: Table) -> TablePlan:
-        plan = self._plans.get(id(table))
+    def plan(self, table: Table) -> TablePlan:
+        plan = self.plans.get(id(table))
         if plan is None or plan.table is not table:
-            plan = self._plans[id(table)] = TablePlan(table, self.options)
+            plan = self.plans[id(table)] = TablePlan(table, self.options)
         return plan
 
-    def _schema(self, plan: TablePlan | None, obj: int, owner: str = "", name: str = "") -> bytes:
+    def table_schema(self, plan: TablePlan | None, obj: int, owner: str = "", name: str = "") -> bytes:
         """The ``"schema":{…}`` object: owner/table, obj, and the column list when due."""
         if plan is None:
             head = b'"schema":{"owner":"' + escape_str(owner) + b'",' if owner else b'"schema":{'
@@ -156,7 +157,7 @@ class OlrJsonFormat:
             head = plan.schema_head
         if self._schema_obj:
             head += b',"obj":%d' % obj
-        if plan is not None and self._schema_columns:
+        if plan is not None and self.schema_columns:
             # Once per table for the process, by object number: OLR remembers the tables it
             # described and, on the reference check's DDL (add/drop/rename column, truncate,
             # partitions), never described a table again after its definition changed.
@@ -169,23 +170,23 @@ class OlrJsonFormat:
     def _row_element(self, change: RowChange, num: int) -> tuple[bytes, bytes | None]:
         """``{"op":…}`` of a row change, and its Kafka key fragment (filter `tag`)."""
         table = change.table
-        plan = self._plan(table) if table is not None else None
+        plan = self.plan(table) if table is not None else None
         parts = [b'{"op":"' + change.op.encode("ascii") + b'",']
-        if self._add_offset:
+        if self.add_offset:
             parts.append(b'"offset":%d,' % change.offset)
-        parts.append(self._schema(plan, change.obj))
-        if self._add_num:
+        parts.append(self.table_schema(plan, change.obj))
+        if self.add_num:
             parts.append(b',"num":%d' % num)
-        if self._rid:
+        if self.rid:
             parts.append(b',"rid":"' + rowid_text(change.data_obj, change.bdba, change.slot).encode("ascii") + b'"')
-        before, after = self._reducer.images(change, plan)
+        before, after = self.reducer.images(change, plan)
         if before is not None:
             parts.append(b',"before":' + self._render(before, plan, False))
         if after is not None:
             parts.append(b',"after":' + self._render(after, plan, True))
         parts.append(b"}")
         tag = None
-        if plan is not None and table is not None and table.tag_columns and not self._full:
+        if plan is not None and table is not None and table.tag_columns and not self.full:
             image = before if change.op == OP_DELETE else after
             if isinstance(image, dict):
                 tag = plan.render_tag(image, table.tag_columns)
@@ -199,7 +200,7 @@ class OlrJsonFormat:
         return plan.render(image, after) if plan is not None else render_schemaless(image)
 
     def _ddl_element(self, change: DdlChange) -> bytes:
-        plan = self._plan(change.table) if change.table is not None else None
-        return (b'{"op":"ddl",' + self._schema(plan, change.obj, change.owner, change.name) + b',"sql":"'
+        plan = self.plan(change.table) if change.table is not None else None
+        return (b'{"op":"ddl",' + self.table_schema(plan, change.obj, change.owner, change.name) + b',"sql":"'
                 + escape_bytes(change.sql.encode("utf-8", "surrogateescape")) + b'"}')
 

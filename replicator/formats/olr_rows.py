@@ -51,9 +51,9 @@ class UpdateReducer:
     """Applies the UPDATE rules; remembers which NOT NULL columns were already warned about."""
 
     def __init__(self, column_mode: int, flags: int):
-        self._column_mode = column_mode
+        self.column_mode = column_mode
         self._reduce = column_mode < 2
-        self._copy_after = bool(flags & FLAG_NOT_NULL_MISSING)
+        self.copy_after = bool(flags & FLAG_NOT_NULL_MISSING)
         self._warned: set[tuple[int, int]] = set()
 
     def images(self, change: RowChange, plan: TablePlan | None) -> tuple[object, object]:
@@ -75,9 +75,9 @@ class UpdateReducer:
                 return before, raw
             return (before or raw), (after or raw)
         if op == OP_INSERT:
-            return None, reduce_single(after, plan, self._column_mode)
+            return None, reduce_single(after, plan, self.column_mode)
         if op == OP_DELETE:
-            return reduce_single(before, plan, self._column_mode), None
+            return reduce_single(before, plan, self.column_mode), None
         return self.reduce(before, after, plan)
 
     def reduce(self, before: RowImage, after: RowImage,
@@ -103,8 +103,8 @@ class UpdateReducer:
                 new = None
             if index < count:
                 if not nullable[index] and in_before and in_after and not old and new:
-                    self._warn_not_null(plan, index)
-                    if self._copy_after:
+                    self.warn_not_null(plan, index)
+                    if self.copy_after:
                         old = new
                 if reduce and not keys[index]:
                     if in_before and in_after and (old or b"") == (new or b""):
@@ -116,7 +116,7 @@ class UpdateReducer:
             new_after[index] = new
         return new_before, new_after
 
-    def _warn_not_null(self, plan: TablePlan | None, index: int) -> None:
+    def warn_not_null(self, plan: TablePlan | None, index: int) -> None:
         assert plan is not None
         key = (id(plan), index)
         if key in self._warned:

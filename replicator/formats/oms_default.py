@@ -27,6 +27,7 @@ import orjson
 
 from replicator.events import OP_DELETE, OP_INSERT, OP_UPDATE, Checkpoint, DdlChange, Message
 from replicator.formats.base import FormatOptions
+from replicator.formats.capabilities import NativeRowFormat
 from replicator.formats.framework import (
     Clock, EventFormat, Position, StreamSequence, TxnContext, ddl_table, dumps, native_core,
 )
@@ -49,7 +50,7 @@ def _meta(**values: object) -> dict[str, object]:
     return meta
 
 
-class OmsDefaultFormat(EventFormat):
+class OmsDefaultFormat(EventFormat, NativeRowFormat):
     """OMS Default JSON; ``extended`` turns it into DefaultExtendColumnType."""
 
     def __init__(self, options: FormatOptions, clock: Clock | None = None, *, extended: bool = False):

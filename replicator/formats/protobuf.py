@@ -49,24 +49,24 @@ class ProtobufFormat:
 
     def __init__(self, options: FormatOptions) -> None:
         self.options = options
-        self._full = bool(options.message & 1)
-        self._add_num = bool(options.message & 2)
+        self.full = bool(options.message & 1)
+        self.add_num = bool(options.message & 2)
         # OLR's protobuf builder ignores the JSON-only message bits (skip begin 4, skip commit 8,
         # offset 0x10), timestamp-type bit 1 and `attributes`.
-        self._skip_begin = self._skip_commit = self._add_offset = False
+        self.skip_begin = self.skip_commit = self.add_offset = False
         self._printable = printable_filter(options.flags)
-        self._reducer = UpdateReducer(options.column, options.flags)
-        self._plans: dict[int, PbTablePlan] = {}
+        self.reducer = UpdateReducer(options.column, options.flags)
+        self.plans: dict[int, PbTablePlan] = {}
         self._described: set[int] = set()
-        self._lwn_scn = NO_SCN
-        self._lwn_idx = 0
+        self.lwn_scn = NO_SCN
+        self.lwn_idx = 0
 
     # -- header ------------------------------------------------------------------------------
 
     def _header(self, scn: int, time: int, txn: Transaction | None, db: bool, attrs: bool) -> pb.RedoResponse:
         """A PAYLOAD response with the header for the index just taken."""
         o = self.options
-        response = pb.RedoResponse(code=pb.PAYLOAD, c_scn=self._lwn_scn, c_idx=self._lwn_idx)
+        response = pb.RedoResponse(code=pb.PAYLOAD, c_scn=self.lwn_scn, c_idx=self.lwn_idx)
         if o.scn == 1:
             response.scns = f"{scn:016x}"
         else:
@@ -94,24 +94,24 @@ class ProtobufFormat:
         return response
 
     def _take(self, scn: int, time: int, txn: Transaction | None, db: bool, attrs: bool) -> pb.RedoResponse:
-        self._lwn_idx += 1
+        self.lwn_idx += 1
         return self._header(scn, time, txn, db, attrs)
 
     def _message(self, response: pb.RedoResponse, txn: Transaction, tag: bytes | None = None,
                  change: RowChange | None = None) -> Message:
-        return Message(data=response.SerializeToString(), scn=self._lwn_scn, idx=self._lwn_idx - 1, tag=tag,
+        return Message(data=response.SerializeToString(), scn=self.lwn_scn, idx=self.lwn_idx - 1, tag=tag,
                        xid=txn.xid, seq=txn.begin_seq, table=change.table if change is not None else None)
 
-    def _position(self, scn: int) -> None:
-        if self._lwn_scn != scn:
-            self._lwn_scn = scn
-            self._lwn_idx = 0
+    def set_position(self, scn: int) -> None:
+        if self.lwn_scn != scn:
+            self.lwn_scn = scn
+            self.lwn_idx = 0
 
     # -- Format protocol ---------------------------------------------------------------------
 
     def transaction(self, txn: Transaction) -> list[Message]:
         """Render one committed transaction, message for message like the JSON format."""
-        self._position(txn.begin_scn)
+        self.set_position(txn.begin_scn)
         o = self.options
         messages: list[Message] = []
         full: pb.RedoResponse | None = None
@@ -122,14 +122,14 @@ class ProtobufFormat:
                 continue
             if not started:
                 started = True
-                if not self._skip_begin:
+                if not self.skip_begin:
                     head = self._take(txn.begin_scn, change.time, txn, bool(o.db & 1), bool(o.attributes & 1))
-                    if self._full:
+                    if self.full:
                         full = head
                     else:
                         head.payload.add(op=pb.BEGIN)
                         messages.append(self._message(head, txn))
-            if self._full:
+            if self.full:
                 if full is None:  # cannot happen: FULL mode rejects skipping the begin message
                     full = self._take(txn.begin_scn, change.time, txn, bool(o.db & 1), bool(o.attributes & 1))
                 target = full
@@ -143,13 +143,13 @@ class ProtobufFormat:
             tag = self._ddl_element(element, change) if isinstance(change, DdlChange) else \
                 self._row_element(element, change, num)
             num += 1
-            if not self._full:
+            if not self.full:
                 messages.append(self._message(target, txn, tag, change if isinstance(change, RowChange) else None))
         if not started:
             return messages
-        if self._full and full is not None:
+        if self.full and full is not None:
             messages.append(self._message(full, txn))
-        elif not self._skip_commit:
+        elif not self.skip_commit:
             head = self._take(txn.commit_scn, txn.commit_time, txn, bool(o.db & 1), bool(o.attributes & 4))
             head.payload.add(op=pb.COMMIT)
             messages.append(self._message(head, txn))
@@ -157,24 +157,24 @@ class ProtobufFormat:
 
     def checkpoint(self, cp: Checkpoint) -> list[Message]:
         """Render a checkpoint (output only with source flag 0x1000)."""
-        self._position(cp.scn)
+        self.set_position(cp.scn)
         head = self._take(cp.scn, cp.time, None, False, False)
         head.payload.add(op=pb.CHKPT, seq=cp.seq, offset=cp.offset, redo=cp.redo_switch)
-        return [Message(data=head.SerializeToString(), scn=self._lwn_scn, idx=self._lwn_idx - 1,
+        return [Message(data=head.SerializeToString(), scn=self.lwn_scn, idx=self.lwn_idx - 1,
                         checkpoint=True, seq=cp.seq)]
 
     # -- payload elements --------------------------------------------------------------------
 
-    def _plan(self, change: RowChange | DdlChange) -> PbTablePlan | None:
+    def plan(self, change: RowChange | DdlChange) -> PbTablePlan | None:
         table = change.table
         if table is None:
             return None
-        plan = self._plans.get(id(table))
+        plan = self.plans.get(id(table))
         if plan is None or plan.table is not table:
-            plan = self._plans[id(table)] = PbTablePlan(table, self.options)
+            plan = self.plans[id(table)] = PbTablePlan(table, self.options)
         return plan
 
-    def _schema(self, schema: pb.Schema, plan: PbTablePlan | None, obj: int, owner: str = "",
+    def table_schema(self, schema: pb.Schema, plan: PbTablePlan | None, obj: int, owner: str = "",
                 name: str = "") -> None:
         o = self.options
         if plan is None:
@@ -186,22 +186,22 @@ class ProtobufFormat:
         if o.schema & 4:
             schema.obj = obj
         if plan is not None and o.schema & 1:
-            key = plan.table.obj  # once per table, as the JSON format (olr_json._schema)
+            key = plan.table.obj  # once per table, as the JSON format (olr_json.table_schema)
             if o.schema & 2 or key not in self._described:
                 self._described.add(key)
                 schema.column.extend(plan.columns_schema())
 
     def _row_element(self, element: pb.Payload, change: RowChange, num: int) -> bytes | None:
-        plan = self._plan(change)
+        plan = self.plan(change)
         element.op = _OPS[change.op]
-        if self._add_offset:
+        if self.add_offset:
             element.offset = change.offset
-        self._schema(element.schema, plan, change.obj)
-        if self._add_num:
+        self.table_schema(element.schema, plan, change.obj)
+        if self.add_num:
             element.num = num
         if self.options.rid == 1:
             element.rid = rowid_text(change.data_obj, change.bdba, change.slot)
-        before, after = self._reducer.images(change, plan.json if plan is not None else None)
+        before, after = self.reducer.images(change, plan.json if plan is not None else None)
         for image, target, is_after in ((before, element.before, False), (after, element.after, True)):
             if isinstance(image, bytes):
                 fill_compressed(target, image)
@@ -210,7 +210,7 @@ class ProtobufFormat:
                     plan.fill(target, image, is_after)
                 else:
                     fill_schemaless(target, image)
-        if plan is not None and plan.table.tag_columns and not self._full:
+        if plan is not None and plan.table.tag_columns and not self.full:
             image = before if change.op == OP_DELETE else after
             if isinstance(image, dict):
                 return plan.tag(image)
@@ -218,5 +218,5 @@ class ProtobufFormat:
 
     def _ddl_element(self, element: pb.Payload, change: DdlChange) -> None:
         element.op = pb.DDL
-        self._schema(element.schema, self._plan(change), change.obj, change.owner, change.name)
+        self.table_schema(element.schema, self.plan(change), change.obj, change.owner, change.name)
         element.ddl = change.sql

@@ -40,7 +40,7 @@ class PbTablePlan:
     def __init__(self, table: Table, options: FormatOptions) -> None:
         self.table = table
         self.json = TablePlan(table, options)
-        self._columns: list[_ColumnPlan] = []
+        self.column_plans: list[_ColumnPlan] = []
         raw = self._raw = bool(options.flags & FLAG_RAW_HEX)
         for column, plan in zip(table.columns, self.json.columns):
             type_code = effective_type(column)
@@ -48,7 +48,7 @@ class PbTablePlan:
             # With unknown-type 0, OLR's protobuf builder leaves a NULL CLOB/BLOB nameless even in
             # the after image, where JSON prints it as null.
             lob_null_hidden = options.unknown_type == 0 and type_code in (TYPE_CLOB, TYPE_BLOB)
-            self._columns.append(_ColumnPlan(column.name, setter if plan.after is not None else None,
+            self.column_plans.append(_ColumnPlan(column.name, setter if plan.after is not None else None,
                                              setter if plan.before is not None else None,
                                              plan.null_after is not None and not lob_null_hidden,
                                              plan.null_before is not None))
@@ -61,7 +61,7 @@ class PbTablePlan:
         not in the redo, a NULL of a type whose NULL JSON hides) is an *empty* Value: no name,
         no datum.
         """
-        columns = self._columns
+        columns = self.column_plans
         count = len(columns)
         for index in sorted(image):
             if index >= count:

@@ -35,6 +35,7 @@ import orjson
 
 from replicator.events import OP_DELETE, OP_UPDATE, DdlChange, Message, RowChange, Table
 from replicator.formats.base import FormatOptions
+from replicator.formats.capabilities import NativeRowFormat
 from replicator.formats.framework import Clock, EventFormat, Position, TxnContext, dumps
 from replicator.formats.masks import change_mask, column_mask
 from replicator.formats.oms_default import RECORD_TYPES
@@ -81,7 +82,7 @@ def table_structure(view: TableView) -> dict[str, dict[str, int | str]]:
             for c in view.columns}
 
 
-class QlikFormat(EventFormat):
+class QlikFormat(EventFormat, NativeRowFormat):
     """Qlik Replicate envelope messages: DT per row, MD per table structure."""
 
     def __init__(self, options: FormatOptions, clock: Clock | None = None):

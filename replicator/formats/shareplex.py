@@ -27,6 +27,7 @@ import orjson
 
 from replicator.events import OP_DELETE, OP_INSERT, OP_UPDATE, DdlChange, Message
 from replicator.formats.base import FormatOptions
+from replicator.formats.capabilities import NativeRowFormat
 from replicator.formats.framework import (
     Clock, EventFormat, Position, TxnContext, ddl_table, dumps,
 )
@@ -38,7 +39,7 @@ from replicator.values.rowid import rowid_text
 OPS = {OP_INSERT: "ins", OP_UPDATE: "upd", OP_DELETE: "del"}
 
 
-class SharePlexFormat(EventFormat):
+class SharePlexFormat(EventFormat, NativeRowFormat):
     """SharePlex JSON records."""
 
     def __init__(self, options: FormatOptions, clock: Clock | None = None):

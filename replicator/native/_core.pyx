@@ -1370,14 +1370,14 @@ cdef _Plan make_plan(object fmt, object parser, object table):
     cdef _Plan plan = _Plan()
     cdef int i, s, kind, param
     cdef int64_t offset
-    py_plan = fmt._plan(table)
+    py_plan = fmt.plan(table)
     opts = fmt.options
     plan.table = table
     plan.py_plan = py_plan
     plan.ncols = len(py_plan.columns)
     plan.schema = {}
     lobs = parser.lobs
-    plan.bail = bool(table.system or table.condition or (table.tag_columns and not fmt._full)
+    plan.bail = bool(table.system or table.condition or (table.tag_columns and not fmt.full)
                      or (lobs.enabled and lobs.columns(table)))
     n = plan.ncols
     plan.keys = <uint8_t*> malloc(n + 1)
@@ -1387,8 +1387,8 @@ cdef _Plan make_plan(object fmt, object parser, object table):
         plan.param[s] = <int*> malloc((n + 1) * sizeof(int))
         plan.offset[s] = <int64_t*> malloc((n + 1) * sizeof(int64_t))
     plan.prefix = []
-    plan.nulls = [list(py_plan._nulls[0]), list(py_plan._nulls[1])]
-    plan.frags = [py_plan._values[0], py_plan._values[1]]
+    plan.nulls = [list(py_plan.nulls[0]), list(py_plan.nulls[1])]
+    plan.frags = [py_plan.fragments[0], py_plan.fragments[1]]
     for i in range(n):
         plan.keys[i] = 1 if py_plan.keys[i] else 0
         plan.nullable[i] = 1 if py_plan.nullable[i] else 0
@@ -1676,7 +1676,7 @@ cdef class JsonCommitter:
     """Commits transactions for the OpenLogReplicator JSON format natively (see module doc).
 
     ``fmt`` is the pipeline's :class:`~replicator.formats.olr_json.OlrJsonFormat`;
-    ``pipeline`` is the :class:`~replicator.runner.pipeline.Pipeline`; its ``_on_native(txn,
+    ``pipeline`` is the :class:`~replicator.runner.pipeline.Pipeline`; its ``on_native(txn,
     messages, rows)`` takes a committed transaction's messages.
     """
 
@@ -1708,12 +1708,12 @@ cdef class JsonCommitter:
 
         self.fmt = fmt
         self.pipeline = pipeline
-        self.deliver = pipeline._on_native
+        self.deliver = pipeline.on_native
         self.plans = {}
         self.unknown_tables = bool(fmt.options.flags & (FLAG_SCHEMALESS | FLAG_SYSTEM_TXN))
         self.epochs = {}
-        header = fmt._header
-        self.scn_all = bool(header._scn_all or header._tm_all)
+        header = fmt.header
+        self.scn_all = bool(header.scn_all or header.tm_all)
         self.native_transactions = 0
         self.python_transactions = 0
         self.runs = bool(getattr(pipeline, "native_runs", False))
@@ -1780,14 +1780,14 @@ cdef class JsonCommitter:
         if value is None:
             if len(self.epochs) > 4096:
                 self.epochs.clear()
-            value = self.epochs[raw] = parser._epoch(raw)
+            value = self.epochs[raw] = parser.epoch(raw)
         return value
 
     def commit(self, parser, txn, record):
         """Parser hook: output ``txn`` natively; False when the python engine must do it."""
         pipeline = self.pipeline
         # The pipeline's observers are python's; with a tally the committer counts for them.
-        if (txn.system or txn.xid in parser._schema_txns
+        if (txn.system or txn.xid in parser.schema_txns
                 or (self.tally is None and (pipeline.on_commit is not None or pipeline.on_change is not None))):
             if self.stage2 is not None:
                 (<_Stage2>self.stage2).barrier()  # the python engine outputs it: after the queued ones
@@ -1839,13 +1839,13 @@ cdef class JsonCommitter:
         with a one-pass iterator, Pipeline._on_transaction draining every FLUSH_MESSAGES).
         """
         cdef _Out o
-        if self.fmt._full:
+        if self.fmt.full:
             return False  # FULL mode holds every element of the transaction anyway: python's stream
         if not self._walk(parser, txn, None):
             return False
         parser.stats.transactions += 1
         o = self._open(parser, txn, record)
-        o.room = self.pipeline._on_native_stream(o.event)
+        o.room = self.pipeline.on_native_stream(o.event)
         # Parts go over as MessageRuns where the sink takes them (one buffer per part).
         o.run = self.runs
         self.run.n = 0
@@ -1932,7 +1932,7 @@ cdef class JsonCommitter:
         if table is None:
             if not self.unknown_tables:
                 return -1
-            limit = parser._limit
+            limit = parser.column_limit
             t = table_index.get(-limit, -1)  # id() is never negative
             if t < 0:
                 plan = self.plans.get(-limit)
@@ -2114,28 +2114,28 @@ cdef class JsonCommitter:
         cdef _Out o = _Out()
         header = parser.header
         fmt = self.fmt
-        lwn = parser._lwn
+        lwn = parser.lwn
         begin_scn = txn.begin_scn if txn.begun else record.scn
         begin_time = txn.begin_time if txn.begun else record.time
         event = Transaction(
-            xid=txn.xid, begin_scn=begin_scn, begin_time=parser._epoch(begin_time), commit_scn=record.scn,
-            commit_time=parser._epoch(record.time), changes=[], attributes=txn.attributes,
+            xid=txn.xid, begin_scn=begin_scn, begin_time=parser.epoch(begin_time), commit_scn=record.scn,
+            commit_time=parser.epoch(record.time), changes=[], attributes=txn.attributes,
             logon_user=txn.logon_user, thread=header.thread, begin_seq=txn.begin_seq, begin_offset=txn.begin_offset,
             system=txn.system, con_name=parser.opt.con_name,
-            commit_pos=(header.sequence, (lwn.first_block if lwn else 0) * header.block_size, parser._rank),
+            commit_pos=(header.sequence, (lwn.first_block if lwn else 0) * header.block_size, parser.rank),
         )
-        fmt._position(event.begin_scn)
-        hb = fmt._header
+        fmt.set_position(event.begin_scn)
+        hb = fmt.header
         hb.start_transaction(event)
         o.event = event
         o.hb = hb
         o.ctx = hb.transaction_context(event)
-        o.lwn_scn = fmt._lwn_scn
+        o.lwn_scn = fmt.lwn_scn
         o.xid = event.xid
         o.seq = event.begin_seq
         o.messages = []
         o.prefix = o.suffix = None
-        if not self.scn_all and not fmt._full:
+        if not self.scn_all and not fmt.full:
             sentinel = 918273645546372819
             template = hb.dml(o.lwn_scn, sentinel, 0, 0, o.ctx)
             mark = b'"c_idx":%d' % sentinel
@@ -2166,37 +2166,37 @@ cdef class JsonCommitter:
         xid = o.xid
         seq = o.seq
         messages = o.messages
-        full = fmt._full  # `message` bit 1 (in-memory transactions only): one message, the begin
+        full = fmt.full  # `message` bit 1 (in-memory transactions only): one message, the begin
         # header and every row element (OlrJsonFormat.iter_transaction's FULL branch)
         if not o.started:
             o.started = True
             if full:
-                head = hb.begin(lwn_scn, fmt._take_index(), self.epoch(w.rows.time, parser), ctx)
+                head = hb.begin(lwn_scn, fmt.take_index(), self.epoch(w.rows.time, parser), ctx)
                 b.n = 0
                 buf_byte(b, 123)
                 buf_bytes(b, head)
                 buf_add(b, b',"payload":[', 12)
-            elif not fmt._skip_begin:
-                head = hb.begin(lwn_scn, fmt._take_index(), self.epoch(w.rows.time, parser), ctx)
+            elif not fmt.skip_begin:
+                head = hb.begin(lwn_scn, fmt.take_index(), self.epoch(w.rows.time, parser), ctx)
                 data = b"{" + head + b',"payload":[{"op":"begin"}]}'
                 if o.run:
-                    self._run_add(PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), fmt._lwn_idx - 1, -1)
+                    self._run_add(PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), fmt.lwn_idx - 1, -1)
                 else:
-                    messages.append(Message(data=data, scn=lwn_scn, idx=fmt._lwn_idx - 1, xid=xid, seq=seq))
+                    messages.append(Message(data=data, scn=lwn_scn, idx=fmt.lwn_idx - 1, xid=xid, seq=seq))
                 if o.room and (self.run_n if o.run else len(messages)) >= o.room:
                     self._hand_over(o)
                     messages = o.messages
         prefix = o.prefix
         suffix = o.suffix
-        add_offset = fmt._add_offset
-        add_num = fmt._add_num
-        rid = fmt._rid
-        schema_columns = fmt._schema_columns
-        reducer = fmt._reducer
-        column_mode = reducer._column_mode
+        add_offset = fmt.add_offset
+        add_num = fmt.add_num
+        rid = fmt.rid
+        schema_columns = fmt.schema_columns
+        reducer = fmt.reducer
+        column_mode = reducer.column_mode
         tables = self._tables
         # Positions are taken here and stored back once (OlrJsonFormat._take_index per row).
-        idx = fmt._lwn_idx
+        idx = fmt.lwn_idx
         for r in range(w.nrows):
             row = w.rows + r
             plan = tables[row.table]
@@ -2223,11 +2223,11 @@ cdef class JsonCommitter:
                 buf_int(b, <int64_t>row.offset)
                 buf_byte(b, 44)
             if schema_columns:
-                buf_bytes(b, fmt._schema(plan.py_plan, row.obj))
+                buf_bytes(b, fmt.table_schema(plan.py_plan, row.obj))
             else:
                 schema = plan.schema.get(row.obj)
                 if schema is None:
-                    schema = plan.schema[row.obj] = fmt._schema(plan.py_plan, row.obj)
+                    schema = plan.schema[row.obj] = fmt.table_schema(plan.py_plan, row.obj)
                 buf_bytes(b, schema)
             if add_num:
                 buf_add(b, b',"num":', 7)
@@ -2247,46 +2247,46 @@ cdef class JsonCommitter:
                 self._run_add(b.p, b.n, idx - 1, row.table)
                 o.rows += 1
                 if o.room and self.run_n >= o.room:
-                    fmt._lwn_idx = idx
+                    fmt.lwn_idx = idx
                     self._hand_over(o)
                 continue
             messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), lwn_scn, idx - 1, None, False, seq, xid,
                                     plan.table))
             o.rows += 1
             if o.room and len(messages) >= o.room:
-                fmt._lwn_idx = idx
+                fmt.lwn_idx = idx
                 self._hand_over(o)
                 messages = o.messages
         if full:
             buf_add(b, b"]}", 2)
             if o.run:
-                self._run_add(b.p, b.n, fmt._lwn_idx - 1, -1)
+                self._run_add(b.p, b.n, fmt.lwn_idx - 1, -1)
                 return
-            messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), lwn_scn, fmt._lwn_idx - 1, None, False, seq,
+            messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), lwn_scn, fmt.lwn_idx - 1, None, False, seq,
                                     xid))
             return
-        fmt._lwn_idx = idx
+        fmt.lwn_idx = idx
 
     cdef _hand_over(self, _Out o):
         """Give a streamed transaction's messages so far to the pipeline (which drains them):
         a list of Messages, or one MessageRun when the sink takes runs."""
         if o.run:
-            o.room = self.pipeline._on_native_part(self._take_run(o), o.rows)
+            o.room = self.pipeline.on_native_part(self._take_run(o), o.rows)
         else:
-            o.room = self.pipeline._on_native_part(o.messages, o.rows)
+            o.room = self.pipeline.on_native_part(o.messages, o.rows)
             o.messages = []
         o.rows = 0
 
     cdef _close(self, _Out o):
         """The commit message (when a row was output and the options want it)."""
         fmt = self.fmt
-        if o.started and not fmt._skip_commit and not fmt._full:
-            head = o.hb.commit(o.lwn_scn, fmt._take_index(), o.ctx)
+        if o.started and not fmt.skip_commit and not fmt.full:
+            head = o.hb.commit(o.lwn_scn, fmt.take_index(), o.ctx)
             data = b"{" + head + b',"payload":[{"op":"commit"}]}'
             if o.run:
-                self._run_add(PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), fmt._lwn_idx - 1, -1)
+                self._run_add(PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), fmt.lwn_idx - 1, -1)
             else:
-                o.messages.append(Message(data=data, scn=o.lwn_scn, idx=fmt._lwn_idx - 1, xid=o.xid, seq=o.seq))
+                o.messages.append(Message(data=data, scn=o.lwn_scn, idx=fmt.lwn_idx - 1, xid=o.xid, seq=o.seq))
 
     cdef _images(self, Row* row, Val* before, Val* after, _Plan plan, int column_mode, object reducer):
         """UpdateReducer.images + TablePlan.render of one row into self.out."""
@@ -2323,7 +2323,7 @@ cdef class JsonCommitter:
         # printed go to the scratch arrays so both images render from the same decision.
         nb_arr = <Val*> malloc((2 * n + 1) * sizeof(Val))
         na_arr = nb_arr + n
-        copy_after = reducer._copy_after
+        copy_after = reducer.copy_after
         try:
             for i in range(n):
                 ob = before[i]
@@ -2341,7 +2341,7 @@ cdef class JsonCommitter:
                 old_t = ob.n > 0
                 new_t = nb.n > 0
                 if not plan.nullable[i] and in_b and in_a and not old_t and new_t:
-                    reducer._warn_not_null(plan.py_plan, i)
+                    reducer.warn_not_null(plan.py_plan, i)
                     if copy_after:
                         ob = nb
                         old_t = new_t
@@ -3035,7 +3035,7 @@ cdef class RecordDispatcher:
         self._p_big = header.endian == ">"
         self._p_compat = header.compat
         self._p_bs = header.block_size
-        self._p_vh = parser._vh
+        self._p_vh = parser.vector_header_size
         self._p_opt = parser.opt
         self._p_con_id = self._p_opt.con_id
         self._p_buffer = parser.buffer
@@ -3064,7 +3064,7 @@ cdef class RecordDispatcher:
         try:
             for rank in range(len(records)):
                 record = records[rank]
-                parser._rank = rank
+                parser.rank = rank
                 if not self._dispatch_located(parser, record):
                     parser.process_record(record)
         finally:
@@ -3097,9 +3097,9 @@ cdef class RecordDispatcher:
         try:
             return self._run(parser)
         except _field_check_error() as exc:
-            raise parser._field_error(self._record(parser), exc) from None
+            raise parser.field_error(self._record(parser), exc) from None
         except (_struct_error(), IndexError) as exc:
-            raise parser._decode_error(self._record(parser), exc) from exc
+            raise parser.decode_error(self._record(parser), exc) from exc
 
     cdef flush_counts(self, object parser):
         if self.n_records or self.n_vectors:
@@ -3113,7 +3113,7 @@ cdef class RecordDispatcher:
         if self._rec is None:
             self._rec = self._record_type(self._m.scn, self._subscn, self._m.block, self._m.offset, self._vld,
                                           PyBytes_FromStringAndSize(<const char*>self._d, self._end), self._m.time)
-            parser._rank = self._rank
+            parser.rank = self._rank
         return self._rec
 
     cdef bint _run(self, object parser) except -1:
@@ -3161,7 +3161,7 @@ cdef class RecordDispatcher:
                             self._pair(parser, u, v, xid_usn, xid_slot, xid_sqn, obj, data_obj,
                                        flags, opc, big, vh, prev, i)
                         elif info_ok:
-                            parser._data_pair(self._vec(parser, prev), self._info(parser, prev),
+                            parser.data_pair(self._vec(parser, prev), self._info(parser, prev),
                                               self._vec(parser, i), self._record(parser))
                         prev = -1
                         continue
@@ -3181,7 +3181,7 @@ cdef class RecordDispatcher:
                 elif op == OPC_ROLLBACK6 or op == OPC_ROLLBACK11:
                     # Parser._partial_rollback with undo.ktub_info read in place
                     if v.f1len >= 22:
-                        parser._undo_last(v.con_id, usn_of(v.cls), d[v.f1off + 18], rd32(d + v.f1off, big),
+                        parser.undo_last(v.con_id, usn_of(v.cls), d[v.f1off + 18], rd32(d + v.f1off, big),
                                           u.opcode)
                     prev = -1
                     continue
@@ -3200,7 +3200,7 @@ cdef class RecordDispatcher:
                     flags = rd16(d + v.f2off + 20, big)
                 if info_ok and flags & (UNDO_TAIL | UNDO_MID):
                     ucv = self._vec(parser, i)
-                    parser._undo_piece(ucv, self._undo_info(ucv))
+                    parser.undo_piece(ucv, self._undo_info(ucv))
                 else:
                     prev = i
             elif v.layer == 11:
@@ -3209,15 +3209,15 @@ cdef class RecordDispatcher:
             elif op == OPC_BEGIN:
                 # Parser._begin with undo.begin_xid read in place (SQN 0: a cleanup, no begin)
                 if v.f1len >= 8 and rd32(d + v.f1off + 4, big):
-                    parser._open(v.con_id, (<uint64_t>usn_of(v.cls) << 48) | (<uint64_t>rd16(d + v.f1off, big) << 32)
+                    parser.open_txn(v.con_id, (<uint64_t>usn_of(v.cls) << 48) | (<uint64_t>rd16(d + v.f1off, big) << 32)
                                  | rd32(d + v.f1off + 4, big), self._m.scn, self._m.time, self._m.block)
             elif op == OPC_COMMIT:
                 # Parser._commit with undo.commit_info read in place
                 if v.f1len >= 17:
-                    parser._end(v.con_id, (<uint64_t>usn_of(v.cls) << 48) | (<uint64_t>rd16(d + v.f1off, big) << 32)
+                    parser.end_txn(v.con_id, (<uint64_t>usn_of(v.cls) << 48) | (<uint64_t>rd16(d + v.f1off, big) << 32)
                                 | rd32(d + v.f1off + 4, big), (d[v.f1off + 16] & 0x04) != 0, self._record(parser))
             elif op == OPC_SESSION19 or op == OPC_SESSION20:
-                touched = parser._last_touched
+                touched = parser.last_touched
                 if touched is not None:
                     if op == OPC_SESSION19:
                         self._check_session(self._vec(parser, i))
@@ -3225,7 +3225,7 @@ cdef class RecordDispatcher:
                     else:
                         touched.attributes.update(self._session20(parser, v, vh, big, compat, i))
             elif op == OPC_DDL:
-                parser._ddl(self._vec(parser, i), self._record(parser))
+                parser.ddl(self._vec(parser, i), self._record(parser))
             elif op == OPC_LOB_BIMG or op == OPC_LOB_PAGE:
                 if lobs is None:
                     lobs = parser.lobs
@@ -3234,7 +3234,7 @@ cdef class RecordDispatcher:
             elif op == OPC_ROLLBACK6 or op == OPC_ROLLBACK11 or v.layer == 5 or v.layer == 24:
                 pass
             elif v.layer not in self._quiet_layers and op not in self._quiet_opcodes:
-                parser._unknown(self._vec(parser, i))
+                parser.unknown(self._vec(parser, i))
         return True
 
     cdef object _vec(self, object parser, int i):
@@ -3243,7 +3243,7 @@ cdef class RecordDispatcher:
             cvs = self._cvs = [None] * self._nvec
         cv = cvs[i]
         if cv is None:
-            cv = cvs[i] = self._cv(self._record(parser).data, self.vecs[i].start, parser._vh, parser.header.endian)
+            cv = cvs[i] = self._cv(self._record(parser).data, self.vecs[i].start, parser.vector_header_size, parser.header.endian)
         return cv
 
     cdef object _info(self, object parser, int i):
@@ -3265,7 +3265,7 @@ cdef class RecordDispatcher:
     cdef _pair(self, object parser, VecInfo* u, VecInfo* r, uint32_t usn, uint32_t slot,
                uint32_t sqn, uint32_t obj, uint32_t data_obj, uint32_t flags, uint32_t opc, bint big, int vh,
                int ui, int ri):
-        """Parser._data_pair + OpenTransaction.add_pair for a (5.1, 11.x) pair."""
+        """Parser.data_pair + OpenTransaction.add_pair for a (5.1, 11.x) pair."""
         cdef object xid = (<uint64_t>usn << 48) | (<uint64_t>slot << 32) | sqn
         cdef Buf* e = &self.entry
         cdef const uint8_t* d = self._d
@@ -3275,14 +3275,14 @@ cdef class RecordDispatcher:
         txn = None
         if type(buffer) is self._buffer_type:
             # TransactionBuffer.get's usual case, inline: the transaction is open in its slot.
-            txn = (<dict>buffer._by_key).get((u.con_id, usn, slot))
+            txn = (<dict>buffer.by_key).get((u.con_id, usn, slot))
             if txn is not None and txn.xid == xid:
-                buffer.pool._logs.move_to_end(xid)  # pool.log_for: mark active (swap order)
+                buffer.pool.logs.move_to_end(xid)  # pool.log_for: mark active (swap order)
             else:
                 txn = None
         if txn is None:
             txn = buffer.get(u.con_id, xid)
-        parser._last_touched = txn
+        parser.last_touched = txn
         if flags & UNDO_BEGIN and txn.logon_user < 0:
             # undo.logon_user: the ktubl's user# at +72 of field 2 (76+ bytes), -1 if absent
             if u.f2len >= 76:
@@ -3290,7 +3290,7 @@ cdef class RecordDispatcher:
             else:
                 txn.logon_user = -1
         if flags & UNDO_HEAD and txn.pending_undo:
-            parser._data_pair(self._vec(parser, ui), self._info(parser, ui), self._vec(parser, ri),
+            parser.data_pair(self._vec(parser, ui), self._info(parser, ui), self._vec(parser, ri),
                               self._record(parser))
             return
         if not stored_redo(r.opcode) or opc != 0x0B01:
@@ -3306,7 +3306,7 @@ cdef class RecordDispatcher:
             txn.system = True
             tracker = opt.tracker
             if tracker is not None and tracker.is_schema_table(table):
-                parser._schema_txns.add(txn.xid)
+                parser.schema_txns.add(txn.xid)
         offset = <uint64_t>(self._m.block * self._p_bs + self._m.offset + u.start)
         scn = self._m.scn
         time = self._m.time
@@ -3332,7 +3332,7 @@ cdef class RecordDispatcher:
         self._store(self._p_pool, txn, e, r.opcode, obj)
 
     cdef _store(self, object pool, object txn, Buf* e, int opcode, uint32_t obj):
-        """pool.append + txn._remember + txn.size of one entry; inline when nothing special is due.
+        """pool.append + txn.remember + txn.size of one entry; inline when nothing special is due.
 
         The inline case is MemoryPool.append's when neither swap-mb nor max-mb is reached:
         bytes appended to the transaction's last chunk, or to a new one (from the free list)
@@ -3352,7 +3352,7 @@ cdef class RecordDispatcher:
                 tail = chunks[len(chunks) - 1] if chunks else None
                 if type(tail) is not bytearray or (PyByteArray_GET_SIZE(tail) + n > self._chunk
                                                    and PyByteArray_GET_SIZE(tail) > 0):
-                    free = pool._free
+                    free = pool.free_chunks
                     tail = free.pop() if free else bytearray()
                     if chunks and n < self._chunk:
                         # A transaction past its first chunk is a big one: its next chunk
@@ -3382,7 +3382,7 @@ cdef class RecordDispatcher:
             array.resize_smart(objs, Py_SIZE(objs) + 1)
             objs.data.as_ulongs[Py_SIZE(objs) - 1] = obj
         else:
-            txn._remember(index, at, KIND_PAIR, opcode, obj)
+            txn.remember(index, at, KIND_PAIR, opcode, obj)
         txn.size += n
 
 

@@ -59,9 +59,9 @@ cdef class BlockLoop(RecordLoop):
             self._checkpoint()
 
     cdef object _epoch(self, object parser):
-        """parser._epoch of the LWN's time (LWNs of one second share it)."""
+        """parser.epoch of the LWN's time (LWNs of one second share it)."""
         if not self._epoch_ok or self._epoch_raw != self.lwn_time:
-            self._epoch_val = parser._epoch(self.lwn_time)
+            self._epoch_val = parser.epoch(self.lwn_time)
             self._epoch_raw = self.lwn_time
             self._epoch_ok = True
         return self._epoch_val
@@ -86,20 +86,20 @@ cdef class BlockLoop(RecordLoop):
                                                  header.thread, self.lwn_first))
             return
         # OlrJsonFormat.checkpoint_unsent: _position(scn), _take_index()
-        if fmt._lwn_scn != scn:
-            fmt._lwn_scn = scn
-            fmt._lwn_idx = 1
+        if fmt.lwn_scn != scn:
+            fmt.lwn_scn = scn
+            fmt.lwn_idx = 1
         else:
-            fmt._lwn_idx += 1
+            fmt.lwn_idx += 1
         # CheckpointManager.after_lwn without a dictionary change: nothing when this SCN was
         # the last written; else write when due (due() adds the LWN's bytes either way).
-        written = manager._written
+        written = manager.written_scns
         if written and written[len(written) - 1] == scn:  # (no negative indexes: wraparound=False)
             return
         redo_bytes = (self.lwn_end_block - self.lwn_first) * self.bs
-        since = manager._bytes_since + redo_bytes
-        if written and epoch - manager._last_time < manager.interval_s and since < manager.interval_mb * 1048576:
-            manager._bytes_since = since
+        since = manager.bytes_since + redo_bytes
+        if written and epoch - manager.last_time < manager.interval_s and since < manager.interval_mb * 1048576:
+            manager.bytes_since = since
             return
         self.python_steps += 1
         self.step_hook(self._checkpoint_type(scn, epoch, header.sequence, self.lwn_end_block * self.bs, False,
@@ -174,7 +174,7 @@ cdef class ThreadLoop(RecordLoop):
 cdef class RacMerge(RecordDispatcher):
     """RacEngine._merge in C over the threads' LwnBufs: the record with the lowest (SCN, thread)
     is analysed once every thread without a record in hand has a bound proving it cannot go
-    lower (the same rule, the same calls to the engine's ``_fill_native`` and ``_handoff``)."""
+    lower (the same rule, the same calls to the engine's ``fill_native`` and ``handoff``)."""
 
     def run(self, engine, parser, list threads, stop):
         cdef LwnBuf buf
@@ -187,7 +187,7 @@ cdef class RacMerge(RecordDispatcher):
         cdef long long beat = 0
         cdef const uint8_t* base
         state = engine.state
-        fill = engine._fill_native
+        fill = engine.fill_native
         monotonic = time_monotonic
         last_st = None
         try:
@@ -197,7 +197,7 @@ cdef class RacMerge(RecordDispatcher):
                 beat += 1
                 if stop.is_set():  # a soft stop: the restart point written next re-reads from the cut
                     self.flush_counts(parser)
-                    engine._handoff()
+                    engine.handoff()
                     return
                 best = None
                 best_buf = None
@@ -227,7 +227,7 @@ cdef class RacMerge(RecordDispatcher):
                                 break
                 if hold:
                     self.flush_counts(parser)
-                    engine._handoff()
+                    engine.handoff()
                     if stop.is_set() or all(st.done for st in threads):
                         return
                     stop.wait(0.005)
@@ -250,7 +250,7 @@ cdef class RacMerge(RecordDispatcher):
                 self._subscn = rec.subscn
                 self._vld = rec.vld
                 self._rank = <int>best_buf.index
-                parser._rank = best_buf.index
+                parser.rank = best_buf.index
                 if not self._run_located(parser):
                     parser.process_record(self._record(parser))
                 self._rec = None

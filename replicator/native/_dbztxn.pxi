@@ -20,10 +20,10 @@ cdef class TxnMeta:
     cdef dict names    # collection name -> its JSON string
 
     def __init__(self, fmt):
-        from replicator.formats.debezium import _TXN_SCHEMA
+        from replicator.formats.debezium import TXN_SCHEMA
 
-        self.value_head, self.value_tail = fmt._value(_TXN_SCHEMA, _MARK).split(_MARK_BYTES)
-        self.key_head, self.key_tail = fmt._key("io.debezium.connector.common.TransactionMetadataKey",
+        self.value_head, self.value_tail = fmt.render_value(TXN_SCHEMA, _MARK).split(_MARK_BYTES)
+        self.key_head, self.key_tail = fmt.render_key("io.debezium.connector.common.TransactionMetadataKey",
                                                 [_dbz_field("id", "string", False)], _MARK).split(_MARK_BYTES)
         self.names = {}
 
@@ -38,9 +38,9 @@ cdef class TxnMeta:
         return [fmt.message(data, pos, ctx, key=self.key(xid_json))]
 
     cdef list commit(self, object fmt, object ctx, object pos, bytes xid_json):
-        """DebeziumFormat.on_commit: the event count per data collection (fmt._orders)."""
+        """DebeziumFormat.on_commit: the event count per data collection (fmt.orders)."""
         cdef long long total = 0
-        orders = fmt._orders if fmt._orders_of is ctx else {}
+        orders = fmt.orders if fmt.orders_of is ctx else {}
         parts = []
         names = self.names
         for name, count in orders.items():

@@ -486,7 +486,7 @@ cdef _DbzPlan make_dbz_plan(object fmt, object parser, object table):
         return plan
     try:
         view = fmt.table_view(table)
-        value_schema, key_schema = fmt._table_schemas(view)
+        value_schema, key_schema = fmt.table_schemas(view)
     except Exception:
         return plan  # the python engine raises it where it should
     columns = view.columns
@@ -627,7 +627,7 @@ cdef class DebeziumCommitter(JsonCommitter):
     def __init__(self, fmt, pipeline):
         self.fmt = fmt
         self.pipeline = pipeline
-        self.deliver = pipeline._on_native
+        self.deliver = pipeline.on_native
         self.plans = {}
         self.epochs = {}
         self.scn_all = False
@@ -786,7 +786,7 @@ cdef class DebeziumCommitter(JsonCommitter):
             return False
         parser.stats.transactions += 1
         o = self._open(parser, txn, record)
-        o.room = self.pipeline._on_native_stream(o.event)
+        o.room = self.pipeline.on_native_stream(o.event)
         collecting = gc.isenabled()
         gc.disable()
         try:
@@ -804,18 +804,18 @@ cdef class DebeziumCommitter(JsonCommitter):
         cdef _DbzOut o = _DbzOut()
         header = parser.header
         fmt = self.fmt
-        lwn = parser._lwn
+        lwn = parser.lwn
         begin_scn = txn.begin_scn if txn.begun else record.scn
         begin_time = txn.begin_time if txn.begun else record.time
         event = Transaction(
-            xid=txn.xid, begin_scn=begin_scn, begin_time=parser._epoch(begin_time), commit_scn=record.scn,
-            commit_time=parser._epoch(record.time), changes=[], attributes=txn.attributes,
+            xid=txn.xid, begin_scn=begin_scn, begin_time=parser.epoch(begin_time), commit_scn=record.scn,
+            commit_time=parser.epoch(record.time), changes=[], attributes=txn.attributes,
             logon_user=txn.logon_user, thread=header.thread, begin_seq=txn.begin_seq, begin_offset=txn.begin_offset,
             system=txn.system, con_name=parser.opt.con_name,
-            commit_pos=(header.sequence, (lwn.first_block if lwn else 0) * header.block_size, parser._rank),
+            commit_pos=(header.sequence, (lwn.first_block if lwn else 0) * header.block_size, parser.rank),
         )
         opts = fmt.options
-        fmt._reset(event.begin_scn)
+        fmt.reset(event.begin_scn)
         db = event.con_name or opts.con_name or opts.database
         ctx = TxnContext(event, [], db)
         o.event = event
@@ -869,12 +869,12 @@ cdef class DebeziumCommitter(JsonCommitter):
             o.started = True
             if not fmt.skip_begin:
                 if self.txn_meta is None:
-                    messages += fmt.on_begin(ctx, fmt._take())
+                    messages += fmt.on_begin(ctx, fmt.take())
                 else:
-                    messages += self.txn_meta.begin(fmt, ctx, fmt._take(), o.xid_json)
-            o.scn = fmt._scn
-            o.first_idx = fmt._idx
-            o.last_before = fmt._last
+                    messages += self.txn_meta.begin(fmt, ctx, fmt.take(), o.xid_json)
+            o.scn = fmt.scn
+            o.first_idx = fmt.idx
+            o.last_before = fmt.last
             o.src_e = b'","server_id":' + (b"%d" % o.event.thread) + b',"pos":"%d:' % o.scn
         scn = o.scn
         xid = o.xid
@@ -1010,18 +1010,18 @@ cdef class DebeziumCommitter(JsonCommitter):
         fmt = self.fmt
         ctx = o.ctx
         last_idx = o.first_idx + o.num - 1
-        fmt._previous = Position(o.scn, last_idx - 1) if o.num > 1 else o.last_before
-        fmt._last = Position(o.scn, last_idx)
-        fmt._idx = last_idx + 1
-        orders = fmt._orders
+        fmt.previous = Position(o.scn, last_idx - 1) if o.num > 1 else o.last_before
+        fmt.last = Position(o.scn, last_idx)
+        fmt.idx = last_idx + 1
+        orders = fmt.orders
         orders.clear()
         names = list(o.collections)
         for coll in o.seen:
             orders[names[coll]] = o.coll_count[coll]
-        fmt._orders_of = ctx
+        fmt.orders_of = ctx
         if not fmt.skip_commit:
             if self.txn_meta is None:
-                o.messages += fmt.on_commit(ctx, fmt._take())
+                o.messages += fmt.on_commit(ctx, fmt.take())
             else:
-                o.messages += self.txn_meta.commit(fmt, ctx, fmt._take(), o.xid_json)
+                o.messages += self.txn_meta.commit(fmt, ctx, fmt.take(), o.xid_json)
             self._split(o)

@@ -82,7 +82,7 @@ cdef _PbPlan make_pb_plan(object fmt, object parser, object table):
 
     cdef _PbPlan plan = _PbPlan()
     cdef int i, s, kind, param, p, sc
-    plans = fmt._plans
+    plans = fmt.plans
     pb_plan = plans.get(id(table))
     if pb_plan is None or pb_plan.table is not table:
         pb_plan = plans[id(table)] = PbTablePlan(table, fmt.options)
@@ -95,8 +95,8 @@ cdef _PbPlan make_pb_plan(object fmt, object parser, object table):
     plan.schema = {}
     plan.schema_bytes = {}
     lobs = parser.lobs
-    plan.bail = bool(table.system or table.condition or (table.tag_columns and not fmt._full)
-                     or (lobs.enabled and lobs.columns(table)) or len(pb_plan._columns) != plan.ncols)
+    plan.bail = bool(table.system or table.condition or (table.tag_columns and not fmt.full)
+                     or (lobs.enabled and lobs.columns(table)) or len(pb_plan.column_plans) != plan.ncols)
     n = plan.ncols
     plan.keys = <uint8_t*> malloc(n + 1)
     plan.nullable = <uint8_t*> malloc(n + 1)
@@ -115,7 +115,7 @@ cdef _PbPlan make_pb_plan(object fmt, object parser, object table):
     for i in range(n):
         plan.keys[i] = 1 if py_plan.keys[i] else 0
         plan.nullable[i] = 1 if py_plan.nullable[i] else 0
-        cp = pb_plan._columns[i]
+        cp = pb_plan.column_plans[i]
         plan.names.append(pb_name(cp.name))
         plan.pynames.append(cp.name)
         plan.setters[0].append(cp.before)
@@ -197,7 +197,7 @@ cdef class ProtobufCommitter(JsonCommitter):
 
         self.fmt = fmt
         self.pipeline = pipeline
-        self.deliver = pipeline._on_native
+        self.deliver = pipeline.on_native
         self.plans = {}
         self.unknown_tables = bool(fmt.options.flags & (FLAG_SCHEMALESS | FLAG_SYSTEM_TXN))
         self.epochs = {}
@@ -277,20 +277,20 @@ cdef class ProtobufCommitter(JsonCommitter):
         cdef _Out o = _Out()
         header = parser.header
         fmt = self.fmt
-        lwn = parser._lwn
+        lwn = parser.lwn
         begin_scn = txn.begin_scn if txn.begun else record.scn
         begin_time = txn.begin_time if txn.begun else record.time
         event = Transaction(
-            xid=txn.xid, begin_scn=begin_scn, begin_time=parser._epoch(begin_time), commit_scn=record.scn,
-            commit_time=parser._epoch(record.time), changes=[], attributes=txn.attributes,
+            xid=txn.xid, begin_scn=begin_scn, begin_time=parser.epoch(begin_time), commit_scn=record.scn,
+            commit_time=parser.epoch(record.time), changes=[], attributes=txn.attributes,
             logon_user=txn.logon_user, thread=header.thread, begin_seq=txn.begin_seq, begin_offset=txn.begin_offset,
             system=txn.system, con_name=parser.opt.con_name,
-            commit_pos=(header.sequence, (lwn.first_block if lwn else 0) * header.block_size, parser._rank),
+            commit_pos=(header.sequence, (lwn.first_block if lwn else 0) * header.block_size, parser.rank),
         )
-        fmt._position(event.begin_scn)
+        fmt.set_position(event.begin_scn)
         o.event = event
         o.ctx = self._txn_part(event)   # the xid and db fields of every message
-        o.lwn_scn = fmt._lwn_scn
+        o.lwn_scn = fmt.lwn_scn
         o.xid = event.xid
         o.seq = event.begin_seq
         o.messages = []
@@ -318,15 +318,15 @@ cdef class ProtobufCommitter(JsonCommitter):
         txn_part = o.ctx
         xid = o.xid
         seq = o.seq
-        full = fmt._full
+        full = fmt.full
         scn_commit = opts.scn_type & 1
-        add_num = fmt._add_num
+        add_num = fmt.add_num
         rid = opts.rid == 1
-        reducer = fmt._reducer
-        column_mode = reducer._column_mode
+        reducer = fmt.reducer
+        column_mode = reducer.column_mode
         tables = self._tables
         messages = o.messages
-        idx = fmt._lwn_idx
+        idx = fmt.lwn_idx
         if not o.started:  # begin: the first change's time; FULL mode keeps this header
             o.started = True
             idx += 1
@@ -338,7 +338,7 @@ cdef class ProtobufCommitter(JsonCommitter):
                 self._tail(b, lwn_scn, idx)
                 messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), lwn_scn, idx - 1, None, False, seq, xid))
                 if o.room and len(messages) >= o.room:
-                    fmt._lwn_idx = idx
+                    fmt.lwn_idx = idx
                     self._hand_over(o)
                     messages = o.messages
         for r in range(w.nrows):
@@ -371,10 +371,10 @@ cdef class ProtobufCommitter(JsonCommitter):
                                     plan.table))
             o.rows += 1
             if o.room and len(messages) >= o.room:
-                fmt._lwn_idx = idx
+                fmt.lwn_idx = idx
                 self._hand_over(o)
                 messages = o.messages
-        fmt._lwn_idx = idx
+        fmt.lwn_idx = idx
 
     cdef _close(self, _Out o):
         """The commit message, or FULL mode's one message (when a row was output)."""
@@ -384,8 +384,8 @@ cdef class ProtobufCommitter(JsonCommitter):
         if not o.started:
             return
         fmt = self.fmt
-        idx = fmt._lwn_idx
-        if fmt._full:
+        idx = fmt.lwn_idx
+        if fmt.full:
             self._tail(b, o.lwn_scn, idx)
             o.messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), o.lwn_scn, idx - 1, None, False, o.seq,
                                       o.xid))
@@ -398,7 +398,7 @@ cdef class ProtobufCommitter(JsonCommitter):
         buf_add(b, b"\x4A\x02\x08\x01", 4)
         self._tail(b, o.lwn_scn, idx)
         o.messages.append(Message(PyBytes_FromStringAndSize(b.p, b.n), o.lwn_scn, idx - 1, None, False, o.seq, o.xid))
-        fmt._lwn_idx = idx
+        fmt.lwn_idx = idx
 
     cdef int _schema(self, Buf* e, _Plan plan, uint32_t obj) except -1:
         """The element's Schema (ProtobufFormat._schema), cached per object without a column list."""
@@ -420,7 +420,7 @@ cdef class ProtobufCommitter(JsonCommitter):
 
     cdef bytes _schema_bytes(self, object pb_plan, uint32_t obj):
         schema = _pb().Schema()
-        self.fmt._schema(schema, pb_plan, obj)
+        self.fmt.table_schema(schema, pb_plan, obj)
         return schema.SerializeToString()
 
     cdef _single(self, Val* image, _Plan plan, int column_mode, int side):
@@ -470,7 +470,7 @@ cdef class ProtobufCommitter(JsonCommitter):
             return
         nb_arr = <Val*> malloc((2 * n + 1) * sizeof(Val))
         na_arr = nb_arr + n
-        copy_after = reducer._copy_after
+        copy_after = reducer.copy_after
         try:
             for i in range(n):
                 ob = before[i]
@@ -488,7 +488,7 @@ cdef class ProtobufCommitter(JsonCommitter):
                 old_t = ob.n > 0
                 new_t = nb.n > 0
                 if not plan.nullable[i] and in_b and in_a and not old_t and new_t:
-                    reducer._warn_not_null(plan.py_plan, i)
+                    reducer.warn_not_null(plan.py_plan, i)
                     if copy_after:
                         ob = nb
                         old_t = new_t

@@ -690,7 +690,7 @@ cdef class EventCommitter(JsonCommitter):
     def __init__(self, fmt, pipeline):
         self.fmt = fmt
         self.pipeline = pipeline
-        self.deliver = pipeline._on_native
+        self.deliver = pipeline.on_native
         self.plans = {}
         self.epochs = {}
         self.scn_all = False
@@ -717,14 +717,14 @@ cdef class EventCommitter(JsonCommitter):
         fmt = self.fmt
         opts = fmt.options
         event = self._event(parser, txn, record)
-        fmt._reset(event.begin_scn)
+        fmt.reset(event.begin_scn)
         o = _Out()
         o.event = event
         o.ctx = TxnContext(event, [None] * total, event.con_name or opts.con_name or opts.database)
         o.messages = []
-        o.room = self.pipeline._on_native_stream(event)
+        o.room = self.pipeline.on_native_stream(event)
         if total and not fmt.skip_begin:
-            self._give(o, fmt.on_begin(o.ctx, fmt._take()))
+            self._give(o, fmt.on_begin(o.ctx, fmt.take()))
         collecting = gc.isenabled()
         gc.disable()  # as JsonCommitter._stream: messages alive until the drain, no cycles
         try:
@@ -734,7 +734,7 @@ cdef class EventCommitter(JsonCommitter):
             if collecting:
                 gc.enable()
         if total and not fmt.skip_commit:
-            self._give(o, fmt.on_commit(o.ctx, fmt._take()))
+            self._give(o, fmt.on_commit(o.ctx, fmt.take()))
         self._hand_over(o)
         return True
 
@@ -744,11 +744,11 @@ cdef class EventCommitter(JsonCommitter):
         if o.event is None:
             o.num += w.nrows
             return
-        rows = decode_rows(w, self._tables, parser._epoch)
+        rows = decode_rows(w, self._tables, parser.epoch)
         fmt = self.fmt
         ctx = o.ctx
         on_row = fmt.on_native_row
-        take = fmt._take
+        take = fmt.take
         o.rows += w.nrows
         for r in range(w.nrows):
             ctx.number = o.num
@@ -768,15 +768,15 @@ cdef class EventCommitter(JsonCommitter):
     cdef object _event(self, object parser, object txn, object record):
         """The Transaction event of a commit (as Parser._emit builds it)."""
         header = parser.header
-        lwn = parser._lwn
+        lwn = parser.lwn
         begin_scn = txn.begin_scn if txn.begun else record.scn
         begin_time = txn.begin_time if txn.begun else record.time
         return Transaction(
-            xid=txn.xid, begin_scn=begin_scn, begin_time=parser._epoch(begin_time), commit_scn=record.scn,
-            commit_time=parser._epoch(record.time), changes=[], attributes=txn.attributes,
+            xid=txn.xid, begin_scn=begin_scn, begin_time=parser.epoch(begin_time), commit_scn=record.scn,
+            commit_time=parser.epoch(record.time), changes=[], attributes=txn.attributes,
             logon_user=txn.logon_user, thread=header.thread, begin_seq=txn.begin_seq, begin_offset=txn.begin_offset,
             system=txn.system, con_name=parser.opt.con_name,
-            commit_pos=(header.sequence, (lwn.first_block if lwn else 0) * header.block_size, parser._rank),
+            commit_pos=(header.sequence, (lwn.first_block if lwn else 0) * header.block_size, parser.rank),
         )
 
     cdef _Plan plan_for(self, object parser, object table):
@@ -795,18 +795,18 @@ cdef class EventCommitter(JsonCommitter):
         stats.transactions += 1
         fmt = self.fmt
         event = self._event(parser, txn, record)
-        rows = decode_rows(w, self._tables, parser._epoch)
+        rows = decode_rows(w, self._tables, parser.epoch)
         opts = fmt.options
-        fmt._reset(event.begin_scn)
+        fmt.reset(event.begin_scn)
         ctx = TxnContext(event, [None] * w.nrows, event.con_name or opts.con_name or opts.database)
         messages = []
         if not fmt.skip_begin:
-            messages += fmt.on_begin(ctx, fmt._take())
+            messages += fmt.on_begin(ctx, fmt.take())
         on_row = fmt.on_native_row
-        take = fmt._take
+        take = fmt.take
         for r in range(w.nrows):
             ctx.number = r
             messages += on_row(ctx, take(), rows, r)
         if not fmt.skip_commit:
-            messages += fmt.on_commit(ctx, fmt._take())
+            messages += fmt.on_commit(ctx, fmt.take())
         self.deliver(event, messages, w.nrows)

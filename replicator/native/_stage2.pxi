@@ -595,14 +595,14 @@ cdef class _Stage2:
     def __init__(self, JsonCommitter committer, pipeline, int workers):
         fmt = committer.fmt
         # Format options are fixed for the run: read once.
-        self.inline = bool(fmt._full or fmt._rid or fmt._schema_columns or committer.scn_all)
-        self.skip_begin = bool(fmt._skip_begin)
-        self.skip_commit = bool(fmt._skip_commit)
-        self.add_offset = bool(fmt._add_offset)
-        self.add_num = bool(fmt._add_num)
-        self.reducer = fmt._reducer
-        self.column_mode = self.reducer._column_mode
-        self.copy_after = bool(self.reducer._copy_after)
+        self.inline = bool(fmt.full or fmt.rid or fmt.schema_columns or committer.scn_all)
+        self.skip_begin = bool(fmt.skip_begin)
+        self.skip_commit = bool(fmt.skip_commit)
+        self.add_offset = bool(fmt.add_offset)
+        self.add_num = bool(fmt.add_num)
+        self.reducer = fmt.reducer
+        self.column_mode = self.reducer.column_mode
+        self.copy_after = bool(self.reducer.copy_after)
         self.c = committer
         self.pipeline = pipeline
         self.pool = pipeline.parser.pool
@@ -730,7 +730,7 @@ cdef class _Stage2:
         if not self.plain_pool:
             pool.release_detached(held)
             return
-        free = pool._free
+        free = pool.free_chunks
         cdef Py_ssize_t used = pool.used
         cdef Py_ssize_t keep = pool.min_chunks
         for chunk in held:
@@ -806,21 +806,21 @@ cdef class _Stage2:
             hb = o.hb
             # Positions in the order _rows and _close take them.
             if not self.skip_begin:
-                head = hb.begin(o.lwn_scn, fmt._take_index(), c.epoch(w.rows.time, parser), o.ctx)
+                head = hb.begin(o.lwn_scn, fmt.take_index(), c.epoch(w.rows.time, parser), o.ctx)
                 data = b"{" + head + b',"payload":[{"op":"begin"}]}'
                 keep.append(data)
                 j.begin = PyBytes_AS_STRING(data)
                 j.begin_n = PyBytes_GET_SIZE(data)
-                j.begin_idx = fmt._lwn_idx - 1
-            j.idx0 = fmt._lwn_idx
-            fmt._lwn_idx = j.idx0 + w.nrows
+                j.begin_idx = fmt.lwn_idx - 1
+            j.idx0 = fmt.lwn_idx
+            fmt.lwn_idx = j.idx0 + w.nrows
             if not self.skip_commit:
-                head = hb.commit(o.lwn_scn, fmt._take_index(), o.ctx)
+                head = hb.commit(o.lwn_scn, fmt.take_index(), o.ctx)
                 data = b"{" + head + b',"payload":[{"op":"commit"}]}'
                 keep.append(data)
                 j.commit = PyBytes_AS_STRING(data)
                 j.commit_n = PyBytes_GET_SIZE(data)
-                j.commit_idx = fmt._lwn_idx - 1
+                j.commit_idx = fmt.lwn_idx - 1
             # The schema piece of every row (cached per table and object, as _rows does).
             j.schema = <const char**> malloc((w.nrows + 1) * sizeof(char*))
             j.schema_n = <Py_ssize_t*> malloc((w.nrows + 1) * sizeof(Py_ssize_t))
@@ -833,7 +833,7 @@ cdef class _Stage2:
                     plan = tables[row.table]
                     schema = (<_Plan>plan).schema.get(row.obj)
                     if schema is None:
-                        schema = (<_Plan>plan).schema[row.obj] = fmt._schema((<_Plan>plan).py_plan, row.obj)
+                        schema = (<_Plan>plan).schema[row.obj] = fmt.table_schema((<_Plan>plan).py_plan, row.obj)
                     last_table = row.table
                     last_obj = row.obj
                 j.schema[r] = PyBytes_AS_STRING(schema)
@@ -863,10 +863,10 @@ cdef class _Stage2:
             job.lwn_scn = o.lwn_scn
             job.seq = o.seq
             job.xid = o.xid
-            if self.plain_pool and clog.swap_path is None and pool._logs.get(clog.xid) is clog:  # detach
+            if self.plain_pool and clog.swap_path is None and pool.logs.get(clog.xid) is clog:  # detach
                 job.held = clog.chunks
                 clog.chunks = []
-                del pool._logs[clog.xid]
+                del pool.logs[clog.xid]
             else:
                 job.held = pool.detach(clog)  # the chunks now belong to the job
             job.size = txn.size

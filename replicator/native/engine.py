@@ -22,13 +22,17 @@ _core.EventCommitter`).
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
+from replicator.formats.capabilities import NativeRowFormat
 from replicator.formats.framework import EventFormat
 from replicator.formats.olr_json import OlrJsonFormat
 from replicator.native import core
 from replicator.redo.header import RedoHeader
 from replicator.redo.reader import RedoFile, read_chunks
+
+if TYPE_CHECKING:
+    from replicator.runner.stages import CommitSink
 
 # The committer of the last pipeline set up (tests and benchmarks read its counters).
 last_committer: Any = None
@@ -70,13 +74,13 @@ def attach(pipeline: Any) -> None:
         pipeline.native_finish = stage2.finish
 
 
-def attach_commit(target: Any, parser: Any, fmt: Any,
+def attach_commit(target: CommitSink, parser: Any, fmt: Any,
                   declines: Callable[[Any, Any], bool] | None = None) -> Any:
     """Install the native commit of ``fmt`` (when it has one) on ``parser``; the committer or None.
 
-    ``target`` takes the rendered messages: ``_on_native(txn, messages, rows)``,
-    ``_on_native_stream(txn) -> room`` and ``_on_native_part(messages, rows) -> room`` (the
-    batch :class:`~replicator.runner.pipeline.Pipeline` or the daemon's
+    ``target`` (a :class:`~replicator.runner.stages.CommitSink`) takes the rendered messages:
+    ``on_native(txn, messages, rows)``, ``on_native_stream(txn) -> room`` and
+    ``on_native_part(messages, rows) -> room`` (the batch :class:`~replicator.runner.pipeline.Pipeline` or the daemon's
     :class:`~replicator.runner.engine.Engine`), and has the observers ``on_commit`` and
     ``on_change`` (a commit is left to python while either is set, unless the committer's
     ``tally`` is set: then they only count into that metrics Tally and the committer counts
@@ -95,7 +99,7 @@ def attach_commit(target: Any, parser: Any, fmt: Any,
         committer = core().DebeziumCommitter(fmt, target)
     elif protobuf is not None and type(fmt) is protobuf.ProtobufFormat:
         committer = core().ProtobufCommitter(fmt, target)
-    elif isinstance(fmt, EventFormat) and hasattr(fmt, "on_native_row") and getattr(fmt, "native_rows", True):
+    elif isinstance(fmt, EventFormat) and isinstance(fmt, NativeRowFormat) and fmt.native_rows:
         committer = core().EventCommitter(fmt, target)  # the typed row-image interface
     last_committer = committer
     if committer is None:

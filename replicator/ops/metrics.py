@@ -217,7 +217,7 @@ class Metrics:
     def _publish_pool(self, pool: Any, other_mb: Mapping[str, float]) -> None:
         used = int(pool.in_memory)
         # Freed chunks kept for reuse (up to min-mb) are still allocated.
-        allocated = used + len(getattr(pool, "_free", ()))
+        allocated = used + len(getattr(pool, "free_chunks", ()))
         self.memory_used_mb.labels(type="transactions").set(used)
         for kind, mb in other_mb.items():
             self.memory_used_mb.labels(type=kind).set(mb)

@@ -90,13 +90,13 @@ class Parser:
         self.lobs.refresh(options.tables)
         self.stats = ParserStats()
         self.header: RedoHeader | None = None
-        self._vh = 32
-        self._limit = COLUMN_LIMIT
-        self._last_touched: OpenTransaction | None = None
+        self.vector_header_size = 32
+        self.column_limit = COLUMN_LIMIT
+        self.last_touched: OpenTransaction | None = None
         self.last_lwn: Lwn | None = None
-        self._lwn: Lwn | None = None
-        self._rank = 0
-        self._schema_txns: set[int] = set()  # XIDs of open transactions touching CCOL$/CDEF$/COL$/ECOL$
+        self.lwn: Lwn | None = None
+        self.rank = 0
+        self.schema_txns: set[int] = set()  # XIDs of open transactions touching CCOL$/CDEF$/COL$/ECOL$
         # The native engine's commit (replicator.native): returns False to leave txn to this code.
         self.native_commit: Callable[[Parser, OpenTransaction, Record], bool] | None = None
         self.native_dispatch: Callable[[Parser, Record], bool] | None = None  # likewise for _dispatch
@@ -109,8 +109,8 @@ class Parser:
     def start_file(self, header: RedoHeader) -> None:
         """Prepare for the records of a new redo file."""
         self.header = header
-        self._vh = header.vector_header_size
-        self._limit = COLUMN_LIMIT_23 if header.compat >= 0x17000000 else COLUMN_LIMIT
+        self.vector_header_size = header.vector_header_size
+        self.column_limit = COLUMN_LIMIT_23 if header.compat >= 0x17000000 else COLUMN_LIMIT
 
     def process_lwn(self, lwn: Lwn) -> None:
         """Analyse the records of one LWN (already sorted), then emit a checkpoint."""
@@ -119,23 +119,23 @@ class Parser:
             self.native_records(self, lwn.records)
         else:
             for rank, record in enumerate(lwn.records):
-                self._rank = rank
+                self.rank = rank
                 self.process_record(record)
         self.lwn_done(lwn)
 
     def lwn_started(self, lwn: Lwn) -> None:
         """Before the records of ``lwn`` (process_lwn; the native record loop calls it too)."""
-        self._last_touched = None
+        self.last_touched = None
         self.stats.lwns += 1
         self.lobs.refresh(self.opt.tables)  # O(1) unless the table map was replaced
-        self._lwn = lwn
+        self.lwn = lwn
 
     def lwn_done(self, lwn: Lwn) -> None:
         """After the records of ``lwn``: it becomes the last LWN, and a checkpoint follows."""
         self.last_lwn = lwn
         if self.on_checkpoint is not None and lwn.scn > self.opt.first_data_scn:
             assert self.header is not None
-            self.on_checkpoint(Checkpoint(lwn.scn, self._epoch(lwn.time), self.header.sequence,
+            self.on_checkpoint(Checkpoint(lwn.scn, self.epoch(lwn.time), self.header.sequence,
                                           lwn.end_block * self.header.block_size, False, self.header.thread,
                                           lwn.first_block))
 
@@ -144,7 +144,7 @@ class Parser:
         lwn = self.last_lwn
         if lwn is not None and self.on_checkpoint is not None and self.header is not None \
                 and lwn.scn > self.opt.first_data_scn:
-            self.on_checkpoint(Checkpoint(lwn.scn, self._epoch(lwn.time), self.header.sequence,
+            self.on_checkpoint(Checkpoint(lwn.scn, self.epoch(lwn.time), self.header.sequence,
                                           lwn.end_block * self.header.block_size, True, self.header.thread,
                                           lwn.first_block))
 
@@ -157,14 +157,14 @@ class Parser:
         """
         if header is not self.header:
             self.start_file(header)
-        if lwn is not self._lwn:
-            self._lwn = lwn
-            self._last_touched = None
+        if lwn is not self.lwn:
+            self.lwn = lwn
+            self.last_touched = None
             self.lobs.refresh(self.opt.tables)
 
     def merged_record(self, rank: int, record: Record) -> None:
         """Analyse one record of the LWN given to :meth:`enter` (``rank``: its place in the LWN)."""
-        self._rank = rank
+        self.rank = rank
         self.process_record(record)
 
     def merged_lwn_done(self, lwn: Lwn) -> None:
@@ -172,7 +172,7 @@ class Parser:
         self.stats.lwns += 1
         self.last_lwn = lwn
 
-    def _epoch(self, redo_time: int) -> int:
+    def epoch(self, redo_time: int) -> int:
         return redo_time_to_epoch(redo_time, self.opt.host_tz)
 
     # ----------------------------------------------------------------- records
@@ -187,17 +187,17 @@ class Parser:
             if self.native_dispatch is None or not self.native_dispatch(self, record):
                 self._dispatch(record)
         except FieldCheckError as exc:
-            raise self._field_error(record, exc) from None
+            raise self.field_error(record, exc) from None
         except (struct.error, IndexError) as exc:
-            raise self._decode_error(record, exc) from exc
+            raise self.decode_error(record, exc) from exc
 
-    def _field_error(self, record: Record, exc: FieldCheckError) -> RedoLogError:
+    def field_error(self, record: Record, exc: FieldCheckError) -> RedoLogError:
         """A vector of ``record`` failed one of OLR's checks: OLR's code, file, block and offset."""
         assert self.header is not None
         return RedoLogError(f"file {self.header.path}, block {record.block}, offset {record.offset}: {exc.text} "
                             f"offset: {self._offset(record) + exc.cv.start}", exc.code)
 
-    def _decode_error(self, record: Record, exc: Exception) -> RedoLogError:
+    def decode_error(self, record: Record, exc: Exception) -> RedoLogError:
         """A change vector of ``record`` cannot be decoded (40009)."""
         return RedoLogError(f"record at block {record.block} offset {record.offset} (scn {record.scn}): "
                             f"a change vector cannot be decoded ({exc})", 40009)
@@ -209,19 +209,19 @@ class Parser:
         prev_info: undo.UndoInfo | None = None  # parsed once, used again when the pair completes
         con_id = self.opt.con_id
         compat = self.header.compat
-        for cv in iter_vectors(record.data, record.header_size, self._vh, self.header.endian):
+        for cv in iter_vectors(record.data, record.header_size, self.vector_header_size, self.header.endian):
             self.stats.vectors += 1
             op = cv.opcode
             # OLR checks every vector as it reads it, whatever its object or container.
             check = CHECKS.get(op)
             if check is not None and not cv.typ & 0x80:  # encrypted tablespace: not decoded
                 check(cv, compat)
-            if con_id and cv.con_id != con_id and self._vh == 32:
+            if con_id and cv.con_id != con_id and self.vector_header_size == 32:
                 continue
             if prev is not None:
                 if prev.opcode == OPC_UNDO:
                     if cv.layer == 11 or op in (OPC_SESSION19, OPC_SESSION20):
-                        self._data_pair(prev, prev_info, cv, record)
+                        self.data_pair(prev, prev_info, cv, record)
                         prev = None
                         continue
                     if cv.layer == 10 or op == OPC_LOB_REDO:
@@ -242,7 +242,7 @@ class Parser:
             if op == OPC_UNDO:
                 info = undo.undo_info(cv)
                 if info is not None and info.flags & (undo.UNDO_TAIL | undo.UNDO_MID):
-                    self._undo_piece(cv, info)
+                    self.undo_piece(cv, info)
                 else:
                     prev, prev_info = cv, info
             elif cv.layer == 11:
@@ -252,12 +252,12 @@ class Parser:
             elif op == OPC_COMMIT:
                 self._commit(cv, record)
             elif op in (OPC_SESSION19, OPC_SESSION20):
-                if self._last_touched is not None:
+                if self.last_touched is not None:
                     if op == OPC_SESSION19:
                         check_session(cv)
-                    self._last_touched.attributes.update(session.session_attributes(cv, self.header.compat))
+                    self.last_touched.attributes.update(session.session_attributes(cv, self.header.compat))
             elif op == OPC_DDL:
-                self._ddl(cv, record)
+                self.ddl(cv, record)
             elif (op == OPC_LOB_BIMG or op == OPC_LOB_PAGE) and self.lobs.enabled:
                 self.lobs.page(cv)
             elif op in (OPC_ROLLBACK6, OPC_ROLLBACK11) or cv.layer in QUIET_LAYERS or op in QUIET_OPCODES:
@@ -265,9 +265,9 @@ class Parser:
             elif cv.layer == 5 or cv.layer == 24:
                 pass
             else:
-                self._unknown(cv)
+                self.unknown(cv)
 
-    def _unknown(self, cv: ChangeVector) -> None:
+    def unknown(self, cv: ChangeVector) -> None:
         count = self.stats.unknown_opcodes.get(cv.opcode, 0)
         if count == 0:
             log.warning(60040, f"unknown opcode {cv.layer}.{cv.code} skipped (logged once)")
@@ -278,15 +278,15 @@ class Parser:
         xid = undo.begin_xid(cv)
         if not xid:
             return  # SQN 0: a cleanup, not a real begin
-        self._open(cv.con_id, xid, record.scn, record.time, record.block)
+        self.open_txn(cv.con_id, xid, record.scn, record.time, record.block)
 
-    def _open(self, con_id: int, xid: int, scn: int, time: int, block: int) -> None:
+    def open_txn(self, con_id: int, xid: int, scn: int, time: int, block: int) -> None:
         """A 5.2 of ``xid`` in the record at ``block`` (from :meth:`_begin`, or the native dispatch)."""
         assert self.header is not None
         # The restart low watermark must be an LWN boundary: keep the LWN's offset, not the record's.
-        lwn_block = self._lwn.first_block if self._lwn is not None else block
+        lwn_block = self.lwn.first_block if self.lwn is not None else block
         txn = self.buffer.begin(con_id, xid, scn, time, self.header.sequence, lwn_block * self.header.block_size)
-        self._last_touched = txn
+        self.last_touched = txn
 
     def _tracked(self, obj: int) -> Table | None | bool:
         """The table for ``obj``, True in schemaless mode, or None when not replicated."""
@@ -295,12 +295,12 @@ class Parser:
             return table
         return True if self.opt.schemaless else None
 
-    def _data_pair(self, u: ChangeVector, info: undo.UndoInfo | None, r: ChangeVector, record: Record) -> None:
+    def data_pair(self, u: ChangeVector, info: undo.UndoInfo | None, r: ChangeVector, record: Record) -> None:
         if info is None:
             return
         txn = self.buffer.get(u.con_id, info.xid)
         assert txn is not None
-        self._last_touched = txn
+        self.last_touched = txn
         if info.flags & undo.UNDO_BEGIN and txn.logon_user < 0:
             txn.logon_user = undo.logon_user(u)
         if r.layer != 11:
@@ -322,11 +322,11 @@ class Parser:
         if isinstance(table, Table) and table.system:
             txn.system = True
             if self.opt.tracker is not None and self.opt.tracker.is_schema_table(table):
-                self._schema_txns.add(txn.xid)
+                self.schema_txns.add(txn.xid)
         # OLR's `offset` is the file position of the change's 5.1 vector, not of its record.
         txn.add_pair(self.pool, u, r, info.obj, info.data_obj, record.scn, record.time, self._offset(record) + u.start)
 
-    def _undo_piece(self, cv: ChangeVector, info: undo.UndoInfo) -> None:
+    def undo_piece(self, cv: ChangeVector, info: undo.UndoInfo) -> None:
         txn = self.buffer.get(cv.con_id, info.xid)
         assert txn is not None
         txn.pending_undo.append(cv)
@@ -344,9 +344,9 @@ class Parser:
         if info is None:
             return
         obj, _, _, slot, _ = info
-        self._undo_last(rb.con_id, rb.usn, slot, obj, redo.opcode)
+        self.undo_last(rb.con_id, rb.usn, slot, obj, redo.opcode)
 
-    def _undo_last(self, con_id: int, usn: int, slot: int, obj: int, opcode: int) -> None:
+    def undo_last(self, con_id: int, usn: int, slot: int, obj: int, opcode: int) -> None:
         """A 5.6/5.11 undoes the last change (redo ``opcode``) of the transaction in (usn, slot)."""
         if self._tracked(obj) is None:
             return
@@ -354,7 +354,7 @@ class Parser:
         if txn is None or not txn.rollback_last(self.pool, obj, opcode):
             log.warning(60010, f"partial rollback without a matching change (usn {usn} slot {slot} obj {obj})")
 
-    def _ddl(self, cv: ChangeVector, record: Record) -> None:
+    def ddl(self, cv: ChangeVector, record: Record) -> None:
         head = session.ddl_header(cv)
         if head is None:
             return
@@ -372,9 +372,9 @@ class Parser:
         info = undo.commit_info(cv)
         if info is None:
             return
-        self._end(cv.con_id, info[0], info[1], record)
+        self.end_txn(cv.con_id, info[0], info[1], record)
 
-    def _end(self, con_id: int, xid: int, rolled_back: bool, record: Record) -> None:
+    def end_txn(self, con_id: int, xid: int, rolled_back: bool, record: Record) -> None:
         """A 5.4 of ``xid`` (from :meth:`_commit`; the native dispatch reads the 5.4 itself)."""
         txn = self.buffer.end(con_id, xid)
         if txn is None:
@@ -382,7 +382,7 @@ class Parser:
         try:
             self._finish(txn, xid, rolled_back, record)
         finally:
-            self._schema_txns.discard(xid)
+            self.schema_txns.discard(xid)
             self.lobs.ended(xid)
             self.buffer.release(txn)
 
@@ -409,7 +409,7 @@ class Parser:
         """Whether ``txn``'s SYS rows must be applied to the dictionary at its commit."""
         if self.opt.tracker is None or not txn.system or self.header is None:
             return False
-        lwn_offset = (self._lwn.first_block if self._lwn is not None else 0) * self.header.block_size
+        lwn_offset = (self.lwn.first_block if self.lwn is not None else 0) * self.header.block_size
         return (self.header.sequence, lwn_offset) >= self.opt.dictionary_pos
 
     def _changes(self, txn: OpenTransaction, scn: int = 0) -> Iterator[RowChange | DdlChange]:
@@ -421,7 +421,7 @@ class Parser:
         track = self._tracks(txn)
         system_rows: list[RowChange] = []
         try:
-            yield from self._decoded(txn, system_rows if track else None, txn.xid in self._schema_txns)
+            yield from self._decoded(txn, system_rows if track else None, txn.xid in self.schema_txns)
         except (struct.error, IndexError) as exc:
             raise RedoLogError(f"transaction {_xid_text(txn.xid)}: a row change cannot be decoded ({exc})",
                                40009) from exc
@@ -436,7 +436,7 @@ class Parser:
         show_system = bool(self.opt.flags & 0x800)
         # OLR outputs no user rows of a transaction that changed CCOL$/CDEF$/COL$/ECOL$.
         hide_user = schema and not show_system
-        big_scn, limit, tables = self.header.big_scn, self._limit, self.opt.tables
+        big_scn, limit, tables = self.header.big_scn, self.column_limit, self.opt.tables
         lobs = self.lobs if self.lobs.enabled else None
         # filter `condition`s pick rows of user tables; flags 0x800 and schemaless print all rows.
         conditions = not self.opt.flags & 0x802
@@ -468,7 +468,7 @@ class Parser:
                     cols = lobs.columns(row.table)
                     if cols:
                         lobs.resolve(row, txn, cols)  # locators -> assembled LOB values
-                row.time = self._epoch(row.time)
+                row.time = self.epoch(row.time)
                 self.stats.rows += 1
                 yield row
             if not ddl:
@@ -490,13 +490,13 @@ class Parser:
         begin_scn = txn.begin_scn if txn.begun else record.scn
         begin_time = txn.begin_time if txn.begun else record.time
         self.on_transaction(Transaction(
-            xid=txn.xid, begin_scn=begin_scn, begin_time=self._epoch(begin_time), commit_scn=record.scn,
-            commit_time=self._epoch(record.time), changes=changes, attributes=txn.attributes,  # type: ignore[arg-type]
+            xid=txn.xid, begin_scn=begin_scn, begin_time=self.epoch(begin_time), commit_scn=record.scn,
+            commit_time=self.epoch(record.time), changes=changes, attributes=txn.attributes,  # type: ignore[arg-type]
             logon_user=txn.logon_user,
             thread=self.header.thread, begin_seq=txn.begin_seq, begin_offset=txn.begin_offset,
             system=txn.system, con_name=self.opt.con_name,
-            commit_pos=(self.header.sequence, (self._lwn.first_block if self._lwn else 0) * self.header.block_size,
-                        self._rank),
+            commit_pos=(self.header.sequence, (self.lwn.first_block if self.lwn else 0) * self.header.block_size,
+                        self.rank),
         ))
 
     def _ddl_change(self, op: Ddl, pending: Iterable[RowChange] = ()) -> DdlChange:
@@ -512,7 +512,7 @@ class Parser:
             if found is not None:
                 owner, name = found
         return DdlChange(obj=obj, owner=owner, table=table, sql=sql, statement_type=stype,
-                         scn=op.scn, time=self._epoch(op.time), offset=op.offset, name=name)
+                         scn=op.scn, time=self.epoch(op.time), offset=op.offset, name=name)
 
 
 def _xid_text(xid: int) -> str:

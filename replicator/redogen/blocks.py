@@ -52,7 +52,7 @@ class Record:
         return self.header_size + len(self.body)
 
 
-def _layout(sizes: Sequence[int], block_size: int) -> tuple[list[tuple[int, int]], list[int], int]:
+def layout(sizes: Sequence[int], block_size: int) -> tuple[list[tuple[int, int]], list[int], int]:
     """Record start positions (block index, offset), per-block first boundary, block count."""
     starts: list[tuple[int, int]] = []
     boundary: dict[int, int] = {}
@@ -84,7 +84,7 @@ def pack_lwn(records: Sequence[Record], block_size: int, first_block: int, seque
     records[0].header_size = 68
     for r in records[1:]:
         r.header_size = 24
-    starts, boundaries, nblocks = _layout([r.size for r in records], block_size)
+    starts, boundaries, nblocks = layout([r.size for r in records], block_size)
     buf = bytearray(nblocks * block_size)
     marker = size_marker(block_size)
     for i in range(nblocks):

@@ -49,7 +49,7 @@ from replicator.redogen.dml import (
 )
 from replicator.redogen.ids import dba, rowid
 from replicator.redogen.rows import Cell, Piece, Row, TableState, layout, piece_size
-from replicator.redogen.scenario import ColumnSpec, Event, TableSpec, _column, _table
+from replicator.redogen.scenario import ColumnSpec, Event, TableSpec, column_spec, table_spec
 from replicator.redogen.systables import SysTable, sys_tables
 from replicator.redogen.txnstate import Change, Txn
 from replicator.schema.rows import Kind, row_fields
@@ -321,7 +321,7 @@ class Catalog:
         """CREATE TABLE (with its primary key, supplemental log group and partitions)."""
         if not isinstance(e.definition, dict):
             raise ConfigError("create_table needs a table definition")
-        spec = _table(dict(e.definition))
+        spec = table_spec(dict(e.definition))
         if any(t.spec.full_name == spec.full_name for t in self.e.tables):
             raise ConfigError(f"table {spec.full_name} already exists")
         if not spec.obj:
@@ -444,7 +444,7 @@ class Catalog:
     def add_column(self, e: Event) -> None:
         """ALTER TABLE ADD (column): a COL$ insert and the new column count in TAB$."""
         ts = self.e.table(e.table)
-        col = _column(e.column)
+        col = column_spec(e.column)
         if col.name in ts.column_index:
             raise ConfigError(f"{ts.spec.full_name} already has a column {col.name}")
         ct = parse_type(col.type)
@@ -483,7 +483,7 @@ class Catalog:
         column.
         """
         ts = self.e.table(e.table)
-        col = _column(e.column)
+        col = column_spec(e.column)
         if col.name not in ts.column_index:
             raise ConfigError(f"modify_column: {ts.spec.full_name} has no column {col.name!r}")
         i = ts.column_index[col.name]

@@ -239,7 +239,7 @@ class Scenario:
         extra = set(doc) - known
         if extra:
             raise ConfigError(f"unknown scenario keys: {sorted(extra)}")
-        doc["tables"] = [_table(t) for t in doc.get("tables", [])]
+        doc["tables"] = [table_spec(t) for t in doc.get("tables", [])]
         doc["sessions"] = [SessionSpec(**_norm_keys(s)) for s in doc.get("sessions", [])]
         doc["timeline"] = [_event(e) for e in doc.get("timeline", [])]
         return cls(**doc)
@@ -264,7 +264,8 @@ def _norm_keys(doc: dict[str, Any]) -> dict[str, Any]:
     return {str(k).replace("-", "_"): v for k, v in doc.items()}
 
 
-def _column(spec: Any) -> ColumnSpec:
+def column_spec(spec: Any) -> ColumnSpec:
+    """A column of a scenario (or DDL event): ``"NAME TYPE [NOT NULL]"`` or a mapping of ColumnSpec's fields."""
     if isinstance(spec, str):  # "NAME TYPE [NOT NULL]"
         words = spec.split(None, 1)
         if len(words) != 2:
@@ -277,9 +278,10 @@ def _column(spec: Any) -> ColumnSpec:
     return ColumnSpec(**_norm_keys(spec))
 
 
-def _table(spec: dict[str, Any]) -> TableSpec:
+def table_spec(spec: dict[str, Any]) -> TableSpec:
+    """A table of a scenario (or a CREATE TABLE event) from its mapping, checked."""
     spec = _norm_keys(spec)
-    spec["columns"] = [_column(c) for c in spec.get("columns", [])]
+    spec["columns"] = [column_spec(c) for c in spec.get("columns", [])]
     spec["partitions"] = [{"name": str(p["name"]), "obj": int(p.get("obj", 0))} if isinstance(p, dict)
                           else {"name": str(p), "obj": 0} for p in spec.get("partitions", [])]
     if spec.get("supplemental", "all") not in SUPPLEMENTAL:

@@ -18,7 +18,7 @@ from replicator.redogen.scenario import Event
 from replicator.redogen.sqlbase import CompilerBase, Sequence
 from replicator.redogen.sqlexpr import (
     RUNTIME, SCHEMA, SYNTAX, Node, OraTime, Parser, SqlError, evaluate, to_number, to_text)
-from replicator.redogen.sqltables import Column, Table, _cmp_key, coerce, definition, logged_supplemental
+from replicator.redogen.sqltables import Column, Table, cmp_key, coerce, definition, logged_supplemental
 
 
 class DdlStatements(CompilerBase):
@@ -626,7 +626,7 @@ class DdlStatements(CompilerBase):
                     c.nullable = False
         elif kind == "UNIQUE":
             cols = what
-            keys = [k for k in (tuple(_cmp_key(row.get(n)) for n in cols) for row in table.rows.values())
+            keys = [k for k in (tuple(cmp_key(row.get(n)) for n in cols) for row in table.rows.values())
                     if k != (None,) * len(k)]
             if len(set(keys)) != len(keys):
                 raise SqlError("ORA-02299: cannot validate unique constraint - duplicate keys found", RUNTIME, line)

@@ -88,7 +88,7 @@ class Table:
     def key_of(self, row: dict[str, Any]) -> Any:
         """Primary key values, or a row serial for a table without one."""
         if self.primary_key:
-            return tuple(_cmp_key(row.get(k)) for k in self.primary_key)
+            return tuple(cmp_key(row.get(k)) for k in self.primary_key)
         self._serial += 1
         return ("#", self._serial)
 
@@ -108,11 +108,11 @@ class Table:
     def check_row(self, row: dict[str, Any], key: Any, lookup: Any, line: int) -> None:
         """ORA-00001 when ``row`` repeats another row's UNIQUE columns, ORA-02290 when a CHECK fails."""
         for cols in self.unique:
-            values = [_cmp_key(row.get(c)) for c in cols]
+            values = [cmp_key(row.get(c)) for c in cols]
             if all(row.get(c) is None for c in cols):
                 continue
             for k, other in self.rows.items():
-                if k != key and [_cmp_key(other.get(c)) for c in cols] == values:
+                if k != key and [cmp_key(other.get(c)) for c in cols] == values:
                     raise SqlError(f"ORA-00001: unique constraint violated: {self.name} ({', '.join(cols)})",
                                    RUNTIME, line)
         for cond in self.checks:
@@ -146,7 +146,8 @@ class Table:
                        RUNTIME, line)
 
 
-def _cmp_key(v: Any) -> Any:
+def cmp_key(v: Any) -> Any:
+    """A comparable key of a column value for the uniqueness checks: numbers by value (Decimal and float alike), times by their key."""
     if isinstance(v, Decimal):
         return ("n", v.normalize())
     if isinstance(v, float):

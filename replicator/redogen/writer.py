@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import BinaryIO, Callable, Protocol
 
 from replicator.errors import ConfigError
-from replicator.redogen.blocks import Record, _layout, pack_lwn, seal
+from replicator.redogen.blocks import Record, layout, pack_lwn, seal
 from replicator.redogen.fileheader import LogHeader, file_header_block, redo_header_block
 from replicator.redogen.ids import redo_time
 from replicator.redogen.scenario import Scenario
@@ -182,7 +182,7 @@ class RedoStream:
         self._lwn, self._lwn_bytes, self._lwn_commits, self._last_commit = [], 0, 0, False
         bs = self.sc.block_size
         sizes = [r.size if i else 68 + len(r.body) for i, r in enumerate(records)]
-        nblocks = _layout(sizes, bs)[2]
+        nblocks = layout(sizes, bs)[2]
         if nblocks > self.sc.log_blocks - 2:
             raise ConfigError(f"an LWN of {nblocks} blocks does not fit a log of {self.sc.log_blocks} blocks")
         if self._file is not None and (self._switch or self._file.next_block + nblocks > self.sc.log_blocks):

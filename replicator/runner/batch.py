@@ -33,6 +33,7 @@ from replicator.runner.pipeline import Pipeline, RunStats, Sink
 from replicator.runner.preflight import BatchStartup, run_steps
 from replicator.runner.runwatch import RunWatch
 from replicator.runner.stop import SoftStop
+from replicator.writers.capabilities import DeliveryShortfall
 
 if TYPE_CHECKING:  # prometheus-client is imported only by a run that serves metrics
     from replicator.ops.metrics import Metrics
@@ -118,7 +119,7 @@ def schema_checkpoints(pipeline: Pipeline, job: BatchJob, metrics: Metrics | Non
                               schema_ref_scn=None)
             manager.schema_changed, tracker.pending = True, False
         stamped = replace(base[0], resetlogs=header.resetlogs, activation=header.activation, threads=threads)
-        path = manager.write_schema(stamped, cut_scn, time_raw, parser._epoch(time_raw), threads[0][1], threads[0][2],
+        path = manager.write_schema(stamped, cut_scn, time_raw, parser.epoch(time_raw), threads[0][1], threads[0][2],
                                     None, final=True)
         if path is not None and metrics is not None:
             metrics.checkpoint_written(cut_scn)
@@ -182,7 +183,7 @@ def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off", watc
             writer.close()  # type: ignore[union-attr]
         if watch is not None:
             watch.finished(ok)
-    undelivered = getattr(writer, "undelivered", 0)
+    undelivered = writer.undelivered if isinstance(writer, DeliveryShortfall) else 0
     if undelivered:  # a batch run that did not deliver everything has failed
         raise RuntimeFailure(f"{undelivered} of {stats.messages} messages were not delivered by the "
                              f"{job.writer_config.type} writer before the end of the run", 10101)

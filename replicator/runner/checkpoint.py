@@ -128,11 +128,11 @@ class CheckpointManager:
         self.start_scn = start_scn
         self.saved: Confirmed | None = None  # what <name>-chkpt.json holds now (read or last written)
         self._facts: dict[int, FileFacts] = {}  # of the schema checkpoints seen (pruning)
-        self._written: list[int] = []  # SCNs of schema checkpoints written by this process
+        self.written_scns: list[int] = []  # SCNs of schema checkpoints written by this process
         self._refs_since_full = 0
         self._last_full_scn: int | None = None
-        self._last_time = 0
-        self._bytes_since = 0
+        self.last_time = 0
+        self.bytes_since = 0
         self.schema_changed = False
 
     # ----------------------------------------------------------------- confirmed position
@@ -212,11 +212,11 @@ class CheckpointManager:
     # ----------------------------------------------------------------- writing schema checkpoints
     def due(self, redo_time_epoch: int, redo_bytes: int, force: bool) -> bool:
         """Whether a schema checkpoint should be written now (OLR's cadence rules)."""
-        self._bytes_since += redo_bytes
-        if force or not self._written:
+        self.bytes_since += redo_bytes
+        if force or not self.written_scns:
             return True
-        return (redo_time_epoch - self._last_time >= self.interval_s
-                or self._bytes_since >= self.interval_mb * 1024 * 1024)
+        return (redo_time_epoch - self.last_time >= self.interval_s
+                or self.bytes_since >= self.interval_mb * 1024 * 1024)
 
     def after_lwn(self, base: SchemaCheckpoint, cp: Checkpoint, parser: Any,
                   force: bool = False, final: bool = False) -> tuple[SchemaCheckpoint, Path | None]:
@@ -244,7 +244,7 @@ class CheckpointManager:
             self.schema_changed = True
             tracker.pending = False
             force = True
-        if self._written and self._written[-1] == cp.scn:
+        if self.written_scns and self.written_scns[-1] == cp.scn:
             return base, None
         if not self.due(cp.time, redo_bytes, force):
             return base, None
@@ -281,10 +281,10 @@ class CheckpointManager:
             self._last_full_scn, self._refs_since_full, self.schema_changed = scn, 0, False
         else:
             self._refs_since_full += 1
-        if scn not in self._written:
-            self._written.append(scn)
-        self._last_time = time_epoch
-        self._bytes_since = 0
+        if scn not in self.written_scns:
+            self.written_scns.append(scn)
+        self.last_time = time_epoch
+        self.bytes_since = 0
         self._prune()
         return path
 
@@ -318,7 +318,7 @@ class CheckpointManager:
         """Delete the schema checkpoints no restart can need (pruning.py: the newest ``keep``,
         the one a restart from the saved position starts from, the start checkpoint, and the
         full-schema files these refer to, stay)."""
-        if self.keep_all or len(self._written) < self.keep:
+        if self.keep_all or len(self.written_scns) < self.keep:
             return
         files = list_schema_checkpoints(self.state_dir, self.name)
         restart = restart_scn(files, self._facts_of, self.saved, self.start_scn)

@@ -14,7 +14,8 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from replicator import log
 from replicator.errors import ConfigError, DataError, ReplicatorError, RuntimeFailure
@@ -33,6 +34,10 @@ from replicator.runner.engine import Engine
 from replicator.runner.lock import lock_config
 from replicator.schema.document import SchemaCheckpoint
 from replicator.txn.pool import MemoryPool
+from replicator.writers.capabilities import ResumableOutput, Syncable
+
+if TYPE_CHECKING:
+    from replicator.runner.rac_engine import RacEngine
 
 POLL_SAVE_S = 0.25  # the confirmed position is saved at most this often (and at every stop)
 STREAM_WRITERS = ("network", "zeromq")  # writers that wait for a client (OLR stream protocol)
@@ -83,6 +88,11 @@ class Daemon:
             self.online_db = open_database(self.source.reader)
         self._last_publish = 0.0
         self.writer: Any = None
+        # The writer's optional abilities (writers/capabilities.py), looked up once in _build:
+        # an output position recorded with each confirmed position, and fsync before a save.
+        self._output: ResumableOutput | None = None
+        self._sync: Callable[[], None] | None = None
+        self.rac: RacEngine | None = None  # the engine when it merges RAC threads (set in _build)
         self._start_scn: int | None = None  # a stream client's START SCN the engine is built for (None: config)
         self._rebuild = False  # the engine's redo source was closed for a START that then failed
 
@@ -154,7 +164,8 @@ class Daemon:
         extra = {"database": self.source.name} if writer_cfg.type in STREAM_WRITERS else {}
         writer = self.writer if self.writer is not None else create_writer(
             writer_cfg, lambda scn, idx: self.engine.confirmations.confirm(scn, idx), **extra)
-        if getattr(writer, "output_position", None) is None:  # a file writer's position must match a flushed size
+        output = writer if isinstance(writer, ResumableOutput) else None
+        if output is None:  # a file writer's position must match a flushed size
             writer.persist_confirmed = self._persist_confirmed
         if confirmed is not None and writer_cfg.type in STREAM_WRITERS:
             # OLR's Writer::readCheckpoint: a writer checkpoint means REPLICATING at once, so
@@ -205,20 +216,23 @@ class Daemon:
 
             attach(engine)  # native record dispatch and commit (the python engine's fallbacks stay)
         self.engine, self.writer = engine, writer
-        if confirmed is not None and confirmed.output is not None and hasattr(writer, "resume_at"):
-            writer.resume_at = confirmed.output  # cut the output back to what the checkpoint covers
-        elif start_output is not None and hasattr(writer, "resume_at"):
-            writer.resume_at = start_output  # a crash before anything was confirmed: back to the start
-        elif hasattr(writer, "existing_output"):
-            existing = writer.existing_output()
-            if existing and confirmed is None:
-                log.warning(60101, f"output {existing[-1]} already holds messages, but there is no confirmed "
-                                   f"position ({self.manager.position_path.name} deleted, or a new state "
-                                   f"directory?): the replay from the start is appended after them (duplicates)")
-            elif existing:
-                log.warning(60101, f"output {existing[-1]} already holds messages, but the confirmed position "
-                                   f"({self.manager.position_path.name}) does not say how much of it: messages "
-                                   f"after the position are appended after them (duplicates if they were written)")
+        self.rac = engine if len(threads) > 1 else None  # type: ignore[assignment]
+        self._output, self._sync = output, writer.sync if isinstance(writer, Syncable) else None
+        if output is not None:
+            if confirmed is not None and confirmed.output is not None:
+                output.resume_at = confirmed.output  # cut the output back to what the checkpoint covers
+            elif start_output is not None:
+                output.resume_at = start_output  # a crash before anything was confirmed: back to the start
+            else:
+                existing = output.existing_output()
+                if existing and confirmed is None:
+                    log.warning(60101, f"output {existing[-1]} already holds messages, but there is no confirmed "
+                                       f"position ({self.manager.position_path.name} deleted, or a new state "
+                                       f"directory?): the replay from the start is appended after them (duplicates)")
+                elif existing:
+                    log.warning(60101, f"output {existing[-1]} already holds messages, but the confirmed position "
+                                       f"({self.manager.position_path.name}) does not say how much of it: messages "
+                                       f"after the position are appended after them (duplicates if they were written)")
         self._locator = locator
         seq, offset = cp.restart_position
         if seq == 0:  # a client's START reads from the log of the schema (the transactions open at N)
@@ -279,7 +293,7 @@ class Daemon:
         debug = self.source.debug
         if not debug.stop_transactions:
             return
-        barrier = getattr(self.engine, "native_barrier", None)
+        barrier = self.engine.native_barrier
         if barrier is not None:
             barrier()  # stage 2 (decode workers): count the transactions it still holds
         if self.engine.state.new_transactions >= debug.stop_transactions:
@@ -309,9 +323,8 @@ class Daemon:
         async with self.engine.writer_lock:
             await asyncio.to_thread(self.writer.flush)
             snapshot = self.engine.confirmations.snapshot()
-            output_position = getattr(self.writer, "output_position", None)
-            output = output_position() if output_position is not None else None
-            sync = getattr(self.writer, "sync", None)
+            output = self._output.output_position() if self._output is not None else None
+            sync = self._sync
             if output is not None and sync is not None and self._save_due(snapshot[0], force, snapshot[3]):
                 await asyncio.to_thread(sync)  # the checkpoint must not claim bytes a power loss can take
         self.save_position(snapshot, output, force, final)
@@ -329,12 +342,13 @@ class Daemon:
             manager.schema_changed, tracker.pending, force = True, False, True
         header = parser.header
         if header is None or cut_scn <= max(parser.opt.first_data_scn, self.base_checkpoint.scn) \
-                or (manager._written and manager._written[-1] == cut_scn):
+                or (manager.written_scns and manager.written_scns[-1] == cut_scn):
             return  # never over the checkpoint the run started from
-        epoch = parser._epoch(time_raw)
+        epoch = parser.epoch(time_raw)
         if not manager.due(epoch, redo_bytes, force):
             return
-        threads = engine.rac_positions()  # type: ignore[attr-defined]
+        assert self.rac is not None, "a RAC checkpoint without the RAC engine"
+        threads = self.rac.rac_positions()
         stamped = replace(self.base_checkpoint, resetlogs=header.resetlogs, activation=header.activation,
                           threads=threads)
         path = manager.write_schema(stamped, cut_scn, time_raw, epoch, threads[0][1], threads[0][2], None,
@@ -346,15 +360,15 @@ class Daemon:
         """A soft stop writes a schema checkpoint at the last LWN read (as OLR does); a failure
         is RuntimeFailure 10120 (the restart would re-read more than needed, or fail)."""
         parser = self.engine.parser
-        if hasattr(self.engine, "rac_positions"):
+        if self.rac is not None:
             lwn = parser.last_lwn
-            self._on_rac_checkpoint(self.engine.cut_scn, lwn.time if lwn else 0, 0,  # type: ignore[attr-defined]
+            self._on_rac_checkpoint(self.rac.cut_scn, lwn.time if lwn else 0, 0,
                                     True, final=True)
             return
         lwn, header = parser.last_lwn, parser.header
         if lwn is None or header is None:
             return
-        cp = Checkpoint(lwn.scn, parser._epoch(lwn.time), header.sequence, lwn.end_block * header.block_size,
+        cp = Checkpoint(lwn.scn, parser.epoch(lwn.time), header.sequence, lwn.end_block * header.block_size,
                         True, header.thread, lwn.first_block)
         self._on_lwn_checkpoint(cp, parser, force=True, final=True)
 
@@ -376,11 +390,9 @@ class Daemon:
         delivered; pruning keeps the checkpoint it names. A failure stops the start (10121)
         before any message is written.
         """
-        output_position = getattr(self.writer, "output_position", None)
-        output = output_position() if output_position is not None else None
-        start_position = getattr(self.writer, "start_position", None)
-        if output is None and start_position is not None:  # not opened yet: fixed name or %i number
-            output = start_position()
+        output = self._output.output_position() if self._output is not None else None
+        if output is None and self._output is not None:  # not opened yet: fixed name or %i number
+            output = self._output.start_position()
         cp = self.base_checkpoint
         start = Confirmed(self.source.name, cp.scn, 0, cp.resetlogs, cp.activation, POSITION_ZERO, output)
         try:
@@ -491,7 +503,7 @@ class Daemon:
             return
         self._last_publish = now
         st = engine.state
-        threads = getattr(engine, "thread_status", None)  # RAC: where each redo thread is
+        threads = self.rac.thread_status if self.rac is not None else None  # RAC: where each redo thread is
         where = f"{threads()}" if threads is not None else f"sequence {st.sequence}"
         problem = self.writer.delivery_problem() if isinstance(self.writer, DeliveryProbe) else None
         self.notifier.status(f"{'degraded' if problem else 'replicating'}: {where}, SCN {st.last_scn}, "

@@ -24,12 +24,14 @@ from typing import Any, Callable, Iterable, Iterator
 
 from replicator.events import Change, Checkpoint, Message, Transaction
 from replicator.formats.base import FLAG_CHECKPOINT, Format
+from replicator.formats.capabilities import SilentCheckpoints, StreamingFormat
 from replicator.formats.olr_digest import CheckpointDigests
 from replicator.ops.metrics_tally import Tally
 from replicator.redo.header import RedoHeader
 from replicator.redo.online import RedoFollower
 from replicator.redo.parser import Parser
 from replicator.runner.position_file import CHECKPOINT_RANK, POSITION_ZERO, Position
+from replicator.writers.capabilities import WholeRunWriter
 
 QUEUE_LWNS = 256
 QUEUE_BLOCKS = 2  # raw block buffers (up to a read chunk each, 16 MB locally) read ahead of the parser
@@ -195,7 +197,12 @@ class Engine:
         self._positions: list[Position] = []  # of each item (a run's: its first message's)
         self._pending_n = 0  # messages in _pending
         # The writer takes native runs whole (replicator.native.engine.attach sets run_type then).
-        self.whole_runs = hasattr(writer, "write_runs") and bool(getattr(writer, "writes_runs_whole", False))
+        self.whole_runs = isinstance(writer, WholeRunWriter) and bool(writer.writes_runs_whole)
+        # The format's optional abilities (formats/capabilities.py), looked up once.
+        self._iter_transaction: Callable[[Transaction], Iterator[Message]] | None = (
+            fmt.iter_transaction if isinstance(fmt, StreamingFormat) else None)
+        self._checkpoint_unsent: Callable[[Checkpoint], None] | None = (
+            fmt.checkpoint_unsent if isinstance(fmt, SilentCheckpoints) else None)
         self.writer_lock = asyncio.Lock()  # the writer is not thread-safe: one call at a time
         self.native: Any = None  # the native committer (replicator.native.engine.attach), if any
         self._stream_txn: Transaction | None = None  # the native stream being handed over
@@ -226,7 +233,7 @@ class Engine:
                 tally.transaction(txn)
             else:
                 txn.changes = _tallied(txn.changes, tally)  # type: ignore[assignment]
-        stream = getattr(self.format, "iter_transaction", None)
+        stream = self._iter_transaction
         if isinstance(txn.changes, list) or stream is None:
             if not isinstance(txn.changes, list):
                 txn.changes = list(txn.changes)
@@ -253,7 +260,7 @@ class Engine:
                 self._positions.append(pos)
                 self._pending_n += n
                 if self._pending_n >= self._handoff_at:
-                    self._handoff()
+                    self.handoff()
                 return index + n
             if self._message_position(txn, index + n - 1) <= self.restart_pos:
                 self.state.skipped += n
@@ -268,7 +275,7 @@ class Engine:
             self._positions.append(pos)
             self._pending_n += 1
             if self._pending_n >= self._handoff_at:
-                self._handoff()
+                self.handoff()
         return index
 
     # The native committer (replicator.native.engine.attach) renders a commit and hands its
@@ -279,20 +286,20 @@ class Engine:
         itself (``_tally.pxi``), as :meth:`_on_transaction` counts python's changes."""
         return record.scn <= self.skip_commit_scn
 
-    def _on_native(self, txn: Transaction, messages: Iterable[Message], rows: int) -> None:
+    def on_native(self, txn: Transaction, messages: Iterable[Message], rows: int) -> None:
         """A transaction the native engine rendered: _on_transaction's list branch
         (``messages`` a list, or a MessageRun with native_runs: stage 2 in worker threads)."""
         self._counted(txn)
         self._stamp(txn, messages, 0)
 
-    def _on_native_stream(self, txn: Transaction) -> int:
+    def on_native_stream(self, txn: Transaction) -> int:
         """A huge transaction the native engine renders in parts: _on_transaction's stream
         branch. Returns how many messages it may render before the next hand-off."""
         self._counted(txn)
         self._stream_txn, self._stream_index = txn, 0
         return BATCH_MESSAGES - self._pending_n
 
-    def _on_native_part(self, messages: list[Message], rows: int) -> int:
+    def on_native_part(self, messages: list[Message], rows: int) -> int:
         """The next messages of the streamed native transaction; the room before the next
         hand-off, so batches are cut where the python stream cuts them."""
         txn = self._stream_txn
@@ -308,7 +315,7 @@ class Engine:
     def _on_checkpoint(self, cp: Checkpoint) -> None:
         if self.native_barrier is not None and (self.output_checkpoints or self.on_checkpoint_hook is not None):
             self.native_barrier()  # the queued transactions come before the checkpoint and its hook
-        unsent = None if self.output_checkpoints else getattr(self.format, "checkpoint_unsent", None)
+        unsent = None if self.output_checkpoints else self._checkpoint_unsent
         if unsent is not None:
             unsent(cp)  # not output (no flag 0x1000): only its effect on later positions
         else:
@@ -328,7 +335,7 @@ class Engine:
         if self.on_checkpoint_hook is not None:
             self.on_checkpoint_hook(cp, self.parser)
 
-    def _handoff(self) -> None:
+    def handoff(self) -> None:
         """Give the pending messages to the writer task; blocks while its queue is full."""
         if not self._pending:
             return
@@ -403,7 +410,7 @@ class Engine:
         self.parser.end_file()
         if self.tally is not None:
             self.tally.log_switch("online" if header.is_current_online else "archived",
-                                  max(0.0, time.time() - self.parser._epoch(header.next_time)))
+                                  max(0.0, time.time() - self.parser.epoch(header.next_time)))
         if self.on_file_end is not None:
             self.on_file_end(header)
 
@@ -420,11 +427,11 @@ class Engine:
                 self.state.lwns += 1
                 if self.tally is not None:
                     self.tally.lwns_read((lwn.end_block - lwn.first_block) * header.block_size, lwn.scn,
-                                         header.sequence, self.parser._epoch(lwn.time))
-            self._handoff()
+                                         header.sequence, self.parser.epoch(lwn.time))
+            self.handoff()
             if self.halted:
                 break
-        self._handoff()
+        self.handoff()
 
     def _parse_blocks(self, items: queue.Queue) -> None:
         """_parse for raw blocks (native engine): one :attr:`block_loop` per sequence checks,
@@ -484,11 +491,11 @@ class Engine:
                     barrier()  # what the feed committed goes out now, not at the next redo
             except _Halt:
                 pass  # the loop stopped at the end of the LWN that set it
-            self._handoff()
+            self.handoff()
             if self.halted:
                 break
         barrier()
-        self._handoff()
+        self.handoff()
 
     def _on_checkpoint_native(self, cp: Checkpoint) -> None:
         """_on_checkpoint for the native loop's per-LWN step: a halt set by it (the daemon's
@@ -528,7 +535,7 @@ class Engine:
         self.state.lwns += done
         if self.tally is not None:
             self.tally.lwns_read((loop.lwn_blocks - blocks) * header.block_size, loop.last_scn, header.sequence,
-                                 self.parser._epoch(loop.last_time), done)
+                                 self.parser.epoch(loop.last_time), done)
 
     def _position_format(self) -> Any:
         """The format when an unsent LWN checkpoint only moves its position (OpenLogReplicator

@@ -14,6 +14,7 @@ from typing import Callable, Iterable, Iterator, Protocol, Sequence
 
 from replicator.events import Change, Checkpoint, Message, Transaction
 from replicator.formats.base import FLAG_CHECKPOINT, Format
+from replicator.formats.capabilities import SilentCheckpoints, StreamingFormat
 from replicator.formats.olr_digest import CheckpointDigests
 from replicator.redo.header import RedoHeader
 from replicator.redo.identity import DatabaseIdentity
@@ -23,6 +24,7 @@ from replicator.redo.reader import RedoFile, read_lwns
 from replicator.redo.records import Lwn
 from replicator.redo.source import LOCAL, RedoSource
 from replicator.txn.pool import MemoryPool
+from replicator.writers.capabilities import RunWriter
 
 FLUSH_MESSAGES = 4096
 
@@ -67,7 +69,11 @@ class Pipeline:
         self.sink = sink
         self.verify_checksum = verify_checksum
         self.output_checkpoints = bool(parser_options.flags & FLAG_CHECKPOINT)
-        self._checkpoint_unsent: Callable[[Checkpoint], None] | None = getattr(fmt, "checkpoint_unsent", None)
+        # The format's optional abilities (formats/capabilities.py), looked up once.
+        self._checkpoint_unsent: Callable[[Checkpoint], None] | None = (
+            fmt.checkpoint_unsent if isinstance(fmt, SilentCheckpoints) else None)
+        self._iter_transaction: Callable[[Transaction], Iterator[Message]] | None = (
+            fmt.iter_transaction if isinstance(fmt, StreamingFormat) else None)
         self.parser = Parser(parser_options, self._on_transaction, self._on_checkpoint, pool=pool)
         self.stats = RunStats()
         self._pending: list[Message] = []
@@ -88,7 +94,7 @@ class Pipeline:
         # A sink with write_runs takes a native transaction's messages as one MessageRun
         # (one buffer, no per-row object): _pending then holds runs among the Messages and
         # _run_extra counts the messages the runs add beyond one list item each.
-        self.native_runs = hasattr(sink, "write_runs")
+        self.native_runs = isinstance(sink, RunWriter)
         self._run_extra = 0
         # format.checkpoint-digests: the batches pass it in order before the sink writes them.
         self.checkpoint_digests: CheckpointDigests | None = None
@@ -106,7 +112,7 @@ class Pipeline:
             self.decode_workers = decode_workers()
             attach(self)
 
-    def _on_native(self, txn: Transaction, messages: Sequence[Message], rows: int) -> None:
+    def on_native(self, txn: Transaction, messages: Sequence[Message], rows: int) -> None:
         """A transaction the native engine rendered: the list branch of _on_transaction.
 
         ``messages`` is a list, or a MessageRun when the sink takes runs (native_runs)."""
@@ -114,14 +120,14 @@ class Pipeline:
         self.stats.last_scn = txn.commit_scn
         self._take_native(messages, rows)
 
-    def _on_native_stream(self, txn: Transaction) -> int:
+    def on_native_stream(self, txn: Transaction) -> int:
         """A huge transaction the native engine renders in parts (the stream branch of
         _on_transaction); returns how many messages it may hand over before the next drain."""
         self.stats.transactions += 1
         self.stats.last_scn = txn.commit_scn
         return FLUSH_MESSAGES - len(self._pending) - self._run_extra
 
-    def _on_native_part(self, messages: Sequence[Message], rows: int) -> int:
+    def on_native_part(self, messages: Sequence[Message], rows: int) -> int:
         """Messages (and their row count) of a streamed native transaction; returns the room
         before the next drain, so batches are cut where the python engine's stream cuts them.
 
@@ -139,7 +145,7 @@ class Pipeline:
             self._run_extra += len(messages) - 1
         self.stats.rows += rows
         if len(self._pending) + self._run_extra >= FLUSH_MESSAGES:
-            self._drain()
+            self.drain()
 
     def _on_transaction(self, txn: Transaction) -> None:
         self.stats.transactions += 1
@@ -150,10 +156,10 @@ class Pipeline:
             if self.on_commit is not None:
                 self.on_commit(txn)
             if len(self._pending) + self._run_extra >= FLUSH_MESSAGES:
-                self._drain()
+                self.drain()
             return
         # A huge transaction arrives as a stream: format and write it in batches.
-        stream = getattr(self.format, "iter_transaction", None)
+        stream = self._iter_transaction
         txn.changes = self._counted(txn.changes)  # type: ignore[assignment]
         if stream is None:
             txn.changes = list(txn.changes)
@@ -163,7 +169,7 @@ class Pipeline:
         for message in messages:
             self._pending.append(message)
             if len(self._pending) + self._run_extra >= FLUSH_MESSAGES:
-                self._drain()
+                self.drain()
         if self.on_commit is not None:
             self.on_commit(replace(txn, changes=[]))
 
@@ -190,18 +196,19 @@ class Pipeline:
         else:
             self.format.checkpoint(cp)
         if self._on_checkpoint_hook is not None:
-            self._drain()
+            self.drain()
             self._on_checkpoint_hook(cp)
         if self.on_schema_checkpoint is not None:
             self.on_schema_checkpoint(cp, self.parser, final)
 
-    def _drain(self) -> None:
+    def drain(self) -> None:
+        """Hand the pending messages to the sink (a batch; the RAC merge drains at its checkpoints)."""
         if self._pending:
             self.stats.messages += len(self._pending) + self._run_extra
             if self.checkpoint_digests is not None:
                 self.checkpoint_digests.observe(self._pending)
             if self.native_runs:
-                self.sink.write_runs(self._pending)  # type: ignore[attr-defined]
+                self.sink.write_runs(self._pending)  # type: ignore[attr-defined]  # native_runs: a RunWriter
             else:
                 self.sink.write(self._pending)
             self._pending = []
@@ -223,7 +230,7 @@ class Pipeline:
             header = self._run_file_python(redo)
         self.parser.end_file()
         self.stage2_barrier()
-        self._drain()
+        self.drain()
         size = redo.size if redo.size >= 0 else self.source.size(redo.path)
         self.stats.files += 1
         self.stats.bytes_read += size
@@ -268,7 +275,7 @@ class Pipeline:
                 self.stats.stopped = True
             finally:
                 self.stage2_done()
-            self._drain()
+            self.drain()
             self.sink.flush()
             return self.stats
         t0 = time.perf_counter()
@@ -284,10 +291,10 @@ class Pipeline:
         last = self.parser.last_lwn
         header = self.parser.header
         if last is not None and header is not None and last.scn > self.parser.opt.first_data_scn:
-            self._on_checkpoint(Checkpoint(last.scn, self.parser._epoch(last.time), header.sequence,
+            self._on_checkpoint(Checkpoint(last.scn, self.parser.epoch(last.time), header.sequence,
                                            last.end_block * header.block_size, False, header.thread,
                                            last.first_block), final=True)
-        self._drain()
+        self.drain()
         self.sink.flush()
         self.stats.lwns = self.parser.stats.lwns
         self.stats.seconds = time.perf_counter() - t0

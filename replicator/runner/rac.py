@@ -47,7 +47,7 @@ def run_merged(pipeline: Pipeline, files: list[RedoFile],
         stats.bytes_read += size
         stats.per_file.append((redo.path, size))
         pipeline.stage2_barrier()
-        pipeline._drain()
+        pipeline.drain()
         if progress is not None:
             progress(stats, redo)
 
@@ -70,7 +70,7 @@ def run_merged(pipeline: Pipeline, files: list[RedoFile],
                    for c in cursors]
         hook(cut_scn, max(c.progress.lwn_time for c in cursors), threads)
     pipeline.stage2_barrier()
-    pipeline._drain()
+    pipeline.drain()
     pipeline.sink.flush()
     stats.lwns = parser.stats.lwns
     stats.seconds = time.perf_counter() - t0

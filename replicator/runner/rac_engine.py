@@ -162,7 +162,7 @@ class RacEngine(Engine):
                 st.history.append((lwn.records[-1].scn, *st.lwn_start))  # sorted: the last is the highest
         return True
 
-    def _fill_native(self, st: _Thread) -> bool:
+    def fill_native(self, st: _Thread) -> bool:
         """_fill for the native merge (RacMerge): the queue holds raw blocks, framed by the
         thread's ThreadLoop into LwnBufs (``st.ready``) that are taken one at a time; a log's
         end is handled once the LWNs before it were merged, as _fill does."""
@@ -221,13 +221,13 @@ class RacEngine(Engine):
         threads = [self.threads[t] for t in sorted(self.threads)]
         self._run_native(lambda: self.rac_merge.run(self, self.parser, threads, stop))
 
-    def _handoff(self) -> None:
-        """Engine._handoff; with stage 2 the queued transactions are merged first: RacMerge
+    def handoff(self) -> None:
+        """Engine.handoff; with stage 2 the queued transactions are merged first: RacMerge
         hands over when the merge holds (waiting for a thread's redo) and at a stop. (Within
         the merge of stage 2 the barrier returns at once.)"""
         if self.native_barrier is not None:
             self.native_barrier()
-        Engine._handoff(self)
+        Engine.handoff(self)
 
     @staticmethod
     def _next_item(st: _Thread) -> Any:
@@ -254,7 +254,7 @@ class RacEngine(Engine):
         tally = self.tally
         if tally is not None:
             tally.lwns_read((lwn.end_block - lwn.first_block) * header.block_size, lwn.scn, header.sequence,
-                            self.parser._epoch(lwn.time), 0)
+                            self.parser.epoch(lwn.time), 0)
             tally.threads[st.thread] = (header.sequence, lwn.scn, tally.redo_time)
         if self.on_rac_checkpoint is not None and lwn.scn <= self.cut_scn:
             self.on_rac_checkpoint(self.cut_scn, lwn.time, (lwn.end_block - lwn.first_block) * header.block_size,
@@ -266,7 +266,7 @@ class RacEngine(Engine):
         while True:
             self.state.heartbeat = time.monotonic()
             if stop.is_set():  # a soft stop: the restart point written next re-reads from the cut
-                self._handoff()
+                self.handoff()
                 return
             best: _Thread | None = None
             best_key = (0, 0)
@@ -280,7 +280,7 @@ class RacEngine(Engine):
             # best_key. A thread whose follower stopped still holds: its unread redo may.
             if best is None or any((st.bound, st.thread) < best_key for st in threads
                                    if st is not best and (st.lwn is None or st.index >= len(st.lwn.records))):
-                self._handoff()
+                self.handoff()
                 if stop.is_set() or all(st.done for st in threads):
                     return
                 stop.wait(0.005)

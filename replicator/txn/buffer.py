@@ -74,7 +74,7 @@ class OpenTransaction:
                            undo.size, redo.size)
         entry = head + body
         chunk, off = pool.append(self.clog, entry)
-        self._remember(chunk, off, KIND_PAIR, redo.opcode, obj)
+        self.remember(chunk, off, KIND_PAIR, redo.opcode, obj)
         self.size += len(entry)
 
     def add_ddl(self, pool: MemoryPool, cv: ChangeVector, scn: int, time: int, offset: int) -> None:
@@ -82,7 +82,7 @@ class OpenTransaction:
         v = _vector_bytes(cv)
         head = _ENTRY.pack(KIND_DDL, cv.endian == ">", cv.header_size, 0, 0, scn, time, offset, len(v), 0)
         chunk, off = pool.append(self.clog, head + v)
-        self._remember(chunk, off, KIND_DDL, cv.opcode, 0)
+        self.remember(chunk, off, KIND_DDL, cv.opcode, 0)
         self.size += len(head) + len(v)
 
     def rollback_last(self, pool: MemoryPool, obj: int, compensating: int) -> bool:
@@ -98,7 +98,7 @@ class OpenTransaction:
         pool.truncate(self.clog, where >> 32, where & 0xFFFFFFFF)
         return True
 
-    def _remember(self, chunk: int, offset: int, kind: int, opcode: int, obj: int) -> None:
+    def remember(self, chunk: int, offset: int, kind: int, opcode: int, obj: int) -> None:
         self.where.append(chunk << 32 | offset)
         self.what.append(kind << 16 | opcode)
         self.objs.append(obj)
@@ -142,28 +142,28 @@ class TransactionBuffer:
 
     def __init__(self, pool: MemoryPool | None = None) -> None:
         self.pool = pool if pool is not None else MemoryPool()
-        self._by_key: dict[tuple[int, int, int], OpenTransaction] = {}
+        self.by_key: dict[tuple[int, int, int], OpenTransaction] = {}
 
     def __len__(self) -> int:
-        return len(self._by_key)
+        return len(self.by_key)
 
     def begin(self, con_id: int, xid: int, scn: int, time: int, seq: int, offset: int) -> OpenTransaction:
         """Open a transaction (5.2); a stale entry for the same slot is replaced."""
         key = (con_id, xid >> 48, (xid >> 32) & 0xFFFF)
-        old = self._by_key.get(key)
+        old = self.by_key.get(key)
         if old is not None and old.xid == xid:
             # Changes stored before the 5.2 (LWN order) stay with the transaction.
             old.begun, old.begin_scn, old.begin_time, old.begin_seq, old.begin_offset = True, scn, time, seq, offset
             return old
         if old is not None:
             self.pool.discard(old.xid)
-        txn = self._by_key[key] = OpenTransaction(xid, self.pool.log_for(xid), True, scn, time, seq, offset)
+        txn = self.by_key[key] = OpenTransaction(xid, self.pool.log_for(xid), True, scn, time, seq, offset)
         return txn
 
     def get(self, con_id: int, xid: int, create: bool = True) -> OpenTransaction | None:
         """Find the transaction of a change; create an un-begun one if asked."""
         key = (con_id, xid >> 48, (xid >> 32) & 0xFFFF)
-        txn = self._by_key.get(key)
+        txn = self.by_key.get(key)
         if txn is not None and txn.xid == xid:
             self.pool.log_for(xid)  # mark active: swapping prefers idle transactions
             return txn
@@ -171,12 +171,12 @@ class TransactionBuffer:
             return None
         if txn is not None:
             self.pool.discard(txn.xid)
-        txn = self._by_key[key] = OpenTransaction(xid, self.pool.log_for(xid))
+        txn = self.by_key[key] = OpenTransaction(xid, self.pool.log_for(xid))
         return txn
 
     def by_slot(self, con_id: int, usn: int, slot: int) -> OpenTransaction | None:
         """Find a transaction when only USN and slot are known (5.6 / 5.11 rollbacks)."""
-        return self._by_key.get((con_id, usn, slot))
+        return self.by_key.get((con_id, usn, slot))
 
     def end(self, con_id: int, xid: int) -> OpenTransaction | None:
         """Remove and return the transaction a 5.4 ends (None if never seen).
@@ -184,10 +184,10 @@ class TransactionBuffer:
         The caller reads its changes, then calls :meth:`release`.
         """
         key = (con_id, xid >> 48, (xid >> 32) & 0xFFFF)
-        txn = self._by_key.get(key)
+        txn = self.by_key.get(key)
         if txn is None or txn.xid != xid:
             return None
-        del self._by_key[key]
+        del self.by_key[key]
         return txn
 
     def release(self, txn: OpenTransaction) -> None:
@@ -196,8 +196,8 @@ class TransactionBuffer:
 
     def oldest_begin(self) -> tuple[int, int, int] | None:
         """(sequence, offset, xid) of the oldest open, begun transaction: the restart low watermark."""
-        begun = [(t.begin_seq, t.begin_offset, t.xid) for t in self._by_key.values() if t.begun]
+        begun = [(t.begin_seq, t.begin_offset, t.xid) for t in self.by_key.values() if t.begun]
         return min(begun) if begun else None
 
     def open_transactions(self) -> list[OpenTransaction]:
-        return list(self._by_key.values())
+        return list(self.by_key.values())

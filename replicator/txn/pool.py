@@ -62,8 +62,8 @@ class MemoryPool:
         self.swapped = 0  # chunks on disk
         self.swap_writes_mb = 0
         self.swap_reads_mb = 0
-        self._free: list[bytearray] = []
-        self._logs: OrderedDict[int, ChunkLog] = OrderedDict()  # least recently touched first
+        self.free_chunks: list[bytearray] = []
+        self.logs: OrderedDict[int, ChunkLog] = OrderedDict()  # least recently touched first
         # Called before swapping or failing for memory: the native stage 2 hands its finished
         # jobs over and releases their detached chunks first (replicator/native/_stage2.pxi).
         self.pressure: Callable[[], None] | None = None
@@ -88,11 +88,11 @@ class MemoryPool:
 
     def log_for(self, xid: int) -> ChunkLog:
         """The chunk log of a transaction, marked as the most recently active."""
-        clog = self._logs.get(xid)
+        clog = self.logs.get(xid)
         if clog is None:
-            clog = self._logs[xid] = ChunkLog(xid)
+            clog = self.logs[xid] = ChunkLog(xid)
         else:
-            self._logs.move_to_end(xid)
+            self.logs.move_to_end(xid)
         return clog
 
     def append(self, clog: ChunkLog, data: bytes) -> tuple[int, int]:
@@ -100,7 +100,7 @@ class MemoryPool:
         self._reserve(len(data))
         tail = clog.tail
         if tail is None or len(tail) + len(data) > CHUNK and len(tail) > 0:
-            tail = self._free.pop() if self._free else bytearray()
+            tail = self.free_chunks.pop() if self.free_chunks else bytearray()
             clog.chunks.append(tail)
         pos = (len(clog.chunks) - 1, len(tail))
         tail += data
@@ -151,9 +151,9 @@ class MemoryPool:
 
     def discard(self, xid: int) -> None:
         """Release a transaction's chunks (and its LOB pages) and delete its swap files."""
-        if not xid & LOB_LOG and xid | LOB_LOG in self._logs:
+        if not xid & LOB_LOG and xid | LOB_LOG in self.logs:
             self.discard(xid | LOB_LOG)
-        clog = self._logs.pop(xid, None)
+        clog = self.logs.pop(xid, None)
         if clog is None:
             return
         for chunk in clog.chunks:
@@ -174,7 +174,7 @@ class MemoryPool:
         finds them) but stay counted in ``used`` until :meth:`release_detached`; swapped
         chunks must have been read already (their file is deleted here).
         """
-        self._logs.pop(clog.xid, None)
+        self.logs.pop(clog.xid, None)
         held = [c for c in clog.chunks if isinstance(c, bytearray)]
         self.swapped -= len(clog.chunks) - len(held)
         if clog.swap_path:
@@ -206,14 +206,14 @@ class MemoryPool:
 
     def _release(self, chunk: bytearray) -> None:
         self.used -= len(chunk)
-        if len(self._free) < self.min_chunks:
+        if len(self.free_chunks) < self.min_chunks:
             chunk.clear()
-            self._free.append(chunk)
+            self.free_chunks.append(chunk)
 
     def _swap_out(self) -> None:
         """Move chunks of the coldest transactions to disk until below ``swap-mb``."""
         target = self.swap_bytes - max(CHUNK, self.swap_bytes // 8)
-        for clog in list(self._logs.values()):
+        for clog in list(self.logs.values()):
             if self.used <= target:
                 return
             for i, chunk in enumerate(clog.chunks[:-1]):  # the last chunk stays in memory

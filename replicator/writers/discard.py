@@ -10,9 +10,10 @@ from typing import Any
 
 from replicator.events import Message
 from replicator.writers.base import Writer
+from replicator.writers.capabilities import WholeRunWriter
 
 
-class DiscardWriter(Writer):
+class DiscardWriter(Writer, WholeRunWriter):
     """Drops the bytes and confirms each message immediately (checkpoints included)."""
 
     type_name = "discard"

@@ -48,11 +48,12 @@ from replicator.config.writer import FileWriterConfig, OutputPattern
 from replicator.errors import InternalError, RuntimeFailure
 from replicator.events import Message
 from replicator.writers.base import ConfirmCallback, Writer
+from replicator.writers.capabilities import ResumableOutput, Syncable, WholeRunWriter
 
 BUFFER_SIZE = 1024 * 1024  # OLR's memory chunk: the largest buffered write
 
 
-class FileWriter(Writer):
+class FileWriter(Writer, WholeRunWriter, ResumableOutput, Syncable):
     """Writes messages to stdout or to files named by the ``output`` pattern."""
 
     type_name = "file"

@@ -44,6 +44,7 @@ from replicator.config.writer import KafkaWriterConfig
 from replicator.errors import ReplicatorError, RuntimeFailure
 from replicator.events import Message
 from replicator.writers.base import ConfirmCallback, Writer
+from replicator.writers.capabilities import DeliveryShortfall
 from replicator.writers.durable import DurableLag
 from replicator.writers.kafka_routing import Router, describe
 from replicator.writers.queue import ConfirmQueue, Entry
@@ -107,7 +108,7 @@ def library_logger() -> logging.Logger:
     return logger
 
 
-class KafkaWriter(Writer):
+class KafkaWriter(Writer, DeliveryShortfall):
     """Produces messages to Kafka and confirms them from delivery reports."""
 
     type_name = "kafka"

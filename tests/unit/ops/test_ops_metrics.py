@@ -29,7 +29,7 @@ def _txn(*rows: RowChange) -> Transaction:
 
 class FakePool:
     in_memory, swapped, swap_writes_mb, swap_reads_mb = 5, 2, 3, 1
-    _free = [bytearray()] * 4
+    free_chunks = [bytearray()] * 4
 
 
 class FakeWriter:

@@ -1,0 +1,198 @@
+"""The native engine uses only public members of python objects (the ports of runner/stages.py).
+
+A ``.pyx/.pxi`` that reads ``parser._epoch`` breaks, only on the native path and only at run
+time, when ``parser.py`` renames it; so the native sources may touch a private member
+(``x._name``) only of ``self`` or of a variable typed as one of the native module's own cdef
+classes (their internals are the module's own), and import no private name of another module.
+Comments and strings (docstrings naming the python counterparts) are not code and not checked.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from pathlib import Path
+
+import pytest
+
+NATIVE = Path(__file__).resolve().parents[2] / "replicator" / "native"
+SOURCES = sorted([*NATIVE.glob("*.pyx"), *NATIVE.glob("*.pxi")])
+
+_CDEF_CLASS = re.compile(r"^cdef\s+class\s+(\w+)", re.M)
+
+
+def _cdef_typed_names(texts: list[str]) -> set[str]:
+    """The module's cdef classes and the names declared with one as their C type (``cdef
+    JsonCommitter c``, a ``RowImages rows`` parameter): their private members are cdef internals
+    of this module."""
+    classes = {name for text in texts for name in _CDEF_CLASS.findall(text)}
+    typed = set(classes)
+    for text in texts:
+        code = _code(list(tokenize.generate_tokens(io.StringIO(text).readline)))
+        for a, b, c in zip(code, code[1:], code[2:]):
+            if (a.string in classes and b.type == tokenize.NAME and c.string != "("
+                    and b.string not in classes):
+                typed.add(b.string)
+    return typed
+
+
+def _code(tokens: list[tokenize.TokenInfo]) -> list[tokenize.TokenInfo]:
+    """The tokens that are code: no comments, strings (docstrings) or line ends."""
+    return [t for t in tokens
+            if t.type not in (tokenize.COMMENT, tokenize.STRING, tokenize.NL, tokenize.NEWLINE)]
+
+
+def violations(source: str, typed: set[str]) -> list[tuple[int, str]]:
+    """(line, text) of every private member of a foreign object and private import in ``source``."""
+    tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    found = _private_imports(tokens)
+    code = _code(tokens)
+    for i, tok in enumerate(code):
+        name = tok.string
+        if tok.type != tokenize.NAME or i < 2 or code[i - 1].string != "." or not _private(name):
+            continue
+        j, chain = i - 2, []  # the receiver chain: a.b.c before ``._name``
+        while j >= 0 and code[j].type == tokenize.NAME:
+            chain.insert(0, code[j].string)
+            if j >= 1 and code[j - 1].string == ".":
+                j -= 2
+            else:
+                break
+        if not chain:
+            continue  # ``(<_Plan>plan)._x``: a cast to one of the module's cdef classes
+        receiver = ".".join(chain)
+        if receiver == "self" or chain[-1] in typed:
+            continue
+        found.append((tok.start[0], f"{receiver}.{name}"))
+    return sorted(found)
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _private_imports(tokens: list[tokenize.TokenInfo]) -> list[tuple[int, str]]:
+    """``from x import _name`` (an ``as _alias`` is the importer's own name)."""
+    found = []
+    i = 0
+    while i < len(tokens):
+        if tokens[i].string == "from" and tokens[i].type == tokenize.NAME:
+            j = i + 1
+            while j < len(tokens) and tokens[j].string != "import" and tokens[j].type != tokenize.NEWLINE:
+                j += 1
+            if j < len(tokens) and tokens[j].string == "import":
+                expect = True  # a name right after ``import`` or a comma is an imported one
+                j += 1
+                while j < len(tokens) and tokens[j].type != tokenize.NEWLINE:
+                    tok = tokens[j]
+                    if tok.type == tokenize.NAME and expect and tok.string != "cimport":
+                        if _private(tok.string):
+                            found.append((tok.start[0], f"import {tok.string}"))
+                        expect = False
+                    elif tok.string in (",", "("):
+                        expect = True
+                    j += 1
+            i = j
+        i += 1
+    return found
+
+
+def test_the_checker_finds_foreign_private_members() -> None:
+    """The rule catches what it names (else the real check below could pass vacuously)."""
+    sample = (
+        "cdef class Loop:\n"
+        "    cdef Loop other\n"
+        "    def run(self, parser, fmt):\n"
+        "        from replicator.formats.debezium import _TXN_SCHEMA\n"
+        "        x = parser._epoch(1)  # parser._rank in a comment is fine\n"
+        "        fmt.header._scn_all = self._own + self.other._cache\n"
+        '        """fmt._lwn_idx in a docstring is fine"""\n'
+    )
+    assert violations(sample, _cdef_typed_names([sample])) == [
+        (4, "import _TXN_SCHEMA"), (5, "parser._epoch"), (6, "fmt.header._scn_all")]
+
+
+def test_sources_are_found() -> None:
+    assert any(p.name == "_core.pyx" for p in SOURCES), f"no native sources under {NATIVE}"
+    assert len(SOURCES) > 1
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
+def test_native_sources_use_public_ports_only(path: Path) -> None:
+    typed = _cdef_typed_names([p.read_text() for p in SOURCES])
+    found = violations(path.read_text(), typed)
+    assert not found, (f"{path.name} touches private members of python objects (make them public "
+                       f"members, declared in replicator/runner/stages.py): "
+                       + ", ".join(f"line {line}: {text}" for line, text in found))
+
+
+def _port_members(port: type) -> set[str]:
+    """The attributes and methods a port Protocol declares (its own and its base ports')."""
+    names: set[str] = set()
+    for klass in port.__mro__:
+        if klass.__module__ != "replicator.runner.stages":
+            continue
+        names |= set(klass.__dict__.get("__annotations__", {}))
+        names |= {n for n, v in klass.__dict__.items() if callable(v) and not n.startswith("_")}
+    return names
+
+
+def _has_member(cls: type, name: str) -> bool:
+    """Whether ``cls`` defines ``name``: a class member, or an attribute its methods assign."""
+    import inspect
+
+    if hasattr(cls, name):
+        return True
+    assigns = re.compile(r"self\.%s\s*(?::[^=\n]*)?=|self\.(?:\w+, self\.)*%s(?:, self\.\w+)* =" % (name, name))
+    return any(assigns.search(inspect.getsource(k)) for k in cls.__mro__
+               if k.__module__.startswith("replicator."))
+
+
+def _implementations() -> list[tuple[str, type, list[type]]]:
+    from replicator.formats.debezium import DebeziumFormat
+    from replicator.formats.framework import EventFormat
+    from replicator.formats.olr_columns import TablePlan
+    from replicator.formats.olr_header import HeaderBuilder
+    from replicator.formats.olr_json import OlrJsonFormat
+    from replicator.formats.olr_rows import UpdateReducer
+    from replicator.formats.protobuf import ProtobufFormat
+    from replicator.formats.protobuf_plan import PbTablePlan
+    from replicator.redo.parser import Parser
+    from replicator.runner import stages
+    from replicator.runner.checkpoint import CheckpointManager
+    from replicator.runner.engine import Engine
+    from replicator.runner.pipeline import Pipeline
+    from replicator.runner.rac_engine import RacEngine
+    from replicator.txn.buffer import OpenTransaction, TransactionBuffer
+    from replicator.txn.pool import MemoryPool
+
+    return [
+        ("HeaderPort", stages.HeaderPort, [HeaderBuilder]),
+        ("ReducerPort", stages.ReducerPort, [UpdateReducer]),
+        ("TablePlanPort", stages.TablePlanPort, [TablePlan]),
+        ("PbTablePlanPort", stages.PbTablePlanPort, [PbTablePlan]),
+        ("JsonFormatPort", stages.JsonFormatPort, [OlrJsonFormat]),
+        ("ProtobufFormatPort", stages.ProtobufFormatPort, [ProtobufFormat]),
+        ("EventFormatPort", stages.EventFormatPort, [EventFormat]),
+        ("DebeziumFormatPort", stages.DebeziumFormatPort, [DebeziumFormat]),
+        ("PoolPort", stages.PoolPort, [MemoryPool]),
+        ("OpenTransactionPort", stages.OpenTransactionPort, [OpenTransaction]),
+        ("BufferPort", stages.BufferPort, [TransactionBuffer]),
+        ("ParserPort", stages.ParserPort, [Parser]),
+        ("CheckpointPort", stages.CheckpointPort, [CheckpointManager]),
+        ("CommitSink", stages.CommitSink, [Pipeline, Engine]),
+        ("DaemonDriverPort", stages.DaemonDriverPort, [Engine]),
+        ("RacDriverPort", stages.RacDriverPort, [RacEngine]),
+    ]
+
+
+def test_the_python_classes_have_what_their_ports_declare() -> None:
+    """Each port's members exist on the classes the native engine is given (a rename of one in the
+    python class fails here, not on the native path at run time)."""
+    missing = [f"{cls.__name__}.{name} ({label})" for label, port, classes in _implementations()
+               for cls in classes for name in sorted(_port_members(port)) if not _has_member(cls, name)]
+    assert not missing, "members the native engine relies on are missing: " + ", ".join(missing)
+    from replicator.runner.stages import ParserPort
+
+    assert len(_port_members(ParserPort)) > 20  # the members are found (else the check is empty)
