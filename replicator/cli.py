@@ -25,8 +25,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     try:
         from replicator.runner.batch import run_config
 
-        return run_config(args.file, progress=args.progress, read_limit_mbps=args.read_limit,
-                          metrics_linger=args.metrics_linger, engine=args.engine)
+        return run_config(
+            args.file,
+            progress=args.progress,
+            read_limit_mbps=args.read_limit,
+            metrics_linger=args.metrics_linger,
+            engine=args.engine,
+        )
     finally:
         sftp_early.discard()
         startup_gc.resume()
@@ -132,8 +137,13 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 class _DecodeWorkers(argparse.Action):
     """--decode-workers N: recorded where the native engine reads it (replicator.native)."""
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
-                 option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
         from replicator.native import set_decode_workers
 
         set_decode_workers(int(values))  # type: ignore[call-overload]
@@ -141,12 +151,22 @@ class _DecodeWorkers(argparse.Action):
 
 
 def _engine_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--engine", choices=("python", "native"), default=None,
-                        help="decode engine (default: $REPLICATOR_ENGINE, else native when built)")
-    parser.add_argument("--decode-workers", type=int, choices=range(0, 17), default=None, metavar="N",
-                        action=_DecodeWorkers,
-                        help="native engine: threads formatting committed transactions while the redo "
-                             "is parsed (0: one thread; default: $REPLICATOR_DECODE_WORKERS, else 1 with 4 cores or more, else 0)")
+    parser.add_argument(
+        "--engine",
+        choices=("python", "native"),
+        default=None,
+        help="decode engine (default: $REPLICATOR_ENGINE, else native when built)",
+    )
+    parser.add_argument(
+        "--decode-workers",
+        type=int,
+        choices=range(0, 17),
+        default=None,
+        metavar="N",
+        action=_DecodeWorkers,
+        help="native engine: threads formatting committed transactions while the redo "
+        "is parsed (0: one thread; default: $REPLICATOR_DECODE_WORKERS, else 1 with 4 cores or more, else 0)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -157,12 +177,26 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="replicate as the config file says (OpenLogReplicator.json)")
     run.add_argument("-f", "--file", default="OpenLogReplicator.json", help="config file (default: %(default)s)")
-    run.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
-                     help="progress display on a terminal (default: auto = when stderr is a TTY)")
-    run.add_argument("--read-limit", type=non_negative_float, default=None, metavar="MB_PER_S",
-                     help="cap the redo read rate (spare the disks a catch-up shares with the database)")
-    run.add_argument("--metrics-linger", type=non_negative_float, default=0.0, metavar="SECONDS",
-                     help="keep serving /metrics this long after a batch run ends (final scrape)")
+    run.add_argument(
+        "--progress",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="progress display on a terminal (default: auto = when stderr is a TTY)",
+    )
+    run.add_argument(
+        "--read-limit",
+        type=non_negative_float,
+        default=None,
+        metavar="MB_PER_S",
+        help="cap the redo read rate (spare the disks a catch-up shares with the database)",
+    )
+    run.add_argument(
+        "--metrics-linger",
+        type=non_negative_float,
+        default=0.0,
+        metavar="SECONDS",
+        help="keep serving /metrics this long after a batch run ends (final scrape)",
+    )
     _engine_argument(run)
     run.set_defaults(func=_cmd_run)
 
@@ -173,39 +207,59 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="measure redo MB/s, rows/s and peak RSS on redo files")
     bench.add_argument("-f", "--file", help="config whose source/format/filter to use (default: schemaless)")
-    bench.add_argument("--writer", choices=("discard", "file"), default="discard",
-                       help="where the messages go: discard (decoding and formatting only) or file "
-                            "(written as the file writer writes; default: %(default)s)")
-    bench.add_argument("--output", default=None, metavar="FILE",
-                       help="output file for --writer file (default: a new temporary file; an existing FILE "
-                            "is appended to)")
-    bench.add_argument("--repeat", type=positive_int, default=1,
-                       help="process the files this many times (default: %(default)s)")
+    bench.add_argument(
+        "--writer",
+        choices=("discard", "file"),
+        default="discard",
+        help="where the messages go: discard (decoding and formatting only) or file "
+        "(written as the file writer writes; default: %(default)s)",
+    )
+    bench.add_argument(
+        "--output",
+        default=None,
+        metavar="FILE",
+        help="output file for --writer file (default: a new temporary file; an existing FILE is appended to)",
+    )
+    bench.add_argument(
+        "--repeat", type=positive_int, default=1, help="process the files this many times (default: %(default)s)"
+    )
     bench.add_argument("--log-archive-format", default="", help="archive name format to order files")
-    bench.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
-                       help="progress line on stderr (default: auto = when stderr is a TTY)")
-    bench.add_argument("--compare-local", action="store_true",
-                       help="with a remote reader.redo-source on this machine: remote vs local MB/s")
+    bench.add_argument(
+        "--progress",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="progress line on stderr (default: auto = when stderr is a TTY)",
+    )
+    bench.add_argument(
+        "--compare-local",
+        action="store_true",
+        help="with a remote reader.redo-source on this machine: remote vs local MB/s",
+    )
     bench.add_argument("files", nargs="*", help="redo files or directories (default: those of the config)")
     _engine_argument(bench)
     bench.set_defaults(func=_cmd_bench)
 
-    check = sub.add_parser("check-config", help="run every start-up check of `run` and explain each problem",
-                           description="Validate a config file, then run every check `replicator run` makes "
-                                       "before it touches data (state folder, schema checkpoint, filter against "
-                                       "the schema, redo files, output; the writer's reachability as a warning) "
-                                       "and list each result. Exit code 1 when `run` would stop.")
+    check = sub.add_parser(
+        "check-config",
+        help="run every start-up check of `run` and explain each problem",
+        description="Validate a config file, then run every check `replicator run` makes "
+        "before it touches data (state folder, schema checkpoint, filter against "
+        "the schema, redo files, output; the writer's reachability as a warning) "
+        "and list each result. Exit code 1 when `run` would stop.",
+    )
     check.add_argument("-f", "--file", default="OpenLogReplicator.json", help="config file (default: %(default)s)")
-    check.add_argument("--config-only", action="store_true",
-                       help="check the file's keys and values only (a config written for another machine)")
+    check.add_argument(
+        "--config-only",
+        action="store_true",
+        help="check the file's keys and values only (a config written for another machine)",
+    )
     check.set_defaults(func=_cmd_check_config)
 
     gen = sub.add_parser("redogen", help="generate Oracle redo files from a scenario", add_help=False)
     gen.add_argument("rest", nargs=argparse.REMAINDER)
     gen.set_defaults(func=_cmd_redogen)
 
-    bench_writers = sub.add_parser("bench-writers", help="measure each writer's messages/s and MB/s",
-                                   add_help=False)
+    bench_writers = sub.add_parser("bench-writers", help="measure each writer's messages/s and MB/s", add_help=False)
     bench_writers.add_argument("rest", nargs=argparse.REMAINDER)
     bench_writers.set_defaults(func=_cmd_bench_writers)
 
@@ -229,8 +283,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Subcommands with their own parser get the rest of the line untouched: argparse's
 # REMAINDER rejects a leading option (``replicator demo -o DIR``).
-_OWN_PARSER = {"redogen": _cmd_redogen, "demo": _cmd_demo, "client": _cmd_client,
-               "bench-writers": _cmd_bench_writers, "spark": _cmd_spark, "verify": _cmd_verify}
+_OWN_PARSER = {
+    "redogen": _cmd_redogen,
+    "demo": _cmd_demo,
+    "client": _cmd_client,
+    "bench-writers": _cmd_bench_writers,
+    "spark": _cmd_spark,
+    "verify": _cmd_verify,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -133,9 +133,9 @@ CATALOGUE: dict[int, str] = {
     10101: "batch run: the writer did not deliver every message (e.g. Kafka unreachable)",
     10102: "state directory: nothing could be saved for too long (disk full?)",
     10110: "batch run: the output holds bytes no run of this config wrote, or the output of an earlier run over "
-           "other redo (refused: appending would duplicate or mix runs; the message says what to do)",
+    "other redo (refused: appending would duplicate or mix runs; the message says what to do)",
     10120: "a save at the stop failed: the confirmed position or the final schema checkpoint was not written "
-           "(the stop is not clean: the restart repeats output or re-reads more redo)",
+    "(the stop is not clean: the restart repeats output or re-reads more redo)",
     10121: "the start position could not be saved (before any message was written)",
     10122: "state directory not writable (checked at start)",
     10190: "unknown engine (--engine or REPLICATOR_ENGINE), or the native engine required but not built",
@@ -167,11 +167,11 @@ CATALOGUE: dict[int, str] = {
     20008: "dictionary row ID is not an 18-character ROWID",
     20100: "spark job --available-now: the topic ends inside transactions (events still pending)",
     20101: "spark job: a checkpoint's digests differ from what the job received since the previous checkpoint "
-           "(format.checkpoint-digests): the batch is not committed",
+    "(format.checkpoint-digests): the batch is not committed",
     20120: "<name>-chkpt.json: its pos is not in the redo this run reads (no log of that sequence, or an "
-           "offset outside it)",
+    "offset outside it)",
     20121: "<name>-chkpt.json: its output size does not end the confirmed message (the file or the checkpoint "
-           "was changed)",
+    "was changed)",
     20122: "<name>-chkpt.json and the schema checkpoint are of different incarnations (resetlogs)",
     30001: "invalid configuration value",
     30002: "invalid command-line arguments",
@@ -213,9 +213,9 @@ CATALOGUE: dict[int, str] = {
     50024: "schema: two dictionary rows share a unique key (e.g. one OBJ# for two objects)",
     50034: "an object number maps to two tables",
     50048: "invalid resetlogs value: a redo log of another incarnation than the checkpoint's (OLR's check; "
-           "RESETLOGS is not followed)",
+    "RESETLOGS is not followed)",
     50061: "redo: a change vector field is too short for its header, or a NULL column's field is not empty "
-           "(OLR's check; file, block, offset given)",
+    "(OLR's check; file, block, offset given)",
     50067: "filter condition: invalid condition (does not parse to one boolean)",
     50069: "flag 0x10000 (experimental XMLTYPE) without an XDB.XDB$TTSET row of flags 0",
     60002: "value cannot be decoded",
@@ -262,7 +262,7 @@ CATALOGUE: dict[int, str] = {
     60100: "file writer: the checkpoint's output file is not one of the configured output (output changed)",
     60101: "file writer: output already holds messages but no confirmed position exists (replay appended)",
     60102: "Kafka: a warning or error line of librdkafka itself, printed as a warning (librdkafka retries "
-           "it; what is fatal stops the run with 10057, 10060 or 10092)",
+    "it; what is fatal stops the run with 10057, 10060 or 10092)",
     60103: "stream writer: a client did not authenticate (auth-token) or its TLS failed; connection closed",
     60104: "a network or zeromq writer listens beyond loopback without auth-token",
     60105: "config reload: changed keys that only a restart applies (named; not applied now)",

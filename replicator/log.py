@@ -36,22 +36,61 @@ logging.addLevelName(TRACE_LEVEL, "TRACE")
 
 # Trace mask bit -> the five-character area OLR prints (olr-interfaces.md §1.1 `trace`).
 TRACE_AREAS: dict[int, str] = {
-    0x1: "DML  ", 0x2: "DUMP ", 0x4: "LOB  ", 0x8: "LWN  ", 0x10: "THRD ", 0x20: "SQL  ",
-    0x40: "FILE ", 0x80: "DISK ", 0x100: "PERFM", 0x200: "TRANX", 0x400: "REDO ",
-    0x800: "ARCHL", 0x1000: "SCHEM", 0x2000: "WRITR", 0x4000: "CHKPT", 0x8000: "SYSTM",
-    0x10000: "LOBDT", 0x20000: "SLEEP", 0x40000: "CONDT", 0x80000: "STRM ",
+    0x1: "DML  ",
+    0x2: "DUMP ",
+    0x4: "LOB  ",
+    0x8: "LWN  ",
+    0x10: "THRD ",
+    0x20: "SQL  ",
+    0x40: "FILE ",
+    0x80: "DISK ",
+    0x100: "PERFM",
+    0x200: "TRANX",
+    0x400: "REDO ",
+    0x800: "ARCHL",
+    0x1000: "SCHEM",
+    0x2000: "WRITR",
+    0x4000: "CHKPT",
+    0x8000: "SYSTM",
+    0x10000: "LOBDT",
+    0x20000: "SLEEP",
+    0x40000: "CONDT",
+    0x80000: "STRM ",
 }
 
 # Time zone names OpenLogReplicator accepts besides ±HH:MM. The Etc/GMT±N signs follow
 # OLR, not POSIX (OLR maps "Etc/GMT-5" to -05:00); kept so one config means the same here.
 _TZ_ALIASES: dict[str, str] = {
-    "HST": "-10:00", "PST": "-08:00", "PST8PDT": "-08:00", "MST": "-07:00", "MST7MDT": "-07:00",
-    "CST": "-06:00", "CST6CDT": "-06:00", "EST": "-05:00", "EST5EDT": "-05:00",
-    "GMT": "+00:00", "Etc/GMT": "+00:00", "Greenwich": "+00:00", "Etc/Greenwich": "+00:00",
-    "GMT0": "+00:00", "Etc/GMT0": "+00:00", "GMT+0": "+00:00", "Etc/GMT-0": "+00:00",
-    "Etc/GMT+0": "+00:00", "UTC": "+00:00", "Etc/UTC": "+00:00", "UCT": "+00:00",
-    "Etc/UCT": "+00:00", "Universal": "+00:00", "Etc/Universal": "+00:00", "WET": "+00:00",
-    "MET": "+01:00", "CET": "+01:00", "EET": "+02:00", "PRC": "+08:00", "ROC": "+08:00",
+    "HST": "-10:00",
+    "PST": "-08:00",
+    "PST8PDT": "-08:00",
+    "MST": "-07:00",
+    "MST7MDT": "-07:00",
+    "CST": "-06:00",
+    "CST6CDT": "-06:00",
+    "EST": "-05:00",
+    "EST5EDT": "-05:00",
+    "GMT": "+00:00",
+    "Etc/GMT": "+00:00",
+    "Greenwich": "+00:00",
+    "Etc/Greenwich": "+00:00",
+    "GMT0": "+00:00",
+    "Etc/GMT0": "+00:00",
+    "GMT+0": "+00:00",
+    "Etc/GMT-0": "+00:00",
+    "Etc/GMT+0": "+00:00",
+    "UTC": "+00:00",
+    "Etc/UTC": "+00:00",
+    "UCT": "+00:00",
+    "Etc/UCT": "+00:00",
+    "Universal": "+00:00",
+    "Etc/Universal": "+00:00",
+    "WET": "+00:00",
+    "MET": "+01:00",
+    "CET": "+01:00",
+    "EET": "+02:00",
+    "PRC": "+08:00",
+    "ROC": "+08:00",
 }
 _TZ_ALIASES.update({f"Etc/GMT-{n}": f"-{n:02d}:00" for n in range(1, 15)})
 _TZ_ALIASES.update({f"Etc/GMT+{n}": f"+{n:02d}:00" for n in range(1, 13)})
@@ -118,8 +157,9 @@ _once: set[tuple[int, str]] = set()
 _once_lock = threading.Lock()
 
 
-def configure_logging(level: int = 3, *, stream: TextIO | None = None, mock: bool | None = None,
-                      log_timezone: int | None = None) -> None:
+def configure_logging(
+    level: int = 3, *, stream: TextIO | None = None, mock: bool | None = None, log_timezone: int | None = None
+) -> None:
     """Install the OLR-format stderr handler on the ``replicator`` logger.
 
     ``mock`` defaults to ``OLR_LOCALES == "MOCK"``; ``log_timezone`` (seconds east of UTC)

@@ -31,9 +31,11 @@ from replicator.redogen.generate import GenerationResult, generate
 
 ROW_BYTES = 3000
 # Prints the process's peak RSS (MB) after the run: VmHWM is per process image.
-_RUN = ("import sys; from replicator.cli import main; rc = main(['run', '-f', sys.argv[1], '--progress', 'off']); "
-        "print('VmHWM', [int(l.split()[1]) // 1024 for l in open('/proc/self/status') "
-        "if l.startswith('VmHWM')][0]); sys.exit(rc)")
+_RUN = (
+    "import sys; from replicator.cli import main; rc = main(['run', '-f', sys.argv[1], '--progress', 'off']); "
+    "print('VmHWM', [int(l.split()[1]) // 1024 for l in open('/proc/self/status') "
+    "if l.startswith('VmHWM')][0]); sys.exit(rc)"
+)
 
 
 def run_measured(config: Path, timeout: float | None = None) -> tuple[subprocess.CompletedProcess[str], int]:
@@ -105,10 +107,14 @@ def main(argv: list[str] | None = None) -> int:
         problem = check_output(big.output, reference, big.stats["rows"])
         left = len(list(swap.glob("*.swap")))
         mb = big.redo_bytes / 1e6
-        print(f"redo {mb:,.0f} MB in {len(big.logs)} logs, one transaction of {big.stats['rows']:,} rows "
-              f"(generated in {gen_s:.0f} s)")
-        print(f"daemon: {run_s:.1f} s, {mb / run_s:.1f} MB/s, {big.stats['rows'] / run_s:,.0f} rows/s, "
-              f"peak RSS {peak} MB (max-mb {max_mb}, swap-mb {swap_mb})")
+        print(
+            f"redo {mb:,.0f} MB in {len(big.logs)} logs, one transaction of {big.stats['rows']:,} rows "
+            f"(generated in {gen_s:.0f} s)"
+        )
+        print(
+            f"daemon: {run_s:.1f} s, {mb / run_s:.1f} MB/s, {big.stats['rows'] / run_s:,.0f} rows/s, "
+            f"peak RSS {peak} MB (max-mb {max_mb}, swap-mb {swap_mb})"
+        )
         print(f"swap files left: {left}; output: {'correct' if problem is None else problem}")
         return 0 if problem is None and left == 0 else 1
     finally:

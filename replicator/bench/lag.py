@@ -67,9 +67,18 @@ def main(argv: list[str] | None = None) -> int:
     sc.format = dict(sc.format, **{"scn-type": 8})  # e_scn: the commit SCN in begin/commit messages
     lwn_times: list[tuple[int, float]] = []  # (last SCN of the LWN, when it was on disk)
     ready = threading.Event()
-    gen_thread = threading.Thread(target=lambda: generate_online(
-        sc, out, groups=3, rate_mb_s=args.rate, ready=ready, with_expected=False,
-        on_lwn_written=lambda first, last: lwn_times.append((last, time.monotonic()))), daemon=True)
+    gen_thread = threading.Thread(
+        target=lambda: generate_online(
+            sc,
+            out,
+            groups=3,
+            rate_mb_s=args.rate,
+            ready=ready,
+            with_expected=False,
+            on_lwn_written=lambda first, last: lwn_times.append((last, time.monotonic())),
+        ),
+        daemon=True,
+    )
     gen_thread.start()
     ready.wait()
     cfg = out / "OpenLogReplicator.json"
@@ -82,8 +91,12 @@ def main(argv: list[str] | None = None) -> int:
     watcher = threading.Thread(target=_watch_output, args=(out / "output.json", seen, stop), daemon=True)
     watcher.start()
     t0 = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(cfg)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "replicator", "run", "-f", str(cfg)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     gen_thread.join()
     generated_at = time.monotonic()
     last_scn = lwn_times[-1][0] if lwn_times else 0

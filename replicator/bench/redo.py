@@ -102,8 +102,7 @@ def _bench(args: argparse.Namespace, job: Any) -> int:
         else:
             sink = CountingSink()
         t0 = time.perf_counter()
-        stats = run_job(replace(job, parser=replace(job.parser)), sink=sink, engine=engine,
-                        progress=args.progress)
+        stats = run_job(replace(job, parser=replace(job.parser)), sink=sink, engine=engine, progress=args.progress)
         stats.seconds = time.perf_counter() - t0
         if isinstance(sink, FileSink):
             sink.close()
@@ -115,8 +114,11 @@ def _bench(args: argparse.Namespace, job: Any) -> int:
     from replicator.native import engine as native_engine
 
     committer = native_engine.last_committer if engine == "native" else None
-    split = (f" ({committer.native_transactions} transactions native, {committer.python_transactions} python)"
-             if committer is not None else "")
+    split = (
+        f" ({committer.native_transactions} transactions native, {committer.python_transactions} python)"
+        if committer is not None
+        else ""
+    )
     stage2 = getattr(committer, "stage2", None)  # --decode-workers: jobs the worker threads rendered
     if stage2 is not None:
         split += f", {stage2.workers} decode workers ({stage2.queued} transactions rendered there)"
@@ -130,8 +132,10 @@ def _bench(args: argparse.Namespace, job: Any) -> int:
     print(f"messages          {total.messages} ({total.messages / secs:,.0f} msg/s)")
     print(f"CPU               {cpu:.2f} s ({mb / (cpu or 1e-9):.1f} MB per CPU-s)")
     # Interpreter start, imports, config, checkpoint and dictionary: what a `run` pays too.
-    print(f"start-up CPU      {cpu0:.2f} s (whole process {cpu0 + cpu:.2f} s, "
-          f"{mb / (cpu0 + cpu or 1e-9):.1f} MB per CPU-s)")
+    print(
+        f"start-up CPU      {cpu0:.2f} s (whole process {cpu0 + cpu:.2f} s, "
+        f"{mb / (cpu0 + cpu or 1e-9):.1f} MB per CPU-s)"
+    )
     print(f"peak RSS          {peak_rss_mb():.0f} MB")
     pool = getattr(job.source, "pool", None)  # a remote source's reader processes (sftp)
     if pool is not None and pool.pieces:

@@ -34,8 +34,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from replicator.bench.proc_cpu import stat_cpu, stat_fields
 from replicator.errors import RuntimeFailure
@@ -73,8 +74,13 @@ def compare_main(args: argparse.Namespace) -> int:
         raise SystemExit("replicator bench --compare-local: the config's reader.redo-source is local")
     mapper = getattr(remote, "remote", lambda p: p)
     local_files = [RedoFile(mapper(f.path), f.sequence) for f in job.files]
-    rows: dict[str, list[float]] = {"read local": [], "read remote": [], "run local": [], "run remote": [],
-                                    "run remote warm": []}
+    rows: dict[str, list[float]] = {
+        "read local": [],
+        "read remote": [],
+        "run local": [],
+        "run remote": [],
+        "run remote warm": [],
+    }
     cpu: dict[str, list[float]] = {name: [] for name in rows}
     start: list[float] = []
     waits: list[float] = []  # seconds the parser waited for the reader processes in "run remote warm"
@@ -108,11 +114,15 @@ def compare_main(args: argparse.Namespace) -> int:
     print(f"redo              {len(job.files)} files ({mb:.1f} MB) via {remote.label}")
     for name, values in rows.items():
         print(f"{name:<17} {max(values):.1f} MB/s  {min(cpu[name]):.2f} CPU-s")
-    print(f"reader start      {min(start):.2f} s (reader processes logged in; inside \"run remote\", "
-          "before \"run remote warm\")")
+    print(
+        f'reader start      {min(start):.2f} s (reader processes logged in; inside "run remote", '
+        'before "run remote warm")'
+    )
     if waits:
-        print(f"hand-off wait     {min(waits):.2f} s (in \"run remote warm\": the parser waiting for a piece the "
-              "reader processes had not delivered yet)")
+        print(
+            f'hand-off wait     {min(waits):.2f} s (in "run remote warm": the parser waiting for a piece the '
+            "reader processes had not delivered yet)"
+        )
     for what, remote_row in (("read", "read remote"), ("run", "run remote"), ("run warm", "run remote warm")):
         ratio = max(rows[remote_row]) / max(rows[f"{what.split()[0]} local"])
         print(f"{what + ' remote/local':<17} {ratio * 100:.0f} %")
@@ -138,14 +148,20 @@ def whole(args: argparse.Namespace, mapper: Callable[[str], str], mb: float, pai
     secs = {name: [r[0] for r in values] for name, values in runs.items()}
     for name in ("local", "remote"):
         t = sorted(secs[name])
-        print(f"{'whole ' + name:<17} {mb / statistics.median(t):.1f} MB/s median, {t[0]:.2f} / "
-              f"{statistics.median(t):.2f} / {t[-1]:.2f} s (min / median / max of {pairs}, interleaved)")
+        print(
+            f"{'whole ' + name:<17} {mb / statistics.median(t):.1f} MB/s median, {t[0]:.2f} / "
+            f"{statistics.median(t):.2f} / {t[-1]:.2f} s (min / median / max of {pairs}, interleaved)"
+        )
     ratios = sorted(lo / re for lo, re in zip(secs["local"], secs["remote"]))
-    print(f"whole remote/local {statistics.median(ratios) * 100:.0f} % median ({ratios[0] * 100:.0f}-"
-          f"{ratios[-1] * 100:.0f} %; the issue's goal: 80 %)")
+    print(
+        f"whole remote/local {statistics.median(ratios) * 100:.0f} % median ({ratios[0] * 100:.0f}-"
+        f"{ratios[-1] * 100:.0f} %; the issue's goal: 80 %)"
+    )
     cpu = {name: [statistics.median(r[i] for r in values) for i in (1, 2)] for name, values in runs.items()}
-    print(f"whole CPU-s       local {cpu['local'][0]:.2f}; remote {cpu['remote'][0]:.2f} replicator + "
-          f"{cpu['remote'][1]:.2f} reader processes (medians; the SSH server's not counted)")
+    print(
+        f"whole CPU-s       local {cpu['local'][0]:.2f}; remote {cpu['remote'][0]:.2f} replicator + "
+        f"{cpu['remote'][1]:.2f} reader processes (medians; the SSH server's not counted)"
+    )
 
 
 def _whole_process(config: str, args: argparse.Namespace, tmp: str) -> tuple[float, float, float]:
@@ -186,6 +202,9 @@ def _run(job: BatchJob, files: list[RedoFile], source: RedoSource, args: argpars
     from replicator.bench.sinks import CountingSink
     from replicator.runner.batch import run_job
 
-    stats = run_job(replace(job, files=files, source=source, parser=replace(job.parser)), sink=CountingSink(),
-                    engine=getattr(args, "engine", None))
+    stats = run_job(
+        replace(job, files=files, source=source, parser=replace(job.parser)),
+        sink=CountingSink(),
+        engine=getattr(args, "engine", None),
+    )
     return int(stats.bytes_read)

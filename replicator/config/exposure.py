@@ -45,6 +45,8 @@ def exposure_warnings(config: Any) -> list[str]:
         if host is None or is_loopback(host) or getattr(writer, "auth_token", None):
             continue
         fix = "set writer.auth-token" + (" and tls-cert" if writer.type == "network" else ", and use a tunnel")
-        lines.append(f"WARN {EXPOSURE_CODE} target {target.alias}: the {writer.type} writer listens on {host}, "
-                     f"beyond loopback, without authentication: anyone who reaches it reads every change ({fix})")
+        lines.append(
+            f"WARN {EXPOSURE_CODE} target {target.alias}: the {writer.type} writer listens on {host}, "
+            f"beyond loopback, without authentication: anyone who reaches it reads every change ({fix})"
+        )
     return lines

@@ -150,8 +150,9 @@ class OlrModel(BaseModel):
 
     # defer_build: the validator is built once, for the model a file is validated with
     # (Config), not for every section class as the module is imported (start-up time).
-    model_config = ConfigDict(strict=True, extra="ignore", alias_generator=kebab, populate_by_name=False,
-                              defer_build=True)
+    model_config = ConfigDict(
+        strict=True, extra="ignore", alias_generator=kebab, populate_by_name=False, defer_build=True
+    )
 
     STRICT_KEYS: ClassVar[bool] = False
     CHECK_KEYS: ClassVar[bool] = True
@@ -196,8 +197,11 @@ def int_or(value: object, default: int) -> int:
 def check_path_mapping(items: list[str]) -> None:
     """A ``path-mapping`` list holds (from, to) prefix pairs: an odd length is OLR's 30001."""
     if len(items) % 2:
-        raise olr_message(30001, f'bad JSON, invalid "path-mapping" value: {len(items)} elements, '
-                          "expected: even number of elements", "path-mapping")
+        raise olr_message(
+            30001,
+            f'bad JSON, invalid "path-mapping" value: {len(items)} elements, expected: even number of elements',
+            "path-mapping",
+        )
 
 
 def mapping_pairs(items: list[str]) -> list[tuple[str, str]]:

@@ -38,7 +38,7 @@ def parse_xid(text: str) -> int:
     digits = "".join(ch for i, ch in enumerate(text[start:], start) if i not in dots)
     if not set(digits) <= _HEX:
         raise ValueError(f"bad XID value: {text}")
-    usn, slot, sqn = digits[: widths[0]], digits[widths[0]: widths[0] + widths[1]], digits[-widths[2]:]
+    usn, slot, sqn = digits[: widths[0]], digits[widths[0] : widths[0] + widths[1]], digits[-widths[2] :]
     return int(usn, 16) << 48 | int(slot, 16) << 32 | int(sqn, 16)
 
 
@@ -94,7 +94,7 @@ class FilterConfig(OlrModel):
     def _separator_usable(self) -> FilterConfig:
         # OLR loops forever splitting on an empty separator; refuse it when it is used.
         if self.separator == "" and any(r.key is not None or r.tag is not None for r in self.table):
-            raise bad_value("separator", "", "a non-empty string when a table rule has \"key\" or \"tag\"")
+            raise bad_value("separator", "", 'a non-empty string when a table rule has "key" or "tag"')
         return self
 
     def skip_xid_values(self) -> frozenset[int]:

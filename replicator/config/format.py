@@ -17,9 +17,21 @@ from replicator.config.fields import U64, OlrModel, choice, in_range, max_len, o
 
 # OpenLogReplicator's types first, then the formats of other CDC tools (docs/formats.md).
 OLR_FORMAT_TYPES = ("protobuf", "json", "debezium")
-FORMAT_TYPES = (*OLR_FORMAT_TYPES, "debezium-envelope", "debezium-flatten", "debezium-smt",
-                "canal", "shareplex", "oms-default", "oms-extended", "dataworks", "qlik",
-                "dts-avro", "oms-avro", "avro")
+FORMAT_TYPES = (
+    *OLR_FORMAT_TYPES,
+    "debezium-envelope",
+    "debezium-flatten",
+    "debezium-smt",
+    "canal",
+    "shareplex",
+    "oms-default",
+    "oms-extended",
+    "dataworks",
+    "qlik",
+    "dts-avro",
+    "oms-avro",
+    "avro",
+)
 
 # §2.8: what type "debezium" changes, by attribute name; explicit keys override it.
 DEBEZIUM_PRESET: Mapping[str, int] = {
@@ -64,12 +76,14 @@ def _message_bits(value: int) -> int:
     return value
 
 
-_FORMAT_TYPE_CHECK = choice("format", FORMAT_TYPES, ", ".join(f'"{name}"' for name in FORMAT_TYPES[:-1])
-                            + f' or "{FORMAT_TYPES[-1]}"')
+_FORMAT_TYPE_CHECK = choice(
+    "format", FORMAT_TYPES, ", ".join(f'"{name}"' for name in FORMAT_TYPES[:-1]) + f' or "{FORMAT_TYPES[-1]}"'
+)
 _ONE_OF_0_1 = "one of {0, 1}"
 BINARY_HANDLING_MODES = ("bytes", "base64", "base64-url-safe", "hex")
-_BINARY_MODE_CHECK = choice("binary-handling-mode", BINARY_HANDLING_MODES,
-                            ", ".join(f'"{mode}"' for mode in BINARY_HANDLING_MODES))
+_BINARY_MODE_CHECK = choice(
+    "binary-handling-mode", BINARY_HANDLING_MODES, ", ".join(f'"{mode}"' for mode in BINARY_HANDLING_MODES)
+)
 _NOT_INT_OPTIONS = frozenset({"type", "avro_schema_path", "binary_handling_mode"})
 _ONE_OF_0_15 = "one of {0, 15}"  # [quirk] OLR's text for the 0..15 bitmasks below
 
@@ -131,8 +145,7 @@ class FormatConfig(OlrModel):
 
     def option_values(self) -> dict[str, int]:
         """The integer options by attribute name (everything except ``type``)."""
-        return {name: getattr(self, name) for name in type(self).model_fields
-                if name not in _NOT_INT_OPTIONS}
+        return {name: getattr(self, name) for name in type(self).model_fields if name not in _NOT_INT_OPTIONS}
 
     def to_options_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for :class:`~replicator.formats.base.FormatOptions`."""

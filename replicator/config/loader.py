@@ -37,9 +37,14 @@ _FIELD_MESSAGES = {
 }
 # pydantic's own error types that can still occur, mapped to the kinds above.
 _PYDANTIC_KINDS = {
-    "missing": "not_found", "model_type": "not_object", "model_attributes_type": "not_object",
-    "dict_type": "not_object", "list_type": "not_array", "string_type": "not_string",
-    "int_type": "not_u64", "literal_error": "not_string",
+    "missing": "not_found",
+    "model_type": "not_object",
+    "model_attributes_type": "not_object",
+    "dict_type": "not_object",
+    "list_type": "not_array",
+    "string_type": "not_string",
+    "int_type": "not_u64",
+    "literal_error": "not_string",
 }
 
 
@@ -114,20 +119,25 @@ def convert_error(err: ErrorDetails, filename: str = DEFAULT_NAME) -> ConfigPath
         return ConfigPathError(f"{prefix}attribute {full} not expected", 20003, path=full)
     if kind == "range":
         field = ctx.get("field", name)
-        return ConfigPathError(f'bad JSON, invalid "{field}" value: {ctx["value"]}, expected: {ctx["expected"]}',
-                               30001, path=_join(path, ctx.get("at")))
+        return ConfigPathError(
+            f'bad JSON, invalid "{field}" value: {ctx["value"]}, expected: {ctx["expected"]}',
+            30001,
+            path=_join(path, ctx.get("at")),
+        )
     if kind == "message" and "code" in ctx:
         return ConfigPathError(ctx["message"], ctx["code"], path=_join(path, ctx.get("at")))
     if kind == "too_big":
         return ConfigPathError(f"{prefix}field {name} is too big ({ctx['value']})", 20003, path=path)
     if kind == "too_long":
-        return ConfigPathError(f"{prefix}field {name} is too long ({ctx['length']}, max: {ctx['max']})", 20003,
-                               path=path)
+        return ConfigPathError(
+            f"{prefix}field {name} is too long ({ctx['length']}, max: {ctx['max']})", 20003, path=path
+        )
     if kind in _FIELD_MESSAGES:
         if not loc and kind == "not_object":
             return ConfigPathError(f"{prefix}the document is not a JSON object", 20003)
-        return ConfigPathError(f"{prefix}field {name} {_FIELD_MESSAGES[kind]}", 20003,
-                               path=_join(path, ctx.get("field")))
+        return ConfigPathError(
+            f"{prefix}field {name} {_FIELD_MESSAGES[kind]}", 20003, path=_join(path, ctx.get("field"))
+        )
     # Should not happen: every check raises an "olr" error; keep the message human anyway.
     return ConfigPathError(f"bad JSON, invalid value at {path or 'document'}", 30001, path=path)
 
@@ -161,8 +171,9 @@ def decode_config_bytes(raw: bytes, name: str) -> Any:
         text = raw.decode("utf-8")
         return json.loads(text, object_pairs_hook=_object_pairs, parse_constant=_no_constant)
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"file: {name} offset: {exc.start} - parse error: Invalid encoding in string.",
-                          20001) from None
+        raise ConfigError(
+            f"file: {name} offset: {exc.start} - parse error: Invalid encoding in string.", 20001
+        ) from None
     except (json.JSONDecodeError, ValueError) as exc:
         pos = getattr(exc, "pos", 0)
         offset = len(text[:pos].encode("utf-8"))
@@ -183,8 +194,10 @@ def _describe(err: ErrorDetails, filename: str) -> str:
     text = f"{problem.path or '(document)'}: {message} [{problem.code:05d}]"
     if err["type"] == "olr" and ctx.get("kind") == "unexpected":
         keys = ", ".join(ctx["keys"])
-        text = (f"{problem.path}: attribute(s) not expected: {keys}; allowed: {', '.join(ctx['allowed'])} "
-                f"[{problem.code:05d}]")
+        text = (
+            f"{problem.path}: attribute(s) not expected: {keys}; allowed: {', '.join(ctx['allowed'])} "
+            f"[{problem.code:05d}]"
+        )
     elif "input" in err and err["type"] == "olr" and ctx.get("kind") not in ("range", "message", "not_found"):
         if _is_secret(err.get("loc", ())):
             text += " (value not shown: a secret)"

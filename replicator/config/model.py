@@ -85,11 +85,14 @@ class Config(OlrModel):
     def _links(self) -> Config:
         source = self.source[0]
         if source.transaction_max_mb > self.memory.max_mb:
-            raise bad_value("transaction-max-mb", source.transaction_max_mb,
-                            f'smaller than "max-mb" ({self.memory.max_mb})', "source[0].transaction-max-mb")
+            raise bad_value(
+                "transaction-max-mb",
+                source.transaction_max_mb,
+                f'smaller than "max-mb" ({self.memory.max_mb})',
+                "source[0].transaction-max-mb",
+            )
         if self.target[0].source != source.alias:
-            raise bad_value("source", self.target[0].source, 'value used earlier in "source" field',
-                            "target[0].source")
+            raise bad_value("source", self.target[0].source, 'value used earlier in "source" field', "target[0].source")
         return self
 
     @property

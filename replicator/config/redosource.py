@@ -26,9 +26,22 @@ from replicator.config.fields import (
 from replicator.redo.sftp_settings import MAX_DEFAULT_CONNECTIONS, default_connections  # noqa: F401 - re-exported
 
 REDO_SOURCE_TYPES = ("local", "sftp", "asm")
-SFTP_KEYS = ("host", "port", "key-file", "key-passphrase", "known-hosts", "accept-unknown-host-key",
-             "read-requests", "read-size-kb", "connect-timeout-ms", "reconnect-tries", "reconnect-delay-ms",
-             "reconnect-max-delay-ms", "connections", "window-kb")
+SFTP_KEYS = (
+    "host",
+    "port",
+    "key-file",
+    "key-passphrase",
+    "known-hosts",
+    "accept-unknown-host-key",
+    "read-requests",
+    "read-size-kb",
+    "connect-timeout-ms",
+    "reconnect-tries",
+    "reconnect-delay-ms",
+    "reconnect-max-delay-ms",
+    "connections",
+    "window-kb",
+)
 ASM_KEYS = ("server", "password", "privilege", "parallelism")
 COMMON_KEYS = ("user", "path-mapping")
 ASM_PRIVILEGES = ("sysasm", "sysdba", "none")
@@ -85,8 +98,11 @@ class RedoSourceConfig(OlrModel):
         if self.privilege not in ASM_PRIVILEGES:
             raise bad_value("privilege", self.privilege, 'one of {"sysasm", "sysdba", "none"}')
         if self.reconnect_max_delay_ms < self.reconnect_delay_ms:
-            raise bad_value("reconnect-max-delay-ms", self.reconnect_max_delay_ms,
-                            f'at least "reconnect-delay-ms" ({self.reconnect_delay_ms})')
+            raise bad_value(
+                "reconnect-max-delay-ms",
+                self.reconnect_max_delay_ms,
+                f'at least "reconnect-delay-ms" ({self.reconnect_delay_ms})',
+            )
         check_path_mapping(self.path_mapping)
         return self
 
@@ -116,16 +132,23 @@ def explain_redo_source(cfg: RedoSourceConfig) -> list[str]:
     would make this module, which the config model imports, import the loader in turn.
     """
     if cfg.type == "sftp":
-        return [f"reader.redo-source: {cfg.describe()} with key {cfg.key_file}, host key checked against "
-                + ("nothing (accept-unknown-host-key 1)" if cfg.accept_unknown_host_key else cfg.known_hosts)
-                + f"; {cfg.read_requests} reads of {cfg.read_size_kb} KB in flight, SSH window {cfg.window_kb} KB"
-                + (f" per connection, {cfg.reader_connections} connection(s) (reader processes) per archived log"
-                   if cfg.reader_connections else " in this process")
-                + "; after a dropped connection "
-                f"{cfg.reconnect_tries} reconnection tries, {cfg.reconnect_delay_ms} ms doubling to "
-                f"{cfg.reconnect_max_delay_ms} ms"
-                + (f"; {len(cfg.path_mapping_pairs)} path mapping(s)" if cfg.path_mapping else "")]
+        return [
+            f"reader.redo-source: {cfg.describe()} with key {cfg.key_file}, host key checked against "
+            + ("nothing (accept-unknown-host-key 1)" if cfg.accept_unknown_host_key else cfg.known_hosts)
+            + f"; {cfg.read_requests} reads of {cfg.read_size_kb} KB in flight, SSH window {cfg.window_kb} KB"
+            + (
+                f" per connection, {cfg.reader_connections} connection(s) (reader processes) per archived log"
+                if cfg.reader_connections
+                else " in this process"
+            )
+            + "; after a dropped connection "
+            f"{cfg.reconnect_tries} reconnection tries, {cfg.reconnect_delay_ms} ms doubling to "
+            f"{cfg.reconnect_max_delay_ms} ms"
+            + (f"; {len(cfg.path_mapping_pairs)} path mapping(s)" if cfg.path_mapping else "")
+        ]
     if cfg.type == "asm":
-        return [f"reader.redo-source: {cfg.describe()}, reading DBMS_DISKGROUP pieces under 32 KB"
-                + (f"; {len(cfg.path_mapping_pairs)} path mapping(s)" if cfg.path_mapping else "")]
+        return [
+            f"reader.redo-source: {cfg.describe()}, reading DBMS_DISKGROUP pieces under 32 KB"
+            + (f"; {len(cfg.path_mapping_pairs)} path mapping(s)" if cfg.path_mapping else "")
+        ]
     return []

@@ -70,8 +70,12 @@ class MemoryConfig(OlrModel):
             if "swap_mb" not in given:
                 self.swap_mb = self.max_mb * 3 // 4
         if "swap_mb" in given and self.swap_mb > self.max_mb - 4:
-            raise olr_message(30001, f'bad JSON, invalid "swap-mb" value: {self.swap_mb}, expected maximum '
-                              f'"max-mb"-1 value ({self.max_mb - 4})', "swap-mb")
+            raise olr_message(
+                30001,
+                f'bad JSON, invalid "swap-mb" value: {self.swap_mb}, expected maximum '
+                f'"max-mb"-1 value ({self.max_mb - 4})',
+                "swap-mb",
+            )
         self._buffer_pair("read", given)
         self._buffer_pair("write", given)
         total = self.unswap_buffer_min_mb + self.read_buffer_min_mb + self.write_buffer_min_mb + 4
@@ -124,8 +128,13 @@ class MetricsConfig(OlrModel):
 
     type: Annotated[str | None, max_len(256), AfterValidator(_metrics_type)] = None
     bind: Annotated[str | None, max_len(256), AfterValidator(_bind_address)] = None
-    tag_names: Annotated[str, max_len(256), AfterValidator(choice(
-        "tag-names", ("none", "filter", "sys", "all"), 'one of {"all", "filter", "none", "sys"}'))] = "none"
+    tag_names: Annotated[
+        str,
+        max_len(256),
+        AfterValidator(
+            choice("tag-names", ("none", "filter", "sys", "all"), 'one of {"all", "filter", "none", "sys"}')
+        ),
+    ] = "none"
 
     @classmethod
     def prune(cls, data: dict[str, Any]) -> dict[str, Any]:

@@ -90,14 +90,14 @@ class ReaderConfig(OlrModel):
     def _consistency(self) -> ReaderConfig:
         given = self.model_fields_set
         if "start_time_rel" in given and self.start_scn is not None:
-            raise bad_value("start-time-rel", self.start_time_rel,
-                            f'unset when "start-scn" is set ({self.start_scn})')
+            raise bad_value("start-time-rel", self.start_time_rel, f'unset when "start-scn" is set ({self.start_scn})')
         if self.start_time is not None:
             if self.start_scn is not None:
                 raise bad_value("start-time", self.start_time, f'unset when "start-scn" is set ({self.start_scn})')
             if self.start_time_rel > 0:
-                raise bad_value("start-time", self.start_time,
-                                f'unset when "start-time-rel" is set ({self.start_time_rel})')
+                raise bad_value(
+                    "start-time", self.start_time, f'unset when "start-time-rel" is set ({self.start_time_rel})'
+                )
         if self.type not in READER_TYPES:
             raise bad_value("type", self.type, 'one of {"online", "offline", "batch"}')
         if self.type == "online":
@@ -181,13 +181,22 @@ class SourceConfig(OlrModel):
     @model_validator(mode="after")
     def _cross_checks(self) -> SourceConfig:
         if "column" in self.format.explicit_keys and self.format.column != 0 and self.flags & FLAG_SCHEMALESS:
-            raise bad_value("column", self.format.column,
-                            f"not used when flags has set schemaless mode (flags: {self.flags})", "format.column")
-        if self.format.checkpoint_digests and (self.format.type not in ("json", "debezium")
-                                               or not self.flags & FLAG_OUTPUT_CHECKPOINTS):
-            raise bad_value("checkpoint-digests", self.format.checkpoint_digests,
-                            f"0 unless the format is json (or debezium) and flags has 0x1000 set (checkpoint "
-                            f"messages; format {self.format.type!r}, flags {self.flags})", "format.checkpoint-digests")
+            raise bad_value(
+                "column",
+                self.format.column,
+                f"not used when flags has set schemaless mode (flags: {self.flags})",
+                "format.column",
+            )
+        if self.format.checkpoint_digests and (
+            self.format.type not in ("json", "debezium") or not self.flags & FLAG_OUTPUT_CHECKPOINTS
+        ):
+            raise bad_value(
+                "checkpoint-digests",
+                self.format.checkpoint_digests,
+                f"0 unless the format is json (or debezium) and flags has 0x1000 set (checkpoint "
+                f"messages; format {self.format.type!r}, flags {self.flags})",
+                "format.checkpoint-digests",
+            )
         if self.arch is not None and self.arch not in ("path", "online", "online-keep"):
             raise bad_value("arch", self.arch, 'one of {"path", "online", "online-keep"}')
         if "redo_verify_delay_us" not in self.model_fields_set and self.flags & FLAG_DIRECT_DISABLE:

@@ -19,13 +19,30 @@ from replicator.config.fields import U64, OlrModel, bad_value, in_range, max_len
 from replicator.errors import ConfigPathError
 
 WRITER_TYPES = ("file", "kafka", "zeromq", "network", "discard")
-WRITER_KEYS = frozenset({
-    "append", "max-file-size", "max-message-mb", "new-line", "output", "poll-interval-us", "properties",
-    "queue-size", "timestamp-format", "topic", "type", "uri", "write-buffer-flush-size",
-    # Extensions (not OpenLogReplicator keys): Kafka topic per table and key by primary key;
-    # the stream writers' shared-token authentication, the network writer's TLS.
-    "topic-per-table", "key-by-pk", "auth-token", "tls-cert", "tls-key",
-})
+WRITER_KEYS = frozenset(
+    {
+        "append",
+        "max-file-size",
+        "max-message-mb",
+        "new-line",
+        "output",
+        "poll-interval-us",
+        "properties",
+        "queue-size",
+        "timestamp-format",
+        "topic",
+        "type",
+        "uri",
+        "write-buffer-flush-size",
+        # Extensions (not OpenLogReplicator keys): Kafka topic per table and key by primary key;
+        # the stream writers' shared-token authentication, the network writer's TLS.
+        "topic-per-table",
+        "key-by-pk",
+        "auth-token",
+        "tls-cert",
+        "tls-key",
+    }
+)
 # Stream extensions and the writer types that read them. Another type refuses them (20003)
 # instead of ignoring them as OLR's own keys are: a token on a writer that cannot check it,
 # or TLS on ZeroMQ, would only look safe.
@@ -54,8 +71,11 @@ class WriterConfig(OlrModel):
         if isinstance(data, dict):
             for key, owners in STREAM_EXTENSIONS.items():
                 if key in data and data.get("type") not in owners:
-                    raise olr_message(20003, f"'{key}' is read by the {' and '.join(owners)} writer only, not by "
-                                             f"type {data.get('type')}", key)
+                    raise olr_message(
+                        20003,
+                        f"'{key}' is read by the {' and '.join(owners)} writer only, not by type {data.get('type')}",
+                        key,
+                    )
         return data
 
 
@@ -66,8 +86,11 @@ def _auth_token(value: Any) -> Any:
     if not isinstance(value, str):
         raise olr_error("not_string")
     if not MIN_TOKEN <= len(value) <= 256 or len(value.encode()) > 256:
-        raise bad_value("auth-token", "<hidden>", f"{MIN_TOKEN} to 256 characters (a long random string, "
-                                                 "e.g. from `openssl rand -hex 24`)")
+        raise bad_value(
+            "auth-token",
+            "<hidden>",
+            f"{MIN_TOKEN} to 256 characters (a long random string, e.g. from `openssl rand -hex 24`)",
+        )
     return value
 
 
@@ -113,7 +136,10 @@ class OutputPattern:
 
 # Checked in this order; the first one found in the file name wins (§4.1).
 _PLACEHOLDERS: tuple[tuple[str, str, int], ...] = (
-    ("%i", "num", 0), *((f"%{n}i", "num", n) for n in range(2, 11)), ("%t", "timestamp", 0), ("%s", "sequence", 0),
+    ("%i", "num", 0),
+    *((f"%{n}i", "num", n) for n in range(2, 11)),
+    ("%t", "timestamp", 0),
+    ("%s", "sequence", 0),
 )
 
 
@@ -126,18 +152,23 @@ def parse_output_pattern(output: str, append: int, max_file_size: int) -> Output
     for token, mode, fill in _PLACEHOLDERS:
         pos = mask.find(token)
         if pos >= 0:
-            pattern = OutputPattern(directory, mask[:pos], mask[pos + len(token):], mode, fill)  # type: ignore[arg-type]
+            pattern = OutputPattern(directory, mask[:pos], mask[pos + len(token) :], mode, fill)  # type: ignore[arg-type]
             break
     if pattern is None:
         if "%" in mask:
             raise ConfigPathError(f"invalid value for 'output': {output}", 30005, path="output")
         if append == 0:
-            raise ConfigPathError(f"output file is with no rotation: {output} - 'append' must be set to 1", 30006,
-                                  path="append")
+            raise ConfigPathError(
+                f"output file is with no rotation: {output} - 'append' must be set to 1", 30006, path="append"
+            )
         return OutputPattern(directory, mask, "", "fixed")
     if pattern.mode in ("num", "timestamp") and max_file_size == 0:
-        raise ConfigPathError(f"output file is with no max file size: {output} - 'max-file-size' must be defined "
-                              "for output with rotation", 30007, path="max-file-size")
+        raise ConfigPathError(
+            f"output file is with no max file size: {output} - 'max-file-size' must be defined "
+            "for output with rotation",
+            30007,
+            path="max-file-size",
+        )
     return pattern
 
 
@@ -185,8 +216,9 @@ def _properties(value: Any) -> Any:
         if not isinstance(item, str):
             raise olr_error("not_string", field=key)
     if "message.max.bytes" in value:
-        raise olr_message(30010,
-                          "Kafka property 'message.max.bytes' is defined, but it is not allowed to be set by user")
+        raise olr_message(
+            30010, "Kafka property 'message.max.bytes' is defined, but it is not allowed to be set by user"
+        )
     return dict(value)
 
 
@@ -301,6 +333,11 @@ def check_writer_object(value: Any) -> Any:
     if not isinstance(kind, str):
         raise olr_error("not_string", field="type")
     if kind not in WRITER_TYPES:
-        raise olr_error("range", field="type", at="type", value=kind,
-                        expected='one of {"file", "kafka", "zeromq", "network", "discard"}')
+        raise olr_error(
+            "range",
+            field="type",
+            at="type",
+            value=kind,
+            expected='one of {"file", "kafka", "zeromq", "network", "discard"}',
+        )
     return value

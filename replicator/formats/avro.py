@@ -36,7 +36,13 @@ from replicator.formats.avro_schema import CONTROL_SCHEMA, avro_row, avro_value,
 from replicator.formats.base import FormatOptions
 from replicator.formats.capabilities import NativeRowFormat
 from replicator.formats.framework import (
-    Clock, EventFormat, Position, TxnContext, ddl_table, dumps, native_core,
+    Clock,
+    EventFormat,
+    Position,
+    TxnContext,
+    ddl_table,
+    dumps,
+    native_core,
 )
 from replicator.formats.rowvalues import RowValues, TableView, Value
 from replicator.formats.textvalues import TextValues
@@ -51,8 +57,9 @@ _SIMPLE_KINDS = {"string": _AVK_STR, "bytes": _AVK_BYTES, "float": _AVK_FLOAT, "
 _UNIT_NANOS = {"millis": 1_000_000, "micros": 1000, "nanos": 1}
 _OPS = {"c": b"\x02c", "u": b"\x02u", "d": b"\x02d"}  # the op string, encoded
 _PARSED_STRING = fastavro.parse_schema("string")
-_PARSED_STRINGS = fastavro.parse_schema({"type": "record", "name": "Strings", "fields": [
-    {"name": n, "type": "string"} for n in "abc"]})
+_PARSED_STRINGS = fastavro.parse_schema(
+    {"type": "record", "name": "Strings", "fields": [{"name": n, "type": "string"} for n in "abc"]}
+)
 
 
 def _encode(parsed: Any, datum: Any) -> bytes:
@@ -77,16 +84,18 @@ class AvroFormat(EventFormat, NativeRowFormat):
         # native rows: table view id -> (view, ColumnCodes, encoded schema + table); per transaction db, txId
         self._native: dict[int, tuple[TableView, Any, bytes]] = {}
         self._txn_part: tuple[TxnContext | None, bytes, bytes] = (None, b"", b"")
-        self._source_a = _encode(_PARSED_STRINGS, {"a": __version__, "b": "oracle",
-                                                   "c": self.options.database or "replicator"})
+        self._source_a = _encode(
+            _PARSED_STRINGS, {"a": __version__, "b": "oracle", "c": self.options.database or "replicator"}
+        )
 
     @staticmethod
     def _schema_id(schema: Schema) -> int:
         parsed = fastavro.parse_schema(schema)
         return int(fingerprint(to_parsing_canonical_form(parsed), "CRC-64-AVRO"), 16) & 0x7FFFFFFF
 
-    def _announce(self, schema: Schema, schema_id: int, subject: str, pos: Position,
-                  ctx: TxnContext | None) -> list[Message]:
+    def _announce(
+        self, schema: Schema, schema_id: int, subject: str, pos: Position, ctx: TxnContext | None
+    ) -> list[Message]:
         """Register ``schema`` on first use: a schema file or a schema message."""
         if schema_id in self._parsed:
             return []
@@ -119,22 +128,28 @@ class AvroFormat(EventFormat, NativeRowFormat):
         fastavro.schemaless_writer(buffer, self._parsed[schema_id], datum)
         return buffer.getvalue()
 
-    def _data(self, schema_id: int, datum: dict[str, Any], pos: Position, ctx: TxnContext | None,
-              **kw: Any) -> Message:
+    def _data(self, schema_id: int, datum: dict[str, Any], pos: Position, ctx: TxnContext | None, **kw: Any) -> Message:
         headers = [("replicator.avro", b"data"), ("schema.id", str(schema_id).encode())]
         return self.message(self._encode(schema_id, datum), pos, ctx, headers=headers, **kw)
 
-    def _control(self, pos: Position, ctx: TxnContext | None, op: str, scn: int, time: int,
-                 **fields: Any) -> list[Message]:
+    def _control(
+        self, pos: Position, ctx: TxnContext | None, op: str, scn: int, time: int, **fields: Any
+    ) -> list[Message]:
         out = self._announce(CONTROL_SCHEMA, self._control_id, "replicator.control", pos, ctx)
-        datum = {"op": op, "scn": scn, "ts_ms": time * 1000, "c_scn": pos.scn, "c_idx": pos.idx + 1,
-                 "xid": ctx.xid if ctx is not None else None, "db": ctx.db if ctx is not None else None,
-                 **fields}
+        datum = {
+            "op": op,
+            "scn": scn,
+            "ts_ms": time * 1000,
+            "c_scn": pos.scn,
+            "c_idx": pos.idx + 1,
+            "xid": ctx.xid if ctx is not None else None,
+            "db": ctx.db if ctx is not None else None,
+            **fields,
+        }
         out.append(self._data(self._control_id, datum, pos, ctx, seq=fields.get("seq") or 0))
         return out
 
-    def transaction_record(self, ctx: TxnContext, pos: Position, op: str, time: int,
-                           scn: int) -> list[Message]:
+    def transaction_record(self, ctx: TxnContext, pos: Position, op: str, time: int, scn: int) -> list[Message]:
         """A Control record ``begin``, or ``commit`` with the number of changes."""
         if op == "commit":
             return self._control(pos, ctx, op, scn, time, event_count=ctx.total)
@@ -143,8 +158,7 @@ class AvroFormat(EventFormat, NativeRowFormat):
     def on_ddl(self, ctx: TxnContext, pos: Position, change: DdlChange) -> list[Message]:
         """A Control record ``ddl`` with the statement."""
         table = ddl_table(change)
-        return self._control(pos, ctx, "ddl", change.scn, change.time, owner=change.owner,
-                             table=table, sql=change.sql)
+        return self._control(pos, ctx, "ddl", change.scn, change.time, owner=change.owner, table=table, sql=change.sql)
 
     def on_checkpoint(self, cp: Checkpoint, pos: Position) -> list[Message]:
         """A Control record ``heartbeat`` with the redo position."""
@@ -170,9 +184,19 @@ class AvroFormat(EventFormat, NativeRowFormat):
         if self._txn_part[0] is not ctx:
             self._txn_part = (ctx, _encode(_PARSED_STRING, ctx.db), _encode(_PARSED_STRING, ctx.xid))
         data = native_core().avro_envelope(
-            rows, r, native[1], b"\x00" + schema_id.to_bytes(4, "big"), self._source_a, rows.time(r) * 1000,
-            self._txn_part[1] + native[2] + self._txn_part[2], ctx.txn.commit_scn, pos.scn, pos.idx + 1,
-            _OPS[rows.op(r)], self.now_ms())
+            rows,
+            r,
+            native[1],
+            b"\x00" + schema_id.to_bytes(4, "big"),
+            self._source_a,
+            rows.time(r) * 1000,
+            self._txn_part[1] + native[2] + self._txn_part[2],
+            ctx.txn.commit_scn,
+            pos.scn,
+            pos.idx + 1,
+            _OPS[rows.op(r)],
+            self.now_ms(),
+        )
         headers = [("replicator.avro", b"data"), ("schema.id", str(schema_id).encode())]
         out.append(self.message(data, pos, ctx, headers=headers, table=rows.table(r)))
         return out
@@ -194,15 +218,21 @@ class AvroFormat(EventFormat, NativeRowFormat):
             kinds.append(code)
             p1.append(a)
             p2.append(b)
-            parsed.append(fastavro.parse_schema({"type": "record", "name": "One", "fields": [
-                {"name": "v", "type": ["null", kind]}]}))
+            parsed.append(
+                fastavro.parse_schema(
+                    {"type": "record", "name": "One", "fields": [{"name": "v", "type": ["null", kind]}]}
+                )
+            )
         columns = view.columns
 
         def fallback(v: int, value: Value) -> bytes:
             return _encode(parsed[v], {"v": avro_value(columns[v], value)})
 
-        return (view, native_core().ColumnCodes(kinds, p1, p2, [], fallback),
-                _encode(_PARSED_STRING, view.owner) + _encode(_PARSED_STRING, view.name))
+        return (
+            view,
+            native_core().ColumnCodes(kinds, p1, p2, [], fallback),
+            _encode(_PARSED_STRING, view.owner) + _encode(_PARSED_STRING, view.name),
+        )
 
     def on_row(self, ctx: TxnContext, pos: Position, row: RowValues) -> list[Message]:
         """Schema (first use), then the row's envelope record."""
@@ -210,13 +240,29 @@ class AvroFormat(EventFormat, NativeRowFormat):
         _, schema, schema_id, names = self._table(view)
         out = self._announce(schema, schema_id, f"{view.owner}.{view.name}-value", pos, ctx)
         txn = ctx.txn
-        source = {"version": __version__, "connector": "oracle",
-                  "name": self.options.database or "replicator", "ts_ms": change.time * 1000,
-                  "db": ctx.db, "schema": view.owner, "table": view.name, "txId": ctx.xid,
-                  "scn": change.scn, "commit_scn": txn.commit_scn, "c_scn": pos.scn,
-                  "c_idx": pos.idx + 1, "row_id": rowid_text(change.data_obj, change.bdba, change.slot)}
-        datum = {"before": avro_row(view, row.before, names), "after": avro_row(view, row.after, names),
-                 "source": source, "op": change.op, "ts_ms": self.now_ms()}
-        out.append(self._data(schema_id, datum, pos, ctx, key=self.tag_key(row, self._key_values.render),
-                              table=change.table))
+        source = {
+            "version": __version__,
+            "connector": "oracle",
+            "name": self.options.database or "replicator",
+            "ts_ms": change.time * 1000,
+            "db": ctx.db,
+            "schema": view.owner,
+            "table": view.name,
+            "txId": ctx.xid,
+            "scn": change.scn,
+            "commit_scn": txn.commit_scn,
+            "c_scn": pos.scn,
+            "c_idx": pos.idx + 1,
+            "row_id": rowid_text(change.data_obj, change.bdba, change.slot),
+        }
+        datum = {
+            "before": avro_row(view, row.before, names),
+            "after": avro_row(view, row.after, names),
+            "source": source,
+            "op": change.op,
+            "ts_ms": self.now_ms(),
+        }
+        out.append(
+            self._data(schema_id, datum, pos, ctx, key=self.tag_key(row, self._key_values.render), table=change.table)
+        )
         return out

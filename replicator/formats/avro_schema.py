@@ -37,22 +37,53 @@ _INVALID: Final = re.compile(r"[^A-Za-z0-9_]")
 _UNIT_BY_LOGICAL: Final = {"millis": "ms", "micros": "us", "nanos": "ns"}
 
 SOURCE_SCHEMA: Final[Schema] = {
-    "type": "record", "name": "Source", "namespace": "replicator.avro",
-    "fields": [{"name": n, "type": t} for n, t in (
-        ("version", "string"), ("connector", "string"), ("name", "string"), ("ts_ms", "long"),
-        ("db", "string"), ("schema", "string"), ("table", "string"), ("txId", "string"),
-        ("scn", "long"), ("commit_scn", "long"), ("c_scn", "long"), ("c_idx", "long"),
-        ("row_id", ["null", "string"]))],
+    "type": "record",
+    "name": "Source",
+    "namespace": "replicator.avro",
+    "fields": [
+        {"name": n, "type": t}
+        for n, t in (
+            ("version", "string"),
+            ("connector", "string"),
+            ("name", "string"),
+            ("ts_ms", "long"),
+            ("db", "string"),
+            ("schema", "string"),
+            ("table", "string"),
+            ("txId", "string"),
+            ("scn", "long"),
+            ("commit_scn", "long"),
+            ("c_scn", "long"),
+            ("c_idx", "long"),
+            ("row_id", ["null", "string"]),
+        )
+    ],
 }
 CONTROL_SCHEMA: Final[Schema] = {
-    "type": "record", "name": "Control", "namespace": "replicator.avro",
+    "type": "record",
+    "name": "Control",
+    "namespace": "replicator.avro",
     "doc": "begin, commit, ddl and heartbeat events",
-    "fields": [{"name": "op", "type": "string"}, {"name": "scn", "type": "long"},
-               {"name": "ts_ms", "type": "long"}, {"name": "c_scn", "type": "long"},
-               {"name": "c_idx", "type": "long"},
-               *({"name": n, "type": ["null", t], "default": None} for n, t in (
-                   ("xid", "string"), ("db", "string"), ("owner", "string"), ("table", "string"),
-                   ("sql", "string"), ("event_count", "long"), ("seq", "long"), ("offset", "long")))],
+    "fields": [
+        {"name": "op", "type": "string"},
+        {"name": "scn", "type": "long"},
+        {"name": "ts_ms", "type": "long"},
+        {"name": "c_scn", "type": "long"},
+        {"name": "c_idx", "type": "long"},
+        *(
+            {"name": n, "type": ["null", t], "default": None}
+            for n, t in (
+                ("xid", "string"),
+                ("db", "string"),
+                ("owner", "string"),
+                ("table", "string"),
+                ("sql", "string"),
+                ("event_count", "long"),
+                ("seq", "long"),
+                ("offset", "long"),
+            )
+        ),
+    ],
 }
 
 
@@ -70,9 +101,18 @@ def _time(logical: str, precision: int) -> Schema:
 def column_type(otype: OracleType) -> Any:
     """The Avro type (without null) of a column type."""
     family, p, s = otype.family, otype.precision, otype.scale
-    simple = {"int8": "int", "int16": "int", "int32": "int", "int64": "long", "boolean": "boolean",
-              "binary_float": "float", "binary_double": "double", "raw": "bytes", "blob": "bytes",
-              "unsupported": "bytes"}
+    simple = {
+        "int8": "int",
+        "int16": "int",
+        "int32": "int",
+        "int64": "long",
+        "boolean": "boolean",
+        "binary_float": "float",
+        "binary_double": "double",
+        "raw": "bytes",
+        "blob": "bytes",
+        "unsupported": "bytes",
+    }
     if family in simple:
         return simple[family]
     if family == "decimal":
@@ -105,13 +145,18 @@ def value_schema(view: TableView, namespace: str) -> Schema:
 def envelope_schema(view: TableView) -> Schema:
     """The table's message schema (see the module docstring)."""
     namespace = f"replicator.{avro_name(view.owner)}.{avro_name(view.name)}"
-    return {"type": "record", "name": "Envelope", "namespace": namespace, "fields": [
-        {"name": "before", "type": ["null", value_schema(view, namespace)], "default": None},
-        {"name": "after", "type": ["null", f"{namespace}.Value"], "default": None},
-        {"name": "source", "type": SOURCE_SCHEMA},
-        {"name": "op", "type": "string"},
-        {"name": "ts_ms", "type": "long"},
-    ]}
+    return {
+        "type": "record",
+        "name": "Envelope",
+        "namespace": namespace,
+        "fields": [
+            {"name": "before", "type": ["null", value_schema(view, namespace)], "default": None},
+            {"name": "after", "type": ["null", f"{namespace}.Value"], "default": None},
+            {"name": "source", "type": SOURCE_SCHEMA},
+            {"name": "op", "type": "string"},
+            {"name": "ts_ms", "type": "long"},
+        ],
+    }
 
 
 def avro_value(column: ColumnView, value: Value) -> Any:
@@ -141,6 +186,7 @@ def avro_row(view: TableView, image: dict[int, Value] | None, names: list[str]) 
     """
     if image is None:
         return None
-    return {name: avro_value(c, image[c.index]) if c.index in image
-            else placeholder(c) if c.otype.lob else None
-            for name, c in zip(names, view.columns, strict=True)}
+    return {
+        name: avro_value(c, image[c.index]) if c.index in image else placeholder(c) if c.otype.lob else None
+        for name, c in zip(names, view.columns, strict=True)
+    }

@@ -89,10 +89,12 @@ def column_suppressed(column: Column, flags: int) -> bool:
     table.
     """
     hidden = column.hidden and not (column.xml_type and flags & FLAG_EXPERIMENTAL_XMLTYPE)
-    return bool((column.guard and not flags & FLAG_SHOW_GUARD)
-                or (column.nested and not flags & FLAG_SHOW_NESTED)
-                or (hidden and not flags & FLAG_SHOW_HIDDEN)
-                or (column.unused and not flags & FLAG_SHOW_UNUSED))
+    return bool(
+        (column.guard and not flags & FLAG_SHOW_GUARD)
+        or (column.nested and not flags & FLAG_SHOW_NESTED)
+        or (hidden and not flags & FLAG_SHOW_HIDDEN)
+        or (column.unused and not flags & FLAG_SHOW_UNUSED)
+    )
 
 
 def printable_filter(flags: int) -> Callable[[Change], bool]:

@@ -26,7 +26,12 @@ from replicator.events import OP_DELETE, OP_UPDATE, DdlChange, Message
 from replicator.formats.base import FormatOptions
 from replicator.formats.capabilities import NativeRowFormat
 from replicator.formats.framework import (
-    Clock, EventFormat, Position, TxnContext, ddl_table, dumps,
+    Clock,
+    EventFormat,
+    Position,
+    TxnContext,
+    ddl_table,
+    dumps,
 )
 from replicator.formats.oms_default import RECORD_TYPES
 from replicator.formats.rowvalues import RowValues, TableView
@@ -50,8 +55,9 @@ class CanalFormat(EventFormat, NativeRowFormat):
         if row.before is not None and row.after is not None:
             old = [self.values.row(view, row.before, row.modified)]
         record = self._record(view, row.op, data, old, row.change.time, ctx, pos)
-        return [self.message(dumps(record), pos, ctx, key=self.tag_key(row, self.values.render),
-                             table=row.change.table)]
+        return [
+            self.message(dumps(record), pos, ctx, key=self.tag_key(row, self.values.render), table=row.change.table)
+        ]
 
     def on_native_row(self, ctx: TxnContext, pos: Position, rows: Any, r: int) -> list[Message]:
         """:meth:`on_row` for row ``r`` of a natively decoded transaction (replicator.native
@@ -62,8 +68,9 @@ class CanalFormat(EventFormat, NativeRowFormat):
         record = self._record(view, op, data, old, rows.time(r), ctx, pos)
         return [self.message(dumps(record), pos, ctx, table=rows.table(r))]
 
-    def _record(self, view: TableView, op: str, data: object, old: object, time: int, ctx: TxnContext,
-                pos: Position) -> dict[str, object]:
+    def _record(
+        self, view: TableView, op: str, data: object, old: object, time: int, ctx: TxnContext, pos: Position
+    ) -> dict[str, object]:
         sql_types, pk_names, mysql_types = self._types(view)
         return {
             "database": view.owner,
@@ -87,18 +94,29 @@ class CanalFormat(EventFormat, NativeRowFormat):
         cached = self._type_cache.get(id(view))
         if cached is None or cached[0] is not view:
             cached = self._type_cache[id(view)] = (
-                view, orjson.Fragment(dumps({c.name: CANAL_TYPES[c.otype.family][0] for c in view.columns})),
+                view,
+                orjson.Fragment(dumps({c.name: CANAL_TYPES[c.otype.family][0] for c in view.columns})),
                 [c.name for c in view.keys] or None,
-                orjson.Fragment(dumps({c.name: CANAL_TYPES[c.otype.family][1] for c in view.columns})))
+                orjson.Fragment(dumps({c.name: CANAL_TYPES[c.otype.family][1] for c in view.columns})),
+            )
         return cached[1], cached[2], cached[3]
 
     def on_ddl(self, ctx: TxnContext, pos: Position, change: DdlChange) -> list[Message]:
         """A DDL message: no column data, the statement in ``sql``."""
         record = {
-            "database": change.owner, "sqlType": None, "data": None, "pkNames": None, "old": None,
-            "mysqlType": None, "type": ddl_kind(change.sql).canal,
+            "database": change.owner,
+            "sqlType": None,
+            "data": None,
+            "pkNames": None,
+            "old": None,
+            "mysqlType": None,
+            "type": ddl_kind(change.sql).canal,
             "table": ddl_table(change),
-            "es": change.time * 1000, "isDdl": True, "ts": self.now_ms(), "sql": change.sql,
-            "id": pos.serial, "gtid": ctx.xid,
+            "es": change.time * 1000,
+            "isDdl": True,
+            "ts": self.now_ms(),
+            "sql": change.sql,
+            "id": pos.serial,
+            "gtid": ctx.xid,
         }
         return [self.message(dumps(record), pos, ctx)]

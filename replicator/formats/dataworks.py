@@ -30,7 +30,13 @@ from replicator.events import Checkpoint, DdlChange, Message
 from replicator.formats.base import FormatOptions
 from replicator.formats.capabilities import NativeRowFormat
 from replicator.formats.framework import (
-    Clock, EventFormat, Position, StreamSequence, TxnContext, ddl_table, dumps,
+    Clock,
+    EventFormat,
+    Position,
+    StreamSequence,
+    TxnContext,
+    ddl_table,
+    dumps,
 )
 from replicator.formats.oms_default import RECORD_TYPES
 from replicator.formats.rowvalues import RowValues, TableView
@@ -49,8 +55,14 @@ class DataWorksFormat(EventFormat, NativeRowFormat):
         self._sequence = StreamSequence()
         self._columns: dict[int, tuple[TableView, orjson.Fragment, list[str]]] = {}
 
-    def _record(self, source: dict[str, object], columns: list[dict[str, str]] | None,
-                pk: list[str] | None, payload: dict[str, object], with_pk: bool = True) -> bytes:
+    def _record(
+        self,
+        source: dict[str, object],
+        columns: list[dict[str, str]] | None,
+        pk: list[str] | None,
+        payload: dict[str, object],
+        with_pk: bool = True,
+    ) -> bytes:
         schema: dict[str, object] = {"source": source, "column": columns}
         if with_pk:
             schema["pk"] = pk
@@ -58,66 +70,95 @@ class DataWorksFormat(EventFormat, NativeRowFormat):
 
     @staticmethod
     def _source(ctx: TxnContext, owner: str | None, table: str | None) -> dict[str, object]:
-        return {"dbType": "oracle", "dbVersion": None, "dbName": ctx.db, "schema": owner,
-                "table": table}
+        return {"dbType": "oracle", "dbVersion": None, "dbName": ctx.db, "schema": owner, "table": table}
 
-    def _payload(self, op: str, event_ms: int, ctx: TxnContext, number: int,
-                 before: object = None, after: object = None, ddl: object = None) -> dict[str, object]:
-        timestamp = {"eventTime": event_ms, "systemTime": self.now_ms(),
-                     "checkpointTime": ctx.txn.begin_time}
+    def _payload(
+        self,
+        op: str,
+        event_ms: int,
+        ctx: TxnContext,
+        number: int,
+        before: object = None,
+        after: object = None,
+        ddl: object = None,
+    ) -> dict[str, object]:
+        timestamp = {"eventTime": event_ms, "systemTime": self.now_ms(), "checkpointTime": ctx.txn.begin_time}
         scn = self._sequence.next(ctx.txn.commit_scn, number)
-        return {"before": before, "after": after, "op": op, "timestamp": timestamp, "ddl": ddl,
-                "scn": str(scn)}
+        return {"before": before, "after": after, "op": op, "timestamp": timestamp, "ddl": ddl, "scn": str(scn)}
 
-    def transaction_record(self, ctx: TxnContext, pos: Position, op: str, time: int,
-                           scn: int) -> list[Message]:
+    def transaction_record(self, ctx: TxnContext, pos: Position, op: str, time: int, scn: int) -> list[Message]:
         """TRANSACTION_BEGIN/TRANSACTION_END at the begin/commit SCN and time."""
-        data = self._record(self._source(ctx, None, None), None, None,
-                            self._payload(op, time * 1000, ctx,
-                                          0 if op == self.begin_op else ctx.total + 1))
+        data = self._record(
+            self._source(ctx, None, None),
+            None,
+            None,
+            self._payload(op, time * 1000, ctx, 0 if op == self.begin_op else ctx.total + 1),
+        )
         return [self.message(data, pos, ctx)]
 
     def on_row(self, ctx: TxnContext, pos: Position, row: RowValues) -> list[Message]:
         """A data record with the table's column list."""
         view, change = row.view, row.change
-        payload = self._payload(RECORD_TYPES[row.op], change.time * 1000, ctx, ctx.number + 1,
-                                before=self._image(view, row.before),
-                                after=self._image(view, row.after))
-        return [self.message(self._row_record(ctx, view, payload), pos, ctx,
-                             key=self.tag_key(row, self.values.render), table=change.table)]
+        payload = self._payload(
+            RECORD_TYPES[row.op],
+            change.time * 1000,
+            ctx,
+            ctx.number + 1,
+            before=self._image(view, row.before),
+            after=self._image(view, row.after),
+        )
+        return [
+            self.message(
+                self._row_record(ctx, view, payload),
+                pos,
+                ctx,
+                key=self.tag_key(row, self.values.render),
+                table=change.table,
+            )
+        ]
 
     def on_native_row(self, ctx: TxnContext, pos: Position, rows: Any, r: int) -> list[Message]:
         """:meth:`on_row` for row ``r`` of a natively decoded transaction (replicator.native
         RowImages; its tables have no `tag` columns): the same bytes, images rendered in C."""
         view = rows.view(r)
-        images = [{"data": orjson.Fragment(rows.json(r, side, self.values))} if rows.has_image(r, side) else None
-                  for side in (0, 1)]
-        payload = self._payload(RECORD_TYPES[rows.op(r)], rows.time(r) * 1000, ctx, ctx.number + 1,
-                                before=images[0], after=images[1])
+        images = [
+            {"data": orjson.Fragment(rows.json(r, side, self.values))} if rows.has_image(r, side) else None
+            for side in (0, 1)
+        ]
+        payload = self._payload(
+            RECORD_TYPES[rows.op(r)], rows.time(r) * 1000, ctx, ctx.number + 1, before=images[0], after=images[1]
+        )
         return [self.message(self._row_record(ctx, view, payload), pos, ctx, table=rows.table(r))]
 
     def _row_record(self, ctx: TxnContext, view: TableView, payload: dict[str, object]) -> bytes:
         cached = self._columns.get(id(view))
         if cached is None or cached[0] is not view:  # the column list, rendered once per table view
-            cached = self._columns[id(view)] = (view, orjson.Fragment(dumps(
-                [{"name": c.name, "type": OMS_TYPES[c.otype.family]} for c in view.columns])),
-                [c.name for c in view.keys])
+            cached = self._columns[id(view)] = (
+                view,
+                orjson.Fragment(dumps([{"name": c.name, "type": OMS_TYPES[c.otype.family]} for c in view.columns])),
+                [c.name for c in view.keys],
+            )
         keys = cached[2]
-        return self._record(self._source(ctx, view.owner, view.name), cached[1], keys, payload,  # type: ignore[arg-type]
-                            with_pk=bool(keys))
+        return self._record(
+            self._source(ctx, view.owner, view.name),
+            cached[1],
+            keys,
+            payload,  # type: ignore[arg-type]
+            with_pk=bool(keys),
+        )
 
     def on_ddl(self, ctx: TxnContext, pos: Position, change: DdlChange) -> list[Message]:
         """A DDL record: ``op`` is the statement kind, ``ddl.text`` the statement."""
         table = ddl_table(change)
-        payload = self._payload(ddl_kind(change.sql).canal, change.time * 1000, ctx, ctx.number + 1,
-                                ddl={"text": change.sql})
+        payload = self._payload(
+            ddl_kind(change.sql).canal, change.time * 1000, ctx, ctx.number + 1, ddl={"text": change.sql}
+        )
         data = self._record(self._source(ctx, change.owner, table), None, None, payload)
         return [self.message(data, pos, ctx)]
 
     def on_checkpoint(self, cp: Checkpoint, pos: Position) -> list[Message]:
         """The heartbeat record DataWorks defines: version, op and the event time only."""
-        data = dumps({"version": "2.0",
-                      "payload": {"timestamp": {"eventTime": cp.time * 1000}, "op": "HEARTBEAT"}})
+        data = dumps({"version": "2.0", "payload": {"timestamp": {"eventTime": cp.time * 1000}, "op": "HEARTBEAT"}})
         return [self.message(data, pos, seq=cp.seq)]
 
     def _image(self, view: TableView, image: dict | None) -> dict[str, object] | None:

@@ -32,8 +32,11 @@ from replicator.formats.textvalues import decimal_text, float_text, non_finite_t
 from replicator.formats.typemap import BINARY_FAMILIES, CANAL_TYPES, INTEGER_FAMILIES, debezium_type
 
 Schema = dict[str, Any]
-_UNITS: Final = {"io.debezium.time.Timestamp": "ms", "io.debezium.time.MicroTimestamp": "us",
-                 "io.debezium.time.NanoTimestamp": "ns"}
+_UNITS: Final = {
+    "io.debezium.time.Timestamp": "ms",
+    "io.debezium.time.MicroTimestamp": "us",
+    "io.debezium.time.NanoTimestamp": "ns",
+}
 
 
 def field(field_name: str, type_: str, optional: bool = True, **extra: Any) -> Schema:
@@ -70,52 +73,111 @@ def struct(name: str, fields: list[Schema], optional: bool = False, field_name: 
 
 
 SOURCE_FIELDS: Final = [
-    field("version", "string", False), field("connector", "string", False),
-    field("name", "string", False), field("ts_ms", "int64", False),
-    field("snapshot", "string", True, name="io.debezium.data.Enum", version=1,
-          parameters={"allowed": "true,last,false,incremental"}),
-    field("db", "string", False), field("schema", "string", False), field("table", "string", False),
-    field("txId", "string"), field("scn", "string"), field("commit_scn", "string"),
-    field("redo_thread", "int32"), field("user_name", "string"), field("row_id", "string"),
-    field("server_id", "int64"), field("pos", "string"),
+    field("version", "string", False),
+    field("connector", "string", False),
+    field("name", "string", False),
+    field("ts_ms", "int64", False),
+    field(
+        "snapshot",
+        "string",
+        True,
+        name="io.debezium.data.Enum",
+        version=1,
+        parameters={"allowed": "true,last,false,incremental"},
+    ),
+    field("db", "string", False),
+    field("schema", "string", False),
+    field("table", "string", False),
+    field("txId", "string"),
+    field("scn", "string"),
+    field("commit_scn", "string"),
+    field("redo_thread", "int32"),
+    field("user_name", "string"),
+    field("row_id", "string"),
+    field("server_id", "int64"),
+    field("pos", "string"),
 ]
-TRANSACTION_FIELDS: Final = [field("id", "string", False), field("total_order", "int64", False),
-                             field("data_collection_order", "int64", False)]
+TRANSACTION_FIELDS: Final = [
+    field("id", "string", False),
+    field("total_order", "int64", False),
+    field("data_collection_order", "int64", False),
+]
 TXN_METADATA_FIELDS: Final = [
-    field("status", "string", False), field("id", "string", False),
+    field("status", "string", False),
+    field("id", "string", False),
     field("event_count", "int64"),
-    {"field": "data_collections", "optional": True, "type": "array",
-     "items": struct("event.block", [field("data_collection", "string", False),
-                                     field("event_count", "int64", False)])},
+    {
+        "field": "data_collections",
+        "optional": True,
+        "type": "array",
+        "items": struct(
+            "event.block", [field("data_collection", "string", False), field("event_count", "int64", False)]
+        ),
+    },
     field("ts_ms", "int64", False),
 ]
-_COLUMN_FIELDS: Final = [field("name", "string", False), field("jdbcType", "int32", False),
-                         field("typeName", "string", False), field("length", "int32"),
-                         field("scale", "int32"), field("position", "int32", False),
-                         field("optional", "boolean", False)]
+_COLUMN_FIELDS: Final = [
+    field("name", "string", False),
+    field("jdbcType", "int32", False),
+    field("typeName", "string", False),
+    field("length", "int32"),
+    field("scale", "int32"),
+    field("position", "int32", False),
+    field("optional", "boolean", False),
+]
 _TABLE_FIELDS: Final = [
-    {"field": "primaryKeyColumnNames", "optional": True, "type": "array",
-     "items": {"type": "string", "optional": False}},
-    {"field": "columns", "optional": False, "type": "array",
-     "items": struct("io.debezium.connector.schema.Column", _COLUMN_FIELDS)},
+    {
+        "field": "primaryKeyColumnNames",
+        "optional": True,
+        "type": "array",
+        "items": {"type": "string", "optional": False},
+    },
+    {
+        "field": "columns",
+        "optional": False,
+        "type": "array",
+        "items": struct("io.debezium.connector.schema.Column", _COLUMN_FIELDS),
+    },
 ]
 SCHEMA_CHANGE_FIELDS: Final = [
-    field("databaseName", "string"), field("schemaName", "string"), field("ddl", "string"),
-    {"field": "tableChanges", "optional": False, "type": "array",
-     "items": struct("io.debezium.connector.schema.Change", [
-         field("type", "string", False), field("id", "string", False),
-         struct("io.debezium.connector.schema.Table", _TABLE_FIELDS, True, "table")])},
+    field("databaseName", "string"),
+    field("schemaName", "string"),
+    field("ddl", "string"),
+    {
+        "field": "tableChanges",
+        "optional": False,
+        "type": "array",
+        "items": struct(
+            "io.debezium.connector.schema.Change",
+            [
+                field("type", "string", False),
+                field("id", "string", False),
+                struct("io.debezium.connector.schema.Table", _TABLE_FIELDS, True, "table"),
+            ],
+        ),
+    },
 ]
 
 
 def table_change(view: TableView, kind: str, db: str) -> dict[str, object]:
     """A ``tableChanges`` entry describing the table as the dictionary knows it."""
-    columns = [{"name": c.name, "jdbcType": CANAL_TYPES[c.otype.family][0], "typeName": c.otype.name,
-                "length": c.otype.precision if c.otype.precision >= 0 else c.column.length,
-                "scale": c.otype.scale if c.otype.scale >= 0 else None, "position": c.ordinal,
-                "optional": c.column.nullable} for c in view.columns]
-    return {"type": kind, "id": f'"{db}"."{view.owner}"."{view.name}"',
-            "table": {"primaryKeyColumnNames": [c.name for c in view.keys], "columns": columns}}
+    columns = [
+        {
+            "name": c.name,
+            "jdbcType": CANAL_TYPES[c.otype.family][0],
+            "typeName": c.otype.name,
+            "length": c.otype.precision if c.otype.precision >= 0 else c.column.length,
+            "scale": c.otype.scale if c.otype.scale >= 0 else None,
+            "position": c.ordinal,
+            "optional": c.column.nullable,
+        }
+        for c in view.columns
+    ]
+    return {
+        "type": kind,
+        "id": f'"{db}"."{view.owner}"."{view.name}"',
+        "table": {"primaryKeyColumnNames": [c.name for c in view.keys], "columns": columns},
+    }
 
 
 def render(column: ColumnView, value: Value, binary_mode: str = "bytes") -> object:
@@ -139,11 +201,13 @@ def render(column: ColumnView, value: Value, binary_mode: str = "bytes") -> obje
     raise InternalError(f"no Debezium rendering for {type(value).__name__}", 50000)
 
 
-def row(view: TableView, image: dict[int, Value] | None,
-        binary_mode: str = "bytes") -> dict[str, object] | None:
+def row(view: TableView, image: dict[int, Value] | None, binary_mode: str = "bytes") -> dict[str, object] | None:
     """A before/after struct: the image's columns in column order (None stays None); an
     unavailable LOB is the placeholder."""
     if image is None:
         return None
-    return {c.name: render(c, image[c.index] if c.index in image else placeholder(c), binary_mode)
-            for c in view.columns if c.index in image or c.otype.lob}
+    return {
+        c.name: render(c, image[c.index] if c.index in image else placeholder(c), binary_mode)
+        for c in view.columns
+        if c.index in image or c.otype.lob
+    }

@@ -33,18 +33,37 @@ import fastavro
 
 from replicator.errors import InternalError
 from replicator.events import (
-    OP_DELETE, OP_INSERT, OP_UPDATE, TYPE_JSON, TYPE_LONG, TYPE_LONG_RAW, TYPE_XMLTYPE, Checkpoint,
-    DdlChange, Message,
+    OP_DELETE,
+    OP_INSERT,
+    OP_UPDATE,
+    TYPE_JSON,
+    TYPE_LONG,
+    TYPE_LONG_RAW,
+    TYPE_XMLTYPE,
+    Checkpoint,
+    DdlChange,
+    Message,
 )
 from replicator.formats.base import FormatOptions
-from replicator.formats.dts_schema import PARSED_RECORD, RECORD_SCHEMA, value_type
 from replicator.formats.capabilities import NativeRowFormat
+from replicator.formats.dts_schema import PARSED_RECORD, RECORD_SCHEMA, value_type
 from replicator.formats.framework import (
-    Clock, EventFormat, Position, TxnContext, ddl_table, dumps, native_core,
+    Clock,
+    EventFormat,
+    Position,
+    TxnContext,
+    ddl_table,
+    dumps,
+    native_core,
 )
 from replicator.formats.rowvalues import ColumnView, RowValues, TableView, Value
 from replicator.formats.temporal import (
-    DaySecond, Instant, YearMonth, ZonedInstant, calendar_fields, interval_literal,
+    DaySecond,
+    Instant,
+    YearMonth,
+    ZonedInstant,
+    calendar_fields,
+    interval_literal,
 )
 from replicator.formats.textvalues import TextValues, decimal_text
 from replicator.formats.typemap import INTEGER_FAMILIES, OracleType
@@ -52,11 +71,17 @@ from replicator.formats.typemap import INTEGER_FAMILIES, OracleType
 OPERATIONS = {OP_INSERT: "INSERT", OP_UPDATE: "UPDATE", OP_DELETE: "DELETE"}
 _FLOAT_DIGITS = {"binary_float": 7, "binary_double": 16}
 # ObjectType names (dts_schema.OBJECT_TYPES) by family: the SDK throws on any other name.
-_OBJECT_TYPES = {"clob": "TEXT", "nclob": "TEXT", "interval_ym": "TEXT", "interval_ds": "TEXT",
-                 "urowid": "UROWID", "raw": "RAW", "blob": "BLOB"}
+_OBJECT_TYPES = {
+    "clob": "TEXT",
+    "nclob": "TEXT",
+    "interval_ym": "TEXT",
+    "interval_ds": "TEXT",
+    "urowid": "UROWID",
+    "raw": "RAW",
+    "blob": "BLOB",
+}
 # Types the formats carry as raw bytes (unknown-type 1), by SYS.COL$.TYPE#.
-_UNSUPPORTED_OBJECT_TYPES = {TYPE_LONG: "TEXT", TYPE_LONG_RAW: "LONG_RAW", TYPE_XMLTYPE: "XML",
-                             TYPE_JSON: "JSON"}
+_UNSUPPORTED_OBJECT_TYPES = {TYPE_LONG: "TEXT", TYPE_LONG_RAW: "LONG_RAW", TYPE_XMLTYPE: "XML", TYPE_JSON: "JSON"}
 
 
 def object_type(otype: OracleType) -> str:
@@ -68,8 +93,15 @@ def object_type(otype: OracleType) -> str:
 
 def _datetime(value: Instant) -> dict[str, int]:
     year, month, day, hour, minute, second = calendar_fields(value)
-    return {"year": year, "month": month, "day": day, "hour": hour, "minute": minute,
-            "second": second, "millis": value.nanos // 1000}
+    return {
+        "year": year,
+        "month": month,
+        "day": day,
+        "hour": hour,
+        "minute": minute,
+        "second": second,
+        "millis": value.nanos // 1000,
+    }
 
 
 def dts_value(column: ColumnView, value: Value) -> Any:
@@ -86,11 +118,9 @@ def dts_value(column: ColumnView, value: Value) -> Any:
         if precision < 0 or scale < 0:
             digits, exponent = value.as_tuple().digits, int(value.as_tuple().exponent)
             precision, scale = len(digits), max(-exponent, 0)
-        return value_type("Decimal"), {"value": decimal_text(value), "precision": precision,
-                                       "scale": scale}
+        return value_type("Decimal"), {"value": decimal_text(value), "precision": precision, "scale": scale}
     if isinstance(value, float):
-        return value_type("Float"), {"value": value, "precision": _FLOAT_DIGITS[otype.family],
-                                     "scale": 0}
+        return value_type("Float"), {"value": value, "precision": _FLOAT_DIGITS[otype.family], "scale": 0}
     if isinstance(value, str):
         if otype.family in ("clob", "nclob", "urowid"):
             return value_type("TextObject"), {"type": object_type(otype), "value": value}
@@ -98,8 +128,7 @@ def dts_value(column: ColumnView, value: Value) -> Any:
     if isinstance(value, bytes):
         return value_type("BinaryObject"), {"type": object_type(otype), "value": value}
     if isinstance(value, ZonedInstant):
-        return value_type("TimestampWithTimeZone"), {"value": _datetime(value.local()),
-                                                     "timezone": value.zone}
+        return value_type("TimestampWithTimeZone"), {"value": _datetime(value.local()), "timezone": value.zone}
     if isinstance(value, Instant):
         if otype.family == "timestamp_ltz":
             return value_type("Timestamp"), {"timestamp": value.epoch, "millis": value.nanos // 1000}
@@ -110,15 +139,32 @@ def dts_value(column: ColumnView, value: Value) -> Any:
 
 
 # The native encoder's column kinds (replicator/native/_avro.pxi DTK_*).
-(_DTK_PY, _DTK_INTEGER, _DTK_DECIMAL, _DTK_FLOAT, _DTK_CHAR, _DTK_BINARY, _DTK_DATETIME, _DTK_TS, _DTK_ZONED,
- _DTK_TEXT) = range(10)
+(
+    _DTK_PY,
+    _DTK_INTEGER,
+    _DTK_DECIMAL,
+    _DTK_FLOAT,
+    _DTK_CHAR,
+    _DTK_BINARY,
+    _DTK_DATETIME,
+    _DTK_TS,
+    _DTK_ZONED,
+    _DTK_TEXT,
+) = range(10)
 _OPERATION_INDEX = {OP_INSERT: 0, OP_UPDATE: 1, OP_DELETE: 2}  # dts_schema.OPERATIONS
 # Pieces of the Record encoded alone (native rows): two strings, an image array, tags + fields.
-_STRINGS = {"type": "record", "name": "Strings", "fields": [{"name": "a", "type": "string"},
-                                                            {"name": "b", "type": "string"}]}
+_STRINGS = {
+    "type": "record",
+    "name": "Strings",
+    "fields": [{"name": "a", "type": "string"}, {"name": "b", "type": "string"}],
+}
 _ELEMENTS = next(f["type"][2] for f in RECORD_SCHEMA["fields"] if f["name"] == "beforeImages")
-_TAGS_FIELDS = {"type": "record", "name": "TagsFields", "namespace": "com.alibaba.dts.formats.avro",
-                "fields": [f for f in RECORD_SCHEMA["fields"] if f["name"] in ("tags", "fields")]}
+_TAGS_FIELDS = {
+    "type": "record",
+    "name": "TagsFields",
+    "namespace": "com.alibaba.dts.formats.avro",
+    "fields": [f for f in RECORD_SCHEMA["fields"] if f["name"] in ("tags", "fields")],
+}
 _STRING, _OPTIONAL_STRING = fastavro.parse_schema("string"), fastavro.parse_schema(["null", "string"])
 _STRINGS, _ELEMENTS, _TAGS_FIELDS = (fastavro.parse_schema(s) for s in (_STRINGS, _ELEMENTS, _TAGS_FIELDS))
 
@@ -149,14 +195,26 @@ def _text(value: str) -> bytes:
     return _long(len(data)) + data
 
 
-def control_record(serial: int, time: int, position: str, safe: str, txid: str, operation: int,
-                   now_ms: int) -> bytes:
+def control_record(serial: int, time: int, position: str, safe: str, txid: str, operation: int, now_ms: int) -> bytes:
     """The Record of a transaction's BEGIN or COMMIT, byte for byte what fastavro writes for
     DtsAvroFormat._record (no objectName, tags, fields or images): once per transaction
     each, so written directly instead of through fastavro's generic writer."""
-    return b"".join((b"\x02", _long(serial), _long(time), _text(position), _text(safe), _text(txid),
-                     b"\x02\x00", _long(operation), b"\x00\x02\x02", _long(now_ms),
-                     b"\x00\x00\x00\x00\x00", _long(time * 1000)))
+    return b"".join(
+        (
+            b"\x02",
+            _long(serial),
+            _long(time),
+            _text(position),
+            _text(safe),
+            _text(txid),
+            b"\x02\x00",
+            _long(operation),
+            b"\x00\x02\x02",
+            _long(now_ms),
+            b"\x00\x00\x00\x00\x00",
+            _long(time * 1000),
+        )
+    )
 
 
 class DtsAvroFormat(EventFormat, NativeRowFormat):
@@ -176,23 +234,35 @@ class DtsAvroFormat(EventFormat, NativeRowFormat):
         fastavro.schemaless_writer(buffer, PARSED_RECORD, record)
         return buffer.getvalue()
 
-    def _record(self, pos: Position, operation: str, timestamp: int, position: str, safe: str,
-                txid: str, **rest: Any) -> bytes:
-        record = {"version": 1, "id": pos.serial, "sourceTimestamp": timestamp,
-                  "sourcePosition": position, "safeSourcePosition": safe, "sourceTxid": txid,
-                  "source": {"sourceType": "Oracle", "version": ""}, "operation": operation,
-                  "objectName": None, "processTimestamps": [self.now_ms()], "tags": {},
-                  "fields": None, "beforeImages": None, "afterImages": None,
-                  "bornTimestamp": timestamp * 1000}
+    def _record(
+        self, pos: Position, operation: str, timestamp: int, position: str, safe: str, txid: str, **rest: Any
+    ) -> bytes:
+        record = {
+            "version": 1,
+            "id": pos.serial,
+            "sourceTimestamp": timestamp,
+            "sourcePosition": position,
+            "safeSourcePosition": safe,
+            "sourceTxid": txid,
+            "source": {"sourceType": "Oracle", "version": ""},
+            "operation": operation,
+            "objectName": None,
+            "processTimestamps": [self.now_ms()],
+            "tags": {},
+            "fields": None,
+            "beforeImages": None,
+            "afterImages": None,
+            "bornTimestamp": timestamp * 1000,
+        }
         record.update(rest)
         return self._encode(record)
 
-    def transaction_record(self, ctx: TxnContext, pos: Position, op: str, time: int,
-                           scn: int) -> list[Message]:
+    def transaction_record(self, ctx: TxnContext, pos: Position, op: str, time: int, scn: int) -> list[Message]:
         """A BEGIN or COMMIT record at the begin/commit SCN (written without fastavro: see
         :func:`control_record`)."""
-        data = control_record(pos.serial, time, str(scn), str(ctx.txn.begin_scn), ctx.xid,
-                              _CONTROL_OPERATIONS[op], self.now_ms())
+        data = control_record(
+            pos.serial, time, str(scn), str(ctx.txn.begin_scn), ctx.xid, _CONTROL_OPERATIONS[op], self.now_ms()
+        )
         return [self.message(data, pos, ctx)]
 
     def on_row(self, ctx: TxnContext, pos: Position, row: RowValues) -> list[Message]:
@@ -200,10 +270,18 @@ class DtsAvroFormat(EventFormat, NativeRowFormat):
         view, change = row.view, row.change
         tags = {"pk_uk_info": dumps({"PRIMARY": [k.name for k in view.keys]}).decode()} if view.keys else {}
         data = self._record(
-            pos, OPERATIONS[row.op], change.time, str(change.scn), str(ctx.txn.begin_scn), ctx.xid,
-            objectName=f"{view.owner}.{view.name}", tags=tags,
+            pos,
+            OPERATIONS[row.op],
+            change.time,
+            str(change.scn),
+            str(ctx.txn.begin_scn),
+            ctx.xid,
+            objectName=f"{view.owner}.{view.name}",
+            tags=tags,
             fields=[{"name": c.name, "dataTypeNumber": c.otype.code} for c in view.columns],
-            beforeImages=self._image(view, row.before), afterImages=self._image(view, row.after))
+            beforeImages=self._image(view, row.before),
+            afterImages=self._image(view, row.after),
+        )
         return [self.message(data, pos, ctx, key=self.tag_key(row, self._key_values.render), table=change.table)]
 
     def on_native_row(self, ctx: TxnContext, pos: Position, rows: Any, r: int) -> list[Message]:
@@ -216,8 +294,18 @@ class DtsAvroFormat(EventFormat, NativeRowFormat):
         if self._txn_part[0] is not ctx:
             self._txn_part = (ctx, _encode(_STRINGS, {"a": str(ctx.txn.begin_scn), "b": ctx.xid}))
         time = rows.time(r)
-        data = native_core().dts_record(rows, r, cached[1], pos.serial, time, self._txn_part[1],
-                                 _OPERATION_INDEX[rows.op(r)], cached[2], self.now_ms(), cached[3])
+        data = native_core().dts_record(
+            rows,
+            r,
+            cached[1],
+            pos.serial,
+            time,
+            self._txn_part[1],
+            _OPERATION_INDEX[rows.op(r)],
+            cached[2],
+            self.now_ms(),
+            cached[3],
+        )
         return [self.message(data, pos, ctx, table=rows.table(r))]
 
     def _native_table(self, view: TableView) -> tuple[TableView, Any, bytes, bytes]:
@@ -256,15 +344,26 @@ class DtsAvroFormat(EventFormat, NativeRowFormat):
 
         tags = {"pk_uk_info": dumps({"PRIMARY": [k.name for k in view.keys]}).decode()} if view.keys else {}
         fields = [{"name": c.name, "dataTypeNumber": c.otype.code} for c in view.columns]
-        return (view, native_core().ColumnCodes(kinds, p1, p2, extra, fallback),
-                _encode(_OPTIONAL_STRING, f"{view.owner}.{view.name}"),
-                _encode(_TAGS_FIELDS, {"tags": tags, "fields": fields}))
+        return (
+            view,
+            native_core().ColumnCodes(kinds, p1, p2, extra, fallback),
+            _encode(_OPTIONAL_STRING, f"{view.owner}.{view.name}"),
+            _encode(_TAGS_FIELDS, {"tags": tags, "fields": fields}),
+        )
 
     def on_ddl(self, ctx: TxnContext, pos: Position, change: DdlChange) -> list[Message]:
         """A DDL record: the statement is the string ``afterImages``."""
         table = ddl_table(change)
-        data = self._record(pos, "DDL", change.time, str(change.scn), str(ctx.txn.begin_scn), ctx.xid,
-                            objectName=f"{change.owner}.{table}", afterImages=change.sql)
+        data = self._record(
+            pos,
+            "DDL",
+            change.time,
+            str(change.scn),
+            str(ctx.txn.begin_scn),
+            ctx.xid,
+            objectName=f"{change.owner}.{table}",
+            afterImages=change.sql,
+        )
         return [self.message(data, pos, ctx)]
 
     def on_checkpoint(self, cp: Checkpoint, pos: Position) -> list[Message]:
@@ -277,4 +376,3 @@ class DtsAvroFormat(EventFormat, NativeRowFormat):
         if image is None:
             return None
         return [dts_value(c, image[c.index]) if c.index in image else "NONE" for c in view.columns]
-

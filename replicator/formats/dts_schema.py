@@ -24,9 +24,27 @@ import fastavro
 NAMESPACE: Final = "com.alibaba.dts.formats.avro"
 Schema = dict[str, Any]
 # The DTS Java SDK's ObjectType enum: the only names ``TextObject.type``/``BinaryObject.type`` may hold.
-OBJECT_TYPES: Final = frozenset({"BINARY", "BOOL", "BLOB", "XML", "JSON", "TEXT", "BFILE", "RAW",
-                                 "LONG_RAW", "ROWID", "UROWID", "ENUM", "SET", "BYTEA", "GEOMETRY",
-                                 "XTYPE", "UUID"})
+OBJECT_TYPES: Final = frozenset(
+    {
+        "BINARY",
+        "BOOL",
+        "BLOB",
+        "XML",
+        "JSON",
+        "TEXT",
+        "BFILE",
+        "RAW",
+        "LONG_RAW",
+        "ROWID",
+        "UROWID",
+        "ENUM",
+        "SET",
+        "BYTEA",
+        "GEOMETRY",
+        "XTYPE",
+        "UUID",
+    }
+)
 
 
 def _record(name: str, fields: list[Schema], doc: str | None = None) -> Schema:
@@ -53,10 +71,8 @@ _VALUE_TYPES: Final[list[Schema]] = [
     _record("Decimal", [_field("value", "string"), _field("precision", "int"), _field("scale", "int")]),
     _record("Float", [_field("value", "double"), _field("precision", "int"), _field("scale", "int")]),
     _record("Timestamp", [_field("timestamp", "long"), _field("millis", "int")]),
-    _record("DateTime", [_optional_int(n) for n in ("year", "month", "day", "hour", "minute",
-                                                    "second", "millis")]),
-    _record("TimestampWithTimeZone", [_field("value", f"{NAMESPACE}.DateTime"),
-                                      _field("timezone", "string")]),
+    _record("DateTime", [_optional_int(n) for n in ("year", "month", "day", "hour", "minute", "second", "millis")]),
+    _record("TimestampWithTimeZone", [_field("value", f"{NAMESPACE}.DateTime"), _field("timezone", "string")]),
     _record("BinaryGeometry", [_field("type", "string"), _field("value", "bytes")]),
     _record("TextGeometry", [_field("type", "string"), _field("value", "string")]),
     _record("BinaryObject", [_field("type", "string"), _field("value", "bytes")]),
@@ -67,11 +83,40 @@ _VALUE_TYPES: Final[list[Schema]] = [
 _FIRST_ITEMS: Final = ["null", *_VALUE_TYPES]
 _NAMED_ITEMS: Final = ["null", *(f"{NAMESPACE}.{t['name']}" for t in _VALUE_TYPES)]
 
-SOURCE_TYPES: Final = ["MySQL", "Oracle", "SQLServer", "PostgreSQL", "MongoDB", "Redis", "DB2",
-                       "PPAS", "DRDS", "HBASE", "HDFS", "FILE", "OTHER"]
-OPERATIONS: Final = ["INSERT", "UPDATE", "DELETE", "DDL", "BEGIN", "COMMIT", "ROLLBACK", "ABORT",
-                     "HEARTBEAT", "CHECKPOINT", "COMMAND", "FILL", "FINISH", "CONTROL", "RDB",
-                     "NOOP", "INIT"]
+SOURCE_TYPES: Final = [
+    "MySQL",
+    "Oracle",
+    "SQLServer",
+    "PostgreSQL",
+    "MongoDB",
+    "Redis",
+    "DB2",
+    "PPAS",
+    "DRDS",
+    "HBASE",
+    "HDFS",
+    "FILE",
+    "OTHER",
+]
+OPERATIONS: Final = [
+    "INSERT",
+    "UPDATE",
+    "DELETE",
+    "DDL",
+    "BEGIN",
+    "COMMIT",
+    "ROLLBACK",
+    "ABORT",
+    "HEARTBEAT",
+    "CHECKPOINT",
+    "COMMAND",
+    "FILL",
+    "FINISH",
+    "CONTROL",
+    "RDB",
+    "NOOP",
+    "INIT",
+]
 
 RECORD_SCHEMA: Final[Schema] = {
     "name": f"{NAMESPACE}.Record",
@@ -81,29 +126,48 @@ RECORD_SCHEMA: Final[Schema] = {
         _field("id", "long", "unique id of this record in the whole stream"),
         _field("sourceTimestamp", "long", "record log timestamp"),
         _field("sourcePosition", "string", "record source location information"),
-        _field("safeSourcePosition", "string",
-               "safe record source location information, use to recovery.", default=""),
+        _field("safeSourcePosition", "string", "safe record source location information, use to recovery.", default=""),
         _field("sourceTxid", "string", "record transation id", default=""),
-        _field("source", _record("Source", [
-            _field("sourceType", {"type": "enum", "name": "SourceType", "namespace": NAMESPACE,
-                                  "symbols": SOURCE_TYPES}),
-            _field("version", "string", "source datasource version information"),
-        ]), "source datasource"),
-        _field("operation", {"type": "enum", "name": "Operation", "symbols": OPERATIONS},
-               namespace=NAMESPACE),
+        _field(
+            "source",
+            _record(
+                "Source",
+                [
+                    _field(
+                        "sourceType",
+                        {"type": "enum", "name": "SourceType", "namespace": NAMESPACE, "symbols": SOURCE_TYPES},
+                    ),
+                    _field("version", "string", "source datasource version information"),
+                ],
+            ),
+            "source datasource",
+        ),
+        _field("operation", {"type": "enum", "name": "Operation", "symbols": OPERATIONS}, namespace=NAMESPACE),
         _field("objectName", ["null", "string"], default=None),
-        _field("processTimestamps", ["null", {"type": "array", "items": "long"}],
-               "time when this record is processed along the stream dataflow", default=None),
-        _field("tags", {"type": "map", "values": "string"}, "tags to identify properties of this record",
-               default={}),
-        _field("fields", ["null", "string", {"type": "array", "items": _record(
-            "Field", [_field("name", "string"), _field("dataTypeNumber", "int")])}], default=None),
-        _field("beforeImages", ["null", "string", {"type": "array", "items": _FIRST_ITEMS}],
-               default=None),
-        _field("afterImages", ["null", "string", {"type": "array", "items": _NAMED_ITEMS}],
-               default=None),
-        _field("bornTimestamp", "long",
-               "the timestamp in unit of millisecond that record is born in source", default=0),
+        _field(
+            "processTimestamps",
+            ["null", {"type": "array", "items": "long"}],
+            "time when this record is processed along the stream dataflow",
+            default=None,
+        ),
+        _field("tags", {"type": "map", "values": "string"}, "tags to identify properties of this record", default={}),
+        _field(
+            "fields",
+            [
+                "null",
+                "string",
+                {
+                    "type": "array",
+                    "items": _record("Field", [_field("name", "string"), _field("dataTypeNumber", "int")]),
+                },
+            ],
+            default=None,
+        ),
+        _field("beforeImages", ["null", "string", {"type": "array", "items": _FIRST_ITEMS}], default=None),
+        _field("afterImages", ["null", "string", {"type": "array", "items": _NAMED_ITEMS}], default=None),
+        _field(
+            "bornTimestamp", "long", "the timestamp in unit of millisecond that record is born in source", default=0
+        ),
     ],
 }
 

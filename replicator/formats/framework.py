@@ -181,8 +181,7 @@ class EventFormat:
             return []
         return self.transaction_record(ctx, pos, self.begin_op, ctx.txn.begin_time, ctx.txn.begin_scn)
 
-    def transaction_record(self, ctx: TxnContext, pos: Position, op: str, time: int,
-                           scn: int) -> list[Message]:
+    def transaction_record(self, ctx: TxnContext, pos: Position, op: str, time: int, scn: int) -> list[Message]:
         """A begin or commit record at ``time``/``scn`` (formats with begin/commit_op define it)."""
         return []
 
@@ -242,15 +241,30 @@ class EventFormat:
         """Position for a message sent ahead of the event at ``pos`` (see module docstring)."""
         return self.previous if self.previous is not None else pos
 
-    def message(self, data: bytes, pos: Position, ctx: TxnContext | None = None, *,
-                key: bytes | None = None, table: Table | None = None,
-                headers: list[tuple[str, bytes]] | None = None, seq: int = 0) -> Message:
+    def message(
+        self,
+        data: bytes,
+        pos: Position,
+        ctx: TxnContext | None = None,
+        *,
+        key: bytes | None = None,
+        table: Table | None = None,
+        headers: list[tuple[str, bytes]] | None = None,
+        seq: int = 0,
+    ) -> Message:
         """A positioned message; ``checkpoint`` is set when there is no transaction."""
         if ctx is None:
-            return Message(data=data, scn=pos.scn, idx=pos.idx, tag=key, checkpoint=True, seq=seq,
-                           headers=headers)
-        return Message(data=data, scn=pos.scn, idx=pos.idx, tag=key, seq=ctx.txn.begin_seq,
-                       xid=ctx.txn.xid, table=table, headers=headers)
+            return Message(data=data, scn=pos.scn, idx=pos.idx, tag=key, checkpoint=True, seq=seq, headers=headers)
+        return Message(
+            data=data,
+            scn=pos.scn,
+            idx=pos.idx,
+            tag=key,
+            seq=ctx.txn.begin_seq,
+            xid=ctx.txn.xid,
+            table=table,
+            headers=headers,
+        )
 
     def view(self, change: RowChange) -> TableView:
         """The :class:`TableView` of a change's table (a RAW stand-in for unknown tables)."""
@@ -264,8 +278,7 @@ class EventFormat:
         if view is None:
             labels = ("COMPRESSED",) if compressed else tuple(f"COL_{n}" for n in range(width))
             owner, name = (table.owner, table.name) if table is not None else ("", "")
-            view = self._stand_ins[key] = TableView(raw_table(change.obj, labels, owner, name),
-                                                    self.options)
+            view = self._stand_ins[key] = TableView(raw_table(change.obj, labels, owner, name), self.options)
         return view
 
     def table_view(self, table: Table) -> TableView:
@@ -282,8 +295,11 @@ class EventFormat:
         if table is None or not table.tag_columns:
             return None
         image = row.current
-        fields = {view.name: render(view, image[view.index]) for index in table.tag_columns
-                  if (view := row.view.by_index.get(index)) is not None and index in image}
+        fields = {
+            view.name: render(view, image[view.index])
+            for index in table.tag_columns
+            if (view := row.view.by_index.get(index)) is not None and index in image
+        }
         return dumps(fields)
 
     # -- internals ---------------------------------------------------------------------------

@@ -47,13 +47,11 @@ def change_mask(row: RowValues) -> str:
         indexes = [k.index for k in view.keys] or row.present
     else:
         indexes = row.modified
-    ordinals = (view.by_index[i].ordinal for i in indexes
-                if i in view.by_index and not view.by_index[i].otype.lob)
+    ordinals = (view.by_index[i].ordinal for i in indexes if i in view.by_index and not view.by_index[i].otype.lob)
     return mask_hex(ordinals, len(view.columns))
 
 
 def column_mask(row: RowValues) -> str:
     """Columns present in the redo for this change."""
     view = row.view
-    return mask_hex((view.by_index[i].ordinal for i in row.present if i in view.by_index),
-                    len(view.columns))
+    return mask_hex((view.by_index[i].ordinal for i in row.present if i in view.by_index), len(view.columns))

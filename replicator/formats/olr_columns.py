@@ -12,10 +12,29 @@ from collections.abc import Callable
 from typing import Final
 
 from replicator.events import (
-    COL_PROPERTY_STORED_AS_LOB, TYPE_BINARY_DOUBLE, TYPE_BINARY_FLOAT, TYPE_BLOB,
-    TYPE_CHAR, TYPE_CLOB, TYPE_DATE, TYPE_INTERVAL_DS, TYPE_INTERVAL_YM, TYPE_JSON, TYPE_LONG,
-    TYPE_LONG_RAW, TYPE_NUMBER, TYPE_RAW, TYPE_TIMESTAMP, TYPE_TIMESTAMP_LTZ, TYPE_TIMESTAMP_TZ,
-    TYPE_UROWID, TYPE_VARCHAR2, TYPE_XMLTYPE, Column, RowImage, Table,
+    COL_PROPERTY_STORED_AS_LOB,
+    TYPE_BINARY_DOUBLE,
+    TYPE_BINARY_FLOAT,
+    TYPE_BLOB,
+    TYPE_CHAR,
+    TYPE_CLOB,
+    TYPE_DATE,
+    TYPE_INTERVAL_DS,
+    TYPE_INTERVAL_YM,
+    TYPE_JSON,
+    TYPE_LONG,
+    TYPE_LONG_RAW,
+    TYPE_NUMBER,
+    TYPE_RAW,
+    TYPE_TIMESTAMP,
+    TYPE_TIMESTAMP_LTZ,
+    TYPE_TIMESTAMP_TZ,
+    TYPE_UROWID,
+    TYPE_VARCHAR2,
+    TYPE_XMLTYPE,
+    Column,
+    RowImage,
+    Table,
 )
 from replicator.formats.base import FLAG_RAW_HEX, FormatOptions, column_suppressed
 from replicator.formats.escape import escape_str
@@ -24,22 +43,41 @@ from replicator.formats.olr_values import value_renderer
 Fragment = Callable[[bytes], "bytes | None"]
 
 # Types whose NULLs are printed with unknown-type 0; LOB-like types only in the after image.
-_NULL_VISIBLE: Final = frozenset({
-    TYPE_VARCHAR2, TYPE_NUMBER, TYPE_DATE, TYPE_RAW, TYPE_CHAR, TYPE_BINARY_FLOAT,
-    TYPE_BINARY_DOUBLE, TYPE_TIMESTAMP, TYPE_INTERVAL_YM, TYPE_INTERVAL_DS, TYPE_UROWID,
-    TYPE_TIMESTAMP_LTZ,
-})
+_NULL_VISIBLE: Final = frozenset(
+    {
+        TYPE_VARCHAR2,
+        TYPE_NUMBER,
+        TYPE_DATE,
+        TYPE_RAW,
+        TYPE_CHAR,
+        TYPE_BINARY_FLOAT,
+        TYPE_BINARY_DOUBLE,
+        TYPE_TIMESTAMP,
+        TYPE_INTERVAL_YM,
+        TYPE_INTERVAL_DS,
+        TYPE_UROWID,
+        TYPE_TIMESTAMP_LTZ,
+    }
+)
 _NULL_VISIBLE_AFTER: Final = frozenset({TYPE_XMLTYPE, TYPE_JSON, TYPE_CLOB, TYPE_BLOB})
 
 # Schema `columns` entries: type name and whether `length` follows.
 _SCHEMA_TYPES: Final[dict[int, tuple[str, bool]]] = {
-    TYPE_VARCHAR2: ("varchar2", True), TYPE_LONG: ("long", False), TYPE_DATE: ("date", False),
-    TYPE_RAW: ("raw", True), TYPE_LONG_RAW: ("long raw", False), TYPE_CHAR: ("char", True),
-    TYPE_BINARY_FLOAT: ("binary_float", False), TYPE_BINARY_DOUBLE: ("binary_double", False),
-    TYPE_CLOB: ("clob", False), TYPE_BLOB: ("blob", False), TYPE_TIMESTAMP: ("timestamp", True),
+    TYPE_VARCHAR2: ("varchar2", True),
+    TYPE_LONG: ("long", False),
+    TYPE_DATE: ("date", False),
+    TYPE_RAW: ("raw", True),
+    TYPE_LONG_RAW: ("long raw", False),
+    TYPE_CHAR: ("char", True),
+    TYPE_BINARY_FLOAT: ("binary_float", False),
+    TYPE_BINARY_DOUBLE: ("binary_double", False),
+    TYPE_CLOB: ("clob", False),
+    TYPE_BLOB: ("blob", False),
+    TYPE_TIMESTAMP: ("timestamp", True),
     TYPE_TIMESTAMP_TZ: ("timestamp with time zone", True),
     TYPE_INTERVAL_YM: ("interval year to month", True),
-    TYPE_INTERVAL_DS: ("interval day to second", True), TYPE_UROWID: ("urowid", True),
+    TYPE_INTERVAL_DS: ("interval day to second", True),
+    TYPE_UROWID: ("urowid", True),
     TYPE_TIMESTAMP_LTZ: ("timestamp with local time zone", True),
 }
 
@@ -57,10 +95,9 @@ def effective_type(column: Column) -> int:
 class ColumnPlan:
     """How one column is printed: fragments for values and NULLs in each image."""
 
-    __slots__ = ("index", "key", "nullable", "name", "after", "before", "null_after", "null_before")
+    __slots__ = ("after", "before", "index", "key", "name", "null_after", "null_before", "nullable")
 
-    def __init__(self, index: int, column: Column, table: Table, options: FormatOptions,
-                 key: bool):
+    def __init__(self, index: int, column: Column, table: Table, options: FormatOptions, key: bool):
         self.index = index
         self.key = key
         self.nullable = column.nullable
@@ -102,13 +139,13 @@ class TablePlan:
 
     def __init__(self, table: Table, options: FormatOptions):
         self.table = table
-        self.schema_head = (b'"schema":{"owner":"' + escape_str(table.owner) + b'","table":"'
-                            + escape_str(table.name) + b'"')
+        self.schema_head = (
+            b'"schema":{"owner":"' + escape_str(table.owner) + b'","table":"' + escape_str(table.name) + b'"'
+        )
         self.schema_columns = b',"columns":[' + b",".join(map(_schema_column, table.columns)) + b"]"
         # Key columns: the dictionary's primary key or the configured `key` list, either way.
         keys = set(table.key_columns) | {i for i, c in enumerate(table.columns) if c.key}
-        self.columns = [ColumnPlan(i, c, table, options, i in keys)
-                        for i, c in enumerate(table.columns)]
+        self.columns = [ColumnPlan(i, c, table, options, i in keys) for i, c in enumerate(table.columns)]
         self.key_indexes = tuple(sorted(k for k in keys if k < len(table.columns)))
         # Per image, the column fragments and NULL texts by column index: render() runs
         # for every row image, so it indexes two lists instead of reading ColumnPlans.
@@ -166,8 +203,15 @@ def _schema_column(column: Column) -> bytes:
         name, has_length = _SCHEMA_TYPES.get(type_code, ("unknown", False))
         details = f'"{name}","length":{column.length}' if has_length else f'"{name}"'
     nullable = "true" if column.nullable else "false"
-    return (b'{"name":"' + escape_str(column.name) + b'","type":' + details.encode("ascii")
-            + b',"nullable":' + nullable.encode("ascii") + b"}")
+    return (
+        b'{"name":"'
+        + escape_str(column.name)
+        + b'","type":'
+        + details.encode("ascii")
+        + b',"nullable":'
+        + nullable.encode("ascii")
+        + b"}"
+    )
 
 
 def render_schemaless(image: RowImage) -> bytes:

@@ -89,7 +89,7 @@ class Change(NamedTuple):
 
 _DECODER = msgspec.json.Decoder(float_hook=str)  # integers as int, other numbers as their printed text
 _CANONICAL = msgspec.json.Encoder(order="sorted")  # compact JSON, object keys sorted
-_NONFINITE = re.compile(rb'(?<=[:\[,])\s*(-?)(inf|nan)(?=\s*[,}\]])')
+_NONFINITE = re.compile(rb"(?<=[:\[,])\s*(-?)(inf|nan)(?=\s*[,}\]])")
 
 
 def _quoted(m: re.Match[bytes]) -> bytes:
@@ -123,8 +123,9 @@ def value_text(value: Any) -> str | None:
     return _CANONICAL.encode(value).decode()
 
 
-def change_digest(op: str, owner: str, table: str, before: dict[str, Any] | None, after: dict[str, Any] | None,
-                  sql: str | None = None) -> int:
+def change_digest(
+    op: str, owner: str, table: str, before: dict[str, Any] | None, after: dict[str, Any] | None, sql: str | None = None
+) -> int:
     """The digest of one change's content (see the module docstring): images as decoded by
     :func:`decode` (a reader of another sink passes the values it stored, typed the same way)."""
     data = _CANONICAL.encode([op, owner, table, before, after, sql])
@@ -160,9 +161,19 @@ def element_change(el: dict[str, Any]) -> tuple[int, str, str, int] | None:
     if schema is not None:
         owner, table = schema.get("owner", ""), schema.get("table", "")
     before, after = el.get("before"), el.get("after")
-    return kind, owner, table, change_digest(op, owner, table, before if isinstance(before, dict) else None,
-                                             after if isinstance(after, dict) else None,
-                                             el.get("sql") if kind == KIND_DDL else None)
+    return (
+        kind,
+        owner,
+        table,
+        change_digest(
+            op,
+            owner,
+            table,
+            before if isinstance(before, dict) else None,
+            after if isinstance(after, dict) else None,
+            el.get("sql") if kind == KIND_DDL else None,
+        ),
+    )
 
 
 def changes_of(doc: dict[str, Any]) -> list[Change]:
@@ -180,6 +191,7 @@ def changes_of(doc: dict[str, Any]) -> list[Change]:
 
 
 # -- summaries ---------------------------------------------------------------------------------
+
 
 @dataclass(slots=True)
 class Tally:
@@ -215,9 +227,15 @@ class Segment:
 
     def render(self, start: tuple[int, int]) -> bytes:
         """The ``"digests"`` member of a checkpoint element."""
-        doc = {"from": list(start), "n": self.total.n, "d": self.total.hex,
-               "tables": [{"owner": owner, "table": table, "n": t.n, "d": t.hex}
-                          for (owner, table), t in sorted(self.tables.items())]}
+        doc = {
+            "from": list(start),
+            "n": self.total.n,
+            "d": self.total.hex,
+            "tables": [
+                {"owner": owner, "table": table, "n": t.n, "d": t.hex}
+                for (owner, table), t in sorted(self.tables.items())
+            ],
+        }
         return b'"digests":' + msgspec.json.encode(doc)
 
 
@@ -269,8 +287,10 @@ class CheckpointDigests:
         """The checkpoint message ``body`` with the segment's digests; the segment ends here."""
         element = decode(body)["payload"][0]
         if not body.endswith(b"}]}"):
-            raise InternalError("checkpoint-digests: a checkpoint message does not end its payload element "
-                                "as OpenLogReplicator JSON does")
+            raise InternalError(
+                "checkpoint-digests: a checkpoint message does not end its payload element "
+                "as OpenLogReplicator JSON does"
+            )
         signed = body[:-3] + b"," + self._segment.render(self._from) + b"}]}"
         self._from = _checkpoint_position(element)
         self._segment = Segment()
@@ -318,8 +338,10 @@ class StreamVerifier:
             self.replayed += 1
         else:
             cid = change.id
-            raise StreamCheckFailed(f"change c_scn {cid.c_scn}, c_idx {cid.c_idx}, xid {cid.xid} came again "
-                                    "with another content", DIGEST_MISMATCH)
+            raise StreamCheckFailed(
+                f"change c_scn {cid.c_scn}, c_idx {cid.c_idx}, xid {cid.xid} came again with another content",
+                DIGEST_MISMATCH,
+            )
 
     def checkpoint(self, element: dict[str, Any], c_scn: Any = None, c_idx: Any = None) -> bool:
         """A checkpoint message's payload element (``c_scn``/``c_idx`` of its header, for the
@@ -328,9 +350,12 @@ class StreamVerifier:
         key = (*position, bool(element.get("redo")))
         digests = element.get("digests")
         if not isinstance(digests, dict):
-            raise StreamCheckFailed(f"checkpoint at redo position {position[0]}:{position[1]} (c_scn "
-                                    f"{c_scn}) carries no digests: set format.checkpoint-digests to 1 "
-                                    "in the producer's config", NO_DIGESTS)
+            raise StreamCheckFailed(
+                f"checkpoint at redo position {position[0]}:{position[1]} (c_scn "
+                f"{c_scn}) carries no digests: set format.checkpoint-digests to 1 "
+                "in the producer's config",
+                NO_DIGESTS,
+            )
         verified = False
         if self.last is not None and key <= self.last:  # a replay of what was verified already
             self.replayed += self._segment.total.n + 1
@@ -350,25 +375,37 @@ class StreamVerifier:
         start = tuple(digests.get("from", ()))
         where = f"checkpoint at redo position {position[0]}:{position[1]} (c_scn {c_scn}, c_idx {c_idx})"
         if start != self.last[:2]:
-            raise StreamCheckFailed(f"{where} continues from {':'.join(map(str, start))}, but the last checkpoint "
-                                    f"received was at {self.last[0]}:{self.last[1]}: the checkpoints between and "
-                                    "their changes were lost", CHAIN_BROKEN)
+            raise StreamCheckFailed(
+                f"{where} continues from {':'.join(map(str, start))}, but the last checkpoint "
+                f"received was at {self.last[0]}:{self.last[1]}: the checkpoints between and "
+                "their changes were lost",
+                CHAIN_BROKEN,
+            )
         got = self._segment
         problems = []
         if (got.total.n, got.total.hex) != (digests.get("n"), digests.get("d")):
-            problems.append(f"{got.total.n} changes (digest {got.total.hex}) received, "
-                            f"{digests.get('n')} (digest {digests.get('d')}) sent")
+            problems.append(
+                f"{got.total.n} changes (digest {got.total.hex}) received, "
+                f"{digests.get('n')} (digest {digests.get('d')}) sent"
+            )
         sent = {(t.get("owner", ""), t.get("table", "")): (t.get("n"), t.get("d")) for t in digests.get("tables", [])}
         for table in sorted(set(sent) | set(got.tables)):
             mine = got.tables.get(table, Tally())
             theirs = sent.get(table, (0, f"{0:016x}"))
             if (mine.n, mine.hex) != theirs:
-                problems.append(f"table {table[0]}.{table[1]}: {mine.n} received (digest {mine.hex}), "
-                                f"{theirs[0]} sent (digest {theirs[1]})")
+                problems.append(
+                    f"table {table[0]}.{table[1]}: {mine.n} received (digest {mine.hex}), "
+                    f"{theirs[0]} sent (digest {theirs[1]})"
+                )
         if problems:
             first = next(iter(self._seen), None)
-            since = (f"; the first change received since: c_scn {first.c_scn}, c_idx {first.c_idx}, xid {first.xid}"
-                     if first is not None else "")
-            raise StreamCheckFailed(f"{where}: the changes since the previous checkpoint ({start[0]}:{start[1]}) "
-                                    "differ from what was sent (lost, duplicated or altered messages): "
-                                    + "; ".join(problems) + since, DIGEST_MISMATCH)
+            since = (
+                f"; the first change received since: c_scn {first.c_scn}, c_idx {first.c_idx}, xid {first.xid}"
+                if first is not None
+                else ""
+            )
+            raise StreamCheckFailed(
+                f"{where}: the changes since the previous checkpoint ({start[0]}:{start[1]}) "
+                "differ from what was sent (lost, duplicated or altered messages): " + "; ".join(problems) + since,
+                DIGEST_MISMATCH,
+            )

@@ -76,14 +76,21 @@ class HeaderBuilder:
         attrs = self._attrs.get(items)
         if attrs is None:
             ranked = sorted(items, key=lambda item: _ATTRIBUTE_RANK.get(item[0], len(_ATTRIBUTE_RANK)))
-            attrs = b',"attrs":{' + b",".join(b'"' + escape_str(k) + b'":"' + escape_str(v) + b'"'
-                                              for k, v in ranked) + b"}"
+            attrs = (
+                b',"attrs":{'
+                + b",".join(b'"' + escape_str(k) + b'":"' + escape_str(v) + b'"' for k, v in ranked)
+                + b"}"
+            )
             if len(self._attrs) >= 4096:
                 self._attrs.clear()
             self._attrs[items] = attrs
         usr = txn.attributes.get("login username")
-        return TxnHeader(xid=self._xid(txn.xid), db=txn.con_name or self._options.con_name,
-                         usr=f'"usr":"{usr}"' if usr is not None else "", attrs=attrs)
+        return TxnHeader(
+            xid=self._xid(txn.xid),
+            db=txn.con_name or self._options.con_name,
+            usr=f'"usr":"{usr}"' if usr is not None else "",
+            attrs=attrs,
+        )
 
     def _scn(self, name: str, value: int) -> str:
         return f'"{name}s":"0x{value:016x}"' if self._scn_hex else f'"{name}":{value}'
@@ -119,26 +126,46 @@ class HeaderBuilder:
     def begin(self, lwn_scn: int, idx: int, time: int, ctx: TxnHeader) -> bytes:
         """Header of the begin message (``idx`` as printed); ``time`` is the first change's."""
         o = self._options
-        return self._finish(self._fields(lwn_scn, idx, self._begin_scn, time, True), ctx,
-                            bool(o.db & 1), bool(o.user_type & 1), bool(o.attributes & 1))
+        return self._finish(
+            self._fields(lwn_scn, idx, self._begin_scn, time, True),
+            ctx,
+            bool(o.db & 1),
+            bool(o.user_type & 1),
+            bool(o.attributes & 1),
+        )
 
     def dml(self, lwn_scn: int, idx: int, scn: int, time: int, ctx: TxnHeader) -> bytes:
         """Header of a row-change message."""
         o = self._options
-        return self._finish(self._fields(lwn_scn, idx, scn, time, False), ctx,
-                            bool(o.db & 1), bool(o.user_type & 2), bool(o.attributes & 2))
+        return self._finish(
+            self._fields(lwn_scn, idx, scn, time, False),
+            ctx,
+            bool(o.db & 1),
+            bool(o.user_type & 2),
+            bool(o.attributes & 2),
+        )
 
     def ddl(self, lwn_scn: int, idx: int, scn: int, time: int, ctx: TxnHeader) -> bytes:
         """Header of a DDL message (db bit 2, user-type bit 8, attributes as for DML)."""
         o = self._options
-        return self._finish(self._fields(lwn_scn, idx, scn, time, False), ctx,
-                            bool(o.db & 2), bool(o.user_type & 8), bool(o.attributes & 2))
+        return self._finish(
+            self._fields(lwn_scn, idx, scn, time, False),
+            ctx,
+            bool(o.db & 2),
+            bool(o.user_type & 8),
+            bool(o.attributes & 2),
+        )
 
     def commit(self, lwn_scn: int, idx: int, ctx: TxnHeader) -> bytes:
         """Header of the commit message."""
         o = self._options
-        return self._finish(self._fields(lwn_scn, idx, self._commit_scn, self._commit_time, False),
-                            ctx, bool(o.db & 1), bool(o.user_type & 4), bool(o.attributes & 4))
+        return self._finish(
+            self._fields(lwn_scn, idx, self._commit_scn, self._commit_time, False),
+            ctx,
+            bool(o.db & 1),
+            bool(o.user_type & 4),
+            bool(o.attributes & 4),
+        )
 
     def checkpoint(self, lwn_scn: int, idx: int, scn: int, time: int) -> bytes:
         """Header of a checkpoint message: no xid, db or usr."""

@@ -17,7 +17,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from replicator.events import (
-    OP_DELETE, Checkpoint, DdlChange, Message, RowChange, Table, Transaction,
+    OP_DELETE,
+    Checkpoint,
+    DdlChange,
+    Message,
+    RowChange,
+    Table,
+    Transaction,
 )
 from replicator.formats.base import NO_SCN, FormatOptions, printable_filter
 from replicator.formats.capabilities import SilentCheckpoints, StreamingFormat
@@ -26,7 +32,6 @@ from replicator.formats.olr_columns import TablePlan, render_compressed, render_
 from replicator.formats.olr_header import HeaderBuilder
 from replicator.formats.olr_rows import UpdateReducer
 from replicator.values.rowid import rowid_text
-
 
 
 class OlrJsonFormat(StreamingFormat, SilentCheckpoints):
@@ -61,11 +66,19 @@ class OlrJsonFormat(StreamingFormat, SilentCheckpoints):
             self.lwn_scn = scn
             self.lwn_idx = 0
 
-    def _message(self, head: bytes, body: bytes, txn: Transaction, tag: bytes | None = None,
-                 table: Table | None = None) -> Message:
+    def _message(
+        self, head: bytes, body: bytes, txn: Transaction, tag: bytes | None = None, table: Table | None = None
+    ) -> Message:
         """Wrap ``{head,body}``; ``head`` must be the header built for the index just taken."""
-        return Message(data=b"{" + head + b"," + body, scn=self.lwn_scn, idx=self.lwn_idx - 1,
-                       tag=tag, xid=txn.xid, seq=txn.begin_seq, table=table)
+        return Message(
+            data=b"{" + head + b"," + body,
+            scn=self.lwn_scn,
+            idx=self.lwn_idx - 1,
+            tag=tag,
+            xid=txn.xid,
+            seq=txn.begin_seq,
+            table=table,
+        )
 
     def take_index(self) -> int:
         self.lwn_idx += 1
@@ -115,8 +128,7 @@ class OlrJsonFormat(StreamingFormat, SilentCheckpoints):
             else:
                 head = header.dml(self.lwn_scn, self.take_index(), change.scn, change.time, ctx)
             table = change.table if isinstance(change, RowChange) else None
-            yield self._message(head, b'"payload":[' + element + b"]}", txn,
-                                          tag=tag, table=table)
+            yield self._message(head, b'"payload":[' + element + b"]}", txn, tag=tag, table=table)
         if not started:
             return
         if self.full:
@@ -136,9 +148,13 @@ class OlrJsonFormat(StreamingFormat, SilentCheckpoints):
         self.set_position(cp.scn)
         head = self.header.checkpoint(self.lwn_scn, self.take_index(), cp.scn, cp.time)
         body = b'"payload":[{"op":"chkpt","seq":%d,"offset":%d%s}]}' % (
-            cp.seq, cp.offset, b',"redo":true' if cp.redo_switch else b"")
-        return [Message(data=b"{" + head + b"," + body, scn=self.lwn_scn, idx=self.lwn_idx - 1,
-                        checkpoint=True, seq=cp.seq)]
+            cp.seq,
+            cp.offset,
+            b',"redo":true' if cp.redo_switch else b"",
+        )
+        return [
+            Message(data=b"{" + head + b"," + body, scn=self.lwn_scn, idx=self.lwn_idx - 1, checkpoint=True, seq=cp.seq)
+        ]
 
     # -- payload elements --------------------------------------------------------------------
 
@@ -201,6 +217,10 @@ class OlrJsonFormat(StreamingFormat, SilentCheckpoints):
 
     def _ddl_element(self, change: DdlChange) -> bytes:
         plan = self.plan(change.table) if change.table is not None else None
-        return (b'{"op":"ddl",' + self.table_schema(plan, change.obj, change.owner, change.name) + b',"sql":"'
-                + escape_bytes(change.sql.encode("utf-8", "surrogateescape")) + b'"}')
-
+        return (
+            b'{"op":"ddl",'
+            + self.table_schema(plan, change.obj, change.owner, change.name)
+            + b',"sql":"'
+            + escape_bytes(change.sql.encode("utf-8", "surrogateescape"))
+            + b'"}'
+        )

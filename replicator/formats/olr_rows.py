@@ -80,8 +80,7 @@ class UpdateReducer:
             return reduce_single(before, plan, self.column_mode), None
         return self.reduce(before, after, plan)
 
-    def reduce(self, before: RowImage, after: RowImage,
-               plan: TablePlan | None) -> tuple[RowImage, RowImage]:
+    def reduce(self, before: RowImage, after: RowImage, plan: TablePlan | None) -> tuple[RowImage, RowImage]:
         """Return the (before, after) images OLR prints for an UPDATE."""
         new_before: RowImage = {}
         new_after: RowImage = {}
@@ -123,5 +122,9 @@ class UpdateReducer:
             return
         self._warned.add(key)
         table: Table = plan.table
-        log.warning("60034 observed UPDATE operation for NOT NULL column with NULL value for "
-                    "table %s.%s column %s", table.owner, table.name, plan.columns[index].name)
+        log.warning(
+            "60034 observed UPDATE operation for NOT NULL column with NULL value for table %s.%s column %s",
+            table.owner,
+            table.name,
+            plan.columns[index].name,
+        )

@@ -13,9 +13,24 @@ from collections.abc import Callable
 
 from replicator import log
 from replicator.events import (
-    TYPE_BINARY_DOUBLE, TYPE_BINARY_FLOAT, TYPE_BLOB, TYPE_BOOLEAN, TYPE_CHAR, TYPE_CLOB,
-    TYPE_DATE, TYPE_INTERVAL_DS, TYPE_INTERVAL_YM, TYPE_JSON, TYPE_NUMBER, TYPE_RAW,
-    TYPE_TIMESTAMP, TYPE_TIMESTAMP_LTZ, TYPE_TIMESTAMP_TZ, TYPE_UROWID, TYPE_VARCHAR2, Column,
+    TYPE_BINARY_DOUBLE,
+    TYPE_BINARY_FLOAT,
+    TYPE_BLOB,
+    TYPE_BOOLEAN,
+    TYPE_CHAR,
+    TYPE_CLOB,
+    TYPE_DATE,
+    TYPE_INTERVAL_DS,
+    TYPE_INTERVAL_YM,
+    TYPE_JSON,
+    TYPE_NUMBER,
+    TYPE_RAW,
+    TYPE_TIMESTAMP,
+    TYPE_TIMESTAMP_LTZ,
+    TYPE_TIMESTAMP_TZ,
+    TYPE_UROWID,
+    TYPE_VARCHAR2,
+    Column,
     Table,
 )
 from replicator.formats.base import FLAG_EXPERIMENTAL_XMLTYPE, FormatOptions
@@ -30,13 +45,13 @@ from replicator.values.raw import boolean_text
 from replicator.values.rowid import urowid_text
 from replicator.values.timefmt import timestamp_renderer, timestamp_tz_renderer
 
-
 Fragment = Callable[[bytes], "bytes | None"]
 _FLAG_JSON_HEX = 0x20000  # source.flags: output the JSON data type as hex (experimental)
 
 
-def value_renderer(prefix: bytes, column: Column, type_code: int, table: Table,
-                   options: FormatOptions, after: bool) -> Fragment | None:
+def value_renderer(
+    prefix: bytes, column: Column, type_code: int, table: Table, options: FormatOptions, after: bool
+) -> Fragment | None:
     """Fragment builder for a non-null value of ``column`` (None: OLR prints nothing).
 
     ``prefix`` is the ready ``"NAME":``; ``type_code`` is the type after the stored-as-LOB
@@ -101,9 +116,9 @@ def _unknown_fragment(prefix: bytes, name: str, dump: bool) -> Fragment:
     return unknown
 
 
-def _decoded(prefix: bytes, decode: Callable[[bytes], str | None], unknown: Fragment,
-             quote: bool) -> Fragment:
+def _decoded(prefix: bytes, decode: Callable[[bytes], str | None], unknown: Fragment, quote: bool) -> Fragment:
     """Renderer for decoders returning JSON text (or plain text to quote), None = unknown."""
+
     def render(data: bytes) -> bytes | None:
         text = decode(data)
         if text is None:
@@ -129,15 +144,15 @@ def _binary_xml(prefix: bytes, where: str) -> Fragment:
     render = _hex(prefix)
 
     def fragment(data: bytes) -> bytes | None:
-        log.warn_once(60036, where, f"incorrect XML data: binary XMLTYPE is not decoded, printed as "
-                                    f"hex (column: {where})")
+        log.warn_once(
+            60036, where, f"incorrect XML data: binary XMLTYPE is not decoded, printed as hex (column: {where})"
+        )
         return render(data)
 
     return fragment
 
 
-def _timestamp(prefix: bytes, offset: int, render: Callable[[int, int], str],
-               unknown: Fragment) -> Fragment:
+def _timestamp(prefix: bytes, offset: int, render: Callable[[int, int], str], unknown: Fragment) -> Fragment:
     def fragment(data: bytes) -> bytes | None:
         decoded = decode_timestamp(data, offset)
         if decoded is None:
@@ -147,8 +162,7 @@ def _timestamp(prefix: bytes, offset: int, render: Callable[[int, int], str],
     return fragment
 
 
-def _timestamp_tz(prefix: bytes, render: Callable[[int, int, str], str],
-                  unknown: Fragment) -> Fragment:
+def _timestamp_tz(prefix: bytes, render: Callable[[int, int, str], str], unknown: Fragment) -> Fragment:
     def fragment(data: bytes) -> bytes | None:
         decoded = decode_timestamp_tz(data)
         if decoded is None:
@@ -158,8 +172,7 @@ def _timestamp_tz(prefix: bytes, render: Callable[[int, int, str], str],
     return fragment
 
 
-def _string(prefix: bytes, column: Column, table: Table, options: FormatOptions,
-            is_clob: bool) -> Fragment:
+def _string(prefix: bytes, column: Column, table: Table, options: FormatOptions, is_clob: bool) -> Fragment:
     """Character data under the `char` option: 1 = no mapping, 2 = hex (never for SYS tables)."""
     as_hex = bool(options.char & 2) and not table.system
     if options.char & 1:
@@ -167,8 +180,7 @@ def _string(prefix: bytes, column: Column, table: Table, options: FormatOptions,
             return _hex(prefix)
         return lambda data: prefix + b'"' + escape_bytes(data) + b'"'
     try:
-        name = column_charset_name(column.charset_form, column.charset_id, is_clob,
-                                   table.charset, table.ncharset)
+        name = column_charset_name(column.charset_form, column.charset_id, is_clob, table.charset, table.ncharset)
         to_utf8 = get_charset(name).to_utf8
     except CharsetError as error:
         failure = error

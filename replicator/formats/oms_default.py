@@ -29,7 +29,14 @@ from replicator.events import OP_DELETE, OP_INSERT, OP_UPDATE, Checkpoint, DdlCh
 from replicator.formats.base import FormatOptions
 from replicator.formats.capabilities import NativeRowFormat
 from replicator.formats.framework import (
-    Clock, EventFormat, Position, StreamSequence, TxnContext, ddl_table, dumps, native_core,
+    Clock,
+    EventFormat,
+    Position,
+    StreamSequence,
+    TxnContext,
+    ddl_table,
+    dumps,
+    native_core,
 )
 from replicator.formats.rowvalues import ColumnView, RowValues, TableView, Value
 from replicator.formats.textvalues import TextValues
@@ -38,8 +45,19 @@ from replicator.formats.typemap import OMS_TYPES, ddl_kind
 RECORD_TYPES = {OP_INSERT: "INSERT", OP_UPDATE: "UPDATE", OP_DELETE: "DELETE"}
 _KEY_SEPARATOR = "\u0001"
 # allMetaData in OMS's order; clusterId does not exist for Oracle sources.
-_META_FIELDS = ("checkpoint", "record_primary_key", "record_primary_value", "source_identity",
-                "dbType", "storeDataSequence", "table_name", "db", "timestamp", "uniqueId", "transId")
+_META_FIELDS = (
+    "checkpoint",
+    "record_primary_key",
+    "record_primary_value",
+    "source_identity",
+    "dbType",
+    "storeDataSequence",
+    "table_name",
+    "db",
+    "timestamp",
+    "uniqueId",
+    "transId",
+)
 
 
 def _meta(**values: object) -> dict[str, object]:
@@ -66,20 +84,29 @@ class OmsDefaultFormat(EventFormat, NativeRowFormat):
         """One record per row change."""
         view, change = row.view, row.change
         current = row.current
-        record = self._row_record(ctx, pos, view, row.op, change.time, lambda c: current.get(c.index),
-                                  self._image(view, row.before), self._image(view, row.after))
-        return [self.message(dumps(record), pos, ctx, key=self.tag_key(row, self.values.render),
-                             table=change.table)]
+        record = self._row_record(
+            ctx,
+            pos,
+            view,
+            row.op,
+            change.time,
+            lambda c: current.get(c.index),
+            self._image(view, row.before),
+            self._image(view, row.after),
+        )
+        return [self.message(dumps(record), pos, ctx, key=self.tag_key(row, self.values.render), table=change.table)]
 
     def on_native_row(self, ctx: TxnContext, pos: Position, rows: Any, r: int) -> list[Message]:
         """:meth:`on_row` for row ``r`` of a natively decoded transaction (replicator.native
         RowImages; its tables have no `tag` columns): the same bytes, images rendered in C."""
         view, op = rows.view(r), rows.op(r)
         side = 0 if op == OP_DELETE else 1
-        images = [orjson.Fragment(self._native_image(rows, r, s, view)) if rows.has_image(r, s) else None
-                  for s in (0, 1)]
-        record = self._row_record(ctx, pos, view, op, rows.time(r), lambda c: rows.get(r, side, c.ordinal - 1),
-                                  images[0], images[1])
+        images = [
+            orjson.Fragment(self._native_image(rows, r, s, view)) if rows.has_image(r, s) else None for s in (0, 1)
+        ]
+        record = self._row_record(
+            ctx, pos, view, op, rows.time(r), lambda c: rows.get(r, side, c.ordinal - 1), images[0], images[1]
+        )
         return [self.message(dumps(record), pos, ctx, table=rows.table(r))]
 
     def _native_image(self, rows: Any, r: int, side: int, view: TableView) -> bytes:
@@ -90,21 +117,39 @@ class OmsDefaultFormat(EventFormat, NativeRowFormat):
             return struct
         cached = self._light.get(id(view))
         if cached is None or cached[0] is not view:
-                cached = self._light[id(view)] = (view, native_core().present_json, [
-                dumps(c.name) + b':{"schemaType":' + dumps(OMS_TYPES[c.otype.family]) + b"}" for c in view.columns])
+            cached = self._light[id(view)] = (
+                view,
+                native_core().present_json,
+                [dumps(c.name) + b':{"schemaType":' + dumps(OMS_TYPES[c.otype.family]) + b"}" for c in view.columns],
+            )
         light = cached[1](rows, r, side, cached[2])
         return struct[:-1] + (b',"__light_type":' if len(struct) > 2 else b'"__light_type":') + light + b"}"
 
-    def _row_record(self, ctx: TxnContext, pos: Position, view: TableView, op: str, time: int,
-                    key_value: Callable[[ColumnView], Value], before: object, after: object) -> dict[str, object]:
+    def _row_record(
+        self,
+        ctx: TxnContext,
+        pos: Position,
+        view: TableView,
+        op: str,
+        time: int,
+        key_value: Callable[[ColumnView], Value],
+        before: object,
+        after: object,
+    ) -> dict[str, object]:
         keys = view.keys
         meta = _meta(
             checkpoint=str(ctx.txn.begin_time),
             record_primary_key=_KEY_SEPARATOR.join(c.name for c in keys) if keys else None,
-            record_primary_value=(_KEY_SEPARATOR.join(self._key_value(c, key_value(c)) for c in keys)
-                                  if keys else None),
-            storeDataSequence=self._sequence.next(ctx.txn.commit_scn, ctx.number + 1), table_name=view.name,
-            db=view.owner, timestamp=str(time), uniqueId=pos.text, transId=ctx.xid)
+            record_primary_value=(
+                _KEY_SEPARATOR.join(self._key_value(c, key_value(c)) for c in keys) if keys else None
+            ),
+            storeDataSequence=self._sequence.next(ctx.txn.commit_scn, ctx.number + 1),
+            table_name=view.name,
+            db=view.owner,
+            timestamp=str(time),
+            uniqueId=pos.text,
+            transId=ctx.xid,
+        )
         return {"prevStruct": before, "postStruct": after, "allMetaData": meta, "recordType": RECORD_TYPES[op]}
 
     def on_ddl(self, ctx: TxnContext, pos: Position, change: DdlChange) -> list[Message]:
@@ -113,18 +158,23 @@ class OmsDefaultFormat(EventFormat, NativeRowFormat):
         if self.extended:
             post["__light_type"] = {"ddl": {"schemaType": "VAR_STRING"}}
         table = ddl_table(change)
-        meta = _meta(checkpoint=str(ctx.txn.begin_time), table_name=table, db=change.owner,
-                     storeDataSequence=self._sequence.next(ctx.txn.commit_scn, ctx.number + 1),
-                     timestamp=str(change.time), uniqueId=pos.text, transId=ctx.xid,
-                     ddlType=ddl_kind(change.sql).oms)
+        meta = _meta(
+            checkpoint=str(ctx.txn.begin_time),
+            table_name=table,
+            db=change.owner,
+            storeDataSequence=self._sequence.next(ctx.txn.commit_scn, ctx.number + 1),
+            timestamp=str(change.time),
+            uniqueId=pos.text,
+            transId=ctx.xid,
+            ddlType=ddl_kind(change.sql).oms,
+        )
         record = {"prevStruct": None, "postStruct": post, "allMetaData": meta, "recordType": "DDL"}
         return [self.message(dumps(record), pos, ctx)]
 
     def on_checkpoint(self, cp: Checkpoint, pos: Position) -> list[Message]:
         """A HEARTBEAT record: no images, the checkpoint time as OMS's checkpoint."""
         meta = _meta(checkpoint=str(cp.time), timestamp=str(cp.time), uniqueId=pos.text)
-        record = {"prevStruct": None, "postStruct": None, "allMetaData": meta,
-                  "recordType": "HEARTBEAT"}
+        record = {"prevStruct": None, "postStruct": None, "allMetaData": meta, "recordType": "HEARTBEAT"}
         return [self.message(dumps(record), pos, seq=cp.seq)]
 
     def _image(self, view: TableView, image: dict[int, Value] | None) -> dict[str, object] | None:
@@ -132,8 +182,9 @@ class OmsDefaultFormat(EventFormat, NativeRowFormat):
             return None
         struct = self.values.row(view, image)
         if self.extended:
-            struct["__light_type"] = {c.name: {"schemaType": OMS_TYPES[c.otype.family]}
-                                      for c in view.columns if c.index in image}
+            struct["__light_type"] = {
+                c.name: {"schemaType": OMS_TYPES[c.otype.family]} for c in view.columns if c.index in image
+            }
         return struct
 
     def _key_value(self, column: ColumnView, value: Value) -> str:

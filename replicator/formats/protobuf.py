@@ -97,10 +97,18 @@ class ProtobufFormat:
         self.lwn_idx += 1
         return self._header(scn, time, txn, db, attrs)
 
-    def _message(self, response: pb.RedoResponse, txn: Transaction, tag: bytes | None = None,
-                 change: RowChange | None = None) -> Message:
-        return Message(data=response.SerializeToString(), scn=self.lwn_scn, idx=self.lwn_idx - 1, tag=tag,
-                       xid=txn.xid, seq=txn.begin_seq, table=change.table if change is not None else None)
+    def _message(
+        self, response: pb.RedoResponse, txn: Transaction, tag: bytes | None = None, change: RowChange | None = None
+    ) -> Message:
+        return Message(
+            data=response.SerializeToString(),
+            scn=self.lwn_scn,
+            idx=self.lwn_idx - 1,
+            tag=tag,
+            xid=txn.xid,
+            seq=txn.begin_seq,
+            table=change.table if change is not None else None,
+        )
 
     def set_position(self, scn: int) -> None:
         if self.lwn_scn != scn:
@@ -140,8 +148,11 @@ class ProtobufFormat:
                 db = bool(o.db & 2) if isinstance(change, DdlChange) else bool(o.db & 1)
                 target = self._take(scn, change.time, txn, db, False)
             element = target.payload.add()
-            tag = self._ddl_element(element, change) if isinstance(change, DdlChange) else \
-                self._row_element(element, change, num)
+            tag = (
+                self._ddl_element(element, change)
+                if isinstance(change, DdlChange)
+                else self._row_element(element, change, num)
+            )
             num += 1
             if not self.full:
                 messages.append(self._message(target, txn, tag, change if isinstance(change, RowChange) else None))
@@ -160,8 +171,9 @@ class ProtobufFormat:
         self.set_position(cp.scn)
         head = self._take(cp.scn, cp.time, None, False, False)
         head.payload.add(op=pb.CHKPT, seq=cp.seq, offset=cp.offset, redo=cp.redo_switch)
-        return [Message(data=head.SerializeToString(), scn=self.lwn_scn, idx=self.lwn_idx - 1,
-                        checkpoint=True, seq=cp.seq)]
+        return [
+            Message(data=head.SerializeToString(), scn=self.lwn_scn, idx=self.lwn_idx - 1, checkpoint=True, seq=cp.seq)
+        ]
 
     # -- payload elements --------------------------------------------------------------------
 
@@ -174,8 +186,9 @@ class ProtobufFormat:
             plan = self.plans[id(table)] = PbTablePlan(table, self.options)
         return plan
 
-    def table_schema(self, schema: pb.Schema, plan: PbTablePlan | None, obj: int, owner: str = "",
-                name: str = "") -> None:
+    def table_schema(
+        self, schema: pb.Schema, plan: PbTablePlan | None, obj: int, owner: str = "", name: str = ""
+    ) -> None:
         o = self.options
         if plan is None:
             if owner:

@@ -20,8 +20,9 @@ from replicator.values.lob import unavailable
 class _ColumnPlan:
     __slots__ = ("after", "before", "name", "null_after", "null_before")
 
-    def __init__(self, name: str, after: Setter | None, before: Setter | None, null_after: bool,
-                 null_before: bool) -> None:
+    def __init__(
+        self, name: str, after: Setter | None, before: Setter | None, null_after: bool, null_before: bool
+    ) -> None:
         self.name = name
         self.after = after
         self.before = before
@@ -48,10 +49,15 @@ class PbTablePlan:
             # With unknown-type 0, OLR's protobuf builder leaves a NULL CLOB/BLOB nameless even in
             # the after image, where JSON prints it as null.
             lob_null_hidden = options.unknown_type == 0 and type_code in (TYPE_CLOB, TYPE_BLOB)
-            self.column_plans.append(_ColumnPlan(column.name, setter if plan.after is not None else None,
-                                             setter if plan.before is not None else None,
-                                             plan.null_after is not None and not lob_null_hidden,
-                                             plan.null_before is not None))
+            self.column_plans.append(
+                _ColumnPlan(
+                    column.name,
+                    setter if plan.after is not None else None,
+                    setter if plan.before is not None else None,
+                    plan.null_after is not None and not lob_null_hidden,
+                    plan.null_before is not None,
+                )
+            )
 
     def fill(self, target: MutableSequence[pb.Value], image: RowImage, after: bool) -> None:
         """Append a Value for every column of ``image``, in column order; NULL is a name alone.

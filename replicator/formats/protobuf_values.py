@@ -132,7 +132,7 @@ def strtof(text: str) -> float:
         if not 0 <= neighbour_bits < 1 << 32:
             continue
         neighbour = _F32.unpack(_U32.pack(neighbour_bits))[0]
-        if math.isinf(neighbour) or math.isnan(neighbour) or (neighbour < 0) != (first < 0) and first != 0:
+        if math.isinf(neighbour) or math.isnan(neighbour) or ((neighbour < 0) != (first < 0) and first != 0):
             continue
         gap, best_gap = abs(Fraction(neighbour) - exact), abs(Fraction(best) - exact)
         if gap < best_gap or (gap == best_gap and not neighbour_bits & 1):
@@ -252,11 +252,21 @@ def value_setter(column: Column, type_code: int, table: Table, options: FormatOp
 
 # Schema column types: SYS.COL$.TYPE# -> ColumnType, and whether `length` is filled.
 COLUMN_TYPES: Final[dict[int, tuple[int, bool]]] = {
-    TYPE_VARCHAR2: (pb.VARCHAR2, True), TYPE_NUMBER: (pb.NUMBER, False), 8: (pb.LONG, False),
-    TYPE_DATE: (pb.DATE, False), TYPE_RAW: (pb.RAW, True), 24: (pb.LONG_RAW, False), TYPE_CHAR: (pb.CHAR, True),
-    TYPE_BINARY_FLOAT: (pb.BINARY_FLOAT, False), TYPE_BINARY_DOUBLE: (pb.BINARY_DOUBLE, False),
-    TYPE_CLOB: (pb.CLOB, False), TYPE_BLOB: (pb.BLOB, False), TYPE_TIMESTAMP: (pb.TIMESTAMP, True),
-    TYPE_TIMESTAMP_TZ: (pb.TIMESTAMP_WITH_TZ, True), TYPE_INTERVAL_YM: (pb.INTERVAL_YEAR_TO_MONTH, True),
-    TYPE_INTERVAL_DS: (pb.INTERVAL_DAY_TO_SECOND, True), TYPE_UROWID: (pb.UROWID, True),
+    TYPE_VARCHAR2: (pb.VARCHAR2, True),
+    TYPE_NUMBER: (pb.NUMBER, False),
+    8: (pb.LONG, False),
+    TYPE_DATE: (pb.DATE, False),
+    TYPE_RAW: (pb.RAW, True),
+    24: (pb.LONG_RAW, False),
+    TYPE_CHAR: (pb.CHAR, True),
+    TYPE_BINARY_FLOAT: (pb.BINARY_FLOAT, False),
+    TYPE_BINARY_DOUBLE: (pb.BINARY_DOUBLE, False),
+    TYPE_CLOB: (pb.CLOB, False),
+    TYPE_BLOB: (pb.BLOB, False),
+    TYPE_TIMESTAMP: (pb.TIMESTAMP, True),
+    TYPE_TIMESTAMP_TZ: (pb.TIMESTAMP_WITH_TZ, True),
+    TYPE_INTERVAL_YM: (pb.INTERVAL_YEAR_TO_MONTH, True),
+    TYPE_INTERVAL_DS: (pb.INTERVAL_DAY_TO_SECOND, True),
+    TYPE_UROWID: (pb.UROWID, True),
     TYPE_TIMESTAMP_LTZ: (pb.TIMESTAMP_WITH_LOCAL_TZ, True),
 }

@@ -44,8 +44,7 @@ from replicator.formats.textvalues import TextValues
 from replicator.formats.typemap import QLIK_TYPES
 from replicator.values.datetime import epoch_to_iso
 
-_ENVELOPE = {"magic": "atMSG", "type": "", "headers": None, "messageSchemaId": None,
-             "messageSchema": None}
+_ENVELOPE = {"magic": "atMSG", "type": "", "headers": None, "messageSchemaId": None, "messageSchema": None}
 
 
 SEQUENCE_SCN_DIGITS = 10  # low digits of the commit SCN in changeSequence's counter
@@ -68,18 +67,26 @@ def change_sequence(commit_time: int, commit_scn: int, number: int) -> str:
     is the one case that would not).
     """
     stamp = epoch_to_iso(commit_time, False, False).replace("-", "").replace(":", "").replace(" ", "")
-    counter = (commit_scn % 10**SEQUENCE_SCN_DIGITS) * 10**SEQUENCE_EVENT_DIGITS \
-        + min(number, 10**SEQUENCE_EVENT_DIGITS - 1)
+    counter = (commit_scn % 10**SEQUENCE_SCN_DIGITS) * 10**SEQUENCE_EVENT_DIGITS + min(
+        number, 10**SEQUENCE_EVENT_DIGITS - 1
+    )
     return f"{stamp}00{counter:019d}"
 
 
 def table_structure(view: TableView) -> dict[str, dict[str, int | str]]:
     """``tableColumns``: ordinal, Qlik type, length, precision, scale and key position."""
     keys = {k.index: n for n, k in enumerate(view.keys, 1)}
-    return {c.name: {"ordinal": c.ordinal, "type": QLIK_TYPES[c.otype.family],
-                     "length": c.column.length, "precision": max(c.otype.precision, 0),
-                     "scale": max(c.otype.scale, 0), "primaryKeyPosition": keys.get(c.index, 0)}
-            for c in view.columns}
+    return {
+        c.name: {
+            "ordinal": c.ordinal,
+            "type": QLIK_TYPES[c.otype.family],
+            "length": c.column.length,
+            "precision": max(c.otype.precision, 0),
+            "scale": max(c.otype.scale, 0),
+            "primaryKeyPosition": keys.get(c.index, 0),
+        }
+        for c in view.columns
+    }
 
 
 class QlikFormat(EventFormat, NativeRowFormat):
@@ -111,29 +118,51 @@ class QlikFormat(EventFormat, NativeRowFormat):
         if cached is None or cached[0] is not view:  # once per table view, not per row
             structure = table_structure(view)
             cached = self._structures[id(view)] = (
-                view, structure, hashlib.sha1(dumps([view.owner, view.name, structure])).hexdigest()[:32])
+                view,
+                structure,
+                hashlib.sha1(dumps([view.owner, view.name, structure])).hexdigest()[:32],
+            )
         structure, digest = cached[1], cached[2]
         known = self._sent.get(view.table.obj)
         if known is not None and known[0] == digest:
             return []
         version = known[1] + 1 if known is not None else 1
         self._sent[view.table.obj] = (digest, version)
-        lineage = {"server": "replicator", "task": self.options.database, "schema": view.owner,
-                   "table": view.name, "tableVersion": version,
-                   "timestamp": epoch_to_iso(self.now_ms() // 1000, True, False) + ".000"}
-        message = {"schemaId": digest, "lineage": lineage,
-                   "tableStructure": {"tableColumns": structure}, "dataSchema": None}
+        lineage = {
+            "server": "replicator",
+            "task": self.options.database,
+            "schema": view.owner,
+            "table": view.name,
+            "tableVersion": version,
+            "timestamp": epoch_to_iso(self.now_ms() // 1000, True, False) + ".000",
+        }
+        message = {
+            "schemaId": digest,
+            "lineage": lineage,
+            "tableStructure": {"tableColumns": structure},
+            "dataSchema": None,
+        }
         own = isinstance(ctx.changes[ctx.number], DdlChange)
-        return [self.message(self._envelope("MD", message), pos if own else self.aux_position(pos),
-                             ctx, key=self._key(view), table=view.table)]
+        return [
+            self.message(
+                self._envelope("MD", message),
+                pos if own else self.aux_position(pos),
+                ctx,
+                key=self._key(view),
+                table=view.table,
+            )
+        ]
 
     def _count(self, ctx: TxnContext, rows_only: bool = False) -> tuple[int, bool]:
         """(transactionEventCounter, transactionLastEvent) of the current row change
         (``rows_only``: every change of the transaction is a row, the native engine's case)."""
         if self._events_of is not ctx:
             self._events_of, self._events = ctx, 0
-            self._last_row = ctx.total - 1 if rows_only else max(
-                (n for n, c in enumerate(ctx.changes) if isinstance(c, RowChange)), default=-1)
+            self._last_row = (
+                ctx.total - 1
+                if rows_only
+                else max((n for n, c in enumerate(ctx.changes) if isinstance(c, RowChange)), default=-1)
+            )
         self._events += 1
         return self._events, ctx.number == self._last_row
 
@@ -141,11 +170,20 @@ class QlikFormat(EventFormat, NativeRowFormat):
         """Metadata if due, then the data message."""
         view, change = row.view, row.change
         out = self._metadata(ctx, pos, view)
-        message = self._data(ctx, pos, view, row.op, change.time, change.scn, change_mask(row), column_mask(row),
-                             self._count(ctx), self.values.row(view, row.current),
-                             self.values.row(view, row.before or {}) if row.op == OP_UPDATE else None)
-        out.append(self.message(self._envelope("DT", message), pos, ctx, key=self._key(view, row),
-                                table=change.table))
+        message = self._data(
+            ctx,
+            pos,
+            view,
+            row.op,
+            change.time,
+            change.scn,
+            change_mask(row),
+            column_mask(row),
+            self._count(ctx),
+            self.values.row(view, row.current),
+            self.values.row(view, row.before or {}) if row.op == OP_UPDATE else None,
+        )
+        out.append(self.message(self._envelope("DT", message), pos, ctx, key=self._key(view, row), table=change.table))
         return out
 
     def on_native_row(self, ctx: TxnContext, pos: Position, rows: Any, r: int) -> list[Message]:
@@ -156,15 +194,26 @@ class QlikFormat(EventFormat, NativeRowFormat):
         change, column = rows.masks(r)
         data = orjson.Fragment(rows.json(r, 0 if op == OP_DELETE else 1, self.values))
         before = orjson.Fragment(rows.json(r, 0, self.values)) if op == OP_UPDATE else None
-        message = self._data(ctx, pos, view, op, rows.time(r), rows.scn(r), change, column,
-                             self._count(ctx, True), data, before)
-        out.append(self.message(self._envelope("DT", message), pos, ctx, key=self._key(view),
-                                table=rows.table(r)))
+        message = self._data(
+            ctx, pos, view, op, rows.time(r), rows.scn(r), change, column, self._count(ctx, True), data, before
+        )
+        out.append(self.message(self._envelope("DT", message), pos, ctx, key=self._key(view), table=rows.table(r)))
         return out
 
-    def _data(self, ctx: TxnContext, pos: Position, view: TableView, op: str, time: int, scn: int,
-              change: str, column: str, count: tuple[int, bool], data: object,
-              before: object) -> dict[str, object]:
+    def _data(
+        self,
+        ctx: TxnContext,
+        pos: Position,
+        view: TableView,
+        op: str,
+        time: int,
+        scn: int,
+        change: str,
+        column: str,
+        count: tuple[int, bool],
+        data: object,
+        before: object,
+    ) -> dict[str, object]:
         txn = ctx.txn
         counter, last = count
         headers = {

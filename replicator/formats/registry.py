@@ -17,6 +17,7 @@ from replicator.formats.base import FLAG_SCHEMALESS, Format, FormatOptions
 
 FormatFactory = Callable[[FormatOptions], Format]
 
+
 def _json_format(options: FormatOptions) -> Format:
     from replicator.formats.olr_json import OlrJsonFormat
 
@@ -80,12 +81,17 @@ def create_format(options: FormatOptions) -> Format:
     factory = _FACTORIES.get(options.type)
     if factory is None:
         expected = ", ".join(f'"{name}"' for name in format_names())
-        raise ConfigError(f'bad JSON, invalid "format" value: {options.type}, expected one of: '
-                          f"{expected}", 30001)
+        raise ConfigError(f'bad JSON, invalid "format" value: {options.type}, expected one of: {expected}', 30001)
     if options.message & 1 and options.message & 0xC:
-        raise ConfigError(f'bad JSON, invalid "message" value: {options.message}, expected: '
-                          "BEGIN/COMMIT skip flags (4/8) unset together with FULL mode (1)", 30001)
+        raise ConfigError(
+            f'bad JSON, invalid "message" value: {options.message}, expected: '
+            "BEGIN/COMMIT skip flags (4/8) unset together with FULL mode (1)",
+            30001,
+        )
     if options.flags & FLAG_SCHEMALESS and options.column != 0:
-        raise ConfigError(f'bad JSON, invalid "column" value: {options.column}, expected: not '
-                          f"used when flags has set schemaless mode (flags: {options.flags})", 30001)
+        raise ConfigError(
+            f'bad JSON, invalid "column" value: {options.column}, expected: not '
+            f"used when flags has set schemaless mode (flags: {options.flags})",
+            30001,
+        )
     return factory(options)

@@ -29,7 +29,14 @@ from decimal import Decimal
 
 from replicator import log
 from replicator.events import (
-    OP_DELETE, OP_INSERT, TYPE_CLOB, TYPE_RAW, Column, RowChange, RowImage, Table,
+    OP_DELETE,
+    OP_INSERT,
+    TYPE_CLOB,
+    TYPE_RAW,
+    Column,
+    RowChange,
+    RowImage,
+    Table,
 )
 from replicator.formats.base import FormatOptions, column_suppressed
 from replicator.formats.temporal import DaySecond, Instant, YearMonth, ZonedInstant
@@ -43,9 +50,7 @@ from replicator.values.number import decode_number
 from replicator.values.raw import boolean_text
 from replicator.values.rowid import urowid_text
 
-
-Value = (str | Decimal | float | bytes | bool | Instant | ZonedInstant | YearMonth | DaySecond
-         | None)
+Value = str | Decimal | float | bytes | bool | Instant | ZonedInstant | YearMonth | DaySecond | None
 Decoder = Callable[[bytes], Value]
 _YM_MONTHS = interval_ym_renderer(0)  # code 0: total months as bare digits
 _DS_NANOS = interval_ds_renderer(0)  # code 0: total nanoseconds as bare digits
@@ -75,6 +80,7 @@ def _visible(column: Column, flags: int) -> bool:
 
 def _checked(decode: Callable[[bytes], Value], name: str, warn: bool) -> Decoder:
     """Wrap a decoder returning None for bad bytes: log 60002 (with `unknown` 1) and give None."""
+
     def run(data: bytes) -> Value:
         value = decode(data)
         if value is None and warn:
@@ -85,9 +91,11 @@ def _checked(decode: Callable[[bytes], Value], name: str, warn: bool) -> Decoder
 
 
 def _text_decoder(column: Column, table: Table) -> Decoder:
-    charset = get_charset(column_charset_name(column.charset_form, column.charset_id,
-                                              column.type_code == TYPE_CLOB, table.charset,
-                                              table.ncharset))
+    charset = get_charset(
+        column_charset_name(
+            column.charset_form, column.charset_id, column.type_code == TYPE_CLOB, table.charset, table.ncharset
+        )
+    )
     return lambda data: charset.to_utf8(data).decode("utf-8", "replace")
 
 
@@ -124,9 +132,16 @@ def _boolean(data: bytes) -> Value:
 
 
 _FIXED: dict[str, Callable[[bytes], Value]] = {
-    "binary_float": _sized(4, decode_binary_float), "binary_double": _sized(8, decode_binary_double),
-    "timestamp_tz": _timestamp_tz, "interval_ym": _year_month, "interval_ds": _day_second,
-    "urowid": urowid_text, "boolean": _boolean, "raw": bytes, "blob": bytes, "unsupported": bytes,
+    "binary_float": _sized(4, decode_binary_float),
+    "binary_double": _sized(8, decode_binary_double),
+    "timestamp_tz": _timestamp_tz,
+    "interval_ym": _year_month,
+    "interval_ds": _day_second,
+    "urowid": urowid_text,
+    "boolean": _boolean,
+    "raw": bytes,
+    "blob": bytes,
+    "unsupported": bytes,
 }
 
 
@@ -157,8 +172,16 @@ class TableView:
                 continue
             if otype.family == "unsupported" and options.unknown_type != 1:
                 continue  # OLR leaves undecodable types out unless unknown-type is 1
-            self.columns.append(ColumnView(index, len(self.columns) + 1, column, otype,
-                                           index in keys, decoder_for(otype, column, table, options)))
+            self.columns.append(
+                ColumnView(
+                    index,
+                    len(self.columns) + 1,
+                    column,
+                    otype,
+                    index in keys,
+                    decoder_for(otype, column, table, options),
+                )
+            )
         self.by_index = {view.index: view for view in self.columns}
         self.keys = [view for view in self.columns if view.key]
 
@@ -175,9 +198,20 @@ class TableView:
 
 def raw_table(obj: int, labels: tuple[str, ...], owner: str = "", name: str = "") -> Table:
     """A stand-in table of RAW columns named ``labels`` (unknown objects, compressed rows)."""
-    columns = [Column(name=label, type_code=TYPE_RAW, length=0, precision=-1, scale=-1,
-                      charset_form=0, charset_id=0, nullable=True, segcol=n + 1)
-               for n, label in enumerate(labels)]
+    columns = [
+        Column(
+            name=label,
+            type_code=TYPE_RAW,
+            length=0,
+            precision=-1,
+            scale=-1,
+            charset_form=0,
+            charset_id=0,
+            nullable=True,
+            segcol=n + 1,
+        )
+        for n, label in enumerate(labels)
+    ]
     return Table(obj=obj, data_obj=obj, owner=owner, name=name or f"OBJ_{obj}", columns=columns)
 
 
@@ -233,10 +267,8 @@ def row_values(change: RowChange, view: TableView) -> RowValues:
     raw_before, raw_after = change.before or {}, change.after or {}
     before = _decode(view, raw_before, False)
     new = _decode(view, raw_after, False)
-    modified = frozenset(i for i in new if i not in raw_before
-                         or (raw_before[i] or b"") != (raw_after[i] or b""))
-    return RowValues(change, view, before, {**before, **new}, frozenset(before) | frozenset(new),
-                     modified)
+    modified = frozenset(i for i in new if i not in raw_before or (raw_before[i] or b"") != (raw_after[i] or b""))
+    return RowValues(change, view, before, {**before, **new}, frozenset(before) | frozenset(new), modified)
 
 
 # Debezium's `unavailable.value.placeholder` default: the value of a LOB that is not known.

@@ -29,7 +29,12 @@ from replicator.events import OP_DELETE, OP_INSERT, OP_UPDATE, DdlChange, Messag
 from replicator.formats.base import FormatOptions
 from replicator.formats.capabilities import NativeRowFormat
 from replicator.formats.framework import (
-    Clock, EventFormat, Position, TxnContext, ddl_table, dumps,
+    Clock,
+    EventFormat,
+    Position,
+    TxnContext,
+    ddl_table,
+    dumps,
 )
 from replicator.formats.rowvalues import RowValues
 from replicator.formats.textvalues import TextValues
@@ -46,14 +51,20 @@ class SharePlexFormat(EventFormat, NativeRowFormat):
         super().__init__(options, clock)
         self.values = TextValues()
 
-    def _meta(self, ctx: TxnContext, op: str, time: int, scn: int, rowid: str,
-              table: str) -> dict[str, object]:
+    def _meta(self, ctx: TxnContext, op: str, time: int, scn: int, rowid: str, table: str) -> dict[str, object]:
         seq = ctx.number + 1
         return {
             "time": epoch_to_iso(time, True, False),
-            "userid": ctx.txn.logon_user if ctx.txn.logon_user >= 0 else None, "op": op, "scn": str(scn),
-            "rowid": rowid, "trans": ctx.xid, "seq": seq, "size": ctx.total, "table": table,
-            "idx": f"{seq}/{ctx.total}", "posttime": epoch_to_iso(self.now_ms() // 1000, True, False),
+            "userid": ctx.txn.logon_user if ctx.txn.logon_user >= 0 else None,
+            "op": op,
+            "scn": str(scn),
+            "rowid": rowid,
+            "trans": ctx.xid,
+            "seq": seq,
+            "size": ctx.total,
+            "table": table,
+            "idx": f"{seq}/{ctx.total}",
+            "posttime": epoch_to_iso(self.now_ms() // 1000, True, False),
         }
 
     def on_row(self, ctx: TxnContext, pos: Position, row: RowValues) -> list[Message]:
@@ -66,13 +77,11 @@ class SharePlexFormat(EventFormat, NativeRowFormat):
         rowid = rowid_text(change.data_obj, change.bdba, change.slot)
         record: dict[str, object] = {
             "data": data,
-            "meta": self._meta(ctx, OPS[row.op], change.time, change.scn, rowid,
-                               f"{view.owner}.{view.name}"),
+            "meta": self._meta(ctx, OPS[row.op], change.time, change.scn, rowid, f"{view.owner}.{view.name}"),
         }
         if row.op == OP_UPDATE:
             record["key"] = self.values.row(view, row.before or {})
-        return [self.message(dumps(record), pos, ctx, key=self.tag_key(row, self.values.render),
-                             table=change.table)]
+        return [self.message(dumps(record), pos, ctx, key=self.tag_key(row, self.values.render), table=change.table)]
 
     def on_native_row(self, ctx: TxnContext, pos: Position, rows: Any, r: int) -> list[Message]:
         """:meth:`on_row` for row ``r`` of a natively decoded transaction (replicator.native
@@ -82,8 +91,7 @@ class SharePlexFormat(EventFormat, NativeRowFormat):
         data = rows.json(r, 0 if op == OP_DELETE else 1, self.values, update)
         record: dict[str, object] = {
             "data": orjson.Fragment(data),
-            "meta": self._meta(ctx, OPS[op], rows.time(r), rows.scn(r), rows.rowid(r),
-                               f"{view.owner}.{view.name}"),
+            "meta": self._meta(ctx, OPS[op], rows.time(r), rows.scn(r), rows.rowid(r), f"{view.owner}.{view.name}"),
         }
         if update:
             record["key"] = orjson.Fragment(rows.json(r, 0, self.values))
@@ -92,7 +100,9 @@ class SharePlexFormat(EventFormat, NativeRowFormat):
     def on_ddl(self, ctx: TxnContext, pos: Position, change: DdlChange) -> list[Message]:
         """A DDL record: empty data, the statement in ``sql.ddl``."""
         table = ddl_table(change)
-        record = {"data": {}, "meta": self._meta(ctx, "ddl", change.time, change.scn, "",
-                                                 f"{change.owner}.{table}"),
-                  "sql": {"ddl": change.sql}}
+        record = {
+            "data": {},
+            "meta": self._meta(ctx, "ddl", change.time, change.scn, "", f"{change.owner}.{table}"),
+            "sql": {"ddl": change.sql},
+        }
         return [self.message(dumps(record), pos, ctx)]

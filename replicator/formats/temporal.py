@@ -139,8 +139,7 @@ def interval_literal(value: YearMonth | DaySecond) -> str:
         sign, years, months = year_month_parts(value)
         return f"INTERVAL '{sign}{years}-{months}' YEAR TO MONTH"
     sign, days, hours, minutes, seconds, nanos = day_second_parts(value)
-    return (f"INTERVAL '{sign}{days} {hours:02d}:{minutes:02d}:{seconds:02d}.{nanos:09d}' "
-            "DAY TO SECOND")
+    return f"INTERVAL '{sign}{days} {hours:02d}:{minutes:02d}:{seconds:02d}.{nanos:09d}' DAY TO SECOND"
 
 
 def iso_duration(value: YearMonth | DaySecond) -> str:
@@ -150,8 +149,7 @@ def iso_duration(value: YearMonth | DaySecond) -> str:
         return f"P{_signed(sign, years)}Y{_signed(sign, months)}M0DT0H0M0S"
     sign, days, hours, minutes, seconds, nanos = day_second_parts(value)
     second_text = _signed(sign, seconds, nanos)
-    return (f"P0Y0M{_signed(sign, days)}DT{_signed(sign, hours)}H{_signed(sign, minutes)}M"
-            f"{second_text}S")
+    return f"P0Y0M{_signed(sign, days)}DT{_signed(sign, hours)}H{_signed(sign, minutes)}M{second_text}S"
 
 
 def _signed(sign: str, whole: int, nanos: int = 0) -> str:

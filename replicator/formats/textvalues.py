@@ -29,7 +29,12 @@ import orjson
 from replicator.errors import InternalError
 from replicator.formats.rowvalues import ColumnView, TableView, Value
 from replicator.formats.temporal import (
-    DaySecond, Instant, YearMonth, ZonedInstant, calendar_text, interval_literal,
+    DaySecond,
+    Instant,
+    YearMonth,
+    ZonedInstant,
+    calendar_text,
+    interval_literal,
 )
 from replicator.formats.typemap import INTEGER_FAMILIES
 
@@ -68,8 +73,9 @@ def datetime_text(value: Instant | ZonedInstant, family: str) -> str:
 class TextValues:
     """Turns decoded values into JSON values (``orjson.Fragment`` for exact numbers)."""
 
-    def __init__(self, *, quote_all: bool = False, quote_decimals: bool = False,
-                 booleans: str = "int", binary: str = "base64"):
+    def __init__(
+        self, *, quote_all: bool = False, quote_decimals: bool = False, booleans: str = "int", binary: str = "base64"
+    ):
         self.quote_all = quote_all
         self.quote_decimals = quote_decimals
         self.booleans = booleans  # "int", "bool" or "str"
@@ -101,8 +107,12 @@ class TextValues:
             return interval_literal(value)
         raise InternalError(f"no text rendering for {type(value).__name__}", 50000)
 
-    def row(self, view: TableView, image: dict[int, Value],
-            only: frozenset[int] | set[int] | None = None) -> dict[str, object]:
+    def row(
+        self, view: TableView, image: dict[int, Value], only: frozenset[int] | set[int] | None = None
+    ) -> dict[str, object]:
         """``{name: value}`` of the image's columns in column order (``only``: a subset)."""
-        return {column.name: self.render(column, image[column.index]) for column in view.columns
-                if column.index in image and (only is None or column.index in only)}
+        return {
+            column.name: self.render(column, image[column.index])
+            for column in view.columns
+            if column.index in image and (only is None or column.index in only)
+        }

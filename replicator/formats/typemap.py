@@ -18,9 +18,23 @@ from dataclasses import dataclass
 from typing import Final
 
 from replicator.events import (
-    TYPE_BINARY_DOUBLE, TYPE_BINARY_FLOAT, TYPE_BLOB, TYPE_BOOLEAN, TYPE_CHAR, TYPE_CLOB,
-    TYPE_DATE, TYPE_INTERVAL_DS, TYPE_INTERVAL_YM, TYPE_NUMBER, TYPE_RAW, TYPE_TIMESTAMP,
-    TYPE_TIMESTAMP_LTZ, TYPE_TIMESTAMP_TZ, TYPE_UROWID, TYPE_VARCHAR2, Column,
+    TYPE_BINARY_DOUBLE,
+    TYPE_BINARY_FLOAT,
+    TYPE_BLOB,
+    TYPE_BOOLEAN,
+    TYPE_CHAR,
+    TYPE_CLOB,
+    TYPE_DATE,
+    TYPE_INTERVAL_DS,
+    TYPE_INTERVAL_YM,
+    TYPE_NUMBER,
+    TYPE_RAW,
+    TYPE_TIMESTAMP,
+    TYPE_TIMESTAMP_LTZ,
+    TYPE_TIMESTAMP_TZ,
+    TYPE_UROWID,
+    TYPE_VARCHAR2,
+    Column,
 )
 from replicator.formats.olr_columns import effective_type
 
@@ -72,18 +86,24 @@ def _number(column: Column) -> OracleType:
 _SIMPLE: Final[dict[int, tuple[str, str]]] = {
     TYPE_BINARY_FLOAT: ("binary_float", "BINARY_FLOAT"),
     TYPE_BINARY_DOUBLE: ("binary_double", "BINARY_DOUBLE"),
-    TYPE_RAW: ("raw", "RAW"), TYPE_BLOB: ("blob", "BLOB"), TYPE_DATE: ("date", "DATE"),
+    TYPE_RAW: ("raw", "RAW"),
+    TYPE_BLOB: ("blob", "BLOB"),
+    TYPE_DATE: ("date", "DATE"),
     TYPE_TIMESTAMP_TZ: ("timestamp_tz", "TIMESTAMP WITH TIME ZONE"),
     TYPE_TIMESTAMP_LTZ: ("timestamp_ltz", "TIMESTAMP WITH LOCAL TIME ZONE"),
     TYPE_INTERVAL_YM: ("interval_ym", "INTERVAL YEAR TO MONTH"),
     TYPE_INTERVAL_DS: ("interval_ds", "INTERVAL DAY TO SECOND"),
-    TYPE_UROWID: ("urowid", "UROWID"), TYPE_BOOLEAN: ("boolean", "BOOLEAN"),
+    TYPE_UROWID: ("urowid", "UROWID"),
+    TYPE_BOOLEAN: ("boolean", "BOOLEAN"),
     TYPE_TIMESTAMP: ("timestamp", "TIMESTAMP"),
 }
 _CHARACTER: Final[dict[tuple[int, bool], tuple[str, str]]] = {
-    (TYPE_VARCHAR2, False): ("varchar", "VARCHAR2"), (TYPE_VARCHAR2, True): ("nvarchar", "NVARCHAR2"),
-    (TYPE_CHAR, False): ("char", "CHAR"), (TYPE_CHAR, True): ("nchar", "NCHAR"),
-    (TYPE_CLOB, False): ("clob", "CLOB"), (TYPE_CLOB, True): ("nclob", "NCLOB"),
+    (TYPE_VARCHAR2, False): ("varchar", "VARCHAR2"),
+    (TYPE_VARCHAR2, True): ("nvarchar", "NVARCHAR2"),
+    (TYPE_CHAR, False): ("char", "CHAR"),
+    (TYPE_CHAR, True): ("nchar", "NCHAR"),
+    (TYPE_CLOB, False): ("clob", "CLOB"),
+    (TYPE_CLOB, True): ("nclob", "NCLOB"),
 }
 _TEMPORAL: Final = frozenset({TYPE_TIMESTAMP, TYPE_TIMESTAMP_TZ, TYPE_TIMESTAMP_LTZ})
 
@@ -107,38 +127,84 @@ def classify(column: Column) -> OracleType:
 
 # Canal: java.sql.Types code and mysqlType (bare names, as OMS and DTS print them).
 CANAL_TYPES: Final[dict[str, tuple[int, str]]] = {
-    "int8": (-6, "tinyint"), "int16": (5, "smallint"), "int32": (4, "int"), "int64": (-5, "bigint"),
-    "decimal": (3, "decimal"), "number": (2, "decimal"), "float": (3, "decimal"),
-    "binary_float": (6, "float"), "binary_double": (8, "double"),
-    "char": (1, "char"), "nchar": (-15, "char"), "varchar": (12, "varchar"),
-    "nvarchar": (-9, "varchar"), "clob": (2005, "longtext"), "nclob": (2011, "longtext"),
-    "raw": (-3, "varbinary"), "blob": (2004, "longblob"), "unsupported": (-3, "varbinary"),
-    "date": (93, "datetime"), "timestamp": (93, "datetime"), "timestamp_tz": (2014, "timestamp"),
-    "timestamp_ltz": (93, "timestamp"), "interval_ym": (12, "varchar"),
-    "interval_ds": (12, "varchar"), "urowid": (-8, "varchar"), "boolean": (16, "tinyint"),
+    "int8": (-6, "tinyint"),
+    "int16": (5, "smallint"),
+    "int32": (4, "int"),
+    "int64": (-5, "bigint"),
+    "decimal": (3, "decimal"),
+    "number": (2, "decimal"),
+    "float": (3, "decimal"),
+    "binary_float": (6, "float"),
+    "binary_double": (8, "double"),
+    "char": (1, "char"),
+    "nchar": (-15, "char"),
+    "varchar": (12, "varchar"),
+    "nvarchar": (-9, "varchar"),
+    "clob": (2005, "longtext"),
+    "nclob": (2011, "longtext"),
+    "raw": (-3, "varbinary"),
+    "blob": (2004, "longblob"),
+    "unsupported": (-3, "varbinary"),
+    "date": (93, "datetime"),
+    "timestamp": (93, "datetime"),
+    "timestamp_tz": (2014, "timestamp"),
+    "timestamp_ltz": (93, "timestamp"),
+    "interval_ym": (12, "varchar"),
+    "interval_ds": (12, "varchar"),
+    "urowid": (-8, "varchar"),
+    "boolean": (16, "tinyint"),
 }
 
 # OMS "light types": DataWorks 2.0 column types and DefaultExtendColumnType's schemaType.
 OMS_TYPES: Final[dict[str, str]] = {
-    "int8": "TINYINT", "int16": "SMALLINT", "int32": "INT", "int64": "INT64",
-    "decimal": "DECIMAL", "number": "DECIMAL", "float": "DECIMAL",
-    "binary_float": "FLOAT", "binary_double": "DOUBLE",
+    "int8": "TINYINT",
+    "int16": "SMALLINT",
+    "int32": "INT",
+    "int64": "INT64",
+    "decimal": "DECIMAL",
+    "number": "DECIMAL",
+    "float": "DECIMAL",
+    "binary_float": "FLOAT",
+    "binary_double": "DOUBLE",
     **dict.fromkeys(("char", "nchar", "varchar", "nvarchar", "clob", "nclob", "urowid"), "VARCHAR"),
     **dict.fromkeys(("raw", "blob", "unsupported"), "BLOB"),
-    "date": "DATETIME", "timestamp": "DATETIME", "timestamp_tz": "ZONED_DATETIME",
-    "timestamp_ltz": "TIMESTAMP", "interval_ym": "INTERVAL_YEAR_TO_MONTH",
-    "interval_ds": "INTERVAL_DAY_TO_SECOND", "boolean": "BOOLEAN",
+    "date": "DATETIME",
+    "timestamp": "DATETIME",
+    "timestamp_tz": "ZONED_DATETIME",
+    "timestamp_ltz": "TIMESTAMP",
+    "interval_ym": "INTERVAL_YEAR_TO_MONTH",
+    "interval_ds": "INTERVAL_DAY_TO_SECOND",
+    "boolean": "BOOLEAN",
 }
 
 # Qlik Replicate data types (its Oracle source mapping).
 QLIK_TYPES: Final[dict[str, str]] = {
-    "int8": "INT1", "int16": "INT2", "int32": "INT4", "int64": "INT8",
-    "decimal": "NUMERIC", "number": "NUMERIC", "float": "NUMERIC",
-    "binary_float": "REAL4", "binary_double": "REAL8", "char": "STRING", "varchar": "STRING",
-    "nchar": "WSTRING", "nvarchar": "WSTRING", "clob": "CLOB", "nclob": "NCLOB",
-    "raw": "BYTES", "blob": "BLOB", "unsupported": "BYTES", "date": "DATETIME",
-    "timestamp": "DATETIME", "timestamp_tz": "STRING", "timestamp_ltz": "DATETIME",
-    "interval_ym": "STRING", "interval_ds": "STRING", "urowid": "STRING", "boolean": "BOOLEAN",
+    "int8": "INT1",
+    "int16": "INT2",
+    "int32": "INT4",
+    "int64": "INT8",
+    "decimal": "NUMERIC",
+    "number": "NUMERIC",
+    "float": "NUMERIC",
+    "binary_float": "REAL4",
+    "binary_double": "REAL8",
+    "char": "STRING",
+    "varchar": "STRING",
+    "nchar": "WSTRING",
+    "nvarchar": "WSTRING",
+    "clob": "CLOB",
+    "nclob": "NCLOB",
+    "raw": "BYTES",
+    "blob": "BLOB",
+    "unsupported": "BYTES",
+    "date": "DATETIME",
+    "timestamp": "DATETIME",
+    "timestamp_tz": "STRING",
+    "timestamp_ltz": "DATETIME",
+    "interval_ym": "STRING",
+    "interval_ds": "STRING",
+    "urowid": "STRING",
+    "boolean": "BOOLEAN",
 }
 
 
@@ -160,8 +226,9 @@ def debezium_type(otype: OracleType) -> tuple[str, str | None]:
     if family == "date" or (family == "timestamp" and otype.precision <= 3):
         return "int64", "io.debezium.time.Timestamp"
     if family == "timestamp":
-        return "int64", ("io.debezium.time.MicroTimestamp" if otype.precision <= 6
-                         else "io.debezium.time.NanoTimestamp")
+        return "int64", (
+            "io.debezium.time.MicroTimestamp" if otype.precision <= 6 else "io.debezium.time.NanoTimestamp"
+        )
     if family in ("timestamp_tz", "timestamp_ltz"):
         return "string", "io.debezium.time.ZonedTimestamp"
     if family in ("interval_ym", "interval_ds"):
@@ -178,8 +245,10 @@ class DdlKind:
 
 
 _DDL_RULES: Final = (
-    (re.compile(r"CREATE\s+(OR\s+REPLACE\s+)?((GLOBAL|PRIVATE)\s+TEMPORARY\s+)?TABLE\b"),
-     DdlKind("CREATE", "CREATE_TABLE")),
+    (
+        re.compile(r"CREATE\s+(OR\s+REPLACE\s+)?((GLOBAL|PRIVATE)\s+TEMPORARY\s+)?TABLE\b"),
+        DdlKind("CREATE", "CREATE_TABLE"),
+    ),
     (re.compile(r"CREATE\s+((UNIQUE|BITMAP)\s+)?INDEX\b"), DdlKind("CINDEX", "CREATE_INDEX")),
     (re.compile(r"ALTER\s+TABLE\s+\S+\s+RENAME\s+TO\b"), DdlKind("RENAME", "RENAME_TABLE")),
     (re.compile(r"ALTER\s+TABLE\b"), DdlKind("ALTER", "ALTER_TABLE")),

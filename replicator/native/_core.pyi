@@ -8,7 +8,7 @@ class JsonCommitter:
     native_transactions: int
     python_transactions: int
     tally: Any
-    stage2: "_Stage2 | None"
+    stage2: _Stage2 | None
 
     def __init__(self, fmt: Any, pipeline: Any) -> None: ...
     def commit(self, parser: Any, txn: Any, record: Any) -> bool:
@@ -55,8 +55,9 @@ class RecordLoop(RecordDispatcher):
 
     lwns: int
 
-    def __init__(self, parser: Any, header: Any, path: str, verify_checksum: bool, first_block: int,
-                 on_lwn: Any = None) -> None: ...
+    def __init__(
+        self, parser: Any, header: Any, path: str, verify_checksum: bool, first_block: int, on_lwn: Any = None
+    ) -> None: ...
     def feed(self, buf: bytes, first_block: int, count: int) -> None:
         """Check ``count`` blocks read from ``first_block`` on; analyse every LWN they complete."""
     def finish(self) -> None:
@@ -89,8 +90,9 @@ class LwnBuf:
 class ThreadLoop(RecordLoop):
     """RecordLoop of one RAC redo thread: complete LWNs go to ``ready`` (LwnBuf), not analysed."""
 
-    def __init__(self, parser: Any, header: Any, path: str, verify_checksum: bool, first_block: int,
-                 ready: Any) -> None: ...
+    def __init__(
+        self, parser: Any, header: Any, path: str, verify_checksum: bool, first_block: int, ready: Any
+    ) -> None: ...
     def set_path(self, path: str) -> None: ...
 
 class RacMerge(RecordDispatcher):
@@ -133,14 +135,37 @@ class ProtobufCommitter(JsonCommitter):
 class ColumnCodes:
     """Per visible column of a table view: how an Avro encoder writes its value."""
 
-    def __init__(self, kinds: list[int], p1: list[int], p2: list[int], extra: list[bytes],
-                 fallback: Any) -> None: ...
+    def __init__(self, kinds: list[int], p1: list[int], p2: list[int], extra: list[bytes], fallback: Any) -> None: ...
 
-def avro_envelope(rows: RowImages, r: int, codes: ColumnCodes, head: bytes, source_a: bytes, ts_ms: int,
-                  source_b: bytes, commit_scn: int, c_scn: int, c_idx: int, op: bytes, now_ms: int) -> bytes:
+def avro_envelope(
+    rows: RowImages,
+    r: int,
+    codes: ColumnCodes,
+    head: bytes,
+    source_a: bytes,
+    ts_ms: int,
+    source_b: bytes,
+    commit_scn: int,
+    c_scn: int,
+    c_idx: int,
+    op: bytes,
+    now_ms: int,
+) -> bytes:
     """One ``avro`` data message of row ``r``."""
-def dts_record(rows: RowImages, r: int, codes: ColumnCodes, serial: int, time: int, safe_txid: bytes,
-               operation: int, object_name: bytes, now_ms: int, tags_fields: bytes) -> bytes:
+
+def dts_record(
+    rows: RowImages,
+    r: int,
+    codes: ColumnCodes,
+    serial: int,
+    time: int,
+    safe_txid: bytes,
+    operation: int,
+    object_name: bytes,
+    now_ms: int,
+    tags_fields: bytes,
+) -> bytes:
     """One DTS Avro Record of row ``r``."""
+
 def present_json(rows: RowImages, r: int, side: int, fragments: list[bytes]) -> bytes:
     """``{`` + the fragments of the columns the image holds + ``}``."""

@@ -22,7 +22,8 @@ _core.EventCommitter`).
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from replicator.formats.capabilities import NativeRowFormat
 from replicator.formats.framework import EventFormat
@@ -74,8 +75,7 @@ def attach(pipeline: Any) -> None:
         pipeline.native_finish = stage2.finish
 
 
-def attach_commit(target: CommitSink, parser: Any, fmt: Any,
-                  declines: Callable[[Any, Any], bool] | None = None) -> Any:
+def attach_commit(target: CommitSink, parser: Any, fmt: Any, declines: Callable[[Any, Any], bool] | None = None) -> Any:
     """Install the native commit of ``fmt`` (when it has one) on ``parser``; the committer or None.
 
     ``target`` (a :class:`~replicator.runner.stages.CommitSink`) takes the rendered messages:

@@ -29,10 +29,12 @@ ORA_SNAPSHOT_TOO_OLD = 1555
 ORA_INVALID_SCN = 8181
 ORA_FLASHBACK_TOO_OLD = 8180
 # ORA- numbers meaning "this user cannot log in", reported with a hint.
-LOGIN_ERRORS = {1017: "check reader.user and reader.password",
-                1045: "run: GRANT CREATE SESSION TO <user>;",
-                28000: "the account is locked: ALTER USER <user> ACCOUNT UNLOCK;",
-                28001: "the password has expired"}
+LOGIN_ERRORS = {
+    1017: "check reader.user and reader.password",
+    1045: "run: GRANT CREATE SESSION TO <user>;",
+    28000: "the account is locked: ALTER USER <user> ACCOUNT UNLOCK;",
+    28001: "the password has expired",
+}
 
 
 class Database(Protocol):
@@ -81,8 +83,9 @@ def database_failure(exc: BaseException, doing: str) -> ReplicatorError:
     if code in LOGIN_ERRORS:
         return RuntimeFailure(f"{doing}: {text} (hint: {LOGIN_ERRORS[code]})", 10051)
     if code in (ORA_INVALID_SCN, ORA_FLASHBACK_TOO_OLD, ORA_SNAPSHOT_TOO_OLD):
-        return RuntimeFailure(f"{doing}: {text}: can't read the dictionary at that SCN, "
-                              "provide a valid starting SCN value", 10035)
+        return RuntimeFailure(
+            f"{doing}: {text}: can't read the dictionary at that SCN, provide a valid starting SCN value", 10035
+        )
     return RuntimeFailure(f"{doing}: {text}", 10051)
 
 
@@ -103,11 +106,16 @@ class OracleDatabase:
         try:
             import oracledb
         except ImportError as e:  # pragma: no cover - a declared dependency
-            raise ConfigError("reader.type \"online\" needs the python-oracledb package (pip install oracledb)",
-                              30001) from e
+            raise ConfigError(
+                'reader.type "online" needs the python-oracledb package (pip install oracledb)', 30001
+            ) from e
         try:
-            connection = oracledb.connect(user=self.settings.user, password=self.settings.password,
-                                          dsn=self.settings.server, tcp_connect_timeout=self.connect_timeout)
+            connection = oracledb.connect(
+                user=self.settings.user,
+                password=self.settings.password,
+                dsn=self.settings.server,
+                tcp_connect_timeout=self.connect_timeout,
+            )
         except oracledb.Error as e:
             raise database_failure(e, f"connecting to {self.settings.server} as {self.settings.user}") from e
 
@@ -118,7 +126,9 @@ class OracleDatabase:
 
         connection.outputtypehandler = fetch_numbers_exactly
         self._connection = connection
-        log.info(f"connected to the database {self.settings.server} as {self.settings.user} (python-oracledb thin mode)")
+        log.info(
+            f"connected to the database {self.settings.server} as {self.settings.user} (python-oracledb thin mode)"
+        )
 
     def query(self, statement: str, binds: Binds | None = None) -> list[ResultRow]:
         """Run one statement; a dropped session is reopened once before giving up."""

@@ -47,16 +47,32 @@ from replicator.schema.rows import (
 DEFAULT_LOG_ARCHIVE_FORMAT: Final = "o1_mf_%t_%s_%h_.arc"  # OLR's default when the FRA is used
 # What a NULL column reads as (OLR's defaults); anything else NULL reads as 0 or "".
 NULL_DEFAULTS: Final[dict[tuple[str, str], int]] = {
-    ("sys-col", "precision"): -1, ("sys-col", "scale"): -1, ("sys-ecol", "guard-id"): -1,
+    ("sys-col", "precision"): -1,
+    ("sys-col", "scale"): -1,
+    ("sys-ecol", "guard-id"): -1,
 }
 # The dictionary tables OLR mirrors, as (owner, name pattern) read object by object. The
 # patterns are regular expressions anchored by the reader (^...$).
 SYSTEM_ELEMENTS: Final[tuple[tuple[str, str], ...]] = (
-    ("SYS", r"CCOL\$"), ("SYS", r"CDEF\$"), ("SYS", r"COL\$"), ("SYS", r"ECOL\$"),
-    ("SYS", r"DEFERRED_STG\$"), ("SYS", r"LOB\$"), ("SYS", r"LOBCOMPPART\$"), ("SYS", r"LOBFRAG\$"),
-    ("SYS", r"OBJ\$"), ("SYS", r"TAB\$"), ("SYS", r"TABPART\$"), ("SYS", r"TABCOMPART\$"),
-    ("SYS", r"TABSUBPART\$"), ("SYS", r"TS\$"), ("SYS", r"USER\$"),
-    ("XDB", r"XDB\$TTSET"), ("XDB", r"X\$NM.*"), ("XDB", r"X\$PT.*"), ("XDB", r"X\$QN.*"),
+    ("SYS", r"CCOL\$"),
+    ("SYS", r"CDEF\$"),
+    ("SYS", r"COL\$"),
+    ("SYS", r"ECOL\$"),
+    ("SYS", r"DEFERRED_STG\$"),
+    ("SYS", r"LOB\$"),
+    ("SYS", r"LOBCOMPPART\$"),
+    ("SYS", r"LOBFRAG\$"),
+    ("SYS", r"OBJ\$"),
+    ("SYS", r"TAB\$"),
+    ("SYS", r"TABPART\$"),
+    ("SYS", r"TABCOMPART\$"),
+    ("SYS", r"TABSUBPART\$"),
+    ("SYS", r"TS\$"),
+    ("SYS", r"USER\$"),
+    ("XDB", r"XDB\$TTSET"),
+    ("XDB", r"X\$NM.*"),
+    ("XDB", r"X\$PT.*"),
+    ("XDB", r"X\$QN.*"),
 )
 
 
@@ -75,7 +91,7 @@ def to_int(value: Any, default: int = 0, what: str = "value") -> int:
         return int(value)
     if isinstance(value, float):
         # A float has lost digits above 2**53; refuse rather than store a wrong SCN or flag.
-        if not value.is_integer() or abs(value) > 2 ** 53:
+        if not value.is_integer() or abs(value) > 2**53:
             raise DataError(f"{what}: number {value!r} was not fetched exactly", 20003)
         return int(value)
     if isinstance(value, str) and re.fullmatch(r"-?\d+", value.strip()):
@@ -192,17 +208,32 @@ def read_facts(db: Database, log_archive_format: str | None = None, db_timezone_
         raise RuntimeFailure("no data in SYS.V_$DATABASE", 10023)
     log_mode, supp_min, supp_pk, supp_all, endian, banner, db_name, scn, tz, activation, role = row
     if log_mode != "ARCHIVELOG":
-        raise RuntimeFailure("database not in ARCHIVELOG mode (hint: run: SHUTDOWN IMMEDIATE; STARTUP MOUNT; "
-                             "ALTER DATABASE ARCHIVELOG; ALTER DATABASE OPEN;)", 10021)
+        raise RuntimeFailure(
+            "database not in ARCHIVELOG mode (hint: run: SHUTDOWN IMMEDIATE; STARTUP MOUNT; "
+            "ALTER DATABASE ARCHIVELOG; ALTER DATABASE OPEN;)",
+            10021,
+        )
     if supp_min in (None, "NO"):
-        raise RuntimeFailure("SUPPLEMENTAL_LOG_DATA_MIN missing (hint: run: ALTER DATABASE ADD SUPPLEMENTAL LOG "
-                             "DATA; ALTER SYSTEM ARCHIVE LOG CURRENT;)", 10022)
+        raise RuntimeFailure(
+            "SUPPLEMENTAL_LOG_DATA_MIN missing (hint: run: ALTER DATABASE ADD SUPPLEMENTAL LOG "
+            "DATA; ALTER SYSTEM ARCHIVE LOG CURRENT;)",
+            10022,
+        )
     if role not in ("PRIMARY", "PHYSICAL STANDBY"):
         raise RuntimeFailure(f"unknown database role: {role}", 10038)
     facts = DatabaseFacts(
-        current_scn=to_int(scn, what="CURRENT_SCN"), banner=to_text(banner), context=to_text(db_name), con_id=0,
-        con_name="", big_endian=endian == "Big", db_timezone=to_text(tz), activation=to_int(activation),
-        standby=role != "PRIMARY", supp_log_db_primary=supp_pk == "YES", supp_log_db_all=supp_all == "YES")
+        current_scn=to_int(scn, what="CURRENT_SCN"),
+        banner=to_text(banner),
+        context=to_text(db_name),
+        con_id=0,
+        con_name="",
+        big_endian=endian == "Big",
+        db_timezone=to_text(tz),
+        activation=to_int(activation),
+        standby=role != "PRIMARY",
+        supp_log_db_primary=supp_pk == "YES",
+        supp_log_db_all=supp_all == "YES",
+    )
     if not db_timezone_set and parse_timezone(facts.db_timezone) is None:
         raise RuntimeFailure(f"invalid DBTIMEZONE value: {facts.db_timezone} (hint: set reader.db-timezone)", 10068)
     if facts.version12:
@@ -225,9 +256,10 @@ def read_facts(db: Database, log_archive_format: str | None = None, db_timezone_
 
 def read_incarnations(db: Database) -> list[Incarnation]:
     """V$DATABASE_INCARNATION as checkpoint ``incarnations``."""
-    return [Incarnation(to_int(inc), to_int(scn), to_int(prior_scn), to_text(status), to_int(resetlogs),
-                        to_int(prior))
-            for inc, scn, prior_scn, status, resetlogs, prior in db.query(sql.INCARNATIONS)]
+    return [
+        Incarnation(to_int(inc), to_int(scn), to_int(prior_scn), to_text(status), to_int(resetlogs), to_int(prior))
+        for inc, scn, prior_scn, status, resetlogs, prior in db.query(sql.INCARNATIONS)
+    ]
 
 
 def read_log_groups(db: Database, standby: bool = False) -> list[OnlineRedo]:
@@ -277,8 +309,10 @@ class DictionaryReader:
             self._read_element(owner, table, single=True)
         for owner in user_owners:
             self._read_element(owner, ".*", single=False)
-        return {key: sorted(rows.values(), key=lambda row: rowid_sort_key(row["row-id"]))
-                for key, rows in self.arrays.items()}
+        return {
+            key: sorted(rows.values(), key=lambda row: rowid_sort_key(row["row-id"]))
+            for key, rows in self.arrays.items()
+        }
 
     def _read_metadata(self) -> None:
         binds = {"scn": self.scn}
@@ -352,13 +386,19 @@ def start_scn(db: Database, request: StartRequest, facts: DatabaseFacts) -> int:
     if request.start_time is not None:
         if facts.standby:
             raise RuntimeFailure("can't position by time for standby database", 10024)
-        return _scn_query(db, sql.SCN_AT_TIME, {"start_time": request.start_time},
-                          f"can't find scn for: {request.start_time}", 10025)
+        return _scn_query(
+            db, sql.SCN_AT_TIME, {"start_time": request.start_time}, f"can't find scn for: {request.start_time}", 10025
+        )
     if request.start_time_rel > 0:
         if facts.standby:
             raise RuntimeFailure("can't position by relative time for standby database", 10026)
-        return _scn_query(db, sql.SCN_SECONDS_AGO, {"seconds": request.start_time_rel},
-                          f"can't find scn for {request.start_time_rel} seconds ago", 10025)
+        return _scn_query(
+            db,
+            sql.SCN_SECONDS_AGO,
+            {"seconds": request.start_time_rel},
+            f"can't find scn for {request.start_time_rel} seconds ago",
+            10025,
+        )
     if request.start_scn:
         return request.start_scn
     return _scn_query(db, sql.CURRENT_SCN, None, "can't find database current scn", 10029)
@@ -399,11 +439,27 @@ def build_schema_checkpoint(db: Database, request: StartRequest, user: str = "")
     probe_user = user if request.check_grants else None
     rows = DictionaryReader(db, scn, facts.version12, probe_user).read(sorted(set(request.owners)))
     return SchemaCheckpoint(
-        database=request.database, scn=scn, resetlogs=facts.resetlogs, activation=facts.activation, seq=seq,
-        big_endian=facts.big_endian, context=facts.context, con_id=facts.con_id, con_name=facts.con_name,
-        db_timezone=facts.db_timezone, db_recovery_file_dest=facts.db_recovery_file_dest,
-        db_block_checksum=facts.db_block_checksum, log_archive_dest=facts.log_archive_dest,
-        log_archive_format=facts.log_archive_format, nls_character_set=facts.nls_character_set,
-        nls_nchar_character_set=facts.nls_nchar_character_set, supp_log_db_primary=facts.supp_log_db_primary,
-        supp_log_db_all=facts.supp_log_db_all, online_redo=facts.online_redo, incarnations=facts.incarnations,
-        users=sorted(set(request.owners)), schema_scn=scn, rows=rows)
+        database=request.database,
+        scn=scn,
+        resetlogs=facts.resetlogs,
+        activation=facts.activation,
+        seq=seq,
+        big_endian=facts.big_endian,
+        context=facts.context,
+        con_id=facts.con_id,
+        con_name=facts.con_name,
+        db_timezone=facts.db_timezone,
+        db_recovery_file_dest=facts.db_recovery_file_dest,
+        db_block_checksum=facts.db_block_checksum,
+        log_archive_dest=facts.log_archive_dest,
+        log_archive_format=facts.log_archive_format,
+        nls_character_set=facts.nls_character_set,
+        nls_nchar_character_set=facts.nls_nchar_character_set,
+        supp_log_db_primary=facts.supp_log_db_primary,
+        supp_log_db_all=facts.supp_log_db_all,
+        online_redo=facts.online_redo,
+        incarnations=facts.incarnations,
+        users=sorted(set(request.owners)),
+        schema_scn=scn,
+        rows=rows,
+    )

@@ -31,14 +31,32 @@ CHECK_CONNECTION: Final = "SELECT 1 FROM DUAL"
 
 # Views whose SELECT grant is checked before anything else is read.
 GRANT_VIEWS: Final = (
-    "SYS.V_$ARCHIVED_LOG", "SYS.V_$DATABASE", "SYS.V_$DATABASE_INCARNATION", "SYS.V_$LOG",
-    "SYS.V_$LOGFILE", "SYS.V_$PARAMETER", "SYS.V_$STANDBY_LOG", "SYS.V_$TRANSPORTABLE_PLATFORM",
+    "SYS.V_$ARCHIVED_LOG",
+    "SYS.V_$DATABASE",
+    "SYS.V_$DATABASE_INCARNATION",
+    "SYS.V_$LOG",
+    "SYS.V_$LOGFILE",
+    "SYS.V_$PARAMETER",
+    "SYS.V_$STANDBY_LOG",
+    "SYS.V_$TRANSPORTABLE_PLATFORM",
 )
 # Dictionary tables that must be readable AS OF an SCN (SELECT and FLASHBACK grants).
 FLASHBACK_TABLES: Final = (
-    "SYS.CCOL$", "SYS.CDEF$", "SYS.COL$", "SYS.DEFERRED_STG$", "SYS.ECOL$", "SYS.LOB$",
-    "SYS.LOBCOMPPART$", "SYS.LOBFRAG$", "SYS.OBJ$", "SYS.TAB$", "SYS.TABCOMPART$",
-    "SYS.TABSUBPART$", "SYS.TS$", "SYS.USER$", "XDB.XDB$TTSET",
+    "SYS.CCOL$",
+    "SYS.CDEF$",
+    "SYS.COL$",
+    "SYS.DEFERRED_STG$",
+    "SYS.ECOL$",
+    "SYS.LOB$",
+    "SYS.LOBCOMPPART$",
+    "SYS.LOBFRAG$",
+    "SYS.OBJ$",
+    "SYS.TAB$",
+    "SYS.TABCOMPART$",
+    "SYS.TABSUBPART$",
+    "SYS.TS$",
+    "SYS.USER$",
+    "XDB.XDB$TTSET",
 )
 _TABLE_NAME: Final = re.compile(r"[A-Z][A-Z0-9_$#]*\.[A-Z][A-Z0-9_$#]*")
 
@@ -79,10 +97,8 @@ SELECT SYS_CONTEXT('USERENV', 'CON_ID'), SYS_CONTEXT('USERENV', 'CON_NAME'),
 PARAMETER: Final = "SELECT VALUE FROM SYS.V_$PARAMETER WHERE NAME = :name"
 PROPERTY: Final = "SELECT PROPERTY_VALUE FROM DATABASE_PROPERTIES WHERE PROPERTY_NAME = :name"
 CURRENT_SCN: Final = "SELECT CURRENT_SCN FROM SYS.V_$DATABASE"
-SCN_AT_TIME: Final = ("SELECT TIMESTAMP_TO_SCN(TO_TIMESTAMP(:start_time, 'YYYY-MM-DD HH24:MI:SS')) "
-                      "FROM DUAL")
-SCN_SECONDS_AGO: Final = ("SELECT TIMESTAMP_TO_SCN(SYSTIMESTAMP - NUMTODSINTERVAL(:seconds, 'SECOND')) "
-                          "FROM DUAL")
+SCN_AT_TIME: Final = "SELECT TIMESTAMP_TO_SCN(TO_TIMESTAMP(:start_time, 'YYYY-MM-DD HH24:MI:SS')) FROM DUAL"
+SCN_SECONDS_AGO: Final = "SELECT TIMESTAMP_TO_SCN(SYSTIMESTAMP - NUMTODSINTERVAL(:seconds, 'SECOND')) FROM DUAL"
 
 # The newest sequence whose log starts at or before the SCN: that log holds it.
 SEQUENCE_AT_SCN: Final = """
@@ -127,14 +143,17 @@ SELECT A.NAME, A.SEQUENCE#, A.FIRST_CHANGE#, A.NEXT_CHANGE#
 # Each statement's select list is the checkpoint array's fields in file order (row-id first,
 # 128-bit fields as two columns); the loader maps them by position.
 TS: Final = "SELECT ROWIDTOCHAR(T.ROWID), T.TS#, T.NAME, T.BLOCKSIZE FROM SYS.TS$ AS OF SCN :scn T"
-XDB_TTSET: Final = ("SELECT ROWIDTOCHAR(T.ROWID), T.GUID, T.TOKSUF, T.FLAGS, T.OBJ# "
-                    "FROM XDB.XDB$TTSET AS OF SCN :scn T")
+XDB_TTSET: Final = "SELECT ROWIDTOCHAR(T.ROWID), T.GUID, T.TOKSUF, T.FLAGS, T.OBJ# FROM XDB.XDB$TTSET AS OF SCN :scn T"
 
-USERS: Final = (f"SELECT ROWIDTOCHAR(U.ROWID), U.USER#, U.NAME, {_split128('U.SPARE1')} "
-                "FROM SYS.USER$ AS OF SCN :scn U WHERE REGEXP_LIKE(U.NAME, :pattern)")
+USERS: Final = (
+    f"SELECT ROWIDTOCHAR(U.ROWID), U.USER#, U.NAME, {_split128('U.SPARE1')} "
+    "FROM SYS.USER$ AS OF SCN :scn U WHERE REGEXP_LIKE(U.NAME, :pattern)"
+)
 
-_OBJ_SELECT: Final = (f"SELECT ROWIDTOCHAR(O.ROWID), O.OWNER#, O.OBJ#, O.DATAOBJ#, O.NAME, O.TYPE#, "
-                      f"{_split128('O.FLAGS')} FROM SYS.OBJ$ AS OF SCN :scn O")
+_OBJ_SELECT: Final = (
+    f"SELECT ROWIDTOCHAR(O.ROWID), O.OWNER#, O.OBJ#, O.DATAOBJ#, O.NAME, O.TYPE#, "
+    f"{_split128('O.FLAGS')} FROM SYS.OBJ$ AS OF SCN :scn O"
+)
 OBJECTS_OF_USER: Final = f"{_OBJ_SELECT} WHERE O.OWNER# = :owner_id"
 OBJECTS_NAMED: Final = f"{_OBJ_SELECT} WHERE O.OWNER# = :owner_id AND REGEXP_LIKE(O.NAME, :pattern)"
 
@@ -144,13 +163,22 @@ OBJECTS_NAMED: Final = f"{_OBJ_SELECT} WHERE O.OWNER# = :owner_id AND REGEXP_LIK
 _DETAILS: Final[dict[str, tuple[str, str, str]]] = {
     "sys-ccol": (f"X.CON#, X.INTCOL#, X.OBJ#, {_split128('X.SPARE1')}", "SYS.CCOL$", "OBJ#"),
     "sys-cdef": ("X.CON#, X.OBJ#, X.TYPE#", "SYS.CDEF$", "OBJ#"),
-    "sys-col": (("X.OBJ#, X.COL#, X.SEGCOL#, X.INTCOL#, X.NAME, X.TYPE#, X.LENGTH, X.PRECISION#, X.SCALE, "
-                 f"X.CHARSETFORM, X.CHARSETID, X.NULL$, {_split128('X.PROPERTY')}"), "SYS.COL$", "OBJ#"),
+    "sys-col": (
+        (
+            "X.OBJ#, X.COL#, X.SEGCOL#, X.INTCOL#, X.NAME, X.TYPE#, X.LENGTH, X.PRECISION#, X.SCALE, "
+            f"X.CHARSETFORM, X.CHARSETID, X.NULL$, {_split128('X.PROPERTY')}"
+        ),
+        "SYS.COL$",
+        "OBJ#",
+    ),
     "sys-deferredstg": (f"X.OBJ#, {_split128('X.FLAGS_STG')}", "SYS.DEFERRED_STG$", "OBJ#"),
     "sys-ecol": ("X.TABOBJ#, X.COLNUM, X.GUARD_ID", "SYS.ECOL$", "TABOBJ#"),
     "sys-lob": ("X.OBJ#, X.COL#, X.INTCOL#, X.LOBJ#, X.TS#", "SYS.LOB$", "OBJ#"),
-    "sys-tab": (f"X.OBJ#, X.DATAOBJ#, X.TS#, X.CLUCOLS, {_split128('X.FLAGS')}, {_split128('X.PROPERTY')}",
-                "SYS.TAB$", "OBJ#"),
+    "sys-tab": (
+        f"X.OBJ#, X.DATAOBJ#, X.TS#, X.CLUCOLS, {_split128('X.FLAGS')}, {_split128('X.PROPERTY')}",
+        "SYS.TAB$",
+        "OBJ#",
+    ),
     "sys-tabcompart": ("X.OBJ#, X.DATAOBJ#, X.BO#", "SYS.TABCOMPART$", "OBJ#"),
     "sys-tabpart": ("X.OBJ#, X.DATAOBJ#, X.BO#", "SYS.TABPART$", "OBJ#"),
     "sys-tabsubpart": ("X.OBJ#, X.DATAOBJ#, X.POBJ#", "SYS.TABSUBPART$", "OBJ#"),
@@ -158,8 +186,10 @@ _DETAILS: Final[dict[str, tuple[str, str, str]]] = {
 
 
 def _details_of_user(select: str, table: str, link: str) -> str:
-    return (f"SELECT ROWIDTOCHAR(X.ROWID), {select} FROM SYS.OBJ$ AS OF SCN :scn O "
-            f"JOIN {table} AS OF SCN :scn X ON X.{link} = O.OBJ# WHERE O.OWNER# = :owner_id")
+    return (
+        f"SELECT ROWIDTOCHAR(X.ROWID), {select} FROM SYS.OBJ$ AS OF SCN :scn O "
+        f"JOIN {table} AS OF SCN :scn X ON X.{link} = O.OBJ# WHERE O.OWNER# = :owner_id"
+    )
 
 
 def _details_of_object(select: str, table: str, link: str) -> str:
@@ -222,9 +252,20 @@ DETAILS_OF_OBJECT["sys-lob-comp-part"] = LOB_COMP_PART_OF_OBJECT
 DETAILS_OF_OBJECT["sys-lob-frag"] = LOB_FRAG_OF_OBJECT
 
 # The order in which the per-user/per-object dictionary arrays are read.
-DETAIL_KEYS: Final = ("sys-ccol", "sys-cdef", "sys-col", "sys-deferredstg", "sys-ecol", "sys-lob",
-                      "sys-lob-comp-part", "sys-lob-frag", "sys-tab", "sys-tabcompart", "sys-tabpart",
-                      "sys-tabsubpart")
+DETAIL_KEYS: Final = (
+    "sys-ccol",
+    "sys-cdef",
+    "sys-col",
+    "sys-deferredstg",
+    "sys-ecol",
+    "sys-lob",
+    "sys-lob-comp-part",
+    "sys-lob-frag",
+    "sys-tab",
+    "sys-tabcompart",
+    "sys-tabpart",
+    "sys-tabsubpart",
+)
 
 # XDB token tables: one set of three per XDB$TTSET row, named after its TOKSUF.
 _XDB_SELECTS: Final = {

@@ -35,10 +35,16 @@ def start_request(source: Any) -> StartRequest:
     """The start point and owners the config asks for."""
     reader = source.reader
     return StartRequest(
-        database=source.name, owners=sorted(source.owners), start_scn=reader.start_scn or 0,
-        start_seq=reader.start_seq or 0, start_time=reader.start_time, start_time_rel=reader.start_time_rel,
-        log_archive_format=reader.log_archive_format, db_timezone_set=reader.db_timezone is not None,
-        check_grants=not reader.disable_checks & DISABLE_CHECKS_GRANTS)
+        database=source.name,
+        owners=sorted(source.owners),
+        start_scn=reader.start_scn or 0,
+        start_seq=reader.start_seq or 0,
+        start_time=reader.start_time,
+        start_time_rel=reader.start_time_rel,
+        log_archive_format=reader.log_archive_format,
+        db_timezone_set=reader.db_timezone is not None,
+        check_grants=not reader.disable_checks & DISABLE_CHECKS_GRANTS,
+    )
 
 
 def first_schema_checkpoint(db: Database, source: Any, state_dir: str) -> SchemaCheckpoint:
@@ -50,19 +56,30 @@ def first_schema_checkpoint(db: Database, source: Any, state_dir: str) -> Schema
     return cp
 
 
-def online_locator(db: Database, source: Any, cp: SchemaCheckpoint, archive_format: str,
-                   archive_dirs: list[str], redo_source: Any = None) -> DatabaseLogLocator:
+def online_locator(
+    db: Database,
+    source: Any,
+    cp: SchemaCheckpoint,
+    archive_format: str,
+    archive_dirs: list[str],
+    redo_source: Any = None,
+) -> DatabaseLogLocator:
     """The log locator of the online reader, its lists read from the database now."""
     resetlogs = cp.resetlogs
     current = [i for i in read_incarnations(db) if i.status == "CURRENT"]
     if current and current[0].resetlogs != resetlogs:
-        log.info(f"database incarnation changed since the checkpoint: resetlogs {resetlogs} -> "
-                 f"{current[0].resetlogs}")
+        log.info(f"database incarnation changed since the checkpoint: resetlogs {resetlogs} -> {current[0].resetlogs}")
         resetlogs = current[0].resetlogs
     locator = DatabaseLogLocator(
-        online_groups=[list(g.paths) for g in cp.online_redo], archive_dirs=archive_dirs,
-        archive_format=archive_format, path_mapping=list(source.reader.path_mapping_pairs), db=db,
-        resetlogs=resetlogs, arch=source.arch or "online", refresh_s=source.refresh_interval_us / 1e6)
+        online_groups=[list(g.paths) for g in cp.online_redo],
+        archive_dirs=archive_dirs,
+        archive_format=archive_format,
+        path_mapping=list(source.reader.path_mapping_pairs),
+        db=db,
+        resetlogs=resetlogs,
+        arch=source.arch or "online",
+        refresh_s=source.refresh_interval_us / 1e6,
+    )
     if redo_source is not None:
         locator.source = redo_source
     locator.refresh_groups(force=True)

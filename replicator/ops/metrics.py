@@ -79,15 +79,25 @@ class Metrics:
         self.bytes_sent = self._make(c, "bytes_sent", "bytes sent to the output")
         self.messages_confirmed = self._make(c, "messages_confirmed", "messages confirmed by the output")
         self.messages_sent = self._make(c, "messages_sent", "messages sent to the output")
-        self.checkpoints = self._make(c, "checkpoints", "checkpoint records emitted (out) or skipped before the "
-                                      "start SCN (skip)", ("filter",))
+        self.checkpoints = self._make(
+            c, "checkpoints", "checkpoint records emitted (out) or skipped before the start SCN (skip)", ("filter",)
+        )
         self.checkpoint_lag = self._make(g, "checkpoint_lag", "seconds: now minus the redo time of the LWN just read")
         self.ddl_ops = self._make(c, "ddl_ops", "DDL operations seen", ("type",))
-        self.dml_ops = self._make(c, "dml_ops", "DML rows (type insert/update/delete) and, [quirk] as in OLR, "
-                                  "transactions (type commit/rollback); filter out/skip/partial", dml_labels)
+        self.dml_ops = self._make(
+            c,
+            "dml_ops",
+            "DML rows (type insert/update/delete) and, [quirk] as in OLR, "
+            "transactions (type commit/rollback); filter out/skip/partial",
+            dml_labels,
+        )
         self.log_switches = self._make(c, "log_switches", "redo log switches", ("type",))
-        self.log_switches_lag = self._make(g, "log_switches_lag", "seconds between the last redo time of a log "
-                                           "and the end of its processing", ("type",))
+        self.log_switches_lag = self._make(
+            g,
+            "log_switches_lag",
+            "seconds between the last redo time of a log and the end of its processing",
+            ("type",),
+        )
         self.memory_allocated_mb = self._make(g, "memory_allocated_mb", "memory chunks allocated, MB")
         self.memory_used_total_mb = self._make(g, "memory_used_total_mb", "memory chunks in use, MB")
         self.memory_used_mb = self._make(g, "memory_used_mb", "memory chunks in use by purpose, MB", ("type",))
@@ -95,23 +105,34 @@ class Metrics:
         self.swap_operations_mb = self._make(c, "swap_operations_mb", "transaction chunks swapped, MB", ("type",))
         self.swap_usage_mb = self._make(g, "swap_usage_mb", "transaction chunks on disk, MB")
         # Ours.
-        self.reader_lag = self._make(g, "replicator_reader_lag_seconds", "now minus the redo time of the newest "
-                                     "LWN read, computed at scrape time (grows while the reader stalls)")
-        self.checkpoint_age = self._make(g, "replicator_checkpoint_age_seconds", "seconds since the last checkpoint "
-                                         "file was written (NaN before the first), computed at scrape time")
+        self.reader_lag = self._make(
+            g,
+            "replicator_reader_lag_seconds",
+            "now minus the redo time of the newest LWN read, computed at scrape time (grows while the reader stalls)",
+        )
+        self.checkpoint_age = self._make(
+            g,
+            "replicator_checkpoint_age_seconds",
+            "seconds since the last checkpoint file was written (NaN before the first), computed at scrape time",
+        )
         self.checkpoint_scn = self._make(g, "replicator_checkpoint_scn", "SCN of the last checkpoint written")
         self.scn = self._make(g, "replicator_scn", "SCN of the LWN just read")
         self.sequence = self._make(g, "replicator_redo_sequence", "redo log sequence being read")
-        self.thread_sequence = self._make(g, "replicator_thread_sequence", "RAC: redo log sequence being read, "
-                                          "per redo thread", ("thread",))
-        self.thread_scn = self._make(g, "replicator_thread_scn", "RAC: SCN of the last LWN analysed, per redo thread",
-                                     ("thread",))
-        self.thread_lag = self._make(g, "replicator_thread_lag_seconds", "RAC: now minus the redo time of the last "
-                                     "LWN analysed, per redo thread (an idle thread's grows)", ("thread",))
+        self.thread_sequence = self._make(
+            g, "replicator_thread_sequence", "RAC: redo log sequence being read, per redo thread", ("thread",)
+        )
+        self.thread_scn = self._make(
+            g, "replicator_thread_scn", "RAC: SCN of the last LWN analysed, per redo thread", ("thread",)
+        )
+        self.thread_lag = self._make(
+            g,
+            "replicator_thread_lag_seconds",
+            "RAC: now minus the redo time of the last LWN analysed, per redo thread (an idle thread's grows)",
+            ("thread",),
+        )
         self.queue_depth = self._make(g, "replicator_queue_depth", "items waiting in an internal queue", ("queue",))
         self.writer_messages = self._make(c, "replicator_writer_messages", "messages sent, per writer", ("writer",))
-        self.writer_retries = self._make(c, "replicator_writer_retries", "writer reconnects and resends",
-                                         ("writer",))
+        self.writer_retries = self._make(c, "replicator_writer_retries", "writer reconnects and resends", ("writer",))
         info = self._make(Gauge, "replicator_info", "version of the running replicator", ("version",))
         info.labels(version=__version__).set(1)
         if process_collector:
@@ -120,7 +141,8 @@ class Metrics:
         self._checkpoint_wall = 0.0
         self.reader_lag.set_function(lambda: time.time() - self._redo_time if self._redo_time else 0.0)
         self.checkpoint_age.set_function(
-            lambda: time.time() - self._checkpoint_wall if self._checkpoint_wall else float("nan"))
+            lambda: time.time() - self._checkpoint_wall if self._checkpoint_wall else float("nan")
+        )
         for kind in ("out", "skip"):
             self.checkpoints.labels(filter=kind)
         for mem in MEMORY_TYPES:
@@ -159,9 +181,16 @@ class Metrics:
             child.inc(delta)
         self._published[key] = value
 
-    def publish(self, tally: Tally | None = None, *, pool: Any = None, writers: Iterable[Any] = (),
-                parser: Any = None, queues: Mapping[str, int] | None = None,
-                memory_mb: Mapping[str, float] | None = None) -> None:
+    def publish(
+        self,
+        tally: Tally | None = None,
+        *,
+        pool: Any = None,
+        writers: Iterable[Any] = (),
+        parser: Any = None,
+        queues: Mapping[str, int] | None = None,
+        memory_mb: Mapping[str, float] | None = None,
+    ) -> None:
         """Fold cumulative figures into the collectors; cheap enough for once a second.
 
         ``pool`` is a :class:`~replicator.txn.pool.MemoryPool`; ``writers`` are writer
@@ -227,8 +256,9 @@ class Metrics:
         self.swap_usage_mb.set(pool.swapped)
         self._add(("swap", "write"), self.swap_operations_mb.labels(type="write"), pool.swap_writes_mb)
         self._add(("swap", "read"), self.swap_operations_mb.labels(type="read"), pool.swap_reads_mb)
-        self._add(("swap", "discard"), self.swap_operations_mb.labels(type="discard"),
-                  getattr(pool, "swap_discards_mb", 0))
+        self._add(
+            ("swap", "discard"), self.swap_operations_mb.labels(type="discard"), getattr(pool, "swap_discards_mb", 0)
+        )
 
     def _publish_writers(self, writers: Iterable[Any]) -> None:
         totals = {"sent": 0, "bytes": 0, "confirmed": 0, "bytes_confirmed": 0}

@@ -47,9 +47,16 @@ class Progress:
     the two never end up on one line.
     """
 
-    def __init__(self, total_files: int, total_bytes: int, stream: TextIO | None = None, *,
-                 interval: float = 0.2, clock: Callable[[], float] = time.monotonic,
-                 log_name: str | None = "replicator") -> None:
+    def __init__(
+        self,
+        total_files: int,
+        total_bytes: int,
+        stream: TextIO | None = None,
+        *,
+        interval: float = 0.2,
+        clock: Callable[[], float] = time.monotonic,
+        log_name: str | None = "replicator",
+    ) -> None:
         self.total_files = total_files
         self.total_bytes = max(total_bytes, 0)
         self.stream = sys.stderr if stream is None else stream
@@ -82,9 +89,11 @@ class Progress:
         bar_len = 20
         filled = min(bar_len, int(share * bar_len))
         bar = "#" * filled + "." * (bar_len - filled)
-        return (f"[{bar}] {min(files_done, self.total_files)}/{self.total_files} files  "
-                f"{bytes_done / MB:.1f}/{self.total_bytes / MB:.1f} MB  SCN {scn}  "
-                f"{rate:,.0f} rows/s  {speed / MB:.1f} MB/s  ETA {format_duration(eta)}")
+        return (
+            f"[{bar}] {min(files_done, self.total_files)}/{self.total_files} files  "
+            f"{bytes_done / MB:.1f}/{self.total_bytes / MB:.1f} MB  SCN {scn}  "
+            f"{rate:,.0f} rows/s  {speed / MB:.1f} MB/s  ETA {format_duration(eta)}"
+        )
 
     def update(self, files_done: int, bytes_done: int, scn: int, rows: int, *, force: bool = False) -> None:
         """Redraw the line if ``interval`` has passed (always with ``force``)."""
@@ -132,8 +141,14 @@ class Pacer:
     ``max_sleep`` per call so that signals and shutdown stay responsive.
     """
 
-    def __init__(self, mb_per_s: float, *, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep, max_sleep: float = 1.0) -> None:
+    def __init__(
+        self,
+        mb_per_s: float,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+        max_sleep: float = 1.0,
+    ) -> None:
         if mb_per_s <= 0:
             raise ValueError("the read rate limit must be positive")
         self.bytes_per_s = mb_per_s * MB

@@ -17,15 +17,20 @@ from typing import TextIO
 
 from replicator.ops.progress import format_duration, progress_wanted
 
-
 INTERVAL = 0.5  # seconds between redraws unless a Ticker is given its own
 
 
 class Ticker:
     """Redraws ``text(elapsed_seconds)`` every ``interval`` seconds from a background thread."""
 
-    def __init__(self, text: Callable[[float], str], *, mode: str = "auto", stream: TextIO | None = None,
-                 interval: float | None = None) -> None:
+    def __init__(
+        self,
+        text: Callable[[float], str],
+        *,
+        mode: str = "auto",
+        stream: TextIO | None = None,
+        interval: float | None = None,
+    ) -> None:
         self.text = text
         self.stream = sys.stderr if stream is None else stream
         self.interval = INTERVAL if interval is None else interval
@@ -42,8 +47,7 @@ class Ticker:
             self._thread.start()
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(5)

@@ -23,8 +23,10 @@ STUB = HERE / "olr_pb2.pyi"
 def _versions() -> str:
     tools = metadata.version("grpcio-tools")
     runtime = metadata.version("protobuf")
-    return (f"# Generator: grpcio-tools {tools} (its bundled protoc); protobuf runtime {runtime} installed.\n"
-            "# Needs a protobuf runtime at least as new as the 'Protobuf Python Version' below.\n")
+    return (
+        f"# Generator: grpcio-tools {tools} (its bundled protoc); protobuf runtime {runtime} installed.\n"
+        "# Needs a protobuf runtime at least as new as the 'Protobuf Python Version' below.\n"
+    )
 
 
 def main() -> int:

@@ -54,8 +54,18 @@ select full_path, alias_directory, bytes from (
   connect by prior a.reference_index = a.parent_index)
 """
 # python-oracledb error codes of a dead session: reconnect and retry.
-LOST_SESSION = ("DPY-4011", "DPI-1080", "ORA-03113", "ORA-03114", "ORA-03135", "ORA-12537", "ORA-12541",
-                "DPY-6005", "ORA-01012", "ORA-00028")
+LOST_SESSION = (
+    "DPY-4011",
+    "DPI-1080",
+    "ORA-03113",
+    "ORA-03114",
+    "ORA-03135",
+    "ORA-12537",
+    "ORA-12541",
+    "DPY-6005",
+    "ORA-01012",
+    "ORA-00028",
+)
 
 
 def blocks_per_call(block_size: int) -> int:
@@ -128,13 +138,16 @@ class _Session:
             import oracledb
 
             mode = {"sysasm": oracledb.AUTH_MODE_SYSASM, "sysdba": oracledb.AUTH_MODE_SYSDBA}.get(
-                self.src.s.privilege, oracledb.AUTH_MODE_DEFAULT)
+                self.src.s.privilege, oracledb.AUTH_MODE_DEFAULT
+            )
             try:
-                self.conn = oracledb.connect(user=self.src.s.user, password=self.src.s.password,
-                                             dsn=self.src.s.server, mode=mode)
+                self.conn = oracledb.connect(
+                    user=self.src.s.user, password=self.src.s.password, dsn=self.src.s.server, mode=mode
+                )
             except oracledb.Error as e:
-                raise RuntimeFailure(f"{self.src.label}: cannot open session {self.number}: "
-                                     f"{str(e).splitlines()[0]}", 10220) from e
+                raise RuntimeFailure(
+                    f"{self.src.label}: cannot open session {self.number}: {str(e).splitlines()[0]}", 10220
+                ) from e
             self.handles = {}
         return self.conn
 
@@ -203,8 +216,9 @@ class AsmSource(RedoSource):
     @classmethod
     def from_config(cls, cfg: Any) -> AsmSource:
         """From a validated ``reader.redo-source`` section."""
-        return cls(AsmSettings(cfg.server, cfg.user, cfg.password, cfg.privilege, cfg.parallelism,
-                               cfg.path_mapping_pairs))
+        return cls(
+            AsmSettings(cfg.server, cfg.user, cfg.password, cfg.privilege, cfg.parallelism, cfg.path_mapping_pairs)
+        )
 
     def asm_name(self, path: str) -> str:
         """The ASM file name of a path the readers know (``path-mapping``)."""
@@ -226,8 +240,11 @@ class AsmSource(RedoSource):
                 except oracledb.Error as e:
                     if not _is_lost(e) or tries == RECONNECT_TRIES:
                         raise
-                    log.warning(60210, f"{self.label}: session {session.number} lost during: {what} "
-                                       f"({str(e).splitlines()[0]}); reconnecting in {delay:.1f}s")
+                    log.warning(
+                        60210,
+                        f"{self.label}: session {session.number} lost during: {what} "
+                        f"({str(e).splitlines()[0]}); reconnecting in {delay:.1f}s",
+                    )
                     session.drop()
                     time.sleep(delay)
                     delay = min(delay * 2, 5.0)
@@ -264,8 +281,9 @@ class AsmSource(RedoSource):
                 try:
                     rows = self.run("list aliases", lambda s: s.connect().cursor().execute(SQL_ALIASES).fetchall())
                 except oracledb.Error as e:
-                    raise RuntimeFailure(f"{self.label}: V$ASM_ALIAS cannot be read: {str(e).splitlines()[0]}",
-                                         10223) from e
+                    raise RuntimeFailure(
+                        f"{self.label}: V$ASM_ALIAS cannot be read: {str(e).splitlines()[0]}", 10223
+                    ) from e
                 self._aliases = [(str(p), str(d) == "Y", int(b or 0)) for p, d, b in rows]
             return self._aliases
 
@@ -273,8 +291,8 @@ class AsmSource(RedoSource):
         prefix = self.asm_name(path).rstrip("/").upper() + "/"
         out = []
         for full, is_dir, size in self._alias_list(refresh=True):
-            if full.upper().startswith(prefix) and "/" not in full[len(prefix):]:
-                name = full[len(prefix):]
+            if full.upper().startswith(prefix) and "/" not in full[len(prefix) :]:
+                name = full[len(prefix) :]
                 out.append(Entry(path.rstrip("/") + "/" + name, name, is_dir, size))
         return out
 
@@ -307,14 +325,21 @@ class AsmHandle(RedoHandle):
         import oracledb
 
         try:
-            data = self.src.run(f"read {self.name} block {block}",
-                                lambda s: s.read(self.name, block, count, self.block_size))
+            data = self.src.run(
+                f"read {self.name} block {block}", lambda s: s.read(self.name, block, count, self.block_size)
+            )
         except oracledb.Error as e:
-            raise RuntimeFailure(f"{self.src.label}: DBMS_DISKGROUP.READ of {self.name} at block {block} failed: "
-                                 f"{str(e).splitlines()[0]}", 10222) from e
+            raise RuntimeFailure(
+                f"{self.src.label}: DBMS_DISKGROUP.READ of {self.name} at block {block} failed: "
+                f"{str(e).splitlines()[0]}",
+                10222,
+            ) from e
         if len(data) != count * self.block_size:
-            raise RuntimeFailure(f"{self.src.label}: DBMS_DISKGROUP.READ of {self.name} at block {block} returned "
-                                 f"{len(data)} bytes, not {count * self.block_size}", 10222)
+            raise RuntimeFailure(
+                f"{self.src.label}: DBMS_DISKGROUP.READ of {self.name} at block {block} returned "
+                f"{len(data)} bytes, not {count * self.block_size}",
+                10222,
+            )
         return data
 
     def read(self, offset: int, length: int) -> bytes:
@@ -332,7 +357,7 @@ class AsmHandle(RedoHandle):
                 self._block0 = file_header_block(bs, self.blocks, block1)
             data = self._block0 + data
             start = 0
-        return data[offset - start:end - start]
+        return data[offset - start : end - start]
 
     def close(self) -> None:
         # Each session's handle is closed on that session while no read uses it.

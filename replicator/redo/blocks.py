@@ -86,6 +86,7 @@ def check_blocks(
 def payload_of(buf: bytes | memoryview, block_size: int, count: int) -> bytes:
     """Concatenate the bodies of the first ``count`` blocks (headers stripped)."""
     import numpy as np
+
     raw = np.frombuffer(buf, dtype=np.uint8, count=count * block_size).reshape(count, block_size)
     return raw[:, BLOCK_HEADER:].tobytes()
 

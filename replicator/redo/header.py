@@ -124,8 +124,9 @@ def parse_headers(data: bytes | memoryview, path: str = "?", verify_checksum: bo
     if verify_checksum:
         for number, block in ((0, memoryview(data)[:block_size]), (1, b1)):
             if not block_checksum_ok(block):
-                raise RedoLogError(f"file {path}, block {number} (offset {number * block_size}): header block "
-                                   f"checksum mismatch", 40006)
+                raise RedoLogError(
+                    f"file {path}, block {number} (offset {number * block_size}): header block checksum mismatch", 40006
+                )
     if u32.unpack_from(b1, 4)[0] != 1:
         raise RedoLogError(f"file {path}: block 1 header carries block number {u32.unpack_from(b1, 4)[0]}", 40002)
     header_bs = u32.unpack_from(b1, 44)[0]
@@ -133,8 +134,7 @@ def parse_headers(data: bytes | memoryview, path: str = "?", verify_checksum: bo
         raise RedoLogError(f"file {path}: block 1 says block size {header_bs}, block 0 says {block_size}", 40001)
     nab = u32.unpack_from(b1, 156)[0]
     if nab not in (0, NAB_NONE) and not 2 <= nab <= blocks + 1:
-        raise RedoLogError(f"file {path}: NAB {nab} outside the file's {blocks + 1} blocks (block 1 offset 156)",
-                           40002)
+        raise RedoLogError(f"file {path}: NAB {nab} outside the file's {blocks + 1} blocks (block 1 offset 156)", 40002)
     compat = u32.unpack_from(b1, 20)[0]
     if compat != 0 and not any(lo <= compat <= hi for lo, hi in VERSION_RANGES):
         raise RedoLogError(f"file {path}: unsupported database version {compat:#010x}", 40003)

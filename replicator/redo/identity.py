@@ -46,37 +46,58 @@ class DatabaseIdentity:
         if not self.resetlogs:
             self.resetlogs = header.resetlogs
         if header.resetlogs != self.resetlogs:
-            raise RedoLogError(f"invalid resetlogs value (found: {header.resetlogs}, expected: {self.resetlogs}): "
-                               f"{path} ({self._incarnation_hint(header)})", 50048)
+            raise RedoLogError(
+                f"invalid resetlogs value (found: {header.resetlogs}, expected: {self.resetlogs}): "
+                f"{path} ({self._incarnation_hint(header)})",
+                50048,
+            )
         known = next((i for i in self.incarnations if i.resetlogs == header.resetlogs), None)
-        if (known is not None and known.resetlogs_scn and header.resetlogs_scn not in (0, SCN_NONE)
-                and known.resetlogs_scn != header.resetlogs_scn):
-            raise RedoLogError(f"file {path}: RESETLOGS SCN {header.resetlogs_scn} differs from the checkpoint's "
-                               f"incarnation {known.incarnation} ({known.resetlogs_scn}) of resetlogs "
-                               f"{header.resetlogs}: a log of another database", 40122)
+        if (
+            known is not None
+            and known.resetlogs_scn
+            and header.resetlogs_scn not in (0, SCN_NONE)
+            and known.resetlogs_scn != header.resetlogs_scn
+        ):
+            raise RedoLogError(
+                f"file {path}: RESETLOGS SCN {header.resetlogs_scn} differs from the checkpoint's "
+                f"incarnation {known.incarnation} ({known.resetlogs_scn}) of resetlogs "
+                f"{header.resetlogs}: a log of another database",
+                40122,
+            )
         if header.activation:
             if not self.activation:
                 self.activation = header.activation
             elif header.activation != self.activation:
-                raise RedoLogError(f"file {path}: activation ID {header.activation} differs from the checkpoint's "
-                                   f"{self.activation}: a log of another instantiation of the database", 40121)
+                raise RedoLogError(
+                    f"file {path}: activation ID {header.activation} differs from the checkpoint's "
+                    f"{self.activation}: a log of another instantiation of the database",
+                    40121,
+                )
         if not self.dbid:
             self.dbid, self.db_name = header.dbid, header.db_name
         elif (header.dbid, header.db_name) != (self.dbid, self.db_name):
-            raise RedoLogError(f"file {path}: a log of database {header.db_name} (DBID {header.dbid}), but this run "
-                               f"reads {self.db_name} (DBID {self.dbid})", 40120)
+            raise RedoLogError(
+                f"file {path}: a log of database {header.db_name} (DBID {header.dbid}), but this run "
+                f"reads {self.db_name} (DBID {self.dbid})",
+                40120,
+            )
         expected = thread or self.thread
         if not thread and not self.thread:
             self.thread = header.thread
         elif header.thread != expected:
-            raise RedoLogError(f"file {path}: a log of redo thread {header.thread}, but this reader follows "
-                               f"thread {expected}", 40123)
+            raise RedoLogError(
+                f"file {path}: a log of redo thread {header.thread}, but this reader follows thread {expected}", 40123
+            )
 
     def _incarnation_hint(self, header: RedoHeader) -> str:
         other = next((i for i in self.incarnations if i.resetlogs == header.resetlogs), None)
         if other is None:
-            return ("an incarnation the checkpoint's chain does not know: a log of another database, or of a "
-                    "RESETLOGS after the checkpoint")
-        return (f"a log of incarnation {other.incarnation} ({other.status.lower()} in the checkpoint's chain), not "
-                f"the one the checkpoint reads: a RESETLOGS is not followed; start from a checkpoint of that "
-                f"incarnation")
+            return (
+                "an incarnation the checkpoint's chain does not know: a log of another database, or of a "
+                "RESETLOGS after the checkpoint"
+            )
+        return (
+            f"a log of incarnation {other.incarnation} ({other.status.lower()} in the checkpoint's chain), not "
+            f"the one the checkpoint reads: a RESETLOGS is not followed; start from a checkpoint of that "
+            f"incarnation"
+        )

@@ -27,7 +27,7 @@ index 10.8, DDL (24.1) fields, 5.14 fields, and 5.13 fields other than 11-13.
 from __future__ import annotations
 
 import struct
-from typing import Callable
+from collections.abc import Callable
 
 from replicator.redo.vectors import ChangeVector
 
@@ -61,8 +61,9 @@ def _short(cv: ChangeVector, what: str, size: int) -> FieldCheckError:
 
 
 def _missing(cv: ChangeVector, field: int) -> FieldCheckError:
-    return FieldCheckError(FIELD_MISSING, f"field missing in vector, field: {field}/{len(cv.lengths)}, "
-                                          f"op: {cv.layer}.{cv.code}", cv)
+    return FieldCheckError(
+        FIELD_MISSING, f"field missing in vector, field: {field}/{len(cv.lengths)}, op: {cv.layer}.{cv.code}", cv
+    )
 
 
 def _ktb_redo(cv: ChangeVector, i: int) -> None:
@@ -274,8 +275,9 @@ def _check_0501(cv: ChangeVector, compat: int, merged: bool = False) -> None:
     o = offsets[1]
     le = cv.endian == "<"
     # ktub flags (u16 at +20): a piece of a multi-block undo (0x0001, 0x0002, 0x0100) stops here.
-    if not merged and ((data[o + 20] & 0x03 or data[o + 21] & 0x01) if le
-                       else (data[o + 21] & 0x03 or data[o + 20] & 0x01)):
+    if not merged and (
+        (data[o + 20] & 0x03 or data[o + 21] & 0x01) if le else (data[o + 21] & 0x03 or data[o + 20] & 0x01)
+    ):
         return
     if n < 3:
         return
@@ -480,11 +482,23 @@ def _check_0b0b(cv: ChangeVector, compat: int) -> None:
 
 
 CHECKS: dict[int, Callable[[ChangeVector, int], None]] = {
-    0x0501: _check_0501, 0x0502: _check_0502, 0x0504: _check_0504, 0x0506: _check_0506,
-    0x050B: _check_050b, 0x0A02: _check_ktb_only, 0x0A12: _check_ktb_only,
-    0x0B02: _check_0b02, 0x0B06: _check_0b02, 0x0B05: _check_0b05, 0x0B0B: _check_0b0b,
-    0x0B03: _check_0b_plain, 0x0B04: _check_0b_plain, 0x0B08: _check_0b_plain,
-    0x0B0C: _check_0b_plain, 0x0B10: _check_0b_plain, 0x0B16: _check_0b_plain,
+    0x0501: _check_0501,
+    0x0502: _check_0502,
+    0x0504: _check_0504,
+    0x0506: _check_0506,
+    0x050B: _check_050b,
+    0x0A02: _check_ktb_only,
+    0x0A12: _check_ktb_only,
+    0x0B02: _check_0b02,
+    0x0B06: _check_0b02,
+    0x0B05: _check_0b05,
+    0x0B0B: _check_0b0b,
+    0x0B03: _check_0b_plain,
+    0x0B04: _check_0b_plain,
+    0x0B08: _check_0b_plain,
+    0x0B0C: _check_0b_plain,
+    0x0B10: _check_0b_plain,
+    0x0B16: _check_0b_plain,
 }
 
 

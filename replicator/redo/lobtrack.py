@@ -43,8 +43,9 @@ def lob_columns(table: Table) -> tuple[int, ...]:
     """Columns whose row value is a LOB locator (CLOB, NCLOB, BLOB, JSON, VARCHAR2/RAW stored as LOB)."""
     out = []
     for i, c in enumerate(table.columns):
-        if c.type_code in LOB_TYPES or (c.property & COL_PROPERTY_STORED_AS_LOB
-                                        and c.type_code in (TYPE_VARCHAR2, TYPE_RAW)):
+        if c.type_code in LOB_TYPES or (
+            c.property & COL_PROPERTY_STORED_AS_LOB and c.type_code in (TYPE_VARCHAR2, TYPE_RAW)
+        ):
             out.append(i)
     return tuple(out)
 
@@ -96,8 +97,9 @@ class LobTracker:
         if not xid:
             self.orphans.add(page.lob_id, page.dba, page.page_no, page_size, page.data)
             return
-        self._lobs(self.buffer.get(cv.con_id, xid)).add_page(self.pool, page.lob_id, page.dba, 0, page.page_no,
-                                                              page_size, page.data)
+        self._lobs(self.buffer.get(cv.con_id, xid)).add_page(
+            self.pool, page.lob_id, page.dba, 0, page.page_no, page_size, page.data
+        )
 
     def kdli_pair(self, info: UndoInfo, undo: ChangeVector, redo: ChangeVector) -> None:
         """A (5.1, 26.2) pair: SecureFile fills, extent lists and list-page chains."""

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
 
 from replicator.redo.header import RedoHeader
 from replicator.redo.reader import RedoFile, read_lwns
@@ -64,8 +64,7 @@ class ThreadCursor:
     ``on_file_done(cursor, redo)`` after the last LWN of a file.
     """
 
-    def __init__(self, thread: int, files: list[RedoFile], verify_checksum: bool = True,
-                 source: RedoSource = LOCAL):
+    def __init__(self, thread: int, files: list[RedoFile], verify_checksum: bool = True, source: RedoSource = LOCAL):
         self.thread = thread
         self.files = files
         self.verify_checksum = verify_checksum
@@ -202,8 +201,9 @@ def restart_position(current: tuple[int, int], history: deque, oldest_begin: int
     return current
 
 
-def restart_entry(thread: int, current: tuple[int, int], history: deque, oldest_begin: int | None,
-                  lwn_scn: int, bound: int) -> tuple[int, int, int, int]:
+def restart_entry(
+    thread: int, current: tuple[int, int], history: deque, oldest_begin: int | None, lwn_scn: int, bound: int
+) -> tuple[int, int, int, int]:
     """A RAC restart point's entry for one thread: (thread, sequence, offset, lwn-scn).
 
     ``lwn-scn`` is the SCN of the thread's last LWN analysed, except where the thread is

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterator
+from typing import Any
 
 from replicator import log
 from replicator.errors import RedoLogError, RuntimeFailure
@@ -23,7 +24,12 @@ from replicator.redo.blocks import BlockStatus, check_blocks, payload_of
 from replicator.redo.header import SCN_NONE, RedoHeader, parse_headers
 from replicator.redo.identity import DatabaseIdentity
 from replicator.redo.reader import (
-    archive_format_regex, file_thread, read_chunks, read_lwns, resetlogs_from_name, sequence_from_name,
+    archive_format_regex,
+    file_thread,
+    read_chunks,
+    read_lwns,
+    resetlogs_from_name,
+    sequence_from_name,
 )
 from replicator.redo.records import Lwn, RecordFramer
 from replicator.redo.source import LOCAL, RedoSource
@@ -51,7 +57,7 @@ class LogLocator:
         """Apply the first matching ``path-mapping`` prefix (olr-interfaces.md §8.4)."""
         for src, dst in self.path_mapping:
             if path.startswith(src):
-                return dst + path[len(src):]
+                return dst + path[len(src) :]
         return path
 
     def archive_files(self) -> Iterator[tuple[int, str]]:
@@ -173,8 +179,14 @@ class RedoFollower:
     at the next block not handed over, so the loop's framing simply goes on.
     """
 
-    def __init__(self, locator: LogLocator, settings: FollowSettings, stop: threading.Event,
-                 identity: DatabaseIdentity | None = None, read_limit: ReadLimit | None = None):
+    def __init__(
+        self,
+        locator: LogLocator,
+        settings: FollowSettings,
+        stop: threading.Event,
+        identity: DatabaseIdentity | None = None,
+        read_limit: ReadLimit | None = None,
+    ):
         self.locator = locator
         self.settings = settings
         self.stop = stop
@@ -198,8 +210,11 @@ class RedoFollower:
             for header, lwn in self._sequence(seq, block, offset, raw):
                 yield header, lwn
                 if self.read_limit is not None and lwn is not None:
-                    self.read_limit.consumed(lwn.count * header.block_size if isinstance(lwn, Blocks)
-                                             else (lwn.end_block - lwn.first_block) * header.block_size)
+                    self.read_limit.consumed(
+                        lwn.count * header.block_size
+                        if isinstance(lwn, Blocks)
+                        else (lwn.end_block - lwn.first_block) * header.block_size
+                    )
             if self.stop.is_set():
                 return
             header = header or self._headers.get(seq)  # a restart at the very end: no LWN was left
@@ -222,11 +237,17 @@ class RedoFollower:
             if path is not None:
                 headers: list[RedoHeader] = []
                 if raw:  # read_lwns' reading and checks of the file; the blocks are the loop's to check
-                    for buf, first_block, count in read_chunks(path, self.settings.verify_checksum, headers, block,
-                                                               self.source):
+                    for buf, first_block, count in read_chunks(
+                        path, self.settings.verify_checksum, headers, block, self.source
+                    ):
                         yield headers[0], Blocks(path, buf, first_block, count)
-                for lwn in () if raw else read_lwns(path, self.settings.verify_checksum, header_out=headers,
-                                                    start_block=block, source=self.source):
+                for lwn in (
+                    ()
+                    if raw
+                    else read_lwns(
+                        path, self.settings.verify_checksum, header_out=headers, start_block=block, source=self.source
+                    )
+                ):
                     yield headers[0], lwn
                 if headers:
                     self._headers = {seq: headers[0]}
@@ -240,16 +261,20 @@ class RedoFollower:
                 resume = yield from self._online(online, seq, block, raw)
                 if resume is None:
                     return  # read to its end
-                log.warning(60024, f"online log of sequence {seq} was reused before it was read to the end; "
-                                   f"continuing from its archived copy at block {resume}")
+                log.warning(
+                    60024,
+                    f"online log of sequence {seq} was reused before it was read to the end; "
+                    f"continuing from its archived copy at block {resume}",
+                )
                 block = resume
                 continue
             if highest > seq or self.settings.archived_only:
                 tries += 1
                 others = self._other_incarnations(seq)
                 if tries > self.settings.arch_tries:
-                    raise RuntimeFailure(f"archived redo log for sequence {seq} not found after {tries - 1} tries"
-                                         + others, 10009)
+                    raise RuntimeFailure(
+                        f"archived redo log for sequence {seq} not found after {tries - 1} tries" + others, 10009
+                    )
                 log.warning(60027, f"archived redo log for sequence {seq} not found, waiting (try {tries})" + others)
                 self._wait(self.settings.arch_sleep)
             else:
@@ -258,12 +283,15 @@ class RedoFollower:
     def _other_incarnations(self, seq: int) -> str:
         """For the not-found messages: names of that sequence skipped for their %r."""
         pattern = archive_format_regex(self.locator.archive_format) if self.locator.archive_format else None
-        names = sorted(n for n in self.locator.other_incarnations
-                       if pattern is not None and sequence_from_name(n, pattern) == seq)
+        names = sorted(
+            n for n in self.locator.other_incarnations if pattern is not None and sequence_from_name(n, pattern) == seq
+        )
         if not names:
             return ""
-        return (f" (skipped {', '.join(names[:3])}: its %r is not the checkpoint's RESETLOGS_ID "
-                f"{self.locator.resetlogs}, a log of another incarnation)")
+        return (
+            f" (skipped {', '.join(names[:3])}: its %r is not the checkpoint's RESETLOGS_ID "
+            f"{self.locator.resetlogs}, a log of another incarnation)"
+        )
 
     def _online(self, path: str, seq: int, block: int, raw: bool = False) -> Iterator[tuple[RedoHeader, Any]]:
         """Read a growing online log; returns None when done, or the LWN block to resume at
@@ -286,7 +314,7 @@ class RedoFollower:
                 buf = f.read(block * bs, want - want % bs)
                 check = check_blocks(buf, block, bs, seq, header.endian, self.settings.verify_checksum)
                 if check.good and raw:
-                    good = buf if check.good * bs == len(buf) else buf[:check.good * bs]
+                    good = buf if check.good * bs == len(buf) else buf[: check.good * bs]
                     yield header, Blocks(path, good, block, check.good)
                     block += check.good
                     resume = block

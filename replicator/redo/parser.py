@@ -8,8 +8,9 @@ are decoded only by the format, after commit.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from replicator import log
 from replicator.errors import RedoLogError
@@ -32,11 +33,51 @@ OPC_LOB_PAGE, OPC_LOB_BIMG, OPC_LOB_REDO = 0x1301, 0x1A06, 0x1A02
 STORED_REDO = frozenset({0x0B02, 0x0B03, 0x0B05, 0x0B06, 0x0B08, 0x0B0B, 0x0B0C, 0x0B10, 0x0B16})
 # Layers and opcodes with no meaning for CDC (§5.11): skipped silently, by length.
 QUIET_LAYERS = frozenset({4, 10, 13, 14, 17, 18, 20, 22, 23, 26})
-QUIET_OPCODES = frozenset({0x0503, 0x0505, 0x0507, 0x0509, 0x050A, 0x050C, 0x050D, 0x050E, 0x050F,
-                           0x0510, 0x0511, 0x0512, 0x0515, 0x0516, 0x0517, 0x0518, 0x0523, 0x0524,
-                           0x1802, 0x1803, 0x1804, 0x1805, 0x1806, 0x180A, 0x1301, 0x1A06, 0x0B01,
-                           0x0B04, 0x0B07, 0x0B09, 0x0B0A, 0x0B0D, 0x0B0E, 0x0B0F, 0x0B11, 0x0B12,
-                           0x0B13, 0x0B14, 0x0B15, 0x0B17, 0x0B18})
+QUIET_OPCODES = frozenset(
+    {
+        0x0503,
+        0x0505,
+        0x0507,
+        0x0509,
+        0x050A,
+        0x050C,
+        0x050D,
+        0x050E,
+        0x050F,
+        0x0510,
+        0x0511,
+        0x0512,
+        0x0515,
+        0x0516,
+        0x0517,
+        0x0518,
+        0x0523,
+        0x0524,
+        0x1802,
+        0x1803,
+        0x1804,
+        0x1805,
+        0x1806,
+        0x180A,
+        0x1301,
+        0x1A06,
+        0x0B01,
+        0x0B04,
+        0x0B07,
+        0x0B09,
+        0x0B0A,
+        0x0B0D,
+        0x0B0E,
+        0x0B0F,
+        0x0B11,
+        0x0B12,
+        0x0B13,
+        0x0B14,
+        0x0B15,
+        0x0B17,
+        0x0B18,
+    }
+)
 STREAM_BYTES = 32 * 1024 * 1024  # transactions holding more than this are handed over as a stream
 COLUMN_LIMIT_23 = 4096
 COLUMN_LIMIT = 1000
@@ -79,8 +120,13 @@ class ParserStats:
 class Parser:
     """Feeds LWNs through opcode dispatch into a transaction buffer and emits commits."""
 
-    def __init__(self, options: ParserOptions, on_transaction: Callable[[Transaction], None],
-                 on_checkpoint: Callable[[Checkpoint], None] | None = None, pool: MemoryPool | None = None):
+    def __init__(
+        self,
+        options: ParserOptions,
+        on_transaction: Callable[[Transaction], None],
+        on_checkpoint: Callable[[Checkpoint], None] | None = None,
+        pool: MemoryPool | None = None,
+    ):
         self.opt = options
         self.on_transaction = on_transaction
         self.on_checkpoint = on_checkpoint
@@ -135,18 +181,38 @@ class Parser:
         self.last_lwn = lwn
         if self.on_checkpoint is not None and lwn.scn > self.opt.first_data_scn:
             assert self.header is not None
-            self.on_checkpoint(Checkpoint(lwn.scn, self.epoch(lwn.time), self.header.sequence,
-                                          lwn.end_block * self.header.block_size, False, self.header.thread,
-                                          lwn.first_block))
+            self.on_checkpoint(
+                Checkpoint(
+                    lwn.scn,
+                    self.epoch(lwn.time),
+                    self.header.sequence,
+                    lwn.end_block * self.header.block_size,
+                    False,
+                    self.header.thread,
+                    lwn.first_block,
+                )
+            )
 
     def end_file(self) -> None:
         """A file was read to its end: checkpoint with the redo-switch mark."""
         lwn = self.last_lwn
-        if lwn is not None and self.on_checkpoint is not None and self.header is not None \
-                and lwn.scn > self.opt.first_data_scn:
-            self.on_checkpoint(Checkpoint(lwn.scn, self.epoch(lwn.time), self.header.sequence,
-                                          lwn.end_block * self.header.block_size, True, self.header.thread,
-                                          lwn.first_block))
+        if (
+            lwn is not None
+            and self.on_checkpoint is not None
+            and self.header is not None
+            and lwn.scn > self.opt.first_data_scn
+        ):
+            self.on_checkpoint(
+                Checkpoint(
+                    lwn.scn,
+                    self.epoch(lwn.time),
+                    self.header.sequence,
+                    lwn.end_block * self.header.block_size,
+                    True,
+                    self.header.thread,
+                    lwn.first_block,
+                )
+            )
 
     # ----------------------------------------------------------------- RAC: merged threads
     def enter(self, header: RedoHeader, lwn: Lwn) -> None:
@@ -194,13 +260,19 @@ class Parser:
     def field_error(self, record: Record, exc: FieldCheckError) -> RedoLogError:
         """A vector of ``record`` failed one of OLR's checks: OLR's code, file, block and offset."""
         assert self.header is not None
-        return RedoLogError(f"file {self.header.path}, block {record.block}, offset {record.offset}: {exc.text} "
-                            f"offset: {self._offset(record) + exc.cv.start}", exc.code)
+        return RedoLogError(
+            f"file {self.header.path}, block {record.block}, offset {record.offset}: {exc.text} "
+            f"offset: {self._offset(record) + exc.cv.start}",
+            exc.code,
+        )
 
     def decode_error(self, record: Record, exc: Exception) -> RedoLogError:
         """A change vector of ``record`` cannot be decoded (40009)."""
-        return RedoLogError(f"record at block {record.block} offset {record.offset} (scn {record.scn}): "
-                            f"a change vector cannot be decoded ({exc})", 40009)
+        return RedoLogError(
+            f"record at block {record.block} offset {record.offset} (scn {record.scn}): "
+            f"a change vector cannot be decoded ({exc})",
+            40009,
+        )
 
     def _dispatch(self, record: Record) -> None:
         assert self.header is not None
@@ -288,7 +360,7 @@ class Parser:
         txn = self.buffer.begin(con_id, xid, scn, time, self.header.sequence, lwn_block * self.header.block_size)
         self.last_touched = txn
 
-    def _tracked(self, obj: int) -> Table | None | bool:
+    def _tracked(self, obj: int) -> Table | bool | None:
         """The table for ``obj``, True in schemaless mode, or None when not replicated."""
         table = self.opt.tables.get(obj)
         if table is not None:
@@ -423,15 +495,17 @@ class Parser:
         try:
             yield from self._decoded(txn, system_rows if track else None, txn.xid in self.schema_txns)
         except (struct.error, IndexError) as exc:
-            raise RedoLogError(f"transaction {_xid_text(txn.xid)}: a row change cannot be decoded ({exc})",
-                               40009) from exc
+            raise RedoLogError(
+                f"transaction {_xid_text(txn.xid)}: a row change cannot be decoded ({exc})", 40009
+            ) from exc
         if system_rows:
             tables = self.opt.tracker.apply(system_rows, scn, self.opt.tables)
             if tables is not None:
                 self.opt.tables = tables
 
-    def _decoded(self, txn: OpenTransaction, system_rows: list[RowChange] | None,
-                 schema: bool) -> Iterator[RowChange | DdlChange]:
+    def _decoded(
+        self, txn: OpenTransaction, system_rows: list[RowChange] | None, schema: bool
+    ) -> Iterator[RowChange | DdlChange]:
         assert self.header is not None
         show_system = bool(self.opt.flags & 0x800)
         # OLR outputs no user rows of a transaction that changed CCOL$/CDEF$/COL$/ECOL$.
@@ -461,8 +535,12 @@ class Parser:
                         continue
                 elif hide_user:
                     continue
-                elif conditions and row.table is not None and row.table.condition and not compile_condition(
-                        row.table.condition)(CONDITION_OP[row.op], txn.attributes):
+                elif (
+                    conditions
+                    and row.table is not None
+                    and row.table.condition
+                    and not compile_condition(row.table.condition)(CONDITION_OP[row.op], txn.attributes)
+                ):
                     continue
                 elif lobs is not None and row.table is not None:
                     cols = lobs.columns(row.table)
@@ -489,15 +567,28 @@ class Parser:
         self.stats.transactions += 1
         begin_scn = txn.begin_scn if txn.begun else record.scn
         begin_time = txn.begin_time if txn.begun else record.time
-        self.on_transaction(Transaction(
-            xid=txn.xid, begin_scn=begin_scn, begin_time=self.epoch(begin_time), commit_scn=record.scn,
-            commit_time=self.epoch(record.time), changes=changes, attributes=txn.attributes,  # type: ignore[arg-type]
-            logon_user=txn.logon_user,
-            thread=self.header.thread, begin_seq=txn.begin_seq, begin_offset=txn.begin_offset,
-            system=txn.system, con_name=self.opt.con_name,
-            commit_pos=(self.header.sequence, (self.lwn.first_block if self.lwn else 0) * self.header.block_size,
-                        self.rank),
-        ))
+        self.on_transaction(
+            Transaction(
+                xid=txn.xid,
+                begin_scn=begin_scn,
+                begin_time=self.epoch(begin_time),
+                commit_scn=record.scn,
+                commit_time=self.epoch(record.time),
+                changes=changes,
+                attributes=txn.attributes,  # type: ignore[arg-type]
+                logon_user=txn.logon_user,
+                thread=self.header.thread,
+                begin_seq=txn.begin_seq,
+                begin_offset=txn.begin_offset,
+                system=txn.system,
+                con_name=self.opt.con_name,
+                commit_pos=(
+                    self.header.sequence,
+                    (self.lwn.first_block if self.lwn else 0) * self.header.block_size,
+                    self.rank,
+                ),
+            )
+        )
 
     def _ddl_change(self, op: Ddl, pending: Iterable[RowChange] = ()) -> DdlChange:
         """The DDL statement; for a table not replicated (yet), its owner and name as the
@@ -511,8 +602,17 @@ class Parser:
             found = self.opt.tracker.object_name(obj, pending)
             if found is not None:
                 owner, name = found
-        return DdlChange(obj=obj, owner=owner, table=table, sql=sql, statement_type=stype,
-                         scn=op.scn, time=self.epoch(op.time), offset=op.offset, name=name)
+        return DdlChange(
+            obj=obj,
+            owner=owner,
+            table=table,
+            sql=sql,
+            statement_type=stype,
+            scn=op.scn,
+            time=self.epoch(op.time),
+            offset=op.offset,
+            name=name,
+        )
 
 
 def _xid_text(xid: int) -> str:

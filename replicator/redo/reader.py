@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from replicator import log
 from replicator.errors import RedoLogError, RuntimeFailure
@@ -73,8 +73,9 @@ def resetlogs_from_name(name: str, pattern: re.Pattern[str]) -> int | None:
     return int(m.group("rst"))
 
 
-def list_batch_files(entries: list[str], log_archive_format: str, start_seq: int = 0,
-                     source: RedoSource = LOCAL) -> list[RedoFile]:
+def list_batch_files(
+    entries: list[str], log_archive_format: str, start_seq: int = 0, source: RedoSource = LOCAL
+) -> list[RedoFile]:
     """Expand the ``redo-log`` list (files or directories) into files in sequence order (§8.1)."""
     pattern = archive_format_regex(log_archive_format) if log_archive_format else None
     found: list[RedoFile] = []
@@ -97,20 +98,29 @@ def list_batch_files(entries: list[str], log_archive_format: str, start_seq: int
                 seq = _sequence_from_header(path, source)
                 if seq == 0 or pattern is not None:
                     if seq == 0:
-                        log.warning(60028, f"can't get sequence from file name {path} (log-archive-format"
-                                           f" {log_archive_format}), skipped")
+                        log.warning(
+                            60028,
+                            f"can't get sequence from file name {path} (log-archive-format"
+                            f" {log_archive_format}), skipped",
+                        )
                         continue
             if seq < start_seq:
                 log.warning(60028, f"file {path} has sequence {seq} below the start sequence {start_seq}, skipped")
                 continue
-            found.append(RedoFile(path, seq, sizes.get(path, -1) if source is not LOCAL else -1,
-                                  file_thread(path, pattern, source)))
+            found.append(
+                RedoFile(
+                    path, seq, sizes.get(path, -1) if source is not LOCAL else -1, file_thread(path, pattern, source)
+                )
+            )
     # One list, by thread then sequence; several threads are merged by SCN (redo.merge).
     found.sort(key=lambda f: (f.thread, f.sequence))
     for a, b in zip(found, found[1:]):
         if a.thread == b.thread and b.sequence != a.sequence + 1:
-            log.warning(60027, f"redo sequence gap: {b.sequence} follows {a.sequence}"
-                               + (f" (thread {a.thread})" if a.thread != 1 or found[-1].thread != 1 else ""))
+            log.warning(
+                60027,
+                f"redo sequence gap: {b.sequence} follows {a.sequence}"
+                + (f" (thread {a.thread})" if a.thread != 1 or found[-1].thread != 1 else ""),
+            )
     return found
 
 
@@ -151,13 +161,21 @@ def _check_end_at_nab(f: RedoHandle, header: RedoHeader, size: int, path: str, v
     block = f.read(nab * bs, bs)
     check = check_blocks(block, nab, bs, header.sequence, header.endian, verify_checksum)
     if check.good:
-        raise RedoLogError(f"file {path}: NAB {nab} (block 1 offset 156) ends the log, but block {nab} still "
-                           f"holds redo of sequence {header.sequence}", 40002)
+        raise RedoLogError(
+            f"file {path}: NAB {nab} (block 1 offset 156) ends the log, but block {nab} still "
+            f"holds redo of sequence {header.sequence}",
+            40002,
+        )
 
 
-def read_lwns(path: str, verify_checksum: bool = True, all_records: bool = False,
-              header_out: list[RedoHeader] | None = None, start_block: int = 2,
-              source: RedoSource = LOCAL) -> Iterator[Lwn]:
+def read_lwns(
+    path: str,
+    verify_checksum: bool = True,
+    all_records: bool = False,
+    header_out: list[RedoHeader] | None = None,
+    start_block: int = 2,
+    source: RedoSource = LOCAL,
+) -> Iterator[Lwn]:
     """Yield the LWNs of an archived redo file in order, verifying every block up to NAB.
 
     ``start_block`` must be the first block of an LWN (a checkpointed restart position).
@@ -178,8 +196,13 @@ def read_lwns(path: str, verify_checksum: bool = True, all_records: bool = False
         yield from framer.finish()
 
 
-def read_chunks(path: str, verify_checksum: bool = True, header_out: list[RedoHeader] | None = None,
-                start_block: int = 2, source: RedoSource = LOCAL) -> Iterator[tuple[bytes, int, int]]:
+def read_chunks(
+    path: str,
+    verify_checksum: bool = True,
+    header_out: list[RedoHeader] | None = None,
+    start_block: int = 2,
+    source: RedoSource = LOCAL,
+) -> Iterator[tuple[bytes, int, int]]:
     """The data blocks of an archived redo file up to NAB, as (buffer, first block, block count).
 
     Reads and checks the file header (appended to ``header_out``), the file size against

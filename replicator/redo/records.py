@@ -9,8 +9,8 @@ more in this block", and an LWN header always starts a block.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 from replicator.errors import RedoLogError
 from replicator.redo.blocks import BLOCK_HEADER
@@ -68,9 +68,7 @@ class RecordFramer:
     current LWN are carried between chunks.
     """
 
-    def __init__(
-        self, block_size: int, endian: str, path: str = "?", first_block: int = 2, all_records: bool = False
-    ):
+    def __init__(self, block_size: int, endian: str, path: str = "?", first_block: int = 2, all_records: bool = False):
         self.block_size = block_size
         self.body = block_size - BLOCK_HEADER
         self.path = path

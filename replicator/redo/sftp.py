@@ -92,8 +92,18 @@ class _Lost(Exception):
 
 def _transient() -> tuple[type[BaseException], ...]:
     """Errors after which a reconnect may help; everything else is reported at once."""
-    return (_Lost, asyncssh.ConnectionLost, asyncssh.SFTPConnectionLost, asyncssh.SFTPNoConnection,
-            asyncssh.DisconnectError, ConnectionError, TimeoutError, asyncio.TimeoutError, EOFError, OSError)
+    return (
+        _Lost,
+        asyncssh.ConnectionLost,
+        asyncssh.SFTPConnectionLost,
+        asyncssh.SFTPNoConnection,
+        asyncssh.DisconnectError,
+        ConnectionError,
+        TimeoutError,
+        asyncio.TimeoutError,
+        EOFError,
+        OSError,
+    )
 
 
 class SftpSource(RedoSource):
@@ -156,12 +166,18 @@ class SftpSource(RedoSource):
         if self.s.accept_unknown_host_key:
             if not self.warned_unknown:
                 self.warned_unknown = True
-                log.warning(60212, f"{self.label}: accept-unknown-host-key is set: the server's host key is not "
-                                   "checked against known-hosts")
+                log.warning(
+                    60212,
+                    f"{self.label}: accept-unknown-host-key is set: the server's host key is not "
+                    "checked against known-hosts",
+                )
             return None
         if not os.path.isfile(path):
-            raise ConfigError(f"{self.label}: known-hosts file {self.s.known_hosts} does not exist; add the server's "
-                              "host key to it (ssh-keyscan) or set accept-unknown-host-key to 1", 30140)
+            raise ConfigError(
+                f"{self.label}: known-hosts file {self.s.known_hosts} does not exist; add the server's "
+                "host key to it (ssh-keyscan) or set accept-unknown-host-key to 1",
+                30140,
+            )
         return path
 
     def _client_key(self) -> Any:
@@ -169,26 +185,45 @@ class SftpSource(RedoSource):
         try:
             return asyncssh.read_private_key(path, self.s.key_passphrase)
         except OSError as e:
-            raise RuntimeFailure(f"{self.label}: private key file {self.s.key_file} cannot be read: {e.strerror}",
-                                 10213) from e
+            raise RuntimeFailure(
+                f"{self.label}: private key file {self.s.key_file} cannot be read: {e.strerror}", 10213
+            ) from e
         except (asyncssh.KeyImportError, asyncssh.KeyEncryptionError) as e:
-            raise RuntimeFailure(f"{self.label}: private key file {self.s.key_file} cannot be loaded: {e} "
-                                 "(wrong or missing key-passphrase?)", 10213) from e
+            raise RuntimeFailure(
+                f"{self.label}: private key file {self.s.key_file} cannot be loaded: {e} "
+                "(wrong or missing key-passphrase?)",
+                10213,
+            ) from e
 
     async def _open_session(self, known_hosts: Any, key: Any) -> tuple[Any, Any]:
-        conn = await asyncio.wait_for(asyncssh.connect(
-            self.s.host, self.s.port, username=self.s.user, client_keys=[key], known_hosts=known_hosts,
-            agent_path=None, config=(), preferred_auth="publickey", keepalive_interval=KEEPALIVE_S,
-            keepalive_count_max=3, connect_timeout=self.s.connect_timeout, encryption_algs=_ciphers(),
-            window=self.s.window), self.s.connect_timeout * 2)
+        conn = await asyncio.wait_for(
+            asyncssh.connect(
+                self.s.host,
+                self.s.port,
+                username=self.s.user,
+                client_keys=[key],
+                known_hosts=known_hosts,
+                agent_path=None,
+                config=(),
+                preferred_auth="publickey",
+                keepalive_interval=KEEPALIVE_S,
+                keepalive_count_max=3,
+                connect_timeout=self.s.connect_timeout,
+                encryption_algs=_ciphers(),
+                window=self.s.window,
+            ),
+            self.s.connect_timeout * 2,
+        )
         try:
             sftp = await asyncio.wait_for(conn.start_sftp_client(), self.s.connect_timeout)
         except BaseException:
             conn.close()
             raise
         _feed_in_slices(conn)
-        log.debug(f"{self.label}: logged in; cipher {conn.get_extra_info('recv_cipher')}, "
-                  f"SFTP reads of up to {sftp.limits.max_read_len} bytes")
+        log.debug(
+            f"{self.label}: logged in; cipher {conn.get_extra_info('recv_cipher')}, "
+            f"SFTP reads of up to {sftp.limits.max_read_len} bytes"
+        )
         return conn, sftp
 
     def _connect(self) -> Any:
@@ -204,16 +239,24 @@ class SftpSource(RedoSource):
                 self.pool.prestart()
             try:
                 self._conn, self._sftp = self.submit(self._open_session(known_hosts, key)).result(
-                    self.s.connect_timeout * 3)
+                    self.s.connect_timeout * 3
+                )
             except asyncssh.HostKeyNotVerifiable as e:
-                raise RuntimeFailure(f"{self.label}: host key refused: {e.reason}; the key must be listed in "
-                                     f"known-hosts {self.s.known_hosts}", 10211) from e
+                raise RuntimeFailure(
+                    f"{self.label}: host key refused: {e.reason}; the key must be listed in "
+                    f"known-hosts {self.s.known_hosts}",
+                    10211,
+                ) from e
             except asyncssh.PermissionDenied as e:
-                raise RuntimeFailure(f"{self.label}: login refused for user {self.s.user} with key "
-                                     f"{self.s.key_file}: {e.reason}", 10212) from e
+                raise RuntimeFailure(
+                    f"{self.label}: login refused for user {self.s.user} with key {self.s.key_file}: {e.reason}", 10212
+                ) from e
             except asyncssh.ChannelOpenError as e:
-                raise RuntimeFailure(f"{self.label}: the server refused the SFTP session: {e.reason} (is the "
-                                     "sftp subsystem enabled in its sshd_config?)", 10351) from e
+                raise RuntimeFailure(
+                    f"{self.label}: the server refused the SFTP session: {e.reason} (is the "
+                    "sftp subsystem enabled in its sshd_config?)",
+                    10351,
+                ) from e
             self.generation += 1
             return self._sftp
 
@@ -240,8 +283,11 @@ class SftpSource(RedoSource):
                 sftp = self._connect()
                 result = self.submit(make(sftp)).result(OP_TIMEOUT_S)
                 if tries:
-                    log.warning(60211, f"{self.label}: connection restored after {tries} "
-                                       f"tr{'y' if tries == 1 else 'ies'}; resuming: {what}")
+                    log.warning(
+                        60211,
+                        f"{self.label}: connection restored after {tries} "
+                        f"tr{'y' if tries == 1 else 'ies'}; resuming: {what}",
+                    )
                 return result
             except asyncssh.SFTPError as e:
                 if isinstance(e, (asyncssh.SFTPConnectionLost, asyncssh.SFTPNoConnection)):
@@ -252,12 +298,18 @@ class SftpSource(RedoSource):
                 cause = e
             self._drop()
             if tries >= self.s.reconnect_tries:
-                raise RuntimeFailure(f"{self.label}: connection lost and not restored after {tries} "
-                                     f"tr{'y' if tries == 1 else 'ies'} ({_reason(cause)}) during: {what}", 10210)
+                raise RuntimeFailure(
+                    f"{self.label}: connection lost and not restored after {tries} "
+                    f"tr{'y' if tries == 1 else 'ies'} ({_reason(cause)}) during: {what}",
+                    10210,
+                )
             tries += 1
             self.reconnects += 1
-            log.warning(60210, f"{self.label}: connection lost ({_reason(cause)}) during: {what}; reconnecting in "
-                               f"{delay:.2f}s (try {tries} of {self.s.reconnect_tries})")
+            log.warning(
+                60210,
+                f"{self.label}: connection lost ({_reason(cause)}) during: {what}; reconnecting in "
+                f"{delay:.2f}s (try {tries} of {self.s.reconnect_tries})",
+            )
             time.sleep(delay)
             delay = min(delay * 2, self.s.reconnect_max_delay)
 
@@ -425,8 +477,13 @@ class SftpHandle(RedoHandle):
 
     def read(self, offset: int, length: int) -> bytes:
         if self.src.pool is not None:
-            return self.src.ask("read", self.path, offset=offset, length=length,  # type: ignore[no-any-return]
-                                token=self.token)
+            return self.src.ask(
+                "read",
+                self.path,
+                offset=offset,
+                length=length,  # type: ignore[no-any-return]
+                token=self.token,
+            )
         return self._read_here(offset, length)
 
     def _read_here(self, offset: int, length: int) -> bytes:
@@ -552,7 +609,7 @@ def _feed_in_slices(conn: Any) -> None:
             return
         view = memoryview(data)
         for at in range(0, len(data), FEED_BYTES):
-            receive(view[at:at + FEED_BYTES], datatype)
+            receive(view[at : at + FEED_BYTES], datatype)
 
     conn.data_received = data_received
 

@@ -99,15 +99,16 @@ def write_piece(fd: int, blocks: list[bytes]) -> None:
 def _write_all(fd: int, data: bytes | memoryview) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def error_payload(e: BaseException) -> bytes:
     """A FAIL frame's payload for ``e`` (its code, message and class)."""
     if isinstance(e, ReplicatorError):
         return json.dumps({"code": e.code, "message": e.message, "kind": type(e).__name__}).encode()
-    return json.dumps({"code": 10350, "message": f"reader process failed: {type(e).__name__}: {e}",
-                       "kind": "RuntimeFailure"}).encode()
+    return json.dumps(
+        {"code": 10350, "message": f"reader process failed: {type(e).__name__}: {e}", "kind": "RuntimeFailure"}
+    ).encode()
 
 
 def _read_exact(fd: int, n: int) -> bytes:
@@ -170,9 +171,14 @@ class _Worker:
             # the parser's share on a busy machine (measured on 2 shared cores: whole-run
             # remote/local 66-74 % instead of 61-64 %). It needs nothing of the terminal (it
             # ignores SIGINT) and ends when its stdin closes, so it cannot outlive the replicator.
-            self.proc = subprocess.Popen([sys.executable, "-m", WORKER_MODULE], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, env=env, pass_fds=passed,
-                                         start_new_session=True)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", WORKER_MODULE],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=env,
+                pass_fds=passed,
+                start_new_session=True,
+            )
         except OSError as e:
             self._release()
             raise RuntimeFailure(f"cannot start an SFTP reader process: {e.strerror or e}", 10350) from e
@@ -194,7 +200,7 @@ class _Worker:
         """The piece a SLOT frame points at, copied out; its slot is given back at once."""
         assert self.ring is not None
         at, n = SLOT_PLACE.unpack(place)
-        data = self.ring[at:at + n]
+        data = self.ring[at : at + n]
         try:
             os.write(self.ack, b"\x01")
         except OSError as e:  # the process is gone
@@ -358,15 +364,22 @@ class ReaderPool:
                     if kind == FAIL:
                         raise _failure(data)
                     healthy = False
-                    raise RuntimeFailure(f"{self.label}: reader process {w.proc.pid} answered {what} with "
-                                         f"frame {kind}", 10350)
+                    raise RuntimeFailure(
+                        f"{self.label}: reader process {w.proc.pid} answered {what} with frame {kind}", 10350
+                    )
             except _Gone as e:
                 self.restarts += 1
                 if restart >= MAX_RESTARTS:
-                    raise RuntimeFailure(f"{self.label}: reader process {w.proc.pid} ({w.status()}) ended during "
-                                         f"{what} ({e}); {MAX_RESTARTS} restarts did not help", 10350) from e
-                log.warning(60350, f"{self.label}: reader process {w.proc.pid} ({w.status()}) ended during {what}; "
-                                   f"asking another (restart {restart + 1} of {MAX_RESTARTS})")
+                    raise RuntimeFailure(
+                        f"{self.label}: reader process {w.proc.pid} ({w.status()}) ended during "
+                        f"{what} ({e}); {MAX_RESTARTS} restarts did not help",
+                        10350,
+                    ) from e
+                log.warning(
+                    60350,
+                    f"{self.label}: reader process {w.proc.pid} ({w.status()}) ended during {what}; "
+                    f"asking another (restart {restart + 1} of {MAX_RESTARTS})",
+                )
             finally:
                 if healthy:
                     with self._lock:
@@ -375,8 +388,9 @@ class ReaderPool:
                     w.kill()
         raise AssertionError("unreachable")
 
-    def stream(self, path: str, offset: int, end: int, chunk: int,
-               here: Callable[[int, int], Iterator[bytes]]) -> Iterator[bytes]:
+    def stream(
+        self, path: str, offset: int, end: int, chunk: int, here: Callable[[int, int], Iterator[bytes]]
+    ) -> Iterator[bytes]:
         """``chunk``-sized pieces of ``[offset, end)`` of ``path`` in order (see the module docstring).
 
         ``here(offset, end)`` reads pieces in this process: used while the processes start.
@@ -408,15 +422,19 @@ class ReaderPool:
             if local is not None:
                 local.close()  # type: ignore[attr-defined]
 
-    def _from_workers(self, path: str, offset: int, end: int, chunk: int, n: int,
-                      restarts: int) -> Generator[bytes, None, int | None]:
+    def _from_workers(
+        self, path: str, offset: int, end: int, chunk: int, n: int, restarts: int
+    ) -> Generator[bytes, None, int | None]:
         """Pieces from ``n`` processes; returns None when done, or the byte to resume at when one ended."""
         workers = self._take(n)
         clean = False
         try:
             for k, w in enumerate(workers):
-                w.send_line(json.dumps({"path": path, "offset": offset + k * chunk, "end": end,
-                                        "chunk": chunk, "step": n * chunk}).encode())
+                w.send_line(
+                    json.dumps(
+                        {"path": path, "offset": offset + k * chunk, "end": end, "chunk": chunk, "step": n * chunk}
+                    ).encode()
+                )
             i = 0
             while offset < end:
                 data = self._piece(workers[i % n], path)
@@ -436,10 +454,16 @@ class ReaderPool:
             self.restarts += 1
             who = ", ".join(f"{w.proc.pid} ({w.status()})" for w in workers if w.proc.poll() is not None)
             if restarts + 1 > MAX_RESTARTS:
-                raise RuntimeFailure(f"{self.label}: reader process {who or '?'} ended while reading {path} "
-                                     f"at byte {offset} ({e}); {MAX_RESTARTS} restarts did not help", 10350) from e
-            log.warning(60350, f"{self.label}: reader process {who or '?'} ended while reading {path}; "
-                               f"starting another at byte {offset} (restart {restarts + 1} of {MAX_RESTARTS})")
+                raise RuntimeFailure(
+                    f"{self.label}: reader process {who or '?'} ended while reading {path} "
+                    f"at byte {offset} ({e}); {MAX_RESTARTS} restarts did not help",
+                    10350,
+                ) from e
+            log.warning(
+                60350,
+                f"{self.label}: reader process {who or '?'} ended while reading {path}; "
+                f"starting another at byte {offset} (restart {restarts + 1} of {MAX_RESTARTS})",
+            )
             return offset
         finally:
             if clean:

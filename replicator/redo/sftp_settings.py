@@ -71,25 +71,43 @@ class SftpSettings:
 def settings_from_config(cfg: Any) -> SftpSettings:
     """From a validated ``reader.redo-source`` section (:class:`replicator.config.redosource.RedoSourceConfig`)."""
     return SftpSettings(
-        host=cfg.host, user=cfg.user, key_file=cfg.key_file, port=cfg.port, key_passphrase=cfg.key_passphrase,
-        known_hosts=cfg.known_hosts, accept_unknown_host_key=bool(cfg.accept_unknown_host_key),
-        read_requests=cfg.read_requests, read_size=cfg.read_size_kb * 1024,
-        connect_timeout=cfg.connect_timeout_ms / 1000, reconnect_tries=cfg.reconnect_tries,
-        reconnect_delay=cfg.reconnect_delay_ms / 1000, reconnect_max_delay=cfg.reconnect_max_delay_ms / 1000,
-        path_mapping=cfg.path_mapping_pairs, connections=cfg.reader_connections,
-        window=cfg.window_kb * 1024)
+        host=cfg.host,
+        user=cfg.user,
+        key_file=cfg.key_file,
+        port=cfg.port,
+        key_passphrase=cfg.key_passphrase,
+        known_hosts=cfg.known_hosts,
+        accept_unknown_host_key=bool(cfg.accept_unknown_host_key),
+        read_requests=cfg.read_requests,
+        read_size=cfg.read_size_kb * 1024,
+        connect_timeout=cfg.connect_timeout_ms / 1000,
+        reconnect_tries=cfg.reconnect_tries,
+        reconnect_delay=cfg.reconnect_delay_ms / 1000,
+        reconnect_max_delay=cfg.reconnect_max_delay_ms / 1000,
+        path_mapping=cfg.path_mapping_pairs,
+        connections=cfg.reader_connections,
+        window=cfg.window_kb * 1024,
+    )
 
 
 # The section's keys as validated attributes, with the defaults of RedoSourceConfig (a
 # default changed there and not here only costs the early start: the settings differ, and
 # the processes are started again with the validated ones).
 _RAW_KEYS: dict[str, tuple[str, Any]] = {
-    "host": ("host", None), "user": ("user", None), "key-file": ("key_file", None), "port": ("port", 22),
-    "key-passphrase": ("key_passphrase", None), "known-hosts": ("known_hosts", "~/.ssh/known_hosts"),
-    "accept-unknown-host-key": ("accept_unknown_host_key", 0), "read-requests": ("read_requests", 8),
-    "read-size-kb": ("read_size_kb", 2048), "connect-timeout-ms": ("connect_timeout_ms", 10000),
-    "reconnect-tries": ("reconnect_tries", 10), "reconnect-delay-ms": ("reconnect_delay_ms", 200),
-    "reconnect-max-delay-ms": ("reconnect_max_delay_ms", 5000), "window-kb": ("window_kb", 4096),
+    "host": ("host", None),
+    "user": ("user", None),
+    "key-file": ("key_file", None),
+    "port": ("port", 22),
+    "key-passphrase": ("key_passphrase", None),
+    "known-hosts": ("known_hosts", "~/.ssh/known_hosts"),
+    "accept-unknown-host-key": ("accept_unknown_host_key", 0),
+    "read-requests": ("read_requests", 8),
+    "read-size-kb": ("read_size_kb", 2048),
+    "connect-timeout-ms": ("connect_timeout_ms", 10000),
+    "reconnect-tries": ("reconnect_tries", 10),
+    "reconnect-delay-ms": ("reconnect_delay_ms", 200),
+    "reconnect-max-delay-ms": ("reconnect_max_delay_ms", 5000),
+    "window-kb": ("window_kb", 4096),
 }
 
 
@@ -108,8 +126,12 @@ def settings_from_raw(section: Any) -> SftpSettings | None:
         values[name] = value
     mapping = section.get("path-mapping", [])
     connections = section.get("connections")
-    if (not isinstance(mapping, list) or len(mapping) % 2 or not all(isinstance(p, str) for p in mapping)
-            or not (connections is None or (isinstance(connections, int) and not isinstance(connections, bool)))):
+    if (
+        not isinstance(mapping, list)
+        or len(mapping) % 2
+        or not all(isinstance(p, str) for p in mapping)
+        or not (connections is None or (isinstance(connections, int) and not isinstance(connections, bool)))
+    ):
         return None
     values["path_mapping_pairs"] = list(zip(mapping[0::2], mapping[1::2]))
     values["reader_connections"] = default_connections() if connections is None else connections

@@ -45,8 +45,9 @@ class _FrameHandler(logging.Handler):
         self.frame_lock = lock  # not ``lock``: that is logging.Handler's own, held around emit()
 
     def emit(self, record: logging.LogRecord) -> None:
-        payload = json.dumps({"level": record.levelno, "code": int(getattr(record, "olr_code", 0)),
-                              "message": record.getMessage()}).encode()
+        payload = json.dumps(
+            {"level": record.levelno, "code": int(getattr(record, "olr_code", 0)), "message": record.getMessage()}
+        ).encode()
         with self.frame_lock:
             write_frame(self.fd, LOG, payload)
 
@@ -75,7 +76,7 @@ class RingWriter:
             self.free += len(given)
         at = pos = self.next * self.slot
         for block in blocks:
-            self.ring[at:at + len(block)] = block
+            self.ring[at : at + len(block)] = block
             at += len(block)
         self.free -= 1
         self.next = (self.next + 1) % self.slots
@@ -154,8 +155,9 @@ def serve(out: int) -> None:
                     continue
                 handle = src.open(req["path"])
                 try:
-                    for blocks in handle.piece_blocks(sftp.piece_ranges(req["offset"], req["end"], req["chunk"],
-                                                                   req["step"])):
+                    for blocks in handle.piece_blocks(
+                        sftp.piece_ranges(req["offset"], req["end"], req["chunk"], req["step"])
+                    ):
                         if ring is None or not ring.put(out, blocks, lock):
                             with lock:
                                 write_piece(out, blocks)

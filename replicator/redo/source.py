@@ -16,8 +16,8 @@ them) builds the one a config asks for.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from replicator.errors import RuntimeFailure
 
@@ -178,5 +178,5 @@ def map_prefix(path: str, pairs: list[tuple[str, str]]) -> str:
     """Apply the first matching (from, to) prefix pair to ``path``."""
     for src, dst in pairs:
         if path.startswith(src):
-            return dst + path[len(src):]
+            return dst + path[len(src) :]
     return path

@@ -41,5 +41,6 @@ def epoch_to_redo_time(epoch: int, host_tz_offset: int = 0) -> int:
     import time
 
     t = time.gmtime(epoch + host_tz_offset)
-    return (((((t.tm_year - 1988) * 12 + t.tm_mon - 1) * 31 + t.tm_mday - 1) * 24 + t.tm_hour) * 60
-            + t.tm_min) * 60 + t.tm_sec
+    return (
+        ((((t.tm_year - 1988) * 12 + t.tm_mon - 1) * 31 + t.tm_mday - 1) * 24 + t.tm_hour) * 60 + t.tm_min
+    ) * 60 + t.tm_sec

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import struct
-from typing import Iterator
+from collections.abc import Iterator
 
 from replicator.errors import RedoLogError
 from replicator.redo.header import SCN_NONE
@@ -17,8 +17,25 @@ class ChangeVector:
     """
 
     __slots__ = (
-        "layer", "code", "opcode", "cls", "afn", "dba", "_scn", "seq", "typ", "obj", "con_id",
-        "flags", "data", "start", "size", "offsets", "lengths", "endian", "header_size",
+        "_scn",
+        "afn",
+        "cls",
+        "code",
+        "con_id",
+        "data",
+        "dba",
+        "endian",
+        "flags",
+        "header_size",
+        "layer",
+        "lengths",
+        "obj",
+        "offsets",
+        "opcode",
+        "seq",
+        "size",
+        "start",
+        "typ",
     )
 
     def __init__(self, data: bytes, start: int, header_size: int, endian: str):
@@ -26,11 +43,39 @@ class ChangeVector:
         # reads the header and the field-table size, and the offsets are a plain loop,
         # which measured faster than accumulate() for the usual 2-30 fields.
         if header_size == 32:
-            (layer, code, self.cls, self.afn, obj_hi, self.dba, scn_base, scn_w, scn_hi, self.seq, self.typ,
-             obj_lo, self.con_id, self.flags, tsize) = _HEADER32[endian].unpack_from(data, start)
+            (
+                layer,
+                code,
+                self.cls,
+                self.afn,
+                obj_hi,
+                self.dba,
+                scn_base,
+                scn_w,
+                scn_hi,
+                self.seq,
+                self.typ,
+                obj_lo,
+                self.con_id,
+                self.flags,
+                tsize,
+            ) = _HEADER32[endian].unpack_from(data, start)
         else:
-            (layer, code, self.cls, self.afn, obj_hi, self.dba, scn_base, scn_w, scn_hi, self.seq, self.typ,
-             obj_lo, tsize) = _HEADER24[endian].unpack_from(data, start)
+            (
+                layer,
+                code,
+                self.cls,
+                self.afn,
+                obj_hi,
+                self.dba,
+                scn_base,
+                scn_w,
+                scn_hi,
+                self.seq,
+                self.typ,
+                obj_lo,
+                tsize,
+            ) = _HEADER24[endian].unpack_from(data, start)
             self.con_id = self.flags = 0
         self.layer = layer
         self.code = code
@@ -57,9 +102,7 @@ class ChangeVector:
         self.offsets = offsets
         self.size = pos - start
         if pos > size:
-            raise RedoLogError(
-                f"change vector {layer}.{code} at record offset {start} runs past the record end", 40009
-            )
+            raise RedoLogError(f"change vector {layer}.{code} at record offset {start} runs past the record end", 40009)
 
     @property
     def scn(self) -> int:

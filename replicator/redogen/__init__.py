@@ -19,5 +19,14 @@ from replicator.redogen.generate import GenerationResult, generate
 from replicator.redogen.scenario import ColumnSpec, Event, Scenario, SessionSpec, TableSpec
 from replicator.redogen.sqlscript import compile_sql, load_sql
 
-__all__ = ["ColumnSpec", "Event", "GenerationResult", "Scenario", "SessionSpec", "TableSpec", "compile_sql", "generate",
-           "load_sql"]
+__all__ = [
+    "ColumnSpec",
+    "Event",
+    "GenerationResult",
+    "Scenario",
+    "SessionSpec",
+    "TableSpec",
+    "compile_sql",
+    "generate",
+    "load_sql",
+]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 import numpy as np
+
 from replicator.redogen import byteorder
 
 BLOCK_HEADER: Final = byteorder.Struct("<BBHIIHH")  # type, size marker, 0, block, sequence, first-record, checksum
@@ -78,8 +79,9 @@ def layout(sizes: Sequence[int], block_size: int) -> tuple[list[tuple[int, int]]
     return starts, [boundary.get(i, 0) for i in range(nblocks)], nblocks
 
 
-def pack_lwn(records: Sequence[Record], block_size: int, first_block: int, sequence: int, con_uid: int,
-             lwn_time: int) -> bytearray:
+def pack_lwn(
+    records: Sequence[Record], block_size: int, first_block: int, sequence: int, con_uid: int, lwn_time: int
+) -> bytearray:
     """Blocks of one LWN (checksums still zero); sets each record's placement fields."""
     records[0].header_size = 68
     for r in records[1:]:
@@ -88,19 +90,29 @@ def pack_lwn(records: Sequence[Record], block_size: int, first_block: int, seque
     buf = bytearray(nblocks * block_size)
     marker = size_marker(block_size)
     for i in range(nblocks):
-        BLOCK_HEADER.pack_into(buf, i * block_size, 1, marker, 0, first_block + i, sequence,
-                               0x8000 | boundaries[i], 0)
+        BLOCK_HEADER.pack_into(buf, i * block_size, 1, marker, 0, first_block + i, sequence, 0x8000 | boundaries[i], 0)
     lwn_scn = records[0].scn
     max_scn = max(r.scn for r in records)
     usable = block_size - 16
     for r, (blk, off) in zip(records, starts):
         vld = VLD_DATA | (VLD_LWN if r.header_size == 68 else 0)
-        head = RECORD_HEADER.pack(r.size, vld, 0, (r.scn >> 32) & 0xFFFF, r.scn & 0xFFFFFFFF, r.subscn, 0,
-                                  con_uid, 0)
+        head = RECORD_HEADER.pack(r.size, vld, 0, (r.scn >> 32) & 0xFFFF, r.scn & 0xFFFFFFFF, r.subscn, 0, con_uid, 0)
         if r.header_size == 68:
-            head += LWN_HEADER.pack(0, 1, nblocks, nblocks, b"\x0a\0\0\0", lwn_scn & 0xFFFFFFFF,
-                                    (lwn_scn >> 32) & 0xFFFF, 0, b"\0" * 8, max_scn & 0xFFFFFFFF,
-                                    (max_scn >> 32) & 0xFFFF, 0, lwn_time)
+            head += LWN_HEADER.pack(
+                0,
+                1,
+                nblocks,
+                nblocks,
+                b"\x0a\0\0\0",
+                lwn_scn & 0xFFFFFFFF,
+                (lwn_scn >> 32) & 0xFFFF,
+                0,
+                b"\0" * 8,
+                max_scn & 0xFFFFFFFF,
+                (max_scn >> 32) & 0xFFFF,
+                0,
+                lwn_time,
+            )
         data = head + r.body
         r.block, r.offset, r.lwn_block, r.time = first_block + blk, off, first_block, lwn_time
         r.sequence = sequence
@@ -108,7 +120,7 @@ def pack_lwn(records: Sequence[Record], block_size: int, first_block: int, seque
         while pos < len(data):
             take = min(len(data) - pos, block_size - off) if first else min(len(data) - pos, usable)
             at = blk * block_size + off
-            buf[at:at + take] = data[pos:pos + take]
+            buf[at : at + take] = data[pos : pos + take]
             pos += take
             blk, off, first = blk + 1, 16, False
     return buf

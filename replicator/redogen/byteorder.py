@@ -13,7 +13,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 _big = [False]
@@ -40,7 +40,7 @@ def big_endian(on: bool = True) -> Iterator[None]:
         _big[0] = old
 
 
-@lru_cache(maxsize=None)
+@cache
 def _compiled(fmt: str, big: bool) -> struct.Struct:
     return struct.Struct(">" + fmt[1:] if big and fmt.startswith("<") else fmt)
 

@@ -35,8 +35,9 @@ class ClusterStream:
 
     def __init__(self, sc: Scenario, out_dir: Path, con_uid: int, sink: SinkFactory | None = None):
         if sc.threads < 1 or sc.idle_threads >= sc.threads:
-            raise ConfigError(f"scenario: threads {sc.threads} must be >= 1 and more than idle-threads "
-                              f"{sc.idle_threads}")
+            raise ConfigError(
+                f"scenario: threads {sc.threads} must be >= 1 and more than idle-threads {sc.idle_threads}"
+            )
         self.sc = sc
         self.con_uid = con_uid
         self.threads = {t: RedoStream(sc, out_dir, con_uid, sink, thread=t) for t in range(1, sc.threads + 1)}

@@ -27,7 +27,8 @@ EXTENDED_RAW_BYTES: Final = 2000
 _TYPE_RE: Final = re.compile(
     r"\s*(?P<base>[A-Z][A-Z0-9_ ]*?)\s*(?:\(\s*(?P<a>\d+)\s*(?:,\s*(?P<b>-?\d+))?\s*(?P<sem>BYTE|CHAR)?\s*\))?"
     r"\s*(?P<tail>WITH LOCAL TIME ZONE|WITH TIME ZONE|TO MONTH|TO SECOND(?:\s*\(\s*(?P<f>\d+)\s*\))?)?\s*",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,10 +83,20 @@ def parse_type(text: str, *, varchar_max: int = 32767) -> ColumnType:
         code = ev.TYPE_CHAR if base in ("CHAR", "NCHAR") else ev.TYPE_VARCHAR2
         nbytes = size * 2 if national else (size * 4 if char_sem else size)
         pad = size if code == ev.TYPE_CHAR else 0
-        return ColumnType(text, code, nbytes, charset_form=2 if national else 1, char_length=pad,
-                          stored_as_lob=code == ev.TYPE_VARCHAR2 and nbytes > EXTENDED_VARCHAR_BYTES)
-    simple = {"DATE": (ev.TYPE_DATE, 7), "BINARY_FLOAT": (ev.TYPE_BINARY_FLOAT, 4),
-              "BINARY_DOUBLE": (ev.TYPE_BINARY_DOUBLE, 8), "BOOLEAN": (ev.TYPE_BOOLEAN, 1)}
+        return ColumnType(
+            text,
+            code,
+            nbytes,
+            charset_form=2 if national else 1,
+            char_length=pad,
+            stored_as_lob=code == ev.TYPE_VARCHAR2 and nbytes > EXTENDED_VARCHAR_BYTES,
+        )
+    simple = {
+        "DATE": (ev.TYPE_DATE, 7),
+        "BINARY_FLOAT": (ev.TYPE_BINARY_FLOAT, 4),
+        "BINARY_DOUBLE": (ev.TYPE_BINARY_DOUBLE, 8),
+        "BOOLEAN": (ev.TYPE_BOOLEAN, 1),
+    }
     if base in simple and not tail:
         return ColumnType(text, *simple[base])
     if base == "RAW":
@@ -109,8 +120,7 @@ def parse_type(text: str, *, varchar_max: int = 32767) -> ColumnType:
     if base == "INTERVAL YEAR" and tail == "TO MONTH":
         return ColumnType(text, ev.TYPE_INTERVAL_YM, 5, a if a is not None else 2, 0)
     if base == "INTERVAL DAY" and tail.startswith("TO SECOND"):
-        return ColumnType(text, ev.TYPE_INTERVAL_DS, 11, a if a is not None else 2,
-                          int(m["f"]) if m["f"] else 6)
+        return ColumnType(text, ev.TYPE_INTERVAL_DS, 11, a if a is not None else 2, int(m["f"]) if m["f"] else 6)
     raise ConfigError(f"column type {text!r} is not supported by redogen")
 
 
@@ -124,11 +134,13 @@ def _xmltype(base: str, text: str) -> ColumnType:
     A bare ``XMLTYPE`` is binary XML (Oracle's default storage since 11.2.0.2), which, like
     ``STORE AS BINARY XML``, redogen does not write: decoding it needs the XDB token tables.
     """
-    rest = base[len("XMLTYPE"):].strip()
-    words = rest[len("STORE AS "):].split() if rest.startswith("STORE AS ") else []
+    rest = base[len("XMLTYPE") :].strip()
+    words = rest[len("STORE AS ") :].split() if rest.startswith("STORE AS ") else []
     if words[-1:] != ["CLOB"]:
-        raise ConfigError(f"{text!r}: redogen writes only XMLTYPE STORE AS [SECUREFILE|BASICFILE] CLOB "
-                          "(binary XML, the default storage, needs the XDB token tables)")
+        raise ConfigError(
+            f"{text!r}: redogen writes only XMLTYPE STORE AS [SECUREFILE|BASICFILE] CLOB "
+            "(binary XML, the default storage, needs the XDB token tables)"
+        )
     lob = parse_lob_type(" ".join(["CLOB", *words[:-1]]), text)
     if lob is None:
         raise ConfigError(f"{text!r}: unknown CLOB storage")
@@ -148,14 +160,25 @@ def intcols(ctypes: list[ColumnType]) -> list[int]:
 def xmltype_virtual_row(intcol: int, name: str) -> dict[str, Any]:
     """The COL$ fields (besides OBJ#, COL#, NULL$) of an XMLTYPE's virtual column: TYPE# 58,
     SEGCOL# 0, nothing stored. Its hidden CLOB is named ``SYS_NC<INTCOL#:05>$``."""
-    return {"SEGCOL#": 0, "INTCOL#": intcol, "NAME": name, "TYPE#": ev.TYPE_XMLTYPE, "LENGTH": 2000,
-            "SEGCOLLENGTH": 0, "PRECISION#": None, "SCALE": None, "CHARSETFORM": None, "CHARSETID": None,
-            "PROPERTY": 0}
+    return {
+        "SEGCOL#": 0,
+        "INTCOL#": intcol,
+        "NAME": name,
+        "TYPE#": ev.TYPE_XMLTYPE,
+        "LENGTH": 2000,
+        "SEGCOLLENGTH": 0,
+        "PRECISION#": None,
+        "SCALE": None,
+        "CHARSETFORM": None,
+        "CHARSETID": None,
+        "PROPERTY": 0,
+    }
 
 
 _DT_RE: Final = re.compile(
     r"(?P<y>-?\d{1,4})-(?P<mo>\d\d)-(?P<d>\d\d)(?:[ T](?P<h>\d\d):(?P<mi>\d\d)(?::(?P<s>\d\d)(?:\.(?P<f>\d{1,9}))?)?)?"
-    r"\s*(?P<tz>Z|[+-]\d\d:?\d\d)?")
+    r"\s*(?P<tz>Z|[+-]\d\d:?\d\d)?"
+)
 _DS_RE: Final = re.compile(r"(?P<sign>[+-])?(?P<d>\d+)[ ,-](?P<h>\d\d):(?P<m>\d\d):(?P<s>\d\d)(?:\.(?P<f>\d{1,9}))?")
 _YM_RE: Final = re.compile(r"(?P<sign>[+-])?(?P<y>\d+)-(?P<m>\d+)")
 
@@ -171,8 +194,9 @@ def parse_datetime(value: Any) -> tuple[enc.OraDateTime, int | None]:
     if m is None:
         raise DataError(f"cannot parse date/time {value!r}", 60002)
     frac = (m["f"] or "").ljust(9, "0")
-    wall = enc.OraDateTime(int(m["y"]), int(m["mo"]), int(m["d"]), int(m["h"] or 0), int(m["mi"] or 0),
-                           int(m["s"] or 0), int(frac))
+    wall = enc.OraDateTime(
+        int(m["y"]), int(m["mo"]), int(m["d"]), int(m["h"] or 0), int(m["mi"] or 0), int(m["s"] or 0), int(frac)
+    )
     tz = m["tz"]
     if tz is None:
         return wall, None
@@ -186,8 +210,9 @@ def parse_datetime(value: Any) -> tuple[enc.OraDateTime, int | None]:
 def _round_nanos(wall: enc.OraDateTime, digits: int) -> enc.OraDateTime:
     """Truncate the fraction to the column's fractional precision (as the database stores it)."""
     step = 10 ** (9 - digits)
-    return enc.OraDateTime(wall.year, wall.month, wall.day, wall.hour, wall.minute, wall.second,
-                           wall.nanos // step * step)
+    return enc.OraDateTime(
+        wall.year, wall.month, wall.day, wall.hour, wall.minute, wall.second, wall.nanos // step * step
+    )
 
 
 def encode_value(ctype: ColumnType, value: Any, charset_ids: tuple[int, int], db_tz_minutes: int = 0) -> bytes | None:
@@ -250,8 +275,9 @@ def encode_value(ctype: ColumnType, value: Any, charset_ids: tuple[int, int], db
     raise DataError(f"redogen cannot encode type {ctype.sql}", 60002)
 
 
-def make_column(name: str, ctype: ColumnType, *, nullable: bool, segcol: int, key: bool,
-                charset_ids: tuple[int, int]) -> ev.Column:
+def make_column(
+    name: str, ctype: ColumnType, *, nullable: bool, segcol: int, key: bool, charset_ids: tuple[int, int]
+) -> ev.Column:
     """The shared-model :class:`~replicator.events.Column` of a scenario column."""
     charset_id = 0
     if ctype.charset_form == 1:
@@ -259,8 +285,18 @@ def make_column(name: str, ctype: ColumnType, *, nullable: bool, segcol: int, ke
     elif ctype.charset_form == 2:
         charset_id = charset_ids[1]
     xml = ctype.xmltype  # the hidden CLOB, named after the XMLTYPE as OLR's schema names it
-    return ev.Column(name=name, type_code=ctype.type_code, length=ctype.length, precision=ctype.precision,
-                     scale=ctype.scale, charset_form=ctype.charset_form, charset_id=charset_id,
-                     nullable=nullable, segcol=segcol, key=key,
-                     property=XMLTYPE_CLOB_PROPERTY if xml else ev.COL_PROPERTY_STORED_AS_LOB if ctype.stored_as_lob else 0,
-                     hidden=xml, xml_type=xml)
+    return ev.Column(
+        name=name,
+        type_code=ctype.type_code,
+        length=ctype.length,
+        precision=ctype.precision,
+        scale=ctype.scale,
+        charset_form=ctype.charset_form,
+        charset_id=charset_id,
+        nullable=nullable,
+        segcol=segcol,
+        key=key,
+        property=XMLTYPE_CLOB_PROPERTY if xml else ev.COL_PROPERTY_STORED_AS_LOB if ctype.stored_as_lob else 0,
+        hidden=xml,
+        xml_type=xml,
+    )

@@ -44,8 +44,7 @@ def db_version(text: str) -> str:
 
     if text in VERSIONS or text.lower() in _ALIASES:
         return text
-    raise argparse.ArgumentTypeError(f"{text!r} is not a database version redogen writes "
-                                     f"({', '.join(VERSIONS)})")
+    raise argparse.ArgumentTypeError(f"{text!r} is not a database version redogen writes ({', '.join(VERSIONS)})")
 
 
 def _untyped(raw: str) -> Any:
@@ -59,6 +58,7 @@ def _untyped(raw: str) -> Any:
 
 def _typed(key: str, raw: str, default: Any) -> Any:
     """``raw`` converted to the type of the parameter's ``default`` (ConfigError 30002 if it is not one)."""
+
     def bad(what: str) -> ConfigError:
         return ConfigError(f"--param {key}={raw}: {what}", 30002)
 
@@ -76,8 +76,7 @@ def _typed(key: str, raw: str, default: Any) -> Any:
     if isinstance(default, tuple):
         parts = [_untyped(p) for p in raw.split(",")]
         if len(parts) != len(default) or any(isinstance(p, str) for p in parts):
-            raise bad(f"expects {len(default)} comma-separated numbers, like "
-                      f"{','.join(str(d) for d in default)}")
+            raise bad(f"expects {len(default)} comma-separated numbers, like {','.join(str(d) for d in default)}")
         return tuple(type(d)(p) for d, p in zip(default, parts, strict=True))
     if isinstance(default, str):
         return raw
@@ -148,8 +147,9 @@ def _build(args: argparse.Namespace):
     else:
         path = Path(args.source)
         if not path.is_file():
-            raise ConfigError(f"{args.source}: no such scenario file or workload "
-                              f"({', '.join(['demo', *workloads.WORKLOADS])})", 30002)
+            raise ConfigError(
+                f"{args.source}: no such scenario file or workload ({', '.join(['demo', *workloads.WORKLOADS])})", 30002
+            )
         if path.suffix.lower() == ".sql":
             from replicator.redogen.sqlscript import load_sql
 
@@ -171,7 +171,7 @@ def _build(args: argparse.Namespace):
         except ValueError as exc:
             raise ConfigError(f"--format is not JSON: {exc}", 30002) from None
         if not isinstance(sc.format, dict):
-            raise ConfigError("--format must be a JSON object such as '{\"type\":\"json\"}'", 30002)
+            raise ConfigError('--format must be a JSON object such as \'{"type":"json"}\'', 30002)
     if args.flags is not None:
         sc.flags = args.flags
     if args.log_blocks:
@@ -202,36 +202,67 @@ def redogen_main(argv: list[str]) -> int:
     """``replicator redogen SCENARIO_OR_WORKLOAD -o DIR [options]``; returns the exit code."""
     from replicator.redogen import workloads
 
-    p = ArgumentParser(prog="replicator redogen", description="write synthetic Oracle redo logs, "
-                                "a schema checkpoint, OpenLogReplicator.json and the expected output")
-    p.add_argument("source", help=f"scenario file (.json/.yaml), SQL*Plus script (.sql) or workload: demo, {', '.join(workloads.WORKLOADS)}")
+    p = ArgumentParser(
+        prog="replicator redogen",
+        description="write synthetic Oracle redo logs, "
+        "a schema checkpoint, OpenLogReplicator.json and the expected output",
+    )
+    p.add_argument(
+        "source",
+        help=f"scenario file (.json/.yaml), SQL*Plus script (.sql) or workload: demo, {', '.join(workloads.WORKLOADS)}",
+    )
     p.add_argument("-o", "--output-dir", required=True, help="directory to write into")
-    p.add_argument("--schema", help="with a .sql script: an OLR schema checkpoint (file or directory) "
-                   "the script's tables are taken from")
-    p.add_argument("--strict", action="store_true", help="with a .sql script: stop at a statement the "
-                   "database would refuse (default: skip it with a warning, as SQL*Plus goes on)")
+    p.add_argument(
+        "--schema",
+        help="with a .sql script: an OLR schema checkpoint (file or directory) the script's tables are taken from",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="with a .sql script: stop at a statement the "
+        "database would refuse (default: skip it with a warning, as SQL*Plus goes on)",
+    )
     p.add_argument("--db-version", type=db_version, help="database version: 11.2, 12.1, 12.2, 18, 19, 21, 23")
     p.add_argument("--block-size", type=int, choices=(512, 1024, 4096), help="redo block size")
     p.add_argument("--seed", type=int, help="random seed of a workload")
     p.add_argument("--size", help="redo to write, e.g. 100MB (oltp and huge-transaction target; a cap otherwise)")
-    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                   help="workload parameter (rows=, count=, columns=, sessions=...) or scenario field")
-    p.add_argument("--format", help="OLR format section as JSON, e.g. '{\"type\":\"json\",\"rid\":1}'")
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="workload parameter (rows=, count=, columns=, sessions=...) or scenario field",
+    )
+    p.add_argument("--format", help='OLR format section as JSON, e.g. \'{"type":"json","rid":1}\'')
     p.add_argument("--flags", type=non_negative_int, help="OLR source.flags")
     p.add_argument("--log-blocks", type=positive_int, help="online log size in blocks (log switch when full)")
     p.add_argument("--threads", type=positive_int, help="RAC: redo threads (instances); sessions are dealt over them")
     p.add_argument("--no-expected", action="store_true", help="skip the expected output (benchmarks)")
-    p.add_argument("--online", action="store_true", help="write a ring of online redo groups that grow "
-                   "in place and are archived at each switch (config uses the offline reader)")
-    p.add_argument("--groups", type=int_at_least(2), default=3,
-                   help="online redo groups (with --online; default: %(default)s)")
-    p.add_argument("--rate", type=non_negative_float, default=0.0, help="redo MB/s to produce at (with --online; 0 = max)")
+    p.add_argument(
+        "--online",
+        action="store_true",
+        help="write a ring of online redo groups that grow "
+        "in place and are archived at each switch (config uses the offline reader)",
+    )
+    p.add_argument(
+        "--groups", type=int_at_least(2), default=3, help="online redo groups (with --online; default: %(default)s)"
+    )
+    p.add_argument(
+        "--rate", type=non_negative_float, default=0.0, help="redo MB/s to produce at (with --online; 0 = max)"
+    )
     p.add_argument("--final-switch", action="store_true", help="archive the last online log too")
-    p.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
-                   help="a progress line on stderr (default: auto = when stderr is a TTY)")
-    p.add_argument("--endian", choices=("little", "big"), default="little",
-                   help="platform byte order: little (Linux x86) or big (AIX, Solaris SPARC, HP-UX); "
-                        "default: %(default)s")
+    p.add_argument(
+        "--progress",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="a progress line on stderr (default: auto = when stderr is a TTY)",
+    )
+    p.add_argument(
+        "--endian",
+        choices=("little", "big"),
+        default="little",
+        help="platform byte order: little (Linux x86) or big (AIX, Solaris SPARC, HP-UX); default: %(default)s",
+    )
     args = p.parse_args(argv)
     from replicator.redogen.byteorder import big_endian
 
@@ -240,8 +271,10 @@ def redogen_main(argv: list[str]) -> int:
         sc = _build(args)
         start = time.monotonic()
         engines: list[Any] = []
-        with Ticker(_redo_written(Path(args.output_dir), args, engines), mode=args.progress), \
-                big_endian(args.endian == "big"):
+        with (
+            Ticker(_redo_written(Path(args.output_dir), args, engines), mode=args.progress),
+            big_endian(args.endian == "big"),
+        ):
             result = _generate(args, sc, engines.append)
         took = time.monotonic() - start
     except ReplicatorError as exc:
@@ -256,20 +289,30 @@ def _generate(args: argparse.Namespace, sc: Any, on_engine: Callable[[Any], None
     if args.online:
         from replicator.redogen.online import generate_online
 
-        return generate_online(sc, args.output_dir, groups=args.groups, rate_mb_s=args.rate,
-                               final_switch=args.final_switch, with_expected=not args.no_expected)
+        return generate_online(
+            sc,
+            args.output_dir,
+            groups=args.groups,
+            rate_mb_s=args.rate,
+            final_switch=args.final_switch,
+            with_expected=not args.no_expected,
+        )
     return generate(sc, args.output_dir, with_expected=not args.no_expected, on_engine=on_engine)
 
 
 def _report(result: Any, took: float) -> int:
     mb = result.redo_bytes / 1e6
-    print(f"{len(result.logs)} redo log(s), {mb:.1f} MB in {took:.1f}s ({mb / max(took, 1e-9):.1f} MB/s); "
-          f"{result.stats['transactions']} committed, {result.stats['rollbacks']} rolled back, "
-          f"{result.stats['rows']} row changes kept")
+    print(
+        f"{len(result.logs)} redo log(s), {mb:.1f} MB in {took:.1f}s ({mb / max(took, 1e-9):.1f} MB/s); "
+        f"{result.stats['transactions']} committed, {result.stats['rollbacks']} rolled back, "
+        f"{result.stats['rows']} row changes kept"
+    )
     threads = len({log.thread for log in result.logs})
     for log in result.logs:
-        print(f"  {f'thread {log.thread} ' if threads > 1 else ''}seq {log.sequence}: {log.path} "
-              f"SCN {log.first_scn}-{log.next_scn}")
+        print(
+            f"  {f'thread {log.thread} ' if threads > 1 else ''}seq {log.sequence}: {log.path} "
+            f"SCN {log.first_scn}-{log.next_scn}"
+        )
     print(f"config:   {result.config}\ncheckpoint: {result.checkpoint}")
     if result.expected:
         print(f"expected: {result.expected}")
@@ -281,14 +324,25 @@ def demo_main(argv: list[str]) -> int:
     from replicator.redogen.demo import demo_scenario
     from replicator.redogen.generate import generate
 
-    p = ArgumentParser(prog="replicator demo", description="generate a small redo set, run the "
-                                "replicator on it and compare with the expected output")
+    p = ArgumentParser(
+        prog="replicator demo",
+        description="generate a small redo set, run the replicator on it and compare with the expected output",
+    )
     p.add_argument("-o", "--output-dir", help="where to write (default: a temporary directory)")
-    p.add_argument("--db-version", type=db_version, default="19",
-                   help="Oracle release whose redo is generated: 11.2, 12.1, 12.2, 18, 19, 21, 23 or an alias "
-                        "such as 19c (default: %(default)s)")
-    p.add_argument("--block-size", type=int, default=512, choices=(512, 1024, 4096),
-                   help="redo block size in bytes (default: %(default)s)")
+    p.add_argument(
+        "--db-version",
+        type=db_version,
+        default="19",
+        help="Oracle release whose redo is generated: 11.2, 12.1, 12.2, 18, 19, 21, 23 or an alias "
+        "such as 19c (default: %(default)s)",
+    )
+    p.add_argument(
+        "--block-size",
+        type=int,
+        default=512,
+        choices=(512, 1024, 4096),
+        help="redo block size in bytes (default: %(default)s)",
+    )
     p.add_argument("--lines", type=non_negative_int, default=6, help="output lines to show (default: %(default)s)")
     args = p.parse_args(argv)
     tmp = None if args.output_dir else tempfile.TemporaryDirectory(prefix="replicator-demo-")
@@ -300,10 +354,14 @@ def demo_main(argv: list[str]) -> int:
         result = generate(sc, out_dir)
         print(f"Generated Oracle {args.db_version} redo ({args.block_size}-byte blocks) in {out_dir}:")
         for archived in result.logs:
-            print(f"  {archived.path.name}: sequence {archived.sequence}, {archived.blocks} blocks, "
-                  f"SCN {archived.first_scn}-{archived.next_scn}")
-        print(f"  {result.stats['transactions']} transactions committed, {result.stats['rollbacks']} rolled back, "
-              f"{result.stats['rows']} row changes to replicate")
+            print(
+                f"  {archived.path.name}: sequence {archived.sequence}, {archived.blocks} blocks, "
+                f"SCN {archived.first_scn}-{archived.next_scn}"
+            )
+        print(
+            f"  {result.stats['transactions']} transactions committed, {result.stats['rollbacks']} rolled back, "
+            f"{result.stats['rows']} row changes to replicate"
+        )
         from replicator import log
         from replicator.runner.batch import run_config
 
@@ -316,7 +374,7 @@ def demo_main(argv: list[str]) -> int:
         output = result.output.read_bytes() if result.output.exists() else b""
         lines = output.decode("utf-8", "replace").splitlines()
         print(f"\n{len(lines)} messages written to {result.output.name}; the first {min(args.lines, len(lines))}:")
-        for line in lines[:args.lines]:
+        for line in lines[: args.lines]:
             print("  " + (line if len(line) <= 160 else line[:157] + "..."))
         assert result.expected is not None
         same = rc == 0 and output == result.expected.read_bytes()

@@ -58,9 +58,19 @@ from replicator.schema.tracking import COLUMN_FIELDS
 if TYPE_CHECKING:
     from replicator.redogen.engine import Engine
 
-DDL_OPS: Final = ("create_table", "drop_table", "add_column", "drop_column", "set_unused_column",
-                  "rename_column", "modify_column", "truncate", "add_partition", "drop_partition",
-                  "exchange_partition")
+DDL_OPS: Final = (
+    "create_table",
+    "drop_table",
+    "add_column",
+    "drop_column",
+    "set_unused_column",
+    "rename_column",
+    "modify_column",
+    "truncate",
+    "add_partition",
+    "drop_partition",
+    "exchange_partition",
+)
 ITL: Final = 1
 FB_C, FB_K = 0x40, 0x80
 SYS_RFILE: Final = 0  # SYSTEM is a bigfile tablespace in the 23ai fixture: relative file 0
@@ -76,11 +86,23 @@ TAB_PROPERTY_UNUSED_COLUMNS: Final = 0x80000
 COL_PROPERTY_HIDDEN, COL_PROPERTY_UNUSED = 0x20, 0x8000
 SUPP_CDEF: Final = {"pk": 14, "all": 17}
 # Array key of the checkpoint for each dictionary table (the reverse of schema.rows).
-ARRAY_OF: Final = {"CCOL$": "sys-ccol", "CDEF$": "sys-cdef", "COL$": "sys-col", "DEFERRED_STG$": "sys-deferredstg",
-                   "ECOL$": "sys-ecol", "LOB$": "sys-lob", "LOBCOMPPART$": "sys-lob-comp-part",
-                   "LOBFRAG$": "sys-lob-frag", "OBJ$": "sys-obj", "TAB$": "sys-tab",
-                   "TABCOMPART$": "sys-tabcompart", "TABPART$": "sys-tabpart", "TABSUBPART$": "sys-tabsubpart",
-                   "TS$": "sys-ts", "USER$": "sys-user"}
+ARRAY_OF: Final = {
+    "CCOL$": "sys-ccol",
+    "CDEF$": "sys-cdef",
+    "COL$": "sys-col",
+    "DEFERRED_STG$": "sys-deferredstg",
+    "ECOL$": "sys-ecol",
+    "LOB$": "sys-lob",
+    "LOBCOMPPART$": "sys-lob-comp-part",
+    "LOBFRAG$": "sys-lob-frag",
+    "OBJ$": "sys-obj",
+    "TAB$": "sys-tab",
+    "TABCOMPART$": "sys-tabcompart",
+    "TABPART$": "sys-tabpart",
+    "TABSUBPART$": "sys-tabsubpart",
+    "TS$": "sys-ts",
+    "USER$": "sys-user",
+}
 TABLESPACES: Final = ((0, "SYSTEM"), (1, "SYSAUX"), (2, "UNDOTBS1"), (3, "TEMP"), (6, "USERS"))
 
 
@@ -108,14 +130,26 @@ class SysState(TableState):
     """A dictionary table of the simulated database, with Python values beside the bytes."""
 
     def __init__(self, st: SysTable, segment: Segment, engine: Engine):
-        spec = TableSpec("SYS", st.name, [ColumnSpec(c.name, f"TYPE#{c.type_code}", c.nullable) for c in st.columns],
-                         supplemental="none", obj=st.obj, data_obj=st.data_obj, ts=0)
-        ctypes = [ColumnType(spec.columns[i].type, c.type_code, c.length, c.precision, c.scale, c.charset_form)
-                  for i, c in enumerate(st.columns)]
-        cols = [make_column(c.name, ct, nullable=c.nullable, segcol=c.segcol, key=False, charset_ids=engine.charsets)
-                for c, ct in zip(st.columns, ctypes)]
-        table = ev.Table(obj=st.obj, data_obj=st.data_obj, owner="SYS", name=st.name, columns=cols, system=True,
-                         clu_cols=st.clu_cols)
+        spec = TableSpec(
+            "SYS",
+            st.name,
+            [ColumnSpec(c.name, f"TYPE#{c.type_code}", c.nullable) for c in st.columns],
+            supplemental="none",
+            obj=st.obj,
+            data_obj=st.data_obj,
+            ts=0,
+        )
+        ctypes = [
+            ColumnType(spec.columns[i].type, c.type_code, c.length, c.precision, c.scale, c.charset_form)
+            for i, c in enumerate(st.columns)
+        ]
+        cols = [
+            make_column(c.name, ct, nullable=c.nullable, segcol=c.segcol, key=False, charset_ids=engine.charsets)
+            for c, ct in zip(st.columns, ctypes)
+        ]
+        table = ev.Table(
+            obj=st.obj, data_obj=st.data_obj, owner="SYS", name=st.name, columns=cols, system=True, clu_cols=st.clu_cols
+        )
         super().__init__(spec, ctypes, table, SYS_RFILE, segment.block, segment.capacity)
         self.sys = st
         self.segment = segment
@@ -164,7 +198,7 @@ class Catalog:
         self.e = engine
         self.sys: dict[str, SysState] = {}
         segments: dict[int, Segment] = {}
-        for i, st in enumerate(sys_tables().values()):
+        for st in sys_tables().values():
             seg = segments.get(st.data_obj)
             if seg is None:
                 seg = segments[st.data_obj] = Segment(0x5000 + len(segments) * 0x800, engine.sc.db_block_size - 200)
@@ -188,18 +222,52 @@ class Catalog:
         for ts_no, name in (*TABLESPACES, *((no, f"TS{no}") for no in extra)):
             self._row(None, "TS$", {"TS#": ts_no, "NAME": name, "BLOCKSIZE": self.e.sc.db_block_size})
         for st in sys_tables().values():
-            self._row(None, "OBJ$", {"OBJ#": st.obj, "DATAOBJ#": st.data_obj, "OWNER#": 0, "NAME": st.name,
-                                     "TYPE#": OBJ_TYPE_TABLE, "FLAGS": st.obj_flags, "_single": 1})
-            self._row(None, "TAB$", {"OBJ#": st.obj, "DATAOBJ#": st.data_obj, "TS#": 0,
-                                     "CLUCOLS": st.clu_cols or None, "FLAGS": st.tab_flags,
-                                     "PROPERTY": st.tab_property, "COLS": len(st.columns)})
+            self._row(
+                None,
+                "OBJ$",
+                {
+                    "OBJ#": st.obj,
+                    "DATAOBJ#": st.data_obj,
+                    "OWNER#": 0,
+                    "NAME": st.name,
+                    "TYPE#": OBJ_TYPE_TABLE,
+                    "FLAGS": st.obj_flags,
+                    "_single": 1,
+                },
+            )
+            self._row(
+                None,
+                "TAB$",
+                {
+                    "OBJ#": st.obj,
+                    "DATAOBJ#": st.data_obj,
+                    "TS#": 0,
+                    "CLUCOLS": st.clu_cols or None,
+                    "FLAGS": st.tab_flags,
+                    "PROPERTY": st.tab_property,
+                    "COLS": len(st.columns),
+                },
+            )
             for c in sorted(st.columns, key=lambda c: c.col):
-                self._row(None, "COL$", {"OBJ#": st.obj, "COL#": c.col, "SEGCOL#": c.segcol, "INTCOL#": c.col,
-                                         "NAME": c.name, "TYPE#": c.type_code, "LENGTH": c.length,
-                                         "PRECISION#": None if c.precision == -1 else c.precision,
-                                         "SCALE": None if c.scale == -1 else c.scale,
-                                         "CHARSETFORM": c.charset_form or None, "CHARSETID": c.charset_id or None,
-                                         "NULL$": 0 if c.nullable else 1, "PROPERTY": c.property})
+                self._row(
+                    None,
+                    "COL$",
+                    {
+                        "OBJ#": st.obj,
+                        "COL#": c.col,
+                        "SEGCOL#": c.segcol,
+                        "INTCOL#": c.col,
+                        "NAME": c.name,
+                        "TYPE#": c.type_code,
+                        "LENGTH": c.length,
+                        "PRECISION#": None if c.precision == -1 else c.precision,
+                        "SCALE": None if c.scale == -1 else c.scale,
+                        "CHARSETFORM": c.charset_form or None,
+                        "CHARSETID": c.charset_id or None,
+                        "NULL$": 0 if c.nullable else 1,
+                        "PROPERTY": c.property,
+                    },
+                )
         for ts in self.e.tables:
             self.next_obj = max(self.next_obj, ts.obj + 2)
         for ts in list(self.e.tables):
@@ -263,8 +331,11 @@ class Catalog:
 
     def _find(self, table: str, match: dict[str, Any]) -> list[tuple[tuple, Row]]:
         ss = self.sys[table]
-        return [(k, r) for k, r in ss.rows.items()
-                if not r.deleted and all(ss.py[k].get(n) == val for n, val in match.items())]
+        return [
+            (k, r)
+            for k, r in ss.rows.items()
+            if not r.deleted and all(ss.py[k].get(n) == val for n, val in match.items())
+        ]
 
     def _update(self, t: Txn, table: str, match: dict[str, Any], values: dict[str, Any]) -> int:
         """UPDATE the dictionary rows matching ``match``; returns how many."""
@@ -307,8 +378,9 @@ class Catalog:
         self._clock = datetime.fromtimestamp(self.e.emit.epoch, tz=UTC).replace(tzinfo=None)
         return self.e.txn(e.session, e.xid)
 
-    def _end(self, e: Event, t: Txn, stmt: int, owner: str, sql: str, obj: int, table: ev.Table | None,
-             name: str = "") -> None:
+    def _end(
+        self, e: Event, t: Txn, stmt: int, owner: str, sql: str, obj: int, table: ev.Table | None, name: str = ""
+    ) -> None:
         rec = self.e.emit.ddl(t.redo, stmt, owner, sql, obj)
         rows: list[Any] = []
         if self.e.sc.flags & 0x20:  # OLR outputs DDL only when source flag 0x20 asks for it
@@ -339,8 +411,16 @@ class Catalog:
         t = self._begin(e)
         self._create(t, ts)
         cols = ", ".join(f"{c.name} {c.type}{'' if c.nullable else ' NOT NULL'}" for c in spec.columns)
-        self._end(e, t, STMT_CREATE_TABLE, spec.owner, f"CREATE TABLE {spec.full_name} ({cols})", spec.obj, None,
-                  name=spec.name)  # not replicated until committed: OLR names it from its new OBJ$ row
+        self._end(
+            e,
+            t,
+            STMT_CREATE_TABLE,
+            spec.owner,
+            f"CREATE TABLE {spec.full_name} ({cols})",
+            spec.obj,
+            None,
+            name=spec.name,
+        )  # not replicated until committed: OLR names it from its new OBJ$ row
 
     def _create(self, t: Txn | None, ts: TableState) -> None:
         """The dictionary rows of a new table (``t`` None: rows already there at the start)."""
@@ -350,14 +430,38 @@ class Catalog:
             owner = self.users[spec.owner] = 136 + len(self.users) - 1
             self._row(None, "USER$", {"USER#": owner, "NAME": spec.owner, "SPARE1": 0})
         parts = spec.partitions
-        self._row(t, "OBJ$", {"OBJ#": spec.obj, "DATAOBJ#": 0 if parts else ts.data_obj, "OWNER#": owner,
-                              "NAME": spec.name, "NAMESPACE": 1, "TYPE#": OBJ_TYPE_TABLE, "FLAGS": 0,
-                              "CTIME": self._clock, "MTIME": self._clock, "STIME": self._clock, "STATUS": 1})
+        self._row(
+            t,
+            "OBJ$",
+            {
+                "OBJ#": spec.obj,
+                "DATAOBJ#": 0 if parts else ts.data_obj,
+                "OWNER#": owner,
+                "NAME": spec.name,
+                "NAMESPACE": 1,
+                "TYPE#": OBJ_TYPE_TABLE,
+                "FLAGS": 0,
+                "CTIME": self._clock,
+                "MTIME": self._clock,
+                "STIME": self._clock,
+                "STATUS": 1,
+            },
+        )
         numbers = intcols(ts.ctypes)
-        self._row(t, "TAB$", {"OBJ#": spec.obj, "DATAOBJ#": None if parts else ts.data_obj, "TS#": spec.ts,
-                              "COLS": len(spec.columns), "FLAGS": TAB_FLAGS, "INTCOLS": numbers[-1],
-                              "KERNELCOLS": len(spec.columns),
-                              "PROPERTY": TAB_PROPERTY_PARTITIONED_TABLE if parts else TAB_PROPERTY})
+        self._row(
+            t,
+            "TAB$",
+            {
+                "OBJ#": spec.obj,
+                "DATAOBJ#": None if parts else ts.data_obj,
+                "TS#": spec.ts,
+                "COLS": len(spec.columns),
+                "FLAGS": TAB_FLAGS,
+                "INTCOLS": numbers[-1],
+                "KERNELCOLS": len(spec.columns),
+                "PROPERTY": TAB_PROPERTY_PARTITIONED_TABLE if parts else TAB_PROPERTY,
+            },
+        )
         for n, (col, ct) in enumerate(zip(spec.columns, ts.ctypes), start=1):
             for values in self._col_rows(ts, n, col, ct):
                 self._row(t, "COL$", values)
@@ -369,13 +473,28 @@ class Catalog:
             con = self.next_con
             self.next_con += 1
             index = self._index_obj(spec)
-            self._row(t, "OBJ$", {"OBJ#": index, "DATAOBJ#": index, "OWNER#": owner,
-                                  "NAME": f"SYS_C{con:07d}", "NAMESPACE": 4, "TYPE#": OBJ_TYPE_INDEX, "FLAGS": 4,
-                                  "CTIME": self._clock, "MTIME": self._clock, "STIME": self._clock, "STATUS": 1})
+            self._row(
+                t,
+                "OBJ$",
+                {
+                    "OBJ#": index,
+                    "DATAOBJ#": index,
+                    "OWNER#": owner,
+                    "NAME": f"SYS_C{con:07d}",
+                    "NAMESPACE": 4,
+                    "TYPE#": OBJ_TYPE_INDEX,
+                    "FLAGS": 4,
+                    "CTIME": self._clock,
+                    "MTIME": self._clock,
+                    "STIME": self._clock,
+                    "STATUS": 1,
+                },
+            )
             self._row(t, "CDEF$", {"CON#": con, "OBJ#": spec.obj, "TYPE#": 2, "COLS": len(ts.key_cols)})
             for pos, i in enumerate(ts.key_cols, start=1):
-                self._row(t, "CCOL$", {"CON#": con, "OBJ#": spec.obj, "COL#": i + 1, "POS#": pos,
-                                       "INTCOL#": numbers[i]})
+                self._row(
+                    t, "CCOL$", {"CON#": con, "OBJ#": spec.obj, "COL#": i + 1, "POS#": pos, "INTCOL#": numbers[i]}
+                )
         if spec.supplemental in SUPP_CDEF:
             self._row(t, "CDEF$", {"CON#": self.next_con, "OBJ#": spec.obj, "TYPE#": SUPP_CDEF[spec.supplemental]})
             self.next_con += 1
@@ -386,19 +505,32 @@ class Catalog:
         holding the data, both with the XMLTYPE's COL#."""
         intcol = intcols(ts.ctypes[:n])[-1]
         charset_id = self.e.charsets[0] if ct.charset_form == 1 else self.e.charsets[1] if ct.charset_form == 2 else 0
-        stored = {"OBJ#": ts.spec.obj, "COL#": n, "SEGCOL#": n, "INTCOL#": intcol, "NAME": col.name,
-                  "TYPE#": ct.type_code, "LENGTH": ct.length, "SEGCOLLENGTH": ct.length,
-                  # -1 is how the checkpoint spells NULL; FLOAT's scale -127 is a real value.
-                  "PRECISION#": None if ct.precision == -1 else ct.precision,
-                  "SCALE": None if ct.scale == -1 else ct.scale,
-                  "CHARSETFORM": ct.charset_form or None, "CHARSETID": charset_id or None,
-                  "NULL$": 0 if col.nullable else 1,
-                  "PROPERTY": ev.COL_PROPERTY_STORED_AS_LOB if ct.stored_as_lob else 0}
+        stored = {
+            "OBJ#": ts.spec.obj,
+            "COL#": n,
+            "SEGCOL#": n,
+            "INTCOL#": intcol,
+            "NAME": col.name,
+            "TYPE#": ct.type_code,
+            "LENGTH": ct.length,
+            "SEGCOLLENGTH": ct.length,
+            # -1 is how the checkpoint spells NULL; FLOAT's scale -127 is a real value.
+            "PRECISION#": None if ct.precision == -1 else ct.precision,
+            "SCALE": None if ct.scale == -1 else ct.scale,
+            "CHARSETFORM": ct.charset_form or None,
+            "CHARSETID": charset_id or None,
+            "NULL$": 0 if col.nullable else 1,
+            "PROPERTY": ev.COL_PROPERTY_STORED_AS_LOB if ct.stored_as_lob else 0,
+        }
         if not ct.xmltype:
             return [stored]
         column = ts.table.columns[n - 1]
-        virtual = {"OBJ#": ts.spec.obj, "COL#": n, "NULL$": stored["NULL$"],
-                   **xmltype_virtual_row(intcol - 1, col.name)}
+        virtual = {
+            "OBJ#": ts.spec.obj,
+            "COL#": n,
+            "NULL$": stored["NULL$"],
+            **xmltype_virtual_row(intcol - 1, col.name),
+        }
         return [virtual, {**stored, "NAME": f"SYS_NC{intcol:05d}$", "PROPERTY": column.property}]
 
     def _index_obj(self, spec: TableSpec) -> int:
@@ -420,11 +552,29 @@ class Catalog:
 
     def _partition_rows(self, t: Txn | None, ts: TableState, name: str, obj: int, number: int) -> None:
         owner = self.users[ts.spec.owner]
-        self._row(t, "OBJ$", {"OBJ#": obj, "DATAOBJ#": obj, "OWNER#": owner, "NAME": ts.spec.name, "SUBNAME": name,
-                              "NAMESPACE": 1, "TYPE#": OBJ_TYPE_PARTITION, "FLAGS": 0, "CTIME": self._clock,
-                              "MTIME": self._clock, "STIME": self._clock, "STATUS": 1})
-        self._row(t, "TABPART$", {"OBJ#": obj, "DATAOBJ#": obj, "BO#": ts.spec.obj, "PART#": number * 10,
-                                  "TS#": ts.spec.ts, "FLAGS": 0})
+        self._row(
+            t,
+            "OBJ$",
+            {
+                "OBJ#": obj,
+                "DATAOBJ#": obj,
+                "OWNER#": owner,
+                "NAME": ts.spec.name,
+                "SUBNAME": name,
+                "NAMESPACE": 1,
+                "TYPE#": OBJ_TYPE_PARTITION,
+                "FLAGS": 0,
+                "CTIME": self._clock,
+                "MTIME": self._clock,
+                "STIME": self._clock,
+                "STATUS": 1,
+            },
+        )
+        self._row(
+            t,
+            "TABPART$",
+            {"OBJ#": obj, "DATAOBJ#": obj, "BO#": ts.spec.obj, "PART#": number * 10, "TS#": ts.spec.ts, "FLAGS": 0},
+        )
         self._row(t, "DEFERRED_STG$", {"OBJ#": obj, "FLAGS_STG": 264})
 
     def drop_table(self, e: Event) -> None:
@@ -432,9 +582,16 @@ class Catalog:
         ts = self.e.table(e.table)
         t = self._begin(e)
         obj = ts.spec.obj
-        for table, match in (("CCOL$", {"OBJ#": obj}), ("CDEF$", {"OBJ#": obj}), ("COL$", {"OBJ#": obj}),
-                             ("DEFERRED_STG$", {"OBJ#": obj}), ("TABPART$", {"BO#": obj}), ("TAB$", {"OBJ#": obj}),
-                             ("OBJ$", {"OBJ#": self.index_obj.get(obj, -1)}), ("OBJ$", {"OBJ#": obj})):
+        for table, match in (
+            ("CCOL$", {"OBJ#": obj}),
+            ("CDEF$", {"OBJ#": obj}),
+            ("COL$", {"OBJ#": obj}),
+            ("DEFERRED_STG$", {"OBJ#": obj}),
+            ("TABPART$", {"BO#": obj}),
+            ("TAB$", {"OBJ#": obj}),
+            ("OBJ$", {"OBJ#": self.index_obj.get(obj, -1)}),
+            ("OBJ$", {"OBJ#": obj}),
+        ):
             self._delete(t, table, match)
         for part in ts.spec.partitions:
             self._delete(t, "OBJ$", {"OBJ#": part["obj"]})
@@ -456,11 +613,17 @@ class Catalog:
         n = len(new.spec.columns)
         for values in self._col_rows(new, n, col, ct):
             self._row(t, "COL$", values)
-        self._update(t, "TAB$", {"OBJ#": ts.spec.obj},
-                     {"COLS": n, "INTCOLS": intcols(new.ctypes)[-1], "KERNELCOLS": n})
+        self._update(t, "TAB$", {"OBJ#": ts.spec.obj}, {"COLS": n, "INTCOLS": intcols(new.ctypes)[-1], "KERNELCOLS": n})
         self._update(t, "OBJ$", {"OBJ#": ts.spec.obj}, {"MTIME": self._clock, "STIME": self._clock})
-        self._end(e, t, STMT_ALTER_TABLE, ts.spec.owner,
-                  f"ALTER TABLE {ts.spec.full_name} ADD ({col.name} {col.type})", ts.spec.obj, ts.table)
+        self._end(
+            e,
+            t,
+            STMT_ALTER_TABLE,
+            ts.spec.owner,
+            f"ALTER TABLE {ts.spec.full_name} ADD ({col.name} {col.type})",
+            ts.spec.obj,
+            ts.table,
+        )
 
     def rename_column(self, e: Event) -> None:
         """ALTER TABLE RENAME COLUMN: COL$.NAME changes."""
@@ -472,8 +635,15 @@ class Catalog:
         self._version(ts, cols, ts.ctypes, rename=(old, e.to))
         t = self._begin(e)
         self._update(t, "COL$", {"OBJ#": ts.spec.obj, "NAME": old}, {"NAME": e.to})
-        self._end(e, t, STMT_ALTER_TABLE, ts.spec.owner,
-                  f"ALTER TABLE {ts.spec.full_name} RENAME COLUMN {old} TO {e.to}", ts.spec.obj, ts.table)
+        self._end(
+            e,
+            t,
+            STMT_ALTER_TABLE,
+            ts.spec.owner,
+            f"ALTER TABLE {ts.spec.full_name} RENAME COLUMN {old} TO {e.to}",
+            ts.spec.obj,
+            ts.table,
+        )
 
     def modify_column(self, e: Event) -> None:
         """ALTER TABLE MODIFY (column): COL$ gets the new length, precision/scale or nullability.
@@ -489,21 +659,47 @@ class Catalog:
         i = ts.column_index[col.name]
         ct, old = parse_type(col.type), ts.ctypes[i]
         if (ct.type_code, ct.charset_form, ct.xmltype, ct.stored_as_lob, ct.lob_storage) != (
-                old.type_code, old.charset_form, old.xmltype, old.stored_as_lob, old.lob_storage):
-            raise ConfigError(f"modify_column: {ts.spec.full_name}.{col.name} {old.sql} -> {ct.sql}: only a "
-                              "change within the same type is written")
-        cols = [ColumnSpec(c.name, col.type if c.name == col.name else c.type,
-                           col.nullable if c.name == col.name else c.nullable) for c in ts.spec.columns]
+            old.type_code,
+            old.charset_form,
+            old.xmltype,
+            old.stored_as_lob,
+            old.lob_storage,
+        ):
+            raise ConfigError(
+                f"modify_column: {ts.spec.full_name}.{col.name} {old.sql} -> {ct.sql}: only a "
+                "change within the same type is written"
+            )
+        cols = [
+            ColumnSpec(
+                c.name, col.type if c.name == col.name else c.type, col.nullable if c.name == col.name else c.nullable
+            )
+            for c in ts.spec.columns
+        ]
         ctypes = [ct if j == i else c for j, c in enumerate(ts.ctypes)]
         self._version(ts, cols, ctypes)
         t = self._begin(e)
-        self._update(t, "COL$", {"OBJ#": ts.spec.obj, "NAME": col.name},
-                     {"TYPE#": ct.type_code, "LENGTH": ct.length,
-                      "PRECISION#": None if ct.precision == -1 else ct.precision,
-                      "SCALE": None if ct.scale == -1 else ct.scale, "NULL$": 0 if col.nullable else 1})
+        self._update(
+            t,
+            "COL$",
+            {"OBJ#": ts.spec.obj, "NAME": col.name},
+            {
+                "TYPE#": ct.type_code,
+                "LENGTH": ct.length,
+                "PRECISION#": None if ct.precision == -1 else ct.precision,
+                "SCALE": None if ct.scale == -1 else ct.scale,
+                "NULL$": 0 if col.nullable else 1,
+            },
+        )
         self._update(t, "OBJ$", {"OBJ#": ts.spec.obj}, {"MTIME": self._clock, "STIME": self._clock})
-        self._end(e, t, STMT_ALTER_TABLE, ts.spec.owner,
-                  f"ALTER TABLE {ts.spec.full_name} MODIFY ({col.name} {col.type})", ts.spec.obj, ts.table)
+        self._end(
+            e,
+            t,
+            STMT_ALTER_TABLE,
+            ts.spec.owner,
+            f"ALTER TABLE {ts.spec.full_name} MODIFY ({col.name} {col.type})",
+            ts.spec.obj,
+            ts.table,
+        )
 
     def _droppable_column(self, e: Event) -> tuple[TableState, str]:
         """The table and column name a drop/set-unused event names, if the model supports it."""
@@ -522,18 +718,33 @@ class Catalog:
         ts, name = self._droppable_column(e)
         t = self._begin(e)
         hidden = f"SYS_C{ts.column_index[name] + 1:05d}_{self._clock:%y%m%d%H:%M:%S}$"
-        self._update(t, "COL$", {"OBJ#": ts.spec.obj, "NAME": name},
-                     {"NAME": hidden, "COL#": 0, "PROPERTY": COL_PROPERTY_UNUSED | COL_PROPERTY_HIDDEN})
-        self._update(t, "TAB$", {"OBJ#": ts.spec.obj},
-                     {"COLS": len(ts.spec.columns) - 1, "PROPERTY": TAB_PROPERTY | TAB_PROPERTY_UNUSED_COLUMNS})
+        self._update(
+            t,
+            "COL$",
+            {"OBJ#": ts.spec.obj, "NAME": name},
+            {"NAME": hidden, "COL#": 0, "PROPERTY": COL_PROPERTY_UNUSED | COL_PROPERTY_HIDDEN},
+        )
+        self._update(
+            t,
+            "TAB$",
+            {"OBJ#": ts.spec.obj},
+            {"COLS": len(ts.spec.columns) - 1, "PROPERTY": TAB_PROPERTY | TAB_PROPERTY_UNUSED_COLUMNS},
+        )
         new = self._version(ts, ts.spec.columns, ts.ctypes)
         column = new.table.columns[new.column_index[name]]
         column.name, column.unused, column.hidden = hidden, True, True
         column.property = COL_PROPERTY_UNUSED | COL_PROPERTY_HIDDEN
         new.column_index = {hidden if k == name else k: i for k, i in new.column_index.items()}
         new.spec.columns[new.column_index[hidden]].name = hidden
-        self._end(e, t, STMT_ALTER_TABLE, ts.spec.owner,
-                  f"ALTER TABLE {ts.spec.full_name} SET UNUSED ({name})", ts.spec.obj, ts.table)
+        self._end(
+            e,
+            t,
+            STMT_ALTER_TABLE,
+            ts.spec.owner,
+            f"ALTER TABLE {ts.spec.full_name} SET UNUSED ({name})",
+            ts.spec.obj,
+            ts.table,
+        )
 
     def drop_column(self, e: Event) -> None:
         """ALTER TABLE DROP COLUMN: COL$ delete and renumbering, TAB$ update, every row rewritten.
@@ -557,11 +768,16 @@ class Catalog:
         n = len(ts.spec.columns)
         self._delete(t, "COL$", {"OBJ#": ts.spec.obj, "NAME": name})
         for later in range(k + 2, n + 1):
-            self._update(t, "COL$", {"OBJ#": ts.spec.obj, "COL#": later},
-                         {"COL#": later - 1, "SEGCOL#": later - 1, "INTCOL#": later - 1})
+            self._update(
+                t,
+                "COL$",
+                {"OBJ#": ts.spec.obj, "COL#": later},
+                {"COL#": later - 1, "SEGCOL#": later - 1, "INTCOL#": later - 1},
+            )
         self._update(t, "TAB$", {"OBJ#": ts.spec.obj}, {"COLS": n - 1, "INTCOLS": n - 1, "KERNELCOLS": n - 1})
-        new = self._version(ts, [c for i, c in enumerate(ts.spec.columns) if i != k],
-                            [c for i, c in enumerate(ts.ctypes) if i != k])
+        new = self._version(
+            ts, [c for i, c in enumerate(ts.spec.columns) if i != k], [c for i, c in enumerate(ts.ctypes) if i != k]
+        )
         for row in new.rows.values():
             if row.deleted:
                 continue
@@ -572,8 +788,15 @@ class Catalog:
             count = max((i + 1 for i, val in enumerate(row.values) if val is not None), default=0)
             row.pieces[0].cells = [Cell(i) for i in range(count)]
             self.e.emit.pair(t.redo, new, _overwrite_pair(new, row, old_values))
-        self._end(e, t, STMT_ALTER_TABLE, ts.spec.owner,
-                  f"ALTER TABLE {ts.spec.full_name} DROP COLUMN {name}", ts.spec.obj, ts.table)
+        self._end(
+            e,
+            t,
+            STMT_ALTER_TABLE,
+            ts.spec.owner,
+            f"ALTER TABLE {ts.spec.full_name} DROP COLUMN {name}",
+            ts.spec.obj,
+            ts.table,
+        )
 
     def truncate(self, e: Event) -> None:
         """TRUNCATE TABLE: a new data object number in OBJ$ and TAB$ (of each partition in
@@ -587,8 +810,7 @@ class Catalog:
                 new.rows = {}
                 self._update(t, "OBJ$", {"OBJ#": ps.obj}, {"DATAOBJ#": new.data_obj})
                 self._update(t, "TABPART$", {"OBJ#": ps.obj}, {"DATAOBJ#": new.data_obj})
-            self._end(e, t, STMT_TRUNCATE, ts.spec.owner, f"TRUNCATE TABLE {ts.spec.full_name}", ts.spec.obj,
-                      ts.table)
+            self._end(e, t, STMT_TRUNCATE, ts.spec.owner, f"TRUNCATE TABLE {ts.spec.full_name}", ts.spec.obj, ts.table)
             return
         new = self._version(ts, ts.spec.columns, ts.ctypes)
         new.data_obj = new.spec.data_obj = new.table.data_obj = self.next_obj
@@ -611,8 +833,15 @@ class Catalog:
         self._partition_state(new, part)
         t = self._begin(e)
         self._partition_rows(t, new, part["name"], part["obj"], len(new.spec.partitions))
-        self._end(e, t, STMT_ALTER_TABLE, ts.spec.owner,
-                  f"ALTER TABLE {ts.spec.full_name} ADD PARTITION {part['name']}", ts.spec.obj, ts.table)
+        self._end(
+            e,
+            t,
+            STMT_ALTER_TABLE,
+            ts.spec.owner,
+            f"ALTER TABLE {ts.spec.full_name} ADD PARTITION {part['name']}",
+            ts.spec.obj,
+            ts.table,
+        )
 
     def drop_partition(self, e: Event) -> None:
         """ALTER TABLE DROP PARTITION: TABPART$, OBJ$ (type 19) and DEFERRED_STG$ deletes,
@@ -635,8 +864,15 @@ class Catalog:
             self._update(t, "TABPART$", {"OBJ#": p["obj"]}, {"PART#": number * 10})
         self._update(t, "OBJ$", {"OBJ#": ts.spec.obj}, {"MTIME": self._clock, "STIME": self._clock})
         self.e.tables.remove(self.e.table(ps.spec.name))  # the segment's current state
-        self._end(e, t, STMT_ALTER_TABLE, ts.spec.owner,
-                  f"ALTER TABLE {ts.spec.full_name} DROP PARTITION {part['name']}", ts.spec.obj, ts.table)
+        self._end(
+            e,
+            t,
+            STMT_ALTER_TABLE,
+            ts.spec.owner,
+            f"ALTER TABLE {ts.spec.full_name} DROP PARTITION {part['name']}",
+            ts.spec.obj,
+            ts.table,
+        )
 
     def exchange_partition(self, e: Event) -> None:
         """ALTER TABLE EXCHANGE PARTITION ... WITH TABLE: the two segments trade places.
@@ -657,10 +893,8 @@ class Catalog:
             raise ConfigError(f"exchange_partition: {tx.spec.full_name} and {ts.spec.full_name} differ in columns")
         p_data, x_data = ps.data_obj, tx.data_obj
         t = self._begin(e)
-        self._update(t, "OBJ$", {"OBJ#": part["obj"]}, {"DATAOBJ#": x_data, "MTIME": self._clock,
-                                                       "STIME": self._clock})
-        self._update(t, "OBJ$", {"OBJ#": tx.spec.obj}, {"DATAOBJ#": p_data, "MTIME": self._clock,
-                                                       "STIME": self._clock})
+        self._update(t, "OBJ$", {"OBJ#": part["obj"]}, {"DATAOBJ#": x_data, "MTIME": self._clock, "STIME": self._clock})
+        self._update(t, "OBJ$", {"OBJ#": tx.spec.obj}, {"DATAOBJ#": p_data, "MTIME": self._clock, "STIME": self._clock})
         self._update(t, "TABPART$", {"OBJ#": part["obj"]}, {"DATAOBJ#": x_data})
         self._update(t, "TAB$", {"OBJ#": tx.spec.obj}, {"DATAOBJ#": p_data})
         new_p = self._segment_version(ps, x_data)
@@ -671,9 +905,15 @@ class Catalog:
             setattr(new_p, attr, b)
             setattr(new_x, attr, a)
         new_p._serial = new_x._serial = max(ps._serial, tx._serial)  # row keys of key-less tables stay unique
-        self._end(e, t, STMT_ALTER_TABLE, ts.spec.owner,
-                  f"ALTER TABLE {ts.spec.full_name} EXCHANGE PARTITION {part['name']} WITH TABLE "
-                  f"{tx.spec.full_name}", ts.spec.obj, ts.table)
+        self._end(
+            e,
+            t,
+            STMT_ALTER_TABLE,
+            ts.spec.owner,
+            f"ALTER TABLE {ts.spec.full_name} EXCHANGE PARTITION {part['name']} WITH TABLE {tx.spec.full_name}",
+            ts.spec.obj,
+            ts.table,
+        )
 
     def _partition(self, ts: TableState, given: Any) -> tuple[dict[str, Any], TableState]:
         """The partition named ``given`` of ``ts`` (its spec entry and its segment state)."""
@@ -697,8 +937,9 @@ class Catalog:
         return new
 
     # -- table versions -----------------------------------------------------------------------
-    def _version(self, ts: TableState, columns: list[ColumnSpec], ctypes: list[ColumnType],
-                 rename: tuple[str, str] | None = None) -> TableState:
+    def _version(
+        self, ts: TableState, columns: list[ColumnSpec], ctypes: list[ColumnType], rename: tuple[str, str] | None = None
+    ) -> TableState:
         """A new TableState for the table's new definition, sharing its rows and blocks."""
         new = copy.copy(ts)
         new.spec = copy.copy(ts.spec)
@@ -708,8 +949,10 @@ class Catalog:
         if rename is not None and rename[0] in keys:
             new.spec.primary_key = [rename[1] if k == rename[0] else k for k in ts.spec.primary_key]
             keys = set(new.spec.primary_key)
-        cols = [make_column(c.name, ct, nullable=c.nullable, segcol=i + 1, key=c.name in keys,
-                            charset_ids=self.e.charsets) for i, (c, ct) in enumerate(zip(new.spec.columns, ctypes))]
+        cols = [
+            make_column(c.name, ct, nullable=c.nullable, segcol=i + 1, key=c.name in keys, charset_ids=self.e.charsets)
+            for i, (c, ct) in enumerate(zip(new.spec.columns, ctypes))
+        ]
         # Lengths as OLR holds them: a column keeps the one it had, a column added in redo has 0.
         lengths = {c.name: c.length for c in ts.table.columns}
         if rename is not None and rename[0] in lengths:
@@ -819,8 +1062,15 @@ def build_table_state(engine: Engine, spec: TableSpec, first_block: int) -> Tabl
         c.nullable = c.nullable and not key
         ctypes.append(ct)
         cols.append(make_column(c.name, ct, nullable=c.nullable, segcol=n + 1, key=key, charset_ids=engine.charsets))
-    table = ev.Table(obj=spec.obj, data_obj=spec.data_obj, owner=spec.owner, name=spec.name, columns=cols,
-                     key_columns=tuple(names.index(k) for k in spec.primary_key),
-                     charset=engine.sc.nls_charset, ncharset=engine.sc.nls_ncharset)
+    table = ev.Table(
+        obj=spec.obj,
+        data_obj=spec.data_obj,
+        owner=spec.owner,
+        name=spec.name,
+        columns=cols,
+        key_columns=tuple(names.index(k) for k in spec.primary_key),
+        charset=engine.sc.nls_charset,
+        ncharset=engine.sc.nls_ncharset,
+    )
     rfile = engine.tables[0].rfile if engine.tables else engine.emit.data_afn
     return TableState(spec, ctypes, table, rfile, first_block, engine.sc.db_block_size - 200)

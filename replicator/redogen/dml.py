@@ -53,8 +53,7 @@ def insert_pairs(ts: TableState, row: Row, itl: int) -> list[PairSpec]:
     for n, i in enumerate(order):
         p = row.pieces[i]
         values = [row.cell_value(c) for c in p.cells]
-        kdo = v.kdo_irp(p.bdba, ts.hdba, v.OP_IRP, v.XA, itl, p.fb, values, p.slot, piece_size(row, p),
-                        _nrid(row, i))
+        kdo = v.kdo_irp(p.bdba, ts.hdba, v.OP_IRP, v.XA, itl, p.fb, values, p.slot, piece_size(row, p), _nrid(row, i))
         undo_kdo = v.kdo_drp(p.bdba, ts.hdba, v.UNDO_OP | v.OP_DRP, v.XA, itl, p.slot)
         supp = v.supp_fields(SUPP_INSERT, _supp_fb(n, len(order)), 0, p.first_col + 1, [], _head(row))
         out.append(PairSpec(p.bdba, 2, [kdo, *(x or b"" for x in values)], [undo_kdo, *supp], 3))
@@ -66,16 +65,23 @@ def delete_pairs(ts: TableState, row: Row, itl: int) -> list[PairSpec]:
     out = []
     for i, p in enumerate(row.pieces):
         values = [row.cell_value(c) for c in p.cells]
-        undo_kdo = v.kdo_irp(p.bdba, ts.hdba, v.UNDO_OP | v.OP_IRP, v.XA, itl, p.fb, values, p.slot,
-                             piece_size(row, p), _nrid(row, i))
+        undo_kdo = v.kdo_irp(
+            p.bdba, ts.hdba, v.UNDO_OP | v.OP_IRP, v.XA, itl, p.fb, values, p.slot, piece_size(row, p), _nrid(row, i)
+        )
         supp = v.supp_fields(SUPP_DELETE, _supp_fb(i, len(row.pieces)), p.first_col + 1, 0, [], _head(row))
         kdo = v.kdo_drp(p.bdba, ts.hdba, v.OP_DRP, v.XA, itl, p.slot)
         out.append(PairSpec(p.bdba, 3, [kdo], [undo_kdo, *(x or b"" for x in values), *supp], 2))
     return out
 
 
-def update_pairs(ts: TableState, row: Row, old: Sequence[bytes | None], changed: Sequence[int],
-                 supp: Sequence[tuple[int, bytes | None]], itl: int) -> list[PairSpec]:
+def update_pairs(
+    ts: TableState,
+    row: Row,
+    old: Sequence[bytes | None],
+    changed: Sequence[int],
+    supp: Sequence[tuple[int, bytes | None]],
+    itl: int,
+) -> list[PairSpec]:
     """UPDATE: 11.5 per piece holding changed columns; supplemental columns go with the last."""
     by_piece: list[tuple[Piece, list[int]]] = []
     for p in row.pieces:
@@ -93,16 +99,23 @@ def update_pairs(ts: TableState, row: Row, old: Sequence[bytes | None], changed:
         old_vals = [old[c] for c in cols]
         delta = sum(len(x or b"") for x in new_vals) - sum(len(x or b"") for x in old_vals)
         kdo = v.kdo_urp(p.bdba, ts.hdba, v.OP_URP, v.XA, itl, p.fb, itl, p.slot, ncol, new_vals, delta)
-        undo_kdo = v.kdo_urp(p.bdba, ts.hdba, v.UNDO_OP | v.OP_URP, v.XA, itl, p.fb, 0, p.slot, ncol, old_vals,
-                             -delta)
+        undo_kdo = v.kdo_urp(p.bdba, ts.hdba, v.UNDO_OP | v.OP_URP, v.XA, itl, p.fb, 0, p.slot, ncol, old_vals, -delta)
         colnums = b"".join(x.to_bytes(2, byteorder.byteorder()) for x in nums)
         last = n == len(by_piece) - 1
-        sfields = v.supp_fields(SUPP_UPDATE, _supp_fb(n, len(by_piece)), cols[0] + 1, cols[0] + 1,
-                                list(supp) if last else [], _head(row))
+        sfields = v.supp_fields(
+            SUPP_UPDATE, _supp_fb(n, len(by_piece)), cols[0] + 1, cols[0] + 1, list(supp) if last else [], _head(row)
+        )
         # Undo and redo hold one field per listed column, 0-length for NULL: a rollback copies the
         # undo into its 11.5, where OLR requires a NULL column's field to be empty (ERROR 50061).
-        out.append(PairSpec(p.bdba, 5, [kdo, colnums, *(x or b"" for x in new_vals)],
-                            [undo_kdo, colnums, *(x or b"" for x in old_vals), *sfields], 5))
+        out.append(
+            PairSpec(
+                p.bdba,
+                5,
+                [kdo, colnums, *(x or b"" for x in new_vals)],
+                [undo_kdo, colnums, *(x or b"" for x in old_vals), *sfields],
+                5,
+            )
+        )
     return out
 
 

@@ -31,9 +31,13 @@ class DmlOps(TxnOps):
     def __init__(self, engine: Engine):
         self.e = engine
         emit = engine.emit  # LOB segments live in the next data file; SecureFile pages of 8060 bytes per 8 KiB
-        self.lobs = LobStore(emit, emit.data_afn + 1, engine.sc.db_block_size - PAGE_OVERHEAD,
-                             engine.charsets[0] in MULTIBYTE_CHARSETS,
-                             PAGE_SIZES.get(engine.sc.db_block_size, DEFAULT_PAGE_SIZE))
+        self.lobs = LobStore(
+            emit,
+            emit.data_afn + 1,
+            engine.sc.db_block_size - PAGE_OVERHEAD,
+            engine.charsets[0] in MULTIBYTE_CHARSETS,
+            PAGE_SIZES.get(engine.sc.db_block_size, DEFAULT_PAGE_SIZE),
+        )
 
     # -- helpers --------------------------------------------------------------------------
     def _emit(self, t: Txn, ts: TableState, pairs: list[dml.PairSpec]):
@@ -89,6 +93,7 @@ class DmlOps(TxnOps):
                 ts.rows.pop(key, None)
             else:
                 ts.rows[key] = prev
+
         self._add(t, Change(comps, restore, [exp]))
 
     def _new_row(self, t: Txn, ts: TableState, values: list[bytes | None]) -> tuple[Row, tuple, Row | None]:
@@ -134,6 +139,7 @@ class DmlOps(TxnOps):
                 p.cells = cells
             if new_key != key:
                 ts.rows[key] = ts.rows.pop(new_key)
+
         self._add(t, Change(comps, restore, [exp]))
 
     @staticmethod
@@ -166,6 +172,7 @@ class DmlOps(TxnOps):
 
         def restore() -> None:
             row.deleted = False
+
         self._add(t, Change(comps, restore, [exp]))
 
     # -- multi-row DML --------------------------------------------------------------------
@@ -186,8 +193,13 @@ class DmlOps(TxnOps):
         groups: list[list[Row]] = []
         for row in rows:
             single = len(row.pieces) == 1 and len(row.pieces[0].cells) <= 255
-            if (single and groups and len(groups[-1]) < 255 and len(groups[-1][0].pieces) == 1
-                    and groups[-1][0].pieces[0].bdba == row.pieces[0].bdba):
+            if (
+                single
+                and groups
+                and len(groups[-1]) < 255
+                and len(groups[-1][0].pieces) == 1
+                and groups[-1][0].pieces[0].bdba == row.pieces[0].bdba
+            ):
                 groups[-1].append(row)
             else:
                 groups.append([row])
@@ -217,6 +229,7 @@ class DmlOps(TxnOps):
                         ts.rows.pop(key, None)
                     else:
                         ts.rows[key] = prev
+
             self._add(t, Change(comps, restore, rows))
 
     def delete_many(self, e: Event) -> None:
@@ -224,7 +237,7 @@ class DmlOps(TxnOps):
         ts = self.e.table(e.table)
         t = self.e.txn(e.session, e.xid)
         found = [self._find(ts, k) for k in e.rows or []]
-        for key, row in found:
+        for _key, row in found:
             self._lock(t, ts, row)
         keys = {id(row): key for key, row in found}
         for group in self._groups([row for _, row in found]):
@@ -241,4 +254,5 @@ class DmlOps(TxnOps):
             def restore(group=group) -> None:
                 for row in group:
                     row.deleted = False
+
             self._add(t, Change(comps, restore, rows))

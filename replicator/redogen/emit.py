@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from replicator.redogen import byteorder
 from replicator.redogen import vectors as v
 from replicator.redogen.blocks import Record
 from replicator.redogen.dml import PairSpec
@@ -18,7 +19,6 @@ from replicator.redogen.rows import TableState
 from replicator.redogen.scenario import Scenario, SessionSpec
 from replicator.redogen.undo import UndoSpace
 from replicator.redogen.writer import RedoStream
-from replicator.redogen import byteorder
 
 BEGIN_FLAGS = 0x0C08  # undo flags of the begin-transaction undo record (fixture value)
 USER_UNDO_DONE = 0x0010
@@ -72,8 +72,9 @@ class Emitter:
         self._blk[dba] = (scn, min(seq, 255))
         return (prev[0] if prev is not None else scn), min(seq, 255)
 
-    def _vec(self, layer: int, code: int, cls: int, afn: int, dba: int, scn: int, obj: int, fields: list[bytes],
-             typ: int = 0) -> bytes:
+    def _vec(
+        self, layer: int, code: int, cls: int, afn: int, dba: int, scn: int, obj: int, fields: list[bytes], typ: int = 0
+    ) -> bytes:
         bscn, seq = self._block(dba, scn) if typ == 0 else (0, 0)
         return self.d.vector(layer, code, cls, afn, dba, bscn, seq, typ, obj, fields)
 
@@ -90,17 +91,40 @@ class Emitter:
     def pair(self, tx: TxnRedo, ts: TableState, pair: PairSpec) -> tuple[Record, int, Comp]:
         """Record of one (5.1, 11.x) pair; returns it, the index of its 5.1 vector and the compensation."""
         rec, undo_index, ktb_undo, flags = self.undo_redo(
-            tx, pair.bdba, ts.obj, ts.data_obj, ts.spec.ts, (11, pair.redo_code, self.data_afn),
-            pair.undo_fields, pair.redo_fields)
+            tx,
+            pair.bdba,
+            ts.obj,
+            ts.data_obj,
+            ts.spec.ts,
+            (11, pair.redo_code, self.data_afn),
+            pair.undo_fields,
+            pair.redo_fields,
+        )
         kdo = bytearray(pair.undo_fields[0])
         kdo[11] = v.XR  # the compensating change carries the undo's KDO marked as rollback
-        comp = Comp(pair.comp_code, [ktb_undo, bytes(kdo), *pair.undo_fields[1:]], pair.bdba, ts.obj,
-                    ts.data_obj, ts.spec.ts, flags)
+        comp = Comp(
+            pair.comp_code,
+            [ktb_undo, bytes(kdo), *pair.undo_fields[1:]],
+            pair.bdba,
+            ts.obj,
+            ts.data_obj,
+            ts.spec.ts,
+            flags,
+        )
         return rec, undo_index, comp
 
-    def undo_redo(self, tx: TxnRedo, bdba: int, obj: int, data_obj: int, ts_no: int, redo: tuple[int, int, int],
-                  undo_fields: list[bytes], redo_fields: list[bytes], opc: int = 0x0B01
-                  ) -> tuple[Record, int, bytes, int]:
+    def undo_redo(
+        self,
+        tx: TxnRedo,
+        bdba: int,
+        obj: int,
+        data_obj: int,
+        ts_no: int,
+        redo: tuple[int, int, int],
+        undo_fields: list[bytes],
+        redo_fields: list[bytes],
+        opc: int = 0x0B01,
+    ) -> tuple[Record, int, bytes, int]:
         """Record of one (5.1, ``redo`` = (layer, code, afn)) pair on block ``bdba``, opening the
         transaction when it is its first change (5.2 begin, ktubl, 5.20 session).
 
@@ -117,8 +141,16 @@ class Emitter:
         tx.blocks[bdba] = uba
         first = tx.undo_count == 0
         flags = BEGIN_FLAGS if first else 0
-        ktub = v.ktub_field(obj, data_obj, ts_no, xid.slot, flags, xid.sqn, opc=opc,
-                            begin=(tx.last_uba or uba, scn, tx.user_id) if first else None)
+        ktub = v.ktub_field(
+            obj,
+            data_obj,
+            ts_no,
+            xid.slot,
+            flags,
+            xid.sqn,
+            opc=opc,
+            begin=(tx.last_uba or uba, scn, tx.user_id) if first else None,
+        )
         tail = [ktb_undo, *undo_fields]
         ktudb = v.ktudb_field(xid, uba, first=first, size=sum(len(f) for f in tail) + 48)
         undo_index = len(vectors)
@@ -141,8 +173,9 @@ class Emitter:
         scn, sub = self.stream.open_record(self.epoch)
         usn = tx.xid.usn
         uba = self.undo.next_uba(usn)
-        ktub = v.ktub_field(0, 0, 0, tx.xid.slot, BEGIN_FLAGS, tx.xid.sqn, opc=0x0507,
-                            begin=(tx.last_uba or uba, scn, tx.user_id))
+        ktub = v.ktub_field(
+            0, 0, 0, tx.xid.slot, BEGIN_FLAGS, tx.xid.sqn, opc=0x0507, begin=(tx.last_uba or uba, scn, tx.user_id)
+        )
         ktudb = v.ktudb_field(tx.xid, uba, first=True, size=48)
         undo = self._vec(5, 1, 16 + 2 * usn, self.undo.afn, uba.dba, scn, v.UNDO_OBJ, [ktudb, ktub])
         rec = self._record(scn, sub, [self._begin_vector(tx, uba, scn), undo, self._session_vector(tx.session)])
@@ -159,11 +192,27 @@ class Emitter:
         ktub = v.ktub_field(comp.obj, comp.data_obj, comp.ts, tx.xid.slot, comp.flags | USER_UNDO_DONE, tx.xid.sqn)
         hdr = self.undo.header_dba(usn)
         if self.d.v19:
-            rb = self._vec(5, 11, 15 + 2 * usn, self.undo.afn, hdr, scn, v.UNDO_OBJ,
-                           [ktub + b"\0" * 4, byteorder.pack("<IHH", 0x5F9A0E68, 2, 0)])
+            rb = self._vec(
+                5,
+                11,
+                15 + 2 * usn,
+                self.undo.afn,
+                hdr,
+                scn,
+                v.UNDO_OBJ,
+                [ktub + b"\0" * 4, byteorder.pack("<IHH", 0x5F9A0E68, 2, 0)],
+            )
         else:
-            rb = self._vec(5, 6, 15 + 2 * usn, self.undo.afn, hdr, scn, v.UNDO_OBJ,
-                           [ktub, byteorder.pack("<HHHH", 0x1C, 0, 0x10, 0)])
+            rb = self._vec(
+                5,
+                6,
+                15 + 2 * usn,
+                self.undo.afn,
+                hdr,
+                scn,
+                v.UNDO_OBJ,
+                [ktub, byteorder.pack("<HHHH", 0x1C, 0, 0x10, 0)],
+            )
         return self._record(scn, sub, [redo, rb])
 
     def end(self, tx: TxnRedo, rollback: bool) -> Record:
@@ -188,15 +237,29 @@ class Emitter:
         scn, sub = self.stream.open_record(self.epoch)
         xid = tx.xid
         head = byteorder.pack("<IHHIHHHHH2x", 0, xid.usn, xid.slot, xid.sqn, statement_type, 0, 1, 1, 1)
-        fields = [head, owner.encode("utf-8"), b"", b"", b"", b"", b"", sql.encode("utf-8") + b"\0",
-                  b"", b"", b"", byteorder.pack("<I", obj)]
+        fields = [
+            head,
+            owner.encode("utf-8"),
+            b"",
+            b"",
+            b"",
+            b"",
+            b"",
+            sql.encode("utf-8") + b"\0",
+            b"",
+            b"",
+            b"",
+            byteorder.pack("<I", obj),
+        ]
         vec = self.d.vector(24, 1, 0, 0, 0, 0, 0, v.TYP_NO_BLOCK, obj, fields)
         return self._record(scn, sub, [vec])
 
     # ------------------------------------------------------------------------------------
     def _begin_vector(self, tx: TxnRedo, uba: Uba, scn: int) -> bytes:
         usn = tx.xid.usn
-        ktudh = byteorder.pack("<HHI", tx.xid.slot, 0, tx.xid.sqn) + uba.pack() + byteorder.pack("<HHB3x8x", 0x52, 0x88, 0)
+        ktudh = (
+            byteorder.pack("<HHI", tx.xid.slot, 0, tx.xid.sqn) + uba.pack() + byteorder.pack("<HHB3x8x", 0x52, 0x88, 0)
+        )
         fields = [ktudh]
         if self.d.hdr32 and self.sc.is_cdb:
             fields.append(byteorder.pack("<I", self.con_uid))
@@ -208,6 +271,14 @@ class Emitter:
         else:
             session = byteorder.pack("<HHI", s.sid, s.serial, 0)
         audit = byteorder.pack("<Q" if self.d.v23 else "<I", s.audit_sid)
-        fields = [session, b"", byteorder.pack("<HHH", 0, 1, 0), byteorder.pack("<I", self.sc.compat & 0xFF000000),
-                  audit, b"", b"", s.user.encode("utf-8")]
+        fields = [
+            session,
+            b"",
+            byteorder.pack("<HHH", 0, 1, 0),
+            byteorder.pack("<I", self.sc.compat & 0xFF000000),
+            audit,
+            b"",
+            b"",
+            s.user.encode("utf-8"),
+        ]
         return self.d.vector(5, 20, 0, 0, 0, 0, 0, v.TYP_NO_BLOCK, 0, fields)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import struct
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from functools import cache
 
@@ -37,7 +37,7 @@ def encode_number(value: int | float | str | Decimal) -> bytes:
         exp -= 1
     if len(digits) % 2:
         digits = "0" + digits
-    pairs = [int(digits[i:i + 2]) for i in range(0, len(digits), 2)]
+    pairs = [int(digits[i : i + 2]) for i in range(0, len(digits), 2)]
     while pairs and pairs[-1] == 0:
         pairs.pop()
         exp += 2
@@ -86,12 +86,20 @@ class OraDateTime:
     Python's datetime stops at year 1 and microseconds; Oracle needs both more.
     """
 
-    __slots__ = ("year", "month", "day", "hour", "minute", "second", "nanos")
+    __slots__ = ("day", "hour", "minute", "month", "nanos", "second", "year")
 
-    def __init__(self, year: int, month: int = 1, day: int = 1, hour: int = 0, minute: int = 0,
-                 second: int = 0, nanos: int = 0):
-        if not (1 <= month <= 12 and 1 <= day <= 31 and 0 <= hour < 24 and 0 <= minute < 60
-                and 0 <= second < 60 and 0 <= nanos < 1_000_000_000 and year != 0):
+    def __init__(
+        self, year: int, month: int = 1, day: int = 1, hour: int = 0, minute: int = 0, second: int = 0, nanos: int = 0
+    ):
+        if not (
+            1 <= month <= 12
+            and 1 <= day <= 31
+            and 0 <= hour < 24
+            and 0 <= minute < 60
+            and 0 <= second < 60
+            and 0 <= nanos < 1_000_000_000
+            and year != 0
+        ):
             raise DataError(f"invalid date/time {year}-{month}-{day} {hour}:{minute}:{second}.{nanos}", 60002)
         self.year, self.month, self.day = year, month, day
         self.hour, self.minute, self.second, self.nanos = hour, minute, second, nanos
@@ -101,8 +109,7 @@ class OraDateTime:
         """Naive wall clock of a datetime (an aware one keeps its own local wall clock)."""
         if not isinstance(value, datetime):
             return cls(value.year, value.month, value.day)
-        return cls(value.year, value.month, value.day, value.hour, value.minute, value.second,
-                   value.microsecond * 1000)
+        return cls(value.year, value.month, value.day, value.hour, value.minute, value.second, value.microsecond * 1000)
 
     def to_datetime(self) -> datetime:
         """As a naive datetime (AD only; nanoseconds truncated to microseconds)."""
@@ -117,8 +124,10 @@ class OraDateTime:
         return isinstance(other, OraDateTime) and all(getattr(self, a) == getattr(other, a) for a in self.__slots__)
 
     def __repr__(self) -> str:
-        return (f"OraDateTime({self.year}-{self.month:02}-{self.day:02} "
-                f"{self.hour:02}:{self.minute:02}:{self.second:02}.{self.nanos:09})")
+        return (
+            f"OraDateTime({self.year}-{self.month:02}-{self.day:02} "
+            f"{self.hour:02}:{self.minute:02}:{self.second:02}.{self.nanos:09})"
+        )
 
 
 def encode_date(value: OraDateTime) -> bytes:
@@ -148,7 +157,7 @@ def encode_timestamp_tz(value: OraDateTime, offset_minutes: int) -> bytes:
 
 def encode_interval_ym(years: int, months: int) -> bytes:
     """INTERVAL YEAR TO MONTH (182): BE32 years + 2^31, months + 60 (both carry the sign)."""
-    if years and months and (years < 0) != (months < 0) or not -11 <= months <= 11:
+    if (years and months and (years < 0) != (months < 0)) or not -11 <= months <= 11:
         raise DataError(f"invalid interval {years}-{months}", 60002)
     return struct.pack(">I", (years + 0x80000000) & 0xFFFFFFFF) + bytes([months + 60])
 
@@ -158,8 +167,11 @@ def encode_interval_ds(days: int, hours: int, minutes: int, seconds: int, nanos:
     parts = (days, hours, minutes, seconds, nanos)
     if any(p > 0 for p in parts) and any(p < 0 for p in parts):
         raise DataError(f"interval parts must share one sign: {parts}", 60002)
-    return (struct.pack(">I", (days + 0x80000000) & 0xFFFFFFFF) + bytes([hours + 60, minutes + 60, seconds + 60])
-            + struct.pack(">I", (nanos + 0x80000000) & 0xFFFFFFFF))
+    return (
+        struct.pack(">I", (days + 0x80000000) & 0xFFFFFFFF)
+        + bytes([hours + 60, minutes + 60, seconds + 60])
+        + struct.pack(">I", (nanos + 0x80000000) & 0xFFFFFFFF)
+    )
 
 
 def _cesu8(text: str) -> bytes:
@@ -177,8 +189,14 @@ def _cesu8(text: str) -> bytes:
 # Oracle character set ids -> Python codecs (the sets OLR's tests use most); the other single-byte
 # sets OLR knows are encoded with the inverse of the parser's byte table (:func:`_table_codec`).
 CHARSETS: dict[int, str] = {1: "ascii", 31: "latin-1", 178: "cp1252", 871: "cesu-8", 873: "utf-8", 2000: "utf-16-be"}
-CHARSET_IDS: dict[str, int] = {"US7ASCII": 1, "WE8ISO8859P1": 31, "WE8MSWIN1252": 178, "UTF8": 871,
-                               "AL32UTF8": 873, "AL16UTF16": 2000}
+CHARSET_IDS: dict[str, int] = {
+    "US7ASCII": 1,
+    "WE8ISO8859P1": 31,
+    "WE8MSWIN1252": 178,
+    "UTF8": 871,
+    "AL32UTF8": 873,
+    "AL16UTF16": 2000,
+}
 _ESCAPE = 0xDC00  # a byte b >= 0x80 that is no character of the set travels as U+DC00+b (Python's surrogateescape)
 
 
@@ -277,5 +295,5 @@ def _encode(text: str, charset_id: int, replacement: str | None) -> bytes:
 def utc_epoch(value: datetime) -> int:
     """Epoch seconds of an aware datetime, or of a naive one read as UTC."""
     if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
+        value = value.replace(tzinfo=UTC)
     return int(value.timestamp())

@@ -16,11 +16,11 @@ from typing import Any
 from replicator import events as ev
 from replicator.errors import ConfigError
 from replicator.redogen.coltypes import ColumnType, encode_value, make_column, parse_type
-from replicator.redogen.lobs import LobData
 from replicator.redogen.ddl import DDL_OPS, Catalog
 from replicator.redogen.emit import Emitter, TxnRedo
 from replicator.redogen.encode import can_encode
 from replicator.redogen.ids import Xid
+from replicator.redogen.lobs import LobData
 from replicator.redogen.rows import TableState
 from replicator.redogen.scenario import Event, Scenario, SessionSpec
 from replicator.redogen.txnstate import Txn
@@ -106,11 +106,19 @@ class Engine:
                 if key:
                     c.nullable = False
                 ctypes.append(ct)
-                cols.append(make_column(c.name, ct, nullable=c.nullable, segcol=n + 1, key=key,
-                                        charset_ids=self.charsets))
-            table = ev.Table(obj=spec.obj, data_obj=spec.data_obj, owner=spec.owner, name=spec.name, columns=cols,
-                             key_columns=tuple(names.index(k) for k in spec.primary_key),
-                             charset=sc.nls_charset, ncharset=sc.nls_ncharset)
+                cols.append(
+                    make_column(c.name, ct, nullable=c.nullable, segcol=n + 1, key=key, charset_ids=self.charsets)
+                )
+            table = ev.Table(
+                obj=spec.obj,
+                data_obj=spec.data_obj,
+                owner=spec.owner,
+                name=spec.name,
+                columns=cols,
+                key_columns=tuple(names.index(k) for k in spec.primary_key),
+                charset=sc.nls_charset,
+                ncharset=sc.nls_ncharset,
+            )
             out.append(TableState(spec, ctypes, table, rfile, 0x100 + i * span, sc.db_block_size - 200))
         return out
 
@@ -141,8 +149,9 @@ class Engine:
             s = self.sessions[sid] = SessionSpec(sid, owner, (30 + sid) & 0xFFFF, 7919 * sid % 65000 + 1, 30000 + sid)
         return s
 
-    def encode_row(self, ts: TableState, values: dict[str, object], base: list[bytes | None] | None = None
-                   ) -> list[bytes | None]:
+    def encode_row(
+        self, ts: TableState, values: dict[str, object], base: list[bytes | None] | None = None
+    ) -> list[bytes | None]:
         """Column values of a row (missing columns NULL, or kept from ``base``)."""
         index = ts.column_index
         out = list(base) if base is not None else [None] * len(index)

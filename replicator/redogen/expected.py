@@ -18,14 +18,25 @@ from replicator.formats.base import FLAG_CHECKPOINT, FormatOptions
 from replicator.redogen.blocks import Record
 from replicator.redogen.ddl import ExpectedDdl
 from replicator.redogen.engine import Generated
-from replicator.redogen.txnstate import Txn
 from replicator.redogen.scenario import Scenario
-
+from replicator.redogen.txnstate import Txn
 
 # olr-interfaces.md §2.8: what `"type": "debezium"` presets; keys given explicitly win.
-DEBEZIUM_PRESET = {"column": 2, "db": 3, "interval_dts": 9, "interval_ytm": 4, "message": 2, "redo_thread": 1,
-                   "rid": 1, "schema": 7, "scn_type": 14, "timestamp_metadata": 2, "timestamp_type": 14,
-                   "user_type": 15, "xid": 3}
+DEBEZIUM_PRESET = {
+    "column": 2,
+    "db": 3,
+    "interval_dts": 9,
+    "interval_ytm": 4,
+    "message": 2,
+    "redo_thread": 1,
+    "rid": 1,
+    "schema": 7,
+    "scn_type": 14,
+    "timestamp_metadata": 2,
+    "timestamp_type": 14,
+    "user_type": 15,
+    "xid": 3,
+}
 
 
 def format_options(sc: Scenario) -> FormatOptions:
@@ -39,8 +50,13 @@ def format_options(sc: Scenario) -> FormatOptions:
     text = sc.db_timezone
     sign = -1 if text.startswith("-") else 1
     hh, mm = text.lstrip("+-").split(":")
-    return FormatOptions(**opts, flags=sc.flags, db_timezone=sign * (int(hh) * 3600 + int(mm) * 60),
-                         con_name=sc.effective_con_name, database=sc.name)
+    return FormatOptions(
+        **opts,
+        flags=sc.flags,
+        db_timezone=sign * (int(hh) * 3600 + int(mm) * 60),
+        con_name=sc.effective_con_name,
+        database=sc.name,
+    )
 
 
 def _offset(rec: Record, vector: int, block_size: int) -> int:
@@ -50,8 +66,12 @@ def _offset(rec: Record, vector: int, block_size: int) -> int:
 
 def _attributes(t: Txn, sc: Scenario) -> dict[str, str]:
     s = t.redo.session
-    out = {"version": str(sc.compat & 0xFF000000), "audit session id": str(s.audit_sid),
-           "session number": str(s.sid), "serial number": str(s.serial)}
+    out = {
+        "version": str(sc.compat & 0xFF000000),
+        "audit session id": str(s.audit_sid),
+        "session number": str(s.sid),
+        "serial number": str(s.serial),
+    }
     if s.user:
         out["login username"] = s.user
     return out
@@ -66,22 +86,53 @@ def build_transaction(t: Txn, sc: Scenario) -> ev.Transaction:
     for change in t.changes:
         for r in change.rows:
             if isinstance(r, ExpectedDdl):  # a 24.1 statement (source flag 0x20)
-                changes.append(ev.DdlChange(obj=r.obj, owner=r.owner, table=r.table, sql=r.sql,
-                                            statement_type=r.statement_type, scn=r.record.scn, time=r.record.time,
-                                            offset=r.record.block * bs + r.record.offset, name=r.name))
+                changes.append(
+                    ev.DdlChange(
+                        obj=r.obj,
+                        owner=r.owner,
+                        table=r.table,
+                        sql=r.sql,
+                        statement_type=r.statement_type,
+                        scn=r.record.scn,
+                        time=r.record.time,
+                        offset=r.record.block * bs + r.record.offset,
+                        name=r.name,
+                    )
+                )
                 continue
-            changes.append(ev.RowChange(
-                op=r.op, obj=r.table.obj, data_obj=r.table.data_obj, table=r.table.table, before=r.before,
-                after=r.after, scn=r.last.scn, time=r.last.time, bdba=r.bdba, slot=r.slot,
-                offset=_offset(r.first, r.first_vector, bs)))
-    return ev.Transaction(xid=t.redo.xid.packed, begin_scn=begin.scn, begin_time=begin.time, commit_scn=end.scn,
-                          commit_time=end.time, changes=changes, attributes=_attributes(t, sc), thread=sc.thread,
-                          begin_seq=begin.sequence, begin_offset=begin.lwn_block * bs,
-                          con_name=sc.effective_con_name)
+            changes.append(
+                ev.RowChange(
+                    op=r.op,
+                    obj=r.table.obj,
+                    data_obj=r.table.data_obj,
+                    table=r.table.table,
+                    before=r.before,
+                    after=r.after,
+                    scn=r.last.scn,
+                    time=r.last.time,
+                    bdba=r.bdba,
+                    slot=r.slot,
+                    offset=_offset(r.first, r.first_vector, bs),
+                )
+            )
+    return ev.Transaction(
+        xid=t.redo.xid.packed,
+        begin_scn=begin.scn,
+        begin_time=begin.time,
+        commit_scn=end.scn,
+        commit_time=end.time,
+        changes=changes,
+        attributes=_attributes(t, sc),
+        thread=sc.thread,
+        begin_seq=begin.sequence,
+        begin_offset=begin.lwn_block * bs,
+        con_name=sc.effective_con_name,
+    )
 
 
-def expected_events(gen: Generated, sc: Scenario, lwn_log: list[tuple[int, int, int, int, int]],
-                    shutdown: bool = False) -> list[ev.Transaction | ev.Checkpoint]:
+def expected_events(
+    gen: Generated, sc: Scenario, lwn_log: list[tuple[int, int, int, int, int]], shutdown: bool = False
+) -> list[ev.Transaction | ev.Checkpoint]:
     """Transactions and checkpoints in the order OLR's parser produces them.
 
     ``shutdown`` adds the checkpoint of a soft stop (a daemon stopped by a signal); a batch
@@ -98,11 +149,13 @@ def expected_events(gen: Generated, sc: Scenario, lwn_log: list[tuple[int, int, 
     bs = sc.block_size
     for seq, first, count, scn, epoch in lwn_log:
         if first < 0:  # end of a log: the switch checkpoint
-            out.append(ev.Checkpoint(scn=scn, time=epoch, seq=seq, offset=count * bs, redo_switch=True,
-                                     thread=sc.thread))
+            out.append(
+                ev.Checkpoint(scn=scn, time=epoch, seq=seq, offset=count * bs, redo_switch=True, thread=sc.thread)
+            )
             continue
-        for t in sorted(by_lwn.get((seq, first), []), key=lambda x: (x.redo.end_record.block,
-                                                                    x.redo.end_record.offset)):
+        for t in sorted(
+            by_lwn.get((seq, first), []), key=lambda x: (x.redo.end_record.block, x.redo.end_record.offset)
+        ):
             out.append(build_transaction(t, sc))
         out.append(ev.Checkpoint(scn=scn, time=epoch, seq=seq, offset=(first + count) * bs, thread=sc.thread))
     if shutdown and lwn_log:
@@ -112,8 +165,9 @@ def expected_events(gen: Generated, sc: Scenario, lwn_log: list[tuple[int, int, 
     return out
 
 
-def render(gen: Generated, sc: Scenario, lwn_log: list[tuple[int, int, int, int, int]],
-           shutdown: bool = False) -> bytes:
+def render(
+    gen: Generated, sc: Scenario, lwn_log: list[tuple[int, int, int, int, int]], shutdown: bool = False
+) -> bytes:
     """The expected output file (one message per line, as the file writer with new-line 1 writes)."""
     from replicator.formats.olr_json import OlrJsonFormat
 

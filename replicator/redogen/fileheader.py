@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from replicator.redogen.blocks import BLOCK_HEADER, seal, size_marker
 from replicator.redogen import byteorder
+from replicator.redogen.blocks import BLOCK_HEADER, seal, size_marker
 from replicator.redogen.vectors import scn8
 
 NO_SCN = 0xFFFFFFFFFFFFFFFF
@@ -47,8 +47,15 @@ def file_header_block(block_size: int, blocks: int, compat: int) -> bytearray:
     """Block 0: size marker, block size, block count (without block 0), endianness magic."""
     buf = bytearray(block_size)
     buf[0:16] = bytes([0, size_marker(block_size), 0, 0, 0, 0, 0xC0, 0xFF]) + b"\0" * 7 + b"\x04"
-    byteorder.pack_into("<IIII", buf, 20, block_size, blocks, 0x7A7B7C7D,  # magic: 7D7C7B7A little, 7A7B7C7D big
-                     4 if compat >= 0x17000000 else 0x81A0)
+    byteorder.pack_into(
+        "<IIII",
+        buf,
+        20,
+        block_size,
+        blocks,
+        0x7A7B7C7D,  # magic: 7D7C7B7A little, 7A7B7C7D big
+        4 if compat >= 0x17000000 else 0x81A0,
+    )
     seal(buf, block_size, checksum_at=16)  # block 0 keeps its checksum at +16
     return buf
 
@@ -64,11 +71,12 @@ def redo_header_block(h: LogHeader) -> bytearray:
     buf = bytearray(bs)
     BLOCK_HEADER.pack_into(buf, 0, 1, size_marker(bs), 0, 1, h.sequence, 0x8000, 0)
     name = h.db_name.encode("ascii")[:8].ljust(8, b"\0")
-    byteorder.pack_into("<II8sIIIHHI", buf, 20, h.compat, h.dbid, name, h.control_seq, h.file_blocks, bs,
-                     h.file_number, 2, h.activation)
+    byteorder.pack_into(
+        "<II8sIIIHHI", buf, 20, h.compat, h.dbid, name, h.control_seq, h.file_blocks, bs, h.file_number, 2, h.activation
+    )
     next_text = "ffffffffffffffff" if h.next_scn == NO_SCN else f"{h.next_scn:016x}"
     desc = f"T {h.thread:04d}, S {h.sequence:010d}, SCN 0x{h.first_scn:016x}-0x{next_text}".encode()
-    buf[92:92 + len(desc)] = desc
+    buf[92 : 92 + len(desc)] = desc
     byteorder.pack_into("<II", buf, 156, h.nab, h.resetlogs)
     buf[164:172] = _scn(h.resetlogs_scn, big)
     byteorder.pack_into("<IH", buf, 172, 2, h.thread)
@@ -88,7 +96,7 @@ def redo_header_block(h: LogHeader) -> bytearray:
     # Thread enable indicator and redo log key: opaque in real files, derived from the DBID here.
     key = hashlib.sha256(byteorder.pack("<IIi", h.dbid, h.resetlogs, h.sequence)).digest()
     off = 432 if h.compat >= 0x17000000 else 448
-    buf[off:off + 48] = key + key[:16]
+    buf[off : off + 48] = key + key[:16]
     byteorder.pack_into("<H", buf, 480, 0x75)
     seal(buf, bs)
     return buf

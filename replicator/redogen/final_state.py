@@ -92,8 +92,12 @@ class FinalState:
         self.savepoints: dict[int, dict[str, int]] = {}
         for item in sc.preload:  # rows the tables hold before the timeline
             t = self.table(str(item.get("table", "")).split(":")[0])
-            t.add({c: (None if (item.get("values") or {}).get(c) == "" else (item.get("values") or {}).get(c))
-                   for c in t.columns})
+            t.add(
+                {
+                    c: (None if (item.get("values") or {}).get(c) == "" else (item.get("values") or {}).get(c))
+                    for c in t.columns
+                }
+            )
 
     def watch(self, events: Iterable[Event]) -> Iterator[Event]:
         """Yield ``events`` unchanged, applying each one as it passes."""

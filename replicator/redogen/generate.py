@@ -57,8 +57,14 @@ class GenerationResult:
         return cfg
 
 
-def generate(sc: Scenario, out_dir: str | Path, *, with_expected: bool = True, clean: bool = True,
-             on_engine: Callable[[Engine], None] | None = None) -> GenerationResult:
+def generate(
+    sc: Scenario,
+    out_dir: str | Path,
+    *,
+    with_expected: bool = True,
+    clean: bool = True,
+    on_engine: Callable[[Engine], None] | None = None,
+) -> GenerationResult:
     """Run ``sc`` and write redo, schema checkpoint, config and (optionally) expected output.
 
     ``on_engine`` is given the engine before it runs (a progress display reads

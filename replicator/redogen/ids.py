@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Final, NamedTuple
+
 from replicator.redogen import byteorder
 
 _XID: Final = byteorder.Struct("<HHI")
@@ -60,7 +61,7 @@ def rowid(data_obj: int, block_address: int, slot: int) -> str:
 
 def redo_time(epoch: int, tz_offset: int = 0) -> int:
     """Epoch seconds -> redo time (31-day months since 1988) of the host's local wall clock."""
-    t = datetime.fromtimestamp(epoch + tz_offset, tz=timezone.utc)
+    t = datetime.fromtimestamp(epoch + tz_offset, tz=UTC)
     return (((((t.year - 1988) * 12 + t.month - 1) * 31 + t.day - 1) * 24 + t.hour) * 60 + t.minute) * 60 + t.second
 
 
@@ -71,4 +72,4 @@ def redo_time_to_epoch(value: int, tz_offset: int = 0) -> int:
     hour, value = value % 24, value // 24
     day, value = value % 31 + 1, value // 31
     month, year = value % 12 + 1, value // 12 + 1988
-    return int(datetime(year, month, day, hour, minute, sec, tzinfo=timezone.utc).timestamp()) - tz_offset
+    return int(datetime(year, month, day, hour, minute, sec, tzinfo=UTC).timestamp()) - tz_offset

@@ -51,10 +51,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 from replicator import events as ev
 from replicator.errors import ConfigError
+from replicator.redogen import byteorder
 from replicator.redogen.blocks import Record
 from replicator.redogen.ids import dba
 from replicator.values.lob import LobValue
-from replicator.redogen import byteorder
 
 if TYPE_CHECKING:
     from replicator.redogen.coltypes import ColumnType
@@ -87,9 +87,13 @@ def is_lob(ctype: ColumnType) -> bool:
     return ctype.type_code in (ev.TYPE_CLOB, ev.TYPE_BLOB) or ctype.stored_as_lob
 
 
-_STORAGE: Final = {"": SECUREFILE, "SECUREFILE": SECUREFILE, "BASICFILE": BASICFILE,
-                   "BASICFILE ENABLE STORAGE IN ROW": BASICFILE,
-                   "BASICFILE DISABLE STORAGE IN ROW": BASICFILE_OUT_OF_ROW}
+_STORAGE: Final = {
+    "": SECUREFILE,
+    "SECUREFILE": SECUREFILE,
+    "BASICFILE": BASICFILE,
+    "BASICFILE ENABLE STORAGE IN ROW": BASICFILE,
+    "BASICFILE DISABLE STORAGE IN ROW": BASICFILE_OUT_OF_ROW,
+}
 
 
 def parse_lob_type(base: str, text: str) -> tuple[int, int, int, int] | None:
@@ -99,8 +103,9 @@ def parse_lob_type(base: str, text: str) -> tuple[int, int, int, int] | None:
     ``BASICFILE DISABLE STORAGE IN ROW``.
     """
     name, _, rest = base.partition(" ")
-    found = {"CLOB": (ev.TYPE_CLOB, 4000, 1), "NCLOB": (ev.TYPE_CLOB, 4000, 2),
-             "BLOB": (ev.TYPE_BLOB, 4000, 0)}.get(name)
+    found = {"CLOB": (ev.TYPE_CLOB, 4000, 1), "NCLOB": (ev.TYPE_CLOB, 4000, 2), "BLOB": (ev.TYPE_BLOB, 4000, 0)}.get(
+        name
+    )
     storage = _STORAGE.get(rest)
     if found is None or storage is None:
         return None
@@ -150,8 +155,14 @@ def _length(total: int) -> tuple[int, bytes]:
 def _locator(kind: int, lob_id: bytes, flg2: int, tail: bytes) -> bytes:
     """Header, LOB id, BE16 body size (from +20), BE16 flg2, BE16 bytes after +26, then ``tail``."""
     body = struct.pack(">HH", flg2, len(tail)) + tail
-    return bytes.fromhex("00700001") + bytes([kind, 0x0C]) + bytes.fromhex("00800001") + lob_id \
-        + struct.pack(">H", len(body) + 2) + body
+    return (
+        bytes.fromhex("00700001")
+        + bytes([kind, 0x0C])
+        + bytes.fromhex("00800001")
+        + lob_id
+        + struct.pack(">H", len(body) + 2)
+        + body
+    )
 
 
 def inline_locator(kind: int, lob_id: bytes, data: bytes) -> bytes:
@@ -173,8 +184,7 @@ def extent_locator(kind: int, lob_id: bytes, total: int, extents: list[tuple[int
 
 def _basic_header(kind: int, lob_id: bytes, out_of_row: bool = False) -> bytes:
     """Locator head: version, flags (type; +5 0x0C, or 0x08 without the in-row inode), LOB id."""
-    return bytes.fromhex("00700001") + bytes([kind, 0x08 if out_of_row else 0x0C]) + bytes.fromhex("00000001") \
-        + lob_id
+    return bytes.fromhex("00700001") + bytes([kind, 0x08 if out_of_row else 0x0C]) + bytes.fromhex("00000001") + lob_id
 
 
 def _inode(kind: int, lob_id: bytes, flg2: int, blocks: int, rest: int, tail: bytes) -> bytes:
@@ -221,8 +231,11 @@ class LobColumn:
 
 def lob_columns(ts: TableState) -> list[LobColumn]:
     """The LOB columns of a table with their (deterministic) segment and index OBJ#s."""
-    return [LobColumn(i, LOB_OBJ_BASE + ts.obj * 2048 + 2 * i, LOB_OBJ_BASE + ts.obj * 2048 + 2 * i + 1)
-            for i, ct in enumerate(ts.ctypes) if is_lob(ct)]
+    return [
+        LobColumn(i, LOB_OBJ_BASE + ts.obj * 2048 + 2 * i, LOB_OBJ_BASE + ts.obj * 2048 + 2 * i + 1)
+        for i, ct in enumerate(ts.ctypes)
+        if is_lob(ct)
+    ]
 
 
 @dataclass
@@ -277,9 +290,11 @@ class LobStore:
                 continue
             ctype = ts.ctypes[lob.column]
             if len(data) > INLINE_MAX or (ctype.lob_storage == BASICFILE_OUT_OF_ROW and data):
-                raise ConfigError(f"{ts.spec.full_name}: a preloaded LOB value is stored out of row "
-                                  f"({len(data)} bytes); preloaded LOB values must fit in the row "
-                                  f"(up to {INLINE_MAX} bytes, not DISABLE STORAGE IN ROW)")
+                raise ConfigError(
+                    f"{ts.spec.full_name}: a preloaded LOB value is stored out of row "
+                    f"({len(data)} bytes); preloaded LOB values must fit in the row "
+                    f"(up to {INLINE_MAX} bytes, not DISABLE STORAGE IN ROW)"
+                )
             self._next_id += 1
             lob_id = b"\x00\x00\x00\x01" + self._next_id.to_bytes(6, "big")
             kind = 1 if ctype.type_code in (ev.TYPE_BLOB, ev.TYPE_RAW) else 2
@@ -287,7 +302,8 @@ class LobStore:
                 locator = basic_bare_locator(kind, lob_id)
             else:
                 locator = (basic_value_locator if ctype.lob_storage == BASICFILE else inline_locator)(
-                    kind, lob_id, bytes(data))
+                    kind, lob_id, bytes(data)
+                )
                 self.readable.add(locator)
             self.values[locator] = bytes(data)
             out[lob.column] = locator
@@ -332,18 +348,25 @@ class LobStore:
         emit = self.emit
         scn, sub = emit.stream.open_record(emit.epoch)
         common = byteorder.pack("<BBBBHHI", 6, 0x20, 2, 0, len(page), 0x80, block)
-        fpload = byteorder.pack("<BxxxIQHHIII", 11, self.page_bytes + PAGE_OVERHEAD, scn, xid.usn, xid.slot, xid.sqn,
-                             lob.segment, 0)
-        load = byteorder.pack("<BxxxIHBB", 4, scn & 0xFFFFFFFF, 0x8000, 0x20, 0) + lob_id + b"\0" * 30 \
+        fpload = byteorder.pack(
+            "<BxxxIQHHIII", 11, self.page_bytes + PAGE_OVERHEAD, scn, xid.usn, xid.slot, xid.sqn, lob.segment, 0
+        )
+        load = (
+            byteorder.pack("<BxxxIHBB", 4, scn & 0xFFFFFFFF, 0x8000, 0x20, 0)
+            + lob_id
+            + b"\0" * 30
             + byteorder.pack("<HH", len(page), 0)
+        )
         suplog = byteorder.pack("<BxxxHHIIHHI", 9, xid.usn, xid.slot, xid.sqn, ts.obj, 1, lob.column + 1, 0)
-        vec = emit.d.vector(26, 6, 1, self.rfile, block, scn, 1, TYP_LOB, lob.segment,
-                            [common, fpload, load, page, suplog])
+        vec = emit.d.vector(
+            26, 6, 1, self.rfile, block, scn, 1, TYP_LOB, lob.segment, [common, fpload, load, page, suplog]
+        )
         emit.stream.add(Record(scn, sub, vec, vector_offsets=[0]), False)
 
     # -------------------------------------------------------------- BasicFile
-    def _basic(self, tx: TxnRedo, ts: TableState, lob: LobColumn, lob_id: bytes, kind: int, data: bytes,
-               out_of_row: bool) -> bytes:
+    def _basic(
+        self, tx: TxnRedo, ts: TableState, lob: LobColumn, lob_id: bytes, kind: int, data: bytes, out_of_row: bool
+    ) -> bytes:
         """A BasicFile value: in-row inode, or 19.1 pages + LOB index entries and an index-form locator."""
         if not out_of_row and len(data) <= INLINE_MAX:
             locator = basic_value_locator(kind, lob_id, data)
@@ -377,8 +400,15 @@ class LobStore:
         if not out_of_row:
             return basic_index_locator(kind, lob_id, len(data), size, dbas)
         full, rest = divmod(len(data), size)
-        self._index_update(tx, ts, lob, first, index_key(lob_id, 0), index_data(dbas[:HEADER_PAGES], (0, 0)),
-                           index_data(dbas[:HEADER_PAGES], (full, rest)))
+        self._index_update(
+            tx,
+            ts,
+            lob,
+            first,
+            index_key(lob_id, 0),
+            index_data(dbas[:HEADER_PAGES], (0, 0)),
+            index_data(dbas[:HEADER_PAGES], (full, rest)),
+        )
         return basic_bare_locator(kind, lob_id)
 
     def _direct_page(self, lob: LobColumn, lob_id: bytes, page_no: int, block: int, page: bytes) -> None:
@@ -403,8 +433,7 @@ class LobStore:
             return leaf, True
         return leaf, False
 
-    def _index_insert(self, tx: TxnRedo, ts: TableState, lob: LobColumn, key: bytes, keydata: bytes
-                      ) -> tuple[int, int]:
+    def _index_insert(self, tx: TxnRedo, ts: TableState, lob: LobColumn, key: bytes, keydata: bytes) -> tuple[int, int]:
         """A new LOB index entry: 10.2 into the current leaf, or 10.8 of a new leaf holding it alone."""
         leaf, split = self._leaf(lob)
         slot = leaf.rows
@@ -419,8 +448,9 @@ class LobStore:
             self._index_pair(tx, ts, lob, leaf.dba, 2, [kdilk, key, keydata], [head, key, keydata])
         return leaf.dba, slot
 
-    def _index_update(self, tx: TxnRedo, ts: TableState, lob: LobColumn, where: tuple[int, int], key: bytes,
-                      old: bytes, new: bytes) -> None:
+    def _index_update(
+        self, tx: TxnRedo, ts: TableState, lob: LobColumn, where: tuple[int, int], key: bytes, old: bytes, new: bytes
+    ) -> None:
         """10.18: new key data of an entry; its 10.22 undo carries the key and the old key data."""
         leaf_dba, slot = where
         head = byteorder.pack("<HHHxx", 2, slot, 2 + len(new) + len(key))
@@ -430,16 +460,34 @@ class LobStore:
         """kdilk (20 bytes): code, itl, flags, index segment header DBA, leaf DBA, sdc."""
         return byteorder.pack("<BBBxIIiI", code, 2, 0, dba(self.rfile, 0x300000), leaf_dba, 0, 0)
 
-    def _index_pair(self, tx: TxnRedo, ts: TableState, lob: LobColumn, leaf_dba: int, code: int,
-                    undo_tail: list[bytes], redo_tail: list[bytes]) -> None:
+    def _index_pair(
+        self,
+        tx: TxnRedo,
+        ts: TableState,
+        lob: LobColumn,
+        leaf_dba: int,
+        code: int,
+        undo_tail: list[bytes],
+        redo_tail: list[bytes],
+    ) -> None:
         """One (5.1 opc 10.22, 10.x) record on the LOB index, opening the transaction if needed,
         exactly as :meth:`Emitter.pair` writes table changes."""
-        self.emit.undo_redo(tx, leaf_dba, lob.index, lob.index, ts.spec.ts, (10, code, self.rfile),
-                            undo_tail, redo_tail, opc=OPC_INDEX_UNDO)
+        self.emit.undo_redo(
+            tx,
+            leaf_dba,
+            lob.index,
+            lob.index,
+            ts.spec.ts,
+            (10, code, self.rfile),
+            undo_tail,
+            redo_tail,
+            opc=OPC_INDEX_UNDO,
+        )
 
     # -------------------------------------------------------------- expected output
-    def expected(self, ts: TableState, image: dict[int, bytes | None] | None, after: bool
-                 ) -> dict[int, bytes | None] | None:
+    def expected(
+        self, ts: TableState, image: dict[int, bytes | None] | None, after: bool
+    ) -> dict[int, bytes | None] | None:
         """An expected row image with locators replaced as the parser replaces them."""
         if image is None:
             return None

@@ -49,8 +49,13 @@ class Case:
     @property
     def name(self) -> str:
         """A unique, file-system-safe name."""
-        base = Path(self.source).stem if self.source.endswith((".yaml", ".yml", ".json")) else \
-            "sql-" + Path(self.source).name.split(".")[0] if self.source.endswith(".sql") else self.source
+        base = (
+            Path(self.source).stem
+            if self.source.endswith((".yaml", ".yml", ".json"))
+            else "sql-" + Path(self.source).name.split(".")[0]
+            if self.source.endswith(".sql")
+            else self.source
+        )
         seed = "" if self.seed is None else f"-s{self.seed}"
         extra = "".join(f"-{k}{v}" for k, v in self.params)
         order = "-be" if self.endian == "big" else ""
@@ -139,8 +144,14 @@ def run_olr(binary: Path, config: Path, cwd: Path, timeout: float = 300.0) -> tu
     that does not finish in ``timeout`` seconds is killed and its log gets an ERROR line)."""
     start = time.monotonic()
     try:
-        proc = subprocess.run([str(binary), "-r", "-f", str(config)], cwd=cwd, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, timeout=timeout, check=False)
+        proc = subprocess.run(
+            [str(binary), "-r", "-f", str(config)],
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            timeout=timeout,
+            check=False,
+        )
         text = proc.stdout.decode("utf-8", "replace")
     except subprocess.TimeoutExpired as exc:
         text = (exc.stdout or b"").decode("utf-8", "replace") + f"\n- ERROR check: no exit after {timeout:.0f} s\n"

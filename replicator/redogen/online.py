@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -43,8 +43,10 @@ class OnlineRing:
         self.sc = sc
         self.fra = fra
         if sc.threads > 1:  # RAC: a ring of groups per redo thread
-            self.rings = {t: [online_dir / f"redo_t{t}_g{(t - 1) * groups + g + 1}.log" for g in range(groups)]
-                          for t in range(1, sc.threads + 1)}
+            self.rings = {
+                t: [online_dir / f"redo_t{t}_g{(t - 1) * groups + g + 1}.log" for g in range(groups)]
+                for t in range(1, sc.threads + 1)
+            }
         else:
             self.rings = {sc.thread: [online_dir / f"redo{g + 1:02d}.log" for g in range(groups)]}
         self.paths = [path for ring in self.rings.values() for path in ring]
@@ -83,7 +85,7 @@ class OnlineRing:
 
     def archive_dir(self, next_time: int) -> Path:
         """FRA day directory of a log closed at redo time ``next_time``."""
-        day = datetime.fromtimestamp(redo_time_to_epoch(next_time), tz=timezone.utc).strftime("%Y_%m_%d")
+        day = datetime.fromtimestamp(redo_time_to_epoch(next_time), tz=UTC).strftime("%Y_%m_%d")
         d = self.fra / self.sc.database / "archivelog" / day
         d.mkdir(parents=True, exist_ok=True)
         return d
@@ -160,10 +162,17 @@ class OnlineRun:
         return self.results[0]
 
 
-def generate_online(sc: Scenario, out_dir: str | Path, *, groups: int = 3, rate_mb_s: float = 0.0,
-                    final_switch: bool = False, with_expected: bool = True,
-                    ready: threading.Event | None = None,
-                    on_lwn_written: Callable[[int, int], None] | None = None) -> GenerationResult:
+def generate_online(
+    sc: Scenario,
+    out_dir: str | Path,
+    *,
+    groups: int = 3,
+    rate_mb_s: float = 0.0,
+    final_switch: bool = False,
+    with_expected: bool = True,
+    ready: threading.Event | None = None,
+    on_lwn_written: Callable[[int, int], None] | None = None,
+) -> GenerationResult:
     """Run ``sc`` as a live database: online groups in ``out/online``, archives in ``out/fra``.
 
     Without ``final_switch`` the last log stays current (next SCN none), as on a running
@@ -198,5 +207,6 @@ def generate_online(sc: Scenario, out_dir: str | Path, *, groups: int = 3, rate_
     if with_expected:
         expected_path = out / "expected.json"
         expected_path.write_bytes(expected.render(gen, sc, engine.stream.lwn_log, shutdown=final_switch))
-    return GenerationResult(out, gen.logs, config_path, checkpoint, out / "output.json", expected_path,
-                            dict(gen.stats, logs=len(gen.logs)))
+    return GenerationResult(
+        out, gen.logs, config_path, checkpoint, out / "output.json", expected_path, dict(gen.stats, logs=len(gen.logs))
+    )

@@ -29,7 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from replicator.redogen.olr_cases import (
-    Case, _first_difference, _variant, generate_case, run_olr, scan_log,
+    Case,
+    _first_difference,
+    _variant,
+    generate_case,
+    run_olr,
+    scan_log,
 )
 
 ENGINES = ("python", "native")
@@ -38,9 +43,20 @@ OPTIONS_DIR = Path(__file__).resolve().parents[2] / "tests" / "scenarios" / "opt
 REFERENCE_DIR = Path(__file__).resolve().parents[2] / "tests" / "scenarios" / "reference"
 OLR_CHECK_DIR = Path(__file__).resolve().parents[2] / "tests" / "scenarios" / "olr-check"
 # Reference scenarios that exercise the options (types, LOBs, rollbacks, several tables).
-REFERENCE_SCENARIOS = ("data-types", "timestamp-variants", "number-precision", "lob-operations",
-                       "null-handling", "special-chars", "rollback", "multi-table",
-                       "interleaved-transactions", "partitioned-table", "basic-crud", "boolean-type")
+REFERENCE_SCENARIOS = (
+    "data-types",
+    "timestamp-variants",
+    "number-precision",
+    "lob-operations",
+    "null-handling",
+    "special-chars",
+    "rollback",
+    "multi-table",
+    "interleaved-transactions",
+    "partitioned-table",
+    "basic-crud",
+    "boolean-type",
+)
 # Values of each OLR format option (olr-interfaces.md §1.4); `message` leaves out what OLR
 # rejects (skip begin/commit together with FULL).
 OPTION_VALUES: dict[str, tuple[Any, ...]] = {
@@ -70,8 +86,17 @@ OPTION_VALUES: dict[str, tuple[Any, ...]] = {
 # Combinations: several options at once, where they interact (header fields, FULL mode, value
 # formats together, the debezium preset overridden).
 COMBINATIONS: dict[str, dict[str, Any]] = {
-    "header-all": {"scn": 1, "scn-type": 15, "timestamp-type": 15, "timestamp-metadata": 8, "redo-thread": 1,
-                   "db": 3, "user-type": 15, "attributes": 7, "xid": 2},
+    "header-all": {
+        "scn": 1,
+        "scn-type": 15,
+        "timestamp-type": 15,
+        "timestamp-metadata": 8,
+        "redo-thread": 1,
+        "db": 3,
+        "user-type": 15,
+        "attributes": 7,
+        "xid": 2,
+    },
     "header-commit-values": {"scn-type": 5, "timestamp-type": 5, "timestamp-metadata": 13, "xid": 1},
     "full-schema-rid": {"message": 1, "schema": 7, "rid": 1, "column": 1},
     "full-num-offset": {"message": 19, "schema": 1, "db": 1, "attributes": 1, "user-type": 1},
@@ -90,13 +115,30 @@ COMBINATIONS: dict[str, dict[str, Any]] = {
     "protobuf-options": {"type": "protobuf", "column": 2, "rid": 1, "schema": 7, "timestamp": 8, "xid": 1},
 }
 # Options the protobuf format reads, swept on type "protobuf" too.
-PROTOBUF_OPTIONS = ("attributes", "char", "column", "db", "interval-dts", "interval-ytm", "message", "rid",
-                    "schema", "scn", "scn-type", "timestamp", "timestamp-type", "unknown-type", "xid")
+PROTOBUF_OPTIONS = (
+    "attributes",
+    "char",
+    "column",
+    "db",
+    "interval-dts",
+    "interval-ytm",
+    "message",
+    "rid",
+    "schema",
+    "scn",
+    "scn-type",
+    "timestamp",
+    "timestamp-type",
+    "unknown-type",
+    "xid",
+)
 # Source flags that change what the format prints (olr-interfaces.md §1.6), alone or with options.
 FLAG_VARIANTS: dict[str, tuple[int, dict[str, Any]]] = {
     "checkpoints": (0x1000, {}),
-    "checkpoints-header": (0x1000, {"scn": 1, "scn-type": 15, "timestamp-type": 15, "timestamp-metadata": 9,
-                                    "redo-thread": 1}),
+    "checkpoints-header": (
+        0x1000,
+        {"scn": 1, "scn-type": 15, "timestamp-type": 15, "timestamp-metadata": 9, "redo-thread": 1},
+    ),
     "checkpoints-full": (0x1000, {"message": 3}),
     "ddl": (0x20, {}),
     "ddl-header": (0x20, {"db": 2, "user-type": 8, "attributes": 2, "schema": 5, "message": 2}),
@@ -106,8 +148,16 @@ FLAG_VARIANTS: dict[str, tuple[int, dict[str, Any]]] = {
     "incomplete-txn": (0x400, {}),
 }
 # Filter variants: name -> builder(scenario table names/columns, first xid) -> filter section.
-FILTER_VARIANTS = ("one-table", "key-second-column", "key-two-columns", "condition-no-delete",
-                   "condition-update-only", "condition-user", "skip-first-xid", "tag-pk")
+FILTER_VARIANTS = (
+    "one-table",
+    "key-second-column",
+    "key-two-columns",
+    "condition-no-delete",
+    "condition-update-only",
+    "condition-user",
+    "skip-first-xid",
+    "tag-pk",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,11 +210,17 @@ def variants() -> list[Variant]:
 def option_cases() -> list[Case]:
     """The generated cases every variant runs on."""
     cases = [Case(str(p)) for p in sorted(OPTIONS_DIR.glob("*.yaml"))]
-    cases += [Case(str(p), "23" if p.stem == "boolean-type" else "19")
-              for p in (REFERENCE_DIR / f"{name}.yaml" for name in REFERENCE_SCENARIOS) if p.exists()]
+    cases += [
+        Case(str(p), "23" if p.stem == "boolean-type" else "19")
+        for p in (REFERENCE_DIR / f"{name}.yaml" for name in REFERENCE_SCENARIOS)
+        if p.exists()
+    ]
     cases += [Case(str(p), "23") for p in sorted(OLR_CHECK_DIR.glob("ddl-*.yaml"))]
-    cases += [Case("demo"), Case("mixed", "21", 1024, seed=1),
-              Case("oltp", "12.2", 4096, seed=2, params=(("target_bytes", 200_000),))]
+    cases += [
+        Case("demo"),
+        Case("mixed", "21", 1024, seed=1),
+        Case("oltp", "12.2", 4096, seed=2, params=(("target_bytes", 200_000),)),
+    ]
     return cases
 
 
@@ -230,8 +286,9 @@ def _first_xid(olr_output: bytes) -> str | None:
     return None
 
 
-def filter_section(kind: str, config: dict[str, Any], tables: list[tuple[str, str, list[str]]],
-                   first_xid: str | None) -> dict[str, Any]:
+def filter_section(
+    kind: str, config: dict[str, Any], tables: list[tuple[str, str, list[str]]], first_xid: str | None
+) -> dict[str, Any]:
     """The ``filter`` object of a filter variant, built from the case's own tables."""
     base = dict(config["source"][0].get("filter", {}))
     rules = [dict(r) for r in base.get("table", [])]
@@ -240,12 +297,16 @@ def filter_section(kind: str, config: dict[str, Any], tables: list[tuple[str, st
         rules = [{"owner": owner, "table": re.escape(name)}]
     elif kind in ("key-second-column", "key-two-columns") and tables:
         width = 1 if kind == "key-second-column" else 2
-        rules = [{"owner": o, "table": re.escape(n), "key": ",".join(cols[1:1 + width] or cols[:1])}
-                 for o, n, cols in tables]
+        rules = [
+            {"owner": o, "table": re.escape(n), "key": ",".join(cols[1 : 1 + width] or cols[:1])}
+            for o, n, cols in tables
+        ]
     elif kind.startswith("condition-"):
-        condition = {"condition-no-delete": "[op] != 'd'",
-                     "condition-update-only": "[op] == 'u' || [op] == 'ddl'",
-                     "condition-user": "([op] != 'c') || ([login username] != 'NOBODY')"}[kind]
+        condition = {
+            "condition-no-delete": "[op] != 'd'",
+            "condition-update-only": "[op] == 'u' || [op] == 'ddl'",
+            "condition-user": "([op] != 'c') || ([login username] != 'NOBODY')",
+        }[kind]
         rules = [dict(r, condition=condition) for r in rules]
     elif kind == "skip-first-xid" and first_xid:
         base["skip-xid"] = [first_xid]
@@ -256,8 +317,13 @@ def filter_section(kind: str, config: dict[str, Any], tables: list[tuple[str, st
     return base
 
 
-def _config_for(original: dict[str, Any], variant: Variant, tables: list[tuple[str, str, list[str]]],
-                first_xid: str | None, path: Path) -> Path:
+def _config_for(
+    original: dict[str, Any],
+    variant: Variant,
+    tables: list[tuple[str, str, list[str]]],
+    first_xid: str | None,
+    path: Path,
+) -> Path:
     cfg = json.loads(json.dumps(original))
     source = cfg["source"][0]
     source["format"] = variant.format_section()
@@ -292,8 +358,9 @@ def error_codes(log: str) -> list[str]:
     return re.findall(r"\bERROR\s+(\d{5})\b", log)
 
 
-def run_case_variants(case: Case, work: Path, binary: Path, chosen: list[Variant],
-                      engines: Iterable[str] = ENGINES, keep: bool = False) -> list[RunResult]:
+def run_case_variants(
+    case: Case, work: Path, binary: Path, chosen: list[Variant], engines: Iterable[str] = ENGINES, keep: bool = False
+) -> list[RunResult]:
     """Generate ``case`` once and compare OLR with each engine under every variant."""
     case_dir = work / case.name
     if case_dir.exists():
@@ -301,8 +368,9 @@ def run_case_variants(case: Case, work: Path, binary: Path, chosen: list[Variant
     try:
         gen = generate_case(case, case_dir)
     except Exception as exc:  # a generator failure is a result of every variant
-        return [RunResult(case.name, v, e, False, f"redogen: {type(exc).__name__}: {exc}")
-                for v in chosen for e in engines]
+        return [
+            RunResult(case.name, v, e, False, f"redogen: {type(exc).__name__}: {exc}") for v in chosen for e in engines
+        ]
     original = json.loads(gen.config.read_text())
     state = gen.checkpoint.parent
     tables = _tables(case)
@@ -336,19 +404,28 @@ def run_case_variants(case: Case, work: Path, binary: Path, chosen: list[Variant
             identical = ours == theirs and our_codes[:1] == olr_codes[:1] and not detail
             if not identical and not detail:
                 if our_codes[:1] != olr_codes[:1]:
-                    detail = (f"OLR errors {olr_codes[:1] or 'none'} ({errors[0].split(' ', 2)[-1] if errors else ''}), "
-                              f"replicator {our_codes[:1] or 'none'} (exit {rc})")
+                    detail = (
+                        f"OLR errors {olr_codes[:1] or 'none'} ({errors[0].split(' ', 2)[-1] if errors else ''}), "
+                        f"replicator {our_codes[:1] or 'none'} (exit {rc})"
+                    )
                 else:
                     detail = _first_difference(ours, theirs)
-            documented = (not identical and our_codes[:1] == olr_codes[:1]
-                          and dict(variant.format).get("type") == "protobuf"
-                          and documented_protobuf_difference(ours, theirs))
+            documented = (
+                not identical
+                and our_codes[:1] == olr_codes[:1]
+                and dict(variant.format).get("type") == "protobuf"
+                and documented_protobuf_difference(ours, theirs)
+            )
             if documented:
                 detail = "documented protobuf difference (RAW/BLOB bytes, schema columns)"
             elif not identical and rc == 0 and olr_codes[:1] == ["50039"] and variant.filter == "skip-first-xid":
                 documented, detail = True, "documented skip-xid difference (OLR aborts with 50039)"
-            elif (not identical and rc == 0 and olr_codes[:1] == ["10014"]
-                  and dict(variant.format).get("type") == "protobuf"):
+            elif (
+                not identical
+                and rc == 0
+                and olr_codes[:1] == ["10014"]
+                and dict(variant.format).get("type") == "protobuf"
+            ):
                 documented, detail = True, "documented: OLR crashes (10014) writing protobuf of this case"
             variant_ok &= identical or documented
             results.append(RunResult(case.name, variant, engine, identical, detail, errors, documented))
@@ -364,9 +441,16 @@ def _worker(args: tuple[Case, Path, Path, list[Variant], tuple[str, ...], bool])
     return run_case_variants(*args)
 
 
-def run_options(cases: list[Case], chosen: list[Variant], work: Path, binary: Path, jobs: int = 1,
-                engines: tuple[str, ...] = ENGINES, keep: bool = False,
-                report: Callable[[RunResult], None] | None = None) -> list[RunResult]:
+def run_options(
+    cases: list[Case],
+    chosen: list[Variant],
+    work: Path,
+    binary: Path,
+    jobs: int = 1,
+    engines: tuple[str, ...] = ENGINES,
+    keep: bool = False,
+    report: Callable[[RunResult], None] | None = None,
+) -> list[RunResult]:
     """Every variant on every case (``jobs`` cases at a time)."""
     todo = [(c, work, binary, chosen, engines, keep) for c in cases]
     results: list[RunResult] = []
@@ -422,8 +506,9 @@ def options_main(args: Any, binary: Path, work: Path) -> int:
     def report(r: RunResult) -> None:
         if not (r.identical or r.documented) or args.verbose:
             state = "OK  " if r.identical else "DOC " if r.documented else "DIFF"
-            print(f"{state} {r.variant.label} {r.case} [{r.engine}]"
-                  + (f": {r.detail}" if r.detail else ""), flush=True)
+            print(
+                f"{state} {r.variant.label} {r.case} [{r.engine}]" + (f": {r.detail}" if r.detail else ""), flush=True
+            )
 
     results = run_options(cases, chosen, work, binary, args.jobs, engines, args.keep, report)
     print(f"{'option':22} {'values':>6} {'runs':>6} {'same':>6} {'doc':>6} {'differ':>6}")
@@ -432,6 +517,8 @@ def options_main(args: Any, binary: Path, work: Path) -> int:
     same = sum(r.identical for r in results)
     documented = sum(r.documented for r in results)
     differ = len(results) - same - documented
-    print(f"variants={len(chosen)} cases={len(cases)} engines={len(engines)} runs={len(results)} "
-          f"identical={same} documented={documented} differing={differ} ({time.monotonic() - start:.0f}s)")
+    print(
+        f"variants={len(chosen)} cases={len(cases)} engines={len(engines)} runs={len(results)} "
+        f"identical={same} documented={documented} differing={differ} ({time.monotonic() - start:.0f}s)"
+    )
     return 0 if differ == 0 else 1

@@ -20,10 +20,17 @@ import shutil
 from pathlib import Path
 from typing import Any, Final
 
-from replicator.redogen.options_check import (
-    ENGINES, Variant, _first_xid, _run_ours, _tables, error_codes, filter_section, variants,
-)
 from replicator.redogen.olr_cases import Case, generate_case, run_olr, scan_log
+from replicator.redogen.options_check import (
+    ENGINES,
+    Variant,
+    _first_xid,
+    _run_ours,
+    _tables,
+    error_codes,
+    filter_section,
+    variants,
+)
 
 GOLDEN_DIR: Final = Path(__file__).resolve().parents[2] / "tests" / "golden" / "olr-options"
 _ROOT: Final = Path(__file__).resolve().parents[2]
@@ -41,18 +48,45 @@ GOLDEN_SELECTION: Final[dict[str, tuple[str, ...]]] = {
         *(f"timestamp={v}" for v in (1, 3, 5, 8, 9, 11, 12, 15)),
         *(f"timestamp-tz={v}" for v in (1, 4, 9, 11)),
         *(f"interval-dts={v}" for v in (1, 4, 8, 10)),
-        "interval-ytm=1", "interval-ytm=3", "char=1", "char=2", "char=3", "column=1", "column=2",
-        "unknown-type=1", "xid=3", "message=19", "message=30", "timestamp-metadata=9",
-        "combo=header-all", "combo=header-commit-values", "combo=full-schema-rid", "combo=skip-begin-first",
-        "combo=char-raw-unknown", "type=debezium", "flags=checkpoints-header", "flags=raw-hex",
-        "flags=hidden-columns", "filter=condition-no-delete", "filter=condition-update-only",
-        "filter=condition-user", "filter=key-second-column", "filter=key-two-columns", "filter=skip-first-xid",
+        "interval-ytm=1",
+        "interval-ytm=3",
+        "char=1",
+        "char=2",
+        "char=3",
+        "column=1",
+        "column=2",
+        "unknown-type=1",
+        "xid=3",
+        "message=19",
+        "message=30",
+        "timestamp-metadata=9",
+        "combo=header-all",
+        "combo=header-commit-values",
+        "combo=full-schema-rid",
+        "combo=skip-begin-first",
+        "combo=char-raw-unknown",
+        "type=debezium",
+        "flags=checkpoints-header",
+        "flags=raw-hex",
+        "flags=hidden-columns",
+        "filter=condition-no-delete",
+        "filter=condition-update-only",
+        "filter=condition-user",
+        "filter=key-second-column",
+        "filter=key-two-columns",
+        "filter=skip-first-xid",
     ),
     # (protobuf on DDL is left out: the reference OLR crashes on it, error 10014.)
     "ddl-timeline": ("default=json", "schema=1", "schema=7", "flags=ddl-header", "filter=condition-no-delete"),
     # Protobuf (binary goldens) on a case without RAW/BLOB columns, where OLR and the replicator agree.
-    "timestamp-variants": ("type=protobuf", "protobuf=timestamp=15", "protobuf=timestamp=9", "protobuf=xid=3",
-                           "protobuf=scn-type=1", "protobuf=message=14"),
+    "timestamp-variants": (
+        "type=protobuf",
+        "protobuf=timestamp=15",
+        "protobuf=timestamp=9",
+        "protobuf=xid=3",
+        "protobuf=scn-type=1",
+        "protobuf=message=14",
+    ),
 }
 
 
@@ -76,8 +110,9 @@ def variant_config(original: dict[str, Any], entry: dict[str, Any], state: Path,
     return cfg
 
 
-def run_entry(case_dir: Path, original: dict[str, Any], checkpoint: Path, entry: dict[str, Any],
-              engine: str, work: Path) -> tuple[int, bytes, str]:
+def run_entry(
+    case_dir: Path, original: dict[str, Any], checkpoint: Path, entry: dict[str, Any], engine: str, work: Path
+) -> tuple[int, bytes, str]:
     """Run ``replicator run`` on one golden entry: exit code, output bytes, log text."""
     state = work / "state"
     if state.exists():
@@ -114,10 +149,14 @@ def record(binary: Path, work: Path, out_dir: Path = GOLDEN_DIR) -> int:
             variant: Variant = by_label[label]
             if variant.filter == "skip-first-xid" and first_xid is None:
                 raise RuntimeError("skip-first-xid needs default=json first in the selection")
-            entry = {"case": name, "label": label, "format": variant.format_section(), "flags": variant.flags,
-                     "filter": (filter_section(variant.filter, original, tables, first_xid)
-                                if variant.filter else None),
-                     "expected": f"{name}/{_safe(label)}.out"}
+            entry = {
+                "case": name,
+                "label": label,
+                "format": variant.format_section(),
+                "flags": variant.flags,
+                "filter": (filter_section(variant.filter, original, tables, first_xid) if variant.filter else None),
+                "expected": f"{name}/{_safe(label)}.out",
+            }
             vdir = case_dir / _safe(label)
             vdir.mkdir(parents=True)
             state = vdir / "state-olr"

@@ -35,8 +35,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from replicator.redogen.olr_cases import (  # noqa: F401  (re-exported: the check's names)
-    BENIGN, WORKLOAD_PARAMS, Case, _first_difference, _variant, build_scenario, generate_case, load_scenario,
-    run_olr, run_ours, scan_log,
+    BENIGN,
+    WORKLOAD_PARAMS,
+    Case,
+    _first_difference,
+    _variant,
+    build_scenario,
+    generate_case,
+    load_scenario,
+    run_olr,
+    run_ours,
+    scan_log,
 )
 
 ENV_BINARY = "REPLICATOR_OLR_BINARY"
@@ -47,12 +56,12 @@ SEEDS = 20
 # Sources that exist only on some versions (BOOLEAN columns need 23; redogen refuses others).
 ONLY_VERSIONS: dict[str, tuple[str, ...]] = {"boolean-type": ("23",)}
 # The reference scenarios (rebuilt from OLR's real outputs) and extra ones written for this check.
-SCENARIO_DIRS = tuple(Path(__file__).resolve().parents[2] / "tests" / "scenarios" / d for d in ("reference", "olr-check"))
+SCENARIO_DIRS = tuple(
+    Path(__file__).resolve().parents[2] / "tests" / "scenarios" / d for d in ("reference", "olr-check")
+)
 # The SQL scripts behind OLR's real outputs (the shared folder beside the repository), compiled by
 # redogen.sqlscript with their schema checkpoints (``../schema/<name>/``): cases named ``sql-<name>``.
 SQL_DIRS = (Path(__file__).resolve().parents[3] / "shared" / "reference" / "olr-real-outputs" / "sql",)
-
-
 
 
 @dataclass(slots=True)
@@ -103,9 +112,15 @@ def single_thread(path: Path) -> bool:
     return load_scenario(path).threads <= 1
 
 
-def matrix(*, quick: bool = False, seeds: int = SEEDS, scenario_dirs: Iterable[Path] = SCENARIO_DIRS,
-           endians: Iterable[str] = ("little",), sql_dirs: Iterable[Path] = SQL_DIRS,
-           rac_single: bool = False) -> list[Case]:
+def matrix(
+    *,
+    quick: bool = False,
+    seeds: int = SEEDS,
+    scenario_dirs: Iterable[Path] = SCENARIO_DIRS,
+    endians: Iterable[str] = ("little",),
+    sql_dirs: Iterable[Path] = SQL_DIRS,
+    rac_single: bool = False,
+) -> list[Case]:
     """Every single-thread scenario, SQL script and workload × version × block size, then seeded
     mixed/oltp runs (seed i on version i mod 7 and block size i mod 3) and online mixed/oltp runs;
     the whole list once per byte order of ``endians``. ``rac_single`` adds the RAC scenarios run
@@ -114,34 +129,40 @@ def matrix(*, quick: bool = False, seeds: int = SEEDS, scenario_dirs: Iterable[P
     base = _matrix(quick, seeds, scenario_dirs, sql_dirs)
     if rac_single:
         combos = [("19", 512)] if quick else [(v, b) for v in VERSIONS for b in BLOCK_SIZES]
-        base += [Case(str(p), v, b, params=(("threads", 1),)) for p in [*scenario_files(scenario_dirs),
-                                                                         *sql_files(sql_dirs)]
-                 if not single_thread(p) for v, b in combos]
+        base += [
+            Case(str(p), v, b, params=(("threads", 1),))
+            for p in [*scenario_files(scenario_dirs), *sql_files(sql_dirs)]
+            if not single_thread(p)
+            for v, b in combos
+        ]
     return [replace(c, endian=e) for e in endians for c in base]
 
 
 def _matrix(quick: bool, seeds: int, scenario_dirs: Iterable[Path], sql_dirs: Iterable[Path] = ()) -> list[Case]:
-    sources = [str(p) for p in [*scenario_files(scenario_dirs), *sql_files(sql_dirs)] if single_thread(p)] + \
-        list(WORKLOAD_PARAMS)
+    sources = [str(p) for p in [*scenario_files(scenario_dirs), *sql_files(sql_dirs)] if single_thread(p)] + list(
+        WORKLOAD_PARAMS
+    )
     combos = [("19", 512)] if quick else [(v, b) for v in VERSIONS for b in BLOCK_SIZES]
-    cases = [Case(src, v, b) for src in sources for v, b in combos
-             if v in ONLY_VERSIONS.get(Path(src).stem, (v,))]
+    cases = [Case(src, v, b) for src in sources for v, b in combos if v in ONLY_VERSIONS.get(Path(src).stem, (v,))]
     if quick:  # keep version-bound sources in the quick run
-        cases += [Case(src, ONLY_VERSIONS[Path(src).stem][0], 512) for src in sources
-                  if "19" not in ONLY_VERSIONS.get(Path(src).stem, ("19",))]
+        cases += [
+            Case(src, ONLY_VERSIONS[Path(src).stem][0], 512)
+            for src in sources
+            if "19" not in ONLY_VERSIONS.get(Path(src).stem, ("19",))
+        ]
     for workload in ("mixed", "oltp"):
         for i in range(1, (3 if quick else seeds) + 1):
             cases.append(Case(workload, VERSIONS[i % len(VERSIONS)], BLOCK_SIZES[i % len(BLOCK_SIZES)], seed=i))
         for i in range(1, 3):
-            cases.append(Case(workload, VERSIONS[(i * 3) % len(VERSIONS)], BLOCK_SIZES[i % 3], seed=100 + i,
-                              online=True))
+            cases.append(
+                Case(workload, VERSIONS[(i * 3) % len(VERSIONS)], BLOCK_SIZES[i % 3], seed=100 + i, online=True)
+            )
     return cases
 
 
-
-
-def compare_case(case_dir: Path, config: Path, state: Path, binary: Path, result: CaseResult,
-                 expected: Path | None = None) -> CaseResult:
+def compare_case(
+    case_dir: Path, config: Path, state: Path, binary: Path, result: CaseResult, expected: Path | None = None
+) -> CaseResult:
     """Run OLR and the replicator on a generated case and fill ``result``."""
     olr_cfg, olr_out = _variant(config, state, case_dir, "olr")
     our_cfg, our_out = _variant(config, state, case_dir, "ours")
@@ -202,8 +223,9 @@ def _worker(args: tuple[Case, Path, Path, bool]) -> CaseResult:
     return run_case(*args)
 
 
-def run_matrix(cases: Iterable[Case], work: Path, binary: Path, jobs: int = 1, keep: bool = False,
-               report=None) -> list[CaseResult]:
+def run_matrix(
+    cases: Iterable[Case], work: Path, binary: Path, jobs: int = 1, keep: bool = False, report=None
+) -> list[CaseResult]:
     """Run every case (``jobs`` processes); ``report`` is called with each result as it comes."""
     todo = [(c, work, binary, keep) for c in cases]
     results: list[CaseResult] = []
@@ -227,17 +249,22 @@ def summary(results: list[CaseResult]) -> dict[str, int]:
     """Counts: cases, identical, differing, cases with an OLR ERROR, with a WARN, all clean, and
     cases where our output is not redogen's expected.json (which does not depend on the byte
     order, so 0 there means big- and little-endian redo read alike)."""
-    return {"cases": len(results), "identical": sum(r.identical for r in results),
-            "differing": sum(not r.identical for r in results),
-            "olr_errors": sum(bool(r.olr_errors) for r in results),
-            "olr_warnings": sum(bool(r.olr_warnings) for r in results),
-            "clean": sum(r.ok for r in results),
-            "not_expected": sum(r.ours_vs_expected is False for r in results)}
+    return {
+        "cases": len(results),
+        "identical": sum(r.identical for r in results),
+        "differing": sum(not r.identical for r in results),
+        "olr_errors": sum(bool(r.olr_errors) for r in results),
+        "olr_warnings": sum(bool(r.olr_warnings) for r in results),
+        "clean": sum(r.ok for r in results),
+        "not_expected": sum(r.ours_vs_expected is False for r in results),
+    }
 
 
 def _describe(r: CaseResult) -> str:
-    parts = [f"{'OK  ' if r.ok else 'FAIL'} {r.case.name} (redogen {r.gen_seconds:.1f}s, OLR {r.olr_seconds:.1f}s, "
-             f"replicator {r.our_seconds:.1f}s)"]
+    parts = [
+        f"{'OK  ' if r.ok else 'FAIL'} {r.case.name} (redogen {r.gen_seconds:.1f}s, OLR {r.olr_seconds:.1f}s, "
+        f"replicator {r.our_seconds:.1f}s)"
+    ]
     if not r.identical:
         parts.append("differs" + (f" ({r.detail})" if r.detail else ""))
     if r.olr_errors:
@@ -251,8 +278,10 @@ def _describe(r: CaseResult) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Command line of the check; exit 0 when every case is clean."""
-    p = argparse.ArgumentParser(prog="python -m replicator.redogen.reference_check",
-                                description="compare the reference OpenLogReplicator and replicator on generated redo")
+    p = argparse.ArgumentParser(
+        prog="python -m replicator.redogen.reference_check",
+        description="compare the reference OpenLogReplicator and replicator on generated redo",
+    )
     p.add_argument("--binary", default=os.environ.get(ENV_BINARY), help=f"OLR binary (default: ${ENV_BINARY})")
     p.add_argument("--work-dir", help="where cases are written (default: a temporary directory)")
     p.add_argument("--only", help="regular expression on case names")
@@ -262,25 +291,40 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep", action="store_true", help="keep the directories of clean cases too")
     p.add_argument("--list", action="store_true", help="list the case names and stop")
     p.add_argument("-v", "--verbose", action="store_true", help="a line for clean cases too, with wall times")
-    p.add_argument("--sql-dir", action="append", help="folder of SQL scripts to compile as cases "
-                   "(default: the shared reference scripts beside the repository)")
-    p.add_argument("--rac-single", action="store_true",
-                   help="also the RAC scenarios and scripts, run on one redo thread (the reference OLR does not "
-                        "merge threads)")
+    p.add_argument(
+        "--sql-dir",
+        action="append",
+        help="folder of SQL scripts to compile as cases (default: the shared reference scripts beside the repository)",
+    )
+    p.add_argument(
+        "--rac-single",
+        action="store_true",
+        help="also the RAC scenarios and scripts, run on one redo thread (the reference OLR does not merge threads)",
+    )
     p.add_argument("--source", help="run one case instead of the matrix: a workload or scenario file")
     p.add_argument("--size", help="with --source: redo to write (oltp and huge-transaction), e.g. 100MB")
     p.add_argument("--seed", type=int, help="with --source: the workload seed")
     p.add_argument("--db-version", default="19", help="with --source: database version")
     p.add_argument("--block-size", type=int, default=512, help="with --source: redo block size")
-    p.add_argument("--endian", choices=("little", "big", "both"), default="little",
-                   help="byte order of the generated redo (both: every case in each order)")
-    p.add_argument("--options", action="store_true",
-                   help="the format-options matrix instead (redogen.options_check): every format option "
-                        "value, combinations, flags and filter rules, under both engines")
+    p.add_argument(
+        "--endian",
+        choices=("little", "big", "both"),
+        default="little",
+        help="byte order of the generated redo (both: every case in each order)",
+    )
+    p.add_argument(
+        "--options",
+        action="store_true",
+        help="the format-options matrix instead (redogen.options_check): every format option "
+        "value, combinations, flags and filter rules, under both engines",
+    )
     p.add_argument("--option", help="with --options: regular expression on variant labels (option=value)")
     p.add_argument("--engines", help="with --options: engines to run, comma-separated (default: python,native)")
-    p.add_argument("--record-goldens", action="store_true",
-                   help="write tests/golden/olr-options from OLR's output (redogen.options_golden)")
+    p.add_argument(
+        "--record-goldens",
+        action="store_true",
+        help="write tests/golden/olr-options from OLR's output (redogen.options_golden)",
+    )
     args = p.parse_args(argv)
     if args.options or args.record_goldens:
         return _options_mode(args)
@@ -289,13 +333,18 @@ def main(argv: list[str] | None = None) -> int:
         from replicator.redogen.commands import parse_size
 
         params = (("target_bytes", parse_size(args.size)),) if args.size else ()
-        cases = [Case(args.source, args.db_version, args.block_size, args.seed, params=params, endian=e)
-                 for e in endians]
+        cases = [
+            Case(args.source, args.db_version, args.block_size, args.seed, params=params, endian=e) for e in endians
+        ]
         args.verbose = True
     else:
-        cases = matrix(quick=args.quick, seeds=args.seeds, endians=endians,
-                       sql_dirs=[Path(d) for d in args.sql_dir] if args.sql_dir else SQL_DIRS,
-                       rac_single=args.rac_single)
+        cases = matrix(
+            quick=args.quick,
+            seeds=args.seeds,
+            endians=endians,
+            sql_dirs=[Path(d) for d in args.sql_dir] if args.sql_dir else SQL_DIRS,
+            rac_single=args.rac_single,
+        )
     if args.only:
         cases = [c for c in cases if re.search(args.only, c.name)]
     if args.list:

@@ -60,7 +60,7 @@ class Row:
         v = self.values[cell.col]
         if v is None or (cell.start == 0 and cell.end == -1):
             return v
-        return v[cell.start:None if cell.end == -1 else cell.end]
+        return v[cell.start : None if cell.end == -1 else cell.end]
 
     def split_columns(self) -> set[int]:
         """Columns stored in more than one piece."""
@@ -132,8 +132,15 @@ def piece_flags(cells_list: list[list[Cell]]) -> list[int]:
 class TableState:
     """One table of the simulated database: identity, columns, rows and block allocation."""
 
-    def __init__(self, spec: TableSpec, ctypes: list[ColumnType], table: ev.Table, rfile: int, first_block: int,
-                 block_capacity: int):
+    def __init__(
+        self,
+        spec: TableSpec,
+        ctypes: list[ColumnType],
+        table: ev.Table,
+        rfile: int,
+        first_block: int,
+        block_capacity: int,
+    ):
         self.spec = spec
         self.ctypes = ctypes
         self.table = table  # the shared-model view used for expected output
@@ -196,4 +203,3 @@ def piece_size(row: Row, piece: Piece) -> int:
     """Bytes of a row piece in its block (the KDO size field)."""
     body = sum(_cost(row.cell_value(c)) for c in piece.cells)
     return 3 + body + (0 if piece.fb & FB_L else 6)
-

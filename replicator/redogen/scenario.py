@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
@@ -41,14 +41,39 @@ from replicator.errors import ConfigError
 
 # compatVsn per release, as block 1 +20 carries it (redo-format.md §1.4).
 VERSIONS: Final[dict[str, int]] = {
-    "11.2": 0x0B200400, "12.1": 0x0C100200, "12.2": 0x0C200100, "18": 0x12030000,
-    "19": 0x13000000, "21": 0x15000000, "23": 0x17060000,
+    "11.2": 0x0B200400,
+    "12.1": 0x0C100200,
+    "12.2": 0x0C200100,
+    "18": 0x12030000,
+    "19": 0x13000000,
+    "21": 0x15000000,
+    "23": 0x17060000,
 }
 _ALIASES: Final = {"11g": "11.2", "12c": "12.1", "18c": "18", "19c": "19", "21c": "21", "23ai": "23", "23c": "23"}
-OPS: Final = ("insert", "update", "delete", "insert_many", "delete_many", "commit", "rollback",
-              "savepoint", "rollback_to", "switch", "sleep", "create_table", "drop_table", "add_column",
-              "drop_column", "set_unused_column", "rename_column", "modify_column", "truncate", "add_partition",
-              "drop_partition", "exchange_partition")
+OPS: Final = (
+    "insert",
+    "update",
+    "delete",
+    "insert_many",
+    "delete_many",
+    "commit",
+    "rollback",
+    "savepoint",
+    "rollback_to",
+    "switch",
+    "sleep",
+    "create_table",
+    "drop_table",
+    "add_column",
+    "drop_column",
+    "set_unused_column",
+    "rename_column",
+    "modify_column",
+    "truncate",
+    "add_partition",
+    "drop_partition",
+    "exchange_partition",
+)
 SUPPLEMENTAL: Final = ("none", "pk", "all")
 
 
@@ -144,8 +169,9 @@ class Scenario:
     nls_charset: str = "AL32UTF8"
     nls_ncharset: str = "AL16UTF16"
     db_timezone: str = "+00:00"
-    format: dict[str, Any] = field(default_factory=lambda: {"type": "json", "scn": 1, "timestamp": 7,
-                                                             "timestamp-metadata": 7, "xid": 1})
+    format: dict[str, Any] = field(
+        default_factory=lambda: {"type": "json", "scn": 1, "timestamp": 7, "timestamp-metadata": 7, "xid": 1}
+    )
     flags: int = 0  # OLR source.flags
     # XDB.XDB$TTSET row (default token set) in the checkpoint; None: only with flags 0x10000.
     xdb_ttset: bool | None = None
@@ -205,10 +231,13 @@ class Scenario:
         """start_time as epoch seconds (UTC)."""
         if isinstance(self.start_time, (int, float)):
             return int(self.start_time)
-        value = self.start_time if isinstance(self.start_time, datetime) else \
-            datetime.fromisoformat(str(self.start_time).replace("Z", "+00:00"))
+        value = (
+            self.start_time
+            if isinstance(self.start_time, datetime)
+            else datetime.fromisoformat(str(self.start_time).replace("Z", "+00:00"))
+        )
         if value.tzinfo is None:
-            value = value.replace(tzinfo=timezone.utc)
+            value = value.replace(tzinfo=UTC)
         return int(value.timestamp())
 
     @property
@@ -282,8 +311,10 @@ def table_spec(spec: dict[str, Any]) -> TableSpec:
     """A table of a scenario (or a CREATE TABLE event) from its mapping, checked."""
     spec = _norm_keys(spec)
     spec["columns"] = [column_spec(c) for c in spec.get("columns", [])]
-    spec["partitions"] = [{"name": str(p["name"]), "obj": int(p.get("obj", 0))} if isinstance(p, dict)
-                          else {"name": str(p), "obj": 0} for p in spec.get("partitions", [])]
+    spec["partitions"] = [
+        {"name": str(p["name"]), "obj": int(p.get("obj", 0))} if isinstance(p, dict) else {"name": str(p), "obj": 0}
+        for p in spec.get("partitions", [])
+    ]
     if spec.get("supplemental", "all") not in SUPPLEMENTAL:
         raise ConfigError(f"table {spec.get('name')}: supplemental must be one of {SUPPLEMENTAL}")
     return TableSpec(**spec)

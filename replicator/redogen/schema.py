@@ -26,27 +26,61 @@ from replicator.redogen.scenario import Scenario
 from replicator.redogen.writer import ArchivedLog
 
 FLAG_EXPERIMENTAL_XMLTYPE = 0x10000
-XDB_TTSET: dict[str, Any] = {"row-id": "AAAGUhAAAAAAD2mAAA", "guid": "48951E5C0814E048E063399B5E645A82",
-                             "toksuf": "28IKF5O20KT14E0OPPJDF68MK2", "flags": 0, "obj": 1}
+XDB_TTSET: dict[str, Any] = {
+    "row-id": "AAAGUhAAAAAAD2mAAA",
+    "guid": "48951E5C0814E048E063399B5E645A82",
+    "toksuf": "28IKF5O20KT14E0OPPJDF68MK2",
+    "flags": 0,
+    "obj": 1,
+}
 
 
 def schema_checkpoint(sc: Scenario, gen: Generated) -> dict[str, Any]:
     """The whole checkpoint document, keys in OLR's order."""
     owners = sorted({t.spec.owner for t in gen.tables})
     doc: dict[str, Any] = {
-        "database": sc.name, "scn": sc.start_scn, "resetlogs": sc.effective_resetlogs, "activation": sc.activation,
-        "time": redo_time(sc.start_epoch), "seq": 0, "offset": 0, "big-endian": int(byteorder.is_big()), "context": sc.database,
-        "con-id": sc.effective_con_id, "con-name": sc.effective_con_name, "db-timezone": sc.db_timezone,
-        "db-recovery-file-dest": "", "db-block-checksum": "TYPICAL", "log-archive-dest": "",
-        "log-archive-format": sc.log_archive_format, "nls-character-set": sc.nls_charset,
-        "nls-nchar-character-set": sc.nls_ncharset, "supp-log-db-primary": 0, "supp-log-db-all": 0,
+        "database": sc.name,
+        "scn": sc.start_scn,
+        "resetlogs": sc.effective_resetlogs,
+        "activation": sc.activation,
+        "time": redo_time(sc.start_epoch),
+        "seq": 0,
+        "offset": 0,
+        "big-endian": int(byteorder.is_big()),
+        "context": sc.database,
+        "con-id": sc.effective_con_id,
+        "con-name": sc.effective_con_name,
+        "db-timezone": sc.db_timezone,
+        "db-recovery-file-dest": "",
+        "db-block-checksum": "TYPICAL",
+        "log-archive-dest": "",
+        "log-archive-format": sc.log_archive_format,
+        "nls-character-set": sc.nls_charset,
+        "nls-nchar-character-set": sc.nls_ncharset,
+        "supp-log-db-primary": 0,
+        "supp-log-db-all": 0,
         "online-redo": [],
         "incarnations": [
-            {"incarnation": 1, "resetlogs-scn": 1, "prior-resetlogs-scn": 0, "status": "PARENT",
-             "resetlogs": sc.effective_resetlogs - 86400 * 30, "prior-incarnation": 0},
-            {"incarnation": 2, "resetlogs-scn": sc.effective_resetlogs_scn, "prior-resetlogs-scn": 1,
-             "status": "CURRENT", "resetlogs": sc.effective_resetlogs, "prior-incarnation": 1}],
-        "users": owners, "schema-scn": sc.start_scn}
+            {
+                "incarnation": 1,
+                "resetlogs-scn": 1,
+                "prior-resetlogs-scn": 0,
+                "status": "PARENT",
+                "resetlogs": sc.effective_resetlogs - 86400 * 30,
+                "prior-incarnation": 0,
+            },
+            {
+                "incarnation": 2,
+                "resetlogs-scn": sc.effective_resetlogs_scn,
+                "prior-resetlogs-scn": 1,
+                "status": "CURRENT",
+                "resetlogs": sc.effective_resetlogs,
+                "prior-incarnation": 1,
+            },
+        ],
+        "users": owners,
+        "schema-scn": sc.start_scn,
+    }
     # The catalog's rows as they were before the timeline ran: the redo changes them later.
     doc.update(gen.catalog.initial)
     add_lob_rows(doc, gen.tables)  # SYS.LOB$ and the LOB segment/index objects (redogen.lobs)
@@ -58,12 +92,21 @@ def schema_checkpoint(sc: Scenario, gen: Generated) -> dict[str, Any]:
 
 # The unique keys OLR keeps per dictionary array (a duplicate stops it with error 50024).
 UNIQUE_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {
-    "sys-ccol": (("obj", "con", "int-col"),), "sys-cdef": (("obj", "con"), ("con",)),
-    "sys-deferredstg": (("obj",),), "sys-ecol": (("tab-obj", "col-num"),),
-    "sys-lob": (("obj", "int-col"), ("l-obj",)), "sys-lob-comp-part": (("l-obj", "part-obj"), ("part-obj",)),
-    "sys-lob-frag": (("parent-obj", "frag-obj"),), "sys-obj": (("obj",),), "sys-tab": (("obj",),),
-    "sys-tabcompart": (("obj",),), "sys-tabpart": (("bo", "obj"),), "sys-tabsubpart": (("p-obj", "obj"),),
-    "sys-ts": (("ts",),), "sys-user": (("user",),)}
+    "sys-ccol": (("obj", "con", "int-col"),),
+    "sys-cdef": (("obj", "con"), ("con",)),
+    "sys-deferredstg": (("obj",),),
+    "sys-ecol": (("tab-obj", "col-num"),),
+    "sys-lob": (("obj", "int-col"), ("l-obj",)),
+    "sys-lob-comp-part": (("l-obj", "part-obj"), ("part-obj",)),
+    "sys-lob-frag": (("parent-obj", "frag-obj"),),
+    "sys-obj": (("obj",),),
+    "sys-tab": (("obj",),),
+    "sys-tabcompart": (("obj",),),
+    "sys-tabpart": (("bo", "obj"),),
+    "sys-tabsubpart": (("p-obj", "obj"),),
+    "sys-ts": (("ts",),),
+    "sys-user": (("user",),),
+}
 
 
 def check_unique(doc: dict[str, Any]) -> None:
@@ -92,19 +135,33 @@ def olr_config(sc: Scenario, logs: list[ArchivedLog], state_dir: Path, output: P
     """OpenLogReplicator.json: batch reader over ``logs``, file writer to ``output``."""
     owners = sorted({t.owner for t in sc.tables})
     source: dict[str, Any] = {
-        "alias": "S1", "name": sc.name,
-        "reader": {"type": "batch", "redo-log": [str(log.path) for log in logs],
-                   "log-archive-format": sc.log_archive_format, "start-scn": sc.start_scn,
-                   "host-timezone": "+00:00"},
+        "alias": "S1",
+        "name": sc.name,
+        "reader": {
+            "type": "batch",
+            "redo-log": [str(log.path) for log in logs],
+            "log-archive-format": sc.log_archive_format,
+            "start-scn": sc.start_scn,
+            "host-timezone": "+00:00",
+        },
         "format": dict(sc.format),
         "filter": {"table": [{"owner": o, "table": ".*"} for o in owners]},
     }
     if sc.flags:
         source["flags"] = sc.flags
-    return {"version": "1.9.0", "memory": {"min-mb": 32, "max-mb": 256},
-            "state": {"type": "disk", "path": str(state_dir)}, "source": [source],
-            "target": [{"alias": "T1", "source": "S1",
-                        "writer": {"type": "file", "output": str(output), "new-line": 1, "append": 1}}]}
+    return {
+        "version": "1.9.0",
+        "memory": {"min-mb": 32, "max-mb": 256},
+        "state": {"type": "disk", "path": str(state_dir)},
+        "source": [source],
+        "target": [
+            {
+                "alias": "T1",
+                "source": "S1",
+                "writer": {"type": "file", "output": str(output), "new-line": 1, "append": 1},
+            }
+        ],
+    }
 
 
 def write_json(path: Path, doc: dict[str, Any]) -> None:

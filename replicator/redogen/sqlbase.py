@@ -16,15 +16,40 @@ from typing import Any
 
 from replicator.redogen.scenario import Event
 from replicator.redogen.sqlexpr import (
-    EXPRESSION, NOT_FOUND, RUNTIME, SYNTAX, Node, Parser, SqlError, call, evaluate, to_number)
+    EXPRESSION,
+    NOT_FOUND,
+    RUNTIME,
+    SYNTAX,
+    Node,
+    Parser,
+    SqlError,
+    call,
+    evaluate,
+    to_number,
+)
 from replicator.redogen.sqlschema import Checkpoint
 from replicator.redogen.sqltables import Table, scenario_value
 
-
-_SETUP_OPS = frozenset({"insert", "insert_many", "update", "delete", "commit", "rollback", "savepoint", "rollback_to",
-                        # setup DDL: the tables are as it leaves them when the redo starts
-                        "drop_table", "truncate", "add_column", "drop_column", "set_unused_column",
-                        "rename_column", "modify_column"})
+_SETUP_OPS = frozenset(
+    {
+        "insert",
+        "insert_many",
+        "update",
+        "delete",
+        "commit",
+        "rollback",
+        "savepoint",
+        "rollback_to",
+        # setup DDL: the tables are as it leaves them when the redo starts
+        "drop_table",
+        "truncate",
+        "add_column",
+        "drop_column",
+        "set_unused_column",
+        "rename_column",
+        "modify_column",
+    }
+)
 
 
 @dataclass(slots=True)
@@ -100,8 +125,7 @@ class Collection:
             return Decimal(len(keys))
         if name in ("FIRST", "LAST"):
             return None if not keys else Decimal(keys[0 if name == "FIRST" else -1])
-        raise SqlError(f"collection attribute {name} is not supported (COUNT, FIRST, LAST, EXISTS)", EXPRESSION,
-                       line)
+        raise SqlError(f"collection attribute {name} is not supported (COUNT, FIRST, LAST, EXISTS)", EXPRESSION, line)
 
 
 @dataclass(slots=True)
@@ -214,6 +238,7 @@ class CompilerBase:
     def _lookup(self, env: dict[str, Any], row: dict[str, Any] | None = None, table: Table | None = None):
         """Names in an expression: a PL/SQL record's field (``r.col``) or collection attribute
         (``v.COUNT``), a column of ``row``, a PL/SQL variable; ``v(i)`` is a collection element."""
+
         def lookup(name: str, line: int) -> Any:
             base = name
             if "." in name:
@@ -230,8 +255,9 @@ class CompilerBase:
                     if base == "NEXTVAL":
                         return seq.next(self.node)
                     if self.node not in seq.current:
-                        raise SqlError(f"ORA-08002: sequence {qual}.CURRVAL is not yet defined in this session",
-                                       RUNTIME, line)
+                        raise SqlError(
+                            f"ORA-08002: sequence {qual}.CURRVAL is not yet defined in this session", RUNTIME, line
+                        )
                     return seq.current[self.node]
             if row is not None and table is not None:
                 if base in row or any(c.name == base for c in table.columns):
@@ -246,8 +272,9 @@ class CompilerBase:
                     return cur.attribute(attr, line)
             if name in ("SQL%ROWCOUNT", "SQL%FOUND", "SQL%NOTFOUND", "SQL%ISOPEN"):  # the last DML statement
                 n = self.rowcount
-                return {"SQL%ROWCOUNT": Decimal(n), "SQL%FOUND": n > 0, "SQL%NOTFOUND": n == 0,
-                        "SQL%ISOPEN": False}[name]
+                return {"SQL%ROWCOUNT": Decimal(n), "SQL%FOUND": n > 0, "SQL%NOTFOUND": n == 0, "SQL%ISOPEN": False}[
+                    name
+                ]
             if name in ("SYSDATE", "SYSTIMESTAMP"):
                 return call(name, [], line)
             raise SqlError(f"ORA-00904: {name}: invalid identifier", RUNTIME, line)
@@ -264,6 +291,7 @@ class CompilerBase:
                 if isinstance(coll, Collection) and method == "EXISTS" and len(args) == 1:
                     return coll.key(args[0], line) in coll.items
             return NOT_FOUND
+
         lookup.element = element  # type: ignore[attr-defined]  # read by sqlexpr.evaluate
         lookup.query = lambda q: self._run_query(q, env, lookup)[1]  # type: ignore[attr-defined]
         return lookup
@@ -341,7 +369,7 @@ class CompilerBase:
     def _restore(self, mark: tuple[int, dict[tuple[int, int], tuple[int, bool]], float]) -> None:
         """Undo what ran since ``mark``, as Oracle's statement-level rollback does: the changes
         are undone and their events dropped (OLR's output does not show a rolled-back statement)."""
-        del self.events[mark[0]:]
+        del self.events[mark[0] :]
         for key, s in self.sessions.items():
             undo_len, active = mark[1].get(key, (0, False))
             self._undo(s, undo_len)
@@ -355,4 +383,3 @@ class CompilerBase:
             self._commit()
         e.session = s.id
         self._event(e)
-

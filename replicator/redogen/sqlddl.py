@@ -17,7 +17,17 @@ from replicator.redogen.coltypes import parse_type
 from replicator.redogen.scenario import Event
 from replicator.redogen.sqlbase import CompilerBase, Sequence
 from replicator.redogen.sqlexpr import (
-    RUNTIME, SCHEMA, SYNTAX, Node, OraTime, Parser, SqlError, evaluate, to_number, to_text)
+    RUNTIME,
+    SCHEMA,
+    SYNTAX,
+    Node,
+    OraTime,
+    Parser,
+    SqlError,
+    evaluate,
+    to_number,
+    to_text,
+)
 from replicator.redogen.sqltables import Column, Table, cmp_key, coerce, definition, logged_supplemental
 
 
@@ -132,8 +142,15 @@ class DdlStatements(CompilerBase):
                 p.ident()
             elif p.at("PCTFREE", "PCTUSED", "INITRANS", "MAXTRANS"):
                 p.i += 2
-            elif p.accept("LOGGING") or p.accept("NOLOGGING") or p.accept("NOCOMPRESS") or p.accept("CACHE") \
-                    or p.accept("NOCACHE") or p.accept("MONITORING") or p.accept("NOMONITORING"):
+            elif (
+                p.accept("LOGGING")
+                or p.accept("NOLOGGING")
+                or p.accept("NOCOMPRESS")
+                or p.accept("CACHE")
+                or p.accept("NOCACHE")
+                or p.accept("MONITORING")
+                or p.accept("NOMONITORING")
+            ):
                 pass
             elif p.accept("SEGMENT"):
                 p.expect("CREATION")
@@ -149,13 +166,12 @@ class DdlStatements(CompilerBase):
                 p.expect("AS")
                 basic = bool(p.accept("BASICFILE"))
                 p.accept("SECUREFILE")
-                if p.tok.kind == "id" and not p.at("TABLESPACE", "PCTFREE", "LOB", "PARTITION", "ENABLE",
-                                                   "DISABLE"):
+                if p.tok.kind == "id" and not p.at("TABLESPACE", "PCTFREE", "LOB", "PARTITION", "ENABLE", "DISABLE"):
                     p.ident()  # the LOB segment's name
                 out_of_row = False
                 if p.at("("):
-                    words = [t.text for t in p.toks[p.i:self._skip_parens(p)]]
-                    out_of_row = any(words[i:i + 4] == ["DISABLE", "STORAGE", "IN", "ROW"] for i in range(len(words)))
+                    words = [t.text for t in p.toks[p.i : self._skip_parens(p)]]
+                    out_of_row = any(words[i : i + 4] == ["DISABLE", "STORAGE", "IN", "ROW"] for i in range(len(words)))
                 for name in cols:
                     col = table.column(name, line)
                     base = col.type.split(" ")[0]
@@ -163,8 +179,9 @@ class DdlStatements(CompilerBase):
                         p.fail(f"LOB ({name}) STORE AS: {name} is no LOB column")
                     if out_of_row and not basic:
                         p.fail(f"LOB ({name}) STORE AS SECUREFILE (DISABLE STORAGE IN ROW) is not supported")
-                    col.type = base + (" BASICFILE DISABLE STORAGE IN ROW" if out_of_row else " BASICFILE" if basic
-                                       else "")
+                    col.type = base + (
+                        " BASICFILE DISABLE STORAGE IN ROW" if out_of_row else " BASICFILE" if basic else ""
+                    )
                     col.ctype = parse_type(col.type)
             elif p.accept("PARALLEL") or p.accept("NOPARALLEL"):
                 if p.tok.kind == "num":
@@ -199,11 +216,28 @@ class DdlStatements(CompilerBase):
             if c.name in declared:
                 c.default, c.identity = declared[c.name].default, declared[c.name].identity
         if table.partitions and len(ct.partition_objs) != len(table.partitions):
-            raise SqlError(f"{table.name}: {len(table.partitions)} partitions in the script, "
-                           f"{len(ct.partition_objs)} in the schema checkpoint", SCHEMA, line)
-        out = Table(ct.owner, ct.name, cols, list(ct.primary_key), ct.supplemental, ct.obj, ct.data_obj, ct.ts,
-                    table.partition_kind, table.partition_col, table.partitions, list(ct.partition_objs),
-                    unique=table.unique, checks=table.checks)
+            raise SqlError(
+                f"{table.name}: {len(table.partitions)} partitions in the script, "
+                f"{len(ct.partition_objs)} in the schema checkpoint",
+                SCHEMA,
+                line,
+            )
+        out = Table(
+            ct.owner,
+            ct.name,
+            cols,
+            list(ct.primary_key),
+            ct.supplemental,
+            ct.obj,
+            ct.data_obj,
+            ct.ts,
+            table.partition_kind,
+            table.partition_col,
+            table.partitions,
+            list(ct.partition_objs),
+            unique=table.unique,
+            checks=table.checks,
+        )
         out.supplemental = logged_supplemental(out)
         return out
 
@@ -249,8 +283,18 @@ class DdlStatements(CompilerBase):
     @staticmethod
     def _constraint_state(p: Parser) -> None:
         """``[NOT] DEFERRABLE``, ``ENABLE``, ``USING INDEX ...``: nothing the redo shows."""
-        while p.at("ENABLE", "DISABLE", "VALIDATE", "NOVALIDATE", "DEFERRABLE", "INITIALLY", "IMMEDIATE",
-                   "DEFERRED", "RELY", "NORELY") or (p.at("NOT") and p.peek().text == "DEFERRABLE"):
+        while p.at(
+            "ENABLE",
+            "DISABLE",
+            "VALIDATE",
+            "NOVALIDATE",
+            "DEFERRABLE",
+            "INITIALLY",
+            "IMMEDIATE",
+            "DEFERRED",
+            "RELY",
+            "NORELY",
+        ) or (p.at("NOT") and p.peek().text == "DEFERRABLE"):
             p.i += 1
         if p.accept("USING"):
             p.expect("INDEX")
@@ -305,14 +349,17 @@ class DdlStatements(CompilerBase):
         if self.started and self._session().active:
             self._commit()
 
-    def _column_def(self, p: Parser, unique: list[list[str]] | None = None,
-                    checks: list[Node] | None = None) -> tuple[Column, bool]:
+    def _column_def(
+        self, p: Parser, unique: list[list[str]] | None = None, checks: list[Node] | None = None
+    ) -> tuple[Column, bool]:
         name = p.ident()
         type_toks: list[str] = []
         depth = 0
         while p.tok.kind != "eof":
-            if depth == 0 and (p.at(",", ")") or p.at("NOT", "NULL", "PRIMARY", "DEFAULT", "CONSTRAINT", "UNIQUE",
-                                                       "CHECK", "REFERENCES", "GENERATED")):
+            if depth == 0 and (
+                p.at(",", ")")
+                or p.at("NOT", "NULL", "PRIMARY", "DEFAULT", "CONSTRAINT", "UNIQUE", "CHECK", "REFERENCES", "GENERATED")
+            ):
                 break
             if p.at("("):
                 depth += 1
@@ -429,7 +476,7 @@ class DdlStatements(CompilerBase):
     def _alter(self, p: Parser, line: int) -> None:
         p.expect("ALTER")
         if p.accept("SYSTEM"):
-            words = [tok.text for tok in p.toks[p.i:] if tok.kind == "id"]
+            words = [tok.text for tok in p.toks[p.i :] if tok.kind == "id"]
             p.i = len(p.toks) - 1
             if words[:2] == ["SWITCH", "LOGFILE"] or words[:3] == ["ARCHIVE", "LOG", "CURRENT"]:
                 if self.started:
@@ -456,10 +503,15 @@ class DdlStatements(CompilerBase):
                 p.expect(")")
                 p.expect("COLUMNS")
                 if self.started:
-                    if "ALL" in kinds and table.supplemental != "all" and not any(
-                            c.ctype is not None and c.ctype.type_code == ev.TYPE_BOOLEAN for c in table.columns):
-                        p.fail("ADD SUPPLEMENTAL LOG DATA after the start marker is not supported (unless the "
-                               "table already logs all columns: then Oracle refuses it with ORA-32588)")
+                    if (
+                        "ALL" in kinds
+                        and table.supplemental != "all"
+                        and not any(c.ctype is not None and c.ctype.type_code == ev.TYPE_BOOLEAN for c in table.columns)
+                    ):
+                        p.fail(
+                            "ADD SUPPLEMENTAL LOG DATA after the start marker is not supported (unless the "
+                            "table already logs all columns: then Oracle refuses it with ORA-32588)"
+                        )
                     return
                 if self.schema is None:
                     level = "all" if "ALL" in kinds else "pk" if "PRIMARY" in kinds else table.supplemental
@@ -493,8 +545,13 @@ class DdlStatements(CompilerBase):
                 for row in table.rows.values():  # a metadata-only add: nothing stored in the rows
                     row.setdefault(col.name, None)
                 if self.started:
-                    self._ddl_event(Event("add_column", table=table.name,
-                                          column=f"{col.name} {col.type}{'' if col.nullable else ' NOT NULL'}"))
+                    self._ddl_event(
+                        Event(
+                            "add_column",
+                            table=table.name,
+                            column=f"{col.name} {col.type}{'' if col.nullable else ' NOT NULL'}",
+                        )
+                    )
             return
         # Before the start marker a change writes no event; with a schema checkpoint (taken at the
         # start) the table already is as the setup leaves it, so a change it shows is skipped.
@@ -575,26 +632,31 @@ class DdlStatements(CompilerBase):
                     raise SqlError(f"column {name}: {exc.message}", SYNTAX, line) from None
                 if ct.type_code != col.ctype.type_code and not self.started:  # type: ignore[union-attr]
                     if any(row.get(name) is not None for row in table.rows.values()):
-                        raise SqlError(f"ORA-01439: column {name} to be modified must be empty to change "
-                                       "datatype", RUNTIME, line)
+                        raise SqlError(
+                            f"ORA-01439: column {name} to be modified must be empty to change datatype", RUNTIME, line
+                        )
                 elif ct.type_code != col.ctype.type_code:  # type: ignore[union-attr]
-                    p.fail(f"MODIFY {name} {col.type} -> {new_type}: only a change within the same type is "
-                           "supported")
+                    p.fail(f"MODIFY {name} {col.type} -> {new_type}: only a change within the same type is supported")
                 probe = Column(name, new_type, col.nullable if nullable is None else nullable, ctype=ct)
                 for row in table.rows.values():
                     if row.get(name) is None and not probe.nullable:
-                        raise SqlError(f"ORA-02296: cannot enable NOT NULL on {name}: null values found", RUNTIME,
-                                       line)
+                        raise SqlError(f"ORA-02296: cannot enable NOT NULL on {name}: null values found", RUNTIME, line)
                     try:
                         fits = coerce(probe, row.get(name), line) == row.get(name)
                     except SqlError:
                         fits = False
                     if not fits:
-                        raise SqlError(f"ORA-01441: cannot decrease column length of {name}: some value is too "
-                                       "big", RUNTIME, line)
+                        raise SqlError(
+                            f"ORA-01441: cannot decrease column length of {name}: some value is too big", RUNTIME, line
+                        )
                 col.type, col.ctype, col.nullable = new_type, ct, probe.nullable
-                self._ddl_event(Event("modify_column", table=table.name,
-                                      column=f"{name} {new_type}{'' if col.nullable else ' NOT NULL'}"))
+                self._ddl_event(
+                    Event(
+                        "modify_column",
+                        table=table.name,
+                        column=f"{name} {new_type}{'' if col.nullable else ' NOT NULL'}",
+                    )
+                )
         else:
             p.fail(f"ALTER TABLE {p.tok.text} is not supported (ADD, DROP COLUMN, SET UNUSED, RENAME COLUMN, MODIFY)")
 
@@ -626,8 +688,11 @@ class DdlStatements(CompilerBase):
                     c.nullable = False
         elif kind == "UNIQUE":
             cols = what
-            keys = [k for k in (tuple(cmp_key(row.get(n)) for n in cols) for row in table.rows.values())
-                    if k != (None,) * len(k)]
+            keys = [
+                k
+                for k in (tuple(cmp_key(row.get(n)) for n in cols) for row in table.rows.values())
+                if k != (None,) * len(k)
+            ]
             if len(set(keys)) != len(keys):
                 raise SqlError("ORA-02299: cannot validate unique constraint - duplicate keys found", RUNTIME, line)
             table.unique.append(cols)
@@ -674,4 +739,3 @@ class DdlStatements(CompilerBase):
         else:
             table.rows.clear()
             self._ddl_event(Event("truncate", table=table.name))
-

@@ -42,8 +42,7 @@ class DmlStatements(Queries):
         self._returning(p, env, table, [row])
 
     @staticmethod
-    def _values(table: Table, names: list[str] | None, exprs: list[Node] | Node, lookup: Any,
-                line: int) -> list[Any]:
+    def _values(table: Table, names: list[str] | None, exprs: list[Node] | Node, lookup: Any, line: int) -> list[Any]:
         """The values of ``VALUES (e, ...)``, or of ``VALUES record`` (a %ROWTYPE record: by column
         name; a record of other field names: by position)."""
         if isinstance(exprs, list):
@@ -70,13 +69,15 @@ class DmlStatements(Queries):
         p.expect(")")
         return exprs
 
-    def _new_row(self, table: Table, names: list[str] | None, values: list[Any], env: dict[str, Any],
-                 line: int) -> tuple[dict[str, Any], list[str]]:
+    def _new_row(
+        self, table: Table, names: list[str] | None, values: list[Any], env: dict[str, Any], line: int
+    ) -> tuple[dict[str, Any], list[str]]:
         """The row an insert stores (identity, defaults, NOT NULL checked) and the columns its event lists."""
         cols = names or [c.name for c in table.columns]
         if len(cols) != len(values):
-            raise SqlError(f"ORA-{'00947: not enough' if len(values) < len(cols) else '00913: too many'} values",
-                           RUNTIME, line)
+            raise SqlError(
+                f"ORA-{'00947: not enough' if len(values) < len(cols) else '00913: too many'} values", RUNTIME, line
+            )
         lookup = self._lookup(env)
         row: dict[str, Any] = {}
         for name, value in zip(cols, values, strict=True):
@@ -85,8 +86,9 @@ class DmlStatements(Queries):
             if c.identity is not None:
                 given = c.name in row
                 if given and c.identity[0] == "ALWAYS":
-                    raise SqlError(f"ORA-32795: cannot insert into a generated always identity column {c.name}",
-                                   RUNTIME, line)
+                    raise SqlError(
+                        f"ORA-32795: cannot insert into a generated always identity column {c.name}", RUNTIME, line
+                    )
                 if not given or (row[c.name] is None and c.identity[0] == "ON NULL"):
                     row[c.name] = table.next_identity(c, self.node)
                     if names is not None and c.name not in cols:
@@ -98,13 +100,17 @@ class DmlStatements(Queries):
                 raise SqlError(f"ORA-01400: cannot insert NULL into {table.name}.{c.name}", RUNTIME, line)
         return row, cols
 
-    def _store_row(self, table: Table, row: dict[str, Any], names: list[str] | None, cols: list[str],
-                   line: int) -> dict[str, Any]:
+    def _store_row(
+        self, table: Table, row: dict[str, Any], names: list[str] | None, cols: list[str], line: int
+    ) -> dict[str, Any]:
         """Put a new row into the table (ORA-00001 on a duplicate key); its event values."""
         key = table.key_of(row)
         if key in table.rows:
-            raise SqlError(f"ORA-00001: unique constraint violated: {table.name} key "
-                           f"{to_text(row[table.primary_key[0]])}", RUNTIME, line)
+            raise SqlError(
+                f"ORA-00001: unique constraint violated: {table.name} key {to_text(row[table.primary_key[0]])}",
+                RUNTIME,
+                line,
+            )
         if table.unique or table.checks:
             table.check_row(row, key, self._lookup({}, row, table), line)
         s = self._session()
@@ -112,26 +118,33 @@ class DmlStatements(Queries):
         s.undo.append((table, key, None, None, None))
         s.active = True
         full = names is None
-        return {c.name: scenario_value(c, row[c.name]) for c in table.columns
-                if full or c.name in cols or c.default is not None}
+        return {
+            c.name: scenario_value(c, row[c.name])
+            for c in table.columns
+            if full or c.name in cols or c.default is not None
+        }
 
-    def _insert_row(self, table: Table, names: list[str] | None, values: list[Any], env: dict[str, Any],
-                    line: int) -> dict[str, Any]:
+    def _insert_row(
+        self, table: Table, names: list[str] | None, values: list[Any], env: dict[str, Any], line: int
+    ) -> dict[str, Any]:
         """One single-row insert (redo 11.2); the row stored."""
         row, cols = self._new_row(table, names, values, env, line)
         event_values = self._store_row(table, row, names, cols, line)
-        self._event(Event("insert", session=self._session().id, table=table.partition_of(row, line),
-                          values=event_values))
+        self._event(
+            Event("insert", session=self._session().id, table=table.partition_of(row, line), values=event_values)
+        )
         return row
 
-    def _insert_rows(self, table: Table, names: list[str] | None, rows: list[list[Any]], env: dict[str, Any],
-                     line: int) -> None:
+    def _insert_rows(
+        self, table: Table, names: list[str] | None, rows: list[list[Any]], env: dict[str, Any], line: int
+    ) -> None:
         """A multi-row insert (INSERT ... SELECT, FORALL): Oracle writes it as array inserts, redo
         11.11 (QMI) with the rows of one block each (``insert_many`` events, one per run of rows
         going to the same partition). A single row, or a table with LOB columns (no array insert
         then), is written row by row (11.2)."""
-        if len(rows) == 1 or any(c.ctype is not None and c.ctype.type_code in (ev.TYPE_CLOB, ev.TYPE_BLOB)
-                                 for c in table.columns):
+        if len(rows) == 1 or any(
+            c.ctype is not None and c.ctype.type_code in (ev.TYPE_CLOB, ev.TYPE_BLOB) for c in table.columns
+        ):
             for values in rows:
                 self._insert_row(table, names, values, env, line)
             return
@@ -151,8 +164,7 @@ class DmlStatements(Queries):
             else:
                 self._event(Event("insert_many", session=s.id, table=where, rows=values_list))
 
-    def _insert_select(self, p: Parser, env: dict[str, Any], table: Table, names: list[str] | None,
-                       line: int) -> None:
+    def _insert_select(self, p: Parser, env: dict[str, Any], table: Table, names: list[str] | None, line: int) -> None:
         query = self._query(p)
         _, rows = self._run_query(query, env)
         if rows:
@@ -174,8 +186,10 @@ class DmlStatements(Queries):
         else:
             sets = self._set_list(p, table, line)
         cond = self._where(p)
-        changed = [self._update_row(table, key, row, sets, self._lookup(env, row, table), line)[1]
-                   for key, row in self._matches(table, cond, env)]
+        changed = [
+            self._update_row(table, key, row, sets, self._lookup(env, row, table), line)[1]
+            for key, row in self._matches(table, cond, env)
+        ]
         self.rowcount = len(changed)
         self._returning(p, env, table, changed)
 
@@ -194,8 +208,13 @@ class DmlStatements(Queries):
                     p.fail("SET (columns) = needs a subquery")
                 query = p._subquery()
                 if len(query.items) != len(names) and all(node is not None for node, _ in query.items):
-                    raise SqlError("ORA-00913: too many values" if len(query.items) > len(names) else
-                                   "ORA-00947: not enough values", RUNTIME, line)
+                    raise SqlError(
+                        "ORA-00913: too many values"
+                        if len(query.items) > len(names)
+                        else "ORA-00947: not enough values",
+                        RUNTIME,
+                        line,
+                    )
                 for n, name in enumerate(names):
                     table.column(name, line)
                     sets.append((name, ("scalar_col", query, n, line)))
@@ -212,8 +231,9 @@ class DmlStatements(Queries):
                 break
         return sets
 
-    def _update_row(self, table: Table, key: Any, row: dict[str, Any], sets: list[tuple[str, Node]], lookup: Any,
-                    line: int) -> tuple[Any, dict[str, Any]]:
+    def _update_row(
+        self, table: Table, key: Any, row: dict[str, Any], sets: list[tuple[str, Node]], lookup: Any, line: int
+    ) -> tuple[Any, dict[str, Any]]:
         """Change one row (the ``SET`` expressions read the row before the change); its new key and values."""
         s = self._session()
         new = dict(row)
@@ -224,15 +244,21 @@ class DmlStatements(Queries):
                 raise SqlError(f"ORA-01407: cannot update {table.name}.{c.name} to NULL", RUNTIME, line)
         where = table.partition_of(row, line)
         if table.partitions and table.partition_of(new, line) != where:
-            raise SqlError(f"an UPDATE moving a row to another partition of {table.name} is not supported",
-                           SYNTAX, line)
+            raise SqlError(
+                f"an UPDATE moving a row to another partition of {table.name} is not supported", SYNTAX, line
+            )
         new_key = table.key_of(new) if table.primary_key else key
         if new_key != key and new_key in table.rows:
             raise SqlError(f"ORA-00001: unique constraint violated on {table.name}", RUNTIME, line)
         if table.unique or table.checks:
             table.check_row(new, key, self._lookup({}, new, table), line)
-        event = Event("update", session=s.id, table=where, key=self._key_values(table, row),
-                      values={n: scenario_value(table.column(n, line), new[n]) for n, _ in sets})
+        event = Event(
+            "update",
+            session=s.id,
+            table=where,
+            key=self._key_values(table, row),
+            values={n: scenario_value(table.column(n, line), new[n]) for n, _ in sets},
+        )
         table.put(new_key, new, replacing=key)
         s.undo.append((table, key, row, new_key, None))
         s.active = True
@@ -279,8 +305,9 @@ class DmlStatements(Queries):
                 coll.items = {i: v[n] for i, v in enumerate(values, 1)}
             else:
                 if len(values) > 1:
-                    raise SqlError("ORA-01422: exact fetch returns more than requested number of rows", RUNTIME,
-                                   p.tok.line)
+                    raise SqlError(
+                        "ORA-01422: exact fetch returns more than requested number of rows", RUNTIME, p.tok.line
+                    )
                 if target not in env:
                     raise SqlError(f"PLS-00201: identifier {target} must be declared", RUNTIME, p.tok.line)
                 env[target] = values[0][n] if values else None
@@ -355,15 +382,19 @@ class DmlStatements(Queries):
         count = 0
         for values in rows:
             src_scope = Scope(frozenset(src_names), names, dict(zip(names, values, strict=True)))
-            hits = [(k, r) for k, r in list(table.rows.items())
-                    if evaluate(on, self._scoped(env, [Scope(tgt_names, tgt_cols, r), src_scope], {})) is True]
+            hits = [
+                (k, r)
+                for k, r in list(table.rows.items())
+                if evaluate(on, self._scoped(env, [Scope(tgt_names, tgt_cols, r), src_scope], {})) is True
+            ]
             if hits:
                 if sets is None:
                     continue
                 for key, row in hits:
                     if key in touched:
-                        raise SqlError("ORA-30926: unable to get a stable set of rows in the source tables", RUNTIME,
-                                       line)
+                        raise SqlError(
+                            "ORA-30926: unable to get a stable set of rows in the source tables", RUNTIME, line
+                        )
                     touched.add(key)
                     lookup = self._scoped(env, [Scope(tgt_names, tgt_cols, row), src_scope], {})
                     if upd_where is not None and evaluate(upd_where, lookup) is not True:
@@ -377,7 +408,6 @@ class DmlStatements(Queries):
                 lookup = self._scoped(env, [src_scope], {})
                 if ins_where is not None and evaluate(ins_where, lookup) is not True:
                     continue
-                self._insert_row(table, ins_names, self._values(table, ins_names, ins_values, lookup, line), env,
-                                 line)
+                self._insert_row(table, ins_names, self._values(table, ins_names, ins_values, lookup, line), env, line)
                 count += 1
         self.rowcount = count

@@ -55,7 +55,8 @@ class Token(NamedTuple):
     line: int
 
 
-_TOKEN_RE: Final = re.compile(r"""
+_TOKEN_RE: Final = re.compile(
+    r"""
     (?P<ws>\s+)
   | (?P<comment>--[^\n]*|/\*.*?\*/)
   | (?P<nstr>[nN]'(?:[^']|'')*')
@@ -65,7 +66,9 @@ _TOKEN_RE: Final = re.compile(r"""
   | (?P<num>(?:\d+(?:\.(?!\.)\d*)?|\.\d+)(?:[eE][+-]?\d+)?[fFdD]?(?![A-Za-z_]))
   | (?P<id>[A-Za-z][A-Za-z0-9_$#]*)
   | (?P<op>\|\||:=|\.\.|<=|>=|<>|!=|\^=|=>|[-+*/(),;.=<>%])
-""", re.VERBOSE | re.DOTALL)
+""",
+    re.VERBOSE | re.DOTALL,
+)
 
 
 def tokenize(text: str, first_line: int = 1) -> list[Token]:
@@ -98,6 +101,7 @@ def tokenize(text: str, first_line: int = 1) -> list[Token]:
 
 # ---------------------------------------------------------------------------------------------
 # values
+
 
 @dataclass(frozen=True, slots=True)
 class OraTime:
@@ -436,8 +440,9 @@ class Parser:
         return interval_literal(text, unit, to, line)
 
 
-NILADIC: Final = frozenset({"SYSDATE", "SYSTIMESTAMP", "CURRENT_DATE", "CURRENT_TIMESTAMP", "LOCALTIMESTAMP",
-                            "SYS_GUID", "USER"})
+NILADIC: Final = frozenset(
+    {"SYSDATE", "SYSTIMESTAMP", "CURRENT_DATE", "CURRENT_TIMESTAMP", "LOCALTIMESTAMP", "SYS_GUID", "USER"}
+)
 
 
 def _number_literal(t: Token) -> Any:
@@ -475,7 +480,7 @@ def interval_literal(text: str, unit: str, to: str | None, line: int = 0) -> Int
         if unit not in _DS_UNITS or (to is not None and to not in _DS_UNITS):
             raise ValueError
         parts = re.split(r"[ :]", s)
-        units = _DS_UNITS[_DS_UNITS.index(unit): _DS_UNITS.index(to or unit) + 1]
+        units = _DS_UNITS[_DS_UNITS.index(unit) : _DS_UNITS.index(to or unit) + 1]
         if len(parts) != len(units):
             raise ValueError
         scale = {"DAY": 86400, "HOUR": 3600, "MINUTE": 60, "SECOND": 1}
@@ -490,16 +495,32 @@ def interval_literal(text: str, unit: str, to: str | None, line: int = 0) -> Int
 # ---------------------------------------------------------------------------------------------
 # date/time format models (TO_DATE, TO_TIMESTAMP, TO_TIMESTAMP_TZ)
 
-_FMT_TOKENS: Final = re.compile(r"YYYY|RRRR|YY|RR|MM|MONTH|MON|DDD|DD|HH24|HH12|HH|MI|SSSSS|SS|FF[1-9]?|AM|PM|A\.M\.|"
-                                r"P\.M\.|TZH|TZM|TZR|\"[^\"]*\"|.", re.IGNORECASE)
+_FMT_TOKENS: Final = re.compile(
+    r"YYYY|RRRR|YY|RR|MM|MONTH|MON|DDD|DD|HH24|HH12|HH|MI|SSSSS|SS|FF[1-9]?|AM|PM|A\.M\.|"
+    r"P\.M\.|TZH|TZM|TZR|\"[^\"]*\"|.",
+    re.IGNORECASE,
+)
 _MONTHS: Final = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
-_FIELD_RE: Final = {"YYYY": r"(?P<Y>[+-]?\d{1,4})", "RRRR": r"(?P<Y>\d{1,4})", "YY": r"(?P<y2>\d{1,2})",
-                    "RR": r"(?P<y2>\d{1,2})", "MM": r"(?P<M>\d{1,2})", "MON": r"(?P<MON>[A-Za-z]{3})",
-                    "MONTH": r"(?P<MONTH>[A-Za-z]+)\s*", "DD": r"(?P<D>\d{1,2})", "HH24": r"(?P<H>\d{1,2})",
-                    "HH12": r"(?P<h>\d{1,2})", "HH": r"(?P<h>\d{1,2})", "MI": r"(?P<MI>\d{1,2})",
-                    "SS": r"(?P<S>\d{1,2})", "AM": r"(?P<AP>[AaPp]\.?[Mm]\.?)", "PM": r"(?P<AP>[AaPp]\.?[Mm]\.?)",
-                    "TZH": r"(?P<TZH>[+-]?\d{1,2})", "TZM": r"(?P<TZM>\d{1,2})",
-                    "TZR": r"(?P<TZR>[+-]\d{1,2}:\d{2}|UTC|GMT|Z)"}
+_FIELD_RE: Final = {
+    "YYYY": r"(?P<Y>[+-]?\d{1,4})",
+    "RRRR": r"(?P<Y>\d{1,4})",
+    "YY": r"(?P<y2>\d{1,2})",
+    "RR": r"(?P<y2>\d{1,2})",
+    "MM": r"(?P<M>\d{1,2})",
+    "MON": r"(?P<MON>[A-Za-z]{3})",
+    "MONTH": r"(?P<MONTH>[A-Za-z]+)\s*",
+    "DD": r"(?P<D>\d{1,2})",
+    "HH24": r"(?P<H>\d{1,2})",
+    "HH12": r"(?P<h>\d{1,2})",
+    "HH": r"(?P<h>\d{1,2})",
+    "MI": r"(?P<MI>\d{1,2})",
+    "SS": r"(?P<S>\d{1,2})",
+    "AM": r"(?P<AP>[AaPp]\.?[Mm]\.?)",
+    "PM": r"(?P<AP>[AaPp]\.?[Mm]\.?)",
+    "TZH": r"(?P<TZH>[+-]?\d{1,2})",
+    "TZM": r"(?P<TZM>\d{1,2})",
+    "TZR": r"(?P<TZR>[+-]\d{1,2}:\d{2}|UTC|GMT|Z)",
+}
 
 
 def _format_regex(fmt: str, line: int) -> re.Pattern[str]:
@@ -528,11 +549,15 @@ def _format_regex(fmt: str, line: int) -> re.Pattern[str]:
 def parse_datetime(text: str, fmt: str | None, kind: str, line: int = 0, *, lenient: bool = False) -> OraTime:
     """``TO_DATE``/``TO_TIMESTAMP``/``TO_TIMESTAMP_TZ`` of ``text`` with format model ``fmt``."""
     if fmt is None or lenient:
-        m = re.fullmatch(r"\s*(?P<Y>-?\d{1,4})-(?P<M>\d{1,2})-(?P<D>\d{1,2})(?:[ T](?P<H>\d{1,2}):(?P<MI>\d{1,2})"
-                         r"(?::(?P<S>\d{1,2})(?:\.(?P<F>\d{1,9}))?)?)?\s*(?P<TZR>[+-]\d{1,2}:\d{2}|Z|UTC)?\s*", text)
+        m = re.fullmatch(
+            r"\s*(?P<Y>-?\d{1,4})-(?P<M>\d{1,2})-(?P<D>\d{1,2})(?:[ T](?P<H>\d{1,2}):(?P<MI>\d{1,2})"
+            r"(?::(?P<S>\d{1,2})(?:\.(?P<F>\d{1,9}))?)?)?\s*(?P<TZR>[+-]\d{1,2}:\d{2}|Z|UTC)?\s*",
+            text,
+        )
         if m is None and fmt is None:
-            raise SqlError(f"cannot read date/time {text!r} without a format (give one: TO_DATE(text, fmt))",
-                           EXPRESSION, line)
+            raise SqlError(
+                f"cannot read date/time {text!r} without a format (give one: TO_DATE(text, fmt))", EXPRESSION, line
+            )
     if fmt is not None and not lenient:
         m = _format_regex(fmt, line).fullmatch(text.strip())
     if m is None:
@@ -557,8 +582,11 @@ def parse_datetime(text: str, fmt: str | None, kind: str, line: int = 0, *, leni
     if kind == "TIMESTAMP_TZ":
         if g.get("TZR"):
             r = g["TZR"].upper()
-            tz = 0 if r in ("Z", "UTC", "GMT") else (-1 if r[0] == "-" else 1) * (
-                int(r[1:].split(":")[0]) * 60 + int(r.split(":")[1]))
+            tz = (
+                0
+                if r in ("Z", "UTC", "GMT")
+                else (-1 if r[0] == "-" else 1) * (int(r[1:].split(":")[0]) * 60 + int(r.split(":")[1]))
+            )
         elif g.get("TZH"):
             h = int(g["TZH"])
             tz = (-1 if g["TZH"].startswith("-") else 1) * (abs(h) * 60 + int(g.get("TZM") or 0))
@@ -659,8 +687,11 @@ def evaluate(node: Node, lookup: Lookup) -> Any:
     if tag == "case":
         subject = None if node[1] is None else evaluate(node[1], lookup)
         for cond, value in node[2]:
-            hit = compare("=", subject, evaluate(cond, lookup), node[4]) if node[1] is not None \
+            hit = (
+                compare("=", subject, evaluate(cond, lookup), node[4])
+                if node[1] is not None
                 else evaluate(cond, lookup)
+            )
             if hit is True:
                 return evaluate(value, lookup)
         return evaluate(node[3], lookup)
@@ -742,8 +773,10 @@ def compare(op: str, a: Any, b: Any, line: int = 0) -> bool | None:
     elif isinstance(a, OraTime) and isinstance(b, OraTime):
         x, y = a.key(), b.key()  # type: ignore[assignment]
     elif isinstance(a, bytes) or isinstance(b, bytes):
-        x, y = (a if isinstance(a, bytes) else bytes.fromhex(str(a))), (
-            b if isinstance(b, bytes) else bytes.fromhex(str(b)))  # type: ignore[assignment]
+        x, y = (
+            (a if isinstance(a, bytes) else bytes.fromhex(str(a))),
+            (b if isinstance(b, bytes) else bytes.fromhex(str(b))),
+        )  # type: ignore[assignment]
     else:
         x, y = to_text(a), to_text(b)  # type: ignore[assignment]
     assert x is not None and y is not None
@@ -762,6 +795,7 @@ def compare(op: str, a: Any, b: Any, line: int = 0) -> bool | None:
 
 # ---------------------------------------------------------------------------------------------
 # functions
+
 
 def _pad(args: list[Any], line: int, left: bool) -> str | None:
     if len(args) not in (2, 3):
@@ -808,7 +842,7 @@ def _substr(args: list[Any], line: int) -> str | None:
         n = to_number(args[2], line)
         if n is None or n < 1:
             return None
-        return text[start:start + int(n)] or None
+        return text[start : start + int(n)] or None
     return text[start:] or None
 
 
@@ -874,7 +908,7 @@ def _date_text(v: OraTime, fmt: str, line: int) -> str:
         elif up == "SSSSS":
             out.append(f"{w.hour * 3600 + w.minute * 60 + w.second:05d}")
         elif up.startswith("FF"):
-            out.append(f"{v.nanos:09d}"[:int(up[2:] or 9)])
+            out.append(f"{v.nanos:09d}"[: int(up[2:] or 9)])
         elif up in ("AM", "PM", "A.M.", "P.M."):
             am = w.hour < 12
             out.append(("AM" if am else "PM") if "." not in up else ("A.M." if am else "P.M."))
@@ -1036,33 +1070,80 @@ def _to_number_fmt(args: list[Any], line: int) -> Any:
 
 def _arity(name: str, args: list[Any], lo: int, hi: int, line: int) -> None:
     if not lo <= len(args) <= hi:
-        raise SqlError(f"{name} takes {lo}{'' if lo == hi else f' to {hi}'} argument(s), got {len(args)}",
-                       EXPRESSION, line)
+        raise SqlError(
+            f"{name} takes {lo}{'' if lo == hi else f' to {hi}'} argument(s), got {len(args)}", EXPRESSION, line
+        )
 
 
 _FIXED: Final[dict[str, tuple[int, int, Callable[[list[Any], int], Any]]]] = {
     "LPAD": (2, 3, lambda a, n: _pad(a, n, True)),
     "RPAD": (2, 3, lambda a, n: _pad(a, n, False)),
     "CHR": (1, 1, lambda a, n: None if a[0] is None else chr(int(to_number(a[0], n) or 0))),
-    "MOD": (2, 2, lambda a, n: None if None in a else (
-        to_number(a[0], n) if to_number(a[1], n) == 0 else
-        to_number(a[0], n) % to_number(a[1], n))),  # type: ignore[operator]
+    "MOD": (
+        2,
+        2,
+        lambda a, n: (
+            None
+            if None in a
+            else (to_number(a[0], n) if to_number(a[1], n) == 0 else to_number(a[0], n) % to_number(a[1], n))
+        ),
+    ),  # type: ignore[operator]
     "ABS": (1, 1, lambda a, n: None if a[0] is None else abs(to_number(a[0], n))),  # type: ignore[arg-type]
     "ROUND": (1, 2, lambda a, n: _round(a, n, False)),
     "TRUNC": (1, 2, lambda a, n: _round(a, n, True)),
-    "FLOOR": (1, 1, lambda a, n: None if a[0] is None else Decimal(int(to_number(a[0], n).to_integral_value(  # type: ignore[union-attr]
-        rounding="ROUND_FLOOR")))),
-    "CEIL": (1, 1, lambda a, n: None if a[0] is None else Decimal(int(to_number(a[0], n).to_integral_value(  # type: ignore[union-attr]
-        rounding="ROUND_CEILING")))),
+    "FLOOR": (
+        1,
+        1,
+        lambda a, n: (
+            None
+            if a[0] is None
+            else Decimal(
+                int(
+                    to_number(a[0], n).to_integral_value(  # type: ignore[union-attr]
+                        rounding="ROUND_FLOOR"
+                    )
+                )
+            )
+        ),
+    ),
+    "CEIL": (
+        1,
+        1,
+        lambda a, n: (
+            None
+            if a[0] is None
+            else Decimal(
+                int(
+                    to_number(a[0], n).to_integral_value(  # type: ignore[union-attr]
+                        rounding="ROUND_CEILING"
+                    )
+                )
+            )
+        ),
+    ),
     "UPPER": (1, 1, lambda a, n: None if a[0] is None else to_text(a[0]).upper()),  # type: ignore[union-attr]
     "LOWER": (1, 1, lambda a, n: None if a[0] is None else to_text(a[0]).lower()),  # type: ignore[union-attr]
-    "LENGTHB": (1, 1, lambda a, n: None if a[0] is None else Decimal(len(
-        a[0] if isinstance(a[0], bytes) else convert_text(to_text(a[0]) or "", DB_CHARSET.get())))),
+    "LENGTHB": (
+        1,
+        1,
+        lambda a, n: (
+            None
+            if a[0] is None
+            else Decimal(len(a[0] if isinstance(a[0], bytes) else convert_text(to_text(a[0]) or "", DB_CHARSET.get())))
+        ),
+    ),
     "LENGTH": (1, 1, lambda a, n: None if a[0] is None else Decimal(len(to_text(a[0]) or ""))),
     "SUBSTR": (2, 3, _substr),
     "CONCAT": (2, 2, lambda a, n: _binary("||", a[0], a[1], n)),
-    "REPLACE": (2, 3, lambda a, n: None if a[0] is None else (to_text(a[0]) or "").replace(
-        to_text(a[1]) or "", (to_text(a[2]) or "") if len(a) > 2 else "") or None),
+    "REPLACE": (
+        2,
+        3,
+        lambda a, n: (
+            None
+            if a[0] is None
+            else (to_text(a[0]) or "").replace(to_text(a[1]) or "", (to_text(a[2]) or "") if len(a) > 2 else "") or None
+        ),
+    ),
     "TRIM": (1, 1, lambda a, n: None if a[0] is None else (to_text(a[0]) or "").strip(" ") or None),
     "LTRIM": (1, 1, lambda a, n: None if a[0] is None else (to_text(a[0]) or "").lstrip(" ") or None),
     "RTRIM": (1, 1, lambda a, n: None if a[0] is None else (to_text(a[0]) or "").rstrip(" ") or None),
@@ -1075,37 +1156,78 @@ _FIXED: Final[dict[str, tuple[int, int, Callable[[list[Any], int], Any]]]] = {
     "GREATEST": (1, 255, lambda a, n: _extreme(a, n, ">")),
     "LEAST": (1, 255, lambda a, n: _extreme(a, n, "<")),
     "INSTR": (2, 4, _instr),
-    "SIGN": (1, 1, lambda a, n: None if a[0] is None else Decimal(
-        (to_number(a[0], n) > 0) - (to_number(a[0], n) < 0))),  # type: ignore[operator]
+    "SIGN": (1, 1, lambda a, n: None if a[0] is None else Decimal((to_number(a[0], n) > 0) - (to_number(a[0], n) < 0))),  # type: ignore[operator]
     "POWER": (2, 2, lambda a, n: None if None in a else to_number(a[0], n) ** to_number(a[1], n)),  # type: ignore[operator]
     "COALESCE": (1, 99, lambda a, n: next((v for v in a if v is not None), None)),
     "HEXTORAW": (1, 1, _hextoraw),
     "RAWTOHEX": (1, 1, lambda a, n: None if a[0] is None else to_text(a[0])),
-    "UTL_RAW.CAST_TO_RAW": (1, 1, lambda a, n: None if a[0] is None else convert_text(to_text(a[0]) or "",
-                                                                                      DB_CHARSET.get())),
+    "UTL_RAW.CAST_TO_RAW": (
+        1,
+        1,
+        lambda a, n: None if a[0] is None else convert_text(to_text(a[0]) or "", DB_CHARSET.get()),
+    ),
     "UTL_RAW.CAST_TO_VARCHAR2": (1, 1, _cast_to_varchar2),
     "TO_CHAR": (1, 2, _to_char),
     "TO_NCHAR": (1, 1, lambda a, n: to_text(a[0])),
     "TO_NUMBER": (1, 2, lambda a, n: to_number(a[0], n) if len(a) == 1 or a[0] is None else _to_number_fmt(a, n)),
     "TO_BINARY_FLOAT": (1, 1, lambda a, n: None if a[0] is None else float(to_number(a[0], n))),  # type: ignore[arg-type]
     "TO_BINARY_DOUBLE": (1, 1, lambda a, n: None if a[0] is None else float(to_number(a[0], n))),  # type: ignore[arg-type]
-    "TO_DATE": (1, 2, lambda a, n: None if a[0] is None else parse_datetime(
-        to_text(a[0]) or "", to_text(a[1]) if len(a) > 1 else None, "DATE", n)),
-    "TO_TIMESTAMP": (1, 2, lambda a, n: None if a[0] is None else parse_datetime(
-        to_text(a[0]) or "", to_text(a[1]) if len(a) > 1 else None, "TIMESTAMP", n)),
-    "TO_TIMESTAMP_TZ": (1, 2, lambda a, n: None if a[0] is None else parse_datetime(
-        to_text(a[0]) or "", to_text(a[1]) if len(a) > 1 else None, "TIMESTAMP_TZ", n)),
+    "TO_DATE": (
+        1,
+        2,
+        lambda a, n: (
+            None
+            if a[0] is None
+            else parse_datetime(to_text(a[0]) or "", to_text(a[1]) if len(a) > 1 else None, "DATE", n)
+        ),
+    ),
+    "TO_TIMESTAMP": (
+        1,
+        2,
+        lambda a, n: (
+            None
+            if a[0] is None
+            else parse_datetime(to_text(a[0]) or "", to_text(a[1]) if len(a) > 1 else None, "TIMESTAMP", n)
+        ),
+    ),
+    "TO_TIMESTAMP_TZ": (
+        1,
+        2,
+        lambda a, n: (
+            None
+            if a[0] is None
+            else parse_datetime(to_text(a[0]) or "", to_text(a[1]) if len(a) > 1 else None, "TIMESTAMP_TZ", n)
+        ),
+    ),
     "TO_CLOB": (1, 1, lambda a, n: to_text(a[0])),
     "TO_NCLOB": (1, 1, lambda a, n: to_text(a[0])),
     "TO_BLOB": (1, 1, lambda a, n: a[0] if isinstance(a[0], bytes) or a[0] is None else _hextoraw(a, n)),
-    "NUMTODSINTERVAL": (2, 2, lambda a, n: interval_literal(to_text(a[0]) or "0", (to_text(a[1]) or "").upper(), None, n)),
-    "NUMTOYMINTERVAL": (2, 2, lambda a, n: interval_literal(to_text(a[0]) or "0", (to_text(a[1]) or "").upper(), None, n)),
+    "NUMTODSINTERVAL": (
+        2,
+        2,
+        lambda a, n: interval_literal(to_text(a[0]) or "0", (to_text(a[1]) or "").upper(), None, n),
+    ),
+    "NUMTOYMINTERVAL": (
+        2,
+        2,
+        lambda a, n: interval_literal(to_text(a[0]) or "0", (to_text(a[1]) or "").upper(), None, n),
+    ),
 }
 
 # Functions whose value a database run decides (time, identifiers): a scenario cannot reproduce
 # the reference's value, so they are refused rather than guessed.
-_NONDETERMINISTIC: Final = frozenset({"SYSDATE", "SYSTIMESTAMP", "CURRENT_DATE", "CURRENT_TIMESTAMP",
-                                      "LOCALTIMESTAMP", "SYS_GUID", "DBMS_RANDOM.VALUE", "DBMS_RANDOM.STRING"})
+_NONDETERMINISTIC: Final = frozenset(
+    {
+        "SYSDATE",
+        "SYSTIMESTAMP",
+        "CURRENT_DATE",
+        "CURRENT_TIMESTAMP",
+        "LOCALTIMESTAMP",
+        "SYS_GUID",
+        "DBMS_RANDOM.VALUE",
+        "DBMS_RANDOM.STRING",
+    }
+)
 
 
 def call(name: str, args: list[Any], line: int = 0) -> Any:

@@ -17,13 +17,29 @@ from typing import Any, Final
 from replicator.redogen.sqlbase import Collection, Cursor, Function, Proc, Return
 from replicator.redogen.sqldml import DmlStatements
 from replicator.redogen.sqlexpr import (
-    EXPRESSION, RUNTIME, Node, Parser, SqlError, Token, evaluate, to_number, to_text, tokenize)
+    EXPRESSION,
+    RUNTIME,
+    Node,
+    Parser,
+    SqlError,
+    Token,
+    evaluate,
+    to_number,
+    to_text,
+    tokenize,
+)
 from replicator.redogen.sqlquery import Query
 
 _SLEEPS: Final = frozenset({"DBMS_SESSION.SLEEP", "DBMS_LOCK.SLEEP", "SYS.DBMS_SESSION.SLEEP"})
 # Predefined PL/SQL exceptions and the Oracle error each stands for.
-EXCEPTIONS: Final = {"DUP_VAL_ON_INDEX": 1, "NO_DATA_FOUND": 1403, "TOO_MANY_ROWS": 1422, "ZERO_DIVIDE": 1476,
-                     "INVALID_NUMBER": 1722, "VALUE_ERROR": 6502}
+EXCEPTIONS: Final = {
+    "DUP_VAL_ON_INDEX": 1,
+    "NO_DATA_FOUND": 1403,
+    "TOO_MANY_ROWS": 1422,
+    "ZERO_DIVIDE": 1476,
+    "INVALID_NUMBER": 1722,
+    "VALUE_ERROR": 6502,
+}
 _ORA_RE: Final = re.compile(r"ORA-(\d{5})")
 _SQL_START: Final = ("INSERT", "UPDATE", "DELETE", "MERGE", "COMMIT", "ROLLBACK", "SAVEPOINT")
 
@@ -92,8 +108,9 @@ class PlsqlBlocks(DmlStatements):
             p.i += 1
         return body, handlers
 
-    def _run_handled(self, body: list[Any], handlers: list[tuple[list[str], list[Any]]], env: dict[str, Any],
-                     procs: dict[str, Proc]) -> None:
+    def _run_handled(
+        self, body: list[Any], handlers: list[tuple[list[str], list[Any]]], env: dict[str, Any], procs: dict[str, Proc]
+    ) -> None:
         if not handlers:
             self._run(body, env, procs)
             return
@@ -109,8 +126,7 @@ class PlsqlBlocks(DmlStatements):
                     self.depth = depth
                     scope = dict(env)
                     scope["SQLCODE"] = Decimal(-code if code else -1)
-                    scope["SQLERRM"] = exc.message.split(": ", 1)[1] if exc.message.startswith("line ") else \
-                        exc.message
+                    scope["SQLERRM"] = exc.message.split(": ", 1)[1] if exc.message.startswith("line ") else exc.message
                     self._run(arm, scope, procs)
                     for k in env:
                         env[k] = scope[k]
@@ -130,8 +146,9 @@ class PlsqlBlocks(DmlStatements):
             return declared.code == code if declared.code else f"user-defined exception {name}" in exc.message
         return False
 
-    def _parameters(self, p: Parser, modes: dict[str, str] | None = None,
-                    defaults: dict[str, Node] | None = None) -> list[str]:
+    def _parameters(
+        self, p: Parser, modes: dict[str, str] | None = None, defaults: dict[str, Node] | None = None
+    ) -> list[str]:
         """A subprogram's or cursor's ``(name [IN | OUT | IN OUT] [NOCOPY] type [DEFAULT e], ...)``
         list, if any: the names (``modes`` / ``defaults`` collect the rest; a cursor has neither)."""
         params: list[str] = []
@@ -199,7 +216,7 @@ class PlsqlBlocks(DmlStatements):
                     depth += p.at("(") - p.at(")")
                     p.i += 1
                 p.i += 1
-                proc.decls += p.toks[start:p.i]
+                proc.decls += p.toks[start : p.i]
             if p.tok.kind == "eof":
                 p.fail("BEGIN expected")
         for fn in proc.local_env.values():  # nested functions call the nested procedures
@@ -252,8 +269,7 @@ class PlsqlBlocks(DmlStatements):
                     continue
                 types.add(type_name)  # TABLE OF / VARRAY(n) OF ...: a collection type
                 if not p.at("TABLE", "VARRAY", "VARYING"):
-                    p.fail("TYPE declarations other than collections (TABLE OF, VARRAY) and records are not "
-                           "supported")
+                    p.fail("TYPE declarations other than collections (TABLE OF, VARRAY) and records are not supported")
                 self.record_elements.pop(type_name, None)
                 while not p.accept(";"):
                     if p.tok.kind == "eof":
@@ -288,7 +304,7 @@ class PlsqlBlocks(DmlStatements):
         if type_name in self.record_types and node is None:  # a record: its fields' defaults
             return {f: None if d is None else evaluate(d, self._lookup(env)) for f, d in self.record_types[type_name]}
         if type_name.endswith("%ROWTYPE") and node is None:  # a record with the table's columns
-            table = self.tables.get(type_name[:-len("%ROWTYPE")])
+            table = self.tables.get(type_name[: -len("%ROWTYPE")])
             return {c.name: None for c in table.columns} if table is not None else None
         return None if node is None else evaluate(node, self._lookup(env))
 
@@ -392,8 +408,7 @@ class PlsqlBlocks(DmlStatements):
                         cond = ("cmp", "=", selector, cond, line)
                     p.expect("THEN")
                     arms.append((cond, self._statements(p, ("WHEN", "ELSE", "END"))))
-                other = self._statements(p, ("END",)) if p.accept("ELSE") else \
-                    [("raise_case", line)]
+                other = self._statements(p, ("END",)) if p.accept("ELSE") else [("raise_case", line)]
                 p.expect("END")
                 p.expect("CASE")
                 p.expect(";")
@@ -516,7 +531,7 @@ class PlsqlBlocks(DmlStatements):
                 p.fail("';' expected")
             depth += p.at("(") - p.at(")")
             p.i += 1
-        toks = p.toks[start:p.i] + [Token("eof", "", p.tok.line)]
+        toks = p.toks[start : p.i] + [Token("eof", "", p.tok.line)]
         p.i += 1
         return toks
 
@@ -541,7 +556,7 @@ class PlsqlBlocks(DmlStatements):
                 if p.peek().text == "CASE":  # END CASE of a CASE statement
                     p.i += 1
             p.i += 1
-        return p.toks[start:p.i] + [Token("eof", "", p.tok.line)]
+        return p.toks[start : p.i] + [Token("eof", "", p.tok.line)]
 
     def _call_or_assignment(self, p: Parser, line: int) -> tuple[Any, ...]:
         """``name := e;``, ``v(i) := e;``, ``r.f := e;`` or a procedure call ``name[(args)];``."""
@@ -584,8 +599,9 @@ class PlsqlBlocks(DmlStatements):
                 if lo is None or hi is None:
                     raise SqlError("FOR loop bounds are NULL", RUNTIME, st[6])
                 rng = range(int(lo), int(hi) + 1)
-                self._loop(st[1], [Decimal(i) for i in (reversed(rng) if st[4] else rng)], st[5], env, procs,
-                           self._label(st))
+                self._loop(
+                    st[1], [Decimal(i) for i in (reversed(rng) if st[4] else rng)], st[5], env, procs, self._label(st)
+                )
             elif kind == "cursor_for":
                 query, scope = st[2], env
                 if isinstance(query, tuple):  # a declared cursor (with its arguments)
@@ -595,8 +611,7 @@ class PlsqlBlocks(DmlStatements):
                     scope = self._cursor_scope(cursor, query[1], env, st[4])
                     query = cursor.query
                 names, rows = self._atomic(lambda q=query, s=scope: self._run_query(q, s))  # read before the loop
-                self._loop(st[1], [dict(zip(names, r, strict=True)) for r in rows], st[3], env, procs,
-                           self._label(st))
+                self._loop(st[1], [dict(zip(names, r, strict=True)) for r in rows], st[3], env, procs, self._label(st))
             elif kind == "forall":
                 self._forall(st, env, procs)
             elif kind in ("open", "close", "fetch"):
@@ -653,12 +668,21 @@ class PlsqlBlocks(DmlStatements):
             elif kind == "execute":
                 binds = [None if mode == "OUT" else evaluate(node, self._lookup(env)) for mode, node in st[5]]
                 outs = [node[1] if mode != "IN" else None for mode, node in st[5]]
-                self._execute(to_text(evaluate(st[1], self._lookup(env))) or "", env, procs, st[2],
-                              st[3], st[4], binds, outs)
+                self._execute(
+                    to_text(evaluate(st[1], self._lookup(env))) or "", env, procs, st[2], st[3], st[4], binds, outs
+                )
 
-    def _execute(self, text: str, env: dict[str, Any], procs: dict[str, Proc], line: int,
-                 into: list[str] | None = None, bulk: bool = False, binds: list[Any] | None = None,
-                 outs: list[str | None] | None = None) -> None:
+    def _execute(
+        self,
+        text: str,
+        env: dict[str, Any],
+        procs: dict[str, Proc],
+        line: int,
+        into: list[str] | None = None,
+        bulk: bool = False,
+        binds: list[Any] | None = None,
+        outs: list[str | None] | None = None,
+    ) -> None:
         """``EXECUTE IMMEDIATE 'statement' [[BULK COLLECT] INTO targets] [USING values]``: the text
         compiled as a statement (a query with INTO; or an anonymous block), its placeholders
         (``:1``, ``:name``) bound to the USING values: by position in a SQL statement (each
@@ -670,8 +694,11 @@ class PlsqlBlocks(DmlStatements):
         text, names = _bind_placeholders(text if block else text.rstrip(";"), block)
         values = binds or []
         if len(names) != len(values):
-            raise SqlError(f"ORA-01008: not all variables bound ({len(names)} placeholders, {len(values)} USING "
-                           "values)", RUNTIME, line)
+            raise SqlError(
+                f"ORA-01008: not all variables bound ({len(names)} placeholders, {len(values)} USING values)",
+                RUNTIME,
+                line,
+            )
         inner = dict(env)
         inner.update(zip(names, values, strict=True))
         p = Parser(tokenize(text, line))
@@ -710,8 +737,9 @@ class PlsqlBlocks(DmlStatements):
         entry = self.loop_labels.get(id(st))
         return entry[1] if entry is not None and entry[0] is st else ""
 
-    def _loop(self, var: str, values: list[Any], body: list[Any], env: dict[str, Any], procs: dict[str, Proc],
-              label: str = "") -> None:
+    def _loop(
+        self, var: str, values: list[Any], body: list[Any], env: dict[str, Any], procs: dict[str, Proc], label: str = ""
+    ) -> None:
         try:
             for value in values:
                 inner = dict(env)
@@ -765,8 +793,9 @@ class PlsqlBlocks(DmlStatements):
     def _cursor_scope(self, cur: Cursor, args: list[Node], env: dict[str, Any], line: int) -> dict[str, Any]:
         """The variables a cursor's query sees: the block's, and its parameters."""
         if len(args) != len(cur.params):
-            raise SqlError(f"PLS-00306: wrong number of arguments for a cursor of {len(cur.params)} parameters",
-                           RUNTIME, line)
+            raise SqlError(
+                f"PLS-00306: wrong number of arguments for a cursor of {len(cur.params)} parameters", RUNTIME, line
+            )
         if not args:
             return env
         lookup = self._lookup(env)
@@ -794,15 +823,17 @@ class PlsqlBlocks(DmlStatements):
             n = len(cur.rows) - cur.fetched
             if limit is not None:
                 n = min(n, int(to_number(evaluate(limit, self._lookup(env)), line) or 0))
-            batch = cur.rows[cur.fetched:cur.fetched + n]
+            batch = cur.rows[cur.fetched : cur.fetched + n]
             cur.fetched += len(batch)
             cur.found = limit is not None and len(batch) == n and n > 0
             for k, target in enumerate(targets):
                 coll = env.get(target)
                 if not isinstance(coll, Collection):
                     raise SqlError(f"BULK COLLECT INTO {target}: not a collection", RUNTIME, line)
-                coll.items = {i: (row if len(targets) == 1 and len(row) > 1 else list(row.values())[k])
-                              for i, row in enumerate(batch, 1)}
+                coll.items = {
+                    i: (row if len(targets) == 1 and len(row) > 1 else list(row.values())[k])
+                    for i, row in enumerate(batch, 1)
+                }
             return
         if cur.fetched >= len(cur.rows):
             cur.found = False
@@ -827,11 +858,14 @@ class PlsqlBlocks(DmlStatements):
                 if not isinstance(coll, Collection):
                     raise SqlError(f"BULK COLLECT INTO {target}: not a collection", RUNTIME, q.line)
                 if coll.fields is not None and len(q.into) == 1:  # records of a declared type: by position
-                    coll.items = {i: _record(dict.fromkeys(coll.fields), names, r, q.line)
-                                  for i, r in enumerate(rows, 1)}
+                    coll.items = {
+                        i: _record(dict.fromkeys(coll.fields), names, r, q.line) for i, r in enumerate(rows, 1)
+                    }
                     continue
-                coll.items = {i: (dict(zip(names, r, strict=True)) if len(q.into) == 1 and len(names) > 1 else r[n])
-                              for i, r in enumerate(rows, 1)}
+                coll.items = {
+                    i: (dict(zip(names, r, strict=True)) if len(q.into) == 1 and len(names) > 1 else r[n])
+                    for i, r in enumerate(rows, 1)
+                }
             return
         if not rows:
             raise SqlError("ORA-01403: no data found", RUNTIME, q.line)
@@ -841,8 +875,9 @@ class PlsqlBlocks(DmlStatements):
             env[q.into[0]] = _record(env.get(q.into[0]), names, rows[0], q.line)
             return
         if len(q.into) != len(names):
-            raise SqlError(f"ORA-{'00947: not enough' if len(q.into) > len(names) else '00913: too many'} values",
-                           RUNTIME, q.line)
+            raise SqlError(
+                f"ORA-{'00947: not enough' if len(q.into) > len(names) else '00913: too many'} values", RUNTIME, q.line
+            )
         for target, value in zip(q.into, rows[0], strict=True):
             self._assign(("set", target, None, ("lit", value), q.line), env)
 
@@ -891,8 +926,10 @@ class PlsqlBlocks(DmlStatements):
             args = self._positional(name, called, args, line)
         out_params = {n for n, mode in called.modes.items() if mode == "OUT"} if called is not None else set()
         params = called.params if called is not None else []
-        values = [None if n < len(params) and params[n] in out_params else evaluate(a, self._lookup(env))
-                  for n, a in enumerate(args)]  # an OUT argument is written, not read
+        values = [
+            None if n < len(params) and params[n] in out_params else evaluate(a, self._lookup(env))
+            for n, a in enumerate(args)
+        ]  # an OUT argument is written, not read
         if name in _SLEEPS:
             secs = to_number(values[0], line) if values else None
             if secs is None:
@@ -902,8 +939,7 @@ class PlsqlBlocks(DmlStatements):
         if name == "RAISE_APPLICATION_ERROR":
             code = to_number(values[0], line) if values else None
             if code is None or not -20999 <= code <= -20000:
-                raise SqlError("ORA-21000: RAISE_APPLICATION_ERROR takes an error number -20000..-20999", RUNTIME,
-                               line)
+                raise SqlError("ORA-21000: RAISE_APPLICATION_ERROR takes an error number -20000..-20999", RUNTIME, line)
             raise SqlError(f"ORA{int(code):06d}: {to_text(values[1]) if len(values) > 1 else ''}", RUNTIME, line)
         if "." in name:
             qual, method = name.rsplit(".", 1)
@@ -922,8 +958,11 @@ class PlsqlBlocks(DmlStatements):
                 elif arg[0] == "call" and len(arg[2]) == 1 and isinstance(env.get(arg[1]), Collection):
                     targets.append((param, ("set", arg[1], arg[2][0])))
                 else:
-                    raise SqlError(f"PLS-00363: the {proc.modes[param]} argument for {param} of {name} cannot be "
-                                   "assigned to", RUNTIME, line)
+                    raise SqlError(
+                        f"PLS-00363: the {proc.modes[param]} argument for {param} of {name} cannot be assigned to",
+                        RUNTIME,
+                        line,
+                    )
         scope = self._invoke(name, proc, values, env, procs, line, scope_out=bool(targets))
         for param, (kind, target, index) in targets:  # OUT / IN OUT: copied back when the call ends normally
             self._assign((kind, target, index, ("lit", scope[param]), line), env)
@@ -941,13 +980,12 @@ class PlsqlBlocks(DmlStatements):
                     raise SqlError(f"PLS-00306: wrong argument {arg[1]} in call to {name}", RUNTIME, line)
                 given[arg[1]] = arg[2]
             elif any(a[0] == "named" for a in args[:n]) or n >= len(proc.params):
-                raise SqlError(f"PLS-00312: a positional argument after a named one in call to {name}", RUNTIME,
-                               line)
+                raise SqlError(f"PLS-00312: a positional argument after a named one in call to {name}", RUNTIME, line)
             else:
                 given[proc.params[n]] = arg
         last = max(proc.params.index(k) for k in given)
         out: list[Node] = []
-        for param in proc.params[:last + 1]:
+        for param in proc.params[: last + 1]:
             if param in given:
                 out.append(given[param])
             elif param in proc.defaults:
@@ -959,14 +997,23 @@ class PlsqlBlocks(DmlStatements):
     def _invoke_function(self, fn: Function, args: list[Any], env: dict[str, Any], line: int) -> Any:
         return self._invoke(fn.name, fn.proc, args, env, fn.procs, line, function=True)
 
-    def _invoke(self, name: str, proc: Proc, values: list[Any], env: dict[str, Any], procs: dict[str, Proc],
-                line: int, function: bool = False, scope_out: bool = False) -> Any:
+    def _invoke(
+        self,
+        name: str,
+        proc: Proc,
+        values: list[Any],
+        env: dict[str, Any],
+        procs: dict[str, Proc],
+        line: int,
+        function: bool = False,
+        scope_out: bool = False,
+    ) -> Any:
         """Run a procedure or function with its arguments (a missing trailing one takes its
         ``DEFAULT``; an ``OUT`` one starts NULL); a function's RETURN value (``scope_out``: the
         procedure's final scope, its OUT parameters' values)."""
         result = None
         returned = False
-        missing = proc.params[len(values):]
+        missing = proc.params[len(values) :]
         if len(values) > len(proc.params) or any(m not in proc.defaults for m in missing):
             raise SqlError(f"PLS-00306: wrong number of arguments in call to {name}", RUNTIME, line)
         scope = dict(env)
@@ -981,8 +1028,9 @@ class PlsqlBlocks(DmlStatements):
             procs = {**procs, **proc.local_procs}
         if proc.decls:
             end = proc.decls[-1].line
-            declared = self._declarations(Parser([*proc.decls, Token("id", "BEGIN", end), Token("eof", "", end)]),
-                                          scope, procs)
+            declared = self._declarations(
+                Parser([*proc.decls, Token("id", "BEGIN", end), Token("eof", "", end)]), scope, procs
+            )
             proc_locals = declared
         else:
             proc_locals = set()
@@ -996,8 +1044,9 @@ class PlsqlBlocks(DmlStatements):
             if proc.autonomous:
                 s = self._session()
                 if s.active:
-                    raise SqlError(f"ORA-06519: active autonomous transaction detected and rolled back in {name}",
-                                   RUNTIME, line)
+                    raise SqlError(
+                        f"ORA-06519: active autonomous transaction detected and rolled back in {name}", RUNTIME, line
+                    )
                 self.depth -= 1
         for k in env:
             if k not in proc.params and k not in proc.local_env and k not in proc_locals:
@@ -1054,7 +1103,8 @@ def _record(current: Any, names: list[str], values: list[Any], line: int) -> dic
     assigns it, else named by the query's columns."""
     if isinstance(current, dict) and list(current) != list(names):
         if len(current) != len(values):
-            raise SqlError(f"ORA-06504: the record has {len(current)} fields, the row {len(values)} values",
-                           RUNTIME, line)
+            raise SqlError(
+                f"ORA-06504: the record has {len(current)} fields, the row {len(values)} values", RUNTIME, line
+            )
         return dict(zip(current, values, strict=True))
     return dict(zip(names, values, strict=True))

@@ -18,16 +18,60 @@ from typing import Any, Final
 
 from replicator.redogen.sqlbase import CompilerBase
 from replicator.redogen.sqlexpr import (
-    EXPRESSION, RUNTIME, Node, Parser, SqlError, compare, evaluate, to_number, tokenize)
+    EXPRESSION,
+    RUNTIME,
+    Node,
+    Parser,
+    SqlError,
+    compare,
+    evaluate,
+    to_number,
+    tokenize,
+)
 from replicator.redogen.sqltables import Table
 
 # Words that end a select-list item or a FROM item (so they are no alias).
-_CLAUSE: Final = frozenset({"FROM", "WHERE", "CONNECT", "START", "ORDER", "UNION", "GROUP", "HAVING", "INTO",
-                            "BULK", "ON", "USING", "WHEN", "LOOP", "MINUS", "INTERSECT", "FOR", "LOG", "THEN"})
+_CLAUSE: Final = frozenset(
+    {
+        "FROM",
+        "WHERE",
+        "CONNECT",
+        "START",
+        "ORDER",
+        "UNION",
+        "GROUP",
+        "HAVING",
+        "INTO",
+        "BULK",
+        "ON",
+        "USING",
+        "WHEN",
+        "LOOP",
+        "MINUS",
+        "INTERSECT",
+        "FOR",
+        "LOG",
+        "THEN",
+    }
+)
 _AGGREGATES: Final = frozenset({"COUNT", "SUM", "MIN", "MAX", "AVG"})
-_DICTIONARY: Final = frozenset({"USER_TABLES", "ALL_TABLES", "DBA_TABLES", "USER_OBJECTS", "ALL_OBJECTS", "DBA_OBJECTS",
-                                 "USER_SEQUENCES", "ALL_SEQUENCES", "USER_TAB_COLUMNS", "ALL_TAB_COLUMNS",
-                                 "DBA_TAB_COLUMNS", "USER_TAB_COLS", "ALL_TAB_COLS"})
+_DICTIONARY: Final = frozenset(
+    {
+        "USER_TABLES",
+        "ALL_TABLES",
+        "DBA_TABLES",
+        "USER_OBJECTS",
+        "ALL_OBJECTS",
+        "DBA_OBJECTS",
+        "USER_SEQUENCES",
+        "ALL_SEQUENCES",
+        "USER_TAB_COLUMNS",
+        "ALL_TAB_COLUMNS",
+        "DBA_TAB_COLUMNS",
+        "USER_TAB_COLS",
+        "ALL_TAB_COLS",
+    }
+)
 _JOIN_WORDS: Final = frozenset({"JOIN", "INNER", "LEFT", "RIGHT", "FULL", "CROSS", "NATURAL", "OUTER"})
 MAX_LEVELS: Final = 1_000_000  # CONNECT BY without an end
 
@@ -47,7 +91,9 @@ class Query:
     bulk: bool = False
     union: list[Query] = field(default_factory=list)  # the branches of set operators
     setops: list[str] = field(default_factory=list)  # UNION ALL | UNION | INTERSECT | MINUS, one per branch
-    joins: list[tuple[str, Any, str, Node | None]] = field(default_factory=list)  # (INNER|LEFT|RIGHT|FULL|CROSS, source, alias, ON)
+    joins: list[tuple[str, Any, str, Node | None]] = field(
+        default_factory=list
+    )  # (INNER|LEFT|RIGHT|FULL|CROSS, source, alias, ON)
     group: list[Node] = field(default_factory=list)
     having: Node | None = None
     line: int = 0
@@ -269,12 +315,15 @@ class Queries(CompilerBase):
         if view in ("USER_OBJECTS", "ALL_OBJECTS", "DBA_OBJECTS"):
             return ["OWNER", "OBJECT_NAME", "OBJECT_TYPE"], (
                 [[t.owner, t.name, "TABLE"] for t in self.tables.values()]
-                + [[self.owner, s, "SEQUENCE"] for s in self.sequences])
+                + [[self.owner, s, "SEQUENCE"] for s in self.sequences]
+            )
         if view in ("USER_SEQUENCES", "ALL_SEQUENCES"):
             return ["SEQUENCE_OWNER", "SEQUENCE_NAME"], [[self.owner, s] for s in self.sequences]
         return ["OWNER", "TABLE_NAME", "COLUMN_NAME", "DATA_TYPE", "NULLABLE", "COLUMN_ID"], [
             [t.owner, t.name, c.name, c.type.split("(")[0], "Y" if c.nullable else "N", Decimal(n)]
-            for t in self.tables.values() for n, c in enumerate(t.columns, 1)]
+            for t in self.tables.values()
+            for n, c in enumerate(t.columns, 1)
+        ]
 
     def _combinations(self, q: Query, env: dict[str, Any], outer: Any) -> list[list[Scope]]:
         """The FROM clause's rows: one list of scopes per combination of joined rows (nested loops,
@@ -305,8 +354,11 @@ class Queries(CompilerBase):
 
     def _null_scope(self, source: Any, alias: str, sample: Scope | None, line: int) -> Scope:
         """A row of NULLs of a FROM source (the outer side of an outer join without a match)."""
-        cols = sample.columns if sample is not None else (
-            [c.name for c in self._table(source, line).columns] if isinstance(source, str) else [])
+        cols = (
+            sample.columns
+            if sample is not None
+            else ([c.name for c in self._table(source, line).columns] if isinstance(source, str) else [])
+        )
         names = frozenset({alias} | ({source} if isinstance(source, str) else set())) - {""}
         return Scope(names, cols, {})
 
@@ -334,8 +386,11 @@ class Queries(CompilerBase):
         names: list[str] = []
         for node, name in q.items:
             if node is None:
-                names += [c for s in self._star(q, first, name) for c in s.columns] if first else (
-                    [c.name for c in self._table(q.source, q.line).columns] if isinstance(q.source, str) else [])
+                names += (
+                    [c for s in self._star(q, first, name) for c in s.columns]
+                    if first
+                    else ([c.name for c in self._table(q.source, q.line).columns] if isinstance(q.source, str) else [])
+                )
             else:
                 names.append(name)
         if q.group or any(node is not None and _has_aggregate(node) for node, _ in q.items):
@@ -367,8 +422,9 @@ class Queries(CompilerBase):
             raise SqlError(f"ORA-00904: {qualifier}.*: invalid identifier", RUNTIME, q.line)
         return hit
 
-    def _grouped(self, q: Query, picked: list[tuple[list[Scope], dict[str, Any]]], env: dict[str, Any],
-                 outer: Any) -> tuple[list[list[Any]], list[Any]]:
+    def _grouped(
+        self, q: Query, picked: list[tuple[list[Scope], dict[str, Any]]], env: dict[str, Any], outer: Any
+    ) -> tuple[list[list[Any]], list[Any]]:
         """Rows of an aggregate query: one per GROUP BY key (in key order, as a SORT GROUP BY gives
         them), or one over everything without GROUP BY."""
         groups: dict[str, tuple[list[Any], list[tuple[list[Scope], dict[str, Any]]]]] = {}
@@ -383,8 +439,10 @@ class Queries(CompilerBase):
         for _, members in ordered:
             sample = members[0][0] if members else []
             lookup = self._scoped(env, sample, {}, outer)
-            if q.having is not None and evaluate(self._aggregated(q.having, members, env, q.line, outer),
-                                                 lookup) is not True:
+            if (
+                q.having is not None
+                and evaluate(self._aggregated(q.having, members, env, q.line, outer), lookup) is not True
+            ):
                 continue
             row = []
             for node, _ in q.items:
@@ -395,8 +453,14 @@ class Queries(CompilerBase):
             scopes.append(sample)
         return rows, scopes
 
-    def _aggregated(self, node: Node, picked: list[tuple[list[Scope], dict[str, Any]]], env: dict[str, Any],
-                    line: int, outer: Any = None) -> Node:
+    def _aggregated(
+        self,
+        node: Node,
+        picked: list[tuple[list[Scope], dict[str, Any]]],
+        env: dict[str, Any],
+        line: int,
+        outer: Any = None,
+    ) -> Node:
         """``node`` with each aggregate call replaced by its value over ``picked``."""
         if not isinstance(node, tuple) or not node:
             return node
@@ -406,8 +470,9 @@ class Queries(CompilerBase):
                 return ("lit", Decimal(len(picked)))
             if len(args) != 1:
                 raise SqlError(f"{node[1]} takes one argument", EXPRESSION, line)
-            values = [v for s, extra in picked
-                      if (v := evaluate(args[0], self._scoped(env, s, extra, outer))) is not None]
+            values = [
+                v for s, extra in picked if (v := evaluate(args[0], self._scoped(env, s, extra, outer))) is not None
+            ]
             if node[1] == "COUNT":
                 return ("lit", Decimal(len(values)))
             if not values:
@@ -416,14 +481,20 @@ class Queries(CompilerBase):
                 nums = [to_number(v, line) for v in values]
                 total = sum(nums, Decimal(0))  # type: ignore[arg-type]
                 return ("lit", total if node[1] == "SUM" else total / len(nums))
-            key = functools.cmp_to_key(lambda a, b: -1 if compare("<", a, b, line) else (
-                1 if compare(">", a, b, line) else 0))
+            key = functools.cmp_to_key(
+                lambda a, b: -1 if compare("<", a, b, line) else (1 if compare(">", a, b, line) else 0)
+            )
             return ("lit", (min if node[1] == "MIN" else max)(values, key=key))
-        return tuple(self._aggregated(x, picked, env, line, outer) if isinstance(x, tuple) else (
-            [self._aggregated(y, picked, env, line, outer) for y in x] if isinstance(x, list) else x) for x in node)
+        return tuple(
+            self._aggregated(x, picked, env, line, outer)
+            if isinstance(x, tuple)
+            else ([self._aggregated(y, picked, env, line, outer) for y in x] if isinstance(x, list) else x)
+            for x in node
+        )
 
-    def _ordered(self, q: Query, names: list[str], rows: list[list[Any]], scopes: list[Any],
-                 env: dict[str, Any], outer: Any) -> list[list[Any]]:
+    def _ordered(
+        self, q: Query, names: list[str], rows: list[list[Any]], scopes: list[Any], env: dict[str, Any], outer: Any
+    ) -> list[list[Any]]:
         def keys(i: int) -> list[Any]:
             out = []
             for node, _, _ in q.order:
@@ -458,6 +529,7 @@ class Queries(CompilerBase):
     def _scoped(self, env: dict[str, Any], scopes: list[Scope], extra: dict[str, Any], outer: Any = None):
         """A lookup over query rows (qualified by table name or alias), then the enclosing
         statement's names (``outer``), then PL/SQL variables."""
+
         def lookup(name: str, line: int) -> Any:
             if "." in name:
                 qual, col = name.rsplit(".", 1)
@@ -473,6 +545,7 @@ class Queries(CompilerBase):
                 if name in extra:
                     return extra[name]
             return base(name, line)
+
         base = outer or self._lookup(env)
         lookup.element = base.element  # type: ignore[attr-defined]
         lookup.query = lambda q: self._run_query(q, env, lookup)[1]  # type: ignore[attr-defined]

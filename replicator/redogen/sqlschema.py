@@ -78,16 +78,17 @@ def column_type(c: dict[str, Any]) -> str:
         return f"INTERVAL YEAR({p}) TO MONTH"
     if t == 183:
         return f"INTERVAL DAY({p}) TO SECOND({s})"
-    raise SqlError(f"schema checkpoint: column {c.get('name')} has COL$ type {t}, which redogen does not write",
-                   SCHEMA)
+    raise SqlError(f"schema checkpoint: column {c.get('name')} has COL$ type {t}, which redogen does not write", SCHEMA)
 
 
 def load_checkpoint(path: str | Path) -> Checkpoint:
     """Read a checkpoint file, or the one ``*-chkpt-*.json`` of a directory (the lowest SCN if several)."""
     p = Path(path)
     if p.is_dir():
-        files = sorted(p.glob("*-chkpt-*.json"), key=lambda f: int(f.stem.rsplit("-", 1)[-1])
-                       if f.stem.rsplit("-", 1)[-1].isdigit() else 0)
+        files = sorted(
+            p.glob("*-chkpt-*.json"),
+            key=lambda f: int(f.stem.rsplit("-", 1)[-1]) if f.stem.rsplit("-", 1)[-1].isdigit() else 0,
+        )
         if not files:
             raise SqlError(f"schema directory {p}: no *-chkpt-*.json checkpoint in it", SCHEMA)
         p = files[0]
@@ -116,15 +117,21 @@ def _parse(doc: dict[str, Any]) -> Checkpoint:
         if o["type"] != 2:
             continue
         no = o["obj"]
-        raw = sorted((c for c in cols_by_obj.get(no, []) if c["seg-col"] > 0
-                      and not _prop(c.get("property")) & _HIDDEN), key=lambda c: c["seg-col"])
+        raw = sorted(
+            (c for c in cols_by_obj.get(no, []) if c["seg-col"] > 0 and not _prop(c.get("property")) & _HIDDEN),
+            key=lambda c: c["seg-col"],
+        )
         if not raw:
             continue
         cdefs = [c for c in doc.get("sys-cdef", []) if c["obj"] == no]
         pk_cons = {c["con"] for c in cdefs if c["type"] == 2}
         by_intcol = {c["int-col"]: c["name"] for c in cols_by_obj.get(no, [])}
-        pk = [by_intcol[c["int-col"]] for c in sorted((c for c in doc.get("sys-ccol", []) if c["con"] in pk_cons),
-                                                      key=lambda c: c.get("pos", c["int-col"]))]
+        pk = [
+            by_intcol[c["int-col"]]
+            for c in sorted(
+                (c for c in doc.get("sys-ccol", []) if c["con"] in pk_cons), key=lambda c: c.get("pos", c["int-col"])
+            )
+        ]
         types = {c["type"] for c in cdefs}
         supplemental = "all" if 17 in types else "pk" if 14 in types else "none"
         parts = sorted(p["obj"] for p in doc.get("sys-tabpart", []) if p["bo"] == no)
@@ -133,11 +140,26 @@ def _parse(doc: dict[str, Any]) -> Checkpoint:
             columns = [(c["name"], column_type(c), c["null"] == 0) for c in raw]
         except SqlError:
             continue  # a table of another test with a type redogen cannot write; fails only if used
-        tables[o["name"]] = CheckpointTable(users.get(o["owner"], "UNKNOWN"), o["name"], no, o.get("data-obj") or no,
-                                            ts, columns, pk, supplemental, parts)
-    return Checkpoint(doc.get("database", "TEST"), doc.get("context", "ORCLCDB"), doc.get("con-name", ""),
-                      doc.get("log-archive-format", ""), doc.get("nls-character-set", "AL32UTF8"),
-                      doc.get("nls-nchar-character-set", "AL16UTF16"), tables)
+        tables[o["name"]] = CheckpointTable(
+            users.get(o["owner"], "UNKNOWN"),
+            o["name"],
+            no,
+            o.get("data-obj") or no,
+            ts,
+            columns,
+            pk,
+            supplemental,
+            parts,
+        )
+    return Checkpoint(
+        doc.get("database", "TEST"),
+        doc.get("context", "ORCLCDB"),
+        doc.get("con-name", ""),
+        doc.get("log-archive-format", ""),
+        doc.get("nls-character-set", "AL32UTF8"),
+        doc.get("nls-nchar-character-set", "AL16UTF16"),
+        tables,
+    )
 
 
 def _prop(value: Any) -> int:

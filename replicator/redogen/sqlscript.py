@@ -44,10 +44,39 @@ from replicator.redogen.sqlschema import Checkpoint, load_checkpoint
 from replicator.redogen.sqltables import copy_table, logged_supplemental, scenario_value
 from replicator.values.charset import CHARSET_IDS
 
-_SQLPLUS: Final = frozenset({"SET", "EXIT", "QUIT", "PROMPT", "SPOOL", "WHENEVER", "COLUMN", "COL", "DEFINE",
-                             "UNDEFINE", "SHOW", "REM", "REMARK", "CONNECT", "CONN", "VARIABLE", "VAR", "PAUSE",
-                             "TTITLE", "BTITLE", "BREAK", "COMPUTE", "CLEAR", "TIMING", "ACCEPT", "HOST",
-                             "DISCONNECT", "DESC", "DESCRIBE"})
+_SQLPLUS: Final = frozenset(
+    {
+        "SET",
+        "EXIT",
+        "QUIT",
+        "PROMPT",
+        "SPOOL",
+        "WHENEVER",
+        "COLUMN",
+        "COL",
+        "DEFINE",
+        "UNDEFINE",
+        "SHOW",
+        "REM",
+        "REMARK",
+        "CONNECT",
+        "CONN",
+        "VARIABLE",
+        "VAR",
+        "PAUSE",
+        "TTITLE",
+        "BTITLE",
+        "BREAK",
+        "COMPUTE",
+        "CLEAR",
+        "TIMING",
+        "ACCEPT",
+        "HOST",
+        "DISCONNECT",
+        "DESC",
+        "DESCRIBE",
+    }
+)
 _MARKER_RE: Final = re.compile(r"--\s*@(\w+)(.*)")
 _SUBST_RE: Final = re.compile(r"&&?[A-Za-z_]")
 
@@ -128,18 +157,23 @@ def split_script(text: str) -> list[Chunk]:
             buf.append(line[:end])
             out.append(Chunk("sql", "\n".join(buf), start))
             mode = ""
-            if line[end + 1:].strip() and not line[end + 1:].strip().startswith("--"):
+            if line[end + 1 :].strip() and not line[end + 1 :].strip().startswith("--"):
                 raise SqlError(f"one statement per line expected after ';': {line.strip()!r}", SYNTAX, no)
         else:
             buf.append(line)
     if mode:
-        raise SqlError(f"statement not terminated ({'/' if mode == 'plsql' else ';'} missing): "
-                       f"{(buf[0] if buf else '').strip()[:60]!r}", SYNTAX, start)
+        raise SqlError(
+            f"statement not terminated ({'/' if mode == 'plsql' else ';'} missing): "
+            f"{(buf[0] if buf else '').strip()[:60]!r}",
+            SYNTAX,
+            start,
+        )
     return out
 
 
 # ---------------------------------------------------------------------------------------------
 # the compiler
+
 
 class Compiler(PlsqlBlocks, DdlStatements):
     """Runs a script's statements against a model of its tables and records the timeline."""
@@ -183,9 +217,14 @@ class Compiler(PlsqlBlocks, DdlStatements):
         # Rows the setup inserted (committed or not: the start marker's block ends the setup) are
         # in the tables before the redo starts: the scenario's preload, which writes no redo (LOB
         # values in their rows' locators: redogen refuses one that would be stored out of row).
-        self.preload = [{"table": t.partition_of(row, self.line),
-                         "values": {c.name: scenario_value(c, row.get(c.name)) for c in t.columns}}
-                        for t in self.tables.values() for row in t.rows.values()]
+        self.preload = [
+            {
+                "table": t.partition_of(row, self.line),
+                "values": {c.name: scenario_value(c, row.get(c.name)) for c in t.columns},
+            }
+            for t in self.tables.values()
+            for row in t.rows.values()
+        ]
         for s in self.sessions.values():
             s.undo.clear()
             s.savepoints.clear()
@@ -226,8 +265,9 @@ class Compiler(PlsqlBlocks, DdlStatements):
             if not self.started:  # setup blocks (drop-if-exists, data): a block that fails is left out
                 mark = self._mark()
                 try:
-                    self._block(Parser(tokenize(chunk.text, chunk.line)), dict(self.stored_env),
-                                dict(self.stored_procs))
+                    self._block(
+                        Parser(tokenize(chunk.text, chunk.line)), dict(self.stored_env), dict(self.stored_procs)
+                    )
                 except SqlError:
                     self.depth = 0
                     self._restore(mark)
@@ -250,8 +290,9 @@ class Compiler(PlsqlBlocks, DdlStatements):
             # Its changes are undone and its events dropped, as Oracle's statement rollback does.
             self.depth = 0
             self._restore(mark)
-            self.warnings.append(f"{exc.message} (in: {chunk.head}): the statement is skipped, as the database "
-                                 "refused it")
+            self.warnings.append(
+                f"{exc.message} (in: {chunk.head}): the statement is skipped, as the database refused it"
+            )
 
     def _stored(self, p: Parser) -> None:
         """``CREATE [OR REPLACE] PROCEDURE | FUNCTION``: a stored subprogram the script's later
@@ -289,8 +330,13 @@ class Compiler(PlsqlBlocks, DdlStatements):
 
     def scenario(self, name: str = "TEST") -> Scenario:
         """The compiled scenario."""
-        sc = Scenario(tables=[t.spec() for t in self.initial], timeline=list(self.events), name=name,
-                      nls_charset=self.charset, preload=list(self.preload))
+        sc = Scenario(
+            tables=[t.spec() for t in self.initial],
+            timeline=list(self.events),
+            name=name,
+            nls_charset=self.charset,
+            preload=list(self.preload),
+        )
         if self.schema is not None:
             sc.name = self.schema.database or name
             sc.database = self.schema.context or sc.database
@@ -354,8 +400,10 @@ class Compiler(PlsqlBlocks, DdlStatements):
         elif word in ("DROP", "TRUNCATE"):
             self._drop_truncate(p, t.line)
         else:
-            p.fail(f"statement {word or t.text!r} is not supported (supported: INSERT, UPDATE, DELETE, MERGE, COMMIT, "
-                   "ROLLBACK, SAVEPOINT, CREATE/ALTER/DROP/TRUNCATE TABLE, PL/SQL blocks)")
+            p.fail(
+                f"statement {word or t.text!r} is not supported (supported: INSERT, UPDATE, DELETE, MERGE, COMMIT, "
+                "ROLLBACK, SAVEPOINT, CREATE/ALTER/DROP/TRUNCATE TABLE, PL/SQL blocks)"
+            )
 
 
 def _is_setup(chunk: Chunk) -> bool:
@@ -364,10 +412,11 @@ def _is_setup(chunk: Chunk) -> bool:
     if chunk.kind in ("marker", "sqlplus"):
         return True
     words = chunk.text.upper().split()
-    return chunk.kind == "sql" and (words[:2] in (["CREATE", "TABLE"], ["CREATE", "SEQUENCE"], ["CREATE", "INDEX"],
-                                                   ["CREATE", "UNIQUE"]) or (
-        words[:1] == ["ALTER"] and ("SUPPLEMENTAL" in words or words[1:2] == ["SESSION"])) or
-        words[:1] in (["COMMENT"], ["GRANT"]))
+    return chunk.kind == "sql" and (
+        words[:2] in (["CREATE", "TABLE"], ["CREATE", "SEQUENCE"], ["CREATE", "INDEX"], ["CREATE", "UNIQUE"])
+        or (words[:1] == ["ALTER"] and ("SUPPLEMENTAL" in words or words[1:2] == ["SESSION"]))
+        or words[:1] in (["COMMENT"], ["GRANT"])
+    )
 
 
 def _stored_subprogram(words: list[str]) -> bool:
@@ -391,8 +440,15 @@ def schema_owner(schema: Checkpoint | None) -> str:
     return next(iter(schema.tables.values())).owner
 
 
-def compile_sql(text: str, *, schema: str | Path | Checkpoint | None = None, name: str = "TEST",
-                owner: str = "OLR_TEST", strict: bool = False, warnings: list[str] | None = None) -> Scenario:
+def compile_sql(
+    text: str,
+    *,
+    schema: str | Path | Checkpoint | None = None,
+    name: str = "TEST",
+    owner: str = "OLR_TEST",
+    strict: bool = False,
+    warnings: list[str] | None = None,
+) -> Scenario:
     """Compile SQL*Plus script text into a :class:`Scenario` (tables from ``schema`` when given).
 
     A statement the database would refuse (duplicate key, NULL into NOT NULL, value too large:
@@ -407,8 +463,13 @@ def compile_sql(text: str, *, schema: str | Path | Checkpoint | None = None, nam
     return comp.scenario(name)
 
 
-def load_sql(path: str | Path, schema: str | Path | Checkpoint | None = None, *, strict: bool = False,
-             warnings: list[str] | None = None) -> Scenario:
+def load_sql(
+    path: str | Path,
+    schema: str | Path | Checkpoint | None = None,
+    *,
+    strict: bool = False,
+    warnings: list[str] | None = None,
+) -> Scenario:
     """Compile a ``.sql`` file (see :func:`compile_sql`)."""
     p = Path(path)
     try:

@@ -19,13 +19,25 @@ from replicator.redogen.coltypes import ColumnType, parse_type
 from replicator.redogen.encode import convert_text, decode_text
 from replicator.redogen.scenario import ColumnSpec, TableSpec
 from replicator.redogen.sqlexpr import (
-    DB_CHARSET, EXPRESSION, RUNTIME, EmptyLob, Interval, Node, OraTime, SqlError, compare, evaluate, to_number,
-    to_text)
+    DB_CHARSET,
+    EXPRESSION,
+    RUNTIME,
+    EmptyLob,
+    Interval,
+    Node,
+    OraTime,
+    SqlError,
+    compare,
+    evaluate,
+    to_number,
+    to_text,
+)
 
 _ESCAPED = re.compile("[\udc80-\udcff]")  # bytes passed through (encode.decode_text)
 
 # ---------------------------------------------------------------------------------------------
 # tables
+
 
 @dataclass(slots=True)
 class Column:
@@ -113,21 +125,29 @@ class Table:
                 continue
             for k, other in self.rows.items():
                 if k != key and [cmp_key(other.get(c)) for c in cols] == values:
-                    raise SqlError(f"ORA-00001: unique constraint violated: {self.name} ({', '.join(cols)})",
-                                   RUNTIME, line)
+                    raise SqlError(
+                        f"ORA-00001: unique constraint violated: {self.name} ({', '.join(cols)})", RUNTIME, line
+                    )
         for cond in self.checks:
             if evaluate(cond, lookup) is False:
                 raise SqlError(f"ORA-02290: check constraint violated on {self.name}", RUNTIME, line)
 
     def spec(self) -> TableSpec:
         """The scenario table."""
-        return TableSpec(owner=self.owner, name=self.name,
-                         columns=[ColumnSpec(c.name, c.type, c.nullable) for c in self.columns],
-                         primary_key=list(self.primary_key), supplemental=self.supplemental, obj=self.obj,
-                         data_obj=self.data_obj if self.data_obj != self.obj else 0, ts=self.ts,
-                         partitions=[{"name": p[0], "obj": o} for p, o in
-                                     zip(self.partitions, self.partition_objs or [0] * len(self.partitions),
-                                         strict=True)])
+        return TableSpec(
+            owner=self.owner,
+            name=self.name,
+            columns=[ColumnSpec(c.name, c.type, c.nullable) for c in self.columns],
+            primary_key=list(self.primary_key),
+            supplemental=self.supplemental,
+            obj=self.obj,
+            data_obj=self.data_obj if self.data_obj != self.obj else 0,
+            ts=self.ts,
+            partitions=[
+                {"name": p[0], "obj": o}
+                for p, o in zip(self.partitions, self.partition_objs or [0] * len(self.partitions), strict=True)
+            ],
+        )
 
     def partition_of(self, row: dict[str, Any], line: int) -> str:
         """The partition Oracle puts ``row`` in (``TABLE:PARTITION`` of the event)."""
@@ -139,11 +159,15 @@ class Table:
                 bound = bounds[0]
                 if bound == "MAXVALUE" or (value is not None and compare("<", value, bound, line)):
                     return f"{self.name}:{name}"
-            elif "DEFAULT" in bounds or any(compare("=", value, b, line) for b in bounds) or \
-                    (value is None and None in bounds):
+            elif (
+                "DEFAULT" in bounds
+                or any(compare("=", value, b, line) for b in bounds)
+                or (value is None and None in bounds)
+            ):
                 return f"{self.name}:{name}"
-        raise SqlError(f"ORA-14400: no partition of {self.name} takes {self.partition_col} = {to_text(value)!r}",
-                       RUNTIME, line)
+        raise SqlError(
+            f"ORA-14400: no partition of {self.name} takes {self.partition_col} = {to_text(value)!r}", RUNTIME, line
+        )
 
 
 def cmp_key(v: Any) -> Any:
@@ -160,6 +184,7 @@ def cmp_key(v: Any) -> Any:
 # ---------------------------------------------------------------------------------------------
 # values into columns
 
+
 def coerce(col: Column, value: Any, line: int) -> Any:
     """A value stored into ``col``: converted, rounded to the column's scale, length-checked."""
     ct = col.ctype
@@ -169,8 +194,9 @@ def coerce(col: Column, value: Any, line: int) -> Any:
     code = ct.type_code
     if isinstance(value, EmptyLob):
         if code not in (ev.TYPE_CLOB, ev.TYPE_BLOB):
-            raise SqlError(f"ORA-00932: inconsistent datatypes: {col.name} {col.type} takes no {value.marker}",
-                           RUNTIME, line)
+            raise SqlError(
+                f"ORA-00932: inconsistent datatypes: {col.name} {col.type} takes no {value.marker}", RUNTIME, line
+            )
         return value
     if code == ev.TYPE_NUMBER:
         n = to_number(value.text(0) if isinstance(value, OraTime) else value, line)
@@ -180,8 +206,7 @@ def coerce(col: Column, value: Any, line: int) -> Any:
                 ctx.prec = 80
                 n = n.quantize(Decimal(1).scaleb(-ct.scale), rounding=ROUND_HALF_UP)
             if ct.precision > 0 and n != 0 and n.adjusted() + 1 > ct.precision - ct.scale:
-                raise SqlError(f"ORA-01438: {to_text(n)} is larger than {col.name} {col.type} allows", RUNTIME,
-                               line)
+                raise SqlError(f"ORA-01438: {to_text(n)} is larger than {col.name} {col.type} allows", RUNTIME, line)
         return n
     if code in (ev.TYPE_BINARY_FLOAT, ev.TYPE_BINARY_DOUBLE):
         f = value if isinstance(value, float) else float(to_number(value, line) or 0)
@@ -198,16 +223,22 @@ def coerce(col: Column, value: Any, line: int) -> Any:
                 data = convert_text(text, DB_CHARSET.get())
                 text, size = decode_text(data, DB_CHARSET.get()), len(data)
             if size > ct.length:
-                raise SqlError(f"ORA-12899: value too large for column {col.name} (actual: {size}, maximum: "
-                               f"{ct.length})", RUNTIME, line)
+                raise SqlError(
+                    f"ORA-12899: value too large for column {col.name} (actual: {size}, maximum: {ct.length})",
+                    RUNTIME,
+                    line,
+                )
             if ct.char_length and len(text) < ct.char_length:
                 text = text.ljust(ct.char_length)
         return text
     if code in (ev.TYPE_RAW, ev.TYPE_BLOB):
         raw = value if isinstance(value, bytes) else bytes.fromhex(to_text(value) or "")
         if code == ev.TYPE_RAW and len(raw) > ct.length:
-            raise SqlError(f"ORA-12899: value too large for column {col.name} (actual: {len(raw)}, maximum: "
-                           f"{ct.length})", RUNTIME, line)
+            raise SqlError(
+                f"ORA-12899: value too large for column {col.name} (actual: {len(raw)}, maximum: {ct.length})",
+                RUNTIME,
+                line,
+            )
         return raw or None
     if code == ev.TYPE_BOOLEAN:
         if isinstance(value, bool):
@@ -280,17 +311,30 @@ def logged_supplemental(t: Table) -> str:
 
 def copy_table(t: Table) -> Table:
     """The table's definition without its rows (the scenario's initial tables)."""
-    return Table(t.owner, t.name, [Column(c.name, c.type, c.nullable, c.default, c.ctype, c.identity)
-                                   for c in t.columns],
-                 list(t.primary_key), t.supplemental, t.obj, t.data_obj, t.ts, t.partition_kind, t.partition_col,
-                 list(t.partitions), list(t.partition_objs))
+    return Table(
+        t.owner,
+        t.name,
+        [Column(c.name, c.type, c.nullable, c.default, c.ctype, c.identity) for c in t.columns],
+        list(t.primary_key),
+        t.supplemental,
+        t.obj,
+        t.data_obj,
+        t.ts,
+        t.partition_kind,
+        t.partition_col,
+        list(t.partitions),
+        list(t.partition_objs),
+    )
 
 
 def definition(t: Table) -> dict[str, Any]:
     """A ``create_table`` event's definition of ``t``."""
     spec = t.spec()
-    return {"owner": spec.owner, "name": spec.name, "primary-key": spec.primary_key,
-            "supplemental": spec.supplemental,
-            "columns": [f"{c.name} {c.type}{'' if c.nullable else ' NOT NULL'}" for c in spec.columns],
-            "partitions": spec.partitions}
-
+    return {
+        "owner": spec.owner,
+        "name": spec.name,
+        "primary-key": spec.primary_key,
+        "supplemental": spec.supplemental,
+        "columns": [f"{c.name} {c.type}{'' if c.nullable else ' NOT NULL'}" for c in spec.columns],
+        "partitions": spec.partitions,
+    }

@@ -56,7 +56,15 @@ class SysTable:
 
 
 _RAW: Final = (
-    ('CDEF$', 31, 29, 1, 529, 1024, 4259840, """
+    (
+        "CDEF$",
+        31,
+        29,
+        1,
+        529,
+        1024,
+        4259840,
+        """
         CON# 2 22 2 NN
         OBJ# 2 22 1 NN
         COLS 2 22 3
@@ -78,8 +86,17 @@ _RAW: Final = (
         SPARE4 1 1000 19 cs=873
         SPARE5 1 1000 20 cs=873
         SPARE6 12 7 12
-    """),
-    ('CCOL$', 32, 29, 1, 529, 1024, 4259840, """
+    """,
+    ),
+    (
+        "CCOL$",
+        32,
+        29,
+        1,
+        529,
+        1024,
+        4259840,
+        """
         CON# 2 22 2 NN
         OBJ# 2 22 1 NN
         COL# 2 22 3 NN
@@ -91,8 +108,17 @@ _RAW: Final = (
         SPARE4 1 1000 9 cs=873
         SPARE5 1 1000 10 cs=873
         SPARE6 12 7 11
-    """),
-    ('COL$', 21, 2, 1, 529, 1024, 4259840, """
+    """,
+    ),
+    (
+        "COL$",
+        21,
+        2,
+        1,
+        529,
+        1024,
+        4259840,
+        """
         OBJ# 2 22 1 NN
         COL# 2 22 2 NN
         SEGCOL# 2 22 3 NN
@@ -130,8 +156,17 @@ _RAW: Final = (
         SPARE12 1 1000 35 cs=873
         SPARE13 180 11 36 s=6
         ACDRRESCOL# 2 22 14
-    """),
-    ('USER$', 22, 10, 1, 529, 618970019642690137449563136, 4259840, """
+    """,
+    ),
+    (
+        "USER$",
+        22,
+        10,
+        1,
+        529,
+        618970019642690137449563136,
+        4259840,
+        """
         USER# 2 22 1 NN
         NAME 1 128 2 NN cs=873
         TYPE# 2 22 3 NN
@@ -167,8 +202,17 @@ _RAW: Final = (
         SPARE14 2 22 33
         SPARE15 12 7 34
         SPARE16 1 4000 35 cs=873
-    """),
-    ('TAB$', 4, 2, 1, 529, 1024, 4259840, """
+    """,
+    ),
+    (
+        "TAB$",
+        4,
+        2,
+        1,
+        529,
+        1024,
+        4259840,
+        """
         OBJ# 2 22 1 NN
         DATAOBJ# 2 22 2
         TS# 2 22 3 NN
@@ -214,8 +258,17 @@ _RAW: Final = (
         ACDRTSOBJ# 2 22 43
         ACDRDEFAULTTIME 180 11 44 s=6
         ACDRROWTSINTCOL# 2 22 45
-    """),
-    ('OBJ$', 18, 18, 0, 529, 0, 4259840, """
+    """,
+    ),
+    (
+        "OBJ$",
+        18,
+        18,
+        0,
+        529,
+        0,
+        4259840,
+        """
         OBJ# 2 22 1 NN
         DATAOBJ# 2 22 2
         OWNER# 2 22 3 NN
@@ -253,8 +306,17 @@ _RAW: Final = (
         SPARE12 1 1000 35 cs=873
         SPARE13 1 1000 36 cs=873
         SPARE14 180 11 37 s=6
-    """),
-    ('TS$', 16, 6, 1, 529, 1024, 4259840, """
+    """,
+    ),
+    (
+        "TS$",
+        16,
+        6,
+        1,
+        529,
+        1024,
+        4259840,
+        """
         TS# 2 22 1 NN
         NAME 1 30 2 NN cs=873
         OWNER# 2 22 3 NN
@@ -287,8 +349,17 @@ _RAW: Final = (
         SPARE2 2 22 30
         SPARE3 1 1000 31 cs=873
         SPARE4 12 7 32
-    """),
-    ('DEFERRED_STG$', 81, 81, 0, 529, 536870912, 4259840, """
+    """,
+    ),
+    (
+        "DEFERRED_STG$",
+        81,
+        81,
+        0,
+        529,
+        536870912,
+        4259840,
+        """
         OBJ# 2 22 1 NN
         PCTFREE_STG 2 22 2
         PCTUSED_STG 2 22 3
@@ -314,8 +385,17 @@ _RAW: Final = (
         IMCFLAG_STG 2 22 23
         CCFLAG_STG 2 22 24
         FLAGS2_STG 2 22 25
-    """),
-    ('LOB$', 114, 2, 1, 529, 1024, 4259840, """
+    """,
+    ),
+    (
+        "LOB$",
+        114,
+        2,
+        1,
+        529,
+        1024,
+        4259840,
+        """
         OBJ# 2 22 1 NN
         COL# 2 22 2 NN
         INTCOL# 2 22 3 NN
@@ -335,14 +415,32 @@ _RAW: Final = (
         SPARE2 2 22 17
         SPARE3 1 255 18 cs=873
         MAXINL 2 22 19 NN
-    """),
-    ('ECOL$', 158, 158, 0, 529, 537135104, 4259840, """
+    """,
+    ),
+    (
+        "ECOL$",
+        158,
+        158,
+        0,
+        529,
+        537135104,
+        4259840,
+        """
         TABOBJ# 2 22 1
         COLNUM 2 22 2
         BINARYDEFVAL 113 4000 3 prop=128
         GUARD_ID 2 22 4
-    """),
-    ('TABPART$', 947, 947, 0, 529, 537135104, 4259840, """
+    """,
+    ),
+    (
+        "TABPART$",
+        947,
+        947,
+        0,
+        529,
+        537135104,
+        4259840,
+        """
         OBJ# 2 22 1 NN
         DATAOBJ# 2 22 2
         BO# 2 22 3 NN
@@ -370,8 +468,17 @@ _RAW: Final = (
         SPARE3 2 22 25
         BHIBOUNDVAL 113 4000 26 prop=128
         CHUNKID 2 22 6
-    """),
-    ('TABSUBPART$', 959, 959, 0, 529, 537135104, 4259840, """
+    """,
+    ),
+    (
+        "TABSUBPART$",
+        959,
+        959,
+        0,
+        529,
+        537135104,
+        4259840,
+        """
         OBJ# 2 22 1 NN
         DATAOBJ# 2 22 2
         POBJ# 2 22 3 NN
@@ -398,8 +505,17 @@ _RAW: Final = (
         HIBOUNDLEN 2 22 24 NN
         HIBOUNDVAL 8 0 26 cs=873
         BHIBOUNDVAL 113 4000 25 prop=128
-    """),
-    ('TABCOMPART$', 969, 969, 0, 529, 537135104, 4259840, """
+    """,
+    ),
+    (
+        "TABCOMPART$",
+        969,
+        969,
+        0,
+        529,
+        537135104,
+        4259840,
+        """
         OBJ# 2 22 1 NN
         DATAOBJ# 2 22 2
         BO# 2 22 3 NN
@@ -436,8 +552,17 @@ _RAW: Final = (
         BHIBOUNDVAL 113 4000 34 prop=128
         DEFMAXSIZE 2 22 35
         CHUNKID 2 22 6
-    """),
-    ('LOBFRAG$', 980, 980, 0, 529, 536870912, 4259840, """
+    """,
+    ),
+    (
+        "LOBFRAG$",
+        980,
+        980,
+        0,
+        529,
+        536870912,
+        4259840,
+        """
         FRAGOBJ# 2 22 1 NN
         PARENTOBJ# 2 22 2 NN
         TABFRAGOBJ# 2 22 3 NN
@@ -455,8 +580,17 @@ _RAW: Final = (
         SPARE2 2 22 15
         SPARE3 2 22 16
         MAXINL 2 22 17 NN
-    """),
-    ('LOBCOMPPART$', 983, 983, 0, 529, 17716740096, 4259840, """
+    """,
+    ),
+    (
+        "LOBCOMPPART$",
+        983,
+        983,
+        0,
+        529,
+        17716740096,
+        4259840,
+        """
         PARTOBJ# 2 22 1 NN
         LOBJ# 2 22 2 NN
         TABPARTOBJ# 2 22 3 NN
@@ -481,7 +615,8 @@ _RAW: Final = (
         DEFMAXSIZE 2 22 22
         DEFRETENTION 2 22 23
         DEFMINTIME 2 22 24
-    """),
+    """,
+    ),
 )
 
 
@@ -489,9 +624,19 @@ def _parse(line: str, col: int) -> SysColumn:
     name, type_code, length, segcol, *rest = line.split()
     opts = dict(item.split("=", 1) for item in rest if "=" in item)
     cs = int(opts.get("cs", 0))
-    return SysColumn(name, col, int(segcol), int(type_code), int(length), "NN" not in rest, cs,
-                     int(opts.get("cf", 1 if cs else 0)), int(opts.get("p", -1)), int(opts.get("s", -1)),
-                     int(opts.get("prop", 0)))
+    return SysColumn(
+        name,
+        col,
+        int(segcol),
+        int(type_code),
+        int(length),
+        "NN" not in rest,
+        cs,
+        int(opts.get("cf", 1 if cs else 0)),
+        int(opts.get("p", -1)),
+        int(opts.get("s", -1)),
+        int(opts.get("prop", 0)),
+    )
 
 
 @lru_cache(maxsize=1)
@@ -500,6 +645,14 @@ def sys_tables() -> dict[str, SysTable]:
     out: dict[str, SysTable] = {}
     for name, obj, data_obj, clu_cols, tab_flags, tab_property, obj_flags, text in _RAW:
         cols = [_parse(line, n) for n, line in enumerate(text.strip().splitlines(), start=1)]
-        out[name] = SysTable(name, obj, data_obj, clu_cols, tab_flags, tab_property, obj_flags,
-                             tuple(sorted(cols, key=lambda c: c.segcol)))
+        out[name] = SysTable(
+            name,
+            obj,
+            data_obj,
+            clu_cols,
+            tab_flags,
+            tab_property,
+            obj_flags,
+            tuple(sorted(cols, key=lambda c: c.segcol)),
+        )
     return out

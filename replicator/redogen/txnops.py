@@ -13,8 +13,8 @@ from replicator.errors import ConfigError
 
 if TYPE_CHECKING:
     from replicator.redogen.engine import Engine
-    from replicator.redogen.txnstate import Txn
     from replicator.redogen.scenario import Event
+    from replicator.redogen.txnstate import Txn
 
 
 class TxnOps:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from replicator.redogen.ids import Uba, Xid
 from replicator.redogen import byteorder
+from replicator.redogen.ids import Uba, Xid
 
 _HDR32: Final = byteorder.Struct("<BBHHHIIHHBBHHHHH")  # 12.1+: ... CON_ID, 0, flags, 0
 _HDR24: Final = byteorder.Struct("<BBHHHIIHHBBH")  # 11.2
@@ -54,14 +54,41 @@ class Dialect:
         self.v19 = compat >= 0x13000000
         self.v23 = compat >= 0x17000000
 
-    def vector(self, layer: int, code: int, cls: int, afn: int, dba: int, scn: int, seq: int, typ: int,
-               obj: int, fields: Sequence[bytes]) -> bytes:
+    def vector(
+        self,
+        layer: int,
+        code: int,
+        cls: int,
+        afn: int,
+        dba: int,
+        scn: int,
+        seq: int,
+        typ: int,
+        obj: int,
+        fields: Sequence[bytes],
+    ) -> bytes:
         """Header + field-length table + padded fields of one change vector."""
         table = field_table(fields)
         scn_base, scn_wrap = scn & 0xFFFFFFFF, (scn >> 32) & 0xFFFF
         if self.hdr32:
-            head = _HDR32.pack(layer, code, cls, afn, obj >> 16, dba, scn_base, scn_wrap, 0, seq, typ,
-                               obj & 0xFFFF, self.con_id, 0, 0, 0)
+            head = _HDR32.pack(
+                layer,
+                code,
+                cls,
+                afn,
+                obj >> 16,
+                dba,
+                scn_base,
+                scn_wrap,
+                0,
+                seq,
+                typ,
+                obj & 0xFFFF,
+                self.con_id,
+                0,
+                0,
+                0,
+            )
         else:
             head = _HDR24.pack(layer, code, cls, afn, obj >> 16, dba, scn_base, scn_wrap, 0, seq, typ, obj & 0xFFFF)
         return head + table + join_fields(fields)
@@ -72,12 +99,33 @@ class Dialect:
 # ---------------------------------------------------------------------------------------
 def ktudb_field(xid: Xid, uba: Uba, *, first: bool, size: int) -> bytes:
     """5.1 f1: undo record size/space/flags, the XID and the UBA sequence/record."""
-    return byteorder.pack("<HHHHHHIHBB", min(size, 0xFFFF), 0x1F00, 0x12 if first else 0x22, 0,
-                       xid.usn, xid.slot, xid.sqn, uba.seq, uba.rec, 0)
+    return byteorder.pack(
+        "<HHHHHHIHBB",
+        min(size, 0xFFFF),
+        0x1F00,
+        0x12 if first else 0x22,
+        0,
+        xid.usn,
+        xid.slot,
+        xid.sqn,
+        uba.seq,
+        uba.rec,
+        0,
+    )
 
 
-def ktub_field(obj: int, data_obj: int, ts: int, slot: int, flags: int, sqn: int, *, opc: int = 0x0B01,
-               rci: int = 0, begin: tuple[Uba, int, int] | None = None) -> bytes:
+def ktub_field(
+    obj: int,
+    data_obj: int,
+    ts: int,
+    slot: int,
+    flags: int,
+    sqn: int,
+    *,
+    opc: int = 0x0B01,
+    rci: int = 0,
+    begin: tuple[Uba, int, int] | None = None,
+) -> bytes:
     """ktub (24 bytes), or ktubl (76 bytes) for the begin-transaction undo.
 
     ``begin`` is (prev-ctl UBA, base SCN for the prev-commit fields, logon user#).
@@ -86,8 +134,16 @@ def ktub_field(obj: int, data_obj: int, ts: int, slot: int, flags: int, sqn: int
     if begin is None:
         return head
     prev_uba, scn, user = begin
-    return head + byteorder.pack("<HH", 0, 0) + prev_uba.pack() + scn8(scn - 7, False) + scn8(scn - 3, False) \
-        + b"\0" * 4 + b"\xff" * 8 + byteorder.pack("<III", 0x172, 0, user)
+    return (
+        head
+        + byteorder.pack("<HH", 0, 0)
+        + prev_uba.pack()
+        + scn8(scn - 7, False)
+        + scn8(scn - 3, False)
+        + b"\0" * 4
+        + b"\xff" * 8
+        + byteorder.pack("<III", 0x172, 0, user)
+    )
 
 
 def scn8(scn: int, big_form: bool = True) -> bytes:
@@ -123,8 +179,18 @@ def null_bitmap(values: Sequence[bytes | None]) -> bytes:
     return bytes(out)
 
 
-def kdo_irp(bdba: int, hdba: int, op: int, xtype: int, itli: int, fb: int, values: Sequence[bytes | None],
-            slot: int, size: int, nrid: tuple[int, int] = (0, 0)) -> bytes:
+def kdo_irp(
+    bdba: int,
+    hdba: int,
+    op: int,
+    xtype: int,
+    itli: int,
+    fb: int,
+    values: Sequence[bytes | None],
+    slot: int,
+    size: int,
+    nrid: tuple[int, int] = (0, 0),
+) -> bytes:
     """KDO IRP/ORP (48 + bitmap bytes): fb, lb, cc, nrid, size, slot, tabn, null bitmap."""
     body = byteorder.pack("<BBBB8xIH6xHHB", fb, itli, len(values), 0, nrid[0], nrid[1], size, slot, 0)
     return _kdo_head(bdba, hdba, op, xtype, itli) + body + null_bitmap(values) + b"\0" * 3
@@ -135,8 +201,19 @@ def kdo_drp(bdba: int, hdba: int, op: int, xtype: int, itli: int, slot: int) -> 
     return _kdo_head(bdba, hdba, op, xtype, itli) + byteorder.pack("<HBB", slot, 0, 0)
 
 
-def kdo_urp(bdba: int, hdba: int, op: int, xtype: int, itli: int, fb: int, lock: int, slot: int, ncol: int,
-            values: Sequence[bytes | None], size_delta: int) -> bytes:
+def kdo_urp(
+    bdba: int,
+    hdba: int,
+    op: int,
+    xtype: int,
+    itli: int,
+    fb: int,
+    lock: int,
+    slot: int,
+    ncol: int,
+    values: Sequence[bytes | None],
+    size_delta: int,
+) -> bytes:
     """KDO URP (28 + bitmap bytes): fb, lock, ckix, tabn, slot, ncol, nnew, size delta, null bitmap."""
     body = byteorder.pack("<BBBBHBBh", fb, lock, 0, 0, slot, ncol, len(values), size_delta)
     return _kdo_head(bdba, hdba, op, xtype, itli) + body + null_bitmap(values) + b"\0" * 2
@@ -144,8 +221,9 @@ def kdo_urp(bdba: int, hdba: int, op: int, xtype: int, itli: int, fb: int, lock:
 
 def kdo_qm(bdba: int, hdba: int, op: int, xtype: int, itli: int, slots: Sequence[int]) -> bytes:
     """KDO QMI/QMD (22 + 2·nrow bytes): tabn, lock, nrow, slot list."""
-    return _kdo_head(bdba, hdba, op, xtype, itli) + byteorder.pack(f"<BBBB{len(slots)}H2x", 0, itli, len(slots), 0,
-                                                               *slots)
+    return _kdo_head(bdba, hdba, op, xtype, itli) + byteorder.pack(
+        f"<BBBB{len(slots)}H2x", 0, itli, len(slots), 0, *slots
+    )
 
 
 def row_bytes(fb: int, lb: int, values: Sequence[bytes | None]) -> bytes:
@@ -164,8 +242,14 @@ def row_bytes(fb: int, lb: int, values: Sequence[bytes | None]) -> bytes:
     return bytes(out)
 
 
-def supp_fields(kind: int, fb: int, before: int, after: int, columns: Sequence[tuple[int, bytes | None]],
-                head: tuple[int, int] | None = None) -> list[bytes]:
+def supp_fields(
+    kind: int,
+    fb: int,
+    before: int,
+    after: int,
+    columns: Sequence[tuple[int, bytes | None]],
+    head: tuple[int, int] | None = None,
+) -> list[bytes]:
     """Supplemental-log fields of a 5.1 (§6.6): header, column numbers, lengths, values.
 
     ``kind`` is 1 update, 2 insert, 4 delete; ``columns`` are (1-based segcol, value).

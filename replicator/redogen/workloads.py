@@ -65,8 +65,17 @@ class _KeySet:
 class _Oltp:
     """Session/transaction model of the OLTP mix; yields only statements that are valid."""
 
-    def __init__(self, rng: random.Random, tables: list[TableSpec], sessions: int, rows: tuple[int, int],
-                 mix: tuple[float, float, float], rollback_rate: float, savepoint_rate: float, rate: float):
+    def __init__(
+        self,
+        rng: random.Random,
+        tables: list[TableSpec],
+        sessions: int,
+        rows: tuple[int, int],
+        mix: tuple[float, float, float],
+        rollback_rate: float,
+        savepoint_rate: float,
+        rate: float,
+    ):
         self.rng, self.tables, self.sessions = rng, tables, sessions
         self.rows, self.mix, self.rollback_rate, self.savepoint_rate = rows, mix, rollback_rate, savepoint_rate
         self.wait = 1.0 / rate
@@ -149,8 +158,13 @@ class _Oltp:
             sid = rng.randint(1, self.sessions)
             p = self.plan.get(sid)
             if p is None:
-                p = self.plan[sid] = {"left": rng.randint(*self.rows), "undo": [], "locks": [], "sp": None,
-                                      "rollback": rng.random() < self.rollback_rate}
+                p = self.plan[sid] = {
+                    "left": rng.randint(*self.rows),
+                    "undo": [],
+                    "locks": [],
+                    "sp": None,
+                    "rollback": rng.random() < self.rollback_rate,
+                }
             if p["left"] > 0:
                 p["left"] -= 1
                 if p["sp"] is None and rng.random() < self.savepoint_rate:
@@ -170,17 +184,36 @@ class _Oltp:
             yield Event("rollback" if p["rollback"] else "commit", sid, wait=self.wait)
 
 
-def oltp(seed: int = 1, target_bytes: int = 10 << 20, *, version: str = "19", block_size: int = 512,
-         tables: int = 10, columns: tuple[int, int] = (5, 60), sessions: int = 50, rows: tuple[int, int] = (1, 20),
-         mix: tuple[float, float, float] = (0.7, 0.2, 0.1), rollback_rate: float = 0.1,
-         savepoint_rate: float = 0.02, rate: float = 2000.0, preload: int = 200, **extra: Any) -> Scenario:
+def oltp(
+    seed: int = 1,
+    target_bytes: int = 10 << 20,
+    *,
+    version: str = "19",
+    block_size: int = 512,
+    tables: int = 10,
+    columns: tuple[int, int] = (5, 60),
+    sessions: int = 50,
+    rows: tuple[int, int] = (1, 20),
+    mix: tuple[float, float, float] = (0.7, 0.2, 0.1),
+    rollback_rate: float = 0.1,
+    savepoint_rate: float = 0.02,
+    rate: float = 2000.0,
+    preload: int = 200,
+    **extra: Any,
+) -> Scenario:
     """Realistic OLTP: updates/inserts/deletes by ``mix``, ``sessions`` concurrent sessions, seeded.
 
     Each table is first loaded with ``preload`` committed rows (multi-row inserts).
     """
     rng = random.Random(seed)
-    sc = Scenario(version=version, block_size=block_size, seed=seed, max_redo_bytes=target_bytes,
-                  log_blocks=max(2048, (64 << 20) // block_size), **extra)
+    sc = Scenario(
+        version=version,
+        block_size=block_size,
+        seed=seed,
+        max_redo_bytes=target_bytes,
+        log_blocks=max(2048, (64 << 20) // block_size),
+        **extra,
+    )
     v23 = sc.compat >= 0x17000000
     sc.tables = [_table(rng, "APP", f"T{i:02}", rng.randint(*columns), v23) for i in range(tables)]
     model = _Oltp(rng, sc.tables, sessions, rows, mix, rollback_rate, savepoint_rate, rate)
@@ -188,8 +221,16 @@ def oltp(seed: int = 1, target_bytes: int = 10 << 20, *, version: str = "19", bl
     return sc
 
 
-def mixed(seed: int = 1, events: int = 60, *, version: str = "19", block_size: int = 512, wide: bool = True,
-          big: bool = True, **extra: Any) -> Scenario:
+def mixed(
+    seed: int = 1,
+    events: int = 60,
+    *,
+    version: str = "19",
+    block_size: int = 512,
+    wide: bool = True,
+    big: bool = True,
+    **extra: Any,
+) -> Scenario:
     """A small scenario using every feature: for property tests and quick checks.
 
     Mixed-type tables, a 300-column table, a table whose rows chain over blocks, 4 sessions,
@@ -207,8 +248,10 @@ def mixed(seed: int = 1, events: int = 60, *, version: str = "19", block_size: i
     sc.tables = tables
     model = _Oltp(rng, tables, 4, (1, 6), (0.6, 0.3, 0.1), 0.2, 0.2, 1.0)
     if big:
-        model.pools["BIG"] = {f"C{i}": [None] + ["".join(rng.choices("xyz", k=rng.randint(2000, 3900)))
-                                                 for _ in range(4)] for i in range(1, 4)}
+        model.pools["BIG"] = {
+            f"C{i}": [None] + ["".join(rng.choices("xyz", k=rng.randint(2000, 3900))) for _ in range(4)]
+            for i in range(1, 4)
+        }
 
     def timeline() -> Iterator[Event]:
         stream = model.events()
@@ -218,6 +261,7 @@ def mixed(seed: int = 1, events: int = 60, *, version: str = "19", block_size: i
             ev = next(stream)
             ev.wait = 1.0 if rng.random() < 0.1 else 0.0
             yield ev
+
     sc.timeline = timeline()
     return sc
 
@@ -230,8 +274,9 @@ def _simple_table(name: str, ncols: int, col_type: str = "VARCHAR2(30)") -> Tabl
 _HUGE_ROW_OVERHEAD = 840  # redo bytes per row of huge_transaction besides PAYLOAD (measured)
 
 
-def huge_transaction(rows: int = 100_000, *, seed: int = 1, row_bytes: int = 0, target_bytes: int = 0,
-                     **extra: Any) -> Scenario:
+def huge_transaction(
+    rows: int = 100_000, *, seed: int = 1, row_bytes: int = 0, target_bytes: int = 0, **extra: Any
+) -> Scenario:
     """One transaction inserting ``rows`` rows and updating every tenth, then one commit.
 
     ``row_bytes`` adds a PAYLOAD VARCHAR2(4000) column of that many bytes per row (few, fat
@@ -258,6 +303,7 @@ def huge_transaction(rows: int = 100_000, *, seed: int = 1, row_bytes: int = 0, 
             if k % 10 == 0:
                 yield Event("update", 1, "HUGE", values={"C1": f"u{k}"}, key={"ID": k - 5})
         yield Event("commit", 1)
+
     return Scenario(tables=[t], timeline=events(), seed=seed, **extra)
 
 
@@ -273,6 +319,7 @@ def open_transactions(count: int = 100_000, *, seed: int = 1, **extra: Any) -> S
         rng.shuffle(order)
         for sid in order:
             yield Event("rollback" if sid % 10 == 0 else "commit", sid)
+
     return Scenario(tables=[t], timeline=events(), seed=seed, **extra)
 
 
@@ -291,26 +338,47 @@ def wide_rows(columns: int = 1000, rows: int = 100, *, seed: int = 1, **extra: A
             if k % 7 == 0:
                 yield Event("delete", 1 + k % 4, "WIDE", key={"ID": k - 1})
             yield Event("commit", 1 + k % 4)
+
     return Scenario(tables=[t], timeline=events(), seed=seed, **extra)
 
 
 def big_values(size: int = 32767, rows: int = 20, *, seed: int = 1, **extra: Any) -> Scenario:
     """Rows with values of ``size`` bytes (chained over several blocks, split columns)."""
     rng = random.Random(seed)
-    cols = [ColumnSpec("ID", "NUMBER", False), ColumnSpec("TXT", f"VARCHAR2({max(size, 1)})"),
-            ColumnSpec("BIN", f"RAW({max(size, 1)})"), ColumnSpec("N", "NUMBER")]
+    cols = [
+        ColumnSpec("ID", "NUMBER", False),
+        ColumnSpec("TXT", f"VARCHAR2({max(size, 1)})"),
+        ColumnSpec("BIN", f"RAW({max(size, 1)})"),
+        ColumnSpec("N", "NUMBER"),
+    ]
     t = TableSpec("APP", "BIG", cols, ["ID"])
 
     def events() -> Iterator[Event]:
         for k in range(1, rows + 1):
-            yield Event("insert", 1, "BIG", values={"ID": k, "TXT": "".join(rng.choices("abcxyz", k=size)),
-                                                    "BIN": rng.randbytes(size).hex(), "N": k})
+            yield Event(
+                "insert",
+                1,
+                "BIG",
+                values={
+                    "ID": k,
+                    "TXT": "".join(rng.choices("abcxyz", k=size)),
+                    "BIN": rng.randbytes(size).hex(),
+                    "N": k,
+                },
+            )
             yield Event("update", 1, "BIG", values={"N": -k}, key={"ID": k})
             if k % 2:
                 yield Event("delete", 1, "BIG", key={"ID": k})
             yield Event("commit", 1)
+
     return Scenario(tables=[t], timeline=events(), seed=seed, **extra)
 
 
-WORKLOADS = {"oltp": oltp, "mixed": mixed, "huge-transaction": huge_transaction, "open-transactions": open_transactions,
-             "wide-rows": wide_rows, "big-values": big_values}
+WORKLOADS = {
+    "oltp": oltp,
+    "mixed": mixed,
+    "huge-transaction": huge_transaction,
+    "open-transactions": open_transactions,
+    "wide-rows": wide_rows,
+    "big-values": big_values,
+}

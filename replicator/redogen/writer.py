@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import random
 import string
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Callable, Protocol
+from typing import BinaryIO, Protocol
 
 from replicator.errors import ConfigError
 from replicator.redogen.blocks import Record, layout, pack_lwn, seal
@@ -37,8 +38,9 @@ class ArchivedLog:
     thread: int = 1
 
 
-def archive_name(fmt: str, thread: int, sequence: int, resetlogs: int, activation: int, dbid: int,
-                 rng: random.Random) -> str:
+def archive_name(
+    fmt: str, thread: int, sequence: int, resetlogs: int, activation: int, dbid: int, rng: random.Random
+) -> str:
     """Expand ``log_archive_format`` (%t %T %s %S %r %a %d %h)."""
     out, i = [], 0
     while i < len(fmt):
@@ -46,9 +48,18 @@ def archive_name(fmt: str, thread: int, sequence: int, resetlogs: int, activatio
         if ch == "%" and i + 1 < len(fmt):
             code = fmt[i + 1]
             i += 2
-            out.append({"t": str(thread), "T": f"{thread:04d}", "s": str(sequence), "S": f"{sequence:010d}",
-                        "r": str(resetlogs), "a": str(activation), "d": f"{dbid:x}",
-                        "h": "".join(rng.choices(string.digits + string.ascii_lowercase, k=8))}.get(code, "%" + code))
+            out.append(
+                {
+                    "t": str(thread),
+                    "T": f"{thread:04d}",
+                    "s": str(sequence),
+                    "S": f"{sequence:010d}",
+                    "r": str(resetlogs),
+                    "a": str(activation),
+                    "d": f"{dbid:x}",
+                    "h": "".join(rng.choices(string.digits + string.ascii_lowercase, k=8)),
+                }.get(code, "%" + code)
+            )
             continue
         out.append(ch)
         i += 1
@@ -110,8 +121,7 @@ class ArchiveFile:
 class RedoStream:
     """SCN clock + LWN grouping + log files of one redo thread."""
 
-    def __init__(self, sc: Scenario, out_dir: Path, con_uid: int, sink: SinkFactory | None = None,
-                 thread: int = 0):
+    def __init__(self, sc: Scenario, out_dir: Path, con_uid: int, sink: SinkFactory | None = None, thread: int = 0):
         self.sc = sc
         self.thread = thread or sc.thread
         # RAC mode: every record takes a new SCN (see Scenario.scn_per_record).
@@ -147,8 +157,11 @@ class RedoStream:
     # -- records -------------------------------------------------------------------------
     def open_record(self, epoch: int, commit: bool = False) -> tuple[int, int]:
         """SCN and sub-SCN for the next record (starting a new LWN first when due)."""
-        if self._lwn and (epoch != self._lwn_epoch or self._lwn_bytes >= self._max_lwn_bytes
-                          or (self._last_commit and self._lwn_commits >= self.sc.group_commits)):
+        if self._lwn and (
+            epoch != self._lwn_epoch
+            or self._lwn_bytes >= self._max_lwn_bytes
+            or (self._last_commit and self._lwn_commits >= self.sc.group_commits)
+        ):
             self.flush_lwn()
         if not self._lwn:
             self.scn += 1  # each LWN gets a fresh SCN
@@ -190,8 +203,7 @@ class RedoStream:
         if self._file is None:
             self._open_file(records[0].scn, self._lwn_epoch)
         assert self._file is not None
-        blocks = pack_lwn(records, bs, self._file.next_block, self.sequence, self.con_uid,
-                          redo_time(self._lwn_epoch))
+        blocks = pack_lwn(records, bs, self._file.next_block, self.sequence, self.con_uid, redo_time(self._lwn_epoch))
         for r in records:
             r.time = self._lwn_epoch  # epoch seconds from here on (the LWN header holds redo time)
         self._file.header.largest_lwn = max(self._file.header.largest_lwn, nblocks)
@@ -219,15 +231,26 @@ class RedoStream:
 
     def _open_file(self, first_scn: int, epoch: int) -> None:
         sc = self.sc
-        name = archive_name(sc.log_archive_format, self.thread, self.sequence, self.resetlogs, sc.activation,
-                            sc.dbid, self._rng)
-        header = LogHeader(sequence=self.sequence, compat=sc.compat, dbid=sc.dbid, db_name=sc.database,
-                           block_size=sc.block_size, file_blocks=sc.log_blocks, activation=sc.activation,
-                           resetlogs=self.resetlogs, resetlogs_scn=sc.effective_resetlogs_scn,
-                           thread=self.thread, first_scn=first_scn, first_time=redo_time(epoch),
-                           # as 3 online groups per thread
-                           file_number=3 * (self.thread - 1) + 1 + (self.sequence - sc.first_sequence) % 3,
-                           prev_resetlogs=self.resetlogs - 86400 * 30)
+        name = archive_name(
+            sc.log_archive_format, self.thread, self.sequence, self.resetlogs, sc.activation, sc.dbid, self._rng
+        )
+        header = LogHeader(
+            sequence=self.sequence,
+            compat=sc.compat,
+            dbid=sc.dbid,
+            db_name=sc.database,
+            block_size=sc.block_size,
+            file_blocks=sc.log_blocks,
+            activation=sc.activation,
+            resetlogs=self.resetlogs,
+            resetlogs_scn=sc.effective_resetlogs_scn,
+            thread=self.thread,
+            first_scn=first_scn,
+            first_time=redo_time(epoch),
+            # as 3 online groups per thread
+            file_number=3 * (self.thread - 1) + 1 + (self.sequence - sc.first_sequence) % 3,
+            prev_resetlogs=self.resetlogs - 86400 * 30,
+        )
         self._file = self._sink(name, header)
         self._switch = False
 

@@ -41,8 +41,9 @@ def table_map(source: Any, dictionary: Any, cp: Any) -> dict[int, Table]:
     rules = filter_rules(source)
     check_patterns(rules)
     check_users(cp.users, rules, checkpoint=f"schema checkpoint {source.name}-chkpt-{cp.scn}.json")
-    return build_table_map(dictionary, rules, source.filter.separator, source.flags,
-                           cp.nls_character_set, cp.nls_nchar_character_set)
+    return build_table_map(
+        dictionary, rules, source.filter.separator, source.flags, cp.nls_character_set, cp.nls_nchar_character_set
+    )
 
 
 def dictionary_tracker(source: Any, dictionary: Any, cp: Any) -> Any:
@@ -50,17 +51,24 @@ def dictionary_tracker(source: Any, dictionary: Any, cp: Any) -> Any:
     from replicator.schema.filter import FLAG_ADAPTIVE_SCHEMA
     from replicator.schema.tracking import DictionaryTracker
 
-    return DictionaryTracker(dictionary, lambda d: table_map(source, d, cp), users=cp.users,
-                             adaptive=bool(source.flags & FLAG_ADAPTIVE_SCHEMA),
-                             schema_scn=cp.schema_scn or cp.scn)
+    return DictionaryTracker(
+        dictionary,
+        lambda d: table_map(source, d, cp),
+        users=cp.users,
+        adaptive=bool(source.flags & FLAG_ADAPTIVE_SCHEMA),
+        schema_scn=cp.schema_scn or cp.scn,
+    )
 
 
 def require_state_dir(path: str) -> None:
     """The state folder must exist (10012): checkpoints are read from and written to it."""
     if not os.path.isdir(path):
         what = "is not a directory" if os.path.exists(path) else "does not exist"
-        raise RuntimeFailure(f"state directory {path} {what} (state.path): create it and put the schema "
-                             f"checkpoint (<name>-chkpt-<scn>.json) in it", 10012)
+        raise RuntimeFailure(
+            f"state directory {path} {what} (state.path): create it and put the schema "
+            f"checkpoint (<name>-chkpt-<scn>.json) in it",
+            10012,
+        )
 
 
 def start_checkpoint(config: Any, source: Any) -> Any:
@@ -77,11 +85,15 @@ def start_checkpoint(config: Any, source: Any) -> Any:
         if not start_scn:
             fix = "set reader.start-scn to select one" + (f" (found: {held})" if found else "")
         elif found:
-            fix = (f"reader.start-scn {start_scn} selects the largest SCN not above it, and every one found is "
-                   f"above it or unreadable (found: {held})")
+            fix = (
+                f"reader.start-scn {start_scn} selects the largest SCN not above it, and every one found is "
+                f"above it or unreadable (found: {held})"
+            )
         else:
-            fix = (f"none is there: put the one for reader.start-scn {start_scn} there "
-                   f"({source.name}-chkpt-<scn>.json, <scn> at most {start_scn})")
+            fix = (
+                f"none is there: put the one for reader.start-scn {start_scn} there "
+                f"({source.name}-chkpt-<scn>.json, <scn> at most {start_scn})"
+            )
         raise RuntimeFailure(f"schema checkpoint for database {source.name} not found in {state_dir}: {fix}", 10052)
     return cp
 
@@ -129,9 +141,16 @@ def source_facts(config: Any, source: Any, cp: Any = None) -> tuple[ParserOption
         db_tz = reader.db_timezone
     host_tz = reader.host_timezone if reader.host_timezone is not None else _local_offset()
     parser = ParserOptions(
-        tables=tables, schemaless=bool(flags & FLAG_SCHEMALESS), flags=flags, con_id=con_id, con_name=con_name,
-        first_data_scn=start_scn, host_tz=host_tz, skip_xids=frozenset(source.filter.skip_xid_values()),
-        emit_ddl=bool(flags & FLAG_DDL), tracker=tracker,
+        tables=tables,
+        schemaless=bool(flags & FLAG_SCHEMALESS),
+        flags=flags,
+        con_id=con_id,
+        con_name=con_name,
+        first_data_scn=start_scn,
+        host_tz=host_tz,
+        skip_xids=frozenset(source.filter.skip_xid_values()),
+        emit_ddl=bool(flags & FLAG_DDL),
+        tracker=tracker,
         dictionary_pos=(cp.seq, cp.offset) if cp is not None else (0, 0),
     )
     fmt = replace(fmt, flags=flags, db_timezone=db_tz, con_name=con_name, database=source.name)

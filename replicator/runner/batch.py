@@ -78,10 +78,20 @@ def build_job(config_path: str, config: Any = None) -> BatchJob:
     source = startup.source
     parser, fmt, _, _ = startup.facts
     verify = not (source.reader.disable_checks & DISABLE_CHECKSUM)
-    return BatchJob(source.name, startup.files, parser, fmt, config.target[0].writer, verify, config.memory,
-                    checkpoint=startup.checkpoint, state=config.state,
-                    keep_all_checkpoints=bool(source.flags & FLAG_KEEP_CHECKPOINTS), source=startup.redo_source,
-                    start_scn=source.reader.start_scn or 0)
+    return BatchJob(
+        source.name,
+        startup.files,
+        parser,
+        fmt,
+        config.target[0].writer,
+        verify,
+        config.memory,
+        checkpoint=startup.checkpoint,
+        state=config.state,
+        keep_all_checkpoints=bool(source.flags & FLAG_KEEP_CHECKPOINTS),
+        source=startup.redo_source,
+        start_scn=source.reader.start_scn or 0,
+    )
 
 
 def schema_checkpoints(pipeline: Pipeline, job: BatchJob, metrics: Metrics | None = None) -> CheckpointManager:
@@ -96,9 +106,16 @@ def schema_checkpoints(pipeline: Pipeline, job: BatchJob, metrics: Metrics | Non
     the final checkpoint ends it with 10120 (not with exit 0 and no checkpoint).
     """
     state = job.state
-    manager = CheckpointManager(state.path, job.name, state.keep_checkpoints, state.schema_force_interval,
-                                state.interval_s, state.interval_mb, keep_all=job.keep_all_checkpoints,
-                                start_scn=job.start_scn)
+    manager = CheckpointManager(
+        state.path,
+        job.name,
+        state.keep_checkpoints,
+        state.schema_force_interval,
+        state.interval_s,
+        state.interval_mb,
+        keep_all=job.keep_all_checkpoints,
+        start_scn=job.start_scn,
+    )
     base = [job.checkpoint]
 
     def on_checkpoint(cp: Checkpoint, parser: Any, final: bool) -> None:
@@ -115,12 +132,14 @@ def schema_checkpoints(pipeline: Pipeline, job: BatchJob, metrics: Metrics | Non
         if header is None or cut_scn <= max(job.checkpoint.scn, parser.opt.first_data_scn):
             return
         if tracker is not None and tracker.pending:
-            base[0] = replace(base[0], rows=tracker.dictionary.snapshot(), schema_scn=tracker.schema_scn,
-                              schema_ref_scn=None)
+            base[0] = replace(
+                base[0], rows=tracker.dictionary.snapshot(), schema_scn=tracker.schema_scn, schema_ref_scn=None
+            )
             manager.schema_changed, tracker.pending = True, False
         stamped = replace(base[0], resetlogs=header.resetlogs, activation=header.activation, threads=threads)
-        path = manager.write_schema(stamped, cut_scn, time_raw, parser.epoch(time_raw), threads[0][1], threads[0][2],
-                                    None, final=True)
+        path = manager.write_schema(
+            stamped, cut_scn, time_raw, parser.epoch(time_raw), threads[0][1], threads[0][2], None, final=True
+        )
         if path is not None and metrics is not None:
             metrics.checkpoint_written(cut_scn)
 
@@ -128,8 +147,13 @@ def schema_checkpoints(pipeline: Pipeline, job: BatchJob, metrics: Metrics | Non
     return manager
 
 
-def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off", watch: RunWatch | None = None,
-            engine: str | None = None) -> RunStats:
+def run_job(
+    job: BatchJob,
+    sink: Sink | None = None,
+    progress: str = "off",
+    watch: RunWatch | None = None,
+    engine: str | None = None,
+) -> RunStats:
     """Run a resolved job; the writer from the config unless ``sink`` is given.
 
     With the config's writer, the output is planned first (:mod:`replicator.runner.batch_output`:
@@ -154,8 +178,15 @@ def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off", watc
         record = start_record(plan, writer, job.files, job.start_scn)
     pool = memory_pool(job.memory)
     pool.remove_stale_swap_files()
-    pipeline = Pipeline(job.parser, create_format_for(job.format_options), writer, verify_checksum=job.verify_checksum,
-                        pool=pool, source=job.source, engine=engine)
+    pipeline = Pipeline(
+        job.parser,
+        create_format_for(job.format_options),
+        writer,
+        verify_checksum=job.verify_checksum,
+        pool=pool,
+        source=job.source,
+        engine=engine,
+    )
     if job.checkpoint is not None:
         cp = job.checkpoint
         pipeline.identity = DatabaseIdentity(cp.resetlogs, cp.activation, list(cp.incarnations))
@@ -185,8 +216,11 @@ def run_job(job: BatchJob, sink: Sink | None = None, progress: str = "off", watc
             watch.finished(ok)
     undelivered = writer.undelivered if isinstance(writer, DeliveryShortfall) else 0
     if undelivered:  # a batch run that did not deliver everything has failed
-        raise RuntimeFailure(f"{undelivered} of {stats.messages} messages were not delivered by the "
-                             f"{job.writer_config.type} writer before the end of the run", 10101)
+        raise RuntimeFailure(
+            f"{undelivered} of {stats.messages} messages were not delivered by the "
+            f"{job.writer_config.type} writer before the end of the run",
+            10101,
+        )
     if plan is not None and not stats.stopped:
         finish_record(plan, record)
     return stats
@@ -199,14 +233,22 @@ def _linger(seconds: float, bind: str, progress: str, stop: SoftStop) -> None:
 
     log.info(f"serving /metrics on {bind} for {seconds:g} more seconds (--metrics-linger), then exiting")
     end = time.monotonic() + seconds
-    with Ticker(lambda _: f"lingering for a final scrape of /metrics: {max(end - time.monotonic(), 0):.0f} s left",
-                mode=progress):
+    with Ticker(
+        lambda _: f"lingering for a final scrape of /metrics: {max(end - time.monotonic(), 0):.0f} s left",
+        mode=progress,
+    ):
         while not stop.signum and time.monotonic() < end:
             time.sleep(min(0.2, max(end - time.monotonic(), 0)))
 
 
-def run_config(config_path: str, progress: str = "auto", *, read_limit_mbps: float | None = None,
-               metrics_linger: float = 0.0, engine: str | None = None) -> int:
+def run_config(
+    config_path: str,
+    progress: str = "auto",
+    *,
+    read_limit_mbps: float | None = None,
+    metrics_linger: float = 0.0,
+    engine: str | None = None,
+) -> int:
     """``replicator run``: process the batch and stop softly; returns the exit code.
 
     The config file is locked for the run, as the daemon locks it (10002 for a second run).
@@ -241,8 +283,15 @@ def run_config(config_path: str, progress: str = "auto", *, read_limit_mbps: flo
         stop.uninstall()
 
 
-def _run_batch(config_path: str, config: Any, stop: SoftStop, progress: str, read_limit_mbps: float | None,
-               metrics_linger: float, engine: str | None) -> int:
+def _run_batch(
+    config_path: str,
+    config: Any,
+    stop: SoftStop,
+    progress: str,
+    read_limit_mbps: float | None,
+    metrics_linger: float,
+    engine: str | None,
+) -> int:
     if stop.signum:
         log.error(10015, f"caught signal {stop.signum} during start-up: stopped before reading any redo")
         return stop.exit_code
@@ -264,13 +313,18 @@ def _run_batch(config_path: str, config: Any, stop: SoftStop, progress: str, rea
         watch.stop = stop
         stats = run_job(job, progress=progress, watch=watch, engine=engine)
         if stats.stopped:
-            log.error(10015, f"caught signal {stop.signum}: stopped after {stats.transactions} transactions, "
-                             f"{stats.messages} messages (SCN {stats.last_scn}), final checkpoint written; the "
-                             f"output holds part of the run: run the same command again to write it whole (a rerun "
-                             f"cuts back what this run wrote first)")
+            log.error(
+                10015,
+                f"caught signal {stop.signum}: stopped after {stats.transactions} transactions, "
+                f"{stats.messages} messages (SCN {stats.last_scn}), final checkpoint written; the "
+                f"output holds part of the run: run the same command again to write it whole (a rerun "
+                f"cuts back what this run wrote first)",
+            )
         else:
-            log.info(f"finished batch processing, exiting: {stats.files} files, {stats.transactions} transactions, "
-                     f"{stats.rows} rows, {stats.messages} messages in {stats.seconds:.2f}s")
+            log.info(
+                f"finished batch processing, exiting: {stats.files} files, {stats.transactions} transactions, "
+                f"{stats.rows} rows, {stats.messages} messages in {stats.seconds:.2f}s"
+            )
         if metrics is not None and metrics_linger > 0:
             _linger(metrics_linger, f"{bound[0]}:{bound[1]}", progress, stop)
     except BaseException:

@@ -71,24 +71,36 @@ def load_record(path: Path) -> BatchRecord | None:
     try:
         doc = json.loads(path.read_bytes())
         out = doc["output"]
-        return BatchRecord((str(out[0]), int(out[1])), int(doc["start-scn"]),
-                           tuple((str(p), int(s)) for p, s in doc["redo"]), bool(doc["finished"]))
+        return BatchRecord(
+            (str(out[0]), int(out[1])),
+            int(doc["start-scn"]),
+            tuple((str(p), int(s)) for p, s in doc["redo"]),
+            bool(doc["finished"]),
+        )
     except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
-        raise RuntimeFailure(f"file: {path} - the batch output record cannot be read ({exc}): move it away "
-                             f"together with the output it describes", 10110) from None
+        raise RuntimeFailure(
+            f"file: {path} - the batch output record cannot be read ({exc}): move it away "
+            f"together with the output it describes",
+            10110,
+        ) from None
 
 
 def save_record(path: Path, record: BatchRecord) -> None:
     """Write the record atomically (a crash leaves the old one or the new one)."""
-    doc = {"output": list(record.output), "start-scn": record.start_scn,
-           "redo": [list(entry) for entry in record.redo], "finished": record.finished}
+    doc = {
+        "output": list(record.output),
+        "start-scn": record.start_scn,
+        "redo": [list(entry) for entry in record.redo],
+        "finished": record.finished,
+    }
     try:
         atomic_write(path, json.dumps(doc).encode() + b"\n")
     except OSError as exc:
-        raise RuntimeFailure(f"file: {path} - the batch output record cannot be written: {exc.strerror}",
-                             10006) from exc
+        raise RuntimeFailure(
+            f"file: {path} - the batch output record cannot be written: {exc.strerror}", 10006
+        ) from exc
 
 
 def redo_key(files: list[RedoFile]) -> tuple[tuple[str, int], ...]:
@@ -108,8 +120,11 @@ def plan_output(writer_config: Any, state_dir: str, name: str, files: list[RedoF
         return OutputPlan(f"{writer_config.output}: new files named by the time (%t): a rerun writes new files")
     path = record_path(state_dir, name) if os.path.isdir(state_dir) else None
     if path is not None and not os.access(state_dir, os.W_OK | os.X_OK):
-        raise RuntimeFailure(f"state directory {state_dir} is not writable by this user (uid {os.getuid()}): a batch "
-                             f"run with a file output records its output there ({path.name})", 10006)
+        raise RuntimeFailure(
+            f"state directory {state_dir} is not writable by this user (uid {os.getuid()}): a batch "
+            f"run with a file output records its output there ({path.name})",
+            10006,
+        )
     record = load_record(path) if path is not None else None
     redo = redo_key(files)
     if record is not None and writer.holds(record.output[0]):
@@ -120,12 +135,16 @@ def plan_output(writer_config: Any, state_dir: str, name: str, files: list[RedoF
                 f"output {file} holds, from byte {size}, the output of an earlier {state} run of this config over "
                 f"other redo (see {path}): this run does not read all of that redo, so it can neither write that "
                 f"output again nor append after it without mixing two runs; move the output and {path} away "
-                f"(or set writer.output to a new file) to write this run's", REFUSED)
+                f"(or set writer.output to a new file) to write this run's",
+                REFUSED,
+            )
         held = _size(file)
         if held < size:
             raise RuntimeFailure(
                 f"output {file} holds {max(held, 0)} bytes, but the {state} run recorded in {path} began at byte "
-                f"{size}: it was cut or replaced since; move the output and {path} away", REFUSED)
+                f"{size}: it was cut or replaced since; move the output and {path} away",
+                REFUSED,
+            )
         assert path is not None
         if size == 0:
             done = "removed and written again"
@@ -133,16 +152,22 @@ def plan_output(writer_config: Any, state_dir: str, name: str, files: list[RedoF
             done = f"cut back from {held} to {size} bytes and written on"
         else:
             done = f"written on from byte {size}"
-        return OutputPlan(f"{file}: a rerun of the {state} run recorded in {path.name}: {done}",
-                          resume_at=(file, size), record=path)
+        return OutputPlan(
+            f"{file}: a rerun of the {state} run recorded in {path.name}: {done}", resume_at=(file, size), record=path
+        )
     existing = _existing(writer, pattern)
     if existing:
-        where = (f"{path.name} records no run of this config for it" if path is not None else
-                 f"there is no state folder {state_dir} to record batch runs in")
+        where = (
+            f"{path.name} records no run of this config for it"
+            if path is not None
+            else f"there is no state folder {state_dir} to record batch runs in"
+        )
         raise RuntimeFailure(
             f"output {existing} already holds {_size(existing)} bytes, and {where}: this run would append "
             f"its messages after them (a second copy if an earlier run wrote them); move or delete it, or set "
-            f"writer.output to a new file", REFUSED)
+            f"writer.output to a new file",
+            REFUSED,
+        )
     first = pattern.name(str(min(f.sequence for f in files))) if pattern.mode == "sequence" and files else None
     kept = "" if path is not None else f" (not recorded: no state folder {state_dir}, so a rerun is refused)"
     return OutputPlan(f"{writer_config.output}: new output{kept}", record=path, sequence_start=first)
@@ -153,11 +178,15 @@ def check_output_directory(writer_config: Any) -> Any:
     pattern = writer_config.pattern
     directory = pattern.directory
     if not os.path.isdir(directory):
-        raise RuntimeFailure(f"output directory {directory} of writer.output {writer_config.output} does not exist: "
-                             f"create it", 10006)
+        raise RuntimeFailure(
+            f"output directory {directory} of writer.output {writer_config.output} does not exist: create it", 10006
+        )
     if not os.access(directory, os.W_OK | os.X_OK):
-        raise RuntimeFailure(f"output directory {directory} of writer.output {writer_config.output} is not "
-                             f"writable by this user (uid {os.getuid()})", 10006)
+        raise RuntimeFailure(
+            f"output directory {directory} of writer.output {writer_config.output} is not "
+            f"writable by this user (uid {os.getuid()})",
+            10006,
+        )
     return pattern
 
 

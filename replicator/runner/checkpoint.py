@@ -37,8 +37,15 @@ from replicator.schema.store import (
     write_schema_checkpoint,
 )
 
-__all__ = ["POSITION_ZERO", "CheckpointManager", "Confirmed", "Position", "SaveFailures", "check_state_directory",
-           "xid_text"]
+__all__ = [
+    "POSITION_ZERO",
+    "CheckpointManager",
+    "Confirmed",
+    "Position",
+    "SaveFailures",
+    "check_state_directory",
+    "xid_text",
+]
 
 
 def check_state_directory(path: str) -> None:
@@ -54,8 +61,11 @@ def check_state_directory(path: str) -> None:
         os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         os.unlink(probe)
     except OSError as e:
-        raise RuntimeFailure(f"state directory {path} is not writable ({e.strerror}): no checkpoint could be "
-                             f"saved; give the service's user write access to it", 10122) from e
+        raise RuntimeFailure(
+            f"state directory {path} is not writable ({e.strerror}): no checkpoint could be "
+            f"saved; give the service's user write access to it",
+            10122,
+        ) from e
 
 
 class SaveFailures:
@@ -68,8 +78,13 @@ class SaveFailures:
     stops with RuntimeFailure 10102.
     """
 
-    def __init__(self, report_every_s: float = 30.0, give_up_s: float = 300.0, max_backoff_s: float = 10.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        report_every_s: float = 30.0,
+        give_up_s: float = 300.0,
+        max_backoff_s: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.report_every_s, self.give_up_s, self.max_backoff_s = report_every_s, give_up_s, max_backoff_s
         self.clock = clock
         self._since: float | None = None  # first failure of the current streak
@@ -93,11 +108,17 @@ class SaveFailures:
         self._backoff = min(self.max_backoff_s, max(0.5, self._backoff * 2))
         self._next_try = now + self._backoff
         if now - self._since >= self.give_up_s:
-            raise RuntimeFailure(f"state directory: nothing could be saved for {now - self._since:.0f}s "
-                                 f"({self.failures} attempts; disk full?): {error.message}", 10102)
+            raise RuntimeFailure(
+                f"state directory: nothing could be saved for {now - self._since:.0f}s "
+                f"({self.failures} attempts; disk full?): {error.message}",
+                10102,
+            )
         if now - self._last_report >= self.report_every_s:
-            log.warning(60018, f"{error.message} ({self._unreported} failed attempt(s); retrying with back-off, "
-                               f"stopping if nothing can be saved for {self.give_up_s:.0f}s)")
+            log.warning(
+                60018,
+                f"{error.message} ({self._unreported} failed attempt(s); retrying with back-off, "
+                f"stopping if nothing can be saved for {self.give_up_s:.0f}s)",
+            )
             self._last_report, self._unreported = now, 0
 
     def succeeded(self) -> None:
@@ -115,8 +136,17 @@ class CheckpointManager:
     :mod:`replicator.runner.pruning`).
     """
 
-    def __init__(self, state_dir: str, name: str, keep: int = 100, force_interval: int = 20,
-                 interval_s: int = 600, interval_mb: int = 500, keep_all: bool = False, start_scn: int = 0):
+    def __init__(
+        self,
+        state_dir: str,
+        name: str,
+        keep: int = 100,
+        force_interval: int = 20,
+        interval_s: int = 600,
+        interval_mb: int = 500,
+        keep_all: bool = False,
+        start_scn: int = 0,
+    ):
         self.save_failures = SaveFailures()
         self.state_dir = Path(state_dir)
         self.name = name
@@ -155,8 +185,9 @@ class CheckpointManager:
             atomic_write(self.position_path, format_confirmed(c))
         except RuntimeFailure as e:
             if final:
-                raise RuntimeFailure(f"the confirmed position could not be saved at the stop: {e.message}",
-                                     10120) from e
+                raise RuntimeFailure(
+                    f"the confirmed position could not be saved at the stop: {e.message}", 10120
+                ) from e
             self.save_failures.failed(e)
             return False
         self.save_failures.succeeded()
@@ -215,11 +246,11 @@ class CheckpointManager:
         self.bytes_since += redo_bytes
         if force or not self.written_scns:
             return True
-        return (redo_time_epoch - self.last_time >= self.interval_s
-                or self.bytes_since >= self.interval_mb * 1024 * 1024)
+        return redo_time_epoch - self.last_time >= self.interval_s or self.bytes_since >= self.interval_mb * 1024 * 1024
 
-    def after_lwn(self, base: SchemaCheckpoint, cp: Checkpoint, parser: Any,
-                  force: bool = False, final: bool = False) -> tuple[SchemaCheckpoint, Path | None]:
+    def after_lwn(
+        self, base: SchemaCheckpoint, cp: Checkpoint, parser: Any, force: bool = False, final: bool = False
+    ) -> tuple[SchemaCheckpoint, Path | None]:
         """The schema checkpoint step after an LWN (daemon and batch runs alike).
 
         ``base`` holds the database facts and the dictionary rows of the last checkpoint
@@ -239,8 +270,7 @@ class CheckpointManager:
         force = force or final or cp.redo_switch
         tracker = parser.opt.tracker
         if tracker is not None and tracker.pending:
-            base = replace(base, rows=tracker.dictionary.snapshot(), schema_scn=tracker.schema_scn,
-                           schema_ref_scn=None)
+            base = replace(base, rows=tracker.dictionary.snapshot(), schema_scn=tracker.schema_scn, schema_ref_scn=None)
             self.schema_changed = True
             tracker.pending = False
             force = True
@@ -251,16 +281,30 @@ class CheckpointManager:
         oldest = parser.buffer.oldest_begin()
         min_tran = MinTran(oldest[0], oldest[1], xid_text(oldest[2])) if oldest else None
         stamped = replace(base, resetlogs=header.resetlogs, activation=header.activation)
-        path = self.write_schema(stamped, cp.scn, lwn.time if lwn else 0, cp.time, cp.seq, cp.offset, min_tran,
-                                 final=final)
+        path = self.write_schema(
+            stamped, cp.scn, lwn.time if lwn else 0, cp.time, cp.seq, cp.offset, min_tran, final=final
+        )
         return base, path
 
-    def write_schema(self, base: SchemaCheckpoint, scn: int, time_raw: int, time_epoch: int, seq: int, offset: int,
-                     min_tran: MinTran | None, final: bool = False) -> Path | None:
+    def write_schema(
+        self,
+        base: SchemaCheckpoint,
+        scn: int,
+        time_raw: int,
+        time_epoch: int,
+        seq: int,
+        offset: int,
+        min_tran: MinTran | None,
+        final: bool = False,
+    ) -> Path | None:
         """Write ``<name>-chkpt-<scn>.json`` for the current position; WARN 60018 on failure
         (``final``: never skipped by the back-off, and RuntimeFailure 10120 on failure)."""
-        full = (self._last_full_scn is None or self.schema_changed
-                or self._refs_since_full >= self.force_interval or self._holds_full_schema(scn))
+        full = (
+            self._last_full_scn is None
+            or self.schema_changed
+            or self._refs_since_full >= self.force_interval
+            or self._holds_full_schema(scn)
+        )
         cp = replace(base, scn=scn, time=time_raw, seq=seq, offset=offset, min_tran=min_tran)
         if full:
             cp = replace(cp, schema_scn=base.schema_scn or scn, schema_ref_scn=None)
@@ -294,7 +338,7 @@ class CheckpointManager:
         them may be the full-schema file that other files refer to, so it is rewritten full,
         never as a reference (the others would lose their dictionary)."""
         path = self.state_dir / f"{self.name}-chkpt-{scn}.json"
-        if scn in self._written or not path.exists():
+        if scn in self.written_scns or not path.exists():
             return False
         facts = self._facts_of(scn, path)
         return facts is None or facts.ref is None
@@ -322,8 +366,7 @@ class CheckpointManager:
             return
         files = list_schema_checkpoints(self.state_dir, self.name)
         restart = restart_scn(files, self._facts_of, self.saved, self.start_scn)
-        keep = kept(files, self.keep, (restart, start_point_scn([s for s, _ in files], self.start_scn)),
-                    self._facts_of)
+        keep = kept(files, self.keep, (restart, start_point_scn([s for s, _ in files], self.start_scn)), self._facts_of)
         for scn, path in files:
             if scn not in keep:
                 path.unlink(missing_ok=True)

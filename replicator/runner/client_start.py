@@ -40,12 +40,16 @@ def requested_scn(start: StartRequest, *, online: bool, configured: int) -> int 
     if start.now or (start.kind == "scn" and start.scn == configured):
         return None
     if online:
-        raise RuntimeFailure("the online reader starts where reader.start-scn/start-time/start-time-rel say (the "
-                             "dictionary is read for it at start-up): START now, or change the config and restart",
-                             START_REFUSED)
+        raise RuntimeFailure(
+            "the online reader starts where reader.start-scn/start-time/start-time-rel say (the "
+            "dictionary is read for it at start-up): START now, or change the config and restart",
+            START_REFUSED,
+        )
     if start.kind != "scn" or start.scn is None:
-        raise RuntimeFailure("the offline reader cannot start at a time (no database to map it to an SCN): "
-                             "START with scn:N", START_REFUSED)
+        raise RuntimeFailure(
+            "the offline reader cannot start at a time (no database to map it to an SCN): START with scn:N",
+            START_REFUSED,
+        )
     return start.scn
 
 
@@ -55,8 +59,12 @@ def check_within_redo(scn: int, next_scns: list[int]) -> None:
     ``SCN_NONE``, has no end yet), or at 2^63 or above, which no Oracle SCN reaches (its
     widest form is 63 bits)."""
     if scn >= MAX_SCN:
-        raise RuntimeFailure(f"START at scn {scn}: no Oracle SCN is that high; START at an SCN the redo holds, "
-                             "or now", START_REFUSED)
+        raise RuntimeFailure(
+            f"START at scn {scn}: no Oracle SCN is that high; START at an SCN the redo holds, or now", START_REFUSED
+        )
     if next_scns and SCN_NONE not in next_scns and scn >= max(next_scns):
-        raise RuntimeFailure(f"START at scn {scn}: the redo logs on disk end before scn {max(next_scns)}, so nothing "
-                             "would ever be streamed; START at an SCN they hold, or now", START_REFUSED)
+        raise RuntimeFailure(
+            f"START at scn {scn}: the redo logs on disk end before scn {max(next_scns)}, so nothing "
+            "would ever be streamed; START at an SCN they hold, or now",
+            START_REFUSED,
+        )

@@ -12,9 +12,9 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from replicator import log
@@ -29,9 +29,9 @@ from replicator.redo.online import FollowSettings, LogLocator, ReadLimit, RedoFo
 from replicator.redo.parser import Parser
 from replicator.redo.sources import open_source
 from replicator.runner.checkpoint import POSITION_ZERO, CheckpointManager, Confirmed, check_state_directory
-from replicator.runner.position_check import check_in_output, check_in_redo
 from replicator.runner.engine import Engine
 from replicator.runner.lock import lock_config
+from replicator.runner.position_check import check_in_output, check_in_redo
 from replicator.schema.document import SchemaCheckpoint
 from replicator.txn.pool import MemoryPool
 from replicator.writers.capabilities import ResumableOutput, Syncable
@@ -73,10 +73,16 @@ class Daemon:
         self._switches = 0
         state = self.config.state
         check_state_directory(state.path)
-        self.manager = CheckpointManager(state.path, self.source.name, state.keep_checkpoints,
-                                         state.schema_force_interval, state.interval_s, state.interval_mb,
-                                         keep_all=bool(self.source.flags & 0x2000),
-                                         start_scn=self.source.reader.start_scn or 0)
+        self.manager = CheckpointManager(
+            state.path,
+            self.source.name,
+            state.keep_checkpoints,
+            state.schema_force_interval,
+            state.interval_s,
+            state.interval_mb,
+            keep_all=bool(self.source.flags & 0x2000),
+            start_scn=self.source.reader.start_scn or 0,
+        )
         memory = self.config.memory
         self.pool = MemoryPool(memory.max_mb, memory.swap_mb, memory.swap_path or ".", memory.min_mb)
         self.metrics = metrics_from_config(self.config)
@@ -107,8 +113,11 @@ class Daemon:
 
             cp = first_schema_checkpoint(self.online_db, self.source, self.config.state.path)
         if cp is None:
-            raise RuntimeFailure(f"schema checkpoint for database {self.source.name} not found in "
-                                 f"{self.config.state.path} (offline mode needs one)", 10040)
+            raise RuntimeFailure(
+                f"schema checkpoint for database {self.source.name} not found in "
+                f"{self.config.state.path} (offline mode needs one)",
+                10040,
+            )
         return cp, confirmed
 
     def _build(self, start_scn: int | None = None) -> tuple[Engine, int, int]:
@@ -141,8 +150,9 @@ class Daemon:
         if self.online_db is not None:
             from replicator.online.startup import online_locator
 
-            locator: LogLocator = online_locator(self.online_db, self.source, cp, archive_format, archive_dirs,
-                                                 self.redo_source)
+            locator: LogLocator = online_locator(
+                self.online_db, self.source, cp, archive_format, archive_dirs, self.redo_source
+            )
         else:
             locator = LogLocator(
                 online_groups=[list(g.paths) for g in cp.online_redo],
@@ -152,18 +162,27 @@ class Daemon:
                 source=self.redo_source,
                 resetlogs=self._expected_resetlogs(saved, cp),
             )
-        identity = DatabaseIdentity(locator.resetlogs, (saved.activation if saved else 0) or cp.activation,
-                                    list(cp.incarnations))
+        identity = DatabaseIdentity(
+            locator.resetlogs, (saved.activation if saved else 0) or cp.activation, list(cp.incarnations)
+        )
         src = self.source
-        settings = FollowSettings(src.redo_read_sleep_us / 1e6, src.arch_read_sleep_us / 1e6, src.arch_read_tries,
-                                  src.redo_verify_delay_us / 1e6, not (src.reader.disable_checks & 0x4),
-                                  bool(src.flags & 0x1))
+        settings = FollowSettings(
+            src.redo_read_sleep_us / 1e6,
+            src.arch_read_sleep_us / 1e6,
+            src.arch_read_tries,
+            src.redo_verify_delay_us / 1e6,
+            not (src.reader.disable_checks & 0x4),
+            bool(src.flags & 0x1),
+        )
         locator.verify_checksum = settings.verify_checksum
         follower = RedoFollower(locator, settings, self.stop_event, identity, self.read_limit)
         writer_cfg = self.config.target[0].writer
         extra = {"database": self.source.name} if writer_cfg.type in STREAM_WRITERS else {}
-        writer = self.writer if self.writer is not None else create_writer(
-            writer_cfg, lambda scn, idx: self.engine.confirmations.confirm(scn, idx), **extra)
+        writer = (
+            self.writer
+            if self.writer is not None
+            else create_writer(writer_cfg, lambda scn, idx: self.engine.confirmations.confirm(scn, idx), **extra)
+        )
         output = writer if isinstance(writer, ResumableOutput) else None
         if output is None:  # a file writer's position must match a flushed size
             writer.persist_confirmed = self._persist_confirmed
@@ -173,8 +192,12 @@ class Daemon:
             # Debezium's adapter) instead of being asked for a START position (READY).
             # With our stream position the engine skips exactly what was confirmed; a skip by
             # (c_scn, idx) on top would drop or re-send messages (positions do not grow).
-            writer.restore(confirmed.scn, confirmed.idx, confirmed.scn,  # type: ignore[attr-defined]
-                           skip=confirmed.pos is None)
+            writer.restore(
+                confirmed.scn,
+                confirmed.idx,
+                confirmed.scn,  # type: ignore[attr-defined]
+                skip=confirmed.pos is None,
+            )
         restart_pos = confirmed.pos if confirmed is not None and confirmed.pos else POSITION_ZERO
         skip_scn = confirmed.scn if confirmed is not None and confirmed.pos is None else 0
         threads = locator.threads()
@@ -188,21 +211,41 @@ class Daemon:
             from replicator.runner.rac_engine import RacEngine
 
             locators = {t: replace(locator, thread=t) for t in threads}
-            engine: Engine = RacEngine(parser, create_format(fmt_opts), writer,
-                                       {t: RedoFollower(loc, settings, self.stop_event, identity, self.read_limit)
-                                        for t, loc in locators.items()},
-                                       restart_pos=restart_pos, on_file_end=self._on_file_end)
+            engine: Engine = RacEngine(
+                parser,
+                create_format(fmt_opts),
+                writer,
+                {
+                    t: RedoFollower(loc, settings, self.stop_event, identity, self.read_limit)
+                    for t, loc in locators.items()
+                },
+                restart_pos=restart_pos,
+                on_file_end=self._on_file_end,
+            )
             rac_starts = {t: (seq, offset) for t, seq, offset, _ in cp.threads}  # a RAC restart point
-            engine.starts = {t: rac_starts.get(t) or (self._first_sequence(loc, parser_opts.first_data_scn or cp.scn), 0)
-                             for t, loc in locators.items()}
+            engine.starts = {
+                t: rac_starts.get(t) or (self._first_sequence(loc, parser_opts.first_data_scn or cp.scn), 0)
+                for t, loc in locators.items()
+            }
             engine.start_bounds = {t: start_bound(offset, scn) for t, _, offset, scn in cp.threads}
             engine.on_rac_checkpoint = self._on_rac_checkpoint
-            log.info(f"RAC: {len(threads)} redo threads, " + ", ".join(
-                f"thread {t} from sequence {seq} offset {offset}" for t, (seq, offset) in engine.starts.items()))
+            log.info(
+                f"RAC: {len(threads)} redo threads, "
+                + ", ".join(
+                    f"thread {t} from sequence {seq} offset {offset}" for t, (seq, offset) in engine.starts.items()
+                )
+            )
         else:
-            engine = Engine(parser, create_format(fmt_opts), writer, follower, restart_pos=restart_pos,
-                            skip_commit_scn=skip_scn, on_checkpoint=self._on_lwn_checkpoint,
-                            on_file_end=self._on_file_end)
+            engine = Engine(
+                parser,
+                create_format(fmt_opts),
+                writer,
+                follower,
+                restart_pos=restart_pos,
+                skip_commit_scn=skip_scn,
+                on_checkpoint=self._on_lwn_checkpoint,
+                on_file_end=self._on_file_end,
+            )
             if not self.source.debug.stop_transactions:  # else every LWN checkpoint counts transactions
                 engine.checkpoint_manager = self.manager
         if fmt_opts.checkpoint_digests:
@@ -226,13 +269,19 @@ class Daemon:
             else:
                 existing = output.existing_output()
                 if existing and confirmed is None:
-                    log.warning(60101, f"output {existing[-1]} already holds messages, but there is no confirmed "
-                                       f"position ({self.manager.position_path.name} deleted, or a new state "
-                                       f"directory?): the replay from the start is appended after them (duplicates)")
+                    log.warning(
+                        60101,
+                        f"output {existing[-1]} already holds messages, but there is no confirmed "
+                        f"position ({self.manager.position_path.name} deleted, or a new state "
+                        f"directory?): the replay from the start is appended after them (duplicates)",
+                    )
                 elif existing:
-                    log.warning(60101, f"output {existing[-1]} already holds messages, but the confirmed position "
-                                       f"({self.manager.position_path.name}) does not say how much of it: messages "
-                                       f"after the position are appended after them (duplicates if they were written)")
+                    log.warning(
+                        60101,
+                        f"output {existing[-1]} already holds messages, but the confirmed position "
+                        f"({self.manager.position_path.name}) does not say how much of it: messages "
+                        f"after the position are appended after them (duplicates if they were written)",
+                    )
         self._locator = locator
         seq, offset = cp.restart_position
         if seq == 0:  # a client's START reads from the log of the schema (the transactions open at N)
@@ -244,9 +293,12 @@ class Daemon:
         """The RESETLOGS_ID the run reads: the confirmed position's and the schema checkpoint's
         must agree (20122); 0 (neither knows) takes the first log's."""
         if saved is not None and saved.resetlogs and cp.resetlogs and saved.resetlogs != cp.resetlogs:
-            raise DataError(f"file: {self.manager.position_path} - resetlogs {saved.resetlogs} differs from the "
-                            f"schema checkpoint's ({cp.resetlogs}, scn {cp.scn}): they are of different "
-                            f"incarnations; move one of them away", 20122)
+            raise DataError(
+                f"file: {self.manager.position_path} - resetlogs {saved.resetlogs} differs from the "
+                f"schema checkpoint's ({cp.resetlogs}, scn {cp.scn}): they are of different "
+                f"incarnations; move one of them away",
+                20122,
+            )
         return (saved.resetlogs if saved is not None else 0) or cp.resetlogs
 
     @staticmethod
@@ -329,30 +381,38 @@ class Daemon:
                 await asyncio.to_thread(sync)  # the checkpoint must not claim bytes a power loss can take
         self.save_position(snapshot, output, force, final)
 
-    def _on_rac_checkpoint(self, cut_scn: int, time_raw: int, redo_bytes: int, force: bool,
-                           final: bool = False) -> None:
+    def _on_rac_checkpoint(
+        self, cut_scn: int, time_raw: int, redo_bytes: int, force: bool, final: bool = False
+    ) -> None:
         """RAC: a restart point at the merge's cut, with each thread's position (rac_engine.py)."""
         self._check_stop_transactions()
         engine, manager = self.engine, self.manager
         parser = engine.parser
         tracker = parser.opt.tracker
         if tracker is not None and tracker.pending:  # the dictionary changed: store it in full, now
-            self.base_checkpoint = replace(self.base_checkpoint, rows=tracker.dictionary.snapshot(),
-                                           schema_scn=tracker.schema_scn, schema_ref_scn=None)
+            self.base_checkpoint = replace(
+                self.base_checkpoint,
+                rows=tracker.dictionary.snapshot(),
+                schema_scn=tracker.schema_scn,
+                schema_ref_scn=None,
+            )
             manager.schema_changed, tracker.pending, force = True, False, True
         header = parser.header
-        if header is None or cut_scn <= max(parser.opt.first_data_scn, self.base_checkpoint.scn) \
-                or (manager.written_scns and manager.written_scns[-1] == cut_scn):
+        if (
+            header is None
+            or cut_scn <= max(parser.opt.first_data_scn, self.base_checkpoint.scn)
+            or (manager.written_scns and manager.written_scns[-1] == cut_scn)
+        ):
             return  # never over the checkpoint the run started from
         epoch = parser.epoch(time_raw)
         if not manager.due(epoch, redo_bytes, force):
             return
         assert self.rac is not None, "a RAC checkpoint without the RAC engine"
         threads = self.rac.rac_positions()
-        stamped = replace(self.base_checkpoint, resetlogs=header.resetlogs, activation=header.activation,
-                          threads=threads)
-        path = manager.write_schema(stamped, cut_scn, time_raw, epoch, threads[0][1], threads[0][2], None,
-                                    final=final)
+        stamped = replace(
+            self.base_checkpoint, resetlogs=header.resetlogs, activation=header.activation, threads=threads
+        )
+        path = manager.write_schema(stamped, cut_scn, time_raw, epoch, threads[0][1], threads[0][2], None, final=final)
         if path is not None and self.metrics is not None:
             self.metrics.checkpoint_written(cut_scn)
 
@@ -362,14 +422,20 @@ class Daemon:
         parser = self.engine.parser
         if self.rac is not None:
             lwn = parser.last_lwn
-            self._on_rac_checkpoint(self.rac.cut_scn, lwn.time if lwn else 0, 0,
-                                    True, final=True)
+            self._on_rac_checkpoint(self.rac.cut_scn, lwn.time if lwn else 0, 0, True, final=True)
             return
         lwn, header = parser.last_lwn, parser.header
         if lwn is None or header is None:
             return
-        cp = Checkpoint(lwn.scn, parser.epoch(lwn.time), header.sequence, lwn.end_block * header.block_size,
-                        True, header.thread, lwn.first_block)
+        cp = Checkpoint(
+            lwn.scn,
+            parser.epoch(lwn.time),
+            header.sequence,
+            lwn.end_block * header.block_size,
+            True,
+            header.thread,
+            lwn.first_block,
+        )
         self._on_lwn_checkpoint(cp, parser, force=True, final=True)
 
     def _save_due(self, confirmed: Any, force: bool, count: int | None = None) -> bool:
@@ -399,8 +465,9 @@ class Daemon:
             self.manager.save_confirmed(start, final=True)
         except RuntimeFailure as e:
             cause = e.__cause__ if isinstance(e.__cause__, RuntimeFailure) else e
-            raise RuntimeFailure(f"the start position could not be saved, nothing was replicated: {cause.message}",
-                                 10121) from e
+            raise RuntimeFailure(
+                f"the start position could not be saved, nothing was replicated: {cause.message}", 10121
+            ) from e
 
     def _persist_confirmed(self) -> bool:
         """Writer callback (its own thread): save the confirmed position now; True when it is on disk."""
@@ -408,8 +475,9 @@ class Daemon:
         self.save_position(snapshot, None, force=True)
         return self._saved_count >= snapshot[3] or snapshot[0] == self._saved
 
-    def save_position(self, snapshot: tuple, output: tuple[str, int] | None, force: bool = False,
-                      final: bool = False) -> None:
+    def save_position(
+        self, snapshot: tuple, output: tuple[str, int] | None, force: bool = False, final: bool = False
+    ) -> None:
         """Persist a confirmed position if it moved (at most every POLL_SAVE_S unless forced).
 
         The output size is stored with it: only the file writer reports one, and it
@@ -425,9 +493,18 @@ class Daemon:
                 return
             now = time.monotonic()
             header = self.engine.parser.header
-            if self.manager.save_confirmed(Confirmed(self.source.name, scn, idx, header.resetlogs if header else 0,
-                                                     header.activation if header else 0, confirmed,
-                                                     output), final):
+            if self.manager.save_confirmed(
+                Confirmed(
+                    self.source.name,
+                    scn,
+                    idx,
+                    header.resetlogs if header else 0,
+                    header.activation if header else 0,
+                    confirmed,
+                    output,
+                ),
+                final,
+            ):
                 self._last_save, self._saved, self._saved_count = now, confirmed, count
 
     # ----------------------------------------------------------------- hot reload
@@ -475,8 +552,10 @@ class Daemon:
 
             tracker.rebuild = dictionary_tracker(src, self.dictionary, self.base_checkpoint).rebuild
         self.source = src
-        self._running_doc = {**self._running_doc,
-                             "source": [{**self._running_doc["source"][0], "filter": _filter_of(doc)}]}
+        self._running_doc = {
+            **self._running_doc,
+            "source": [{**self._running_doc["source"][0], "filter": _filter_of(doc)}],
+        }
         for t in sorted({(t.owner, t.name) for t in tables.values() if not t.system}):
             log.info(f"- found: {t[0]}.{t[1]}")
         log.info("config reloaded: table filter updated")
@@ -506,12 +585,18 @@ class Daemon:
         threads = self.rac.thread_status if self.rac is not None else None  # RAC: where each redo thread is
         where = f"{threads()}" if threads is not None else f"sequence {st.sequence}"
         problem = self.writer.delivery_problem() if isinstance(self.writer, DeliveryProbe) else None
-        self.notifier.status(f"{'degraded' if problem else 'replicating'}: {where}, SCN {st.last_scn}, "
-                             f"{st.transactions} transactions, {st.messages} messages"
-                             + (f" ({problem})" if problem else ""))
+        self.notifier.status(
+            f"{'degraded' if problem else 'replicating'}: {where}, SCN {st.last_scn}, "
+            f"{st.transactions} transactions, {st.messages} messages" + (f" ({problem})" if problem else "")
+        )
         if self.metrics is not None:
-            self.metrics.publish(engine.tally, pool=self.pool, writers=[self.writer], parser=engine.parser,
-                                 queues={"unconfirmed": engine.confirmations.pending})
+            self.metrics.publish(
+                engine.tally,
+                pool=self.pool,
+                writers=[self.writer],
+                parser=engine.parser,
+                queues={"unconfirmed": engine.confirmations.pending},
+            )
 
     async def _housekeeping(self) -> None:
         poll = max(self.config.target[0].writer.poll_interval_us / 1e6, 0.01)
@@ -561,8 +646,11 @@ class Daemon:
                 self._build(scn)
             except RuntimeFailure as exc:
                 if exc.code == 10040 and scn is not None:
-                    raise RuntimeFailure(f"START at scn {scn}: no schema checkpoint of {self.source.name} at or "
-                                         f"below it in {self.config.state.path}", 10040) from exc
+                    raise RuntimeFailure(
+                        f"START at scn {scn}: no schema checkpoint of {self.source.name} at or "
+                        f"below it in {self.config.state.path}",
+                        10040,
+                    ) from exc
                 raise
             self._start_scn, self._rebuild = scn, False
             log.info(f"client START: replicating from scn {scn if scn is not None else 'as configured'}")
@@ -577,8 +665,11 @@ class Daemon:
         problem = await asyncio.to_thread(writer.unreachable, 1.0)
         if problem is None:
             return True
-        log.warning(60120, f"the {self.config.target[0].writer.type} writer cannot deliver ({problem}): waiting for "
-                           f"it before replicating")
+        log.warning(
+            60120,
+            f"the {self.config.target[0].writer.type} writer cannot deliver ({problem}): waiting for "
+            f"it before replicating",
+        )
         while problem is not None and not self.stop_event.is_set():
             self.notifier.status(f"waiting for the {self.config.target[0].writer.type} broker: {problem}")
             problem = await asyncio.to_thread(writer.unreachable, 1.0)
@@ -677,16 +768,20 @@ def _filter_of(doc: Any) -> Any:
         return None
 
 
-def run_daemon(config_path: str, engine: str | None = None, *, read_limit_mbps: float | None = None,
-               metrics_linger: float = 0.0) -> int:
+def run_daemon(
+    config_path: str, engine: str | None = None, *, read_limit_mbps: float | None = None, metrics_linger: float = 0.0
+) -> int:
     """``replicator run`` for the offline and online readers: lock, run, exit 0 after a clean stop.
 
     ``--read-limit`` caps the redo read rate (all redo threads together); ``--metrics-linger``
     is for batch runs (a service serves /metrics as long as it runs) and is refused (30002).
     """
     if metrics_linger:
-        raise ConfigError("--metrics-linger keeps /metrics served after a batch run ends; the "
-                          "offline/online service serves it for as long as it runs: leave the option out", 30002)
+        raise ConfigError(
+            "--metrics-linger keeps /metrics served after a batch run ends; the "
+            "offline/online service serves it for as long as it runs: leave the option out",
+            30002,
+        )
     fd = lock_config(config_path)
     try:
         daemon = Daemon(config_path, engine, read_limit_mbps=read_limit_mbps)

@@ -19,8 +19,9 @@ import queue
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from replicator.events import Change, Checkpoint, Message, Transaction
 from replicator.formats.base import FLAG_CHECKPOINT, Format
@@ -177,10 +178,18 @@ class Engine:
     # drops any, so a restart repeats each checkpoint's digests (replicator.formats.olr_digest).
     checkpoint_digests: CheckpointDigests | None = None
 
-    def __init__(self, parser: Parser, fmt: Format, writer: Any, follower: RedoFollower, *,
-                 restart_pos: Position = POSITION_ZERO, skip_commit_scn: int = 0,
-                 on_checkpoint: Callable[[Checkpoint, Parser], None] | None = None,
-                 on_file_end: Callable[[RedoHeader], None] | None = None):
+    def __init__(
+        self,
+        parser: Parser,
+        fmt: Format,
+        writer: Any,
+        follower: RedoFollower,
+        *,
+        restart_pos: Position = POSITION_ZERO,
+        skip_commit_scn: int = 0,
+        on_checkpoint: Callable[[Checkpoint, Parser], None] | None = None,
+        on_file_end: Callable[[RedoHeader], None] | None = None,
+    ):
         self.parser = parser
         self.format = fmt
         self.writer = writer
@@ -200,9 +209,11 @@ class Engine:
         self.whole_runs = isinstance(writer, WholeRunWriter) and bool(writer.writes_runs_whole)
         # The format's optional abilities (formats/capabilities.py), looked up once.
         self._iter_transaction: Callable[[Transaction], Iterator[Message]] | None = (
-            fmt.iter_transaction if isinstance(fmt, StreamingFormat) else None)
+            fmt.iter_transaction if isinstance(fmt, StreamingFormat) else None
+        )
         self._checkpoint_unsent: Callable[[Checkpoint], None] | None = (
-            fmt.checkpoint_unsent if isinstance(fmt, SilentCheckpoints) else None)
+            fmt.checkpoint_unsent if isinstance(fmt, SilentCheckpoints) else None
+        )
         self.writer_lock = asyncio.Lock()  # the writer is not thread-safe: one call at a time
         self.native: Any = None  # the native committer (replicator.native.engine.attach), if any
         self._stream_txn: Transaction | None = None  # the native stream being handed over
@@ -371,12 +382,14 @@ class Engine:
         raw = self.block_loop is not None
         lwns: queue.Queue = queue.Queue(QUEUE_BLOCKS if raw else QUEUE_LWNS)
         parser_dead = threading.Event()
-        reader = self._loop.run_in_executor(None, feed, lambda: self.follower.follow(seq, offset, raw), lwns,
-                                            parser_dead, self.state.errors, None)
+        reader = self._loop.run_in_executor(
+            None, feed, lambda: self.follower.follow(seq, offset, raw), lwns, parser_dead, self.state.errors, None
+        )
         parse = self._parse_blocks if raw else self._parse
         try:
-            await self._loop.run_in_executor(None, run_parser, lambda: parse(lwns), self.state.errors, stop,
-                                             parser_dead)
+            await self._loop.run_in_executor(
+                None, run_parser, lambda: parse(lwns), self.state.errors, stop, parser_dead
+            )
         finally:
             await self._batches.put(None)
             await writer
@@ -409,8 +422,10 @@ class Engine:
         """A redo log read to its end: the parser's end of file, the log-switch metric, the hook."""
         self.parser.end_file()
         if self.tally is not None:
-            self.tally.log_switch("online" if header.is_current_online else "archived",
-                                  max(0.0, time.time() - self.parser.epoch(header.next_time)))
+            self.tally.log_switch(
+                "online" if header.is_current_online else "archived",
+                max(0.0, time.time() - self.parser.epoch(header.next_time)),
+            )
         if self.on_file_end is not None:
             self.on_file_end(header)
 
@@ -426,8 +441,12 @@ class Engine:
                 self.parser.process_lwn(lwn)
                 self.state.lwns += 1
                 if self.tally is not None:
-                    self.tally.lwns_read((lwn.end_block - lwn.first_block) * header.block_size, lwn.scn,
-                                         header.sequence, self.parser.epoch(lwn.time))
+                    self.tally.lwns_read(
+                        (lwn.end_block - lwn.first_block) * header.block_size,
+                        lwn.scn,
+                        header.sequence,
+                        self.parser.epoch(lwn.time),
+                    )
             self.handoff()
             if self.halted:
                 break
@@ -478,16 +497,20 @@ class Engine:
                     self._file_end(header)
                 else:
                     if loop is None:
-                        loop = self.block_loop(parser, header, blocks.path, self.follower.settings.verify_checksum,
-                                               blocks.first_block)
+                        loop = self.block_loop(
+                            parser, header, blocks.path, self.follower.settings.verify_checksum, blocks.first_block
+                        )
                         if parser.on_checkpoint == self._on_checkpoint:
-                            loop.set_checkpoint_step(self._on_checkpoint_native, self._position_format(),
-                                                     self.checkpoint_manager if self.on_checkpoint_hook else None,
-                                                     self._checkpoint_hook())
+                            loop.set_checkpoint_step(
+                                self._on_checkpoint_native,
+                                self._position_format(),
+                                self.checkpoint_manager if self.on_checkpoint_hook else None,
+                                self._checkpoint_hook(),
+                            )
                     elif blocks.path is not loop_path:
                         loop.set_path(blocks.path)  # an online log's archived copy goes on
                     loop_path = blocks.path
-                    self._fed(loop, lambda: loop.feed(blocks.data, blocks.first_block, blocks.count), header)
+                    self._fed(loop, lambda: loop.feed(blocks.data, blocks.first_block, blocks.count), header)  # noqa: B023 - called at once
                     barrier()  # what the feed committed goes out now, not at the next redo
             except _Halt:
                 pass  # the loop stopped at the end of the LWN that set it
@@ -534,8 +557,13 @@ class Engine:
             return
         self.state.lwns += done
         if self.tally is not None:
-            self.tally.lwns_read((loop.lwn_blocks - blocks) * header.block_size, loop.last_scn, header.sequence,
-                                 self.parser.epoch(loop.last_time), done)
+            self.tally.lwns_read(
+                (loop.lwn_blocks - blocks) * header.block_size,
+                loop.last_scn,
+                header.sequence,
+                self.parser.epoch(loop.last_time),
+                done,
+            )
 
     def _position_format(self) -> Any:
         """The format when an unsent LWN checkpoint only moves its position (OpenLogReplicator
@@ -562,8 +590,13 @@ def _nothing() -> None:
     """No stage 2: nothing to merge."""
 
 
-def feed(items: Callable[[], Iterable[object]], q: queue.Queue, parser_dead: threading.Event,
-         errors: list[BaseException], stop: threading.Event | None) -> None:
+def feed(
+    items: Callable[[], Iterable[object]],
+    q: queue.Queue,
+    parser_dead: threading.Event,
+    errors: list[BaseException],
+    stop: threading.Event | None,
+) -> None:
     """A reader thread: put every item of ``items()`` into ``q``, then None, for as long as the
     parser thread lives. An error is reported in ``errors`` (the daemon stops with its code) and
     sets ``stop`` when given."""
@@ -589,8 +622,9 @@ def feed(items: Callable[[], Iterable[object]], q: queue.Queue, parser_dead: thr
         put(None)
 
 
-def run_parser(work: Callable[[], None], errors: list[BaseException], stop: threading.Event,
-               parser_dead: threading.Event) -> None:
+def run_parser(
+    work: Callable[[], None], errors: list[BaseException], stop: threading.Event, parser_dead: threading.Event
+) -> None:
     """The parser thread: run ``work``; an error is reported in ``errors`` and stops the readers.
     Its end, also a halt with items still queued, releases a reader waiting for room."""
     try:

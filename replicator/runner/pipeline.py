@@ -9,8 +9,9 @@ flag 0x1000 asks for them; otherwise they are confirmed at once.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterable, Iterator, Protocol, Sequence
+from typing import Protocol
 
 from replicator.events import Change, Checkpoint, Message, Transaction
 from replicator.formats.base import FLAG_CHECKPOINT, Format
@@ -61,9 +62,18 @@ class RunStats:
 class Pipeline:
     """Wires a parser to a format and a writer for a list of archived redo files."""
 
-    def __init__(self, parser_options: ParserOptions, fmt: Format, sink: Sink, *, verify_checksum: bool = True,
-                 on_checkpoint: Callable[[Checkpoint], None] | None = None, pool: MemoryPool | None = None,
-                 source: RedoSource = LOCAL, engine: str = "python"):
+    def __init__(
+        self,
+        parser_options: ParserOptions,
+        fmt: Format,
+        sink: Sink,
+        *,
+        verify_checksum: bool = True,
+        on_checkpoint: Callable[[Checkpoint], None] | None = None,
+        pool: MemoryPool | None = None,
+        source: RedoSource = LOCAL,
+        engine: str = "python",
+    ):
         self.format = fmt
         self.source = source
         self.sink = sink
@@ -71,9 +81,11 @@ class Pipeline:
         self.output_checkpoints = bool(parser_options.flags & FLAG_CHECKPOINT)
         # The format's optional abilities (formats/capabilities.py), looked up once.
         self._checkpoint_unsent: Callable[[Checkpoint], None] | None = (
-            fmt.checkpoint_unsent if isinstance(fmt, SilentCheckpoints) else None)
+            fmt.checkpoint_unsent if isinstance(fmt, SilentCheckpoints) else None
+        )
         self._iter_transaction: Callable[[Transaction], Iterator[Message]] | None = (
-            fmt.iter_transaction if isinstance(fmt, StreamingFormat) else None)
+            fmt.iter_transaction if isinstance(fmt, StreamingFormat) else None
+        )
         self.parser = Parser(parser_options, self._on_transaction, self._on_checkpoint, pool=pool)
         self.stats = RunStats()
         self._pending: list[Message] = []
@@ -291,9 +303,18 @@ class Pipeline:
         last = self.parser.last_lwn
         header = self.parser.header
         if last is not None and header is not None and last.scn > self.parser.opt.first_data_scn:
-            self._on_checkpoint(Checkpoint(last.scn, self.parser.epoch(last.time), header.sequence,
-                                           last.end_block * header.block_size, False, header.thread,
-                                           last.first_block), final=True)
+            self._on_checkpoint(
+                Checkpoint(
+                    last.scn,
+                    self.parser.epoch(last.time),
+                    header.sequence,
+                    last.end_block * header.block_size,
+                    False,
+                    header.thread,
+                    last.first_block,
+                ),
+                final=True,
+            )
         self.drain()
         self.sink.flush()
         self.stats.lwns = self.parser.stats.lwns

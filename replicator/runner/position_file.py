@@ -65,8 +65,10 @@ def read_confirmed(path: Path, name: str) -> Confirmed | None:
     except OSError as e:
         raise RuntimeFailure(f"file: {path} - get metadata returned: {e.strerror}", 10003) from e
     if size == 0 or size > MAX_POSITION_FILE_SIZE:
-        raise RuntimeFailure(f"file: {path} - wrong size: {size} (a confirmed position file holds 1 to "
-                             f"{MAX_POSITION_FILE_SIZE} bytes)", 10004)
+        raise RuntimeFailure(
+            f"file: {path} - wrong size: {size} (a confirmed position file holds 1 to {MAX_POSITION_FILE_SIZE} bytes)",
+            10004,
+        )
     try:
         data = path.read_bytes()
     except OSError as e:
@@ -98,8 +100,7 @@ def parse_confirmed(doc: Any, where: str, name: str) -> Confirmed:
     pos = _position(doc["pos"], where) if "pos" in doc else None
     output = _output(doc["output"], where) if "output" in doc else None
     if output is not None and pos is None:
-        raise DataError(f"{where} - parse error, field output without field pos (both are written together)",
-                        20003)
+        raise DataError(f"{where} - parse error, field output without field pos (both are written together)", 20003)
     return Confirmed(database, scn, idx, resetlogs, activation, pos, output)
 
 
@@ -110,8 +111,12 @@ def _position(value: Any, where: str) -> Position:
     rank = value[2]  # RAC packs (sequence, LWN offset, rank) into it: up to 128 bits
     if type(rank) is not int or not 0 <= rank < 1 << 128:
         raise DataError(f"{where} - parse error, field pos[2] is not an unsigned 128-bit number", 20003)
-    return (check_value(Kind.U64, value[0], "pos[0]", where), check_value(Kind.U64, value[1], "pos[1]", where),
-            rank, check_value(Kind.U64, value[3], "pos[3]", where))
+    return (
+        check_value(Kind.U64, value[0], "pos[0]", where),
+        check_value(Kind.U64, value[1], "pos[1]", where),
+        rank,
+        check_value(Kind.U64, value[3], "pos[3]", where),
+    )
 
 
 def _output(value: Any, where: str) -> tuple[str, int]:
@@ -125,8 +130,13 @@ def _output(value: Any, where: str) -> tuple[str, int]:
 
 def format_confirmed(c: Confirmed) -> bytes:
     """One line, OLR's keys first."""
-    doc: dict[str, Any] = {"database": c.database, "scn": c.scn, "idx": c.idx, "resetlogs": c.resetlogs,
-                           "activation": c.activation}
+    doc: dict[str, Any] = {
+        "database": c.database,
+        "scn": c.scn,
+        "idx": c.idx,
+        "resetlogs": c.resetlogs,
+        "activation": c.activation,
+    }
     if c.pos is not None:
         doc["pos"] = list(c.pos)
     if c.output is not None:

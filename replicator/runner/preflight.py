@@ -105,8 +105,10 @@ def findings(steps: list[Step]) -> list[Finding]:
             else:
                 result = Finding(step.name, "ok", text)
         found.append(result)
-        found.extend(Finding(step.name, "warning", record.getMessage(), int(getattr(record, "olr_code", 0)))
-                     for record in warnings.records)
+        found.extend(
+            Finding(step.name, "warning", record.getMessage(), int(getattr(record, "olr_code", 0)))
+            for record in warnings.records
+        )
     return found
 
 
@@ -142,8 +144,10 @@ class BatchStartup:
         if self.source.reader.redo_source.type != "local":
             steps.insert(-1, Step("redo source", self.redo_source_text, in_run=False))
         if output:
-            steps += [Step("output", self.output_plan, ("redo files",)),
-                      Step("writer", self.writer_reachable, in_run=False)]
+            steps += [
+                Step("output", self.output_plan, ("redo files",)),
+                Step("writer", self.writer_reachable, in_run=False),
+            ]
         return steps
 
     # ------------------------------------------------------------------ the steps
@@ -151,7 +155,7 @@ class BatchStartup:
         """``reader.type`` is one this version runs (30001 otherwise)."""
         kind = self.source.reader.type
         if kind != "batch":
-            raise ConfigError(f"reader type {kind!r} is not supported by this version yet; use \"batch\"", 30001)
+            raise ConfigError(f'reader type {kind!r} is not supported by this version yet; use "batch"', 30001)
         return "batch"
 
     def state_folder(self) -> str:
@@ -201,8 +205,9 @@ class BatchStartup:
         """check-config only: where the redo is read from, and how (sftp, asm)."""
         from replicator.config.redosource import explain_redo_source
 
-        return "; ".join(line.removeprefix("reader.redo-source: ")
-                         for line in explain_redo_source(self.source.reader.redo_source))
+        return "; ".join(
+            line.removeprefix("reader.redo-source: ") for line in explain_redo_source(self.source.reader.redo_source)
+        )
 
     def redo_files(self) -> str:
         """The ``redo-log`` entries exist, list at least one redo file, and each one is readable."""
@@ -220,8 +225,9 @@ class BatchStartup:
         if self.redo_source is LOCAL:
             for redo in self.files:
                 if not os.access(redo.path, os.R_OK):
-                    raise RuntimeFailure(f"redo log {redo.path} is not readable by this user (uid {os.getuid()})",
-                                         10001)
+                    raise RuntimeFailure(
+                        f"redo log {redo.path} is not readable by this user (uid {os.getuid()})", 10001
+                    )
         sequences = sorted(f.sequence for f in self.files)
         size = sum(file_size(f, self.redo_source) for f in self.files)
         span = f"{sequences[0]}-{sequences[-1]}" if len(sequences) > 1 else f"{sequences[0]}"
@@ -236,8 +242,13 @@ class BatchStartup:
         """The run's :class:`~replicator.runner.batch_output.OutputPlan`."""
         from replicator.runner.batch_output import plan_output
 
-        return plan_output(self.config.target[0].writer, self.config.state.path, self.source.name, self.files,
-                           self.source.reader.start_scn or 0)
+        return plan_output(
+            self.config.target[0].writer,
+            self.config.state.path,
+            self.source.name,
+            self.files,
+            self.source.reader.start_scn or 0,
+        )
 
     def writer_reachable(self) -> str:
         """check-config only: can the writer reach its brokers or bind its address (a warning if not)."""
@@ -266,8 +277,11 @@ def writer_reachable(config: Any) -> str:
                 with socket.create_server(address):
                     pass
             except OSError as exc:
-                log.warning(UNREACHABLE, f"{writer.type} writer: cannot listen on {address[0]}:{address[1]} now "
-                                         f"({exc.strerror or exc}): another process holds it?")
+                log.warning(
+                    UNREACHABLE,
+                    f"{writer.type} writer: cannot listen on {address[0]}:{address[1]} now "
+                    f"({exc.strerror or exc}): another process holds it?",
+                )
                 return writer.type
             return f"{writer.type}: {address[0]}:{address[1]} free to listen on"
     return writer.type
@@ -318,8 +332,10 @@ class ServiceStartup:
         if self.checkpoint is None:
             if self.source.reader.type == "online":
                 return "none stored: the first one is read from the database at start"
-            raise RuntimeFailure(f"schema checkpoint for database {self.source.name} not found in {state.path} "
-                                 f"(offline mode needs one)", 10040)
+            raise RuntimeFailure(
+                f"schema checkpoint for database {self.source.name} not found in {state.path} (offline mode needs one)",
+                10040,
+            )
         where = f"after the confirmed position (SCN {chosen.scn})" if chosen else f"for start-scn {start_scn}"
         return f"{self.source.name}-chkpt-{self.checkpoint.scn}.json {where}"
 

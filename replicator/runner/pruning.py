@@ -75,8 +75,12 @@ def peek_facts(path: Path) -> FileFacts | None:
     return FileFacts(int(match[1]), int(match[2]), b'"threads":[' in head, int(ref[1]) if ref else None)
 
 
-def restart_scn(files: Iterable[tuple[int, Path]], facts_of: Callable[[int, Path], FileFacts | None],
-                saved: Confirmed | None, start_scn: int) -> int | None:
+def restart_scn(
+    files: Iterable[tuple[int, Path]],
+    facts_of: Callable[[int, Path], FileFacts | None],
+    saved: Confirmed | None,
+    start_scn: int,
+) -> int | None:
     """The SCN of the newest checkpoint a restart may start from (``files`` sorted by SCN)."""
     for scn, path in sorted(files, reverse=True):
         facts = facts_of(scn, path)
@@ -95,12 +99,16 @@ def start_point_scn(scns: list[int], start_scn: int) -> int | None:
     return max(below) if below else None
 
 
-def kept(files: list[tuple[int, Path]], keep: int, pins: Iterable[int | None],
-         facts_of: Callable[[int, Path], FileFacts | None]) -> set[int]:
+def kept(
+    files: list[tuple[int, Path]],
+    keep: int,
+    pins: Iterable[int | None],
+    facts_of: Callable[[int, Path], FileFacts | None],
+) -> set[int]:
     """SCNs of the files pruning keeps: the newest ``keep``, the pinned ones, and the file
     each of these refers to for its dictionary."""
     paths = dict(files)
-    newest = sorted(paths, reverse=True)[:max(1, keep)]
+    newest = sorted(paths, reverse=True)[: max(1, keep)]
     keep_set = {s for s in (*newest, *pins) if s is not None and s in paths}
     todo = list(keep_set)
     while todo:  # (a reference to a reference, written by older versions, is followed)

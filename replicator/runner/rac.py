@@ -10,7 +10,8 @@ cluster SCN order.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from replicator.redo.merge import (
     ThreadCursor,
@@ -26,14 +27,17 @@ if TYPE_CHECKING:
     from replicator.runner.pipeline import Pipeline, RunStats
 
 
-def run_merged(pipeline: Pipeline, files: list[RedoFile],
-               progress: Callable[[RunStats, RedoFile], None] | None = None) -> RunStats:
+def run_merged(
+    pipeline: Pipeline, files: list[RedoFile], progress: Callable[[RunStats, RedoFile], None] | None = None
+) -> RunStats:
     """Process the files of every thread merged by SCN, then flush (a batch run's soft stop)."""
     t0 = time.perf_counter()
     parser = pipeline.parser
     stats = pipeline.stats
-    cursors = [ThreadCursor(thread, group, pipeline.verify_checksum, pipeline.source)
-               for thread, group in group_by_thread(files).items()]
+    cursors = [
+        ThreadCursor(thread, group, pipeline.verify_checksum, pipeline.source)
+        for thread, group in group_by_thread(files).items()
+    ]
 
     def lwn_done(cursor: ThreadCursor, lwn: Lwn) -> None:
         parser.merged_lwn_done(lwn)
@@ -57,7 +61,7 @@ def run_merged(pipeline: Pipeline, files: list[RedoFile],
     merge = ThreadMerge(cursors)
     enter, analyse = parser.enter, parser.merged_record
     cut_scn = 0
-    for cursor, head in merge:
+    for _cursor, head in merge:
         enter(head.header, head.lwn)
         analyse(head.rank, head.record)
         cut_scn = head.record.scn
@@ -66,8 +70,10 @@ def run_merged(pipeline: Pipeline, files: list[RedoFile],
     if hook is not None and cut_scn:  # the soft stop's restart point, with every thread's position
         begins = [t.begin_scn for t in parser.buffer.open_transactions() if t.begun]
         oldest = min(begins) if begins else None
-        threads = [restart_entry(c.thread, c.position(), c.history, oldest, c.progress.lwn_scn, c.progress.bound)
-                   for c in cursors]
+        threads = [
+            restart_entry(c.thread, c.position(), c.history, oldest, c.progress.lwn_scn, c.progress.bound)
+            for c in cursors
+        ]
         hook(cut_scn, max(c.progress.lwn_time for c in cursors), threads)
     pipeline.stage2_barrier()
     pipeline.drain()
@@ -79,5 +85,6 @@ def run_merged(pipeline: Pipeline, files: list[RedoFile],
 
 def thread_status(progress: dict[int, ThreadProgress]) -> str:
     """One line per thread: sequence, offset and last LWN SCN (for logs and status)."""
-    return ", ".join(f"thread {t}: seq {p.sequence} offset {p.offset} scn {p.lwn_scn}"
-                     for t, p in sorted(progress.items()))
+    return ", ".join(
+        f"thread {t}: seq {p.sequence} offset {p.offset} scn {p.lwn_scn}" for t, p in sorted(progress.items())
+    )

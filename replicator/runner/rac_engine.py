@@ -26,8 +26,9 @@ import queue
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from replicator.events import Transaction
 from replicator.redo.header import SCN_NONE, RedoHeader
@@ -75,7 +76,6 @@ class _Thread:
 class RacEngine(Engine):
     """:class:`Engine` over several redo threads (``followers``: thread -> follower)."""
 
-
     def __init__(self, parser: Any, fmt: Any, writer: Any, followers: dict[int, RedoFollower], **kw: Any):
         super().__init__(parser, fmt, writer, next(iter(followers.values())), **kw)
         self.followers = followers
@@ -104,16 +104,27 @@ class RacEngine(Engine):
         parser_dead = threading.Event()
         raw = self.rac_merge is not None  # the native merge: the readers hand over raw blocks
         for t in self.followers:
-            self.threads[t] = _Thread(t, queue.Queue(QUEUE_BLOCKS if raw else QUEUE_LWNS),
-                                      bound=self._start_bound(t, *starts[t]))
+            self.threads[t] = _Thread(
+                t, queue.Queue(QUEUE_BLOCKS if raw else QUEUE_LWNS), bound=self._start_bound(t, *starts[t])
+            )
 
-        readers = [self._loop.run_in_executor(None, feed, lambda t=t: self.followers[t].follow(*starts[t], raw),
-                                              self.threads[t].queue, parser_dead, self.state.errors, stop)
-                   for t in self.followers]
+        readers = [
+            self._loop.run_in_executor(
+                None,
+                feed,
+                lambda t=t: self.followers[t].follow(*starts[t], raw),
+                self.threads[t].queue,
+                parser_dead,
+                self.state.errors,
+                stop,
+            )
+            for t in self.followers
+        ]
         merge = self._merge_native if raw else self._merge
         try:
-            await self._loop.run_in_executor(None, run_parser, lambda: merge(stop), self.state.errors, stop,
-                                             parser_dead)
+            await self._loop.run_in_executor(
+                None, run_parser, lambda: merge(stop), self.state.errors, stop, parser_dead
+            )
         finally:
             parser_dead.set()
             await self._batches.put(None)
@@ -206,9 +217,14 @@ class RacEngine(Engine):
                 st.eof = header
                 continue
             if st.loop is None:
-                st.loop = self.block_loop_type(self.parser, header, blocks.path,
-                                               self.followers[st.thread].settings.verify_checksum,
-                                               blocks.first_block, st.ready)
+                st.loop = self.block_loop_type(
+                    self.parser,
+                    header,
+                    blocks.path,
+                    self.followers[st.thread].settings.verify_checksum,
+                    blocks.first_block,
+                    st.ready,
+                )
             elif blocks.path != st.loop_path:
                 st.loop.set_path(blocks.path)  # an online log's archived copy goes on
             st.loop_path = blocks.path
@@ -253,12 +269,16 @@ class RacEngine(Engine):
         self.state.sequence = header.sequence
         tally = self.tally
         if tally is not None:
-            tally.lwns_read((lwn.end_block - lwn.first_block) * header.block_size, lwn.scn, header.sequence,
-                            self.parser.epoch(lwn.time), 0)
+            tally.lwns_read(
+                (lwn.end_block - lwn.first_block) * header.block_size,
+                lwn.scn,
+                header.sequence,
+                self.parser.epoch(lwn.time),
+                0,
+            )
             tally.threads[st.thread] = (header.sequence, lwn.scn, tally.redo_time)
         if self.on_rac_checkpoint is not None and lwn.scn <= self.cut_scn:
-            self.on_rac_checkpoint(self.cut_scn, lwn.time, (lwn.end_block - lwn.first_block) * header.block_size,
-                                   False)
+            self.on_rac_checkpoint(self.cut_scn, lwn.time, (lwn.end_block - lwn.first_block) * header.block_size, False)
 
     def _merge(self, stop: threading.Event) -> None:
         threads = [self.threads[t] for t in sorted(self.threads)]
@@ -278,8 +298,11 @@ class RacEngine(Engine):
                         best, best_key = st, key
             # Hold: a thread with nothing to show must have proven that it cannot go below
             # best_key. A thread whose follower stopped still holds: its unread redo may.
-            if best is None or any((st.bound, st.thread) < best_key for st in threads
-                                   if st is not best and (st.lwn is None or st.index >= len(st.lwn.records))):
+            if best is None or any(
+                (st.bound, st.thread) < best_key
+                for st in threads
+                if st is not best and (st.lwn is None or st.index >= len(st.lwn.records))
+            ):
                 self.handoff()
                 if stop.is_set() or all(st.done for st in threads):
                     return

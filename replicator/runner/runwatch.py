@@ -32,8 +32,16 @@ STATUS_EVERY = 1.0  # seconds between two STATUS lines sent to systemd
 class RunWatch:
     """Observer of one batch run; every part (metrics, notifier, progress, pacer) is optional."""
 
-    def __init__(self, files: list[RedoFile], *, metrics: Metrics | None = None, notifier: Notifier | None = None,
-                 progress: Progress | None = None, pacer: Pacer | None = None, tick: float = 0.25) -> None:
+    def __init__(
+        self,
+        files: list[RedoFile],
+        *,
+        metrics: Metrics | None = None,
+        notifier: Notifier | None = None,
+        progress: Progress | None = None,
+        pacer: Pacer | None = None,
+        tick: float = 0.25,
+    ) -> None:
         self.metrics = metrics
         self.notifier = notifier
         self.progress = progress
@@ -108,8 +116,10 @@ class RunWatch:
         """One line for ``systemctl status``."""
         stats = self._pipeline.stats if self._pipeline is not None else None
         rows = stats.rows if stats is not None else 0
-        return (f"{self._files_done}/{len(self._sizes)} files, {self.tally.bytes_parsed / 1e6:.1f} MB, "
-                f"seq {self.tally.sequence}, SCN {self.tally.scn}, {rows} rows")
+        return (
+            f"{self._files_done}/{len(self._sizes)} files, {self.tally.bytes_parsed / 1e6:.1f} MB, "
+            f"seq {self.tally.sequence}, SCN {self.tally.scn}, {rows} rows"
+        )
 
     def tick(self) -> None:
         """Publish metrics, redraw progress and notify systemd (rate-limited by the caller)."""

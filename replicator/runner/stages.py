@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 # -- formats -------------------------------------------------------------------------------------
 
+
 class HeaderPort(Protocol):
     """OLR JSON's header builder (``formats.olr_header.HeaderBuilder``)."""
 
@@ -105,8 +106,7 @@ class ProtobufFormatPort(LwnFormatPort, Protocol):
 
     plans: dict[int, PbTablePlan]
 
-    def table_schema(self, schema: Any, plan: PbTablePlan | None, obj: int, owner: str = "",
-                     name: str = "") -> None:
+    def table_schema(self, schema: Any, plan: PbTablePlan | None, obj: int, owner: str = "", name: str = "") -> None:
         """Fill a ``Schema`` message."""
 
 
@@ -148,6 +148,7 @@ class DebeziumFormatPort(EventFormatPort, Protocol):
 
 
 # -- the parser and its transaction store --------------------------------------------------------
+
 
 class PoolPort(Protocol):
     """The chunk pool (``txn.pool.MemoryPool``)."""
@@ -224,6 +225,7 @@ class ParserPort(Protocol):
 
 
 # -- checkpoints and the drivers -----------------------------------------------------------------
+
 
 class CheckpointPort(Protocol):
     """The daemon's checkpoint manager (``runner.checkpoint.CheckpointManager``): the counters its

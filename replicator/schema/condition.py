@@ -85,8 +85,8 @@ def tokenize(condition: str) -> list[tuple[str, str]]:
         elif ch == "[" or ch == "'":
             end = condition.find("]" if ch == "[" else "'", i + 1)
             if end < 0:
-                raise _error(condition, f"unfinished token: {condition[i + 1:]}")
-            tokens.append(("id" if ch == "[" else "str", condition[i + 1:end]))
+                raise _error(condition, f"unfinished token: {condition[i + 1 :]}")
+            tokens.append(("id" if ch == "[" else "str", condition[i + 1 : end]))
             i = end + 1
         elif ch in _OPERATOR_CHARS:
             j = i + 1
@@ -102,7 +102,7 @@ def tokenize(condition: str) -> list[tuple[str, str]]:
             i = j
         elif ch.isascii() and (ch.isdigit() or ch == "."):
             j = i + 1
-            while j < n and (condition[j].isascii() and condition[j].isdigit() or condition[j] in ".eE"):
+            while j < n and ((condition[j].isascii() and condition[j].isdigit()) or condition[j] in ".eE"):
                 j += 1
             if j < n and ("a" <= condition[j] <= "z" or condition[j] == "_"):
                 raise _error(condition, f"number on position: {j}")

@@ -15,8 +15,13 @@ from typing import Any, Final
 
 from replicator.errors import DataError
 from replicator.events import (
-    COL_PROPERTY_GUARD, COL_PROPERTY_HIDDEN, COL_PROPERTY_NESTED, COL_PROPERTY_UNUSED,
-    TYPE_CLOB, Column, Table,
+    COL_PROPERTY_GUARD,
+    COL_PROPERTY_HIDDEN,
+    COL_PROPERTY_NESTED,
+    COL_PROPERTY_UNUSED,
+    TYPE_CLOB,
+    Column,
+    Table,
 )
 from replicator.schema.document import SchemaCheckpoint
 from replicator.schema.keys import KeyIndex, unique_keys
@@ -36,8 +41,7 @@ DEFERRED_STG_COMPRESSED: Final = 0x4
 COL_PROPERTY_SYSTEM_GENERATED: Final = 0x100
 CDEF_TYPE_PK: Final = 2
 # The four tables whose change marks a transaction as a schema change in OLR.
-SCHEMA_TABLES: Final = frozenset({("SYS", "CCOL$"), ("SYS", "CDEF$"), ("SYS", "COL$"),
-                                   ("SYS", "ECOL$")})
+SCHEMA_TABLES: Final = frozenset({("SYS", "CCOL$"), ("SYS", "CDEF$"), ("SYS", "COL$"), ("SYS", "ECOL$")})
 
 _OPS: Final = {"c": "c", "i": "c", "insert": "c", "u": "u", "update": "u", "d": "d", "delete": "d"}
 
@@ -58,8 +62,7 @@ class Dictionary:
         """The dictionary held by a loaded checkpoint (its ``rows``)."""
         return cls(checkpoint.rows)
 
-    def apply_row(self, table_name: str, op: str, rowid: str,
-                  fields: Mapping[str, Any] | None = None) -> None:
+    def apply_row(self, table_name: str, op: str, rowid: str, fields: Mapping[str, Any] | None = None) -> None:
         """Apply one committed change of a dictionary table, keyed by ROWID.
 
         ``table_name`` is an array key (``sys-col``) or ``OWNER.TABLE`` (``SYS.COL$``);
@@ -168,8 +171,15 @@ class Dictionary:
             found += [(s["obj"], s["data-obj"]) for s in idx.tabsubpart.get(compart["obj"], [])]
         return found
 
-    def build_table(self, obj: int, *, owner: str | None = None, system: bool = False,
-                    charset: str = "AL32UTF8", ncharset: str = "AL16UTF16") -> Table:
+    def build_table(
+        self,
+        obj: int,
+        *,
+        owner: str | None = None,
+        system: bool = False,
+        charset: str = "AL32UTF8",
+        ncharset: str = "AL16UTF16",
+    ) -> Table:
         """The table for OBJ# ``obj`` (callers check :meth:`skip_reason` first).
 
         Columns come from COL$ in SEGCOL# order (SEGCOL# 0 is virtual and skipped); a
@@ -188,31 +198,57 @@ class Dictionary:
             if col["seg-col"] <= 0:
                 continue
             if col["seg-col"] != len(columns) + 1:
-                raise DataError(f"table {owner}.{sys_obj['name']} (obj: {obj}) column "
-                                f"{col['name']} (segcol#: {col['seg-col']}) on position "
-                                f"{len(columns) + 1}", 50002)
+                raise DataError(
+                    f"table {owner}.{sys_obj['name']} (obj: {obj}) column "
+                    f"{col['name']} (segcol#: {col['seg-col']}) on position "
+                    f"{len(columns) + 1}",
+                    50002,
+                )
             prop = col["property"]
             name = col["name"]
             xml_type = bool(prop & COL_PROPERTY_SYSTEM_GENERATED) and col["col"] in virtual_names
             if xml_type:
                 name = virtual_names[col["col"]]
-            columns.append(Column(
-                name=name, type_code=col["type"], length=col["length"], precision=col["precision"],
-                scale=col["scale"], charset_form=col["charset-form"], charset_id=col["charset-id"],
-                nullable=col["null"] == 0, segcol=col["seg-col"], property=prop,
-                key=self._is_pk(obj, col["int-col"]), guard=bool(prop & COL_PROPERTY_GUARD),
-                hidden=bool(prop & COL_PROPERTY_HIDDEN), nested=bool(prop & COL_PROPERTY_NESTED),
-                unused=bool(prop & COL_PROPERTY_UNUSED), xml_type=xml_type))
-        return Table(obj=obj, data_obj=tab["data-obj"], owner=owner, name=sys_obj["name"],
-                     columns=columns, key_columns=tuple(i for i, c in enumerate(columns) if c.key),
-                     system=system, charset=charset, ncharset=ncharset, clu_cols=tab["clu-cols"],
-                     lobs=() if system else table_lobs(self, obj))
+            columns.append(
+                Column(
+                    name=name,
+                    type_code=col["type"],
+                    length=col["length"],
+                    precision=col["precision"],
+                    scale=col["scale"],
+                    charset_form=col["charset-form"],
+                    charset_id=col["charset-id"],
+                    nullable=col["null"] == 0,
+                    segcol=col["seg-col"],
+                    property=prop,
+                    key=self._is_pk(obj, col["int-col"]),
+                    guard=bool(prop & COL_PROPERTY_GUARD),
+                    hidden=bool(prop & COL_PROPERTY_HIDDEN),
+                    nested=bool(prop & COL_PROPERTY_NESTED),
+                    unused=bool(prop & COL_PROPERTY_UNUSED),
+                    xml_type=xml_type,
+                )
+            )
+        return Table(
+            obj=obj,
+            data_obj=tab["data-obj"],
+            owner=owner,
+            name=sys_obj["name"],
+            columns=columns,
+            key_columns=tuple(i for i, c in enumerate(columns) if c.key),
+            system=system,
+            charset=charset,
+            ncharset=ncharset,
+            clu_cols=tab["clu-cols"],
+            lobs=() if system else table_lobs(self, obj),
+        )
 
     def _is_pk(self, obj: int, int_col: int) -> bool:
         # A CCOL$ row without its CDEF$ is skipped (OLR warns 70005 and goes on).
         cdefs = self.index.cdefs
-        return any(cdefs.get(cc["con"], {}).get("type") == CDEF_TYPE_PK
-                   for cc in self.index.ccols.get((obj, int_col), ()))
+        return any(
+            cdefs.get(cc["con"], {}).get("type") == CDEF_TYPE_PK for cc in self.index.ccols.get((obj, int_col), ())
+        )
 
 
 class DictionaryIndex:

@@ -16,7 +16,14 @@ from typing import Any, Final
 from replicator.errors import DataError
 from replicator.schema.keys import check_rows
 from replicator.schema.rows import (
-    SYS_ROW_FIELDS, XDB_TOKSUF_FIELDS, Kind, Row, check_value, dump_row, parse_row, rowid_sort_key,
+    SYS_ROW_FIELDS,
+    XDB_TOKSUF_FIELDS,
+    Kind,
+    Row,
+    check_value,
+    dump_row,
+    parse_row,
+    rowid_sort_key,
 )
 
 # Time zone names OLR accepts besides ±HH:MM, with the offset it gives them. OLR maps the
@@ -24,12 +31,41 @@ from replicator.schema.rows import (
 _TZ_ALIASES: Final[dict[str, int]] = {
     **{f"Etc/GMT-{n}": -n * 3600 for n in range(1, 15)},
     **{f"Etc/GMT+{n}": n * 3600 for n in range(1, 13)},
-    **dict.fromkeys(("GMT", "Etc/GMT", "Greenwich", "Etc/Greenwich", "GMT0", "Etc/GMT0", "GMT+0",
-                     "Etc/GMT-0", "Etc/GMT+0", "UTC", "Etc/UTC", "UCT", "Etc/UCT", "Universal",
-                     "Etc/Universal", "WET"), 0),
-    "HST": -36000, "PST": -28800, "PST8PDT": -28800, "MST": -25200, "MST7MDT": -25200,
-    "CST": -21600, "CST6CDT": -21600, "EST": -18000, "EST5EDT": -18000,
-    "MET": 3600, "CET": 3600, "EET": 7200, "PRC": 28800, "ROC": 28800,
+    **dict.fromkeys(
+        (
+            "GMT",
+            "Etc/GMT",
+            "Greenwich",
+            "Etc/Greenwich",
+            "GMT0",
+            "Etc/GMT0",
+            "GMT+0",
+            "Etc/GMT-0",
+            "Etc/GMT+0",
+            "UTC",
+            "Etc/UTC",
+            "UCT",
+            "Etc/UCT",
+            "Universal",
+            "Etc/Universal",
+            "WET",
+        ),
+        0,
+    ),
+    "HST": -36000,
+    "PST": -28800,
+    "PST8PDT": -28800,
+    "MST": -25200,
+    "MST7MDT": -25200,
+    "CST": -21600,
+    "CST6CDT": -21600,
+    "EST": -18000,
+    "EST5EDT": -18000,
+    "MET": 3600,
+    "CET": 3600,
+    "EET": 7200,
+    "PRC": 28800,
+    "ROC": 28800,
 }
 _TZ_RE: Final = re.compile(r"([+-])(\d{1,2}):(\d\d)")
 
@@ -148,8 +184,7 @@ class _Reader:
             raise DataError(f"{self.where} - parse error, field {key} is not an array", 20003)
         for element in value:
             if not isinstance(element, dict):
-                raise DataError(f"{self.where} - parse error, element of {key} is not an object",
-                                20003)
+                raise DataError(f"{self.where} - parse error, element of {key} is not an object", 20003)
         return value
 
 
@@ -158,8 +193,7 @@ def parse_schema_checkpoint(doc: Any, where: str) -> SchemaCheckpoint:
     if not isinstance(doc, dict):
         raise DataError(f"{where} - parse error, the document is not an object", 20001)
     r = _Reader(where)
-    cp = SchemaCheckpoint(database=r.get(doc, "database", Kind.STR),
-                          scn=r.get(doc, "scn", Kind.U64))
+    cp = SchemaCheckpoint(database=r.get(doc, "database", Kind.STR), scn=r.get(doc, "scn", Kind.U64))
     cp.resetlogs = r.get(doc, "resetlogs", Kind.U32)
     cp.activation = r.get(doc, "activation", Kind.U32)
     time = doc.get("time", 0)
@@ -170,28 +204,37 @@ def parse_schema_checkpoint(doc: Any, where: str) -> SchemaCheckpoint:
         tran = doc["min-tran"]
         if not isinstance(tran, dict):
             raise DataError(f"{where} - parse error, field min-tran is not an object", 20003)
-        cp.min_tran = MinTran(r.get(tran, "seq", Kind.U32), r.get(tran, "offset", Kind.U64),
-                              r.get(tran, "xid", Kind.STR))
+        cp.min_tran = MinTran(
+            r.get(tran, "seq", Kind.U32), r.get(tran, "offset", Kind.U64), r.get(tran, "xid", Kind.STR)
+        )
     if "threads" in doc:
-        cp.threads = [(r.get(t, "thread", Kind.U32), r.get(t, "seq", Kind.U32), r.get(t, "offset", Kind.U64),
-                       r.get(t, "lwn-scn", Kind.U64, 0)) for t in r.objects(doc, "threads")]
+        cp.threads = [
+            (
+                r.get(t, "thread", Kind.U32),
+                r.get(t, "seq", Kind.U32),
+                r.get(t, "offset", Kind.U64),
+                r.get(t, "lwn-scn", Kind.U64, 0),
+            )
+            for t in r.objects(doc, "threads")
+        ]
     if cp.restart_position[1] % 512:
-        raise DataError(f"{where} - invalid offset: {cp.restart_position[1]} is not a "
-                        "multiplication of 512", 20006)
+        raise DataError(f"{where} - invalid offset: {cp.restart_position[1]} is not a multiplication of 512", 20006)
     cp.big_endian = r.get(doc, "big-endian", Kind.I32) == 1
-    for attr, key in (("context", "context"), ("con_name", "con-name"),
-                      ("db_recovery_file_dest", "db-recovery-file-dest"),
-                      ("db_block_checksum", "db-block-checksum"),
-                      ("log_archive_dest", "log-archive-dest"),
-                      ("log_archive_format", "log-archive-format"),
-                      ("nls_character_set", "nls-character-set"),
-                      ("nls_nchar_character_set", "nls-nchar-character-set")):
+    for attr, key in (
+        ("context", "context"),
+        ("con_name", "con-name"),
+        ("db_recovery_file_dest", "db-recovery-file-dest"),
+        ("db_block_checksum", "db-block-checksum"),
+        ("log_archive_dest", "log-archive-dest"),
+        ("log_archive_format", "log-archive-format"),
+        ("nls_character_set", "nls-character-set"),
+        ("nls_nchar_character_set", "nls-nchar-character-set"),
+    ):
         setattr(cp, attr, r.get(doc, key, Kind.STR))
     cp.con_id = r.get(doc, "con-id", Kind.I16)
     cp.db_timezone = r.get(doc, "db-timezone", Kind.STR, "+00:00")
     if parse_timezone(cp.db_timezone) is None:
-        raise DataError(f"{where} - parse error of field \"db-timezone\", invalid value: "
-                        f"{cp.db_timezone}", 20001)
+        raise DataError(f'{where} - parse error of field "db-timezone", invalid value: {cp.db_timezone}', 20001)
     cp.supp_log_db_primary = r.get(doc, "supp-log-db-primary", Kind.U64) != 0
     cp.supp_log_db_all = r.get(doc, "supp-log-db-all", Kind.U64) != 0
     for group in r.objects(doc, "online-redo"):
@@ -200,10 +243,16 @@ def parse_schema_checkpoint(doc: Any, where: str) -> SchemaCheckpoint:
             raise DataError(f"{where} - parse error, field path is not an array of strings", 20003)
         cp.online_redo.append(OnlineRedo(r.get(group, "group", Kind.I32), list(paths)))
     for inc in r.objects(doc, "incarnations"):
-        cp.incarnations.append(Incarnation(
-            r.get(inc, "incarnation", Kind.U32), r.get(inc, "resetlogs-scn", Kind.U64),
-            r.get(inc, "prior-resetlogs-scn", Kind.U64), r.get(inc, "status", Kind.STR),
-            r.get(inc, "resetlogs", Kind.U32), r.get(inc, "prior-incarnation", Kind.U32)))
+        cp.incarnations.append(
+            Incarnation(
+                r.get(inc, "incarnation", Kind.U32),
+                r.get(inc, "resetlogs-scn", Kind.U64),
+                r.get(inc, "prior-resetlogs-scn", Kind.U64),
+                r.get(inc, "status", Kind.STR),
+                r.get(inc, "resetlogs", Kind.U32),
+                r.get(inc, "prior-incarnation", Kind.U32),
+            )
+        )
     users = doc.get("users")
     if not isinstance(users, list) or not all(isinstance(u, str) for u in users):
         raise DataError(f"{where} - parse error, field users is not an array of strings", 20003)
@@ -240,36 +289,56 @@ def format_schema_checkpoint(cp: SchemaCheckpoint) -> str:
     With ``schema_ref_scn`` set only the reference is written, not the rows; otherwise
     ``schema_scn`` (default: ``scn``) and every dictionary array follow.
     """
-    head = [f'"database":{_text(cp.database)}', f'"scn":{cp.scn}', f'"resetlogs":{cp.resetlogs}',
-            f'"activation":{cp.activation}', f'"time":{cp.time}', f'"seq":{cp.seq}',
-            f'"offset":{cp.offset}']
+    head = [
+        f'"database":{_text(cp.database)}',
+        f'"scn":{cp.scn}',
+        f'"resetlogs":{cp.resetlogs}',
+        f'"activation":{cp.activation}',
+        f'"time":{cp.time}',
+        f'"seq":{cp.seq}',
+        f'"offset":{cp.offset}',
+    ]
     if cp.min_tran is not None:
         t = cp.min_tran
         head.append(f'"min-tran":{{"seq":{t.seq},"offset":{t.offset},"xid":{_text(t.xid)}}}')
     if cp.threads:
-        head.append('"threads":[' + ",".join(f'{{"thread":{t},"seq":{q},"offset":{o},"lwn-scn":{w}}}'
-                                             for t, q, o, w in cp.threads) + "]")
-    head += [f'"big-endian":{int(cp.big_endian)}', f'"context":{_text(cp.context)}',
-             f'"con-id":{cp.con_id}', f'"con-name":{_text(cp.con_name)}']
-    for key, value in (("db-timezone", cp.db_timezone),
-                       ("db-recovery-file-dest", cp.db_recovery_file_dest),
-                       ("db-block-checksum", cp.db_block_checksum),
-                       ("log-archive-dest", cp.log_archive_dest),
-                       ("log-archive-format", cp.log_archive_format),
-                       ("nls-character-set", cp.nls_character_set),
-                       ("nls-nchar-character-set", cp.nls_nchar_character_set)):
+        head.append(
+            '"threads":['
+            + ",".join(f'{{"thread":{t},"seq":{q},"offset":{o},"lwn-scn":{w}}}' for t, q, o, w in cp.threads)
+            + "]"
+        )
+    head += [
+        f'"big-endian":{int(cp.big_endian)}',
+        f'"context":{_text(cp.context)}',
+        f'"con-id":{cp.con_id}',
+        f'"con-name":{_text(cp.con_name)}',
+    ]
+    for key, value in (
+        ("db-timezone", cp.db_timezone),
+        ("db-recovery-file-dest", cp.db_recovery_file_dest),
+        ("db-block-checksum", cp.db_block_checksum),
+        ("log-archive-dest", cp.log_archive_dest),
+        ("log-archive-format", cp.log_archive_format),
+        ("nls-character-set", cp.nls_character_set),
+        ("nls-nchar-character-set", cp.nls_nchar_character_set),
+    ):
         head.append(f'"{key}":{_text(value)}')
-    head += [f'"supp-log-db-primary":{int(cp.supp_log_db_primary)}',
-             f'"supp-log-db-all":{int(cp.supp_log_db_all)}']
-    redo = [f'{{"group":{g.group},"path":[{",".join(_text(p) for p in g.paths)}]}}'
-            for g in cp.online_redo if g.group != 0]  # OLR never writes group 0
+    head += [f'"supp-log-db-primary":{int(cp.supp_log_db_primary)}', f'"supp-log-db-all":{int(cp.supp_log_db_all)}']
+    redo = [
+        f'{{"group":{g.group},"path":[{",".join(_text(p) for p in g.paths)}]}}' for g in cp.online_redo if g.group != 0
+    ]  # OLR never writes group 0
     incarnations = [
         f'{{"incarnation":{i.incarnation},"resetlogs-scn":{i.resetlogs_scn},'
         f'"prior-resetlogs-scn":{i.prior_resetlogs_scn},"status":{_text(i.status)},'
         f'"resetlogs":{i.resetlogs},"prior-incarnation":{i.prior_incarnation}}}'
-        for i in cp.incarnations]
-    parts = [",".join(head), _array("online-redo", redo), _array("incarnations", incarnations),
-             _array("users", [_text(u) for u in sorted(set(cp.users))])]  # OLR keeps a std::set
+        for i in cp.incarnations
+    ]
+    parts = [
+        ",".join(head),
+        _array("online-redo", redo),
+        _array("incarnations", incarnations),
+        _array("users", [_text(u) for u in sorted(set(cp.users))]),
+    ]  # OLR keeps a std::set
     if cp.schema_ref_scn is not None:
         return "{" + ",\n".join(parts) + f',\n"schema-ref-scn":{cp.schema_ref_scn}}}'
     parts.append(f'"schema-scn":{cp.schema_scn if cp.schema_scn is not None else cp.scn}')

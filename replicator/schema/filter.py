@@ -52,11 +52,28 @@ class TableRule:
 
 # The dictionary tables OLR mirrors, in the order it adds their rules (Metadata::resetElements).
 SYSTEM_RULES: Final[tuple[TableRule, ...]] = tuple(
-    [TableRule("SYS", name) for name in (
-        r"CCOL\$", r"CDEF\$", r"COL\$", r"ECOL\$", r"DEFERRED_STG\$", r"LOB\$", r"LOBCOMPPART\$",
-        r"LOBFRAG\$", r"OBJ\$", r"TAB\$", r"TABPART\$", r"TABCOMPART\$", r"TABSUBPART\$",
-        r"TS\$", r"USER\$")]
-    + [TableRule("XDB", name) for name in (r"XDB\$TTSET", r"X\$NM.*", r"X\$PT.*", r"X\$QN.*")])
+    [
+        TableRule("SYS", name)
+        for name in (
+            r"CCOL\$",
+            r"CDEF\$",
+            r"COL\$",
+            r"ECOL\$",
+            r"DEFERRED_STG\$",
+            r"LOB\$",
+            r"LOBCOMPPART\$",
+            r"LOBFRAG\$",
+            r"OBJ\$",
+            r"TAB\$",
+            r"TABPART\$",
+            r"TABCOMPART\$",
+            r"TABSUBPART\$",
+            r"TS\$",
+            r"USER\$",
+        )
+    ]
+    + [TableRule("XDB", name) for name in (r"XDB\$TTSET", r"X\$NM.*", r"X\$PT.*", r"X\$QN.*")]
+)
 
 
 @lru_cache(maxsize=256)
@@ -76,8 +93,11 @@ def check_patterns(rules: Sequence[TableRule]) -> None:
             try:
                 compile_pattern(pattern)
             except ConfigError as exc:
-                raise ConfigError(f"source[0].filter.table[{i}].{key}: {exc.message} (a regular expression matched "
-                                  f"against the whole name; escape a literal $ as \\$)", 30001) from None
+                raise ConfigError(
+                    f"source[0].filter.table[{i}].{key}: {exc.message} (a regular expression matched "
+                    f"against the whole name; escape a literal $ as \\$)",
+                    30001,
+                ) from None
 
 
 def parse_tag(tag: str | None, separator: str = ",") -> tuple[str, list[str]]:
@@ -89,9 +109,14 @@ def parse_tag(tag: str | None, separator: str = ",") -> tuple[str, list[str]]:
     return "list", tag.split(separator)
 
 
-def build_table_map(dictionary: Dictionary, rules: Sequence[TableRule], separator: str = ",",
-                    flags: int = 0, charset: str = "AL32UTF8",
-                    ncharset: str = "AL16UTF16") -> dict[int, Table]:
+def build_table_map(
+    dictionary: Dictionary,
+    rules: Sequence[TableRule],
+    separator: str = ",",
+    flags: int = 0,
+    charset: str = "AL32UTF8",
+    ncharset: str = "AL16UTF16",
+) -> dict[int, Table]:
     """Every tracked table, keyed by each OBJ# redo can carry for it (table and partitions).
 
     ``flags`` is ``source.flags``: 0x2 (schemaless) ignores ``rules``, 0x4 (adaptive
@@ -128,8 +153,7 @@ def build_table_map(dictionary: Dictionary, rules: Sequence[TableRule], separato
             if reason is not None:
                 log.debug("%s.%s (obj: %d) - %s (skipped)", owner, sys_obj["name"], obj, reason)
                 continue
-            table = dictionary.build_table(obj, owner=owner, system=system, charset=charset,
-                                           ncharset=ncharset)
+            table = dictionary.build_table(obj, owner=owner, system=system, charset=charset, ncharset=ncharset)
             _apply_key(table, rule.key, separator)
             _apply_tag(table, rule.tag, separator)
             if rule.condition:
@@ -137,8 +161,7 @@ def build_table_map(dictionary: Dictionary, rules: Sequence[TableRule], separato
             table.condition = rule.condition or ""
             for key_obj in (obj, *(part for part, _ in dictionary.partitions(obj))):
                 if key_obj in table_map:
-                    raise DataError(f"can't add partition element (obj: {key_obj}) of "
-                                    f"{owner}.{table.name}", 50034)
+                    raise DataError(f"can't add partition element (obj: {key_obj}) of {owner}.{table.name}", 50034)
                 table_map[key_obj] = table
     return table_map
 
@@ -160,8 +183,7 @@ def _apply_key(table: Table, key: str | None, separator: str) -> None:
         column.key = column.name in wanted
     table.key_columns = tuple(i for i, c in enumerate(table.columns) if c.key)
     if len(table.key_columns) != len(names):
-        raise ConfigError(f"table {table.owner}.{table.name} - couldn't find all column sets "
-                          f"({key})", 10041)
+        raise ConfigError(f"table {table.owner}.{table.name} - couldn't find all column sets ({key})", 10041)
 
 
 def _apply_tag(table: Table, tag: str | None, separator: str) -> None:
@@ -174,13 +196,11 @@ def _apply_tag(table: Table, tag: str | None, separator: str) -> None:
         positions = {c.name: i for i, c in enumerate(table.columns)}
         for name in names:
             if name not in positions:
-                raise ConfigError(f"table {table.owner}.{table.name} - couldn't find all tag "
-                                  f"sets ({name})", 10041)
+                raise ConfigError(f"table {table.owner}.{table.name} - couldn't find all tag sets ({name})", 10041)
         table.tag_columns = tuple(positions[name] for name in names)
 
 
-def configured_users(rules: Iterable[TableRule], debug_owner: str | None = None,
-                     flags: int = 0) -> set[str]:
+def configured_users(rules: Iterable[TableRule], debug_owner: str | None = None, flags: int = 0) -> set[str]:
     """The owner pattern strings OLR records in a checkpoint's ``users`` (plus the debug owner)."""
     if flags & FLAG_SCHEMALESS:
         return set()  # OLR neither reads the rules nor the debug table in schemaless mode
@@ -190,8 +210,13 @@ def configured_users(rules: Iterable[TableRule], debug_owner: str | None = None,
     return users
 
 
-def check_users(checkpoint_users: Iterable[str], rules: Iterable[TableRule],
-                debug_owner: str | None = None, flags: int = 0, checkpoint: str = "the schema checkpoint") -> None:
+def check_users(
+    checkpoint_users: Iterable[str],
+    rules: Iterable[TableRule],
+    debug_owner: str | None = None,
+    flags: int = 0,
+    checkpoint: str = "the schema checkpoint",
+) -> None:
     """Require the configured owner set to equal the checkpoint's ``users`` (DataError 20007).
 
     Skipped in adaptive schema mode (flag 0x4), as in OLR. The message starts as OLR's does
@@ -208,8 +233,10 @@ def check_users(checkpoint_users: Iterable[str], rules: Iterable[TableRule],
         guess = nearest(user, stored - wanted)
         text = f"{user} is missing from {checkpoint}, made for owner(s) {held}"
         if guess is None:
-            text += (f": the owners in source[0].filter.table must be those the checkpoint was made for; to "
-                     f"replicate {user}, write a schema checkpoint that includes it")
+            text += (
+                f": the owners in source[0].filter.table must be those the checkpoint was made for; to "
+                f"replicate {user}, write a schema checkpoint that includes it"
+            )
         else:
             meant.add(guess)
             same_letters = guess.casefold() == user.casefold()
@@ -224,7 +251,8 @@ def check_users(checkpoint_users: Iterable[str], rules: Iterable[TableRule],
             f"{names} {'is' if len(redundant) == 1 else 'are'} redundant: {checkpoint} was made for owner(s) {held}, "
             f"and no source[0].filter.table rule names {names}"
             + (" (the config has no filter rules)" if not wanted else "")
-            + f"; add {example} to filter.table, or write a schema checkpoint for exactly the owners you replicate")
+            + f"; add {example} to filter.table, or write a schema checkpoint for exactly the owners you replicate"
+        )
     if problems:
         raise DataError("; ".join(problems), 20007)
 
@@ -264,6 +292,8 @@ def unmatched_rules(dictionary: Dictionary, rules: Sequence[TableRule]) -> list[
         else:
             guess = nearest(rule.table, of_owner)
             hint = f"no table of owner {rule.owner!r} matches {rule.table!r}"
-        lines.append(f"{where} selects no table: {hint} (patterns are case-sensitive regular expressions, matched "
-                     f"against the whole name)" + (f"; did you mean {guess!r}?" if guess else ""))
+        lines.append(
+            f"{where} selects no table: {hint} (patterns are case-sensitive regular expressions, matched "
+            f"against the whole name)" + (f"; did you mean {guess!r}?" if guess else "")
+        )
     return lines

@@ -40,9 +40,24 @@ UNIQUE_KEYS: Final[dict[str, tuple[tuple[tuple[str, ...], str], ...]]] = {
 _XDB_KEYS: Final = ((("id",), "2"),)
 _XDB_NAMES: Final = {"xdb-xnm": "XDB.X$NM", "xdb-xpt": "XDB.X$PT", "xdb-xqn": "XDB.X$QN"}
 # The order OLR loads the arrays of a checkpoint in (the token-set arrays follow, per set).
-LOAD_ORDER: Final = ("sys-user", "sys-obj", "sys-col", "sys-ccol", "sys-cdef", "sys-deferredstg", "sys-ecol",
-                     "sys-lob", "sys-lob-comp-part", "sys-lob-frag", "sys-tab", "sys-tabpart", "sys-tabcompart",
-                     "sys-tabsubpart", "sys-ts", "xdb-ttset")
+LOAD_ORDER: Final = (
+    "sys-user",
+    "sys-obj",
+    "sys-col",
+    "sys-ccol",
+    "sys-cdef",
+    "sys-deferredstg",
+    "sys-ecol",
+    "sys-lob",
+    "sys-lob-comp-part",
+    "sys-lob-frag",
+    "sys-tab",
+    "sys-tabpart",
+    "sys-tabcompart",
+    "sys-tabsubpart",
+    "sys-ts",
+    "xdb-ttset",
+)
 
 
 def unique_keys(key: str) -> tuple[tuple[tuple[str, ...], str], ...]:
@@ -61,8 +76,9 @@ def table_name(key: str) -> str:
 
 def describe(row: Row) -> str:
     """A row for an error message: ``ROWID: ..., obj: 5, ...`` (checkpoint field names)."""
-    return ", ".join(f"ROWID: {v}" if k == "row-id" else f"{k}: {v!r}" if isinstance(v, str) else f"{k}: {v}"
-                     for k, v in row.items())
+    return ", ".join(
+        f"ROWID: {v}" if k == "row-id" else f"{k}: {v!r}" if isinstance(v, str) else f"{k}: {v}" for k, v in row.items()
+    )
 
 
 def duplicate_key_error(key: str, row: Row, suffix: str, where: str = "") -> DataError:

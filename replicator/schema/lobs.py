@@ -36,6 +36,7 @@ class Dictionary(Protocol):
 
     def rows(self, key: str) -> Iterable[dict[str, Any]]: ...
 
+
 # Tablespace block size -> usable LOB page size (§11.2); anything else uses 8132 (warning 60022).
 PAGE_SIZES: Final = {8192: 8132, 16384: 16264, 32768: 32528}
 DEFAULT_PAGE_SIZE: Final = 8132
@@ -102,8 +103,9 @@ def table_lobs(dictionary: Dictionary, obj: int) -> tuple[TableLob, ...]:
         name = f"SYS_IL{obj:010d}C{lob['int-col']:05d}$$"
         indexes = tuple(o["data-obj"] for o in rows.by_name.get((sys_obj["owner"], name), []) if o["data-obj"])
         if not indexes:
-            log.warning(60021, f"missing LOB index for LOB (OBJ#: {obj}, DATAOBJ#: {lob['l-obj']}, "
-                               f"COL#: {lob['int-col']})")
+            log.warning(
+                60021, f"missing LOB index for LOB (OBJ#: {obj}, DATAOBJ#: {lob['l-obj']}, COL#: {lob['int-col']})"
+            )
         segments: dict[int, int] = {}
         frags = list(rows.frags.get(lob["l-obj"], []))
         for part in rows.comp_parts.get(lob["l-obj"], []):

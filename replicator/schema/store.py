@@ -15,18 +15,32 @@ from typing import Final
 import orjson
 
 from replicator import log
-from replicator.fsutil import atomic_write
 from replicator.errors import DataError, ReplicatorError, RuntimeFailure
+from replicator.fsutil import atomic_write
 from replicator.schema.document import (
-    Incarnation, MinTran, OnlineRedo, SchemaCheckpoint, format_schema_checkpoint,
-    parse_schema_checkpoint, parse_timezone,
+    Incarnation,
+    MinTran,
+    OnlineRedo,
+    SchemaCheckpoint,
+    format_schema_checkpoint,
+    parse_schema_checkpoint,
+    parse_timezone,
 )
 
 __all__ = [
-    "Incarnation", "MinTran", "OnlineRedo", "SchemaCheckpoint", "checkpoint_path",
-    "find_schema_checkpoint", "format_schema_checkpoint", "list_schema_checkpoints",
-    "load_best_schema_checkpoint", "load_schema_checkpoint", "parse_schema_checkpoint",
-    "parse_timezone", "write_schema_checkpoint",
+    "Incarnation",
+    "MinTran",
+    "OnlineRedo",
+    "SchemaCheckpoint",
+    "checkpoint_path",
+    "find_schema_checkpoint",
+    "format_schema_checkpoint",
+    "list_schema_checkpoints",
+    "load_best_schema_checkpoint",
+    "load_schema_checkpoint",
+    "parse_schema_checkpoint",
+    "parse_timezone",
+    "write_schema_checkpoint",
 ]
 
 
@@ -50,9 +64,14 @@ def list_schema_checkpoints(state_dir: str | os.PathLike[str], name: str) -> lis
     except OSError as exc:
         raise RuntimeFailure(f"state directory {state_dir} cannot be read: {exc}", 10012) from exc
     for entry in entries:
-        middle = entry.name[len(prefix):-len(".json")]
-        if (entry.name.startswith(prefix) and entry.name.endswith(".json") and middle.isdigit()
-                and middle.isascii() and entry.is_file()):
+        middle = entry.name[len(prefix) : -len(".json")]
+        if (
+            entry.name.startswith(prefix)
+            and entry.name.endswith(".json")
+            and middle.isdigit()
+            and middle.isascii()
+            and entry.is_file()
+        ):
             found.append((int(middle), Path(entry.path)))
     return sorted(found)
 
@@ -66,15 +85,13 @@ def _candidates(state_dir: str | os.PathLike[str], name: str, first_data_scn: in
     return [path for scn, path in reversed(found) if scn <= first_data_scn]
 
 
-def find_schema_checkpoint(state_dir: str | os.PathLike[str], name: str,
-                           first_data_scn: int) -> Path | None:
+def find_schema_checkpoint(state_dir: str | os.PathLike[str], name: str, first_data_scn: int) -> Path | None:
     """The checkpoint with the largest SCN ≤ ``first_data_scn``, or None (also for SCN 0)."""
     candidates = _candidates(state_dir, name, first_data_scn)
     return candidates[0] if candidates else None
 
 
-def load_schema_checkpoint(path: str | os.PathLike[str],
-                           database: str | None = None) -> SchemaCheckpoint:
+def load_schema_checkpoint(path: str | os.PathLike[str], database: str | None = None) -> SchemaCheckpoint:
     """Read and validate one schema checkpoint file.
 
     Raises RuntimeFailure 10001/10004 for an unreadable or oversized file, and DataError
@@ -94,13 +111,16 @@ def load_schema_checkpoint(path: str | os.PathLike[str],
         raise DataError(f"{where} - parse error: {exc}", 20001) from exc
     cp = parse_schema_checkpoint(doc, where)
     if database is not None and cp.database != database:
-        raise DataError(f"{where} - parse error of field \"database\", invalid value: "
-                        f"{cp.database}, expected value: {database}", 20001)
+        raise DataError(
+            f'{where} - parse error of field "database", invalid value: {cp.database}, expected value: {database}',
+            20001,
+        )
     return cp
 
 
-def load_best_schema_checkpoint(state_dir: str | os.PathLike[str], name: str,
-                                first_data_scn: int) -> SchemaCheckpoint | None:
+def load_best_schema_checkpoint(
+    state_dir: str | os.PathLike[str], name: str, first_data_scn: int
+) -> SchemaCheckpoint | None:
     """Load the checkpoint to restart from, with its dictionary rows resolved.
 
     Candidates are tried from the largest SCN ≤ ``first_data_scn`` downwards; a file that
@@ -120,8 +140,10 @@ def load_best_schema_checkpoint(state_dir: str | os.PathLike[str], name: str,
         try:
             ref = load_schema_checkpoint(ref_path, name)
         except ReplicatorError as exc:
-            log.warning(60019, f"file: {path} - load checkpoint failed, reference schema {ref_path.name} "
-                               f"unusable ({exc.message})")
+            log.warning(
+                60019,
+                f"file: {path} - load checkpoint failed, reference schema {ref_path.name} unusable ({exc.message})",
+            )
             continue
         if ref.schema_scn is None:
             log.warning(60019, f"file: {path} - reference schema {ref_path.name} holds no schema")
@@ -141,5 +163,3 @@ def write_schema_checkpoint(state_dir: str | os.PathLike[str], cp: SchemaCheckpo
     target = checkpoint_path(state_dir, cp.database, cp.scn)
     atomic_write(target, format_schema_checkpoint(cp).encode("utf-8"))
     return target
-
-

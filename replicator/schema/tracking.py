@@ -48,19 +48,42 @@ from replicator.values.rowid import rowid_text
 COLUMN_FIELDS: Final[dict[str, dict[str, str]]] = {
     "sys-ccol": {"CON#": "con", "INTCOL#": "int-col", "OBJ#": "obj", "SPARE1": "spare1"},
     "sys-cdef": {"CON#": "con", "OBJ#": "obj", "TYPE#": "type"},
-    "sys-col": {"OBJ#": "obj", "COL#": "col", "SEGCOL#": "seg-col", "INTCOL#": "int-col", "NAME": "name",
-                "TYPE#": "type", "LENGTH": "length", "PRECISION#": "precision", "SCALE": "scale",
-                "CHARSETFORM": "charset-form", "CHARSETID": "charset-id", "NULL$": "null",
-                "PROPERTY": "property"},
+    "sys-col": {
+        "OBJ#": "obj",
+        "COL#": "col",
+        "SEGCOL#": "seg-col",
+        "INTCOL#": "int-col",
+        "NAME": "name",
+        "TYPE#": "type",
+        "LENGTH": "length",
+        "PRECISION#": "precision",
+        "SCALE": "scale",
+        "CHARSETFORM": "charset-form",
+        "CHARSETID": "charset-id",
+        "NULL$": "null",
+        "PROPERTY": "property",
+    },
     "sys-deferredstg": {"OBJ#": "obj", "FLAGS_STG": "flags-stg"},
     "sys-ecol": {"TABOBJ#": "tab-obj", "COLNUM": "col-num", "GUARD_ID": "guard-id"},
     "sys-lob": {"OBJ#": "obj", "COL#": "col", "INTCOL#": "int-col", "LOBJ#": "l-obj", "TS#": "ts"},
     "sys-lob-comp-part": {"PARTOBJ#": "part-obj", "LOBJ#": "l-obj"},
     "sys-lob-frag": {"FRAGOBJ#": "frag-obj", "PARENTOBJ#": "parent-obj", "TS#": "ts"},
-    "sys-obj": {"OWNER#": "owner", "OBJ#": "obj", "DATAOBJ#": "data-obj", "NAME": "name", "TYPE#": "type",
-                "FLAGS": "flags"},
-    "sys-tab": {"OBJ#": "obj", "DATAOBJ#": "data-obj", "TS#": "ts", "CLUCOLS": "clu-cols", "FLAGS": "flags",
-                "PROPERTY": "property"},
+    "sys-obj": {
+        "OWNER#": "owner",
+        "OBJ#": "obj",
+        "DATAOBJ#": "data-obj",
+        "NAME": "name",
+        "TYPE#": "type",
+        "FLAGS": "flags",
+    },
+    "sys-tab": {
+        "OBJ#": "obj",
+        "DATAOBJ#": "data-obj",
+        "TS#": "ts",
+        "CLUCOLS": "clu-cols",
+        "FLAGS": "flags",
+        "PROPERTY": "property",
+    },
     "sys-tabcompart": {"OBJ#": "obj", "DATAOBJ#": "data-obj", "BO#": "bo"},
     "sys-tabpart": {"OBJ#": "obj", "DATAOBJ#": "data-obj", "BO#": "bo"},
     "sys-tabsubpart": {"OBJ#": "obj", "DATAOBJ#": "data-obj", "POBJ#": "p-obj"},
@@ -72,12 +95,20 @@ COLUMN_FIELDS: Final[dict[str, dict[str, str]]] = {
     "xdb-xqn": {"NMSPCID": "nmspcid", "LOCALNAME": "localname", "FLAGS": "flags", "ID": "id"},
 }
 # Fields whose NULL means -1 rather than 0 (OLR's "NULL" markers).
-MINUS_ONE_WHEN_NULL: Final = frozenset({("sys-col", "precision"), ("sys-col", "scale"),
-                                        ("sys-ecol", "guard-id")})
+MINUS_ONE_WHEN_NULL: Final = frozenset({("sys-col", "precision"), ("sys-col", "scale"), ("sys-ecol", "guard-id")})
 # Rows OLR keeps only while their object exists: array -> field holding the OBJ#.
-DEPENDENT_ON_OBJ: Final = {"sys-ccol": "obj", "sys-cdef": "obj", "sys-col": "obj", "sys-deferredstg": "obj",
-                           "sys-ecol": "tab-obj", "sys-lob": "obj", "sys-tab": "obj", "sys-tabcompart": "obj",
-                           "sys-tabpart": "bo", "sys-tabsubpart": "p-obj"}
+DEPENDENT_ON_OBJ: Final = {
+    "sys-ccol": "obj",
+    "sys-cdef": "obj",
+    "sys-col": "obj",
+    "sys-deferredstg": "obj",
+    "sys-ecol": "tab-obj",
+    "sys-lob": "obj",
+    "sys-tab": "obj",
+    "sys-tabcompart": "obj",
+    "sys-tabpart": "bo",
+    "sys-tabsubpart": "p-obj",
+}
 # Owners whose USER$ rows are always kept: the tracked dictionary tables belong to them.
 # (OLR drops a touched USER$ row of an owner outside the filter, SYS included, which would
 # lose the owner of its own dictionary tables; that is not reproduced.)
@@ -111,8 +142,9 @@ def _array_fields(key: str) -> dict[str, str]:
     return fields
 
 
-def decode_fields(key: str, table: Table, image: Mapping[int, bytes | None],
-                  present: Iterable[int] = ()) -> dict[str, Any]:
+def decode_fields(
+    key: str, table: Table, image: Mapping[int, bytes | None], present: Iterable[int] = ()
+) -> dict[str, Any]:
     """Checkpoint fields of one row image of dictionary table ``table`` (array ``key``).
 
     ``image`` maps column positions to raw bytes (None = NULL); ``present`` lists columns
@@ -175,8 +207,15 @@ class DictionaryTracker:
     owner names (a checkpoint's ``users``), used to prune USER$ rows as OLR does.
     """
 
-    def __init__(self, dictionary: Dictionary, rebuild: Callable[[Dictionary], dict[int, Table]], *,
-                 users: Iterable[str] = (), adaptive: bool = False, schema_scn: int = 0):
+    def __init__(
+        self,
+        dictionary: Dictionary,
+        rebuild: Callable[[Dictionary], dict[int, Table]],
+        *,
+        users: Iterable[str] = (),
+        adaptive: bool = False,
+        schema_scn: int = 0,
+    ):
         self.dictionary = dictionary
         self.rebuild = rebuild
         self.users = set(users)
@@ -267,8 +306,10 @@ class DictionaryTracker:
         fields = decode_fields(key, table, after, present)
         if change.op == OP_INSERT:
             if exists and not self.adaptive:
-                raise DataError(f"duplicate {table.owner}.{table.name} (ROWID: {rowid}) for insert at offset: "
-                                f"{change.offset}", 50022)
+                raise DataError(
+                    f"duplicate {table.owner}.{table.name} (ROWID: {rowid}) for insert at offset: {change.offset}",
+                    50022,
+                )
         elif not exists and not self.adaptive:
             return False
         base = d.row(key, rowid) if exists else None
@@ -318,6 +359,12 @@ def _compare(old: Mapping[int, Table], new: Mapping[int, Table]) -> TrackResult:
 
 
 def _signature(table: Table) -> tuple[Any, ...]:
-    return (table.owner, table.name, table.data_obj,
-            tuple((c.name, c.type_code, c.length, c.precision, c.scale, c.nullable, c.segcol, c.property, c.key)
-                  for c in table.columns))
+    return (
+        table.owner,
+        table.name,
+        table.data_obj,
+        tuple(
+            (c.name, c.type_code, c.length, c.precision, c.scale, c.nullable, c.segcol, c.property, c.key)
+            for c in table.columns
+        ),
+    )

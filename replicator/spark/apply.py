@@ -33,12 +33,12 @@ from replicator.spark.distfold import BatchTask, TableTask
 from replicator.spark.executors import BatchExecutors, LocalBatch, SparkBatch
 from replicator.spark.keys import KeyResolver
 from replicator.spark.lakestore import DeltaLake
+from replicator.spark.layout import table_arrow, tomb_arrow
 from replicator.spark.metrics import BatchMetrics, MetricsSink
 from replicator.spark.options import JobOptions
 from replicator.spark.state import JobState
 from replicator.spark.streamcheck import STREAM_CHECK_FAILED, StreamCheck
 from replicator.spark.tablefold import TablePlan, change_rows, change_schema, plan_tables
-from replicator.spark.layout import table_arrow, tomb_arrow
 from replicator.spark.tableschema import BUCKET
 
 log = logging.getLogger("replicator.spark")
@@ -84,8 +84,9 @@ class BatchApplier:
             self.sink.record(BatchMetrics(batch_id, skipped=True, applied_scn=st.applied_scn))
             return
         spark = batch.sparkSession
-        work = SparkBatch(spark, batch, st.pending_files, self.lake.pending_uri, self.lake.storage_options,
-                          self.opts.fold_partitions)
+        work = SparkBatch(
+            spark, batch, st.pending_files, self.lake.pending_uri, self.lake.storage_options, self.opts.fold_partitions
+        )
         try:
             self._apply(work, batch_id, BatchMetrics(batch_id), time.monotonic())
         finally:
@@ -96,8 +97,12 @@ class BatchApplier:
     def apply_arrow(self, events: Any, batch_id: int) -> BatchMetrics:
         """Apply a batch of events given as an Arrow table, in this process (no Spark)."""
         metrics = BatchMetrics(batch_id)
-        self._apply(LocalBatch(events, self.state.pending_files, self.lake.pending_uri, self.lake.storage_options),
-                    batch_id, metrics, time.monotonic())
+        self._apply(
+            LocalBatch(events, self.state.pending_files, self.lake.pending_uri, self.lake.storage_options),
+            batch_id,
+            metrics,
+            time.monotonic(),
+        )
         return metrics
 
     def _hit(self, kind: str) -> None:
@@ -108,7 +113,6 @@ class BatchApplier:
             os.kill(os.getpid(), signal.SIGKILL)
 
     def _apply(self, work: BatchExecutors, batch_id: int, metrics: BatchMetrics, started: float) -> None:
-        import pyarrow as pa
 
         st, opts, lake, app = self.state, self.opts, self.lake, self.app_id
         known = {n: s.key for n, s in st.tables.items() if s.key_origin}
@@ -121,16 +125,41 @@ class BatchApplier:
             metrics.applied_scn = st.applied_scn
             self.sink.record(metrics)
             return
-        asm = assemble(proj, atomic=opts.atomic, applied_scn=st.applied_scn, pending_timeout=self.pending_timeout,
-                       was_applied=lake.applied_transactions)
+        asm = assemble(
+            proj,
+            atomic=opts.atomic,
+            applied_scn=st.applied_scn,
+            pending_timeout=self.pending_timeout,
+            was_applied=lake.applied_transactions,
+        )
         if asm.error:
             raise DataError(f"batch {batch_id}: {asm.error}", 20003)
         if asm.dropped_replays:
-            log.info("batch %d: %d leftover(s) of transactions applied before (producer replay) dropped", batch_id,
-                     asm.dropped_replays)
+            log.info(
+                "batch %d: %d leftover(s) of transactions applied before (producer replay) dropped",
+                batch_id,
+                asm.dropped_replays,
+            )
         ready = asm.ready
-        cols = ["kind", "tbl", "columns", "commit_scn", "c_scn", "c_idx", "elem", "xid", "sql", "key_cols", "rid",
-                "names", "move", "commit_ts", "k_ts", "k_partition", "k_offset"]
+        cols = [
+            "kind",
+            "tbl",
+            "columns",
+            "commit_scn",
+            "c_scn",
+            "c_idx",
+            "elem",
+            "xid",
+            "sql",
+            "key_cols",
+            "rid",
+            "names",
+            "move",
+            "commit_ts",
+            "k_ts",
+            "k_partition",
+            "k_offset",
+        ]
         ev: dict[str, Any] = ready.select(cols).to_pydict()
         plans = plan_tables(ev, st.tables, self.keys)
         for plan in plans.values():
@@ -143,12 +172,25 @@ class BatchApplier:
             asm.decision.replayed = replayed
 
         log_done = lake.done(lake.changes_uri, app, batch_id)
-        tasks = {name: self._task(name, plan, ev, app, batch_id) for name, plan in plans.items()
-                 if (plan.rows or plan.rewrite) and not lake.done(lake.table_uri(name), app, batch_id)}
+        tasks = {
+            name: self._task(name, plan, ev, app, batch_id)
+            for name, plan in plans.items()
+            if (plan.rows or plan.rewrite) and not lake.done(lake.table_uri(name), app, batch_id)
+        }
         done = sorted(n for n, p in plans.items() if (p.rows or p.rewrite) and n not in tasks)
-        bt = BatchTask(batch_id, asm.decision, tasks, lake.changes_uri, lake.pending_uri, lake.storage_options,
-                       opts.hints.timestamp, opts.hints.timestamp_tz, opts.unbounded_number, write_log=not log_done,
-                       want_lags=self.sink.lags is not None)
+        bt = BatchTask(
+            batch_id,
+            asm.decision,
+            tasks,
+            lake.changes_uri,
+            lake.pending_uri,
+            lake.storage_options,
+            opts.hints.timestamp,
+            opts.hints.timestamp_tz,
+            opts.unbounded_number,
+            write_log=not log_done,
+            want_lags=self.sink.lags is not None,
+        )
         actions = work.fold(bt).to_pylist()
         metrics.fold_seconds = time.monotonic() - started - metrics.read_seconds
         missing = {}
@@ -156,12 +198,17 @@ class BatchApplier:
             if a["kind"] == "error":
                 missing[a["tbl"]] = missing.get(a["tbl"], 0) + a["rows"]
         if missing:
+
             def lacks(n: str) -> str:
                 key = plans[n].schema.key
                 return "ROWID (rid)" if key is None else f"key columns {key}"
+
             detail = "; ".join(f"{n}: {c} change(s) without {lacks(n)}" for n, c in sorted(missing.items()))
-            raise DataError(f"{len(missing)} table(s) have changes without their key values ({detail}); enable "
-                            "supplemental logging of the key, or use ROWID keys (--rowid-table, format rid 1)", 20003)
+            raise DataError(
+                f"{len(missing)} table(s) have changes without their key values ({detail}); enable "
+                "supplemental logging of the key, or use ROWID keys (--rowid-table, format rid 1)",
+                20003,
+            )
         committing = time.monotonic()
         ready_scns = [s for s in ev["commit_scn"] if s is not None]
         applied_scn = max([st.applied_scn, *ready_scns])
@@ -176,11 +223,16 @@ class BatchApplier:
 
             mm = pc.min_max(asm.pending["commit_scn"]).as_py()
             pend_scns = (mm["min"], mm["max"])
-        new = JobState(batch=batch_id, query_id=self.query_id, applied_scn=applied_scn,
-                       applied_ts=newest or st.applied_ts,
-                       tables={**st.tables, **{n: p.schema for n, p in plans.items()}},
-                       pending_files=[a["path"] for a in pending], pending_rows=sum(a["rows"] for a in pending),
-                       pending_scns=pend_scns)
+        new = JobState(
+            batch=batch_id,
+            query_id=self.query_id,
+            applied_scn=applied_scn,
+            applied_ts=newest or st.applied_ts,
+            tables={**st.tables, **{n: p.schema for n, p in plans.items()}},
+            pending_files=[a["path"] for a in pending],
+            pending_rows=sum(a["rows"] for a in pending),
+            pending_scns=pend_scns,
+        )
         lake.commit_state(new, app, batch_id)
         self._hit("state")
         self._drop_pending(st.pending_files, new.pending_files)
@@ -223,9 +275,12 @@ class BatchApplier:
             metrics.stream_check = f"failed {exc.code}"
             metrics.applied_scn = self.state.applied_scn
             self.sink.record(metrics)
-            raise DataError(f"batch {batch_id}: the stream does not hold what the producer sent (checkpoint digests, "
-                            f"stream check {exc.code}): {exc.message}; the batch is not committed, the lake stays at "
-                            f"applied SCN {self.state.applied_scn}", STREAM_CHECK_FAILED) from exc
+            raise DataError(
+                f"batch {batch_id}: the stream does not hold what the producer sent (checkpoint digests, "
+                f"stream check {exc.code}): {exc.message}; the batch is not committed, the lake stays at "
+                f"applied SCN {self.state.applied_scn}",
+                STREAM_CHECK_FAILED,
+            ) from exc
         metrics.stream_check = check.state
 
     def _task(self, name: str, plan: TablePlan, ev: dict[str, Any], app: str, batch: int) -> TableTask:
@@ -248,18 +303,53 @@ class BatchApplier:
             else:
                 recent = recent_arrow(schema, unbounded)
                 lake.ensure(lake.recent_uri(name), recent, [BUCKET])
-                return TableTask(name, schema, arrow, tomb, uri, tomb_uri, [], [], dict(plan.renames), False, False,
-                                 whole=moves, recent_uri=lake.recent_uri(name), recent_arrow=recent)
+                return TableTask(
+                    name,
+                    schema,
+                    arrow,
+                    tomb,
+                    uri,
+                    tomb_uri,
+                    [],
+                    [],
+                    dict(plan.renames),
+                    False,
+                    False,
+                    whole=moves,
+                    recent_uri=lake.recent_uri(name),
+                    recent_arrow=recent,
+                )
         files = lake.snapshot_files(uri, app, batch, first)
         tomb_files = lake.snapshot_files(tomb_uri, app, batch, "_key")
         # A small table folds as one group: each (table, bucket) group has a fixed cost (its blobs,
         # its reads and writes) that dwarfs the fold of a few thousand rows; the files stay per bucket.
         small = sum(f.size for f in (*files, *tomb_files)) < self.opts.whole_below_mb * 1048576
-        return TableTask(name, schema, arrow, tomb, uri, tomb_uri, files, tomb_files, dict(plan.renames),
-                         plan.rewrite, plan.truncated_now, whole=plan.rewrite or moves or small)
+        return TableTask(
+            name,
+            schema,
+            arrow,
+            tomb,
+            uri,
+            tomb_uri,
+            files,
+            tomb_files,
+            dict(plan.renames),
+            plan.rewrite,
+            plan.truncated_now,
+            whole=plan.rewrite or moves or small,
+        )
 
-    def _commit(self, actions: list[dict[str, Any]], plans: dict[str, TablePlan], tasks: dict[str, TableTask],
-                ev: dict[str, Any], log_done: bool, app: str, batch: int, applied_scn: int) -> None:
+    def _commit(
+        self,
+        actions: list[dict[str, Any]],
+        plans: dict[str, TablePlan],
+        tasks: dict[str, TableTask],
+        ev: dict[str, Any],
+        log_done: bool,
+        app: str,
+        batch: int,
+        applied_scn: int,
+    ) -> None:
         """The change log, then per table its tombstones and its rows (the state follows)."""
         lake = self.lake
         if not log_done:
@@ -271,8 +361,11 @@ class BatchApplier:
                 self._hit("changes")
         for name in sorted(tasks):
             task = tasks[name]
-            for target, uri, schema in (("tombstones", task.tomb_uri, task.tomb_arrow), ("table", task.uri, task.arrow),
-                                        ("recent", task.recent_uri, task.recent_arrow)):
+            for target, uri, schema in (
+                ("tombstones", task.tomb_uri, task.tomb_arrow),
+                ("table", task.uri, task.arrow),
+                ("recent", task.recent_uri, task.recent_arrow),
+            ):
                 mine = [a for a in actions if a["tbl"] == name and a["target"] == target]
                 adds = [a for a in mine if a["kind"] == "add"]
                 removes = [a for a in mine if a["kind"] == "remove"]
@@ -280,8 +373,9 @@ class BatchApplier:
                     continue
                 if lake.open_table(uri) is None:
                     lake.ensure(uri, schema, [BUCKET])
-                lake.commit(uri, adds, removes, schema, [BUCKET], app, batch, overwrite=task.rewrite,
-                            applied_scn=applied_scn)
+                lake.commit(
+                    uri, adds, removes, schema, [BUCKET], app, batch, overwrite=task.rewrite, applied_scn=applied_scn
+                )
                 self._hit(target)
 
     def _replayed(self, plans: dict[str, TablePlan], ev: dict[str, Any], applied_scn: int) -> list[str]:
@@ -291,8 +385,11 @@ class BatchApplier:
         for name, plan in sorted(plans.items()):
             if not plan.schema.merge_on_read:
                 continue
-            old = {(ev["commit_scn"][i], ev["c_scn"][i], ev["c_idx"][i], ev["elem"][i]) for i in plan.rows
-                   if ev["commit_scn"][i] is not None and ev["commit_scn"][i] <= applied_scn}
+            old = {
+                (ev["commit_scn"][i], ev["c_scn"][i], ev["c_idx"][i], ev["elem"][i])
+                for i in plan.rows
+                if ev["commit_scn"][i] is not None and ev["commit_scn"][i] <= applied_scn
+            }
             if old:
                 out += [f"{name}:{p[0]}:{p[1]}:{p[2]}:{p[3]}" for p in sorted(self.lake.logged_positions(name, old))]
         return out
@@ -308,18 +405,39 @@ class BatchApplier:
                 continue
             rows = change_rows({"_ready": self._ready_table(ev)}, name, [], [], plan.ddl)
             fs = filesystem(self.lake.changes_uri, self.lake.storage_options)
-            for a in write_files(fs, rows, ["commit_scn", "c_scn", "c_idx", "elem"], None,
-                                 prefix=f"table={dir_name(name)}/"):
-                out.append({"kind": "add", "target": "changes", "tbl": name, "path": a["path"], "size": a["size"],
-                            "part": json.dumps({"table": name}), "stats": a["stats"]})
+            for a in write_files(
+                fs, rows, ["commit_scn", "c_scn", "c_idx", "elem"], None, prefix=f"table={dir_name(name)}/"
+            ):
+                out.append(
+                    {
+                        "kind": "add",
+                        "target": "changes",
+                        "tbl": name,
+                        "path": a["path"],
+                        "size": a["size"],
+                        "part": json.dumps({"table": name}),
+                        "stats": a["stats"],
+                    }
+                )
         return out
 
     @staticmethod
     def _ready_table(ev: dict[str, Any]) -> Any:
         import pyarrow as pa
 
-        names = ["kind", "commit_scn", "c_scn", "c_idx", "elem", "xid", "sql", "rid", "commit_ts", "k_partition",
-                 "k_offset"]
+        names = [
+            "kind",
+            "commit_scn",
+            "c_scn",
+            "c_idx",
+            "elem",
+            "xid",
+            "sql",
+            "rid",
+            "commit_ts",
+            "k_partition",
+            "k_offset",
+        ]
         table = pa.table({n: pa.array(ev[n]) for n in names})
         return table.append_column("op", pa.array([None] * len(ev["kind"]), pa.string()))
 

@@ -28,9 +28,17 @@ def arrow_type(sql: str) -> Any:
         return pa.decimal128(int(m[1]), int(m[2]))
     if sql == TSTZ_SQL:
         return pa.struct([("utc", pa.timestamp("us", tz="UTC")), ("zone", pa.string())])
-    return {"bigint": pa.int64(), "int": pa.int32(), "string": pa.string(), "binary": pa.binary(),
-            "float": pa.float32(), "double": pa.float64(), "boolean": pa.bool_(),
-            "timestamp_ntz": pa.timestamp("us"), "timestamp": pa.timestamp("us", tz="UTC")}[sql]
+    return {
+        "bigint": pa.int64(),
+        "int": pa.int32(),
+        "string": pa.string(),
+        "binary": pa.binary(),
+        "float": pa.float32(),
+        "double": pa.float64(),
+        "boolean": pa.bool_(),
+        "timestamp_ntz": pa.timestamp("us"),
+        "timestamp": pa.timestamp("us", tz="UTC"),
+    }[sql]
 
 
 def column_type(spec: dict[str, Any], unbounded: str) -> Any:
@@ -103,8 +111,9 @@ def _decimal(text: Any, target: Any) -> Any:
     return pa.array(out, target)
 
 
-def convert(values: Any, spec: dict[str, Any], timestamp_code: int, unbounded: str,
-            typed: bool = True, tz_code: int = 0) -> Any:
+def convert(
+    values: Any, spec: dict[str, Any], timestamp_code: int, unbounded: str, typed: bool = True, tz_code: int = 0
+) -> Any:
     """Text values of one column (a list, or an Arrow string array) -> an Arrow array of the column's type.
 
     Never fails on a value the type cannot hold: a number beyond a ``decimal`` column's range

@@ -48,16 +48,28 @@ class Decision:
         import pyarrow.compute as pc
 
         kind = events["kind"]
-        keep = pa.array([True] * events.num_rows, pa.bool_()) if not self.dropped else pc.invert(pc.is_in(
-            pc.binary_join_element_wise(pc.cast(events["commit_scn"], pa.string()), pc.fill_null(events["xid"], ""),
-                                        ":"), pa.array(self.dropped, pa.string())))
+        keep = (
+            pa.array([True] * events.num_rows, pa.bool_())
+            if not self.dropped
+            else pc.invert(
+                pc.is_in(
+                    pc.binary_join_element_wise(
+                        pc.cast(events["commit_scn"], pa.string()), pc.fill_null(events["xid"], ""), ":"
+                    ),
+                    pa.array(self.dropped, pa.string()),
+                )
+            )
+        )
         keep = pc.fill_null(keep, True)
         if self.replayed:
             pos = [pc.cast(events[c], pa.string()) for c in ("commit_scn", "c_scn", "c_idx", "elem")]
             ident = pc.binary_join_element_wise(pc.fill_null(events["tbl"], ""), *pos, ":")
             keep = pc.and_(keep, pc.fill_null(pc.invert(pc.is_in(ident, pa.array(self.replayed, pa.string()))), True))
-        early = (pa.array([True] * events.num_rows, pa.bool_()) if self.watermark is None
-                 else pc.fill_null(pc.less(events["commit_scn"], self.watermark), False))
+        early = (
+            pa.array([True] * events.num_rows, pa.bool_())
+            if self.watermark is None
+            else pc.fill_null(pc.less(events["commit_scn"], self.watermark), False)
+        )
         rows = pc.is_in(kind, pa.array(["dml", "ddl"]))
         ready = events.filter(pc.and_(pc.and_(rows, early), keep)).sort_by(SORT)
         if self.watermark is None:
@@ -91,18 +103,23 @@ def _aware(value: datetime | None, now: datetime) -> datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
-def assemble(events: Any, *, atomic: bool, applied_scn: int, pending_timeout: float,
-             was_applied: Callable[[set[tuple[int, str | None]]], set[tuple[int, str | None]]]) -> Assembly:
+def assemble(
+    events: Any,
+    *,
+    atomic: bool,
+    applied_scn: int,
+    pending_timeout: float,
+    was_applied: Callable[[set[tuple[int, str | None]]], set[tuple[int, str | None]]],
+) -> Assembly:
     """Decide which transactions to apply now, keep, or drop."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
     now = datetime.now(UTC)
     d = events.select(["kind", "fmt", "commit_scn", "xid", "c_idx", "elem", "full", "seen", "error"]).to_pydict()
     asm = Assembly(None, None)
     txns: dict[tuple[int, str | None], list[Any]] = {}  # [begin idx, commit idx, row idxs, whole, oldest seen]
     for kind, fmt, scn, xid, idx, elem, full, seen, error in zip(
-            d["kind"], d["fmt"], d["commit_scn"], d["xid"], d["c_idx"], d["elem"], d["full"], d["seen"], d["error"]):
+        d["kind"], d["fmt"], d["commit_scn"], d["xid"], d["c_idx"], d["elem"], d["full"], d["seen"], d["error"]
+    ):
         if seen is None and not elem:
             asm.messages += 1
         if kind == "error":
@@ -124,9 +141,11 @@ def assemble(events: Any, *, atomic: bool, applied_scn: int, pending_timeout: fl
             t[3] = t[3] or bool(full) or fmt != "olr"
         if seen is not None:
             t[4] = min(t[4], _aware(seen, now))
-    incomplete = {k: t for k, t in txns.items()
-                  if atomic and not t[3] and not (t[0] is not None and t[1] is not None
-                                                  and len(t[2]) == t[1] - t[0] - 1)}
+    incomplete = {
+        k: t
+        for k, t in txns.items()
+        if atomic and not t[3] and not (t[0] is not None and t[1] is not None and len(t[2]) == t[1] - t[0] - 1)
+    }
     asm.incomplete = len(incomplete)
     old = {k for k in incomplete if k[0] is not None and k[0] <= applied_scn}
     replays = was_applied(old) if old else set()

@@ -38,32 +38,59 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``replicator spark bench``."""
     p.add_argument("--size", default="40MB", help="redo to generate for the throughput run (default 40MB)")
     p.add_argument("--lag-rate", type=float, default=5000.0, help="rows/s written during the lag run (default 5000)")
-    p.add_argument("--lag-seconds", type=float, default=30.0,
-                   help="length of the lag run (default 30 s; 0: no lag run)")
+    p.add_argument(
+        "--lag-seconds", type=float, default=30.0, help="length of the lag run (default 30 s; 0: no lag run)"
+    )
     p.add_argument("--partitions", type=int, default=3, help="partitions of the topic (default: %(default)s)")
-    p.add_argument("--max-offsets-per-trigger", type=int, default=200_000,
-                   help="records per batch of the throughput run (default 200000, the job's default; the first "
-                        "batch also pays the JVM warm-up and is left out of the sustained rate)")
+    p.add_argument(
+        "--max-offsets-per-trigger",
+        type=int,
+        default=200_000,
+        help="records per batch of the throughput run (default 200000, the job's default; the first "
+        "batch also pays the JVM warm-up and is left out of the sustained rate)",
+    )
     p.add_argument("--bootstrap-servers", default="", help="use this broker instead of a local tansu")
     p.add_argument("--master", default="local[2]", help="Spark master (default: %(default)s)")
-    p.add_argument("--cluster-workers", type=int, default=0,
-                   help="run on a standalone cluster of this many 1-core workers started on 127.0.0.1")
-    p.add_argument("--stored-rows", type=int, default=0, metavar="N",
-                   help="scale run: a 10-column table of N rows seeded without Spark, then --batches batches of "
-                        "--updates updates (instead of the oltp throughput and the lag runs)")
-    p.add_argument("--updates", type=int, default=10_000, metavar="K",
-                   help="scale run: updates per batch (default: %(default)s)")
-    p.add_argument("--batches", type=int, default=5,
-                   help="scale run: batches after the first (warm-up) one (default: %(default)s)")
-    p.add_argument("--spread", choices=("uniform", "skewed"), default="uniform",
-                   help="scale run: updates spread over every key, or over the keys of 2 buckets (default: "
-                        "%(default)s)")
+    p.add_argument(
+        "--cluster-workers",
+        type=int,
+        default=0,
+        help="run on a standalone cluster of this many 1-core workers started on 127.0.0.1",
+    )
+    p.add_argument(
+        "--stored-rows",
+        type=int,
+        default=0,
+        metavar="N",
+        help="scale run: a 10-column table of N rows seeded without Spark, then --batches batches of "
+        "--updates updates (instead of the oltp throughput and the lag runs)",
+    )
+    p.add_argument(
+        "--updates", type=int, default=10_000, metavar="K", help="scale run: updates per batch (default: %(default)s)"
+    )
+    p.add_argument(
+        "--batches", type=int, default=5, help="scale run: batches after the first (warm-up) one (default: %(default)s)"
+    )
+    p.add_argument(
+        "--spread",
+        choices=("uniform", "skewed"),
+        default="uniform",
+        help="scale run: updates spread over every key, or over the keys of 2 buckets (default: %(default)s)",
+    )
     p.add_argument("--buckets", type=int, default=8, help="buckets of the tables (default 8, the job's)")
-    p.add_argument("--whole-below-mb", type=float, default=64.0, metavar="MB",
-                   help="tables smaller than this fold in one task per batch (default %(default)s, the job's; 0: by "
-                        "bucket)")
-    p.add_argument("--mode", choices=("copy-on-write", "merge-on-read"), default="copy-on-write",
-                   help="mode of the tables (default copy-on-write)")
+    p.add_argument(
+        "--whole-below-mb",
+        type=float,
+        default=64.0,
+        metavar="MB",
+        help="tables smaller than this fold in one task per batch (default %(default)s, the job's; 0: by bucket)",
+    )
+    p.add_argument(
+        "--mode",
+        choices=("copy-on-write", "merge-on-read"),
+        default="copy-on-write",
+        help="mode of the tables (default copy-on-write)",
+    )
     p.add_argument("--workdir", default="", help="keep files here (default: a temporary directory)")
 
 
@@ -79,12 +106,21 @@ def _tansu() -> tuple[subprocess.Popen[bytes], str]:
 def _replicate(config: Path, bootstrap: str, topic: str) -> None:
     """``replicator run`` on a generated case, writing to Kafka (keyed by primary key)."""
     doc = json.loads(config.read_text())
-    doc["target"][0]["writer"] = {"type": "kafka", "topic": topic, "key-by-pk": 1,
-                                  "properties": {"bootstrap.servers": bootstrap}}
+    doc["target"][0]["writer"] = {
+        "type": "kafka",
+        "topic": topic,
+        "key-by-pk": 1,
+        "properties": {"bootstrap.servers": bootstrap},
+    }
     cfg = config.with_name("kafka.json")
     cfg.write_text(json.dumps(doc))
-    proc = subprocess.run([sys.executable, "-m", "replicator", "run", "-f", str(cfg), "--progress", "off"],
-                          capture_output=True, text=True, cwd=config.parent, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "replicator", "run", "-f", str(cfg), "--progress", "off"],
+        capture_output=True,
+        text=True,
+        cwd=config.parent,
+        check=False,
+    )
     if proc.returncode:
         raise RuntimeError(f"replicator run failed: {proc.stderr[-2000:]}")
 
@@ -111,10 +147,17 @@ def throughput(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any)
     _replicate(config, bootstrap, "bench.oltp")
     produce_s = time.monotonic() - started
     lake = work / "lake-oltp"
-    opts = JobOptions(lake=str(lake), bootstrap_servers=bootstrap, topic="bench.oltp", available_now=True,
-                      max_offsets_per_trigger=args.max_offsets_per_trigger,
-                      rowid_tables=rowid_tables, buckets=args.buckets, mode=args.mode,
-                      whole_below_mb=args.whole_below_mb)
+    opts = JobOptions(
+        lake=str(lake),
+        bootstrap_servers=bootstrap,
+        topic="bench.oltp",
+        available_now=True,
+        max_offsets_per_trigger=args.max_offsets_per_trigger,
+        rowid_tables=rowid_tables,
+        buckets=args.buckets,
+        mode=args.mode,
+        whole_below_mb=args.whole_below_mb,
+    )
     sink = CpuSink(str(lake), {args.broker_pid})
     started, cpu, load = time.monotonic(), process_tree_cpu({args.broker_pid}), os.getloadavg()[0]
     run_job(opts, spark=spark, sink=sink)
@@ -132,27 +175,41 @@ def throughput(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any)
         d = {k: cur[2][k] - prev[2][k] for k in ("driver", "jvm", "workers", "excluded")}
         step = cur[1] - prev[1]
         if b is not batches[0]:
-            per.update({k: per.get(k, 0.0) + d[k] for k in d}, wall=per["wall"] + step,
-                       rows=per["rows"] + b["applied"])
+            per.update({k: per.get(k, 0.0) + d[k] for k in d}, wall=per["wall"] + step, rows=per["rows"] + b["applied"])
         io = [sum(v[i] for v in b.get("io", {}).values()) for i in range(5)]
-        lines.append(f"  batch {b['batch']}: {b['messages']} messages, {b['applied']} rows, {step:.1f} s since the "
-                     f"batch before (in the batch {b['duration_seconds']:.1f} s: read {b['read_seconds']:.1f}, fold "
-                     f"{b['fold_seconds']:.1f}, commit {b.get('commit_seconds', 0):.1f}); CPU s driver "
-                     f"{d['driver']:.1f}, JVM {d['jvm']:.1f}, workers {d['workers']:.1f} (broker "
-                     f"{d['excluded']:.1f}); data files read {io[0]} ({io[1] / 1e6:.0f} MB), rewritten {io[2]}, "
-                     f"written {io[3]} ({io[4] / 1e6:.0f} MB)")
-    return {"rows": applied, "messages": sum(b["messages"] for b in batches), "batches": len(batches),
-            "redo_mb": redo_bytes / 1e6, "replicator_s": produce_s, "job_wall_s": wall,
-            "batch_s": busy, "rows_per_s": applied / busy if busy else 0.0, "rows_per_s_wall": applied / wall,
-            "steady_rows_per_s": warm_rows / warm_s if warm_s else 0.0,
-            "sustained_rows_per_s": per["rows"] / per["wall"] if per["wall"] else 0.0, "sustained": per,
-            "cpu_s": cpu, "cpu_s_per_1000_rows": cpu / applied * 1000 if applied else 0.0, "load": load,
-            "batch_lines": lines}
+        lines.append(
+            f"  batch {b['batch']}: {b['messages']} messages, {b['applied']} rows, {step:.1f} s since the "
+            f"batch before (in the batch {b['duration_seconds']:.1f} s: read {b['read_seconds']:.1f}, fold "
+            f"{b['fold_seconds']:.1f}, commit {b.get('commit_seconds', 0):.1f}); CPU s driver "
+            f"{d['driver']:.1f}, JVM {d['jvm']:.1f}, workers {d['workers']:.1f} (broker "
+            f"{d['excluded']:.1f}); data files read {io[0]} ({io[1] / 1e6:.0f} MB), rewritten {io[2]}, "
+            f"written {io[3]} ({io[4] / 1e6:.0f} MB)"
+        )
+    return {
+        "rows": applied,
+        "messages": sum(b["messages"] for b in batches),
+        "batches": len(batches),
+        "redo_mb": redo_bytes / 1e6,
+        "replicator_s": produce_s,
+        "job_wall_s": wall,
+        "batch_s": busy,
+        "rows_per_s": applied / busy if busy else 0.0,
+        "rows_per_s_wall": applied / wall,
+        "steady_rows_per_s": warm_rows / warm_s if warm_s else 0.0,
+        "sustained_rows_per_s": per["rows"] / per["wall"] if per["wall"] else 0.0,
+        "sustained": per,
+        "cpu_s": cpu,
+        "cpu_s_per_1000_rows": cpu / applied * 1000 if applied else 0.0,
+        "load": load,
+        "batch_lines": lines,
+    }
 
 
-LAG_COLUMNS = [{"name": "ID", "type": "number", "precision": 12, "scale": 0, "nullable": False},
-               {"name": "QTY", "type": "number", "precision": 10, "scale": 0, "nullable": True},
-               {"name": "NOTE", "type": "varchar2", "length": 40, "nullable": True}]
+LAG_COLUMNS = [
+    {"name": "ID", "type": "number", "precision": 12, "scale": 0, "nullable": False},
+    {"name": "QTY", "type": "number", "precision": 10, "scale": 0, "nullable": True},
+    {"name": "NOTE", "type": "varchar2", "length": 40, "nullable": True},
+]
 
 
 def _steady_producer(bootstrap: str, topic: str, rate: float, seconds: float, stop: threading.Event) -> int:
@@ -170,11 +227,22 @@ def _steady_producer(bootstrap: str, topic: str, rate: float, seconds: float, st
             elements: list[dict[str, Any]] = [{"op": "begin"}]
             for i in range(sent, sent + rows_per_txn):
                 if i % 4 == 3:  # every fourth change updates an earlier row
-                    elements.append({"op": "u", "schema": {"owner": "BENCH", "table": "LAG", "columns": LAG_COLUMNS},
-                                     "before": {"ID": str(i - 3)}, "after": {"ID": str(i - 3), "QTY": str(i)}})
+                    elements.append(
+                        {
+                            "op": "u",
+                            "schema": {"owner": "BENCH", "table": "LAG", "columns": LAG_COLUMNS},
+                            "before": {"ID": str(i - 3)},
+                            "after": {"ID": str(i - 3), "QTY": str(i)},
+                        }
+                    )
                 else:
-                    elements.append({"op": "c", "schema": {"owner": "BENCH", "table": "LAG", "columns": LAG_COLUMNS},
-                                     "after": {"ID": str(i), "QTY": "1", "NOTE": f"row {i}"}})
+                    elements.append(
+                        {
+                            "op": "c",
+                            "schema": {"owner": "BENCH", "table": "LAG", "columns": LAG_COLUMNS},
+                            "after": {"ID": str(i), "QTY": "1", "NOTE": f"row {i}"},
+                        }
+                    )
             elements.append({"op": "commit"})
             for idx, el in enumerate(elements, start=1):
                 p.produce(topic, json.dumps({**base, "c_idx": idx, "payload": [el]}).encode())
@@ -199,12 +267,19 @@ def latency(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any) ->
 
     create_topic(bootstrap, "bench.lag", 1)
     lake = work / "lake-lag"
-    opts = JobOptions(lake=str(lake), bootstrap_servers=bootstrap, topic="bench.lag", trigger_seconds=0.2,
-                      keys={"BENCH.LAG": ["ID"]}, hints=FormatHints(scn_type=8, timestamp_type=8))
+    opts = JobOptions(
+        lake=str(lake),
+        bootstrap_servers=bootstrap,
+        topic="bench.lag",
+        trigger_seconds=0.2,
+        keys={"BENCH.LAG": ["ID"]},
+        hints=FormatHints(scn_type=8, timestamp_type=8),
+    )
     sink = MetricsSink(str(lake), keep_lags=True)
     stop = threading.Event()
-    job = threading.Thread(target=run_job, kwargs={"opts": opts, "spark": spark, "stop": stop, "sink": sink},
-                           daemon=True)
+    job = threading.Thread(
+        target=run_job, kwargs={"opts": opts, "spark": spark, "stop": stop, "sink": sink}, daemon=True
+    )
     job.start()
     try:
         deadline = time.monotonic() + 120  # the query's start-up and first (warm-up) batch
@@ -212,9 +287,18 @@ def latency(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any) ->
             time.sleep(0.2)
         # The producer runs as a process of its own, so that the job's CPU can be told apart.
         producer = subprocess.Popen(
-            [sys.executable, "-c", "import sys; from replicator.spark.bench import produce_main; "
-             "produce_main(sys.argv[1:])", bootstrap, "bench.lag", str(args.lag_rate), str(args.lag_seconds)],
-            stdout=subprocess.PIPE, text=True)
+            [
+                sys.executable,
+                "-c",
+                "import sys; from replicator.spark.bench import produce_main; produce_main(sys.argv[1:])",
+                bootstrap,
+                "bench.lag",
+                str(args.lag_rate),
+                str(args.lag_seconds),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         try:
             cpu, load = process_tree_cpu({args.broker_pid, producer.pid}), os.getloadavg()[0]
             out, _ = producer.communicate(timeout=args.lag_seconds + 120)
@@ -236,8 +320,16 @@ def latency(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any) ->
 
     def pct(q: float) -> float:
         return lags[min(len(lags) - 1, int(q * len(lags)))]
-    return {"rows": len(lags), "sent": sent, "p50": pct(0.5), "p99": pct(0.99), "max": lags[-1],
-            "cpu_s_per_1000_rows": cpu / len(lags) * 1000, "load": (load, os.getloadavg()[0])}
+
+    return {
+        "rows": len(lags),
+        "sent": sent,
+        "p50": pct(0.5),
+        "p99": pct(0.99),
+        "max": lags[-1],
+        "cpu_s_per_1000_rows": cpu / len(lags) * 1000,
+        "load": (load, os.getloadavg()[0]),
+    }
 
 
 def bench_main(args: argparse.Namespace) -> int:
@@ -266,29 +358,37 @@ def bench_main(args: argparse.Namespace) -> int:
             return 0
         t = throughput(work, args, bootstrap, spark)
         per = t["sustained"]
-        print(f"throughput: {t['rows']} row changes ({t['messages']} messages, {t['redo_mb']:.1f} MB of redo) "
-              f"applied in {t['batches']} batch(es); replicator run to Kafka took {t['replicator_s']:.1f} s")
+        print(
+            f"throughput: {t['rows']} row changes ({t['messages']} messages, {t['redo_mb']:.1f} MB of redo) "
+            f"applied in {t['batches']} batch(es); replicator run to Kafka took {t['replicator_s']:.1f} s"
+        )
         print("\n".join(t["batch_lines"]))
         if per["rows"]:
-            print(f"sustained after the first batch: {t['sustained_rows_per_s']:.0f} rows/s ({per['rows']} rows in "
-                  f"{per['wall']:.1f} s wall, from the end of the first batch to the end of the last; "
-                  f"{t['steady_rows_per_s']:.0f} rows/s counting only the time inside the batches); CPU-s per "
-                  f"1,000 rows: driver {per['driver'] / per['rows'] * 1000:.3f}, JVM "
-                  f"{per['jvm'] / per['rows'] * 1000:.3f}, workers {per['workers'] / per['rows'] * 1000:.3f} "
-                  f"(the broker {per['excluded'] / per['rows'] * 1000:.3f}, not counted)")
+            print(
+                f"sustained after the first batch: {t['sustained_rows_per_s']:.0f} rows/s ({per['rows']} rows in "
+                f"{per['wall']:.1f} s wall, from the end of the first batch to the end of the last; "
+                f"{t['steady_rows_per_s']:.0f} rows/s counting only the time inside the batches); CPU-s per "
+                f"1,000 rows: driver {per['driver'] / per['rows'] * 1000:.3f}, JVM "
+                f"{per['jvm'] / per['rows'] * 1000:.3f}, workers {per['workers'] / per['rows'] * 1000:.3f} "
+                f"(the broker {per['excluded'] / per['rows'] * 1000:.3f}, not counted)"
+            )
         else:
             print("one batch only: no sustained figure (a larger --size or a smaller --max-offsets-per-trigger)")
-        print(f"whole drain incl. query start: {t['rows_per_s_wall']:.0f} rows/s wall ({t['job_wall_s']:.1f} s); "
-              f"CPU of the job (driver, JVM, Python workers): {t['cpu_s']:.1f} s = "
-              f"{t['cpu_s_per_1000_rows']:.3f} CPU-s per 1,000 rows; load average {t['load'][0]:.1f} -> "
-              f"{t['load'][1]:.1f} on {os.cpu_count()} cores")
+        print(
+            f"whole drain incl. query start: {t['rows_per_s_wall']:.0f} rows/s wall ({t['job_wall_s']:.1f} s); "
+            f"CPU of the job (driver, JVM, Python workers): {t['cpu_s']:.1f} s = "
+            f"{t['cpu_s_per_1000_rows']:.3f} CPU-s per 1,000 rows; load average {t['load'][0]:.1f} -> "
+            f"{t['load'][1]:.1f} on {os.cpu_count()} cores"
+        )
         if args.lag_seconds <= 0:
             return 0
         lat = latency(work, args, bootstrap, spark)
-        print(f"lag (commit time e_tm -> row visible in the Delta table) at {args.lag_rate:.0f} rows/s for "
-              f"{args.lag_seconds:.0f} s: p50 {lat['p50']:.2f} s, p99 {lat['p99']:.2f} s, max {lat['max']:.2f} s "
-              f"({lat['rows']} of {lat['sent']} rows visible); the job used {lat['cpu_s_per_1000_rows']:.3f} CPU-s per "
-              f"1,000 rows meanwhile; load average {lat['load'][0]:.1f} -> {lat['load'][1]:.1f}")
+        print(
+            f"lag (commit time e_tm -> row visible in the Delta table) at {args.lag_rate:.0f} rows/s for "
+            f"{args.lag_seconds:.0f} s: p50 {lat['p50']:.2f} s, p99 {lat['p99']:.2f} s, max {lat['max']:.2f} s "
+            f"({lat['rows']} of {lat['sent']} rows visible); the job used {lat['cpu_s_per_1000_rows']:.3f} CPU-s per "
+            f"1,000 rows meanwhile; load average {lat['load'][0]:.1f} -> {lat['load'][1]:.1f}"
+        )
         return 0
     finally:
         spark.stop()

@@ -34,8 +34,9 @@ def _tree() -> dict[int, list[tuple[int, str, list[str]]]]:
         except OSError:
             continue  # exited meanwhile
         fields = stat_fields(stat)
-        children.setdefault(int(fields[1]), []).append((int(entry.name), stat[stat.index("(") + 1:stat.rindex(")")],
-                                                        fields))
+        children.setdefault(int(fields[1]), []).append(
+            (int(entry.name), stat[stat.index("(") + 1 : stat.rindex(")")], fields)
+        )
     return children
 
 
@@ -47,12 +48,22 @@ def component_cpu(exclude: set[int | None] | None = None, cluster: set[int] | No
     broker, the lag run's producer: they share the machine's cores but are not the job); ``cluster``:
     the processes in ``cluster`` (a standalone cluster's daemons) and below them (its executors)."""
     own = os.times()
-    out = {"driver": own.user + own.system, "jvm": 0.0, "workers": 0.0, "other": 0.0, "excluded": 0.0,
-           "cluster": 0.0}
+    out = {"driver": own.user + own.system, "jvm": 0.0, "workers": 0.0, "other": 0.0, "excluded": 0.0, "cluster": 0.0}
     children = _tree()
-    todo = [(pid, "excluded" if exclude and pid in exclude else "cluster" if cluster and pid in cluster
-             else "java" if comm == "java" else "other", fields)
-            for pid, comm, fields in children.get(os.getpid(), [])]
+    todo = [
+        (
+            pid,
+            "excluded"
+            if exclude and pid in exclude
+            else "cluster"
+            if cluster and pid in cluster
+            else "java"
+            if comm == "java"
+            else "other",
+            fields,
+        )
+        for pid, comm, fields in children.get(os.getpid(), [])
+    ]
     while todo:
         pid, kind, fields = todo.pop()
         own_cpu, reaped = stat_cpu(fields)

@@ -23,9 +23,12 @@ from replicator.spark.tableschema import TableSchema
 
 _IDENT: Final = r'(?:"[^"]+"|[A-Za-z][\w$#]*)'
 _ALTER: Final = re.compile(rf"^\s*ALTER\s+TABLE\s+(?:{_IDENT}\s*\.\s*)?{_IDENT}\s+(.*)$", re.IGNORECASE | re.DOTALL)
-_TYPE: Final = re.compile(r"^\s*([A-Za-z_]\w*(?:\s+(?:PRECISION|VARYING|RAW|YEAR|DAY))?)"
-                          r"\s*(?:\(\s*(\*|\d+)\s*(?:,\s*(-?\d+))?\s*(?:BYTE|CHAR)?\s*\))?"
-                          r"(\s+WITH\s+(?:LOCAL\s+)?TIME\s+ZONE)?", re.IGNORECASE)
+_TYPE: Final = re.compile(
+    r"^\s*([A-Za-z_]\w*(?:\s+(?:PRECISION|VARYING|RAW|YEAR|DAY))?)"
+    r"\s*(?:\(\s*(\*|\d+)\s*(?:,\s*(-?\d+))?\s*(?:BYTE|CHAR)?\s*\))?"
+    r"(\s+WITH\s+(?:LOCAL\s+)?TIME\s+ZONE)?",
+    re.IGNORECASE,
+)
 
 
 @dataclass(slots=True)
@@ -73,30 +76,51 @@ def type_spec(text: str) -> dict[str, Any]:
     b = int(m[3]) if m and m[3] else None
     zone = (m[4] or "").upper() if m else ""
     if base in ("NUMBER", "NUMERIC", "DECIMAL"):
-        return {"type": "number", "precision": a if a is not None else -1,
-                "scale": b if b is not None else (0 if a is not None else -1)}
+        return {
+            "type": "number",
+            "precision": a if a is not None else -1,
+            "scale": b if b is not None else (0 if a is not None else -1),
+        }
     if base in ("INTEGER", "INT", "SMALLINT"):
         return {"type": "number", "precision": -1, "scale": 0}
     if base == "FLOAT":
         return {"type": "number", "precision": -1, "scale": -1}
     if base.startswith("TIMESTAMP"):
-        return {"type": "timestamp with local time zone" if "LOCAL" in zone
-                else "timestamp with time zone" if zone else "timestamp"}
+        return {
+            "type": "timestamp with local time zone"
+            if "LOCAL" in zone
+            else "timestamp with time zone"
+            if zone
+            else "timestamp"
+        }
     if base.startswith("INTERVAL YEAR"):
         return {"type": "interval year to month"}
     if base.startswith("INTERVAL DAY"):
         return {"type": "interval day to second"}
-    simple = {"VARCHAR2": "varchar2", "VARCHAR": "varchar2", "NVARCHAR2": "varchar2", "CHAR": "char",
-              "NCHAR": "char", "DATE": "date", "RAW": "raw", "BLOB": "blob", "CLOB": "clob", "NCLOB": "clob",
-              "LONG": "long", "LONG RAW": "long raw", "BINARY_FLOAT": "binary_float",
-              "BINARY_DOUBLE": "binary_double", "BOOLEAN": "boolean"}
+    simple = {
+        "VARCHAR2": "varchar2",
+        "VARCHAR": "varchar2",
+        "NVARCHAR2": "varchar2",
+        "CHAR": "char",
+        "NCHAR": "char",
+        "DATE": "date",
+        "RAW": "raw",
+        "BLOB": "blob",
+        "CLOB": "clob",
+        "NCLOB": "clob",
+        "LONG": "long",
+        "LONG RAW": "long raw",
+        "BINARY_FLOAT": "binary_float",
+        "BINARY_DOUBLE": "binary_double",
+        "BOOLEAN": "boolean",
+    }
     return {"type": simple.get(base, "unknown")}
 
 
 def _names(text: str) -> list[str]:
     text = text.strip()
     if text.startswith("("):
-        text = text[1:text.rfind(")")]
+        text = text[1 : text.rfind(")")]
     return [ident(p.split()[0]) for p in split_top(text)]
 
 
@@ -113,10 +137,12 @@ def apply_ddl(schema: TableSchema, sql: str) -> DdlResult:
     up = action.upper()
     if up.startswith("ADD"):
         body = action[3:].strip()
-        defs = split_top(body[1:body.rfind(")")] if body.startswith("(") else body)
+        defs = split_top(body[1 : body.rfind(")")] if body.startswith("(") else body)
         added = []
         for d in defs:
-            name, _, rest = d.partition(" ") if not d.startswith('"') else (d[:d.index('"', 1) + 1], "", d[d.index('"', 1) + 1:])
+            name, _, rest = (
+                d.partition(" ") if not d.startswith('"') else (d[: d.index('"', 1) + 1], "", d[d.index('"', 1) + 1 :])
+            )
             if name.upper() in ("CONSTRAINT", "PRIMARY", "UNIQUE", "FOREIGN", "CHECK"):
                 continue
             added += schema.merge_columns([{"name": ident(name), **type_spec(rest), "nullable": True}])
@@ -125,7 +151,11 @@ def apply_ddl(schema: TableSchema, sql: str) -> DdlResult:
     if rename:
         done = schema.rename(ident(rename[1]), ident(rename[2]))
         return DdlResult(changed=done, rewrite=done, note=f"renamed {ident(rename[1])} to {ident(rename[2])}")
-    drop = re.match(r"^(?:DROP|SET\s+UNUSED)\s+(?:COLUMN\s+)?(.*?)(?:\s+CASCADE.*|\s+CHECKPOINT.*)?$", action, re.IGNORECASE | re.DOTALL)
+    drop = re.match(
+        r"^(?:DROP|SET\s+UNUSED)\s+(?:COLUMN\s+)?(.*?)(?:\s+CASCADE.*|\s+CHECKPOINT.*)?$",
+        action,
+        re.IGNORECASE | re.DOTALL,
+    )
     if drop:
         names = _names(drop[1])
         gone = [n for n in names if schema.drop(n)]

@@ -34,9 +34,17 @@ _LOGICAL: Final[dict[str, tuple[str, str]]] = {
     "io.debezium.time.ZonedTimestamp": ("timestamp with local time zone", "iso"),
 }
 _PRIMITIVE: Final[dict[str, str]] = {
-    "int8": "integer", "int16": "integer", "int32": "integer", "int64": "integer", "float": "binary_float",
-    "float32": "binary_float", "double": "binary_double", "float64": "binary_double", "boolean": "boolean",
-    "string": "varchar2", "bytes": "raw",
+    "int8": "integer",
+    "int16": "integer",
+    "int32": "integer",
+    "int64": "integer",
+    "float": "binary_float",
+    "float32": "binary_float",
+    "double": "binary_double",
+    "float64": "binary_double",
+    "boolean": "boolean",
+    "string": "varchar2",
+    "bytes": "raw",
 }
 
 
@@ -46,8 +54,11 @@ def is_debezium(doc: Any) -> bool:
         doc = doc["payload"]
     if not isinstance(doc, dict):
         return False
-    return ("op" in doc and "source" in doc) or ("ddl" in doc and "source" in doc) or \
-        (doc.get("status") in ("BEGIN", "END") and "id" in doc)
+    return (
+        ("op" in doc and "source" in doc)
+        or ("ddl" in doc and "source" in doc)
+        or (doc.get("status") in ("BEGIN", "END") and "id" in doc)
+    )
 
 
 def column_specs(schema: dict[str, Any]) -> list[dict[str, Any]]:
@@ -60,8 +71,12 @@ def column_specs(schema: dict[str, Any]) -> list[dict[str, Any]]:
         if name in _LOGICAL:
             spec["type"], spec["unit"] = _LOGICAL[name]
         elif name == "org.apache.kafka.connect.data.Decimal":
-            spec.update(type="number", precision=int(params.get("connect.decimal.precision", 38)),
-                        scale=int(params.get("scale", 0)), encoding="decimal")
+            spec.update(
+                type="number",
+                precision=int(params.get("connect.decimal.precision", 38)),
+                scale=int(params.get("scale", 0)),
+                encoding="decimal",
+            )
         elif name == "io.debezium.data.VariableScaleDecimal":
             spec.update(type="number", precision=-1, scale=-1, encoding="variable")
         else:
@@ -90,8 +105,10 @@ def _decode(value: Any, spec: dict[str, Any], binary_mode: str = "bytes") -> Any
         try:
             return decode_bytes(value, binary_mode).hex()
         except (ValueError, TypeError) as exc:
-            raise ValueError(f"column {spec.get('name')}: {value!r} is not {binary_mode} binary data ({exc}); "
-                             "the job's --binary-handling-mode must match the producer's") from None
+            raise ValueError(
+                f"column {spec.get('name')}: {value!r} is not {binary_mode} binary data ({exc}); "
+                "the job's --binary-handling-mode must match the producer's"
+            ) from None
     if encoding == "variable":  # {"scale": s, "value": base64 two's complement}
         unscaled = int.from_bytes(base64.b64decode(value["value"]), "big", signed=True)
         return str(Decimal(unscaled).scaleb(-int(value["scale"])))
@@ -117,16 +134,43 @@ def parse_debezium(doc: dict[str, Any], meta: dict[str, Any], binary_mode: str =
         changes = doc.get("tableChanges") or [{}]
         table_id = str(changes[0].get("id", "")).replace('"', "")
         tbl = ".".join(table_id.split(".")[-2:]) if table_id.count(".") >= 1 else tbl
-        return [dict(meta, kind="ddl", fmt="debezium", tbl=tbl, op="ddl", sql=doc["ddl"], commit_scn=commit_scn,
-                     c_scn=scn or 0, c_idx=0, elem=0, full=True)]
+        return [
+            dict(
+                meta,
+                kind="ddl",
+                fmt="debezium",
+                tbl=tbl,
+                op="ddl",
+                sql=doc["ddl"],
+                commit_scn=commit_scn,
+                c_scn=scn or 0,
+                c_idx=0,
+                elem=0,
+                full=True,
+            )
+        ]
     if op == "t":
-        return [dict(meta, kind="ddl", fmt="debezium", tbl=tbl, op="ddl", sql=f"TRUNCATE TABLE {tbl}",
-                     commit_scn=commit_scn, c_scn=scn or 0, c_idx=0, elem=0, full=True)]
+        return [
+            dict(
+                meta,
+                kind="ddl",
+                fmt="debezium",
+                tbl=tbl,
+                op="ddl",
+                sql=f"TRUNCATE TABLE {tbl}",
+                commit_scn=commit_scn,
+                c_scn=scn or 0,
+                c_idx=0,
+                elem=0,
+                full=True,
+            )
+        ]
     if op not in _OPS:
         return []  # transaction metadata, heartbeats, messages
     if commit_scn is None:
-        return [dict(meta, kind="error", error=f"Debezium event for {tbl} has neither source.commit_scn nor "
-                                               "source.scn")]
+        return [
+            dict(meta, kind="error", error=f"Debezium event for {tbl} has neither source.commit_scn nor source.scn")
+        ]
     by_name = {s["name"]: s for s in specs}
 
     def image(values: Any) -> list[tuple[str, str | None]] | None:
@@ -142,8 +186,23 @@ def parse_debezium(doc: dict[str, Any], meta: dict[str, Any], binary_mode: str =
     else:
         c_scn, order = scn or 0, int(source.get("ssn") or 0)
     ts_ms = source.get("ts_ms", doc.get("ts_ms"))
-    return [dict(meta, kind="dml", fmt="debezium", tbl=tbl, op=_OPS[op], commit_scn=commit_scn, c_scn=c_scn,
-                 c_idx=order, elem=0, xid=source.get("txId") or txn.get("id"),
-                 commit_ts=int(ts_ms) * 1000 if ts_ms not in (None, "") else None, rid=source.get("row_id"),
-                 before=image(doc.get("before")), after=image(doc.get("after")),
-                 columns=json.dumps(specs, separators=(",", ":")) if specs else None, full=True)]
+    return [
+        dict(
+            meta,
+            kind="dml",
+            fmt="debezium",
+            tbl=tbl,
+            op=_OPS[op],
+            commit_scn=commit_scn,
+            c_scn=c_scn,
+            c_idx=order,
+            elem=0,
+            xid=source.get("txId") or txn.get("id"),
+            commit_ts=int(ts_ms) * 1000 if ts_ms not in (None, "") else None,
+            rid=source.get("row_id"),
+            before=image(doc.get("before")),
+            after=image(doc.get("after")),
+            columns=json.dumps(specs, separators=(",", ":")) if specs else None,
+            full=True,
+        )
+    ]

@@ -35,10 +35,34 @@ from replicator.spark.tableschema import BUCKET, ROWID, TableSchema
 WHOLE: Final = -2  # the group of a table folded in one task (key moves, rewrites)
 PENDING: Final = -1  # the group of the events kept for the next batch
 ROUTED_SCHEMA: Final = "tbl string, bucket int, rows bigint, events binary"
-ACTIONS_SCHEMA: Final = ("kind string, target string, tbl string, path string, size bigint, part string, "
-                         "stats string, rows bigint, info string")
-PROJECTED: Final = ("kind", "fmt", "tbl", "op", "commit_scn", "c_scn", "c_idx", "elem", "xid", "commit_ts", "rid",
-                    "key_cols", "columns", "sql", "full", "error", "k_partition", "k_offset", "k_ts", "seen", "digest", "check")
+ACTIONS_SCHEMA: Final = (
+    "kind string, target string, tbl string, path string, size bigint, part string, "
+    "stats string, rows bigint, info string"
+)
+PROJECTED: Final = (
+    "kind",
+    "fmt",
+    "tbl",
+    "op",
+    "commit_scn",
+    "c_scn",
+    "c_idx",
+    "elem",
+    "xid",
+    "commit_ts",
+    "rid",
+    "key_cols",
+    "columns",
+    "sql",
+    "full",
+    "error",
+    "k_partition",
+    "k_offset",
+    "k_ts",
+    "seen",
+    "digest",
+    "check",
+)
 
 
 @dataclass(slots=True)
@@ -89,6 +113,7 @@ def _events(batches: Iterator[Any]) -> Iterator[Any]:
 
 # ---------------------------------------------------------------------------------- projection
 
+
 def project(batches: Iterator[Any], keys: dict[str, list[str] | None], resolver: Any) -> Iterator[Any]:
     """Packed events -> packed projections (:data:`PROJECTED` plus ``names`` and ``move``).
 
@@ -128,8 +153,9 @@ def project(batches: Iterator[Any], keys: dict[str, list[str] | None], resolver:
                 differs = pc.or_(differs, pc.fill_null(pc.not_equal(a, b), False))
             for j in pc.indices_nonzero(pc.and_(differs, pc.equal(ops, "u"))).to_pylist():
                 move[idx[j]] = True
-        out = ev.select(list(PROJECTED)).set_column(PROJECTED.index("key_cols"), "key_cols",
-                                                    pa.array(first_key, pa.list_(pa.string())))
+        out = ev.select(list(PROJECTED)).set_column(
+            PROJECTED.index("key_cols"), "key_cols", pa.array(first_key, pa.list_(pa.string()))
+        )
         out = out.append_column("names", pa.array(names, pa.list_(pa.string())))
         out = out.append_column("move", pa.array(move, pa.bool_()))
         for batch in out.combine_chunks().to_batches():
@@ -137,6 +163,7 @@ def project(batches: Iterator[Any], keys: dict[str, list[str] | None], resolver:
 
 
 # ---------------------------------------------------------------------------------- routing
+
 
 def _key_texts(sub: Any, schema: TableSchema, renames: dict[str, str]) -> tuple[list[Any], list[Any]]:
     """(new, old) text of each key column for the row changes ``sub``."""
@@ -167,8 +194,18 @@ def typed_keys(sub: Any, task: TableTask, bt: BatchTask) -> tuple[Any, Any]:
     new_t, old_t = _key_texts(sub, schema, task.renames)
 
     def typed(texts: list[Any]) -> list[Any]:
-        return [convert(t, specs.get(c, {"name": c, "type": "varchar2"}), bt.timestamp_code, bt.unbounded,
-                        schema.typed, bt.tz_code) for c, t in zip(schema.key, texts)]  # type: ignore[arg-type]
+        return [
+            convert(
+                t,
+                specs.get(c, {"name": c, "type": "varchar2"}),
+                bt.timestamp_code,
+                bt.unbounded,
+                schema.typed,
+                bt.tz_code,
+            )
+            for c, t in zip(schema.key, texts)
+        ]  # type: ignore[arg-type]
+
     return canonical(typed(new_t)), canonical(typed(old_t))
 
 
@@ -192,8 +229,9 @@ def route(batches: Iterator[Any], bt: BatchTask) -> Iterator[Any]:
             deletes = pc.equal(sub["op"], "d")
             missing = pc.sum(pc.cast(pc.is_null(pc.if_else(deletes, ok, nk)), pa.int64())).as_py() or 0
             if missing:
-                yield pa.RecordBatch.from_pydict({"tbl": [t], "bucket": [-3], "rows": [missing], "events": [None]},
-                                                 schema=routed_arrow_schema())
+                yield pa.RecordBatch.from_pydict(
+                    {"tbl": [t], "bucket": [-3], "rows": [missing], "events": [None]}, schema=routed_arrow_schema()
+                )
                 continue
             sub = sub.append_column("_nk", nk).append_column("_ok", ok)
             if task.whole:
@@ -215,9 +253,10 @@ def _routed(tbl: str, bucket: int, events: Any) -> Any:
     import pyarrow as pa
 
     blob = pack(_one_batch(events))
-    return pa.RecordBatch.from_arrays([pa.array([tbl]), pa.array([bucket], pa.int32()),
-                                       pa.array([events.num_rows], pa.int64()), blob.column(0)],
-                                      schema=routed_arrow_schema())
+    return pa.RecordBatch.from_arrays(
+        [pa.array([tbl]), pa.array([bucket], pa.int32()), pa.array([events.num_rows], pa.int64()), blob.column(0)],
+        schema=routed_arrow_schema(),
+    )
 
 
 def _one_batch(table: Any) -> Any:
@@ -229,6 +268,7 @@ def _one_batch(table: Any) -> Any:
 
 
 # ---------------------------------------------------------------------------------- the fold
+
 
 def _read(fs: Any, files: list[DataFile], schema: Any, renames: dict[str, str]) -> list[tuple[DataFile, Any]]:
     import pyarrow.parquet as pq
@@ -278,8 +318,7 @@ def fold_partition(batches: Iterator[Any], bt: BatchTask) -> Iterator[Any]:
     actions: list[dict[str, Any]] = [{"kind": "error", "tbl": t, "rows": n} for t, n in sorted(missing.items())]
     logs: dict[str, list[Any]] = {}
     for (tbl, bucket), blobs in sorted(groups.items()):
-        events = (pa.concat_tables([pa.ipc.open_stream(blob).read_all() for blob in blobs]) if blobs
-                  else _no_events())
+        events = pa.concat_tables([pa.ipc.open_stream(blob).read_all() for blob in blobs]) if blobs else _no_events()
         if bucket == PENDING:
             actions.append(_write_pending(events, bt))
             continue
@@ -292,10 +331,25 @@ def fold_partition(batches: Iterator[Any], bt: BatchTask) -> Iterator[Any]:
 
         cfs = filesystem(bt.changes_uri, bt.storage_options)
         for tbl, parts in sorted(logs.items()):
-            for a in write_files(cfs, pa.concat_tables(parts), ["commit_scn", "c_scn", "c_idx", "elem"], None,
-                                 prefix=f"table={dir_name(tbl)}/"):
-                actions.append({"kind": "add", "target": "changes", "tbl": tbl, "path": a["path"], "size": a["size"],
-                                "part": json.dumps({"table": tbl}), "stats": a["stats"], "rows": a["rows"]})
+            for a in write_files(
+                cfs,
+                pa.concat_tables(parts),
+                ["commit_scn", "c_scn", "c_idx", "elem"],
+                None,
+                prefix=f"table={dir_name(tbl)}/",
+            ):
+                actions.append(
+                    {
+                        "kind": "add",
+                        "target": "changes",
+                        "tbl": tbl,
+                        "path": a["path"],
+                        "size": a["size"],
+                        "part": json.dumps({"table": tbl}),
+                        "stats": a["stats"],
+                        "rows": a["rows"],
+                    }
+                )
     yield from _actions(actions).to_batches()
 
 
@@ -344,8 +398,12 @@ def _records(tbl: str, bucket: int, events: Any, bt: BatchTask) -> tuple[list[di
 
     task = bt.tables[tbl]
     ev = _ev(events)
-    plan = TablePlan(task.schema, rows=list(range(events.num_rows)), renames=task.renames,
-                     keys=list(zip(events["_nk"].to_pylist(), events["_ok"].to_pylist())))
+    plan = TablePlan(
+        task.schema,
+        rows=list(range(events.num_rows)),
+        renames=task.renames,
+        keys=list(zip(events["_nk"].to_pylist(), events["_ok"].to_pylist())),
+    )
     folded = fold_table(ev, plan, None, bt.timestamp_code, bt.unbounded, bt.tz_code, chains=True)
     out = folded.rows
     if task.schema.key is None:
@@ -358,10 +416,27 @@ def _records(tbl: str, bucket: int, events: Any, bt: BatchTask) -> tuple[list[di
     for b in sorted(set(homes.tolist())) if homes is not None else [bucket]:
         part = out.filter(pa.array(homes == b)) if homes is not None else out
         for a in write_files(fs, conform(part, sch), ["_key"], b):
-            actions.append({"kind": "add", "target": "recent", "tbl": tbl, "path": a["path"], "size": a["size"],
-                            "part": json.dumps(a["partition"]), "stats": a["stats"], "rows": a["rows"]})
-    info = {"applied": len(folded.changes), "stale": folded.stale, "files_read": 0, "bytes_read": 0,
-            "files_removed": 0, "files_added": len(actions), "bytes_added": sum(a["size"] for a in actions)}
+            actions.append(
+                {
+                    "kind": "add",
+                    "target": "recent",
+                    "tbl": tbl,
+                    "path": a["path"],
+                    "size": a["size"],
+                    "part": json.dumps(a["partition"]),
+                    "stats": a["stats"],
+                    "rows": a["rows"],
+                }
+            )
+    info = {
+        "applied": len(folded.changes),
+        "stale": folded.stale,
+        "files_read": 0,
+        "bytes_read": 0,
+        "files_removed": 0,
+        "files_added": len(actions),
+        "bytes_added": sum(a["size"] for a in actions),
+    }
     if bt.want_lags:
         info["commit_ts"] = [ev["commit_ts"][i] for i in folded.changes if ev["commit_ts"][i] is not None]
     actions.append({"kind": "info", "tbl": tbl, "info": json.dumps(info)})
@@ -387,8 +462,14 @@ def _fold(tbl: str, bucket: int, events: Any, bt: BatchTask) -> tuple[list[dict[
         return _records(tbl, bucket, events, bt)
     ev = _ev(events)
     nks, oks = events["_nk"].to_pylist(), events["_ok"].to_pylist()
-    plan = TablePlan(schema, rows=list(range(events.num_rows)), renames=task.renames, rewrite=task.rewrite,
-                     truncated_now=task.truncated_now, keys=list(zip(nks, oks)))
+    plan = TablePlan(
+        schema,
+        rows=list(range(events.num_rows)),
+        renames=task.renames,
+        rewrite=task.rewrite,
+        truncated_now=task.truncated_now,
+        keys=list(zip(nks, oks)),
+    )
     whole = bucket == WHOLE
     data_schema = pa.schema([f for f in task.arrow if f.name != BUCKET])
     fs = filesystem(task.uri, bt.storage_options)
@@ -405,6 +486,7 @@ def _fold(tbl: str, bucket: int, events: Any, bt: BatchTask) -> tuple[list[dict[
         if plan.rewrite or values is None:
             return mine
         return [f for f in mine if f.may_hold(values)]
+
     read = _read(fs, candidates(task.files, first), data_schema, task.renames if plan.rewrite else {})
     for _, t in read:
         read_keys.append(canonical([t[k] for k in key_names]))
@@ -421,8 +503,12 @@ def _fold(tbl: str, bucket: int, events: Any, bt: BatchTask) -> tuple[list[dict[
         stored = conform_stored(stored, plan)
     folded = fold_table(ev, plan, stored, bt.timestamp_code, bt.unbounded, bt.tz_code)
     out = folded.rows
-    info = {"applied": len(folded.changes), "stale": folded.stale,
-            "files_read": len(read) + len(tomb_read), "bytes_read": sum(f.size for f, _ in read + tomb_read)}
+    info = {
+        "applied": len(folded.changes),
+        "stale": folded.stale,
+        "files_read": len(read) + len(tomb_read),
+        "bytes_read": sum(f.size for f, _ in read + tomb_read),
+    }
     if bt.want_lags:
         info["commit_ts"] = [ev["commit_ts"][i] for i in folded.changes if ev["commit_ts"][i] is not None]
     actions: list[dict[str, Any]] = []
@@ -440,17 +526,28 @@ def _fold(tbl: str, bucket: int, events: Any, bt: BatchTask) -> tuple[list[dict[
                 if hit:
                     rest.append(t.filter(pc.invert(mask)))
             if hit:
-                actions.append({"kind": "remove", "target": target, "tbl": tbl, "path": f.path, "size": f.size,
-                                "part": json.dumps({BUCKET: str(f.bucket)})})
+                actions.append(
+                    {
+                        "kind": "remove",
+                        "target": target,
+                        "tbl": tbl,
+                        "path": f.path,
+                        "size": f.size,
+                        "part": json.dumps({BUCKET: str(f.bucket)}),
+                    }
+                )
         return rest
-    rest = rewrite(read, read_keys[:len(read)], "table")
-    tomb_rest = rewrite(tomb_read, read_keys[len(read):], "tombstones")
+
+    rest = rewrite(read, read_keys[: len(read)], "table")
+    tomb_rest = rewrite(tomb_read, read_keys[len(read) :], "tombstones")
     live = out.filter(pc.not_equal(out["_op"], "d"))
     dead = out.filter(pc.equal(out["_op"], "d"))
     if schema.key is None:
         live = live.append_column(ROWID, live["_key"])
-    for target, new, kept, sch, tfs_, sort in (("table", live, rest, data_schema, fs, key_names),
-                                                ("tombstones", dead, tomb_rest, tomb_schema, tfs, ["_key"])):
+    for target, new, kept, sch, tfs_, sort in (
+        ("table", live, rest, data_schema, fs, key_names),
+        ("tombstones", dead, tomb_rest, tomb_schema, tfs, ["_key"]),
+    ):
         data = pa.concat_tables([conform(t, sch) for t in [*kept, new]]) if kept or new.num_rows else None
         if data is None or not data.num_rows:
             continue
@@ -459,8 +556,18 @@ def _fold(tbl: str, bucket: int, events: Any, bt: BatchTask) -> tuple[list[dict[
         for b in sorted(set(homes.tolist())) if homes is not None else [bucket]:
             part = data.filter(pa.array(homes == b)) if homes is not None else data
             for a in write_files(tfs_, part, sort, b):
-                actions.append({"kind": "add", "target": target, "tbl": tbl, "path": a["path"], "size": a["size"],
-                                "part": json.dumps(a["partition"]), "stats": a["stats"], "rows": a["rows"]})
+                actions.append(
+                    {
+                        "kind": "add",
+                        "target": target,
+                        "tbl": tbl,
+                        "path": a["path"],
+                        "size": a["size"],
+                        "part": json.dumps(a["partition"]),
+                        "stats": a["stats"],
+                        "rows": a["rows"],
+                    }
+                )
     log = None
     if bt.write_log and folded.changes:
         log = change_rows(ev, tbl, folded.changes, [key_json(k) for k in folded.change_keys], [])
@@ -475,8 +582,9 @@ def actions_arrow_schema() -> Any:
     """:data:`ACTIONS_SCHEMA` as an Arrow schema."""
     import pyarrow as pa
 
-    return pa.schema([(n, pa.int64() if t == "bigint" else pa.string())
-                      for n, t in (f.split() for f in ACTIONS_SCHEMA.split(", "))])
+    return pa.schema(
+        [(n, pa.int64() if t == "bigint" else pa.string()) for n, t in (f.split() for f in ACTIONS_SCHEMA.split(", "))]
+    )
 
 
 def _actions(rows: list[dict[str, Any]]) -> Any:
@@ -510,5 +618,7 @@ def _current_columns(events: Any) -> Any:
     if all(name in events.column_names for name in base.names):
         return events
     fields = [*base, *(f for f in events.schema if f.name not in base.names)]
-    return pa.Table.from_arrays([events[f.name] if f.name in events.column_names else pa.nulls(events.num_rows, f.type)
-                                 for f in fields], schema=pa.schema(fields))
+    return pa.Table.from_arrays(
+        [events[f.name] if f.name in events.column_names else pa.nulls(events.num_rows, f.type) for f in fields],
+        schema=pa.schema(fields),
+    )

@@ -24,8 +24,9 @@ PACKED_SCHEMA = "events binary, rows bigint, max_commit_scn bigint, errors bigin
 def _packed_arrow_schema() -> Any:
     import pyarrow as pa
 
-    return pa.schema([("events", pa.binary()), ("rows", pa.int64()), ("max_commit_scn", pa.int64()),
-                      ("errors", pa.int64())])
+    return pa.schema(
+        [("events", pa.binary()), ("rows", pa.int64()), ("max_commit_scn", pa.int64()), ("errors", pa.int64())]
+    )
 
 
 def _write_options() -> Any:
@@ -51,8 +52,14 @@ def pack(events: Any) -> Any:
     top = pc.max(events.column("commit_scn")).as_py() if events.num_rows else None
     errors = pc.sum(pc.equal(events.column("kind"), "error").cast(pa.int64())).as_py() or 0
     return pa.RecordBatch.from_arrays(
-        [pa.Array.from_buffers(pa.binary(), 1, [None, offsets, blob]), pa.array([events.num_rows], pa.int64()),
-         pa.array([top], pa.int64()), pa.array([errors], pa.int64())], schema=_packed_arrow_schema())
+        [
+            pa.Array.from_buffers(pa.binary(), 1, [None, offsets, blob]),
+            pa.array([events.num_rows], pa.int64()),
+            pa.array([top], pa.int64()),
+            pa.array([errors], pa.int64()),
+        ],
+        schema=_packed_arrow_schema(),
+    )
 
 
 def pack_batches(batches: Iterator[Any], hints_json: str) -> Iterator[Any]:

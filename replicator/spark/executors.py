@@ -43,14 +43,22 @@ class BatchExecutors(Protocol):
 class SparkBatch:
     """A micro-batch DataFrame of packed events, plus the pending files of the batch before."""
 
-    def __init__(self, spark: Any, batch: Any, pending: list[str], pending_uri: str,
-                 storage_options: dict[str, str] | None, partitions: int):
+    def __init__(
+        self,
+        spark: Any,
+        batch: Any,
+        pending: list[str],
+        pending_uri: str,
+        storage_options: dict[str, str] | None,
+        partitions: int,
+    ):
         from pyspark import StorageLevel
 
         if pending:
             paths = spark.createDataFrame([(p,) for p in pending], "path string")
-            batch = batch.unionByName(paths.mapInArrow(
-                lambda it: read_pending(it, pending_uri, storage_options), PACKED_SCHEMA))
+            batch = batch.unionByName(
+                paths.mapInArrow(lambda it: read_pending(it, pending_uri, storage_options), PACKED_SCHEMA)
+            )
         self.df = batch.persist(StorageLevel.MEMORY_AND_DISK)
         self.partitions = partitions or max(2, 2 * spark.sparkContext.defaultParallelism)
 
@@ -62,8 +70,11 @@ class SparkBatch:
         extra = rewrite_groups(bt)
         if extra:
             routed = routed.unionByName(self.df.sparkSession.createDataFrame(extra, ROUTED_SCHEMA))
-        return (routed.repartition(self.partitions, "tbl", "bucket")
-                .mapInArrow(lambda it: fold_partition(it, bt), ACTIONS_SCHEMA).toArrow())
+        return (
+            routed.repartition(self.partitions, "tbl", "bucket")
+            .mapInArrow(lambda it: fold_partition(it, bt), ACTIONS_SCHEMA)
+            .toArrow()
+        )
 
     def close(self) -> None:
         self.df.unpersist()
@@ -86,16 +97,28 @@ class LocalBatch:
     def project(self, keys: dict[str, list[str] | None], resolver: Any) -> Any:
         import pyarrow as pa
 
-        return unpack(pa.Table.from_batches(list(project(self._input(), keys, resolver))) if self.packed
-                      else pa.table({"events": pa.array([], pa.binary())}))
+        return unpack(
+            pa.Table.from_batches(list(project(self._input(), keys, resolver)))
+            if self.packed
+            else pa.table({"events": pa.array([], pa.binary())})
+        )
 
     def fold(self, bt: BatchTask) -> Any:
         import pyarrow as pa
 
         extra = rewrite_groups(bt)
-        routed = [*route(self._input(), bt), *([pa.RecordBatch.from_pylist(
-            [dict(zip(("tbl", "bucket", "rows", "events"), r)) for r in extra], schema=routed_arrow_schema())]
-            if extra else [])]
+        routed = [
+            *route(self._input(), bt),
+            *(
+                [
+                    pa.RecordBatch.from_pylist(
+                        [dict(zip(("tbl", "bucket", "rows", "events"), r)) for r in extra], schema=routed_arrow_schema()
+                    )
+                ]
+                if extra
+                else []
+            ),
+        ]
         return pa.Table.from_batches(list(fold_partition(iter(routed), bt)), schema=actions_arrow_schema())
 
     def close(self) -> None:

@@ -45,10 +45,12 @@ class Report:
 
     def line(self) -> str:
         """One log line."""
-        return (f"housekeeping: {self.records_merged} merge-on-read record(s) merged, "
-                f"{self.buckets_compacted} bucket(s) compacted ({self.files_compacted} files), "
-                f"{self.files_vacuumed} file(s) vacuumed, {self.tombstones_dropped} tombstone(s) dropped, "
-                f"{self.pending_removed} pending file(s) removed, over {len(self.tables)} table(s)")
+        return (
+            f"housekeeping: {self.records_merged} merge-on-read record(s) merged, "
+            f"{self.buckets_compacted} bucket(s) compacted ({self.files_compacted} files), "
+            f"{self.files_vacuumed} file(s) vacuumed, {self.tombstones_dropped} tombstone(s) dropped, "
+            f"{self.pending_removed} pending file(s) removed, over {len(self.tables)} table(s)"
+        )
 
 
 def _table_uris(lake: DeltaLake) -> list[tuple[str, list[str]]]:
@@ -116,8 +118,9 @@ def vacuum(lake: DeltaLake, retention_hours: float = 168.0, tombstone_retention_
         dt = lake.open_table(uri)
         if dt is None:
             continue
-        removed = dt.vacuum(retention_hours=int(retention_hours), dry_run=False, enforce_retention_duration=False,
-                            full=True)
+        removed = dt.vacuum(
+            retention_hours=int(retention_hours), dry_run=False, enforce_retention_duration=False, full=True
+        )
         rep.files_vacuumed += len(removed)
         dt.cleanup_metadata()
         rep.tables.append(uri)
@@ -145,4 +148,5 @@ def scheduled_housekeeping(opts: JobOptions) -> Callable[[Any], None] | None:
             log.info("%s", compact(applier.lake).line())
         if opts.vacuum_every and batch > 0 and batch % opts.vacuum_every == 0:
             log.info("%s", vacuum(applier.lake, tombstone_retention_scn=opts.tombstone_retention_scn).line())
+
     return run

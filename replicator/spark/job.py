@@ -51,7 +51,8 @@ def _launch_conf(opts: JobOptions, extra: dict[str, str] | None) -> Any:
     conf_dir = os.environ.get("SPARK_CONF_DIR") or os.path.join(os.environ.get("SPARK_HOME", ""), "conf")
     defaults = os.path.join(conf_dir, "spark-defaults.conf")
     user_set = key in os.environ.get("PYSPARK_SUBMIT_ARGS", "") or (
-        os.path.isfile(defaults) and key in Path(defaults).read_text(encoding="utf-8", errors="replace"))
+        os.path.isfile(defaults) and key in Path(defaults).read_text(encoding="utf-8", errors="replace")
+    )
     if user_set:
         return None
     return SparkConf(loadDefaults=False).set(key, value)
@@ -102,20 +103,31 @@ def make_lake(spark: Any, opts: JobOptions) -> Any:
     from replicator.spark.lakestore import DeltaLake
 
     if opts.store == "spark-delta":
-        raise ReplicatorError("--store spark-delta: the executors write the data files and the driver commits them "
-                              "with delta-rs; Spark's own Delta reads the tables (replicator.spark.read_table), it "
-                              "does not write them: use --store auto or delta-rs", 30002)
+        raise ReplicatorError(
+            "--store spark-delta: the executors write the data files and the driver commits them "
+            "with delta-rs; Spark's own Delta reads the tables (replicator.spark.read_table), it "
+            "does not write them: use --store auto or delta-rs",
+            30002,
+        )
     try:
         importlib.import_module("deltalake")
     except ImportError:
-        raise ReplicatorError("the deltalake package (delta-rs) is not installed: pip install 'replicator[spark]'",
-                              30002) from None
+        raise ReplicatorError(
+            "the deltalake package (delta-rs) is not installed: pip install 'replicator[spark]'", 30002
+        ) from None
     log.info("store: Delta Lake tables: data files written by the executors, committed by delta-rs")
     return DeltaLake(opts.lake, opts.storage_options)
 
 
-def run_job(opts: JobOptions, spark: Any = None, master: str | None = None, pending_timeout: float = 300.0,
-            conf: dict[str, str] | None = None, stop: threading.Event | None = None, sink: Any = None) -> int:
+def run_job(
+    opts: JobOptions,
+    spark: Any = None,
+    master: str | None = None,
+    pending_timeout: float = 300.0,
+    conf: dict[str, str] | None = None,
+    stop: threading.Event | None = None,
+    sink: Any = None,
+) -> int:
     """Run the job until it is told (signal, ``stop``) or decides to stop; returns the exit code."""
     from replicator.spark.apply import BatchApplier
     from replicator.spark.housekeeping import scheduled_housekeeping
@@ -136,10 +148,16 @@ def run_job(opts: JobOptions, spark: Any = None, master: str | None = None, pend
         applier = BatchApplier(opts, lake, sink, pending_timeout)
         applier.after_batch = scheduled_housekeeping(opts)
         events, _kind = open_events(spark, opts)
-        writer = (events.writeStream.foreachBatch(applier).option("checkpointLocation", opts.checkpoint)
-                  .queryName(opts.app_name.replace("-", "_")))
-        writer = writer.trigger(availableNow=True) if opts.available_now else \
-            writer.trigger(processingTime=f"{opts.trigger_seconds} seconds")
+        writer = (
+            events.writeStream.foreachBatch(applier)
+            .option("checkpointLocation", opts.checkpoint)
+            .queryName(opts.app_name.replace("-", "_"))
+        )
+        writer = (
+            writer.trigger(availableNow=True)
+            if opts.available_now
+            else writer.trigger(processingTime=f"{opts.trigger_seconds} seconds")
+        )
         spark.streams.addListener(listener)
         query = writer.start()
         applier.set_query(str(query.id))
@@ -173,9 +191,12 @@ def _check_drained(state: Any) -> None:
     """``--available-now`` succeeds only with nothing left waiting for the rest of a transaction."""
     if state.pending_rows:
         low, high = state.pending_scns or (None, None)
-        raise DataError(f"--available-now: the topic ends inside transactions: {state.pending_rows} event(s) with "
-                        f"commit SCN {low}..{high} wait for the rest of their transaction (applied "
-                        f"SCN {state.applied_scn}); run again when the producer has written them", 20100)
+        raise DataError(
+            f"--available-now: the topic ends inside transactions: {state.pending_rows} event(s) with "
+            f"commit SCN {low}..{high} wait for the rest of their transaction (applied "
+            f"SCN {state.applied_scn}); run again when the producer has written them",
+            20100,
+        )
 
 
 def _idle_for(sink: Any, started: float) -> float:
@@ -209,4 +230,5 @@ def _install_signals(stop: threading.Event) -> Any:
         """Put the previous signal handlers back."""
         for s, h in old.items():
             signal.signal(s, h)
+
     return restore

@@ -12,7 +12,7 @@ from typing import Any, Final
 _DECODER: Final = json.JSONDecoder(parse_float=str, parse_int=str)  # keep numbers as printed
 # OLR prints infinities and NaN of BINARY_FLOAT/DOUBLE unquoted (not JSON): quote them.
 _MINUS_ZERO: Final = re.compile(rb"-0[,}\]\s]")
-_NONFINITE: Final = re.compile(r'(?<=[:\[,])\s*(-?)(inf|nan)(?=\s*[,}\]])')
+_NONFINITE: Final = re.compile(r"(?<=[:\[,])\s*(-?)(inf|nan)(?=\s*[,}\]])")
 try:  # msgspec decodes 2-3x faster; fractions and exponents come as their text, integers as int
     import msgspec
 

@@ -15,17 +15,25 @@ from typing import Any
 
 log = logging.getLogger("replicator.spark")
 
-KAFKA_SCHEMA = ("key binary, value binary, topic string, partition int, offset bigint, "
-                "timestamp timestamp, timestampType int")
+KAFKA_SCHEMA = (
+    "key binary, value binary, topic string, partition int, offset bigint, timestamp timestamp, timestampType int"
+)
 
 
 def consumer(props: dict[str, str]) -> Any:
     """A consumer that never joins a group or commits (offsets live in the Spark checkpoint)."""
     from confluent_kafka import Consumer
 
-    conf = {"group.id": "replicator-spark", "enable.auto.commit": False, "enable.partition.eof": True,
-            "auto.offset.reset": "earliest", "log.connection.close": False, "fetch.wait.max.ms": 50,
-            "log_level": 3, **props}
+    conf = {
+        "group.id": "replicator-spark",
+        "enable.auto.commit": False,
+        "enable.partition.eof": True,
+        "auto.offset.reset": "earliest",
+        "log.connection.close": False,
+        "fetch.wait.max.ms": 50,
+        "log_level": 3,
+        **props,
+    }
     return Consumer(conf)
 
 
@@ -87,16 +95,32 @@ def low_offsets(c: Any, parts: list[TP], timeout: float = 5.0) -> dict[TP, int]:
     return out
 
 
-def read_range(props: dict[str, str], topic: str, part: int, start: int, end: int,
-               batch_rows: int = 20000, stall_timeout: float = 120.0, c: Any = None) -> Iterator[Any]:
+def read_range(
+    props: dict[str, str],
+    topic: str,
+    part: int,
+    start: int,
+    end: int,
+    batch_rows: int = 20000,
+    stall_timeout: float = 120.0,
+    c: Any = None,
+) -> Iterator[Any]:
     """Records ``[start, end)`` of one partition as Arrow record batches (Kafka source columns);
     with ``c`` (a :func:`consumer`) that consumer is used and left open, else one of its own."""
     import pyarrow as pa
     from confluent_kafka import KafkaError, TopicPartition
 
-    schema = pa.schema([("key", pa.binary()), ("value", pa.binary()), ("topic", pa.string()),
-                        ("partition", pa.int32()), ("offset", pa.int64()), ("timestamp", pa.timestamp("us", "UTC")),
-                        ("timestampType", pa.int32())])
+    schema = pa.schema(
+        [
+            ("key", pa.binary()),
+            ("value", pa.binary()),
+            ("topic", pa.string()),
+            ("partition", pa.int32()),
+            ("offset", pa.int64()),
+            ("timestamp", pa.timestamp("us", "UTC")),
+            ("timestampType", pa.int32()),
+        ]
+    )
     own = c is None
     c = consumer(props) if own else c
     try:
@@ -109,7 +133,8 @@ def read_range(props: dict[str, str], topic: str, part: int, start: int, end: in
             for msg in msgs:
                 err = msg.error()
                 if (err is None or err.code() == KafkaError._PARTITION_EOF) and (
-                        msg.partition() != part or msg.topic() != topic):
+                    msg.partition() != part or msg.topic() != topic
+                ):
                     continue  # a shared consumer's leftover of its previous range
                 if err is not None:
                     if err.code() == KafkaError._PARTITION_EOF:
@@ -132,8 +157,9 @@ def read_range(props: dict[str, str], topic: str, part: int, start: int, end: in
             if got:
                 last_progress = time.monotonic()
             elif position < end and time.monotonic() - last_progress > stall_timeout:
-                raise RuntimeError(f"Kafka {topic}[{part}]: no record between offsets {position} and {end} "
-                                   f"for {stall_timeout:.0f}s")
+                raise RuntimeError(
+                    f"Kafka {topic}[{part}]: no record between offsets {position} and {end} for {stall_timeout:.0f}s"
+                )
             if len(cols["offset"]) >= batch_rows or (position >= end and cols["offset"]):
                 n = len(cols["offset"])
                 cols["topic"], cols["partition"] = [topic] * n, [part] * n

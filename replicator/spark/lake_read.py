@@ -99,8 +99,9 @@ class LakeReader:
         """The deleted keys of ``table`` with the position of their delete (pyarrow Table), or None."""
         return self._rows(self.store.tomb_uri(table), None, True)
 
-    def iter_changes(self, table: str | None = None, from_scn: int | None = None,
-                     to_scn: int | None = None) -> Iterator[Any]:
+    def iter_changes(
+        self, table: str | None = None, from_scn: int | None = None, to_scn: int | None = None
+    ) -> Iterator[Any]:
         """Change-log rows (record batches, each sorted by position) of ``table`` (all tables when
         None) with ``from_scn <= commit_scn <= to_scn``; only the files whose commit SCN range meets
         the bounds are read."""
@@ -118,8 +119,9 @@ class LakeReader:
         for i, f in enumerate(data_files(actions, "commit_scn")):
             if table is not None and parts is not None and parts[i] != table:
                 continue
-            if f.low is not None and ((to_scn is not None and f.low > to_scn)
-                                      or (from_scn is not None and f.high < from_scn)):
+            if f.low is not None and (
+                (to_scn is not None and f.low > to_scn) or (from_scn is not None and f.high < from_scn)
+            ):
                 continue
             rows = _without_views(pq.read_table(f.path, filesystem=fs))
             if "table" not in rows.column_names:
@@ -134,8 +136,11 @@ class LakeReader:
                 rows = rows.filter(mask)
             if rows.num_rows:
                 names = [n for n in pa.schema(schema).names if n in rows.column_names]
-                yield from rows.select(names).sort_by([(c, "ascending") for c in
-                                                       ("commit_scn", "c_scn", "c_idx", "elem")]).to_batches()
+                yield from (
+                    rows.select(names)
+                    .sort_by([(c, "ascending") for c in ("commit_scn", "c_scn", "c_idx", "elem")])
+                    .to_batches()
+                )
 
 
 def _view_free(t: Any) -> Any:

@@ -43,8 +43,9 @@ def conform(rows: Any, schema: Any) -> Any:
 
     if rows.schema.equals(schema):
         return rows
-    cols = [rows[f.name].cast(f.type) if f.name in rows.column_names else pa.nulls(rows.num_rows, f.type)
-            for f in schema]
+    cols = [
+        rows[f.name].cast(f.type) if f.name in rows.column_names else pa.nulls(rows.num_rows, f.type) for f in schema
+    ]
     return pa.Table.from_arrays(cols, schema=schema)
 
 
@@ -144,8 +145,13 @@ class DeltaLake:
 
         dt = self.open_table(uri)
         if dt is None:
-            write_deltalake(uri, schema.empty_table(), mode="append", partition_by=partition_by or None,
-                            storage_options=self.storage_options)
+            write_deltalake(
+                uri,
+                schema.empty_table(),
+                mode="append",
+                partition_by=partition_by or None,
+                storage_options=self.storage_options,
+            )
             return self.open_table(uri)
         have = set(dt.schema().to_arrow().names) if hasattr(dt.schema(), "to_arrow") else set()
         missing = [f for f in schema if f.name not in have]
@@ -178,22 +184,37 @@ class DeltaLake:
                 return int(entry["version"])
         return None
 
-    def commit(self, uri: str, adds: list[dict[str, Any]], removes: list[dict[str, Any]], schema: Any,
-               partition_by: list[str], app: str, batch: int, overwrite: bool = False,
-               applied_scn: int | None = None) -> None:
+    def commit(
+        self,
+        uri: str,
+        adds: list[dict[str, Any]],
+        removes: list[dict[str, Any]],
+        schema: Any,
+        partition_by: list[str],
+        app: str,
+        batch: int,
+        overwrite: bool = False,
+        applied_scn: int | None = None,
+    ) -> None:
         """One commit of files the executors wrote (add and remove actions) with the batch's
         application transaction; ``overwrite`` replaces every file and the schema."""
         from deltalake.transaction import AddAction, RemoveAction
 
         dt = self.open_table(uri)
         now = int(time.time() * 1000)
-        actions: list[Any] = [AddAction(a["path"], a["size"], json.loads(a["part"] or "{}"), now, True,
-                                        a.get("stats") or "{}") for a in adds]
+        actions: list[Any] = [
+            AddAction(a["path"], a["size"], json.loads(a["part"] or "{}"), now, True, a.get("stats") or "{}")
+            for a in adds
+        ]
         if not overwrite:
             actions += [RemoveAction(r["path"], True, now, r["size"], json.loads(r["part"] or "{}")) for r in removes]
-        dt.create_write_transaction(actions, "overwrite" if overwrite else "append", schema,
-                                    partition_by=partition_by or None,
-                                    commit_properties=self._props(app, batch, applied_scn))
+        dt.create_write_transaction(
+            actions,
+            "overwrite" if overwrite else "append",
+            schema,
+            partition_by=partition_by or None,
+            commit_properties=self._props(app, batch, applied_scn),
+        )
         dt.update_incremental()
 
     def load_state(self) -> JobState:
@@ -209,8 +230,11 @@ class DeltaLake:
         except ValueError as exc:
             from replicator.errors import ConfigError
 
-            raise ConfigError(f"{self.root}: the lake was written by another version of the job ({exc}); its "
-                              "layout cannot be continued: start a new lake (and a new checkpoint)", 30002) from None
+            raise ConfigError(
+                f"{self.root}: the lake was written by another version of the job ({exc}); its "
+                "layout cannot be continued: start a new lake (and a new checkpoint)",
+                30002,
+            ) from None
 
     def commit_state(self, state: JobState, app: str, batch: int) -> None:
         """Replace the state (the batch's last commit)."""
@@ -219,8 +243,14 @@ class DeltaLake:
 
         row = pa.table({"batch": pa.array([state.batch], pa.int64()), "state": [state.to_json()]})
         dt = self.open_table(self.state_uri)
-        write_deltalake(dt if dt is not None else self.state_uri, row, mode="overwrite", schema_mode="overwrite",
-                        commit_properties=self._props(app, batch), storage_options=self.storage_options)
+        write_deltalake(
+            dt if dt is not None else self.state_uri,
+            row,
+            mode="overwrite",
+            schema_mode="overwrite",
+            commit_properties=self._props(app, batch),
+            storage_options=self.storage_options,
+        )
         if dt is not None:
             dt.update_incremental()
 
@@ -237,8 +267,11 @@ class DeltaLake:
         actions = pa.table(dt.get_add_actions(flatten=True))
         parts = actions["partition.table"].to_pylist() if "partition.table" in actions.column_names else None
         files = data_files(actions, "commit_scn")
-        wanted = [f.path for i, f in enumerate(files) if f.may_hold(scns)
-                  and (table is None or parts is None or parts[i] == table)]
+        wanted = [
+            f.path
+            for i, f in enumerate(files)
+            if f.may_hold(scns) and (table is None or parts is None or parts[i] == table)
+        ]
         if not wanted:
             return None
         fs = dt.to_pyarrow_dataset().filesystem

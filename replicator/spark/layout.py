@@ -109,8 +109,10 @@ def data_files(actions: Any, first_key: str) -> list[DataFile]:
     lows = cols.get(f"min.{first_key}", [None] * n)
     highs = cols.get(f"max.{first_key}", [None] * n)
     buckets = cols.get("partition._bucket", [0] * n) if "partition._bucket" in names else [0] * n
-    return [DataFile(p, s, int(b or 0), lo, hi)
-            for p, s, b, lo, hi in zip(cols["path"], cols["size_bytes"], buckets, lows, highs)]
+    return [
+        DataFile(p, s, int(b or 0), lo, hi)
+        for p, s, b, lo, hi in zip(cols["path"], cols["size_bytes"], buckets, lows, highs)
+    ]
 
 
 def write_files(fs: Any, data: Any, keys: list[str], bucket: int | None, prefix: str = "") -> list[dict[str, Any]]:
@@ -140,9 +142,16 @@ def write_files(fs: Any, data: Any, keys: list[str], bucket: int | None, prefix:
                 mm = pc.min_max(col).as_py()
                 stats["minValues"][k], stats["maxValues"][k] = mm["min"], mm["max"]
                 stats["nullCount"][k] = col.null_count
-        out.append({"path": path, "size": fs.get_file_info(path).size, "modification_time": now,
-                    "partition": {"_bucket": str(bucket)} if bucket is not None else {},
-                    "stats": json.dumps(stats, separators=(",", ":")), "rows": part.num_rows})
+        out.append(
+            {
+                "path": path,
+                "size": fs.get_file_info(path).size,
+                "modification_time": now,
+                "partition": {"_bucket": str(bucket)} if bucket is not None else {},
+                "stats": json.dumps(stats, separators=(",", ":")),
+                "rows": part.num_rows,
+            }
+        )
     return out
 
 
@@ -179,5 +188,6 @@ def tomb_arrow(schema: TableSchema, unbounded: str) -> Any:
     metadata of the delete, ``_bucket``."""
     import pyarrow as pa
 
-    return pa.schema([pa.field("_key", pa.string()), *(pa.field(n, t) for n, t in metadata_schema()),
-                      pa.field(BUCKET, pa.int32())])
+    return pa.schema(
+        [pa.field("_key", pa.string()), *(pa.field(n, t) for n, t in metadata_schema()), pa.field(BUCKET, pa.int32())]
+    )

@@ -63,12 +63,14 @@ class BatchMetrics:
     def line(self) -> str:
         """One human-readable log line."""
         lag_s = "-" if self.lag_seconds is None else f"{self.lag_seconds:.1f}s"
-        return (f"batch {self.batch}: {self.messages} messages, {self.ready} row changes ready, "
-                f"{self.applied} applied, {self.stale} stale, {self.pending} events pending "
-                f"({self.incomplete_txns} incomplete txns), {self.tables} tables, applied SCN {self.applied_scn}, "
-                f"lag {self.lag_scn} SCN / {lag_s}, {self.duration_seconds:.2f}s (read {self.read_seconds:.2f}s, fold "
-                f"{self.fold_seconds:.2f}s, commit {self.commit_seconds:.2f}s; {self.rows_per_second:.0f} rows/s)"
-                f"{self.io_text()}{self.check_text()}")
+        return (
+            f"batch {self.batch}: {self.messages} messages, {self.ready} row changes ready, "
+            f"{self.applied} applied, {self.stale} stale, {self.pending} events pending "
+            f"({self.incomplete_txns} incomplete txns), {self.tables} tables, applied SCN {self.applied_scn}, "
+            f"lag {self.lag_scn} SCN / {lag_s}, {self.duration_seconds:.2f}s (read {self.read_seconds:.2f}s, fold "
+            f"{self.fold_seconds:.2f}s, commit {self.commit_seconds:.2f}s; {self.rows_per_second:.0f} rows/s)"
+            f"{self.io_text()}{self.check_text()}"
+        )
 
     def check_text(self) -> str:
         """``; stream check on, N checkpoints verified`` when the job checks checkpoint digests."""
@@ -81,8 +83,7 @@ class BatchMetrics:
         if not self.io:
             return ""
         t = [sum(v[i] for v in self.io.values()) for i in range(5)]
-        return (f"; data files read {t[0]} ({t[1] / 1e6:.1f} MB), removed {t[2]}, written {t[3]} "
-                f"({t[4] / 1e6:.1f} MB)")
+        return f"; data files read {t[0]} ({t[1] / 1e6:.1f} MB), removed {t[2]}, written {t[3]} ({t[4] / 1e6:.1f} MB)"
 
 
 class MetricsSink:
@@ -129,9 +130,15 @@ def progress_listener(sink: MetricsSink) -> Any:
             p = event.progress
             m = sink.recent.get(p.batchId)
             ours = m.line() if m else "no replicator metrics"
-            log.info("progress batch %d: input %d rows (%.0f rows/s in, %.0f rows/s processed), "
-                     "trigger %s ms | %s", p.batchId, p.numInputRows, p.inputRowsPerSecond or 0.0,
-                     p.processedRowsPerSecond or 0.0, p.durationMs.get("triggerExecution"), ours)
+            log.info(
+                "progress batch %d: input %d rows (%.0f rows/s in, %.0f rows/s processed), trigger %s ms | %s",
+                p.batchId,
+                p.numInputRows,
+                p.inputRowsPerSecond or 0.0,
+                p.processedRowsPerSecond or 0.0,
+                p.durationMs.get("triggerExecution"),
+                ours,
+            )
 
         def onQueryIdle(self, event: Any) -> None:
             """Nothing: idle triggers are not worth a line."""

@@ -41,10 +41,17 @@ def recent_arrow(schema: TableSchema, unbounded: str) -> Any:
     from replicator.spark.layout import table_arrow
 
     base = [f for f in table_arrow(schema, unbounded) if f.name != BUCKET]
-    extra = [pa.field("_key", pa.string()), pa.field("_set", pa.list_(pa.string())), pa.field("_base", pa.string()),
-             pa.field("_first_commit_scn", pa.int64()), pa.field("_first_c_scn", pa.int64()),
-             pa.field("_first_c_idx", pa.int64()), pa.field("_first_elem", pa.int32()),
-             pa.field("_batch", pa.int64()), pa.field(BUCKET, pa.int32())]
+    extra = [
+        pa.field("_key", pa.string()),
+        pa.field("_set", pa.list_(pa.string())),
+        pa.field("_base", pa.string()),
+        pa.field("_first_commit_scn", pa.int64()),
+        pa.field("_first_c_scn", pa.int64()),
+        pa.field("_first_c_idx", pa.int64()),
+        pa.field("_first_elem", pa.int32()),
+        pa.field("_batch", pa.int64()),
+        pa.field(BUCKET, pa.int32()),
+    ]
     return pa.schema([*base, *extra])
 
 
@@ -61,8 +68,19 @@ def resolve(stored: Any, tombs: dict[str, tuple[int, ...]], records: Any, data: 
         pos[row["_key"]] = tuple(row[c] for c in POS)
     for k in tombs:
         state.setdefault(k, None)
-    recs = records.sort_by([("_batch", "ascending"), ("_commit_scn", "ascending"), ("_c_scn", "ascending"),
-                            ("_c_idx", "ascending"), ("_elem", "ascending")]).to_pylist() if records is not None else []
+    recs = (
+        records.sort_by(
+            [
+                ("_batch", "ascending"),
+                ("_commit_scn", "ascending"),
+                ("_c_scn", "ascending"),
+                ("_c_idx", "ascending"),
+                ("_elem", "ascending"),
+            ]
+        ).to_pylist()
+        if records is not None
+        else []
+    )
     i = 0
     while i < len(recs):
         batch = recs[i]["_batch"]
@@ -125,11 +143,14 @@ def current_rows(lake: Any, table: str, schema: TableSchema, with_metadata: bool
         hit = pc.is_in(keys, pa.array(sorted(touched), pa.string()))
         stored = rows.filter(hit).append_column("_key", keys.filter(hit))
         tombs = _tombstones(lake, table, touched)
-        data = [f.name for f in rows.schema if f.name != BUCKET and not f.name.startswith("_")] + \
-            ([] if schema.key is not None else ["_rowid"])
+        data = [f.name for f in rows.schema if f.name != BUCKET and not f.name.startswith("_")] + (
+            [] if schema.key is not None else ["_rowid"]
+        )
         live, _ = resolve(stored, tombs, records, data)
-        merged = pa.Table.from_pylist(list(live.values()), schema=pa.schema(
-            [f for f in rows.schema if f.name != BUCKET] + [pa.field("_key", pa.string())]))
+        merged = pa.Table.from_pylist(
+            list(live.values()),
+            schema=pa.schema([f for f in rows.schema if f.name != BUCKET] + [pa.field("_key", pa.string())]),
+        )
         if schema.key is None:
             merged = merged.set_column(merged.schema.get_field_index("_rowid"), "_rowid", merged["_key"])
         merged = merged.drop_columns(["_key"]).append_column(BUCKET, pa.nulls(merged.num_rows, pa.int32()))
@@ -161,9 +182,16 @@ def compact_table(lake: Any, table: str, schema: TableSchema, unbounded: str = "
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from replicator.spark.layout import table_arrow, tomb_arrow
     from replicator.spark.lakestore import conform
-    from replicator.spark.layout import buckets_of, canonical, data_files, filesystem, write_files
+    from replicator.spark.layout import (
+        buckets_of,
+        canonical,
+        data_files,
+        filesystem,
+        table_arrow,
+        tomb_arrow,
+        write_files,
+    )
 
     records, rec_files = _records(lake, table)
     if records is None or not records.num_rows:
@@ -192,6 +220,7 @@ def compact_table(lake: Any, table: str, schema: TableSchema, unbounded: str = "
             keyed = t["_key"] if "_key" in t.column_names else canonical([t[k] for k in key_names])
             out.append((f, t, keyed))
         return out
+
     live_files = read(uri, key_names[0], fs, data_schema)
     tomb_files = read(tomb_uri, "_key", tfs, tomb_schema)
     stored = [t.filter(pc.is_in(k, want)).append_column("_key", k.filter(pc.is_in(k, want))) for _, t, k in live_files]
@@ -205,8 +234,9 @@ def compact_table(lake: Any, table: str, schema: TableSchema, unbounded: str = "
     adds: dict[str, list[dict[str, Any]]] = {"table": [], "tombstones": []}
     removes: dict[str, list[dict[str, Any]]] = {"table": [], "tombstones": []}
     for target, files, new_rows, sch, tfs_, sort in (
-            ("table", live_files, live, data_schema, fs, key_names),
-            ("tombstones", tomb_files, dead, tomb_schema, tfs, ["_key"])):
+        ("table", live_files, live, data_schema, fs, key_names),
+        ("tombstones", tomb_files, dead, tomb_schema, tfs, ["_key"]),
+    ):
         keep = []
         for f, t, k in files:
             hit = pc.is_in(k, want)
@@ -214,8 +244,13 @@ def compact_table(lake: Any, table: str, schema: TableSchema, unbounded: str = "
                 removes[target].append({"path": f.path, "size": f.size, "part": json.dumps({BUCKET: str(f.bucket)})})
                 keep.append(t.filter(pc.invert(hit)))
         rows = list(new_rows.values())
-        fresh = pa.Table.from_pylist(rows, schema=pa.schema([*sch, pa.field("_key", pa.string())])
-                                     if "_key" not in sch.names else sch) if rows else None
+        fresh = (
+            pa.Table.from_pylist(
+                rows, schema=pa.schema([*sch, pa.field("_key", pa.string())]) if "_key" not in sch.names else sch
+            )
+            if rows
+            else None
+        )
         parts = [conform(t, sch) for t in keep] + ([conform(fresh, sch)] if fresh is not None else [])
         if not parts:
             continue
@@ -224,15 +259,29 @@ def compact_table(lake: Any, table: str, schema: TableSchema, unbounded: str = "
         homes = buckets_of(keyed.to_pylist(), schema.buckets)
         for b in sorted(set(homes.tolist())):
             for a in write_files(tfs_, merged.filter(pa.array(homes == b)), sort, b):
-                adds[target].append({"path": a["path"], "size": a["size"], "part": json.dumps(a["partition"]),
-                                     "stats": a["stats"]})
+                adds[target].append(
+                    {"path": a["path"], "size": a["size"], "part": json.dumps(a["partition"]), "stats": a["stats"]}
+                )
     app = "replicator-compaction"
     version = int(pa.compute.max(records["_batch"]).as_py())
     for target, u, sch in (("tombstones", tomb_uri, tomb), ("table", uri, arrow)):
         if adds[target] or removes[target]:
             lake.commit(u, adds[target], removes[target], sch, [BUCKET], app, version)
     rec_uri = lake.recent_uri(table)
-    lake.commit(rec_uri, [], [{"path": a["path"], "size": a["size_bytes"],
-                              "part": json.dumps({BUCKET: str(a.get(f"partition.{BUCKET}"))})} for a in rec_files],
-                recent_arrow(schema, unbounded), [BUCKET], app, version)
+    lake.commit(
+        rec_uri,
+        [],
+        [
+            {
+                "path": a["path"],
+                "size": a["size_bytes"],
+                "part": json.dumps({BUCKET: str(a.get(f"partition.{BUCKET}"))}),
+            }
+            for a in rec_files
+        ],
+        recent_arrow(schema, unbounded),
+        [BUCKET],
+        app,
+        version,
+    )
     return records.num_rows

@@ -16,7 +16,6 @@ from typing import Any
 from replicator.errors import ConfigError
 from replicator.spark.pkeys import primary_keys_from_state
 
-
 BINARY_MODES = ("bytes", "base64", "base64-url-safe", "hex")
 
 
@@ -122,8 +121,11 @@ class JobOptions:
     def require_kafka(self) -> None:
         """Fail clearly when the topic or the brokers are unknown."""
         if not (self.topic or self.topic_pattern) or not self.bootstrap_servers:
-            raise ConfigError("the Kafka topic and brokers are unknown: pass --topic and --bootstrap-servers, "
-                              "or --olr-config with a kafka writer", 30002)
+            raise ConfigError(
+                "the Kafka topic and brokers are unknown: pass --topic and --bootstrap-servers, "
+                "or --olr-config with a kafka writer",
+                30002,
+            )
 
 
 def topics_pattern(topic: str, per_table: str) -> str:
@@ -131,8 +133,10 @@ def topics_pattern(topic: str, per_table: str) -> str:
     import re
 
     parts = re.split(r"(\{owner\}|\{table\})", per_table)
-    body = "".join("[A-Za-z0-9._-]+" if p in ("{owner}", "{table}") else re.escape(re.sub(r"[^A-Za-z0-9._-]", "_", p))
-                   for p in parts)
+    body = "".join(
+        "[A-Za-z0-9._-]+" if p in ("{owner}", "{table}") else re.escape(re.sub(r"[^A-Za-z0-9._-]", "_", p))
+        for p in parts
+    )
     return f"{re.escape(topic)}|{body}" if topic else body
 
 

@@ -23,26 +23,53 @@ from replicator.spark.timeparse import header_time_us
 
 # (name, kind) in row order; kinds are mapped to Arrow and Spark types below.
 EVENT_COLUMNS: Final[tuple[tuple[str, str], ...]] = (
-    ("kind", "str"), ("fmt", "str"), ("tbl", "str"), ("op", "str"), ("commit_scn", "long"),
-    ("c_scn", "long"), ("c_idx", "long"), ("elem", "int"), ("xid", "str"), ("commit_ts", "ts"),
-    ("rid", "str"), ("key_cols", "list"), ("before", "map"), ("after", "map"), ("columns", "str"),
-    ("sql", "str"), ("full", "bool"), ("error", "str"), ("k_partition", "int"), ("k_offset", "long"),
-    ("k_ts", "ts"), ("seen", "ts"), ("digest", "long"), ("check", "str"),
+    ("kind", "str"),
+    ("fmt", "str"),
+    ("tbl", "str"),
+    ("op", "str"),
+    ("commit_scn", "long"),
+    ("c_scn", "long"),
+    ("c_idx", "long"),
+    ("elem", "int"),
+    ("xid", "str"),
+    ("commit_ts", "ts"),
+    ("rid", "str"),
+    ("key_cols", "list"),
+    ("before", "map"),
+    ("after", "map"),
+    ("columns", "str"),
+    ("sql", "str"),
+    ("full", "bool"),
+    ("error", "str"),
+    ("k_partition", "int"),
+    ("k_offset", "long"),
+    ("k_ts", "ts"),
+    ("seen", "ts"),
+    ("digest", "long"),
+    ("check", "str"),
 )
 # digest/check: with format.checkpoint-digests (FormatHints.checkpoint_digests), each change's digest
 # (formats.olr_digest, signed 64-bit) and each checkpoint's payload element as JSON (its digests).
 _NAMES: Final = [n for n, _ in EVENT_COLUMNS]
-_SCN_HINT: Final = ("set the replicator's format option scn-type to 8 (adds e_scn, the commit SCN) "
-                    "or to 5 (scn = commit SCN in every message) and tell the job with --olr-config")
+_SCN_HINT: Final = (
+    "set the replicator's format option scn-type to 8 (adds e_scn, the commit SCN) "
+    "or to 5 (scn = commit SCN in every message) and tell the job with --olr-config"
+)
 
 
 def event_spark_schema():  # type: ignore[no-untyped-def]
     """The Spark StructType of event rows."""
     from pyspark.sql import types as T
 
-    kinds = {"str": T.StringType(), "long": T.LongType(), "int": T.IntegerType(), "bool": T.BooleanType(),
-             "ts": T.TimestampType(), "list": T.ArrayType(T.StringType()),
-             "map": T.MapType(T.StringType(), T.StringType())}
+    kinds = {
+        "str": T.StringType(),
+        "long": T.LongType(),
+        "int": T.IntegerType(),
+        "bool": T.BooleanType(),
+        "ts": T.TimestampType(),
+        "list": T.ArrayType(T.StringType()),
+        "map": T.MapType(T.StringType(), T.StringType()),
+    }
     return T.StructType([T.StructField(n, kinds[k]) for n, k in EVENT_COLUMNS])
 
 
@@ -50,9 +77,15 @@ def event_arrow_schema():  # type: ignore[no-untyped-def]
     """The Arrow schema of event rows (what :func:`parse_batches` yields)."""
     import pyarrow as pa
 
-    kinds = {"str": pa.string(), "long": pa.int64(), "int": pa.int32(), "bool": pa.bool_(),
-             "ts": pa.timestamp("us", tz="UTC"), "list": pa.list_(pa.string()),
-             "map": pa.map_(pa.string(), pa.string())}
+    kinds = {
+        "str": pa.string(),
+        "long": pa.int64(),
+        "int": pa.int32(),
+        "bool": pa.bool_(),
+        "ts": pa.timestamp("us", tz="UTC"),
+        "list": pa.list_(pa.string()),
+        "map": pa.map_(pa.string(), pa.string()),
+    }
     return pa.schema([(n, kinds[k]) for n, k in EVENT_COLUMNS])
 
 
@@ -88,8 +121,16 @@ def parse_olr(doc: dict[str, Any], hints: FormatHints, meta: dict[str, Any]) -> 
     xid = doc.get("xid", doc.get("xidn"))
     payload = doc.get("payload") or []
     full = bool(hints.message & 1) or len(payload) > 1
-    base = {**meta, "fmt": "olr", "commit_scn": commit_scn, "c_scn": int(doc["c_scn"]), "c_idx": int(doc["c_idx"]),
-            "xid": None if xid is None else str(xid), "commit_ts": commit_us, "full": full}
+    base = {
+        **meta,
+        "fmt": "olr",
+        "commit_scn": commit_scn,
+        "c_scn": int(doc["c_scn"]),
+        "c_idx": int(doc["c_idx"]),
+        "xid": None if xid is None else str(xid),
+        "commit_ts": commit_us,
+        "full": full,
+    }
     rows: list[dict[str, Any]] = []
     for i, el in enumerate(payload):
         op = el.get("op")
@@ -112,19 +153,26 @@ def parse_olr(doc: dict[str, Any], hints: FormatHints, meta: dict[str, Any]) -> 
                 # Images stay dicts (values are text, or int for integers msgspec decoded); the
                 # other values become text when parse_batch builds the map arrays (image_array).
                 before, after = el.get("before"), el.get("after")
-                row.update(kind="dml", rid=el.get("rid"), before=before if isinstance(before, dict) else None,
-                           after=after if isinstance(after, dict) else None)
+                row.update(
+                    kind="dml",
+                    rid=el.get("rid"),
+                    before=before if isinstance(before, dict) else None,
+                    after=after if isinstance(after, dict) else None,
+                )
             else:
                 row.update(kind="error", error=f"unknown payload op {op!r}")
         if commit_scn is None and row["kind"] != "error":
-            row.update(kind="error", error=f"message has no commit SCN (c_scn {doc['c_scn']}, c_idx {doc['c_idx']}): "
-                                           + _SCN_HINT)
+            row.update(
+                kind="error",
+                error=f"message has no commit SCN (c_scn {doc['c_scn']}, c_idx {doc['c_idx']}): " + _SCN_HINT,
+            )
         rows.append(row)
     return rows
 
 
-def parse_message(value: bytes | None, key: bytes | None, hints: FormatHints,
-                  meta: dict[str, Any]) -> list[dict[str, Any]]:
+def parse_message(
+    value: bytes | None, key: bytes | None, hints: FormatHints, meta: dict[str, Any]
+) -> list[dict[str, Any]]:
     """Any supported message -> event rows; an unusable message -> one ``error`` row."""
     if value is None:
         return []  # a Kafka tombstone (Debezium sends one after each delete)
@@ -146,8 +194,14 @@ def parse_message(value: bytes | None, key: bytes | None, hints: FormatHints,
         where = f"partition {meta.get('k_partition')} offset {meta.get('k_offset')}"
         return [dict(meta, kind="error", error=f"{where}: cannot read the message ({type(exc).__name__}: {exc})")]
     where = f"partition {meta.get('k_partition')} offset {meta.get('k_offset')}"
-    return [dict(meta, kind="error", error=f"{where}: neither OpenLogReplicator JSON (payload, c_scn) "
-                                           "nor a Debezium change event (op, source, before/after)")]
+    return [
+        dict(
+            meta,
+            kind="error",
+            error=f"{where}: neither OpenLogReplicator JSON (payload, c_scn) "
+            "nor a Debezium change event (op, source, before/after)",
+        )
+    ]
 
 
 def _digested(value: bytes, rows: list[dict[str, Any]]) -> None:
@@ -200,8 +254,11 @@ def parse_batch(batch: Any, hints: FormatHints, schema: Any) -> Any:
     for f in schema:
         name = f.name
         if name in ("k_partition", "k_offset", "k_ts"):
-            arrays.append(batch.column({"k_partition": "partition", "k_offset": "offset",
-                                        "k_ts": "timestamp"}[name]).take(taken).cast(f.type))
+            arrays.append(
+                batch.column({"k_partition": "partition", "k_offset": "offset", "k_ts": "timestamp"}[name])
+                .take(taken)
+                .cast(f.type)
+            )
         elif name == "seen":
             arrays.append(pa.nulls(len(rows), f.type))
         elif name in ("before", "after"):
@@ -235,8 +292,11 @@ def image_array(images: list[Any]) -> Any:
     try:
         items = pa.array(texts, pa.string())
     except (pa.ArrowTypeError, pa.ArrowInvalid):  # integers, true/false, nested JSON
-        items = pa.array([t if t.__class__ is str or t is None else str(t) if t.__class__ is int else value_text(t)
-                          for t in texts], pa.string())
+        items = pa.array(
+            [t if t.__class__ is str or t is None else str(t) if t.__class__ is int else value_text(t) for t in texts],
+            pa.string(),
+        )
     mask = pa.array([not v for v in valid], pa.bool_())
-    return pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(names, pa.string()), items,
-                                   pa.map_(pa.string(), pa.string()), mask=mask)
+    return pa.MapArray.from_arrays(
+        pa.array(offsets, pa.int32()), pa.array(names, pa.string()), items, pa.map_(pa.string(), pa.string()), mask=mask
+    )

@@ -15,8 +15,9 @@ from replicator.spark.lake_read import LakeReader
 from replicator.spark.lakestore import DeltaLake
 
 
-def read_arrow(lake: str, table: str, *, with_metadata: bool = False,
-               storage_options: dict[str, str] | None = None) -> Any:
+def read_arrow(
+    lake: str, table: str, *, with_metadata: bool = False, storage_options: dict[str, str] | None = None
+) -> Any:
     """Current rows of ``OWNER.TABLE`` as a pyarrow Table (None before its first commit)."""
     return LakeReader(lake, storage_options).current_rows(table, with_metadata=with_metadata)
 
@@ -40,8 +41,11 @@ def read_table(spark: Any, lake: str, table: str, *, with_metadata: bool = False
         df = spark.read.format("delta").load(uri)
     else:
         files = dt.file_uris()
-        df = (spark.read.option("basePath", uri).parquet(*files) if files
-              else spark.createDataFrame(dt.to_pyarrow_table()))
+        df = (
+            spark.read.option("basePath", uri).parquet(*files)
+            if files
+            else spark.createDataFrame(dt.to_pyarrow_table())
+        )
     if with_metadata:
         return df
     return df.select(*[F.col(f"`{c}`") for c in df.columns if not c.startswith("_")])
@@ -58,5 +62,7 @@ def list_tables(lake: str) -> dict[str, dict[str, Any]]:
     st = DeltaLake(lake).load_state()
     if st.batch < 0:
         raise ConfigError(f"{lake}: no committed batch yet", 30002)
-    return {name: {"key": s.key, "key_origin": s.key_origin, "columns": len(s.columns), "buckets": s.buckets}
-            for name, s in sorted(st.tables.items())}
+    return {
+        name: {"key": s.key, "key_origin": s.key_origin, "columns": len(s.columns), "buckets": s.buckets}
+        for name, s in sorted(st.tables.items())
+    }

@@ -22,11 +22,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-COLUMNS = [{"name": "ID", "type": "number", "precision": 12, "scale": 0, "nullable": False},
-           *({"name": f"N{i}", "type": "number", "precision": 10, "scale": 0, "nullable": True} for i in range(1, 5)),
-           *({"name": f"S{i}", "type": "varchar2", "length": 40, "nullable": True} for i in range(1, 4)),
-           {"name": "AMOUNT", "type": "number", "precision": 12, "scale": 2, "nullable": True},
-           {"name": "DAY", "type": "date", "nullable": True}]
+COLUMNS = [
+    {"name": "ID", "type": "number", "precision": 12, "scale": 0, "nullable": False},
+    *({"name": f"N{i}", "type": "number", "precision": 10, "scale": 0, "nullable": True} for i in range(1, 5)),
+    *({"name": f"S{i}", "type": "varchar2", "length": 40, "nullable": True} for i in range(1, 4)),
+    {"name": "AMOUNT", "type": "number", "precision": 12, "scale": 2, "nullable": True},
+    {"name": "DAY", "type": "date", "nullable": True},
+]
 TABLE = "BENCH.WIDE"
 BASE_SCN = 1_000_000
 
@@ -36,16 +38,14 @@ def seed(lake: str, rows: int, buckets: int, chunk: int = 1_000_000, mode: str =
     import numpy as np
     import pyarrow as pa
 
-    from replicator.spark.layout import table_arrow, tomb_arrow
     from replicator.spark.lakestore import DeltaLake
-    from replicator.spark.layout import buckets_of, filesystem, write_files
+    from replicator.spark.layout import buckets_of, filesystem, table_arrow, tomb_arrow, write_files
     from replicator.spark.state import JobState
     from replicator.spark.tableschema import BUCKET, TableSchema
 
     started = time.monotonic()
     store = DeltaLake(lake)
-    schema = TableSchema(TABLE, [dict(c) for c in COLUMNS], key=["ID"], key_origin="--key", buckets=buckets,
-                         mode=mode)
+    schema = TableSchema(TABLE, [dict(c) for c in COLUMNS], key=["ID"], key_origin="--key", buckets=buckets, mode=mode)
     arrow = table_arrow(schema, "string")
     data_schema = pa.schema([f for f in arrow if f.name != BUCKET])
     uri = store.table_uri(TABLE)
@@ -75,8 +75,9 @@ def seed(lake: str, rows: int, buckets: int, chunk: int = 1_000_000, mode: str =
         for b in range(buckets):
             part = table.filter(pa.array(homes == b))
             for a in write_files(fs, part, ["ID"], b):
-                adds.append({"path": a["path"], "size": a["size"], "part": json.dumps(a["partition"]),
-                             "stats": a["stats"]})
+                adds.append(
+                    {"path": a["path"], "size": a["size"], "part": json.dumps(a["partition"]), "stats": a["stats"]}
+                )
     store.commit(uri, adds, [], arrow, [BUCKET], "seed", 0, applied_scn=BASE_SCN)
     store.commit_state(JobState(batch=-1, query_id="seed", applied_scn=BASE_SCN, tables={TABLE: schema}), "seed", 0)
     return time.monotonic() - started
@@ -107,9 +108,10 @@ def produce_updates(bootstrap: str, topic: str, batches: list[list[int]]) -> int
         scn = BASE_SCN + 100 * (t + 1)
         base = {"e_scn": scn + 5, "e_tm": time.time_ns(), "c_scn": scn, "xid": f"9.{t}.1"}
         elements = [{"op": "begin"}]
-        elements += [{"op": "u", "schema": schema, "before": {"ID": k, "N1": 0}, "after": {"ID": k, "N1": t + 1,
-                                                                                          "S1": f"u{t}"}}
-                     for k in keys]
+        elements += [
+            {"op": "u", "schema": schema, "before": {"ID": k, "N1": 0}, "after": {"ID": k, "N1": t + 1, "S1": f"u{t}"}}
+            for k in keys
+        ]
         elements.append({"op": "commit"})
         for idx, el in enumerate(elements, start=1):
             p.produce(topic, json.dumps({**base, "c_idx": idx, "payload": [el]}).encode())
@@ -132,44 +134,63 @@ def scale(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any, clus
     seconds = seed(str(lake), args.stored_rows, args.buckets, mode=args.mode)
     stored_mb = sum(f.stat().st_size for f in (lake / "tables").rglob("*.parquet")) / 1e6
     rng = random.Random(11)
-    keys = [update_keys(args.stored_rows, args.updates, args.spread, args.buckets, rng)
-            for _ in range(args.batches + 1)]
+    keys = [
+        update_keys(args.stored_rows, args.updates, args.spread, args.buckets, rng) for _ in range(args.batches + 1)
+    ]
     topic = f"bench.scale.{int(time.time())}"
     create_topic(bootstrap, topic, 1)
     produce_updates(bootstrap, topic, keys)
-    opts = JobOptions(lake=str(lake), bootstrap_servers=bootstrap, topic=topic, available_now=True,
-                      max_offsets_per_trigger=args.updates + 2, keys={TABLE: ["ID"]},
-                      whole_below_mb=args.whole_below_mb)
+    opts = JobOptions(
+        lake=str(lake),
+        bootstrap_servers=bootstrap,
+        topic=topic,
+        available_now=True,
+        max_offsets_per_trigger=args.updates + 2,
+        keys={TABLE: ["ID"]},
+        whole_below_mb=args.whole_below_mb,
+    )
     sink = CpuSink(str(lake), {args.broker_pid}, set(cluster.pids()) if cluster is not None else None)
     load = os.getloadavg()[0]
     run_job(opts, spark=spark, sink=sink)
     load = (load, os.getloadavg()[0])
     batches = [json.loads(line) for line in (lake / "_metrics" / "batches.jsonl").read_text().splitlines()]
     where = f"cluster of {args.cluster_workers} worker(s)" if cluster is not None else args.master
-    lines = [f"scale: {TABLE} of {args.stored_rows:,} rows ({stored_mb:.0f} MB in {args.buckets} buckets, seeded "
-             f"without Spark in {seconds:.1f} s, {args.mode}); {args.batches + 1} batches of {args.updates:,} "
-             f"{args.spread} updates on {where}"]
+    lines = [
+        f"scale: {TABLE} of {args.stored_rows:,} rows ({stored_mb:.0f} MB in {args.buckets} buckets, seeded "
+        f"without Spark in {seconds:.1f} s, {args.mode}); {args.batches + 1} batches of {args.updates:,} "
+        f"{args.spread} updates on {where}"
+    ]
     per: dict[str, list[float]] = {k: [] for k in ("driver", "executors", "read", "written", "rss", "rate", "wall")}
     for i, (b, (prev, cur)) in enumerate(zip(batches, zip(sink.cpu, sink.cpu[1:]))):
         d = {k: cur[2][k] - prev[2][k] for k in ("driver", "jvm", "workers", "cluster")}
         executors = d["cluster"] + (d["workers"] if cluster is None else 0.0)
         io = [sum(v[j] for v in b.get("io", {}).values()) for j in range(5)]
         wall = cur[1] - prev[1]
-        lines.append(f"  batch {b['batch']}: {b['applied']} rows in {wall:.2f} s ({b['applied'] / wall:.0f} rows/s); "
-                     f"CPU s driver {d['driver']:.2f}, driver JVM {d['jvm']:.2f}, executors {executors:.2f}; "
-                     f"read {io[0]} files {io[1] / 1e6:.1f} MB, removed {io[2]}, written {io[3]} files "
-                     f"{io[4] / 1e6:.1f} MB; driver RSS {cur[2]['rss_mb']:.0f} MB")
+        lines.append(
+            f"  batch {b['batch']}: {b['applied']} rows in {wall:.2f} s ({b['applied'] / wall:.0f} rows/s); "
+            f"CPU s driver {d['driver']:.2f}, driver JVM {d['jvm']:.2f}, executors {executors:.2f}; "
+            f"read {io[0]} files {io[1] / 1e6:.1f} MB, removed {io[2]}, written {io[3]} files "
+            f"{io[4] / 1e6:.1f} MB; driver RSS {cur[2]['rss_mb']:.0f} MB"
+        )
         if i == 0:
             continue
-        for k, v in (("driver", d["driver"]), ("executors", executors), ("read", io[1] / 1e6),
-                     ("written", io[4] / 1e6), ("rss", cur[2]["rss_mb"]), ("rate", b["applied"] / wall),
-                     ("wall", wall)):
+        for k, v in (
+            ("driver", d["driver"]),
+            ("executors", executors),
+            ("read", io[1] / 1e6),
+            ("written", io[4] / 1e6),
+            ("rss", cur[2]["rss_mb"]),
+            ("rate", b["applied"] / wall),
+            ("wall", wall),
+        ):
             per[k].append(v)
     if per["driver"]:
         med = {k: statistics.median(v) for k, v in per.items()}
-        lines.append(f"median of {len(per['driver'])} batches after the first: driver {med['driver']:.2f} CPU-s, "
-                     f"executors {med['executors']:.2f} CPU-s, read {med['read']:.1f} MB, written "
-                     f"{med['written']:.1f} MB, driver RSS {med['rss']:.0f} MB (peak {max(per['rss']):.0f}), "
-                     f"{med['rate']:.0f} rows/s ({med['wall']:.2f} s per batch); load average {load[0]:.1f} -> "
-                     f"{load[1]:.1f} on {os.cpu_count()} cores")
+        lines.append(
+            f"median of {len(per['driver'])} batches after the first: driver {med['driver']:.2f} CPU-s, "
+            f"executors {med['executors']:.2f} CPU-s, read {med['read']:.1f} MB, written "
+            f"{med['written']:.1f} MB, driver RSS {med['rss']:.0f} MB (peak {max(per['rss']):.0f}), "
+            f"{med['rate']:.0f} rows/s ({med['wall']:.2f} s per batch); load average {load[0]:.1f} -> "
+            f"{load[1]:.1f} on {os.cpu_count()} cores"
+        )
     return lines

@@ -51,7 +51,7 @@ TP = tuple[str, int]
 
 
 def _props(options: dict[str, str]) -> dict[str, str]:
-    props = {k[len("kafka."):]: v for k, v in options.items() if k.startswith("kafka.")}
+    props = {k[len("kafka.") :]: v for k, v in options.items() if k.startswith("kafka.")}
     if "bootstrap.servers" not in props:
         raise ValueError(f"{NAME}: option kafka.bootstrap.servers is required")
     return props

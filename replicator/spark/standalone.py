@@ -36,8 +36,15 @@ def spark_home() -> Path:
 class StandaloneCluster:
     """``with StandaloneCluster(workers=2) as c:`` ... ``c.url`` (``spark://127.0.0.1:PORT``)."""
 
-    def __init__(self, workers: int = 2, cores: int = 1, memory: str = "1g", executor_memory: str = "768m",
-                 workdir: str | None = None, deadline: float = 120.0):
+    def __init__(
+        self,
+        workers: int = 2,
+        cores: int = 1,
+        memory: str = "1g",
+        executor_memory: str = "768m",
+        workdir: str | None = None,
+        deadline: float = 120.0,
+    ):
         self.workers, self.cores, self.memory, self.executor_memory = workers, cores, memory, executor_memory
         self.dir = Path(workdir or tempfile.mkdtemp(prefix="replicator-spark-cluster-"))
         self.deadline = deadline
@@ -46,17 +53,29 @@ class StandaloneCluster:
 
     def _env(self) -> dict[str, str]:
         env = dict(os.environ)
-        env.update(SPARK_HOME=str(spark_home()), SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable,
-                   SPARK_LOG_DIR=str(self.dir), SPARK_WORKER_DIR=str(self.dir / "work"),
-                   SPARK_NO_DAEMONIZE="1")
+        env.update(
+            SPARK_HOME=str(spark_home()),
+            SPARK_LOCAL_IP="127.0.0.1",
+            PYSPARK_PYTHON=sys.executable,
+            SPARK_LOG_DIR=str(self.dir),
+            SPARK_WORKER_DIR=str(self.dir / "work"),
+            SPARK_NO_DAEMONIZE="1",
+        )
         env.pop("PYSPARK_SUBMIT_ARGS", None)
         return env
 
     def _start(self, name: str, *args: str) -> Path:
         log = self.dir / f"{name}.log"
         with open(log, "wb") as out:
-            self.procs.append(subprocess.Popen([str(spark_home() / "bin" / "spark-class"), *args], stdout=out,
-                                               stderr=subprocess.STDOUT, env=self._env(), start_new_session=True))
+            self.procs.append(
+                subprocess.Popen(
+                    [str(spark_home() / "bin" / "spark-class"), *args],
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    env=self._env(),
+                    start_new_session=True,
+                )
+            )
         return log
 
     def _wait(self, log: Path, pattern: str, count: int, until: float) -> re.Match[str]:
@@ -68,8 +87,9 @@ class StandaloneCluster:
             dead = [p for p in self.procs if p.poll() is not None]
             if dead or time.monotonic() > until:
                 why = "a daemon exited" if dead else f"no {pattern!r} within {self.deadline:.0f} s"
-                raise RuntimeFailure(f"the standalone Spark cluster did not start ({why}); see {log}: "
-                                     f"{text[-1500:]}", 10048)
+                raise RuntimeFailure(
+                    f"the standalone Spark cluster did not start ({why}); see {log}: {text[-1500:]}", 10048
+                )
             time.sleep(0.2)
 
     def start(self) -> StandaloneCluster:
@@ -80,16 +100,33 @@ class StandaloneCluster:
         m = self._wait(master_log, r"Starting Spark master at (spark://127\.0\.0\.1:\d+)", 1, until)
         self.url = m[1]
         for i in range(self.workers):
-            self._start(f"worker-{i}", WORKER, "--host", "127.0.0.1", "--cores", str(self.cores), "--memory",
-                        self.memory, "--webui-port", "0", "--work-dir", str(self.dir / "work"), self.url)
+            self._start(
+                f"worker-{i}",
+                WORKER,
+                "--host",
+                "127.0.0.1",
+                "--cores",
+                str(self.cores),
+                "--memory",
+                self.memory,
+                "--webui-port",
+                "0",
+                "--work-dir",
+                str(self.dir / "work"),
+                self.url,
+            )
         self._wait(master_log, r"Registering worker", self.workers, until)
         return self
 
     def conf(self) -> dict[str, str]:
         """Settings of a driver running on this machine against the cluster."""
-        return {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
-                "spark.executor.memory": self.executor_memory, "spark.executor.cores": str(self.cores),
-                "spark.cores.max": str(self.cores * self.workers)}
+        return {
+            "spark.driver.host": "127.0.0.1",
+            "spark.driver.bindAddress": "127.0.0.1",
+            "spark.executor.memory": self.executor_memory,
+            "spark.executor.cores": str(self.cores),
+            "spark.cores.max": str(self.cores * self.workers),
+        }
 
     def pids(self) -> list[int]:
         """PIDs of the daemons (their executors run below the workers)."""

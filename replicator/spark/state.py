@@ -33,11 +33,20 @@ class JobState:
 
     def to_json(self) -> str:
         """The state as the lake keeps it."""
-        return json.dumps({"format": FORMAT_VERSION, "batch": self.batch, "query_id": self.query_id,
-                           "applied_scn": self.applied_scn, "applied_ts": self.applied_ts,
-                           "tables": {n: s.to_dict() for n, s in sorted(self.tables.items())},
-                           "pending_files": self.pending_files, "pending_rows": self.pending_rows,
-                           "pending_scns": list(self.pending_scns) if self.pending_scns else None}, sort_keys=True)
+        return json.dumps(
+            {
+                "format": FORMAT_VERSION,
+                "batch": self.batch,
+                "query_id": self.query_id,
+                "applied_scn": self.applied_scn,
+                "applied_ts": self.applied_ts,
+                "tables": {n: s.to_dict() for n, s in sorted(self.tables.items())},
+                "pending_files": self.pending_files,
+                "pending_rows": self.pending_rows,
+                "pending_scns": list(self.pending_scns) if self.pending_scns else None,
+            },
+            sort_keys=True,
+        )
 
     @classmethod
     def from_json(cls, text: str) -> JobState:
@@ -46,8 +55,13 @@ class JobState:
         if doc.get("format") != FORMAT_VERSION:
             raise ValueError(f"state format {doc.get('format')} is not {FORMAT_VERSION}")
         scns = doc.get("pending_scns")
-        return cls(batch=doc["batch"], query_id=doc["query_id"], applied_scn=doc["applied_scn"],
-                   applied_ts=doc["applied_ts"],
-                   tables={n: TableSchema.from_dict(t) for n, t in doc["tables"].items()},
-                   pending_files=list(doc.get("pending_files") or []), pending_rows=int(doc.get("pending_rows") or 0),
-                   pending_scns=(int(scns[0]), int(scns[1])) if scns else None)
+        return cls(
+            batch=doc["batch"],
+            query_id=doc["query_id"],
+            applied_scn=doc["applied_scn"],
+            applied_ts=doc["applied_ts"],
+            tables={n: TableSchema.from_dict(t) for n, t in doc["tables"].items()},
+            pending_files=list(doc.get("pending_files") or []),
+            pending_rows=int(doc.get("pending_rows") or 0),
+            pending_scns=(int(scns[0]), int(scns[1])) if scns else None,
+        )

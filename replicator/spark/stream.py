@@ -34,13 +34,22 @@ def choose_source(spark: Any, opts: JobOptions) -> str:
     """``kafka`` or ``python``, as asked or as available (logged)."""
     has_jar = kafka_jar_available(spark)
     if opts.source == "kafka" and not has_jar:
-        raise ConfigError("--source kafka: the spark-sql-kafka jar is not on the classpath (add it with "
-                          "--packages or --jars, or use --source python)", 30002)
+        raise ConfigError(
+            "--source kafka: the spark-sql-kafka jar is not on the classpath (add it with "
+            "--packages or --jars, or use --source python)",
+            30002,
+        )
     chosen = opts.source if opts.source != "auto" else ("kafka" if has_jar else "python")
-    why = "asked for" if opts.source != "auto" else (
-        "spark-sql-kafka jar found" if has_jar else "no spark-sql-kafka jar on the classpath")
-    log.info("source: %s (%s)", "Spark's native kafka format" if chosen == "kafka"
-             else "Python data source (confluent-kafka)", why)
+    why = (
+        "asked for"
+        if opts.source != "auto"
+        else ("spark-sql-kafka jar found" if has_jar else "no spark-sql-kafka jar on the classpath")
+    )
+    log.info(
+        "source: %s (%s)",
+        "Spark's native kafka format" if chosen == "kafka" else "Python data source (confluent-kafka)",
+        why,
+    )
     return chosen
 
 
@@ -55,8 +64,11 @@ def kafka_records(spark: Any, opts: JobOptions, kind: str) -> Any:
     else:
         reader = spark.readStream.format("kafka").option("failOnDataLoss", "true")
     reader = reader.option("kafka.bootstrap.servers", opts.bootstrap_servers)
-    reader = (reader.option("subscribePattern", opts.topic_pattern) if opts.topic_pattern
-              else reader.option("subscribe", opts.topic)).option("startingOffsets", opts.starting_offsets)
+    reader = (
+        reader.option("subscribePattern", opts.topic_pattern)
+        if opts.topic_pattern
+        else reader.option("subscribe", opts.topic)
+    ).option("startingOffsets", opts.starting_offsets)
     if opts.max_offsets_per_trigger:
         reader = reader.option("maxOffsetsPerTrigger", str(opts.max_offsets_per_trigger))
     for key, value in opts.kafka_properties.items():
@@ -75,10 +87,14 @@ def parse_events(records: Any, opts: JobOptions) -> Any:
     else:
         hints = opts.hints.to_json()
         events = records.select("key", "value", "partition", "offset", "timestamp").mapInArrow(
-            lambda it: pack_batches(it, hints), PACKED_SCHEMA)
-    return events.observe("replicator", F.coalesce(F.sum("rows"), F.lit(0)).alias("events"),
-                          F.max("max_commit_scn").alias("max_commit_scn"),
-                          F.coalesce(F.sum("errors"), F.lit(0)).alias("errors"))
+            lambda it: pack_batches(it, hints), PACKED_SCHEMA
+        )
+    return events.observe(
+        "replicator",
+        F.coalesce(F.sum("rows"), F.lit(0)).alias("events"),
+        F.max("max_commit_scn").alias("max_commit_scn"),
+        F.coalesce(F.sum("errors"), F.lit(0)).alias("errors"),
+    )
 
 
 def open_events(spark: Any, opts: JobOptions) -> tuple[Any, str]:

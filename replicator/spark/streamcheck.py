@@ -57,11 +57,16 @@ class StreamCheck:
         self.partitions.update(p for p in parts if p is not None)
         if len(self.partitions) > 1:
             self.state = f"off: {len(self.partitions)} partitions"
-            log.warning("checkpoint digests are not checked: the topic has %d partitions, stream order is kept only "
-                        "within one (a single-partition topic lets the job check them)", len(self.partitions))
+            log.warning(
+                "checkpoint digests are not checked: the topic has %d partitions, stream order is kept only "
+                "within one (a single-partition topic lets the job check them)",
+                len(self.partitions),
+            )
             return 0
-        order = sorted(range(len(parts)), key=lambda i: (parts[i] or 0, offsets[i] if offsets[i] is not None else -1,
-                                                         ev["elem"][i] or 0))
+        order = sorted(
+            range(len(parts)),
+            key=lambda i: (parts[i] or 0, offsets[i] if offsets[i] is not None else -1, ev["elem"][i] or 0),
+        )
         before = self.verifier.checked
         done = dict(self._done)
         for i in order:
@@ -74,8 +79,9 @@ class StreamCheck:
             if kind == "chkpt" and ev["check"][i] is not None:
                 self.verifier.checkpoint(json.loads(ev["check"][i]), ev["c_scn"][i], ev["c_idx"][i])
             elif kind in _KINDS and ev["digest"][i] is not None:
-                owner, dot, table = (ev["tbl"][i] or "").partition(".") if kind != "begin" and kind != "commit" \
-                    else ("", "", "")
+                owner, dot, table = (
+                    (ev["tbl"][i] or "").partition(".") if kind != "begin" and kind != "commit" else ("", "", "")
+                )
                 if not dot:
                     owner, table = "", owner
                 cid = ChangeId(int(ev["c_scn"][i]), int(ev["c_idx"][i]), int(ev["elem"][i] or 0), ev["xid"][i] or "")

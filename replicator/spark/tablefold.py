@@ -83,8 +83,11 @@ def plan_tables(ev: dict[str, list[Any]], tables: dict[str, TableSchema], keys: 
         if not schema.columns or not schema.typed:
             if not schema.columns:
                 schema.typed = False
-                log.warning("table %s: messages carry no column types (format option schema 0): values are "
-                            "stored as text; set schema to 1 for typed columns", name)
+                log.warning(
+                    "table %s: messages carry no column types (format option schema 0): values are "
+                    "stored as text; set schema to 1 for typed columns",
+                    name,
+                )
             schema.merge_columns([{"name": n, "type": "varchar2"} for n in _names_in(ev, plan.rows)])
         if not schema.key_origin and plan.rows:
             key_cols = next((ev["key_cols"][i] for i in plan.rows if ev["key_cols"][i]), None)
@@ -94,8 +97,9 @@ def plan_tables(ev: dict[str, list[Any]], tables: dict[str, TableSchema], keys: 
                 unkeyed.append(name)
                 continue
             schema.key, schema.key_origin = cols, origin
-            log.info("table %s: rows are identified by %s (%s)", name,
-                     "ROWID" if cols is None else ", ".join(cols), origin)
+            log.info(
+                "table %s: rows are identified by %s (%s)", name, "ROWID" if cols is None else ", ".join(cols), origin
+            )
         for i in plan.ddl:  # in stream order
             pos = [ev["commit_scn"][i], ev["c_scn"][i], ev["c_idx"][i], ev["elem"][i]]
             if schema.ddl_at is not None and pos <= schema.ddl_at:
@@ -108,15 +112,18 @@ def plan_tables(ev: dict[str, list[Any]], tables: dict[str, TableSchema], keys: 
                 schema.truncated_at = pos
                 plan.truncated_now = True
             if result.changed and result.note.startswith("renamed"):
-                old_name, new_name = result.note[len("renamed "):].split(" to ")
+                old_name, new_name = result.note[len("renamed ") :].split(" to ")
                 for k, v in list(plan.renames.items()):
                     if v == old_name:
                         plan.renames[k] = new_name
                 plan.renames.setdefault(old_name, new_name)
     if unkeyed:
-        raise ConfigError(f"no primary key is known for table(s) {', '.join(unkeyed)} and their messages carry no "
-                          "ROWID; pass --key OWNER.TABLE=COLUMNS, --olr-config (schema checkpoint), or set the "
-                          "replicator's format option rid to 1", 30001)
+        raise ConfigError(
+            f"no primary key is known for table(s) {', '.join(unkeyed)} and their messages carry no "
+            "ROWID; pass --key OWNER.TABLE=COLUMNS, --olr-config (schema checkpoint), or set the "
+            "replicator's format option rid to 1",
+            30001,
+        )
     return plans
 
 
@@ -150,8 +157,7 @@ def _image_index(image: Any, names: list[str], renames: dict[str, str]) -> tuple
 
     m, width = len(image), len(names)
     aliases = [*names, *renames]
-    column_of = np.asarray([*range(width), *(names.index(r) if r in names else -1 for r in renames.values())],
-                           np.int64)
+    column_of = np.asarray([*range(width), *(names.index(r) if r in names else -1 for r in renames.values())], np.int64)
     code = pc.index_in(image.keys, value_set=pa.array(aliases, pa.string())).to_numpy(zero_copy_only=False)
     offsets = image.offsets.to_numpy()
     parent = np.repeat(np.arange(m, dtype=np.int64), np.diff(offsets))
@@ -176,8 +182,15 @@ class Folded:
     stale: int
 
 
-def fold_table(ev: dict[str, Any], plan: TablePlan, stored: Any, timestamp_code: int,
-               unbounded: str, tz_code: int = 0, chains: bool = False) -> Folded:
+def fold_table(
+    ev: dict[str, Any],
+    plan: TablePlan,
+    stored: Any,
+    timestamp_code: int,
+    unbounded: str,
+    tz_code: int = 0,
+    chains: bool = False,
+) -> Folded:
     """Fold a table's changes over its stored rows (``stored``: the rows of touched keys, or
     every row when the table is rewritten; None when the table does not exist yet).
 
@@ -201,8 +214,9 @@ def fold_table(ev: dict[str, Any], plan: TablePlan, stored: Any, timestamp_code:
     stored_idx: dict[str, int] = {}
     if stored is not None and stored.num_rows:
         cols = stored.select(["_key", "_commit_scn", "_c_scn", "_c_idx", "_elem"]).to_pydict()
-        for i, (k, a, b, c, d) in enumerate(zip(cols["_key"], cols["_commit_scn"], cols["_c_scn"], cols["_c_idx"],
-                                                cols["_elem"])):
+        for i, (k, a, b, c, d) in enumerate(
+            zip(cols["_key"], cols["_commit_scn"], cols["_c_scn"], cols["_c_idx"], cols["_elem"])
+        ):
             stored_pos[k] = (a, b, c, d)
             stored_idx[k] = i
     trunc = tuple(schema.truncated_at) if schema.truncated_at is not None else None
@@ -266,8 +280,13 @@ def fold_table(ev: dict[str, Any], plan: TablePlan, stored: Any, timestamp_code:
         keys += [k for k in stored_idx if k not in cur]
     n = len(keys)
     entries = [cur.get(k) for k in keys]
-    base_idx = pa.array([stored_idx.get(e[5]) if e is not None and e[5] is not None else
-                         (stored_idx[k] if e is None else None) for k, e in zip(keys, entries)], pa.int64())
+    base_idx = pa.array(
+        [
+            stored_idx.get(e[5]) if e is not None and e[5] is not None else (stored_idx[k] if e is None else None)
+            for k, e in zip(keys, entries)
+        ],
+        pa.int64(),
+    )
     # The non-empty chains laid end to end: owner_idx[c]'s chain is flat[starts[c]:starts[c + 1]].
     owners = [o for o, e in enumerate(entries) if e is not None and e[0]]
     flat = np.fromiter((j for o in owners for j in entries[o][0]), np.int64)
@@ -306,8 +325,16 @@ def fold_table(ev: dict[str, Any], plan: TablePlan, stored: Any, timestamp_code:
             values = pc.if_else(pa.array(chain_sets_it), values, old_values.combine_chunks())
         arrays.append(values)
         fields.append(pa.field(name, target))
-    meta: dict[str, list[Any]] = {"_key": keys, "_commit_scn": [], "_c_scn": [], "_c_idx": [], "_elem": [], "_op": [],
-                                  "_xid": [], "_commit_ts": []}
+    meta: dict[str, list[Any]] = {
+        "_key": keys,
+        "_commit_scn": [],
+        "_c_scn": [],
+        "_c_idx": [],
+        "_elem": [],
+        "_op": [],
+        "_xid": [],
+        "_commit_ts": [],
+    }
     for k, e in zip(keys, entries):
         if e is None:
             row = stored_idx[k]
@@ -332,8 +359,9 @@ def fold_table(ev: dict[str, Any], plan: TablePlan, stored: Any, timestamp_code:
     return Folded(rows, fresh, fresh_keys, stale)
 
 
-def _with_chains(rows: Any, entries: list[Any], set_matrix: Any, names: list[str], idx: list[int],
-                 ev: dict[str, Any]) -> Any:
+def _with_chains(
+    rows: Any, entries: list[Any], set_matrix: Any, names: list[str], idx: list[int], ev: dict[str, Any]
+) -> Any:
     """``rows`` with the chain columns of :func:`fold_table` (``chains``)."""
     import pyarrow as pa
 
@@ -350,8 +378,14 @@ def _with_chains(rows: Any, entries: list[Any], set_matrix: Any, names: list[str
         sets.append(list(names) if e[5] is None else [n for n, on in zip(names, set_matrix[r]) if on])
     rows = rows.append_column("_set", pa.array(sets, pa.list_(pa.string())))
     rows = rows.append_column("_base", pa.array(bases, pa.string()))
-    for k, (name, typ) in enumerate((("_first_commit_scn", pa.int64()), ("_first_c_scn", pa.int64()),
-                                     ("_first_c_idx", pa.int64()), ("_first_elem", pa.int32()))):
+    for k, (name, typ) in enumerate(
+        (
+            ("_first_commit_scn", pa.int64()),
+            ("_first_c_scn", pa.int64()),
+            ("_first_c_idx", pa.int64()),
+            ("_first_elem", pa.int32()),
+        )
+    ):
         rows = rows.append_column(name, pa.array([f[k] for f in first], typ))
     return rows
 
@@ -368,8 +402,7 @@ def conform_stored(stored: Any, plan: TablePlan) -> Any:
     return stored.select(keep)
 
 
-def change_rows(ev: dict[str, Any], table: str, fresh: list[int], keys: list[str | None],
-                ddl: list[int]) -> Any:
+def change_rows(ev: dict[str, Any], table: str, fresh: list[int], keys: list[str | None], ddl: list[int]) -> Any:
     """Change-log rows (Arrow, :func:`change_schema`) of a table's fresh changes and its DDL events."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -378,12 +411,23 @@ def change_rows(ev: dict[str, Any], table: str, fresh: list[int], keys: list[str
     picked = ev["_ready"].take(idx)
     n = len(idx)
     op = pc.if_else(pc.equal(picked["kind"], "dml"), picked["op"], pa.scalar("ddl"))
-    out = {"table": pa.array([table] * n, pa.string()), "op": op,
-           "key": pa.array([*keys, *([None] * len(ddl))], pa.string())}
+    out = {
+        "table": pa.array([table] * n, pa.string()),
+        "op": op,
+        "key": pa.array([*keys, *([None] * len(ddl))], pa.string()),
+    }
     schema = change_schema()
-    return pa.Table.from_arrays([out[f.name] if f.name in out else picked[f.name].cast(f.type)
-                                 if f.name in picked.column_names else pa.nulls(n, f.type) for f in schema],
-                                schema=schema)
+    return pa.Table.from_arrays(
+        [
+            out[f.name]
+            if f.name in out
+            else picked[f.name].cast(f.type)
+            if f.name in picked.column_names
+            else pa.nulls(n, f.type)
+            for f in schema
+        ],
+        schema=schema,
+    )
 
 
 def change_schema() -> Any:
@@ -391,8 +435,22 @@ def change_schema() -> Any:
     import pyarrow as pa
 
     m = pa.map_(pa.string(), pa.string())
-    return pa.schema([("table", pa.string()), ("op", pa.string()), ("commit_scn", pa.int64()), ("c_scn", pa.int64()),
-                      ("c_idx", pa.int64()), ("elem", pa.int32()), ("xid", pa.string()),
-                      ("commit_ts", pa.timestamp("us", tz="UTC")), ("rid", pa.string()), ("key", pa.string()),
-                      ("before", m), ("after", m), ("sql", pa.string()), ("k_partition", pa.int32()),
-                      ("k_offset", pa.int64())])
+    return pa.schema(
+        [
+            ("table", pa.string()),
+            ("op", pa.string()),
+            ("commit_scn", pa.int64()),
+            ("c_scn", pa.int64()),
+            ("c_idx", pa.int64()),
+            ("elem", pa.int32()),
+            ("xid", pa.string()),
+            ("commit_ts", pa.timestamp("us", tz="UTC")),
+            ("rid", pa.string()),
+            ("key", pa.string()),
+            ("before", m),
+            ("after", m),
+            ("sql", pa.string()),
+            ("k_partition", pa.int32()),
+            ("k_offset", pa.int64()),
+        ]
+    )

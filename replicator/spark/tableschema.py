@@ -16,13 +16,17 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
-
 POSITION: Final = ("_commit_scn", "_c_scn", "_c_idx", "_elem")
 ROWID: Final = "_rowid"  # the key column of a table keyed by ROWID
 BUCKET: Final = "_bucket"  # the partition column of current-state and tombstone tables
 METADATA: Final[tuple[tuple[str, str], ...]] = (
-    ("_commit_scn", "bigint"), ("_c_scn", "bigint"), ("_c_idx", "bigint"), ("_elem", "int"),
-    ("_op", "string"), ("_xid", "string"), ("_commit_ts", "timestamp"),
+    ("_commit_scn", "bigint"),
+    ("_c_scn", "bigint"),
+    ("_c_idx", "bigint"),
+    ("_elem", "int"),
+    ("_op", "string"),
+    ("_xid", "string"),
+    ("_commit_ts", "timestamp"),
 )
 
 

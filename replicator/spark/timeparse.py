@@ -24,8 +24,9 @@ def epoch_number_to_us(value: int, code: int | None = None) -> int:
         factor = _UNIT_TO_US[code % 4]
     else:
         magnitude = abs(value)
-        factor = 1000 if magnitude >= 10**17 else 1 if magnitude >= 10**14 else -1000 if magnitude >= 10**11 \
-            else -1_000_000
+        factor = (
+            1000 if magnitude >= 10**17 else 1 if magnitude >= 10**14 else -1000 if magnitude >= 10**11 else -1_000_000
+        )
     return value // factor if factor > 0 else value * -factor
 
 

@@ -39,36 +39,68 @@ from replicator.tools.stream_client import (
 
 def build_parser() -> argparse.ArgumentParser:
     """Arguments of ``replicator client``."""
-    p = ArgumentParser(prog="replicator client", description="read a network/zeromq writer's stream",
-                       epilog="By default it follows the stream until interrupted (Ctrl-C). --count N or --idle-exit S "
-                              "make it stop by itself: it then confirms the last message printed and exits 0.")
+    p = ArgumentParser(
+        prog="replicator client",
+        description="read a network/zeromq writer's stream",
+        epilog="By default it follows the stream until interrupted (Ctrl-C). --count N or --idle-exit S "
+        "make it stop by itself: it then confirms the last message printed and exits 0.",
+    )
     p.add_argument("kind", choices=("network", "zeromq"), help="writer type")
     p.add_argument("uri", help="host:port (network) or a ZeroMQ endpoint such as tcp://127.0.0.1:5001")
     p.add_argument("database", help="source name (source[0].name) the writer serves")
-    p.add_argument("--format", choices=("json", "protobuf"), default="json",
-                   help="the writer's format (default: %(default)s)")
-    p.add_argument("--start", default="now", metavar="MODE",
-                   help="now[,SEQ] | scn:N[,SEQ] | time:'YYYY-MM-DD HH:MM:SS'[,SEQ] | time_rel:S[,SEQ] "
-                        "| c:SCN,IDX | next (default: %(default)s)")
-    p.add_argument("--confirm-every", type=non_negative_int, default=1000, metavar="N",
-                   help="confirm after N messages (default: %(default)s)")
-    p.add_argument("--confirm-interval", type=non_negative_float, default=10.0, metavar="S",
-                   help="or after S seconds (default: %(default)s)")
-    p.add_argument("--count", type=non_negative_int, default=0,
-                   help="stop after this many messages (default: %(default)s = never)")
+    p.add_argument(
+        "--format", choices=("json", "protobuf"), default="json", help="the writer's format (default: %(default)s)"
+    )
+    p.add_argument(
+        "--start",
+        default="now",
+        metavar="MODE",
+        help="now[,SEQ] | scn:N[,SEQ] | time:'YYYY-MM-DD HH:MM:SS'[,SEQ] | time_rel:S[,SEQ] "
+        "| c:SCN,IDX | next (default: %(default)s)",
+    )
+    p.add_argument(
+        "--confirm-every",
+        type=non_negative_int,
+        default=1000,
+        metavar="N",
+        help="confirm after N messages (default: %(default)s)",
+    )
+    p.add_argument(
+        "--confirm-interval",
+        type=non_negative_float,
+        default=10.0,
+        metavar="S",
+        help="or after S seconds (default: %(default)s)",
+    )
+    p.add_argument(
+        "--count", type=non_negative_int, default=0, help="stop after this many messages (default: %(default)s = never)"
+    )
     p.add_argument("--quiet", action="store_true", help="do not print messages (measure only)")
     p.add_argument("--reconnect", action="store_true", help="reconnect after a lost connection")
-    p.add_argument("--timeout", type=positive_float, default=10.0,
-                   help="seconds to wait for a reply (default: %(default)s)")
+    p.add_argument(
+        "--timeout", type=positive_float, default=10.0, help="seconds to wait for a reply (default: %(default)s)"
+    )
     p.add_argument("--token", default=None, help="the writer's auth-token (or env REPLICATOR_TOKEN)")
     p.add_argument("--tls-ca", default=None, metavar="PEM", help="network: connect with TLS, trusting this CA file")
-    p.add_argument("--confirm-log", default=None, metavar="FILE",
-                   help="append 'MESSAGES C_SCN C_IDX' to FILE after each CONFIRM sent (messages printed so far)")
-    p.add_argument("--idle-exit", type=non_negative_float, default=0.0, metavar="S",
-                   help="stop after S seconds without data (default: %(default)s = never)")
-    p.add_argument("--verify", action="store_true",
-                   help="check the checkpoint digests (format.checkpoint-digests) as messages arrive; "
-                        "stop with error 10403/10404/10405 on a gap (json format; default: off)")
+    p.add_argument(
+        "--confirm-log",
+        default=None,
+        metavar="FILE",
+        help="append 'MESSAGES C_SCN C_IDX' to FILE after each CONFIRM sent (messages printed so far)",
+    )
+    p.add_argument(
+        "--idle-exit",
+        type=non_negative_float,
+        default=0.0,
+        metavar="S",
+        help="stop after S seconds without data (default: %(default)s = never)",
+    )
+    p.add_argument(
+        "--verify",
+        action="store_true",
+        help="check the checkpoint digests (format.checkpoint-digests) as messages arrive; "
+        "stop with error 10403/10404/10405 on a gap (json format; default: off)",
+    )
     return p
 
 
@@ -124,8 +156,10 @@ class _Printer:
         self.out.write(frame + b"\n")
 
     def due(self) -> bool:
-        return self.unconfirmed > 0 and (self.unconfirmed >= self.args.confirm_every
-                                          or time.monotonic() - self.last_confirm >= self.args.confirm_interval)
+        return self.unconfirmed > 0 and (
+            self.unconfirmed >= self.args.confirm_every
+            or time.monotonic() - self.last_confirm >= self.args.confirm_interval
+        )
 
     def confirmed(self) -> None:
         self.unconfirmed = 0
@@ -169,8 +203,7 @@ def _session(client: StreamClient, printer: _Printer, args: argparse.Namespace) 
         else:
             code = pb.RedoResponse.FromString(frame).code
             if code == pb.INVALID_COMMAND:  # e.g. a CONFIRM refused by a restarted writer: not streaming any more
-                raise RuntimeFailure("server refused a request while streaming (restarted?): handshaking again",
-                                     10053)
+                raise RuntimeFailure("server refused a request while streaming (restarted?): handshaking again", 10053)
             log.warning(60032, f"server sent {pb.ResponseCode.Name(code)}")
         if printer.due() and printer.last is not None:
             client.confirm(printer.last)
@@ -184,14 +217,22 @@ def run(args: argparse.Namespace, out: BinaryIO) -> int:
     printer = _Printer(args, out)
     backoff = 0.1
     while True:
-        client = StreamClient(args.kind, args.uri, args.database, args.format, args.timeout,
-                              args.token or os.environ.get("REPLICATOR_TOKEN"), args.tls_ca)
+        client = StreamClient(
+            args.kind,
+            args.uri,
+            args.database,
+            args.format,
+            args.timeout,
+            args.token or os.environ.get("REPLICATOR_TOKEN"),
+            args.tls_ca,
+        )
         try:
             client.open()
             if _session(client, printer, args):
                 if printer.resent:
-                    log.info(f"{printer.resent} messages the writer re-sent after reconnects were already "
-                             "printed: dropped")
+                    log.info(
+                        f"{printer.resent} messages the writer re-sent after reconnects were already printed: dropped"
+                    )
                 if printer.last is not None:
                     client.confirm(printer.last)
                     printer.confirmed()

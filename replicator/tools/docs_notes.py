@@ -31,8 +31,8 @@ NOTES: dict[str, str] = {
     "memory.read-buffer-max-mb": "redo read buffers, maximum MB (default min(max-mb/8, 128))",
     "memory.write-buffer-min-mb": "output buffer, minimum MB",
     "memory.write-buffer-max-mb": "OpenLogReplicator's output buffer limit; accepted and range-checked, "
-                                  "not used here (each writer bounds its own queue: `queue-size`, Kafka "
-                                  "`max-message-mb`)",
+    "not used here (each writer bounds its own queue: `queue-size`, Kafka "
+    "`max-message-mb`)",
     "memory.swap-path": "directory of the swap files (read only when swap-mb > 0)",
     # metrics
     "metrics.type": '"prometheus"; without it the section is ignored',
@@ -44,7 +44,7 @@ NOTES: dict[str, str] = {
     "state.interval-s": "seconds of redo time between schema checkpoints",
     "state.interval-mb": "MB of redo parsed between schema checkpoints",
     "state.keep-checkpoints": "how many of the newest schema checkpoint files to keep; the one a restart "
-                              "needs and the start checkpoint are kept too (docs/operations.md §3)",
+    "needs and the start checkpoint are kept too (docs/operations.md §3)",
     "state.schema-force-interval": "reference-only checkpoints in a row before a full schema is written again",
     # source
     "source[0].alias": "name the target refers to",
@@ -89,19 +89,19 @@ NOTES: dict[str, str] = {
     "source[0].reader.redo-source.known-hosts": "sftp: known_hosts file the server's host key must be listed in",
     "source[0].reader.redo-source.accept-unknown-host-key": "sftp: 1 accepts a host key not in known-hosts (warning 60212); 0 refuses it (10211)",
     "source[0].reader.redo-source.read-requests": "sftp: read-ahead pieces in flight while a file is read "
-                                                  "(per connection)",
+    "(per connection)",
     "source[0].reader.redo-source.read-size-kb": "sftp: size of one read-ahead piece",
     "source[0].reader.redo-source.connect-timeout-ms": "sftp: time allowed to connect and log in (a dead "
-                                                       "connection is found by keepalives within about 15 s)",
+    "connection is found by keepalives within about 15 s)",
     "source[0].reader.redo-source.reconnect-tries": "sftp: reconnections tried after a dropped connection before 10210",
     "source[0].reader.redo-source.reconnect-delay-ms": "sftp: first wait before reconnecting; doubled after each failed try",
     "source[0].reader.redo-source.reconnect-max-delay-ms": "sftp: longest wait between two reconnection tries",
     "source[0].reader.redo-source.connections": "sftp: SSH connections reading an archived log in parallel, "
-                                                "each in its own reader process; 0 reads in the replicator's process. "
-                                                "Default: the cores the replicator may use minus one, 1 to 2",
+    "each in its own reader process; 0 reads in the replicator's process. "
+    "Default: the cores the replicator may use minus one, 1 to 2",
     "source[0].reader.redo-source.window-kb": "sftp: SSH channel window: data the server may send ahead of this "
-                                              "side; at least bandwidth x round-trip time (4 MB: 200 MB/s at 20 ms "
-                                              "per connection); larger costs the server CPU when the reader lags",
+    "side; at least bandwidth x round-trip time (4 MB: 200 MB/s at 20 ms "
+    "per connection); larger costs the server CPU when the reader lags",
     "source[0].reader.redo-source.server": "asm: connect string of the ASM (or database) instance, //host:port/service",
     "source[0].reader.redo-source.password": "asm: password of `user` (never logged)",
     "source[0].reader.redo-source.privilege": "asm: session privilege: sysasm, sysdba or none",
@@ -146,10 +146,10 @@ NOTES: dict[str, str] = {
     "source[0].filter.table[].tag": "[pk], [all] or columns rendered as the Kafka key",
     # debug
     "source[0].debug.stop-log-switches": "stop softly after this many redo logs were read to their end "
-                                         "(nothing of the next one is parsed); 0 = never",
+    "(nothing of the next one is parsed); 0 = never",
     "source[0].debug.stop-checkpoints": "stop softly after this many checkpoints; 0 = never",
     "source[0].debug.stop-transactions": "stop softly at the end of the LWN that commits this many transactions "
-                                         "not confirmed before; 0 = never",
+    "not confirmed before; 0 = never",
     "source[0].debug.owner": "with table: a committed DML on this table stops the process",
     "source[0].debug.table": "with owner: a committed DML on this table stops the process",
     # target and writers
@@ -160,21 +160,21 @@ NOTES: dict[str, str] = {
     "writer.poll-interval-us": "writer wake-up interval",
     "writer.queue-size": "maximum messages sent but not yet confirmed",
     "writer.output": "file name; %i/%Ni/%t rotate, %s one file per sequence; absent = stdout; files are created "
-                     "with mode 0600, as in OpenLogReplicator (docs/operations.md, batch runs)",
+    "with mode 0600, as in OpenLogReplicator (docs/operations.md, batch runs)",
     "writer.max-file-size": "rotate at this size (bytes); 0 = never",
     "writer.timestamp-format": "strftime format for %t",
     "writer.new-line": "0 none, 1 LF, 2 CRLF after each message",
     "writer.append": "1: continue the existing file (with %i: the highest number). 0: with %i a new number at "
-                     "each start; with %t or %s an existing file is error 10003; a name without placeholder "
-                     "needs 1 (30006). As in OpenLogReplicator",
+    "each start; with %t or %s an existing file is error 10003; a name without placeholder "
+    "needs 1 (30006). As in OpenLogReplicator",
     "writer.write-buffer-flush-size": "flush the file buffer after this many bytes",
     "writer.max-message-mb": "largest Kafka message, MB",
     "writer.topic": "Kafka topic",
     "writer.properties": "librdkafka properties (message.max.bytes is set from max-message-mb)",
     "writer.uri": "host:port to listen on (network); tcp://HOST:PORT or ipc://PATH (zeromq: HOST and PORT may be *)",
     "writer.auth-token": "network, zeromq: clients must present this shared secret (network: first frame; zeromq: "
-                         "ZMTP PLAIN password; replicator client --token); null or absent: no authentication; "
-                         "extension",
+    "ZMTP PLAIN password; replicator client --token); null or absent: no authentication; "
+    "extension",
     "writer.tls-cert": "network: serve TLS with this PEM certificate chain (replicator client --tls-ca); extension",
     "writer.tls-key": "network: the PEM private key of tls-cert (if not in that file); extension",
     "writer.topic-per-table": "extension: topic per table, e.g. cdc.{owner}.{table}; other messages stay on topic",

@@ -51,10 +51,14 @@ def dump_header(h: RedoHeader, path: str, out: TextIO) -> None:
     out.write(f"FILE {path}\n")
     out.write(f" block size {h.block_size}, blocks {h.blocks}, {order}-endian, NAB {h.nab}\n")
     out.write(f" version {h.version} (compat 0x{h.compat:08x}), DBID {h.dbid}, database {h.db_name!r}\n")
-    out.write(f" thread {h.thread}, sequence {h.sequence}, resetlogs {h.resetlogs} (SCN {_scn(h.resetlogs_scn)}),"
-              f" activation {h.activation}\n")
-    out.write(f" first SCN {_scn(h.first_scn)} at {_time(h.first_time)}, next SCN {_scn(h.next_scn)}"
-              f" at {_time(h.next_time)}\n")
+    out.write(
+        f" thread {h.thread}, sequence {h.sequence}, resetlogs {h.resetlogs} (SCN {_scn(h.resetlogs_scn)}),"
+        f" activation {h.activation}\n"
+    )
+    out.write(
+        f" first SCN {_scn(h.first_scn)} at {_time(h.first_time)}, next SCN {_scn(h.next_scn)}"
+        f" at {_time(h.next_time)}\n"
+    )
     out.write(f" description {h.description!r}\n")
 
 
@@ -65,8 +69,10 @@ def _payload(cv: ChangeVector) -> str:
         info = undo.undo_info(cv)
         if info is None:
             return ""
-        text = (f"ktudb xid {_xid(info.xid)}; ktub obj {info.obj} dataobj {info.data_obj}"
-                f" opc {info.opc >> 8}.{info.opc & 0xFF} slot {info.slot} flg 0x{info.flags:04x}")
+        text = (
+            f"ktudb xid {_xid(info.xid)}; ktub obj {info.obj} dataobj {info.data_obj}"
+            f" opc {info.opc >> 8}.{info.opc & 0xFF} slot {info.slot} flg 0x{info.flags:04x}"
+        )
         if info.opc == 0x0B01 and not info.flags & (undo.UNDO_HEAD | undo.UNDO_MID | undo.UNDO_TAIL):
             text += "; " + _kdo(cv, 4)
             k = K.parse_kdo(cv, 4)
@@ -74,8 +80,10 @@ def _payload(cv: ChangeVector) -> str:
                 _, _, at = K.undo_layout(cv, k)
                 supp = K.parse_supplemental(cv, at, k) if at else None
                 if supp is not None:
-                    text += (f"; supp fb 0x{supp.fb:02x} cc {supp.cc} before {supp.before} after {supp.after}"
-                             f" head 0x{supp.bdba:08x}.{supp.slot:x} cols {list(supp.nums)}")
+                    text += (
+                        f"; supp fb 0x{supp.fb:02x} cc {supp.cc} before {supp.before} after {supp.after}"
+                        f" head 0x{supp.bdba:08x}.{supp.slot:x} cols {list(supp.nums)}"
+                    )
         return text
     if op == 0x0502:
         x = undo.begin_xid(cv)
@@ -85,7 +93,11 @@ def _payload(cv: ChangeVector) -> str:
         return f"{'rollback' if info2[1] else 'commit'} xid {_xid(info2[0])}" if info2 else ""
     if op in (0x0506, 0x050B):
         k = undo.ktub_info(cv)
-        return f"rollback of obj {k[0]} opc {k[2] >> 8}.{k[2] & 0xFF} usn {cv.usn} slot {k[3]} flg 0x{k[4]:04x}" if k else ""
+        return (
+            f"rollback of obj {k[0]} opc {k[2] >> 8}.{k[2] & 0xFF} usn {cv.usn} slot {k[3]} flg 0x{k[4]:04x}"
+            if k
+            else ""
+        )
     if op in (0x0513, 0x0514):
         attrs = session.session_attributes(cv, 0x17000000)
         return "; ".join(f"{k}={v}" for k, v in attrs.items())
@@ -115,14 +127,18 @@ def _kdo(cv: ChangeVector, index: int) -> str:
 def dump_record(r: Record, h: RedoHeader, out: TextIO, counts: DumpCounts) -> None:
     """Print one record and its change vectors."""
     counts.records += 1
-    out.write(f"REDO RECORD - block {r.block} offset {r.offset} size {len(r.data)} vld 0x{r.vld:02x}"
-              f" SCN {_scn(r.scn)} subscn {r.subscn}\n")
+    out.write(
+        f"REDO RECORD - block {r.block} offset {r.offset} size {len(r.data)} vld 0x{r.vld:02x}"
+        f" SCN {_scn(r.scn)} subscn {r.subscn}\n"
+    )
     if not r.vld & 1:
         return
     for cv in iter_vectors(r.data, r.header_size, h.vector_header_size, h.endian):
         counts.vectors += 1
-        out.write(f" CHANGE {cv.layer}.{cv.code} CLS {cv.cls} AFN {cv.afn} DBA 0x{cv.dba:08x} OBJ {cv.obj}"
-                  f" SCN {_scn(cv.scn)} SEQ {cv.seq} TYP {cv.typ} CON_ID {cv.con_id} fields {list(cv.lengths)}\n")
+        out.write(
+            f" CHANGE {cv.layer}.{cv.code} CLS {cv.cls} AFN {cv.afn} DBA 0x{cv.dba:08x} OBJ {cv.obj}"
+            f" SCN {_scn(cv.scn)} SEQ {cv.seq} TYP {cv.typ} CON_ID {cv.con_id} fields {list(cv.lengths)}\n"
+        )
         payload = _payload(cv)
         if payload:
             out.write(f"  {payload}\n")
@@ -131,8 +147,7 @@ def dump_record(r: Record, h: RedoHeader, out: TextIO, counts: DumpCounts) -> No
 def check_dump_path(path: str) -> None:
     """A path ``dump`` can read: an existing, readable file (RuntimeFailure 10001 naming it otherwise)."""
     if os.path.isdir(path):
-        raise RuntimeFailure(f"{path} is a directory: dump takes redo log files (e.g. {path.rstrip('/')}/*.dbf)",
-                             10001)
+        raise RuntimeFailure(f"{path} is a directory: dump takes redo log files (e.g. {path.rstrip('/')}/*.dbf)", 10001)
     if not os.path.exists(path):
         raise RuntimeFailure(f"redo log {path} does not exist", 10001)
     if not os.access(path, os.R_OK):
@@ -148,8 +163,10 @@ def dump_file(path: str, out: TextIO = sys.stdout, verify_checksum: bool = True)
         if counts.lwns == 0:
             dump_header(headers[0], path, out)
         counts.lwns += 1
-        out.write(f"LWN blocks {lwn.first_block}-{lwn.end_block - 1} SCN {_scn(lwn.scn)} time {_time(lwn.time)}"
-                  f" records {len(lwn.records)}\n")
+        out.write(
+            f"LWN blocks {lwn.first_block}-{lwn.end_block - 1} SCN {_scn(lwn.scn)} time {_time(lwn.time)}"
+            f" records {len(lwn.records)}\n"
+        )
         for r in lwn.records:
             dump_record(r, headers[0], out, counts)
     out.write(f"END {path}: {counts.lwns} LWNs, {counts.records} records, {counts.vectors} change vectors\n")

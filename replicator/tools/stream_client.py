@@ -82,8 +82,8 @@ class TcpChannel:
             if len(self._buf) >= 4:
                 size = _LEN.unpack_from(self._buf)[0]
                 if len(self._buf) >= 4 + size:
-                    frame = bytes(self._buf[4:4 + size])
-                    del self._buf[:4 + size]
+                    frame = bytes(self._buf[4 : 4 + size])
+                    del self._buf[: 4 + size]
                     return frame
             left = deadline - time.monotonic()
             if left <= 0:
@@ -170,8 +170,16 @@ class ZmqChannel:
 class StreamClient:
     """Connects to a stream writer, runs the handshake, reads data and confirms positions."""
 
-    def __init__(self, kind: str, uri: str, database: str, fmt: str = "json", timeout: float = 10.0,
-                 token: str | None = None, tls_ca: str | None = None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        uri: str,
+        database: str,
+        fmt: str = "json",
+        timeout: float = 10.0,
+        token: str | None = None,
+        tls_ca: str | None = None,
+    ) -> None:
         self.kind, self.uri, self.database, self.fmt, self.timeout = kind, uri, database, fmt, timeout
         self.token, self.tls_ca = token, tls_ca
         self.channel: Any = None
@@ -224,8 +232,11 @@ class StreamClient:
             position = (int(scn), int(idx or 0))
         if info.code == pb.READY:
             if mode == "next" or mode.startswith("c:"):
-                raise RuntimeFailure(f"the writer has not started replication (READY): --start {mode} can only "
-                                     "continue a replicating writer; start it with now or scn:N", 10053)
+                raise RuntimeFailure(
+                    f"the writer has not started replication (READY): --start {mode} can only "
+                    "continue a replicating writer; start it with now or scn:N",
+                    10053,
+                )
             return self.request(pb.START, **_start_fields(mode))
         if info.code == pb.REPLICATE:
             if position is None:
@@ -271,6 +282,8 @@ def _start_fields(mode: str) -> dict[str, Any]:
         if seq:
             fields["seq"] = int(seq)
     except ValueError:
-        raise RuntimeFailure(f"bad start mode: {mode} (now, scn:N, time:TS, time_rel:S, each with an optional "
-                             ",SEQ; or c:SCN,IDX, next)", 30002) from None
+        raise RuntimeFailure(
+            f"bad start mode: {mode} (now, scn:N, time:TS, time_rel:S, each with an optional ,SEQ; or c:SCN,IDX, next)",
+            30002,
+        ) from None
     return fields

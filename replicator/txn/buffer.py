@@ -9,16 +9,25 @@ from __future__ import annotations
 
 import struct
 from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from replicator.redo.vectors import ChangeVector
 from replicator.txn.pool import ChunkLog, MemoryPool
 from replicator.txn.rows import Pair
 
 # The compensating opcode of a partial rollback for each stored redo opcode (§7.4).
-INVERSE = {0x0B02: 0x0B03, 0x0B03: 0x0B02, 0x0B05: 0x0B05, 0x0B06: 0x0B06, 0x0B08: 0x0B08,
-           0x0B0B: 0x0B0C, 0x0B0C: 0x0B0B, 0x0B16: 0x0B16}
+INVERSE = {
+    0x0B02: 0x0B03,
+    0x0B03: 0x0B02,
+    0x0B05: 0x0B05,
+    0x0B06: 0x0B06,
+    0x0B08: 0x0B08,
+    0x0B0B: 0x0B0C,
+    0x0B0C: 0x0B0B,
+    0x0B16: 0x0B16,
+}
 
 KIND_PAIR, KIND_DDL = 1, 2
 # kind, endian ('<' = 0), vector header size, obj, data obj, scn, time, offset, len1, len2
@@ -62,16 +71,26 @@ class OpenTransaction:
     pending_undo: list[ChangeVector] = field(default_factory=list)  # multi-block undo pieces
     lobs: Any = None  # TxnLobs (replicator.txn.lobs) once the transaction writes a LOB
 
-    def add_pair(self, pool: MemoryPool, undo: ChangeVector, redo: ChangeVector, obj: int, data_obj: int,
-                 scn: int, time: int, offset: int) -> None:
+    def add_pair(
+        self,
+        pool: MemoryPool,
+        undo: ChangeVector,
+        redo: ChangeVector,
+        obj: int,
+        data_obj: int,
+        scn: int,
+        time: int,
+        offset: int,
+    ) -> None:
         """Store a (5.1, 11.x) pair."""
         if redo.data is undo.data and redo.start == undo.start + undo.size:
             # The usual case: the redo directly follows its undo in the record, one slice.
             body = undo.data[undo.start : redo.start + redo.size]
         else:
             body = _vector_bytes(undo) + _vector_bytes(redo)
-        head = _ENTRY.pack(KIND_PAIR, undo.endian == ">", undo.header_size, obj, data_obj, scn, time, offset,
-                           undo.size, redo.size)
+        head = _ENTRY.pack(
+            KIND_PAIR, undo.endian == ">", undo.header_size, obj, data_obj, scn, time, offset, undo.size, redo.size
+        )
         entry = head + body
         chunk, off = pool.append(self.clog, entry)
         self.remember(chunk, off, KIND_PAIR, redo.opcode, obj)

@@ -46,8 +46,9 @@ class LobReader:
     ``inline_only`` reads only what a locator holds itself (in-row data): before images.
     """
 
-    def __init__(self, pool: MemoryPool, lobs: TxnLobs | None, orphans: Orphans | None, xid: int,
-                 inline_only: bool = False):
+    def __init__(
+        self, pool: MemoryPool, lobs: TxnLobs | None, orphans: Orphans | None, xid: int, inline_only: bool = False
+    ):
         self.pool = pool
         self.lobs = lobs
         self.orphans = orphans
@@ -62,8 +63,9 @@ class LobReader:
         except _Missing:
             return LobValue(b"", locator, complete=False)
         except _Bad as bad:
-            log.warning(60003, f"incorrect LOB for xid: {_xid(self.xid)}, data: {locator.hex(' ')}, "
-                               f"location: {bad.location}")
+            log.warning(
+                60003, f"incorrect LOB for xid: {_xid(self.xid)}, data: {locator.hex(' ')}, location: {bad.location}"
+            )
             return LobValue(b"", locator, complete=False)
 
     # ------------------------------------------------------------------ helpers
@@ -163,7 +165,11 @@ class LobReader:
             raise _Bad(7)
         if len(loc) < 34:
             raise _Bad(8)
-        zero1, chunk, zero2 = _BE32.unpack_from(loc, 24)[0], _BE16.unpack_from(loc, 28)[0], _BE32.unpack_from(loc, 30)[0]
+        zero1, chunk, zero2 = (
+            _BE32.unpack_from(loc, 24)[0],
+            _BE16.unpack_from(loc, 28)[0],
+            _BE32.unpack_from(loc, 30)[0],
+        )
         if zero1 or zero2 or chunk + 16 != body:
             raise _Bad(9)
         if chunk and len(loc) < chunk + 36:
@@ -236,8 +242,11 @@ class LobReader:
                     try:
                         out.extend(self._page(lob, dba, first_only=True))
                     except _Missing:
-                        log.warning(60005, f"missing LOB data (new in-value) for xid: {_xid(self.xid)}, "
-                                           f"LOB: {loc[10:20].hex()}, page: {dba}")
+                        log.warning(
+                            60005,
+                            f"missing LOB data (new in-value) for xid: {_xid(self.xid)}, "
+                            f"LOB: {loc[10:20].hex()}, page: {dba}",
+                        )
                         log.warning(60006, f"dump LOB: {loc[10:20].hex()} data: {loc.hex(' ')}")
                         raise
                 dba += 1

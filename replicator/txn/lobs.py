@@ -74,8 +74,9 @@ class TxnLobs:
             found = self.lobs[lob_id] = LobPages()
         return found
 
-    def add_page(self, pool: MemoryPool, lob_id: bytes, dba: int, offset: int, page_no: int, page_size: int,
-                 data: bytes) -> None:
+    def add_page(
+        self, pool: MemoryPool, lob_id: bytes, dba: int, offset: int, page_no: int, page_size: int, data: bytes
+    ) -> None:
         """Store page data; a page logged again replaces the older image."""
         lob = self.lob(lob_id)
         chunk, pos = pool.append(self.clog, data)
@@ -83,8 +84,9 @@ class TxnLobs:
         self.bytes += len(data)
         if page_size:
             if lob.page_size and lob.page_size != page_size:
-                log.warning(50003, f"inconsistent page size of LOB {lob_id.hex()}: {page_size}, "
-                                   f"already set to {lob.page_size}")
+                log.warning(
+                    50003, f"inconsistent page size of LOB {lob_id.hex()}: {page_size}, already set to {lob.page_size}"
+                )
             else:
                 lob.page_size = page_size
         if page_no != NO_PAGE:

@@ -15,8 +15,8 @@ from __future__ import annotations
 import glob
 import os
 from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
 
 from replicator import log
 from replicator.errors import RuntimeFailure
@@ -99,7 +99,7 @@ class MemoryPool:
         """Append ``data`` to a transaction; returns (chunk index, offset) where it starts."""
         self._reserve(len(data))
         tail = clog.tail
-        if tail is None or len(tail) + len(data) > CHUNK and len(tail) > 0:
+        if tail is None or (len(tail) + len(data) > CHUNK and len(tail) > 0):
             tail = self.free_chunks.pop() if self.free_chunks else bytearray()
             clog.chunks.append(tail)
         pos = (len(clog.chunks) - 1, len(tail))
@@ -193,8 +193,9 @@ class MemoryPool:
 
     # ---------------------------------------------------------------- internals
     def _reserve(self, need: int) -> None:
-        if self.pressure is not None and (self.swap_bytes and self.used + need > self.swap_bytes
-                                          or self.used + need > self.max_bytes):
+        if self.pressure is not None and (
+            (self.swap_bytes and self.used + need > self.swap_bytes) or self.used + need > self.max_bytes
+        ):
             self.pressure()
         if self.swap_bytes and self.used + need > self.swap_bytes:
             self._swap_out()
@@ -202,7 +203,8 @@ class MemoryPool:
             raise RuntimeFailure(
                 f"out of transaction memory: {self.in_memory} MB in use reached memory.max-mb "
                 f"{self.max_bytes // CHUNK}" + ("" if self.swap_bytes else "; set memory.swap-mb to swap to disk"),
-                10016)
+                10016,
+            )
 
     def _release(self, chunk: bytearray) -> None:
         self.used -= len(chunk)

@@ -8,8 +8,8 @@ supplemental values filling what the undo/redo images leave out.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
 
 from replicator.events import OP_DELETE, OP_INSERT, OP_UPDATE, RowChange, RowImage, Table
 from replicator.redo.opcodes import kdo as K
@@ -61,7 +61,7 @@ class Pair:
 class _Values:
     """Column values of one logical row being assembled (OLR's four value kinds)."""
 
-    __slots__ = ("before", "after", "before_supp", "after_supp", "parts")
+    __slots__ = ("after", "after_supp", "before", "before_supp", "parts")
 
     def __init__(self) -> None:
         self.before: dict[int, bytes | None] = {}
@@ -93,8 +93,17 @@ class _Values:
         return before, after
 
 
-def _columns(cv: ChangeVector, kdo: K.Kdo, first: int, nums: tuple[int, ...] | None, shift: int,
-             undo: bool, values: _Values, kind: int, limit: int) -> None:
+def _columns(
+    cv: ChangeVector,
+    kdo: K.Kdo,
+    first: int,
+    nums: tuple[int, ...] | None,
+    shift: int,
+    undo: bool,
+    values: _Values,
+    kind: int,
+    limit: int,
+) -> None:
     """Read the column fields of one undo or redo row image into ``values`` (hot path)."""
     if not first:
         return
@@ -202,10 +211,18 @@ def build_row(pairs: list[Pair], op: str, table: Table | None, column_limit: int
         bdba, slot = (k.bdba, k.slot) if k else (0, 0)
         obj, data_obj = first.obj, first.data_obj
     return RowChange(
-        op=op, obj=obj, data_obj=data_obj, table=table,
+        op=op,
+        obj=obj,
+        data_obj=data_obj,
+        table=table,
         before=before if op != OP_INSERT else None,
         after=after if op != OP_DELETE else None,
-        scn=last.scn, time=last.time, bdba=bdba, slot=slot, offset=first.offset, compressed=compressed,
+        scn=last.scn,
+        time=last.time,
+        bdba=bdba,
+        slot=slot,
+        offset=first.offset,
+        compressed=compressed,
     )
 
 
@@ -221,16 +238,31 @@ def multirow_changes(pair: Pair, table: Table | None, big_scn: bool) -> list[Row
     if kdo is None or not kdo.nrow:
         return out
     for slot, row in zip(kdo.slots, K.multirow(cv, sizes, rows_field, kdo, big_scn)):
-        out.append(RowChange(
-            op=op, obj=pair.obj, data_obj=pair.data_obj, table=table,
-            before=row if op == OP_DELETE else None, after=row if op == OP_INSERT else None,
-            scn=pair.scn, time=pair.time, bdba=kdo.bdba, slot=slot, offset=pair.offset,
-        ))
+        out.append(
+            RowChange(
+                op=op,
+                obj=pair.obj,
+                data_obj=pair.data_obj,
+                table=table,
+                before=row if op == OP_DELETE else None,
+                after=row if op == OP_INSERT else None,
+                scn=pair.scn,
+                time=pair.time,
+                bdba=kdo.bdba,
+                slot=slot,
+                offset=pair.offset,
+            )
+        )
     return out
 
 
-def group_rows(pairs: Iterable[Pair], table_of: Callable[[int], Table | None], column_limit: int, big_scn: bool,
-               warn: Callable[[int, str], None]) -> Iterator[RowChange]:
+def group_rows(
+    pairs: Iterable[Pair],
+    table_of: Callable[[int], Table | None],
+    column_limit: int,
+    big_scn: bool,
+    warn: Callable[[int, str], None],
+) -> Iterator[RowChange]:
     """Group a transaction's pairs into logical rows in OLR's order (§6.8), lazily.
 
     ``pairs`` may be a stream (a huge transaction read back chunk by chunk); rows come out

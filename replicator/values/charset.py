@@ -39,47 +39,164 @@ from replicator.values.unicode import (
 )
 
 CHARSET_NAMES: Final[dict[int, str]] = {
-    1: "US7ASCII", 2: "WE8DEC", 3: "WE8HP", 4: "US8PC437", 10: "WE8PC850", 11: "D7DEC",
-    13: "S7DEC", 14: "E7DEC", 15: "SF7ASCII", 16: "NDK7DEC", 17: "I7DEC", 21: "SF7DEC",
-    25: "IN8ISCII", 28: "WE8PC858", 31: "WE8ISO8859P1", 32: "EE8ISO8859P2", 33: "SE8ISO8859P3",
-    34: "NEE8ISO8859P4", 35: "CL8ISO8859P5", 36: "AR8ISO8859P6", 37: "EL8ISO8859P7",
-    38: "IW8ISO8859P8", 39: "WE8ISO8859P9", 40: "NE8ISO8859P10", 41: "TH8TISASCII",
-    43: "BN8BSCII", 44: "VN8VN3", 45: "VN8MSWIN1258", 46: "WE8ISO8859P15", 47: "BLT8ISO8859P13",
-    48: "CEL8ISO8859P14", 49: "CL8ISOIR111", 50: "WE8NEXTSTEP", 51: "CL8KOI8U",
-    52: "AZ8ISO8859P9E", 61: "AR8ASMO708PLUS", 81: "EL8DEC", 82: "TR8DEC", 110: "EEC8EUROASCI",
-    113: "EEC8EUROPA3", 114: "LA8PASSPORT", 140: "BG8PC437S", 150: "EE8PC852", 152: "RU8PC866",
-    153: "RU8BESTA", 154: "IW8PC1507", 155: "RU8PC855", 156: "TR8PC857", 159: "CL8MACCYRILLICS",
-    160: "WE8PC860", 161: "IS8PC861", 162: "EE8MACCES", 163: "EE8MACCROATIANS",
-    164: "TR8MACTURKISHS", 165: "IS8MACICELANDICS", 166: "EL8MACGREEKS", 167: "IW8MACHEBREWS",
-    170: "EE8MSWIN1250", 171: "CL8MSWIN1251", 172: "ET8MSWIN923", 173: "BG8MSWIN",
-    174: "EL8MSWIN1253", 175: "IW8MSWIN1255", 176: "LT8MSWIN921", 177: "TR8MSWIN1254",
-    178: "WE8MSWIN1252", 179: "BLT8MSWIN1257", 190: "N8PC865", 191: "BLT8CP921", 192: "LV8PC1117",
-    193: "LV8PC8LR", 195: "LV8RST104090", 196: "CL8KOI8R", 197: "BLT8PC775",
-    202: "E7SIEMENS9780X", 203: "S7SIEMENS9780X", 204: "DK7SIEMENS9780X", 205: "N7SIEMENS9780X",
-    206: "I7SIEMENS9780X", 207: "D7SIEMENS9780X", 241: "WE8DG", 251: "WE8NCR4970",
-    261: "WE8ROMAN8", 352: "WE8MACROMAN8S", 354: "TH8MACTHAIS", 368: "HU8CWI2", 380: "EL8PC437S",
-    382: "EL8PC737", 383: "LT8PC772", 384: "LT8PC774", 385: "EL8PC869", 386: "EL8PC851",
-    390: "CDN8PC863", 401: "HU8ABMOD", 500: "AR8ASMO8X", 504: "AR8NAFITHA711T",
-    505: "AR8SAKHR707T", 506: "AR8MUSSAD768T", 507: "AR8ADOS710T", 508: "AR8ADOS720T",
-    509: "AR8APTEC715T", 511: "AR8NAFITHA721T", 514: "AR8HPARABIC8T", 554: "AR8NAFITHA711",
-    555: "AR8SAKHR707", 556: "AR8MUSSAD768", 557: "AR8ADOS710", 558: "AR8ADOS720",
-    559: "AR8APTEC715", 560: "AR8MSWIN1256", 561: "AR8NAFITHA721", 563: "AR8SAKHR706",
-    566: "AR8ARABICMACS", 590: "LA8ISO6937", 829: "JA16VMS", 830: "JA16EUC", 831: "JA16EUCYEN",
-    832: "JA16SJIS", 834: "JA16SJISYEN", 837: "JA16EUCTILDE", 838: "JA16SJISTILDE",
-    840: "KO16KSC5601", 845: "KO16KSCCS", 846: "KO16MSWIN949", 850: "ZHS16CGB231280",
-    852: "ZHS16GBK", 854: "ZHS32GB18030", 860: "ZHT32EUC", 863: "ZHT32TRIS", 865: "ZHT16BIG5",
-    866: "ZHT16CCDC", 867: "ZHT16MSWIN950", 868: "ZHT16HKSCS", 871: "UTF8", 873: "AL32UTF8",
-    992: "ZHT16HKSCS31", 1002: "TIMESTEN8", 2000: "AL16UTF16",
+    1: "US7ASCII",
+    2: "WE8DEC",
+    3: "WE8HP",
+    4: "US8PC437",
+    10: "WE8PC850",
+    11: "D7DEC",
+    13: "S7DEC",
+    14: "E7DEC",
+    15: "SF7ASCII",
+    16: "NDK7DEC",
+    17: "I7DEC",
+    21: "SF7DEC",
+    25: "IN8ISCII",
+    28: "WE8PC858",
+    31: "WE8ISO8859P1",
+    32: "EE8ISO8859P2",
+    33: "SE8ISO8859P3",
+    34: "NEE8ISO8859P4",
+    35: "CL8ISO8859P5",
+    36: "AR8ISO8859P6",
+    37: "EL8ISO8859P7",
+    38: "IW8ISO8859P8",
+    39: "WE8ISO8859P9",
+    40: "NE8ISO8859P10",
+    41: "TH8TISASCII",
+    43: "BN8BSCII",
+    44: "VN8VN3",
+    45: "VN8MSWIN1258",
+    46: "WE8ISO8859P15",
+    47: "BLT8ISO8859P13",
+    48: "CEL8ISO8859P14",
+    49: "CL8ISOIR111",
+    50: "WE8NEXTSTEP",
+    51: "CL8KOI8U",
+    52: "AZ8ISO8859P9E",
+    61: "AR8ASMO708PLUS",
+    81: "EL8DEC",
+    82: "TR8DEC",
+    110: "EEC8EUROASCI",
+    113: "EEC8EUROPA3",
+    114: "LA8PASSPORT",
+    140: "BG8PC437S",
+    150: "EE8PC852",
+    152: "RU8PC866",
+    153: "RU8BESTA",
+    154: "IW8PC1507",
+    155: "RU8PC855",
+    156: "TR8PC857",
+    159: "CL8MACCYRILLICS",
+    160: "WE8PC860",
+    161: "IS8PC861",
+    162: "EE8MACCES",
+    163: "EE8MACCROATIANS",
+    164: "TR8MACTURKISHS",
+    165: "IS8MACICELANDICS",
+    166: "EL8MACGREEKS",
+    167: "IW8MACHEBREWS",
+    170: "EE8MSWIN1250",
+    171: "CL8MSWIN1251",
+    172: "ET8MSWIN923",
+    173: "BG8MSWIN",
+    174: "EL8MSWIN1253",
+    175: "IW8MSWIN1255",
+    176: "LT8MSWIN921",
+    177: "TR8MSWIN1254",
+    178: "WE8MSWIN1252",
+    179: "BLT8MSWIN1257",
+    190: "N8PC865",
+    191: "BLT8CP921",
+    192: "LV8PC1117",
+    193: "LV8PC8LR",
+    195: "LV8RST104090",
+    196: "CL8KOI8R",
+    197: "BLT8PC775",
+    202: "E7SIEMENS9780X",
+    203: "S7SIEMENS9780X",
+    204: "DK7SIEMENS9780X",
+    205: "N7SIEMENS9780X",
+    206: "I7SIEMENS9780X",
+    207: "D7SIEMENS9780X",
+    241: "WE8DG",
+    251: "WE8NCR4970",
+    261: "WE8ROMAN8",
+    352: "WE8MACROMAN8S",
+    354: "TH8MACTHAIS",
+    368: "HU8CWI2",
+    380: "EL8PC437S",
+    382: "EL8PC737",
+    383: "LT8PC772",
+    384: "LT8PC774",
+    385: "EL8PC869",
+    386: "EL8PC851",
+    390: "CDN8PC863",
+    401: "HU8ABMOD",
+    500: "AR8ASMO8X",
+    504: "AR8NAFITHA711T",
+    505: "AR8SAKHR707T",
+    506: "AR8MUSSAD768T",
+    507: "AR8ADOS710T",
+    508: "AR8ADOS720T",
+    509: "AR8APTEC715T",
+    511: "AR8NAFITHA721T",
+    514: "AR8HPARABIC8T",
+    554: "AR8NAFITHA711",
+    555: "AR8SAKHR707",
+    556: "AR8MUSSAD768",
+    557: "AR8ADOS710",
+    558: "AR8ADOS720",
+    559: "AR8APTEC715",
+    560: "AR8MSWIN1256",
+    561: "AR8NAFITHA721",
+    563: "AR8SAKHR706",
+    566: "AR8ARABICMACS",
+    590: "LA8ISO6937",
+    829: "JA16VMS",
+    830: "JA16EUC",
+    831: "JA16EUCYEN",
+    832: "JA16SJIS",
+    834: "JA16SJISYEN",
+    837: "JA16EUCTILDE",
+    838: "JA16SJISTILDE",
+    840: "KO16KSC5601",
+    845: "KO16KSCCS",
+    846: "KO16MSWIN949",
+    850: "ZHS16CGB231280",
+    852: "ZHS16GBK",
+    854: "ZHS32GB18030",
+    860: "ZHT32EUC",
+    863: "ZHT32TRIS",
+    865: "ZHT16BIG5",
+    866: "ZHT16CCDC",
+    867: "ZHT16MSWIN950",
+    868: "ZHT16HKSCS",
+    871: "UTF8",
+    873: "AL32UTF8",
+    992: "ZHT16HKSCS31",
+    1002: "TIMESTEN8",
+    2000: "AL16UTF16",
 }
 CHARSET_IDS: Final[dict[str, int]] = {name: cid for cid, name in CHARSET_NAMES.items()}
 
 # Multi-byte sets approximated by Python codecs (OLR ships its own tables for these).
 _APPROXIMATE: Final[dict[str, str]] = {
-    "JA16EUC": "euc_jp", "JA16EUCYEN": "euc_jp", "JA16EUCTILDE": "euc_jp",
-    "JA16SJIS": "cp932", "JA16SJISYEN": "shift_jis", "JA16SJISTILDE": "cp932",
-    "KO16KSC5601": "euc_kr", "KO16KSCCS": "johab", "KO16MSWIN949": "cp949",
-    "ZHS16CGB231280": "gb2312", "ZHS16GBK": "gbk", "ZHS32GB18030": "gb18030",
-    "ZHT16BIG5": "big5", "ZHT16MSWIN950": "cp950", "ZHT16HKSCS": "big5hkscs",
+    "JA16EUC": "euc_jp",
+    "JA16EUCYEN": "euc_jp",
+    "JA16EUCTILDE": "euc_jp",
+    "JA16SJIS": "cp932",
+    "JA16SJISYEN": "shift_jis",
+    "JA16SJISTILDE": "cp932",
+    "KO16KSC5601": "euc_kr",
+    "KO16KSCCS": "johab",
+    "KO16MSWIN949": "cp949",
+    "ZHS16CGB231280": "gb2312",
+    "ZHS16GBK": "gbk",
+    "ZHS32GB18030": "gb18030",
+    "ZHT16BIG5": "big5",
+    "ZHT16MSWIN950": "cp950",
+    "ZHT16HKSCS": "big5hkscs",
     "ZHT16HKSCS31": "big5hkscs",
 }
 
@@ -90,12 +207,18 @@ _APPROXIMATE: Final[dict[str, str]] = {
 # JA16VMS is JIS X 0208 in EUC form; OLR's last row (F4) holds bytes that are not JIS
 # characters (some spell ASCII text) - kept, since the output must match OLR's.
 _DOUBLE_BYTE: Final[dict[str, tuple[str, tuple[int, int], tuple[int, int], str]]] = {
-    "JA16VMS": ("euc_jp", (0xA1, 0xF4), (0xA1, 0xFE),
-                ("a1b1=203e a1be=ad a1c1=ff5e a1c2=2225 a1dd=ff0d a1e5=2264+1 a1ef=a5 a2de=2040 a2e6=224c "
-                "a2fe=20dd f4a7=ea f4a8=534a f4a9=4953 f4aa=2054 f4ab=4f20 f4ac=5554 f4ad=4632 f4b3=8089 "
-                "f4b6=5a5a f4b8=110 f4bc=8083 f4bd=800f f4be=6c78 f4bf=6775 f4c0=7332 f4eb=8000 f4ec=8000 "
-                "f4ed=8000 f4ee=8000 f4ef=800f f4f0=ea f4f1=ea f4f2=ea f4f3=ea f4f4=ea f4f5=ea f4f6=ea "
-                "f4f7=ea f4f8=ea f4f9=ea f4fa=ea f4fb=ea f4fc=ea f4fd=ea f4fe=ea")),
+    "JA16VMS": (
+        "euc_jp",
+        (0xA1, 0xF4),
+        (0xA1, 0xFE),
+        (
+            "a1b1=203e a1be=ad a1c1=ff5e a1c2=2225 a1dd=ff0d a1e5=2264+1 a1ef=a5 a2de=2040 a2e6=224c "
+            "a2fe=20dd f4a7=ea f4a8=534a f4a9=4953 f4aa=2054 f4ab=4f20 f4ac=5554 f4ad=4632 f4b3=8089 "
+            "f4b6=5a5a f4b8=110 f4bc=8083 f4bd=800f f4be=6c78 f4bf=6775 f4c0=7332 f4eb=8000 f4ec=8000 "
+            "f4ed=8000 f4ee=8000 f4ef=800f f4f0=ea f4f1=ea f4f2=ea f4f3=ea f4f4=ea f4f5=ea f4f6=ea "
+            "f4f7=ea f4f8=ea f4f9=ea f4fa=ea f4fb=ea f4fc=ea f4fd=ea f4fe=ea"
+        ),
+    ),
 }
 
 
@@ -112,8 +235,7 @@ _CNS_PLANES: Final = ((1, 0xFD), (2, 0xF2), (14, 0xF2))  # (plane, last row) in 
 _EUC_TW: Final[dict[str, tuple[bool, tuple[int, int], tuple[int, int], str]]] = {
     # name: (plane 1 as two bytes, plane byte range, row byte range of the 4-byte form, overrides)
     "ZHT32EUC": (True, (0xA2, 0xAE), (0xA1, 0xF2), ""),
-    "ZHT32TRIS": (False, (0xA1, 0xAE), (0xA1, 0xFE),
-                  "8ea1a1b6=fffd 8ea1a1b7=2013 8ea1a1b8=fe31 8ea1a1b9=2014"),
+    "ZHT32TRIS": (False, (0xA1, 0xAE), (0xA1, 0xFE), "8ea1a1b6=fffd 8ea1a1b7=2013 8ea1a1b8=fe31 8ea1a1b9=2014"),
 }
 
 
@@ -345,7 +467,9 @@ def _codec_cells(codec: str, lead: tuple[int, int], trail: tuple[int, int], over
 def _data_cells(file: str, lead: tuple[int, int], trail: tuple[int, int]) -> dict[int, str]:
     """A lead/trail table from a data file (cells in lead, then trail order)."""
     cells = iter(_load_cells(file))
-    return {b1 << 8 | b2: chr(next(cells)) for b1 in range(lead[0], lead[1] + 1) for b2 in range(trail[0], trail[1] + 1)}
+    return {
+        b1 << 8 | b2: chr(next(cells)) for b1 in range(lead[0], lead[1] + 1) for b2 in range(trail[0], trail[1] + 1)
+    }
 
 
 def _load_cells(file: str) -> list[int]:
@@ -359,9 +483,9 @@ def _load_cells(file: str) -> list[int]:
 
     raw = zlib.decompress(files(__package__).joinpath("data", file).read_bytes())
     (count,) = struct.unpack_from("<I", raw)
-    bitmap = raw[4:4 + (count + 7) // 8]
+    bitmap = raw[4 : 4 + (count + 7) // 8]
     deltas = array("H")
-    deltas.frombytes(raw[4 + len(bitmap):])
+    deltas.frombytes(raw[4 + len(bitmap) :])
     if sys.byteorder == "big":
         deltas.byteswap()
     points = itertools.accumulate(deltas, lambda point, delta: (point + delta) & 0xFFFF)
@@ -420,8 +544,7 @@ def charset_by_id(charset_id: int) -> Charset:
     return get_charset(name)
 
 
-def column_charset_name(charset_form: int, charset_id: int, is_clob: bool, db_charset: str,
-                        nchar_charset: str) -> str:
+def column_charset_name(charset_form: int, charset_id: int, is_clob: bool, db_charset: str, nchar_charset: str) -> str:
     """Name of the character set a column's bytes are stored in (OLR's rule).
 
     Form 1 uses the database set, except CLOB which OLR decodes with the national set (CLOB

@@ -42,8 +42,7 @@ def _year_days(year: int) -> int:
     return year * 365 + year // 4 - year // 100 + year // 400
 
 
-def values_to_epoch(year: int, month: int, day: int, hour: int, minute: int, second: int,
-                    tz_offset: int = 0) -> int:
+def values_to_epoch(year: int, month: int, day: int, hour: int, minute: int, second: int, tz_offset: int = 0) -> int:
     """Epoch seconds of a broken-down time (``month``/``day`` 0-based), minus ``tz_offset``."""
     if year > 0:
         days = _year_days(year) - (1 if month < 2 and _is_leap(year) else 0)
@@ -67,8 +66,7 @@ def _decode_fields(data: bytes, tz_offset: int, check_fraction: bool) -> tuple[i
     """Shared part of all timestamp decoders: validate fields, return (epoch, fraction)."""
     month, day, hour, minute, second = data[2] - 1, data[3] - 1, data[4] - 1, data[5] - 1, data[6] - 1
     fraction = int.from_bytes(data[7:11], "big") if len(data) >= 11 else 0
-    if not (0 <= second <= 59 and 0 <= minute <= 59 and 0 <= hour <= 23 and 0 <= day <= 30
-            and 0 <= month <= 11):
+    if not (0 <= second <= 59 and 0 <= minute <= 59 and 0 <= hour <= 23 and 0 <= day <= 30 and 0 <= month <= 11):
         return None
     if check_fraction and fraction > _MAX_FRACTION:
         return None
@@ -119,8 +117,10 @@ def epoch_to_iso(epoch: int, t_separator: bool, add_z: bool) -> str:
     zulu = "Z" if add_z else ""
     if epoch + _AD_EPOCH >= 365 * _DAY:
         moment = _UNIX_ZERO + _dt.timedelta(seconds=epoch)
-        return (f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}{sep}"
-                f"{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}{zulu}")
+        return (
+            f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}{sep}"
+            f"{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}{zulu}"
+        )
     year, month, day, hour, minute, second = _bc_fields(epoch)
     return f"-{year:04d}-{month:02d}-{day:02d}{sep}{hour:02d}:{minute:02d}:{second:02d}{zulu}"
 
@@ -147,8 +147,16 @@ def _bc_year_start(year: int) -> int:
     return _year_days(year)
 
 
-def encode_timestamp(year: int, month: int, day: int, hour: int = 0, minute: int = 0,
-                     second: int = 0, nanos: int = 0, size: int | None = None) -> bytes:
+def encode_timestamp(
+    year: int,
+    month: int,
+    day: int,
+    hour: int = 0,
+    minute: int = 0,
+    second: int = 0,
+    nanos: int = 0,
+    size: int | None = None,
+) -> bytes:
     """Encode DATE/TIMESTAMP bytes (``month``/``day`` 1-based; BC years negative).
 
     The result has 7 bytes when ``nanos`` is 0 (as Oracle stores TIMESTAMPs without a
@@ -164,8 +172,9 @@ def encode_timestamp(year: int, month: int, day: int, hour: int = 0, minute: int
     return head
 
 
-def encode_timestamp_tz(year: int, month: int, day: int, hour: int, minute: int, second: int,
-                        nanos: int, zone: str) -> bytes:
+def encode_timestamp_tz(
+    year: int, month: int, day: int, hour: int, minute: int, second: int, nanos: int, zone: str
+) -> bytes:
     """Encode TIMESTAMP WITH TIME ZONE (13 bytes) from UTC fields and ``±HH:MM`` or a region."""
     if zone[:1] in "+-" and ":" in zone:
         hours, minutes = (int(part) for part in zone[1:].split(":"))

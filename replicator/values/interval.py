@@ -59,8 +59,7 @@ def interval_ds_renderer(code: int) -> IntervalRenderer:
     """Renderer for INTERVAL DAY TO SECOND under `interval-dts` code 0..10."""
 
     def render(data: bytes) -> str | None:
-        if (len(data) != 11 or not 37 <= data[4] <= 83 or not 1 <= data[5] <= 119
-                or not 1 <= data[6] <= 119):
+        if len(data) != 11 or not 37 <= data[4] <= 83 or not 1 <= data[5] <= 119 or not 1 <= data[6] <= 119:
             return None
         days, negative = _biased(int.from_bytes(data[:4], "big"))
         nanos, nanos_negative = _biased(int.from_bytes(data[7:11], "big"))
@@ -72,8 +71,7 @@ def interval_ds_renderer(code: int) -> IntervalRenderer:
         negative = negative or nanos_negative or hours_negative or minutes_negative or seconds_negative
         sign = "-" if negative else ""
         if code >= 8:
-            return (f'"{sign}{days}{_DS_SEPARATORS[code]}{hours:02d}:{minutes:02d}:'
-                    f'{seconds:02d}.{nanos:09d}"')
+            return f'"{sign}{days}{_DS_SEPARATORS[code]}{hours:02d}:{minutes:02d}:{seconds:02d}.{nanos:09d}"'
         divisor, half = _DS_UNITS[code % 4]
         total = (((days * 24 + hours) * 60 + minutes) * 60 + seconds) * _NS + nanos
         text = f"{sign}{(total + half) // divisor}"
@@ -89,6 +87,8 @@ def encode_interval_ym(years: int, months: int) -> bytes:
 
 def encode_interval_ds(days: int, hours: int, minutes: int, seconds: int, nanos: int) -> bytes:
     """Encode INTERVAL DAY TO SECOND bytes; every part carries the value's sign."""
-    return (((days + _BIAS) & 0xFFFFFFFF).to_bytes(4, "big")
-            + bytes([hours + 60, minutes + 60, seconds + 60])
-            + ((nanos + _BIAS) & 0xFFFFFFFF).to_bytes(4, "big"))
+    return (
+        ((days + _BIAS) & 0xFFFFFFFF).to_bytes(4, "big")
+        + bytes([hours + 60, minutes + 60, seconds + 60])
+        + ((nanos + _BIAS) & 0xFFFFFFFF).to_bytes(4, "big")
+    )

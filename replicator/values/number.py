@@ -64,8 +64,7 @@ def number_text(data: bytes) -> str | None:
     raise NumberError(f"error parsing numeric value: {data.hex()}")
 
 
-def _compose(sign: str, mantissa: bytes, integer_pairs: int,
-             tables: tuple[tuple[str | None, ...], ...]) -> str | None:
+def _compose(sign: str, mantissa: bytes, integer_pairs: int, tables: tuple[tuple[str | None, ...], ...]) -> str | None:
     """Lay out the base-100 ``mantissa`` with ``integer_pairs`` pairs before the point."""
     pairs, leading, last = tables
     texts = list(map(pairs.__getitem__, mantissa))
@@ -79,8 +78,10 @@ def _compose(sign: str, mantissa: bytes, integer_pairs: int,
     count = len(texts)
     if integer_pairs >= count:
         return sign + leading[mantissa[0]] + "".join(texts[1:]) + "00" * (integer_pairs - count)  # type: ignore[operator]
-    return (f"{sign}{leading[mantissa[0]]}{''.join(texts[1:integer_pairs])}."
-            f"{''.join(texts[integer_pairs:-1])}{last[mantissa[-1]]}")
+    return (
+        f"{sign}{leading[mantissa[0]]}{''.join(texts[1:integer_pairs])}."
+        f"{''.join(texts[integer_pairs:-1])}{last[mantissa[-1]]}"
+    )
 
 
 def decode_number(data: bytes) -> Decimal | None:
@@ -113,7 +114,7 @@ def encode_number(value: Decimal | int | str) -> bytes:
         digits, point = "0" + digits, point + 1
     if len(digits) % 2:
         digits += "0"
-    pairs = [int(digits[i:i + 2]) for i in range(0, len(digits), 2)]
+    pairs = [int(digits[i : i + 2]) for i in range(0, len(digits), 2)]
     while pairs[0] == 0:
         pairs.pop(0)
         point -= 2

@@ -20,8 +20,7 @@ def _base64(value: int, width: int) -> str:
 
 def rowid_text(data_obj: int, dba: int, slot: int) -> str:
     """Extended ROWID text of a row: data object id, block address (rfile/block) and slot."""
-    return (_base64(data_obj, 6) + _base64(dba >> 22, 3) + _base64(dba & 0x3FFFFF, 6)
-            + _base64(slot, 3))
+    return _base64(data_obj, 6) + _base64(dba >> 22, 3) + _base64(dba & 0x3FFFFF, 6) + _base64(slot, 3)
 
 
 def urowid_text(data: bytes) -> str | None:

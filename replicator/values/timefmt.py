@@ -28,7 +28,7 @@ def nanos_text(epoch: int, fraction: int) -> str:
         return str(epoch * _NS + fraction)
     high = abs(epoch) // _NS * (1 if epoch > 0 else -1)
     low = (abs(epoch) % _NS) * _NS + (fraction if epoch > 0 else -fraction)
-    return f"{high}{(low % _UINT64) % 10 ** 18:018d}"
+    return f"{high}{(low % _UINT64) % 10**18:018d}"
 
 
 def _micros(epoch: int, fraction: int) -> str:
@@ -50,7 +50,7 @@ def _iso(epoch: int, fraction: int, digits: int, t_separator: bool) -> str:
     """ISO text with ``digits`` fraction digits (0, 3, 6, 9), rounded half-up with carry."""
     if digits == 0:
         return epoch_to_iso(epoch + (fraction >= 500_000_000), t_separator, False)
-    limit = 10 ** digits
+    limit = 10**digits
     if digits == 9:
         value = fraction  # printed as stored, no rounding
     else:
@@ -98,14 +98,28 @@ def timestamp_tz_renderer(code: int) -> TimestampTzRenderer:
 
 # `timestamp-metadata`: (suffix for the unit, quoted) for codes 0..7; header times have no
 # fraction, so the zeros are simply appended (and left out when the epoch is 0).
-_METADATA_NUMERIC: Final = (("000000000", False), ("000000", False), ("000", False), ("", False),
-                            ("000000000", True), ("000000", True), ("000", True), ("", True))
+_METADATA_NUMERIC: Final = (
+    ("000000000", False),
+    ("000000", False),
+    ("000", False),
+    ("", False),
+    ("000000000", True),
+    ("000000", True),
+    ("000", True),
+    ("", True),
+)
 # Codes 8..15: (T separator, "Z" added by the ISO routine, literal tail). Code 9 prints
 # "...SSZ.000000Z" because OLR asks for the Z twice.
-_METADATA_ISO: Final = ((True, False, ".000000000Z"), (True, True, ".000000Z"),
-                        (True, False, ".000Z"), (True, True, ""),
-                        (False, False, ".000000000"), (False, False, ".000000"),
-                        (False, False, ".000"), (False, False, ""))
+_METADATA_ISO: Final = (
+    (True, False, ".000000000Z"),
+    (True, True, ".000000Z"),
+    (True, False, ".000Z"),
+    (True, True, ""),
+    (False, False, ".000000000"),
+    (False, False, ".000000"),
+    (False, False, ".000"),
+    (False, False, ""),
+)
 
 
 def metadata_renderer(code: int) -> Callable[[str, int], str]:

@@ -68,29 +68,72 @@ class Side:
 
 def build_parser() -> argparse.ArgumentParser:
     """Arguments of ``replicator verify``."""
-    p = ArgumentParser(prog="replicator verify", description="compare what a sink holds with the redo, change by "
-                       "change (counts and content digests per table and transaction)")
-    p.add_argument("-f", "--file", default="OpenLogReplicator.json", help="the config the sink was written with "
-                   "(its source, dictionary, filter and format; default: %(default)s)")
-    p.add_argument("--sink", metavar="SPEC", help="what to read instead of the config's writer: file:OUTPUT (a file "
-                   "writer output pattern, %%i allowed), capture:FILE (what `replicator client` printed), "
-                   "kafka:TOPIC[,TOPIC...], delta:LAKE (the Spark job's lake: its change log and current-state "
-                   "tables at its applied SCN)")
-    p.add_argument("--bootstrap-servers", metavar="HOSTS", help="Kafka brokers for --sink kafka: (default: the config's kafka writer)")
-    p.add_argument("--from-scn", type=non_negative_int, metavar="SCN", help="start: transactions committed after this SCN "
-                   "(default: reader.start-scn, else the oldest schema checkpoint)")
-    p.add_argument("--to-scn", type=non_negative_int, metavar="SCN", help="compare only transactions that began at or before this SCN")
-    p.add_argument("--all", action="store_true", help="every change of the redo read must be in the sink (default: "
-                   "up to the sink's last message or the confirmed position, whichever is later)")
+    p = ArgumentParser(
+        prog="replicator verify",
+        description="compare what a sink holds with the redo, change by "
+        "change (counts and content digests per table and transaction)",
+    )
+    p.add_argument(
+        "-f",
+        "--file",
+        default="OpenLogReplicator.json",
+        help="the config the sink was written with (its source, dictionary, filter and format; default: %(default)s)",
+    )
+    p.add_argument(
+        "--sink",
+        metavar="SPEC",
+        help="what to read instead of the config's writer: file:OUTPUT (a file "
+        "writer output pattern, %%i allowed), capture:FILE (what `replicator client` printed), "
+        "kafka:TOPIC[,TOPIC...], delta:LAKE (the Spark job's lake: its change log and current-state "
+        "tables at its applied SCN)",
+    )
+    p.add_argument(
+        "--bootstrap-servers",
+        metavar="HOSTS",
+        help="Kafka brokers for --sink kafka: (default: the config's kafka writer)",
+    )
+    p.add_argument(
+        "--from-scn",
+        type=non_negative_int,
+        metavar="SCN",
+        help="start: transactions committed after this SCN "
+        "(default: reader.start-scn, else the oldest schema checkpoint)",
+    )
+    p.add_argument(
+        "--to-scn",
+        type=non_negative_int,
+        metavar="SCN",
+        help="compare only transactions that began at or before this SCN",
+    )
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="every change of the redo read must be in the sink (default: "
+        "up to the sink's last message or the confirmed position, whichever is later)",
+    )
     p.add_argument("--redo", nargs="+", metavar="PATH", help="redo files or directories (default: the config's)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON document")
-    p.add_argument("--max-report", type=non_negative_int, default=50, metavar="N",
-                   help="differences listed with their keys (default: %(default)s; counts are always complete)")
-    p.add_argument("--kafka-timeout", type=positive_float, default=30.0, metavar="S",
-                   help="give up reading Kafka after S seconds without progress (default: %(default)s)")
+    p.add_argument(
+        "--max-report",
+        type=non_negative_int,
+        default=50,
+        metavar="N",
+        help="differences listed with their keys (default: %(default)s; counts are always complete)",
+    )
+    p.add_argument(
+        "--kafka-timeout",
+        type=positive_float,
+        default=30.0,
+        metavar="S",
+        help="give up reading Kafka after S seconds without progress (default: %(default)s)",
+    )
     p.add_argument("--work-dir", metavar="DIR", help="where the spool files go (default: the system temp directory)")
-    p.add_argument("--engine", choices=("python", "native"), default=None,
-                   help="decode engine (default: $REPLICATOR_ENGINE, else native when built)")
+    p.add_argument(
+        "--engine",
+        choices=("python", "native"),
+        default=None,
+        help="decode engine (default: $REPLICATOR_ENGINE, else native when built)",
+    )
     return p
 
 
@@ -98,8 +141,9 @@ def _topic_pattern(template: str) -> re.Pattern[str]:
     """The topics ``topic-per-table`` can produce ({owner} and {table} stand for any name)."""
     parts = re.split(r"(\{owner\}|\{table\})", template)
     bad = re.compile(r"[^A-Za-z0-9._-]")
-    return re.compile("".join(".+" if part in ("{owner}", "{table}") else re.escape(bad.sub("_", part))
-                              for part in parts))
+    return re.compile(
+        "".join(".+" if part in ("{owner}", "{table}") else re.escape(bad.sub("_", part)) for part in parts)
+    )
 
 
 def open_sink(spec: str | None, config: Any, args: argparse.Namespace) -> SinkReader:
@@ -110,18 +154,23 @@ def open_sink(spec: str | None, config: Any, args: argparse.Namespace) -> SinkRe
     if spec is None:
         if writer.type == "file":
             if writer.pattern is None:
-                raise RuntimeFailure("the file writer writes to stdout: give the file it was saved in "
-                                     "(--sink capture:FILE)", UNSUPPORTED)
+                raise RuntimeFailure(
+                    "the file writer writes to stdout: give the file it was saved in (--sink capture:FILE)", UNSUPPORTED
+                )
             return _file_sink(writer.pattern, writer.output, writer.newline_bytes)
         if writer.type == "kafka":
             pattern = _topic_pattern(writer.topic_per_table) if writer.topic_per_table else None
             return KafkaSink([writer.topic], consumer_config(writer.properties), args.kafka_timeout, pattern)
-        raise RuntimeFailure(f"a {writer.type} writer keeps nothing to read back: verify what a client saved "
-                             "(--sink capture:FILE, e.g. the output of `replicator client`)", UNSUPPORTED)
+        raise RuntimeFailure(
+            f"a {writer.type} writer keeps nothing to read back: verify what a client saved "
+            "(--sink capture:FILE, e.g. the output of `replicator client`)",
+            UNSUPPORTED,
+        )
     kind, _, rest = spec.partition(":")
     if not rest:
-        raise RuntimeFailure(f"--sink {spec!r}: expected file:OUTPUT, capture:FILE, kafka:TOPIC or delta:LAKE",
-                             UNSUPPORTED)
+        raise RuntimeFailure(
+            f"--sink {spec!r}: expected file:OUTPUT, capture:FILE, kafka:TOPIC or delta:LAKE", UNSUPPORTED
+        )
     if kind == "file":
         newline = writer.newline_bytes if writer.type == "file" else b"\n"
         return _file_sink(parse_output_pattern(rest, 1, 1), rest, newline)  # rotation size: not read
@@ -132,8 +181,9 @@ def open_sink(spec: str | None, config: Any, args: argparse.Namespace) -> SinkRe
         if args.bootstrap_servers:
             properties["bootstrap.servers"] = args.bootstrap_servers
         if "bootstrap.servers" not in properties and "metadata.broker.list" not in properties:
-            raise RuntimeFailure("--sink kafka: needs --bootstrap-servers (the config has no kafka writer)",
-                                 UNSUPPORTED)
+            raise RuntimeFailure(
+                "--sink kafka: needs --bootstrap-servers (the config has no kafka writer)", UNSUPPORTED
+            )
         return KafkaSink(rest.split(","), consumer_config(properties), args.kafka_timeout)
     if kind == "delta":
         return DeltaSink(rest)
@@ -159,8 +209,9 @@ def _confirmed(config: Any) -> tuple[int, int] | None:
     return int(doc.get("scn", 0)), int(doc.get("idx", 0)) + 1
 
 
-def _cut(redo: Spool, sink: Side, confirmed: tuple[int, int] | None, everything: bool,
-         notes: list[str]) -> tuple[int | None, bool, str]:
+def _cut(
+    redo: Spool, sink: Side, confirmed: tuple[int, int] | None, everything: bool, notes: list[str]
+) -> tuple[int | None, bool, str]:
     """(the last redo ordinal the sink must hold, None for all; whether the sink holds changes
     past the redo read; the bounds in words)."""
     if everything:
@@ -173,15 +224,19 @@ def _cut(redo: Spool, sink: Side, confirmed: tuple[int, int] | None, everything:
         else:
             cut = max(cut, found)
     if ahead:
-        notes.append("the sink holds changes after the redo read (redo not archived yet?): every change of the "
-                     "redo read must be in it, the sink's later ones are not checked")
+        notes.append(
+            "the sink holds changes after the redo read (redo not archived yet?): every change of the "
+            "redo read must be in it, the sink's later ones are not checked"
+        )
     elif sink.claims:
         said.append(f"the sink's last message{'s' if len(sink.claims) > 1 else ''}")
     if confirmed is not None:
         found = redo.found_positions.get(confirmed)
         if found is None:
-            notes.append(f"the confirmed position (c_scn {confirmed[0]}, c_idx {confirmed[1]}) is after the redo "
-                         "read: every change of the redo read must be in the sink")
+            notes.append(
+                f"the confirmed position (c_scn {confirmed[0]}, c_idx {confirmed[1]}) is after the redo "
+                "read: every change of the redo read must be in the sink"
+            )
             ahead = True
         else:
             said.append(f"the confirmed position c_scn {confirmed[0]} c_idx {confirmed[1]}")
@@ -189,7 +244,11 @@ def _cut(redo: Spool, sink: Side, confirmed: tuple[int, int] | None, everything:
     if ahead:
         return None, True, "every change of the redo read"
     if cut < 0:
-        return -1, False, "nothing: the sink holds no change and no position was confirmed (--all checks the whole redo)"
+        return (
+            -1,
+            False,
+            "nothing: the sink holds no change and no position was confirmed (--all checks the whole redo)",
+        )
     return cut, False, "redo changes up to " + " and ".join(said)
 
 
@@ -203,8 +262,11 @@ def verify(args: argparse.Namespace) -> Report:
         work_dir = Path(work)
         truth = RedoTruth(config, from_scn=args.from_scn, redo=args.redo, engine=args.engine, work_dir=work_dir)
         sink = open_sink(args.sink, config, args)
-        redo_bytes = sum(f.size if f.size >= 0 else os.path.getsize(f.path) for f in truth.files
-                         if f.size >= 0 or os.path.exists(f.path))
+        redo_bytes = sum(
+            f.size if f.size >= 0 else os.path.getsize(f.path)
+            for f in truth.files
+            if f.size >= 0 or os.path.exists(f.path)
+        )
         buckets = bucket_count(redo_bytes // REDO_BYTES_PER_CHANGE)
         tables = TableNames()
         sink_side = Side(Spool(work_dir, "sink", buckets, tables))
@@ -229,9 +291,11 @@ def verify(args: argparse.Namespace) -> Report:
         fold = redo_side.fold
         if isinstance(sink, DeltaSink) and fold is not None:
             if fold.last_commit < sink.through_scn:
-                notes.append(f"the lake is applied up to SCN {sink.through_scn}, the redo read ends at commit SCN "
-                             f"{fold.last_commit} (not archived yet?): the change log is compared up to it, the "
-                             "current-state tables are not compared (they hold later changes)")
+                notes.append(
+                    f"the lake is applied up to SCN {sink.through_scn}, the redo read ends at commit SCN "
+                    f"{fold.last_commit} (not archived yet?): the change log is compared up to it, the "
+                    "current-state tables are not compared (they hold later changes)"
+                )
                 sink.through_scn = fold.last_commit
             sink_stats = sink.scan(sink_side)
             sink_side.spool.flush()
@@ -244,8 +308,12 @@ def verify(args: argparse.Namespace) -> Report:
         bounds += f"; sink changes after SCN {truth.first_scn}"
         if args.to_scn is not None:
             bounds += f"; c_scn at most {args.to_scn}"
-        result = compare(redo_side.spool, sink_side.spool,
-                         Bounds(cut, truth.first_scn, args.to_scn, sink.kinds, ahead, sink.part_shift), args.max_report)
+        result = compare(
+            redo_side.spool,
+            sink_side.spool,
+            Bounds(cut, truth.first_scn, args.to_scn, sink.kinds, ahead, sink.part_shift),
+            args.max_report,
+        )
         wanted_redo = {d.redo for d in result.differences if d.redo is not None}
         wanted_sink = {p for d in result.differences for p in d.sink}
         redo_docs = truth.locate(wanted_redo) if wanted_redo else {}
@@ -258,8 +326,21 @@ def verify(args: argparse.Namespace) -> Report:
         if isinstance(sink, DeltaSink) and fold is not None and fold.last_commit >= sink.reader.applied_scn():
             state = check_state(sink, fold, hints, args.max_report)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return Report(truth.label, sink.label, bounds, redo_stats, sink_stats, result, tables, reported, findings,
-                  notes, time.perf_counter() - started, rss, state)
+    return Report(
+        truth.label,
+        sink.label,
+        bounds,
+        redo_stats,
+        sink_stats,
+        result,
+        tables,
+        reported,
+        findings,
+        notes,
+        time.perf_counter() - started,
+        rss,
+        state,
+    )
 
 
 def _raw_format(path: str) -> dict[str, Any]:
@@ -289,8 +370,10 @@ def verify_main(argv: list[str]) -> int:
     if report.state is not None:
         c = report.state.counts
         state = f"; current-state rows: {c['missing']} missing, {c['extra']} extra, {c['differs']} differing"
-    log.error(DIFFERENCES, f"the sink does not hold exactly what the redo holds: {r.counts['missing']} missing, "
-                           f"{r.counts['duplicated']} duplicated, {r.counts['differs']} differing, "
-                           f"{r.counts['extra']} extra changes, {len(report.findings)} other finding(s){state}")
+    log.error(
+        DIFFERENCES,
+        f"the sink does not hold exactly what the redo holds: {r.counts['missing']} missing, "
+        f"{r.counts['duplicated']} duplicated, {r.counts['differs']} differing, "
+        f"{r.counts['extra']} extra changes, {len(report.findings)} other finding(s){state}",
+    )
     return EXIT_DIFFERENCES
-

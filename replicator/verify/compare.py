@@ -101,8 +101,12 @@ def _groups(a: np.ndarray) -> np.ndarray:
     """Start index of every identity group of the sorted records ``a``."""
     new = np.ones(len(a), bool)
     if len(a) > 1:
-        new[1:] = ((a["scn"][1:] != a["scn"][:-1]) | (a["xid"][1:] != a["xid"][:-1])
-                   | (a["idx"][1:] != a["idx"][:-1]) | (a["elem"][1:] != a["elem"][:-1]))
+        new[1:] = (
+            (a["scn"][1:] != a["scn"][:-1])
+            | (a["xid"][1:] != a["xid"][:-1])
+            | (a["idx"][1:] != a["idx"][:-1])
+            | (a["elem"][1:] != a["elem"][:-1])
+        )
     return np.flatnonzero(new)
 
 
@@ -115,12 +119,23 @@ def _transactions(heads: np.ndarray) -> int:
 
 def _identities(a: np.ndarray) -> np.ndarray:
     """One 64-bit value per record standing for its identity (for membership tests only)."""
-    return (a["scn"] * np.uint64(0x9E3779B97F4A7C15)) ^ a["xid"] ^ (a["idx"].astype(np.uint64) << np.uint64(20)) \
+    return (
+        (a["scn"] * np.uint64(0x9E3779B97F4A7C15))
+        ^ a["xid"]
+        ^ (a["idx"].astype(np.uint64) << np.uint64(20))
         ^ a["elem"].astype(np.uint64)
+    )
 
 
-def _transaction_tallies(a: np.ndarray, side: np.ndarray, starts: np.ndarray, sizes: np.ndarray,
-                         kept: np.ndarray, heads: np.ndarray, result: Result) -> None:
+def _transaction_tallies(
+    a: np.ndarray,
+    side: np.ndarray,
+    starts: np.ndarray,
+    sizes: np.ndarray,
+    kept: np.ndarray,
+    heads: np.ndarray,
+    result: Result,
+) -> None:
     """Both sides' count and digest sum of each transaction of ``heads`` (the reported
     differences), over the compared changes."""
     wanted = {(int(h["scn"]), int(h["xid"])) for h in heads}
@@ -166,8 +181,9 @@ def compare(redo: Spool, sink: Spool, bounds: Bounds, max_report: int = 100) -> 
     return result
 
 
-def _bucket(r: np.ndarray, s: np.ndarray, bounds: Bounds, result: Result, max_report: int,
-            last: dict[int, int] | None) -> None:
+def _bucket(
+    r: np.ndarray, s: np.ndarray, bounds: Bounds, result: Result, max_report: int, last: dict[int, int] | None
+) -> None:
     if len(bounds.kinds) < 3:
         r = r[np.isin(r["kind"], list(bounds.kinds))]
     if bounds.to_scn is not None:
@@ -237,7 +253,16 @@ def _bucket(r: np.ndarray, s: np.ndarray, bounds: Bounds, result: Result, max_re
         first, size, nr = int(starts[g]), int(sizes[g]), int(in_redo[g])
         rec = a[first]
         kind = MISSING if missing[g] else DUPLICATED if duplicated[g] else DIFFERS if differs[g] else EXTRA
-        places = a["ord"][first + nr:first + size].tolist()
-        result.differences.append(Difference(kind, int(rec["scn"]), int(rec["idx"]), int(rec["elem"]),
-                                             int(rec["xid"]), int(rec["tab"]), int(rec["ord"]) if nr else None,
-                                             places))
+        places = a["ord"][first + nr : first + size].tolist()
+        result.differences.append(
+            Difference(
+                kind,
+                int(rec["scn"]),
+                int(rec["idx"]),
+                int(rec["elem"]),
+                int(rec["xid"]),
+                int(rec["tab"]),
+                int(rec["ord"]) if nr else None,
+                places,
+            )
+        )

@@ -58,8 +58,9 @@ def text_image(image: Any) -> dict[str, str | None] | None:
     return {name: value_text(value) for name, value in image.items()}
 
 
-def lake_digest(op: str, table: str, before: dict[str, Any] | None, after: dict[str, Any] | None,
-                sql: str | None) -> int:
+def lake_digest(
+    op: str, table: str, before: dict[str, Any] | None, after: dict[str, Any] | None, sql: str | None
+) -> int:
     """The digest of a change in the lake's terms (text images, the job's table name)."""
     return change_digest(op, "", table, before, after, sql)
 
@@ -79,8 +80,12 @@ def lake_element(el: dict[str, Any]) -> tuple[int, str, str, int] | None:
     name = table_name(owner, table)
     if op == "ddl":
         return KIND_DDL, owner, table, lake_digest("ddl", name, None, None, el.get("sql", el.get("ddl")))
-    return KIND_ROW, owner, table, lake_digest(op, name, text_image(el.get("before")), text_image(el.get("after")),
-                                              None)
+    return (
+        KIND_ROW,
+        owner,
+        table,
+        lake_digest(op, name, text_image(el.get("before")), text_image(el.get("after")), None),
+    )
 
 
 def commit_scn(doc: dict[str, Any], scn_is_commit: bool) -> int | None:
@@ -105,8 +110,9 @@ class DeltaSink:
             import deltalake  # noqa: F401
             import pyarrow  # noqa: F401
         except ImportError as exc:
-            raise RuntimeFailure(f"--sink delta: needs deltalake and pyarrow (pip install 'replicator[spark]'): {exc}",
-                                 UNSUPPORTED) from exc
+            raise RuntimeFailure(
+                f"--sink delta: needs deltalake and pyarrow (pip install 'replicator[spark]'): {exc}", UNSUPPORTED
+            ) from exc
         from replicator.spark.lake_read import LakeReader
 
         if "://" not in lake and not os.path.isdir(lake):
@@ -143,8 +149,16 @@ class DeltaSink:
                 before = dict(row["before"]) if row["before"] is not None else None
                 after = dict(row["after"]) if row["after"] is not None else None
                 digest = lake_digest(op, name, before, after, None)
-            out.change(Change(ChangeId(int(row["c_scn"]), int(row["c_idx"]), int(row["elem"] or 0),
-                                       row["xid"] or ""), owner, table, kind, digest), place)
+            out.change(
+                Change(
+                    ChangeId(int(row["c_scn"]), int(row["c_idx"]), int(row["elem"] or 0), row["xid"] or ""),
+                    owner,
+                    table,
+                    kind,
+                    digest,
+                ),
+                place,
+            )
             stats.messages += 1
             stats.bytes += size
         stats.seconds = time.perf_counter() - started
@@ -165,14 +179,18 @@ class DeltaSink:
                 if row["rid"] is not None:
                     element["rid"] = row["rid"]
                 doc = {"c_scn": row["c_scn"], "c_idx": row["c_idx"], "xid": row["xid"], "payload": [element]}
-                found[place] = Located(f"change log commit_scn {row['commit_scn']} c_scn {row['c_scn']} "
-                                       f"c_idx {row['c_idx']} (key {row['key']})", doc)
+                found[place] = Located(
+                    f"change log commit_scn {row['commit_scn']} c_scn {row['c_scn']} "
+                    f"c_idx {row['c_idx']} (key {row['key']})",
+                    doc,
+                )
             if place >= last:
                 break
         return found
 
 
 # -- the current state ------------------------------------------------------------------------
+
 
 class RedoFold:
     """The redo's messages (in stream order, i.e. commit order) folded into each table's live
@@ -193,9 +211,12 @@ class RedoFold:
             return
         commit = commit_scn(doc, self.scn_is_commit)
         if commit is None:
-            raise RuntimeFailure(f"message c_scn {doc.get('c_scn')}, c_idx {doc.get('c_idx')} has no commit SCN: the "
-                                 "lake is verified up to its applied SCN, which needs format scn-type 8 (e_scn) or "
-                                 "bit 1 (as the Spark job does)", UNSUPPORTED)
+            raise RuntimeFailure(
+                f"message c_scn {doc.get('c_scn')}, c_idx {doc.get('c_idx')} has no commit SCN: the "
+                "lake is verified up to its applied SCN, which needs format scn-type 8 (e_scn) or "
+                "bit 1 (as the Spark job does)",
+                UNSUPPORTED,
+            )
         self.last_commit = max(self.last_commit, commit)
         if commit > self.through_scn:
             return
@@ -315,16 +336,23 @@ class StateResult:
         return sum(self.counts.values())
 
     def as_json(self) -> dict[str, Any]:
-        return {"applied_scn": self.applied_scn, "tables": self.tables, "counts": dict(self.counts),
-                "differences": [d.as_json() for d in self.differences], "seconds": round(self.seconds, 3)}
+        return {
+            "applied_scn": self.applied_scn,
+            "tables": self.tables,
+            "counts": dict(self.counts),
+            "differences": [d.as_json() for d in self.differences],
+            "seconds": round(self.seconds, 3),
+        }
 
     def text(self) -> list[str]:
         lines = [f"current-state tables at applied SCN {self.applied_scn} ({self.seconds:.2f} s):"]
         width = max([len(t["table"]) for t in self.tables] + [5])
         lines.append(f"  {'table':<{width}}  {'redo rows':>10}  {'lake rows':>10}  missing  extra  differ")
         for t in self.tables:
-            lines.append(f"  {t['table']:<{width}}  {t['redo_rows']:>10,}  {t['lake_rows']:>10,}  {t['missing']:>7,}  "
-                         f"{t['extra']:>5,}  {t['differs']:>6,}")
+            lines.append(
+                f"  {t['table']:<{width}}  {t['redo_rows']:>10,}  {t['lake_rows']:>10,}  {t['missing']:>7,}  "
+                f"{t['extra']:>5,}  {t['differs']:>6,}"
+            )
         for d in self.differences:
             cols = f"  in {', '.join(d.columns)}" if d.columns else ""
             pos = f"  lake position {d.position}" if d.position is not None else ""
@@ -339,19 +367,26 @@ def _unbounded(specs: list[dict[str, Any]], stored: Any) -> str:
     from replicator.spark.coltypes import sql_type
 
     for spec in specs:
-        if sql_type(spec, "string") == "string" and sql_type(spec, "double") == "double" and spec["name"] in stored.names:
+        if (
+            sql_type(spec, "string") == "string"
+            and sql_type(spec, "double") == "double"
+            and spec["name"] in stored.names
+        ):
             t = str(stored.field(spec["name"]).type)
             return "double" if t == "double" else "decimal" if t.startswith("decimal") else "string"
     return "string"
 
 
-def _typed_keys(texts: list[list[str | None]], specs: list[dict[str, Any]], hints: Any, unbounded: str,
-                typed: bool) -> list[str | None]:
+def _typed_keys(
+    texts: list[list[str | None]], specs: list[dict[str, Any]], hints: Any, unbounded: str, typed: bool
+) -> list[str | None]:
     from replicator.spark.arrowconv import convert
     from replicator.spark.layout import canonical
 
-    arrays = [convert(column, spec, hints.timestamp, unbounded, typed, hints.timestamp_tz)
-              for column, spec in zip(texts, specs)]
+    arrays = [
+        convert(column, spec, hints.timestamp, unbounded, typed, hints.timestamp_tz)
+        for column, spec in zip(texts, specs)
+    ]
     return canonical(arrays).to_pylist() if arrays else []
 
 
@@ -368,7 +403,9 @@ def _check_table(name: str, reader: Any, fold: RedoFold, hints: Any, result: Sta
     entry = {"table": name, "redo_rows": len(redo_rows), "lake_rows": 0, MISSING: 0, EXTRA: 0, DIFFERS: 0}
     result.tables.append(entry)
 
-    def note(kind: str, key: dict[str, Any], columns: list[str] | None = None, position: list[int] | None = None) -> None:
+    def note(
+        kind: str, key: dict[str, Any], columns: list[str] | None = None, position: list[int] | None = None
+    ) -> None:
         entry[kind] += 1
         result.counts[kind] += 1
         if len(result.differences) < max_report:
@@ -383,13 +420,20 @@ def _check_table(name: str, reader: Any, fold: RedoFold, hints: Any, result: Sta
     unbounded = _unbounded(specs, stored)
     key_names = schema.key_names
     by_name = {c["name"]: c for c in schema.columns}
-    key_specs = [by_name.get(k, {"name": k, "type": "varchar2"}) if k != ROWID else {"name": ROWID, "type": "varchar2"}
-                 for k in key_names]
+    key_specs = [
+        by_name.get(k, {"name": k, "type": "varchar2"}) if k != ROWID else {"name": ROWID, "type": "varchar2"}
+        for k in key_names
+    ]
     redo_keys = list(redo_rows)
-    canon = _typed_keys([[k[i] for k in redo_keys] for i in range(len(key_names))], key_specs, hints, unbounded,
-                        schema.typed)
-    values = [convert([redo_rows[k].get(n) for k in redo_keys], spec, hints.timestamp, unbounded, schema.typed,
-                      hints.timestamp_tz).to_pylist() for n, spec in zip(names, specs)]
+    canon = _typed_keys(
+        [[k[i] for k in redo_keys] for i in range(len(key_names))], key_specs, hints, unbounded, schema.typed
+    )
+    values = [
+        convert(
+            [redo_rows[k].get(n) for k in redo_keys], spec, hints.timestamp, unbounded, schema.typed, hints.timestamp_tz
+        ).to_pylist()
+        for n, spec in zip(names, specs)
+    ]
     want: dict[str | None, int] = {}  # canonical key -> row number in ``values``
     for i, key in enumerate(canon):
         want[key] = i

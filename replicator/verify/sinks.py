@@ -106,6 +106,7 @@ def _take(out: ChangeOut, body: bytes, place: int, where: Callable[[], str], sta
 
 # -- files ----------------------------------------------------------------------------------------
 
+
 def output_files(pattern: Any) -> tuple[list[str], list[tuple[str, str, str]]]:
     """The files of a file writer ``output`` pattern (config.writer.OutputPattern) in write
     order, and findings about them: a ``%i`` number missing between the first and the last
@@ -115,13 +116,15 @@ def output_files(pattern: Any) -> tuple[list[str], list[tuple[str, str, str]]]:
     try:
         entries = os.listdir(pattern.directory)
     except OSError as exc:
-        raise RuntimeFailure(f"output directory {pattern.directory}: cannot be read: {exc.strerror}", UNREADABLE) from exc
+        raise RuntimeFailure(
+            f"output directory {pattern.directory}: cannot be read: {exc.strerror}", UNREADABLE
+        ) from exc
     start, end = len(pattern.prefix), len(pattern.suffix)
     found: dict[str, str] = {}
     for entry in entries:
         if len(entry) <= start + end or not entry.startswith(pattern.prefix) or not entry.endswith(pattern.suffix):
             continue
-        middle = entry[start:len(entry) - end]
+        middle = entry[start : len(entry) - end]
         path = os.path.join(pattern.directory, entry)
         if (pattern.mode == "timestamp" or (middle.isdigit() and middle.isascii())) and os.path.isfile(path):
             found[middle] = path
@@ -134,8 +137,14 @@ def output_files(pattern: Any) -> tuple[list[str], list[tuple[str, str, str]]]:
         for n in range(numbers[0][0] + 1, numbers[-1][0]) if numbers else ():
             if n not in present:
                 missing = pattern.name(str(n).zfill(pattern.fill))
-                findings.append(("rotation", f"rotation file {missing} is missing (the files numbered "
-                                              f"{numbers[0][0]} to {numbers[-1][0]} are there)", missing))
+                findings.append(
+                    (
+                        "rotation",
+                        f"rotation file {missing} is missing (the files numbered "
+                        f"{numbers[0][0]} to {numbers[-1][0]} are there)",
+                        missing,
+                    )
+                )
     return [p for _, p in numbers], findings
 
 
@@ -148,8 +157,9 @@ class FileSink:
     kinds = ALL_KINDS
     part_shift = _LINE_BITS  # a file per part
 
-    def __init__(self, files: list[str], label: str, newline: bytes = b"\n",
-                 findings: list[tuple[str, str, str]] | None = None) -> None:
+    def __init__(
+        self, files: list[str], label: str, newline: bytes = b"\n", findings: list[tuple[str, str, str]] | None = None
+    ) -> None:
         if not files:
             raise RuntimeFailure(f"{label}: no output file found", UNREADABLE)
         self.files = files
@@ -191,12 +201,13 @@ class FileSink:
             last: ChangeId | None = None
             for line, body, complete in self._lines(path, stats):
                 if not complete:
-                    out.finding("torn", f"the last message of {path} has no line end (written partly?)",
-                                f"{path} line {line}")
+                    out.finding(
+                        "torn", f"the last message of {path} has no line end (written partly?)", f"{path} line {line}"
+                    )
                 if not body:
                     out.finding("unreadable", "empty line", f"{path} line {line}")
                     continue
-                cid = _take(out, body, (number << _LINE_BITS) | line, lambda: f"{path} line {line}", stats)
+                cid = _take(out, body, (number << _LINE_BITS) | line, lambda: f"{path} line {line}", stats)  # noqa: B023 - called at once
                 if cid is not None:
                     last = cid
             if last is not None:  # %s names: a file is reopened when an older sequence's transaction commits
@@ -228,16 +239,25 @@ class FileSink:
 
 # -- Kafka ----------------------------------------------------------------------------------------
 
-_CONSUMER_KEYS = re.compile(r"(bootstrap\.servers|metadata\.broker\.list|security\.protocol|sasl\..*|ssl\..*"
-                            r"|socket\..*|broker\.address\.family|client\.rack)$")
+_CONSUMER_KEYS = re.compile(
+    r"(bootstrap\.servers|metadata\.broker\.list|security\.protocol|sasl\..*|ssl\..*"
+    r"|socket\..*|broker\.address\.family|client\.rack)$"
+)
 _PART_BITS = 44  # a Kafka place is (partition number in this reader << 44) | offset
 
 
 def consumer_config(properties: dict[str, str]) -> dict[str, str]:
     """The kafka writer's ``properties`` a consumer needs (brokers, security), plus ours."""
     conf = {k: v for k, v in properties.items() if _CONSUMER_KEYS.match(k)}
-    conf.update({"group.id": "replicator-verify", "enable.auto.commit": "false", "enable.partition.eof": "true",
-                 "auto.offset.reset": "earliest", "session.timeout.ms": "6000"})
+    conf.update(
+        {
+            "group.id": "replicator-verify",
+            "enable.auto.commit": "false",
+            "enable.partition.eof": "true",
+            "auto.offset.reset": "earliest",
+            "session.timeout.ms": "6000",
+        }
+    )
     return conf
 
 
@@ -249,8 +269,9 @@ class KafkaSink:
     kinds = ALL_KINDS
     part_shift = _PART_BITS  # a partition per part
 
-    def __init__(self, topics: list[str], conf: dict[str, str], timeout: float = 30.0,
-                 pattern: re.Pattern[str] | None = None) -> None:
+    def __init__(
+        self, topics: list[str], conf: dict[str, str], timeout: float = 30.0, pattern: re.Pattern[str] | None = None
+    ) -> None:
         self.topics = topics
         self.pattern = pattern
         self.conf = conf
@@ -269,8 +290,9 @@ class KafkaSink:
         names = [t for t in self.topics if t in metadata.topics]
         missing = [t for t in self.topics if t not in metadata.topics]
         if missing:
-            raise RuntimeFailure(f"kafka: topic {', '.join(missing)} does not exist at "
-                                 f"{self.conf.get('bootstrap.servers')}", UNREADABLE)
+            raise RuntimeFailure(
+                f"kafka: topic {', '.join(missing)} does not exist at {self.conf.get('bootstrap.servers')}", UNREADABLE
+            )
         if self.pattern is not None:
             names += sorted(t for t in metadata.topics if t not in names and self.pattern.fullmatch(t))
         return [(t, p) for t in names for p in sorted(metadata.topics[t].partitions)]
@@ -294,8 +316,9 @@ class KafkaSink:
                     quiet_since = time.monotonic()
                 elif time.monotonic() - quiet_since > self.timeout:
                     left = ", ".join(f"{t}[{p}]" for t, p in self._parts if (t, p) not in at_end)
-                    raise RuntimeFailure(f"kafka: {left} not read to the end within {self.timeout:g}s without "
-                                         "progress", UNREADABLE)
+                    raise RuntimeFailure(
+                        f"kafka: {left} not read to the end within {self.timeout:g}s without progress", UNREADABLE
+                    )
                 for record in batch:
                     part = (record.topic(), record.partition())
                     error = record.error()
@@ -310,8 +333,13 @@ class KafkaSink:
                     at_end.discard(part)
                     stats.bytes += len(value)
                     offset = record.offset()
-                    cid = _take(out, value, (index[part] << _PART_BITS) | offset,
-                                lambda: f"topic {part[0]} partition {part[1]} offset {offset}", stats)
+                    cid = _take(
+                        out,
+                        value,
+                        (index[part] << _PART_BITS) | offset,
+                        lambda: f"topic {part[0]} partition {part[1]} offset {offset}",  # noqa: B023 - called at once
+                        stats,
+                    )
                     if cid is not None:
                         last[part] = cid
             for cid in last.values():
@@ -339,8 +367,9 @@ class KafkaSink:
                     if record is None or record.error() is not None:
                         continue
                     if record.offset() == offset and record.value() is not None:
-                        found[place] = Located(f"topic {topic} partition {partition} offset {offset}",
-                                               decode(record.value()))
+                        found[place] = Located(
+                            f"topic {topic} partition {partition} offset {offset}", decode(record.value())
+                        )
                     break
         finally:
             consumer.close()

@@ -20,8 +20,18 @@ import numpy as np
 
 from replicator.formats.olr_digest import Change, ChangeId, element_change, xid_text
 
-RECORD = np.dtype([("scn", "<u8"), ("xid", "<u8"), ("idx", "<u4"), ("elem", "<u4"), ("tab", "<u4"),
-                   ("kind", "<u4"), ("dig", "<u8"), ("ord", "<u8")])
+RECORD = np.dtype(
+    [
+        ("scn", "<u8"),
+        ("xid", "<u8"),
+        ("idx", "<u4"),
+        ("elem", "<u4"),
+        ("tab", "<u4"),
+        ("kind", "<u4"),
+        ("dig", "<u8"),
+        ("ord", "<u8"),
+    ]
+)
 _PACK = struct.Struct("<QQIIIIQQ").pack  # one RECORD
 assert struct.calcsize("<QQIIIIQQ") == RECORD.itemsize
 CHUNK = 1 << 16  # records kept in memory before they go to the bucket files
@@ -106,8 +116,9 @@ class Spool:
         the sink's place)."""
         cid = change.id
         table = self.tables.id(change.owner, change.table) if change.kind else NO_TABLE
-        self._chunk += _PACK(cid.c_scn, self._xid(cid.xid), cid.c_idx, cid.elem, table, change.kind, change.digest,
-                             ordinal)
+        self._chunk += _PACK(
+            cid.c_scn, self._xid(cid.xid), cid.c_idx, cid.elem, table, change.kind, change.digest, ordinal
+        )
         self._held += 1
         if self._held >= CHUNK:
             self.flush()
@@ -126,8 +137,9 @@ class Spool:
             if found is None:
                 continue
             kind, owner, table, digest = found
-            self._chunk += _PACK(c_scn, xkey, c_idx, elem, table_id(owner, table) if kind else NO_TABLE, kind,
-                                 digest, ordinal)
+            self._chunk += _PACK(
+                c_scn, xkey, c_idx, elem, table_id(owner, table) if kind else NO_TABLE, kind, digest, ordinal
+            )
             self._held += 1
             last = elem
         if last is None:
@@ -165,8 +177,9 @@ class Spool:
         for key, cid in self.watch.items():
             if cid in self.found:
                 continue
-            hit = np.flatnonzero((rec["scn"] == key[0]) & (rec["xid"] == key[1]) & (rec["idx"] == key[2])
-                                 & (rec["elem"] == key[3]))
+            hit = np.flatnonzero(
+                (rec["scn"] == key[0]) & (rec["xid"] == key[1]) & (rec["idx"] == key[2]) & (rec["elem"] == key[3])
+            )
             if len(hit):
                 self.found[cid] = int(rec["ord"][hit[0]])
         for scn, idx in self.watch_positions:

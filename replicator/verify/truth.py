@@ -75,8 +75,15 @@ class RedoTruth:
     checkpoint in the state directory) on; ``redo`` names the files (or directories) instead
     of the config's."""
 
-    def __init__(self, config: Any, *, from_scn: int | None = None, redo: list[str] | None = None,
-                 engine: str | None = None, work_dir: Path) -> None:
+    def __init__(
+        self,
+        config: Any,
+        *,
+        from_scn: int | None = None,
+        redo: list[str] | None = None,
+        engine: str | None = None,
+        work_dir: Path,
+    ) -> None:
         from replicator.redo.sources import open_source
         from replicator.runner.assembly import source_facts
 
@@ -84,8 +91,11 @@ class RedoTruth:
         self.config, self.source = config, source
         self.format_type = source.format.type
         if self.format_type not in OLR_JSON:
-            raise RuntimeFailure(f"format {self.format_type!r}: verify reads OpenLogReplicator JSON sinks only "
-                                 f"(format type json or debezium)", UNSUPPORTED)
+            raise RuntimeFailure(
+                f"format {self.format_type!r}: verify reads OpenLogReplicator JSON sinks only "
+                f"(format type json or debezium)",
+                UNSUPPORTED,
+            )
         self.checkpoint = None if source.schemaless else self._start_checkpoint(from_scn)
         start = from_scn or source.reader.start_scn or (self.checkpoint.scn if self.checkpoint is not None else 0)
         parser, fmt, archive_format, _ = source_facts(config, source, self.checkpoint)
@@ -99,12 +109,15 @@ class RedoTruth:
         finally:
             listing.close()
         if not self.files:
-            raise RuntimeFailure("no redo log files to verify against (reader.redo-log, the archive directories, "
-                                 "or --redo)", 10001)
+            raise RuntimeFailure(
+                "no redo log files to verify against (reader.redo-log, the archive directories, or --redo)", 10001
+            )
         self.engine = engine
         self.work_dir = work_dir
-        self.label = (f"redo of {source.name}: {len(self.files)} file(s), sequence {self.files[0].sequence}"
-                      f"-{self.files[-1].sequence}, from SCN {start}")
+        self.label = (
+            f"redo of {source.name}: {len(self.files)} file(s), sequence {self.files[0].sequence}"
+            f"-{self.files[-1].sequence}, from SCN {start}"
+        )
 
     def _start_checkpoint(self, from_scn: int | None) -> Any:
         from replicator.schema.store import list_schema_checkpoints, load_best_schema_checkpoint
@@ -118,8 +131,9 @@ class RedoTruth:
             scn = available[0][0] if available else 0
         cp = load_best_schema_checkpoint(state, name, scn) if scn else None
         if cp is None:
-            raise RuntimeFailure(f"schema checkpoint for database {name} at or below SCN {scn} not found in {state}",
-                                 10052)
+            raise RuntimeFailure(
+                f"schema checkpoint for database {name} at or below SCN {scn} not found in {state}", 10052
+            )
         return cp
 
     def _files(self, redo: list[str] | None, archive_format: str, redo_source: Any) -> list[RedoFile]:
@@ -132,10 +146,18 @@ class RedoTruth:
         else:
             from replicator.redo.online import LogLocator
 
-            dirs = [d for d in (cp.log_archive_dest if cp is not None else "", *self._recovery_area(),
-                                *reader.redo_log) if d]
-            locator = LogLocator(online_groups=[], archive_dirs=dirs, archive_format=archive_format,
-                                 path_mapping=list(reader.path_mapping_pairs), source=redo_source)
+            dirs = [
+                d
+                for d in (cp.log_archive_dest if cp is not None else "", *self._recovery_area(), *reader.redo_log)
+                if d
+            ]
+            locator = LogLocator(
+                online_groups=[],
+                archive_dirs=dirs,
+                archive_format=archive_format,
+                path_mapping=list(reader.path_mapping_pairs),
+                source=redo_source,
+            )
             entries = [path for _, path in sorted(locator.archive_files())]
         start_seq = cp.restart_position[0] if cp is not None and reader.type != "batch" else (reader.start_seq or 0)
         return list_batch_files(entries, archive_format, start_seq, redo_source) if entries else []
@@ -148,8 +170,10 @@ class RedoTruth:
 
     def key_columns(self) -> dict[tuple[str, str], list[str]]:
         """(owner, table) -> primary key column names, from the dictionary (for the report)."""
-        return {(t.owner, t.name): [t.columns[i].name for i in t.key_columns if i < len(t.columns)]
-                for t in self.parser.tables.values()}
+        return {
+            (t.owner, t.name): [t.columns[i].name for i in t.key_columns if i < len(t.columns)]
+            for t in self.parser.tables.values()
+        }
 
     def _run(self, take: Callable[[bytes], None]) -> RedoStats:
         from replicator.native import resolve_engine
@@ -163,14 +187,29 @@ class RedoTruth:
         verify_checksum = not (self.source.reader.disable_checks & 0x4)
         redo_source = self._open_source()
         try:
-            pipeline = Pipeline(self.parser, create_format_for(self.format_options), _Bodies(take),
-                                verify_checksum=verify_checksum, pool=pool, source=redo_source, engine=engine)
+            pipeline = Pipeline(
+                self.parser,
+                create_format_for(self.format_options),
+                _Bodies(take),
+                verify_checksum=verify_checksum,
+                pool=pool,
+                source=redo_source,
+                engine=engine,
+            )
             started = time.perf_counter()
             stats = pipeline.run(self.files)
         finally:
             redo_source.close()
-        return RedoStats(stats.files, stats.bytes_read, time.perf_counter() - started, stats.messages, 0,
-                         stats.transactions, engine, self.first_scn)
+        return RedoStats(
+            stats.files,
+            stats.bytes_read,
+            time.perf_counter() - started,
+            stats.messages,
+            0,
+            stats.transactions,
+            engine,
+            self.first_scn,
+        )
 
     def scan(self, out: ChangeOut) -> RedoStats:
         """Decode the redo; every message goes to ``out`` with its ordinal in the stream."""

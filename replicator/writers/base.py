@@ -122,8 +122,11 @@ def register_writer(type_name: str, target: str | None) -> None:
 def writer_class(type_name: str) -> type[Writer]:
     """Import and return the class for ``type_name``; ConfigError 30001 if unavailable."""
     if type_name not in _REGISTRY:
-        raise ConfigError(f'bad JSON, invalid "type" value: {type_name}, expected: one of '
-                          '{"file", "kafka", "zeromq", "network", "discard"}', 30001)
+        raise ConfigError(
+            f'bad JSON, invalid "type" value: {type_name}, expected: one of '
+            '{"file", "kafka", "zeromq", "network", "discard"}',
+            30001,
+        )
     target = _REGISTRY[type_name]
     if target is None:
         raise ConfigError(f"writer type {type_name} not available yet", 30001)

@@ -51,7 +51,11 @@ class DurableLag:
                     self._first_unsaved = now
                 self._confirmed += count
             unsaved = self._confirmed - self._durable
-            if unsaved and not self._requested and (unsaved >= self.every or now - self._first_unsaved >= self.interval_s):
+            if (
+                unsaved
+                and not self._requested
+                and (unsaved >= self.every or now - self._first_unsaved >= self.interval_s)
+            ):
                 self._requested = True
                 self._start()
                 self._cond.notify_all()

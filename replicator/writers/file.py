@@ -58,8 +58,15 @@ class FileWriter(Writer, WholeRunWriter, ResumableOutput, Syncable):
 
     type_name = "file"
 
-    def __init__(self, config: FileWriterConfig, on_confirm: ConfirmCallback, *, show_checkpoints: bool = True,
-                 stdout: BinaryIO | None = None, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        config: FileWriterConfig,
+        on_confirm: ConfirmCallback,
+        *,
+        show_checkpoints: bool = True,
+        stdout: BinaryIO | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         super().__init__(config, on_confirm, show_checkpoints=show_checkpoints)
         self.config: FileWriterConfig = config
         self.pattern: OutputPattern | None = config.pattern
@@ -109,7 +116,7 @@ class FileWriter(Writer, WholeRunWriter, ResumableOutput, Syncable):
         for entry in entries:
             if len(entry) <= start + end or not entry.startswith(pattern.prefix) or not entry.endswith(pattern.suffix):
                 continue
-            digits = entry[start:len(entry) - end]
+            digits = entry[start : len(entry) - end]
             path = os.path.join(pattern.directory, entry)
             if digits.isdigit() and digits.isascii() and not os.path.isdir(path):
                 found[int(digits)] = path
@@ -125,7 +132,7 @@ class FileWriter(Writer, WholeRunWriter, ResumableOutput, Syncable):
         start, end = len(pattern.prefix), len(pattern.suffix)
         if len(name) <= start + end or not name.startswith(pattern.prefix) or not name.endswith(pattern.suffix):
             return None
-        digits = name[start:len(name) - end]
+        digits = name[start : len(name) - end]
         return int(digits) if digits.isdigit() and digits.isascii() else None
 
     def _restore(self, resume: tuple[str, int]) -> None:
@@ -142,9 +149,12 @@ class FileWriter(Writer, WholeRunWriter, ResumableOutput, Syncable):
         assert pattern is not None
         number = self._number_of(path) if pattern.mode in ("num", "sequence") else None
         if not self.holds(path):
-            log.warning(60100, f"the checkpoint's output file {path} is not a file of output {self.config.output} "
-                               f"(output changed?): nothing is cut back, messages after the checkpoint go to the "
-                               f"new output")
+            log.warning(
+                60100,
+                f"the checkpoint's output file {path} is not a file of output {self.config.output} "
+                f"(output changed?): nothing is cut back, messages after the checkpoint go to the "
+                f"new output",
+            )
             self.resume_at = None
             return
         try:
@@ -158,7 +168,9 @@ class FileWriter(Writer, WholeRunWriter, ResumableOutput, Syncable):
             raise RuntimeFailure(
                 f"output file {path} {held}, but the checkpoint confirmed {size} bytes in it (lost in a crash before "
                 f"they reached the disk, or removed): the messages after what it holds would be lost; restore the "
-                f"file, or move it and the confirmed-position checkpoint (<name>-chkpt.json) away to replay from the schema checkpoint", 10100)
+                f"file, or move it and the confirmed-position checkpoint (<name>-chkpt.json) away to replay from the schema checkpoint",
+                10100,
+            )
         if actual > size:
             try:
                 os.truncate(path, size)
@@ -304,8 +316,11 @@ class FileWriter(Writer, WholeRunWriter, ResumableOutput, Syncable):
             candidate = pattern.name(stamp)
             if candidate == self.current_path:
                 if not self._warned_early_rotation:
-                    log.warning(60030, f"rotation size is set too low ({limit}), increase it, should rotate but "
-                                       f"too early ({self.current_path})")
+                    log.warning(
+                        60030,
+                        f"rotation size is set too low ({limit}), increase it, should rotate but "
+                        f"too early ({self.current_path})",
+                    )
                     self._warned_early_rotation = True
                 switch = False
             else:
@@ -377,8 +392,9 @@ class FileWriter(Writer, WholeRunWriter, ResumableOutput, Syncable):
             except OSError as exc:
                 raise RuntimeFailure(f"file: {self.current_path} - write returned: {exc.strerror}", 10007) from exc
             if written <= 0:
-                raise RuntimeFailure(f"file: {self.current_path} - {written} bytes written instead of {len(view)}",
-                                     10007)
+                raise RuntimeFailure(
+                    f"file: {self.current_path} - {written} bytes written instead of {len(view)}", 10007
+                )
             view = view[written:]
 
     def _cut_back(self, size: int) -> None:
@@ -388,8 +404,11 @@ class FileWriter(Writer, WholeRunWriter, ResumableOutput, Syncable):
         try:
             os.ftruncate(self._fd, size)  # type: ignore[arg-type]
         except OSError as exc:
-            log.error(10007, f"file: {self.current_path} - cutting back to the last whole message ({size} bytes) "
-                             f"failed: {exc.strerror}")
+            log.error(
+                10007,
+                f"file: {self.current_path} - cutting back to the last whole message ({size} bytes) "
+                f"failed: {exc.strerror}",
+            )
             return
         log.info(f"output file {self.current_path} cut back to its last whole message ({size} bytes)")
 

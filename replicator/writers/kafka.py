@@ -50,11 +50,21 @@ from replicator.writers.kafka_routing import Router, describe
 from replicator.writers.queue import ConfirmQueue, Entry
 
 _TOO_LARGE = {KafkaError.MSG_SIZE_TOO_LARGE, KafkaError.RECORD_LIST_TOO_LARGE}
-_PERMANENT = {KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.CLUSTER_AUTHORIZATION_FAILED,
-              KafkaError.TOPIC_EXCEPTION, KafkaError.INVALID_RECORD, KafkaError._INVALID_ARG,
-              KafkaError.UNSUPPORTED_VERSION, KafkaError.INVALID_REQUIRED_ACKS}
-_BROKER_TROUBLE = {KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._RESOLVE,
-                   KafkaError.NETWORK_EXCEPTION}
+_PERMANENT = {
+    KafkaError.TOPIC_AUTHORIZATION_FAILED,
+    KafkaError.CLUSTER_AUTHORIZATION_FAILED,
+    KafkaError.TOPIC_EXCEPTION,
+    KafkaError.INVALID_RECORD,
+    KafkaError._INVALID_ARG,
+    KafkaError.UNSUPPORTED_VERSION,
+    KafkaError.INVALID_REQUIRED_ACKS,
+}
+_BROKER_TROUBLE = {
+    KafkaError._TRANSPORT,
+    KafkaError._ALL_BROKERS_DOWN,
+    KafkaError._RESOLVE,
+    KafkaError.NETWORK_EXCEPTION,
+}
 CLOSE_TIMEOUT_S = 60.0  # how long close() waits for the last delivery reports
 LIBRARY_LOG_CODE = 60102  # librdkafka's own warning lines (they carry no code of ours)
 DURABLE_EVERY = 256  # confirmed messages after which the writer has the position saved (fsync)
@@ -114,8 +124,16 @@ class KafkaWriter(Writer, DeliveryShortfall):
     type_name = "kafka"
     keeps_tombstones = True  # a tombstone is a record with a key and a null value
 
-    def __init__(self, config: KafkaWriterConfig, on_confirm: ConfirmCallback, *, show_checkpoints: bool = True,
-                 stall_timeout_s: float = 30.0, close_timeout_s: float | None = None, max_backoff_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        config: KafkaWriterConfig,
+        on_confirm: ConfirmCallback,
+        *,
+        show_checkpoints: bool = True,
+        stall_timeout_s: float = 30.0,
+        close_timeout_s: float | None = None,
+        max_backoff_s: float = 30.0,
+    ) -> None:
         super().__init__(config, on_confirm, show_checkpoints=show_checkpoints)
         self.config: KafkaWriterConfig = config
         self.queue = ConfirmQueue(config.queue_size)
@@ -194,8 +212,10 @@ class KafkaWriter(Writer, DeliveryShortfall):
                 continue
             while len(self.queue) >= self.queue.capacity:
                 if not self._waiting_logged:
-                    log.warning(60031, f"Kafka queue full ({self.queue.capacity} unconfirmed messages), "
-                                       "waiting for delivery reports")
+                    log.warning(
+                        60031,
+                        f"Kafka queue full ({self.queue.capacity} unconfirmed messages), waiting for delivery reports",
+                    )
                     self._waiting_logged = True
                 self._service(self._poll_s)
             if self._durable is not None:  # last: what lies beyond the saved position stays bounded
@@ -224,8 +244,10 @@ class KafkaWriter(Writer, DeliveryShortfall):
             self._service(min(self._poll_s, 0.1))
         left = self.undelivered = len(self.queue)
         if left:
-            log.warning(60083, f"{left} Kafka messages were not confirmed before shutdown; "
-                               "they are produced again after a restart")
+            log.warning(
+                60083,
+                f"{left} Kafka messages were not confirmed before shutdown; they are produced again after a restart",
+            )
         self._guarded(self._producer.flush, 0)
         self._producer = None
         if self._durable is not None:
@@ -242,10 +264,13 @@ class KafkaWriter(Writer, DeliveryShortfall):
 
         while True:
             try:
-                self._producer.produce(self.router.topic_for(message),
-                                       value=None if message.tombstone else message.data,
-                                       key=self.router.key_for(message), headers=message.headers,
-                                       on_delivery=delivered)
+                self._producer.produce(
+                    self.router.topic_for(message),
+                    value=None if message.tombstone else message.data,
+                    key=self.router.key_for(message),
+                    headers=message.headers,
+                    on_delivery=delivered,
+                )
                 break
             except BufferError:  # librdkafka's own queue is full: serve reports and retry
                 self._service(self._poll_s)
@@ -265,9 +290,11 @@ class KafkaWriter(Writer, DeliveryShortfall):
         raise RuntimeFailure(f"Kafka produce failed for {describe(entry.message)}: {err.str()}", 10060)
 
     def _too_large(self, message: Message, err: KafkaError) -> str:
-        return (f"Kafka rejected {describe(message)}: message of {len(message.data)} bytes is too large "
-                f"({err.str()}); max-message-mb is {self.config.max_message_mb}, the broker's "
-                "message.max.bytes / the topic's max.message.bytes may be lower")
+        return (
+            f"Kafka rejected {describe(message)}: message of {len(message.data)} bytes is too large "
+            f"({err.str()}); max-message-mb is {self.config.max_message_mb}, the broker's "
+            "message.max.bytes / the topic's max.message.bytes may be lower"
+        )
 
     def _delivered(self, entry: Entry, generation: int, err: KafkaError | None) -> None:
         """Delivery report (runs inside poll on the caller's thread)."""
@@ -282,8 +309,7 @@ class KafkaWriter(Writer, DeliveryShortfall):
         if err.code() in _TOO_LARGE:
             self._failure = RuntimeFailure(self._too_large(entry.message, err), 10092)
         elif err.code() in _PERMANENT:
-            self._failure = RuntimeFailure(f"Kafka delivery failed for {describe(entry.message)}: {err.str()}",
-                                           10057)
+            self._failure = RuntimeFailure(f"Kafka delivery failed for {describe(entry.message)}: {err.str()}", 10057)
         else:
             log.warning(70008, f"Kafka delivery failed for {describe(entry.message)}: {err.str()}; will retry")
             self._request_rebuild(f"delivery failed: {err.str()}")
@@ -326,8 +352,12 @@ class KafkaWriter(Writer, DeliveryShortfall):
     def _stalled(self) -> bool:
         oldest = self.queue.oldest_sent_at()
         now = time.monotonic()
-        return (self._broker_trouble and oldest is not None and now - oldest > self.stall_timeout_s
-                and now - self._last_progress > self.stall_timeout_s)
+        return (
+            self._broker_trouble
+            and oldest is not None
+            and now - oldest > self.stall_timeout_s
+            and now - self._last_progress > self.stall_timeout_s
+        )
 
     def _guarded(self, call: Any, *args: Any) -> Any:
         """Call the producer; a fatal KafkaError raised out of it (confluent-kafka raises one that
@@ -351,8 +381,11 @@ class KafkaWriter(Writer, DeliveryShortfall):
         """Replace the producer and produce every unconfirmed message again, in order."""
         reason, self._rebuild_reason = self._rebuild_reason, ""
         self._backoff = min(self.max_backoff_s, max(0.5, self._backoff * 2))
-        log.warning(70008, f"Kafka producer restarted in {self._backoff:.1f}s ({reason}); "
-                           f"{len(self.queue)} unconfirmed messages will be produced again")
+        log.warning(
+            70008,
+            f"Kafka producer restarted in {self._backoff:.1f}s ({reason}); "
+            f"{len(self.queue)} unconfirmed messages will be produced again",
+        )
         old = self._producer
         self._generation += 1
         self._guarded(old.purge, True, True, False)

@@ -77,9 +77,18 @@ class _Throttle:
 class Listener(Transport):
     """A non-blocking listener with one client connection (see the module docstring)."""
 
-    def __init__(self, endpoint: Endpoint, events: TransportEvents, wire: Callable[[], Wire], *, label: str,
-                 client_timeout_s: float, handshake_s: float, authenticated: bool,
-                 tls: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        events: TransportEvents,
+        wire: Callable[[], Wire],
+        *,
+        label: str,
+        client_timeout_s: float,
+        handshake_s: float,
+        authenticated: bool,
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
         self.endpoint = endpoint
         self.events = events
         self.label = label  # "network writer", "ZeroMQ writer"
@@ -132,8 +141,11 @@ class Listener(Transport):
                 error = exc
                 continue
             if not self._authenticated and not is_loopback(str(address[0])):
-                log.warning(EXPOSURE_CODE, f"{self.label} listens on {address[0]}, beyond loopback, without "
-                                           "auth-token: anyone who reaches it reads every change")
+                log.warning(
+                    EXPOSURE_CODE,
+                    f"{self.label} listens on {address[0]}, beyond loopback, without "
+                    "auth-token: anyone who reaches it reads every change",
+                )
             return sock
         raise RuntimeFailure(f"{self.label}: cannot listen on {host}:{port}: {error}", 10061)
 
@@ -190,8 +202,12 @@ class Listener(Transport):
             if key.data == "client" and self._client is not None:
                 if mask & selectors.EVENT_READ or self._tls_pending:
                     self._read()
-                    while self._client is not None and isinstance(self._client, ssl.SSLSocket) \
-                            and self._client.pending() and self._read():
+                    while (
+                        self._client is not None
+                        and isinstance(self._client, ssl.SSLSocket)
+                        and self._client.pending()
+                        and self._read()
+                    ):
                         pass  # decrypted bytes already buffered: the selector will not report them
                 if mask & selectors.EVENT_WRITE and self._client is not None:
                     self._flush()
@@ -210,8 +226,9 @@ class Listener(Transport):
         peer_name = _peer(peer) if not self.endpoint.path else "local"
         if self._client is not None and self._client_alive():
             if self.events.idle_allowed():
-                self._throttle.warning(60080, f"client {peer_name} rejected: another client ({self._peer}) "
-                                              "is connected")
+                self._throttle.warning(
+                    60080, f"client {peer_name} rejected: another client ({self._peer}) is connected"
+                )
                 sock.close()
                 return
             self.drop_client(f"replaced by {peer_name} (it had not started replication)")

@@ -70,12 +70,13 @@ class LengthPrefixed:
         while len(buf) >= 4:
             size = _LEN32.unpack_from(buf)[0]
             if size > MAX_REQUEST:
-                raise WireError(10055, f"message from client exceeds buffer size ({size} > {MAX_REQUEST})",
-                                "oversized request")
+                raise WireError(
+                    10055, f"message from client exceeds buffer size ({size} > {MAX_REQUEST})", "oversized request"
+                )
             if len(buf) < 4 + size:
                 break
-            frame = bytes(buf[4:4 + size])
-            del buf[:4 + size]
+            frame = bytes(buf[4 : 4 + size])
+            del buf[: 4 + size]
             if not self._authenticated:
                 if not hmac.compare_digest(frame, self._token or b""):
                     raise WireError(60103, "did not authenticate (auth-token)", "authentication failed")
@@ -101,6 +102,13 @@ class NetworkWriter(StreamWriter):
             except (OSError, ssl.SSLError) as exc:
                 raise RuntimeFailure(f"network writer: cannot load tls-cert {config.tls_cert}: {exc}", 10061) from exc
         token = AUTH_PREFIX + config.auth_token.encode() if config.auth_token else None
-        return Listener(Endpoint(config.host, config.port), self, lambda: LengthPrefixed(token),
-                        label="network writer", client_timeout_s=self.client_timeout_s, handshake_s=HANDSHAKE_S,
-                        authenticated=token is not None, tls=tls)
+        return Listener(
+            Endpoint(config.host, config.port),
+            self,
+            lambda: LengthPrefixed(token),
+            label="network writer",
+            client_timeout_s=self.client_timeout_s,
+            handshake_s=HANDSHAKE_S,
+            authenticated=token is not None,
+            tls=tls,
+        )

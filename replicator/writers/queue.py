@@ -287,9 +287,12 @@ class ConfirmQueue:
         if len(self._entries) < self.capacity and now - self.hold_since < self.hold_limit_s:
             return False
         assert self.hold is not None
-        log.warning(60240, f"the resumed client's position (scn: {self.hold[0]}, idx: {self.hold[1] + 1}) "
-                           f"was not found in the {len(self._entries)} messages replayed after the restart; "
-                           "sending them (the client may receive duplicates)")
+        log.warning(
+            60240,
+            f"the resumed client's position (scn: {self.hold[0]}, idx: {self.hold[1] + 1}) "
+            f"was not found in the {len(self._entries)} messages replayed after the restart; "
+            "sending them (the client may receive duplicates)",
+        )
         self.hold = None
         return True
 

@@ -185,8 +185,11 @@ class StreamProtocol:
             return
         if self.status == READY:
             named = "" if position is None else f" from scn: {c_scn}, idx: {c_idx}"
-            log.warning(60085 if position else 60032, f"client requested to continue{named}, but replication has "
-                                                      "not started (nothing was sent or confirmed): it must START")
+            log.warning(
+                60085 if position else 60032,
+                f"client requested to continue{named}, but replication has "
+                "not started (nothing was sent or confirmed): it must START",
+            )
             self._reply(pb.RedoResponse(code=pb.INVALID_COMMAND))
             return
         log.info(f"client requested scn: {c_scn}, idx: {c_idx}")
@@ -201,8 +204,11 @@ class StreamProtocol:
             queue.resume_after(position)  # through its message if queued and sent, else nothing dropped
         else:
             highest = "nothing" if queue.max_sent is None else f"scn: {queue.max_sent[0]}, idx: {queue.max_sent[1] + 1}"
-            log.warning(60085, f"client requested to continue from scn: {c_scn}, idx: {c_idx}, which was never sent "
-                               f"(highest sent: {highest}); refused, nothing skipped")
+            log.warning(
+                60085,
+                f"client requested to continue from scn: {c_scn}, idx: {c_idx}, which was never sent "
+                f"(highest sent: {highest}); refused, nothing skipped",
+            )
             self._reply(pb.RedoResponse(code=pb.INVALID_COMMAND))
             return
         self._reply(self._positioned(pb.REPLICATE))
@@ -227,8 +233,11 @@ class StreamProtocol:
         highest = self.queue.max_sent
         if highest is None or position > highest:
             sent = "nothing" if highest is None else f"scn: {highest[0]}, idx: {highest[1] + 1}"
-            log.warning(60082, f"client confirmed scn: {request.c_scn}, idx: {c_idx}, which was never sent "
-                               f"(highest sent: {sent}); ignored")
+            log.warning(
+                60082,
+                f"client confirmed scn: {request.c_scn}, idx: {c_idx}, which was never sent "
+                f"(highest sent: {sent}); ignored",
+            )
             self._reply(pb.RedoResponse(code=pb.INVALID_COMMAND))
             return
         self.queue.confirm_through(position)
@@ -275,4 +284,3 @@ class StreamProtocol:
     def idle_allowed(self, session: int) -> bool:
         """A silent client is fine while streaming or while its own start is booting."""
         return self.streaming or (self.pending is not None and session == self.pending_session)
-

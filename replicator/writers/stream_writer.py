@@ -41,8 +41,16 @@ SEND_BATCH = 256  # messages moved from the queue to the transport per step
 class StreamWriter(Writer):
     """Common part of the ``network`` and ``zeromq`` writers (see the module docstring)."""
 
-    def __init__(self, config: Any, on_confirm: ConfirmCallback, *, show_checkpoints: bool = True,
-                 database: str = "", client_timeout_s: float = 30.0, drain_timeout_s: float = 10.0) -> None:
+    def __init__(
+        self,
+        config: Any,
+        on_confirm: ConfirmCallback,
+        *,
+        show_checkpoints: bool = True,
+        database: str = "",
+        client_timeout_s: float = 30.0,
+        drain_timeout_s: float = 10.0,
+    ) -> None:
         super().__init__(config, on_confirm, show_checkpoints=show_checkpoints)
         self.queue = ConfirmQueue(config.queue_size)
         self.protocol = StreamProtocol(self.queue, database, self._reply)
@@ -138,8 +146,11 @@ class StreamWriter(Writer):
                 self._wake()
                 continue
             if not self._waiting_logged:
-                log.warning(60031, f"output queue full ({self.queue.capacity} unconfirmed messages), "
-                                   "waiting for the client to confirm")
+                log.warning(
+                    60031,
+                    f"output queue full ({self.queue.capacity} unconfirmed messages), "
+                    "waiting for the client to confirm",
+                )
                 self._waiting_logged = True
             while not self.queue.wait_for_space(self._poll_s):
                 self._deliver()
@@ -178,8 +189,11 @@ class StreamWriter(Writer):
         self._deliver()
         left = len(self.queue)
         if left:
-            log.warning(60083, f"{left} messages were not confirmed by the client before shutdown; "
-                               "they are sent again after a restart")
+            log.warning(
+                60083,
+                f"{left} messages were not confirmed by the client before shutdown; "
+                "they are sent again after a restart",
+            )
 
     # -- helpers -----------------------------------------------------------------------------
 

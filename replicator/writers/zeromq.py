@@ -53,6 +53,12 @@ class ZeroMQWriter(StreamWriter):
         else:
             endpoint = Endpoint("0.0.0.0" if host == "*" else host, "0" if port == "*" else port, scheme="tcp://")
         token = config.auth_token.encode() if config.auth_token else None
-        return Listener(endpoint, self, lambda: ZmtpServer(token), label="ZeroMQ writer",
-                        client_timeout_s=self.client_timeout_s, handshake_s=HANDSHAKE_S,
-                        authenticated=token is not None)
+        return Listener(
+            endpoint,
+            self,
+            lambda: ZmtpServer(token),
+            label="ZeroMQ writer",
+            client_timeout_s=self.client_timeout_s,
+            handshake_s=HANDSHAKE_S,
+            authenticated=token is not None,
+        )

@@ -67,12 +67,12 @@ def parse_properties(data: bytes) -> dict[bytes, bytes]:
     i = 0
     while i < len(data):
         size = data[i]
-        name = data[i + 1:i + 1 + size]
+        name = data[i + 1 : i + 1 + size]
         i += 1 + size
         if len(name) != size or i + 4 > len(data):
             raise _violation("malformed properties")
-        value_size = int.from_bytes(data[i:i + 4], "big")
-        value = data[i + 4:i + 4 + value_size]
+        value_size = int.from_bytes(data[i : i + 4], "big")
+        value = data[i + 4 : i + 4 + value_size]
         if len(value) != value_size:
             raise _violation("malformed properties")
         i += 4 + value_size
@@ -93,7 +93,7 @@ def _shown(raw: bytes) -> str:
 
 def _reason(data: bytes) -> str:
     """The reason text of an ERROR command's data."""
-    return _shown(data[1:1 + data[0]]) if data else ""
+    return _shown(data[1 : 1 + data[0]]) if data else ""
 
 
 def _violation(what: str) -> WireError:
@@ -164,10 +164,12 @@ class ZmtpServer:
         del buf[:GREETING_SIZE]
         if mechanism != self._mechanism:
             if self._token is not None and mechanism == b"NULL":
-                raise WireError(AUTH_CODE, "did not authenticate (no auth-token: ZMTP mechanism NULL, the "
-                                           "writer expects PLAIN)", "authentication failed")
-            raise _violation(f"security mechanism {_shown(mechanism)} (the writer speaks "
-                             f"{self._mechanism.decode()})")
+                raise WireError(
+                    AUTH_CODE,
+                    "did not authenticate (no auth-token: ZMTP mechanism NULL, the writer expects PLAIN)",
+                    "authentication failed",
+                )
+            raise _violation(f"security mechanism {_shown(mechanism)} (the writer speaks {self._mechanism.decode()})")
         self._state = _HANDSHAKE
         if self._token is None:
             self._out += command(b"READY", properties({b"Socket-Type": b"PAIR"}))
@@ -184,10 +186,14 @@ class ZmtpServer:
                 raise _violation(f"{_shown(name)} instead of HELLO")
             user_size = data[0] if data else 0
             at = 1 + user_size
-            password = data[at + 1:at + 1 + data[at]] if len(data) > at else b""
+            password = data[at + 1 : at + 1 + data[at]] if len(data) > at else b""
             if not hmac.compare_digest(password, self._token):
-                raise WireError(AUTH_CODE, "did not authenticate (auth-token)", "authentication failed",
-                                error_command("auth-token refused"))
+                raise WireError(
+                    AUTH_CODE,
+                    "did not authenticate (auth-token)",
+                    "authentication failed",
+                    error_command("auth-token refused"),
+                )
             self._out += command(b"WELCOME")
             self._state = _INITIATE
             return
@@ -196,8 +202,9 @@ class ZmtpServer:
             raise _violation(f"{_shown(name)} instead of {expected.decode()}")
         kind = parse_properties(data).get(b"socket-type", b"")
         if kind != b"PAIR":
-            raise _violation(f"socket type {_shown(kind) or 'missing'} (the writer is a PAIR "
-                             "socket: connect a PAIR socket)")
+            raise _violation(
+                f"socket type {_shown(kind) or 'missing'} (the writer is a PAIR socket: connect a PAIR socket)"
+            )
         if self._token is not None:
             self._out += command(b"READY", properties({b"Socket-Type": b"PAIR"}))
         self._state = _READY
@@ -225,12 +232,13 @@ class ZmtpServer:
                 size, start = buf[1], 2
             limit = MAX_COMMAND if flags & COMMAND or self._state != _READY else MAX_REQUEST
             if size > limit:
-                raise WireError(10055, f"message from client exceeds buffer size ({size} > {limit})",
-                                "oversized request")
+                raise WireError(
+                    10055, f"message from client exceeds buffer size ({size} > {limit})", "oversized request"
+                )
             if len(buf) < start + size:
                 break
-            body = bytes(buf[start:start + size])
-            del buf[:start + size]
+            body = bytes(buf[start : start + size])
+            del buf[: start + size]
             yield flags, body
 
 
@@ -238,4 +246,4 @@ def _split(body: bytes) -> tuple[bytes, bytes]:
     """A command's name and data."""
     if not body or len(body) < 1 + body[0]:
         raise _violation("malformed command")
-    return body[1:1 + body[0]], body[1 + body[0]:]
+    return body[1 : 1 + body[0]], body[1 + body[0] :]

@@ -36,6 +36,7 @@ def _flip_at(offset: int, bit: int) -> Mutation:
     def mutate(d: bytearray) -> bytearray:
         d[offset] ^= bit
         return d
+
     mutate.__doc__ = f"flip bit {bit:#04x} at {offset} (block {block})"
     return mutate
 
@@ -43,22 +44,25 @@ def _flip_at(offset: int, bit: int) -> Mutation:
 def _truncate(size: int) -> Mutation:
     def mutate(d: bytearray) -> bytearray:
         return d[:size]
+
     mutate.__doc__ = f"truncate to {size}"
     return mutate
 
 
 def _swap(a: int, b: int) -> Mutation:
     def mutate(d: bytearray) -> bytearray:
-        d[a * BS:(a + 1) * BS], d[b * BS:(b + 1) * BS] = d[b * BS:(b + 1) * BS], d[a * BS:(a + 1) * BS]
+        d[a * BS : (a + 1) * BS], d[b * BS : (b + 1) * BS] = d[b * BS : (b + 1) * BS], d[a * BS : (a + 1) * BS]
         return d
+
     mutate.__doc__ = f"swap blocks {a} and {b}"
     return mutate
 
 
 def _zero(block: int) -> Mutation:
     def mutate(d: bytearray) -> bytearray:
-        d[block * BS:(block + 1) * BS] = bytes(BS)
+        d[block * BS : (block + 1) * BS] = bytes(BS)
         return d
+
     mutate.__doc__ = f"zero block {block}"
     return mutate
 
@@ -67,14 +71,25 @@ def _mutants(free23: Path, rng: random.Random, every_block: bool) -> list[tuple[
     out: list[tuple[str, Mutation]] = []
     for name in FILES:
         blocks = (free23 / name).stat().st_size // BS
-        chosen = range(blocks) if every_block else sorted({0, 1, 2, blocks - 1, *rng.sample(range(blocks), min(12, blocks))})
+        chosen = (
+            range(blocks) if every_block else sorted({0, 1, 2, blocks - 1, *rng.sample(range(blocks), min(12, blocks))})
+        )
         out += [(name, _flip(b, rng)) for b in chosen]
         out += [(name, _flip_at(BS + 156, bit)) for bit in (0x02, 0x04, 0x10, 0x40)]  # NAB (byte 668)
-        out += [(name, _truncate(size)) for size in
-                (rng.randrange(1, 2 * BS), 2 * BS, rng.randrange(2, blocks) * BS,
-                 rng.randrange(2 * BS, blocks * BS), blocks * BS - 1)]
-        out += [(name, _swap(a, b)) for a, b in ((1, 2), (2, 3), *(sorted(rng.sample(range(2, blocks), 2))
-                                                                 for _ in range(2)))]
+        out += [
+            (name, _truncate(size))
+            for size in (
+                rng.randrange(1, 2 * BS),
+                2 * BS,
+                rng.randrange(2, blocks) * BS,
+                rng.randrange(2 * BS, blocks * BS),
+                blocks * BS - 1,
+            )
+        ]
+        out += [
+            (name, _swap(a, b))
+            for a, b in ((1, 2), (2, 3), *(sorted(rng.sample(range(2, blocks), 2)) for _ in range(2)))
+        ]
         out += [(name, _zero(b)) for b in (0, 1, rng.randrange(2, blocks), blocks - 1)]
     return out
 
@@ -101,7 +116,7 @@ def _fuzz(free23: Path, tmp_path: Path, every_block: bool, capsys: pytest.Captur
     assert rc == 0 and clean and len(clean.splitlines()) == 3
     outcomes: Counter[str] = Counter()
     wrong = []
-    for i, (name, mutate) in enumerate(_mutants(free23, rng, every_block)):
+    for name, mutate in _mutants(free23, rng, every_block):
         files = dict(clean_files)
         files[name] = bytes(mutate(bytearray(files[name])))
         rc, out = _run(free23, tmp_path / "m", files)
@@ -110,8 +125,10 @@ def _fuzz(free23: Path, tmp_path: Path, every_block: bool, capsys: pytest.Captur
         if rc == 0:
             outcomes["same output"] += 1
             if out != clean:
-                wrong.append(f"{name}: {mutate.__doc__}: exit 0 with {0 if out is None else len(out.splitlines())} "
-                             f"lines instead of 3")
+                wrong.append(
+                    f"{name}: {mutate.__doc__}: exit 0 with {0 if out is None else len(out.splitlines())} "
+                    f"lines instead of 3"
+                )
         else:
             codes = [line.split()[3] for line in err.splitlines() if " ERROR " in line]
             outcomes[f"ERROR {codes[-1] if codes else '?'}"] += 1
@@ -119,8 +136,9 @@ def _fuzz(free23: Path, tmp_path: Path, every_block: bool, capsys: pytest.Captur
     assert not wrong, "\n".join(wrong)
 
 
-def test_corrupt_redo_never_gives_other_output(free23: Path, tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_corrupt_redo_never_gives_other_output(
+    free23: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     _fuzz(free23, tmp_path, False, capsys)
 
 

@@ -42,10 +42,19 @@ def test_ora19_schemaless(ora19: Path, tmp_path: Path) -> None:
     out = tmp_path / "out.json"
     cfg = {
         "version": "1.9.0",
-        "source": [{"alias": "S1", "name": "FST", "flags": 2,
-                    "reader": {"type": "batch", "redo-log": [str(ora19 / "o1_mf_1_117_mflqx1vl_.arc")],
-                               "log-archive-format": "o1_mf_%t_%s_%h_.arc"},
-                    "format": {"type": "json", "scn": 1, "timestamp": 7, "timestamp-metadata": 7, "xid": 1}}],
+        "source": [
+            {
+                "alias": "S1",
+                "name": "FST",
+                "flags": 2,
+                "reader": {
+                    "type": "batch",
+                    "redo-log": [str(ora19 / "o1_mf_1_117_mflqx1vl_.arc")],
+                    "log-archive-format": "o1_mf_%t_%s_%h_.arc",
+                },
+                "format": {"type": "json", "scn": 1, "timestamp": 7, "timestamp-metadata": 7, "xid": 1},
+            }
+        ],
         "target": [{"alias": "T1", "source": "S1", "writer": {"type": "file", "output": str(out)}}],
     }
     path = tmp_path / "cfg.json"

@@ -33,8 +33,9 @@ def test_readme_has_the_two_commands() -> None:
 
 def test_ci_runs_the_readme_test_command_verbatim() -> None:
     command = readme_commands((REPO / "README.md").read_text())[1]
-    assert command == ("python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' "
-                       "&& .venv/bin/python -m pytest -q")
+    assert command == (
+        "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/python -m pytest -q"
+    )
     ci = (REPO / ".ci" / "run").read_text()
     assert command in ci.splitlines(), ".ci/run must run the README's test command verbatim"
 
@@ -54,8 +55,7 @@ def test_demo_command_runs(tmp_path: Path) -> None:
     script = Path(sys.executable).with_name("replicator")
     argv = [str(script)] if script.exists() else [sys.executable, "-m", "replicator"]
     env = {**os.environ, "TMPDIR": str(tmp_path)}  # the demo's temporary directory goes here
-    proc = subprocess.run([*argv, "demo"], capture_output=True, text=True, timeout=300, env=env,
-                          cwd=tmp_path)
+    proc = subprocess.run([*argv, "demo"], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
     assert "output == expected: yes" in proc.stdout

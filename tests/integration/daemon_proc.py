@@ -63,8 +63,12 @@ class Daemon:
             if env is None or key not in env:
                 child_env.pop(key, None)
         with open(self.log_path, "wb") as err:
-            self.proc = subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(config), *args],
-                                         stdout=subprocess.DEVNULL, stderr=err, env=child_env)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "replicator", "run", "-f", str(config), *args],
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                env=child_env,
+            )
 
     def _receive(self) -> None:
         while True:
@@ -107,9 +111,11 @@ class Daemon:
 
     def wait_status(self, predicate: Callable[[tuple[int, int, int, int]], bool], timeout: float = 60.0) -> None:
         """Wait for a STATUS (sequence, SCN, transactions, messages) that satisfies ``predicate``."""
+
         def ok() -> bool:
             st = self.status()
             return st is not None and predicate(st)
+
         if not wait_for(ok, timeout):
             raise AssertionError(f"no such STATUS within {timeout} s (last {self.status()}): {self.log()[-2000:]}")
 

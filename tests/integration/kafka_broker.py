@@ -44,9 +44,21 @@ class Broker:
         """Start tansu and wait until it accepts connections (10 s at most)."""
         url = f"tcp://127.0.0.1:{self.port}"
         self.process = subprocess.Popen(
-            [str(self.binary), "broker", "--listener-url", url, "--advertised-listener-url", url,
-             "--storage-engine", "memory://tansu/", "--cluster-id", "test"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                str(self.binary),
+                "broker",
+                "--listener-url",
+                url,
+                "--advertised-listener-url",
+                url,
+                "--storage-engine",
+                "memory://tansu/",
+                "--cluster-id",
+                "test",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             try:
@@ -54,7 +66,7 @@ class Broker:
                 return
             except OSError:
                 if self.process.poll() is not None:
-                    raise RuntimeError(f"tansu exited with code {self.process.returncode}")
+                    raise RuntimeError(f"tansu exited with code {self.process.returncode}") from None
                 time.sleep(0.05)
         raise RuntimeError("tansu did not start listening within 10 s")
 

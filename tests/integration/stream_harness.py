@@ -40,9 +40,11 @@ def number_of(frame: bytes) -> int:
 
 def make_writer(kind: str, confirmed: list[tuple[int, int]], **kwargs: Any) -> StreamWriter:
     """A writer on 127.0.0.1 with an ephemeral port; ``kwargs`` go to the config or the writer."""
-    config_keys = {k.replace("_", "-"): kwargs.pop(k) for k in ("queue_size", "poll_interval_us", "auth_token",
-                                                                "tls_cert", "tls_key")
-                   if k in kwargs}
+    config_keys = {
+        k.replace("_", "-"): kwargs.pop(k)
+        for k in ("queue_size", "poll_interval_us", "auth_token", "tls_cert", "tls_key")
+        if k in kwargs
+    }
     on_confirm = lambda scn, idx: confirmed.append((scn, idx))
     if kind == "network":
         config = NetworkWriterConfig.model_validate({"type": "network", "uri": "127.0.0.1:0", **config_keys})
@@ -92,8 +94,13 @@ def client(kind: str, writer: StreamWriter, timeout: float = 5.0) -> StreamClien
     return result
 
 
-def started_client(kind: str, writer: StreamWriter, mode: str = "now", position: tuple[int, int] | None = None,
-                   deadline_s: float = 15.0) -> tuple[StreamClient, Any]:
+def started_client(
+    kind: str,
+    writer: StreamWriter,
+    mode: str = "now",
+    position: tuple[int, int] | None = None,
+    deadline_s: float = 15.0,
+) -> tuple[StreamClient, Any]:
     """A client whose START/CONTINUE was answered: (client, reply).
 
     Retried until ``deadline_s``: the writer turns a client away (or, over ZeroMQ's single

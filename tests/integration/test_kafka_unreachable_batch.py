@@ -22,12 +22,16 @@ def _closed_port() -> int:
         return s.getsockname()[1]  # closed again when the with block ends: connections are refused
 
 
-def test_batch_to_unreachable_kafka_exits_non_zero(free23: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                   capfd: pytest.CaptureFixture[str]) -> None:
+def test_batch_to_unreachable_kafka_exits_non_zero(
+    free23: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr(kafka_module, "CLOSE_TIMEOUT_S", 3.0)  # the run's end waits this long for reports
     cfg = free23_batch_config(free23, tmp_path)
-    cfg["target"][0]["writer"] = {"type": "kafka", "topic": "cdc",
-                                  "properties": {"bootstrap.servers": f"127.0.0.1:{_closed_port()}"}}
+    cfg["target"][0]["writer"] = {
+        "type": "kafka",
+        "topic": "cdc",
+        "properties": {"bootstrap.servers": f"127.0.0.1:{_closed_port()}"},
+    }
     rc = main(["run", "-f", str(write_config(tmp_path, cfg))])
     assert rc != 0
     err = capfd.readouterr().err

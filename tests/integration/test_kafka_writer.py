@@ -20,9 +20,15 @@ from replicator.writers.kafka import KafkaWriter
 
 def _writer(broker: Broker, confirmed: list[tuple[int, int]], **keys: Any) -> KafkaWriter:
     extra = {k: keys.pop(k) for k in ("stall_timeout_s", "close_timeout_s", "max_backoff_s") if k in keys}
-    config = KafkaWriterConfig.model_validate({
-        "type": "kafka", "topic": "cdc", "queue-size": 20000,
-        "properties": {"bootstrap.servers": broker.bootstrap, "linger.ms": "2"}, **keys})
+    config = KafkaWriterConfig.model_validate(
+        {
+            "type": "kafka",
+            "topic": "cdc",
+            "queue-size": 20000,
+            "properties": {"bootstrap.servers": broker.bootstrap, "linger.ms": "2"},
+            **keys,
+        }
+    )
     writer = KafkaWriter(config, lambda scn, idx: confirmed.append((scn, idx)), **extra)
     writer.connect()
     return writer
@@ -42,8 +48,14 @@ def _wait_confirmed(writer: KafkaWriter, confirmed: list[Any], count: int, timeo
 
 def _consume(broker: Broker, topics: list[str], count: int, timeout: float = 20) -> dict[tuple[str, int], list[Any]]:
     """Every record of ``topics`` from the start: (topic, partition) -> [(key, value)] in offset order."""
-    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "verify", "enable.auto.commit": False,
-                         "auto.offset.reset": "earliest"})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "group.id": "verify",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+        }
+    )
     try:
         parts = []
         for topic in topics:
@@ -80,7 +92,7 @@ def test_exactly_once_in_order_per_partition(broker: Broker) -> None:
     writer = _writer(broker, confirmed)
     messages = [_message(n) for n in range(3000)]
     for first in range(0, 3000, 500):
-        writer.write(messages[first:first + 500])
+        writer.write(messages[first : first + 500])
     _wait_confirmed(writer, confirmed, 3000, 30)
     writer.close()
     assert confirmed == [(m.scn, m.idx) for m in messages]
@@ -128,8 +140,11 @@ def test_topic_per_table_and_key_by_primary_key(broker: Broker) -> None:
     for n in range(400):
         op = "d" if n % 5 == 4 else "c"
         image = {"ID": n % 13, "V": f"v{n}"}
-        element = {"op": op, "schema": {"owner": "APP", "table": tables[n % 2].name},
-                   ("before" if op == "d" else "after"): image}
+        element = {
+            "op": op,
+            "schema": {"owner": "APP", "table": tables[n % 2].name},
+            ("before" if op == "d" else "after"): image,
+        }
         data = orjson.dumps({"c_scn": 9000 + n, "c_idx": 1, "n": n, "payload": [element]})
         messages.append(Message(data=data, scn=9000 + n, idx=0, table=tables[n % 2]))
     messages.append(Message(data=b'{"c_scn":9400,"c_idx":1,"payload":[{"op":"commit"}]}', scn=9400, idx=0))
@@ -168,10 +183,31 @@ def test_debezium_tombstone_and_heartbeat_topic(broker: Broker) -> None:
     columns = [Column("ID", 2, 22, 10, 0, 0, 0, False, 1, key=True), Column("V", 1, 10, -1, -1, 1, 873, True, 2)]
     table = Table(obj=7, data_obj=7, owner="APP", name="ORDERS", columns=columns, key_columns=(0,))
     fmt = create_format(FormatOptions(type="debezium-envelope", database="SRC", flags=0x1000))
-    changes = [RowChange(op=OP_DELETE, obj=7, data_obj=7, table=table, before={0: encode_number(n), 1: b"v"},
-                         after=None, scn=7000 + n, time=1700000000, bdba=0, slot=n) for n in range(3)]
-    messages = fmt.transaction(Transaction(xid=(1 << 48) | 5, begin_scn=6999, begin_time=1700000000,
-                                           commit_scn=7010, commit_time=1700000001, changes=changes))
+    changes = [
+        RowChange(
+            op=OP_DELETE,
+            obj=7,
+            data_obj=7,
+            table=table,
+            before={0: encode_number(n), 1: b"v"},
+            after=None,
+            scn=7000 + n,
+            time=1700000000,
+            bdba=0,
+            slot=n,
+        )
+        for n in range(3)
+    ]
+    messages = fmt.transaction(
+        Transaction(
+            xid=(1 << 48) | 5,
+            begin_scn=6999,
+            begin_time=1700000000,
+            commit_scn=7010,
+            commit_time=1700000001,
+            changes=changes,
+        )
+    )
     messages += fmt.checkpoint(Checkpoint(scn=7020, time=1700000002, seq=1, offset=512))
     confirmed: list[tuple[int, int]] = []
     writer = _writer(broker, confirmed, **{"topic-per-table": "dbz.{owner}.{table}"})
@@ -182,8 +218,11 @@ def test_debezium_tombstone_and_heartbeat_topic(broker: Broker) -> None:
     table_records = [r for (topic, _), part in records.items() if topic == "dbz.APP.ORDERS" for r in part]
     assert len(table_records) == 6
     for n in range(3):
-        [part] = [p for (topic, _), p in records.items() if topic == "dbz.APP.ORDERS"
-                  and any(orjson.loads(k)["payload"] == {"ID": n} for k, _ in p)]
+        [part] = [
+            p
+            for (topic, _), p in records.items()
+            if topic == "dbz.APP.ORDERS" and any(orjson.loads(k)["payload"] == {"ID": n} for k, _ in p)
+        ]
         delete, tombstone = [r for r in part if orjson.loads(r[0])["payload"] == {"ID": n}]  # offset order
         assert orjson.loads(delete[1])["payload"]["op"] == "d" and tombstone[1] is None
     [(key, value)] = [r for (topic, _), part in records.items() if topic == "__debezium-heartbeat.SRC" for r in part]

@@ -28,12 +28,33 @@ def test_fixture_streamed_byte_identical(free23: Path, tmp_path: Path, kind: str
     path = tmp_path / "OpenLogReplicator.json"
     path.write_text(json.dumps(cfg))
     env = {**os.environ, "TZ": "UTC"}  # the fixture was made on a host whose time zone is UTC
-    server = subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(path)], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "replicator", "run", "-f", str(path)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         client = subprocess.run(
-            [sys.executable, "-m", "replicator", "client", kind, uri, source["name"], "--start", "scn:2266634",
-             "--reconnect", "--count", "3"], env=env, capture_output=True, timeout=60, check=False)
+            [
+                sys.executable,
+                "-m",
+                "replicator",
+                "client",
+                kind,
+                uri,
+                source["name"],
+                "--start",
+                "scn:2266634",
+                "--reconnect",
+                "--count",
+                "3",
+            ],
+            env=env,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
         assert client.returncode == 0, client.stderr.decode()
         assert client.stdout == (free23 / "expected-output.json").read_bytes()
         assert server.wait(30) == 0  # the batch ends once the client confirmed everything

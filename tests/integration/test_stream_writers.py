@@ -170,8 +170,25 @@ def test_client_command_prints_and_confirms() -> None:
     writer = make_writer("network", confirmed, drain_timeout_s=10)
     producer = Producer(writer, 300).start()
     result = subprocess.run(
-        [sys.executable, "-m", "replicator", "client", "network", writer.address, DATABASE, "--start", "scn:1000",
-         "--confirm-every", "100", "--count", "300"], capture_output=True, timeout=60, check=False)
+        [
+            sys.executable,
+            "-m",
+            "replicator",
+            "client",
+            "network",
+            writer.address,
+            DATABASE,
+            "--start",
+            "scn:1000",
+            "--confirm-every",
+            "100",
+            "--count",
+            "300",
+        ],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     producer.join()
     assert result.returncode == 0, result.stderr.decode()
     lines = result.stdout.splitlines()

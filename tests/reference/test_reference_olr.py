@@ -28,8 +28,10 @@ ENDIAN = os.environ.get("REPLICATOR_OLR_ENDIAN", "little")
 ORDERS = ENDIANS if ENDIAN == "both" else (ENDIAN,)
 CASES = [c for c in matrix(endians=ORDERS) if re.search(PATTERN, c.name)] if BINARY else []
 
-pytestmark = pytest.mark.skipif(not BINARY, reason=f"reference OpenLogReplicator not configured: set {ENV_BINARY} "
-                                                   "to its binary to run this development check")
+pytestmark = pytest.mark.skipif(
+    not BINARY,
+    reason=f"reference OpenLogReplicator not configured: set {ENV_BINARY} to its binary to run this development check",
+)
 
 
 @pytest.mark.parametrize("case", CASES or [None], ids=[c.name for c in CASES] or ["no-binary"])

@@ -18,8 +18,13 @@ import replicator.writers
 from replicator.formats import capabilities as format_caps
 from replicator.writers import capabilities as writer_caps
 
-WRITER_CAPS = [writer_caps.RunWriter, writer_caps.WholeRunWriter, writer_caps.ResumableOutput,
-               writer_caps.Syncable, writer_caps.DeliveryShortfall]
+WRITER_CAPS = [
+    writer_caps.RunWriter,
+    writer_caps.WholeRunWriter,
+    writer_caps.ResumableOutput,
+    writer_caps.Syncable,
+    writer_caps.DeliveryShortfall,
+]
 FORMAT_CAPS = [format_caps.StreamingFormat, format_caps.SilentCheckpoints, format_caps.NativeRowFormat]
 
 
@@ -32,8 +37,7 @@ def _classes(package: object) -> list[type]:
             module = importlib.import_module(f"{package.__name__}.{info.name}")  # type: ignore[attr-defined]
         except ImportError:  # an optional dependency (protobuf runtime, confluent-kafka) is absent
             continue
-        found += [v for v in vars(module).values()
-                  if isinstance(v, type) and v.__module__ == module.__name__]
+        found += [v for v in vars(module).values() if isinstance(v, type) and v.__module__ == module.__name__]
     return found
 
 
@@ -41,15 +45,20 @@ def _methods(cap: type) -> set[str]:
     return {n for n, v in vars(cap).items() if callable(v) and not n.startswith("_")}
 
 
-@pytest.mark.parametrize(("package", "caps"), [(replicator.writers, WRITER_CAPS), (replicator.formats, FORMAT_CAPS)],
-                         ids=["writers", "formats"])
+@pytest.mark.parametrize(
+    ("package", "caps"),
+    [(replicator.writers, WRITER_CAPS), (replicator.formats, FORMAT_CAPS)],
+    ids=["writers", "formats"],
+)
 def test_classes_with_an_ability_declare_it(package: object, caps: list[type]) -> None:
     classes = _classes(package)
     assert len(classes) > 5
-    undeclared = [f"{cls.__name__} has {sorted(_methods(cap))} but does not list {cap.__name__}"
-                  for cls in classes for cap in caps
-                  if _methods(cap) and all(callable(getattr(cls, n, None)) for n in _methods(cap))
-                  and cap not in cls.__mro__]
+    undeclared = [
+        f"{cls.__name__} has {sorted(_methods(cap))} but does not list {cap.__name__}"
+        for cls in classes
+        for cap in caps
+        if _methods(cap) and all(callable(getattr(cls, n, None)) for n in _methods(cap)) and cap not in cls.__mro__
+    ]
     assert not undeclared, "; ".join(undeclared)
 
 

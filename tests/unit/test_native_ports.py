@@ -9,6 +9,7 @@ Comments and strings (docstrings naming the python counterparts) are not code an
 
 from __future__ import annotations
 
+import inspect
 import io
 import re
 import tokenize
@@ -31,16 +32,14 @@ def _cdef_typed_names(texts: list[str]) -> set[str]:
     for text in texts:
         code = _code(list(tokenize.generate_tokens(io.StringIO(text).readline)))
         for a, b, c in zip(code, code[1:], code[2:]):
-            if (a.string in classes and b.type == tokenize.NAME and c.string != "("
-                    and b.string not in classes):
+            if a.string in classes and b.type == tokenize.NAME and c.string != "(" and b.string not in classes:
                 typed.add(b.string)
     return typed
 
 
 def _code(tokens: list[tokenize.TokenInfo]) -> list[tokenize.TokenInfo]:
     """The tokens that are code: no comments, strings (docstrings) or line ends."""
-    return [t for t in tokens
-            if t.type not in (tokenize.COMMENT, tokenize.STRING, tokenize.NL, tokenize.NEWLINE)]
+    return [t for t in tokens if t.type not in (tokenize.COMMENT, tokenize.STRING, tokenize.NL, tokenize.NEWLINE)]
 
 
 def violations(source: str, typed: set[str]) -> list[tuple[int, str]]:
@@ -110,7 +109,10 @@ def test_the_checker_finds_foreign_private_members() -> None:
         '        """fmt._lwn_idx in a docstring is fine"""\n'
     )
     assert violations(sample, _cdef_typed_names([sample])) == [
-        (4, "import _TXN_SCHEMA"), (5, "parser._epoch"), (6, "fmt.header._scn_all")]
+        (4, "import _TXN_SCHEMA"),
+        (5, "parser._epoch"),
+        (6, "fmt.header._scn_all"),
+    ]
 
 
 def test_sources_are_found() -> None:
@@ -122,9 +124,11 @@ def test_sources_are_found() -> None:
 def test_native_sources_use_public_ports_only(path: Path) -> None:
     typed = _cdef_typed_names([p.read_text() for p in SOURCES])
     found = violations(path.read_text(), typed)
-    assert not found, (f"{path.name} touches private members of python objects (make them public "
-                       f"members, declared in replicator/runner/stages.py): "
-                       + ", ".join(f"line {line}: {text}" for line, text in found))
+    assert not found, (
+        f"{path.name} touches private members of python objects (make them public "
+        f"members, declared in replicator/runner/stages.py): "
+        + ", ".join(f"line {line}: {text}" for line, text in found)
+    )
 
 
 def _port_members(port: type) -> set[str]:
@@ -133,7 +137,7 @@ def _port_members(port: type) -> set[str]:
     for klass in port.__mro__:
         if klass.__module__ != "replicator.runner.stages":
             continue
-        names |= set(klass.__dict__.get("__annotations__", {}))
+        names |= set(inspect.get_annotations(klass))
         names |= {n for n, v in klass.__dict__.items() if callable(v) and not n.startswith("_")}
     return names
 
@@ -145,8 +149,7 @@ def _has_member(cls: type, name: str) -> bool:
     if hasattr(cls, name):
         return True
     assigns = re.compile(r"self\.%s\s*(?::[^=\n]*)?=|self\.(?:\w+, self\.)*%s(?:, self\.\w+)* =" % (name, name))
-    return any(assigns.search(inspect.getsource(k)) for k in cls.__mro__
-               if k.__module__.startswith("replicator."))
+    return any(assigns.search(inspect.getsource(k)) for k in cls.__mro__ if k.__module__.startswith("replicator."))
 
 
 def _implementations() -> list[tuple[str, type, list[type]]]:
@@ -190,8 +193,13 @@ def _implementations() -> list[tuple[str, type, list[type]]]:
 def test_the_python_classes_have_what_their_ports_declare() -> None:
     """Each port's members exist on the classes the native engine is given (a rename of one in the
     python class fails here, not on the native path at run time)."""
-    missing = [f"{cls.__name__}.{name} ({label})" for label, port, classes in _implementations()
-               for cls in classes for name in sorted(_port_members(port)) if not _has_member(cls, name)]
+    missing = [
+        f"{cls.__name__}.{name} ({label})"
+        for label, port, classes in _implementations()
+        for cls in classes
+        for name in sorted(_port_members(port))
+        if not _has_member(cls, name)
+    ]
     assert not missing, "members the native engine relies on are missing: " + ", ".join(missing)
     from replicator.runner.stages import ParserPort
 

@@ -194,7 +194,9 @@ def is_compressed(cv: ChangeVector, kdo: Kdo, first: int, redo: bool) -> bool:
     return (kdo.cc > 1 or (redo and kdo.cc == 0)) and cv.flen(first) == kdo.size_delt
 
 
-def multirow(cv: ChangeVector, sizes_field: int, rows_field: int, kdo: Kdo, big_scn: bool) -> list[dict[int, bytes | None]]:
+def multirow(
+    cv: ChangeVector, sizes_field: int, rows_field: int, kdo: Kdo, big_scn: bool
+) -> list[dict[int, bytes | None]]:
     """Decode the rows of a QMI (11.11 redo) or of the undo of a QMD (§6.5)."""
     e = cv.endian
     sizes = u16_struct(e, kdo.nrow).unpack_from(cv.field(sizes_field), 0)

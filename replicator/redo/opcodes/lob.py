@@ -130,7 +130,7 @@ def kdli_redo(cv: ChangeVector) -> KdliRedo | None:
         elif code == KDLI_FILL and len(sub) >= 8:
             offset, size = struct.unpack_from(e + "H", sub, 2)[0], struct.unpack_from(e + "H", sub, 6)[0]
             out.code, out.fill_offset, out.payload = code, offset, bytes(sub[8 : 8 + size])
-        elif code in (KDLI_LMAP, KDLI_LMAPX, KDLI_IMAP) and len(sub) >= 8 or code == KDLI_ALMAP and len(sub) >= 12:
+        elif (code in (KDLI_LMAP, KDLI_LMAPX, KDLI_IMAP) and len(sub) >= 8) or (code == KDLI_ALMAP and len(sub) >= 12):
             out.code, out.payload = code, bytes(sub)
     return out if out.lob_id else None
 

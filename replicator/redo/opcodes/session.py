@@ -8,20 +8,41 @@ from replicator.redo.vectors import ChangeVector
 
 # Flag-word bits -> attribute names (olr-interfaces.md §2.2, redo-format.md §5.5).
 FLAGS1 = {
-    0x0001: "ddl transaction", 0x0002: "space management transaction", 0x0004: "recursive transaction",
-    0x0008: "logminer internal transaction", 0x0010: "db open in migrate mode", 0x0020: "lsby ignore",
-    0x0040: "logminer no transaction chunking", 0x0080: "logminer stealth transaction",
-    0x0100: "lsby preserve", 0x0200: "logminer marker transaction", 0x0400: "transaction in pragma'ed plsql",
-    0x0800: "disabled logical replication transaction", 0x1000: "datapump import transaction",
+    0x0001: "ddl transaction",
+    0x0002: "space management transaction",
+    0x0004: "recursive transaction",
+    0x0008: "logminer internal transaction",
+    0x0010: "db open in migrate mode",
+    0x0020: "lsby ignore",
+    0x0040: "logminer no transaction chunking",
+    0x0080: "logminer stealth transaction",
+    0x0100: "lsby preserve",
+    0x0200: "logminer marker transaction",
+    0x0400: "transaction in pragma'ed plsql",
+    0x0800: "disabled logical replication transaction",
+    0x1000: "datapump import transaction",
     0x8000: "transaction audit CV flags undefined",
 }
-FLAGS2 = {0x0001: "federation pdb replay", 0x0002: "pdb ddl replay", 0x0004: "logminer skip transaction",
-          0x0008: "seq$ update transaction"}
+FLAGS2 = {
+    0x0001: "federation pdb replay",
+    0x0002: "pdb ddl replay",
+    0x0004: "logminer skip transaction",
+    0x0008: "seq$ update transaction",
+}
 
 # Field number -> attribute name, for the string fields of each opcode.
-STRINGS_0513 = {2: "current user name", 3: "login username", 4: "client info", 5: "os username",
-                6: "machine name", 7: "os terminal", 8: "os process id", 9: "os program name",
-                10: "transaction name", 14: "client id"}
+STRINGS_0513 = {
+    2: "current user name",
+    3: "login username",
+    4: "client info",
+    5: "os username",
+    6: "machine name",
+    7: "os terminal",
+    8: "os process id",
+    9: "os program name",
+    10: "transaction name",
+    14: "client id",
+}
 STRINGS_0514 = {2: "transaction name", 7: "client id", 8: "login username"}
 
 

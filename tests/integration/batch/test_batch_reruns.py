@@ -46,8 +46,7 @@ def test_rerun_writes_one_copy(demo_config: Path, tmp_path: Path, capsys: pytest
     assert record["finished"] is True and record["output"] == [str(output), 0]
 
 
-def test_rerun_after_an_interrupted_run(demo_config: Path, tmp_path: Path,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_rerun_after_an_interrupted_run(demo_config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """What an interrupted run leaves (its record unfinished, part of the output) is written whole."""
     path = config_copy(demo_config, tmp_path / "run")
     output = tmp_path / "run" / "output.json"
@@ -61,8 +60,9 @@ def test_rerun_after_an_interrupted_run(demo_config: Path, tmp_path: Path,
     assert output.read_bytes() == _expected(demo_config)
 
 
-def test_more_redo_rewrites_less_redo_is_refused(demo_config: Path, tmp_path: Path,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_more_redo_rewrites_less_redo_is_refused(
+    demo_config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A run that reads all the redo the previous one read rewrites its output; one that reads less
     would lose what only the previous one could write: refused, the output left as it is."""
     logs = json.loads(demo_config.read_text())["source"][0]["reader"]["redo-log"]
@@ -71,6 +71,7 @@ def test_more_redo_rewrites_less_redo_is_refused(demo_config: Path, tmp_path: Pa
     def only(entries: list[str]) -> Any:
         def change(doc: dict[str, Any]) -> None:
             doc["source"][0]["reader"]["redo-log"] = entries
+
         return change
 
     work = tmp_path / "run"
@@ -89,8 +90,9 @@ def test_more_redo_rewrites_less_redo_is_refused(demo_config: Path, tmp_path: Pa
     assert output.read_bytes() == _expected(demo_config)
 
 
-def test_output_it_did_not_write_is_refused(demo_config: Path, tmp_path: Path,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_output_it_did_not_write_is_refused(
+    demo_config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = config_copy(demo_config, tmp_path / "run")
     output = tmp_path / "run" / "output.json"
     output.write_bytes(b"kept\n")
@@ -122,8 +124,11 @@ def test_sigterm_second_run_and_resume(tmp_path: Path, capsys: pytest.CaptureFix
     path = result.config
     state = Path(json.loads(path.read_text())["state"]["path"])
     before = {p.name for p in state.iterdir()}
-    proc = subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(path), "--read-limit", "1"],
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "replicator", "run", "-f", str(path), "--read-limit", "1"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         _wait(lambda: result.output.exists() and result.output.stat().st_size > 0, "output", proc)
         assert catches_signal(proc.pid, signal.SIGTERM)
@@ -163,14 +168,18 @@ def test_checkpoint_metrics_after_a_batch_run(demo_config: Path, tmp_path: Path)
 
 def test_signal_ends_the_metrics_linger(demo_config: Path, tmp_path: Path) -> None:
     """After the run, --metrics-linger waits for a final scrape; SIGTERM ends the wait (the run was whole: 0)."""
+
     def metrics(doc: dict[str, Any]) -> None:
         doc["metrics"] = {"type": "prometheus", "bind": "127.0.0.1:0"}
 
     path = config_copy(demo_config, tmp_path / "run", metrics)
     log = tmp_path / "stderr.txt"
     with log.open("w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(path), "--metrics-linger", "300"],
-                                stderr=err, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "replicator", "run", "-f", str(path), "--metrics-linger", "300"],
+            stderr=err,
+            text=True,
+        )
     try:
         deadline = time.monotonic() + 120
         while "serving /metrics" not in log.read_text():

@@ -11,8 +11,9 @@ from batch_helpers import config_copy
 from replicator.cli import main
 
 
-def test_bench_writes_no_checkpoint_into_the_state_folder(demo_config: Path, tmp_path: Path,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_bench_writes_no_checkpoint_into_the_state_folder(
+    demo_config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = config_copy(demo_config, tmp_path / "run")
     state = tmp_path / "run" / "checkpoint"
     before = {p.name: p.stat().st_mtime_ns for p in state.iterdir()}

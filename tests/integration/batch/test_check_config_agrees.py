@@ -26,6 +26,7 @@ def _filter(table: list[dict[str, str]] | None) -> Callable[[dict[str, Any]], No
             doc["source"][0].pop("filter", None)
         else:
             doc["source"][0]["filter"] = {"table": table}
+
     return change
 
 
@@ -35,6 +36,7 @@ def _set(path: tuple[Any, ...], value: Any) -> Callable[[dict[str, Any]], None]:
         for key in path[:-1]:
             node = node[key]
         node[path[-1]] = value
+
     return change
 
 
@@ -83,9 +85,14 @@ def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]
 
 
 @pytest.mark.parametrize(("change", "code", "phrase"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_check_config_and_run_agree(demo_config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                    change: Callable[[dict[str, Any]], None], code: int | None,
-                                    phrase: str) -> None:
+def test_check_config_and_run_agree(
+    demo_config: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    change: Callable[[dict[str, Any]], None],
+    code: int | None,
+    phrase: str,
+) -> None:
     path = config_copy(demo_config, tmp_path / "case", change)
     check_rc, check_out = _cli(["check-config", "-f", str(path)], capsys)
     run_rc, run_out = _cli(["run", "-f", str(path)], capsys)
@@ -104,9 +111,11 @@ def test_check_config_and_run_agree(demo_config: Path, tmp_path: Path, capsys: p
     assert message in run_out, f"run printed another text:\n{run_out}\ncheck-config:\n{message}"
 
 
-def test_check_config_lists_every_problem(demo_config: Path, tmp_path: Path,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_config_lists_every_problem(
+    demo_config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Independent problems are all listed; a step that needs a failed one says it was skipped."""
+
     def change(doc: dict[str, Any]) -> None:
         _set(("state", "path"), str(tmp_path / "missing"))(doc)
         _filter([{"owner": "SHOP", "table": "(("}])(doc)
@@ -121,8 +130,7 @@ def test_check_config_lists_every_problem(demo_config: Path, tmp_path: Path,
     assert "output: skipped (needs the redo files)" in out
 
 
-def test_a_good_config_lists_each_check(demo_config: Path, tmp_path: Path,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_good_config_lists_each_check(demo_config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = config_copy(demo_config, tmp_path / "case")
     rc, out = _cli(["check-config", "-f", str(path)], capsys)
     assert rc == 0 and out.rstrip().endswith(": OK"), out
@@ -152,6 +160,7 @@ def test_unreadable_redo_file(demo_config: Path, tmp_path: Path, capsys: pytest.
 
 def test_offline_mode_checks(demo_config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An offline config: the checks its start shares with a batch run, with the daemon's codes."""
+
     def offline(doc: dict[str, Any]) -> None:
         doc["source"][0]["reader"]["type"] = "offline"
         _empty_state(doc)
@@ -168,8 +177,9 @@ def test_offline_mode_checks(demo_config: Path, tmp_path: Path, capsys: pytest.C
     assert error_codes(check_out) == error_codes(run_out) == [10012], check_out + run_out
 
 
-def test_writer_reachability_is_a_warning(demo_config: Path, tmp_path: Path,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_writer_reachability_is_a_warning(
+    demo_config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Kafka brokers that do not answer, a listening address already taken: warned, not an error."""
     import socket
 
@@ -179,9 +189,12 @@ def test_writer_reachability_is_a_warning(demo_config: Path, tmp_path: Path,
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
         for writer, phrase in (
-                ({"type": "kafka", "topic": "t", "properties": {"bootstrap.servers": f"127.0.0.1:{dead}"}},
-                 f"Kafka brokers 127.0.0.1:{dead} do not answer"),
-                ({"type": "network", "uri": f"127.0.0.1:{port}"}, f"network writer: cannot listen on 127.0.0.1:{port}")):
+            (
+                {"type": "kafka", "topic": "t", "properties": {"bootstrap.servers": f"127.0.0.1:{dead}"}},
+                f"Kafka brokers 127.0.0.1:{dead} do not answer",
+            ),
+            ({"type": "network", "uri": f"127.0.0.1:{port}"}, f"network writer: cannot listen on 127.0.0.1:{port}"),
+        ):
             path = config_copy(demo_config, tmp_path / writer["type"], _set(("target", 0, "writer"), writer))
             rc, out = _cli(["check-config", "-f", str(path)], capsys)
             assert rc == 0 and f"writer: WARN 60111 {phrase}" in out, out

@@ -34,12 +34,23 @@ class Kill:
 
 def start_daemon(cfg: Path) -> subprocess.Popen:
     """``replicator run -f cfg`` with its stderr captured."""
-    return subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(cfg)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "replicator", "run", "-f", str(cfg)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
-def kill_mid_stream(cfg: Path, size: Callable[[], int], total: int, rng: random.Random, *,
-                    grow: tuple[float, float] = (0.02, 0.12), timeout: float = 120.0) -> Kill:
+def kill_mid_stream(
+    cfg: Path,
+    size: Callable[[], int],
+    total: int,
+    rng: random.Random,
+    *,
+    grow: tuple[float, float] = (0.02, 0.12),
+    timeout: float = 120.0,
+) -> Kill:
     """Start the daemon, SIGKILL it once ``size()`` grew by a random share of ``total``."""
     before = size()
     step = max(1, int(total * rng.uniform(*grow)))

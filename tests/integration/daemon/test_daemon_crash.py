@@ -84,8 +84,7 @@ def test_sigkill_mid_stream_with_rotation(tmp_path: Path) -> None:
     out_dir.mkdir()
     limit = 256 * 1024
     cfg_doc = _crash_config(result)
-    cfg_doc["target"][0]["writer"].update({"output": str(out_dir / "cdc-%i.json"), "max-file-size": limit,
-                                           "append": 1})
+    cfg_doc["target"][0]["writer"].update({"output": str(out_dir / "cdc-%i.json"), "max-file-size": limit, "append": 1})
     cfg = write_config(tmp_path, cfg_doc, "offline.json")
     expected = result.expected.read_bytes()
 
@@ -106,8 +105,10 @@ def test_sigkill_mid_stream_with_rotation(tmp_path: Path) -> None:
     assert_all_mid_stream(kills)
     got = [p.read_bytes() for p in files()]
     joined = b"".join(got)
-    print(f"rotation crash test: {len(got)} files, {len(joined.splitlines())} lines "
-          f"({len(expected.splitlines())} expected) after {KILLS} SIGKILLs")
+    print(
+        f"rotation crash test: {len(got)} files, {len(joined.splitlines())} lines "
+        f"({len(expected.splitlines())} expected) after {KILLS} SIGKILLs"
+    )
     assert joined == expected, "output after the crashes differs from the uninterrupted run"
     assert got == _split(expected, limit), "files rotate at other points than an uninterrupted run's"
 

@@ -33,17 +33,35 @@ TIMELINE = [
     {"commit": 2},
     {"rename_column": "T1", "column": "VAL", "to": "AMOUNT"},
     {"update": "T1", "key": {"ID": 2}, "values": {"AMOUNT": 22}},
-    {"create_table": {"owner": "OLR_TEST", "name": "T2", "primary-key": ["K"],
-                      "columns": ["K NUMBER NOT NULL", "V VARCHAR2(10)"]}},
+    {
+        "create_table": {
+            "owner": "OLR_TEST",
+            "name": "T2",
+            "primary-key": ["K"],
+            "columns": ["K NUMBER NOT NULL", "V VARCHAR2(10)"],
+        }
+    },
     {"insert": "T2", "values": {"K": 1, "V": "one"}},
     {"commit": 1},
 ]
 
 
 def test_ddl_survives_a_restart(tmp_path: Path) -> None:
-    sc = Scenario.from_dict({"name": "TEST", "version": "23", "tables": [
-        {"owner": "OLR_TEST", "name": "T1", "primary-key": ["ID"],
-         "columns": ["ID NUMBER NOT NULL", "NAME VARCHAR2(100)", "VAL NUMBER"]}], "timeline": TIMELINE})
+    sc = Scenario.from_dict(
+        {
+            "name": "TEST",
+            "version": "23",
+            "tables": [
+                {
+                    "owner": "OLR_TEST",
+                    "name": "T1",
+                    "primary-key": ["ID"],
+                    "columns": ["ID NUMBER NOT NULL", "NAME VARCHAR2(100)", "VAL NUMBER"],
+                }
+            ],
+            "timeline": TIMELINE,
+        }
+    )
     result = generate(sc, tmp_path / "gen")
     assert len(result.logs) == 2
     arch = tmp_path / "arch"

@@ -45,8 +45,12 @@ def _run(result: GenerationResult, work: Path, engine: str, debug: dict, *args: 
     cfg["target"][0]["writer"]["output"] = str(work / "output.json")
     cfg["source"][0]["debug"] = debug
     config = write_config(work, cfg, "offline.json")
-    return subprocess.run([sys.executable, "-m", "replicator", "run", "-f", str(config), "--engine", engine, *args],
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "replicator", "run", "-f", str(config), "--engine", engine, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def _lines(work: Path) -> list[bytes]:
@@ -54,12 +58,13 @@ def _lines(work: Path) -> list[bytes]:
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_stop_log_switches_reads_nothing_of_the_next_log(four_logs: GenerationResult, tmp_path: Path,
-                                                         engine: str) -> None:
+def test_stop_log_switches_reads_nothing_of_the_next_log(
+    four_logs: GenerationResult, tmp_path: Path, engine: str
+) -> None:
     proc = _run(four_logs, tmp_path, engine, {"stop-log-switches": 2})
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines, expected = _lines(tmp_path), four_logs.expected.read_bytes().splitlines()
-    assert lines == expected[:len(lines)] and len(lines) < len(expected)
+    assert lines == expected[: len(lines)] and len(lines) < len(expected)
     position = json.loads((tmp_path / "state" / "TEST-chkpt.json").read_text())
     assert position["pos"][0] == 2, position  # the last message confirmed is in log 2
     final = max((tmp_path / "state").glob("TEST-chkpt-*.json"), key=lambda p: int(p.stem.rsplit("-", 1)[1]))
@@ -68,14 +73,13 @@ def test_stop_log_switches_reads_nothing_of_the_next_log(four_logs: GenerationRe
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_stop_transactions_stops_at_that_transaction(four_logs: GenerationResult, tmp_path: Path,
-                                                     engine: str) -> None:
+def test_stop_transactions_stops_at_that_transaction(four_logs: GenerationResult, tmp_path: Path, engine: str) -> None:
     proc = _run(four_logs, tmp_path, engine, {"stop-transactions": 50})
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = _lines(tmp_path)
     commits = sum(b'"op":"commit"' in line for line in lines)
     assert commits == 50, f"{commits} transactions output"
-    assert lines == four_logs.expected.read_bytes().splitlines()[:len(lines)]
+    assert lines == four_logs.expected.read_bytes().splitlines()[: len(lines)]
     assert "stopped: 50 transactions" in proc.stderr
 
 
@@ -96,4 +100,3 @@ def test_metrics_linger_is_refused(four_logs: GenerationResult, tmp_path: Path) 
     proc = _run(four_logs, tmp_path, "python", {"stop-log-switches": 4}, "--metrics-linger", "5")
     assert proc.returncode == 1 and "ERROR 30002 --metrics-linger" in proc.stderr, proc.stderr[-3000:]
     assert not (tmp_path / "output.json").exists()
-

@@ -89,8 +89,9 @@ def test_second_instance_refused(free23: Path, tmp_path: Path) -> None:
     proc = _start(cfg)
     try:
         assert _wait_for(lambda: (tmp_path / "out.json").exists())
-        second = subprocess.run([sys.executable, "-m", "replicator", "run", "-f", str(cfg)],
-                                capture_output=True, text=True, timeout=30)
+        second = subprocess.run(
+            [sys.executable, "-m", "replicator", "run", "-f", str(cfg)], capture_output=True, text=True, timeout=30
+        )
         assert second.returncode != 0 and "10002" in second.stderr and "Traceback" not in second.stderr
     finally:
         _stop(proc)
@@ -131,9 +132,27 @@ def _listening(port: int) -> bool:
 def _first_three(port: int) -> subprocess.CompletedProcess:
     """``replicator client`` from SCN 0: the first 3 messages, confirming each."""
     return subprocess.run(
-        [sys.executable, "-m", "replicator", "client", "network", f"127.0.0.1:{port}", "TEST",
-         "--start", "scn:0", "--count", "3", "--confirm-every", "1", "--timeout", "20"],
-        capture_output=True, text=True, timeout=60)
+        [
+            sys.executable,
+            "-m",
+            "replicator",
+            "client",
+            "network",
+            f"127.0.0.1:{port}",
+            "TEST",
+            "--start",
+            "scn:0",
+            "--count",
+            "3",
+            "--confirm-every",
+            "1",
+            "--timeout",
+            "20",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_daemon_streams_to_a_network_client(free23: Path, tmp_path: Path) -> None:

@@ -36,8 +36,9 @@ def _run(result: GenerationResult, tmp_path: Path) -> subprocess.CompletedProces
     cfg = fast_offline_config(result)
     cfg["source"][0]["debug"] = {"stop-log-switches": len(result.logs)}
     config = write_config(tmp_path, cfg, "offline.json")
-    return subprocess.run([sys.executable, "-m", "replicator", "run", "-f", str(config)], capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "replicator", "run", "-f", str(config)], capture_output=True, text=True, timeout=300
+    )
 
 
 def test_logs_of_another_incarnation_beside_ours_are_skipped_by_their_name(tmp_path: Path) -> None:
@@ -58,8 +59,11 @@ def test_logs_of_another_incarnation_beside_ours_are_skipped_by_their_name(tmp_p
 
 
 OTHER = {  # how the other log differs from ours (generator defaults otherwise), the code and its text
-    "incarnation": (lambda: {"resetlogs": _scenario(31).effective_resetlogs + 1000}, 50048,
-                    "invalid resetlogs value (found: "),
+    "incarnation": (
+        lambda: {"resetlogs": _scenario(31).effective_resetlogs + 1000},
+        50048,
+        "invalid resetlogs value (found: ",
+    ),
     "database": (lambda: {"dbid": 0x1234567}, 40120, "a log of database"),
     "activation": (lambda: {"activation": 0x7654321}, 40121, "activation ID"),
 }

@@ -53,8 +53,14 @@ class TopicReader(threading.Thread):
         self.done = threading.Event()
 
     def run(self) -> None:
-        consumer = Consumer({"bootstrap.servers": self.broker.bootstrap, "group.id": "verify-crash",
-                             "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+        consumer = Consumer(
+            {
+                "bootstrap.servers": self.broker.bootstrap,
+                "group.id": "verify-crash",
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+            }
+        )
         try:
             while not self.done.is_set():
                 topics = consumer.list_topics(self.topic, timeout=5).topics
@@ -92,8 +98,9 @@ def _segments(got: list[bytes], expected: list[bytes], floors: Sequence[tuple[in
             continue
         earlier = [i for i in where.get(record, []) if i < p]
         assert earlier, f"record {n} skips ahead or is not part of the stream (stream position {p})"
-        assert earlier[-1] > confirmed, (f"record {n} re-sends stream message {earlier[-1]}, at or before the "
-                                         f"confirmed message {confirmed}")
+        assert earlier[-1] > confirmed, (
+            f"record {n} re-sends stream message {earlier[-1]}, at or before the confirmed message {confirmed}"
+        )
         resent.append(p - earlier[-1])
         p = earlier[-1] + 1
     assert p == len(expected), f"the topic ends at stream position {p} of {len(expected)}: messages lost"
@@ -115,8 +122,7 @@ def _confirmed_index(cfg_doc: dict, expected: list[bytes]) -> int:
     return found[0]
 
 
-def _settle(reader: TopicReader, high_watermark: Callable[[], int], quiet: float = 1.0,
-            timeout: float = 30.0) -> None:
+def _settle(reader: TopicReader, high_watermark: Callable[[], int], quiet: float = 1.0, timeout: float = 30.0) -> None:
     """Wait until the reader holds every record of the topic and the topic stopped growing for
     ``quiet`` seconds (what a dead producer sent has landed and was read)."""
     deadline = time.monotonic() + timeout
@@ -139,12 +145,17 @@ def test_kill_daemon_with_kafka_writer(broker: Broker, tmp_path: Path, broker_st
     result = generate(workloads.oltp(seed=3, target_bytes=12 << 20), tmp_path / "gen")
     cfg_doc = fast_offline_config(result)
     # A small queue keeps what is in flight (delivered but not yet seen by the reader) small.
-    cfg_doc["target"][0]["writer"] = {"type": "kafka", "topic": "cdc", "poll-interval-us": 20_000,
-                                      "queue-size": QUEUE_SIZE,
-                                      "properties": {"bootstrap.servers": broker.bootstrap}}
+    cfg_doc["target"][0]["writer"] = {
+        "type": "kafka",
+        "topic": "cdc",
+        "poll-interval-us": 20_000,
+        "queue-size": QUEUE_SIZE,
+        "properties": {"bootstrap.servers": broker.bootstrap},
+    }
     if broker_stop:  # few messages in flight: a frozen broker stalls the daemon mid-stream, not after the end
-        cfg_doc["target"][0]["writer"]["properties"].update({"max.in.flight.requests.per.connection": "1",
-                                                             "batch.num.messages": "20"})
+        cfg_doc["target"][0]["writer"]["properties"].update(
+            {"max.in.flight.requests.per.connection": "1", "batch.num.messages": "20"}
+        )
     cfg = write_config(tmp_path, cfg_doc, "kafka.json")
     expected = result.expected.read_bytes().splitlines()
     total = len(expected)
@@ -156,8 +167,12 @@ def test_kill_daemon_with_kafka_writer(broker: Broker, tmp_path: Path, broker_st
     reader.start()
 
     def start() -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(cfg)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        return subprocess.Popen(
+            [sys.executable, "-m", "replicator", "run", "-f", str(cfg)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     def progress() -> int:
         """How far into the stream the topic reaches (duplicates after restarts do not count)."""
@@ -233,9 +248,11 @@ def test_kill_daemon_with_kafka_writer(broker: Broker, tmp_path: Path, broker_st
     assert_all_mid_stream(kills)
     got = list(reader.records)
     resent = _segments(got, expected, floors)
-    print(f"kafka crash test{' with broker stops' if broker_stop else ''}: {total} expected, {len(got)} consumed, "
-          f"{len(got) - total} duplicates (all after the confirmed position), re-sent per restart {resent}, "
-          f"0 missing after 3 SIGKILLs; (records, confirmed index) at the kills: {floors}")
+    print(
+        f"kafka crash test{' with broker stops' if broker_stop else ''}: {total} expected, {len(got)} consumed, "
+        f"{len(got) - total} duplicates (all after the confirmed position), re-sent per restart {resent}, "
+        f"0 missing after 3 SIGKILLs; (records, confirmed index) at the kills: {floors}"
+    )
     bound = QUEUE_SIZE + DURABLE_LAG - 1
     assert all(n <= bound for n in resent), f"a restart re-sent more than queue-size + DURABLE_LAG - 1 = {bound}"
 

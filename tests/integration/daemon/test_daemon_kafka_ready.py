@@ -41,8 +41,12 @@ def test_ready_waits_for_the_broker_and_status_says_degraded(late_broker: Broker
     sc.log_blocks = 512  # logs of 256 KiB, each read 5 s after the one before at --read-limit 0.05
     result = generate(sc, tmp_path / "gen")
     doc = fast_offline_config(result)
-    doc["target"][0]["writer"] = {"type": "kafka", "topic": "cdc", "poll-interval-us": 20_000,
-                                  "properties": {"bootstrap.servers": late_broker.bootstrap}}
+    doc["target"][0]["writer"] = {
+        "type": "kafka",
+        "topic": "cdc",
+        "poll-interval-us": 20_000,
+        "properties": {"bootstrap.servers": late_broker.bootstrap},
+    }
     cfg = write_config(tmp_path, doc, "kafka.json")
     daemon = Daemon(cfg, tmp_path, "--read-limit", "0.05")
     try:
@@ -55,8 +59,9 @@ def test_ready_waits_for_the_broker_and_status_says_degraded(late_broker: Broker
         daemon.wait_status(lambda st: st[3] > 0, 60)
         assert not daemon.status()[3] >= len(result.expected.read_bytes().splitlines())
         late_broker.kill()  # mid-run: the messages produced from now on wait
-        assert wait_for(lambda: any(s.startswith("degraded: ") and "Kafka broker unreachable" in s
-                                    for s in _statuses(daemon)), 60), _statuses(daemon)[-3:]
+        assert wait_for(
+            lambda: any(s.startswith("degraded: ") and "Kafka broker unreachable" in s for s in _statuses(daemon)), 60
+        ), _statuses(daemon)[-3:]
         daemon.signal(signal.SIGKILL)  # (a soft stop would wait for the deliveries)
         daemon.proc.wait(30)
     finally:

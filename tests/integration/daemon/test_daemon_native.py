@@ -30,8 +30,9 @@ from replicator.redogen.generate import GenerationResult, generate
 pytestmark = pytest.mark.skipif(not available(), reason="the native extension is not built")
 
 
-def _run(result: GenerationResult, cfg: dict[str, Any], engine: str, work: Path,
-         workers: int = 0) -> tuple[bytes, dict[str, bytes]]:
+def _run(
+    result: GenerationResult, cfg: dict[str, Any], engine: str, work: Path, workers: int = 0
+) -> tuple[bytes, dict[str, bytes]]:
     """Run the offline daemon with ``engine`` (and ``workers`` stage-2 decode workers) in
     ``work``; its output and state files."""
     state = work / "state"
@@ -45,8 +46,13 @@ def _run(result: GenerationResult, cfg: dict[str, Any], engine: str, work: Path,
     path = work / "daemon.json"
     path.write_text(json.dumps(cfg))
     env = dict(os.environ, REPLICATOR_ENGINE=engine, REPLICATOR_DECODE_WORKERS=str(workers))
-    proc = subprocess.run([sys.executable, "-m", "replicator", "run", "-f", str(path)], env=env,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "replicator", "run", "-f", str(path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
     here = str(work).encode()  # the confirmed position names the output file: compare without the folder
@@ -149,8 +155,15 @@ def test_sigkill_inside_a_native_stream(tmp_path: Path, monkeypatch: pytest.Monk
     _kill_and_finish(tmp_path, result, cfg, seed=14, kills=3, grow=(0.05, 0.25))
 
 
-def _kill_and_finish(tmp_path: Path, result: GenerationResult, cfg: dict[str, Any], *, seed: int, kills: int,
-                     grow: tuple[float, float] = (0.02, 0.12)) -> None:
+def _kill_and_finish(
+    tmp_path: Path,
+    result: GenerationResult,
+    cfg: dict[str, Any],
+    *,
+    seed: int,
+    kills: int,
+    grow: tuple[float, float] = (0.02, 0.12),
+) -> None:
     """SIGKILL the daemon ``kills`` times, each asserted mid-stream, then run it to the end:
     the output must equal the uninterrupted run's (0 lines lost, 0 duplicated)."""
     import random
@@ -211,9 +224,20 @@ def test_sigkill_inside_native_reads(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 
 # Counters and gauges a finished run determines (no clocks, no memory): equal between engines.
-_DETERMINED = ("dml_ops_total", "ddl_ops_total", "bytes_parsed_total", "bytes_read_total", "checkpoints_total",
-               "log_switches_total", "messages_sent_total", "messages_confirmed_total", "bytes_sent_total",
-               "replicator_writer_messages_total", "replicator_scn ", "replicator_redo_sequence ")
+_DETERMINED = (
+    "dml_ops_total",
+    "ddl_ops_total",
+    "bytes_parsed_total",
+    "bytes_read_total",
+    "checkpoints_total",
+    "log_switches_total",
+    "messages_sent_total",
+    "messages_confirmed_total",
+    "bytes_sent_total",
+    "replicator_writer_messages_total",
+    "replicator_scn ",
+    "replicator_redo_sequence ",
+)
 
 
 def _final_metrics(result: GenerationResult, cfg: dict[str, Any], engine: str, work: Path) -> dict[str, str]:
@@ -240,8 +264,11 @@ def _final_metrics(result: GenerationResult, cfg: dict[str, Any], engine: str, w
 
     def settled() -> bool:
         text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
-        lines = dict(line.rsplit(" ", 1) for line in text.splitlines()
-                     if line.startswith(_DETERMINED) and not line.startswith("#"))
+        lines = dict(
+            line.rsplit(" ", 1)
+            for line in text.splitlines()
+            if line.startswith(_DETERMINED) and not line.startswith("#")
+        )
         same, seen[0] = lines == seen[0], lines
         return same and output.exists() and output.stat().st_size >= len(expected)
 

@@ -39,7 +39,7 @@ def test_daemon_notify_and_metrics(free23: Path, tmp_path: Path) -> None:
     keys = [k for m in proc.messages for k in m]
     assert "READY" in keys and "STOPPING" in keys and keys.index("READY") < keys.index("STOPPING")
     stopping = next(i for i, m in enumerate(proc.messages) if "STOPPING" in m)
-    assert not [m for m in proc.messages[stopping + 1:] if m.get("STATUS", "").startswith("replicating")]
+    assert not [m for m in proc.messages[stopping + 1 :] if m.get("STATUS", "").startswith("replicating")]
     assert keys.count("WATCHDOG") >= 2 and any("SCN" in m.get("STATUS", "") for m in proc.messages)
     assert 'service_state{state="replicating"} 1.0' in scrape
     parsed = [line for line in scrape.splitlines() if line.startswith("bytes_parsed")]

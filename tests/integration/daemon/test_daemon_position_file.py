@@ -49,8 +49,9 @@ class Finished:
 
 
 def _run(config: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "replicator", "run", "-f", str(config)], capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "replicator", "run", "-f", str(config)], capture_output=True, text=True, timeout=300
+    )
 
 
 @pytest.fixture(scope="module")
@@ -90,8 +91,7 @@ CASES: dict[str, tuple[Callable[[Finished], str], int]] = {
     "pos of 3": (lambda f: _text(f, lambda d: d.update(pos=d["pos"][:3])), 20003),
     "pos beyond the redo": (lambda f: _text(f, lambda d: d.update(pos=[f.logs + 5, 1024, 0, 0])), 20120),
     "pos past its log": (lambda f: _text(f, lambda d: d.update(pos=[f.logs, 1 << 40, 0, 0])), 20120),
-    "output size halved": (lambda f: _text(f, lambda d: d.update(output=[d["output"][0], d["output"][1] // 2])),
-                           20121),
+    "output size halved": (lambda f: _text(f, lambda d: d.update(output=[d["output"][0], d["output"][1] // 2])), 20121),
 }
 
 
@@ -114,8 +114,9 @@ def test_output_size_at_another_message_end_is_refused(finished: Finished) -> No
     size = data.rfind(b"\n", 0, len(data) // 2) + 1
     (finished.state / "TEST-chkpt.json").write_text(_text(finished, lambda d: d.update(output=[d["output"][0], size])))
     proc = _run(finished.config)
-    assert proc.returncode == 1 and "ERROR 20121 " in proc.stderr and "not the confirmed" in proc.stderr, \
-        proc.stderr[-3000:]
+    assert proc.returncode == 1 and "ERROR 20121 " in proc.stderr and "not the confirmed" in proc.stderr, proc.stderr[
+        -3000:
+    ]
     assert finished.output.read_bytes() == data
 
 
@@ -127,4 +128,3 @@ def test_valid_position_file_over_4096_bytes_restarts(finished: Finished) -> Non
     proc = _run(finished.config)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert finished.output.read_bytes() == finished.saved[finished.output]
-

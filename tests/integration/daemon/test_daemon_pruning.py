@@ -66,8 +66,9 @@ def _run_to_the_end(cfg: Path, logs: int) -> subprocess.CompletedProcess:
     doc = json.loads(cfg.read_text())
     doc["source"][0]["debug"] = {"stop-log-switches": logs}
     cfg.write_text(json.dumps(doc))
-    return subprocess.run([sys.executable, "-m", "replicator", "run", "-f", str(cfg)], capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "replicator", "run", "-f", str(cfg)], capture_output=True, text=True, timeout=300
+    )
 
 
 @pytest.mark.slow
@@ -155,8 +156,14 @@ def test_network_client_that_never_confirmed(tmp_path: Path) -> None:
 def _topic(broker: Broker, topic: str, expected: list[bytes]) -> list[bytes]:
     """The records of partition 0 of ``topic``, read until every expected one came or none came
     for 3 s (tansu's watermarks are too low to say where the topic ends)."""
-    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "verify-pruning",
-                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "group.id": "verify-pruning",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+        }
+    )
     records: list[bytes] = []
     missing = set(expected)
     try:
@@ -178,11 +185,17 @@ def test_kafka_deliveries_held_up(broker: Broker, tmp_path: Path) -> None:
     expected = result.expected.read_bytes().splitlines()
     doc = _pruning_config(result)
     # Few messages in flight: while the broker is frozen the rest stays in the producer.
-    doc["target"][0]["writer"] = {"type": "kafka", "topic": "cdc", "poll-interval-us": 20_000,
-                                  "queue-size": 100_000,
-                                  "properties": {"bootstrap.servers": broker.bootstrap,
-                                                 "max.in.flight.requests.per.connection": "1",
-                                                 "batch.num.messages": "20"}}
+    doc["target"][0]["writer"] = {
+        "type": "kafka",
+        "topic": "cdc",
+        "poll-interval-us": 20_000,
+        "queue-size": 100_000,
+        "properties": {
+            "bootstrap.servers": broker.bootstrap,
+            "max.in.flight.requests.per.connection": "1",
+            "batch.num.messages": "20",
+        },
+    }
     cfg = write_config(tmp_path, doc, "kafka.json")
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})  # (kept: the result needs the client alive)
     admin.create_topics([NewTopic("cdc", 1, 1)])["cdc"].result(30)

@@ -26,8 +26,12 @@ from replicator.redogen.generate import generate
 
 
 def _start(cfg: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(cfg)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "replicator", "run", "-f", str(cfg)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _generate(tmp_path: Path, threads: int, seed: int, mb: int):
@@ -84,8 +88,9 @@ def test_restart_with_an_idle_thread_between_logs(tmp_path: Path) -> None:
     assert 0 < result.output.stat().st_size < len(expected), "the soft stop must leave commits to do"
     del cfg["source"][0]["debug"]
     err = _finish(write_config(tmp_path, cfg, "offline.json"), result.output, expected)
-    assert re.search(r"RAC: 3 redo threads, .*thread 3 from sequence 2 offset 0\b", err), \
+    assert re.search(r"RAC: 3 redo threads, .*thread 3 from sequence 2 offset 0\b", err), (
         "the restart point did not hold the idle thread between logs (the case this test is about)"
+    )
     assert result.output.read_bytes() == expected
 
 

@@ -40,8 +40,12 @@ class Running:
 
     def __enter__(self) -> Running:
         self._log = open(self.log_path, "w")
-        self.proc = subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(self.cfg)],
-                                     stdout=subprocess.DEVNULL, stderr=self._log, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "replicator", "run", "-f", str(self.cfg)],
+            stdout=subprocess.DEVNULL,
+            stderr=self._log,
+            text=True,
+        )
         assert _wait_for(self.log_path, "replicating")
         return self
 

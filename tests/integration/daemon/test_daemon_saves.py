@@ -25,6 +25,7 @@ from fixture_configs import fast_offline_config, write_config
 from replicator.redogen import workloads
 from replicator.redogen.generate import GenerationResult, generate
 
+
 def _generated(root: Path) -> GenerationResult:
     sc = workloads.oltp(seed=41, target_bytes=512 << 10)
     sc.log_blocks = 1024
@@ -54,8 +55,13 @@ def _make_unwritable(path: Path, made: list[Path]) -> None:
 
 
 def _run(config: Path, **kwargs: object) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "replicator", "run", "-f", str(config)], capture_output=True,
-                          text=True, timeout=300, **kwargs)  # type: ignore[call-overload]
+    return subprocess.run(
+        [sys.executable, "-m", "replicator", "run", "-f", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        **kwargs,
+    )  # type: ignore[call-overload]
 
 
 @pytest.mark.parametrize("mode", ["daemon", "batch"])

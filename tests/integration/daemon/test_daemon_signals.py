@@ -27,8 +27,12 @@ from replicator.redogen.generate import generate
 def test_sigterm_during_startup_is_a_clean_stop(tmp_path: Path) -> None:
     result = generate(workloads.oltp(seed=3, target_bytes=256 << 10), tmp_path / "gen")
     cfg = write_config(tmp_path, fast_offline_config(result), "offline.json")
-    proc = subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(cfg)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "replicator", "run", "-f", str(cfg)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 30
         while not catches_signal(proc.pid, signal.SIGTERM) and proc.poll() is None and time.monotonic() < deadline:

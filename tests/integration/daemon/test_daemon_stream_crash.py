@@ -52,10 +52,31 @@ def test_sigkill_with_a_reconnecting_client(tmp_path: Path, kind: str) -> None:
     confirms = tmp_path / "client.confirms"
     with open(out, "wb") as sink:
         client = subprocess.Popen(
-            [sys.executable, "-m", "replicator", "client", kind, uri, doc["source"][0]["name"], "--start", "now",
-             "--reconnect", "--idle-exit", "6", "--confirm-every", "25",
-             "--confirm-interval", "0.2", "--timeout", "3", "--confirm-log", str(confirms)],
-            stdout=sink, stderr=subprocess.PIPE)
+            [
+                sys.executable,
+                "-m",
+                "replicator",
+                "client",
+                kind,
+                uri,
+                doc["source"][0]["name"],
+                "--start",
+                "now",
+                "--reconnect",
+                "--idle-exit",
+                "6",
+                "--confirm-every",
+                "25",
+                "--confirm-interval",
+                "0.2",
+                "--timeout",
+                "3",
+                "--confirm-log",
+                str(confirms),
+            ],
+            stdout=sink,
+            stderr=subprocess.PIPE,
+        )
 
         last_confirmed: list[int] = []  # per kill: messages the client had confirmed when it was sent
 
@@ -68,8 +89,12 @@ def test_sigkill_with_a_reconnecting_client(tmp_path: Path, kind: str) -> None:
             for _ in range(3):
                 last_confirmed.append(0)
                 kills.append(kill_mid_stream(cfg, size, len(expected), rng, grow=(0.05, 0.15)))
-            daemon = subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(cfg)],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            daemon = subprocess.Popen(
+                [sys.executable, "-m", "replicator", "run", "-f", str(cfg)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
             try:
                 _, client_err = client.communicate(timeout=180)
             finally:
@@ -85,8 +110,10 @@ def test_sigkill_with_a_reconnecting_client(tmp_path: Path, kind: str) -> None:
     lines, expected_lines = out.read_bytes().splitlines(), expected.splitlines()
     check_resumed_output(lines, expected_lines, last_confirmed, kind)
     resent = re.search(r"(\d+) messages the writer re-sent after reconnects were already printed", client_err.decode())
-    print(f"{kind}: the writer re-sent {resent.group(1) if resent else 0} messages the client had "
-          "(same position as another message: dropped by the client)")
+    print(
+        f"{kind}: the writer re-sent {resent.group(1) if resent else 0} messages the client had "
+        "(same position as another message: dropped by the client)"
+    )
 
 
 def confirmed_count(log: Path) -> int:
@@ -98,8 +125,9 @@ def confirmed_count(log: Path) -> int:
     return max((int(r.split()[0]) for r in rows if r.strip()), default=0)
 
 
-def check_resumed_output(lines: list[bytes], expected_lines: list[bytes], last_confirmed: list[int],
-                         label: str) -> None:
+def check_resumed_output(
+    lines: list[bytes], expected_lines: list[bytes], last_confirmed: list[int], label: str
+) -> None:
     """0 lost, in order; every duplicate lies after the client's last confirmed message before a kill.
 
     ``last_confirmed[k]`` is how many lines the client had printed at its last CONFIRM
@@ -120,8 +148,12 @@ def check_resumed_output(lines: list[bytes], expected_lines: list[bytes], last_c
         else:
             assert i < p, f"{label}: the client's output skips ahead at line {n}"
             duplicates += 1
-            assert i > confirmed_at, (f"{label}: line {n} re-sends stream line {i + 1}, at or before the "
-                                      f"client's confirmed line {confirmed_at + 1}")
-    print(f"{label}: {len(lines)} lines, {duplicates} duplicated (all after the client's confirmed position), "
-          f"{lost} lost after {len(last_confirmed)} SIGKILLs; confirmed at the kills: {last_confirmed}")
+            assert i > confirmed_at, (
+                f"{label}: line {n} re-sends stream line {i + 1}, at or before the "
+                f"client's confirmed line {confirmed_at + 1}"
+            )
+    print(
+        f"{label}: {len(lines)} lines, {duplicates} duplicated (all after the client's confirmed position), "
+        f"{lost} lost after {len(last_confirmed)} SIGKILLs; confirmed at the kills: {last_confirmed}"
+    )
     assert lost == 0 and p == len(expected_lines)

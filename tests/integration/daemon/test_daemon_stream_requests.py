@@ -86,8 +86,9 @@ def _hostile_continue(kind: str, uri: str, expect_info: int, *positions: tuple[i
 
 
 @pytest.mark.parametrize("kind", ["network", "zeromq"])
-def test_continue_from_a_position_never_sent_loses_nothing(generated: GenerationResult, tmp_path: Path,
-                                                           kind: str) -> None:
+def test_continue_from_a_position_never_sent_loses_nothing(
+    generated: GenerationResult, tmp_path: Path, kind: str
+) -> None:
     expected = generated.expected.read_bytes().splitlines()
     daemon, uri = _daemon(generated, tmp_path, kind)
     try:
@@ -117,9 +118,8 @@ def test_continue_from_a_position_never_sent_loses_nothing(generated: Generation
 def test_start_scn_is_honoured_or_refused(generated: GenerationResult, tmp_path: Path) -> None:
     lines = generated.expected.read_bytes().splitlines()
     start = 2266683  # a transaction's SCN in the middle of the stream
-    begins = [i for i, line in enumerate(lines) if b'"scns"' in line
-              and int(json.loads(line)["scns"], 16) >= start]
-    expected = lines[begins[0]:]
+    begins = [i for i, line in enumerate(lines) if b'"scns"' in line and int(json.loads(line)["scns"], 16) >= start]
+    expected = lines[begins[0] :]
     assert 0 < len(expected) < len(lines)
     daemon, uri = _daemon(generated, tmp_path, "network")
     try:

@@ -62,8 +62,9 @@ class Overwrite:
         return sum(1 for p in self.fra.rglob("*") if p.is_file()) if self.fra.exists() else 0
 
 
-@pytest.mark.parametrize("overwrite", [False, pytest.param(True, marks=pytest.mark.slow)],
-                         ids=["keeps-up", "group-reused"])
+@pytest.mark.parametrize(
+    "overwrite", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["keeps-up", "group-reused"]
+)
 def test_tail_live_ring(tmp_path: Path, overwrite: bool) -> None:
     sc = workloads.oltp(seed=7, target_bytes=3 << 20)
     sc.log_blocks = 1024  # 512 KB logs: many switches, quick group reuse with 2 groups

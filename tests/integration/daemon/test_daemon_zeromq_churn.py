@@ -91,8 +91,12 @@ class Intruders:
         for _ in range(2):
             if self._stop.is_set():
                 return
-            run = subprocess.run([sys.executable, "-m", "replicator", "client", "zeromq", self.uri, self.database,
-                                  "--timeout", "3"], capture_output=True, timeout=60, check=False)
+            run = subprocess.run(
+                [sys.executable, "-m", "replicator", "client", "zeromq", self.uri, self.database, "--timeout", "3"],
+                capture_output=True,
+                timeout=60,
+                check=False,
+            )
             if run.returncode == 0 or run.stdout:
                 with self._lock:
                     self.answered.append(f"replicator client rc {run.returncode}: {run.stdout[:200]!r}")

@@ -22,12 +22,16 @@ from daemon_proc import Daemon, wait_for
 from kafka_broker import free_port
 
 _BINARY = os.environ.get("REPLICATOR_OLR_BINARY", "")
-CLIENT = Path(os.environ.get("REPLICATOR_OLR_STREAM_CLIENT", "")
-              or (str(Path(_BINARY).parent / "StreamClient") if _BINARY else ""))
+CLIENT = Path(
+    os.environ.get("REPLICATOR_OLR_STREAM_CLIENT", "")
+    or (str(Path(_BINARY).parent / "StreamClient") if _BINARY else "")
+)
 
-pytestmark = pytest.mark.skipif(not CLIENT.name or not CLIENT.is_file(),
-                                reason="OpenLogReplicator's StreamClient not configured: set REPLICATOR_OLR_BINARY "
-                                       "(StreamClient beside it) or REPLICATOR_OLR_STREAM_CLIENT to run this check")
+pytestmark = pytest.mark.skipif(
+    not CLIENT.name or not CLIENT.is_file(),
+    reason="OpenLogReplicator's StreamClient not configured: set REPLICATOR_OLR_BINARY "
+    "(StreamClient beside it) or REPLICATOR_OLR_STREAM_CLIENT to run this check",
+)
 
 START_SCN = 2266634
 CONFIRM_EVERY = 1001  # StreamClient confirms after this many messages (or 10 s after the last confirm)
@@ -37,8 +41,26 @@ CONFIRM_EVERY = 1001  # StreamClient confirms after this many messages (or 10 s 
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small ``oltp`` stream (about 2,000 messages) with its expected JSON output."""
     out = tmp_path_factory.mktemp("oltp")
-    subprocess.run([sys.executable, "-m", "replicator", "redogen", "oltp", "--size", "1MB", "--seed", "7",
-                    "--progress", "off", "-o", str(out)], check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "replicator",
+            "redogen",
+            "oltp",
+            "--size",
+            "1MB",
+            "--seed",
+            "7",
+            "--progress",
+            "off",
+            "-o",
+            str(out),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     return out
 
 
@@ -67,8 +89,9 @@ def _config(generated: Path, tmp_path: Path, writer: dict, fmt: str) -> Path:
 
 def _client(kind: str, uri: str, fmt: str, log: Path) -> subprocess.Popen:
     with open(log, "wb") as out:
-        return subprocess.Popen([str(CLIENT), kind, uri, "TEST", fmt, f"scn:{START_SCN}"],
-                                stdout=out, stderr=subprocess.STDOUT)
+        return subprocess.Popen(
+            [str(CLIENT), kind, uri, "TEST", fmt, f"scn:{START_SCN}"], stdout=out, stderr=subprocess.STDOUT
+        )
 
 
 def _confirmed(state: Path) -> dict | None:
@@ -79,8 +102,7 @@ def _confirmed(state: Path) -> dict | None:
         return None
 
 
-def _run(generated: Path, tmp_path: Path, kind: str, fmt: str, count: "re.Pattern[str]",
-         expected_count: int) -> str:
+def _run(generated: Path, tmp_path: Path, kind: str, fmt: str, count: re.Pattern[str], expected_count: int) -> str:
     """Daemon plus StreamClient until every message arrived and a confirmation was saved."""
     port = free_port()
     uri = f"127.0.0.1:{port}" if kind == "network" else f"tcp://127.0.0.1:{port}"
@@ -92,11 +114,13 @@ def _run(generated: Path, tmp_path: Path, kind: str, fmt: str, count: "re.Patter
         daemon.wait_log("waiting for a client")  # READY follows the client's START
         client = _client(kind, uri, fmt, log)
         got = lambda: len(count.findall(log.read_text(errors="replace")))  # noqa: E731
-        assert wait_for(lambda: got() >= expected_count or client.poll() is not None, 120), \
+        assert wait_for(lambda: got() >= expected_count or client.poll() is not None, 120), (
             f"{got()} of {expected_count} messages: {log.read_text(errors='replace')[-2000:]}"
+        )
         assert got() == expected_count, log.read_text(errors="replace")[-2000:]
-        assert wait_for(lambda: (_confirmed(tmp_path / "state") or {}).get("scn", 0) > 0, 60), \
+        assert wait_for(lambda: (_confirmed(tmp_path / "state") or {}).get("scn", 0) > 0, 60), (
             f"no confirmed position saved: {daemon.log()[-2000:]}"
+        )
         text = log.read_text(errors="replace")
         assert "ERROR" not in text, text[-2000:]
         return text

@@ -12,8 +12,14 @@ import asyncssh
 
 
 async def main(port: int, host_key: str, authorized: str) -> None:
-    await asyncssh.listen("127.0.0.1", port, server_host_keys=[host_key], authorized_client_keys=authorized,
-                          sftp_factory=True, allow_scp=False)
+    await asyncssh.listen(
+        "127.0.0.1",
+        port,
+        server_host_keys=[host_key],
+        authorized_client_keys=authorized,
+        sftp_factory=True,
+        allow_scp=False,
+    )
     await asyncio.Event().wait()
 
 

@@ -102,12 +102,26 @@ class SshServer:
     def _start_sshd(self) -> None:
         pidfile = self.root / "sshd.pid"
         config = self.root / "sshd_config"
-        config.write_text("\n".join([
-            f"Port {self.port}", "ListenAddress 127.0.0.1", f"HostKey {self.host_key}", f"PidFile {pidfile}",
-            f"AuthorizedKeysFile {self.user_key}.pub", "PasswordAuthentication no", "KbdInteractiveAuthentication no",
-            "StrictModes no", "UsePAM no", "Subsystem sftp internal-sftp", "LogLevel ERROR", "MaxStartups 100",
-            "PermitRootLogin prohibit-password", "",
-        ]))
+        config.write_text(
+            "\n".join(
+                [
+                    f"Port {self.port}",
+                    "ListenAddress 127.0.0.1",
+                    f"HostKey {self.host_key}",
+                    f"PidFile {pidfile}",
+                    f"AuthorizedKeysFile {self.user_key}.pub",
+                    "PasswordAuthentication no",
+                    "KbdInteractiveAuthentication no",
+                    "StrictModes no",
+                    "UsePAM no",
+                    "Subsystem sftp internal-sftp",
+                    "LogLevel ERROR",
+                    "MaxStartups 100",
+                    "PermitRootLogin prohibit-password",
+                    "",
+                ]
+            )
+        )
         os.makedirs("/run/sshd", exist_ok=True)
         pidfile.unlink(missing_ok=True)
         subprocess.run([SSHD, "-f", str(config), "-E", str(self.log)], check=True)  # daemonizes
@@ -118,8 +132,11 @@ class SshServer:
 
     def _start_asyncssh(self) -> None:
         with open(self.log, "ab") as log:
-            proc = subprocess.Popen([sys.executable, str(ASYNCSSH_SERVER), str(self.port), str(self.host_key),
-                                     f"{self.user_key}.pub"], stdout=log, stderr=log)
+            proc = subprocess.Popen(
+                [sys.executable, str(ASYNCSSH_SERVER), str(self.port), str(self.host_key), f"{self.user_key}.pub"],
+                stdout=log,
+                stderr=log,
+            )
         self.pid = proc.pid
         self._proc = proc
 
@@ -155,5 +172,12 @@ class SshServer:
 
     def source_config(self, **extra: object) -> dict:
         """The ``reader.redo-source`` section that reaches this server."""
-        return {"type": "sftp", "host": "127.0.0.1", "port": self.port, "user": self.user,
-                "key-file": str(self.user_key), "known-hosts": str(self.known_hosts), **extra}
+        return {
+            "type": "sftp",
+            "host": "127.0.0.1",
+            "port": self.port,
+            "user": self.user,
+            "key-file": str(self.user_key),
+            "known-hosts": str(self.known_hosts),
+            **extra,
+        }

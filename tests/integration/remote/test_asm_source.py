@@ -20,23 +20,53 @@ from replicator.redo.reader import read_lwns
 
 DSN = os.environ.get("REPLICATOR_ORACLE_DSN", "")
 
-pytestmark = pytest.mark.skipif(not DSN, reason="REPLICATOR_ORACLE_DSN is not set: no ASM instance to read from "
-                                                "(see docs/operations.md, 'Verifying ASM against a real instance')")
+pytestmark = pytest.mark.skipif(
+    not DSN,
+    reason="REPLICATOR_ORACLE_DSN is not set: no ASM instance to read from "
+    "(see docs/operations.md, 'Verifying ASM against a real instance')",
+)
 
 
 def _settings(parallelism: int) -> AsmSettings:
-    return AsmSettings(DSN, os.environ.get("REPLICATOR_ASM_USER", "sys"), os.environ.get("REPLICATOR_ASM_PASSWORD", ""),
-                       os.environ.get("REPLICATOR_ASM_PRIVILEGE", "sysasm"), parallelism)
+    return AsmSettings(
+        DSN,
+        os.environ.get("REPLICATOR_ASM_USER", "sys"),
+        os.environ.get("REPLICATOR_ASM_PASSWORD", ""),
+        os.environ.get("REPLICATOR_ASM_PRIVILEGE", "sysasm"),
+        parallelism,
+    )
 
 
 def _asm_redo_file(source: AsmSource) -> tuple[str, bool]:
-    names = [row[0] for row in source.run("find redo", lambda s: s.connect().cursor().execute(
-        "select name from v$archived_log where name like '+%' and deleted = 'NO' order by sequence# desc "
-        "fetch first 1 rows only").fetchall())]
+    names = [
+        row[0]
+        for row in source.run(
+            "find redo",
+            lambda s: (
+                s.connect()
+                .cursor()
+                .execute(
+                    "select name from v$archived_log where name like '+%' and deleted = 'NO' order by sequence# desc "
+                    "fetch first 1 rows only"
+                )
+                .fetchall()
+            ),
+        )
+    ]
     archived = bool(names)
     if not names:
-        names = [row[0] for row in source.run("find redo", lambda s: s.connect().cursor().execute(
-            "select member from v$logfile where member like '+%' fetch first 1 rows only").fetchall())]
+        names = [
+            row[0]
+            for row in source.run(
+                "find redo",
+                lambda s: (
+                    s.connect()
+                    .cursor()
+                    .execute("select member from v$logfile where member like '+%' fetch first 1 rows only")
+                    .fetchall()
+                ),
+            )
+        ]
     if not names:
         pytest.skip("no redo log in ASM visible to this session (V$ARCHIVED_LOG / V$LOGFILE)")
     return str(names[0]), archived

@@ -18,18 +18,22 @@ from pathlib import Path
 import pytest
 from sshd_harness import SshServer
 
+from replicator.redo.online import wait_until
 from replicator.redogen import workloads
 from replicator.redogen.demo import demo_scenario
 from replicator.redogen.generate import generate
-from replicator.redo.online import wait_until
 from replicator.redogen.online import OnlineRun
 
 DB_PREFIX = "/oradata/ORCL/"
 
 
 def _run(cfg_path: Path, *extra: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "replicator", "run", "-f", str(cfg_path), "--progress", "off",
-                           *extra], capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "replicator", "run", "-f", str(cfg_path), "--progress", "off", *extra],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def _sftp_config(result, server: SshServer, name: str, **source: object) -> tuple[Path, Path]:
@@ -65,8 +69,13 @@ def test_bench_compare_local(tmp_path: Path, ssh_server: SshServer) -> None:
     # The remote vs local benchmark: every row, cold and warm, with MB/s, CPU-s and ratios.
     result = generate(workloads.oltp(seed=5, target_bytes=4 << 20), tmp_path / "bench")
     cfg_path, _ = _sftp_config(result, ssh_server, "bench", **{"read-size-kb": 256, "connections": 1})
-    out = subprocess.run([sys.executable, "-m", "replicator", "bench", "-f", str(cfg_path), "--compare-local",
-                          "--repeat", "1"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    out = subprocess.run(
+        [sys.executable, "-m", "replicator", "bench", "-f", str(cfg_path), "--compare-local", "--repeat", "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     rows = {line[:17].strip(): line[17:] for line in out.stdout.splitlines()}
     for name in ("read local", "read remote", "run local", "run remote", "run remote warm"):
@@ -87,12 +96,26 @@ def test_server_killed_mid_stream(tmp_path: Path, ssh_server: SshServer, connect
     do (their reads ahead are bounded: the kill lands while most of the file is unread).
     """
     result = generate(workloads.oltp(seed=5, target_bytes=12 << 20), tmp_path / "oltp")
-    cfg_path, output = _sftp_config(result, ssh_server, "sftp-output", **{
-        "read-size-kb": 64, "read-requests": 2, "reconnect-delay-ms": 100, "reconnect-max-delay-ms": 400,
-        "reconnect-tries": 50, "connections": connections})
+    cfg_path, output = _sftp_config(
+        result,
+        ssh_server,
+        "sftp-output",
+        **{
+            "read-size-kb": 64,
+            "read-requests": 2,
+            "reconnect-delay-ms": 100,
+            "reconnect-max-delay-ms": 400,
+            "reconnect-tries": 50,
+            "connections": connections,
+        },
+    )
     expected = result.expected.read_bytes()
-    proc = subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(cfg_path), "--progress", "off",
-                             "--read-limit", "1.5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "replicator", "run", "-f", str(cfg_path), "--progress", "off", "--read-limit", "1.5"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         # Mid-stream: some output written, the run still reading (sessions open on the server).
         assert wait_until(lambda: output.exists() and output.stat().st_size > 0, 120, 0.05), "no output before the kill"
@@ -131,11 +154,16 @@ def _reader_processes(pid: int) -> list[int]:
 def test_reader_process_killed_mid_stream(tmp_path: Path, ssh_server: SshServer) -> None:
     """SIGKILL of a reader process mid-file: another one resumes at the same byte (60350/60351)."""
     result = generate(workloads.oltp(seed=6, target_bytes=12 << 20), tmp_path / "oltp")
-    cfg_path, output = _sftp_config(result, ssh_server, "sftp-output", **{
-        "read-size-kb": 64, "read-requests": 2, "connections": 2})
+    cfg_path, output = _sftp_config(
+        result, ssh_server, "sftp-output", **{"read-size-kb": 64, "read-requests": 2, "connections": 2}
+    )
     expected = result.expected.read_bytes()
-    proc = subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(cfg_path), "--progress", "off",
-                             "--read-limit", "1.5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "replicator", "run", "-f", str(cfg_path), "--progress", "off", "--read-limit", "1.5"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert wait_until(lambda: output.exists() and output.stat().st_size > 0, 120, 0.05), "no output before the kill"
         readers = _reader_processes(proc.pid)
@@ -163,14 +191,18 @@ def test_tail_online_ring_over_sftp(tmp_path: Path, ssh_server: SshServer) -> No
     src["redo-read-sleep-us"] = 20_000
     src["arch-read-sleep-us"] = 100_000
     src["arch-read-tries"] = 600
-    src["reader"]["redo-source"] = ssh_server.source_config(**{"reconnect-delay-ms": 100,
-                                                               "reconnect-max-delay-ms": 400,
-                                                               "reconnect-tries": 50})
+    src["reader"]["redo-source"] = ssh_server.source_config(
+        **{"reconnect-delay-ms": 100, "reconnect-max-delay-ms": 400, "reconnect-tries": 50}
+    )
     cfg["target"][0]["writer"]["poll-interval-us"] = 50_000
     cfg_path.write_text(json.dumps(cfg))
     output = tmp_path / "output.json"
-    proc = subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(cfg_path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "replicator", "run", "-f", str(cfg_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert wait_until(lambda: output.exists() and output.stat().st_size > 0, 120, 0.05), "nothing tailed"
         assert gen.thread.is_alive(), "the ring was complete before the kill"
@@ -191,8 +223,10 @@ def test_tail_online_ring_over_sftp(tmp_path: Path, ssh_server: SshServer) -> No
 def test_unknown_host_key_refused(tmp_path: Path, ssh_server: SshServer) -> None:
     result = generate(demo_scenario(), tmp_path / "demo")
     other = tmp_path / "other_known_hosts"
-    other.write_text(f"[127.0.0.1]:{ssh_server.port} ssh-ed25519 "
-                     "AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n")
+    other.write_text(
+        f"[127.0.0.1]:{ssh_server.port} ssh-ed25519 "
+        "AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n"
+    )
     cfg_path, _ = _sftp_config(result, ssh_server, "refused", **{"known-hosts": str(other)})
     run = _run(cfg_path, timeout=60)
     assert run.returncode != 0

@@ -23,7 +23,8 @@ def test_verify_over_sftp(tmp_path: Path, ssh_server: SshServer) -> None:
     reader = doc["source"][0]["reader"]
     reader["redo-log"] = [DB_PREFIX + "redo/"]
     reader["redo-source"] = ssh_server.source_config(
-        **{"path-mapping": [DB_PREFIX + "redo/", str(result.config.parent / "redo") + "/"]})
+        **{"path-mapping": [DB_PREFIX + "redo/", str(result.config.parent / "redo") + "/"]}
+    )
     remote = tmp_path / "remote.json"
     remote.write_text(json.dumps(doc))
     assert not Path(DB_PREFIX).exists()  # only the server has these paths

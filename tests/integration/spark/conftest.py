@@ -30,8 +30,10 @@ LOADED_MACHINE_CONF = {
     "spark.executor.heartbeatInterval": "30s",
     "spark.ui.enabled": "false",
 }
-os.environ.setdefault("PYSPARK_SUBMIT_ARGS", " ".join(
-    f"--conf {key}={value}" for key, value in LOADED_MACHINE_CONF.items()) + " pyspark-shell")
+os.environ.setdefault(
+    "PYSPARK_SUBMIT_ARGS",
+    " ".join(f"--conf {key}={value}" for key, value in LOADED_MACHINE_CONF.items()) + " pyspark-shell",
+)
 
 
 def _need_pyspark() -> None:
@@ -53,8 +55,11 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from replicator.spark.job import build_session
     from replicator.spark.options import JobOptions
 
-    session = build_session(JobOptions(lake=str(tmp_path_factory.mktemp("lake"))), "local[2]",
-                            {**LOADED_MACHINE_CONF, "spark.sql.shuffle.partitions": "2"})
+    session = build_session(
+        JobOptions(lake=str(tmp_path_factory.mktemp("lake"))),
+        "local[2]",
+        {**LOADED_MACHINE_CONF, "spark.sql.shuffle.partitions": "2"},
+    )
     session.sparkContext.setLogLevel("ERROR")
     try:
         yield session

@@ -13,8 +13,9 @@ def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
         future.result(10)
 
 
-def produce_lines(bootstrap: str, topic: str, lines: list[tuple[bytes | None, bytes]],
-                  partition: int | None = None) -> None:
+def produce_lines(
+    bootstrap: str, topic: str, lines: list[tuple[bytes | None, bytes]], partition: int | None = None
+) -> None:
     """Produce (key, value) pairs in order."""
     from confluent_kafka import Producer
 

@@ -41,8 +41,15 @@ class Case:
         return [a for t in self.rowid_tables for a in ("--rowid-table", t)]
 
 
-def make_case(out: Path, *, events: int = 400, seed: int = 11, fmt: dict[str, Any] | None = None,
-              wide: bool = True, big: bool = True) -> Case:
+def make_case(
+    out: Path,
+    *,
+    events: int = 400,
+    seed: int = 11,
+    fmt: dict[str, Any] | None = None,
+    wide: bool = True,
+    big: bool = True,
+) -> Case:
     """Generate the ``mixed`` workload (every column type, 4 sessions, rollbacks, savepoints)."""
     from replicator.redogen.final_state import FinalState
     from replicator.redogen.generate import generate
@@ -55,17 +62,26 @@ def make_case(out: Path, *, events: int = 400, seed: int = 11, fmt: dict[str, An
     result = generate(sc, out)
     assert result.expected is not None
     names = [t.full_name for t in sc.tables]
-    return Case(out, result.config, result.expected, {n: state.rows(n) for n in names},
-                {t.full_name: {c.name: c.type for c in t.columns} for t in sc.tables},
-                {t.full_name: list(t.primary_key) for t in sc.tables},
-                [t.full_name for t in sc.tables if t.supplemental == "none"])
+    return Case(
+        out,
+        result.config,
+        result.expected,
+        {n: state.rows(n) for n in names},
+        {t.full_name: {c.name: c.type for c in t.columns} for t in sc.tables},
+        {t.full_name: list(t.primary_key) for t in sc.tables},
+        [t.full_name for t in sc.tables if t.supplemental == "none"],
+    )
 
 
 def kafka_config(case: Case, bootstrap: str, topic: str) -> Path:
     """The case's replicator config with a kafka writer (keyed by primary key)."""
     doc = json.loads(case.config.read_text())
-    doc["target"][0]["writer"] = {"type": "kafka", "topic": topic, "key-by-pk": 1,
-                                  "properties": {"bootstrap.servers": bootstrap}}
+    doc["target"][0]["writer"] = {
+        "type": "kafka",
+        "topic": topic,
+        "key-by-pk": 1,
+        "properties": {"bootstrap.servers": bootstrap},
+    }
     path = case.out / "kafka.json"
     path.write_text(json.dumps(doc))
     return path
@@ -86,8 +102,14 @@ def produce(case: Case, bootstrap: str, topic: str) -> str:
         (state / f.name).write_bytes(f.read_bytes())
     doc["state"]["path"] = str(state)
     cfg.write_text(json.dumps(doc))
-    proc = subprocess.run([sys.executable, "-m", "replicator", "run", "-f", str(cfg), "--progress", "off"],
-                          cwd=case.out, capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "replicator", "run", "-f", str(cfg), "--progress", "off"],
+        cwd=case.out,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return "replicator run (kafka writer)"
 
@@ -112,8 +134,20 @@ def _produce_expected(case: Case, bootstrap: str, topic: str) -> str:
 
 def job_command(lake: Path, config: Path, *extra: str, master: str = "local[2]") -> list[str]:
     """``replicator spark run`` as a subprocess (local[2] unless ``master``)."""
-    return [sys.executable, "-m", "replicator", "spark", "run", "--lake", str(lake), "-f", str(config),
-            "--master", master, *extra]
+    return [
+        sys.executable,
+        "-m",
+        "replicator",
+        "spark",
+        "run",
+        "--lake",
+        str(lake),
+        "-f",
+        str(config),
+        "--master",
+        master,
+        *extra,
+    ]
 
 
 class Where:
@@ -174,7 +208,7 @@ def run_in_process(spark: Any, cmd: list[str]) -> None:
 
     parser = argparse.ArgumentParser()
     add_job_arguments(parser)
-    args = parser.parse_args(cmd[cmd.index("run") + 1:])
+    args = parser.parse_args(cmd[cmd.index("run") + 1 :])
     assert run(options_from(args), spark=spark, pending_timeout=args.pending_timeout) == 0  # type: ignore[arg-type]
 
 
@@ -190,8 +224,14 @@ def kill_at(cmd: list[str], boundary: str, timeout: float = 240) -> None:
     ``changes|tombstones|table|state:N``, the N-th such commit of the run); wait for that death."""
     from replicator.spark.apply import CRASH_ENV
 
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env={**_env(), CRASH_ENV: boundary}, start_new_session=True)
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**_env(), CRASH_ENV: boundary},
+        start_new_session=True,
+    )
     try:
         _, err = proc.communicate(timeout=timeout)
     finally:
@@ -240,8 +280,10 @@ def assert_tables_equal(lake: Path, case: Case) -> int:
         want = {tuple(str(r[k]) for k in key): canon(r, expected) for r in want_rows}
         got = {tuple(str(actual(types[k], r[k])) for k in key): canon(r, actual) for r in got_rows}
         assert len(got_rows) == len(got), f"{table}: duplicate keys in the lake"
-        assert sorted(want) == sorted(got), f"{table}: keys differ: missing {sorted(set(want) - set(got))[:5]}, " \
-                                            f"extra {sorted(set(got) - set(want))[:5]}"
+        assert sorted(want) == sorted(got), (
+            f"{table}: keys differ: missing {sorted(set(want) - set(got))[:5]}, "
+            f"extra {sorted(set(got) - set(want))[:5]}"
+        )
         for k, w in want.items():
             g = got[k]
             bad = [c for c in types if not same(types[c], w[c], g[c])]
@@ -260,6 +302,6 @@ def positions(lake: Path, table: str) -> dict[str, tuple[int, int, int, int]]:
     assert rows is not None
     keys = canonical([rows[k] for k in reader.key_columns(table)]).to_pylist()
     out = {k: (r["_commit_scn"], r["_c_scn"], r["_c_idx"], r["_elem"]) for k, r in zip(keys, rows.to_pylist())}
-    for r in (tombs.to_pylist() if tombs is not None else []):
+    for r in tombs.to_pylist() if tombs is not None else []:
         out[r["_key"]] = (r["_commit_scn"], r["_c_scn"], r["_c_idx"], r["_elem"])
     return out

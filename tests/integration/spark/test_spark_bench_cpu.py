@@ -38,8 +38,10 @@ def test_cpu_of_a_child_process_is_counted_as_other_and_excluded_on_request() ->
 def test_a_java_child_and_its_children_are_the_jvm_and_the_workers(tmp_path: Path) -> None:
     # A real JVM that starts a real Python process and waits for it (as Spark's JVM runs its workers).
     src = tmp_path / "Spawn.java"
-    src.write_text("public class Spawn { public static void main(String[] a) throws Exception {"
-                   " new ProcessBuilder(a).inheritIO().start().waitFor(); Thread.sleep(30000); } }")
+    src.write_text(
+        "public class Spawn { public static void main(String[] a) throws Exception {"
+        " new ProcessBuilder(a).inheritIO().start().waitFor(); Thread.sleep(30000); } }"
+    )
     before = component_cpu()
     jvm = subprocess.Popen(["java", str(src), sys.executable, "-c", BURN])
     try:

@@ -44,8 +44,12 @@ def _changelog_rows(lake: Path) -> int:
 
 
 def _row_changes(case: Case) -> int:
-    return sum(1 for line in case.expected_json.read_bytes().splitlines()
-               for el in json.loads(line)["payload"] if el["op"] in ("c", "u", "d"))
+    return sum(
+        1
+        for line in case.expected_json.read_bytes().splitlines()
+        for el in json.loads(line)["payload"]
+        if el["op"] in ("c", "u", "d")
+    )
 
 
 @pytest.mark.slow
@@ -111,15 +115,25 @@ def _kafka_jars() -> list[str]:
 def test_native_kafka_source(broker: Any, tmp_path: Path) -> None:
     jars = _kafka_jars()
     if not jars:
-        pytest.skip("Spark's Kafka connector (spark-sql-kafka jar) is not available: the native 'kafka' source "
-                    "is not exercised; set REPLICATOR_SPARK_KAFKA_JARS=<jar,...> (the connector and its "
-                    "kafka-clients/commons-pool2 dependencies) to run this test")
+        pytest.skip(
+            "Spark's Kafka connector (spark-sql-kafka jar) is not available: the native 'kafka' source "
+            "is not exercised; set REPLICATOR_SPARK_KAFKA_JARS=<jar,...> (the connector and its "
+            "kafka-clients/commons-pool2 dependencies) to run this test"
+        )
     case = make_case(tmp_path / "case", events=150, wide=False, big=False)
     create_topic(broker.bootstrap, TOPIC, 2)
     produce(case, broker.bootstrap, TOPIC)
     lake = tmp_path / "lake"
-    log = run_job([*job_command(lake, kafka_config(case, broker.bootstrap, TOPIC), *case.rowid_args()),
-                   "--available-now", "--source", "kafka", "--conf", f"spark.jars={','.join(jars)}"])
+    log = run_job(
+        [
+            *job_command(lake, kafka_config(case, broker.bootstrap, TOPIC), *case.rowid_args()),
+            "--available-now",
+            "--source",
+            "kafka",
+            "--conf",
+            f"spark.jars={','.join(jars)}",
+        ]
+    )
     assert "native kafka format" in log
     assert_tables_equal(lake, case)
     assert manifest(lake) is not None

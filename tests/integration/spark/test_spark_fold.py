@@ -31,12 +31,24 @@ from replicator.spark.reader import read_rows_arrow  # noqa: E402
 
 NUM = {"type": "number", "precision": 10, "scale": 0}
 TABLES = {
-    "APP.S": {"key": ["ID"], "columns": [
-        {"name": "ID", **NUM}, {"name": "A", "type": "varchar2", "length": 20},
-        {"name": "N", "type": "number", "precision": 10, "scale": 2}, {"name": "R", "type": "raw", "length": 8}]},
-    "APP.M": {"key": ["K1", "K2"], "columns": [
-        {"name": "K1", **NUM}, {"name": "K2", "type": "varchar2", "length": 5},
-        {"name": "V", "type": "varchar2", "length": 20}, {"name": "W", **NUM}]},
+    "APP.S": {
+        "key": ["ID"],
+        "columns": [
+            {"name": "ID", **NUM},
+            {"name": "A", "type": "varchar2", "length": 20},
+            {"name": "N", "type": "number", "precision": 10, "scale": 2},
+            {"name": "R", "type": "raw", "length": 8},
+        ],
+    },
+    "APP.M": {
+        "key": ["K1", "K2"],
+        "columns": [
+            {"name": "K1", **NUM},
+            {"name": "K2", "type": "varchar2", "length": 5},
+            {"name": "V", "type": "varchar2", "length": 20},
+            {"name": "W", **NUM},
+        ],
+    },
 }
 
 
@@ -58,10 +70,14 @@ class Stream:
             return self.next_id
         if r.random() < 0.15 and col["name"] not in ("K2",):
             return None
-        return {"A": lambda: f"a{r.randrange(1000)}", "N": lambda: f"{r.randrange(-9999, 99999)}.{r.randrange(100):02d}",
-                "R": lambda: bytes(r.randrange(256) for _ in range(r.randrange(1, 8))).hex().upper(),
-                "K2": lambda: r.choice("xyz") + str(r.randrange(50)), "V": lambda: f"v{r.randrange(1000)}",
-                "W": lambda: r.randrange(10**6)}[col["name"]]()
+        return {
+            "A": lambda: f"a{r.randrange(1000)}",
+            "N": lambda: f"{r.randrange(-9999, 99999)}.{r.randrange(100):02d}",
+            "R": lambda: bytes(r.randrange(256) for _ in range(r.randrange(1, 8))).hex().upper(),
+            "K2": lambda: r.choice("xyz") + str(r.randrange(50)),
+            "V": lambda: f"v{r.randrange(1000)}",
+            "W": lambda: r.randrange(10**6),
+        }[col["name"]]()
 
     @staticmethod
     def key(table: str, row: dict[str, Any]) -> tuple[Any, ...]:
@@ -113,8 +129,19 @@ class Stream:
             if el is not None:
                 elements.append(el)
         elements.append({"op": "commit"})
-        lines = [json.dumps({"e_scn": self.scn + 5, "e_tm": (self.scn + 5) * 10**9, "c_scn": self.scn, "c_idx": i,
-                             "xid": f"1.{self.scn}.1", "payload": [el]}).encode() for i, el in enumerate(elements, 1)]
+        lines = [
+            json.dumps(
+                {
+                    "e_scn": self.scn + 5,
+                    "e_tm": (self.scn + 5) * 10**9,
+                    "c_scn": self.scn,
+                    "c_idx": i,
+                    "xid": f"1.{self.scn}.1",
+                    "payload": [el],
+                }
+            ).encode()
+            for i, el in enumerate(elements, 1)
+        ]
         self.txns.append(lines)
         self.messages += lines
 
@@ -124,16 +151,28 @@ def events(lines: list[bytes]) -> Any:
     import pyarrow as pa
 
     n = len(lines)
-    batch = pa.RecordBatch.from_pydict({"key": [None] * n, "value": lines, "partition": [0] * n,
-                                        "offset": list(range(n)),
-                                        "timestamp": pa.array([None] * n, pa.timestamp("us", "UTC"))})
+    batch = pa.RecordBatch.from_pydict(
+        {
+            "key": [None] * n,
+            "value": lines,
+            "partition": [0] * n,
+            "offset": list(range(n)),
+            "timestamp": pa.array([None] * n, pa.timestamp("us", "UTC")),
+        }
+    )
     return pa.Table.from_batches(list(parse_batches(iter([batch]), FormatHints(scn_type=8).to_json())))
 
 
 def applier(lake: Path, buckets: int = 4, mode: str = "copy-on-write", whole_below_mb: float = 0.0) -> BatchApplier:
     """The job's applier; by default every table folds per bucket (the job folds small ones whole)."""
-    opts = JobOptions(lake=str(lake), keys={t: s["key"] for t, s in TABLES.items()}, hints=FormatHints(scn_type=8),
-                      buckets=buckets, mode=mode, whole_below_mb=whole_below_mb)
+    opts = JobOptions(
+        lake=str(lake),
+        keys={t: s["key"] for t, s in TABLES.items()},
+        hints=FormatHints(scn_type=8),
+        buckets=buckets,
+        mode=mode,
+        whole_below_mb=whole_below_mb,
+    )
     a = BatchApplier(opts, DeltaLake(str(lake)), MetricsSink(str(lake)))
     a.set_query("test-query")
     return a
@@ -166,11 +205,19 @@ def assert_equal(lake: Path, s: Stream) -> None:
             assert not bad, f"{table} {k}: want/got {bad}"
 
 
-@pytest.mark.parametrize("seed, mode, whole_below_mb", [(1, "copy-on-write", 0), (2, "copy-on-write", 0),
-                                                        (4, "copy-on-write", 64), (1, "merge-on-read", 0),
-                                                        (3, "merge-on-read", 0)])
-def test_key_updates_in_random_batches_equal_a_replay(tmp_path: Path, seed: int, mode: str,
-                                                      whole_below_mb: float) -> None:
+@pytest.mark.parametrize(
+    "seed, mode, whole_below_mb",
+    [
+        (1, "copy-on-write", 0),
+        (2, "copy-on-write", 0),
+        (4, "copy-on-write", 64),
+        (1, "merge-on-read", 0),
+        (3, "merge-on-read", 0),
+    ],
+)
+def test_key_updates_in_random_batches_equal_a_replay(
+    tmp_path: Path, seed: int, mode: str, whole_below_mb: float
+) -> None:
     """Both table modes (and small tables folded whole): merge-on-read tables are read merged
     (records over the stored rows), and equal the replay before and after their compaction."""
     rng = random.Random(seed)
@@ -188,9 +235,13 @@ def test_key_updates_in_random_batches_equal_a_replay(tmp_path: Path, seed: int,
         batch += 1
     assert a.state.pending_rows == 0
     assert_equal(lake, s)
-    moves = sum(1 for m in s.messages for el in json.loads(m)["payload"] if el["op"] == "u"
-                and any(el["before"].get(k) != el["after"].get(k) for k in TABLES[
-                    "APP." + el["schema"]["table"]]["key"]))
+    moves = sum(
+        1
+        for m in s.messages
+        for el in json.loads(m)["payload"]
+        if el["op"] == "u"
+        and any(el["before"].get(k) != el["after"].get(k) for k in TABLES["APP." + el["schema"]["table"]]["key"])
+    )
     assert moves > 20  # the stream really moves keys, in both tables
 
     # A producer replay: everything again, then the tail of an applied transaction (no begin)
@@ -279,22 +330,39 @@ def test_a_batch_replayed_after_a_crash_at_each_commit_boundary_lands_once(tmp_p
 
 def _insert_lines(s: Stream, ids: list[int], tag: str) -> list[bytes]:
     s.scn += 10
-    rows = [{"op": "c", "schema": {"owner": "APP", "table": "S", "columns": TABLES["APP.S"]["columns"]},
-             "after": {"ID": i, "A": tag}} for i in ids]
+    rows = [
+        {
+            "op": "c",
+            "schema": {"owner": "APP", "table": "S", "columns": TABLES["APP.S"]["columns"]},
+            "after": {"ID": i, "A": tag},
+        }
+        for i in ids
+    ]
     for el in rows:
         s.rows["APP.S"][(el["after"]["ID"],)] = dict.fromkeys(("ID", "A", "N", "R")) | el["after"]
-    return [json.dumps({"e_scn": s.scn + 5, "c_scn": s.scn, "c_idx": i, "xid": f"1.{s.scn}.1", "payload": [el]})
-            .encode() for i, el in enumerate([{"op": "begin"}, *rows, {"op": "commit"}], 1)]
+    return [
+        json.dumps({"e_scn": s.scn + 5, "c_scn": s.scn, "c_idx": i, "xid": f"1.{s.scn}.1", "payload": [el]}).encode()
+        for i, el in enumerate([{"op": "begin"}, *rows, {"op": "commit"}], 1)
+    ]
 
 
 def _update_lines(s: Stream, ids: list[int], value: str) -> list[bytes]:
     s.scn += 10
-    els = [{"op": "u", "schema": {"owner": "APP", "table": "S", "columns": TABLES["APP.S"]["columns"]},
-            "before": {"ID": i}, "after": {"ID": i, "A": value}} for i in ids]
+    els = [
+        {
+            "op": "u",
+            "schema": {"owner": "APP", "table": "S", "columns": TABLES["APP.S"]["columns"]},
+            "before": {"ID": i},
+            "after": {"ID": i, "A": value},
+        }
+        for i in ids
+    ]
     for i in ids:
         s.rows["APP.S"][(i,)]["A"] = value
-    return [json.dumps({"e_scn": s.scn + 5, "c_scn": s.scn, "c_idx": i, "xid": f"1.{s.scn}.1", "payload": [e]})
-            .encode() for i, e in enumerate([{"op": "begin"}, *els, {"op": "commit"}], 1)]
+    return [
+        json.dumps({"e_scn": s.scn + 5, "c_scn": s.scn, "c_idx": i, "xid": f"1.{s.scn}.1", "payload": [e]}).encode()
+        for i, e in enumerate([{"op": "begin"}, *els, {"op": "commit"}], 1)
+    ]
 
 
 def test_a_batch_reads_and_rewrites_only_the_files_that_hold_its_keys(tmp_path: Path) -> None:
@@ -375,8 +443,10 @@ def test_a_rename_alone_in_a_batch_keeps_every_row(tmp_path: Path, mode: str) ->
     a.apply_arrow(events(_insert_lines(s, list(range(500, 540)), "x")), 0)
     s.scn += 10
     ddl = {"op": "ddl", "schema": {"owner": "APP", "table": "S"}, "sql": "ALTER TABLE APP.S RENAME COLUMN A TO A2"}
-    lines = [json.dumps({"e_scn": s.scn + 5, "c_scn": s.scn, "c_idx": i, "xid": "r", "payload": [el]}).encode()
-             for i, el in enumerate([{"op": "begin"}, ddl, {"op": "commit"}], 1)]
+    lines = [
+        json.dumps({"e_scn": s.scn + 5, "c_scn": s.scn, "c_idx": i, "xid": "r", "payload": [el]}).encode()
+        for i, el in enumerate([{"op": "begin"}, ddl, {"op": "commit"}], 1)
+    ]
     a.apply_arrow(events(lines), 1)
     from replicator.spark.lake_read import LakeReader
 

@@ -16,8 +16,9 @@ import pytest
 pytest.importorskip("pyarrow")
 pytest.importorskip("deltalake")
 
-from replicator.spark import housekeeping  # noqa: E402
 from test_spark_fold import Stream, _insert_lines, _update_lines, applier, assert_equal, events  # noqa: E402
+
+from replicator.spark import housekeeping  # noqa: E402
 
 
 def _lake(tmp_path: Path, batches: int = 10) -> tuple[Any, Stream, Path]:
@@ -55,10 +56,14 @@ def test_vacuum_removes_unused_files_old_tombstones_and_orphans(tmp_path: Path) 
     lines = [b'{"e_scn":%d,"c_scn":%d,"c_idx":1,"xid":"d","payload":[{"op":"begin"}]}' % (s.scn + 5, s.scn)]
     for n, (key,) in enumerate(doomed, 2):
         del s.rows["APP.S"][(key,)]
-        lines.append(b'{"e_scn":%d,"c_scn":%d,"c_idx":%d,"xid":"d","payload":[{"op":"d","schema":{"owner":"APP",'
-                     b'"table":"S"},"before":{"ID":%d}}]}' % (s.scn + 5, s.scn, n, key))
-    lines.append(b'{"e_scn":%d,"c_scn":%d,"c_idx":%d,"xid":"d","payload":[{"op":"commit"}]}'
-                 % (s.scn + 5, s.scn, len(doomed) + 2))
+        lines.append(
+            b'{"e_scn":%d,"c_scn":%d,"c_idx":%d,"xid":"d","payload":[{"op":"d","schema":{"owner":"APP",'
+            b'"table":"S"},"before":{"ID":%d}}]}' % (s.scn + 5, s.scn, n, key)
+        )
+    lines.append(
+        b'{"e_scn":%d,"c_scn":%d,"c_idx":%d,"xid":"d","payload":[{"op":"commit"}]}'
+        % (s.scn + 5, s.scn, len(doomed) + 2)
+    )
     a.apply_arrow(events(lines), 3)
     a.apply_arrow(events(_update_lines(s, [sorted(s.rows["APP.S"])[0][0]], "later")), 4)
     housekeeping.compact(a.lake, min_files=2)
@@ -73,8 +78,9 @@ def test_vacuum_removes_unused_files_old_tombstones_and_orphans(tmp_path: Path) 
     assert_equal(lake, s)
 
 
-def test_the_replay_lookup_reads_only_the_change_log_files_of_its_scns(tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_replay_lookup_reads_only_the_change_log_files_of_its_scns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import pyarrow.dataset as ds
 
     a, s, lake = _lake(tmp_path)
@@ -99,10 +105,22 @@ def test_the_replay_lookup_reads_only_the_change_log_files_of_its_scns(tmp_path:
 def test_housekeeping_commands(tmp_path: Path) -> None:
     _, _, lake = _lake(tmp_path, batches=9)
     for cmd in (["compact", "--min-files", "8"], ["vacuum", "--retention-hours", "0"]):
-        proc = subprocess.run([sys.executable, "-m", "replicator", "spark", cmd[0], "--lake", str(lake), *cmd[1:]],
-                              capture_output=True, text=True, timeout=120, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-m", "replicator", "spark", cmd[0], "--lake", str(lake), *cmd[1:]],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         assert proc.returncode == 0, proc.stderr[-2000:]
         assert proc.stdout.startswith("housekeeping:")
-    assert "2 bucket(s) compacted" in subprocess.run(
-        [sys.executable, "-m", "replicator", "spark", "compact", "--lake", str(lake), "--min-files", "1"],
-        capture_output=True, text=True, timeout=120, check=True).stdout
+    assert (
+        "2 bucket(s) compacted"
+        in subprocess.run(
+            [sys.executable, "-m", "replicator", "spark", "compact", "--lake", str(lake), "--min-files", "1"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        ).stdout
+    )

@@ -12,8 +12,10 @@ from spark_pipeline import lake_rows
 
 from replicator.errors import ReplicatorError
 
-COLS = [{"name": "ID", "type": "number", "precision": 10, "scale": 0, "nullable": False},
-        {"name": "A", "type": "varchar2", "length": 10, "nullable": True}]
+COLS = [
+    {"name": "ID", "type": "number", "precision": 10, "scale": 0, "nullable": False},
+    {"name": "A", "type": "varchar2", "length": 10, "nullable": True},
+]
 
 
 class Stream:
@@ -30,8 +32,14 @@ class Stream:
         begin_scn, commit_scn, xid = self.scn, self.scn + 5, f"1.{self.xid}.7"
         elements = [{"op": "begin"}, *payload, {"op": "commit"}]
         for idx, el in enumerate(elements, start=1):
-            doc = {"e_scn": commit_scn, "e_tm": commit_scn * 10**9, "c_scn": begin_scn, "c_idx": idx, "xid": xid,
-                   "payload": [el]}
+            doc = {
+                "e_scn": commit_scn,
+                "e_tm": commit_scn * 10**9,
+                "c_scn": begin_scn,
+                "c_idx": idx,
+                "xid": xid,
+                "payload": [el],
+            }
             self.lines.append((None, json.dumps(doc).encode()))
 
 
@@ -57,8 +65,14 @@ def _run(spark: Any, broker: Any, lake: Path, topic: str, **extra: Any) -> None:
     from replicator.spark.job import run_job
     from replicator.spark.options import JobOptions
 
-    opts = JobOptions(lake=str(lake), bootstrap_servers=broker.bootstrap, topic=topic, available_now=True,
-                      keys={"APP.T": ["ID"]}, **extra)
+    opts = JobOptions(
+        lake=str(lake),
+        bootstrap_servers=broker.bootstrap,
+        topic=topic,
+        available_now=True,
+        keys={"APP.T": ["ID"]},
+        **extra,
+    )
     assert run_job(opts, spark=spark) == 0
 
 
@@ -79,8 +93,11 @@ def test_ddl_add_rename_drop_truncate_and_replay(spark: Any, broker: Any, tmp_pa
     produce_lines(broker.bootstrap, topic, s.lines)
     _run(spark, broker, lake, topic, mode=mode)
     rows = _table(lake)
-    assert rows == {"1": {"ID": 1, "A": "x", "B": 5}, "2": {"ID": 2, "A": "y", "B": None},
-                    "3": {"ID": 3, "A": "z", "B": 7}}
+    assert rows == {
+        "1": {"ID": 1, "A": "x", "B": 5},
+        "2": {"ID": 2, "A": "y", "B": None},
+        "3": {"ID": 3, "A": "z", "B": 7},
+    }
 
     first = len(s.lines)
     s.txn(ddl('ALTER TABLE "APP"."T" RENAME COLUMN A TO A2'), dml("u", {"ID": 2, "A2": "y"}, {"ID": 2, "A2": "yy"}))
@@ -117,15 +134,24 @@ def test_debezium_events_from_the_replicator(spark: Any, broker: Any, tmp_path: 
     create_topic(broker.bootstrap, "dbz", 2)
     case = type("C", (), {"config": result.config, "out": tmp_path / "case"})
     cfg = kafka_config(case, broker.bootstrap, "dbz")  # type: ignore[arg-type]
-    proc = subprocess.run([sys.executable, "-m", "replicator", "run", "-f", str(cfg), "--progress", "off"],
-                          capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "replicator", "run", "-f", str(cfg), "--progress", "off"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     lake = tmp_path / "lake"
     from replicator.spark.job import run_job
     from replicator.spark.options import JobOptions
 
-    assert run_job(JobOptions(lake=str(lake), bootstrap_servers=broker.bootstrap, topic="dbz",
-                              available_now=True), spark=spark) == 0
+    assert (
+        run_job(
+            JobOptions(lake=str(lake), bootstrap_servers=broker.bootstrap, topic="dbz", available_now=True), spark=spark
+        )
+        == 0
+    )
     for t in sc.tables:
         types = {c.name: c.type for c in t.columns}
         want = {str(r["ID"]): r for r in state.rows(t.full_name)}
@@ -165,16 +191,24 @@ def test_debezium_bytes_in_both_binary_handling_modes(spark: Any, broker: Any, t
     values = {1: "ABCD", 2: "00FF10", 3: "DEADBEEF0001", 4: None}  # ABCD is also valid base64 text
     table = TableSpec("APP", "BIN", [ColumnSpec("ID", "NUMBER(10)", False), ColumnSpec("R", "RAW(16)")], ["ID"])
     for mode in ("bytes", "hex"):
-        sc = Scenario(tables=[table], name="BIN", timeline=[
-            *[Event("insert", 1, "BIN", {"ID": k, "R": v}) for k, v in values.items()], Event("commit", 1)],
-            format={"type": "debezium-envelope", "binary-handling-mode": mode})
+        sc = Scenario(
+            tables=[table],
+            name="BIN",
+            timeline=[*[Event("insert", 1, "BIN", {"ID": k, "R": v}) for k, v in values.items()], Event("commit", 1)],
+            format={"type": "debezium-envelope", "binary-handling-mode": mode},
+        )
         result = generate(sc, tmp_path / mode, with_expected=False)
         topic = f"bin-{mode}"
         create_topic(broker.bootstrap, topic, 1)
         case = type("C", (), {"config": result.config, "out": tmp_path / mode})
         cfg = kafka_config(case, broker.bootstrap, topic)  # type: ignore[arg-type]
-        proc = subprocess.run([sys.executable, "-m", "replicator", "run", "-f", str(cfg), "--progress", "off"],
-                              capture_output=True, text=True, timeout=120, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-m", "replicator", "run", "-f", str(cfg), "--progress", "off"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         assert proc.returncode == 0, proc.stderr[-2000:]
         lake = tmp_path / f"lake-{mode}"
         run_in_process(spark, [*job_command(lake, cfg), "--available-now"])  # the mode comes from the config
@@ -210,8 +244,10 @@ def test_spark_delta_reads_the_tables(spark: Any, broker: Any, tmp_path: Path) -
     from replicator.spark.job import delta_spark_available
 
     if not delta_spark_available(spark):
-        pytest.skip("delta-spark and its jars are not on this session's classpath (pip install delta-spark and "
-                    "--packages io.delta:delta-spark_2.13:<version>): Spark's Delta reader is not exercised")
+        pytest.skip(
+            "delta-spark and its jars are not on this session's classpath (pip install delta-spark and "
+            "--packages io.delta:delta-spark_2.13:<version>): Spark's Delta reader is not exercised"
+        )
     lake = _small_lake(spark, broker, tmp_path, "read-delta")
     df = spark.read.format("delta").load(str(lake / "tables" / "APP.T"))
     assert [(r["ID"], r["A"]) for r in df.collect()] == [(1, "z")]

@@ -32,26 +32,48 @@ from spark_pipeline import (
 )
 
 
-
 def key_case(out: Path) -> Case:
     """The key-update scenario, generated as redo."""
     from replicator.redogen.final_state import FinalState
     from replicator.redogen.generate import generate
     from replicator.redogen.scenario import ColumnSpec, Event, Scenario, TableSpec
 
-    acct = TableSpec("APP", "ACCT", [ColumnSpec("ID", "NUMBER(10)", False), ColumnSpec("NAME", "VARCHAR2(30)"),
-                                     ColumnSpec("BAL", "NUMBER(12,2)"), ColumnSpec("CODE", "RAW(8)"),
-                                     ColumnSpec("SEEN", "DATE")], ["ID"], supplemental="pk")
-    link = TableSpec("APP", "LINK", [ColumnSpec("A", "NUMBER(10)", False), ColumnSpec("B", "VARCHAR2(10)", False),
-                                     ColumnSpec("V", "VARCHAR2(20)"), ColumnSpec("W", "NUMBER(10)")],
-                     ["A", "B"], supplemental="pk")
+    acct = TableSpec(
+        "APP",
+        "ACCT",
+        [
+            ColumnSpec("ID", "NUMBER(10)", False),
+            ColumnSpec("NAME", "VARCHAR2(30)"),
+            ColumnSpec("BAL", "NUMBER(12,2)"),
+            ColumnSpec("CODE", "RAW(8)"),
+            ColumnSpec("SEEN", "DATE"),
+        ],
+        ["ID"],
+        supplemental="pk",
+    )
+    link = TableSpec(
+        "APP",
+        "LINK",
+        [
+            ColumnSpec("A", "NUMBER(10)", False),
+            ColumnSpec("B", "VARCHAR2(10)", False),
+            ColumnSpec("V", "VARCHAR2(20)"),
+            ColumnSpec("W", "NUMBER(10)"),
+        ],
+        ["A", "B"],
+        supplemental="pk",
+    )
     E = Event
-    acct_rows = [{"ID": i, "NAME": f"n{i}", "BAL": f"{i}0.25", "CODE": f"0A0B{i:02X}", "SEEN": "2025-01-02 03:04:05"}
-                 for i in range(1, 7)]
+    acct_rows = [
+        {"ID": i, "NAME": f"n{i}", "BAL": f"{i}0.25", "CODE": f"0A0B{i:02X}", "SEEN": "2025-01-02 03:04:05"}
+        for i in range(1, 7)
+    ]
     timeline = [
         *[E("insert", 1, "ACCT", r) for r in acct_rows],
-        *[E("insert", 1, "LINK", {"A": a, "B": b, "V": f"v{a}{b}", "W": a * 10}) for a, b in
-          ((1, "a"), (1, "b"), (2, "a"), (3, "c"))],
+        *[
+            E("insert", 1, "LINK", {"A": a, "B": b, "V": f"v{a}{b}", "W": a * 10})
+            for a, b in ((1, "a"), (1, "b"), (2, "a"), (3, "c"))
+        ],
         E("commit", 1),
         E("update", 1, "ACCT", key={"ID": 1}, values={"BAL": "99.99"}),
         E("update", 1, "ACCT", key={"ID": 1}, values={"ID": 11}),  # after an update in the same transaction
@@ -83,9 +105,14 @@ def key_case(out: Path) -> Case:
     sc.timeline = state.watch(sc.timeline)
     result = generate(sc, out)
     assert result.expected is not None
-    return Case(out, result.config, result.expected, {t.full_name: state.rows(t.full_name) for t in sc.tables},
-                {t.full_name: {c.name: c.type for c in t.columns} for t in sc.tables},
-                {t.full_name: list(t.primary_key) for t in sc.tables})
+    return Case(
+        out,
+        result.config,
+        result.expected,
+        {t.full_name: state.rows(t.full_name) for t in sc.tables},
+        {t.full_name: {c.name: c.type for c in t.columns} for t in sc.tables},
+        {t.full_name: list(t.primary_key) for t in sc.tables},
+    )
 
 
 def _consume(bootstrap: str, topic: str) -> list[dict[str, Any]]:
@@ -120,8 +147,10 @@ def test_key_updates_replay_leftover_and_pending_check(where: Any, broker: Any, 
     where.drain([*base, "--available-now"])
     m = manifest(lake)
     assert m is not None and m["batch"] >= 5  # the moves spread over many batches
-    assert {t: s["key_origin"] for t, s in m["tables"].items()} == \
-        {"APP.ACCT": "schema checkpoint", "APP.LINK": "schema checkpoint"}
+    assert {t: s["key_origin"] for t, s in m["tables"].items()} == {
+        "APP.ACCT": "schema checkpoint",
+        "APP.LINK": "schema checkpoint",
+    }
     assert assert_tables_equal(lake, case) == 10
 
     # A producer replay that left a piece of an applied transaction (no begin): dropped at once.
@@ -158,8 +187,14 @@ def test_per_table_topics_read_through_a_pattern(spark: Any, broker: Any, tmp_pa
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-m", "replicator", "run", "-f", str(cfg), "--progress", "off"],
-                          cwd=case.out, capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "replicator", "run", "-f", str(cfg), "--progress", "off"],
+        cwd=case.out,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert _consume(broker.bootstrap, "ptt.APP.ACCT") and _consume(broker.bootstrap, "ptt.APP.LINK")
     lake = tmp_path / "lake"
@@ -169,8 +204,9 @@ def test_per_table_topics_read_through_a_pattern(spark: Any, broker: Any, tmp_pa
 
 @pytest.mark.slow
 @pytest.mark.parametrize("boundary", ["changes:4", "tombstones:1", "state:4"])
-def test_sigkill_at_a_commit_boundary_and_restart_land_each_change_once(spark: Any, broker: Any, tmp_path: Path,
-                                                                       boundary: str) -> None:
+def test_sigkill_at_a_commit_boundary_and_restart_land_each_change_once(
+    spark: Any, broker: Any, tmp_path: Path, boundary: str
+) -> None:
     """SIGKILL of the driver right after the change log's, a tombstone table's or the state's commit
     (the e2e test kills after a table's): the restarted job applies the rest without waiting for
     anything, the tables equal the source and the change log holds every change once."""
@@ -193,5 +229,9 @@ def test_sigkill_at_a_commit_boundary_and_restart_land_each_change_once(spark: A
     changes = DeltaTable(str(lake / "changes")).to_pyarrow_table(columns=["op", "commit_scn", "c_scn", "c_idx"])
     rows = [r for r in changes.to_pylist() if r["op"] != "ddl"]
     assert len(rows) == len({(r["commit_scn"], r["c_scn"], r["c_idx"]) for r in rows})  # none twice
-    assert len(rows) == sum(1 for line in case.expected_json.read_bytes().splitlines()
-                            for el in json.loads(line)["payload"] if el["op"] in ("c", "u", "d"))
+    assert len(rows) == sum(
+        1
+        for line in case.expected_json.read_bytes().splitlines()
+        for el in json.loads(line)["payload"]
+        if el["op"] in ("c", "u", "d")
+    )

@@ -17,8 +17,10 @@ from replicator.spark.tableschema import TableSchema
 from replicator.spark.timeparse import header_time_us, iso_to_us
 
 META = {"k_partition": 0, "k_offset": 7, "k_ts": None}
-BEGIN = b'{"scn":100,"e_scn":105,"tm":1772847880000000000,"c_scn":100,"c_idx":1,"xid":"0x0001.002.00000003",' \
-        b'"payload":[{"op":"begin"}]}'
+BEGIN = (
+    b'{"scn":100,"e_scn":105,"tm":1772847880000000000,"c_scn":100,"c_idx":1,"xid":"0x0001.002.00000003",'
+    b'"payload":[{"op":"begin"}]}'
+)
 
 
 def _rows(value: bytes, hints: FormatHints | None = None, key: bytes | None = None) -> list[dict]:
@@ -26,10 +28,12 @@ def _rows(value: bytes, hints: FormatHints | None = None, key: bytes | None = No
 
 
 def test_olr_dml_keeps_value_text_and_reads_positions() -> None:
-    msg = (b'{"e_scns":"0x0000000000000069","e_tms":"2026-03-07T01:44:40.000000000Z","c_scn":100,"c_idx":2,'
-           b'"xidn":281483566645251,"payload":[{"op":"u","schema":{"owner":"A","table":"T","columns":[{"name":"ID",'
-           b'"type":"number","precision":-1,"scale":-1,"nullable":false}]},"num":0,"rid":"AAARwWAAHAAAAEBAAA",'
-           b'"before":{"ID":1,"N":123456789012345678901234567890.123},"after":{"ID":1,"N":null,"F":inf}}]}')
+    msg = (
+        b'{"e_scns":"0x0000000000000069","e_tms":"2026-03-07T01:44:40.000000000Z","c_scn":100,"c_idx":2,'
+        b'"xidn":281483566645251,"payload":[{"op":"u","schema":{"owner":"A","table":"T","columns":[{"name":"ID",'
+        b'"type":"number","precision":-1,"scale":-1,"nullable":false}]},"num":0,"rid":"AAARwWAAHAAAAEBAAA",'
+        b'"before":{"ID":1,"N":123456789012345678901234567890.123},"after":{"ID":1,"N":null,"F":inf}}]}'
+    )
     (row,) = _rows(msg, key=b'"ID":1')
     assert row["kind"] == "dml" and row["op"] == "u" and row["tbl"] == "A.T"
     assert (row["commit_scn"], row["c_scn"], row["c_idx"], row["elem"]) == (105, 100, 2, 0)
@@ -49,8 +53,10 @@ def test_scn_type_1_uses_scn_and_missing_commit_scn_is_a_clear_error() -> None:
 
 
 def test_full_mode_checkpoint_and_garbage() -> None:
-    full = (b'{"scn":9,"e_scn":12,"c_scn":9,"c_idx":1,"xid":"1.2.3","payload":[{"op":"c","schema":{"owner":"A",'
-            b'"table":"T"},"after":{"ID":1}},{"op":"d","schema":{"owner":"A","table":"T"},"before":{"ID":2}}]}')
+    full = (
+        b'{"scn":9,"e_scn":12,"c_scn":9,"c_idx":1,"xid":"1.2.3","payload":[{"op":"c","schema":{"owner":"A",'
+        b'"table":"T"},"after":{"ID":1}},{"op":"d","schema":{"owner":"A","table":"T"},"before":{"ID":2}}]}'
+    )
     rows = _rows(full)
     assert [r["elem"] for r in rows] == [0, 1] and all(r["full"] for r in rows)
     chk = _rows(b'{"scn":77,"c_scn":77,"c_idx":1,"payload":[{"op":"chkpt","seq":1,"offset":512}]}')
@@ -67,28 +73,58 @@ def test_key_columns_from_tags_and_debezium_keys() -> None:
 
 
 def test_debezium_envelope_with_schema() -> None:
-    doc = {"schema": {"fields": [{"field": "after", "fields": [
-        {"field": "ID", "type": "int64", "optional": False},
-        {"field": "AMT", "type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "parameters": {"scale": "2"}},
-        {"field": "TS", "type": "int64", "name": "io.debezium.time.Timestamp"},
-        {"field": "BIN", "type": "bytes"}]}]},
-        "payload": {"op": "u", "before": None, "after": {"ID": 1, "AMT": "MDk=", "TS": 1733823000000, "BIN": "AQI="},
-                    "source": {"schema": "S", "table": "T", "scn": "90", "commit_scn": "95", "txId": "1.2.3",
-                               "ts_ms": 1000}, "transaction": {"id": "1.2.3", "total_order": 4}}}
+    doc = {
+        "schema": {
+            "fields": [
+                {
+                    "field": "after",
+                    "fields": [
+                        {"field": "ID", "type": "int64", "optional": False},
+                        {
+                            "field": "AMT",
+                            "type": "bytes",
+                            "name": "org.apache.kafka.connect.data.Decimal",
+                            "parameters": {"scale": "2"},
+                        },
+                        {"field": "TS", "type": "int64", "name": "io.debezium.time.Timestamp"},
+                        {"field": "BIN", "type": "bytes"},
+                    ],
+                }
+            ]
+        },
+        "payload": {
+            "op": "u",
+            "before": None,
+            "after": {"ID": 1, "AMT": "MDk=", "TS": 1733823000000, "BIN": "AQI="},
+            "source": {"schema": "S", "table": "T", "scn": "90", "commit_scn": "95", "txId": "1.2.3", "ts_ms": 1000},
+            "transaction": {"id": "1.2.3", "total_order": 4},
+        },
+    }
     (row,) = parse_debezium(decode_json(json.dumps(doc)), META)
     assert (row["tbl"], row["op"], row["commit_scn"], row["c_scn"], row["c_idx"]) == ("S.T", "u", 95, 0, 4)
     after = dict(row["after"])
     assert after["AMT"] == "123.45" and after["BIN"] == "0102" and after["TS"] == "1733823000000"
     cols = {c["name"]: c for c in json.loads(row["columns"])}
     assert cols["TS"]["unit"] == "ms" and sql_type(cols["AMT"]) == "decimal(38,2)"
-    assert parse_message(json.dumps({"payload": {"status": "BEGIN", "id": "1"}, "schema": {}}).encode(), None,
-                         FormatHints(), META) == []
+    assert (
+        parse_message(
+            json.dumps({"payload": {"status": "BEGIN", "id": "1"}, "schema": {}}).encode(), None, FormatHints(), META
+        )
+        == []
+    )
 
 
 def test_header_times_in_every_form() -> None:
     want = iso_to_us("2026-03-07 01:44:40")
-    for value in (1772847880000000000, "1772847880000000", 1772847880000, "1772847880",
-                  "2026-03-07T01:44:40.000000000Z", "2026-03-07T01:44:40Z.000000Z", "2026-03-07 01:44:40.000"):
+    for value in (
+        1772847880000000000,
+        "1772847880000000",
+        1772847880000,
+        "1772847880",
+        "2026-03-07T01:44:40.000000000Z",
+        "2026-03-07T01:44:40Z.000000Z",
+        "2026-03-07 01:44:40.000",
+    ):
         assert header_time_us(value) == want, value
     assert iso_to_us("-0044-03-15 00:00:00") < 0
 
@@ -105,15 +141,21 @@ def test_ddl_evolves_a_schema() -> None:
     assert type_spec("TIMESTAMP(3) WITH LOCAL TIME ZONE")["type"] == "timestamp with local time zone"
 
 
-@pytest.mark.parametrize("spec, want", [
-    ({"type": "number", "precision": 10, "scale": 0}, "bigint"),
-    ({"type": "number", "precision": 12, "scale": 2}, "decimal(12,2)"),
-    ({"type": "number", "precision": -1, "scale": -1}, "string"),
-    ({"type": "number", "precision": -1, "scale": 0}, "decimal(38,0)"),
-    ({"type": "date"}, "timestamp_ntz"), ({"type": "timestamp with local time zone"}, "timestamp"),
-    ({"type": "timestamp with time zone"}, "struct<utc:timestamp,zone:string>"), ({"type": "raw"}, "binary"),
-    ({"type": "binary_float"}, "float"), ({"type": "boolean"}, "boolean"),
-])
+@pytest.mark.parametrize(
+    "spec, want",
+    [
+        ({"type": "number", "precision": 10, "scale": 0}, "bigint"),
+        ({"type": "number", "precision": 12, "scale": 2}, "decimal(12,2)"),
+        ({"type": "number", "precision": -1, "scale": -1}, "string"),
+        ({"type": "number", "precision": -1, "scale": 0}, "decimal(38,0)"),
+        ({"type": "date"}, "timestamp_ntz"),
+        ({"type": "timestamp with local time zone"}, "timestamp"),
+        ({"type": "timestamp with time zone"}, "struct<utc:timestamp,zone:string>"),
+        ({"type": "raw"}, "binary"),
+        ({"type": "binary_float"}, "float"),
+        ({"type": "boolean"}, "boolean"),
+    ],
+)
 def test_column_types(spec: dict, want: str) -> None:
     assert sql_type(spec) == want
 
@@ -127,14 +169,29 @@ def test_timestamp_with_time_zone_is_the_utc_instant_and_the_zone() -> None:
 
     spec = {"type": "timestamp with time zone"}
     instant = datetime(2025, 1, 2, 1, 4, 5, 123456, tzinfo=UTC)
-    got = convert(["1735779845123456789,+02:00", "2025-01-02T01:04:05.123456789Z +02:00",
-                   "2025-01-02 01:04:05.123456 Europe/Warsaw", "2025-01-02T03:04:05.123456+02:00", None],
-                  spec, 0, "string", tz_code=0).to_pylist()
-    assert got[:4] == [{"utc": instant, "zone": "+02:00"}, {"utc": instant, "zone": "+02:00"},
-                       {"utc": instant, "zone": "Europe/Warsaw"}, {"utc": instant, "zone": "+02:00"}]
+    got = convert(
+        [
+            "1735779845123456789,+02:00",
+            "2025-01-02T01:04:05.123456789Z +02:00",
+            "2025-01-02 01:04:05.123456 Europe/Warsaw",
+            "2025-01-02T03:04:05.123456+02:00",
+            None,
+        ],
+        spec,
+        0,
+        "string",
+        tz_code=0,
+    ).to_pylist()
+    assert got[:4] == [
+        {"utc": instant, "zone": "+02:00"},
+        {"utc": instant, "zone": "+02:00"},
+        {"utc": instant, "zone": "Europe/Warsaw"},
+        {"utc": instant, "zone": "+02:00"},
+    ]
     assert got[4] is None
     assert convert(["1735779845123,-05:00"], spec, 0, "string", tz_code=2).to_pylist() == [
-        {"utc": datetime(2025, 1, 2, 1, 4, 5, 123000, tzinfo=UTC), "zone": "-05:00"}]
+        {"utc": datetime(2025, 1, 2, 1, 4, 5, 123000, tzinfo=UTC), "zone": "-05:00"}
+    ]
 
 
 def test_unbounded_numbers_as_decimal_never_fail() -> None:
@@ -146,10 +203,29 @@ def test_unbounded_numbers_as_decimal_never_fail() -> None:
     from replicator.spark.arrowconv import convert
 
     spec = {"type": "number", "precision": -1, "scale": -1}
-    got = convert(["12.5", "123456789012345678901234567890123456", "1E+100", "-1e-3", "0.123456789012345",
-                   "9999999999999999999999999999", None], spec, 0, "decimal").to_pylist()
-    assert got == [Decimal("12.5000000000"), None, None, Decimal("-0.0010000000"), Decimal("0.1234567890"),
-                   Decimal("9999999999999999999999999999.0000000000"), None]
+    got = convert(
+        [
+            "12.5",
+            "123456789012345678901234567890123456",
+            "1E+100",
+            "-1e-3",
+            "0.123456789012345",
+            "9999999999999999999999999999",
+            None,
+        ],
+        spec,
+        0,
+        "decimal",
+    ).to_pylist()
+    assert got == [
+        Decimal("12.5000000000"),
+        None,
+        None,
+        Decimal("-0.0010000000"),
+        Decimal("0.1234567890"),
+        Decimal("9999999999999999999999999999.0000000000"),
+        None,
+    ]
 
 
 def test_timestamp_conversion_uses_the_producer_unit() -> None:
@@ -161,8 +237,12 @@ def test_timestamp_conversion_uses_the_producer_unit() -> None:
     assert convert(["1735787045000000000"], {"type": "date"}, 0, "string").to_pylist() == [want]
     assert convert(["1735787045"], {"type": "date"}, 7, "string").to_pylist() == [want]
     assert convert(["2025-01-02T03:04:05Z"], {"type": "date"}, 8, "string").to_pylist() == [want]
-    assert convert(["2025-01-02T04:04:05+01:00"], {"type": "timestamp with local time zone"}, 8,
-                   "string").to_pylist()[0].replace(tzinfo=None) == want
+    assert (
+        convert(["2025-01-02T04:04:05+01:00"], {"type": "timestamp with local time zone"}, 8, "string")
+        .to_pylist()[0]
+        .replace(tzinfo=None)
+        == want
+    )
 
 
 @pytest.mark.parametrize("mode", ["bytes", "base64", "base64-url-safe", "hex"])
@@ -171,11 +251,29 @@ def test_debezium_bytes_in_each_binary_handling_mode(mode: str) -> None:
 
     raw = bytes([0xFB, 0xFF, 0x00, 0x3E, 0x10])
     text = {"hex": raw.hex().upper(), "base64-url-safe": base64.urlsafe_b64encode(raw).decode().rstrip("=")}.get(
-        mode, base64.b64encode(raw).decode())
-    doc = {"schema": {"type": "struct", "fields": [{"field": "after", "type": "struct", "fields": [
-        {"field": "ID", "type": "int32", "optional": False}, {"field": "R", "type": "bytes", "optional": True}]}]},
-        "payload": {"before": None, "after": {"ID": 1, "R": text}, "op": "c",
-                    "source": {"schema": "A", "table": "T", "scn": "10", "commit_scn": "12"}}}
+        mode, base64.b64encode(raw).decode()
+    )
+    doc = {
+        "schema": {
+            "type": "struct",
+            "fields": [
+                {
+                    "field": "after",
+                    "type": "struct",
+                    "fields": [
+                        {"field": "ID", "type": "int32", "optional": False},
+                        {"field": "R", "type": "bytes", "optional": True},
+                    ],
+                }
+            ],
+        },
+        "payload": {
+            "before": None,
+            "after": {"ID": 1, "R": text},
+            "op": "c",
+            "source": {"schema": "A", "table": "T", "scn": "10", "commit_scn": "12"},
+        },
+    }
     hints = FormatHints.from_format({"type": "debezium", "binary-handling-mode": mode})
     rows = parse_message(json.dumps(doc).encode(), None, hints, META)
     assert dict(rows[0]["after"])["R"] == raw.hex()
@@ -196,8 +294,12 @@ def test_olr_config_gives_hints_topic_and_primary_keys(tmp_path: Path) -> None:
     result.config.write_text(json.dumps(doc))
     opts = JobOptions(lake=str(tmp_path / "lake"))
     apply_olr_config(opts, str(result.config))
-    assert (opts.topic, opts.bootstrap_servers, opts.hints.scn_type, opts.hints.timestamp_metadata) == \
-           ("t1", "h:1", 8, 7)
+    assert (opts.topic, opts.bootstrap_servers, opts.hints.scn_type, opts.hints.timestamp_metadata) == (
+        "t1",
+        "h:1",
+        8,
+        7,
+    )
     assert opts.checkpoint_keys == {"SHOP.CUSTOMERS": ["ID"], "SHOP.ORDERS": ["ID"]}
     from replicator.spark.keys import KeyResolver
 
@@ -261,15 +363,25 @@ def _kafka_batch(values: list[bytes]):  # type: ignore[no-untyped-def]
     import pyarrow as pa
 
     n = len(values)
-    return pa.RecordBatch.from_pydict({"key": [None] * n, "value": values, "partition": [0] * n,
-                                       "offset": list(range(n)),
-                                       "timestamp": pa.array([None] * n, pa.timestamp("us", "UTC"))})
+    return pa.RecordBatch.from_pydict(
+        {
+            "key": [None] * n,
+            "value": values,
+            "partition": [0] * n,
+            "offset": list(range(n)),
+            "timestamp": pa.array([None] * n, pa.timestamp("us", "UTC")),
+        }
+    )
 
 
-ROW = (b'{"e_scn":105,"c_scn":100,"c_idx":2,"xid":"x","payload":[{"op":"c","schema":{"owner":"A","table":"T"},'
-       b'"after":{"I":12,"D":1.50,"E":-1.5e+11,"B":123456789012345678901234567890,"S":"a","T":true,"N":null}}]}')
-ROW_MINUS_ZERO = (b'{"e_scn":105,"c_scn":100,"c_idx":3,"xid":"x","payload":[{"op":"c","schema":{"owner":"A",'
-                  b'"table":"T"},"after":{"I":-0,"D":-0.50}}]}')
+ROW = (
+    b'{"e_scn":105,"c_scn":100,"c_idx":2,"xid":"x","payload":[{"op":"c","schema":{"owner":"A","table":"T"},'
+    b'"after":{"I":12,"D":1.50,"E":-1.5e+11,"B":123456789012345678901234567890,"S":"a","T":true,"N":null}}]}'
+)
+ROW_MINUS_ZERO = (
+    b'{"e_scn":105,"c_scn":100,"c_idx":3,"xid":"x","payload":[{"op":"c","schema":{"owner":"A",'
+    b'"table":"T"},"after":{"I":-0,"D":-0.50}}]}'
+)
 
 
 def test_fast_and_standard_json_decoders_give_the_same_events() -> None:
@@ -287,8 +399,15 @@ def test_fast_and_standard_json_decoders_give_the_same_events() -> None:
         jt._FAST = saved
     assert fast.equals(standard)
     images = fast.column("after").to_pylist()
-    assert dict(images[1]) == {"I": "12", "D": "1.50", "E": "-1.5e+11", "B": "123456789012345678901234567890",
-                               "S": "a", "T": "true", "N": None}  # every number exactly as printed
+    assert dict(images[1]) == {
+        "I": "12",
+        "D": "1.50",
+        "E": "-1.5e+11",
+        "B": "123456789012345678901234567890",
+        "S": "a",
+        "T": "true",
+        "N": None,
+    }  # every number exactly as printed
     assert dict(images[2]) == {"I": "-0", "D": "-0.50"}
 
 

@@ -18,42 +18,63 @@ import pytest
 pa = pytest.importorskip("pyarrow")
 pytest.importorskip("deltalake")
 
+from test_spark_fold import events  # noqa: E402
+
 from replicator.spark.apply import BatchApplier  # noqa: E402
 from replicator.spark.lake_read import LakeReader  # noqa: E402
 from replicator.spark.lakestore import DeltaLake  # noqa: E402
 from replicator.spark.metrics import MetricsSink  # noqa: E402
 from replicator.spark.options import FormatHints, JobOptions  # noqa: E402
-from test_spark_fold import events  # noqa: E402
 
-COLS = [{"name": "ID", "type": "number", "precision": 12, "scale": 0},
-        {"name": "AMOUNT", "type": "number", "precision": -1, "scale": -1},
-        {"name": "AT", "type": "timestamp with time zone"},
-        {"name": "LOCAL_AT", "type": "timestamp with local time zone"},
-        {"name": "DAY", "type": "date"},
-        {"name": "CODE", "type": "raw", "length": 4}]
+COLS = [
+    {"name": "ID", "type": "number", "precision": 12, "scale": 0},
+    {"name": "AMOUNT", "type": "number", "precision": -1, "scale": -1},
+    {"name": "AT", "type": "timestamp with time zone"},
+    {"name": "LOCAL_AT", "type": "timestamp with local time zone"},
+    {"name": "DAY", "type": "date"},
+    {"name": "CODE", "type": "raw", "length": 4},
+]
 
 
 def _lines(scn: int, *elements: dict[str, Any]) -> list[bytes]:
-    els = [{"op": "begin"}, *({"schema": {"owner": "APP", "table": "R", "columns": COLS}, **e} for e in elements),
-           {"op": "commit"}]
-    return [json.dumps({"e_scn": scn + 5, "c_scn": scn, "c_idx": i, "xid": f"1.{scn}.1", "payload": [el]}).encode()
-            for i, el in enumerate(els, 1)]
+    els = [
+        {"op": "begin"},
+        *({"schema": {"owner": "APP", "table": "R", "columns": COLS}, **e} for e in elements),
+        {"op": "commit"},
+    ]
+    return [
+        json.dumps({"e_scn": scn + 5, "c_scn": scn, "c_idx": i, "xid": f"1.{scn}.1", "payload": [el]}).encode()
+        for i, el in enumerate(els, 1)
+    ]
 
 
 def test_tables_are_typed_without_tombstones_for_every_reader(tmp_path: Path) -> None:
     lake = tmp_path / "lake"
-    opts = JobOptions(lake=str(lake), keys={"APP.R": ["ID"]}, unbounded_number="decimal",
-                      hints=FormatHints(scn_type=8, timestamp=1, timestamp_tz=1))
+    opts = JobOptions(
+        lake=str(lake),
+        keys={"APP.R": ["ID"]},
+        unbounded_number="decimal",
+        hints=FormatHints(scn_type=8, timestamp=1, timestamp_tz=1),
+    )
     a = BatchApplier(opts, DeltaLake(str(lake)), MetricsSink(str(lake)))
     a.set_query("q")
-    row = {"AT": "1735779845123456,+02:00", "LOCAL_AT": "1735779845123456", "DAY": "1735776000000000",
-           "CODE": "0A0B"}
-    a.apply_arrow(events(_lines(100, {"op": "c", "after": {"ID": 1, "AMOUNT": "12.5", **row}},
-                                {"op": "c", "after": {"ID": 2, "AMOUNT": "123456789012345678901234567890123456",
-                                                      **row}},
-                                {"op": "c", "after": {"ID": 3, "AMOUNT": "1E+100", **row}}) +
-                         _lines(200, {"op": "d", "before": {"ID": 3}},
-                                {"op": "u", "before": {"ID": 1}, "after": {"ID": 1, "AMOUNT": "-0.25"}})), 0)
+    row = {"AT": "1735779845123456,+02:00", "LOCAL_AT": "1735779845123456", "DAY": "1735776000000000", "CODE": "0A0B"}
+    a.apply_arrow(
+        events(
+            _lines(
+                100,
+                {"op": "c", "after": {"ID": 1, "AMOUNT": "12.5", **row}},
+                {"op": "c", "after": {"ID": 2, "AMOUNT": "123456789012345678901234567890123456", **row}},
+                {"op": "c", "after": {"ID": 3, "AMOUNT": "1E+100", **row}},
+            )
+            + _lines(
+                200,
+                {"op": "d", "before": {"ID": 3}},
+                {"op": "u", "before": {"ID": 1}, "after": {"ID": 1, "AMOUNT": "-0.25"}},
+            )
+        ),
+        0,
+    )
     rows = LakeReader(str(lake)).current_rows("APP.R")
     at = datetime(2025, 1, 2, 1, 4, 5, 123456, tzinfo=UTC)
     assert rows.schema.field("ID").type == pa.int64()
@@ -68,8 +89,11 @@ def test_tables_are_typed_without_tombstones_for_every_reader(tmp_path: Path) ->
     tombs = LakeReader(str(lake)).tombstones("APP.R")
     assert tombs["_key"].to_pylist() == ["3"]
     changes = pa.Table.from_batches(list(LakeReader(str(lake)).iter_changes("APP.R")))
-    amounts = {json.loads(k)[0]: dict(a or {}).get("AMOUNT") for k, a in
-               zip(changes["key"].to_pylist(), changes["after"].to_pylist()) if a}
+    amounts = {
+        json.loads(k)[0]: dict(a or {}).get("AMOUNT")
+        for k, a in zip(changes["key"].to_pylist(), changes["after"].to_pylist())
+        if a
+    }
     assert amounts["2"] == "123456789012345678901234567890123456"  # the exact text is in the change log
 
     polars = pytest.importorskip("polars")
@@ -80,7 +104,7 @@ def test_tables_are_typed_without_tombstones_for_every_reader(tmp_path: Path) ->
     duckdb = pytest.importorskip("duckdb")
     con = duckdb.connect()
     con.register("r", rows)
-    assert con.execute("select count(*), min(ID), typeof(min(AMOUNT)) from r").fetchall() == [
-        (2, 1, "DECIMAL(38,10)")]
-    assert con.execute("select typeof(\"AT\".utc), \"AT\".zone from r where ID = 1").fetchall() == [
-        ("TIMESTAMP WITH TIME ZONE", "+02:00")]
+    assert con.execute("select count(*), min(ID), typeof(min(AMOUNT)) from r").fetchall() == [(2, 1, "DECIMAL(38,10)")]
+    assert con.execute('select typeof("AT".utc), "AT".zone from r where ID = 1').fetchall() == [
+        ("TIMESTAMP WITH TIME ZONE", "+02:00")
+    ]

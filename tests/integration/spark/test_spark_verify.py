@@ -82,8 +82,9 @@ def test_a_row_changed_in_a_current_table_is_found(lake: tuple[Case, Path, Path]
     column = next(c for c, t in case.types[table].items() if t.startswith("VARCHAR2") and c not in case.keys[table])
     key_names = reader.key_columns(table)  # _rowid: the workload's tables have no supplemental logging
     row = reader.current_rows(table, with_metadata=True).to_pylist()[0]
-    predicate = " AND ".join(f'"{k}" = {row[k]!r}' if isinstance(row[k], str) else f'"{k}" = {row[k]}'
-                             for k in key_names)
+    predicate = " AND ".join(
+        f'"{k}" = {row[k]!r}' if isinstance(row[k], str) else f'"{k}" = {row[k]}' for k in key_names
+    )
     dt = DeltaTable(str(changed / "tables" / table))
     assert dt.update(updates={f'"{column}"': "'changed behind the job'"}, predicate=predicate)["num_updated_rows"] == 1
 
@@ -105,16 +106,23 @@ def test_a_change_log_row_removed_is_found_at_its_position(lake: tuple[Case, Pat
     dt = DeltaTable(str(removed / "changes"))
     rows = [r for r in dt.to_pyarrow_table().to_pylist() if r["op"] in ("c", "u", "d")]
     victim = rows[len(rows) // 2]
-    predicate = (f"c_scn = {victim['c_scn']} AND c_idx = {victim['c_idx']} AND elem = {victim['elem']} "
-                 f"AND xid = '{victim['xid']}'")
+    predicate = (
+        f"c_scn = {victim['c_scn']} AND c_idx = {victim['c_idx']} AND elem = {victim['elem']} "
+        f"AND xid = '{victim['xid']}'"
+    )
     assert dt.delete(predicate)["num_deleted_rows"] == 1
 
     report = _verify(config, removed)
     assert not report.ok
     assert report.result.counts == {"missing": 1, "duplicated": 0, "differs": 0, "extra": 0}, report.text()
     (missing,) = report.details
-    assert (missing.kind, missing.c_scn, missing.c_idx, missing.xid, missing.table) == \
-        ("missing", victim["c_scn"], victim["c_idx"], victim["xid"], victim["table"])
+    assert (missing.kind, missing.c_scn, missing.c_idx, missing.xid, missing.table) == (
+        "missing",
+        victim["c_scn"],
+        victim["c_idx"],
+        victim["xid"],
+        victim["table"],
+    )
     assert missing.key == {"rid": victim["rid"]}  # the lake keys these tables by ROWID
     assert report.state is not None and report.state.total == 0  # the current tables are intact
     assert f"missing    c_scn {victim['c_scn']} c_idx {victim['c_idx']}" in report.text()
@@ -122,12 +130,19 @@ def test_a_change_log_row_removed_is_found_at_its_position(lake: tuple[Case, Pat
 
 # -- the job's continuous check of the checkpoint digests ---------------------------------------
 
+
 def _records(broker: Broker, topic: str) -> list[tuple[bytes | None, bytes]]:
     """(key, value) of every record of a one-partition topic, in order."""
     from confluent_kafka import Consumer, KafkaError, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "copy", "enable.auto.commit": False,
-                         "enable.partition.eof": True})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "group.id": "copy",
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+        }
+    )
     try:
         consumer.assign([TopicPartition(topic, 0, 0)])
         out = []
@@ -148,7 +163,9 @@ def _metrics(lake: Path) -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def signed(kafka: Broker, tmp_path_factory: pytest.TempPathFactory) -> tuple[Case, Path, list[tuple[bytes | None, bytes]]]:
+def signed(
+    kafka: Broker, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Case, Path, list[tuple[bytes | None, bytes]]]:
     """A workload replicated with checkpoint digests to a one-partition topic: (case, config, records)."""
     root = tmp_path_factory.mktemp("spark-verify-digests")
     case = make_case(root / "case", events=150, wide=False, big=False, fmt={**FORMAT, "checkpoint-digests": 1})
@@ -170,12 +187,14 @@ def _olr_config(config: Path, topic: str) -> Path:
     return path
 
 
-def test_the_job_checks_the_checkpoint_digests_batch_by_batch(spark: Any, kafka: Broker, signed: Any,
-                                                              tmp_path: Path) -> None:
+def test_the_job_checks_the_checkpoint_digests_batch_by_batch(
+    spark: Any, kafka: Broker, signed: Any, tmp_path: Path
+) -> None:
     case, config, _ = signed
     path = tmp_path / "lake"
-    run_in_process(spark, [*job_command(path, config, *case.rowid_args()), "--available-now",
-                           "--max-offsets-per-trigger", "40"])
+    run_in_process(
+        spark, [*job_command(path, config, *case.rowid_args()), "--available-now", "--max-offsets-per-trigger", "40"]
+    )
     batches = [m for m in _metrics(path) if not m["skipped"]]
     assert len(batches) > 2 and all(m["stream_check"] == "on" for m in batches), batches
     assert sum(m["checkpoints_verified"] for m in batches) > 3
@@ -184,8 +203,9 @@ def test_the_job_checks_the_checkpoint_digests_batch_by_batch(spark: Any, kafka:
     assert report.ok, report.text()
 
 
-def test_a_message_lost_upstream_stops_the_job_before_it_commits(spark: Any, kafka: Broker, signed: Any,
-                                                                 tmp_path: Path) -> None:
+def test_a_message_lost_upstream_stops_the_job_before_it_commits(
+    spark: Any, kafka: Broker, signed: Any, tmp_path: Path
+) -> None:
     from replicator.errors import ReplicatorError
     from replicator.spark.lake_read import LakeReader
 
@@ -196,8 +216,15 @@ def test_a_message_lost_upstream_stops_the_job_before_it_commits(spark: Any, kaf
     produce_lines(kafka.bootstrap, "lossy", [r for i, r in enumerate(records) if i != lost], partition=0)
     path = tmp_path / "lake"
     with pytest.raises(ReplicatorError) as failed:
-        run_in_process(spark, [*job_command(path, _olr_config(config, "lossy"), *case.rowid_args()),
-                               "--available-now", "--max-offsets-per-trigger", "40"])
+        run_in_process(
+            spark,
+            [
+                *job_command(path, _olr_config(config, "lossy"), *case.rowid_args()),
+                "--available-now",
+                "--max-offsets-per-trigger",
+                "40",
+            ],
+        )
     assert failed.value.code == 20101 and "stream check 10403" in failed.value.message, failed.value.message
     last = _metrics(path)[-1]
     assert last["stream_check"] == "failed 10403"
@@ -222,8 +249,17 @@ def test_a_merge_on_read_lake_verifies(spark: Any, lake: tuple[Case, Path, Path]
     """The current rows of a merge-on-read table are its base files merged with its records."""
     case, config, _ = lake
     path = tmp_path / "lake"
-    run_in_process(spark, [*job_command(path, config, *case.rowid_args()), "--available-now", "--mode",
-                           "merge-on-read", "--max-offsets-per-trigger", "60"])
+    run_in_process(
+        spark,
+        [
+            *job_command(path, config, *case.rowid_args()),
+            "--available-now",
+            "--mode",
+            "merge-on-read",
+            "--max-offsets-per-trigger",
+            "60",
+        ],
+    )
     assert any((path / "_replicator" / "recent").rglob("*.parquet")), "the batches' records should not be merged yet"
     report = _verify(config, path)
     assert report.ok, report.text()

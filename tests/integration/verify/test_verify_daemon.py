@@ -33,14 +33,21 @@ def redo(tmp_path_factory: pytest.TempPathFactory) -> GenerationResult:
     return result
 
 
-def _daemon_config(redo: GenerationResult, work: Path, writer: dict[str, Any], *, logs: int = 0,
-                   digests: bool = False, debug: dict[str, Any] | None = None) -> Path:
+def _daemon_config(
+    redo: GenerationResult,
+    work: Path,
+    writer: dict[str, Any],
+    *,
+    logs: int = 0,
+    digests: bool = False,
+    debug: dict[str, Any] | None = None,
+) -> Path:
     """The offline daemon's config over ``redo`` with its own state directory in ``work`` and
     its own archive directory, holding the first ``logs`` archived logs (0: all): the daemon
     follows the redo as the database archives it."""
     archive = work / "archive"
     archive.mkdir(exist_ok=True)
-    for log in redo.logs[:logs or len(redo.logs)]:
+    for log in redo.logs[: logs or len(redo.logs)]:
         if not (archive / log.path.name).exists():
             shutil.copy(log.path, archive)
     doc = redo.offline_config(archive)  # before the copy: it points the schema checkpoint at the archive
@@ -65,15 +72,20 @@ def _file_writer(work: Path) -> dict[str, Any]:
 
 def _soft_stop_run(config: Path) -> None:
     """A daemon run that stops by itself (debug.stop-transactions or stop-log-switches)."""
-    proc = subprocess.run([sys.executable, "-m", "replicator", "run", "-f", str(config)], capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "replicator", "run", "-f", str(config)], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
 def _run_until(config: Path, done: Callable[[], bool], timeout: float = 120, stop: int = signal.SIGTERM) -> str:
     """A daemon run stopped with ``stop`` (a soft stop: SIGTERM) once ``done()`` holds; its stderr."""
-    proc = subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(config)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "replicator", "run", "-f", str(config)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + timeout
         while not done() and proc.poll() is None and time.monotonic() < deadline:
@@ -93,8 +105,9 @@ def _size(path: Path) -> int:
 def _uninterrupted(redo: GenerationResult, work: Path) -> bytes:
     """The output of one daemon run over the whole redo, with checkpoint digests."""
     work.mkdir()
-    _soft_stop_run(_daemon_config(redo, work, _file_writer(work), digests=True,
-                                  debug={"stop-log-switches": len(redo.logs)}))
+    _soft_stop_run(
+        _daemon_config(redo, work, _file_writer(work), digests=True, debug={"stop-log-switches": len(redo.logs)})
+    )
     return (work / "output.json").read_bytes()
 
 
@@ -125,8 +138,9 @@ def test_a_restarted_daemon_repeats_the_checkpoint_digests(redo: GenerationResul
     cut = tmp_path / "cut"
     cut.mkdir()
     for logs in (1, 2, 3):  # the daemon stops after each log and starts again when the next one is archived
-        _soft_stop_run(_daemon_config(redo, cut, _file_writer(cut), logs=logs, digests=True,
-                                      debug={"stop-log-switches": 1}))
+        _soft_stop_run(
+            _daemon_config(redo, cut, _file_writer(cut), logs=logs, digests=True, debug={"stop-log-switches": 1})
+        )
     output = cut / "output.json"
     _run_until(_daemon_config(redo, cut, _file_writer(cut), digests=True), lambda: _size(output) >= len(expected))
     assert output.read_bytes() == expected
@@ -166,14 +180,35 @@ def _free_port() -> int:
 
 def _client(kind: str, uri: str, out: Path, *extra: str) -> subprocess.Popen[bytes]:
     with open(out, "wb") as sink:
-        return subprocess.Popen([sys.executable, "-m", "replicator", "client", kind, uri, "TEST", "--start", "now",
-                                 "--verify", "--confirm-every", "50", "--confirm-interval", "0.2", "--timeout", "3",
-                                 *extra], stdout=sink, stderr=subprocess.PIPE)
+        return subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "replicator",
+                "client",
+                kind,
+                uri,
+                "TEST",
+                "--start",
+                "now",
+                "--verify",
+                "--confirm-every",
+                "50",
+                "--confirm-interval",
+                "0.2",
+                "--timeout",
+                "3",
+                *extra,
+            ],
+            stdout=sink,
+            stderr=subprocess.PIPE,
+        )
 
 
 @pytest.mark.parametrize("kind", ["network", "zeromq"])
-def test_a_client_verifies_the_stream_and_its_capture_verifies(redo: GenerationResult, tmp_path: Path,
-                                                               kind: str) -> None:
+def test_a_client_verifies_the_stream_and_its_capture_verifies(
+    redo: GenerationResult, tmp_path: Path, kind: str
+) -> None:
     port = _free_port()
     uri = f"127.0.0.1:{port}" if kind == "network" else f"tcp://127.0.0.1:{port}"
     config = _daemon_config(redo, tmp_path, {"type": kind, "uri": uri}, digests=True)
@@ -197,8 +232,9 @@ def test_a_client_stops_when_a_restart_skips_changes(redo: GenerationResult, tmp
     # A later position of the same stream, from a run of its own (positions do not depend on the writer).
     ahead = tmp_path / "ahead"
     ahead.mkdir()
-    _soft_stop_run(_daemon_config(redo, ahead, _file_writer(ahead), logs=2, digests=True,
-                                  debug={"stop-log-switches": 2}))
+    _soft_stop_run(
+        _daemon_config(redo, ahead, _file_writer(ahead), logs=2, digests=True, debug={"stop-log-switches": 2})
+    )
     later = json.loads((ahead / "state" / "TEST-chkpt.json").read_text())
     port = _free_port()
     uri = f"127.0.0.1:{port}"
@@ -207,16 +243,22 @@ def test_a_client_stops_when_a_restart_skips_changes(redo: GenerationResult, tmp
     out = tmp_path / "client.out"
     client = _client("network", uri, out, "--reconnect", "--idle-exit", "30")
     try:
-        _soft_stop_run(_daemon_config(redo, work, {"type": "network", "uri": uri}, logs=1, digests=True,
-                                      debug={"stop-log-switches": 1}))
+        _soft_stop_run(
+            _daemon_config(
+                redo, work, {"type": "network", "uri": uri}, logs=1, digests=True, debug={"stop-log-switches": 1}
+            )
+        )
         position = work / "state" / "TEST-chkpt.json"
         doc = json.loads(position.read_text())
         doc.update({k: later[k] for k in ("scn", "idx", "pos")})  # the checkpoint claims one more log
         position.write_text(json.dumps(doc))
         # A small queue: the writer stops holding the stream back for the client's position (which the
         # restart skipped) once it is full, instead of after 30 s. Killed at the end: its client is gone.
-        _run_until(_daemon_config(redo, work, {"type": "network", "uri": uri, "queue-size": 64}, digests=True),
-                   lambda: client.poll() is not None, stop=signal.SIGKILL)
+        _run_until(
+            _daemon_config(redo, work, {"type": "network", "uri": uri, "queue-size": 64}, digests=True),
+            lambda: client.poll() is not None,
+            stop=signal.SIGKILL,
+        )
         _, err = client.communicate(timeout=30)
     finally:
         if client.poll() is None:

@@ -23,8 +23,7 @@ def redo(tmp_path_factory: pytest.TempPathFactory) -> GenerationResult:
 def plain(redo: GenerationResult) -> tuple[Path, Path]:
     """The batch run's one output file and its config."""
     output = redo.config.parent / "plain.json"
-    config = config_with(redo, "plain-config.json", {"type": "file", "output": str(output), "new-line": 1,
-                                                     "append": 1})
+    config = config_with(redo, "plain-config.json", {"type": "file", "output": str(output), "new-line": 1, "append": 1})
     replicate(config)
     return config, output
 
@@ -41,8 +40,9 @@ def test_a_clean_output_verifies_ok_with_its_figures(plain: tuple[Path, Path]) -
     assert doc["redo"]["mb_per_s"] > 0 and doc["sink"]["mb_per_s"] > 0 and doc["peak_rss_mb"] > 0
 
 
-def test_a_sink_ahead_of_the_redo_read_is_checked_as_far_as_the_redo_goes(redo: GenerationResult,
-                                                                         plain: tuple[Path, Path]) -> None:
+def test_a_sink_ahead_of_the_redo_read_is_checked_as_far_as_the_redo_goes(
+    redo: GenerationResult, plain: tuple[Path, Path]
+) -> None:
     config, _ = plain
     first = str(redo.logs[0].path)
     report = check(config, "--redo", first)  # the daemon is further on: the next logs are not archived yet
@@ -61,8 +61,12 @@ def test_a_changed_row_is_found_at_its_position(plain: tuple[Path, Path], tmp_pa
     column = next(c for c in after if c != "ID")
     after[column] = "changed by hand"
     copy = tmp_path / "changed.json"
-    copy.write_bytes(b"".join(lines[:victim]) + json.dumps(doc, separators=(",", ":")).encode() + b"\n"
-                     + b"".join(lines[victim + 1:]))
+    copy.write_bytes(
+        b"".join(lines[:victim])
+        + json.dumps(doc, separators=(",", ":")).encode()
+        + b"\n"
+        + b"".join(lines[victim + 1 :])
+    )
     report = check(config, "--sink", f"file:{copy}")
     assert not report.ok and report.result.counts == {"missing": 0, "duplicated": 0, "differs": 1, "extra": 0}
     [d] = report.details
@@ -79,9 +83,17 @@ def test_a_changed_row_is_found_at_its_position(plain: tuple[Path, Path], tmp_pa
 def test_a_removed_rotation_file_is_found_with_every_change_it_held(redo: GenerationResult, newline: int) -> None:
     out_dir = redo.config.parent / f"rotated{newline}"
     out_dir.mkdir()
-    config = config_with(redo, f"rotated{newline}.json", {"type": "file", "output": str(out_dir / "cdc-%i.json"),
-                                                          "max-file-size": 96 * 1024, "new-line": newline,
-                                                          "append": 1})
+    config = config_with(
+        redo,
+        f"rotated{newline}.json",
+        {
+            "type": "file",
+            "output": str(out_dir / "cdc-%i.json"),
+            "max-file-size": 96 * 1024,
+            "new-line": newline,
+            "append": 1,
+        },
+    )
     replicate(config)
     files = sorted(out_dir.iterdir(), key=lambda p: int(p.stem.split("-")[1]))
     assert len(files) > 4
@@ -106,16 +118,23 @@ def test_a_torn_last_line_is_a_finding(plain: tuple[Path, Path], tmp_path: Path)
     assert report.result.not_claimed == 1
 
 
-def test_formats_and_writers_that_cannot_be_verified_are_refused(redo: GenerationResult, plain: tuple[Path, Path],
-                                                                 tmp_path: Path) -> None:
+def test_formats_and_writers_that_cannot_be_verified_are_refused(
+    redo: GenerationResult, plain: tuple[Path, Path], tmp_path: Path
+) -> None:
     output = str(tmp_path / "p.out")
     cases = [
-        (config_with(redo, "protobuf.json", {"type": "file", "output": output, "append": 1},
-                     fmt={"type": "protobuf"}), "verify reads OpenLogReplicator JSON sinks only"),
+        (
+            config_with(
+                redo, "protobuf.json", {"type": "file", "output": output, "append": 1}, fmt={"type": "protobuf"}
+            ),
+            "verify reads OpenLogReplicator JSON sinks only",
+        ),
         (config_with(redo, "stdout.json", {"type": "file"}), "writes to stdout"),
         (config_with(redo, "network.json", {"type": "network", "uri": "127.0.0.1:1"}), "--sink capture:FILE"),
-        (config_with(redo, "glued.json", {"type": "file", "output": output, "new-line": 0, "append": 1}),
-         "no message boundaries"),
+        (
+            config_with(redo, "glued.json", {"type": "file", "output": output, "new-line": 0, "append": 1}),
+            "no message boundaries",
+        ),
     ]
     for config, text in cases:
         status, _, err = cli(config)

@@ -22,8 +22,14 @@ def redo(tmp_path_factory: pytest.TempPathFactory) -> GenerationResult:
 
 def _records(broker: Broker, topic: str) -> list[tuple[int, bytes | None, bytes]]:
     """(partition, key, value) of every record of ``topic``, each partition in offset order."""
-    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "copy", "enable.auto.commit": False,
-                         "enable.partition.eof": True})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "group.id": "copy",
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+        }
+    )
     try:
         parts = sorted(consumer.list_topics(topic, timeout=10).topics[topic].partitions)
         consumer.assign([TopicPartition(topic, p, 0) for p in parts])
@@ -50,8 +56,9 @@ def _copy(broker: Broker, records: list[tuple[int, bytes | None, bytes]], topic:
     assert producer.flush(30) == 0
 
 
-def _config(redo: GenerationResult, broker: Broker, name: str, properties: dict[str, str] | None = None,
-            **writer: Any) -> Path:
+def _config(
+    redo: GenerationResult, broker: Broker, name: str, properties: dict[str, str] | None = None, **writer: Any
+) -> Path:
     props = {"bootstrap.servers": broker.bootstrap, "linger.ms": "2", **(properties or {})}
     return config_with(redo, name, {"type": "kafka", "topic": name.split(".")[0], **writer, "properties": props})
 
@@ -64,14 +71,14 @@ def test_a_keyed_topic_a_deleted_and_a_duplicated_record(redo: GenerationResult,
     clean = check(config)
     assert clean.ok and clean.result.redo_changes == len(records) and len(clean.sink.parts) == 4
     victim = next(n for n in range(len(records) // 3, len(records)) if b'"op":"d"' in records[n][2])
-    _copy(broker, records[:victim] + records[victim + 1:], "minus-one")
+    _copy(broker, records[:victim] + records[victim + 1 :], "minus-one")
     doc = json.loads(records[victim][2])
     deleted = check(config, "--sink", "kafka:minus-one")
     assert deleted.result.counts == {"missing": 1, "duplicated": 0, "differs": 0, "extra": 0}
     assert reported(deleted, "missing") == {(doc["c_scn"], doc["c_idx"], doc["xid"])}
     [d] = deleted.details
     assert d.key == {"ID": doc["payload"][0]["before"]["ID"]} and d.table.startswith("APP.")
-    twice = records[:victim + 1] + [records[victim]] + records[victim + 1:]
+    twice = records[: victim + 1] + [records[victim]] + records[victim + 1 :]
     _copy(broker, twice, "plus-one")
     duplicated = check(config, "--sink", "kafka:plus-one")
     assert duplicated.result.counts == {"missing": 0, "duplicated": 1, "differs": 0, "extra": 0}
@@ -84,8 +91,13 @@ def test_a_keyed_topic_a_deleted_and_a_duplicated_record(redo: GenerationResult,
 def test_an_unkeyed_topic_over_every_partition(redo: GenerationResult, broker: Broker) -> None:
     # librdkafka's sticky partitioner may put a short run of unkeyed records in one partition:
     # without it each record takes a random one, so the topic surely spans several.
-    config = _config(redo, broker, "unkeyed.json", {"sticky.partitioning.linger.ms": "0"},
-                     **{"topic-per-table": "unkeyed.{owner}.{table}"})
+    config = _config(
+        redo,
+        broker,
+        "unkeyed.json",
+        {"sticky.partitioning.linger.ms": "0"},
+        **{"topic-per-table": "unkeyed.{owner}.{table}"},
+    )
     replicate(config)
     report = check(config)
     assert report.ok, report.text()

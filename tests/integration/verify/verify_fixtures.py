@@ -22,8 +22,15 @@ def generated(root: Path, seed: int = 21, size: int = 1_500_000, log_blocks: int
     return generate(sc, root)
 
 
-def config_with(result: GenerationResult, name: str, writer: dict[str, Any], *, offline: bool = False,
-                source: dict[str, Any] | None = None, fmt: dict[str, Any] | None = None) -> Path:
+def config_with(
+    result: GenerationResult,
+    name: str,
+    writer: dict[str, Any],
+    *,
+    offline: bool = False,
+    source: dict[str, Any] | None = None,
+    fmt: dict[str, Any] | None = None,
+) -> Path:
     """``result``'s config (batch, or the offline daemon's) with ``writer``, saved as ``name``."""
     doc = result.offline_config() if offline else json.loads(result.config.read_text())
     doc["target"][0]["writer"] = writer
@@ -36,8 +43,9 @@ def config_with(result: GenerationResult, name: str, writer: dict[str, Any], *, 
 
 def replicate(config: Path) -> None:
     """``replicator run -f config`` in a child process (batch: to its end)."""
-    proc = subprocess.run([sys.executable, "-m", "replicator", "run", "-f", str(config)], capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "replicator", "run", "-f", str(config)], capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
@@ -48,8 +56,12 @@ def check(config: Path, *args: str) -> Report:
 
 def cli(config: Path, *args: str) -> tuple[int, dict[str, Any], str]:
     """``replicator verify -f config --json ARGS`` as a command: (exit status, document, stderr)."""
-    proc = subprocess.run([sys.executable, "-m", "replicator", "verify", "-f", str(config), "--json", *args],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "replicator", "verify", "-f", str(config), "--json", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     return proc.returncode, json.loads(proc.stdout) if proc.stdout.strip() else {}, proc.stderr
 
 

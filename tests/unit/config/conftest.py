@@ -9,14 +9,20 @@ import pytest
 
 MINIMAL: dict[str, Any] = {
     "version": "1.9.0",
-    "source": [{
-        "alias": "S1",
-        "name": "TEST",
-        "reader": {"type": "batch", "redo-log": ["a.dbf"], "log-archive-format": "arch%t_%s_%r.dbf",
-                   "start-scn": 1},
-        "format": {"type": "json"},
-        "filter": {"table": [{"owner": "OLR_TEST", "table": ".*"}]},
-    }],
+    "source": [
+        {
+            "alias": "S1",
+            "name": "TEST",
+            "reader": {
+                "type": "batch",
+                "redo-log": ["a.dbf"],
+                "log-archive-format": "arch%t_%s_%r.dbf",
+                "start-scn": 1,
+            },
+            "format": {"type": "json"},
+            "filter": {"table": [{"owner": "OLR_TEST", "table": ".*"}]},
+        }
+    ],
     "target": [{"alias": "T1", "source": "S1", "writer": {"type": "file", "output": "out.json"}}],
 }
 

@@ -50,7 +50,7 @@ def test_syntax_error_has_offset(tmp_path: Path) -> None:
     assert "offset: 20 - parse error" in info.value.message
 
 
-@pytest.mark.parametrize("text", ['{"version": NaN}', b'{"version": "\xff"}', '{} {}'])
+@pytest.mark.parametrize("text", ['{"version": NaN}', b'{"version": "\xff"}', "{} {}"])
 def test_not_strict_json(tmp_path: Path, text: str | bytes) -> None:
     with pytest.raises(ConfigError) as info:
         load_config(write(tmp_path, text))
@@ -59,8 +59,8 @@ def test_not_strict_json(tmp_path: Path, text: str | bytes) -> None:
 
 def test_duplicate_kafka_property(tmp_path: Path, doc: dict[str, Any]) -> None:
     text = json.dumps(doc).replace(
-        '{"type": "file", "output": "out.json"}',
-        '{"type": "kafka", "topic": "t", "properties": {"a": "1", "a": "2"}}')
+        '{"type": "file", "output": "out.json"}', '{"type": "kafka", "topic": "t", "properties": {"a": "1", "a": "2"}}'
+    )
     with pytest.raises(ConfigError) as info:
         load_config(write(tmp_path, text))
     assert (info.value.code, info.value.message) == (30009, "Kafka property 'a' is defined multiple times")
@@ -93,4 +93,5 @@ def test_explain_lists_every_problem(tmp_path: Path, doc: dict[str, Any]) -> Non
 
 def test_explain_file_problem(tmp_path: Path) -> None:
     assert explain_config(write(tmp_path, "")) == [
-        f"(file): file: {tmp_path / 'OpenLogReplicator.json'} - wrong size: 0 [10004]"]
+        f"(file): file: {tmp_path / 'OpenLogReplicator.json'} - wrong size: 0 [10004]"
+    ]

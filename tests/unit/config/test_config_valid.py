@@ -48,11 +48,23 @@ def test_defaults(doc: dict[str, Any]) -> None:
     config = parse_config(doc)
     assert (config.log_level, config.trace, config.dump_redo_log) == (3, 0, 0)
     m = config.memory
-    assert (m.min_mb, m.max_mb, m.read_buffer_max_mb, m.write_buffer_max_mb, m.swap_mb, m.swap_path) == \
-        (32, 2048, 128, 2048, 1536, ".")
+    assert (m.min_mb, m.max_mb, m.read_buffer_max_mb, m.write_buffer_max_mb, m.swap_mb, m.swap_path) == (
+        32,
+        2048,
+        128,
+        2048,
+        1536,
+        ".",
+    )
     s = config.state
-    assert (s.type, s.path, s.interval_s, s.interval_mb, s.keep_checkpoints, s.schema_force_interval) == \
-        ("disk", "checkpoint", 600, 500, 100, 20)
+    assert (s.type, s.path, s.interval_s, s.interval_mb, s.keep_checkpoints, s.schema_force_interval) == (
+        "disk",
+        "checkpoint",
+        600,
+        500,
+        100,
+        20,
+    )
     src = config.source[0]
     assert (src.flags, src.redo_read_sleep_us, src.arch_read_sleep_us, src.arch_read_tries) == (0, 50000, 10000000, 10)
     assert (src.redo_verify_delay_us, src.refresh_interval_us, src.transaction_max_mb) == (0, 10000000, 0)
@@ -147,8 +159,10 @@ def test_redo_verify_delay_follows_flag_8(doc: dict[str, Any]) -> None:
 def test_filter_helpers(doc: dict[str, Any]) -> None:
     doc["source"][0]["filter"] = {
         "separator": ";",
-        "table": [{"owner": "A", "table": "T", "key": "C1;C2", "tag": "C1;C3"},
-                  {"owner": "B", "table": "U", "tag": "[pk]"}],
+        "table": [
+            {"owner": "A", "table": "T", "key": "C1;C2", "tag": "C1;C3"},
+            {"owner": "B", "table": "U", "tag": "[pk]"},
+        ],
         "skip-xid": ["0x000a.00c.0000023c", "000A000C0000023C"],
         "dump-xid": ["000a.000c.0000023c"],
     }
@@ -164,8 +178,15 @@ def test_filter_helpers(doc: dict[str, Any]) -> None:
 
 
 def test_online_reader_and_timezones(doc: dict[str, Any]) -> None:
-    doc["source"][0]["reader"] = {"type": "online", "user": "u", "password": "p", "server": "//h:1521/S",
-                                  "db-timezone": "-05:30", "host-timezone": "UTC", "start-time-rel": 60}
+    doc["source"][0]["reader"] = {
+        "type": "online",
+        "user": "u",
+        "password": "p",
+        "server": "//h:1521/S",
+        "db-timezone": "-05:30",
+        "host-timezone": "UTC",
+        "start-time-rel": 60,
+    }
     doc["source"][0]["arch"] = "online-keep"
     config = parse_config(doc)
     reader = config.source[0].reader
@@ -176,31 +197,47 @@ def test_online_reader_and_timezones(doc: dict[str, Any]) -> None:
 
 
 def test_writer_types(doc: dict[str, Any]) -> None:
-    doc["target"][0]["writer"] = {"type": "kafka", "topic": "t", "max-message-mb": 5,
-                                  "properties": {"bootstrap.servers": "x:9092", "client.id": "me"}}
+    doc["target"][0]["writer"] = {
+        "type": "kafka",
+        "topic": "t",
+        "max-message-mb": 5,
+        "properties": {"bootstrap.servers": "x:9092", "client.id": "me"},
+    }
     w = parse_config(doc).writer
     assert isinstance(w, KafkaWriterConfig)
-    assert w.librdkafka_config() == {"bootstrap.servers": "x:9092", "client.id": "OpenLogReplicator",
-                                     "message.max.bytes": str(5 * 1048576)}
+    assert w.librdkafka_config() == {
+        "bootstrap.servers": "x:9092",
+        "client.id": "OpenLogReplicator",
+        "message.max.bytes": str(5 * 1048576),
+    }
     doc["target"][0]["writer"] = {"type": "network", "uri": "0.0.0.0:5000", "topic": 5}
     n = parse_config(doc).writer
     assert isinstance(n, NetworkWriterConfig) and (n.host, n.port) == ("0.0.0.0", "5000")
 
 
-@pytest.mark.parametrize(("output", "mode", "prefix", "suffix", "fill", "directory"), [
-    ("out.json", "fixed", "out.json", "", 0, "."),
-    ("/tmp/x/o-%i.json", "num", "o-", ".json", 0, "/tmp/x"),
-    ("o-%5i-%t.json", "num", "o-", "-%t.json", 5, "."),
-    ("d/o-%t.json", "timestamp", "o-", ".json", 0, "d"),
-    ("o-%s.json", "sequence", "o-", ".json", 0, "."),
-])
-def test_output_patterns(doc: dict[str, Any], output: str, mode: str, prefix: str, suffix: str, fill: int,
-                         directory: str) -> None:
+@pytest.mark.parametrize(
+    ("output", "mode", "prefix", "suffix", "fill", "directory"),
+    [
+        ("out.json", "fixed", "out.json", "", 0, "."),
+        ("/tmp/x/o-%i.json", "num", "o-", ".json", 0, "/tmp/x"),
+        ("o-%5i-%t.json", "num", "o-", "-%t.json", 5, "."),
+        ("d/o-%t.json", "timestamp", "o-", ".json", 0, "d"),
+        ("o-%s.json", "sequence", "o-", ".json", 0, "."),
+    ],
+)
+def test_output_patterns(
+    doc: dict[str, Any], output: str, mode: str, prefix: str, suffix: str, fill: int, directory: str
+) -> None:
     doc["target"][0]["writer"] = {"type": "file", "output": output, "max-file-size": 100}
     pattern = parse_config(doc).writer.pattern  # type: ignore[union-attr]
     assert pattern is not None
-    assert (pattern.mode, pattern.prefix, pattern.suffix, pattern.fill, pattern.directory) == \
-        (mode, prefix, suffix, fill, directory)
+    assert (pattern.mode, pattern.prefix, pattern.suffix, pattern.fill, pattern.directory) == (
+        mode,
+        prefix,
+        suffix,
+        fill,
+        directory,
+    )
 
 
 def test_empty_output_is_stdout_even_with_max_size(doc: dict[str, Any]) -> None:
@@ -208,8 +245,10 @@ def test_empty_output_is_stdout_even_with_max_size(doc: dict[str, Any]) -> None:
     assert parse_config(doc).writer.pattern is None  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("text", ["000A000C0000023C", "000a.00c.0000023c", "000a.000c.0000023c",
-                                  "0x000a.00c.0000023c", "0x000A.000C.0000023C"])
+@pytest.mark.parametrize(
+    "text",
+    ["000A000C0000023C", "000a.00c.0000023c", "000a.000c.0000023c", "0x000a.00c.0000023c", "0x000A.000C.0000023C"],
+)
 def test_parse_xid_forms(text: str) -> None:
     assert parse_xid(text) == 0x000A_000C_0000023C
 

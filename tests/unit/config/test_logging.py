@@ -92,10 +92,24 @@ def test_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert log.logger.handlers[-1].formatter.tz_offset == 7200  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize(("text", "offset"), [
-    ("+00:00", 0), ("-05:30", -19800), ("+5:45", 20700), ("+14:00", 50400), ("UTC", 0), ("CET", 3600),
-    ("EST", -18000), ("Etc/GMT-3", -10800), ("Etc/GMT+12", 43200), ("05:00", None), ("+5", None),
-    ("+05-00", None), ("Europe/Paris", None), ("+0a:00", None),
-])
+@pytest.mark.parametrize(
+    ("text", "offset"),
+    [
+        ("+00:00", 0),
+        ("-05:30", -19800),
+        ("+5:45", 20700),
+        ("+14:00", 50400),
+        ("UTC", 0),
+        ("CET", 3600),
+        ("EST", -18000),
+        ("Etc/GMT-3", -10800),
+        ("Etc/GMT+12", 43200),
+        ("05:00", None),
+        ("+5", None),
+        ("+05-00", None),
+        ("Europe/Paris", None),
+        ("+0a:00", None),
+    ],
+)
 def test_parse_timezone(text: str, offset: int | None) -> None:
     assert log.parse_timezone(text) == offset

@@ -10,9 +10,24 @@ from decimal import Decimal
 from pathlib import Path
 
 from replicator.events import (
-    OP_DELETE, OP_INSERT, OP_UPDATE, TYPE_BINARY_DOUBLE, TYPE_BINARY_FLOAT, TYPE_BLOB,
-    TYPE_BOOLEAN, TYPE_CHAR, TYPE_CLOB, TYPE_DATE, TYPE_NUMBER, TYPE_RAW, TYPE_TIMESTAMP,
-    TYPE_VARCHAR2, Column, RowChange, Table, Transaction,
+    OP_DELETE,
+    OP_INSERT,
+    OP_UPDATE,
+    TYPE_BINARY_DOUBLE,
+    TYPE_BINARY_FLOAT,
+    TYPE_BLOB,
+    TYPE_BOOLEAN,
+    TYPE_CHAR,
+    TYPE_CLOB,
+    TYPE_DATE,
+    TYPE_NUMBER,
+    TYPE_RAW,
+    TYPE_TIMESTAMP,
+    TYPE_VARCHAR2,
+    Column,
+    RowChange,
+    Table,
+    Transaction,
 )
 from replicator.values.datetime import encode_timestamp
 from replicator.values.floats import encode_binary_double, encode_binary_float
@@ -21,15 +36,35 @@ from replicator.values.number import encode_number
 SHARED = Path(__file__).resolve().parents[3].parent / "shared"
 
 
-def col(name: str, type_code: int, length: int = 22, *, precision: int = -1, scale: int = -1,
-        form: int = 0, nullable: bool = True, key: bool = False, **flags: bool) -> Column:
+def col(
+    name: str,
+    type_code: int,
+    length: int = 22,
+    *,
+    precision: int = -1,
+    scale: int = -1,
+    form: int = 0,
+    nullable: bool = True,
+    key: bool = False,
+    **flags: bool,
+) -> Column:
     """A column; character types default to charset form 1 (database set)."""
     if type_code in (TYPE_VARCHAR2, TYPE_CHAR, TYPE_CLOB) and form == 0:
         form = 1
     charset_id = {1: 873, 2: 2000}.get(form, 0)
-    return Column(name=name, type_code=type_code, length=length, precision=precision, scale=scale,
-                  charset_form=form, charset_id=charset_id, nullable=nullable, segcol=0, key=key,
-                  **flags)
+    return Column(
+        name=name,
+        type_code=type_code,
+        length=length,
+        precision=precision,
+        scale=scale,
+        charset_form=form,
+        charset_id=charset_id,
+        nullable=nullable,
+        segcol=0,
+        key=key,
+        **flags,
+    )
 
 
 def table(name: str, columns: list[Column], obj: int = 73000, owner: str = "OLR_TEST") -> Table:
@@ -49,8 +84,7 @@ def encode(column: Column, value: object) -> bytes | None:
         return encode_number(Decimal(str(value)))
     if code in (TYPE_VARCHAR2, TYPE_CHAR, TYPE_CLOB):
         text = str(value)
-        return text.encode("utf-16-be") if column.charset_form == 2 or code == TYPE_CLOB \
-            else text.encode("utf-8")
+        return text.encode("utf-16-be") if column.charset_form == 2 or code == TYPE_CLOB else text.encode("utf-8")
     if code == TYPE_BINARY_FLOAT:
         return encode_binary_float(float(value))  # type: ignore[arg-type]
     if code == TYPE_BINARY_DOUBLE:
@@ -86,13 +120,34 @@ def full_image(tab: Table, values: dict[str, object]) -> dict[int, bytes | None]
     return image(tab, {c.name: values.get(c.name) for c in tab.columns})
 
 
-def change(op: str, tab: Table | None, before: dict | None, after: dict | None, *, scn: int = 0,
-           time: int = 0, obj: int | None = None, bdba: int = 0, slot: int = 0,
-           offset: int = 0) -> RowChange:
+def change(
+    op: str,
+    tab: Table | None,
+    before: dict | None,
+    after: dict | None,
+    *,
+    scn: int = 0,
+    time: int = 0,
+    obj: int | None = None,
+    bdba: int = 0,
+    slot: int = 0,
+    offset: int = 0,
+) -> RowChange:
     """A row change of ``tab`` with ready images."""
     obj_id = obj if obj is not None else (tab.obj if tab is not None else 0)
-    return RowChange(op=op, obj=obj_id, data_obj=obj_id, table=tab, before=before, after=after,
-                     scn=scn, time=time, bdba=bdba, slot=slot, offset=offset)
+    return RowChange(
+        op=op,
+        obj=obj_id,
+        data_obj=obj_id,
+        table=tab,
+        before=before,
+        after=after,
+        scn=scn,
+        time=time,
+        bdba=bdba,
+        slot=slot,
+        offset=offset,
+    )
 
 
 def insert(tab: Table, values: dict[str, object], **kw: int) -> RowChange:
@@ -116,14 +171,21 @@ def xid(text: str) -> int:
     return (usn << 48) | (slot << 32) | sqn
 
 
-def transaction(xid_text: str, scn: int, time: int, changes: list, commit_scn: int | None = None,
-                **kw: object) -> Transaction:
+def transaction(
+    xid_text: str, scn: int, time: int, changes: list, commit_scn: int | None = None, **kw: object
+) -> Transaction:
     """A committed transaction; changes get the transaction's time and SCN unless set."""
     for item in changes:
         if not item.time:
             item.time = time
         if not item.scn:
             item.scn = scn
-    return Transaction(xid=xid(xid_text), begin_scn=scn, begin_time=time,
-                       commit_scn=commit_scn if commit_scn is not None else scn + 1,
-                       commit_time=time, changes=changes, **kw)  # type: ignore[arg-type]
+    return Transaction(
+        xid=xid(xid_text),
+        begin_scn=scn,
+        begin_time=time,
+        commit_scn=commit_scn if commit_scn is not None else scn + 1,
+        commit_time=time,
+        changes=changes,
+        **kw,
+    )  # type: ignore[arg-type]

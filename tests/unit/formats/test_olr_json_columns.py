@@ -5,11 +5,21 @@ from __future__ import annotations
 import logging
 
 import pytest
-
 from olr_test_builders import change, col, delete, insert, table, transaction, update
+
 from replicator.events import (
-    COL_PROPERTY_STORED_AS_LOB, TYPE_BLOB, TYPE_BOOLEAN, TYPE_CLOB, TYPE_DATE, TYPE_LONG,
-    TYPE_NUMBER, TYPE_TIMESTAMP_LTZ, TYPE_TIMESTAMP_TZ, TYPE_VARCHAR2, DdlChange, Transaction,
+    COL_PROPERTY_STORED_AS_LOB,
+    TYPE_BLOB,
+    TYPE_BOOLEAN,
+    TYPE_CLOB,
+    TYPE_DATE,
+    TYPE_LONG,
+    TYPE_NUMBER,
+    TYPE_TIMESTAMP_LTZ,
+    TYPE_TIMESTAMP_TZ,
+    TYPE_VARCHAR2,
+    DdlChange,
+    Transaction,
 )
 from replicator.formats.base import FormatOptions
 from replicator.formats.olr_json import OlrJsonFormat
@@ -22,12 +32,12 @@ TAB = table("T", [col("ID", N, key=True, nullable=False), col("A", V, 10), col("
 def _payload(options: FormatOptions, *changes, index: int = 1) -> str:
     txn = transaction("1.2.3", 100, 1000, list(changes))
     message = OlrJsonFormat(options).transaction(txn)[index].data.decode()
-    return message[message.index('"payload":[') + 11:-2]
+    return message[message.index('"payload":[') + 11 : -2]
 
 
 def _images(options: FormatOptions, *changes) -> str:
     payload = _payload(options, *changes)
-    return payload[payload.index("},") + 2:-1]
+    return payload[payload.index("},") + 2 : -1]
 
 
 def test_column_0_insert_delete_drop_nulls_keep_key() -> None:
@@ -38,20 +48,17 @@ def test_column_0_insert_delete_drop_nulls_keep_key() -> None:
 def test_column_1_prints_every_column() -> None:
     row = change("c", TAB, None, {0: b"\xc1\x02"})
     assert _images(FormatOptions(column=1), row) == '"after":{"ID":1,"A":null,"B":null}'
-    assert _images(FormatOptions(column=1), delete(TAB, {"ID": 1})) == \
-        '"before":{"ID":1,"A":null,"B":null}'
+    assert _images(FormatOptions(column=1), delete(TAB, {"ID": 1})) == '"before":{"ID":1,"A":null,"B":null}'
 
 
 def test_update_reduction_by_column_mode() -> None:
     upd = update(TAB, {"ID": 1, "A": "x", "B": 5}, {"B": 6})
     assert _images(FormatOptions(), upd) == '"before":{"ID":1,"B":5},"after":{"ID":1,"B":6}'
     assert _images(FormatOptions(column=1), upd) == '"before":{"ID":1,"B":5},"after":{"ID":1,"B":6}'
-    assert _images(FormatOptions(column=2), upd) == \
-        '"before":{"ID":1,"A":"x","B":5},"after":{"ID":1,"A":"x","B":6}'
+    assert _images(FormatOptions(column=2), upd) == '"before":{"ID":1,"A":"x","B":5},"after":{"ID":1,"A":"x","B":6}'
     # NULL on one side and not logged on the other: dropped unless key; missing side -> NULL.
     sparse = change("u", TAB, {0: None, 1: None, 2: b"\xc1\x06"}, {2: b"\xc1\x07"})
-    assert _images(FormatOptions(), sparse) == \
-        '"before":{"ID":null,"B":5},"after":{"ID":null,"B":6}'
+    assert _images(FormatOptions(), sparse) == '"before":{"ID":null,"B":5},"after":{"ID":null,"B":6}'
 
 
 def test_not_null_warning_and_copy_flag(caplog: pytest.LogCaptureFixture) -> None:
@@ -64,17 +71,26 @@ def test_not_null_warning_and_copy_flag(caplog: pytest.LogCaptureFixture) -> Non
 
 
 def test_null_visibility_and_unknown_type() -> None:
-    tab = table("U", [col("ID", N, key=True), col("F", TYPE_BOOLEAN, 1), col("Z", TYPE_TIMESTAMP_TZ, 13),
-                      col("L", TYPE_LONG, 0), col("C", TYPE_CLOB, 4000)])
-    before = {0: b"\xc1\x02", 1: b"\x01", 2: encode_timestamp_tz(2024, 1, 1, 0, 0, 0, 0, "+01:00"),
-              3: b"long", 4: None}
+    tab = table(
+        "U",
+        [
+            col("ID", N, key=True),
+            col("F", TYPE_BOOLEAN, 1),
+            col("Z", TYPE_TIMESTAMP_TZ, 13),
+            col("L", TYPE_LONG, 0),
+            col("C", TYPE_CLOB, 4000),
+        ],
+    )
+    before = {0: b"\xc1\x02", 1: b"\x01", 2: encode_timestamp_tz(2024, 1, 1, 0, 0, 0, 0, "+01:00"), 3: b"long", 4: None}
     after = {0: b"\xc1\x02", 1: None, 2: None, 3: None, 4: "ab".encode("utf-16-be")}
     upd = change("u", tab, before, after)
     assert _images(FormatOptions(), upd) == (
-        '"before":{"ID":1,"F":1,"Z":"1704067200000000000,+01:00"},"after":{"ID":1,"C":"ab"}')
+        '"before":{"ID":1,"F":1,"Z":"1704067200000000000,+01:00"},"after":{"ID":1,"C":"ab"}'
+    )
     assert _images(FormatOptions(unknown_type=1), upd) == (
         '"before":{"ID":1,"F":1,"Z":"1704067200000000000,+01:00","L":"?","C":null},'
-        '"after":{"ID":1,"F":null,"Z":null,"L":null,"C":"ab"}')
+        '"after":{"ID":1,"F":null,"Z":null,"L":null,"C":"ab"}'
+    )
 
 
 def test_hidden_columns_and_raw_hex_flag() -> None:
@@ -82,17 +98,22 @@ def test_hidden_columns_and_raw_hex_flag() -> None:
     row = change("c", tab, None, {0: b"\xc1\x02", 1: b"\xc1\x03", 2: b"\xc1\x04"})
     assert _images(FormatOptions(), row) == '"after":{"ID":1}'
     assert _images(FormatOptions(flags=0x40 | 0x80), row) == '"after":{"ID":1,"SYS_X":2,"G":3}'
-    assert _images(FormatOptions(flags=0x8000), row) == \
-        '"after":{"ID":"c102","SYS_X":"c103","G":"c104"}'
+    assert _images(FormatOptions(flags=0x8000), row) == '"after":{"ID":"c102","SYS_X":"c103","G":"c104"}'
 
 
 def test_lobs_print_only_in_after() -> None:
-    tab = table("L", [col("ID", N, key=True), col("C", TYPE_CLOB, 4000), col("B", TYPE_BLOB, 4000),
-                      col("X", V, 32767, property=COL_PROPERTY_STORED_AS_LOB)])
+    tab = table(
+        "L",
+        [
+            col("ID", N, key=True),
+            col("C", TYPE_CLOB, 4000),
+            col("B", TYPE_BLOB, 4000),
+            col("X", V, 32767, property=COL_PROPERTY_STORED_AS_LOB),
+        ],
+    )
     # A CLOB is read as AL16UTF16, an extended VARCHAR2 stored as LOB in the database set.
-    row = {0: b"\xc1\x02", 1: "é".encode("utf-16-be"), 2: b"\xaa\xbb", 3: "big".encode()}
-    assert _images(FormatOptions(), change("c", tab, None, row)) == \
-        '"after":{"ID":1,"C":"\u00e9","B":"aabb","X":"big"}'
+    row = {0: b"\xc1\x02", 1: "é".encode("utf-16-be"), 2: b"\xaa\xbb", 3: b"big"}
+    assert _images(FormatOptions(), change("c", tab, None, row)) == '"after":{"ID":1,"C":"\u00e9","B":"aabb","X":"big"}'
     assert _images(FormatOptions(), change("d", tab, row, None)) == '"before":{"ID":1}'
 
 
@@ -111,8 +132,10 @@ def test_date_options_ltz_and_unknown_values(caplog: pytest.LogCaptureFixture) -
     tab = table("D", [col("ID", N, key=True), col("D", TYPE_DATE, 7), col("L", TYPE_TIMESTAMP_LTZ, 11)])
     value = encode_timestamp(2025, 6, 15, 12, 30, 0)
     row = change("c", tab, None, {0: b"\xc1\x02", 1: value, 2: value})
-    assert _images(FormatOptions(timestamp=15, db_timezone=7200), row) == \
-        '"after":{"ID":1,"D":"2025-06-15 12:30:00","L":"2025-06-15 10:30:00"}'
+    assert (
+        _images(FormatOptions(timestamp=15, db_timezone=7200), row)
+        == '"after":{"ID":1,"D":"2025-06-15 12:30:00","L":"2025-06-15 10:30:00"}'
+    )
     bad = change("c", tab, None, {0: b"\xc1\x02", 1: bytes.fromhex("787e0d07022d26")})
     with caplog.at_level(logging.WARNING):
         assert _images(FormatOptions(unknown=1), bad) == '"after":{"ID":1,"D":"?"}'
@@ -129,27 +152,42 @@ def test_escaped_names_and_compressed_rows() -> None:
 
 
 def test_ddl_messages() -> None:
-    ddl = DdlChange(obj=72726, owner="OLR_TEST", table=TAB, sql='ALTER TABLE "T" ADD (C NUMBER)',
-                    statement_type=15, scn=101, time=1001)
-    unknown = DdlChange(obj=9, owner="OLR_TEST", table=None, sql="DROP TABLE X", statement_type=12,
-                        scn=102, time=1001)
+    ddl = DdlChange(
+        obj=72726,
+        owner="OLR_TEST",
+        table=TAB,
+        sql='ALTER TABLE "T" ADD (C NUMBER)',
+        statement_type=15,
+        scn=101,
+        time=1001,
+    )
+    unknown = DdlChange(obj=9, owner="OLR_TEST", table=None, sql="DROP TABLE X", statement_type=12, scn=102, time=1001)
     txn = transaction("1.2.3", 100, 1000, [ddl, unknown])
     assert OlrJsonFormat(FormatOptions()).transaction(txn) == []
-    lines = [m.data.decode() for m in OlrJsonFormat(FormatOptions(flags=0x20, db=2, con_name="PDB"))
-             .transaction(txn)]
-    assert lines[1].endswith('"db":"PDB","payload":[{"op":"ddl","schema":{"owner":"OLR_TEST",'
-                             '"table":"T"},"sql":"ALTER TABLE \\"T\\" ADD (C NUMBER)"}]}')
-    assert lines[2].endswith('"payload":[{"op":"ddl","schema":{"owner":"OLR_TEST","table":"OBJ_9"},'
-                             '"sql":"DROP TABLE X"}]}')
+    lines = [m.data.decode() for m in OlrJsonFormat(FormatOptions(flags=0x20, db=2, con_name="PDB")).transaction(txn)]
+    assert lines[1].endswith(
+        '"db":"PDB","payload":[{"op":"ddl","schema":{"owner":"OLR_TEST",'
+        '"table":"T"},"sql":"ALTER TABLE \\"T\\" ADD (C NUMBER)"}]}'
+    )
+    assert lines[2].endswith(
+        '"payload":[{"op":"ddl","schema":{"owner":"OLR_TEST","table":"OBJ_9"},"sql":"DROP TABLE X"}]}'
+    )
     assert '"db"' not in lines[0]
 
 
 def test_tag_columns() -> None:
     tab = table("T", [col("ID", N, key=True), col("A", V, 10), col("B", N)])
     tab.tag_columns = (0, 2)
-    txn: Transaction = transaction("1.2.3", 100, 1000, [
-        insert(tab, {"ID": 1, "A": "x"}), update(tab, {"ID": 1, "A": "x", "B": 1}, {"B": 2}),
-        delete(tab, {"ID": 1, "A": "x", "B": 2})])
+    txn: Transaction = transaction(
+        "1.2.3",
+        100,
+        1000,
+        [
+            insert(tab, {"ID": 1, "A": "x"}),
+            update(tab, {"ID": 1, "A": "x", "B": 1}, {"B": 2}),
+            delete(tab, {"ID": 1, "A": "x", "B": 2}),
+        ],
+    )
     messages = OlrJsonFormat(FormatOptions()).transaction(txn)
     assert [m.tag for m in messages] == [None, b'"ID":1', b'"ID":1,"B":2', b'"ID":1,"B":2', None]
     assert messages[1].table is tab
@@ -160,10 +198,16 @@ def test_xmltype_hidden_lob_columns(caplog: pytest.LogCaptureFixture) -> None:
     0x40. Binary XML (BLOB) with 0x10000 is not decoded: hex and warning 60036, once."""
     from replicator import log
 
-    tab = table("X", [col("ID", N, key=True), col("DOC", TYPE_CLOB, 4000, hidden=True, xml_type=True),
-                      col("BIN", TYPE_BLOB, 4000, hidden=True, xml_type=True), col("H", N, hidden=True)])
-    row = change("c", tab, None, {0: b"\xc1\x02", 1: "<a>".encode("utf-16-be"), 2: b"\x9e\x01",
-                                  3: b"\xc1\x03"})
+    tab = table(
+        "X",
+        [
+            col("ID", N, key=True),
+            col("DOC", TYPE_CLOB, 4000, hidden=True, xml_type=True),
+            col("BIN", TYPE_BLOB, 4000, hidden=True, xml_type=True),
+            col("H", N, hidden=True),
+        ],
+    )
+    row = change("c", tab, None, {0: b"\xc1\x02", 1: "<a>".encode("utf-16-be"), 2: b"\x9e\x01", 3: b"\xc1\x03"})
     assert _images(FormatOptions(), row) == '"after":{"ID":1}'
     assert _images(FormatOptions(flags=0x40), row) == '"after":{"ID":1,"DOC":"<a>","BIN":"9e01","H":2}'
     log.reset_once()
@@ -171,4 +215,5 @@ def test_xmltype_hidden_lob_columns(caplog: pytest.LogCaptureFixture) -> None:
         for _ in range(2):
             assert _images(FormatOptions(flags=0x10000), row) == '"after":{"ID":1,"DOC":"<a>","BIN":"9e01"}'
     assert [r.getMessage() for r in caplog.records].count(
-        "incorrect XML data: binary XMLTYPE is not decoded, printed as hex (column: OLR_TEST.X.BIN)") == 1
+        "incorrect XML data: binary XMLTYPE is not decoded, printed as hex (column: OLR_TEST.X.BIN)"
+    ) == 1

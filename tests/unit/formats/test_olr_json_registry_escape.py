@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from replicator.config.format import DEBEZIUM_PRESET, apply_format_preset
 from replicator.errors import ConfigError
 from replicator.formats.base import FormatOptions
 from replicator.formats.escape import escape_bytes, escape_str, quoted
 from replicator.formats.olr_json import OlrJsonFormat
-from replicator.config.format import DEBEZIUM_PRESET, apply_format_preset
 from replicator.formats.registry import create_format, format_names, register_format
 
 

@@ -49,6 +49,8 @@ def test_output_is_olrs(entry: dict[str, Any], engine: str, cases: dict[str, Any
     if output != expected:
         ours, theirs = output.splitlines(), expected.splitlines()
         first = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
-        pytest.fail(f"line {first + 1} differs from OLR's ({len(ours)} lines, OLR {len(theirs)}):\n"
-                    f"ours {ours[first][:400] if first < len(ours) else b''!r}\n"
-                    f"olr  {theirs[first][:400] if first < len(theirs) else b''!r}")
+        pytest.fail(
+            f"line {first + 1} differs from OLR's ({len(ours)} lines, OLR {len(theirs)}):\n"
+            f"ours {ours[first][:400] if first < len(ours) else b''!r}\n"
+            f"olr  {theirs[first][:400] if first < len(theirs) else b''!r}"
+        )

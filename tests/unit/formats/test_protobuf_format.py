@@ -41,22 +41,49 @@ from replicator.values.interval import encode_interval_ds, encode_interval_ym
 from replicator.values.number import encode_number
 
 N = TYPE_NUMBER
-TAB = table("ALLTYPES", [
-    col("ID", N, precision=10, scale=0, key=True, nullable=False),
-    col("SMALL", N, precision=5, scale=2), col("MID", N, precision=12, scale=3),
-    col("WIDE", N, precision=30, scale=10), col("ANY_NUM", N),
-    col("NAME", TYPE_VARCHAR2, 40), col("CODE", TYPE_CHAR, 4), col("NNAME", TYPE_VARCHAR2, 20, form=2),
-    col("DOC", TYPE_CLOB), col("BIN", TYPE_RAW, 16), col("PIC", TYPE_BLOB),
-    col("D", TYPE_DATE), col("TS", TYPE_TIMESTAMP, 11), col("TSTZ", TYPE_TIMESTAMP_TZ, 13),
-    col("BF", TYPE_BINARY_FLOAT), col("BD", TYPE_BINARY_DOUBLE), col("FLAG", TYPE_BOOLEAN),
-    col("IYM", TYPE_INTERVAL_YM, 5), col("IDS", TYPE_INTERVAL_DS, 11),
-])
+TAB = table(
+    "ALLTYPES",
+    [
+        col("ID", N, precision=10, scale=0, key=True, nullable=False),
+        col("SMALL", N, precision=5, scale=2),
+        col("MID", N, precision=12, scale=3),
+        col("WIDE", N, precision=30, scale=10),
+        col("ANY_NUM", N),
+        col("NAME", TYPE_VARCHAR2, 40),
+        col("CODE", TYPE_CHAR, 4),
+        col("NNAME", TYPE_VARCHAR2, 20, form=2),
+        col("DOC", TYPE_CLOB),
+        col("BIN", TYPE_RAW, 16),
+        col("PIC", TYPE_BLOB),
+        col("D", TYPE_DATE),
+        col("TS", TYPE_TIMESTAMP, 11),
+        col("TSTZ", TYPE_TIMESTAMP_TZ, 13),
+        col("BF", TYPE_BINARY_FLOAT),
+        col("BD", TYPE_BINARY_DOUBLE),
+        col("FLAG", TYPE_BOOLEAN),
+        col("IYM", TYPE_INTERVAL_YM, 5),
+        col("IDS", TYPE_INTERVAL_DS, 11),
+    ],
+)
 TYPES = {c.name: c.type_code for c in TAB.columns}
-ROW = {"ID": 7, "SMALL": "123.45", "MID": "-98765.432", "WIDE": "12345678901234567890.0123456789",
-       "ANY_NUM": "123456789012345678901234567890", "NAME": "zażółć \"q\" \\ end", "CODE": "AB  ",
-       "NNAME": "ナマエ", "DOC": "long text\nline 2", "BIN": "00ff10", "PIC": "cafebabe",
-       "D": "2024-02-29 13:14:15", "TS": "1999-12-31 23:59:59.123456789", "BF": 3.14159, "BD": -2.5e-300,
-       "FLAG": True}
+ROW = {
+    "ID": 7,
+    "SMALL": "123.45",
+    "MID": "-98765.432",
+    "WIDE": "12345678901234567890.0123456789",
+    "ANY_NUM": "123456789012345678901234567890",
+    "NAME": 'zażółć "q" \\ end',
+    "CODE": "AB  ",
+    "NNAME": "ナマエ",
+    "DOC": "long text\nline 2",
+    "BIN": "00ff10",
+    "PIC": "cafebabe",
+    "D": "2024-02-29 13:14:15",
+    "TS": "1999-12-31 23:59:59.123456789",
+    "BF": 3.14159,
+    "BD": -2.5e-300,
+    "FLAG": True,
+}
 
 
 def _row(**changes: Any) -> dict[str, Any]:
@@ -67,8 +94,11 @@ def _row(**changes: Any) -> dict[str, Any]:
 def _with_raw(change: Any, after: bool = True) -> Any:
     """Add the types the builder cannot encode (TSTZ, intervals) to a change's image."""
     index = {c.name: i for i, c in enumerate(TAB.columns)}
-    raw = {index["TSTZ"]: encode_timestamp_tz(2020, 1, 2, 3, 4, 5, 600, "+02:00"),
-           index["IYM"]: encode_interval_ym(-3, -7), index["IDS"]: encode_interval_ds(1, 2, 3, 4, 500000000)}
+    raw = {
+        index["TSTZ"]: encode_timestamp_tz(2020, 1, 2, 3, 4, 5, 600, "+02:00"),
+        index["IYM"]: encode_interval_ym(-3, -7),
+        index["IDS"]: encode_interval_ds(1, 2, 3, 4, 500000000),
+    }
     image = change.after if after else change.before
     image.update(raw)
     return change
@@ -123,16 +153,24 @@ def _pb_event(data: bytes, json_doc: dict[str, Any]) -> dict[str, Any]:
         event["xid"] = xid
     for index, element in enumerate(response.payload):
         expected = json_doc["payload"][index]
-        out: dict[str, Any] = {"op": {pb.BEGIN: "begin", pb.COMMIT: "commit", pb.INSERT: "c", pb.UPDATE: "u",
-                                      pb.DELETE: "d", pb.DDL: "ddl", pb.CHKPT: "chkpt"}[element.op]}
+        out: dict[str, Any] = {
+            "op": {
+                pb.BEGIN: "begin",
+                pb.COMMIT: "commit",
+                pb.INSERT: "c",
+                pb.UPDATE: "u",
+                pb.DELETE: "d",
+                pb.DDL: "ddl",
+                pb.CHKPT: "chkpt",
+            }[element.op]
+        }
         if element.HasField("schema"):
             out["schema"] = {"owner": element.schema.owner, "table": element.schema.name}
         for side in ("before", "after"):
             values = getattr(element, side)
             if values or side in expected:
                 # A nameless Value is a column OLR's builder added but did not print.
-                out[side] = {v.name: _pb_value(v.name, v, expected.get(side, {}).get(v.name))
-                             for v in values if v.name}
+                out[side] = {v.name: _pb_value(v.name, v, expected.get(side, {}).get(v.name)) for v in values if v.name}
         if element.ddl:
             out["sql"] = element.ddl
         if element.op == pb.CHKPT:
@@ -153,8 +191,11 @@ def _comparable(doc: dict[str, Any], lob_nulls: bool = False) -> dict[str, Any]:
             out["schema"] = {"owner": element["schema"].get("owner", ""), "table": element["schema"]["table"]}
         for side in ("before", "after"):
             if side in element:
-                out[side] = {k: _as_protobuf(k, v) for k, v in element[side].items()
-                             if lob_nulls or v is not None or TYPES.get(k) not in (TYPE_CLOB, TYPE_BLOB)}
+                out[side] = {
+                    k: _as_protobuf(k, v)
+                    for k, v in element[side].items()
+                    if lob_nulls or v is not None or TYPES.get(k) not in (TYPE_CLOB, TYPE_BLOB)
+                }
         if "sql" in element:
             out["sql"] = element["sql"]
         if element["op"] == "chkpt":
@@ -173,8 +214,14 @@ def _as_protobuf(name: str, value: Any) -> Any:
     if TYPES.get(name) in _NAME_ONLY:
         return None
     column = next((c for c in TAB.columns if c.name == name), None)
-    if value is not None and column is not None and column.type_code in (TYPE_NUMBER, TYPE_BOOLEAN) \
-            and column.scale != 0 and column.precision <= 6 and column.scale < 38:
+    if (
+        value is not None
+        and column is not None
+        and column.type_code in (TYPE_NUMBER, TYPE_BOOLEAN)
+        and column.scale != 0
+        and column.precision <= 6
+        and column.scale < 38
+    ):
         return Decimal(str(np.float32(strtof(str(value)))))
     return value
 
@@ -198,16 +245,21 @@ def _changes() -> list[Any]:
     ]
 
 
-@pytest.mark.parametrize("options", [
-    FormatOptions(),
-    FormatOptions(column=1, schema=1, xid=1, timestamp=4, interval_dts=8, interval_ytm=2),
-    FormatOptions(column=2, message=2 | 0x10, rid=1, xid=3, timestamp=8, timestamp_tz=5, interval_dts=3),
-    FormatOptions(message=1, xid=2),
-    FormatOptions(char=2, timestamp=1, unknown_type=1),
-])
+@pytest.mark.parametrize(
+    "options",
+    [
+        FormatOptions(),
+        FormatOptions(column=1, schema=1, xid=1, timestamp=4, interval_dts=8, interval_ytm=2),
+        FormatOptions(column=2, message=2 | 0x10, rid=1, xid=3, timestamp=8, timestamp_tz=5, interval_dts=3),
+        FormatOptions(message=1, xid=2),
+        FormatOptions(char=2, timestamp=1, unknown_type=1),
+    ],
+)
 def test_protobuf_and_json_decode_to_the_same_events(options: FormatOptions) -> None:
-    txns = [transaction("5.6.7", 1000, 1700000000, _changes()), transaction("5.6.8", 1000, 1700000001,
-                                                                             [insert(TAB, _row(ID=10))])]
+    txns = [
+        transaction("5.6.7", 1000, 1700000000, _changes()),
+        transaction("5.6.8", 1000, 1700000001, [insert(TAB, _row(ID=10))]),
+    ]
     pairs = _both(options, txns)
     assert pairs
     for json_message, pb_message in pairs:
@@ -218,8 +270,11 @@ def test_protobuf_and_json_decode_to_the_same_events(options: FormatOptions) -> 
 
 
 def test_value_fields_follow_declared_types() -> None:
-    (_, message), = [p for p in _both(FormatOptions(), [transaction("1.1.1", 50, 1, [insert(TAB, _row())])])
-                     if b"ALLTYPES" in p[1].data]
+    ((_, message),) = [
+        p
+        for p in _both(FormatOptions(), [transaction("1.1.1", 50, 1, [insert(TAB, _row())])])
+        if b"ALLTYPES" in p[1].data
+    ]
     after = {v.name: v for v in pb.RedoResponse.FromString(message.data).payload[0].after}
     assert after["ID"].WhichOneof("datum") == "value_int"
     assert after["SMALL"].WhichOneof("datum") == "value_float"
@@ -235,6 +290,7 @@ def test_value_fields_follow_declared_types() -> None:
 
 def test_number_typing_is_olrs_rule() -> None:
     """BuilderProtobuf::columnNumber on the declared precision/scale (-1 = not declared)."""
+
     def datum(precision: int, scale: int, text: str) -> tuple[str, Any]:
         value = pb.Value()
         number_setter(precision, scale)(value, encode_number(Decimal(text)))
@@ -252,17 +308,19 @@ def test_number_typing_is_olrs_rule() -> None:
 def test_strtof_rounds_once() -> None:
     # 1 + 2**-24 + 2**-60 is just above the float32 midpoint; through a double it rounds down twice.
     text = str(Decimal(1) + Decimal(2) ** -24 + Decimal(2) ** -60)
-    assert strtof(text) == 1 + 2 ** -23
+    assert strtof(text) == 1 + 2**-23
     assert strtof("0.1") == float(np.float32(0.1)) and strtof("1e-50") == 0.0
 
 
 def test_unprinted_columns_are_empty_values() -> None:
     """OLR adds the Value before looking at the column: a NULL BOOLEAN in an UPDATE (a type whose
     NULL JSON hides) and a CLOB in a before image are Values with neither name nor datum."""
+
     def names(options: FormatOptions) -> tuple[list[str], list[str]]:
         change = update(TAB, {"ID": 1, "FLAG": True, "DOC": "x"}, {"ID": 1, "FLAG": None})
-        (_, message), = [p for p in _both(options, [transaction("1.1.2", 60, 1, [change])])
-                         if b"ALLTYPES" in p[1].data]
+        ((_, message),) = [
+            p for p in _both(options, [transaction("1.1.2", 60, 1, [change])]) if b"ALLTYPES" in p[1].data
+        ]
         element = pb.RedoResponse.FromString(message.data).payload[0]
         return [v.name for v in element.before], [v.name for v in element.after]
 
@@ -275,8 +333,9 @@ def test_header_checkpoint_ddl_and_registry() -> None:
     options = FormatOptions(type="protobuf", scn=1, flags=FLAG_DDL, db=3, con_name="PDB1", schema=7)
     fmt = create_format(options)
     assert isinstance(fmt, ProtobufFormat)
-    ddl = DdlChange(obj=TAB.obj, owner="OLR_TEST", table=TAB, sql="ALTER TABLE X ADD (C NUMBER)",
-                    statement_type=15, scn=300, time=5)
+    ddl = DdlChange(
+        obj=TAB.obj, owner="OLR_TEST", table=TAB, sql="ALTER TABLE X ADD (C NUMBER)", statement_type=15, scn=300, time=5
+    )
     messages = fmt.transaction(transaction("1.2.3", 299, 5, [ddl]))
     begin, body, commit = (pb.RedoResponse.FromString(m.data) for m in messages)
     assert begin.scns == f"{299:016x}" and begin.db == "PDB1" and begin.xid == "0x0001.002.00000003"

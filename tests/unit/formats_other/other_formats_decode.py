@@ -34,8 +34,7 @@ def strict_json(data: bytes) -> Any:
 
 def decode_dts(data: bytes) -> dict[str, Any]:
     """One DTS Avro record, union branches as ``(record name, value)``."""
-    return fastavro.schemaless_reader(io.BytesIO(data), PARSED_RECORD, PARSED_RECORD,
-                                      return_record_name=True)
+    return fastavro.schemaless_reader(io.BytesIO(data), PARSED_RECORD, PARSED_RECORD, return_record_name=True)
 
 
 class AvroStream:
@@ -81,8 +80,10 @@ def golden_text(name: str, messages: list[Message]) -> str:
         key = m.tag.decode() if m.tag is not None else "-"
         headers = json.dumps([[k, v.decode()] for k, v in m.headers]) if m.headers else "-"
         extra = (" tombstone=true" if m.tombstone else "") + (f" topic={m.topic}" if m.topic else "")
-        lines.append(f"# c_scn={m.scn} c_idx={m.idx + 1} checkpoint={str(m.checkpoint).lower()} "
-                     f"key={key} headers={headers}{extra}")
+        lines.append(
+            f"# c_scn={m.scn} c_idx={m.idx + 1} checkpoint={str(m.checkpoint).lower()} "
+            f"key={key} headers={headers}{extra}"
+        )
         if m.tombstone:
             lines.append("(null value)")
         elif name == "dts-avro":

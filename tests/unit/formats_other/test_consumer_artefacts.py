@@ -22,9 +22,9 @@ from typing import Any
 import fastavro
 import pytest
 from fastavro.schema import load_schema
-
 from other_formats_decode import AvroStream, strict_json
 from other_formats_scenario import CLOCK, SHARED, options, run, transactions
+
 from replicator.events import Message
 from replicator.formats.dts_schema import OBJECT_TYPES
 from replicator.formats.registry import create_format
@@ -32,8 +32,17 @@ from replicator.formats.rowvalues import UNAVAILABLE_PLACEHOLDER
 
 DTS_DIR = SHARED / "reference" / "formats" / "dts"
 FULL_ROW_BYTES = {"R": bytes.fromhex("00ff10"), "BL": bytes.fromhex("deadbeef")}
-JSON_FORMATS = ("canal", "dataworks", "debezium-envelope", "debezium-flatten", "debezium-smt",
-                "oms-default", "oms-extended", "qlik", "shareplex")
+JSON_FORMATS = (
+    "canal",
+    "dataworks",
+    "debezium-envelope",
+    "debezium-flatten",
+    "debezium-smt",
+    "oms-default",
+    "oms-extended",
+    "qlik",
+    "shareplex",
+)
 
 
 def build(name: str, **extra: object) -> Any:
@@ -49,6 +58,7 @@ def data_messages(name: str, **extra: object) -> list[Message]:
 
 
 # -- DTS Avro ------------------------------------------------------------------------------------
+
 
 def _official_record() -> Any:
     path = DTS_DIR / "com.alibaba.dts.formats.avro.Record.avsc"
@@ -134,8 +144,10 @@ def connect_value(schema: dict[str, Any], value: Any) -> Any:
 
 
 def _envelopes(**extra: object) -> list[dict[str, Any]]:
-    return [connect_value(doc["schema"], doc["payload"]) | {"_schema": doc["schema"]}
-            for doc in (strict_json(m.data) for m in data_messages("debezium-envelope", **extra))]
+    return [
+        connect_value(doc["schema"], doc["payload"]) | {"_schema": doc["schema"]}
+        for doc in (strict_json(m.data) for m in data_messages("debezium-envelope", **extra))
+    ]
 
 
 def test_debezium_envelope_round_trips_through_jsonconverter() -> None:
@@ -146,11 +158,14 @@ def test_debezium_envelope_round_trips_through_jsonconverter() -> None:
     assert update["before"]["BL"] == FULL_ROW_BYTES["BL"] and update["after"]["BL"] == FULL_ROW_BYTES["BL"]
 
 
-@pytest.mark.parametrize(("mode", "decode"), [
-    ("base64", lambda text: base64.b64decode(text, validate=True)),
-    ("base64-url-safe", base64.urlsafe_b64decode),
-    ("hex", binascii.unhexlify),
-])
+@pytest.mark.parametrize(
+    ("mode", "decode"),
+    [
+        ("base64", lambda text: base64.b64decode(text, validate=True)),
+        ("base64-url-safe", base64.urlsafe_b64decode),
+        ("hex", binascii.unhexlify),
+    ],
+)
 def test_debezium_binary_handling_modes(mode: str, decode: Any) -> None:
     envelope = _envelopes(binary_handling_mode=mode)[1]
     fields = {f["field"]: f for f in envelope["_schema"]["fields"][1]["fields"]}
@@ -204,8 +219,12 @@ def test_debezium_tombstone_follows_a_keyed_delete() -> None:
 def test_debezium_heartbeat_shape() -> None:
     heartbeat = run(build("debezium-envelope"))[-1]
     doc = strict_json(heartbeat.data)
-    assert doc["schema"] == {"type": "struct", "optional": False, "name": "io.debezium.connector.common.Heartbeat",
-                             "fields": [{"field": "ts_ms", "optional": False, "type": "int64"}]}
+    assert doc["schema"] == {
+        "type": "struct",
+        "optional": False,
+        "name": "io.debezium.connector.common.Heartbeat",
+        "fields": [{"field": "ts_ms", "optional": False, "type": "int64"}],
+    }
     assert doc["payload"] == {"ts_ms": int(CLOCK * 1000)}
     assert heartbeat.topic == "__debezium-heartbeat.TEST"
     assert strict_json(heartbeat.tag)["payload"] == {"serverName": "TEST"}
@@ -214,9 +233,11 @@ def test_debezium_heartbeat_shape() -> None:
 
 # -- Qlik ----------------------------------------------------------------------------------------
 
+
 def test_qlik_field_lengths_and_order() -> None:
-    headers = [doc["message"]["headers"] for doc in (strict_json(m.data) for m in data_messages("qlik"))
-               if doc["type"] == "DT"]
+    headers = [
+        doc["message"]["headers"] for doc in (strict_json(m.data) for m in data_messages("qlik")) if doc["type"] == "DT"
+    ]
     sequences = [h["changeSequence"] for h in headers]
     assert all(len(s) == 35 and s.isdigit() for s in sequences)
     assert sequences == sorted(sequences) and len(set(sequences)) == len(sequences)
@@ -225,6 +246,7 @@ def test_qlik_field_lengths_and_order() -> None:
 
 
 # -- full rows -----------------------------------------------------------------------------------
+
 
 def _images(name: str, doc: dict[str, Any]) -> list[dict[str, Any]]:
     """The row images of one decoded message that should hold ID 2's full row."""
@@ -270,6 +292,7 @@ def test_null_lob_in_qlik_mask_and_dts_image() -> None:
 
 # -- OMS / DataWorks sequence --------------------------------------------------------------------
 
+
 def _sequences(name: str, fmt: Any, txns: list[Any]) -> list[int]:
     out = []
     for txn in txns:
@@ -287,7 +310,7 @@ def test_sequence_strictly_increasing_and_restart_stable(name: str) -> None:
     assert len({s // 100_000 for s in whole}) > 1  # not one transaction's numbers only
     for first in range(1, len(transactions())):  # a restart replays from a transaction boundary
         resumed = _sequences(name, build(name), transactions()[first:])
-        assert resumed == whole[len(whole) - len(resumed):]
+        assert resumed == whole[len(whole) - len(resumed) :]
 
 
 def test_sequence_keeps_increasing_past_five_digits() -> None:
@@ -300,11 +323,13 @@ def test_sequence_keeps_increasing_past_five_digits() -> None:
 
 def test_debezium_keys_in_the_config() -> None:
     """``binary-handling-mode`` and ``tombstones-on-delete`` come from the format section."""
-    from replicator.config import ConfigPathError, parse_config
     from test_other_behaviour import _config
 
-    options_ = parse_config(_config({"type": "debezium-envelope", "binary-handling-mode": "hex",
-                                     "tombstones-on-delete": 0})).format_options()
+    from replicator.config import ConfigPathError, parse_config
+
+    options_ = parse_config(
+        _config({"type": "debezium-envelope", "binary-handling-mode": "hex", "tombstones-on-delete": 0})
+    ).format_options()
     assert (options_.binary_handling_mode, options_.tombstones_on_delete) == ("hex", 0)
     defaults = parse_config(_config({"type": "debezium-envelope"})).format_options()
     assert (defaults.binary_handling_mode, defaults.tombstones_on_delete) == ("bytes", 1)

@@ -13,9 +13,9 @@ from pathlib import Path
 import fastavro
 import pytest
 from fixture_configs import free23_batch_config, write_config
-
 from other_formats_decode import strict_json
 from other_formats_scenario import SHARED
+
 from replicator.cli import main
 from replicator.formats.dts_schema import PARSED_RECORD
 from replicator.formats.registry import _OTHER_FORMATS
@@ -65,8 +65,9 @@ def test_run_dts_avro(fixture_dir: Path, tmp_path: Path) -> None:
 def test_run_avro_with_schema_files(fixture_dir: Path, tmp_path: Path) -> None:
     schemas = tmp_path / "schemas"
     data = _run(fixture_dir, tmp_path, {"type": "avro", "avro-schema-path": str(schemas)}, new_line=0)
-    parsed = {int(p.stem.rsplit("-", 1)[1]): fastavro.parse_schema(json.loads(p.read_text()))
-              for p in schemas.glob("*.avsc")}
+    parsed = {
+        int(p.stem.rsplit("-", 1)[1]): fastavro.parse_schema(json.loads(p.read_text())) for p in schemas.glob("*.avsc")
+    }
     stream = io.BytesIO(data)
     records = []
     while stream.tell() < len(data):

@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from other_formats_decode import AVRO_FORMATS, GOLDEN, AvroStream, decode_dts, golden_text, strict_json
 from other_formats_scenario import CLOCK, options, run
+
 from replicator.formats.registry import _OTHER_FORMATS, create_format
 
 NAMES = sorted(name for name in _OTHER_FORMATS if name != "oms-avro")
@@ -70,4 +70,4 @@ def test_positions_match_olr_json(name: str) -> None:
 def test_utf8_and_escapes_survive(name: str) -> None:
     text = "\n".join(str(strict_json(m.data)) for m in run(build(name)) if not m.tombstone)
     if name != "debezium-smt" or "VC" in text:
-        assert "zażółć \"q\" /" in text and "日本語" in text
+        assert 'zażółć "q" /' in text and "日本語" in text

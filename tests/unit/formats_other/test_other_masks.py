@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from other_formats_scenario import ALL_TYPES, NO_PK, options, run
 from other_formats_decode import strict_json
+from other_formats_scenario import ALL_TYPES, NO_PK, options, run
+
 from replicator.events import OP_DELETE, OP_INSERT, OP_UPDATE, RowChange
 from replicator.formats.base import FormatOptions
 from replicator.formats.masks import change_mask, column_mask, mask_hex, mask_ordinals
@@ -28,8 +29,9 @@ def test_little_endian_bytes_beyond_eight_columns() -> None:
 
 
 def _row(op: str, table, before: dict | None, after: dict | None):
-    change = RowChange(op=op, obj=table.obj, data_obj=table.obj, table=table, before=before,
-                       after=after, scn=1, time=0, bdba=0, slot=0)
+    change = RowChange(
+        op=op, obj=table.obj, data_obj=table.obj, table=table, before=before, after=after, scn=1, time=0, bdba=0, slot=0
+    )
     return row_values(change, TableView(table, FormatOptions()))
 
 
@@ -40,8 +42,12 @@ def _ordinal(name: str) -> int:
 def test_insert_sets_every_inserted_column_but_lobs() -> None:
     index = {c.name: n for n, c in enumerate(ALL_TYPES.columns)}
     # BL: an out-of-line LOB whose pages are not in the redo (the parser's incomplete LobValue).
-    after = {index["ID"]: encode_number(1), index["CL"]: "x".encode("utf-16-be"), index["VC"]: b"v",
-             index["BL"]: LobValue(b"", b"locator", complete=False)}
+    after = {
+        index["ID"]: encode_number(1),
+        index["CL"]: "x".encode("utf-16-be"),
+        index["VC"]: b"v",
+        index["BL"]: LobValue(b"", b"locator", complete=False),
+    }
     row = _row(OP_INSERT, ALL_TYPES, None, after)
     ordinals = mask_ordinals(change_mask(row))
     lobs = {_ordinal("CL"), _ordinal("NCL"), _ordinal("BL")}
@@ -74,10 +80,17 @@ def test_update_sets_changed_columns_and_column_mask_shows_minimal_logging() -> 
 def test_qlik_messages_carry_the_masks() -> None:
     data = [strict_json(m.data)["message"] for m in run(QlikFormat(options("qlik")))]
     headers = [d["headers"] for d in data if "headers" in d]
-    assert [h["operation"] for h in headers] == ["INSERT", "INSERT", "INSERT", "UPDATE", "UPDATE",
-                                                "UPDATE", "DELETE", "DELETE"]
+    assert [h["operation"] for h in headers] == [
+        "INSERT",
+        "INSERT",
+        "INSERT",
+        "UPDATE",
+        "UPDATE",
+        "UPDATE",
+        "DELETE",
+        "DELETE",
+    ]
     minimal = headers[4]
     assert mask_ordinals(minimal["changeMask"]) == [_ordinal("VC"), _ordinal("B")]
     assert mask_ordinals(minimal["columnMask"]) == [1, _ordinal("VC"), _ordinal("B")]
-    assert [h["transactionLastEvent"] for h in headers] == [False, False, True, True, False, True,
-                                                           False, True]
+    assert [h["transactionLastEvent"] for h in headers] == [False, False, True, True, False, True, False, True]

@@ -9,20 +9,39 @@ Paths: ``a.b`` nested keys, ``*`` any key (a column), ``[]`` every list item.
 from __future__ import annotations
 
 import pytest
-
 from other_formats_decode import decode_dts, strict_json
 from other_formats_scenario import CLOCK, SEEDS, options, run
+
 from replicator.formats.registry import create_format
 
 OMS, QLIK, DTS = "oms-kafka-message-formats.txt", "qlik-replicate-msk-data-messages.txt", "dts-kafka-data-formats.txt"
-_OMS_META = ["checkpoint", "record_primary_key", "record_primary_value", "source_identity", "dbType",
-             "storeDataSequence", "table_name", "db", "timestamp", "uniqueId", "transId"]
+_OMS_META = [
+    "checkpoint",
+    "record_primary_key",
+    "record_primary_value",
+    "source_identity",
+    "dbType",
+    "storeDataSequence",
+    "table_name",
+    "db",
+    "timestamp",
+    "uniqueId",
+    "transId",
+]
 _OMS_TOP = ["prevStruct", "postStruct", "allMetaData", "recordType"]
-_DBZ_SOURCE = [f"source.{n}" for n in ("version", "connector", "name", "ts_ms", "db", "table", "pos",
-                                       "server_id")]
-_QLIK_HEADERS = ["operation", "changeSequence", "timestamp", "streamPosition", "transactionId",
-                 "changeMask", "columnMask", "externalSchemaId", "transactionEventCounter",
-                 "transactionLastEvent"]
+_DBZ_SOURCE = [f"source.{n}" for n in ("version", "connector", "name", "ts_ms", "db", "table", "pos", "server_id")]
+_QLIK_HEADERS = [
+    "operation",
+    "changeSequence",
+    "timestamp",
+    "streamPosition",
+    "transactionId",
+    "changeMask",
+    "columnMask",
+    "externalSchemaId",
+    "transactionEventCounter",
+    "transactionLastEvent",
+]
 
 # format -> kind -> (seed document, paths). Kinds: c/u/d rows, ddl, begin, commit, heartbeat.
 FIELDS: dict[str, dict[str, tuple[str, list[str]]]] = {
@@ -31,54 +50,122 @@ FIELDS: dict[str, dict[str, tuple[str, list[str]]]] = {
         "ddl": (OMS, _OMS_TOP + ["postStruct.ddl", "allMetaData.ddlType"]),
         "heartbeat": (OMS, ["recordType", "allMetaData.checkpoint"]),
     },
-    "oms-extended": {"c": (OMS, _OMS_TOP + ["postStruct.__light_type.*.schemaType"]),
-                     "ddl": (OMS, ["postStruct.ddl", "postStruct.__light_type.ddl.schemaType"])},
+    "oms-extended": {
+        "c": (OMS, _OMS_TOP + ["postStruct.__light_type.*.schemaType"]),
+        "ddl": (OMS, ["postStruct.ddl", "postStruct.__light_type.ddl.schemaType"]),
+    },
     "canal": {
-        "cud": (OMS, ["database", "sqlType", "data", "pkNames", "old", "mysqlType", "type", "table",
-                      "es", "isDdl", "ts", "sql"]),
+        "cud": (
+            OMS,
+            ["database", "sqlType", "data", "pkNames", "old", "mysqlType", "type", "table", "es", "isDdl", "ts", "sql"],
+        ),
         "ddl": (DTS, ["database", "es", "id", "isDdl", "sql", "table", "ts", "type"]),
     },
     "dataworks": {
-        "cud": (OMS, ["version", "schema.source.dbType", "schema.source.dbVersion",
-                      "schema.source.dbName", "schema.source.schema", "schema.source.table",
-                      "schema.column[].name", "schema.column[].type", "payload.before",
-                      "payload.after", "payload.op", "payload.timestamp.eventTime",
-                      "payload.timestamp.systemTime", "payload.timestamp.checkpointTime",
-                      "payload.ddl", "payload.scn", "extend"]),
+        "cud": (
+            OMS,
+            [
+                "version",
+                "schema.source.dbType",
+                "schema.source.dbVersion",
+                "schema.source.dbName",
+                "schema.source.schema",
+                "schema.source.table",
+                "schema.column[].name",
+                "schema.column[].type",
+                "payload.before",
+                "payload.after",
+                "payload.op",
+                "payload.timestamp.eventTime",
+                "payload.timestamp.systemTime",
+                "payload.timestamp.checkpointTime",
+                "payload.ddl",
+                "payload.scn",
+                "extend",
+            ],
+        ),
         "u": (OMS, ["payload.before.data", "payload.after.data"]),
         "ddl": (OMS, ["payload.ddl.text", "payload.op"]),
-        "begin": (OMS, ["payload.op"]), "commit": (OMS, ["payload.op"]),
+        "begin": (OMS, ["payload.op"]),
+        "commit": (OMS, ["payload.op"]),
         "heartbeat": (OMS, ["version", "payload.timestamp.eventTime", "payload.op"]),
     },
     "shareplex": {
-        "cud": (OMS, ["data"] + [f"meta.{n}" for n in ("time", "op", "posttime", "idx", "size", "seq",
-                                                        "table", "rowid", "trans", "scn")]),
+        "cud": (
+            OMS,
+            ["data"]
+            + [f"meta.{n}" for n in ("time", "op", "posttime", "idx", "size", "seq", "table", "rowid", "trans", "scn")],
+        ),
         "u": (OMS, ["key"]),
         "ddl": (OMS, ["data", "meta.op", "sql.ddl"]),
     },
     "debezium-envelope": {
-        "cud": (OMS, ["schema.type", "schema.optional", "schema.fields[].field",
-                      "schema.fields[].type", "schema.fields[].optional", "payload.op",
-                      "payload.before", "payload.after", "payload.ts_ms"]
-                + [f"payload.{p}" for p in _DBZ_SOURCE]),
+        "cud": (
+            OMS,
+            [
+                "schema.type",
+                "schema.optional",
+                "schema.fields[].field",
+                "schema.fields[].type",
+                "schema.fields[].optional",
+                "payload.op",
+                "payload.before",
+                "payload.after",
+                "payload.ts_ms",
+            ]
+            + [f"payload.{p}" for p in _DBZ_SOURCE],
+        ),
         "heartbeat": (OMS, ["payload.ts_ms"]),  # Debezium's heartbeat: ts_ms only (issue 16)
     },
     "debezium-flatten": {"cud": (OMS, ["op", "before", "after", "ts_ms", *_DBZ_SOURCE])},
     "debezium-smt": {"cud": (OMS, ["__deleted"])},
-    "qlik": {"cud": (QLIK, ["message.data", *(f"message.headers.{n}" for n in _QLIK_HEADERS)]),
-             "u": (QLIK, ["message.beforeData"])},
+    "qlik": {
+        "cud": (QLIK, ["message.data", *(f"message.headers.{n}" for n in _QLIK_HEADERS)]),
+        "u": (QLIK, ["message.beforeData"]),
+    },
     "dts-avro": {
-        "cud": (OMS, ["version", "id", "sourceTimestamp", "sourcePosition", "safeSourcePosition",
-                      "sourceTxid", "source.sourceType", "source.version", "operation", "objectName",
-                      "processTimestamps", "tags", "fields[].name", "fields[].dataTypeNumber",
-                      "beforeImages", "afterImages"]),
+        "cud": (
+            OMS,
+            [
+                "version",
+                "id",
+                "sourceTimestamp",
+                "sourcePosition",
+                "safeSourcePosition",
+                "sourceTxid",
+                "source.sourceType",
+                "source.version",
+                "operation",
+                "objectName",
+                "processTimestamps",
+                "tags",
+                "fields[].name",
+                "fields[].dataTypeNumber",
+                "beforeImages",
+                "afterImages",
+            ],
+        ),
         "ddl": (OMS, ["afterImages"]),
     },
 }
-_KINDS = {"INSERT": "c", "UPDATE": "u", "DELETE": "d", "upd": "u", "ins": "c", "del": "d",
-          "c": "c", "u": "u", "d": "d", "DDL": "ddl", "ddl": "ddl", "HEARTBEAT": "heartbeat",
-          "BEGIN": "begin", "COMMIT": "commit", "TRANSACTION_BEGIN": "begin",
-          "TRANSACTION_END": "commit"}
+_KINDS = {
+    "INSERT": "c",
+    "UPDATE": "u",
+    "DELETE": "d",
+    "upd": "u",
+    "ins": "c",
+    "del": "d",
+    "c": "c",
+    "u": "u",
+    "d": "d",
+    "DDL": "ddl",
+    "ddl": "ddl",
+    "HEARTBEAT": "heartbeat",
+    "BEGIN": "begin",
+    "COMMIT": "commit",
+    "TRANSACTION_BEGIN": "begin",
+    "TRANSACTION_END": "commit",
+}
 
 
 def _kind(name: str, message: dict) -> str:
@@ -87,8 +174,16 @@ def _kind(name: str, message: dict) -> str:
         return "cud"
     if name.startswith("debezium") and set(message.get("payload", message)) == {"ts_ms"}:
         return "heartbeat"
-    for path in ("message.headers.operation", "recordType", "type", "operation", "meta.op",
-                 "payload.op", "op", "payload.status"):
+    for path in (
+        "message.headers.operation",
+        "recordType",
+        "type",
+        "operation",
+        "meta.op",
+        "payload.op",
+        "op",
+        "payload.status",
+    ):
         value: object = message
         for part in path.split("."):
             value = value.get(part) if isinstance(value, dict) else None
@@ -118,8 +213,7 @@ def present(value: object, path: list[str]) -> bool:
 def test_every_seed_field_is_present(name: str) -> None:
     fmt = create_format(options(name))
     fmt.clock = lambda: CLOCK  # type: ignore[attr-defined]
-    decoded = [decode_dts(m.data) if name == "dts-avro" else strict_json(m.data) for m in run(fmt)
-               if not m.tombstone]
+    decoded = [decode_dts(m.data) if name == "dts-avro" else strict_json(m.data) for m in run(fmt) if not m.tombstone]
     checked = set()
     for message in decoded:
         kind = _kind(name, message)

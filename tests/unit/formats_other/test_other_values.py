@@ -9,31 +9,70 @@ import orjson
 import pytest
 
 from replicator.events import (
-    COL_PROPERTY_STORED_AS_LOB, TYPE_CLOB, TYPE_LONG, TYPE_NUMBER, TYPE_TIMESTAMP, TYPE_VARCHAR2, Column,
+    COL_PROPERTY_STORED_AS_LOB,
+    TYPE_CLOB,
+    TYPE_LONG,
+    TYPE_NUMBER,
+    TYPE_TIMESTAMP,
+    TYPE_VARCHAR2,
+    Column,
 )
 from replicator.formats.avro_schema import avro_name, column_type
 from replicator.formats.debezium_schema import render as debezium_render
 from replicator.formats.rowvalues import ColumnView
 from replicator.formats.temporal import (
-    DaySecond, Instant, YearMonth, ZonedInstant, calendar_fields, calendar_text, interval_literal,
-    iso_duration, zoned_iso,
+    DaySecond,
+    Instant,
+    YearMonth,
+    ZonedInstant,
+    calendar_fields,
+    calendar_text,
+    interval_literal,
+    iso_duration,
+    zoned_iso,
 )
 from replicator.formats.textvalues import TextValues, decimal_text
 from replicator.formats.typemap import (
-    CANAL_TYPES, OMS_TYPES, QLIK_TYPES, classify, ddl_kind, debezium_type,
+    CANAL_TYPES,
+    OMS_TYPES,
+    QLIK_TYPES,
+    classify,
+    ddl_kind,
+    debezium_type,
 )
 from replicator.values.datetime import TimestampRangeError
 
 
 def _column(code: int, precision: int = -1, scale: int = -1, form: int = 1, prop: int = 0) -> Column:
-    return Column(name="X", type_code=code, length=10, precision=precision, scale=scale,
-                  charset_form=form, charset_id=873, nullable=True, segcol=1, property=prop)
+    return Column(
+        name="X",
+        type_code=code,
+        length=10,
+        precision=precision,
+        scale=scale,
+        charset_form=form,
+        charset_id=873,
+        nullable=True,
+        segcol=1,
+        property=prop,
+    )
 
 
-@pytest.mark.parametrize("precision,scale,family", [
-    (2, 0, "int8"), (4, 0, "int16"), (9, 0, "int32"), (18, 0, "int64"), (19, 0, "decimal"),
-    (10, 2, "decimal"), (5, -2, "decimal"), (-1, -1, "number"), (-1, 0, "decimal"), (126, -127, "float"),
-])
+@pytest.mark.parametrize(
+    "precision,scale,family",
+    [
+        (2, 0, "int8"),
+        (4, 0, "int16"),
+        (9, 0, "int32"),
+        (18, 0, "int64"),
+        (19, 0, "decimal"),
+        (10, 2, "decimal"),
+        (5, -2, "decimal"),
+        (-1, -1, "number"),
+        (-1, 0, "decimal"),
+        (126, -127, "float"),
+    ],
+)
 def test_number_families(precision: int, scale: int, family: str) -> None:
     assert classify(_column(TYPE_NUMBER, precision, scale)).family == family
 
@@ -56,17 +95,20 @@ def test_every_family_has_a_name_in_every_vocabulary() -> None:
         assert debezium_type(otype)[0] and column_type(otype)
 
 
-@pytest.mark.parametrize("sql,canal,oms", [
-    ("create table t (a number)", "CREATE", "CREATE_TABLE"),
-    ("  CREATE GLOBAL TEMPORARY TABLE t (a int)", "CREATE", "CREATE_TABLE"),
-    ("create unique index i on t(a)", "CINDEX", "CREATE_INDEX"),
-    ("ALTER TABLE t ADD (b NUMBER)", "ALTER", "ALTER_TABLE"),
-    ("ALTER TABLE t RENAME TO u", "RENAME", "RENAME_TABLE"),
-    ("drop table t purge", "ERASE", "DROP_TABLE"),
-    ("DROP INDEX i", "DINDEX", "DROP_INDEX"),
-    ("truncate table t", "TRUNCATE", "TRUNCATE_TABLE"),
-    ("grant select on t to u", "QUERY", "OTHER"),
-])
+@pytest.mark.parametrize(
+    "sql,canal,oms",
+    [
+        ("create table t (a number)", "CREATE", "CREATE_TABLE"),
+        ("  CREATE GLOBAL TEMPORARY TABLE t (a int)", "CREATE", "CREATE_TABLE"),
+        ("create unique index i on t(a)", "CINDEX", "CREATE_INDEX"),
+        ("ALTER TABLE t ADD (b NUMBER)", "ALTER", "ALTER_TABLE"),
+        ("ALTER TABLE t RENAME TO u", "RENAME", "RENAME_TABLE"),
+        ("drop table t purge", "ERASE", "DROP_TABLE"),
+        ("DROP INDEX i", "DINDEX", "DROP_INDEX"),
+        ("truncate table t", "TRUNCATE", "TRUNCATE_TABLE"),
+        ("grant select on t to u", "QUERY", "OTHER"),
+    ],
+)
 def test_ddl_kinds(sql: str, canal: str, oms: str) -> None:
     assert (ddl_kind(sql).canal, ddl_kind(sql).oms) == (canal, oms)
 
@@ -92,13 +134,11 @@ def test_calendar_texts_and_limits() -> None:
 
 def test_interval_renderings() -> None:
     assert interval_literal(YearMonth(-14)) == "INTERVAL '-1-2' YEAR TO MONTH"
-    assert interval_literal(DaySecond(-(86400 + 1) * 10**9 - 5)) == \
-        "INTERVAL '-1 00:00:01.000000005' DAY TO SECOND"
+    assert interval_literal(DaySecond(-(86400 + 1) * 10**9 - 5)) == "INTERVAL '-1 00:00:01.000000005' DAY TO SECOND"
     assert iso_duration(YearMonth(-14)) == "P-1Y-2M0DT0H0M0S"
     assert iso_duration(YearMonth(3)) == "P0Y3M0DT0H0M0S"
     assert iso_duration(DaySecond(-500_000_000)) == "P0Y0M0DT0H0M-0.5S"
-    assert iso_duration(DaySecond((3 * 86400 + 4 * 3600 + 5 * 60 + 6) * 10**9 + 7 * 10**8)) == \
-        "P0Y0M3DT4H5M6.7S"
+    assert iso_duration(DaySecond((3 * 86400 + 4 * 3600 + 5 * 60 + 6) * 10**9 + 7 * 10**8)) == "P0Y0M3DT4H5M6.7S"
 
 
 def _view(code: int, precision: int = -1, scale: int = -1) -> ColumnView:

@@ -44,7 +44,7 @@ def mutate(data: bytearray, rng: random.Random, block_size: int) -> tuple[bytear
             if p % block_size >= 16:
                 out[p] = 0
     else:
-        del out[pos - pos % block_size:]
+        del out[pos - pos % block_size :]
     return out, f"{kind}@{pos}"
 
 
@@ -90,13 +90,23 @@ def main(work: Path, count: int, seed: int, stream: bool = False, fmt: str = "")
             if py != nat:
                 mismatches += 1
                 keys = [k for k in py if py[k] != nat[k]]
-                print(f"MISMATCH mutant {n} ({how} in file {which}, {workers} decode workers): {keys}: "
-                      f"python {py['error']} native {nat['error']}", flush=True)
+                print(
+                    f"MISMATCH mutant {n} ({how} in file {which}, {workers} decode workers): {keys}: "
+                    f"python {py['error']} native {nat['error']}",
+                    flush=True,
+                )
     print(json.dumps({"mutants": count, "python_errors": errors, "mismatches": mismatches}), flush=True)
     return 1 if mismatches else 0
 
 
 if __name__ == "__main__":
     extra = sys.argv[4:]
-    sys.exit(main(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), "stream" in extra,
-                  next((a for a in extra if a != "stream"), "")))
+    sys.exit(
+        main(
+            Path(sys.argv[1]),
+            int(sys.argv[2]),
+            int(sys.argv[3]),
+            "stream" in extra,
+            next((a for a in extra if a != "stream"), ""),
+        )
+    )

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from replicator.runner.batch import build_job, run_job
 from replicator.events import Message
+from replicator.runner.batch import build_job, run_job
 
 
 class CollectSink:
@@ -24,9 +24,22 @@ class CollectSink:
 
     def write(self, batch: list[Message]) -> None:
         # Key, headers, tombstone mark, topic and table name too: the other formats set them.
-        self.messages.extend((m.data, m.scn, m.idx, m.xid, m.seq, m.checkpoint, m.tag, m.headers, m.tombstone,
-                              m.topic, None if m.table is None else (m.table.owner, m.table.name))
-                             for m in batch)
+        self.messages.extend(
+            (
+                m.data,
+                m.scn,
+                m.idx,
+                m.xid,
+                m.seq,
+                m.checkpoint,
+                m.tag,
+                m.headers,
+                m.tombstone,
+                m.topic,
+                None if m.table is None else (m.table.owner, m.table.name),
+            )
+            for m in batch
+        )
         self.batches.append(len(batch))
 
     def write_runs(self, batch: list[Any]) -> None:
@@ -100,8 +113,7 @@ def run_engine(cfg: dict[str, Any], work: Path, engine: str, workers: int = 0) -
     finally:
         set_decode_workers(None)
         root.removeHandler(handler)
-    return {"messages": sink.messages, "counts": counts, "error": error, "log": handler.lines,
-            "batches": sink.batches}
+    return {"messages": sink.messages, "counts": counts, "error": error, "log": handler.lines, "batches": sink.batches}
 
 
 def assert_same(cfg: dict[str, Any], work: Path, mask: bytes | None = None) -> dict[str, Any]:

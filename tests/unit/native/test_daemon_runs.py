@@ -23,8 +23,7 @@ from replicator.runner.engine import Confirmations, Engine
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
     """Real MessageRuns of a small OLTP stream (the native committer's, as the daemon gets them)."""
-    gen = generate(workloads.oltp(seed=7, target_bytes=1 << 19), tmp_path_factory.mktemp("gen"),
-                   with_expected=False)
+    gen = generate(workloads.oltp(seed=7, target_bytes=1 << 19), tmp_path_factory.mktemp("gen"), with_expected=False)
     sink = RunSink()
     _run(config_of(gen), tmp_path_factory.mktemp("work"), "native", {"type": "discard"}, sink=sink)
     found = [item for item in sink.items if type(item) is not Message and len(item) > 2]
@@ -74,8 +73,13 @@ def test_confirmations_inside_runs_equal_per_message(runs: list[Any]) -> None:
 
 
 def _engine(restart_pos: tuple[int, int, int, int], run_type: Any) -> Engine:
-    engine = Engine(Parser(ParserOptions(tables={}), lambda t: None), None, RunSink(), None,  # type: ignore[arg-type]
-                    restart_pos=restart_pos)
+    engine = Engine(
+        Parser(ParserOptions(tables={}), lambda t: None),
+        None,
+        RunSink(),
+        None,  # type: ignore[arg-type]
+        restart_pos=restart_pos,
+    )
     engine.run_type = run_type
     engine._handoff_at = 1 << 30  # keep everything pending (no writer task in this test)
     return engine

@@ -33,8 +33,9 @@ def test_native_by_default_and_cli_wins(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 @pytest.mark.needs_no_native
-def test_missing_extension_warns_60190_and_runs_python(monkeypatch: pytest.MonkeyPatch,
-                                                       caplog: pytest.LogCaptureFixture) -> None:
+def test_missing_extension_warns_60190_and_runs_python(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     monkeypatch.setattr(native, "_module", None)
     monkeypatch.setattr(native, "_reason", "the extension replicator.native._core is not built (test)")
     monkeypatch.setattr(native, "_warned", False)

@@ -153,8 +153,11 @@ def _error(parser_opts: Any, files: Any, native: bool, replace: dict[int, list[A
     return None
 
 
-RECORD_CASES = sorted(name for name in dir(records) if name.startswith("test_")
-                      and name != "test_headers_carry_the_path_given_to_the_reader")
+RECORD_CASES = sorted(
+    name
+    for name in dir(records)
+    if name.startswith("test_") and name != "test_headers_carry_the_path_given_to_the_reader"
+)
 
 
 @pytest.mark.parametrize("name", RECORD_CASES)
@@ -170,8 +173,9 @@ def test_patched_records_fail_alike_in_both_engines(name: str, demo: Any, monkey
     opts, files, header, rec, cv, patched, code, text = made[0]
     python = _error(opts, files, False, {id(rec): [patched]})
     native = _error(opts, files, True, {id(rec): [patched]})
-    assert python is not None and python.startswith(f"{code} file {header.path}, block {rec.block}, "
-                                                    f"offset {rec.offset}: {text}"), python
+    assert python is not None and python.startswith(
+        f"{code} file {header.path}, block {rec.block}, offset {rec.offset}: {text}"
+    ), python
     assert native == python
 
 
@@ -233,7 +237,9 @@ def test_merged_multiblock_undo_fails_alike_in_both_engines(demo: Any) -> None:
     header, rec, cv = records._find(files, update_undo)
     e = header.endian
     fields = _fields(cv)
-    flags = struct.unpack_from(e + "H", fields[1], 20)[0] & ~(U.UNDO_HEAD | U.UNDO_TAIL | U.UNDO_MID | U.UNDO_LAST_SPLIT)
+    flags = struct.unpack_from(e + "H", fields[1], 20)[0] & ~(
+        U.UNDO_HEAD | U.UNDO_TAIL | U.UNDO_MID | U.UNDO_LAST_SPLIT
+    )
     head_fields = [fields[0], _ktub_flags(fields[1], flags | U.UNDO_HEAD, e)] + fields[2:5]
     tail_fields = [fields[0], _ktub_flags(fields[1], flags | U.UNDO_TAIL, e)] + fields[5:]
     head_rec = _replaced(rec, header, cv, _vector_bytes(cv, head_fields))
@@ -246,8 +252,10 @@ def test_merged_multiblock_undo_fails_alike_in_both_engines(demo: Any) -> None:
         outcome[label] = python
     assert outcome["intact"] is None
     cut = outcome["cut"]
-    assert cut is not None and cut.startswith(f"50006 file {header.path}, block {rec.block}, offset {rec.offset}: "
-                                              f"field missing in vector, field: {len(fields)}/{len(fields) - 1}"), cut
+    assert cut is not None and cut.startswith(
+        f"50006 file {header.path}, block {rec.block}, offset {rec.offset}: "
+        f"field missing in vector, field: {len(fields)}/{len(fields) - 1}"
+    ), cut
     assert cut.endswith(f" offset: {rec.block * header.block_size + rec.offset + cv.start}"), cut
 
 
@@ -272,13 +280,21 @@ def test_bad_redo_file_stops_both_engines_alike(tmp_path: Path) -> None:
             for rec in lwn.records:
                 for cv in iter_vectors(rec.data, rec.header_size, header.vector_header_size, header.endian):
                     at = cv.offsets[1] + 45 if cv.opcode == 0x0B02 and cv.field_count >= 3 else 0
-                    if at and cv.flen(3) > 0 and cv.field(2)[18] > 1 and rec.offset + at < header.block_size \
-                            and cv.flen(3) != struct.unpack_from("<H", cv.field(2), 40)[0]:
+                    if (
+                        at
+                        and cv.flen(3) > 0
+                        and cv.field(2)[18] > 1
+                        and rec.offset + at < header.block_size
+                        and cv.flen(3) != struct.unpack_from("<H", cv.field(2), 40)[0]
+                    ):
                         data = bytearray(Path(log.path).read_bytes())
                         data[rec.block * header.block_size + rec.offset + at] |= 0x01
                         Path(log.path).write_bytes(bytes(data))
                         python = assert_same(cfg, tmp_path)
-                        assert python["error"] is not None and "50061" in python["error"] \
-                            and f"too short field 11.2.3: {cv.flen(3)} offset: " in python["error"], python["error"]
+                        assert (
+                            python["error"] is not None
+                            and "50061" in python["error"]
+                            and f"too short field 11.2.3: {cv.flen(3)} offset: " in python["error"]
+                        ), python["error"]
                         return
     raise AssertionError("the demo redo has no IRP with a value in its first column")

@@ -14,9 +14,7 @@ import pytest
 from native_diff import assert_same, config_of, free23_config, random_workload, shared_fixture
 
 from replicator.native import engine
-
-from replicator.redogen import Scenario, generate
-from replicator.redogen import workloads
+from replicator.redogen import Scenario, generate, workloads
 from replicator.redogen.demo import demo_scenario
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -57,12 +55,25 @@ def random_format(rng: random.Random) -> dict[str, int | str]:
     """A random valid OLR JSON format section."""
     fmt: dict[str, int | str] = {"type": "json"}
     for key, values in {
-        "scn": (0, 1), "timestamp": tuple(range(16)), "timestamp-metadata": tuple(range(16)),
-        "timestamp-tz": tuple(range(12)), "xid": (0, 1, 2, 3), "rid": (0, 1), "column": (0, 1, 2),
-        "schema": (0, 1, 3, 5, 7), "message": (0, 2, 4, 8, 16, 18), "db": (0, 1, 3), "char": (0, 1, 2, 3),
-        "attributes": (0, 1, 7), "user-type": (0, 15), "scn-type": (0, 1, 2, 4, 8, 15),
-        "timestamp-type": (0, 1, 2, 4, 8, 15), "unknown-type": (0, 1), "redo-thread": (0, 1),
-        "interval-dts": tuple(range(11)), "interval-ytm": tuple(range(5)),
+        "scn": (0, 1),
+        "timestamp": tuple(range(16)),
+        "timestamp-metadata": tuple(range(16)),
+        "timestamp-tz": tuple(range(12)),
+        "xid": (0, 1, 2, 3),
+        "rid": (0, 1),
+        "column": (0, 1, 2),
+        "schema": (0, 1, 3, 5, 7),
+        "message": (0, 2, 4, 8, 16, 18),
+        "db": (0, 1, 3),
+        "char": (0, 1, 2, 3),
+        "attributes": (0, 1, 7),
+        "user-type": (0, 15),
+        "scn-type": (0, 1, 2, 4, 8, 15),
+        "timestamp-type": (0, 1, 2, 4, 8, 15),
+        "unknown-type": (0, 1),
+        "redo-thread": (0, 1),
+        "interval-dts": tuple(range(11)),
+        "interval-ytm": tuple(range(5)),
     }.items():
         if rng.random() < 0.5:
             fmt[key] = rng.choice(values)
@@ -90,11 +101,22 @@ def test_real_ora19_schemaless(tmp_path: Path) -> None:
     state = tmp_path / "state"
     state.mkdir()
     cfg = {
-        "version": "1.9.0", "state": {"type": "disk", "path": str(state)},
-        "source": [{"alias": "S1", "name": "FST", "flags": 2,
-                    "reader": {"type": "batch", "redo-log": [str(fixture / "o1_mf_1_117_mflqx1vl_.arc")],
-                               "log-archive-format": "o1_mf_%t_%s_%h_.arc", "host-timezone": "+00:00"},
-                    "format": {"type": "json", "scn": 1, "timestamp": 7, "timestamp-metadata": 7, "xid": 1}}],
+        "version": "1.9.0",
+        "state": {"type": "disk", "path": str(state)},
+        "source": [
+            {
+                "alias": "S1",
+                "name": "FST",
+                "flags": 2,
+                "reader": {
+                    "type": "batch",
+                    "redo-log": [str(fixture / "o1_mf_1_117_mflqx1vl_.arc")],
+                    "log-archive-format": "o1_mf_%t_%s_%h_.arc",
+                    "host-timezone": "+00:00",
+                },
+                "format": {"type": "json", "scn": 1, "timestamp": 7, "timestamp-metadata": 7, "xid": 1},
+            }
+        ],
         "target": [{"alias": "T1", "source": "S1", "writer": {"type": "file", "output": str(tmp_path / "o.json")}}],
     }
     assert assert_same(cfg, tmp_path)["messages"]
@@ -104,7 +126,9 @@ def test_real_ora19_schemaless(tmp_path: Path) -> None:
 def test_other_formats(fmt: str, tmp_path: Path) -> None:
     """Other formats keep the python commit but use the native record dispatch."""
     result = generate(workloads.mixed(seed=4, events=30), tmp_path / "gen", with_expected=False)
-    py = assert_same(config_of(result, {"type": fmt}), tmp_path, mask=rb'"(posttime|ts|ts_ms|ts_us|ts_ns)":("[^"]*"|[0-9]+)')
+    py = assert_same(
+        config_of(result, {"type": fmt}), tmp_path, mask=rb'"(posttime|ts|ts_ms|ts_us|ts_ns)":("[^"]*"|[0-9]+)'
+    )
     assert py["error"] is not None or py["messages"]
 
 

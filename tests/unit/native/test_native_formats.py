@@ -50,10 +50,12 @@ def _native_share() -> tuple[int, int]:
 @pytest.mark.parametrize("mode", DEBEZIUM)
 @pytest.mark.parametrize("name", ["oltp", "mixed", "huge", "wide"])
 def test_debezium_workloads(mode: str, name: str, tmp_path: Path) -> None:
-    sc = {"oltp": lambda: workloads.oltp(seed=5, target_bytes=1 << 20),
-          "mixed": lambda: workloads.mixed(seed=4, events=40),
-          "huge": lambda: workloads.huge_transaction(rows=2000),
-          "wide": lambda: workloads.wide_rows(columns=300, rows=8)}[name]()
+    sc = {
+        "oltp": lambda: workloads.oltp(seed=5, target_bytes=1 << 20),
+        "mixed": lambda: workloads.mixed(seed=4, events=40),
+        "huge": lambda: workloads.huge_transaction(rows=2000),
+        "wide": lambda: workloads.wide_rows(columns=300, rows=8),
+    }[name]()
     result = generate(sc, tmp_path / "gen", with_expected=False)
     py = assert_same(config_of(result, {"type": mode}), tmp_path)
     assert py["messages"]
@@ -72,7 +74,9 @@ def random_debezium(rng: random.Random) -> dict[str, int | str]:
     fmt: dict[str, int | str] = {"type": rng.choice(DEBEZIUM)}
     for key, values in {
         "binary-handling-mode": ("bytes", "base64", "base64-url-safe", "hex"),
-        "tombstones-on-delete": (0, 1), "message": (0, 4, 8, 12), "unknown": (0, 1),
+        "tombstones-on-delete": (0, 1),
+        "message": (0, 4, 8, 12),
+        "unknown": (0, 1),
         "unknown-type": (0, 1),
     }.items():
         if rng.random() < 0.5:
@@ -103,11 +107,22 @@ def ora19_config(tmp_path: Path, fmt: str) -> dict:
     state = tmp_path / "state"
     state.mkdir()
     return {
-        "version": "1.9.0", "state": {"type": "disk", "path": str(state)},
-        "source": [{"alias": "S1", "name": "FST", "flags": 2,
-                    "reader": {"type": "batch", "redo-log": [str(fixture / "o1_mf_1_117_mflqx1vl_.arc")],
-                               "log-archive-format": "o1_mf_%t_%s_%h_.arc", "host-timezone": "+00:00"},
-                    "format": {"type": fmt}}],
+        "version": "1.9.0",
+        "state": {"type": "disk", "path": str(state)},
+        "source": [
+            {
+                "alias": "S1",
+                "name": "FST",
+                "flags": 2,
+                "reader": {
+                    "type": "batch",
+                    "redo-log": [str(fixture / "o1_mf_1_117_mflqx1vl_.arc")],
+                    "log-archive-format": "o1_mf_%t_%s_%h_.arc",
+                    "host-timezone": "+00:00",
+                },
+                "format": {"type": fmt},
+            }
+        ],
         "target": [{"alias": "T1", "source": "S1", "writer": {"type": "file", "output": str(tmp_path / "o.json")}}],
     }
 
@@ -149,9 +164,11 @@ ROW_IMAGE_FORMATS = ("canal", "shareplex", "dataworks", "oms-default", "qlik", "
 @pytest.mark.parametrize("fmt", ROW_IMAGE_FORMATS)
 @pytest.mark.parametrize("name", ["oltp", "mixed", "wide"])
 def test_row_image_formats_workloads(fmt: str, name: str, tmp_path: Path) -> None:
-    sc = {"oltp": lambda: workloads.oltp(seed=9, target_bytes=768 << 10),
-          "mixed": lambda: workloads.mixed(seed=10, events=40),
-          "wide": lambda: workloads.wide_rows(columns=300, rows=8)}[name]()
+    sc = {
+        "oltp": lambda: workloads.oltp(seed=9, target_bytes=768 << 10),
+        "mixed": lambda: workloads.mixed(seed=10, events=40),
+        "wide": lambda: workloads.wide_rows(columns=300, rows=8),
+    }[name]()
     result = generate(sc, tmp_path / "gen", with_expected=False)
     assert assert_same(config_of(result, {"type": fmt}), tmp_path)["messages"]
     assert _native_share()[0] > 0
@@ -208,8 +225,19 @@ class _Probe(framework.EventFormat):
     seen: list[object] = []
 
     def on_row(self, ctx, pos, row):  # type: ignore[no-untyped-def]
-        self.seen.append((pos.scn, pos.idx, row.op, row.change.scn, row.change.time, row.view.table.obj,
-                          row.before, row.after, set(row.modified)))
+        self.seen.append(
+            (
+                pos.scn,
+                pos.idx,
+                row.op,
+                row.change.scn,
+                row.change.time,
+                row.view.table.obj,
+                row.before,
+                row.after,
+                set(row.modified),
+            )
+        )
         return []
 
     def on_native_row(self, ctx, pos, rows, r):  # type: ignore[no-untyped-def]
@@ -227,8 +255,9 @@ class _Probe(framework.EventFormat):
                     image[column.index] = value
             images.append(image)
         modified = {c.index for v, c in enumerate(view.columns) if rows.modified(r, v)}
-        self.seen.append((pos.scn, pos.idx, rows.op(r), rows.scn(r), rows.time(r), view.table.obj,
-                          images[0], images[1], modified))
+        self.seen.append(
+            (pos.scn, pos.idx, rows.op(r), rows.scn(r), rows.time(r), view.table.obj, images[0], images[1], modified)
+        )
         return []
 
 
@@ -286,9 +315,18 @@ def random_protobuf(rng: random.Random) -> dict[str, int | str]:
     """A random protobuf format section: every option the protobuf format reads."""
     fmt: dict[str, int | str] = {"type": "protobuf"}
     for key, values in {
-        "scn": (0, 1), "timestamp": (0, 1, 2, 3, 4, 5, 6, 7, 8, 15), "xid": (0, 1, 2, 3), "rid": (0, 1),
-        "column": (0, 1, 2), "schema": (0, 1, 3, 5, 7), "message": (0, 1, 2, 3), "db": (0, 1, 3),
-        "char": (0, 1, 2, 3), "scn-type": (0, 1), "unknown-type": (0, 1), "interval-dts": tuple(range(11)),
+        "scn": (0, 1),
+        "timestamp": (0, 1, 2, 3, 4, 5, 6, 7, 8, 15),
+        "xid": (0, 1, 2, 3),
+        "rid": (0, 1),
+        "column": (0, 1, 2),
+        "schema": (0, 1, 3, 5, 7),
+        "message": (0, 1, 2, 3),
+        "db": (0, 1, 3),
+        "char": (0, 1, 2, 3),
+        "scn-type": (0, 1),
+        "unknown-type": (0, 1),
+        "interval-dts": tuple(range(11)),
         "interval-ytm": tuple(range(5)),
     }.items():
         if rng.random() < 0.5:
@@ -298,10 +336,12 @@ def random_protobuf(rng: random.Random) -> dict[str, int | str]:
 
 @pytest.mark.parametrize("name", ["oltp", "mixed", "wide", "huge"])
 def test_protobuf_workloads(name: str, tmp_path: Path) -> None:
-    sc = {"oltp": lambda: workloads.oltp(seed=5, target_bytes=1 << 20),
-          "mixed": lambda: workloads.mixed(seed=4, events=40),
-          "huge": lambda: workloads.huge_transaction(rows=2000),
-          "wide": lambda: workloads.wide_rows(columns=300, rows=8)}[name]()
+    sc = {
+        "oltp": lambda: workloads.oltp(seed=5, target_bytes=1 << 20),
+        "mixed": lambda: workloads.mixed(seed=4, events=40),
+        "huge": lambda: workloads.huge_transaction(rows=2000),
+        "wide": lambda: workloads.wide_rows(columns=300, rows=8),
+    }[name]()
     result = generate(sc, tmp_path / "gen", with_expected=False)
     assert assert_same(config_of(result, {"type": "protobuf", "rid": 1, "schema": 1}), tmp_path)["messages"]
     assert _native_share()[0] > 0
@@ -363,11 +403,11 @@ def test_dts_control_record_is_fastavros() -> None:
     edge = (0, 1, 63, 64, -1, -64, -65, 2**40, -(2**50))
     for _ in range(300):
         pos = Position(rng.randrange(2**40), rng.randrange(100_000))
-        time, now = (rng.choice((*edge, rng.randrange(-2**52, 2**52))) for _ in range(2))
+        time, now = (rng.choice((*edge, rng.randrange(-(2**52), 2**52))) for _ in range(2))
         scn, safe = str(rng.randrange(2**48)), str(rng.randrange(2**48))
         txid = rng.choice(("1.2.3", "", "65535.65535.4294967295", "é"))
         op = rng.choice(("BEGIN", "COMMIT"))
-        fmt.now_ms = lambda: now  # type: ignore[method-assign]
+        fmt.now_ms = lambda now=now: now  # type: ignore[method-assign]
         expected = fmt._record(pos, op, time, scn, safe, txid)
         assert control_record(pos.serial, time, scn, safe, txid, 4 if op == "BEGIN" else 5, now) == expected
 

@@ -69,10 +69,14 @@ SMALL = {
 
 
 @pytest.mark.parametrize("name", sorted(SMALL))
-@pytest.mark.parametrize("message,flags", [(0, None), (2 | 4, None), (8 | 16, None), (0, 0x2)],
-                         ids=["plain", "num-nobegin", "nocommit-offset", "schemaless"])
-def test_every_transaction_streamed_and_swapped(name: str, message: int, flags: int | None, tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    "message,flags",
+    [(0, None), (2 | 4, None), (8 | 16, None), (0, 0x2)],
+    ids=["plain", "num-nobegin", "nocommit-offset", "schemaless"],
+)
+def test_every_transaction_streamed_and_swapped(
+    name: str, message: int, flags: int | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """8 KB pool chunks, a 4 KB stream threshold and swapping past 8 KB: row groups span
     chunks, swapped chunks are read back, transactions without output rows are streamed."""
     monkeypatch.setattr(pool_module, "CHUNK", 8 << 10)

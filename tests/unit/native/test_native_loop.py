@@ -65,8 +65,15 @@ def _block_mutants(bs: int) -> dict[str, callable]:
         b[20] &= ~0x04  # the LWN header record loses its LWN bit: 40008
         _fix_checksum(b)
 
-    return {"crc": crc, "number": number, "newer": newer, "older": older, "empty": empty,
-            "record-size": record_size, "not-lwn": not_lwn}
+    return {
+        "crc": crc,
+        "number": number,
+        "newer": newer,
+        "older": older,
+        "empty": empty,
+        "record-size": record_size,
+        "not-lwn": not_lwn,
+    }
 
 
 @pytest.mark.parametrize("how", sorted(_block_mutants(512)))
@@ -75,9 +82,9 @@ def test_block_and_framing_errors(how: str, tmp_path: Path) -> None:
     cfg, path, bs = _mixed(tmp_path)
     data = bytearray(path.read_bytes())
     assert struct.unpack_from("<I", data, 2 * bs + 4)[0] == 2, "little-endian test data expected"
-    block = bytearray(data[2 * bs:3 * bs])  # block 2 starts the first LWN
+    block = bytearray(data[2 * bs : 3 * bs])  # block 2 starts the first LWN
     _block_mutants(bs)[how](block)
-    data[2 * bs:3 * bs] = block
+    data[2 * bs : 3 * bs] = block
     path.write_bytes(bytes(data))
     py = assert_same(cfg, tmp_path)
     assert py["error"] is not None and "RedoLogError" in py["error"]

@@ -47,8 +47,9 @@ def test_native_commit_counts_rows_like_python(tmp_path: Path, fmt: dict[str, An
 
 
 @pytest.mark.parametrize("fmt", [None, {"type": "debezium"}, {"type": "canal"}])
-def test_native_stream_counts_rows_like_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                               fmt: dict[str, Any] | None) -> None:
+def test_native_stream_counts_rows_like_python(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: dict[str, Any] | None
+) -> None:
     """Transactions above the stream threshold (16 KB here): counted chunk by chunk, committed once
     (a format's counting walk, Canal's, counts nothing)."""
     from replicator.redo import parser as parser_module
@@ -66,8 +67,7 @@ def test_native_stream_counts_rows_like_python(tmp_path: Path, monkeypatch: pyte
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
-def test_stage2_workers_count_rows_like_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                               workers: str) -> None:
+def test_stage2_workers_count_rows_like_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: str) -> None:
     """Decode workers (stage 2) or none: the tally of the native commit is python's."""
     monkeypatch.setenv("REPLICATOR_DECODE_WORKERS", workers)
     result = generate(workloads.oltp(seed=22, target_bytes=1 << 20), tmp_path / "gen", with_expected=False)

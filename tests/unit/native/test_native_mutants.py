@@ -20,8 +20,12 @@ WORKER = Path(__file__).resolve().parent / "mutant_worker.py"
 
 
 def _run(tmp_path: Path, count: int, seed: int, timeout: float, *extra: str) -> dict:
-    proc = subprocess.run([sys.executable, str(WORKER), str(tmp_path), str(count), str(seed), *extra],
-                          capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(
+        [sys.executable, str(WORKER), str(tmp_path), str(count), str(seed), *extra],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     assert proc.returncode >= 0, f"native engine crashed (signal {-proc.returncode}):\n{proc.stderr[-3000:]}"
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     summary = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -23,8 +23,7 @@ from replicator.runner.batch import build_job, run_job
 
 @pytest.fixture(scope="module")
 def oltp(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    return generate(workloads.oltp(seed=5, target_bytes=1 << 20), tmp_path_factory.mktemp("gen"),
-                    with_expected=False)
+    return generate(workloads.oltp(seed=5, target_bytes=1 << 20), tmp_path_factory.mktemp("gen"), with_expected=False)
 
 
 def _run(cfg: dict[str, Any], work: Path, engine_name: str, writer: dict[str, Any], sink: Any = None) -> Path:

@@ -27,8 +27,7 @@ from replicator.runner.batch import build_job, run_job
 
 @pytest.fixture(scope="module")
 def oltp(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    return generate(workloads.oltp(seed=9, target_bytes=1 << 20), tmp_path_factory.mktemp("gen"),
-                    with_expected=False)
+    return generate(workloads.oltp(seed=9, target_bytes=1 << 20), tmp_path_factory.mktemp("gen"), with_expected=False)
 
 
 def _threads() -> int:
@@ -92,8 +91,12 @@ def test_file_writer_output(oltp: Any, tmp_path: Path) -> None:
         state = tmp_path / f"state-{workers}"
         shutil.copytree(cfg["state"]["path"], state)
         cfg["state"]["path"] = str(state)
-        cfg["target"][0]["writer"] = {"type": "file", "output": str(tmp_path / f"out-{workers}.json"),
-                                      "new-line": 1, "append": 1}
+        cfg["target"][0]["writer"] = {
+            "type": "file",
+            "output": str(tmp_path / f"out-{workers}.json"),
+            "new-line": 1,
+            "append": 1,
+        }
         path = tmp_path / f"config-{workers}.json"
         path.write_text(json.dumps(cfg))
         native.set_decode_workers(workers)
@@ -117,7 +120,7 @@ def test_broken_file_same_error_and_messages(tmp_path: Path, monkeypatch: pytest
     copy.parent.mkdir()
     data = redo.read_bytes()
     at = len(data) * 9 // 10 // 512 * 512
-    copy.write_bytes(data[:at] + b"\x5a" * 512 + data[at + 512:])  # a broken block near the end
+    copy.write_bytes(data[:at] + b"\x5a" * 512 + data[at + 512 :])  # a broken block near the end
     cfg["source"][0]["reader"]["redo-log"] = [str(copy)]
     cfg["source"][0]["reader"]["disable-checks"] = 4
     py = assert_same(cfg, tmp_path)

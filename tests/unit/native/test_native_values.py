@@ -9,14 +9,17 @@ import pytest
 from replicator.formats.escape import escape_bytes
 from replicator.native import core
 from replicator.values.charset import get_charset
-from replicator.values.floats import (
-    binary_double_text, binary_float_text, encode_binary_double, encode_binary_float,
-)
 from replicator.values.datetime import decode_timestamp, decode_timestamp_tz
-from replicator.values.timezones import REGION_NAMES
+from replicator.values.floats import (
+    binary_double_text,
+    binary_float_text,
+    encode_binary_double,
+    encode_binary_float,
+)
 from replicator.values.interval import interval_ds_renderer, interval_ym_renderer
 from replicator.values.number import NumberError, encode_number, number_text
 from replicator.values.timefmt import timestamp_renderer, timestamp_tz_renderer
+from replicator.values.timezones import REGION_NAMES
 
 KINDS = ("number", "ts", "tstz", "iym", "ids", "str", "hex", "bfloat", "bdouble")
 
@@ -31,8 +34,24 @@ def _random_bytes(rng: random.Random, sizes: tuple[int, ...], lo: int = 0, hi: i
 
 def test_numbers() -> None:
     rng = random.Random(1)
-    values = [encode_number(v) for v in ("0", "1", "-1", "100", "0.01", "-0.5", "123456789012345678901234567890123456",
-                                         "1e-130", "-1e125", "99.99", "-100.001", "10", "1000000")]
+    values = [
+        encode_number(v)
+        for v in (
+            "0",
+            "1",
+            "-1",
+            "100",
+            "0.01",
+            "-0.5",
+            "123456789012345678901234567890123456",
+            "1e-130",
+            "-1e125",
+            "99.99",
+            "-100.001",
+            "10",
+            "1000000",
+        )
+    ]
     values += [_random_bytes(rng, (1, 2, 3, 5, 8, 21)) for _ in range(20000)]
     for data in values:
         got = native("number", data)
@@ -66,8 +85,17 @@ def test_timestamps(code: int) -> None:
     render = timestamp_renderer(code)
     for i in range(5000):
         if i % 2:
-            data = bytes([rng.randint(119, 121), rng.randint(100, 199), rng.randint(1, 12), rng.randint(1, 31),
-                          rng.randint(1, 24), rng.randint(1, 60), rng.randint(1, 60)])
+            data = bytes(
+                [
+                    rng.randint(119, 121),
+                    rng.randint(100, 199),
+                    rng.randint(1, 12),
+                    rng.randint(1, 31),
+                    rng.randint(1, 24),
+                    rng.randint(1, 60),
+                    rng.randint(1, 60),
+                ]
+            )
             if rng.random() < 0.5:
                 data += rng.randint(0, 999_999_999).to_bytes(4, "big")
         else:
@@ -84,8 +112,17 @@ def test_timestamps_tz(code: int) -> None:
     rng = random.Random(code)
     render = timestamp_tz_renderer(code)
     for _ in range(5000):
-        data = bytes([rng.randint(119, 121), rng.randint(100, 199), rng.randint(1, 12), rng.randint(1, 31),
-                      rng.randint(1, 24), rng.randint(1, 60), rng.randint(1, 60)])
+        data = bytes(
+            [
+                rng.randint(119, 121),
+                rng.randint(100, 199),
+                rng.randint(1, 12),
+                rng.randint(1, 31),
+                rng.randint(1, 24),
+                rng.randint(1, 60),
+                rng.randint(1, 60),
+            ]
+        )
         if rng.random() < 0.5:
             data += rng.randint(0, 0xFFFFFFFF).to_bytes(4, "big")
         if rng.random() < 0.5:
@@ -110,9 +147,13 @@ def test_intervals() -> None:
             assert want is not None and got == want.encode(), (ym.hex(), code)
         elif want is not None:
             pytest.fail(f"native declined {ym.hex()}")
-        ds = (rng.choice((rng.randint(0, 0xFFFFFFFF), rng.randint(0x80000000 - 99999, 0x80000000 + 99999)))
-              .to_bytes(4, "big") + bytes([rng.randint(35, 85), rng.randint(0, 120), rng.randint(0, 120)])
-              + rng.randint(0x80000000 - 999_999_999, 0x80000000 + 999_999_999).to_bytes(4, "big"))
+        ds = (
+            rng.choice((rng.randint(0, 0xFFFFFFFF), rng.randint(0x80000000 - 99999, 0x80000000 + 99999))).to_bytes(
+                4, "big"
+            )
+            + bytes([rng.randint(35, 85), rng.randint(0, 120), rng.randint(0, 120)])
+            + rng.randint(0x80000000 - 999_999_999, 0x80000000 + 999_999_999).to_bytes(4, "big")
+        )
         code = rng.randint(0, 10)
         want = interval_ds_renderer(code)(ds)
         got = native("ids", ds, code)
@@ -123,13 +164,13 @@ def test_intervals() -> None:
 def test_strings_and_hex() -> None:
     rng = random.Random(7)
     utf8, cesu, utf16 = get_charset("AL32UTF8"), get_charset("UTF8"), get_charset("AL16UTF16")
-    samples = ["plain", "quote\" slash/ back\\ tab\t nl\n", "\x00\x01\x1b\x1f\x7f", "żółw", "日本語", "😀 emoji"]
+    samples = ["plain", 'quote" slash/ back\\ tab\t nl\n', "\x00\x01\x1b\x1f\x7f", "żółw", "日本語", "😀 emoji"]
     values = [s.encode() for s in samples]
     values += [_random_bytes(rng, (0, 1, 3, 8, 20)) for _ in range(20000)]
     values += [rng.choice(samples).encode()[: rng.randint(0, 8)] for _ in range(2000)]
     # ASCII with escapes among runs of plain bytes, around the 8-byte steps of is_ascii
     values += [_random_bytes(rng, (7, 8, 9, 15, 16, 17, 40), 0, 127) for _ in range(5000)]
-    values += [bytes(rng.choice(b"ab/\\\"\n\x01") for _ in range(rng.randint(0, 30))) for _ in range(2000)]
+    values += [bytes(rng.choice(b'ab/\\"\n\x01') for _ in range(rng.randint(0, 30))) for _ in range(2000)]
     for data in values:
         for param, charset in ((0, utf8), (1, cesu), (2, utf16)):
             got = native("str", data, param)

@@ -26,11 +26,22 @@ from replicator.schema.rows import SYS_ROW_FIELDS, XDB_TOKSUF_FIELDS, Kind, row_
 Handler = Callable[[dict[str, Any]], list[tuple[Any, ...]]]
 MASK64 = (1 << 64) - 1
 # Fields Oracle stores as NULL when the checkpoint holds the reader's default.
-NULL_WHEN = {("sys-col", "precision"): -1, ("sys-col", "scale"): -1, ("sys-ecol", "guard-id"): -1,
-             ("sys-obj", "data-obj"): 0}
+NULL_WHEN = {
+    ("sys-col", "precision"): -1,
+    ("sys-col", "scale"): -1,
+    ("sys-ecol", "guard-id"): -1,
+    ("sys-obj", "data-obj"): 0,
+}
 # XDB fields that are RAW columns (hex text in the checkpoint).
-RAW_FIELDS = {("xdb-ttset", "guid"), ("xdb-xnm", "id"), ("xdb-xpt", "path"), ("xdb-xpt", "id"),
-              ("xdb-xqn", "nmspcid"), ("xdb-xqn", "flags"), ("xdb-xqn", "id")}
+RAW_FIELDS = {
+    ("xdb-ttset", "guid"),
+    ("xdb-xnm", "id"),
+    ("xdb-xpt", "path"),
+    ("xdb-xpt", "id"),
+    ("xdb-xqn", "nmspcid"),
+    ("xdb-xqn", "flags"),
+    ("xdb-xqn", "id"),
+}
 _ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
 
@@ -51,6 +62,7 @@ class OraError(Exception):
 def rowid(data_obj: int, block: int, slot: int, afn: int = 1) -> str:
     def enc(value: int, width: int) -> str:
         return "".join(_ALPHABET[(value >> (6 * i)) & 63] for i in reversed(range(width)))
+
     return enc(data_obj, 6) + enc(afn, 3) + enc(block, 6) + enc(slot, 3)
 
 
@@ -120,8 +132,9 @@ class DictionaryTables:
         self.arrays: dict[str, list[dict[str, Any]]] = {}
         for key, value in doc.items():
             if key in SYS_ROW_FIELDS or key[:7] in XDB_TOKSUF_FIELDS:
-                self.arrays[key] = [{**r, **{f: _x128(r[f]) for f, k in row_fields(key) if k is Kind.X128}}
-                                    for r in value]
+                self.arrays[key] = [
+                    {**r, **{f: _x128(r[f]) for f, k in row_fields(key) if k is Kind.X128}} for r in value
+                ]
         self.arrays.setdefault("xdb-ttset", [])
 
     def rows(self, key: str) -> list[dict[str, Any]]:
@@ -145,8 +158,9 @@ class DictionaryTables:
             lobs = self.lobs(objs)
             parents = self.lob_parts(lobs)
             # The reader's UNION ALL: fragments of LOB partitions, then fragments of LOBs.
-            return ([r for r in self.rows(key) if r["parent-obj"] in parents]
-                    + [r for r in self.rows(key) if r["parent-obj"] in lobs])
+            return [r for r in self.rows(key) if r["parent-obj"] in parents] + [
+                r for r in self.rows(key) if r["parent-obj"] in lobs
+            ]
         link = {"sys-ecol": "tab-obj"}.get(key, "obj")
         if key == "sys-tabsubpart" and not by_user:
             link = "p-obj"
@@ -165,44 +179,106 @@ def add_distractors(doc: dict[str, Any]) -> dict[str, Any]:
     sys_id = next(u["user"] for u in doc["sys-user"] if u["name"] == "SYS")
     for owner, name in ((other, "T1"), (sys_id, "COLTYPE$"), (sys_id, "XCOL$"), (sys_id, "OBJ$_AUX")):
         obj += 1
-        doc["sys-obj"].append({"row-id": rid(), "owner": owner, "obj": obj, "data-obj": obj, "name": name,
-                               "type": 2, "flags": [0, 0], "single": 0})
-        doc["sys-tab"].append({"row-id": rid(), "obj": obj, "data-obj": obj, "ts": 0, "clu-cols": 0,
-                               "flags": [1, 0], "property": [0, 0]})
-        doc["sys-col"].append({"row-id": rid(), "obj": obj, "col": 1, "seg-col": 1, "int-col": 1, "name": "C1",
-                               "type": 2, "length": 22, "precision": -1, "scale": -1, "charset-form": 0,
-                               "charset-id": 0, "null": 0, "property": [0, 0]})
+        doc["sys-obj"].append(
+            {
+                "row-id": rid(),
+                "owner": owner,
+                "obj": obj,
+                "data-obj": obj,
+                "name": name,
+                "type": 2,
+                "flags": [0, 0],
+                "single": 0,
+            }
+        )
+        doc["sys-tab"].append(
+            {"row-id": rid(), "obj": obj, "data-obj": obj, "ts": 0, "clu-cols": 0, "flags": [1, 0], "property": [0, 0]}
+        )
+        doc["sys-col"].append(
+            {
+                "row-id": rid(),
+                "obj": obj,
+                "col": 1,
+                "seg-col": 1,
+                "int-col": 1,
+                "name": "C1",
+                "type": 2,
+                "length": 22,
+                "precision": -1,
+                "scale": -1,
+                "charset-form": 0,
+                "charset-id": 0,
+                "null": 0,
+                "property": [0, 0],
+            }
+        )
     return doc
 
 
-def recorded_from_checkpoint(doc: dict[str, Any], *, sequence: int = 42, banner: str | None = None,
-                             distractors: bool = True) -> RecordedDatabase:
+def recorded_from_checkpoint(
+    doc: dict[str, Any], *, sequence: int = 42, banner: str | None = None, distractors: bool = True
+) -> RecordedDatabase:
     """A RecordedDatabase answering as the database the checkpoint ``doc`` was taken from."""
     doc = add_distractors(doc) if distractors else doc
     tables = DictionaryTables(doc)
     db = RecordedDatabase()
     scn = doc["scn"]
     fra = doc["db-recovery-file-dest"]
-    db.on(sql.DATABASE, [("ARCHIVELOG", "YES", "YES" if doc["supp-log-db-primary"] else "NO",
-                          "YES" if doc["supp-log-db-all"] else "NO", "Big" if doc["big-endian"] else "Little",
-                          banner or "Oracle Database 23ai Enterprise Edition Release 23.0.0.0.0 - Production",
-                          doc["con-name"] or doc["context"], Decimal(scn), doc["db-timezone"],
-                          Decimal(doc["activation"]), "PRIMARY")])
+    db.on(
+        sql.DATABASE,
+        [
+            (
+                "ARCHIVELOG",
+                "YES",
+                "YES" if doc["supp-log-db-primary"] else "NO",
+                "YES" if doc["supp-log-db-all"] else "NO",
+                "Big" if doc["big-endian"] else "Little",
+                banner or "Oracle Database 23ai Enterprise Edition Release 23.0.0.0.0 - Production",
+                doc["con-name"] or doc["context"],
+                Decimal(scn),
+                doc["db-timezone"],
+                Decimal(doc["activation"]),
+                "PRIMARY",
+            )
+        ],
+    )
     db.on(sql.CONTAINER, [(str(doc["con-id"]), doc["con-name"], doc["context"])])
-    parameters = {"db_recovery_file_dest": fra or None, "log_archive_dest": doc["log-archive-dest"] or None,
-                  "db_block_checksum": doc["db-block-checksum"].lower(),
-                  "log_archive_format": doc["log-archive-format"]}
-    properties = {"NLS_CHARACTERSET": doc["nls-character-set"],
-                  "NLS_NCHAR_CHARACTERSET": doc["nls-nchar-character-set"]}
+    parameters = {
+        "db_recovery_file_dest": fra or None,
+        "log_archive_dest": doc["log-archive-dest"] or None,
+        "db_block_checksum": doc["db-block-checksum"].lower(),
+        "log_archive_format": doc["log-archive-format"],
+    }
+    properties = {
+        "NLS_CHARACTERSET": doc["nls-character-set"],
+        "NLS_NCHAR_CHARACTERSET": doc["nls-nchar-character-set"],
+    }
     db.on(sql.PARAMETER, lambda b: [(parameters[b["name"]],)] if b["name"] in parameters else [])
     db.on(sql.PROPERTY, lambda b: [(properties[b["name"]],)] if b["name"] in properties else [])
     db.on(sql.CURRENT_SCN, [(Decimal(scn),)])
     db.on(sql.SEQUENCE_AT_SCN, [(Decimal(sequence),)])
-    db.on(sql.INCARNATIONS, [(Decimal(i["incarnation"]), Decimal(i["resetlogs-scn"]),
-                              Decimal(i["prior-resetlogs-scn"]), i["status"], Decimal(i["resetlogs"]),
-                              Decimal(i["prior-incarnation"])) for i in doc["incarnations"]])
-    db.on(sql.LOG_FILES, lambda b: [(Decimal(g["group"]), path) for g in doc["online-redo"] for path in g["path"]]
-          if b["log_type"] == "ONLINE" else [])
+    db.on(
+        sql.INCARNATIONS,
+        [
+            (
+                Decimal(i["incarnation"]),
+                Decimal(i["resetlogs-scn"]),
+                Decimal(i["prior-resetlogs-scn"]),
+                i["status"],
+                Decimal(i["resetlogs"]),
+                Decimal(i["prior-incarnation"]),
+            )
+            for i in doc["incarnations"]
+        ],
+    )
+    db.on(
+        sql.LOG_FILES,
+        lambda b: (
+            [(Decimal(g["group"]), path) for g in doc["online-redo"] for path in g["path"]]
+            if b["log_type"] == "ONLINE"
+            else []
+        ),
+    )
     for table in sql.GRANT_VIEWS:
         db.on(sql.grant_probe(table), [])
     for table in sql.FLASHBACK_TABLES:
@@ -212,6 +288,7 @@ def recorded_from_checkpoint(doc: dict[str, Any], *, sequence: int = 42, banner:
         def handler(binds: dict[str, Any]) -> list[tuple[Any, ...]]:
             assert binds.get("scn") == scn, f"{key} read AS OF {binds.get('scn')}, expected {scn}"
             return [result_row(key, r) for r in rows(binds)]
+
         return handler
 
     db.on(sql.TS, dictionary("sys-ts", lambda b: tables.rows("sys-ts")))
@@ -225,15 +302,27 @@ def recorded_from_checkpoint(doc: dict[str, Any], *, sequence: int = 42, banner:
     def like(pattern: str, text: str) -> bool:
         return re.search(pattern, text) is not None  # REGEXP_LIKE: a match anywhere (the reader anchors)
 
-    db.on(sql.USERS, dictionary("sys-user", lambda b: [u for u in tables.rows("sys-user")
-                                                       if like(b["pattern"], u["name"])]))
-    db.on(sql.OBJECTS_OF_USER, dictionary("sys-obj", lambda b: [o for o in tables.rows("sys-obj")
-                                                                if o["owner"] == b["owner_id"]]))
-    db.on(sql.OBJECTS_NAMED, dictionary("sys-obj", lambda b: [o for o in tables.rows("sys-obj")
-                                                              if o["owner"] == b["owner_id"]
-                                                              and like(b["pattern"], o["name"])]))
+    db.on(
+        sql.USERS,
+        dictionary("sys-user", lambda b: [u for u in tables.rows("sys-user") if like(b["pattern"], u["name"])]),
+    )
+    db.on(
+        sql.OBJECTS_OF_USER,
+        dictionary("sys-obj", lambda b: [o for o in tables.rows("sys-obj") if o["owner"] == b["owner_id"]]),
+    )
+    db.on(
+        sql.OBJECTS_NAMED,
+        dictionary(
+            "sys-obj",
+            lambda b: [
+                o for o in tables.rows("sys-obj") if o["owner"] == b["owner_id"] and like(b["pattern"], o["name"])
+            ],
+        ),
+    )
     for key in sql.DETAIL_KEYS:
-        db.on(sql.DETAILS_OF_USER[key],
-              dictionary(key, lambda b, k=key: tables.details(k, tables.owned(b["owner_id"]), True)))
+        db.on(
+            sql.DETAILS_OF_USER[key],
+            dictionary(key, lambda b, k=key: tables.details(k, tables.owned(b["owner_id"]), True)),
+        )
         db.on(sql.DETAILS_OF_OBJECT[key], dictionary(key, lambda b, k=key: tables.details(k, {b["obj"]}, False)))
     return db

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 from recorded_db import RecordedDatabase, recorded_from_checkpoint
 
-from replicator.runner.daemon import Daemon
 from replicator.online import sql, startup
 from replicator.online.locator import DatabaseLogLocator
+from replicator.runner.daemon import Daemon
 from replicator.schema.document import format_schema_checkpoint, parse_schema_checkpoint
 
 SHARED = Path(__file__).resolve().parents[3].parent / "shared"
@@ -33,8 +33,13 @@ ARCHIVES = {15: "arch1_15_1224959854.dbf", 16: "arch1_16_1224959854.dbf"}
 def _config(tmp_path: Path, state: Path) -> Path:
     cfg = json.loads((FREE23 / "olr-config.json").read_text())
     cfg["state"]["path"] = str(state)
-    cfg["source"][0]["reader"] = {"type": "online", "user": "c##olr", "password": "secret",
-                                  "server": "//db.invalid:1521/ORCLPDB1", "host-timezone": "+00:00"}
+    cfg["source"][0]["reader"] = {
+        "type": "online",
+        "user": "c##olr",
+        "password": "secret",
+        "server": "//db.invalid:1521/ORCLPDB1",
+        "host-timezone": "+00:00",
+    }
     cfg["source"][0].update({"arch-read-sleep-us": 50000, "arch-read-tries": 1000, "redo-read-sleep-us": 20000})
     cfg["target"][0]["writer"].update({"output": str(tmp_path / "out.json"), "poll-interval-us": 20000})
     path = tmp_path / "OpenLogReplicator.json"
@@ -44,8 +49,14 @@ def _config(tmp_path: Path, state: Path) -> Path:
 
 def _database(doc: dict, arch: Path) -> RecordedDatabase:
     db = recorded_from_checkpoint(doc, sequence=15, banner="Oracle Database 23ai Free Release 23.0.0.0.0")
-    db.on(sql.ARCHIVED_LOGS, lambda b: [(str(arch / name), Decimal(seq), Decimal(0), Decimal(0))
-                                        for seq, name in sorted(ARCHIVES.items()) if seq >= b["seq"]])
+    db.on(
+        sql.ARCHIVED_LOGS,
+        lambda b: [
+            (str(arch / name), Decimal(seq), Decimal(0), Decimal(0))
+            for seq, name in sorted(ARCHIVES.items())
+            if seq >= b["seq"]
+        ],
+    )
     return db
 
 

@@ -18,16 +18,32 @@ from replicator.online.connection import (
 )
 from replicator.online.loader import StartRequest, read_facts, start_scn, start_sequence
 
-DATABASE_ROW = ("ARCHIVELOG", "YES", "NO", "NO", "Little", "Oracle Database 19c Enterprise Edition", "ORCL",
-                Decimal(1000), "+00:00", Decimal(77), "PRIMARY")
+DATABASE_ROW = (
+    "ARCHIVELOG",
+    "YES",
+    "NO",
+    "NO",
+    "Little",
+    "Oracle Database 19c Enterprise Edition",
+    "ORCL",
+    Decimal(1000),
+    "+00:00",
+    Decimal(77),
+    "PRIMARY",
+)
 
 
 def facts_db(row: tuple = DATABASE_ROW, **parameters: str | None) -> RecordedDatabase:
     db = RecordedDatabase()
     db.on(sql.DATABASE, [row] if row else [])
     db.on(sql.CONTAINER, [("3", "PDB1", "CDB1")])
-    params = {"db_recovery_file_dest": None, "log_archive_dest": "/arch/", "db_block_checksum": "typical",
-              "log_archive_format": "%t_%s_%r.arc", **parameters}
+    params = {
+        "db_recovery_file_dest": None,
+        "log_archive_dest": "/arch/",
+        "db_block_checksum": "typical",
+        "log_archive_format": "%t_%s_%r.arc",
+        **parameters,
+    }
     db.on(sql.PARAMETER, lambda b: [(params[b["name"]],)] if b["name"] in params else [])
     props = {"NLS_CHARACTERSET": "AL32UTF8", "NLS_NCHAR_CHARACTERSET": "AL16UTF16"}
     db.on(sql.PROPERTY, lambda b: [(props[b["name"]],)] if b["name"] in props else [])
@@ -48,17 +64,22 @@ def test_facts_of_a_healthy_database() -> None:
     assert facts.log_archive_dest == "/arch"  # trailing '/' stripped (warning 60026)
     assert facts.db_block_checksum == "TYPICAL"
     assert facts.log_archive_format == "%t_%s_%r.arc"  # no FRA: the parameter
-    assert [(g.group, g.paths) for g in facts.online_redo] == [(1, ["/redo/r1a.log", "/redo/r1b.log"]),
-                                                               (2, ["/redo/r2.log"])]
+    assert [(g.group, g.paths) for g in facts.online_redo] == [
+        (1, ["/redo/r1a.log", "/redo/r1b.log"]),
+        (2, ["/redo/r2.log"]),
+    ]
     assert facts.resetlogs == 555 and facts.activation == 77
 
 
-@pytest.mark.parametrize(("change", "code"), [
-    ({0: "NOARCHIVELOG"}, 10021),
-    ({1: "NO"}, 10022),
-    ({10: "SNAPSHOT STANDBY"}, 10038),
-    ({8: "Europe/Warsaw"}, 10068),
-])
+@pytest.mark.parametrize(
+    ("change", "code"),
+    [
+        ({0: "NOARCHIVELOG"}, 10021),
+        ({1: "NO"}, 10022),
+        ({10: "SNAPSHOT STANDBY"}, 10038),
+        ({8: "Europe/Warsaw"}, 10068),
+    ],
+)
 def test_database_that_cannot_be_replicated(change: dict[int, str], code: int) -> None:
     row = tuple(change.get(i, v) for i, v in enumerate(DATABASE_ROW))
     assert code_of(lambda: read_facts(facts_db(row))) == code

@@ -45,8 +45,11 @@ def _load(path: Path) -> dict:
 
 
 def _request(doc: dict) -> StartRequest:
-    custom_format = (doc["log-archive-format"] if doc["db-recovery-file-dest"]
-                     and doc["log-archive-format"] != DEFAULT_LOG_ARCHIVE_FORMAT else None)
+    custom_format = (
+        doc["log-archive-format"]
+        if doc["db-recovery-file-dest"] and doc["log-archive-format"] != DEFAULT_LOG_ARCHIVE_FORMAT
+        else None
+    )
     return StartRequest(database=doc["database"], owners=list(doc["users"]), log_archive_format=custom_format)
 
 
@@ -96,8 +99,7 @@ def test_two_rules_for_one_owner_read_it_once() -> None:
     built = build_schema_checkpoint(db, request)
     assert built.users == ["OLR_TEST", "OLR_T.*"] or sorted(built.users) == ["OLR_T.*", "OLR_TEST"]
     assert len([s for s, _ in db.asked if s == sql.OBJECTS_OF_USER]) == 1
-    assert format_schema_checkpoint(replace(built, users=["OLR_TEST"])) == \
-        format_schema_checkpoint(_expected(doc))
+    assert format_schema_checkpoint(replace(built, users=["OLR_TEST"])) == format_schema_checkpoint(_expected(doc))
 
 
 def test_start_time_and_sequence() -> None:
@@ -111,8 +113,26 @@ def test_start_time_and_sequence() -> None:
 
 
 def test_row_mapping_of_nulls_raw_and_128_bit_numbers() -> None:
-    row = dictionary_row("sys-col", ("AAAAACAAAAAAFQ+AAH", Decimal(7), 1, 1, 1, "ID", 2, 22, None, None, None, None,
-                                     Decimal(1), Decimal(5), Decimal(1)))
+    row = dictionary_row(
+        "sys-col",
+        (
+            "AAAAACAAAAAAFQ+AAH",
+            Decimal(7),
+            1,
+            1,
+            1,
+            "ID",
+            2,
+            22,
+            None,
+            None,
+            None,
+            None,
+            Decimal(1),
+            Decimal(5),
+            Decimal(1),
+        ),
+    )
     assert (row["precision"], row["scale"], row["charset-form"], row["property"]) == (-1, -1, 0, 5 | 1 << 64)
     qn = dictionary_row("xdb-xqn28IKGI9555TUFE0OPPJDF69FIJ", ("AAAGisAAAAAAD1VAAA", b"\x01", "lang", b"\x01", b"\x1a"))
     assert (qn["nmspcid"], qn["flags"], qn["id"]) == ("01", "01", "1A")

@@ -20,9 +20,16 @@ class Clock:
 
 
 def _locator(db: RecordedDatabase, clock: Clock, **kw) -> DatabaseLogLocator:
-    return DatabaseLogLocator(online_groups=[["/old/r1.log"]], archive_dirs=[], archive_format="%t_%s_%r.arc",
-                              path_mapping=[("/db/arch", kw.pop("local", "/db/arch"))], db=db, resetlogs=555,
-                              clock=clock, **kw)
+    return DatabaseLogLocator(
+        online_groups=[["/old/r1.log"]],
+        archive_dirs=[],
+        archive_format="%t_%s_%r.arc",
+        path_mapping=[("/db/arch", kw.pop("local", "/db/arch"))],
+        db=db,
+        resetlogs=555,
+        clock=clock,
+        **kw,
+    )
 
 
 def test_archived_logs_come_from_the_database_mapped_and_throttled(tmp_path: Path) -> None:
@@ -30,8 +37,12 @@ def test_archived_logs_come_from_the_database_mapped_and_throttled(tmp_path: Pat
     local.mkdir()
     (local / "1_7_555.arc").write_bytes(b"x")
     db = RecordedDatabase()
-    db.on(sql.ARCHIVED_LOGS, lambda b: [("/db/arch/1_7_555.arc", Decimal(7), Decimal(1), Decimal(2))]
-          if b == {"seq": 7, "resetlogs": 555} else [])
+    db.on(
+        sql.ARCHIVED_LOGS,
+        lambda b: (
+            [("/db/arch/1_7_555.arc", Decimal(7), Decimal(1), Decimal(2))] if b == {"seq": 7, "resetlogs": 555} else []
+        ),
+    )
     clock = Clock()
     locator = _locator(db, clock, local=str(local), arch="online-keep")
     assert locator.archived(7) == str(local / "1_7_555.arc")
@@ -41,8 +52,11 @@ def test_archived_logs_come_from_the_database_mapped_and_throttled(tmp_path: Pat
     assert locator.archived(8) is None  # asked again within a second: no new query
     clock.now += 1.5
     assert locator.archived(8) is None
-    assert [b for s, b in db.asked] == [{"seq": 7, "resetlogs": 555}, {"seq": 8, "resetlogs": 555},
-                                        {"seq": 8, "resetlogs": 555}]
+    assert [b for s, b in db.asked] == [
+        {"seq": 7, "resetlogs": 555},
+        {"seq": 8, "resetlogs": 555},
+        {"seq": 8, "resetlogs": 555},
+    ]
     assert not db.closed  # online-keep keeps the session
     assert list(locator.archive_files()) == [(7, str(local / "1_7_555.arc"))]
 
@@ -53,8 +67,13 @@ def test_arch_online_closes_the_session_and_path_scans_directories(tmp_path: Pat
     locator = _locator(db, Clock())
     assert locator.archived(3) is None and db.closed
     (tmp_path / "1_3_555.arc").write_bytes(b"x")
-    scan = DatabaseLogLocator(online_groups=[], archive_dirs=[str(tmp_path)], archive_format="%t_%s_%r.arc",
-                              db=RecordedDatabase(), arch="path")
+    scan = DatabaseLogLocator(
+        online_groups=[],
+        archive_dirs=[str(tmp_path)],
+        archive_format="%t_%s_%r.arc",
+        db=RecordedDatabase(),
+        arch="path",
+    )
     assert scan.archived(3) == str(tmp_path / "1_3_555.arc")  # no query: a directory scan
 
 

@@ -19,7 +19,7 @@ SCRIPT = Path(__file__).resolve().parents[3] / "deploy" / "sql" / "create-schema
 
 def select_list(statement: str) -> list[str]:
     """The columns of the first SELECT, split at top-level commas."""
-    body = statement[statement.index("SELECT") + 6:]
+    body = statement[statement.index("SELECT") + 6 :]
     depth, start, columns = 0, 0, []
     for i, ch in enumerate(body):
         if ch == "(":
@@ -39,9 +39,15 @@ def column_count(key: str) -> int:
 
 
 def dictionary_statements() -> list[tuple[str, str]]:
-    found = [("sys-ts", sql.TS), ("xdb-ttset", sql.XDB_TTSET), ("sys-user", sql.USERS),
-             ("sys-obj", sql.OBJECTS_OF_USER), ("sys-obj", sql.OBJECTS_NAMED),
-             ("sys-ecol", sql.ECOL_11_OF_USER), ("sys-ecol", sql.ECOL_11_OF_OBJECT)]
+    found = [
+        ("sys-ts", sql.TS),
+        ("xdb-ttset", sql.XDB_TTSET),
+        ("sys-user", sql.USERS),
+        ("sys-obj", sql.OBJECTS_OF_USER),
+        ("sys-obj", sql.OBJECTS_NAMED),
+        ("sys-ecol", sql.ECOL_11_OF_USER),
+        ("sys-ecol", sql.ECOL_11_OF_OBJECT),
+    ]
     for key in sql.DETAIL_KEYS:
         found += [(key, sql.DETAILS_OF_USER[key]), (key, sql.DETAILS_OF_OBJECT[key])]
     found += [(prefix + "SUF", sql.xdb_statement(prefix, "SUF")) for prefix in sql.XDB_PREFIXES]
@@ -70,10 +76,28 @@ def test_names_that_cannot_be_bound_are_checked() -> None:
 
 def test_sqlplus_script_writes_every_checkpoint_field() -> None:
     text = SCRIPT.read_text()
-    header = ["database", "scn", "resetlogs", "activation", "time", "seq", "offset", "big-endian", "context", "con-id",
-              "con-name", "db-timezone", "db-recovery-file-dest", "db-block-checksum", "log-archive-dest",
-              "log-archive-format", "nls-character-set", "nls-nchar-character-set", "supp-log-db-primary",
-              "supp-log-db-all"]
+    header = [
+        "database",
+        "scn",
+        "resetlogs",
+        "activation",
+        "time",
+        "seq",
+        "offset",
+        "big-endian",
+        "context",
+        "con-id",
+        "con-name",
+        "db-timezone",
+        "db-recovery-file-dest",
+        "db-block-checksum",
+        "log-archive-dest",
+        "log-archive-format",
+        "nls-character-set",
+        "nls-nchar-character-set",
+        "supp-log-db-primary",
+        "supp-log-db-all",
+    ]
     for key in header:
         assert f"'{key}' VALUE" in text, key
     for key in ("online-redo", "incarnations", "users", "schema-scn"):

@@ -44,8 +44,9 @@ def test_pruning_follows_a_reference_to_a_reference(tmp_path: Path) -> None:
     for scn in (100, 300):
         _write(first, scn)
     text = (tmp_path / "TEST-chkpt-300.json").read_text()
-    (tmp_path / "TEST-chkpt-400.json").write_text(text.replace('"scn":300', '"scn":400')
-                                                  .replace('"schema-ref-scn":100', '"schema-ref-scn":300'))
+    (tmp_path / "TEST-chkpt-400.json").write_text(
+        text.replace('"scn":300', '"scn":400').replace('"schema-ref-scn":100', '"schema-ref-scn":300')
+    )
     pruning = CheckpointManager(str(tmp_path), "TEST", keep=1, start_scn=450)
     pruning.saved = None
     _write(pruning, 500)  # (full: a new process's first file)

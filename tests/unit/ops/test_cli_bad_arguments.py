@@ -51,8 +51,9 @@ USAGE = [  # argparse-level problems: exit 2 with ERROR 30002
 
 
 @pytest.mark.parametrize("argv", USAGE, ids=lambda a: " ".join(a) or "(none)")
-def test_usage_errors_are_coded(argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                caplog: pytest.LogCaptureFixture) -> None:
+def test_usage_errors_are_coded(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
     rc, text = _run([a.replace("{tmp}", str(tmp_path / "out")) for a in argv], capsys, caplog)
     assert rc == 2 and "ERROR 30002" in text and "Traceback" not in text, text
 
@@ -89,8 +90,9 @@ CODED = [  # (argv, code); {tmp} is a fresh directory, {text} a file that is not
 
 
 @pytest.mark.parametrize("argv,code", CODED, ids=lambda a: " ".join(a) if isinstance(a, list) else str(a))
-def test_bad_values_are_coded(argv: list[str], code: int, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                              caplog: pytest.LogCaptureFixture) -> None:
+def test_bad_values_are_coded(
+    argv: list[str], code: int, tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
     if argv[0] == "spark":
         pytest.importorskip("pyspark")
     text_file = _not_redo(tmp_path)
@@ -99,21 +101,43 @@ def test_bad_values_are_coded(argv: list[str], code: int, tmp_path: Path, capsys
     assert rc == 1 and f"{code:05d}" in text and "Traceback" not in text, text
 
 
-def test_redogen_checked_params_still_work(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                           caplog: pytest.LogCaptureFixture) -> None:
+def test_redogen_checked_params_still_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
     """Typed --param values (a tuple, a bool, an int) are accepted and used."""
-    rc, text = _run(["redogen", "mixed", "-o", str(tmp_path), "--param", "events=5", "--param", "wide=0",
-                     "--param", "big=false", "--no-expected"], capsys, caplog)
+    rc, text = _run(
+        [
+            "redogen",
+            "mixed",
+            "-o",
+            str(tmp_path),
+            "--param",
+            "events=5",
+            "--param",
+            "wide=0",
+            "--param",
+            "big=false",
+            "--no-expected",
+        ],
+        capsys,
+        caplog,
+    )
     assert rc == 0, text
-    rc, text = _run(["redogen", "oltp", "-o", str(tmp_path / "o"), "--param", "rows=1,3", "--size", "64k",
-                     "--no-expected"], capsys, caplog)
+    rc, text = _run(
+        ["redogen", "oltp", "-o", str(tmp_path / "o"), "--param", "rows=1,3", "--size", "64k", "--no-expected"],
+        capsys,
+        caplog,
+    )
     assert rc == 0, text
 
 
-@pytest.mark.parametrize(("target", "phrase"), [("{tmp}", "is a directory: dump takes redo log files"),
-                                                ("{tmp}/absent.dbf", "absent.dbf does not exist")])
-def test_dump_names_the_path(target: str, phrase: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                             caplog: pytest.LogCaptureFixture) -> None:
+@pytest.mark.parametrize(
+    ("target", "phrase"),
+    [("{tmp}", "is a directory: dump takes redo log files"), ("{tmp}/absent.dbf", "absent.dbf does not exist")],
+)
+def test_dump_names_the_path(
+    target: str, phrase: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
     path = target.format(tmp=tmp_path)
     rc, text = _run(["dump", path], capsys, caplog)
     assert rc == 1 and f"ERROR 10001 {path}" in text.replace("redo log ", "") and phrase in text, text

@@ -72,8 +72,11 @@ def build_context(root: Path = REPO) -> list[str]:
         rel_dir = os.path.relpath(directory, root)
         rel_dir = "" if rel_dir == "." else rel_dir + "/"
         # Descend into an excluded directory only when an exception could re-include something in it.
-        dirs[:] = [d for d in dirs if not _excluded(rel_dir + d, rules)
-                   or any(r.pattern.startswith(re.escape(rel_dir + d)) for r in keep_dirs)]
+        dirs[:] = [
+            d
+            for d in dirs
+            if not _excluded(rel_dir + d, rules) or any(r.pattern.startswith(re.escape(rel_dir + d)) for r in keep_dirs)
+        ]
         found += [rel_dir + f for f in files if not _excluded(rel_dir + f, rules)]
     return sorted(found)
 
@@ -90,8 +93,9 @@ def test_context_holds_sources_only() -> None:
     context = build_context()
     assert context, "nothing in the build context"
     assert not [p for p in context if p.startswith((".venv/", "tests/", "docs/", ".git/"))]
-    assert not [p for p in context if re.search(r"(\.so|\.c|\.pyc|_build_error\.txt)$", p)], \
+    assert not [p for p in context if re.search(r"(\.so|\.c|\.pyc|_build_error\.txt)$", p)], (
         "build output of the native core would reach the image"
+    )
     wanted = {"pyproject.toml", "setup.py", "README.md", "replicator/native/_core.pyx", "replicator/cli.py"}
     assert wanted <= set(context)
     size = sum((REPO / p).stat().st_size for p in context)
@@ -99,8 +103,9 @@ def test_context_holds_sources_only() -> None:
     for instruction in (i for stage in ("build", "spark", "runtime") for i in _stage(stage)):
         if instruction.startswith("COPY ") and "--from=" not in instruction:
             for source in instruction.split()[1:-1]:
-                assert any(p == source or p.startswith(source.rstrip("/") + "/") for p in context), \
+                assert any(p == source or p.startswith(source.rstrip("/") + "/") for p in context), (
                     f"{instruction}: {source} is not in the build context"
+                )
 
 
 def test_build_stage_requires_the_native_core() -> None:
@@ -139,11 +144,18 @@ def test_required_native_core_fails_the_build_without_cython(tmp_path: Path) -> 
     hidden.mkdir(parents=True)
     (hidden / "__init__.py").write_text("raise ImportError('Cython hidden by the test')\n")
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "hide")}
-    proc = subprocess.run([sys.executable, "setup.py", "--name"], cwd=context, capture_output=True, text=True,
-                          timeout=120, env={**env, "REPLICATOR_REQUIRE_NATIVE": "1"})
+    proc = subprocess.run(
+        [sys.executable, "setup.py", "--name"],
+        cwd=context,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**env, "REPLICATOR_REQUIRE_NATIVE": "1"},
+    )
     assert proc.returncode != 0 and "the native core must build" in proc.stderr, proc.stdout + proc.stderr
-    proc = subprocess.run([sys.executable, "setup.py", "--name"], cwd=context, capture_output=True, text=True,
-                          timeout=120, env=env)
+    proc = subprocess.run(
+        [sys.executable, "setup.py", "--name"], cwd=context, capture_output=True, text=True, timeout=120, env=env
+    )
     assert proc.returncode == 0 and "the python engine will be used" in proc.stdout, proc.stdout + proc.stderr
 
 
@@ -171,10 +183,19 @@ def test_build_stage_makes_a_native_wheel(tmp_path: Path) -> None:
     wheels = list((src / "wheels").glob("replicator-*.whl"))
     assert len(wheels) == 1 and problems(wheels[0]) == [] and not wheels[0].name.endswith("none-any.whl")
     site = tmp_path / "site"  # the runtime stage's check, on the wheel installed alone
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheels[0])],
-                   check=True, timeout=300)
-    proc = subprocess.run([sys.executable, "-m", "replicator.native"], capture_output=True, text=True, timeout=120,
-                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(site)})
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheels[0])],
+        check=True,
+        timeout=300,
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "replicator.native"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(site)},
+    )
     assert proc.returncode == 0 and str(site) in proc.stdout, proc.stdout + proc.stderr
 
 
@@ -187,9 +208,24 @@ def test_build_says_it_compiles(tmp_path: Path) -> None:
     context = _context_copy(tmp_path)
     shutil.copy2(generated, context / "replicator" / "native" / "_core.c")  # up to date: no translation
     env = {**os.environ, "CC": "false"}  # the compile fails at once: only the announcement is wanted
-    proc = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--build-lib", str(tmp_path / "lib"),
-                           "--build-temp", str(tmp_path / "tmp")], cwd=context, capture_output=True, text=True,
-                          timeout=300, env=env, start_new_session=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "setup.py",
+            "-q",
+            "build_ext",
+            "--build-lib",
+            str(tmp_path / "lib"),
+            "--build-temp",
+            str(tmp_path / "tmp"),
+        ],
+        cwd=context,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        start_new_session=True,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "replicator: compiling replicator.native._core with the C compiler" in proc.stderr, proc.stderr
     assert "translating" not in proc.stderr and "the python engine will be used" in proc.stdout

@@ -23,7 +23,7 @@ def _used_codes() -> dict[int, str]:
         text = path.read_text()
         for pattern in (LOGGED, RAISED, CODE_CLASS):
             for match in pattern.finditer(text):
-                used.setdefault(int(match[1]), f"{path.relative_to(ROOT)}:{text[:match.start()].count(chr(10)) + 1}")
+                used.setdefault(int(match[1]), f"{path.relative_to(ROOT)}:{text[: match.start()].count(chr(10)) + 1}")
     return used
 
 

@@ -32,7 +32,8 @@ def _modules() -> dict[str, Path]:
 def _type_checking(node: ast.If) -> bool:
     test = node.test
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
@@ -50,7 +51,7 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
                 found.update(alias.name for alias in child.names)
             elif isinstance(child, ast.ImportFrom):
                 if child.level:
-                    base = package.split(".")[:len(package.split(".")) - child.level + 1]
+                    base = package.split(".")[: len(package.split(".")) - child.level + 1]
                     source = ".".join(base + ([child.module] if child.module else []))
                 else:
                     source = child.module or ""
@@ -110,14 +111,20 @@ def test_cycle_finder() -> None:
 
 def test_imports_count_function_local_ones_not_type_checking(tmp_path: Path) -> None:
     path = tmp_path / "m.py"
-    path.write_text("from typing import TYPE_CHECKING\n"
-                    "from replicator.pkg import sub, name\n"
-                    "if TYPE_CHECKING:\n    from replicator.typed import T\n"
-                    "def f():\n    from .local import g\n")
-    modules = dict.fromkeys(["replicator.pkg.m", "replicator.pkg", "replicator.pkg.sub", "replicator.pkg.local",
-                             "replicator.typed"], path)
-    assert _imports("replicator.pkg.m", path, modules) == {"replicator.pkg", "replicator.pkg.sub",
-                                                            "replicator.pkg.local"}
+    path.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from replicator.pkg import sub, name\n"
+        "if TYPE_CHECKING:\n    from replicator.typed import T\n"
+        "def f():\n    from .local import g\n"
+    )
+    modules = dict.fromkeys(
+        ["replicator.pkg.m", "replicator.pkg", "replicator.pkg.sub", "replicator.pkg.local", "replicator.typed"], path
+    )
+    assert _imports("replicator.pkg.m", path, modules) == {
+        "replicator.pkg",
+        "replicator.pkg.sub",
+        "replicator.pkg.local",
+    }
 
 
 def test_no_import_cycles() -> None:

@@ -10,8 +10,10 @@ from ops_helpers import REPO
 
 from replicator.cli import main
 
-EXAMPLES = sorted((REPO / "config").glob("*.json")) + [REPO / "OpenLogReplicator.json.example",
-                                                        REPO / "deploy" / "compose" / "OpenLogReplicator.json"]
+EXAMPLES = sorted((REPO / "config").glob("*.json")) + [
+    REPO / "OpenLogReplicator.json.example",
+    REPO / "deploy" / "compose" / "OpenLogReplicator.json",
+]
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
@@ -25,15 +27,31 @@ def test_examples_pass(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 BROKEN = [
     (lambda c: c.update({"log-level": 9}), "log-level", "9", "{0 .. 4}"),
     (lambda c: c["memory"].update({"min-mb": 8}), "memory.min-mb", "8", "at least 32"),
-    (lambda c: c.update({"metrics": {"type": "prometheus", "bind": "localhost"}}), "metrics.bind", "localhost",
-     '"host:port"'),
-    (lambda c: c["source"][0]["reader"].update({"disable-checks": 99}), "source[0].reader.disable-checks", "99",
-     "{0 .. 15}"),
+    (
+        lambda c: c.update({"metrics": {"type": "prometheus", "bind": "localhost"}}),
+        "metrics.bind",
+        "localhost",
+        '"host:port"',
+    ),
+    (
+        lambda c: c["source"][0]["reader"].update({"disable-checks": 99}),
+        "source[0].reader.disable-checks",
+        "99",
+        "{0 .. 15}",
+    ),
     (lambda c: c["source"][0]["format"].update({"xid": 7}), "source[0].format.xid", "7", "{0 .. 3}"),
-    (lambda c: c["target"][0]["writer"].update({"poll-interval-us": 5}), "target[0].writer.poll-interval-us", "5",
-     "{100 .. 3600000000}"),
-    (lambda c: c["source"][0]["format"].update({"type": "xml"}), "source[0].format.type", "xml",
-     '"protobuf", "json", "debezium"'),
+    (
+        lambda c: c["target"][0]["writer"].update({"poll-interval-us": 5}),
+        "target[0].writer.poll-interval-us",
+        "5",
+        "{100 .. 3600000000}",
+    ),
+    (
+        lambda c: c["source"][0]["format"].update({"type": "xml"}),
+        "source[0].format.type",
+        "xml",
+        '"protobuf", "json", "debezium"',
+    ),
 ]
 
 

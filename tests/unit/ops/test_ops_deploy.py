@@ -40,19 +40,29 @@ def _unit_for_verify(tmp_path: Path) -> Path:
 
 def test_unit_passes_systemd_analyze_verify(tmp_path: Path) -> None:
     tool = _systemd_analyze()
-    proc = subprocess.run([tool, "verify", str(_unit_for_verify(tmp_path))], capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run([tool, "verify", str(_unit_for_verify(tmp_path))], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and not proc.stderr.strip() and not proc.stdout.strip(), proc.stderr + proc.stdout
 
 
 def test_unit_is_sandboxed(tmp_path: Path) -> None:
     text = (DEPLOY / "replicator.service").read_text()
-    for line in ("Type=notify", "Restart=on-failure", "User=replicator", "ProtectSystem=strict",
-                 "NoNewPrivileges=yes", "WatchdogSec=", "StateDirectory=replicator/checkpoint"):
+    for line in (
+        "Type=notify",
+        "Restart=on-failure",
+        "User=replicator",
+        "ProtectSystem=strict",
+        "NoNewPrivileges=yes",
+        "WatchdogSec=",
+        "StateDirectory=replicator/checkpoint",
+    ):
         assert line in text
     tool = _systemd_analyze()
-    proc = subprocess.run([tool, "security", "--offline=yes", "--no-pager", str(_unit_for_verify(tmp_path))],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [tool, "security", "--offline=yes", "--no-pager", str(_unit_for_verify(tmp_path))],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     found = re.search(r"Overall exposure level for \S+: ([0-9.]+)", proc.stdout)
     if proc.returncode != 0 and found is None:
         pytest.skip(f"systemd-analyze security --offline not supported here: {proc.stderr.strip()[:200]}")
@@ -77,8 +87,9 @@ def test_compose_file_is_valid_and_complete() -> None:
     for name in ("replicator", "spark"):
         build = services[name]["build"]
         assert (DEPLOY / build["context"] / build["dockerfile"]).exists()
-    assert set(compose["volumes"]) >= {v.split(":")[0] for s in services.values() for v in s.get("volumes", [])
-                                       if not v.startswith(("$", "."))}
+    assert set(compose["volumes"]) >= {
+        v.split(":")[0] for s in services.values() for v in s.get("volumes", []) if not v.startswith(("$", "."))
+    }
 
 
 def test_compose_config_and_metrics_port_agree(tmp_path: Path) -> None:
@@ -98,14 +109,18 @@ def test_dockerfile_is_slim_non_root_with_healthcheck() -> None:
     stages = re.findall(r"^FROM (\S+)(?: AS (\S+))?", text, re.M)
     assert all("slim" in image for image, _ in stages)
     assert stages[-1][1] == "runtime", "the default (last) stage must be the daemon"
-    runtime = text[text.rindex("FROM "):]
+    runtime = text[text.rindex("FROM ") :]
     assert re.search(r"^USER replicator$", runtime, re.M) and "HEALTHCHECK" in runtime
     for source in re.findall(r"^COPY (?!--from)(\S+)", text, re.M):
         assert (REPO / source).exists(), source
     hadolint = shutil.which("hadolint")
     if hadolint:  # optional extra lint when available
-        proc = subprocess.run([hadolint, "--failure-threshold", "error", str(DEPLOY / "Dockerfile")],
-                              capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [hadolint, "--failure-threshold", "error", str(DEPLOY / "Dockerfile")],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert proc.returncode == 0, proc.stdout
 
 
@@ -134,6 +149,9 @@ def test_grafana_provisioning_and_dashboard() -> None:
     for panel in dashboard["panels"]:
         assert panel["datasource"]["uid"] == uid
         for target in panel["targets"]:
-            names = set(re.findall(r"\b([a-z_]+(?:_total|_mb|_seconds|_lag|_state|_scn|_sequence|_depth|_bytes))\b",
-                                   target["expr"]))
+            names = set(
+                re.findall(
+                    r"\b([a-z_]+(?:_total|_mb|_seconds|_lag|_state|_scn|_sequence|_depth|_bytes))\b", target["expr"]
+                )
+            )
             assert names and names <= known, f"{panel['title']}: unknown series {names - known}"

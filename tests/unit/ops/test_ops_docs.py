@@ -24,7 +24,7 @@ def test_config_reference_shows_ranges_and_defaults() -> None:
     text = docs_gen.config_reference()
     assert "| `log-level` | unsigned 64-bit | 0..4 | `3` |" in text
     assert "| `timestamp-type` | unsigned 64-bit | 0..15 |" in text  # OLR's error text says "one of {0, 15}"
-    assert "| `bind` | string | at most 256 bytes; \"host:port\" |" in text
+    assert '| `bind` | string | at most 256 bytes; "host:port" |' in text
     assert "## `target[0].writer (kafka)`" in text
 
 

@@ -12,10 +12,26 @@ from replicator.events import RowChange, Table, Transaction
 from replicator.ops.metrics import SERVICE_STATES, Metrics, parse_bind
 from replicator.ops.metrics_tally import Tally, ddl_type
 
-OLR_FAMILIES = ["bytes_confirmed", "bytes_parsed", "bytes_read", "bytes_sent", "messages_confirmed",
-                "messages_sent", "checkpoints", "checkpoint_lag", "ddl_ops", "dml_ops", "log_switches",
-                "log_switches_lag", "memory_allocated_mb", "memory_used_total_mb", "memory_used_mb",
-                "service_state", "swap_operations_mb", "swap_usage_mb"]
+OLR_FAMILIES = [
+    "bytes_confirmed",
+    "bytes_parsed",
+    "bytes_read",
+    "bytes_sent",
+    "messages_confirmed",
+    "messages_sent",
+    "checkpoints",
+    "checkpoint_lag",
+    "ddl_ops",
+    "dml_ops",
+    "log_switches",
+    "log_switches_lag",
+    "memory_allocated_mb",
+    "memory_used_total_mb",
+    "memory_used_mb",
+    "service_state",
+    "swap_operations_mb",
+    "swap_usage_mb",
+]
 
 
 def _row(op: str, owner: str = "APP", name: str = "T", system: bool = False) -> RowChange:
@@ -75,9 +91,15 @@ def test_publish_adds_differences_and_never_goes_back() -> None:
     assert value(parse_metrics(m.render()), "bytes_read_total") == 8292
 
 
-@pytest.mark.parametrize(("mode", "user", "system"), [
-    ("none", ("", ""), ("", "")), ("filter", ("APP", "T"), ("", "")),
-    ("sys", ("", ""), ("SYS", "OBJ$")), ("all", ("APP", "T"), ("SYS", "OBJ$"))])
+@pytest.mark.parametrize(
+    ("mode", "user", "system"),
+    [
+        ("none", ("", ""), ("", "")),
+        ("filter", ("APP", "T"), ("", "")),
+        ("sys", ("", ""), ("SYS", "OBJ$")),
+        ("all", ("APP", "T"), ("SYS", "OBJ$")),
+    ],
+)
 def test_tag_names_add_owner_and_table(mode: str, user: tuple[str, str], system: tuple[str, str]) -> None:
     m = Metrics(mode, process_collector=False)
     tally = Tally(mode)
@@ -100,8 +122,13 @@ def test_service_state_has_one_current_state() -> None:
 
 
 def test_ddl_types_and_checkpoint_age() -> None:
-    assert [ddl_type(x) for x in ("ALTER TABLE x", " create table", "drop index i", "grant x", "")] == \
-        ["alter", "create", "drop", "other", "other"]
+    assert [ddl_type(x) for x in ("ALTER TABLE x", " create table", "drop index i", "grant x", "")] == [
+        "alter",
+        "create",
+        "drop",
+        "other",
+        "other",
+    ]
     m = Metrics(process_collector=False)
     assert value(parse_metrics(m.render()), "replicator_checkpoint_age_seconds") != 0  # NaN before any
     m.checkpoint_written(123, wall_time=1.0)

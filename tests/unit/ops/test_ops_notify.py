@@ -102,15 +102,21 @@ def test_maybe_watchdog_pings_at_half_the_timeout(fake_systemd: tuple[socket.soc
     assert len(_receive_all(sock, time.monotonic() + 0.5)) == 2
 
 
-def test_replicator_run_under_fake_notify_socket(free23: Path, tmp_path: Path,
-                                                 fake_systemd: tuple[socket.socket, str]) -> None:
+def test_replicator_run_under_fake_notify_socket(
+    free23: Path, tmp_path: Path, fake_systemd: tuple[socket.socket, str]
+) -> None:
     """``replicator run`` as systemd would start it: READY, STATUS, WATCHDOG, then STOPPING."""
     sock, path = fake_systemd
     cfg = free23_config(free23, tmp_path)
     env = {**os.environ, "NOTIFY_SOCKET": path, "WATCHDOG_USEC": "200000"}
     env.pop("WATCHDOG_PID", None)
-    proc = subprocess.Popen([sys.executable, "-m", "replicator", "run", "-f", str(cfg), "--read-limit", "0.4"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "replicator", "run", "-f", str(cfg), "--read-limit", "0.4"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         messages = _receive_all(sock, time.monotonic() + 20, last="STOPPING")
         _, err = proc.communicate(timeout=20)

@@ -31,7 +31,10 @@ def test_series_move_during_a_batch_run(free23: Path, tmp_path: Path) -> None:
     total = sum(os.path.getsize(free23 / n) for n in ("arch1_15_1224959854.dbf", "arch1_16_1224959854.dbf"))
     proc = subprocess.Popen(
         [sys.executable, "-m", "replicator", "run", "-f", str(cfg), "--read-limit", "0.15", "--metrics-linger", "20"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     snapshots: list[dict] = []
     try:
         deadline = time.monotonic() + DEADLINE_S

@@ -40,8 +40,10 @@ def test_ticker_redraws_on_a_terminal_and_erases_at_the_end() -> None:
 
 def test_ticker_is_silent_off_a_terminal_unless_asked() -> None:
     quiet, forced = io.StringIO(), io.StringIO()
-    with Ticker(elapsed_text("x"), stream=quiet, interval=0.01), \
-            Ticker(elapsed_text("y"), stream=forced, interval=0.01, mode="on"):
+    with (
+        Ticker(elapsed_text("x"), stream=quiet, interval=0.01),
+        Ticker(elapsed_text("y"), stream=forced, interval=0.01, mode="on"),
+    ):
         assert _until(lambda: "y ..." in forced.getvalue())
     assert quiet.getvalue() == ""
     with Ticker(elapsed_text("z"), stream=Tty(), interval=0.01, mode="off") as off:
@@ -55,14 +57,16 @@ def test_a_failing_text_never_breaks_the_work() -> None:
     assert "Traceback" not in out.getvalue()
 
 
-def test_redogen_progress_only_when_asked(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_redogen_progress_only_when_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Redraws every 10 ms: a generation faster than the usual 0.5 s still shows a line.
     monkeypatch.setattr("replicator.ops.ticker.INTERVAL", 0.01)
     assert main(["redogen", "oltp", "-o", str(tmp_path / "a"), "--size", "256k", "--no-expected"]) == 0
     assert "writing redo" not in capsys.readouterr().err  # stderr is not a terminal here
-    assert main(["redogen", "oltp", "-o", str(tmp_path / "b"), "--size", "3MB", "--no-expected",
-                 "--progress", "on"]) == 0
+    assert (
+        main(["redogen", "oltp", "-o", str(tmp_path / "b"), "--size", "3MB", "--no-expected", "--progress", "on"]) == 0
+    )
     assert "writing redo: " in capsys.readouterr().err
 
 
@@ -77,8 +81,9 @@ def test_metrics_linger_says_it_lingers(tmp_path: Path, capsys: pytest.CaptureFi
     assert "serving /metrics on 127.0.0.1:" in err and "--metrics-linger" in err
 
 
-def test_spark_waits_for_unreachable_brokers_and_says_so(caplog: pytest.LogCaptureFixture,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_spark_waits_for_unreachable_brokers_and_says_so(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytest.importorskip("confluent_kafka")
     import replicator.spark.preflight as preflight
     from replicator import log

@@ -14,8 +14,10 @@ import pytest
 
 
 def _spark(hidden: list[str], argv: list[str]) -> subprocess.CompletedProcess[str]:
-    code = (f"import sys\nfor name in {hidden!r}: sys.modules[name] = None\n"
-            f"from replicator.spark.cli import spark_main\nraise SystemExit(spark_main({argv!r}))\n")
+    code = (
+        f"import sys\nfor name in {hidden!r}: sys.modules[name] = None\n"
+        f"from replicator.spark.cli import spark_main\nraise SystemExit(spark_main({argv!r}))\n"
+    )
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
 
 
@@ -25,11 +27,14 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.parametrize(("command", "hidden", "named"), [
-    (["run", "--topic", "t", "--lake"], ["pyspark"], "pyspark is not installed"),
-    (["bench", "--workdir"], ["pandas", "deltalake"], "pandas, deltalake are not installed"),
-    (["tables", "--lake"], ["deltalake"], "deltalake is not installed"),
-])
+@pytest.mark.parametrize(
+    ("command", "hidden", "named"),
+    [
+        (["run", "--topic", "t", "--lake"], ["pyspark"], "pyspark is not installed"),
+        (["bench", "--workdir"], ["pandas", "deltalake"], "pandas, deltalake are not installed"),
+        (["tables", "--lake"], ["deltalake"], "deltalake is not installed"),
+    ],
+)
 def test_missing_extra_is_named_first(tmp_path: object, command: list[str], hidden: list[str], named: str) -> None:
     argv = [*command, str(tmp_path)]
     if command[0] == "run":

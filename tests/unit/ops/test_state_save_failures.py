@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from replicator.runner.checkpoint import CheckpointManager, Confirmed, SaveFailures
 from replicator.errors import RuntimeFailure
+from replicator.runner.checkpoint import CheckpointManager, Confirmed, SaveFailures
 
 
 class Clock:
@@ -35,8 +35,9 @@ def _manager(tmp_path: Path) -> tuple[Path, CheckpointManager, Clock, Confirmed]
     return state, manager, clock, Confirmed("DB", 1, 0, 0, 0, (1, 0, 0, 0))
 
 
-def test_failures_back_off_report_once_per_interval_and_give_up(tmp_path: Path,
-                                                               caplog: pytest.LogCaptureFixture) -> None:
+def test_failures_back_off_report_once_per_interval_and_give_up(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     state, manager, clock, position = _manager(tmp_path)
     assert manager.save_confirmed(position)
     shutil.rmtree(state)  # from now on every write fails for real

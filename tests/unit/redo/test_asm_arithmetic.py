@@ -56,7 +56,7 @@ def test_built_block0_parses_like_the_real_one(redo_file: Path) -> None:
     data = redo_file.read_bytes()
     real = parse_headers(data[:8192], "real")
     bs = real.block_size
-    built = file_header_block(bs, real.blocks, data[bs:2 * bs]) + data[bs:2 * bs]
+    built = file_header_block(bs, real.blocks, data[bs : 2 * bs]) + data[bs : 2 * bs]
     assert parse_headers(built, "built") == real
 
 
@@ -74,7 +74,7 @@ class _LocalBlocks(AsmHandle):
     def _call(self, block: int, count: int) -> bytes:
         assert block >= 1 and count * self.block_size < 32 * 1024
         self.calls.append((block, count))
-        return self.data[block * self.block_size:(block + count) * self.block_size]
+        return self.data[block * self.block_size : (block + count) * self.block_size]
 
     def read(self, offset: int, length: int) -> bytes:  # the pool is not needed to check assembly
         import concurrent.futures
@@ -94,7 +94,7 @@ def test_handle_assembles_ranges(redo_file: Path, offset: int, length: int) -> N
     if offset == 0:  # block 0 is built (only its header fields are set): it parses as the real one
         assert parse_headers(got[:8192]) == parse_headers(data[:8192])
     if offset < 512:
-        assert got[512 - offset:] == data[512:offset + length]
+        assert got[512 - offset :] == data[512 : offset + length]
     else:
-        assert got == data[offset:offset + length]
+        assert got == data[offset : offset + length]
     assert handle.size() == len(data)

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from replicator.runner.assembly import source_facts
 from replicator.config import load_config
 from replicator.errors import ReplicatorError
 from replicator.formats.registry import create_format, format_names
@@ -26,6 +25,7 @@ from replicator.redo.records import Lwn
 from replicator.redo.vectors import iter_vectors
 from replicator.redogen import workloads
 from replicator.redogen.generate import generate
+from replicator.runner.assembly import source_facts
 
 
 def _corrupt(lwn: Lwn, rng: random.Random, rate: float, vector_header: int, endian: str) -> Lwn:
@@ -33,8 +33,12 @@ def _corrupt(lwn: Lwn, rng: random.Random, rate: float, vector_header: int, endi
     records = []
     for rec in lwn.records:
         if rng.random() < rate:
-            spans = [(o, o + n) for cv in iter_vectors(rec.data, rec.header_size, vector_header, endian)
-                     for o, n in zip(cv.offsets, cv.lengths) if n]
+            spans = [
+                (o, o + n)
+                for cv in iter_vectors(rec.data, rec.header_size, vector_header, endian)
+                for o, n in zip(cv.offsets, cv.lengths)
+                if n
+            ]
             if spans:
                 data = bytearray(rec.data)
                 for _ in range(rng.randint(1, 3)):

@@ -32,20 +32,22 @@ def _copy(free23: Path, tmp_path: Path, mutate) -> Path:
 
 def _reseal(data: bytearray, block: int) -> None:
     """Fix a block's checksum after an edit (the XOR of its 16-bit words back to 0)."""
-    view = data[block * BS:(block + 1) * BS]
+    view = data[block * BS : (block + 1) * BS]
     x = 0
     for (w,) in struct.iter_unpack("<H", view):
         x ^= w
     old = struct.unpack_from("<H", data, block * BS + 14)[0]
     struct.pack_into("<H", data, block * BS + 14, old ^ x)
-    assert block_checksum_ok(data[block * BS:(block + 1) * BS])
+    assert block_checksum_ok(data[block * BS : (block + 1) * BS])
 
 
 def _block1_u32(free23: Path, tmp_path: Path, offset: int, value: int) -> Path:
     """A copy whose block 1 holds ``value`` at ``offset`` with a checksum made good again."""
+
     def edit(d: bytearray) -> None:
         struct.pack_into("<I", d, BS + offset, value)
         _reseal(d, 1)
+
     return _copy(free23, tmp_path, edit)
 
 
@@ -53,6 +55,7 @@ def _block1_u32(free23: Path, tmp_path: Path, offset: int, value: int) -> Path:
 def test_flipped_nab_bit_is_a_checksum_error(free23: Path, tmp_path: Path, bit: int) -> None:
     def flip(d: bytearray) -> None:
         d[668] ^= bit
+
     path = _copy(free23, tmp_path, flip)
     with pytest.raises(RedoLogError) as e:
         list(read_lwns(str(path)))
@@ -62,6 +65,7 @@ def test_flipped_nab_bit_is_a_checksum_error(free23: Path, tmp_path: Path, bit: 
 def test_block0_checksum(free23: Path, tmp_path: Path) -> None:
     def flip(d: bytearray) -> None:
         d[100] ^= 0x01  # unused byte of block 0
+
     path = _copy(free23, tmp_path, flip)
     with pytest.raises(RedoLogError) as e:
         parse_headers(path.read_bytes()[:8192], str(path))
@@ -96,13 +100,16 @@ def test_block1_number_and_block_size(free23: Path, tmp_path: Path) -> None:
 
 def test_run_with_a_flipped_nab_bit_exits_non_zero(free23: Path, tmp_path: Path) -> None:
     """The reviewer's case end to end: ``run`` must not exit 0 with missing output."""
+
     def flip(d: bytearray) -> None:
         d[668] ^= 0x10
+
     damaged = _copy(free23, tmp_path, flip)
     cfg = free23_batch_config(free23, tmp_path)
     cfg["source"][0]["reader"]["redo-log"] = [str(damaged), str(free23 / "arch1_16_1224959854.dbf")]
     path = write_config(tmp_path, cfg)
-    proc = subprocess.run([sys.executable, "-m", "replicator", "run", "-f", str(path)], capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "replicator", "run", "-f", str(path)], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode != 0
     assert "ERROR 40006" in proc.stderr and "Traceback" not in proc.stderr

@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from replicator.runner.assembly import source_facts
 from replicator.config import load_config
 from replicator.errors import RedoLogError
 from replicator.redo.header import RedoHeader
@@ -25,6 +24,7 @@ from replicator.redo.records import Record
 from replicator.redo.vectors import ChangeVector, iter_vectors
 from replicator.redogen.demo import demo_scenario
 from replicator.redogen.generate import generate
+from replicator.runner.assembly import source_facts
 
 Files = list[tuple[RedoHeader, list[Any]]]
 
@@ -91,8 +91,16 @@ def _kdo_op(cv: ChangeVector, index: int) -> int:
     return cv.field(index)[10] & 0x1F if cv.flen(index) > 10 else 0
 
 
-def _expect(parser_opts: Any, files: Files, header: RedoHeader, rec: Record, cv: ChangeVector, patched: Record,
-            code: int, text: str) -> None:
+def _expect(
+    parser_opts: Any,
+    files: Files,
+    header: RedoHeader,
+    rec: Record,
+    cv: ChangeVector,
+    patched: Record,
+    code: int,
+    text: str,
+) -> None:
     with pytest.raises(RedoLogError) as exc:
         _run(parser_opts, files, rec, patched)
     assert exc.value.code == code
@@ -108,9 +116,19 @@ def test_unpatched_demo_redo_passes_every_check(demo: tuple[Any, Files]) -> None
 def test_urp_redo_null_column_with_a_value(demo: tuple[Any, Files]) -> None:
     opts, files = demo
     # An update setting column 0 to NULL (its field 4 empty) and column 1 to a value: give field 4 a byte.
-    header, rec, cv = _find(files, lambda v: v.opcode == 0x0B05 and v.field_count >= 5 and v.flen(3) > 0
-                            and _kdo_op(v, 2) == 5 and not v.field(2)[11] & 0x80 and v.field(2)[23] >= 2
-                            and v.field(2)[26] & 0x03 == 0x01 and v.flen(4) == 0)
+    header, rec, cv = _find(
+        files,
+        lambda v: (
+            v.opcode == 0x0B05
+            and v.field_count >= 5
+            and v.flen(3) > 0
+            and _kdo_op(v, 2) == 5
+            and not v.field(2)[11] & 0x80
+            and v.field(2)[23] >= 2
+            and v.field(2)[26] & 0x03 == 0x01
+            and v.flen(4) == 0
+        ),
+    )
     fields = _fields(cv)
     fields[3] = b"\x01"
     _expect(opts, files, header, rec, cv, _with_fields(rec, header, cv, fields), 50061, "too short field 11.5.4: 1")
@@ -118,22 +136,35 @@ def test_urp_redo_null_column_with_a_value(demo: tuple[Any, Files]) -> None:
 
 def test_irp_redo_null_bit_over_a_value(demo: tuple[Any, Files]) -> None:
     opts, files = demo
-    header, rec, cv = _find(files, lambda v: v.opcode == 0x0B02 and v.field_count >= 3 and v.flen(3) > 0
-                            and v.field(2)[18] > 1 and v.flen(3) != struct.unpack_from("<H", v.field(2), 40)[0])
+    header, rec, cv = _find(
+        files,
+        lambda v: (
+            v.opcode == 0x0B02
+            and v.field_count >= 3
+            and v.flen(3) > 0
+            and v.field(2)[18] > 1
+            and v.flen(3) != struct.unpack_from("<H", v.field(2), 40)[0]
+        ),
+    )
     patched = _flip(rec, cv.offsets[1] + 45, 0x01)
     _expect(opts, files, header, rec, cv, patched, 50061, f"too short field 11.2.3: {cv.flen(3)}")
 
 
 def test_irp_undo_null_bit_over_a_value(demo: tuple[Any, Files]) -> None:
     opts, files = demo
-    header, rec, cv = _find(files, lambda v: v.opcode == 0x0501 and v.field_count >= 5 and _kdo_op(v, 4) == 2
-                            and v.flen(5) > 0 and v.field(4)[18] > 1)
+    header, rec, cv = _find(
+        files,
+        lambda v: (
+            v.opcode == 0x0501 and v.field_count >= 5 and _kdo_op(v, 4) == 2 and v.flen(5) > 0 and v.field(4)[18] > 1
+        ),
+    )
     patched = _flip(rec, cv.offsets[3] + 45, 0x01)
     _expect(opts, files, header, rec, cv, patched, 50061, f"too short field for nulls: {cv.flen(5)}")
 
 
-def _expect_truncated(demo: tuple[Any, Files], match: Callable[[ChangeVector], bool], index: int, length: int,
-                      text: str) -> None:
+def _expect_truncated(
+    demo: tuple[Any, Files], match: Callable[[ChangeVector], bool], index: int, length: int, text: str
+) -> None:
     """Cut field ``index`` of the first vector ``match`` finds to ``length`` bytes: error 50061 ``text``."""
     opts, files = demo
     header, rec, cv = _find(files, match)
@@ -147,8 +178,7 @@ def test_short_ktudb(demo: tuple[Any, Files]) -> None:
 
 
 def test_short_ktub(demo: tuple[Any, Files]) -> None:
-    _expect_truncated(demo, lambda v: v.opcode == 0x0501 and v.field_count >= 4, 1, 20,
-                      "too short field ktub (1): 20")
+    _expect_truncated(demo, lambda v: v.opcode == 0x0501 and v.field_count >= 4, 1, 20, "too short field ktub (1): 20")
 
 
 def test_short_ktucm(demo: tuple[Any, Files]) -> None:
@@ -156,8 +186,13 @@ def test_short_ktucm(demo: tuple[Any, Files]) -> None:
 
 
 def test_short_urp_kdo(demo: tuple[Any, Files]) -> None:
-    _expect_truncated(demo, lambda v: v.opcode == 0x0B05 and v.field_count >= 2 and _kdo_op(v, 2) == 5, 1, 24,
-                      "too short field kdo OpCode URP: 24")
+    _expect_truncated(
+        demo,
+        lambda v: v.opcode == 0x0B05 and v.field_count >= 2 and _kdo_op(v, 2) == 5,
+        1,
+        24,
+        "too short field kdo OpCode URP: 24",
+    )
 
 
 def test_ktb_redo_too_short_for_its_operation(demo: tuple[Any, Files]) -> None:
@@ -166,8 +201,16 @@ def test_ktb_redo_too_short_for_its_operation(demo: tuple[Any, Files]) -> None:
     start = 8 if cv.field(1)[1] & 0x08 else 4
     patched = bytearray(rec.data)
     patched[cv.offsets[0]] = (patched[cv.offsets[0]] & 0xF0) | 0x04  # op L needs start + 24 bytes
-    _expect(opts, files, header, rec, cv, dataclasses.replace(rec, data=bytes(patched)), 50061,
-            f"too short field KTP Redo L2: {cv.flen(1)}")
+    _expect(
+        opts,
+        files,
+        header,
+        rec,
+        cv,
+        dataclasses.replace(rec, data=bytes(patched)),
+        50061,
+        f"too short field KTP Redo L2: {cv.flen(1)}",
+    )
     assert cv.flen(1) < start + 24
 
 
@@ -180,10 +223,19 @@ def test_supplemental_value_missing(demo: tuple[Any, Files]) -> None:
             return False
         head = 6 + v.field(4)[23]
         return v.flen(head) == 20 and struct.unpack_from("<H", v.field(head), 2)[0] == v.field_count - head - 2 > 0
+
     header, rec, cv = _find(files, supplemental_values)
     fields = _fields(cv)[:-1]
-    _expect(opts, files, header, rec, cv, _with_fields(rec, header, cv, fields), 50006,
-            f"field missing in vector, field: {len(fields) + 1}/{len(fields)}")
+    _expect(
+        opts,
+        files,
+        header,
+        rec,
+        cv,
+        _with_fields(rec, header, cv, fields),
+        50006,
+        f"field missing in vector, field: {len(fields) + 1}/{len(fields)}",
+    )
 
 
 def test_headers_carry_the_path_given_to_the_reader(demo: tuple[Any, Files]) -> None:

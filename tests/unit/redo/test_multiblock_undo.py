@@ -13,7 +13,9 @@ def _vector(fields: list[bytes], flags: int) -> ChangeVector:
     header = bytes([5, 1]) + struct.pack("<HHHI", 36, 23, 0, 0xA7) + b"\x00" * 8 + bytes([1, 0]) + b"\xff\xff"
     header += b"\x03\x00\x00\x00" + b"\x00\x00\x00\x00"
     ktudb = b"\x00" * 8 + struct.pack("<HHI", 10, 12, 572) + b"\x00" * 4
-    ktub = struct.pack("<II", 72726, 72726) + b"\x00" * 8 + bytes([11, 1, 12, 0]) + struct.pack("<H", flags) + b"\x00" * 2
+    ktub = (
+        struct.pack("<II", 72726, 72726) + b"\x00" * 8 + bytes([11, 1, 12, 0]) + struct.pack("<H", flags) + b"\x00" * 2
+    )
     all_fields = [ktudb, ktub, *fields]
     table = struct.pack(f"<H{len(all_fields)}H", 2 + 2 * len(all_fields), *map(len, all_fields))
     table += b"\x00" * (((len(table) + 3) & ~3) - len(table))

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from replicator.tools.dump import dump_file
 from replicator.errors import RedoLogError
 from replicator.redo.header import parse_headers, version_string
 from replicator.redo.reader import archive_format_regex, list_batch_files, read_lwns, sequence_from_name
+from replicator.tools.dump import dump_file
 
 SEQ15 = "arch1_15_1224959854.dbf"
 SEQ16 = "arch1_16_1224959854.dbf"
@@ -32,10 +32,13 @@ def test_ora19_headers(ora19: Path) -> None:
     assert (h.sequence, h.version, h.db_name, h.block_size) == (117, "19.0.0", "FST", 512)
 
 
-@pytest.mark.parametrize("name,lwns,records,vectors", [
-    (SEQ15, 524, 1154, 764),
-    (SEQ16, 2, 7, 12),
-])
+@pytest.mark.parametrize(
+    "name,lwns,records,vectors",
+    [
+        (SEQ15, 524, 1154, 764),
+        (SEQ16, 2, 7, 12),
+    ],
+)
 def test_dump_counts_free23(free23: Path, name: str, lwns: int, records: int, vectors: int) -> None:
     counts = dump_file(str(free23 / name), io.StringIO())
     assert (counts.lwns, counts.records, counts.vectors) == (lwns, records, vectors)
@@ -86,6 +89,7 @@ def _damaged(src: Path, tmp_path: Path, mutate) -> str:
 def test_flipped_byte_names_file_and_block(free23: Path, tmp_path: Path) -> None:
     def flip(d: bytearray) -> None:
         d[300 * 512 + 100] ^= 0x40
+
     path = _damaged(free23 / SEQ15, tmp_path, flip)
     with pytest.raises(RedoLogError) as e:
         list(read_lwns(path))

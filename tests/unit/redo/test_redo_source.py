@@ -16,9 +16,11 @@ from replicator.redo.source import LOCAL, map_prefix
 from replicator.redo.sources import open_source
 
 BASE = {
-    "version": "1.9.0", "state": {"type": "disk", "path": "."},
-    "source": [{"alias": "S1", "name": "DB", "reader": {"type": "batch", "redo-log": ["/x"]},
-                "format": {"type": "json"}}],
+    "version": "1.9.0",
+    "state": {"type": "disk", "path": "."},
+    "source": [
+        {"alias": "S1", "name": "DB", "reader": {"type": "batch", "redo-log": ["/x"]}, "format": {"type": "json"}}
+    ],
     "target": [{"alias": "T1", "source": "S1", "writer": {"type": "file", "output": "out.json"}}],
 }
 
@@ -35,8 +37,10 @@ def test_local_source_reads_ranges_and_lists(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     assert LOCAL.kind(str(tmp_path)) == "dir" and LOCAL.kind(str(tmp_path / "a.log")) == "file"
     assert LOCAL.kind(str(tmp_path / "none")) is None
-    assert sorted((e.name, e.is_dir, e.size) for e in LOCAL.scan(str(tmp_path))) == [("a.log", False, len(data)),
-                                                                                   ("sub", True, 0)]
+    assert sorted((e.name, e.is_dir, e.size) for e in LOCAL.scan(str(tmp_path))) == [
+        ("a.log", False, len(data)),
+        ("sub", True, 0),
+    ]
     with LOCAL.open(str(tmp_path / "a.log")) as h:
         assert h.size() == len(data) and h.read(10, 5) == data[10:15]
         pieces = list(h.stream(100, len(data), 4096))
@@ -57,8 +61,18 @@ def test_default_is_local() -> None:
 
 
 def test_sftp_keys_and_secrets_not_shown() -> None:
-    cfg = parse_config(_config({"type": "sftp", "host": "db1", "user": "oracle", "key-file": "/k",
-                                "key-passphrase": "s3cret-pass", "path-mapping": ["/u01/", "/mnt/u01/"]}))
+    cfg = parse_config(
+        _config(
+            {
+                "type": "sftp",
+                "host": "db1",
+                "user": "oracle",
+                "key-file": "/k",
+                "key-passphrase": "s3cret-pass",
+                "path-mapping": ["/u01/", "/mnt/u01/"],
+            }
+        )
+    )
     rs = cfg.source[0].reader.redo_source
     assert (rs.port, rs.read_requests, rs.read_size_kb, rs.accept_unknown_host_key) == (22, 8, 2048, 0)
     assert rs.path_mapping_pairs == [("/u01/", "/mnt/u01/")]
@@ -68,16 +82,19 @@ def test_sftp_keys_and_secrets_not_shown() -> None:
     assert (ars.privilege, ars.parallelism) == ("sysasm", 4) and "pw-XYZ" not in repr(asm)
 
 
-@pytest.mark.parametrize("source,needle", [
-    ({"type": "nfs"}, '"type" value: nfs'),
-    ({"type": "sftp", "user": "u", "key-file": "/k"}, "host"),
-    ({"type": "sftp", "host": "h", "user": "u", "key-file": "/k", "port": 0}, "port"),
-    ({"type": "sftp", "host": "h", "user": "u", "key-file": "/k", "read-requests": 65}, "read-requests"),
-    ({"type": "sftp", "host": "h", "user": "u", "key-file": "/k", "path-mapping": ["/a"]}, "even number"),
-    ({"type": "asm", "server": "s", "user": "u", "password": "p", "privilege": "sysoper"}, "privilege"),
-    ({"type": "asm", "server": "s", "user": "u", "password": "p", "parallelism": 17}, "parallelism"),
-    ({"type": "sftp", "host": "h", "user": "u", "key-file": "/k", "bogus": 1}, "bogus"),
-])
+@pytest.mark.parametrize(
+    "source,needle",
+    [
+        ({"type": "nfs"}, '"type" value: nfs'),
+        ({"type": "sftp", "user": "u", "key-file": "/k"}, "host"),
+        ({"type": "sftp", "host": "h", "user": "u", "key-file": "/k", "port": 0}, "port"),
+        ({"type": "sftp", "host": "h", "user": "u", "key-file": "/k", "read-requests": 65}, "read-requests"),
+        ({"type": "sftp", "host": "h", "user": "u", "key-file": "/k", "path-mapping": ["/a"]}, "even number"),
+        ({"type": "asm", "server": "s", "user": "u", "password": "p", "privilege": "sysoper"}, "privilege"),
+        ({"type": "asm", "server": "s", "user": "u", "password": "p", "parallelism": 17}, "parallelism"),
+        ({"type": "sftp", "host": "h", "user": "u", "key-file": "/k", "bogus": 1}, "bogus"),
+    ],
+)
 def test_bad_redo_source_is_explained(source: dict, needle: str) -> None:
     with pytest.raises(ConfigError) as exc:
         parse_config(_config(source))
@@ -86,8 +103,13 @@ def test_bad_redo_source_is_explained(source: dict, needle: str) -> None:
 
 def test_check_config_describes_the_source(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "c.json"
-    path.write_text(json.dumps(_config({"type": "sftp", "host": "db1", "user": "oracle", "key-file": "/k",
-                                        "key-passphrase": "s3cret-pass"})))
+    path.write_text(
+        json.dumps(
+            _config(
+                {"type": "sftp", "host": "db1", "user": "oracle", "key-file": "/k", "key-passphrase": "s3cret-pass"}
+            )
+        )
+    )
     assert main(["check-config", "--config-only", "-f", str(path)]) == 0
     out = capsys.readouterr().out
     assert "sftp://oracle@db1:22" in out and "s3cret" not in out and out.strip().endswith(": OK")
@@ -97,13 +119,17 @@ def test_check_config_describes_the_source(tmp_path: Path, capsys: pytest.Captur
     assert "source[0].reader.redo-source" in out
 
 
-@pytest.mark.parametrize("source", [
-    {"type": "sftp", "host": "db1", "user": "oracle", "key-file": "/k", "key-passphrase": ["s3cret-pass"]},
-    {"type": "sftp", "host": "db1", "user": "oracle", "key-file": "/k", "key-passphrase": "s3cret-pass" * 100},
-    {"type": "asm", "server": "//h/+ASM", "user": "u", "password": {"pw": "s3cret-pass"}},
-])
-def test_check_config_never_shows_a_bad_secret(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                               source: dict) -> None:
+@pytest.mark.parametrize(
+    "source",
+    [
+        {"type": "sftp", "host": "db1", "user": "oracle", "key-file": "/k", "key-passphrase": ["s3cret-pass"]},
+        {"type": "sftp", "host": "db1", "user": "oracle", "key-file": "/k", "key-passphrase": "s3cret-pass" * 100},
+        {"type": "asm", "server": "//h/+ASM", "user": "u", "password": {"pw": "s3cret-pass"}},
+    ],
+)
+def test_check_config_never_shows_a_bad_secret(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], source: dict
+) -> None:
     path = tmp_path / "c.json"
     path.write_text(json.dumps(_config(source)))
     assert main(["check-config", "-f", str(path)]) == 1
@@ -142,13 +168,31 @@ def test_reader_processes_split_a_range_into_interleaved_pieces() -> None:
     assert SftpSettings.from_json(s.to_json()) == s and "pw" not in repr(s)
 
 
-@pytest.mark.parametrize("section", [
-    {"type": "sftp", "host": "db1", "user": "oracle", "key-file": "/k"},
-    {"type": "sftp", "host": "db1", "port": 2222, "user": "oracle", "key-file": "/k", "key-passphrase": "pw",
-     "known-hosts": "/kh", "accept-unknown-host-key": 1, "read-requests": 4, "read-size-kb": 1024,
-     "connect-timeout-ms": 3000, "reconnect-tries": 2, "reconnect-delay-ms": 50, "reconnect-max-delay-ms": 100,
-     "connections": 2, "window-kb": 2048, "path-mapping": ["/oradata/", "/srv/"]},
-])
+@pytest.mark.parametrize(
+    "section",
+    [
+        {"type": "sftp", "host": "db1", "user": "oracle", "key-file": "/k"},
+        {
+            "type": "sftp",
+            "host": "db1",
+            "port": 2222,
+            "user": "oracle",
+            "key-file": "/k",
+            "key-passphrase": "pw",
+            "known-hosts": "/kh",
+            "accept-unknown-host-key": 1,
+            "read-requests": 4,
+            "read-size-kb": 1024,
+            "connect-timeout-ms": 3000,
+            "reconnect-tries": 2,
+            "reconnect-delay-ms": 50,
+            "reconnect-max-delay-ms": 100,
+            "connections": 2,
+            "window-kb": 2048,
+            "path-mapping": ["/oradata/", "/srv/"],
+        },
+    ],
+)
 def test_early_settings_equal_the_validated_ones(section: dict) -> None:
     # The reader processes started from the raw config file (sftp_early) are adopted only
     # when their settings equal the validated ones: the raw defaults must follow the models.
@@ -158,10 +202,17 @@ def test_early_settings_equal_the_validated_ones(section: dict) -> None:
     assert settings_from_raw(section) == validated
 
 
-@pytest.mark.parametrize("section", [None, {"type": "local"}, {"type": "asm"}, {"type": "sftp", "host": "h"},
-                                     {"type": "sftp", "host": "h", "user": "u", "key-file": "/k", "port": "22"},
-                                     {"type": "sftp", "host": "h", "user": "u", "key-file": "/k",
-                                      "path-mapping": ["/odd"]}])
+@pytest.mark.parametrize(
+    "section",
+    [
+        None,
+        {"type": "local"},
+        {"type": "asm"},
+        {"type": "sftp", "host": "h"},
+        {"type": "sftp", "host": "h", "user": "u", "key-file": "/k", "port": "22"},
+        {"type": "sftp", "host": "h", "user": "u", "key-file": "/k", "path-mapping": ["/odd"]},
+    ],
+)
 def test_early_settings_only_for_a_plain_sftp_section(section: object) -> None:
     from replicator.redo.sftp_settings import settings_from_raw
 
@@ -173,9 +224,21 @@ def test_early_reader_processes_end_unless_adopted(tmp_path: Path) -> None:
     from replicator.redo import sftp_early
 
     path = tmp_path / "c.json"
-    path.write_text(json.dumps(_config({"type": "sftp", "host": "127.0.0.1", "port": 9, "user": "u",
-                                        "key-file": str(tmp_path / "none"), "connections": 1,
-                                        "connect-timeout-ms": 200})))
+    path.write_text(
+        json.dumps(
+            _config(
+                {
+                    "type": "sftp",
+                    "host": "127.0.0.1",
+                    "port": 9,
+                    "user": "u",
+                    "key-file": str(tmp_path / "none"),
+                    "connections": 1,
+                    "connect-timeout-ms": 200,
+                }
+            )
+        )
+    )
     assert sftp_early.prestart(str(path))
     procs = [w.proc for _, pool in sftp_early._early for w in pool.idle]
     assert len(procs) == 1

@@ -61,7 +61,7 @@ def _u32(b: bytes, o: int) -> int:
 
 
 def _scn8(b: bytes, o: int) -> int:
-    if b[o:o + 6] == b"\xff" * 6:
+    if b[o : o + 6] == b"\xff" * 6:
         return -1
     base, wrap = _u32(b, o), _u16(b, o + 4)
     if wrap & 0x8000:
@@ -82,10 +82,10 @@ def parse_vectors(rec: bytes, header_len: int, vector_header: int) -> list[Vecto
         fp = t + ((size + 2) & ~3)
         fields = []
         for ln in lens:
-            fields.append(rec[fp:fp + ln])
+            fields.append(rec[fp : fp + ln])
             fp += (ln + 3) & ~3
         assert fp <= len(rec), "vector runs past the record (OLR: fatal)"
-        out.append(Vector(rec[pos], rec[pos + 1], rec[pos:pos + vector_header], fields))
+        out.append(Vector(rec[pos], rec[pos + 1], rec[pos : pos + vector_header], fields))
         pos = fp
     assert pos == len(rec)
     return out
@@ -103,7 +103,7 @@ def check_file(path: str | Path, *, archived: bool = True) -> Checked:
     bad = np.nonzero(np.bitwise_xor.reduce(words, axis=1))[0]
     assert bad.size == 0, f"checksum fails in blocks {bad[:10].tolist()}"
     assert _u32(data, 24) == nblocks - 1, "block 0 +24 is the block count without block 0"
-    h = data[bs:2 * bs]
+    h = data[bs : 2 * bs]
     seq, compat, nab = _u32(h, 8), _u32(h, 20), _u32(h, 156)
     first_scn, next_scn = _scn8(h, 180), _scn8(h, 192)
     assert compat and nab <= nblocks and _u32(h, 4) == 1
@@ -111,7 +111,7 @@ def check_file(path: str | Path, *, archived: bool = True) -> Checked:
         assert nab == nblocks and next_scn > first_scn
     hdr_vec = 32 if compat >= 0x0C100000 else 24
     for i in range(1, nab):
-        b = data[i * bs:(i + 1) * bs]
+        b = data[i * bs : (i + 1) * bs]
         assert b[0] == 1 and b[1] == data[1], f"block {i}: bad type/marker"
         assert _u32(b, 4) == i and _u32(b, 8) == seq, f"block {i}: bad number/sequence"
         assert _u16(b, 12) & 0x8000
@@ -120,7 +120,7 @@ def check_file(path: str | Path, *, archived: bool = True) -> Checked:
     blk, lwn_end, carry = 2, 2, None
     lwn_records: list[Rec] = []
     while blk < nab:
-        b = data[blk * bs:(blk + 1) * bs]
+        b = data[blk * bs : (blk + 1) * bs]
         off = 16
         if blk == lwn_end:
             assert carry is None, "record continues into a new LWN"
@@ -145,7 +145,7 @@ def check_file(path: str | Path, *, archived: bool = True) -> Checked:
                 if first_boundary is None:
                     first_boundary = off
             take = min(carry[2] - len(carry[3]), bs - off)
-            carry[3] += b[off:off + take]
+            carry[3] += b[off : off + take]
             off += take
             if len(carry[3]) == carry[2]:
                 raw = bytes(carry[3])
@@ -185,8 +185,8 @@ def online_valid_blocks(path: str | Path) -> tuple[int, int]:
     seq = _u32(data, bs + 8)
     n = 2
     while (n + 1) * bs <= len(data):
-        b = data[n * bs:(n + 1) * bs]
-        if b[0] == 0 and b[1] == 0 or _u32(b, 8) != seq or _u32(b, 4) != n:
+        b = data[n * bs : (n + 1) * bs]
+        if (b[0] == 0 and b[1] == 0) or _u32(b, 8) != seq or _u32(b, 4) != n:
             break
         if np.bitwise_xor.reduce(np.frombuffer(b, dtype="<u2")) != 0:
             break

@@ -60,8 +60,17 @@ TEN_MB = 10 * 1024 * 1024
 def ten_megabyte_img(make_scenario: Any, out: Path) -> str:
     """Insert one 10 MiB value into DOCS.IMG (4 KiB blocks) through :func:`run_checked`, with
     ``make_scenario(timeline, **extra)`` of the calling test; the hex string output for it."""
-    rows = row_payloads(run_checked(make_scenario([
-        {"insert": "DOCS", "values": {"ID": 7, "IMG": {"repeat": "0123456789abcdef", "length": TEN_MB}}},
-        {"commit": 1},
-    ], block_size=4096, log_blocks=8000), out))
+    rows = row_payloads(
+        run_checked(
+            make_scenario(
+                [
+                    {"insert": "DOCS", "values": {"ID": 7, "IMG": {"repeat": "0123456789abcdef", "length": TEN_MB}}},
+                    {"commit": 1},
+                ],
+                block_size=4096,
+                log_blocks=8000,
+            ),
+            out,
+        )
+    )
     return str(rows[0]["after"]["IMG"])

@@ -21,7 +21,6 @@ from redogen_helpers import run_pipeline
 from replicator.redo.header import parse_headers
 from replicator.redogen import Scenario, generate, workloads
 
-
 _C_IDX = re.compile(rb'"c_idx":\d+,')
 
 
@@ -49,12 +48,14 @@ def _replicate(sc: Scenario, out: Path) -> tuple[bytes, list]:
     return got, result.logs
 
 
-@pytest.mark.parametrize(("seed", "threads", "version"), [(1, 2, "19"), (2, 3, "23"), (3, 4, "12.2"), (4, 2, "11.2"),
-                                                           (5, 3, "19")])
+@pytest.mark.parametrize(
+    ("seed", "threads", "version"), [(1, 2, "19"), (2, 3, "23"), (3, 4, "12.2"), (4, 2, "11.2"), (5, 3, "19")]
+)
 def test_rac_output_equals_single_thread(tmp_path: Path, seed: int, threads: int, version: str) -> None:
     one, _ = _replicate(_single(workloads.mixed(seed, events=160, version=version, wide=False)), tmp_path / "one")
-    many, logs = _replicate(_rac(workloads.mixed(seed, events=160, version=version, wide=False), threads, seed),
-                            tmp_path / "rac")
+    many, logs = _replicate(
+        _rac(workloads.mixed(seed, events=160, version=version, wide=False), threads, seed), tmp_path / "rac"
+    )
     assert one.count(b'"op":"commit"') >= 10
     assert _C_IDX.sub(b"", many) == _C_IDX.sub(b"", one)
     by_thread: dict[int, list[int]] = {}
@@ -68,18 +69,24 @@ def test_rac_output_equals_single_thread(tmp_path: Path, seed: int, threads: int
 
 
 def test_cross_thread_transaction_comes_out_once_in_commit_order(tmp_path: Path) -> None:
-    sc = Scenario.from_dict({
-        "threads": 2, "version": "19",
-        "tables": [{"owner": "APP", "name": "T", "primary-key": ["ID"], "columns": ["ID NUMBER NOT NULL", "V NUMBER"]}],
-        "timeline": [
-            {"insert": "T", "s": 1, "t": 1, "values": {"ID": 1, "V": 1}},   # begun on instance 1
-            {"insert": "T", "s": 2, "t": 2, "values": {"ID": 2, "V": 2}},
-            {"insert": "T", "s": 1, "t": 2, "values": {"ID": 3, "V": 3}},   # ... continued on instance 2
-            {"commit": 2},
-            {"commit": 1, "t": 2},                                           # ... and committed there
-            {"insert": "T", "s": 3, "t": 1, "values": {"ID": 4, "V": 4}},
-            {"commit": 3},
-        ]})
+    sc = Scenario.from_dict(
+        {
+            "threads": 2,
+            "version": "19",
+            "tables": [
+                {"owner": "APP", "name": "T", "primary-key": ["ID"], "columns": ["ID NUMBER NOT NULL", "V NUMBER"]}
+            ],
+            "timeline": [
+                {"insert": "T", "s": 1, "t": 1, "values": {"ID": 1, "V": 1}},  # begun on instance 1
+                {"insert": "T", "s": 2, "t": 2, "values": {"ID": 2, "V": 2}},
+                {"insert": "T", "s": 1, "t": 2, "values": {"ID": 3, "V": 3}},  # ... continued on instance 2
+                {"commit": 2},
+                {"commit": 1, "t": 2},  # ... and committed there
+                {"insert": "T", "s": 3, "t": 1, "values": {"ID": 4, "V": 4}},
+                {"commit": 3},
+            ],
+        }
+    )
     result = generate(sc, tmp_path)
     assert run_pipeline(result.config) == 0
     out = result.output.read_text()
@@ -90,23 +97,38 @@ def test_cross_thread_transaction_comes_out_once_in_commit_order(tmp_path: Path)
 
 def _ddl_cross_node(threads: int) -> Scenario:
     """rac-ddl-cross-node.rac.sql: DDL on node 1, DML using the new column on node 2."""
-    return Scenario.from_dict({
-        "threads": threads, "scn-per-record": True, "version": "23",
-        "tables": [{"owner": "OLR_TEST", "name": "TEST_RAC_DDL", "primary-key": ["ID"],
-                    "columns": ["ID NUMBER NOT NULL", "NAME VARCHAR2(100)", "VAL NUMBER"]}],
-        "timeline": [
-            {"insert": "TEST_RAC_DDL", "s": 1, "t": 1, "values": {"ID": 1, "NAME": "Alice", "VAL": 100}},
-            {"insert": "TEST_RAC_DDL", "s": 1, "values": {"ID": 2, "NAME": "Bob", "VAL": 200}},
-            {"commit": 1},
-            {"add_column": "TEST_RAC_DDL", "s": 1, "column": "EMAIL VARCHAR2(200)"},
-            {"insert": "TEST_RAC_DDL", "s": 2, "t": min(2, threads),
-             "values": {"ID": 3, "NAME": "Charlie", "VAL": 300, "EMAIL": "charlie@test.com"}},
-            {"update": "TEST_RAC_DDL", "s": 2, "key": {"ID": 1}, "values": {"EMAIL": "alice@test.com"}},
-            {"commit": 2},
-            {"update": "TEST_RAC_DDL", "s": 1, "key": {"ID": 2}, "values": {"VAL": 250, "EMAIL": "bob@test.com"}},
-            {"delete": "TEST_RAC_DDL", "s": 1, "key": {"ID": 1}},
-            {"commit": 1},
-        ]})
+    return Scenario.from_dict(
+        {
+            "threads": threads,
+            "scn-per-record": True,
+            "version": "23",
+            "tables": [
+                {
+                    "owner": "OLR_TEST",
+                    "name": "TEST_RAC_DDL",
+                    "primary-key": ["ID"],
+                    "columns": ["ID NUMBER NOT NULL", "NAME VARCHAR2(100)", "VAL NUMBER"],
+                }
+            ],
+            "timeline": [
+                {"insert": "TEST_RAC_DDL", "s": 1, "t": 1, "values": {"ID": 1, "NAME": "Alice", "VAL": 100}},
+                {"insert": "TEST_RAC_DDL", "s": 1, "values": {"ID": 2, "NAME": "Bob", "VAL": 200}},
+                {"commit": 1},
+                {"add_column": "TEST_RAC_DDL", "s": 1, "column": "EMAIL VARCHAR2(200)"},
+                {
+                    "insert": "TEST_RAC_DDL",
+                    "s": 2,
+                    "t": min(2, threads),
+                    "values": {"ID": 3, "NAME": "Charlie", "VAL": 300, "EMAIL": "charlie@test.com"},
+                },
+                {"update": "TEST_RAC_DDL", "s": 2, "key": {"ID": 1}, "values": {"EMAIL": "alice@test.com"}},
+                {"commit": 2},
+                {"update": "TEST_RAC_DDL", "s": 1, "key": {"ID": 2}, "values": {"VAL": 250, "EMAIL": "bob@test.com"}},
+                {"delete": "TEST_RAC_DDL", "s": 1, "key": {"ID": 1}},
+                {"commit": 1},
+            ],
+        }
+    )
 
 
 def test_ddl_on_one_node_applies_to_dml_of_the_other(tmp_path: Path) -> None:
@@ -153,16 +175,22 @@ def test_batch_run_writes_a_restart_point_per_thread(tmp_path: Path) -> None:
     held back to the first LWN holding an SCN at or above the begin of a transaction still open."""
     import json
 
-    sc = Scenario.from_dict({
-        "threads": 2, "version": "19",
-        "tables": [{"owner": "APP", "name": "T", "primary-key": ["ID"], "columns": ["ID NUMBER NOT NULL", "V NUMBER"]}],
-        "timeline": [
-            {"insert": "T", "s": 1, "t": 1, "values": {"ID": 1, "V": 1}},
-            {"commit": 1},
-            {"insert": "T", "s": 2, "t": 2, "values": {"ID": 2, "V": 2}, "wait": 1},   # left open
-            {"insert": "T", "s": 1, "t": 1, "values": {"ID": 3, "V": 3}, "wait": 1},
-            {"commit": 1},
-        ]})
+    sc = Scenario.from_dict(
+        {
+            "threads": 2,
+            "version": "19",
+            "tables": [
+                {"owner": "APP", "name": "T", "primary-key": ["ID"], "columns": ["ID NUMBER NOT NULL", "V NUMBER"]}
+            ],
+            "timeline": [
+                {"insert": "T", "s": 1, "t": 1, "values": {"ID": 1, "V": 1}},
+                {"commit": 1},
+                {"insert": "T", "s": 2, "t": 2, "values": {"ID": 2, "V": 2}, "wait": 1},  # left open
+                {"insert": "T", "s": 1, "t": 1, "values": {"ID": 3, "V": 3}, "wait": 1},
+                {"commit": 1},
+            ],
+        }
+    )
     result = generate(sc, tmp_path)
     assert run_pipeline(result.config) == 0
     points = sorted(result.checkpoint.parent.glob("TEST-chkpt-*.json"))

@@ -41,7 +41,7 @@ def _both(make, tmp_path: Path) -> None:
         head = result.logs[0].path.read_bytes()[:1024]
         assert head[28:32] == (b"\x7a\x7b\x7c\x7d" if big else b"\x7d\x7c\x7b\x7a")
         bs = struct.unpack_from(">I" if big else "<I", head, 20)[0]
-        block2 = result.logs[0].path.read_bytes()[2 * bs:3 * bs]
+        block2 = result.logs[0].path.read_bytes()[2 * bs : 3 * bs]
         assert struct.unpack_from(">I" if big else "<I", block2, 4)[0] == 2  # block number in platform order
         assert run_pipeline(result.config) == 0
         outputs.append(result.output.read_bytes())

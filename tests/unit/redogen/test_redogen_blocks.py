@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from redocheck import check_file, parse_vectors
+
 from replicator.redogen.blocks import Record, pack_lwn, seal, verify
 from replicator.redogen.fileheader import LogHeader, file_header_block, redo_header_block
 
@@ -34,8 +34,7 @@ def _records(sizes: list[int]) -> list[Record]:
     return out
 
 
-@given(st.lists(st.integers(7, 700).map(lambda n: n * 4), min_size=1, max_size=12),
-       st.sampled_from([512, 1024, 4096]))
+@given(st.lists(st.integers(7, 700).map(lambda n: n * 4), min_size=1, max_size=12), st.sampled_from([512, 1024, 4096]))
 @settings(max_examples=200, deadline=None)
 def test_pack_lwn_framing(sizes: list[int], bs: int) -> None:
     recs = _records(sizes)
@@ -46,7 +45,7 @@ def test_pack_lwn_framing(sizes: list[int], bs: int) -> None:
     # walk it like §3.2: every record found whole, in order, at its recorded place
     found, blk, off, carry = [], 0, 16, None
     while blk < nblocks:
-        b = buf[blk * bs:(blk + 1) * bs]
+        b = buf[blk * bs : (blk + 1) * bs]
         assert struct.unpack_from("<II", b, 4) == (2 + blk, 7)
         off = 16
         while off < bs:
@@ -58,7 +57,7 @@ def test_pack_lwn_framing(sizes: list[int], bs: int) -> None:
                     break
                 carry = [2 + blk, off, size, bytearray()]
             take = min(carry[2] - len(carry[3]), bs - off)
-            carry[3] += b[off:off + take]
+            carry[3] += b[off : off + take]
             off += take
             if len(carry[3]) == carry[2]:
                 found.append(carry)
@@ -69,10 +68,10 @@ def test_pack_lwn_framing(sizes: list[int], bs: int) -> None:
     assert lwn_len == nblocks and buf[16 + 4] & 0x04
     for rec, (block, offset, size, data) in zip(recs, found):
         assert (rec.block, rec.offset, rec.size) == (block, offset, size)
-        assert bytes(data[rec.header_size:]) == rec.body
+        assert bytes(data[rec.header_size :]) == rec.body
         assert struct.unpack_from("<I", data, 8)[0] == rec.scn & 0xFFFFFFFF
     # the last block is not empty (an LWN covers exactly its blocks)
-    assert any(buf[(nblocks - 1) * bs + 16:])
+    assert any(buf[(nblocks - 1) * bs + 16 :])
 
 
 def test_record_never_starts_in_last_20_bytes() -> None:
@@ -92,10 +91,26 @@ def test_file_header_matches_fixture(fixture23: Path) -> None:
 
 def test_redo_header_matches_fixture(fixture23: Path) -> None:
     real = (fixture23 / "arch1_15_1224959854.dbf").read_bytes()[512:1024]
-    h = LogHeader(sequence=15, compat=0x17060000, dbid=0x593AA8AE, db_name="FREE", block_size=512,
-                  file_blocks=0x5000, activation=0x593A4BAE, resetlogs=0x4903676E, resetlogs_scn=0x1F75EE,
-                  thread=1, first_scn=0x229606, first_time=0x49261286, next_scn=0x229A45, next_time=0x49261288,
-                  nab=598, largest_lwn=13, file_number=2, prev_resetlogs=0x48E1961B)
+    h = LogHeader(
+        sequence=15,
+        compat=0x17060000,
+        dbid=0x593AA8AE,
+        db_name="FREE",
+        block_size=512,
+        file_blocks=0x5000,
+        activation=0x593A4BAE,
+        resetlogs=0x4903676E,
+        resetlogs_scn=0x1F75EE,
+        thread=1,
+        first_scn=0x229606,
+        first_time=0x49261286,
+        next_scn=0x229A45,
+        next_time=0x49261288,
+        nab=598,
+        largest_lwn=13,
+        file_number=2,
+        prev_resetlogs=0x48E1961B,
+    )
     ours = redo_header_block(h)
     assert verify(ours, 512).size == 0
     differ = [i for i in range(512) if ours[i] != real[i]]

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from redocheck import check_file
+
 from replicator.redogen import workloads
 from replicator.redogen.commands import parse_size, redogen_main
 from replicator.redogen.engine import Engine
@@ -19,8 +19,23 @@ def test_parse_size() -> None:
 
 
 def test_redogen_workload(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rc = redogen_main(["oltp", "-o", str(tmp_path), "--size", "200k", "--seed", "4", "--db-version", "23",
-                       "--block-size", "1024", "--format", '{"type":"json","rid":1}'])
+    rc = redogen_main(
+        [
+            "oltp",
+            "-o",
+            str(tmp_path),
+            "--size",
+            "200k",
+            "--seed",
+            "4",
+            "--db-version",
+            "23",
+            "--block-size",
+            "1024",
+            "--format",
+            '{"type":"json","rid":1}',
+        ]
+    )
     assert rc == 0
     cfg = json.loads((tmp_path / "OpenLogReplicator.json").read_text())
     src = cfg["source"][0]
@@ -28,8 +43,22 @@ def test_redogen_workload(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert src["reader"]["start-scn"] == 2266634
     chk = json.loads((tmp_path / "checkpoint" / "TEST-chkpt-2266634.json").read_text())
     assert chk["con-id"] == 3 and {r["name"] for r in chk["sys-obj"] if r["type"] == 2} >= {"T00", "T09"}
-    assert all(k in chk for k in ("sys-col", "sys-cdef", "sys-ccol", "sys-user", "sys-tab", "sys-ts",
-                                  "sys-deferredstg", "sys-ecol", "sys-lob", "xdb-ttset", "incarnations"))
+    assert all(
+        k in chk
+        for k in (
+            "sys-col",
+            "sys-cdef",
+            "sys-ccol",
+            "sys-user",
+            "sys-tab",
+            "sys-ts",
+            "sys-deferredstg",
+            "sys-ecol",
+            "sys-lob",
+            "xdb-ttset",
+            "incarnations",
+        )
+    )
     for path in (tmp_path / "redo").iterdir():
         assert check_file(path).block_size == 1024
     assert (tmp_path / "expected.json").stat().st_size > 0
@@ -37,8 +66,10 @@ def test_redogen_workload(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_redogen_scenario_file(tmp_path: Path) -> None:
-    doc = {"tables": [{"owner": "A", "name": "T", "primary-key": ["ID"], "columns": ["ID NUMBER", "V DATE"]}],
-           "timeline": [{"insert": "T", "values": {"ID": 1, "V": "2020-01-01"}}, {"commit": 1}]}
+    doc = {
+        "tables": [{"owner": "A", "name": "T", "primary-key": ["ID"], "columns": ["ID NUMBER", "V DATE"]}],
+        "timeline": [{"insert": "T", "values": {"ID": 1, "V": "2020-01-01"}}, {"commit": 1}],
+    }
     (tmp_path / "s.json").write_text(json.dumps(doc))
     assert redogen_main([str(tmp_path / "s.json"), "-o", str(tmp_path / "out"), "--db-version", "12.2"]) == 0
     assert b'"V":"1577836800"' in (tmp_path / "out" / "expected.json").read_bytes()
@@ -58,7 +89,7 @@ def test_workload_mix_is_realistic(tmp_path: Path) -> None:
         events.append(e.op)
         if engine.stream.bytes_written >= sc.max_redo_bytes:
             break
-    events = events[events.index("update"):]  # after the preload
+    events = events[events.index("update") :]  # after the preload
     dml = [o for o in events if o in ("insert", "update", "delete", "insert_many")]
     share = {k: dml.count(k) / len(dml) for k in ("insert", "update", "delete")}
     assert 0.55 < share["update"] < 0.8 and 0.05 < share["delete"] < 0.15

@@ -21,8 +21,14 @@ TIMELINE: list[dict[str, Any]] = [
     {"insert": "TP:P1", "values": {"ID": 1, "NAME": "p1"}},
     {"s": 2, "insert": "T1", "values": {"ID": 9, "NAME": "open across the DDL"}},
     {"commit": 1},
-    {"create_table": {"owner": "OLR_TEST", "name": "T2", "primary-key": ["K"],
-                      "columns": ["K NUMBER NOT NULL", "V VARCHAR2(10)"]}},
+    {
+        "create_table": {
+            "owner": "OLR_TEST",
+            "name": "T2",
+            "primary-key": ["K"],
+            "columns": ["K NUMBER NOT NULL", "V VARCHAR2(10)"],
+        }
+    },
     {"insert": "T2", "values": {"K": 1, "V": "one"}},
     {"add_column": "T1", "column": "EMAIL VARCHAR2(50)"},
     {"insert": "T1", "values": {"ID": 2, "NAME": "b", "VAL": 2, "EMAIL": "b@x"}},
@@ -48,14 +54,29 @@ TIMELINE: list[dict[str, Any]] = [
 
 def scenario(flags: int = 0) -> Scenario:
     """The DDL scenario (also used by the daemon restart test)."""
-    return Scenario.from_dict({
-        "name": "TEST", "version": "23", "flags": flags,
-        "tables": [
-            {"owner": "OLR_TEST", "name": "T1", "primary-key": ["ID"],
-             "columns": ["ID NUMBER NOT NULL", "NAME VARCHAR2(100)", "VAL NUMBER", "EXTRA VARCHAR2(20)"]},
-            {"owner": "OLR_TEST", "name": "TP", "primary-key": ["ID"], "partitions": ["P1", "P2"],
-             "columns": ["ID NUMBER NOT NULL", "NAME VARCHAR2(100)"]}],
-        "timeline": json.loads(json.dumps(TIMELINE))})
+    return Scenario.from_dict(
+        {
+            "name": "TEST",
+            "version": "23",
+            "flags": flags,
+            "tables": [
+                {
+                    "owner": "OLR_TEST",
+                    "name": "T1",
+                    "primary-key": ["ID"],
+                    "columns": ["ID NUMBER NOT NULL", "NAME VARCHAR2(100)", "VAL NUMBER", "EXTRA VARCHAR2(20)"],
+                },
+                {
+                    "owner": "OLR_TEST",
+                    "name": "TP",
+                    "primary-key": ["ID"],
+                    "partitions": ["P1", "P2"],
+                    "columns": ["ID NUMBER NOT NULL", "NAME VARCHAR2(100)"],
+                },
+            ],
+            "timeline": json.loads(json.dumps(TIMELINE)),
+        }
+    )
 
 
 def _payloads(path: Path) -> list[dict[str, Any]]:
@@ -76,8 +97,11 @@ def test_ddl_scenario_replicates(tmp_path: Path, flags: int) -> None:
         create = next(p for p in payloads if p["op"] == "ddl")
         # Not replicated until committed: OLR names it from the OBJ$ row the transaction wrote.
         assert create["schema"] == {"owner": "OLR_TEST", "table": "T2"}
-    rows = [(p["op"], p["schema"]["table"], p.get("after") or p.get("before")) for p in payloads
-            if p["op"] in ("c", "u", "d")]
+    rows = [
+        (p["op"], p["schema"]["table"], p.get("after") or p.get("before"))
+        for p in payloads
+        if p["op"] in ("c", "u", "d")
+    ]
     assert ("c", "T1", {"ID": 2, "NAME": "b", "VAL": 2, "EMAIL": "b@x"}) in rows  # after ADD COLUMN
     assert ("u", "T1", {"ID": 1, "AMOUNT": 10, "EMAIL": "a@x"}) in rows  # after RENAME COLUMN
     assert ("d", "T1", {"ID": 2, "AMOUNT": 2, "EMAIL": "b@x"}) in rows  # NAME unused: hidden

@@ -36,9 +36,21 @@ TIMELINE: list[dict[str, Any]] = [
 
 
 def _generate(tmp_path: Path) -> Any:
-    sc = Scenario.from_dict({"name": "TEST", "version": "23", "tables": [
-        {"owner": "OLR_TEST", "name": "T1", "primary-key": ["ID"],
-         "columns": ["ID NUMBER NOT NULL", "NAME VARCHAR2(100)", "VAL NUMBER"]}], "timeline": TIMELINE})
+    sc = Scenario.from_dict(
+        {
+            "name": "TEST",
+            "version": "23",
+            "tables": [
+                {
+                    "owner": "OLR_TEST",
+                    "name": "T1",
+                    "primary-key": ["ID"],
+                    "columns": ["ID NUMBER NOT NULL", "NAME VARCHAR2(100)", "VAL NUMBER"],
+                }
+            ],
+            "timeline": TIMELINE,
+        }
+    )
     return generate(sc, tmp_path / "gen")
 
 

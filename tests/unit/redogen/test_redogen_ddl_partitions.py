@@ -55,14 +55,30 @@ TIMELINE: list[dict[str, Any]] = [
 
 
 def scenario(flags: int = 0) -> Scenario:
-    return Scenario.from_dict({
-        "name": "TEST", "version": "23", "flags": flags, "format": {"type": "json", "rid": 1},
-        "tables": [
-            {"owner": "OLR_TEST", "name": "TP", "primary-key": ["ID"], "partitions": ["P1", "P2", "P3"],
-             "columns": ["ID NUMBER NOT NULL", "NAME VARCHAR2(100)"]},
-            {"owner": "OLR_TEST", "name": "TX", "primary-key": ["ID"],
-             "columns": ["ID NUMBER NOT NULL", "NAME VARCHAR2(100)"]}],
-        "timeline": json.loads(json.dumps(TIMELINE))})
+    return Scenario.from_dict(
+        {
+            "name": "TEST",
+            "version": "23",
+            "flags": flags,
+            "format": {"type": "json", "rid": 1},
+            "tables": [
+                {
+                    "owner": "OLR_TEST",
+                    "name": "TP",
+                    "primary-key": ["ID"],
+                    "partitions": ["P1", "P2", "P3"],
+                    "columns": ["ID NUMBER NOT NULL", "NAME VARCHAR2(100)"],
+                },
+                {
+                    "owner": "OLR_TEST",
+                    "name": "TX",
+                    "primary-key": ["ID"],
+                    "columns": ["ID NUMBER NOT NULL", "NAME VARCHAR2(100)"],
+                },
+            ],
+            "timeline": json.loads(json.dumps(TIMELINE)),
+        }
+    )
 
 
 def _objs(checkpoint: Path) -> dict[str, tuple[int, int]]:
@@ -77,8 +93,9 @@ def _objs(checkpoint: Path) -> dict[str, tuple[int, int]]:
 
 
 def _payloads(path: Path) -> list[dict[str, Any]]:
-    return [p for line in path.read_text().splitlines() for p in json.loads(line)["payload"]
-            if p["op"] in ("c", "u", "d")]
+    return [
+        p for line in path.read_text().splitlines() for p in json.loads(line)["payload"] if p["op"] in ("c", "u", "d")
+    ]
 
 
 def _data_obj(rid: str) -> str:
@@ -95,17 +112,24 @@ def test_partition_ddl_replicates(tmp_path: Path, flags: int) -> None:
     rows = _payloads(result.output)
 
     def find(op: str, table: str, key: int) -> dict[str, Any]:
-        return next(p for p in rows if p["op"] == op and p["schema"]["table"] == table
-                    and (p.get("after") or p.get("before"))["ID"] == key)
+        return next(
+            p
+            for p in rows
+            if p["op"] == op and p["schema"]["table"] == table and (p.get("after") or p.get("before"))["ID"] == key
+        )
 
     # Before the exchange each segment carries its own data object.
     assert _data_obj(find("c", "TP", 1)["rid"]) == _data_obj(rowid_text(p1_seg, 0, 0))
     assert _data_obj(find("c", "TX", 100)["rid"]) == _data_obj(rowid_text(tx_seg, 0, 0))
     # After it, the row inserted into TX is updated through partition P1: table TP, TX's old segment.
     moved = find("u", "TP", 100)
-    assert moved["before"] == {"ID": 100, "NAME": "x"} and _data_obj(moved["rid"]) == _data_obj(rowid_text(tx_seg, 0, 0))
+    assert moved["before"] == {"ID": 100, "NAME": "x"} and _data_obj(moved["rid"]) == _data_obj(
+        rowid_text(tx_seg, 0, 0)
+    )
     back = find("u", "TX", 1)
-    assert back["after"] == {"ID": 1, "NAME": "p1 in TX"} and _data_obj(back["rid"]) == _data_obj(rowid_text(p1_seg, 0, 0))
+    assert back["after"] == {"ID": 1, "NAME": "p1 in TX"} and _data_obj(back["rid"]) == _data_obj(
+        rowid_text(p1_seg, 0, 0)
+    )
     assert find("d", "TP", 100)["before"] == {"ID": 100, "NAME": "x in TP"}
     # ADD COLUMN reaches every partition, TRUNCATE gives P3 a new segment.
     assert find("u", "TP", 4)["after"] == {"ID": 4, "EXTRA": 4}
@@ -114,8 +138,12 @@ def test_partition_ddl_replicates(tmp_path: Path, flags: int) -> None:
     assert _data_obj(after_truncate["rid"]) != _data_obj(find("c", "TP", 7)["rid"])
     assert find("c", "TX", 102)["after"] == {"ID": 102, "NAME": "tx still there"}
     if flags:
-        ddl = [p["sql"] for line in result.output.read_text().splitlines()
-               for p in json.loads(line)["payload"] if p["op"] == "ddl"]
+        ddl = [
+            p["sql"]
+            for line in result.output.read_text().splitlines()
+            for p in json.loads(line)["payload"]
+            if p["op"] == "ddl"
+        ]
         assert "ALTER TABLE OLR_TEST.TP EXCHANGE PARTITION P1 WITH TABLE OLR_TEST.TX" in ddl
         assert "ALTER TABLE OLR_TEST.TP DROP PARTITION P2" in ddl
 
@@ -161,15 +189,24 @@ def test_partition_ddl_errors(tmp_path: Path) -> None:
 
     def bad(event: dict[str, Any]) -> None:
         sc = scenario()
-        sc_dict = {"name": "TEST", "version": "23", "tables": [
-            {"owner": "OLR_TEST", "name": "TP", "primary-key": ["ID"], "partitions": ["P1"],
-             "columns": ["ID NUMBER NOT NULL", "NAME VARCHAR2(100)"]},
-            {"owner": "OLR_TEST", "name": "TY", "primary-key": ["ID"], "columns": ["ID NUMBER NOT NULL"]}],
-            "timeline": [event]}
+        sc_dict = {
+            "name": "TEST",
+            "version": "23",
+            "tables": [
+                {
+                    "owner": "OLR_TEST",
+                    "name": "TP",
+                    "primary-key": ["ID"],
+                    "partitions": ["P1"],
+                    "columns": ["ID NUMBER NOT NULL", "NAME VARCHAR2(100)"],
+                },
+                {"owner": "OLR_TEST", "name": "TY", "primary-key": ["ID"], "columns": ["ID NUMBER NOT NULL"]},
+            ],
+            "timeline": [event],
+        }
         del sc
         with pytest.raises(ConfigError):
-            generate(Scenario.from_dict(sc_dict), tmp_path / str(len(list(tmp_path.iterdir()))),
-                     with_expected=False)
+            generate(Scenario.from_dict(sc_dict), tmp_path / str(len(list(tmp_path.iterdir()))), with_expected=False)
 
     bad({"drop_partition": "TP", "partition": "P1"})  # the only partition
     bad({"drop_partition": "TP", "partition": "P9"})

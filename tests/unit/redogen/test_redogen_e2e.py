@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
-
-from redogen_helpers import pipeline_missing, run_pipeline
 from redocheck import check_file
+from redogen_helpers import pipeline_missing, run_pipeline
+
 from replicator.redogen import workloads
 from replicator.redogen.generate import generate
 from replicator.redogen.scenario import Scenario
@@ -24,8 +24,17 @@ FORMATS = [
     {"type": "json", "scn": 1, "timestamp": 7, "timestamp-metadata": 7, "xid": 1},
     {"type": "json"},
     {"type": "json", "column": 1, "rid": 1, "scn-type": 4, "xid": 2, "timestamp": 8},
-    {"type": "json", "column": 2, "schema": 5, "message": 2, "scn-type": 10, "timestamp-type": 14,
-     "timestamp-tz": 4, "interval-dts": 8, "interval-ytm": 2},
+    {
+        "type": "json",
+        "column": 2,
+        "schema": 5,
+        "message": 2,
+        "scn-type": 10,
+        "timestamp-type": 14,
+        "timestamp-tz": 4,
+        "interval-dts": 8,
+        "interval-ytm": 2,
+    },
     {"type": "json", "message": 1, "user-type": 15, "attributes": 7, "db": 3, "redo-thread": 1},
     {"type": "json", "char": 2, "xid": 3, "scn": 1, "unknown-type": 1},
     {"type": "debezium"},
@@ -43,9 +52,13 @@ def _check(sc: Scenario, out: Path) -> None:
     assert got == want, f"output differs from expected in {out}"
 
 
-@given(seed=st.integers(0, 2**31 - 1), version=st.sampled_from(["19", "23"]),
-       block_size=st.sampled_from([512, 1024, 4096]), fmt=st.sampled_from(range(len(FORMATS))),
-       flags=st.sampled_from([0, 0x1000]))
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    version=st.sampled_from(["19", "23"]),
+    block_size=st.sampled_from([512, 1024, 4096]),
+    fmt=st.sampled_from(range(len(FORMATS))),
+    flags=st.sampled_from([0, 0x1000]),
+)
 @settings(max_examples=24, deadline=None)
 def test_random_scenarios_round_trip(seed: int, version: str, block_size: int, fmt: int, flags: int) -> None:
     note(f"seed={seed} version={version} block_size={block_size} format={FORMATS[fmt]} flags={flags:#x}")
@@ -61,15 +74,19 @@ def test_every_version_and_block_size(tmp_path: Path, version: str, block_size: 
     _check(workloads.mixed(7, 60, version=version, block_size=block_size), tmp_path)
 
 
-@pytest.mark.parametrize("make", [
-    lambda: workloads.oltp(seed=2, target_bytes=300_000, version="19"),
-    lambda: workloads.oltp(seed=3, target_bytes=300_000, version="23", block_size=4096),
-    lambda: workloads.huge_transaction(600),
-    lambda: workloads.open_transactions(40),
-    lambda: workloads.wide_rows(400, 6),
-    lambda: workloads.wide_rows(1200, 3, version="23"),
-    lambda: workloads.big_values(32767, 3),
-], ids=["oltp19", "oltp23", "huge", "open", "wide400", "wide1200", "big"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: workloads.oltp(seed=2, target_bytes=300_000, version="19"),
+        lambda: workloads.oltp(seed=3, target_bytes=300_000, version="23", block_size=4096),
+        lambda: workloads.huge_transaction(600),
+        lambda: workloads.open_transactions(40),
+        lambda: workloads.wide_rows(400, 6),
+        lambda: workloads.wide_rows(1200, 3, version="23"),
+        lambda: workloads.big_values(32767, 3),
+    ],
+    ids=["oltp19", "oltp23", "huge", "open", "wide400", "wide1200", "big"],
+)
 def test_workloads_round_trip(tmp_path: Path, make) -> None:
     _check(make(), tmp_path)
 

@@ -6,8 +6,8 @@ import struct
 from pathlib import Path
 
 import pytest
-
 from redocheck import Rec, check_file
+
 from replicator.errors import ConfigError
 from replicator.redogen.engine import Engine
 from replicator.redogen.generate import generate
@@ -48,10 +48,17 @@ def test_insert_commit_shape(tmp_path: Path) -> None:
 
 
 def test_rollback_writes_compensations_newest_first(tmp_path: Path) -> None:
-    result, recs = _run(tmp_path, [
-        E("insert", 1, "T", {"ID": 1, "C1": "a"}), E("commit", 1),
-        E("insert", 2, "T", {"ID": 2}), E("update", 2, "T", key={"ID": 1}, values={"C1": "b"}),
-        E("delete", 2, "T", key={"ID": 1}), E("rollback", 2)])
+    result, recs = _run(
+        tmp_path,
+        [
+            E("insert", 1, "T", {"ID": 1, "C1": "a"}),
+            E("commit", 1),
+            E("insert", 2, "T", {"ID": 2}),
+            E("update", 2, "T", key={"ID": 1}, values={"C1": "b"}),
+            E("delete", 2, "T", key={"ID": 1}),
+            E("rollback", 2),
+        ],
+    )
     ops = _ops(recs)
     assert ops[-4:] == [[(11, 2), (5, 11)], [(11, 5), (5, 11)], [(11, 3), (5, 11)], [(5, 4)]]
     assert recs[-1].vectors[0].fields[0][16] == 0x04  # rollback flag
@@ -63,10 +70,19 @@ def test_rollback_writes_compensations_newest_first(tmp_path: Path) -> None:
 
 
 def test_savepoint_partial_rollback(tmp_path: Path) -> None:
-    result, recs = _run(tmp_path, [
-        E("savepoint", 1, name="s0"), E("insert", 1, "T", {"ID": 1}), E("savepoint", 1, name="s1"),
-        E("insert", 1, "T", {"ID": 2}), E("insert_many", 1, "T", rows=[{"ID": 3}, {"ID": 4}]),
-        E("rollback_to", 1, name="s1"), E("insert", 1, "T", {"ID": 2, "C1": "again"}), E("commit", 1)])
+    result, recs = _run(
+        tmp_path,
+        [
+            E("savepoint", 1, name="s0"),
+            E("insert", 1, "T", {"ID": 1}),
+            E("savepoint", 1, name="s1"),
+            E("insert", 1, "T", {"ID": 2}),
+            E("insert_many", 1, "T", rows=[{"ID": 3}, {"ID": 4}]),
+            E("rollback_to", 1, name="s1"),
+            E("insert", 1, "T", {"ID": 2, "C1": "again"}),
+            E("commit", 1),
+        ],
+    )
     ops = _ops(recs)
     assert [(11, 12), (5, 11)] in ops and [(11, 3), (5, 11)] in ops
     text = result.expected.read_text()
@@ -74,8 +90,14 @@ def test_savepoint_partial_rollback(tmp_path: Path) -> None:
 
 
 def test_multi_row_insert_and_delete(tmp_path: Path) -> None:
-    _, recs = _run(tmp_path, [E("insert_many", 1, "T", rows=[{"ID": i, "C1": "x" * (i % 300)} for i in range(10)]),
-                              E("delete_many", 1, "T", rows=[{"ID": 2}, {"ID": 3}]), E("commit", 1)])
+    _, recs = _run(
+        tmp_path,
+        [
+            E("insert_many", 1, "T", rows=[{"ID": i, "C1": "x" * (i % 300)} for i in range(10)]),
+            E("delete_many", 1, "T", rows=[{"ID": 2}, {"ID": 3}]),
+            E("commit", 1),
+        ],
+    )
     qmi = next(r for r in recs if (11, 11) in [v.op for v in r.vectors])
     kdo = _kdo(qmi)
     nrow = kdo[18]
@@ -94,8 +116,17 @@ def test_chained_row_over_blocks(tmp_path: Path) -> None:
     # an extended type, stored as a LOB, not in the row).
     big = _t("BIG", 3, "VARCHAR2(4000)")
     value = "v" * 4000
-    result, recs = _run(tmp_path, [E("insert", 1, "BIG", {"ID": 1, "C1": value, "C2": "tail"}), E("commit", 1),
-                                   E("delete", 1, "BIG", key={"ID": 1}), E("commit", 1)], [big], db_block_size=2048)
+    result, recs = _run(
+        tmp_path,
+        [
+            E("insert", 1, "BIG", {"ID": 1, "C1": value, "C2": "tail"}),
+            E("commit", 1),
+            E("delete", 1, "BIG", key={"ID": 1}),
+            E("commit", 1),
+        ],
+        [big],
+        db_block_size=2048,
+    )
     inserts = [r for r in recs if (11, 2) in [v.op for v in r.vectors]]
     assert len(inserts) >= 3
     fbs = [_kdo(r)[16] for r in inserts]
@@ -112,15 +143,24 @@ def test_wide_table_pieces(tmp_path: Path) -> None:
     _, recs = _run(tmp_path, [E("insert", 1, "W", {"ID": 1, "C299": "z"}), E("commit", 1)], [wide])
     inserts = [r for r in recs if (11, 2) in [v.op for v in r.vectors]]
     ccs = [_kdo(r)[18] for r in inserts]
-    afters = [struct.unpack_from("<H", next(v for v in r.vectors if v.op == (5, 1)).fields[4], 8)[0]
-              for r in inserts]
+    afters = [struct.unpack_from("<H", next(v for v in r.vectors if v.op == (5, 1)).fields[4], 8)[0] for r in inserts]
     assert ccs == [255, 45] and afters == [46, 1]
 
 
 def test_log_switches_and_names(tmp_path: Path) -> None:
-    result, _ = _run(tmp_path, [E("insert", 1, "T", {"ID": 1}), E("switch"), E("commit", 1), E("switch"),
-                                E("insert", 1, "T", {"ID": 2}), E("commit", 1)],
-                     first_sequence=41, log_archive_format="o1_mf_%t_%s_%h_.arc")
+    result, _ = _run(
+        tmp_path,
+        [
+            E("insert", 1, "T", {"ID": 1}),
+            E("switch"),
+            E("commit", 1),
+            E("switch"),
+            E("insert", 1, "T", {"ID": 2}),
+            E("commit", 1),
+        ],
+        first_sequence=41,
+        log_archive_format="o1_mf_%t_%s_%h_.arc",
+    )
     seqs = [log.sequence for log in result.logs]
     assert seqs == [41, 42, 43]
     for a, b in zip(result.logs, result.logs[1:]):
@@ -134,26 +174,38 @@ def test_size_triggered_switch(tmp_path: Path) -> None:
     assert len(result.logs) >= 3 and all(log.blocks <= 64 for log in result.logs)
 
 
-@pytest.mark.parametrize("version,hdr,fields_5_4,subscn_grows", [("11.2", 24, 3, True), ("19", 32, 3, True),
-                                                                  ("23", 32, 4, False)])
+@pytest.mark.parametrize(
+    "version,hdr,fields_5_4,subscn_grows", [("11.2", 24, 3, True), ("19", 32, 3, True), ("23", 32, 4, False)]
+)
 def test_version_dialects(tmp_path: Path, version: str, hdr: int, fields_5_4: int, subscn_grows: bool) -> None:
-    _, recs = _run(tmp_path, [E("insert", 1, "T", {"ID": 1}), E("insert", 1, "T", {"ID": 2}), E("commit", 1)],
-                   version=version)
+    _, recs = _run(
+        tmp_path, [E("insert", 1, "T", {"ID": 1}), E("insert", 1, "T", {"ID": 2}), E("commit", 1)], version=version
+    )
     assert len(recs[0].vectors[0].header) == hdr
     assert len(recs[-1].vectors[0].fields) == fields_5_4
     assert (recs[1].subscn > recs[0].subscn) == subscn_grows
 
 
-@pytest.mark.parametrize("timeline,message", [
-    ([E("insert", 1, "T", {"ID": 1}), E("insert", 2, "T", {"ID": 1})], "duplicate"),
-    ([E("insert", 1, "T", {"ID": 1}), E("commit", 1), E("update", 1, "T", key={"ID": 1}, values={"C1": "a"}),
-      E("delete", 2, "T", key={"ID": 1})], "locked"),
-    ([E("insert", 1, "T", {"C1": "no key"})], "cannot be NULL"),
-    ([E("insert", 1, "T", {"ID": 1, "NOPE": 1})], "no column"),
-    ([E("delete", 1, "T", key={"ID": 9})], "no row"),
-    ([E("rollback_to", 1, name="never")], "no savepoint"),
-    ([E("insert", 1, "X", {"ID": 1})], "no table"),
-])
+@pytest.mark.parametrize(
+    "timeline,message",
+    [
+        ([E("insert", 1, "T", {"ID": 1}), E("insert", 2, "T", {"ID": 1})], "duplicate"),
+        (
+            [
+                E("insert", 1, "T", {"ID": 1}),
+                E("commit", 1),
+                E("update", 1, "T", key={"ID": 1}, values={"C1": "a"}),
+                E("delete", 2, "T", key={"ID": 1}),
+            ],
+            "locked",
+        ),
+        ([E("insert", 1, "T", {"C1": "no key"})], "cannot be NULL"),
+        ([E("insert", 1, "T", {"ID": 1, "NOPE": 1})], "no column"),
+        ([E("delete", 1, "T", key={"ID": 9})], "no row"),
+        ([E("rollback_to", 1, name="never")], "no savepoint"),
+        ([E("insert", 1, "X", {"ID": 1})], "no table"),
+    ],
+)
 def test_invalid_timelines(tmp_path: Path, timeline: list[Event], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         Engine(Scenario(tables=[_t()], timeline=timeline), tmp_path).run()

@@ -6,22 +6,40 @@ import struct
 from pathlib import Path
 
 import pytest
-
-from redogen_helpers import pipeline_missing, run_pipeline
 from redocheck import Rec, check_file
+from redogen_helpers import pipeline_missing, run_pipeline
+
 from replicator.redogen.generate import generate
 from replicator.redogen.scenario import ColumnSpec, Event, Scenario, SessionSpec, TableSpec
 
 
 def fixture_scenario() -> Scenario:
     """INSERT INTO OLR_TEST.TEST_CDC VALUES (1, 'hello world'); COMMIT; with the fixture's identities."""
-    table = TableSpec("OLR_TEST", "TEST_CDC", [ColumnSpec("ID", "NUMBER", False), ColumnSpec("NAME", "VARCHAR2(100)")],
-                      ["ID"], obj=72726)
-    return Scenario(name="TEST", database="FREE", version="23", dbid=0x593AA8AE, activation=0x593A4BAE,
-                    resetlogs=0x4903676E, resetlogs_scn=0x1F75EE, start_scn=2267706, start_time=1772847880,
-                    first_sequence=15, tables=[table], sessions=[SessionSpec(1, "OLR_TEST", 56, 0xCC81, 0x753E)],
-                    timeline=[Event("insert", 1, "TEST_CDC", {"ID": 1, "NAME": "hello world"}, xid="10.12.572"),
-                              Event("commit", 1)])
+    table = TableSpec(
+        "OLR_TEST",
+        "TEST_CDC",
+        [ColumnSpec("ID", "NUMBER", False), ColumnSpec("NAME", "VARCHAR2(100)")],
+        ["ID"],
+        obj=72726,
+    )
+    return Scenario(
+        name="TEST",
+        database="FREE",
+        version="23",
+        dbid=0x593AA8AE,
+        activation=0x593A4BAE,
+        resetlogs=0x4903676E,
+        resetlogs_scn=0x1F75EE,
+        start_scn=2267706,
+        start_time=1772847880,
+        first_sequence=15,
+        tables=[table],
+        sessions=[SessionSpec(1, "OLR_TEST", 56, 0xCC81, 0x753E)],
+        timeline=[
+            Event("insert", 1, "TEST_CDC", {"ID": 1, "NAME": "hello world"}, xid="10.12.572"),
+            Event("commit", 1),
+        ],
+    )
 
 
 _XID = struct.pack("<HHI", 12, 0, 572)  # slot 12, SQN 572 as 5.2/5.4 f1 start
@@ -29,8 +47,9 @@ _XID = struct.pack("<HHI", 12, 0, 572)  # slot 12, SQN 572 as 5.2/5.4 f1 start
 
 def _by_ops(records: list[Rec], ops: list[tuple[int, int]]) -> Rec:
     """The record of transaction 10.12.572 whose vectors start with ``ops``."""
-    return next(r for r in records if [v.op for v in r.vectors][:len(ops)] == ops
-                and r.vectors[0].fields[0][:8] == _XID)
+    return next(
+        r for r in records if [v.op for v in r.vectors][: len(ops)] == ops and r.vectors[0].fields[0][:8] == _XID
+    )
 
 
 @pytest.fixture(scope="module")
@@ -74,9 +93,21 @@ def test_vector_layouts_equal_fixture(fixture23: Path, generated) -> None:
 def test_header_fields_equal_fixture(fixture23: Path, generated) -> None:
     real = (fixture23 / "arch1_15_1224959854.dbf").read_bytes()[512:1024]
     ours = generated.logs[0].path.read_bytes()[512:1024]
-    for off, size in ((8, 4), (20, 4), (24, 4), (28, 8), (44, 4), (50, 2), (52, 4), (160, 4), (164, 8), (176, 2),
-                      (204, 4), (236, 4)):
-        assert ours[off:off + size] == real[off:off + size], off
+    for off, size in (
+        (8, 4),
+        (20, 4),
+        (24, 4),
+        (28, 8),
+        (44, 4),
+        (50, 2),
+        (52, 4),
+        (160, 4),
+        (164, 8),
+        (176, 2),
+        (204, 4),
+        (236, 4),
+    ):
+        assert ours[off : off + size] == real[off : off + size], off
 
 
 def test_pipeline_reproduces_fixture_output(fixture23: Path, generated) -> None:

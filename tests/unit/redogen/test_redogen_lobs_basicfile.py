@@ -35,9 +35,18 @@ from replicator.txn.pool import MemoryPool
 
 pytestmark = pytest.mark.skipif(pipeline_missing() is not None, reason=pipeline_missing() or "")
 
-TABLE = {"owner": "APP", "name": "DOCS", "primary-key": ["ID"],
-         "columns": ["ID NUMBER NOT NULL", "BODY CLOB BASICFILE", "NOTE NCLOB BASICFILE DISABLE STORAGE IN ROW",
-                     "IMG BLOB BASICFILE", "LABEL VARCHAR2(40)"]}
+TABLE = {
+    "owner": "APP",
+    "name": "DOCS",
+    "primary-key": ["ID"],
+    "columns": [
+        "ID NUMBER NOT NULL",
+        "BODY CLOB BASICFILE",
+        "NOTE NCLOB BASICFILE DISABLE STORAGE IN ROW",
+        "IMG BLOB BASICFILE",
+        "LABEL VARCHAR2(40)",
+    ],
+}
 
 
 def _scenario(timeline: list[dict], version: str = "19", **extra) -> Scenario:
@@ -53,39 +62,84 @@ def test_column_types() -> None:
 
 
 def test_in_row_values_null_and_empty(tmp_path: Path) -> None:
-    rows = row_payloads(run_checked(_scenario([
-        {"insert": "DOCS", "values": {"ID": 1, "BODY": "short text ünïcödé 🙂", "NOTE": "national",
-                                      "IMG": "aabbccdd", "LABEL": "a"}},
-        {"insert": "DOCS", "values": {"ID": 2, "BODY": None, "IMG": None, "LABEL": "nulls"}},
-        {"insert": "DOCS", "values": {"ID": 3, "BODY": "EMPTY_CLOB()", "NOTE": "EMPTY_CLOB()", "IMG": "EMPTY_BLOB()"}},
-        {"commit": 1},
-    ]), tmp_path))
-    assert rows[0]["after"] == {"ID": 1, "BODY": "short text ünïcödé 🙂", "NOTE": "national", "IMG": "aabbccdd",
-                                "LABEL": "a"}
+    rows = row_payloads(
+        run_checked(
+            _scenario(
+                [
+                    {
+                        "insert": "DOCS",
+                        "values": {
+                            "ID": 1,
+                            "BODY": "short text ünïcödé 🙂",
+                            "NOTE": "national",
+                            "IMG": "aabbccdd",
+                            "LABEL": "a",
+                        },
+                    },
+                    {"insert": "DOCS", "values": {"ID": 2, "BODY": None, "IMG": None, "LABEL": "nulls"}},
+                    {
+                        "insert": "DOCS",
+                        "values": {"ID": 3, "BODY": "EMPTY_CLOB()", "NOTE": "EMPTY_CLOB()", "IMG": "EMPTY_BLOB()"},
+                    },
+                    {"commit": 1},
+                ]
+            ),
+            tmp_path,
+        )
+    )
+    assert rows[0]["after"] == {
+        "ID": 1,
+        "BODY": "short text ünïcödé 🙂",
+        "NOTE": "national",
+        "IMG": "aabbccdd",
+        "LABEL": "a",
+    }
     assert rows[1]["after"] == {"ID": 2, "LABEL": "nulls"}
     assert rows[2]["after"] == {"ID": 3, "BODY": "", "NOTE": "", "IMG": ""}
 
 
 def test_out_of_row_and_updates(tmp_path: Path) -> None:
     big = {"repeat": "Medium CLOB content. ", "length": 8000}  # 16000 bytes: 2 pages, all in the inode
-    rows = row_payloads(run_checked(_scenario([
-        {"insert": "DOCS", "values": {"ID": 1, "BODY": big, "NOTE": "small but out of row",
-                                      "IMG": {"repeat": "ffee", "length": 20000}}},
-        {"commit": 1},
-        {"update": "DOCS", "key": {"ID": 1}, "values": {"BODY": "now in row", "LABEL": "x"}},
-        {"commit": 1},
-        {"update": "DOCS", "key": {"ID": 1}, "values": {"BODY": {"repeat": "xyz", "length": 5000},
-                                                        "NOTE": {"repeat": "n", "length": 40000}}},
-        {"commit": 1},
-        {"update": "DOCS", "key": {"ID": 1}, "values": {"BODY": None, "IMG": None, "NOTE": None}},
-        {"commit": 1},
-        {"delete": "DOCS", "key": {"ID": 1}},
-        {"commit": 1},
-    ], version="23"), tmp_path))
+    rows = row_payloads(
+        run_checked(
+            _scenario(
+                [
+                    {
+                        "insert": "DOCS",
+                        "values": {
+                            "ID": 1,
+                            "BODY": big,
+                            "NOTE": "small but out of row",
+                            "IMG": {"repeat": "ffee", "length": 20000},
+                        },
+                    },
+                    {"commit": 1},
+                    {"update": "DOCS", "key": {"ID": 1}, "values": {"BODY": "now in row", "LABEL": "x"}},
+                    {"commit": 1},
+                    {
+                        "update": "DOCS",
+                        "key": {"ID": 1},
+                        "values": {"BODY": {"repeat": "xyz", "length": 5000}, "NOTE": {"repeat": "n", "length": 40000}},
+                    },
+                    {"commit": 1},
+                    {"update": "DOCS", "key": {"ID": 1}, "values": {"BODY": None, "IMG": None, "NOTE": None}},
+                    {"commit": 1},
+                    {"delete": "DOCS", "key": {"ID": 1}},
+                    {"commit": 1},
+                ],
+                version="23",
+            ),
+            tmp_path,
+        )
+    )
     assert rows[0]["after"]["BODY"] == ("Medium CLOB content. " * 400)[:8000]
     assert rows[0]["after"]["NOTE"] == "small but out of row"
     assert rows[0]["after"]["IMG"] == "ffee" * 10000
-    assert rows[1]["before"] == {"ID": 1, "LABEL": None} and rows[1]["after"] == {"ID": 1, "BODY": "now in row", "LABEL": "x"}
+    assert rows[1]["before"] == {"ID": 1, "LABEL": None} and rows[1]["after"] == {
+        "ID": 1,
+        "BODY": "now in row",
+        "LABEL": "x",
+    }
     assert rows[2]["after"]["BODY"] == ("xyz" * 1667)[:5000]
     assert rows[2]["after"]["NOTE"] == "n" * 40000
     assert rows[3]["after"] == {"ID": 1, "BODY": None, "NOTE": None, "IMG": None}
@@ -96,12 +150,28 @@ def test_multi_page_values_use_the_lob_index(tmp_path: Path) -> None:
     """100 KB: 13 pages, the 13th only through a 10.2 LOB index entry (in-row form) and all
     through the index with its 10.18 size update (DISABLE STORAGE IN ROW)."""
     size = 100 * 1024
-    rows = row_payloads(run_checked(_scenario([
-        {"insert": "DOCS", "values": {"ID": 1, "IMG": {"repeat": "00112233", "length": size},
-                                      "NOTE": {"repeat": "abcdefgh", "length": size // 2}}},
-        {"insert": "DOCS", "values": {"ID": 2, "BODY": {"prefix": "start:", "repeat": "0123456789", "length": size}}},
-        {"commit": 1},
-    ]), tmp_path))
+    rows = row_payloads(
+        run_checked(
+            _scenario(
+                [
+                    {
+                        "insert": "DOCS",
+                        "values": {
+                            "ID": 1,
+                            "IMG": {"repeat": "00112233", "length": size},
+                            "NOTE": {"repeat": "abcdefgh", "length": size // 2},
+                        },
+                    },
+                    {
+                        "insert": "DOCS",
+                        "values": {"ID": 2, "BODY": {"prefix": "start:", "repeat": "0123456789", "length": size}},
+                    },
+                    {"commit": 1},
+                ]
+            ),
+            tmp_path,
+        )
+    )
     assert rows[0]["after"]["IMG"] == "00112233" * (size // 4)
     assert rows[0]["after"]["NOTE"] == "abcdefgh" * (size // 16)
     assert rows[1]["after"]["BODY"] == ("start:" + "0123456789" * size)[:size]
@@ -114,24 +184,44 @@ def test_ten_megabyte_value(tmp_path: Path) -> None:
 
 
 def test_rolled_back_lob_write_is_not_output(tmp_path: Path) -> None:
-    rows = row_payloads(run_checked(_scenario([
-        {"insert": "DOCS", "values": {"ID": 1, "BODY": {"repeat": "a", "length": 60000},
-                                      "NOTE": {"repeat": "b", "length": 9000}}},
-        {"rollback": 1},
-        {"insert": "DOCS", "values": {"ID": 2, "BODY": "kept"}},
-        {"commit": 1},
-    ]), tmp_path))
+    rows = row_payloads(
+        run_checked(
+            _scenario(
+                [
+                    {
+                        "insert": "DOCS",
+                        "values": {
+                            "ID": 1,
+                            "BODY": {"repeat": "a", "length": 60000},
+                            "NOTE": {"repeat": "b", "length": 9000},
+                        },
+                    },
+                    {"rollback": 1},
+                    {"insert": "DOCS", "values": {"ID": 2, "BODY": "kept"}},
+                    {"commit": 1},
+                ]
+            ),
+            tmp_path,
+        )
+    )
     assert [r["after"]["ID"] for r in rows] == [2]
 
 
 def test_lob_only_transaction_start(tmp_path: Path) -> None:
     """A LOB index pair can be the first change of a transaction (it carries the 5.2 begin)."""
-    rows = row_payloads(run_checked(_scenario([
-        {"insert": "DOCS", "values": {"ID": 1, "LABEL": "first"}},
-        {"commit": 1},
-        {"update": "DOCS", "key": {"ID": 1}, "values": {"NOTE": {"repeat": "z", "length": 3}}},
-        {"commit": 1},
-    ]), tmp_path))
+    rows = row_payloads(
+        run_checked(
+            _scenario(
+                [
+                    {"insert": "DOCS", "values": {"ID": 1, "LABEL": "first"}},
+                    {"commit": 1},
+                    {"update": "DOCS", "key": {"ID": 1}, "values": {"NOTE": {"repeat": "z", "length": 3}}},
+                    {"commit": 1},
+                ]
+            ),
+            tmp_path,
+        )
+    )
     assert rows[1]["after"] == {"ID": 1, "NOTE": "zzz"}
 
 
@@ -139,7 +229,7 @@ def test_locators_and_keys() -> None:
     """Locator forms and LOB index keys read back by the assembler and the 10.x key decoder."""
     lob_id = bytes.fromhex("00000001000000bc0001")
     inline = basic_value_locator(2, lob_id, b"hello")
-    assert inline[5] & 0x04 and inline[20:36].hex() == "001509000000000000050000" "00000001"
+    assert inline[5] & 0x04 and inline[20:36].hex() == "00150900000000000005000000000001"
     reader = LobReader(MemoryPool(), None, None, 0, inline_only=True)
     assert bytes(reader.value(inline)) == b"hello"
     assert bytes(reader.value(basic_value_locator(2, lob_id, b""))) == b""

@@ -36,9 +36,15 @@ def _bits(bitmap: bytes, count: int) -> list[bool]:
 
 def test_null_columns_of_every_11_5_have_empty_fields(tmp_path: Path) -> None:
     cols = [ColumnSpec("ID", "NUMBER", False), ColumnSpec("A", "VARCHAR2(20)"), ColumnSpec("B", "VARCHAR2(20)")]
-    sc = Scenario(tables=[TableSpec("APP", "T", cols, ["ID"])], timeline=[
-        E("insert", 1, "T", {"ID": 1, "B": "b"}), E("commit", 1),
-        E("update", 2, "T", key={"ID": 1}, values={"A": "now set", "B": None}), E("rollback", 2)])
+    sc = Scenario(
+        tables=[TableSpec("APP", "T", cols, ["ID"])],
+        timeline=[
+            E("insert", 1, "T", {"ID": 1, "B": "b"}),
+            E("commit", 1),
+            E("update", 2, "T", key={"ID": 1}, values={"A": "now set", "B": None}),
+            E("rollback", 2),
+        ],
+    )
     urps = [v for rec in _records(generate(sc, tmp_path)) for v in rec.vectors if v.op == (11, 5)]
     assert len(urps) == 2  # the update and the rollback's compensation
     for vec in urps:
@@ -66,8 +72,10 @@ def test_checkpoint_with_a_duplicate_dictionary_key_is_refused() -> None:
 
 def test_lob_pages_come_after_their_transaction_begins(tmp_path: Path) -> None:
     cols = [ColumnSpec("ID", "NUMBER", False), ColumnSpec("DOC", "CLOB")]
-    sc = Scenario(tables=[TableSpec("APP", "L", cols, ["ID"])], timeline=[
-        E("insert", 1, "L", {"ID": 1, "DOC": "x" * 9000}), E("commit", 1)])
+    sc = Scenario(
+        tables=[TableSpec("APP", "L", cols, ["ID"])],
+        timeline=[E("insert", 1, "L", {"ID": 1, "DOC": "x" * 9000}), E("commit", 1)],
+    )
     ops = [v.op for rec in _records(generate(sc, tmp_path)) for v in rec.vectors]
     assert ops.index((5, 2)) < ops.index((26, 6))
 
@@ -92,4 +100,3 @@ def test_summary_counts_what_the_output_holds(tmp_path: Path) -> None:
     assert result.stats["transactions"] == payload.count("commit")
     assert result.stats["rows"] == sum(op in ("c", "u", "d") for op in payload)
     assert result.stats["rollbacks"] > 0
-

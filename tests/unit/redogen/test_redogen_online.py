@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-
-from redogen_helpers import pipeline_missing, run_pipeline
 from redocheck import check_file, online_valid_blocks
+from redogen_helpers import pipeline_missing, run_pipeline
+
 from replicator.redogen import workloads
 from replicator.redogen.generate import generate
 from replicator.redogen.online import generate_online
@@ -45,14 +45,14 @@ def test_current_log_and_group_reuse(tmp_path: Path) -> None:
         heads[seq] = (path, data, valid)
     current_seq = max(heads)
     path, data, valid = heads[current_seq]
-    assert data[512 + 192:512 + 200] == b"\xff" * 8  # next SCN: none
+    assert data[512 + 192 : 512 + 200] == b"\xff" * 8  # next SCN: none
     assert struct.unpack_from("<I", data, 512 + 156)[0] == 0xFFFFFFFF  # NAB not set while current
     assert valid > 2
-    stale = data[valid * 512:(valid + 1) * 512]
+    stale = data[valid * 512 : (valid + 1) * 512]
     assert stale[:2] == b"\0\0" or struct.unpack_from("<I", stale, 8)[0] < current_seq  # older sequence left over
     for seq, (_, gdata, _) in heads.items():
         if seq != current_seq:  # switched groups carry their final header
-            assert gdata[512 + 192:512 + 200] != b"\xff" * 8
+            assert gdata[512 + 192 : 512 + 200] != b"\xff" * 8
     assert {log.sequence for log in result.logs} == set(range(1, current_seq))
     for log in result.logs:
         check_file(log.path)

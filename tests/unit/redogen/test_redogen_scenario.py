@@ -11,9 +11,19 @@ from replicator.errors import ConfigError
 from replicator.redogen.scenario import Event, Scenario
 
 DOC = {
-    "name": "T1", "version": "19c", "block-size": 1024, "start-scn": 5000,
-    "tables": [{"owner": "APP", "name": "EMP", "primary-key": ["ID"], "supplemental": "pk",
-                "columns": ["ID NUMBER NOT NULL", "NAME VARCHAR2(20)", {"name": "SAL", "type": "NUMBER(8,2)"}]}],
+    "name": "T1",
+    "version": "19c",
+    "block-size": 1024,
+    "start-scn": 5000,
+    "tables": [
+        {
+            "owner": "APP",
+            "name": "EMP",
+            "primary-key": ["ID"],
+            "supplemental": "pk",
+            "columns": ["ID NUMBER NOT NULL", "NAME VARCHAR2(20)", {"name": "SAL", "type": "NUMBER(8,2)"}],
+        }
+    ],
     "sessions": [{"id": 2, "user": "APP"}],
     "timeline": [
         {"op": "insert", "session": 2, "table": "EMP", "values": {"ID": 1, "NAME": "x"}},
@@ -34,9 +44,15 @@ def test_from_dict_normalises_keys_and_shorthands() -> None:
     assert [c.name for c in emp.columns] == ["ID", "NAME", "SAL"] and not emp.columns[0].nullable
     assert emp.supplemental == "pk"
     ops = [(e.op, e.session, e.table, e.name) for e in sc.timeline]
-    assert ops == [("insert", 2, "EMP", None), ("savepoint", 2, None, "a"), ("update", 2, "EMP", None),
-                   ("rollback_to", 2, None, "a"), ("commit", 2, None, None), ("switch", 1, None, None),
-                   ("sleep", 1, None, None)]
+    assert ops == [
+        ("insert", 2, "EMP", None),
+        ("savepoint", 2, None, "a"),
+        ("update", 2, "EMP", None),
+        ("rollback_to", 2, None, "a"),
+        ("commit", 2, None, None),
+        ("switch", 1, None, None),
+        ("sleep", 1, None, None),
+    ]
     assert list(sc.timeline)[2].wait == 1.5 and list(sc.timeline)[6].wait == 3.0
 
 
@@ -60,13 +76,16 @@ def test_versions_and_defaults() -> None:
         _ = Scenario(version="nine").compat
 
 
-@pytest.mark.parametrize("doc", [
-    {"bogus": 1},
-    {"timeline": [{"op": "explode"}]},
-    {"timeline": [{"insert": "T", "commit": 1}]},
-    {"tables": [{"owner": "A", "name": "B", "columns": ["ONLYNAME"]}]},
-    {"tables": [{"owner": "A", "name": "B", "columns": ["X NUMBER"], "supplemental": "some"}]},
-])
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {"bogus": 1},
+        {"timeline": [{"op": "explode"}]},
+        {"timeline": [{"insert": "T", "commit": 1}]},
+        {"tables": [{"owner": "A", "name": "B", "columns": ["ONLYNAME"]}]},
+        {"tables": [{"owner": "A", "name": "B", "columns": ["X NUMBER"], "supplemental": "some"}]},
+    ],
+)
 def test_bad_documents(doc: dict) -> None:
     with pytest.raises(ConfigError):
         Scenario.from_dict(doc)

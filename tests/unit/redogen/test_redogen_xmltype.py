@@ -13,16 +13,24 @@ import json
 from pathlib import Path
 
 import pytest
-
 from redogen_helpers import pipeline_missing, row_payloads, run_checked, run_pipeline
+
 from replicator.redogen.generate import generate
 from replicator.redogen.scenario import Scenario
 
 pytestmark = pytest.mark.skipif(pipeline_missing() is not None, reason=pipeline_missing() or "")
 
-TABLE = {"owner": "APP", "name": "XDOCS", "primary-key": ["ID"],
-         "columns": ["ID NUMBER NOT NULL", "DOC XMLTYPE STORE AS CLOB", "LABEL VARCHAR2(20)",
-                     "OLD XMLTYPE STORE AS BASICFILE CLOB"]}
+TABLE = {
+    "owner": "APP",
+    "name": "XDOCS",
+    "primary-key": ["ID"],
+    "columns": [
+        "ID NUMBER NOT NULL",
+        "DOC XMLTYPE STORE AS CLOB",
+        "LABEL VARCHAR2(20)",
+        "OLD XMLTYPE STORE AS BASICFILE CLOB",
+    ],
+}
 BIG = {"prefix": "<big>", "repeat": "<i>ü</i>", "length": 9000}
 TIMELINE = [
     {"insert": "XDOCS", "values": {"ID": 1, "DOC": "<a>x</a>", "LABEL": "l", "OLD": "<o/>"}},
@@ -36,18 +44,26 @@ TIMELINE = [
 
 
 def _scenario(flags: int, **extra: object) -> Scenario:
-    return Scenario.from_dict({"version": "23", "flags": flags, "tables": [TABLE], "timeline": TIMELINE,
-                               **extra})
+    return Scenario.from_dict({"version": "23", "flags": flags, "tables": [TABLE], "timeline": TIMELINE, **extra})
 
 
 def test_checkpoint_columns(tmp_path: Path) -> None:
     result = generate(_scenario(0), tmp_path)
     doc = json.loads(next(result.config.parent.rglob("*-chkpt-*.json")).read_text())
     obj = next(o["obj"] for o in doc["sys-obj"] if o["name"] == "XDOCS")
-    cols = [(c["name"], c["col"], c["seg-col"], c["int-col"], c["type"], c["property"][0])
-            for c in doc["sys-col"] if c["obj"] == obj]
-    assert cols == [("ID", 1, 1, 1, 2, 0), ("DOC", 2, 0, 2, 58, 0), ("SYS_NC00003$", 2, 2, 3, 112, 0x1A0),
-                    ("LABEL", 3, 3, 4, 1, 0), ("OLD", 4, 0, 5, 58, 0), ("SYS_NC00006$", 4, 4, 6, 112, 0x1A0)]
+    cols = [
+        (c["name"], c["col"], c["seg-col"], c["int-col"], c["type"], c["property"][0])
+        for c in doc["sys-col"]
+        if c["obj"] == obj
+    ]
+    assert cols == [
+        ("ID", 1, 1, 1, 2, 0),
+        ("DOC", 2, 0, 2, 58, 0),
+        ("SYS_NC00003$", 2, 2, 3, 112, 0x1A0),
+        ("LABEL", 3, 3, 4, 1, 0),
+        ("OLD", 4, 0, 5, 58, 0),
+        ("SYS_NC00006$", 4, 4, 6, 112, 0x1A0),
+    ]
     assert [(lob["col"], lob["int-col"]) for lob in doc["sys-lob"] if lob["obj"] == obj] == [(2, 3), (4, 6)]
     assert doc["xdb-ttset"] == []  # no token set unless flag 0x10000 (or `xdb-ttset`) asks
 

@@ -26,12 +26,30 @@ from replicator.redogen import Scenario, generate
 
 REFERENCE = SHARED / "reference" / "olr-real-outputs"
 SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios" / "reference"
-NAMES = ("basic-crud", "data-types", "number-precision", "timestamp-variants", "null-handling", "rollback",
-         "interleaved-transactions", "multi-table", "many-columns", "large-transaction", "concurrent-updates",
-         "long-spanning-txn", "special-chars", "wide-rows", "boolean-type", "ddl-add-column", "partitioned-table",
-         "lob-operations",
-         # two-node RAC: the statements of each node go to its own redo thread
-         "rac-interleaved", "rac-concurrent-tables", "rac-thread2-only")
+NAMES = (
+    "basic-crud",
+    "data-types",
+    "number-precision",
+    "timestamp-variants",
+    "null-handling",
+    "rollback",
+    "interleaved-transactions",
+    "multi-table",
+    "many-columns",
+    "large-transaction",
+    "concurrent-updates",
+    "long-spanning-txn",
+    "special-chars",
+    "wide-rows",
+    "boolean-type",
+    "ddl-add-column",
+    "partitioned-table",
+    "lob-operations",
+    # two-node RAC: the statements of each node go to its own redo thread
+    "rac-interleaved",
+    "rac-concurrent-tables",
+    "rac-thread2-only",
+)
 # The format section of the OLR fork config that produced the reference outputs.
 REFERENCE_FORMAT = {"type": "json", "scn": 1, "timestamp": 7, "timestamp-metadata": 7, "xid": 1}
 # Top-level fields whose values depend on the database run, not on the DML.
@@ -86,8 +104,12 @@ def normalise(text: str) -> list[str]:
 
 
 def _params() -> list[Any]:
-    return [pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN_DIFFERENCES[n], strict=True))
-            if n in KNOWN_DIFFERENCES else n for n in NAMES]
+    return [
+        pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN_DIFFERENCES[n], strict=True))
+        if n in KNOWN_DIFFERENCES
+        else n
+        for n in NAMES
+    ]
 
 
 @pytest.fixture
@@ -128,8 +150,21 @@ def _tables(doc: dict[str, Any]) -> dict[str, Any]:
         if obj["type"] != 2:
             continue
         no = obj["obj"]
-        cols = sorted((c["seg-col"], c["name"], c["type"], c["length"], c["precision"], c["scale"],
-                       c["charset-form"], c["charset-id"], c["null"]) for c in doc["sys-col"] if c["obj"] == no)
+        cols = sorted(
+            (
+                c["seg-col"],
+                c["name"],
+                c["type"],
+                c["length"],
+                c["precision"],
+                c["scale"],
+                c["charset-form"],
+                c["charset-id"],
+                c["null"],
+            )
+            for c in doc["sys-col"]
+            if c["obj"] == no
+        )
         cdefs = [c for c in doc["sys-cdef"] if c["obj"] == no]
         pk = {c["con"] for c in cdefs if c["type"] == 2}
         keys = sorted(c["int-col"] for c in doc["sys-ccol"] if c["con"] in pk)

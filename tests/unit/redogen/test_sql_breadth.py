@@ -29,6 +29,7 @@ def test_sql_scenarios_replicate_as_expected(tmp_path: Path, script: Path) -> No
 
 # -- database character set ---------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("charset_id", [1, 11, 31, 46, 178, 871, 873])
 def test_text_decodes_to_what_encodes_back_to_the_same_bytes(charset_id: int) -> None:
     raw = bytes(range(256))
@@ -57,8 +58,11 @@ def test_charset_tag_words_that_are_no_character_set_are_ignored() -> None:
 
 def test_value_too_large_counts_database_bytes() -> None:
     notes: list[Any] = []
-    sc = compile_sql("-- @TAG US7ASCII\nCREATE TABLE T (id NUMBER PRIMARY KEY, s VARCHAR2(3));\n"
-                     "INSERT INTO T VALUES (1, 'äöü');\nINSERT INTO T VALUES (2, 'äöüß');\nCOMMIT;\n", warnings=notes)
+    sc = compile_sql(
+        "-- @TAG US7ASCII\nCREATE TABLE T (id NUMBER PRIMARY KEY, s VARCHAR2(3));\n"
+        "INSERT INTO T VALUES (1, 'äöü');\nINSERT INTO T VALUES (2, 'äöüß');\nCOMMIT;\n",
+        warnings=notes,
+    )
     assert [e.values for e in sc.timeline if e.op == "insert"] == [{"ID": 1, "S": "???"}]
     assert "ORA-12899" in notes[0]
 
@@ -87,9 +91,13 @@ INSERT INTO L SELECT id, name FROM T WHERE id < 3;
 INSERT INTO S SELECT * FROM T WHERE 1 = 0;
 COMMIT;
 """)
-    assert got[0] == ("insert_many", "T", None, None, [{"ID": 1, "NAME": "r1", "VAL": 10},
-                                                       {"ID": 2, "NAME": "r2", "VAL": 20},
-                                                       {"ID": 3, "NAME": "r3", "VAL": 30}])
+    assert got[0] == (
+        "insert_many",
+        "T",
+        None,
+        None,
+        [{"ID": 1, "NAME": "r1", "VAL": 10}, {"ID": 2, "NAME": "r2", "VAL": 20}, {"ID": 3, "NAME": "r3", "VAL": 30}],
+    )
     assert got[1][0] == "insert_many" and got[1][4] == [{"ID": 13, "NAME": "R3"}, {"ID": 12, "NAME": "R2"}]
     assert got[2] == ("insert", "S", None, {"ID": 103, "VAL": 3}, None)  # one row: an ordinary insert
     assert [g[0] for g in got[3:]] == ["insert", "insert", "commit"]  # a LOB table: no array insert
@@ -103,7 +111,10 @@ INSERT INTO P SELECT 1, 'a' FROM dual UNION ALL SELECT 2, 'b' FROM dual UNION AL
 COMMIT;
 """)
     assert [(e.op, e.table, len(e.rows or [])) for e in sc.timeline] == [
-        ("insert_many", "P:P1", 2), ("insert", "P:P2", 0), ("commit", None, 0)]
+        ("insert_many", "P:P1", 2),
+        ("insert", "P:P2", 0),
+        ("commit", None, 0),
+    ]
 
 
 def test_merge_updates_matches_and_inserts_the_rest() -> None:
@@ -117,18 +128,26 @@ MERGE INTO T t USING S s ON (t.id = s.id)
   WHEN NOT MATCHED THEN INSERT (id, name) VALUES (s.id, LOWER(s.name));
 COMMIT;
 """)
-    assert got[4:] == [("update", "T", {"ID": 2}, {"VAL": 22}, None), ("insert", "T", None, {"ID": 3, "NAME": "c"}, None),
-                       ("commit", None, None, None, None)]
+    assert got[4:] == [
+        ("update", "T", {"ID": 2}, {"VAL": 22}, None),
+        ("insert", "T", None, {"ID": 3, "NAME": "c"}, None),
+        ("commit", None, None, None, None),
+    ]
     notes: list[str] = []
-    compile_sql(TABLES + """
+    compile_sql(
+        TABLES
+        + """
 INSERT INTO T VALUES (1, 'a', 1);
 MERGE INTO T USING (SELECT 1 AS id FROM dual UNION ALL SELECT 1 FROM dual) s ON (T.id = s.id)
   WHEN MATCHED THEN UPDATE SET val = 5;
-""", warnings=notes)
+""",
+        warnings=notes,
+    )
     assert "ORA-30926" in notes[0]
 
 
 # -- PL/SQL ------------------------------------------------------------------------------------
+
 
 def test_handlers_catch_the_failing_statement_only() -> None:
     got = timeline("""
@@ -149,8 +168,11 @@ END;
 COMMIT;
 """)
     assert [(g[0], g[2] or g[3]) for g in got] == [
-        ("insert", {"ID": 1, "NAME": "a", "VAL": 1}), ("insert", {"ID": 2, "NAME": "b", "VAL": 2}),
-        ("update", {"ID": 1}), ("commit", None)]
+        ("insert", {"ID": 1, "NAME": "a", "VAL": 1}),
+        ("insert", {"ID": 2, "NAME": "b", "VAL": 2}),
+        ("update", {"ID": 1}),
+        ("commit", None),
+    ]
     assert got[2][3] == {"VAL": -1}
 
 
@@ -215,7 +237,8 @@ COMMIT;
 
 def test_sequences_indexes_and_constraints() -> None:
     notes: list[str] = []
-    sc = compile_sql("""
+    sc = compile_sql(
+        """
 CREATE SEQUENCE s_id START WITH 100 INCREMENT BY 10;
 CREATE TABLE C (id NUMBER PRIMARY KEY, code VARCHAR2(5) UNIQUE, n NUMBER CHECK (n >= 0),
                 p NUMBER REFERENCES C(id), CONSTRAINT c_u UNIQUE (n, p));
@@ -227,12 +250,17 @@ INSERT INTO C VALUES (s_id.NEXTVAL, 'b', -1, NULL);
 INSERT INTO C (id, code, n) SELECT s_id.NEXTVAL, 'c' || LEVEL, LEVEL + 5 FROM dual CONNECT BY LEVEL <= 2;
 UPDATE C SET n = s_id.CURRVAL WHERE code = 'a';
 COMMIT;
-""", warnings=notes)
+""",
+        warnings=notes,
+    )
     got = [(e.op, e.values, e.rows) for e in sc.timeline]
     # a refused statement still used its sequence value (110, 120), as Oracle's sequences do
-    assert got == [("insert", {"ID": 100, "CODE": "a", "N": 1, "P": None}, None),
-                   ("insert_many", None, [{"ID": 130, "CODE": "c1", "N": 6}, {"ID": 140, "CODE": "c2", "N": 7}]),
-                   ("update", {"N": 140}, None), ("commit", None, None)]
+    assert got == [
+        ("insert", {"ID": 100, "CODE": "a", "N": 1, "P": None}, None),
+        ("insert_many", None, [{"ID": 130, "CODE": "c1", "N": 6}, {"ID": 140, "CODE": "c2", "N": 7}]),
+        ("update", {"N": 140}, None),
+        ("commit", None, None),
+    ]
     assert "ORA-00001" in notes[0] and "ORA-02290" in notes[1]
 
 
@@ -292,9 +320,14 @@ END;
 /
 """)
     assert [(g[0], g[2], g[3]) for g in got[2:]] == [
-        ("delete", {"ID": 2}, None), ("delete", {"ID": 4}, None), ("update", {"ID": 1}, {"VAL": 40}),
-        ("update", {"ID": 2}, {"VAL": 40}), ("update", {"ID": 4}, {"VAL": 3}),
-        ("insert", None, {"ID": 42, "NAME": "new"}), ("update", {"ID": 42}, {"VAL": 84})]
+        ("delete", {"ID": 2}, None),
+        ("delete", {"ID": 4}, None),
+        ("update", {"ID": 1}, {"VAL": 40}),
+        ("update", {"ID": 2}, {"VAL": 40}),
+        ("update", {"ID": 4}, {"VAL": 3}),
+        ("insert", None, {"ID": 42, "NAME": "new"}),
+        ("update", {"ID": 42}, {"VAL": 84}),
+    ]
 
 
 def test_joins_and_group_by() -> None:
@@ -337,7 +370,10 @@ BEGIN
 END;
 /
 """)
-    assert [(g[0], g[2] or g[3]) for g in got[1:]] == [("update", {"ID": 1}), ("insert", {"ID": 2, "NAME": "c", "VAL": 2})]
+    assert [(g[0], g[2] or g[3]) for g in got[1:]] == [
+        ("update", {"ID": 1}),
+        ("insert", {"ID": 2, "NAME": "c", "VAL": 2}),
+    ]
 
 
 def test_rows_keep_their_place_through_key_updates_and_rollbacks() -> None:
@@ -471,8 +507,11 @@ BEGIN
 END;
 /
 """)
-    assert [g[3] for g in got] == [{"ID": 1, "NAME": "fixed", "VAL": 0}, {"ID": 2, "NAME": "fixed", "VAL": 0},
-                                   {"ID": 3, "NAME": "fixed", "VAL": "4.5"}]
+    assert [g[3] for g in got] == [
+        {"ID": 1, "NAME": "fixed", "VAL": 0},
+        {"ID": 2, "NAME": "fixed", "VAL": 0},
+        {"ID": 3, "NAME": "fixed", "VAL": "4.5"},
+    ]
 
 
 def test_cursor_parameters() -> None:
@@ -512,8 +551,11 @@ COMMIT;
     # RIGHT: B's rows each once, NULLs where no A row matches
     assert rows[-2] == [{"ID": 1, "A_ID": 2, "LABEL": "twenty"}, {"ID": 2, "A_ID": None, "LABEL": "thirty"}]
     # FULL: every A row (NULL label without a match), then the B rows no A row matched
-    assert rows[-1] == [{"ID": 11, "A_ID": 1, "LABEL": None}, {"ID": 12, "A_ID": 2, "LABEL": "twenty"},
-                        {"ID": 13, "A_ID": None, "LABEL": "thirty"}]
+    assert rows[-1] == [
+        {"ID": 11, "A_ID": 1, "LABEL": None},
+        {"ID": 12, "A_ID": 2, "LABEL": "twenty"},
+        {"ID": 13, "A_ID": None, "LABEL": "thirty"},
+    ]
 
 
 def test_execute_immediate_binds_and_into() -> None:
@@ -535,8 +577,11 @@ END;
 /
 """)
     assert [(g[0], g[2], g[3]) for g in got] == [
-        ("insert", None, {"ID": 1, "NAME": "a:b", "VAL": 7}), ("insert", None, {"ID": 2, "NAME": "x:y", "VAL": 5}),
-        ("update", {"ID": 1}, {"VAL": 4}), ("insert", None, {"ID": 3, "NAME": "a:b", "VAL": 2})]
+        ("insert", None, {"ID": 1, "NAME": "a:b", "VAL": 7}),
+        ("insert", None, {"ID": 2, "NAME": "x:y", "VAL": 5}),
+        ("update", {"ID": 1}, {"VAL": 4}),
+        ("insert", None, {"ID": 3, "NAME": "a:b", "VAL": 2}),
+    ]
     with pytest.raises(Exception, match="ORA-01008"):
         compile_sql(TABLES + "BEGIN EXECUTE IMMEDIATE 'DELETE FROM T WHERE id = :1'; END;\n/\n", strict=True)
 
@@ -567,13 +612,21 @@ COMMIT;
 """)
     (a, e) = sc.tables
     assert [(c.name, c.type, c.nullable) for c in a.columns] == [
-        ("ID", "NUMBER", False), ("LABEL", "VARCHAR2(20)", False), ("TMP", "NUMBER", True),
-        ("EXTRA", "NUMBER", True)]
+        ("ID", "NUMBER", False),
+        ("LABEL", "VARCHAR2(20)", False),
+        ("TMP", "NUMBER", True),
+        ("EXTRA", "NUMBER", True),
+    ]
     assert a.primary_key == ["ID"] and e.name == "E"
     assert [item["values"] for item in sc.preload] == [
-        {"ID": 2, "LABEL": "b", "TMP": None, "EXTRA": None}, {"ID": 1, "LABEL": "a", "TMP": None, "EXTRA": None}]
+        {"ID": 2, "LABEL": "b", "TMP": None, "EXTRA": None},
+        {"ID": 1, "LABEL": "a", "TMP": None, "EXTRA": None},
+    ]
     assert [(ev.op, ev.key, ev.values) for ev in sc.timeline] == [
-        ("insert", None, {"ID": 3, "LABEL": "c", "EXTRA": 5}), ("update", {"ID": 2}, {"TMP": 7}), ("commit", None, None)]
+        ("insert", None, {"ID": 3, "LABEL": "c", "EXTRA": 5}),
+        ("update", {"ID": 2}, {"TMP": 7}),
+        ("commit", None, None),
+    ]
 
 
 def test_out_parameters_defaults_and_nested_subprograms() -> None:
@@ -615,8 +668,11 @@ BEGIN
 END;
 /
 """)
-    assert [g[3] for g in got] == [{"ID": 16, "NAME": "d", "VAL": 32}, {"ID": 17, "NAME": "x", "VAL": 34},
-                                   {"ID": 116, "NAME": "end", "VAL": 17}]
+    assert [g[3] for g in got] == [
+        {"ID": 16, "NAME": "d", "VAL": 32},
+        {"ID": 17, "NAME": "x", "VAL": 34},
+        {"ID": 116, "NAME": "end", "VAL": 17},
+    ]
 
 
 def test_record_types() -> None:
@@ -641,8 +697,12 @@ BEGIN
 END;
 /
 """)
-    assert [g[3] for g in got[1:]] == [{"ID": 50, "NAME": "none", "VAL": 7}, {"ID": 51, "NAME": "none", "VAL": 7},
-                                       {"ID": 62, "NAME": "n2", "VAL": 2}, {"ID": 73, "NAME": "n3", "VAL": 3}]
+    assert [g[3] for g in got[1:]] == [
+        {"ID": 50, "NAME": "none", "VAL": 7},
+        {"ID": 51, "NAME": "none", "VAL": 7},
+        {"ID": 62, "NAME": "n2", "VAL": 2},
+        {"ID": 73, "NAME": "n3", "VAL": 3},
+    ]
 
 
 def test_named_arguments() -> None:
@@ -661,8 +721,11 @@ BEGIN
 END;
 /
 """)
-    assert [g[3] for g in got] == [{"ID": 1, "NAME": "dflt", "VAL": 5}, {"ID": 2, "NAME": "two", "VAL": 0},
-                                   {"ID": 20, "NAME": "x", "VAL": 0}]
+    assert [g[3] for g in got] == [
+        {"ID": 1, "NAME": "dflt", "VAL": 5},
+        {"ID": 2, "NAME": "two", "VAL": 0},
+        {"ID": 20, "NAME": "x", "VAL": 0},
+    ]
 
 
 def test_subprogram_declarations() -> None:
@@ -699,8 +762,12 @@ BEGIN
 END;
 /
 """)
-    assert [g[3] for g in got[1:]] == [{"ID": 2, "NAME": "n2", "VAL": 1}, {"ID": 3, "NAME": "n3", "VAL": 2},
-                                       {"ID": 109, "NAME": "none", "VAL": 0}, {"ID": 200, "NAME": "total", "VAL": 502}]
+    assert [g[3] for g in got[1:]] == [
+        {"ID": 2, "NAME": "n2", "VAL": 1},
+        {"ID": 3, "NAME": "n3", "VAL": 2},
+        {"ID": 109, "NAME": "none", "VAL": 0},
+        {"ID": 200, "NAME": "total", "VAL": 502},
+    ]
 
 
 def test_join_using() -> None:
@@ -734,8 +801,11 @@ BEGIN
 END;
 /
 """)
-    assert [(g[0], g[3]) for g in got] == [("insert", {"ID": 4, "NAME": "r"}), ("update", {"VAL": 9}),
-                                          ("insert", {"ID": 12, "NAME": "sum", "VAL": 6})]
+    assert [(g[0], g[3]) for g in got] == [
+        ("insert", {"ID": 4, "NAME": "r"}),
+        ("update", {"VAL": 9}),
+        ("insert", {"ID": 12, "NAME": "sum", "VAL": 6}),
+    ]
 
 
 def test_more_functions() -> None:
@@ -746,8 +816,11 @@ INSERT INTO T VALUES (2, NVL2(NULL, 'a', 'b') || NVL2(1, 'c', 'd') || NULLIF('x'
 INSERT INTO T VALUES (3, TO_CHAR(INSTR('abcabc', 'c')) || INSTR('abcabc', 'c', 1, 2) || INSTR('abcabc', 'c', -1)
                       || INSTR('abc', 'z'), POWER(2, 10));
 """)
-    assert [g[3] for g in got] == [{"ID": 1, "NAME": "two-n", "VAL": 0}, {"ID": 2, "NAME": "bcy", "VAL": 719},
-                                   {"ID": 3, "NAME": "3660", "VAL": 1024}]
+    assert [g[3] for g in got] == [
+        {"ID": 1, "NAME": "two-n", "VAL": 0},
+        {"ID": 2, "NAME": "bcy", "VAL": 719},
+        {"ID": 3, "NAME": "3660", "VAL": 1024},
+    ]
 
 
 def test_create_table_physical_clauses() -> None:
@@ -761,8 +834,12 @@ CREATE TABLE P2 (id NUMBER PRIMARY KEY, v NUMBER) TABLESPACE users
     ENABLE ROW MOVEMENT;
 INSERT INTO P1 (id) VALUES (1);
 """)
-    assert [c.type for c in sc.tables[0].columns] == ["NUMBER", "CLOB BASICFILE DISABLE STORAGE IN ROW", "BLOB",
-                                                      "NCLOB"]
+    assert [c.type for c in sc.tables[0].columns] == [
+        "NUMBER",
+        "CLOB BASICFILE DISABLE STORAGE IN ROW",
+        "BLOB",
+        "NCLOB",
+    ]
     assert len(sc.tables[1].partitions) == 2
     with pytest.raises(Exception, match="COMPRESS"):
         compile_sql("CREATE TABLE P3 (id NUMBER) COMPRESS;\n")
@@ -839,12 +916,17 @@ COMMIT;
 DROP PROCEDURE add_row;
 """)
     assert [(g[0], g[3]) for g in got] == [
-        ("insert", {"ID": 1, "NAME": "p", "VAL": 2}), ("insert", {"ID": 2, "NAME": "b", "VAL": 4}),
-        ("insert", {"ID": 3, "NAME": "f", "VAL": 42}), ("commit", None)]
+        ("insert", {"ID": 1, "NAME": "p", "VAL": 2}),
+        ("insert", {"ID": 2, "NAME": "b", "VAL": 4}),
+        ("insert", {"ID": 3, "NAME": "f", "VAL": 42}),
+        ("commit", None),
+    ]
 
 
 def test_create_table_as_select_in_the_setup() -> None:
-    sc = compile_sql(TABLES + """
+    sc = compile_sql(
+        TABLES
+        + """
 INSERT INTO T VALUES (1, 'a', 10);
 INSERT INTO T VALUES (2, 'bb', NULL);
 CREATE TABLE C NOLOGGING AS SELECT id, name, val * 2 AS dbl, 'k' || id AS tag FROM T WHERE id > 0;
@@ -853,12 +935,19 @@ BEGIN DBMS_OUTPUT.PUT_LINE('FIXTURE_SCN_START'); END;
 /
 UPDATE C SET dbl = dbl + 1 WHERE id = 1;
 COMMIT;
-""")
+"""
+    )
     c = next(t for t in sc.tables if t.name == "C")
     assert [(col.name, col.type) for col in c.columns] == [
-        ("ID", "NUMBER"), ("NAME", "VARCHAR2(20)"), ("DBL", "NUMBER"), ("TAG", "VARCHAR2(2)")]
+        ("ID", "NUMBER"),
+        ("NAME", "VARCHAR2(20)"),
+        ("DBL", "NUMBER"),
+        ("TAG", "VARCHAR2(2)"),
+    ]
     assert [i["values"] for i in sc.preload if i["table"] == "C"] == [
-        {"ID": 1, "NAME": "a", "DBL": 20, "TAG": "k1"}, {"ID": 2, "NAME": "bb", "DBL": None, "TAG": "k2"}]
+        {"ID": 1, "NAME": "a", "DBL": 20, "TAG": "k1"},
+        {"ID": 2, "NAME": "bb", "DBL": None, "TAG": "k2"},
+    ]
     assert [(e.op, e.key, e.values) for e in sc.timeline][0] == ("update", {"ID": 1}, {"DBL": 21})
 
 
@@ -870,7 +959,8 @@ UPDATE T t SET (name, val) = (SELECT s.name || '!', s.val + t.id FROM S s WHERE 
 """)
     assert [(g[0], g[2], g[3]) for g in got[2:]] == [
         ("update", {"ID": 2}, {"NAME": "src!", "VAL": 52, "ID": 2}),
-        ("update", {"ID": 3}, {"NAME": None, "VAL": None, "ID": 3})]
+        ("update", {"ID": 3}, {"NAME": None, "VAL": None, "ID": 3}),
+    ]
 
 
 def test_with_queries() -> None:
@@ -897,7 +987,11 @@ INSERT INTO D VALUES (3, LAST_DAY(DATE '2023-02-10'));
 INSERT INTO D VALUES (4, ADD_MONTHS(DATE '2024-03-15', -3));
 """)
     assert [e.values["D"] for e in sc.timeline if e.op == "insert"] == [
-        "2024-02-29 00:00:00", "2025-02-28 10:30:00", "2023-02-28 00:00:00", "2023-12-15 00:00:00"]
+        "2024-02-29 00:00:00",
+        "2025-02-28 10:30:00",
+        "2023-02-28 00:00:00",
+        "2023-12-15 00:00:00",
+    ]
 
 
 def test_set_row_lengthb_and_setup_rename() -> None:

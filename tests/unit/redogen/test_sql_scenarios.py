@@ -43,10 +43,20 @@ WITH_OUTPUT = [n for n in SCRIPTS if (REFERENCE / "expected" / n / "output.json"
 
 def _params(names: list[str]) -> list[Any]:
     if not names:  # keeps the test visible as a skip when the shared folder is absent
-        return [pytest.param(None, marks=pytest.mark.skip(
-            reason=f"OLR reference scripts not found at {REFERENCE / 'sql'} (the `shared` folder beside the repository)"))]
-    return [pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN_DIFFERENCES[n], strict=True))
-            if n in KNOWN_DIFFERENCES else n for n in names]
+        return [
+            pytest.param(
+                None,
+                marks=pytest.mark.skip(
+                    reason=f"OLR reference scripts not found at {REFERENCE / 'sql'} (the `shared` folder beside the repository)"
+                ),
+            )
+        ]
+    return [
+        pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN_DIFFERENCES[n], strict=True))
+        if n in KNOWN_DIFFERENCES
+        else n
+        for n in names
+    ]
 
 
 def compiled(name: str) -> Scenario:

@@ -24,40 +24,54 @@ def ev(text: str, **env: Any) -> Any:
         if name.lower() in env:
             return env[name.lower()]
         raise SqlError(f"no {name}", RUNTIME, line)
+
     return evaluate(node, lookup)
 
 
-@pytest.mark.parametrize("text, want", [
-    ("1 + 2 * 3", Decimal(7)),
-    ("-99999999999999999999999999999999999999", Decimal("-99999999999999999999999999999999999999")),
-    ("'row_' || LPAD(7, 4, '0')", "row_0007"),
-    ("RPAD('ab', 5, 'xy')", "abxyx"),
-    ("LPAD('abcdef', 3)", "abc"),
-    ("MOD(7, 2)", Decimal(1)),
-    ("'a' || NULL || 'b'", "ab"),
-    ("'it''s'", "it's"),
-    ("''", None),
-    ("NULL + 1", None),
-    ("CHR(65) || CHR(10)", "A\n"),
-    ("HEXTORAW('DEADBEEF')", b"\xde\xad\xbe\xef"),
-    ("UTL_RAW.CAST_TO_VARCHAR2(HEXTORAW('616263'))", "abc"),
-    ("'x' || 0.5", "x.5"),
-    ("NVL(NULL, 3)", Decimal(3)),
-    ("CASE WHEN 1 = 2 THEN 'a' ELSE 'b' END", "b"),
-    ("SUBSTR('abcdef', 2, 3)", "bcd"),
-    ("ROUND(2.345, 2)", Decimal("2.35")),
-    ("1.5e3", Decimal("1.5e3")),
-])
+@pytest.mark.parametrize(
+    "text, want",
+    [
+        ("1 + 2 * 3", Decimal(7)),
+        ("-99999999999999999999999999999999999999", Decimal("-99999999999999999999999999999999999999")),
+        ("'row_' || LPAD(7, 4, '0')", "row_0007"),
+        ("RPAD('ab', 5, 'xy')", "abxyx"),
+        ("LPAD('abcdef', 3)", "abc"),
+        ("MOD(7, 2)", Decimal(1)),
+        ("'a' || NULL || 'b'", "ab"),
+        ("'it''s'", "it's"),
+        ("''", None),
+        ("NULL + 1", None),
+        ("CHR(65) || CHR(10)", "A\n"),
+        ("HEXTORAW('DEADBEEF')", b"\xde\xad\xbe\xef"),
+        ("UTL_RAW.CAST_TO_VARCHAR2(HEXTORAW('616263'))", "abc"),
+        ("'x' || 0.5", "x.5"),
+        ("NVL(NULL, 3)", Decimal(3)),
+        ("CASE WHEN 1 = 2 THEN 'a' ELSE 'b' END", "b"),
+        ("SUBSTR('abcdef', 2, 3)", "bcd"),
+        ("ROUND(2.345, 2)", Decimal("2.35")),
+        ("1.5e3", Decimal("1.5e3")),
+    ],
+)
 def test_expression_values(text: str, want: Any) -> None:
     assert ev(text) == want
 
 
-@pytest.mark.parametrize("text, want", [
-    ("id BETWEEN 2 AND 4", True), ("id NOT BETWEEN 2 AND 4", False), ("MOD(id, 2) = 0", False),
-    ("id IN (1, 3)", True), ("id = 3 AND name IS NULL", True), ("id = 1 OR name = 'x'", None),
-    ("NOT (name = 'x')", None), ("id > 2 OR name = 'x'", True), ("'abc' LIKE 'a%'", True),
-    ("id <> 3", False), ("id = '3'", True),
-])
+@pytest.mark.parametrize(
+    "text, want",
+    [
+        ("id BETWEEN 2 AND 4", True),
+        ("id NOT BETWEEN 2 AND 4", False),
+        ("MOD(id, 2) = 0", False),
+        ("id IN (1, 3)", True),
+        ("id = 3 AND name IS NULL", True),
+        ("id = 1 OR name = 'x'", None),
+        ("NOT (name = 'x')", None),
+        ("id > 2 OR name = 'x'", True),
+        ("'abc' LIKE 'a%'", True),
+        ("id <> 3", False),
+        ("id = '3'", True),
+    ],
+)
 def test_predicates_have_three_valued_logic(text: str, want: Any) -> None:
     assert ev(text, id=Decimal(3), name=None) is want
 
@@ -72,10 +86,18 @@ def test_datetime_and_interval_literals() -> None:
     assert ev("INTERVAL '3 04:05:06.5' DAY TO SECOND").text() == "3 04:05:06.500000000"
 
 
-@pytest.mark.parametrize("text, code", [
-    ("SYSDATE", EXPRESSION), ("FOO(1)", EXPRESSION), ("EMPTY_CLOB(1)", EXPRESSION), ("1 / 0", RUNTIME),
-    ("TO_DATE('2025-13-01', 'YYYY-MM-DD')", RUNTIME), ("TO_NUMBER('abc')", RUNTIME), ("(1 + ", SYNTAX),
-])
+@pytest.mark.parametrize(
+    "text, code",
+    [
+        ("SYSDATE", EXPRESSION),
+        ("FOO(1)", EXPRESSION),
+        ("EMPTY_CLOB(1)", EXPRESSION),
+        ("1 / 0", RUNTIME),
+        ("TO_DATE('2025-13-01', 'YYYY-MM-DD')", RUNTIME),
+        ("TO_NUMBER('abc')", RUNTIME),
+        ("(1 + ", SYNTAX),
+    ],
+)
 def test_expression_errors_are_coded(text: str, code: int) -> None:
     with pytest.raises(SqlError) as err:
         ev(text)
@@ -106,8 +128,15 @@ UPDATE T SET val = val + 1, name = UPPER(name) WHERE MOD(id, 2) = 0;
 DELETE FROM T WHERE id BETWEEN 3 AND 9 OR name = 'R2';
 COMMIT;
 """)
-    assert [g[0] for g in got] == ["insert"] * 4 + ["commit", "update", "update", "delete", "delete", "delete",
-                                                    "commit"]
+    assert [g[0] for g in got] == ["insert"] * 4 + [
+        "commit",
+        "update",
+        "update",
+        "delete",
+        "delete",
+        "delete",
+        "commit",
+    ]
     assert got[0][4] == {"ID": 1, "NAME": "r1", "VAL": "1.01", "D": None}  # NUMBER(6,2) rounds
     assert got[5][3:5] == ({"ID": 2}, {"VAL": "3.01", "NAME": "R2"})
     assert [g[3] for g in got[7:10]] == [{"ID": 2}, {"ID": 3}, {"ID": 4}]
@@ -126,8 +155,17 @@ UPDATE T SET val = val * 10 WHERE id >= 1;
 COMMIT;
 """)
     assert got[0][4]["D"] == "2025-01-01 00:00:00"
-    assert [g[0] for g in got] == ["insert", "commit", "update", "rollback", "savepoint", "insert", "rollback_to",
-                                   "update", "commit"]
+    assert [g[0] for g in got] == [
+        "insert",
+        "commit",
+        "update",
+        "rollback",
+        "savepoint",
+        "insert",
+        "rollback_to",
+        "update",
+        "commit",
+    ]
     assert got[7][3:5] == ({"ID": 1}, {"VAL": 10})  # 1 * 10: the rolled-back 5 is gone, row 2 too
 
 
@@ -152,7 +190,9 @@ END;
 
 
 def test_rac_nodes_and_substitution_variables() -> None:
-    sc = compile_sql(TABLE + """
+    sc = compile_sql(
+        TABLE
+        + """
 -- @NODE1
 INSERT INTO T VALUES (1, 'a&b', 1, NULL);
 INSERT INTO T VALUES (2, 'x', 1, NULL);
@@ -160,12 +200,17 @@ COMMIT;
 -- @NODE2
 DELETE FROM T WHERE id = 2;
 COMMIT;
-""")
+"""
+    )
     assert sc.threads == 2
     got = [(e.op, e.thread, e.key or e.values) for e in sc.timeline]
     # SQL*Plus asks for &b: that INSERT never ran
-    assert got == [("insert", 1, {"ID": 2, "NAME": "x", "VAL": 1, "D": None}), ("commit", 1, None),
-                   ("delete", 2, {"ID": 2}), ("commit", 2, None)]
+    assert got == [
+        ("insert", 1, {"ID": 2, "NAME": "x", "VAL": 1, "D": None}),
+        ("commit", 1, None),
+        ("delete", 2, {"ID": 2}),
+        ("commit", 2, None),
+    ]
 
 
 def test_ddl_after_the_start_is_an_event() -> None:
@@ -215,34 +260,46 @@ ALTER TABLE M MODIFY name NOT NULL;
 COMMIT;
 """)
     assert [e.column for e in sc.timeline if e.op == "modify_column"] == [
-        "NAME VARCHAR2(40)", "AMT NUMBER(12,4)", "NAME VARCHAR2(40) NOT NULL"]
+        "NAME VARCHAR2(40)",
+        "AMT NUMBER(12,4)",
+        "NAME VARCHAR2(40) NOT NULL",
+    ]
     result = generate(sc, tmp_path)
     assert run_pipeline(result.config) == 0
     assert result.expected is not None and result.output.read_bytes() == result.expected.read_bytes()
     assert b'"AMT":12345.6789' in result.output.read_bytes()
     with pytest.raises(SqlError) as err:
-        compile_sql(TABLE + "INSERT INTO T VALUES (1, 'abcdef', 1, NULL);\nALTER TABLE T MODIFY name VARCHAR2(3);",
-                    strict=True)
+        compile_sql(
+            TABLE + "INSERT INTO T VALUES (1, 'abcdef', 1, NULL);\nALTER TABLE T MODIFY name VARCHAR2(3);", strict=True
+        )
     assert "ORA-01441" in err.value.message
 
 
 def test_split_script_handles_sqlplus_and_blocks() -> None:
     chunks = split_script("SET ECHO OFF\n-- @NODE2\nBEGIN\n  NULL;\nEND;\n/\nSELECT 'a;b' FROM dual;\nEXIT\n")
-    assert [(c.kind, c.line) for c in chunks] == [("sqlplus", 1), ("marker", 2), ("plsql", 3), ("sql", 7),
-                                                  ("sqlplus", 8)]
+    assert [(c.kind, c.line) for c in chunks] == [
+        ("sqlplus", 1),
+        ("marker", 2),
+        ("plsql", 3),
+        ("sql", 7),
+        ("sqlplus", 8),
+    ]
 
 
-@pytest.mark.parametrize("sql, code, line", [
-    ("MERGE INTO T USING dual ON (1 = 1);", SYNTAX, 4),
-    ("UPDATE T SET nope = 1;", RUNTIME, 4),
-    ("INSERT INTO T VALUES (1, 'a');", RUNTIME, 4),
-    ("INSERT INTO T VALUES (1, RPAD('a', 30, 'b'), 1, NULL);", RUNTIME, 4),
-    ("INSERT INTO T VALUES (NULL, 'a', 1, NULL);", RUNTIME, 4),
-    ("INSERT INTO T VALUES (1, 'a', 1, SYSDATE);", EXPRESSION, 4),
-    ("INSERT INTO U VALUES (1);", RUNTIME, 4),
-    ("ALTER TABLE T MODIFY (name NUMBER);", SYNTAX, 4),
-    ("\nINSERT INTO T VALUES (1, 'a', 1, NULL)", SYNTAX, 5),
-])
+@pytest.mark.parametrize(
+    "sql, code, line",
+    [
+        ("MERGE INTO T USING dual ON (1 = 1);", SYNTAX, 4),
+        ("UPDATE T SET nope = 1;", RUNTIME, 4),
+        ("INSERT INTO T VALUES (1, 'a');", RUNTIME, 4),
+        ("INSERT INTO T VALUES (1, RPAD('a', 30, 'b'), 1, NULL);", RUNTIME, 4),
+        ("INSERT INTO T VALUES (NULL, 'a', 1, NULL);", RUNTIME, 4),
+        ("INSERT INTO T VALUES (1, 'a', 1, SYSDATE);", EXPRESSION, 4),
+        ("INSERT INTO U VALUES (1);", RUNTIME, 4),
+        ("ALTER TABLE T MODIFY (name NUMBER);", SYNTAX, 4),
+        ("\nINSERT INTO T VALUES (1, 'a', 1, NULL)", SYNTAX, 5),
+    ],
+)
 def test_statement_errors_name_the_line(sql: str, code: int, line: int) -> None:
     with pytest.raises(SqlError) as err:
         compile_sql(TABLE + sql, strict=True)
@@ -252,7 +309,9 @@ def test_statement_errors_name_the_line(sql: str, code: int, line: int) -> None:
 
 def test_refused_statements_are_skipped_like_sqlplus_does() -> None:
     notes: list[str] = []
-    sc = compile_sql(TABLE + """
+    sc = compile_sql(
+        TABLE
+        + """
 INSERT INTO T VALUES (1, 'a', 1, NULL);
 INSERT INTO T VALUES (1, 'dup', 1, NULL);
 BEGIN
@@ -262,9 +321,14 @@ END;
 /
 UPDATE T SET val = 2 WHERE id = 1;
 COMMIT;
-""", warnings=notes)
+""",
+        warnings=notes,
+    )
     assert [(e.op, e.key or e.values) for e in sc.timeline] == [
-        ("insert", {"ID": 1, "NAME": "a", "VAL": 1, "D": None}), ("update", {"ID": 1}), ("commit", None)]
+        ("insert", {"ID": 1, "NAME": "a", "VAL": 1, "D": None}),
+        ("update", {"ID": 1}),
+        ("commit", None),
+    ]
     assert len(notes) == 2 and "ORA-00001" in notes[0] and "ORA-01476" in notes[1]
 
 
@@ -283,14 +347,26 @@ def test_cli_compiles_a_script_and_reports_errors_without_traceback(tmp_path: Pa
     assert "ERROR 30383" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("text, want", [
-    ("TO_CHAR(7, 'FM000')", "007"), ("TO_CHAR(7, '000')", " 007"), ("TO_CHAR(1234.5, '9,999.99')", " 1,234.50"),
-    ("TO_CHAR(-12.3, 'FM9990.00')", "-12.30"), ("TO_CHAR(0.5, '0.9')", " 0.5"), ("TO_CHAR(123, '99')", "###"),
-    ("TO_CHAR(5, 'FM9999')", "5"), ("TO_CHAR(0, '9')", " 0"),
-    ("TO_CHAR(TO_DATE('2025-06-15 13:05:09', 'YYYY-MM-DD HH24:MI:SS'), 'DD-MON-YYYY HH:MI:SS AM')",
-     "15-JUN-2025 01:05:09 PM"),
-    ("TO_CHAR(TO_TIMESTAMP('2025-06-15 13:05:09.123456', 'YYYY-MM-DD HH24:MI:SS.FF'), 'YYYYMMDD\"T\"HH24MISS.FF3')",
-     "20250615T130509.123"),
-])
+@pytest.mark.parametrize(
+    "text, want",
+    [
+        ("TO_CHAR(7, 'FM000')", "007"),
+        ("TO_CHAR(7, '000')", " 007"),
+        ("TO_CHAR(1234.5, '9,999.99')", " 1,234.50"),
+        ("TO_CHAR(-12.3, 'FM9990.00')", "-12.30"),
+        ("TO_CHAR(0.5, '0.9')", " 0.5"),
+        ("TO_CHAR(123, '99')", "###"),
+        ("TO_CHAR(5, 'FM9999')", "5"),
+        ("TO_CHAR(0, '9')", " 0"),
+        (
+            "TO_CHAR(TO_DATE('2025-06-15 13:05:09', 'YYYY-MM-DD HH24:MI:SS'), 'DD-MON-YYYY HH:MI:SS AM')",
+            "15-JUN-2025 01:05:09 PM",
+        ),
+        (
+            "TO_CHAR(TO_TIMESTAMP('2025-06-15 13:05:09.123456', 'YYYY-MM-DD HH24:MI:SS.FF'), 'YYYYMMDD\"T\"HH24MISS.FF3')",
+            "20250615T130509.123",
+        ),
+    ],
+)
 def test_to_char_format_models(text: str, want: Any) -> None:
     assert ev(text) == want

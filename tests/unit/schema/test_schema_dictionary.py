@@ -14,9 +14,24 @@ from replicator.schema.dictionary import Dictionary, column_charset
 from replicator.schema.filter import TableRule, build_table_map
 from replicator.schema.store import load_schema_checkpoint, parse_schema_checkpoint
 
-SYSTEM_NAMES = {"CCOL$", "CDEF$", "COL$", "DEFERRED_STG$", "ECOL$", "LOB$", "LOBCOMPPART$",
-                "LOBFRAG$", "OBJ$", "TAB$", "TABPART$", "TABCOMPART$", "TABSUBPART$", "TS$",
-                "USER$", "XDB$TTSET"}
+SYSTEM_NAMES = {
+    "CCOL$",
+    "CDEF$",
+    "COL$",
+    "DEFERRED_STG$",
+    "ECOL$",
+    "LOB$",
+    "LOBCOMPPART$",
+    "LOBFRAG$",
+    "OBJ$",
+    "TAB$",
+    "TABPART$",
+    "TABCOMPART$",
+    "TABSUBPART$",
+    "TS$",
+    "USER$",
+    "XDB$TTSET",
+}
 
 
 def _dictionary(doc: dict[str, Any]) -> Dictionary:
@@ -25,16 +40,35 @@ def _dictionary(doc: dict[str, Any]) -> Dictionary:
 
 def test_free23_test_cdc(shared: Path) -> None:
     cp = load_schema_checkpoint(shared / "fixtures/redo/free23-basic/TEST-chkpt-2266634.json")
-    table_map = build_table_map(Dictionary.from_checkpoint(cp), [TableRule("OLR_TEST", ".*")],
-                                charset=cp.nls_character_set, ncharset=cp.nls_nchar_character_set)
+    table_map = build_table_map(
+        Dictionary.from_checkpoint(cp),
+        [TableRule("OLR_TEST", ".*")],
+        charset=cp.nls_character_set,
+        ncharset=cp.nls_nchar_character_set,
+    )
     table = table_map[72726]
     assert (table.owner, table.name, table.obj, table.data_obj, table.system) == (
-        "OLR_TEST", "TEST_CDC", 72726, 72726, False)
+        "OLR_TEST",
+        "TEST_CDC",
+        72726,
+        72726,
+        False,
+    )
     (col_id, col_name) = table.columns
     assert (col_id.name, col_id.type_code, col_id.segcol, col_id.key, col_id.nullable) == (
-        "ID", TYPE_NUMBER, 1, True, False)
+        "ID",
+        TYPE_NUMBER,
+        1,
+        True,
+        False,
+    )
     assert (col_name.name, col_name.type_code, col_name.length, col_name.key, col_name.nullable) == (
-        "NAME", TYPE_VARCHAR2, 100, False, True)
+        "NAME",
+        TYPE_VARCHAR2,
+        100,
+        False,
+        True,
+    )
     assert table.key_columns == (0,) and (table.charset, table.ncharset) == ("AL32UTF8", "AL16UTF16")
     assert column_charset(col_name, table) == "AL32UTF8"
     system = {t.name for t in table_map.values() if t.system}
@@ -73,8 +107,18 @@ def test_reference_schemas_column_order(shared: Path) -> None:
     assert checked >= 20
     types = {t.name: t for t in table_map.values()}["TEST_TYPES"]
     assert [c.name for c in types.columns] == [
-        "ID", "COL_VARCHAR2", "COL_CHAR", "COL_NVARCHAR2", "COL_NUMBER", "COL_FLOAT", "COL_DOUBLE",
-        "COL_DATE", "COL_TIMESTAMP", "COL_RAW", "COL_INTEGER"]
+        "ID",
+        "COL_VARCHAR2",
+        "COL_CHAR",
+        "COL_NVARCHAR2",
+        "COL_NUMBER",
+        "COL_FLOAT",
+        "COL_DOUBLE",
+        "COL_DATE",
+        "COL_TIMESTAMP",
+        "COL_RAW",
+        "COL_INTEGER",
+    ]
     assert column_charset(types.columns[3], types) == "AL16UTF16"  # NVARCHAR2: form 2
 
 
@@ -108,13 +152,25 @@ def test_skip_rules(builder: Any) -> None:
     builder.table(512, "NO_TAB", [("ID", 2)])
     doc = builder.build()
     doc["sys-tab"] = [r for r in doc["sys-tab"] if r["obj"] != 512]
-    doc["sys-deferredstg"] = [{"row-id": builder.rid(81), "obj": o, "flags-stg": [f, 0]}
-                              for o, f in ((507, 4), (508, 8), (511, 4))]
+    doc["sys-deferredstg"] = [
+        {"row-id": builder.rid(81), "obj": o, "flags-stg": [f, 0]} for o, f in ((507, 4), (508, 8), (511, 4))
+    ]
     d = _dictionary(doc)
     reasons = {o: d.skip_reason(o) for o in range(501, 513)}
-    assert reasons == {501: None, 502: "binary", 503: "IOT", 504: "IOT", 505: "temporary table",
-                       506: "nested table", 507: "compressed table", 508: None, 509: None,
-                       510: None, 511: None, 512: "SYS.TAB$ entry missing"}
+    assert reasons == {
+        501: None,
+        502: "binary",
+        503: "IOT",
+        504: "IOT",
+        505: "temporary table",
+        506: "nested table",
+        507: "compressed table",
+        508: None,
+        509: None,
+        510: None,
+        511: None,
+        512: "SYS.TAB$ entry missing",
+    }
     names = {t.name for t in build_table_map(d, [TableRule("APP", ".*")]).values()}
     assert names == {"PLAIN", "DEFERRED", "PART_COMPRESSED"}
 
@@ -123,8 +179,7 @@ def test_columns_virtual_system_generated_and_flags(builder: Any) -> None:
     builder.table(600, "T", [("ID", 2)], pk=("ID",))
     builder.column(600, "XMLCOL", 58, col=2, seg_col=0)  # virtual: never stored
     builder.column(600, "SYS_NC00003$", 112, col=2, seg_col=2, int_col=3, prop=0x100 | 0x20)
-    builder.column(600, "G", 1, col=3, seg_col=3, int_col=4, prop=(1 << 39) | 0x8000, null=1,
-                   charset_form=1)
+    builder.column(600, "G", 1, col=3, seg_col=3, int_col=4, prop=(1 << 39) | 0x8000, null=1, charset_form=1)
     builder.column(600, "C", TYPE_CLOB, col=4, seg_col=4, int_col=5, prop=0x400, charset_form=1)
     table = _dictionary(builder.build()).build_table(600)
     assert [c.name for c in table.columns] == ["ID", "XMLCOL", "G", "C"]
@@ -148,10 +203,26 @@ def test_apply_row_by_rowid(builder: Any) -> None:
     d = _dictionary(builder.build())
     assert [c.name for c in d.build_table(800).columns] == ["ID"]
     rid = builder.rid(2)
-    d.apply_row("SYS.COL$", "insert", rid, {
-        "obj": 800, "col": 2, "seg-col": 2, "int-col": 2, "name": "NEW", "type": 1, "length": 10,
-        "precision": -1, "scale": -1, "charset-form": 1, "charset-id": 873, "null": 0,
-        "property": [0, 0]})
+    d.apply_row(
+        "SYS.COL$",
+        "insert",
+        rid,
+        {
+            "obj": 800,
+            "col": 2,
+            "seg-col": 2,
+            "int-col": 2,
+            "name": "NEW",
+            "type": 1,
+            "length": 10,
+            "precision": -1,
+            "scale": -1,
+            "charset-form": 1,
+            "charset-id": 873,
+            "null": 0,
+            "property": [0, 0],
+        },
+    )
     assert [c.name for c in d.build_table(800).columns] == ["ID", "NEW"]
     d.apply_row("sys-col", "u", rid, {"name": "RENAMED", "null": 1})
     assert d.build_table(800).columns[1].name == "RENAMED" and not d.build_table(800).columns[1].nullable

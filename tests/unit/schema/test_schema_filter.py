@@ -10,7 +10,14 @@ from replicator.errors import ConfigError, DataError
 from replicator.events import Table
 from replicator.schema.dictionary import Dictionary
 from replicator.schema.filter import (
-    SYSTEM_RULES, TableRule, build_table_map, check_patterns, check_users, configured_users, nearest, parse_tag,
+    SYSTEM_RULES,
+    TableRule,
+    build_table_map,
+    check_patterns,
+    check_users,
+    configured_users,
+    nearest,
+    parse_tag,
     unmatched_rules,
 )
 from replicator.schema.store import parse_schema_checkpoint
@@ -27,8 +34,7 @@ def dictionary(builder: Any) -> Dictionary:
     builder.table(1005, "SALES", [("ID", 2), ("REGION", 1)], tab_property=0x20)
     builder.table(1099, "GHOST", [("ID", 2)], owner=999)  # owner missing from USER$
     doc = builder.build()
-    doc["sys-tabpart"] = [{"row-id": builder.rid(947), "obj": o, "data-obj": o + 100, "bo": 1005}
-                          for o in (1006, 1007)]
+    doc["sys-tabpart"] = [{"row-id": builder.rid(947), "obj": o, "data-obj": o + 100, "bo": 1005} for o in (1006, 1007)]
     doc["sys-tabcompart"] = [{"row-id": builder.rid(969), "obj": 1008, "data-obj": 0, "bo": 1005}]
     doc["sys-tabsubpart"] = [{"row-id": builder.rid(959), "obj": 1009, "data-obj": 1109, "p-obj": 1008}]
     return Dictionary.from_checkpoint(parse_schema_checkpoint(doc, "t"))
@@ -50,8 +56,7 @@ def test_full_match_and_case(dictionary: Dictionary) -> None:
 
 
 def test_rule_order_first_claim_wins(dictionary: Dictionary) -> None:
-    rules = [TableRule("APP", "ORDERS", key="CUSTOMER", condition="[op] == 'c'"),
-             TableRule("APP", "ORDER.*", key="ID")]
+    rules = [TableRule("APP", "ORDERS", key="CUSTOMER", condition="[op] == 'c'"), TableRule("APP", "ORDER.*", key="ID")]
     tables = _user_tables(build_table_map(dictionary, rules))
     orders = tables[1001]
     assert [c.name for c in orders.columns if c.key] == ["CUSTOMER"] and orders.key_columns == (1,)
@@ -78,9 +83,15 @@ def test_key_with_separator(dictionary: Dictionary) -> None:
     assert info.value.code == 10041
 
 
-@pytest.mark.parametrize("tag, mode, columns", [
-    (None, "", ()), ("[pk]", "pk", (0,)), ("[all]", "all", (0, 1, 2)), ("TOTAL,ID", "list", (2, 0)),
-])
+@pytest.mark.parametrize(
+    "tag, mode, columns",
+    [
+        (None, "", ()),
+        ("[pk]", "pk", (0,)),
+        ("[all]", "all", (0, 1, 2)),
+        ("TOTAL,ID", "list", (2, 0)),
+    ],
+)
 def test_tags(dictionary: Dictionary, tag: str | None, mode: str, columns: tuple[int, ...]) -> None:
     table = _user_tables(build_table_map(dictionary, [TableRule("APP", "ORDERS", tag=tag)]))[1001]
     assert (table.tag_mode, table.tag_columns) == (mode, columns)
@@ -120,8 +131,7 @@ def test_schemaless_and_adaptive_flags(dictionary: Dictionary) -> None:
 
 
 def test_charsets_reach_tables(dictionary: Dictionary) -> None:
-    table_map = build_table_map(dictionary, [TableRule("APP", "ORDERS")], charset="WE8MSWIN1252",
-                                ncharset="UTF8")
+    table_map = build_table_map(dictionary, [TableRule("APP", "ORDERS")], charset="WE8MSWIN1252", ncharset="UTF8")
     assert {(t.charset, t.ncharset) for t in table_map.values()} == {("WE8MSWIN1252", "UTF8")}
 
 

@@ -24,9 +24,12 @@ _ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
 def make_rowid(data_obj: int, block: int, slot: int, afn: int = 1) -> str:
     """An extended ROWID text for the given parts."""
+
     def enc(value: int, width: int) -> str:
         return "".join(_ALPHABET[(value >> (6 * i)) & 63] for i in reversed(range(width)))
+
     return enc(data_obj, 6) + enc(afn, 3) + enc(block, 6) + enc(slot, 3)
+
 
 KEY_CASES = [(key, n) for key, keys in UNIQUE_KEYS.items() for n in range(len(keys))]
 
@@ -80,9 +83,21 @@ def test_obj_number_given_to_two_objects(builder: DocBuilder) -> None:
     """The partitioned-table case of issue 13: a partition and an index with one OBJ#."""
     builder.table(5000, "T", [("ID", 2)])
     doc = builder.build()
-    doc["sys-obj"].append({"row-id": make_rowid(18, 501, 1), "owner": 100, "obj": 5000, "data-obj": 5001,
-                           "name": "T_PK", "type": 1, "flags": [0, 0], "single": 0})
-    with pytest.raises(DataError, match=r"50024|duplicate SYS\.OBJ\$ value for unique \(ROWID: .*obj: 5000.*\)2$") as exc:
+    doc["sys-obj"].append(
+        {
+            "row-id": make_rowid(18, 501, 1),
+            "owner": 100,
+            "obj": 5000,
+            "data-obj": 5001,
+            "name": "T_PK",
+            "type": 1,
+            "flags": [0, 0],
+            "single": 0,
+        }
+    )
+    with pytest.raises(
+        DataError, match=r"50024|duplicate SYS\.OBJ\$ value for unique \(ROWID: .*obj: 5000.*\)2$"
+    ) as exc:
         parse_schema_checkpoint(doc, "file: t.json")
     assert exc.value.code == 50024
 
@@ -98,8 +113,10 @@ def test_duplicate_rowid_is_50022(builder: DocBuilder) -> None:
 def test_xdb_token_set_arrays(builder: DocBuilder) -> None:
     doc = builder.build()
     doc["xdb-ttset"] = [{"row-id": make_rowid(40, 1, 1), "guid": "G", "toksuf": "X1", "flags": 0, "obj": 9}]
-    doc["xdb-xnmX1"] = [{"row-id": make_rowid(41, 1, 1), "nmspcuri": "a", "id": "07"},
-                        {"row-id": make_rowid(41, 1, 2), "nmspcuri": "b", "id": "07"}]
+    doc["xdb-xnmX1"] = [
+        {"row-id": make_rowid(41, 1, 1), "nmspcuri": "a", "id": "07"},
+        {"row-id": make_rowid(41, 1, 2), "nmspcuri": "b", "id": "07"},
+    ]
     doc["xdb-xptX1"], doc["xdb-xqnX1"] = [], []
     with pytest.raises(DataError, match=r"duplicate XDB\.X\$NM value for unique .*\)2$"):
         parse_schema_checkpoint(doc, "t")

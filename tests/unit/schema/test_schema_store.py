@@ -10,12 +10,19 @@ from typing import Any
 import pytest
 
 from replicator.errors import DataError, RuntimeFailure
-from replicator.schema.store import (
-    MinTran, SchemaCheckpoint, find_schema_checkpoint, format_schema_checkpoint,
-    list_schema_checkpoints, load_best_schema_checkpoint, load_schema_checkpoint,
-    parse_schema_checkpoint, parse_timezone, write_schema_checkpoint,
-)
 from replicator.schema.rows import rowid_sort_key
+from replicator.schema.store import (
+    MinTran,
+    SchemaCheckpoint,
+    find_schema_checkpoint,
+    format_schema_checkpoint,
+    list_schema_checkpoints,
+    load_best_schema_checkpoint,
+    load_schema_checkpoint,
+    parse_schema_checkpoint,
+    parse_timezone,
+    write_schema_checkpoint,
+)
 
 
 def _sorted_rows(cp: SchemaCheckpoint) -> dict[str, list[dict[str, Any]]]:
@@ -34,8 +41,10 @@ def test_free23_fixture_loads(shared: Path) -> None:
     assert cp.restart_position == (0, 0) and cp.min_tran is None
     assert (cp.nls_character_set, cp.nls_nchar_character_set) == ("AL32UTF8", "AL16UTF16")
     assert cp.db_timezone_offset == 0 and cp.log_archive_format == "o1_mf_%t_%s_%h_.arc"
-    assert [g.paths for g in cp.online_redo] == [["/opt/oracle/oradata/FREE/redo01.log"],
-                                                 ["/opt/oracle/oradata/FREE/redo02.log"]]
+    assert [g.paths for g in cp.online_redo] == [
+        ["/opt/oracle/oradata/FREE/redo01.log"],
+        ["/opt/oracle/oradata/FREE/redo02.log"],
+    ]
     assert [i.status for i in cp.incarnations] == ["PARENT", "CURRENT"]
     assert cp.users == ["OLR_TEST"] and cp.schema_scn == 2266634 and cp.schema_ref_scn is None
     counts = {k: len(v) for k, v in cp.rows.items()}
@@ -82,17 +91,33 @@ def test_written_layout_matches_olr(builder: Any) -> None:
     doc["min-tran"] = {"seq": 3, "offset": 512, "xid": "0x0001.002.00000003"}
     text = format_schema_checkpoint(parse_schema_checkpoint(doc, "t"))
     lines = text.split("\n")
-    assert lines[0].startswith('{"database":"DB1","scn":1000,"resetlogs":7,"activation":9,"time":0,'
-                               '"seq":3,"offset":1024,"min-tran":{"seq":3,"offset":512,')
+    assert lines[0].startswith(
+        '{"database":"DB1","scn":1000,"resetlogs":7,"activation":9,"time":0,'
+        '"seq":3,"offset":1024,"min-tran":{"seq":3,"offset":512,'
+    )
     assert lines[0].endswith('"supp-log-db-all":0,') and lines[1] == '"online-redo":['
     assert lines[2] == '{"group":1,"path":["/redo/r1.log"]}],'
     assert '"users":[' in lines and '"APP"],' in lines and '"schema-scn":1000,' in lines
     assert lines[-1].endswith("]}")
     keys = list(json.loads(text))
-    assert keys[keys.index("schema-scn") + 1:] == [
-        "sys-ccol", "sys-cdef", "sys-col", "sys-deferredstg", "sys-ecol", "sys-lob",
-        "sys-lob-comp-part", "sys-lob-frag", "sys-obj", "sys-tab", "sys-tabcompart", "sys-tabpart",
-        "sys-tabsubpart", "sys-ts", "sys-user", "xdb-ttset"]
+    assert keys[keys.index("schema-scn") + 1 :] == [
+        "sys-ccol",
+        "sys-cdef",
+        "sys-col",
+        "sys-deferredstg",
+        "sys-ecol",
+        "sys-lob",
+        "sys-lob-comp-part",
+        "sys-lob-frag",
+        "sys-obj",
+        "sys-tab",
+        "sys-tabcompart",
+        "sys-tabpart",
+        "sys-tabsubpart",
+        "sys-ts",
+        "sys-user",
+        "xdb-ttset",
+    ]
 
 
 def test_reference_only_file(builder: Any, tmp_path: Path) -> None:
@@ -112,8 +137,15 @@ def test_unknown_keys_are_accepted(builder: Any) -> None:
 
 
 def test_list_and_find(tmp_path: Path, builder: Any) -> None:
-    for name in ("DB1-chkpt-100.json", "DB1-chkpt-250.json", "DB1-chkpt-90.json", "DB1-chkpt.json",
-                 "DB1-chkpt-12abc.json", "DB2-chkpt-50.json", "DB1-chkpt-300.json.tmp"):
+    for name in (
+        "DB1-chkpt-100.json",
+        "DB1-chkpt-250.json",
+        "DB1-chkpt-90.json",
+        "DB1-chkpt.json",
+        "DB1-chkpt-12abc.json",
+        "DB2-chkpt-50.json",
+        "DB1-chkpt-300.json.tmp",
+    ):
         (tmp_path / name).write_text("{}")
     (tmp_path / "DB1-chkpt-500.json").mkdir()  # not a regular file
     assert [scn for scn, _ in list_schema_checkpoints(tmp_path, "DB1")] == [90, 100, 250]
@@ -126,8 +158,9 @@ def test_list_and_find(tmp_path: Path, builder: Any) -> None:
     assert info.value.code == 10012
 
 
-def test_load_best_falls_back_and_resolves_reference(tmp_path: Path, builder: Any,
-                                                     caplog: pytest.LogCaptureFixture) -> None:
+def test_load_best_falls_back_and_resolves_reference(
+    tmp_path: Path, builder: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     full = parse_schema_checkpoint(builder.build(), "t")
     full.scn = full.schema_scn = 100
     write_schema_checkpoint(tmp_path, full)
@@ -162,21 +195,24 @@ def test_database_mismatch_and_bad_json(tmp_path: Path, builder: Any) -> None:
     assert info.value.code == 10001
 
 
-@pytest.mark.parametrize("mutate, code", [
-    (lambda d: d.pop("resetlogs"), 20003),
-    (lambda d: d.update(scn="1000"), 20003),
-    (lambda d: d.update({"con-id": 70000}), 20003),
-    (lambda d: d.pop("sys-col"), 20003),
-    (lambda d: d.update(users=[1]), 20003),
-    (lambda d: d["sys-user"][0].pop("name"), 20003),
-    (lambda d: d["sys-user"][0].update(spare1=[1, 0, 0]), 20005),
-    (lambda d: d["sys-user"][0].update(spare1=[1]), 20005),
-    (lambda d: d["sys-user"][0].update(spare1=5), 20003),
-    (lambda d: d["sys-user"][0].update({"row-id": "short"}), 20008),
-    (lambda d: d.update(offset=100), 20006),
-    (lambda d: d.update({"min-tran": {"seq": 1, "offset": 700, "xid": "x"}}), 20006),
-    (lambda d: d.update({"db-timezone": "bogus"}), 20001),
-])
+@pytest.mark.parametrize(
+    "mutate, code",
+    [
+        (lambda d: d.pop("resetlogs"), 20003),
+        (lambda d: d.update(scn="1000"), 20003),
+        (lambda d: d.update({"con-id": 70000}), 20003),
+        (lambda d: d.pop("sys-col"), 20003),
+        (lambda d: d.update(users=[1]), 20003),
+        (lambda d: d["sys-user"][0].pop("name"), 20003),
+        (lambda d: d["sys-user"][0].update(spare1=[1, 0, 0]), 20005),
+        (lambda d: d["sys-user"][0].update(spare1=[1]), 20005),
+        (lambda d: d["sys-user"][0].update(spare1=5), 20003),
+        (lambda d: d["sys-user"][0].update({"row-id": "short"}), 20008),
+        (lambda d: d.update(offset=100), 20006),
+        (lambda d: d.update({"min-tran": {"seq": 1, "offset": 700, "xid": "x"}}), 20006),
+        (lambda d: d.update({"db-timezone": "bogus"}), 20001),
+    ],
+)
 def test_error_codes(builder: Any, mutate: Any, code: int) -> None:
     doc = builder.build()
     mutate(doc)
@@ -199,9 +235,20 @@ def test_optional_fields(builder: Any) -> None:
     assert parse_schema_checkpoint(doc, "t").restart_position == (2, 512)
 
 
-@pytest.mark.parametrize("text, seconds", [
-    ("+00:00", 0), ("+05:30", 19800), ("-10:00", -36000), ("+1:00", 3600), ("UTC", 0),
-    ("CET", 3600), ("EST", -18000), ("Etc/GMT-3", -10800), ("nonsense", None), ("+5:3", None),
-])
+@pytest.mark.parametrize(
+    "text, seconds",
+    [
+        ("+00:00", 0),
+        ("+05:30", 19800),
+        ("-10:00", -36000),
+        ("+1:00", 3600),
+        ("UTC", 0),
+        ("CET", 3600),
+        ("EST", -18000),
+        ("Etc/GMT-3", -10800),
+        ("nonsense", None),
+        ("+5:3", None),
+    ],
+)
 def test_parse_timezone(text: str, seconds: int | None) -> None:
     assert parse_timezone(text) == seconds

@@ -27,17 +27,34 @@ FREE23 = SHARED / "fixtures" / "redo" / "free23-basic"
 RULES = [TableRule("OLR_TEST", ".*")]
 
 DDL_SCENARIO: dict[str, Any] = {
-    "name": "TEST", "version": "23",
+    "name": "TEST",
+    "version": "23",
     "tables": [
-        {"owner": "OLR_TEST", "name": "T1", "primary-key": ["ID"],
-         "columns": ["ID NUMBER NOT NULL", "NAME VARCHAR2(100)", "VAL NUMBER", "EXTRA VARCHAR2(20)"]},
-        {"owner": "OLR_TEST", "name": "TP", "primary-key": ["ID"], "partitions": ["P1", "P2"],
-         "columns": ["ID NUMBER NOT NULL", "NAME VARCHAR2(100)"]}],
+        {
+            "owner": "OLR_TEST",
+            "name": "T1",
+            "primary-key": ["ID"],
+            "columns": ["ID NUMBER NOT NULL", "NAME VARCHAR2(100)", "VAL NUMBER", "EXTRA VARCHAR2(20)"],
+        },
+        {
+            "owner": "OLR_TEST",
+            "name": "TP",
+            "primary-key": ["ID"],
+            "partitions": ["P1", "P2"],
+            "columns": ["ID NUMBER NOT NULL", "NAME VARCHAR2(100)"],
+        },
+    ],
     "timeline": [
         {"insert": "T1", "values": {"ID": 1, "NAME": "a", "VAL": 1, "EXTRA": "x"}},
         {"commit": 1},
-        {"create_table": {"owner": "OLR_TEST", "name": "T2", "primary-key": ["K"],
-                          "columns": ["K NUMBER NOT NULL", "V VARCHAR2(10)"]}},
+        {
+            "create_table": {
+                "owner": "OLR_TEST",
+                "name": "T2",
+                "primary-key": ["K"],
+                "columns": ["K NUMBER NOT NULL", "V VARCHAR2(10)"],
+            }
+        },
         {"insert": "T2", "values": {"K": 1, "V": "one"}},
         {"rename_column": "T1", "column": "VAL", "to": "AMOUNT"},
         {"add_column": "T1", "column": "EMAIL VARCHAR2(50)"},
@@ -48,7 +65,8 @@ DDL_SCENARIO: dict[str, Any] = {
         {"insert": "TP:P3", "values": {"ID": 3, "NAME": "p3"}},
         {"commit": 1},
         {"drop_table": "T2"},
-    ]}
+    ],
+}
 
 
 def _text(value: str) -> bytes:
@@ -85,12 +103,16 @@ def test_decode_fields_and_olr_null_rules(tmp_path: Path) -> None:
     _, _, d = _generated(tmp_path, {"tables": DDL_SCENARIO["tables"][:1]})
     col = _sys_table(d, "COL$")
     pos = {c.name: i for i, c in enumerate(col.columns)}
-    image = {pos["OBJ#"]: encode_number(77), pos["NAME"]: _text("EMAIL"),
-             pos["PRECISION#"]: None, pos["PROPERTY"]: encode_number(1 << 70), pos["SPARE1"]: encode_number(5)}
+    image = {
+        pos["OBJ#"]: encode_number(77),
+        pos["NAME"]: _text("EMAIL"),
+        pos["PRECISION#"]: None,
+        pos["PROPERTY"]: encode_number(1 << 70),
+        pos["SPARE1"]: encode_number(5),
+    }
     fields = decode_fields("sys-col", col, image, present=[pos["SCALE"], pos["CHARSETID"]])
     # NULL precision/scale mean -1, other NULL numbers 0; unknown columns (SPARE1) are ignored.
-    assert fields == {"obj": 77, "name": "EMAIL", "precision": -1, "scale": -1, "charset-id": 0,
-                      "property": 1 << 70}
+    assert fields == {"obj": 77, "name": "EMAIL", "precision": -1, "scale": -1, "charset-id": 0, "property": 1 << 70}
     assert default_row("sys-col")["precision"] == -1 and default_row("sys-obj")["name"] == ""
     with pytest.raises(DataError) as err:
         decode_fields("sys-col", col, {pos["OBJ#"]: encode_number(-1)})
@@ -112,11 +134,26 @@ def test_insert_update_delete_by_rowid(tmp_path: Path) -> None:
 
     def change(op: str, slot: int, after: dict[str, Any] | None) -> RowChange:
         image = {pos[k]: v for k, v in (after or {}).items()}
-        return RowChange(op=op, obj=18, data_obj=18, table=obj_table, before=None if op == OP_INSERT else image,
-                         after=image if op != OP_DELETE else None, scn=1, time=0, bdba=0x7777, slot=slot)
+        return RowChange(
+            op=op,
+            obj=18,
+            data_obj=18,
+            table=obj_table,
+            before=None if op == OP_INSERT else image,
+            after=image if op != OP_DELETE else None,
+            scn=1,
+            time=0,
+            bdba=0x7777,
+            slot=slot,
+        )
 
-    new = {"OBJ#": encode_number(99000), "DATAOBJ#": encode_number(99000), "OWNER#": encode_number(owner),
-           "NAME": _text("NEWT"), "TYPE#": encode_number(2)}
+    new = {
+        "OBJ#": encode_number(99000),
+        "DATAOBJ#": encode_number(99000),
+        "OWNER#": encode_number(owner),
+        "NAME": _text("NEWT"),
+        "TYPE#": encode_number(2),
+    }
     tables = build_table_map(d, RULES)
     assert tracker.apply([change(OP_INSERT, 1, new)], 10, tables) is not None
     row = next(r for r in d.rows("sys-obj") if r["obj"] == 99000)
@@ -129,9 +166,19 @@ def test_insert_update_delete_by_rowid(tmp_path: Path) -> None:
     # An update of an unknown ROWID is skipped (OLR without adaptive schema).
     assert tracker.apply([change(OP_UPDATE, 2, {"NAME": _text("X")})], 13, tables) is None
     # Another ROWID taking OBJ# 99000: OLR's unique key check (50024), located by offset.
-    clash = RowChange(op=OP_INSERT, obj=18, data_obj=18, table=obj_table, before=None,
-                      after={pos[k]: v for k, v in {**new, "NAME": _text("OTHER")}.items()},
-                      scn=1, time=0, bdba=0x7777, slot=3, offset=4096)
+    clash = RowChange(
+        op=OP_INSERT,
+        obj=18,
+        data_obj=18,
+        table=obj_table,
+        before=None,
+        after={pos[k]: v for k, v in {**new, "NAME": _text("OTHER")}.items()},
+        scn=1,
+        time=0,
+        bdba=0x7777,
+        slot=3,
+        offset=4096,
+    )
     with pytest.raises(DataError, match=r"duplicate SYS\.OBJ\$ value for unique .*\)2 at offset: 4096") as err:
         tracker.apply([clash], 14, tables)
     assert err.value.code == 50024
@@ -148,21 +195,28 @@ def test_tracked_dictionary_equals_the_generated_one(tmp_path: Path) -> None:
     sc, gen, d = _generated(tmp_path, DDL_SCENARIO)
     rebuild = lambda dd: build_table_map(dd, RULES)
     tracker = DictionaryTracker(d, rebuild, users=["OLR_TEST"])
-    _parse([log.path for log in gen.logs], ParserOptions(tables=rebuild(d), first_data_scn=sc.start_scn,
-                                                         tracker=tracker))
+    _parse(
+        [log.path for log in gen.logs], ParserOptions(tables=rebuild(d), first_data_scn=sc.start_scn, tracker=tracker)
+    )
     simulated = gen.catalog.checkpoint_rows()
     # COL$.LENGTH is not tracked from redo (as OLR): columns created in redo have length 0.
     initial = {r["row-id"] for r in gen.catalog.initial["sys-col"]}
     simulated["sys-col"] = [r if r["row-id"] in initial else {**r, "length": 0} for r in simulated["sys-col"]]
-    want = {key: sorted(json.dumps(r, sort_keys=True) for r in rows)
-            for key, rows in parse_schema_checkpoint(
-                json.loads(json.dumps({**schema_checkpoint(sc, gen), **simulated})), "w"
-            ).rows.items()}
+    want = {
+        key: sorted(json.dumps(r, sort_keys=True) for r in rows)
+        for key, rows in parse_schema_checkpoint(
+            json.loads(json.dumps({**schema_checkpoint(sc, gen), **simulated})), "w"
+        ).rows.items()
+    }
     got = {key: sorted(json.dumps(r, sort_keys=True) for r in d.snapshot().get(key, [])) for key in want}
     assert got == want
     t1 = next(t for t in rebuild(d).values() if t.name == "T1")
     assert [(c.name[:11], c.unused) for c in t1.columns] == [
-        ("ID", False), ("SYS_C00002_", True), ("AMOUNT", False), ("EMAIL", False)]
+        ("ID", False),
+        ("SYS_C00002_", True),
+        ("AMOUNT", False),
+        ("EMAIL", False),
+    ]
     part_objs = {obj for obj, t in rebuild(d).items() if t.name == "TP"}
     assert len(part_objs) == 4  # the table and its three partitions
     assert all(t.name != "T2" for t in rebuild(d).values())
@@ -173,8 +227,7 @@ def test_dictionary_position_skips_applied_transactions(tmp_path: Path) -> None:
     rebuild = lambda dd: build_table_map(dd, RULES)
     tracker = DictionaryTracker(d, rebuild, users=["OLR_TEST"])
     # The dictionary claims to be current past the end of the redo: nothing is applied again.
-    opts = ParserOptions(tables=rebuild(d), first_data_scn=sc.start_scn, tracker=tracker,
-                         dictionary_pos=(99, 0))
+    opts = ParserOptions(tables=rebuild(d), first_data_scn=sc.start_scn, tracker=tracker, dictionary_pos=(99, 0))
     before = d.snapshot()
     _parse([log.path for log in gen.logs], opts)
     assert d.snapshot() == before and not tracker.pending
@@ -191,8 +244,10 @@ def test_real_dictionary_transaction_of_the_fixture() -> None:
     tracker = DictionaryTracker(d, rebuild, users=cp.users)
     tab_before = next(r for r in d.rows("sys-tab") if r["obj"] == 72726)
     assert {r["obj"] for r in d.rows("sys-deferredstg")} >= {72726, 72727}
-    seen = _parse([FREE23 / "arch1_15_1224959854.dbf"],
-                  ParserOptions(tables=rebuild(d), flags=0x400, first_data_scn=cp.scn, tracker=tracker))
+    seen = _parse(
+        [FREE23 / "arch1_15_1224959854.dbf"],
+        ParserOptions(tables=rebuild(d), flags=0x400, first_data_scn=cp.scn, tracker=tracker),
+    )
     tab_after = next(r for r in d.rows("sys-tab") if r["obj"] == 72726)
     assert tab_after["row-id"] == tab_before["row-id"] == "AAAAACAAAAAAFQ+AAD"
     assert tab_before["property"] == 17716740096 and tab_after["property"] == 536870912

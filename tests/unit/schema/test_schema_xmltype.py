@@ -10,7 +10,9 @@ import pytest
 from replicator.errors import DataError
 from replicator.events import Table
 from replicator.formats.base import (
-    FLAG_EXPERIMENTAL_XMLTYPE, FLAG_SHOW_HIDDEN, column_suppressed,
+    FLAG_EXPERIMENTAL_XMLTYPE,
+    FLAG_SHOW_HIDDEN,
+    column_suppressed,
 )
 from replicator.schema.dictionary import Dictionary
 from replicator.schema.filter import TableRule, build_table_map
@@ -23,8 +25,7 @@ def _doc(builder: Any, ttset_flags: int | None) -> dict[str, Any]:
     """APP.X (obj 1001): ID, DOC XMLTYPE (virtual, COL# 2) + SYS_NC00003$ CLOB, NOTE."""
     builder.table(1001, "X", [("ID", 2)], pk=("ID",))
     builder.column(1001, "DOC", 58, col=2, seg_col=0, int_col=2, length=2000)
-    builder.column(1001, "SYS_NC00003$", 112, col=2, seg_col=2, int_col=3, prop=0x1A0, length=4000,
-                   charset_form=1)
+    builder.column(1001, "SYS_NC00003$", 112, col=2, seg_col=2, int_col=3, prop=0x1A0, length=4000, charset_form=1)
     builder.column(1001, "NOTE", 1, col=3, seg_col=3, int_col=4, length=20, charset_form=1)
     doc = builder.build()
     if ttset_flags is not None:
@@ -47,8 +48,7 @@ def test_hidden_clob_named_after_the_xmltype(builder: Any) -> None:
     assert not table.columns[2].xml_type
 
 
-@pytest.mark.parametrize(("flags", "shown"), [(0, False), (FLAG_SHOW_HIDDEN, True),
-                                              (FLAG_EXPERIMENTAL_XMLTYPE, True)])
+@pytest.mark.parametrize(("flags", "shown"), [(0, False), (FLAG_SHOW_HIDDEN, True), (FLAG_EXPERIMENTAL_XMLTYPE, True)])
 def test_visibility_follows_olr_flags(builder: Any, flags: int, shown: bool) -> None:
     table = _table(_doc(builder, 0), flags)
     assert column_suppressed(table.columns[1], flags) is not shown

@@ -25,8 +25,14 @@ LOB_ID = bytes.fromhex("00000001000000aabbcc")
 
 def _locator(body: bytes, flags: int = 0x0C) -> bytes:
     """Header (+0..+19) and BE16 body size, as 19c writes an in-row locator."""
-    return bytes.fromhex("00700001") + bytes([2, flags]) + bytes.fromhex("00800001") + LOB_ID \
-        + struct.pack(">H", len(body) + 2) + body
+    return (
+        bytes.fromhex("00700001")
+        + bytes([2, flags])
+        + bytes.fromhex("00800001")
+        + LOB_ID
+        + struct.pack(">H", len(body) + 2)
+        + body
+    )
 
 
 def _inline(data: bytes) -> bytes:
@@ -39,8 +45,11 @@ def _inline(data: bytes) -> bytes:
 def _extents(total: int, extents: list[tuple[int, int]]) -> bytes:
     body = bytes([0x22, 0]) + total.to_bytes(3, "big") + b"\x01" + bytes([len(extents) - 1])
     for dba, count in extents:
-        body += (bytes([0x22]) + struct.pack(">IH", dba, count)) if count > 255 else \
-            (bytes([0x02]) + struct.pack(">IB", dba, count))
+        body += (
+            (bytes([0x22]) + struct.pack(">IH", dba, count))
+            if count > 255
+            else (bytes([0x02]) + struct.pack(">IB", dba, count))
+        )
     return _locator(struct.pack(">HH", 0x4090, len(body)) + body)
 
 
@@ -140,9 +149,14 @@ def _parse(ora19: Path, options: ParserOptions) -> tuple[list, Parser]:
 
 def _igor_test() -> Table:
     """IGOR.TEST as far as the fixture tells (its dictionary has no COL$): column 6 is the BLOB."""
-    cols = [Column("ID", 2, 22, -1, -1, 0, 0, False, 1, key=True), Column("FIRST_NAME", 1, 100, -1, -1, 1, 873, True, 2),
-            Column("LAST_NAME", 1, 100, -1, -1, 1, 873, True, 3), Column("HIRED", 12, 7, -1, -1, 0, 0, True, 4),
-            Column("SALARY", 2, 22, -1, -1, 0, 0, True, 5), Column("DOC", 113, 4000, -1, -1, 0, 0, True, 6, 0x80)]
+    cols = [
+        Column("ID", 2, 22, -1, -1, 0, 0, False, 1, key=True),
+        Column("FIRST_NAME", 1, 100, -1, -1, 1, 873, True, 2),
+        Column("LAST_NAME", 1, 100, -1, -1, 1, 873, True, 3),
+        Column("HIRED", 12, 7, -1, -1, 0, 0, True, 4),
+        Column("SALARY", 2, 22, -1, -1, 0, 0, True, 5),
+        Column("DOC", 113, 4000, -1, -1, 0, 0, True, 6, 0x80),
+    ]
     # SYS_LOB0000078233C00006$$ is OBJ# 78234 in the fixture's partial dictionary.
     return Table(78233, 78233, "IGOR", "TEST", cols, (0,), lobs=(TableLob(5, {78234: 8132}, (78235,)),))
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from replicator.values.charset import (
-    CHARSET_IDS, CHARSET_NAMES, CharsetError, charset_by_id, column_charset_name, get_charset,
+    CHARSET_IDS,
+    CHARSET_NAMES,
+    CharsetError,
+    charset_by_id,
+    column_charset_name,
+    get_charset,
     is_supported,
 )
 

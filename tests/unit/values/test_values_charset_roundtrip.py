@@ -17,9 +17,14 @@ from replicator.values.charset import CHARSET_NAMES, get_charset
 SAMPLE_SIZE = 16
 UNICODE_TEXT = "zażółć gęślą jaźń € ¥ Ωμέγα Привет 日本語 한국어 😀"
 # Candidate characters for the multi-byte sets decoded through a Python codec.
-CANDIDATES = ("€£¥§°±×÷ΑΩαωАЯая" + "".join(map(chr, range(0x3041, 0x3097, 7)))
-              + "".join(map(chr, range(0x30A1, 0x30F7, 7))) + "".join(map(chr, range(0x4E00, 0x9FA5, 331)))
-              + "".join(map(chr, range(0xAC00, 0xD7A3, 997))) + "".join(map(chr, range(0xFF01, 0xFF5E, 9))))
+CANDIDATES = (
+    "€£¥§°±×÷ΑΩαωАЯая"
+    + "".join(map(chr, range(0x3041, 0x3097, 7)))
+    + "".join(map(chr, range(0x30A1, 0x30F7, 7)))
+    + "".join(map(chr, range(0x4E00, 0x9FA5, 331)))
+    + "".join(map(chr, range(0xAC00, 0xD7A3, 997)))
+    + "".join(map(chr, range(0xFF01, 0xFF5E, 9)))
+)
 
 
 def _spread(items: list, count: int = SAMPLE_SIZE) -> list:
@@ -49,8 +54,11 @@ def sample(name: str) -> tuple[str, bytes]:
         counts: dict[str, int] = {}
         for ch in table.values():
             counts[ch] = counts.get(ch, 0) + 1
-        cells = [(cell.to_bytes(4 if cell > 0xFFFF else 2, "big"), ch) for cell, ch in sorted(table.items())
-                 if ch != "\ufffd" and counts[ch] == 1]
+        cells = [
+            (cell.to_bytes(4 if cell > 0xFFFF else 2, "big"), ch)
+            for cell, ch in sorted(table.items())
+            if ch != "\ufffd" and counts[ch] == 1
+        ]
     else:  # a Python codec: the candidates it can encode and decode back
         python_codec = codec.codec  # type: ignore[attr-defined]
         cells = []
@@ -98,18 +106,22 @@ def _cells(name: str) -> list[bytes]:
     if name == "ZHT16CCDC":
         return [bytes([b1, b2]) for b1 in range(0xA1, 0xFC) for b2 in range(0x21, 0xFF)]
     if name == "ZHT32EUC":
-        return ([bytes([b1, b2]) for b1 in range(0xA1, 0xFE) for b2 in range(0xA1, 0xFF)]
-                + [bytes([0x8E, p, r, c]) for p in range(0xA2, 0xAF) for r in range(0xA1, 0xF3) for c in range(0xA1, 0xFF)])
+        return [bytes([b1, b2]) for b1 in range(0xA1, 0xFE) for b2 in range(0xA1, 0xFF)] + [
+            bytes([0x8E, p, r, c]) for p in range(0xA2, 0xAF) for r in range(0xA1, 0xF3) for c in range(0xA1, 0xFF)
+        ]
     return [bytes([0x8E, p, r, c]) for p in range(0xA1, 0xAF) for r in range(0xA1, 0xFF) for c in range(0xA1, 0xFF)]
 
 
 # SHA-256 of the UTF-8 text every cell decodes to (U+FFFD where OLR's table has none), and
 # how many cells are defined: a fingerprint of OLR's tables for these sets.
-@pytest.mark.parametrize(("name", "digest", "defined"), [
-    ("ZHT32EUC", "93c6014918f7a8e23c07e737268284d6662586569e89e94b12ba08d0185622a4", 17715),
-    ("ZHT32TRIS", "2e9d040e894c9bc1fe54f5572a5368906701f2fb5ed73774f128a75e42540d84", 17715),
-    ("ZHT16CCDC", "b497a762bf79d4a8884f3fdb79b1a398c335fd5aa30c172f36b393d6975dadca", 12468),
-])
+@pytest.mark.parametrize(
+    ("name", "digest", "defined"),
+    [
+        ("ZHT32EUC", "93c6014918f7a8e23c07e737268284d6662586569e89e94b12ba08d0185622a4", 17715),
+        ("ZHT32TRIS", "2e9d040e894c9bc1fe54f5572a5368906701f2fb5ed73774f128a75e42540d84", 17715),
+        ("ZHT16CCDC", "b497a762bf79d4a8884f3fdb79b1a398c335fd5aa30c172f36b393d6975dadca", 12468),
+    ],
+)
 def test_cns_tables_follow_olr(name: str, digest: str, defined: int) -> None:
     cells = _cells(name)
     text = get_charset(name).to_utf8(b"".join(cells)).decode("utf-8")

@@ -5,22 +5,39 @@ from __future__ import annotations
 import pytest
 
 from replicator.values.datetime import (
-    TimestampRangeError, decode_timestamp, decode_timestamp_tz, encode_timestamp,
-    encode_timestamp_tz, epoch_to_iso,
+    TimestampRangeError,
+    decode_timestamp,
+    decode_timestamp_tz,
+    encode_timestamp,
+    encode_timestamp_tz,
+    epoch_to_iso,
 )
 from replicator.values.timefmt import (
-    metadata_renderer, nanos_text, timestamp_renderer, timestamp_tz_renderer,
+    metadata_renderer,
+    nanos_text,
+    timestamp_renderer,
+    timestamp_tz_renderer,
 )
 
 SAMPLE = encode_timestamp(2025, 6, 15, 10, 30, 0, 123456789)
 
 TIMESTAMP_CODES = [
-    "1749983400123456789", "1749983400123457", "1749983400123", "1749983400",
-    '"1749983400123456789"', '"1749983400123457"', '"1749983400123"', '"1749983400"',
-    '"2025-06-15T10:30:00.123456789Z"', '"2025-06-15T10:30:00.123457Z"',
-    '"2025-06-15T10:30:00.123Z"', '"2025-06-15T10:30:00Z"',
-    '"2025-06-15 10:30:00.123456789"', '"2025-06-15 10:30:00.123457"',
-    '"2025-06-15 10:30:00.123"', '"2025-06-15 10:30:00"',
+    "1749983400123456789",
+    "1749983400123457",
+    "1749983400123",
+    "1749983400",
+    '"1749983400123456789"',
+    '"1749983400123457"',
+    '"1749983400123"',
+    '"1749983400"',
+    '"2025-06-15T10:30:00.123456789Z"',
+    '"2025-06-15T10:30:00.123457Z"',
+    '"2025-06-15T10:30:00.123Z"',
+    '"2025-06-15T10:30:00Z"',
+    '"2025-06-15 10:30:00.123456789"',
+    '"2025-06-15 10:30:00.123457"',
+    '"2025-06-15 10:30:00.123"',
+    '"2025-06-15 10:30:00"',
 ]
 
 
@@ -50,8 +67,10 @@ def test_invalid_fields_are_unknown() -> None:
     assert decode_timestamp(b"\x78\x7e\x03\x07\x02\x2d") is None  # 6 bytes
     assert decode_timestamp(bytes.fromhex("787e0d07022d26")) is None  # month 13
     assert decode_timestamp(bytes.fromhex("787e0307022d3d")) is None  # second 60
-    assert decode_timestamp(encode_timestamp(2020, 1, 1, nanos=0, size=11)[:7]
-                            + (1_000_000_000).to_bytes(4, "big")) is None
+    assert (
+        decode_timestamp(encode_timestamp(2020, 1, 1, nanos=0, size=11)[:7] + (1_000_000_000).to_bytes(4, "big"))
+        is None
+    )
     # The day is only checked against 1..31: 31 February is accepted as 2 March.
     feb31 = decode_timestamp(encode_timestamp(2023, 2, 31))
     assert feb31 is not None and epoch_to_iso(feb31[0], False, False) == "2023-03-03 00:00:00"
@@ -77,19 +96,24 @@ def test_local_time_zone_subtracts_db_offset() -> None:
 
 
 TZ_CODES = [
-    '"1712345678123456789,Europe/Warsaw"', '"1712345678123457,Europe/Warsaw"',
-    '"1712345678123,Europe/Warsaw"', '"1712345678,Europe/Warsaw"',
-    '"2024-04-05T19:34:38.123456789Z Europe/Warsaw"', '"2024-04-05T19:34:38.123457Z Europe/Warsaw"',
-    '"2024-04-05T19:34:38.123Z Europe/Warsaw"', '"2024-04-05T19:34:38Z Europe/Warsaw"',
-    '"2024-04-05 19:34:38.123456789 Europe/Warsaw"', '"2024-04-05 19:34:38.123457 Europe/Warsaw"',
-    '"2024-04-05 19:34:38.123 Europe/Warsaw"', '"2024-04-05 19:34:38 Europe/Warsaw"',
+    '"1712345678123456789,Europe/Warsaw"',
+    '"1712345678123457,Europe/Warsaw"',
+    '"1712345678123,Europe/Warsaw"',
+    '"1712345678,Europe/Warsaw"',
+    '"2024-04-05T19:34:38.123456789Z Europe/Warsaw"',
+    '"2024-04-05T19:34:38.123457Z Europe/Warsaw"',
+    '"2024-04-05T19:34:38.123Z Europe/Warsaw"',
+    '"2024-04-05T19:34:38Z Europe/Warsaw"',
+    '"2024-04-05 19:34:38.123456789 Europe/Warsaw"',
+    '"2024-04-05 19:34:38.123457 Europe/Warsaw"',
+    '"2024-04-05 19:34:38.123 Europe/Warsaw"',
+    '"2024-04-05 19:34:38 Europe/Warsaw"',
 ]
 
 
 @pytest.mark.parametrize("code", range(12))
 def test_timestamp_tz_codes(code: int) -> None:
-    decoded = decode_timestamp_tz(encode_timestamp_tz(2024, 4, 5, 19, 34, 38, 123456789,
-                                                      "Europe/Warsaw"))
+    decoded = decode_timestamp_tz(encode_timestamp_tz(2024, 4, 5, 19, 34, 38, 123456789, "Europe/Warsaw"))
     assert decoded is not None
     assert timestamp_tz_renderer(code)(*decoded) == TZ_CODES[code]
 
@@ -104,12 +128,21 @@ def test_timestamp_tz_offsets_and_unknown_region() -> None:
 
 
 METADATA_CODES = [
-    '"tm":1772847880000000000', '"tm":1772847880000000', '"tm":1772847880000',
-    '"tm":1772847880', '"tms":"1772847880000000000"', '"tms":"1772847880000000"',
-    '"tms":"1772847880000"', '"tms":"1772847880"', '"tms":"2026-03-07T01:44:40.000000000Z"',
-    '"tms":"2026-03-07T01:44:40Z.000000Z"', '"tms":"2026-03-07T01:44:40.000Z"',
-    '"tms":"2026-03-07T01:44:40Z"', '"tms":"2026-03-07 01:44:40.000000000"',
-    '"tms":"2026-03-07 01:44:40.000000"', '"tms":"2026-03-07 01:44:40.000"',
+    '"tm":1772847880000000000',
+    '"tm":1772847880000000',
+    '"tm":1772847880000',
+    '"tm":1772847880',
+    '"tms":"1772847880000000000"',
+    '"tms":"1772847880000000"',
+    '"tms":"1772847880000"',
+    '"tms":"1772847880"',
+    '"tms":"2026-03-07T01:44:40.000000000Z"',
+    '"tms":"2026-03-07T01:44:40Z.000000Z"',
+    '"tms":"2026-03-07T01:44:40.000Z"',
+    '"tms":"2026-03-07T01:44:40Z"',
+    '"tms":"2026-03-07 01:44:40.000000000"',
+    '"tms":"2026-03-07 01:44:40.000000"',
+    '"tms":"2026-03-07 01:44:40.000"',
     '"tms":"2026-03-07 01:44:40"',
 ]
 

@@ -7,8 +7,12 @@ import math
 import pytest
 
 from replicator.values.floats import (
-    binary_double_text, binary_float_text, decode_binary_double, decode_binary_float,
-    encode_binary_double, encode_binary_float,
+    binary_double_text,
+    binary_float_text,
+    decode_binary_double,
+    decode_binary_float,
+    encode_binary_double,
+    encode_binary_float,
 )
 
 
@@ -20,21 +24,44 @@ def test_spec_encodings() -> None:
     assert binary_double_text(bytes.fromhex("400fffffffffffff")) == "-1"
 
 
-@pytest.mark.parametrize(("value", "text"), [
-    (3.14, "3.14"), (-1.5, "-1.5"), (9.99, "9.99"), (256.0, "256"), (-256.0, "-256"),
-    (0.5, "0.5"), (3.14159265, "3.14159"), (1.0, "1"), (0.0, "0"), (math.inf, "inf"),
-    (-math.inf, "-inf"), (1e20, "1e+20"), (1e-5, "1e-05"),
-])
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (3.14, "3.14"),
+        (-1.5, "-1.5"),
+        (9.99, "9.99"),
+        (256.0, "256"),
+        (-256.0, "-256"),
+        (0.5, "0.5"),
+        (3.14159265, "3.14159"),
+        (1.0, "1"),
+        (0.0, "0"),
+        (math.inf, "inf"),
+        (-math.inf, "-inf"),
+        (1e20, "1e+20"),
+        (1e-5, "1e-05"),
+    ],
+)
 def test_binary_float_reference_values(value: float, text: str) -> None:
     assert binary_float_text(encode_binary_float(value)) == text
 
 
-@pytest.mark.parametrize(("value", "text"), [
-    (2.718281828459045, "2.71828"), (1.0e100, "1e+100"), (-1.5, "-1.5"), (65536.125, "65536.1"),
-    (-65536.125, "-65536.1"), (0.0625, "0.0625"), (3.14159265358979323846, "3.14159"),
-    (1234567.0, "1.23457e+06"), (123456.5, "123456"), (math.nan, "nan"),
-    (1.7976931348623157e308, "1.79769e+308"),
-])
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (2.718281828459045, "2.71828"),
+        (1.0e100, "1e+100"),
+        (-1.5, "-1.5"),
+        (65536.125, "65536.1"),
+        (-65536.125, "-65536.1"),
+        (0.0625, "0.0625"),
+        (3.14159265358979323846, "3.14159"),
+        (1234567.0, "1.23457e+06"),
+        (123456.5, "123456"),
+        (math.nan, "nan"),
+        (1.7976931348623157e308, "1.79769e+308"),
+    ],
+)
 def test_binary_double_reference_values(value: float, text: str) -> None:
     assert binary_double_text(encode_binary_double(value)) == text
 

@@ -5,14 +5,16 @@ from __future__ import annotations
 import pytest
 
 from replicator.values.interval import (
-    encode_interval_ds, encode_interval_ym, interval_ds_renderer, interval_ym_renderer,
+    encode_interval_ds,
+    encode_interval_ym,
+    interval_ds_renderer,
+    interval_ym_renderer,
 )
 from replicator.values.raw import boolean_text, raw_json
 from replicator.values.rowid import rowid_text, urowid_text
 from replicator.values.timezones import REGION_NAMES, region_name, zone_text
 
-YM = [("14", "-14"), ('"14"', '"-14"'), ('"1 2"', '"-1 2"'), ('"1,2"', '"-1,2"'),
-      ('"1-2"', '"-1-2"')]
+YM = [("14", "-14"), ('"14"', '"-14"'), ('"1 2"', '"-1 2"'), ('"1,2"', '"-1,2"'), ('"1-2"', '"-1-2"')]
 
 
 @pytest.mark.parametrize("code", range(5))
@@ -28,10 +30,14 @@ def test_interval_ym_spec_example_and_unknown() -> None:
 
 
 DS = [
-    ("93784500000000", "-93784000000005"), ("93784500000", "-93784000000"),
-    ("93784500", "-93784000"), ("93785", "-93784"),
-    ('"93784500000000"', '"-93784000000005"'), ('"93784500000"', '"-93784000000"'),
-    ('"93784500"', '"-93784000"'), ('"93785"', '"-93784"'),
+    ("93784500000000", "-93784000000005"),
+    ("93784500000", "-93784000000"),
+    ("93784500", "-93784000"),
+    ("93785", "-93784"),
+    ('"93784500000000"', '"-93784000000005"'),
+    ('"93784500000"', '"-93784000000"'),
+    ('"93784500"', '"-93784000"'),
+    ('"93785"', '"-93784"'),
     ('"1 02:03:04.500000000"', '"-1 02:03:04.000000005"'),
     ('"1,02:03:04.500000000"', '"-1,02:03:04.000000005"'),
     ('"1-02:03:04.500000000"', '"-1-02:03:04.000000005"'),
@@ -59,8 +65,13 @@ def test_rowid() -> None:
 
 
 def test_urowid() -> None:
-    data = bytes([1]) + (0x12345).to_bytes(4, "big") + (3).to_bytes(2, "big") \
-        + (7).to_bytes(2, "big") + (363).to_bytes(4, "big")
+    data = (
+        bytes([1])
+        + (0x12345).to_bytes(4, "big")
+        + (3).to_bytes(2, "big")
+        + (7).to_bytes(2, "big")
+        + (363).to_bytes(4, "big")
+    )
     assert urowid_text(data) == "01c0016b.2345.0003"
     assert urowid_text(b"\x02" + data[1:]) is None
     assert urowid_text(data[:12]) is None

@@ -9,7 +9,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from replicator.values.number import (
-    NumberError, decode_number, encode_number, number_json, number_text,
+    NumberError,
+    decode_number,
+    encode_number,
+    number_json,
+    number_text,
 )
 
 SPEC_SAMPLES = [
@@ -32,12 +36,34 @@ def test_spec_samples(hex_bytes: str, text: str) -> None:
 
 # Values printed by OLR in the reference outputs (number-precision, data-types, null-handling).
 REFERENCE_VALUES = [
-    "0", "1", "-1", "100", "200", "999", "42", "12345.67", "-999.99", "0.5", "0.01", "3.14",
-    "99999999999999999999999999999999999999", "-99999999999999999999999999999999999999",
-    "9999999999.9999999999", "-9999999999.9999999999", "999.99", "-999.99", "2147483647",
-    "-2147483648", "0.000000000000000000000000000000000001", "0.0000000001",
-    "3.14159265358979323846264338327950288", "3.1415926536", "12345678901234567890",
-    "12345678901234567890123456789012345678", "1234567890.123456789", "123.45",
+    "0",
+    "1",
+    "-1",
+    "100",
+    "200",
+    "999",
+    "42",
+    "12345.67",
+    "-999.99",
+    "0.5",
+    "0.01",
+    "3.14",
+    "99999999999999999999999999999999999999",
+    "-99999999999999999999999999999999999999",
+    "9999999999.9999999999",
+    "-9999999999.9999999999",
+    "999.99",
+    "-999.99",
+    "2147483647",
+    "-2147483648",
+    "0.000000000000000000000000000000000001",
+    "0.0000000001",
+    "3.14159265358979323846264338327950288",
+    "3.1415926536",
+    "12345678901234567890",
+    "12345678901234567890123456789012345678",
+    "1234567890.123456789",
+    "123.45",
 ]
 
 
@@ -81,8 +107,9 @@ def test_invalid_values() -> None:
     assert number_json(b"\xc1\x02") == b"1"
 
 
-@given(st.decimals(allow_nan=False, allow_infinity=False, places=20,
-                   min_value=Decimal("-1e18"), max_value=Decimal("1e18")))
+@given(
+    st.decimals(allow_nan=False, allow_infinity=False, places=20, min_value=Decimal("-1e18"), max_value=Decimal("1e18"))
+)
 def test_round_trip_matches_plain_decimal_text(value: Decimal) -> None:
     text = number_text(encode_number(value))
     expected = format(value, "f")

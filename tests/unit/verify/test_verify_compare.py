@@ -53,10 +53,12 @@ def test_every_kind_of_difference_with_its_position(tmp_path: Path, buckets: int
     assert result.counts == {MISSING: 1, DUPLICATED: 1, DIFFERS: 1, EXTRA: 1}
     found = {(d.kind, d.c_scn, d.c_idx, d.xid_key) for d in result.differences}
     dup, dup_place = sink[30]
-    assert found == {(MISSING, lost[0].id.c_scn, lost[0].id.c_idx, xid_key(lost[0].id.xid)),
-                     (DUPLICATED, dup.id.c_scn, dup.id.c_idx, xid_key(dup.id.xid)),
-                     (DIFFERS, altered.id.c_scn, altered.id.c_idx, xid_key(altered.id.xid)),
-                     (EXTRA, 5000, 1, xid_key("9.9.9"))}
+    assert found == {
+        (MISSING, lost[0].id.c_scn, lost[0].id.c_idx, xid_key(lost[0].id.xid)),
+        (DUPLICATED, dup.id.c_scn, dup.id.c_idx, xid_key(dup.id.xid)),
+        (DIFFERS, altered.id.c_scn, altered.id.c_idx, xid_key(altered.id.xid)),
+        (EXTRA, 5000, 1, xid_key("9.9.9")),
+    }
     [duplicate] = [d for d in result.differences if d.kind == DUPLICATED]
     assert duplicate.sink == [dup_place, dup_place]
     assert result.before_start == 1 and result.transactions == 41 and result.differing_transactions == 4

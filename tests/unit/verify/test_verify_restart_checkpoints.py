@@ -16,8 +16,13 @@ from replicator.runner.engine import CHECKPOINT_RANK, Engine
 
 def _engine(restart: tuple[int, int, int, int]) -> Engine:
     parser = Parser(ParserOptions(tables={}, flags=0x1000), lambda t: None)
-    engine = Engine(parser, OlrJsonFormat(FormatOptions(flags=0x1000)), None, None,  # type: ignore[arg-type]
-                    restart_pos=restart)
+    engine = Engine(
+        parser,
+        OlrJsonFormat(FormatOptions(flags=0x1000)),
+        None,
+        None,  # type: ignore[arg-type]
+        restart_pos=restart,
+    )
     engine._handoff_at = 1 << 30  # keep everything pending (no writer task in this test)
     return engine
 

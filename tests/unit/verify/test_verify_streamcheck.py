@@ -23,13 +23,22 @@ def _signed(transactions: int) -> list[bytes]:
     for t in range(transactions):
         scn += 10
         xid = f"1.{t}.0"
-        for idx, el in enumerate([{"op": "begin"},
-                                  {"op": "c", "schema": {"owner": "APP", "table": "T"}, "after": {"ID": t, "A": "x"}},
-                                  {"op": "commit"}], start=1):
+        for idx, el in enumerate(
+            [
+                {"op": "begin"},
+                {"op": "c", "schema": {"owner": "APP", "table": "T"}, "after": {"ID": t, "A": "x"}},
+                {"op": "commit"},
+            ],
+            start=1,
+        ):
             doc = {"e_scn": scn + 5, "c_scn": scn, "c_idx": idx, "xid": xid, "payload": [el]}
             messages.append(Message(json.dumps(doc, separators=(",", ":")).encode(), scn, idx - 1))
-        chkpt = {"scn": scn + 6, "c_scn": scn + 6, "c_idx": 0,
-                 "payload": [{"op": "chkpt", "seq": 1, "offset": 512 * (t + 2)}]}
+        chkpt = {
+            "scn": scn + 6,
+            "c_scn": scn + 6,
+            "c_idx": 0,
+            "payload": [{"op": "chkpt", "seq": 1, "offset": 512 * (t + 2)}],
+        }
         messages.append(Message(json.dumps(chkpt, separators=(",", ":")).encode(), scn + 6, 0, checkpoint=True))
     CheckpointDigests((1, 512)).observe(messages)
     return [m.data for m in messages]
@@ -42,11 +51,15 @@ def _events(bodies: list[tuple[int, int, bytes]]) -> Any:
     from replicator.spark.options import FormatHints
     from replicator.spark.parse import event_arrow_schema, parse_batch
 
-    batch = pa.RecordBatch.from_pydict({
-        "key": pa.array([None] * len(bodies), pa.binary()), "value": [b for _, _, b in bodies],
-        "partition": pa.array([p for p, _, _ in bodies], pa.int32()),
-        "offset": pa.array([o for _, o, _ in bodies], pa.int64()),
-        "timestamp": pa.array([None] * len(bodies), pa.timestamp("us", tz="UTC"))})
+    batch = pa.RecordBatch.from_pydict(
+        {
+            "key": pa.array([None] * len(bodies), pa.binary()),
+            "value": [b for _, _, b in bodies],
+            "partition": pa.array([p for p, _, _ in bodies], pa.int32()),
+            "offset": pa.array([o for _, o, _ in bodies], pa.int64()),
+            "timestamp": pa.array([None] * len(bodies), pa.timestamp("us", tz="UTC")),
+        }
+    )
     hints = FormatHints(scn_type=8, checkpoint_digests=1)
     return pa.Table.from_batches([parse_batch(batch, hints, event_arrow_schema())])
 

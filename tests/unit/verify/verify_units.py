@@ -16,8 +16,14 @@ def generated(root: Path, seed: int = 3, size: int = 600_000) -> GenerationResul
     return generate(sc, root, with_expected=False)
 
 
-def batch_run(result: GenerationResult, name: str, *, flags: int = 0, fmt: dict[str, Any] | None = None,
-              writer: dict[str, Any] | None = None) -> tuple[Path, Path]:
+def batch_run(
+    result: GenerationResult,
+    name: str,
+    *,
+    flags: int = 0,
+    fmt: dict[str, Any] | None = None,
+    writer: dict[str, Any] | None = None,
+) -> tuple[Path, Path]:
     """Replicate ``result`` with the batch runner into ``<name>.json`` beside it; (config, output)."""
     from replicator.runner.batch import run_config
 

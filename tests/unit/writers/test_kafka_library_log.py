@@ -28,8 +28,9 @@ def test_refused_connection_is_a_warning_line() -> None:
     out = io.StringIO()
     log.configure_logging(3, stream=out)
     try:
-        producer = Producer({"bootstrap.servers": f"127.0.0.1:{_closed_port()}", "logger": library_logger(),
-                             "reconnect.backoff.ms": 10})
+        producer = Producer(
+            {"bootstrap.servers": f"127.0.0.1:{_closed_port()}", "logger": library_logger(), "reconnect.backoff.ms": 10}
+        )
         producer.produce("t", b"x")
         deadline = time.monotonic() + 10
         while "Connection refused" not in out.getvalue() and time.monotonic() < deadline:

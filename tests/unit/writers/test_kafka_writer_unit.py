@@ -52,8 +52,9 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> type[FakeProducer]:
 
 
 def _writer(confirmed: list[tuple[int, int]], **keys: Any) -> KafkaWriter:
-    config = KafkaWriterConfig.model_validate({"type": "kafka", "topic": "t", "queue-size": 4,
-                                               "properties": {"bootstrap.servers": "127.0.0.1:1"}, **keys})
+    config = KafkaWriterConfig.model_validate(
+        {"type": "kafka", "topic": "t", "queue-size": 4, "properties": {"bootstrap.servers": "127.0.0.1:1"}, **keys}
+    )
     writer = KafkaWriter(config, lambda scn, idx: confirmed.append((scn, idx)), max_backoff_s=0.0)
     writer.connect()
     return writer
@@ -176,8 +177,9 @@ def _table() -> Table:
 def test_router_topics_and_keys() -> None:
     table = _table()
     router = Router("main", "cdc.{owner}.{table}", True)
-    row = Message(orjson.dumps({"payload": [{"op": "c", "after": {"ID": 12345678901234567890, "NAME": "x"}}]}),
-                  1, 0, table=table)
+    row = Message(
+        orjson.dumps({"payload": [{"op": "c", "after": {"ID": 12345678901234567890, "NAME": "x"}}]}), 1, 0, table=table
+    )
     assert router.topic_for(row) == "cdc.HR.EMP_1" and router.topic_for(Message(b"{}", 1, 1)) == "main"
     assert router.key_for(row) == b'"ID":12345678901234567890'
     deleted = Message(b'{"payload":[{"op":"d","before":{"ID":1.50}}]}', 1, 0, table=table)

@@ -26,10 +26,16 @@ def test_is_data_tells_replies_from_messages() -> None:
     assert not is_data(b"")  # READY serializes to nothing
 
 
-@pytest.mark.parametrize(("mode", "fields"), [
-    ("now", {"scn": NO_SCN}), ("now,12", {"scn": NO_SCN, "seq": 12}), ("scn:2266634", {"scn": 2266634}),
-    ("time:2024-01-02 03:04:05,7", {"tms": "2024-01-02 03:04:05", "seq": 7}), ("time_rel:3600", {"tm_rel": 3600}),
-])
+@pytest.mark.parametrize(
+    ("mode", "fields"),
+    [
+        ("now", {"scn": NO_SCN}),
+        ("now,12", {"scn": NO_SCN, "seq": 12}),
+        ("scn:2266634", {"scn": 2266634}),
+        ("time:2024-01-02 03:04:05,7", {"tms": "2024-01-02 03:04:05", "seq": 7}),
+        ("time_rel:3600", {"tm_rel": 3600}),
+    ],
+)
 def test_start_modes(mode: str, fields: dict[str, object]) -> None:
     assert _start_fields(mode) == fields
 

@@ -20,8 +20,9 @@ class Harness:
 
     def request(self, code: int, database: str = "DB", session: int = 1, **fields: int) -> pb.RedoResponse | None:
         self.replies.clear()
-        start = self.protocol.handle(pb.RedoRequest(code=code, database_name=database, **fields).SerializeToString(),
-                                     session)
+        start = self.protocol.handle(
+            pb.RedoRequest(code=code, database_name=database, **fields).SerializeToString(), session
+        )
         if start is not None:
             self.protocol.finish_start(True, start.first_data_scn, session)
         return self.replies[-1] if self.replies else None
@@ -50,8 +51,9 @@ def test_start_needs_a_starting_point_and_a_known_database() -> None:
 
 def test_info_while_starting_says_starting() -> None:
     h = Harness()
-    start = h.protocol.handle(pb.RedoRequest(code=pb.START, database_name="DB", tms="2024-01-01 00:00:00")
-                              .SerializeToString(), 1)
+    start = h.protocol.handle(
+        pb.RedoRequest(code=pb.START, database_name="DB", tms="2024-01-01 00:00:00").SerializeToString(), 1
+    )
     assert start is not None and start.kind == "time" and h.protocol.status == STARTING
     assert h.request(pb.INFO).code == pb.STARTING  # OLR falls through to REPLICATE here
     assert h.request(pb.START, scn=NO_SCN).code == pb.STARTING

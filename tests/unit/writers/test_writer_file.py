@@ -49,8 +49,9 @@ def test_fixed_name_appends_with_mode_0600(tmp_path: Path, confirmed: Confirmed)
     assert stat.S_IMODE(fresh.stat().st_mode) & 0o077 == 0
 
 
-def test_relative_output_uses_dot_directory(tmp_path: Path, confirmed: Confirmed,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_relative_output_uses_dot_directory(
+    tmp_path: Path, confirmed: Confirmed, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     writer = FileWriter(file_config(output="rel.json"), confirmed)
     run(writer, [msg(b"a")])
@@ -67,8 +68,9 @@ def test_num_rotation(tmp_path: Path, confirmed: Confirmed) -> None:
     assert len(confirmed) == 4
 
 
-def test_num_message_larger_than_limit_warns(tmp_path: Path, confirmed: Confirmed,
-                                             caplog: pytest.LogCaptureFixture) -> None:
+def test_num_message_larger_than_limit_warns(
+    tmp_path: Path, confirmed: Confirmed, caplog: pytest.LogCaptureFixture
+) -> None:
     cfg = file_config(output=str(tmp_path / "o-%i.json"), **{"max-file-size": 3})
     with caplog.at_level("WARNING", logger="replicator"):
         run(FileWriter(cfg, confirmed), [msg(b"toolong")])
@@ -82,8 +84,9 @@ def test_num_scan_existing(tmp_path: Path, confirmed: Confirmed, append: int, ex
     for name in ("o-3.json", "o-7.json", "o-x.json", "other.json", "o-2.txt"):
         (tmp_path / name).write_bytes(b"")
     (tmp_path / "o-9.json").mkdir()
-    writer = FileWriter(file_config(output=str(tmp_path / "o-%i.json"), append=append, **{"max-file-size": 100}),
-                        confirmed)
+    writer = FileWriter(
+        file_config(output=str(tmp_path / "o-%i.json"), append=append, **{"max-file-size": 100}), confirmed
+    )
     run(writer, [msg(b"m")])
     assert writer.current_path.endswith(expected)
 

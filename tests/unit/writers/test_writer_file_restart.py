@@ -53,7 +53,7 @@ def test_num_rotation_is_exact_after_a_crash(tmp_path: Path, crash_after: int) -
     _write(w, data[:crash_after])
     w.flush()
     checkpoint = w.output_position()
-    _write(w, data[crash_after:crash_after + 6])  # written, never checkpointed: the crash comes now
+    _write(w, data[crash_after : crash_after + 6])  # written, never checkpointed: the crash comes now
     w.flush()
     assert checkpoint is not None
     restarted = FileWriter(file_config(output=str(out / "o-%i.json"), **keys), Confirmed())
@@ -86,7 +86,7 @@ def test_output_shorter_than_the_checkpoint_stops(tmp_path: Path, damage: str) -
     path.write_bytes(b"".join(line + b"\n" for line in _lines(10)))
     size = path.stat().st_size
     if damage == "short":
-        path.write_bytes(path.read_bytes()[:size - 15])  # as after a power loss: the tail never reached the disk
+        path.write_bytes(path.read_bytes()[: size - 15])  # as after a power loss: the tail never reached the disk
     else:
         path.unlink()
     w = FileWriter(file_config(output=str(path)), Confirmed())

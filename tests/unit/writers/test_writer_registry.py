@@ -16,10 +16,14 @@ def test_create_file_and_discard(confirmed: Confirmed) -> None:
     assert isinstance(create_writer(writer_config(type="discard"), confirmed), DiscardWriter)
 
 
-@pytest.mark.parametrize(("config", "class_name"), [
-    ({"type": "kafka", "topic": "t"}, "KafkaWriter"), ({"type": "network", "uri": "h:1"}, "NetworkWriter"),
-    ({"type": "zeromq", "uri": "tcp://h:1"}, "ZeroMQWriter"),
-])
+@pytest.mark.parametrize(
+    ("config", "class_name"),
+    [
+        ({"type": "kafka", "topic": "t"}, "KafkaWriter"),
+        ({"type": "network", "uri": "h:1"}, "NetworkWriter"),
+        ({"type": "zeromq", "uri": "tcp://h:1"}, "ZeroMQWriter"),
+    ],
+)
 def test_stream_and_kafka_writers_registered(confirmed: Confirmed, config: dict[str, str], class_name: str) -> None:
     writer = create_writer(writer_config(**config), confirmed)  # built, not connected: nothing opens
     assert type(writer).__name__ == class_name

@@ -49,26 +49,35 @@ def test_greeting_bytes_in_pieces_and_ping() -> None:
     wire = ZmtpServer()
     client = greeting(b"NULL", False) + command(b"READY", PAIR)
     for i in range(len(client)):  # one byte at a time
-        assert wire.feed(client[i:i + 1]) == []
+        assert wire.feed(client[i : i + 1]) == []
     assert wire.ready
     wire.take_output()
     assert wire.feed(command(b"PING", b"\x00\x0actx")) == []
     assert wire.take_output() == command(b"PONG", b"ctx")
 
 
-@pytest.mark.parametrize(("client", "code", "text"), [
-    (b"\x05\x00\x00\x00hello", 60084, "not a ZeroMQ peer"),  # a network-writer client
-    (b"GET / HTTP/1.1\r\n", 60084, "not a ZeroMQ peer"),
-    (b"\xff" + bytes(8) + b"\x7f\x02\x00" + bytes(52), 60084, "ZMTP 2.x is too old"),
-    (greeting(b"CURVE", False), 60084, "security mechanism CURVE"),
-    (greeting(b"PLAIN", False), 60084, "security mechanism PLAIN"),  # the writer has no token
-    (greeting(b"NULL", False) + command(b"READY", properties({b"Socket-Type": b"DEALER"})), 60084,
-     "socket type DEALER"),
-    (greeting(b"NULL", False) + frame(b"info"), 60084, "a message before the handshake ended"),
-    (greeting(b"NULL", False) + command(b"READY", PAIR) + b"\x40\x01x", 60084, "undefined frame flags"),
-    (greeting(b"NULL", False) + command(b"READY", PAIR) + frame(b"x" * (MAX_REQUEST + 1)), 10055,
-     "exceeds buffer size"),
-])
+@pytest.mark.parametrize(
+    ("client", "code", "text"),
+    [
+        (b"\x05\x00\x00\x00hello", 60084, "not a ZeroMQ peer"),  # a network-writer client
+        (b"GET / HTTP/1.1\r\n", 60084, "not a ZeroMQ peer"),
+        (b"\xff" + bytes(8) + b"\x7f\x02\x00" + bytes(52), 60084, "ZMTP 2.x is too old"),
+        (greeting(b"CURVE", False), 60084, "security mechanism CURVE"),
+        (greeting(b"PLAIN", False), 60084, "security mechanism PLAIN"),  # the writer has no token
+        (
+            greeting(b"NULL", False) + command(b"READY", properties({b"Socket-Type": b"DEALER"})),
+            60084,
+            "socket type DEALER",
+        ),
+        (greeting(b"NULL", False) + frame(b"info"), 60084, "a message before the handshake ended"),
+        (greeting(b"NULL", False) + command(b"READY", PAIR) + b"\x40\x01x", 60084, "undefined frame flags"),
+        (
+            greeting(b"NULL", False) + command(b"READY", PAIR) + frame(b"x" * (MAX_REQUEST + 1)),
+            10055,
+            "exceeds buffer size",
+        ),
+    ],
+)
 def test_protocol_violations_close_the_connection(client: bytes, code: int, text: str) -> None:
     wire = ZmtpServer()
     with pytest.raises(WireError) as info:

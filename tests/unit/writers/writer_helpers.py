@@ -9,8 +9,9 @@ from replicator.events import Message
 
 BASE: dict[str, Any] = {
     "version": "1.9.0",
-    "source": [{"alias": "S", "name": "DB", "reader": {"type": "batch", "redo-log": ["x"]},
-                "format": {"type": "json"}}],
+    "source": [
+        {"alias": "S", "name": "DB", "reader": {"type": "batch", "redo-log": ["x"]}, "format": {"type": "json"}}
+    ],
     "target": [{"alias": "T", "source": "S", "writer": {"type": "file"}}],
 }
 
