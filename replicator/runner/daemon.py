@@ -456,9 +456,11 @@ class Daemon:
         delivered; pruning keeps the checkpoint it names. A failure stops the start (10121)
         before any message is written.
         """
-        output = self._output.output_position() if self._output is not None else None
-        if output is None and self._output is not None:  # not opened yet: fixed name or %i number
-            output = self._output.start_position()
+        output = None
+        if self._output is not None:
+            output = self._output.output_position()
+            if output is None:  # not opened yet: fixed name or %i number
+                output = self._output.start_position()
         cp = self.base_checkpoint
         start = Confirmed(self.source.name, cp.scn, 0, cp.resetlogs, cp.activation, POSITION_ZERO, output)
         try:

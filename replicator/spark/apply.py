@@ -113,7 +113,6 @@ class BatchApplier:
             os.kill(os.getpid(), signal.SIGKILL)
 
     def _apply(self, work: BatchExecutors, batch_id: int, metrics: BatchMetrics, started: float) -> None:
-
         st, opts, lake, app = self.state, self.opts, self.lake, self.app_id
         known = {n: s.key for n, s in st.tables.items() if s.key_origin}
         proj = work.project(known, self.keys)

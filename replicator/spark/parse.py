@@ -19,6 +19,7 @@ from typing import Any, Final
 from replicator.spark.debezium import is_debezium, parse_debezium
 from replicator.spark.jsontext import decode_message, value_text
 from replicator.spark.options import FormatHints
+from replicator.spark.tableschema import table_name
 from replicator.spark.timeparse import header_time_us
 
 # (name, kind) in row order; kinds are mapped to Arrow and Spark types below.
@@ -144,7 +145,7 @@ def parse_olr(doc: dict[str, Any], hints: FormatHints, meta: dict[str, Any]) -> 
         else:
             schema = el.get("schema") or {}
             owner, table = schema.get("owner"), schema.get("table")
-            row["tbl"] = f"{owner}.{table}" if owner else str(table)
+            row["tbl"] = table_name(owner, table)
             if "columns" in schema:
                 row["columns"] = json.dumps(schema["columns"], separators=(",", ":"))
             if op == "ddl":

@@ -31,6 +31,7 @@ from replicator.formats.olr_digest import (
     ChangeId,
     StreamVerifier,
 )
+from replicator.spark.tableschema import split_table_name
 
 log = logging.getLogger("replicator.spark")
 STREAM_CHECK_FAILED = 20101  # errors.CATALOGUE
@@ -79,11 +80,7 @@ class StreamCheck:
             if kind == "chkpt" and ev["check"][i] is not None:
                 self.verifier.checkpoint(json.loads(ev["check"][i]), ev["c_scn"][i], ev["c_idx"][i])
             elif kind in _KINDS and ev["digest"][i] is not None:
-                owner, dot, table = (
-                    (ev["tbl"][i] or "").partition(".") if kind != "begin" and kind != "commit" else ("", "", "")
-                )
-                if not dot:
-                    owner, table = "", owner
+                owner, table = ("", "") if kind in ("begin", "commit") else split_table_name(ev["tbl"][i] or "")
                 cid = ChangeId(int(ev["c_scn"][i]), int(ev["c_idx"][i]), int(ev["elem"][i] or 0), ev["xid"][i] or "")
                 self.verifier.change(Change(cid, owner, table, _KINDS[kind], ev["digest"][i] & MASK64))
         self._done = done

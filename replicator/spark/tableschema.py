@@ -30,6 +30,17 @@ METADATA: Final[tuple[tuple[str, str], ...]] = (
 )
 
 
+def table_name(owner: str | None, table: Any) -> str:
+    """A source table as the job names it: ``OWNER.TABLE`` (the table alone without an owner)."""
+    return f"{owner}.{table}" if owner else str(table)
+
+
+def split_table_name(name: str) -> tuple[str, str]:
+    """(owner, table) of a name of :func:`table_name` (the first dot separates them)."""
+    owner, dot, table = name.partition(".")
+    return (owner, table) if dot else ("", name)
+
+
 @dataclass(slots=True)
 class TableSchema:
     """Columns (OLR column specs), key columns (None = ROWID) and schema history of a table."""

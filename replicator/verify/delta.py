@@ -31,6 +31,7 @@ from typing import Any
 
 from replicator.errors import RuntimeFailure
 from replicator.formats.olr_digest import KIND_DDL, KIND_ROW, KIND_TXN, Change, ChangeId, change_digest, is_checkpoint
+from replicator.spark.tableschema import POSITION, split_table_name, table_name
 from replicator.verify.sinks import UNREADABLE, UNSUPPORTED, ChangeOut, Located, SinkStats
 
 LAKE_KINDS = frozenset({KIND_ROW, KIND_DDL})  # what a change log holds
@@ -38,15 +39,14 @@ _ROW_OPS = ("c", "u", "d")
 MISSING, EXTRA, DIFFERS = "missing", "extra", "differs"
 
 
-def table_name(owner: str, table: str) -> str:
-    """A source table as the job names it (replicator.spark.parse)."""
-    return f"{owner}.{table}" if owner else table
+lake_table = split_table_name  # (owner, table) of a table name of the job
 
 
-def lake_table(name: str) -> tuple[str, str]:
-    """(owner, table) of a table name of the job (the first dot separates them)."""
-    owner, dot, table = name.partition(".")
-    return (owner, table) if dot else ("", name)
+def element_table(el: dict[str, Any]) -> tuple[str, str, str]:
+    """(owner, table, the job's name for it) of a redo payload element."""
+    schema = el.get("schema") or {}
+    owner, table = str(schema.get("owner") or ""), str(schema.get("table", ""))
+    return owner, table, table_name(owner, table)
 
 
 def text_image(image: Any) -> dict[str, str | None] | None:
@@ -75,9 +75,7 @@ def lake_element(el: dict[str, Any]) -> tuple[int, str, str, int] | None:
         return KIND_TXN, "", "", change_digest(op, "", "", None, None, None)
     if op not in _ROW_OPS and op != "ddl":
         raise ValueError(f"unknown payload op {op!r}")
-    schema = el.get("schema") or {}
-    owner, table = str(schema.get("owner") or ""), str(schema.get("table", ""))
-    name = table_name(owner, table)
+    owner, table, name = element_table(el)
     if op == "ddl":
         return KIND_DDL, owner, table, lake_digest("ddl", name, None, None, el.get("sql", el.get("ddl")))
     return (
@@ -132,8 +130,9 @@ class DeltaSink:
         place = 0
         for batch in self.reader.iter_changes(to_scn=self.through_scn):
             cols = batch.to_pydict()
+            size = batch.nbytes // max(batch.num_rows, 1)  # (a row's share of the batch's bytes)
             for i in range(batch.num_rows):
-                yield place, {name: values[i] for name, values in cols.items()}, batch.nbytes // max(batch.num_rows, 1)
+                yield place, {name: values[i] for name, values in cols.items()}, size
                 place += 1
 
     def scan(self, out: ChangeOut) -> SinkStats:
@@ -234,8 +233,7 @@ class RedoFold:
         from replicator.spark.ddl import apply_ddl
         from replicator.spark.tableschema import TableSchema
 
-        schema = el.get("schema") or {}
-        name = table_name(str(schema.get("owner") or ""), str(schema.get("table", "")))
+        name = element_table(el)[2]
         rows = self.rows.get(name)
         if not rows:
             return
@@ -261,8 +259,7 @@ class RedoFold:
         return tuple(value_text(a[n]) if n in a else value_text(b.get(n)) for n in names)
 
     def _row(self, op: str, el: dict[str, Any]) -> None:
-        schema = el.get("schema") or {}
-        name = table_name(str(schema.get("owner") or ""), str(schema.get("table", "")))
+        name = element_table(el)[2]
         rows = self.rows.setdefault(name, {})
         names = self.keys.get(name)  # a table the lake does not hold: by ROWID
         before, after = text_image(el.get("before")), text_image(el.get("after"))
@@ -439,13 +436,12 @@ def _check_table(name: str, reader: Any, fold: RedoFold, hints: Any, result: Sta
         want[key] = i
     digests = [_digest(tuple(_plain(col[i]) for col in values)) for i in range(len(redo_keys))]
     seen: set[str | None] = set()
-    position = ["_commit_scn", "_c_scn", "_c_idx", "_elem"]
     for batch in reader.iter_current_rows(name):
         table = pa.Table.from_batches([batch])
         entry["lake_rows"] += table.num_rows
         keys = canonical([table[k] for k in key_names]).to_pylist()
         cols = [table[n].to_pylist() if n in table.column_names else [None] * table.num_rows for n in names]
-        where = [table[p].to_pylist() for p in position] if all(p in table.column_names for p in position) else None
+        where = [table[p].to_pylist() for p in POSITION] if all(p in table.column_names for p in POSITION) else None
         for j, key in enumerate(keys):
             pos = [w[j] for w in where] if where is not None else None
             row = tuple(_plain(col[j]) for col in cols)
