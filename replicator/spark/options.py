@@ -140,13 +140,23 @@ def topics_pattern(topic: str, per_table: str) -> str:
     return f"{re.escape(topic)}|{body}" if topic else body
 
 
-def apply_olr_config(opts: JobOptions, path: str) -> None:
-    """Take format hints, topic, brokers, key rules and primary keys from an OLR config file."""
+def _read_olr_config(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The replicator config's document and its first source (ConfigError 30001)."""
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
-        source = doc["source"][0]
+        return doc, doc["source"][0]
     except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
         raise ConfigError(f"{path}: cannot read source[0] of the replicator config: {exc}", 30001) from None
+
+
+def olr_format_hints(path: str) -> FormatHints:
+    """The format hints the job takes from a replicator config (``--olr-config``)."""
+    return FormatHints.from_format(_read_olr_config(path)[1].get("format", {}))
+
+
+def apply_olr_config(opts: JobOptions, path: str) -> None:
+    """Take format hints, topic, brokers, key rules and primary keys from an OLR config file."""
+    doc, source = _read_olr_config(path)
     opts.hints = FormatHints.from_format(source.get("format", {}))
     for rule in source.get("filter", {}).get("table", []):
         if rule.get("key"):
