@@ -21,7 +21,7 @@ ENV_VAR = "REPLICATOR_ENGINE"
 WORKERS_VAR = "REPLICATOR_DECODE_WORKERS"
 # Default decode/format worker threads (0: one thread does both stages): one worker where a
 # core is free for it (4 cores or more), none on smaller machines, where it measured no faster
-# and only added CPU (docs/architecture.md "Two stages in parallel").
+# and only added CPU (docs/native-engine.md "Two stages in parallel").
 DEFAULT_DECODE_WORKERS = 1 if (os.cpu_count() or 1) >= 4 else 0
 _BUILD_ERROR = os.path.join(os.path.dirname(__file__), "_build_error.txt")
 

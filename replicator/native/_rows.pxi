@@ -2,7 +2,7 @@
 #
 # The typed row-image interface: a committed transaction's rows, decoded natively once into
 # one compact structure (RowImages), handed to the formats other than OLR JSON and Debezium.
-# See the module docstring ("Typed row images") and docs/architecture.md.
+# See the module docstring ("Typed row images") and docs/native-engine.md.
 
 from libc.stdint cimport int32_t
 
