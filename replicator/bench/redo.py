@@ -18,7 +18,8 @@ from typing import Any
 
 from replicator.bench.sinks import CountingSink, FileSink
 from replicator.errors import ConfigError, RuntimeFailure
-from replicator.formats.base import FLAG_SCHEMALESS, FormatOptions
+from replicator.flags import FLAG_SCHEMALESS
+from replicator.formats.base import FormatOptions
 from replicator.redo.header import parse_headers
 from replicator.redo.parser import ParserOptions
 from replicator.redo.reader import list_batch_files

@@ -22,6 +22,7 @@ from replicator.config.fields import KEYS
 from replicator.config.model import Config
 from replicator.config.writer import WRITER_TYPES
 from replicator.errors import ConfigError, ConfigPathError, RuntimeFailure
+from replicator.flags import DISABLE_CHECKS_JSON_TAGS
 
 CONFIG_FILE_MAX_SIZE = 1048576
 DEFAULT_NAME = "OpenLogReplicator.json"
@@ -80,7 +81,12 @@ def _key_mode(data: Any) -> str:
         checks = data["source"][0]["reader"]["disable-checks"]
     except (KeyError, IndexError, TypeError):
         return "strict"
-    if isinstance(checks, int) and not isinstance(checks, bool) and 0 <= checks <= 15 and checks & 8:
+    if (
+        isinstance(checks, int)
+        and not isinstance(checks, bool)
+        and 0 <= checks <= 15
+        and checks & DISABLE_CHECKS_JSON_TAGS
+    ):
         return "relaxable"
     return "strict"
 

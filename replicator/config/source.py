@@ -25,13 +25,10 @@ from replicator.config.fields import (
 from replicator.config.filter import FilterConfig
 from replicator.config.format import FormatConfig
 from replicator.config.redosource import RedoSourceConfig
+from replicator.flags import DISABLE_CHECKS_JSON_TAGS, FLAG_CHECKPOINT, FLAG_DIRECT_DISABLE, FLAG_SCHEMALESS
 from replicator.log import parse_timezone
 
 READER_TYPES = ("online", "offline", "batch")
-FLAG_SCHEMALESS = 0x2
-FLAG_DIRECT_DISABLE = 0x8
-FLAG_OUTPUT_CHECKPOINTS = 0x1000  # checkpoint messages are output (OLR "show checkpoints")
-DISABLE_CHECKS_JSON_TAGS = 0x8
 
 
 def _timezone(field: str) -> BeforeValidator:
@@ -188,7 +185,7 @@ class SourceConfig(OlrModel):
                 "format.column",
             )
         if self.format.checkpoint_digests and (
-            self.format.type not in ("json", "debezium") or not self.flags & FLAG_OUTPUT_CHECKPOINTS
+            self.format.type not in ("json", "debezium") or not self.flags & FLAG_CHECKPOINT
         ):
             raise bad_value(
                 "checkpoint-digests",

@@ -13,20 +13,19 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from replicator.events import Change, Checkpoint, Column, DdlChange, Message, Transaction
+from replicator.flags import (
+    FLAG_DDL,
+    FLAG_EXPERIMENTAL_XMLTYPE,
+    FLAG_SCHEMALESS,
+    FLAG_SHOW_GUARD,
+    FLAG_SHOW_HIDDEN,
+    FLAG_SHOW_NESTED,
+    FLAG_SHOW_UNUSED,
+    FLAG_SYSTEM_TXN,
+)
+from replicator.flags import FLAG_RAW_HEX as FLAG_RAW_HEX  # noqa: F401  # the native core imports it from here
 
-# source.flags bits that change output (olr-interfaces.md §1.6).
-FLAG_SCHEMALESS = 0x2
-FLAG_DDL = 0x20
-FLAG_SHOW_HIDDEN = 0x40
-FLAG_SHOW_GUARD = 0x80
-FLAG_SHOW_NESTED = 0x100
-FLAG_SHOW_UNUSED = 0x200
-FLAG_INCOMPLETE_TXN = 0x400
-FLAG_SYSTEM_TXN = 0x800
-FLAG_CHECKPOINT = 0x1000
-FLAG_RAW_HEX = 0x8000
 NO_SCN = (1 << 64) - 1  # OLR's Scn::none(): no position taken yet (printed by a checkpoint before any transaction)
-FLAG_EXPERIMENTAL_XMLTYPE = 0x10000
 
 
 @dataclass(slots=True)

@@ -36,7 +36,8 @@ from replicator.events import (
     RowImage,
     Table,
 )
-from replicator.formats.base import FLAG_RAW_HEX, FormatOptions, column_suppressed
+from replicator.flags import FLAG_RAW_HEX
+from replicator.formats.base import FormatOptions, column_suppressed
 from replicator.formats.escape import escape_str
 from replicator.formats.olr_values import value_renderer
 

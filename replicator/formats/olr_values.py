@@ -33,7 +33,8 @@ from replicator.events import (
     Column,
     Table,
 )
-from replicator.formats.base import FLAG_EXPERIMENTAL_XMLTYPE, FormatOptions
+from replicator.flags import FLAG_EXPERIMENTAL_XMLTYPE
+from replicator.formats.base import FormatOptions
 from replicator.formats.escape import escape_bytes
 from replicator.values.charset import CharsetError, column_charset_name, get_charset
 from replicator.values.datetime import decode_timestamp, decode_timestamp_tz

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import MutableSequence
 
 from replicator.events import TYPE_BLOB, TYPE_CLOB, RowImage, Table
-from replicator.formats.base import FLAG_RAW_HEX, FormatOptions
+from replicator.flags import FLAG_RAW_HEX
+from replicator.formats.base import FormatOptions
 from replicator.formats.olr_columns import TablePlan, effective_type
 from replicator.formats.protobuf_values import COLUMN_TYPES, Setter, set_bytes, value_setter
 from replicator.proto import olr_pb2 as pb

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from replicator.errors import ConfigError
-from replicator.formats.base import FLAG_SCHEMALESS, Format, FormatOptions
+from replicator.flags import FLAG_SCHEMALESS
+from replicator.formats.base import Format, FormatOptions
 
 FormatFactory = Callable[[FormatOptions], Format]
 

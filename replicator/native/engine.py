@@ -33,43 +33,25 @@ from replicator.redo.header import RedoHeader
 from replicator.redo.reader import RedoFile, read_chunks
 
 if TYPE_CHECKING:
-    from replicator.runner.stages import CommitSink
+    from replicator.runner.stages import CommitSink, NativeDriver
 
 # The committer of the last pipeline set up (tests and benchmarks read its counters).
 last_committer: Any = None
 
 
-def attach(pipeline: Any) -> None:
+def attach(pipeline: NativeDriver) -> None:
     """Install the native hooks a runner's format and options allow.
 
     ``pipeline`` is the batch :class:`~replicator.runner.pipeline.Pipeline` or the daemon's
-    :class:`~replicator.runner.engine.Engine` (RAC included): both have ``parser``, ``format``
-    and the callbacks :func:`attach_commit` needs; the daemon's also ``native_declines``.
+    :class:`~replicator.runner.engine.Engine` (RAC included): each installs its own feed (the
+    record loop, the daemon's block loop, the RAC merge) and says which commits it declines.
     """
     pipeline.native = None
     attach_dispatch(pipeline.parser)
     pipeline.native_loop = run_file  # the batch pipeline's
-    daemon = True
-    if hasattr(pipeline, "rac_merge"):  # the daemon's RAC engine: threads framed in C, merged in C
-        pipeline.rac_merge = core().RacMerge()
-        pipeline.block_loop_type = core().ThreadLoop
-    elif hasattr(pipeline, "block_loop"):  # the daemon's single-thread engine
-        pipeline.block_loop = core().BlockLoop
-    else:
-        daemon = False
-    if daemon:
-        from replicator.native import decode_workers
-
-        # Stage 2 in worker threads takes MessageRuns; the engine stamps their messages, or,
-        # when the writer takes runs whole (the file writer), queues each run as one item.
-        pipeline.decode_workers = decode_workers()
-        pipeline.native_runs = pipeline.decode_workers > 0 or pipeline.whole_runs
-        pipeline.run_type = core().MessageRun if pipeline.whole_runs else None
-    # The daemon's engine declines commits at or below its skip_commit_scn: without one (0, the
-    # usual case) no commit is declined, and the commit goes without the per-commit check.
-    declines = getattr(pipeline, "native_declines", None) if getattr(pipeline, "skip_commit_scn", 1) else None
-    pipeline.native = attach_commit(pipeline, pipeline.parser, pipeline.format, declines)
-    stage2 = getattr(pipeline.native, "stage2", None)  # decode workers (JSON runs: batch, daemon)
+    pipeline.install_native_feed(core())
+    pipeline.native = attach_commit(pipeline, pipeline.parser, pipeline.format, pipeline.commit_declines())
+    stage2 = None if pipeline.native is None else pipeline.native.stage2  # decode workers (JSON runs)
     if stage2 is not None:
         pipeline.native_barrier = stage2.barrier
         pipeline.native_finish = stage2.finish
@@ -104,12 +86,12 @@ def attach_commit(target: CommitSink, parser: Any, fmt: Any, declines: Callable[
     last_committer = committer
     if committer is None:
         return None
-    committer.tally = getattr(target, "tally", None)  # the daemon's metrics counters (set before attach)
+    committer.tally = target.tally  # the daemon's metrics counters (set before attach)
     commit = committer.commit
     if declines is None:
         parser.native_commit = commit
     else:
-        stage2 = getattr(committer, "stage2", None)
+        stage2 = committer.stage2
 
         def guarded(parser: Any, txn: Any, record: Any) -> bool:
             if declines(txn, record):

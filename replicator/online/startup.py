@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from replicator import log
+from replicator.flags import DISABLE_CHECKS_GRANTS
 from replicator.online.connection import ConnectSettings, Database, OracleDatabase
 from replicator.online.loader import (
     StartRequest,
@@ -22,8 +23,6 @@ from replicator.online.loader import (
 from replicator.online.locator import DatabaseLogLocator
 from replicator.schema.document import SchemaCheckpoint
 from replicator.schema.store import write_schema_checkpoint
-
-DISABLE_CHECKS_GRANTS = 0x1  # reader.disable-checks bit 1: skip the grant probes
 
 
 def open_database(reader: Any) -> OracleDatabase:

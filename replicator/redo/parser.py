@@ -15,6 +15,7 @@ from typing import Any
 from replicator import log
 from replicator.errors import RedoLogError
 from replicator.events import Checkpoint, DdlChange, RowChange, Table, Transaction
+from replicator.flags import FLAG_INCOMPLETE_TXN, FLAG_SCHEMALESS, FLAG_SYSTEM_TXN
 from replicator.redo.header import RedoHeader
 from replicator.redo.invariants import CHECKS, FieldCheckError, check_merged_undo, check_session
 from replicator.redo.lobtrack import LobTracker
@@ -464,7 +465,7 @@ class Parser:
             return
         if xid in self.opt.skip_xids:
             return
-        if not txn.begun and not self.opt.flags & 0x400:
+        if not txn.begun and not self.opt.flags & FLAG_INCOMPLETE_TXN:
             if txn.has_changes:
                 log.warning(60011, f"skipping transaction {_xid_text(xid)}: it began before the start position")
             return
@@ -507,13 +508,13 @@ class Parser:
         self, txn: OpenTransaction, system_rows: list[RowChange] | None, schema: bool
     ) -> Iterator[RowChange | DdlChange]:
         assert self.header is not None
-        show_system = bool(self.opt.flags & 0x800)
+        show_system = bool(self.opt.flags & FLAG_SYSTEM_TXN)
         # OLR outputs no user rows of a transaction that changed CCOL$/CDEF$/COL$/ECOL$.
         hide_user = schema and not show_system
         big_scn, limit, tables = self.header.big_scn, self.column_limit, self.opt.tables
         lobs = self.lobs if self.lobs.enabled else None
         # filter `condition`s pick rows of user tables; flags 0x800 and schemaless print all rows.
-        conditions = not self.opt.flags & 0x802
+        conditions = not self.opt.flags & (FLAG_SYSTEM_TXN | FLAG_SCHEMALESS)
 
         def pairs_until_ddl(stored: Iterator[Pair | Ddl], tail: list[Ddl]) -> Iterator[Pair]:
             for op in stored:

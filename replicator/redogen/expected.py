@@ -14,7 +14,8 @@ from dataclasses import fields
 from typing import Any
 
 from replicator import events as ev
-from replicator.formats.base import FLAG_CHECKPOINT, FormatOptions
+from replicator.flags import FLAG_CHECKPOINT
+from replicator.formats.base import FormatOptions
 from replicator.redogen.blocks import Record
 from replicator.redogen.ddl import ExpectedDdl
 from replicator.redogen.engine import Generated

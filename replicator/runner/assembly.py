@@ -15,7 +15,8 @@ from typing import Any
 from replicator import log
 from replicator.errors import ConfigError, RuntimeFailure
 from replicator.events import Table
-from replicator.formats.base import FLAG_DDL, FLAG_SCHEMALESS, Format, FormatOptions
+from replicator.flags import FLAG_DDL, FLAG_SCHEMALESS
+from replicator.formats.base import Format, FormatOptions
 from replicator.formats.olr_digest import CheckpointDigests
 from replicator.redo.parser import ParserOptions
 from replicator.redo.reader import RedoFile
@@ -48,7 +49,7 @@ def table_map(source: Any, dictionary: Any, cp: Any) -> dict[int, Table]:
 
 def dictionary_tracker(source: Any, dictionary: Any, cp: Any) -> Any:
     """The tracker that keeps ``dictionary`` and the table map current from SYS redo DML."""
-    from replicator.schema.filter import FLAG_ADAPTIVE_SCHEMA
+    from replicator.flags import FLAG_ADAPTIVE_SCHEMA
     from replicator.schema.tracking import DictionaryTracker
 
     return DictionaryTracker(
@@ -105,13 +106,9 @@ def source_facts(config: Any, source: Any, cp: Any = None) -> tuple[ParserOption
     does (largest SCN not above ``start-scn``). Returns (parser options, format options,
     archive name format, dictionary or None).
     """
+    from replicator.flags import FLAG_ADAPTIVE_SCHEMA, FLAG_EXPERIMENTAL_XMLTYPE
     from replicator.schema.dictionary import Dictionary
-    from replicator.schema.filter import (
-        FLAG_ADAPTIVE_SCHEMA,
-        FLAG_EXPERIMENTAL_XMLTYPE,
-        check_xml_context,
-        unmatched_rules,
-    )
+    from replicator.schema.filter import check_xml_context, unmatched_rules
 
     reader = source.reader
     flags = source.flags

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from replicator import log
 from replicator.errors import RuntimeFailure
 from replicator.events import Checkpoint
+from replicator.flags import DISABLE_CHECKS_BLOCK_SUM, FLAG_KEEP_CHECKPOINTS
 from replicator.formats.base import FormatOptions
 from replicator.ops import startup_gc
 from replicator.ops.notify import Notifier
@@ -37,9 +38,6 @@ from replicator.writers.capabilities import DeliveryShortfall
 
 if TYPE_CHECKING:  # prometheus-client is imported only by a run that serves metrics
     from replicator.ops.metrics import Metrics
-
-DISABLE_CHECKSUM = 0x4
-FLAG_KEEP_CHECKPOINTS = 0x2000  # source flag: never delete schema checkpoints
 
 
 @dataclass
@@ -77,7 +75,7 @@ def build_job(config_path: str, config: Any = None) -> BatchJob:
     run_steps(startup.steps(output=False))
     source = startup.source
     parser, fmt, _, _ = startup.facts
-    verify = not (source.reader.disable_checks & DISABLE_CHECKSUM)
+    verify = not (source.reader.disable_checks & DISABLE_CHECKS_BLOCK_SUM)
     return BatchJob(
         source.name,
         startup.files,

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from replicator import log
 from replicator.errors import ConfigError, DataError, ReplicatorError, RuntimeFailure
 from replicator.events import Checkpoint
+from replicator.flags import DISABLE_CHECKS_BLOCK_SUM, FLAG_ARCHIVE_ONLY, FLAG_KEEP_CHECKPOINTS
 from replicator.ops.metrics import metrics_from_config
 from replicator.ops.metrics_tally import Tally
 from replicator.ops.notify import Notifier
@@ -80,7 +81,7 @@ class Daemon:
             state.schema_force_interval,
             state.interval_s,
             state.interval_mb,
-            keep_all=bool(self.source.flags & 0x2000),
+            keep_all=bool(self.source.flags & FLAG_KEEP_CHECKPOINTS),
             start_scn=self.source.reader.start_scn or 0,
         )
         memory = self.config.memory
@@ -171,8 +172,8 @@ class Daemon:
             src.arch_read_sleep_us / 1e6,
             src.arch_read_tries,
             src.redo_verify_delay_us / 1e6,
-            not (src.reader.disable_checks & 0x4),
-            bool(src.flags & 0x1),
+            not (src.reader.disable_checks & DISABLE_CHECKS_BLOCK_SUM),
+            bool(src.flags & FLAG_ARCHIVE_ONLY),
         )
         locator.verify_checksum = settings.verify_checksum
         follower = RedoFollower(locator, settings, self.stop_event, identity, self.read_limit)

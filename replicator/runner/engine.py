@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from replicator.events import Change, Checkpoint, Message, Transaction
-from replicator.formats.base import FLAG_CHECKPOINT, Format
+from replicator.flags import FLAG_CHECKPOINT
+from replicator.formats.base import Format
 from replicator.formats.capabilities import SilentCheckpoints, StreamingFormat
 from replicator.formats.olr_digest import CheckpointDigests
 from replicator.ops.metrics_tally import Tally
@@ -291,6 +292,26 @@ class Engine:
 
     # The native committer (replicator.native.engine.attach) renders a commit and hands its
     # messages to the three callbacks below instead of calling _on_transaction.
+    def install_native_feed(self, core: Any) -> None:
+        """The single-thread daemon frames the reader's raw blocks in a native BlockLoop."""
+        self.block_loop = core.BlockLoop
+        self.native_delivery(core)
+
+    def native_delivery(self, core: Any) -> None:
+        """How native commits reach the writer: stage 2 in worker threads takes MessageRuns; the
+        engine stamps their messages, or, when the writer takes runs whole (the file writer),
+        queues each run as one item."""
+        from replicator.native import decode_workers
+
+        self.decode_workers = decode_workers()
+        self.native_runs = self.decode_workers > 0 or self.whole_runs
+        self.run_type = core.MessageRun if self.whole_runs else None
+
+    def commit_declines(self) -> Callable[[Any, Any], bool] | None:
+        """Commits at or below ``skip_commit_scn`` are left to python; without one (0, the usual
+        case) none is, and the native commit goes without the per-commit check."""
+        return self.native_declines if self.skip_commit_scn else None
+
     def native_declines(self, txn: Any, record: Any) -> bool:
         """Whether a commit must take the python path: skipped by SCN (python does not format
         it at all). With metrics on, the native committer counts its rows into :attr:`tally`

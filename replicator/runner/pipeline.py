@@ -11,10 +11,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 from replicator.events import Change, Checkpoint, Message, Transaction
-from replicator.formats.base import FLAG_CHECKPOINT, Format
+from replicator.flags import FLAG_CHECKPOINT
+from replicator.formats.base import Format
 from replicator.formats.capabilities import SilentCheckpoints, StreamingFormat
 from replicator.formats.olr_digest import CheckpointDigests
 from replicator.redo.header import RedoHeader
@@ -117,12 +118,21 @@ class Pipeline:
         self.decode_workers = 0
         self.native_barrier: Callable[[], None] | None = None
         self.native_finish: Callable[[], None] | None = None
+        self.native: Any = None  # the native committer (native.engine.attach), if any
+        self.tally: Any = None  # batch runs count metrics in runwatch, not in the committer
         if engine == "native":
             from replicator.native import decode_workers
             from replicator.native.engine import attach
 
             self.decode_workers = decode_workers()
             attach(self)
+
+    def install_native_feed(self, core: Any) -> None:
+        """The batch run's native feed is the record loop over whole files (``native_loop``)."""
+
+    def commit_declines(self) -> Callable[[Any, Any], bool] | None:
+        """A batch run renders every commit it reads."""
+        return None
 
     def on_native(self, txn: Transaction, messages: Sequence[Message], rows: int) -> None:
         """A transaction the native engine rendered: the list branch of _on_transaction.

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from replicator import log
 from replicator.errors import ConfigError, ReplicatorError, RuntimeFailure
-from replicator.formats.base import FLAG_SCHEMALESS
+from replicator.flags import FLAG_SCHEMALESS
 
 Level = Literal["ok", "warning", "error", "skipped"]
 UNREACHABLE = 60111  # errors.CATALOGUE: check-config: the writer's brokers or address are not reachable

@@ -66,7 +66,7 @@ def run_merged(
         analyse(head.rank, head.record)
         cut_scn = head.record.scn
     pipeline.threads = {c.thread: c.progress for c in cursors}
-    hook = getattr(pipeline, "on_rac_checkpoint", None)
+    hook = pipeline.on_rac_checkpoint
     if hook is not None and cut_scn:  # the soft stop's restart point, with every thread's position
         begins = [t.begin_scn for t in parser.buffer.open_transactions() if t.begun]
         oldest = min(begins) if begins else None

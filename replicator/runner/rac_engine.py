@@ -90,6 +90,12 @@ class RacEngine(Engine):
         self.rac_merge: Any = None
         self.block_loop_type: Any = None
 
+    def install_native_feed(self, core: Any) -> None:
+        """Each thread's raw blocks are framed by its own ThreadLoop and merged by RacMerge in C."""
+        self.rac_merge = core.RacMerge()
+        self.block_loop_type = core.ThreadLoop
+        self.native_delivery(core)
+
     async def run(self, seq: int, offset: int, stop: threading.Event) -> None:
         """Follow every thread from :attr:`starts` (``seq``/``offset`` are the single-thread API's)."""
         await self.run_threads(self.starts, stop)

@@ -20,8 +20,9 @@ from replicator.ops.progress import Pacer, Progress
 from replicator.redo.reader import RedoFile
 from replicator.redo.records import Lwn
 from replicator.redo.timeconv import redo_time_to_epoch
-from replicator.runner.pipeline import StopRun
+from replicator.runner.pipeline import Pipeline, StopRun
 from replicator.runner.stop import SoftStop
+from replicator.writers.base import Writer
 
 if TYPE_CHECKING:  # prometheus-client is imported only by a run that serves metrics
     from replicator.ops.metrics import Metrics
@@ -58,15 +59,15 @@ class RunWatch:
         self._writers: list[Any] = []
         self.stop: SoftStop | None = None  # a signal asks the run to end at the next LWN (runner.stop)
 
-    def attach(self, pipeline: Any, writer: Any = None) -> None:
+    def attach(self, pipeline: Pipeline, writer: object = None) -> None:
         """Install the hooks on ``pipeline``; ``writer`` supplies the sent/confirmed counts."""
         self._pipeline = pipeline
-        self._writers = [writer] if writer is not None and hasattr(writer, "messages_sent") else []
+        self._writers = [writer] if writer is not None and isinstance(writer, Writer) else []
         pipeline.on_lwn = self.on_lwn
         if self.metrics is not None:
             pipeline.on_commit = self.on_commit
             pipeline.on_change = self.tally.change
-            native = getattr(pipeline, "native", None)
+            native = pipeline.native
             if native is not None:  # the native commit counts its rows into the same tally itself
                 native.tally = self.tally
 

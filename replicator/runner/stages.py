@@ -252,12 +252,31 @@ class CommitSink(Protocol):
     on_commit: Callable[..., Any] | None  # observers: set, a commit is left to python
     on_change: Callable[..., Any] | None
     native_barrier: Callable[[], None] | None
+    tally: Any  # metrics counters the committer counts its rows into (the daemon's), or None
 
     def on_native(self, txn: Transaction, messages: Sequence[Message], rows: int) -> None: ...
 
     def on_native_stream(self, txn: Transaction) -> int: ...
 
     def on_native_part(self, messages: Sequence[Message], rows: int) -> int: ...
+
+
+class NativeDriver(CommitSink, Protocol):
+    """A driver the native engine attaches to (``native.engine.attach``): the batch ``Pipeline``,
+    the daemon's ``Engine`` or its ``RacEngine``. Each installs its own native feed, so attach
+    needs no test of which driver it has."""
+
+    format: Any  # the run's format (formats.base.Format)
+    native: Any  # the native committer attach installed, or None
+    native_loop: Callable[..., Any] | None  # the batch record loop over a whole file (run_file)
+    native_finish: Callable[[], None] | None
+    tally: Any  # the daemon's metrics counters (ops.metrics_tally.Tally), None in batch runs
+
+    def install_native_feed(self, core: Any) -> None:
+        """Take the native loop classes this driver feeds (``core`` is replicator.native._core)."""
+
+    def commit_declines(self) -> Callable[[Any, Any], bool] | None:
+        """``declines(txn, record)``: commits to leave to python, or None when none are."""
 
 
 class DaemonDriverPort(Protocol):

@@ -29,14 +29,11 @@ from typing import Any, Final
 
 from replicator.errors import ConfigError, DataError
 from replicator.events import Table
+from replicator.flags import FLAG_ADAPTIVE_SCHEMA, FLAG_EXPERIMENTAL_XMLTYPE, FLAG_SCHEMALESS
 from replicator.schema.condition import compile_condition
 from replicator.schema.dictionary import Dictionary
 
 log = logging.getLogger(__name__)
-
-FLAG_SCHEMALESS: Final = 0x2
-FLAG_ADAPTIVE_SCHEMA: Final = 0x4
-FLAG_EXPERIMENTAL_XMLTYPE: Final = 0x10000
 
 
 @dataclass(frozen=True, slots=True)

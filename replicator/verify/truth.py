@@ -22,6 +22,7 @@ from typing import Any
 
 from replicator.errors import RuntimeFailure
 from replicator.events import Message
+from replicator.flags import DISABLE_CHECKS_BLOCK_SUM
 from replicator.formats.olr_digest import decode
 from replicator.redo.reader import RedoFile, list_batch_files
 from replicator.verify.sinks import UNSUPPORTED, ChangeOut
@@ -184,7 +185,7 @@ class RedoTruth:
         engine = resolve_engine(self.engine)
         memory = self.config.memory
         pool = MemoryPool(memory.max_mb, memory.swap_mb, str(self.work_dir), memory.min_mb)
-        verify_checksum = not (self.source.reader.disable_checks & 0x4)
+        verify_checksum = not (self.source.reader.disable_checks & DISABLE_CHECKS_BLOCK_SUM)
         redo_source = self._open_source()
         try:
             pipeline = Pipeline(

@@ -29,7 +29,8 @@ from replicator.events import (
     Checkpoint,
     DdlChange,
 )
-from replicator.formats.base import FLAG_DDL, FormatOptions
+from replicator.flags import FLAG_DDL
+from replicator.formats.base import FormatOptions
 from replicator.formats.olr_json import OlrJsonFormat
 from replicator.formats.protobuf import ProtobufFormat
 from replicator.formats.protobuf_values import number_setter, strtof
@@ -350,7 +351,7 @@ def test_header_checkpoint_ddl_and_registry() -> None:
 
 def test_raw_data_flag_prints_a_lob_locator_not_its_value() -> None:
     """Flag 0x8000 (raw column data): a LOB is its locator, in protobuf as in JSON."""
-    from replicator.formats.base import FLAG_RAW_HEX
+    from replicator.flags import FLAG_RAW_HEX
     from replicator.values.lob import LobValue
 
     change = insert(TAB, _row())

@@ -42,7 +42,8 @@ from replicator.events import (
     Table,
     Transaction,
 )
-from replicator.formats.base import FLAG_DDL, FormatOptions
+from replicator.flags import FLAG_DDL
+from replicator.formats.base import FormatOptions
 from replicator.values.datetime import encode_timestamp, encode_timestamp_tz
 from replicator.values.floats import encode_binary_double, encode_binary_float
 from replicator.values.interval import encode_interval_ds, encode_interval_ym

@@ -13,8 +13,9 @@ from replicator.config import ConfigPathError, parse_config
 from replicator.config.format import FORMAT_TYPES
 from replicator.errors import ConfigError
 from replicator.events import OP_INSERT, RowChange, Transaction
+from replicator.flags import FLAG_SCHEMALESS, FLAG_SHOW_HIDDEN
 from replicator.formats.avro import AvroFormat
-from replicator.formats.base import FLAG_SCHEMALESS, FLAG_SHOW_HIDDEN, FormatOptions
+from replicator.formats.base import FormatOptions
 from replicator.formats.canal import CanalFormat
 from replicator.formats.debezium import DebeziumFormat
 from replicator.formats.oms_default import OmsDefaultFormat

@@ -9,11 +9,8 @@ import pytest
 
 from replicator.errors import DataError
 from replicator.events import Table
-from replicator.formats.base import (
-    FLAG_EXPERIMENTAL_XMLTYPE,
-    FLAG_SHOW_HIDDEN,
-    column_suppressed,
-)
+from replicator.flags import FLAG_EXPERIMENTAL_XMLTYPE, FLAG_SHOW_HIDDEN
+from replicator.formats.base import column_suppressed
 from replicator.schema.dictionary import Dictionary
 from replicator.schema.filter import TableRule, build_table_map
 from replicator.schema.store import parse_schema_checkpoint
