@@ -23,7 +23,7 @@ from replicator.formats.base import FormatOptions
 from replicator.redo.header import parse_headers
 from replicator.redo.parser import ParserOptions
 from replicator.redo.reader import list_batch_files
-from replicator.runner.pipeline import RunStats
+from replicator.runner.runstats import RunStats
 
 
 def peak_rss_mb() -> float:

@@ -30,8 +30,9 @@ from replicator.runner.assembly import checkpoint_digests, create_format_for, fi
 from replicator.runner.batch_output import finish_record, plan_output, prepare_writer, start_record
 from replicator.runner.checkpoint import CheckpointManager
 from replicator.runner.lock import lock_config
-from replicator.runner.pipeline import Pipeline, RunStats, Sink
+from replicator.runner.pipeline import Pipeline, Sink
 from replicator.runner.preflight import BatchStartup, run_steps
+from replicator.runner.runstats import RunStats
 from replicator.runner.runwatch import RunWatch
 from replicator.runner.stop import SoftStop
 from replicator.writers.capabilities import DeliveryShortfall

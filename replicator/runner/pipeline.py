@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Protocol
 
 from replicator.events import Change, Checkpoint, Message, Transaction
@@ -25,6 +25,7 @@ from replicator.redo.parser import Parser, ParserOptions
 from replicator.redo.reader import RedoFile, read_lwns
 from replicator.redo.records import Lwn
 from replicator.redo.source import LOCAL, RedoSource
+from replicator.runner.runstats import RunStats
 from replicator.txn.pool import MemoryPool
 from replicator.writers.capabilities import RunWriter
 
@@ -42,22 +43,6 @@ class Sink(Protocol):
     def write(self, batch: list[Message]) -> None: ...
 
     def flush(self) -> None: ...
-
-
-@dataclass
-class RunStats:
-    """What a run did, for the CLI summary and the benchmark."""
-
-    files: int = 0
-    bytes_read: int = 0
-    lwns: int = 0
-    transactions: int = 0
-    rows: int = 0
-    messages: int = 0
-    seconds: float = 0.0
-    last_scn: int = 0
-    per_file: list[tuple[str, int]] = field(default_factory=list)
-    stopped: bool = False  # ended early by StopRun (a signal), not at the end of its files
 
 
 class Pipeline:

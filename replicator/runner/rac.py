@@ -11,24 +11,40 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from replicator.redo.merge import (
     ThreadCursor,
     ThreadMerge,
-    ThreadProgress,
     group_by_thread,
     restart_entry,
 )
 from replicator.redo.reader import RedoFile
 from replicator.redo.records import Lwn
+from replicator.redo.source import RedoSource
+from replicator.runner.runstats import RunStats
 
-if TYPE_CHECKING:
-    from replicator.runner.pipeline import Pipeline, RunStats
+
+class MergedRun(Protocol):
+    """What the merge uses of the batch :class:`~replicator.runner.pipeline.Pipeline` (declared
+    here so this module, which the pipeline calls, does not import it back)."""
+
+    parser: Any
+    stats: RunStats
+    sink: Any
+    source: RedoSource
+    verify_checksum: bool
+    threads: dict[int, object]
+    on_lwn: Callable[[RedoFile, Lwn], None] | None
+    on_rac_checkpoint: Callable[[int, int, list[tuple[int, int, int, int]]], None] | None
+
+    def drain(self) -> None: ...
+
+    def stage2_barrier(self) -> None: ...
 
 
 def run_merged(
-    pipeline: Pipeline, files: list[RedoFile], progress: Callable[[RunStats, RedoFile], None] | None = None
+    pipeline: MergedRun, files: list[RedoFile], progress: Callable[[RunStats, RedoFile], None] | None = None
 ) -> RunStats:
     """Process the files of every thread merged by SCN, then flush (a batch run's soft stop)."""
     t0 = time.perf_counter()
@@ -81,10 +97,3 @@ def run_merged(
     stats.lwns = parser.stats.lwns
     stats.seconds = time.perf_counter() - t0
     return stats
-
-
-def thread_status(progress: dict[int, ThreadProgress]) -> str:
-    """One line per thread: sequence, offset and last LWN SCN (for logs and status)."""
-    return ", ".join(
-        f"thread {t}: seq {p.sequence} offset {p.offset} scn {p.lwn_scn}" for t, p in sorted(progress.items())
-    )
