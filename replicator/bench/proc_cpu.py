@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import overload
 
 # Fields after "pid (comm) " (the command name may hold spaces: split after its last ')'):
 # utime, stime (the process's own), cutime, cstime (its reaped children's), in clock ticks.
 _UTIME = 11
 
 
+@overload
+def stat_fields(stat: str) -> list[str]: ...
+@overload
+def stat_fields(stat: bytes) -> list[bytes]: ...
 def stat_fields(stat: str | bytes) -> list[str] | list[bytes]:
     """The fields of a ``/proc/<pid>/stat`` line after its command name."""
     if isinstance(stat, bytes):

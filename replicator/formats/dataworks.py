@@ -58,7 +58,7 @@ class DataWorksFormat(EventFormat, NativeRowFormat):
     def _record(
         self,
         source: dict[str, object],
-        columns: list[dict[str, str]] | None,
+        columns: orjson.Fragment | None,  # the table's column list, rendered once per table view
         pk: list[str] | None,
         payload: dict[str, object],
         with_pk: bool = True,
@@ -139,13 +139,7 @@ class DataWorksFormat(EventFormat, NativeRowFormat):
                 [c.name for c in view.keys],
             )
         keys = cached[2]
-        return self._record(
-            self._source(ctx, view.owner, view.name),
-            cached[1],
-            keys,
-            payload,  # type: ignore[arg-type]
-            with_pk=bool(keys),
-        )
+        return self._record(self._source(ctx, view.owner, view.name), cached[1], keys, payload, with_pk=bool(keys))
 
     def on_ddl(self, ctx: TxnContext, pos: Position, change: DdlChange) -> list[Message]:
         """A DDL record: ``op`` is the statement kind, ``ddl.text`` the statement."""

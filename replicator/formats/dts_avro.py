@@ -153,20 +153,23 @@ def dts_value(column: ColumnView, value: Value) -> Any:
 ) = range(10)
 _OPERATION_INDEX = {OP_INSERT: 0, OP_UPDATE: 1, OP_DELETE: 2}  # dts_schema.OPERATIONS
 # Pieces of the Record encoded alone (native rows): two strings, an image array, tags + fields.
-_STRINGS = {
-    "type": "record",
-    "name": "Strings",
-    "fields": [{"name": "a", "type": "string"}, {"name": "b", "type": "string"}],
-}
-_ELEMENTS = next(f["type"][2] for f in RECORD_SCHEMA["fields"] if f["name"] == "beforeImages")
-_TAGS_FIELDS = {
-    "type": "record",
-    "name": "TagsFields",
-    "namespace": "com.alibaba.dts.formats.avro",
-    "fields": [f for f in RECORD_SCHEMA["fields"] if f["name"] in ("tags", "fields")],
-}
+_STRINGS = fastavro.parse_schema(
+    {
+        "type": "record",
+        "name": "Strings",
+        "fields": [{"name": "a", "type": "string"}, {"name": "b", "type": "string"}],
+    }
+)
+_ELEMENTS = fastavro.parse_schema(next(f["type"][2] for f in RECORD_SCHEMA["fields"] if f["name"] == "beforeImages"))
+_TAGS_FIELDS = fastavro.parse_schema(
+    {
+        "type": "record",
+        "name": "TagsFields",
+        "namespace": "com.alibaba.dts.formats.avro",
+        "fields": [f for f in RECORD_SCHEMA["fields"] if f["name"] in ("tags", "fields")],
+    }
+)
 _STRING, _OPTIONAL_STRING = fastavro.parse_schema("string"), fastavro.parse_schema(["null", "string"])
-_STRINGS, _ELEMENTS, _TAGS_FIELDS = (fastavro.parse_schema(s) for s in (_STRINGS, _ELEMENTS, _TAGS_FIELDS))
 
 
 def _encode(parsed: Any, datum: Any) -> bytes:

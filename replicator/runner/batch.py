@@ -39,6 +39,7 @@ from replicator.writers.capabilities import DeliveryShortfall
 
 if TYPE_CHECKING:  # prometheus-client is imported only by a run that serves metrics
     from replicator.ops.metrics import Metrics
+    from replicator.writers.base import Writer
 
 
 @dataclass
@@ -165,16 +166,20 @@ def run_job(
     from replicator.native import resolve_engine
 
     engine = resolve_engine(engine)
-    writer = sink
     plan = record = None
-    if writer is None:
+    owned: Writer | None = None  # the config's writer: this run connects and closes it
+    writer: Sink
+    if sink is not None:
+        writer = sink
+    else:
         from replicator.writers.base import create_writer
 
         plan = plan_output(job.writer_config, job.state.path, job.name, job.files, job.start_scn)
-        writer = create_writer(job.writer_config, lambda scn, idx: None)
-        prepare_writer(plan, writer)
-        writer.connect()
-        record = start_record(plan, writer, job.files, job.start_scn)
+        owned = create_writer(job.writer_config, lambda scn, idx: None)
+        prepare_writer(plan, owned)
+        owned.connect()
+        record = start_record(plan, owned, job.files, job.start_scn)
+        writer = owned
     pool = memory_pool(job.memory)
     pool.remove_stale_swap_files()
     pipeline = Pipeline(
@@ -209,8 +214,8 @@ def run_job(
         ok = True
     finally:
         job.source.close()
-        if sink is None:
-            writer.close()  # type: ignore[union-attr]
+        if owned is not None:
+            owned.close()
         if watch is not None:
             watch.finished(ok)
     undelivered = writer.undelivered if isinstance(writer, DeliveryShortfall) else 0

@@ -31,8 +31,8 @@ class SoftStop:
 
         for sig in SIGNALS:
             signal.signal(sig, self._on_signal)
-        for sig in early_signals.take():
-            self._on_signal(sig, None)
+        for early in early_signals.take():
+            self._on_signal(early, None)
 
     def uninstall(self) -> None:
         """Back to Python's default handlers."""

@@ -192,7 +192,7 @@ class BatchApplier:
         )
         actions = work.fold(bt).to_pylist()
         metrics.fold_seconds = time.monotonic() - started - metrics.read_seconds
-        missing = {}
+        missing: dict[str, int] = {}  # table -> row changes routed without their key
         for a in actions:
             if a["kind"] == "error":
                 missing[a["tbl"]] = missing.get(a["tbl"], 0) + a["rows"]

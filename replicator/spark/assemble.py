@@ -86,6 +86,7 @@ class Assembly:
 
     ready: Any  # pyarrow Table: dml/ddl events to apply now, in position order
     pending: Any  # pyarrow Table: events kept for the next batch (None when nothing waits)
+    decision: Decision  # what made the split (the executors apply it to the events they hold)
     watermark: int | None = None  # commit SCN of the oldest blocking incomplete transaction
     incomplete: int = 0
     dropped: int = 0
@@ -94,7 +95,6 @@ class Assembly:
     max_seen_scn: int = 0
     error: str | None = None
     blocking: list[tuple[int, str | None]] = field(default_factory=list)
-    decision: Decision | None = None
 
 
 def _aware(value: datetime | None, now: datetime) -> datetime:
@@ -115,7 +115,7 @@ def assemble(
 
     now = datetime.now(UTC)
     d = events.select(["kind", "fmt", "commit_scn", "xid", "c_idx", "elem", "full", "seen", "error"]).to_pydict()
-    asm = Assembly(None, None)
+    asm = Assembly(None, None, Decision(None, [], now))  # the decision is made below
     txns: dict[tuple[int, str | None], list[Any]] = {}  # [begin idx, commit idx, row idxs, whole, oldest seen]
     for kind, fmt, scn, xid, idx, elem, full, seen, error in zip(
         d["kind"], d["fmt"], d["commit_scn"], d["xid"], d["c_idx"], d["elem"], d["full"], d["seen"], d["error"]

@@ -159,10 +159,10 @@ def throughput(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any)
         whole_below_mb=args.whole_below_mb,
     )
     sink = CpuSink(str(lake), {args.broker_pid})
-    started, cpu, load = time.monotonic(), process_tree_cpu({args.broker_pid}), os.getloadavg()[0]
+    started, cpu, load_before = time.monotonic(), process_tree_cpu({args.broker_pid}), os.getloadavg()[0]
     run_job(opts, spark=spark, sink=sink)
     wall = time.monotonic() - started
-    cpu, load = process_tree_cpu({args.broker_pid}) - cpu, (load, os.getloadavg()[0])
+    cpu, load = process_tree_cpu({args.broker_pid}) - cpu, (load_before, os.getloadavg()[0])
     batches = [json.loads(line) for line in (lake / "_metrics" / "batches.jsonl").read_text().splitlines()]
     applied = sum(b["applied"] for b in batches)
     busy = sum(b["duration_seconds"] for b in batches)

@@ -9,9 +9,13 @@ import argparse
 import json
 import logging
 import sys
+from typing import TYPE_CHECKING
 
 from replicator.cli_args import ArgumentParser
 from replicator.errors import ConfigError, ReplicatorError
+
+if TYPE_CHECKING:  # the job's modules are imported only by the commands that run one
+    from replicator.spark.options import JobOptions
 
 
 def _pair(text: str, what: str) -> tuple[str, str]:
@@ -166,7 +170,7 @@ def add_job_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark configuration")
 
 
-def options_from(args: argparse.Namespace) -> object:
+def options_from(args: argparse.Namespace) -> JobOptions:
     """JobOptions from parsed arguments (config file first, then explicit options)."""
     from replicator.spark.options import FormatHints, JobOptions, apply_olr_config
 
@@ -306,7 +310,7 @@ def spark_main(argv: list[str]) -> int:
         return run_job(
             opts,
             master=args.master,
-            pending_timeout=args.pending_timeout,  # type: ignore[arg-type]
+            pending_timeout=args.pending_timeout,
             conf=dict(_pair(c, "--conf") for c in args.conf),
         )
     except ImportError as exc:  # installed, but a module of the extra does not import

@@ -187,7 +187,8 @@ def typed_keys(sub: Any, task: TableTask, bt: BatchTask) -> tuple[Any, Any]:
     from replicator.spark.arrowconv import convert
 
     schema = task.schema
-    if schema.key is None:
+    key = schema.key
+    if key is None:
         rid = sub["rid"].combine_chunks()
         return rid, rid
     specs = {c["name"]: c for c in schema.columns}
@@ -203,8 +204,8 @@ def typed_keys(sub: Any, task: TableTask, bt: BatchTask) -> tuple[Any, Any]:
                 schema.typed,
                 bt.tz_code,
             )
-            for c, t in zip(schema.key, texts)
-        ]  # type: ignore[arg-type]
+            for c, t in zip(key, texts)
+        ]
 
     return canonical(typed(new_t)), canonical(typed(old_t))
 
@@ -428,7 +429,7 @@ def _records(tbl: str, bucket: int, events: Any, bt: BatchTask) -> tuple[list[di
                     "rows": a["rows"],
                 }
             )
-    info = {
+    info: dict[str, object] = {  # the task's report to the driver (JSON)
         "applied": len(folded.changes),
         "stale": folded.stale,
         "files_read": 0,
@@ -503,7 +504,7 @@ def _fold(tbl: str, bucket: int, events: Any, bt: BatchTask) -> tuple[list[dict[
         stored = conform_stored(stored, plan)
     folded = fold_table(ev, plan, stored, bt.timestamp_code, bt.unbounded, bt.tz_code)
     out = folded.rows
-    info = {
+    info: dict[str, object] = {  # the task's report to the driver (JSON)
         "applied": len(folded.changes),
         "stale": folded.stale,
         "files_read": len(read) + len(tomb_read),

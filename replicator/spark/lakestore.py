@@ -278,7 +278,9 @@ class DeltaLake:
         logged = ds.dataset(wanted, format="parquet", filesystem=fs).to_table(columns=columns)
         return logged.filter(pc.is_in(logged["commit_scn"], pa.array(scns, pa.int64())))
 
-    def logged_positions(self, table: str, candidates: set[tuple[int, int, int, int]]) -> set[tuple[int, ...]]:
+    def logged_positions(
+        self, table: str, candidates: set[tuple[int, int, int, int]]
+    ) -> set[tuple[int, int, int, int]]:
         """The positions of ``candidates`` (changes of ``table``) the change log holds."""
         logged = self._logged(sorted({c[0] for c in candidates}), ["commit_scn", "c_scn", "c_idx", "elem"], table)
         if logged is None:

@@ -107,7 +107,7 @@ def produce_updates(bootstrap: str, topic: str, batches: list[list[int]]) -> int
     for t, keys in enumerate(batches):
         scn = BASE_SCN + 100 * (t + 1)
         base = {"e_scn": scn + 5, "e_tm": time.time_ns(), "c_scn": scn, "xid": f"9.{t}.1"}
-        elements = [{"op": "begin"}]
+        elements: list[dict[str, object]] = [{"op": "begin"}]
         elements += [
             {"op": "u", "schema": schema, "before": {"ID": k, "N1": 0}, "after": {"ID": k, "N1": t + 1, "S1": f"u{t}"}}
             for k in keys
@@ -150,9 +150,9 @@ def scale(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any, clus
         whole_below_mb=args.whole_below_mb,
     )
     sink = CpuSink(str(lake), {args.broker_pid}, set(cluster.pids()) if cluster is not None else None)
-    load = os.getloadavg()[0]
+    load_before = os.getloadavg()[0]
     run_job(opts, spark=spark, sink=sink)
-    load = (load, os.getloadavg()[0])
+    load = (load_before, os.getloadavg()[0])
     batches = [json.loads(line) for line in (lake / "_metrics" / "batches.jsonl").read_text().splitlines()]
     where = f"cluster of {args.cluster_workers} worker(s)" if cluster is not None else args.master
     lines = [

@@ -26,7 +26,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from replicator.errors import ConfigError
+from replicator.errors import ConfigError, InternalError
 from replicator.spark.arrowconv import column_type, convert, metadata_schema
 from replicator.spark.ddl import apply_ddl
 from replicator.spark.keys import KeyResolver
@@ -238,27 +238,30 @@ def fold_table(
             stale += 1
             continue
         op = ops[i]
+        key = old if op == "d" else new  # the key whose row (or tombstone) the change leaves
+        if key is None:  # distfold.route() holds back the changes that lack it
+            raise InternalError(f"table {schema.name}: a row change reached the fold without its key")
         if op == "c":
-            lp = last(new)
+            lp = last(key)
             if lp is not None and pos <= lp:
                 stale += 1
                 continue
-            cur[new] = [[j], pos, "c", xids[i], tss[i], None]
+            cur[key] = [[j], pos, "c", xids[i], tss[i], None]
             fresh.append(i)
-            fresh_keys.append(new)
+            fresh_keys.append(key)
             continue
         if op == "d":
-            lp = last(old)
+            lp = last(key)
             if lp is not None and pos <= lp:
                 stale += 1
                 continue
-            cur[old] = [None, pos, "d", xids[i], tss[i], None]
+            cur[key] = [None, pos, "d", xids[i], tss[i], None]
             fresh.append(i)
-            fresh_keys.append(old)
+            fresh_keys.append(key)
             continue
-        src = old if old is not None else new
-        lp_new, lp_src = last(new), last(src)
-        if not (lp_new is None or pos > lp_new) or (src != new and not (lp_src is None or pos > lp_src)):
+        src = old if old is not None else key
+        lp_new, lp_src = last(key), last(src)
+        if not (lp_new is None or pos > lp_new) or (src != key and not (lp_src is None or pos > lp_src)):
             stale += 1
             continue
         prev = cur.get(src)
@@ -269,11 +272,11 @@ def fold_table(
             chain.append(j)
         else:
             chain, base = [j], None  # updated after a delete: nothing to start from
-        if src != new:
+        if src != key:
             cur[src] = [None, pos, "d", xids[i], tss[i], None]
-        cur[new] = [chain, pos, "u", xids[i], tss[i], base]
+        cur[key] = [chain, pos, "u", xids[i], tss[i], base]
         fresh.append(i)
-        fresh_keys.append(new)
+        fresh_keys.append(key)
 
     keys = list(cur)
     if plan.rewrite and stored is not None:  # the untouched stored rows are written again
@@ -288,9 +291,10 @@ def fold_table(
         pa.int64(),
     )
     # The non-empty chains laid end to end: owner_idx[c]'s chain is flat[starts[c]:starts[c + 1]].
-    owners = [o for o, e in enumerate(entries) if e is not None and e[0]]
-    flat = np.fromiter((j for o in owners for j in entries[o][0]), np.int64)
-    lengths = np.fromiter((len(entries[o][0]) for o in owners), np.int64, len(owners))
+    owned = [(o, e[0]) for o, e in enumerate(entries) if e is not None and e[0]]
+    owners = [o for o, _ in owned]
+    flat = np.fromiter((j for _, chain in owned for j in chain), np.int64)
+    lengths = np.fromiter((len(chain) for _, chain in owned), np.int64, len(owned))
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1])) if len(owners) else np.zeros(0, np.int64)
     owner_idx = np.asarray(owners, np.int64)
     names = schema.names
@@ -365,7 +369,9 @@ def _with_chains(
     """``rows`` with the chain columns of :func:`fold_table` (``chains``)."""
     import pyarrow as pa
 
-    sets, bases, first = [], [], []
+    sets: list[list[str] | None] = []
+    bases: list[str | None] = []
+    first: list[tuple[Any, ...]] = []
     for r, e in enumerate(entries):
         if e is None or e[0] is None:  # a tombstone: the change's own position
             sets.append(None)

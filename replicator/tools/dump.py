@@ -92,10 +92,11 @@ def _payload(cv: ChangeVector) -> str:
         info2 = undo.commit_info(cv)
         return f"{'rollback' if info2[1] else 'commit'} xid {_xid(info2[0])}" if info2 else ""
     if op in (0x0506, 0x050B):
-        k = undo.ktub_info(cv)
+        ktub = undo.ktub_info(cv)
         return (
-            f"rollback of obj {k[0]} opc {k[2] >> 8}.{k[2] & 0xFF} usn {cv.usn} slot {k[3]} flg 0x{k[4]:04x}"
-            if k
+            f"rollback of obj {ktub[0]} opc {ktub[2] >> 8}.{ktub[2] & 0xFF} usn {cv.usn} slot {ktub[3]}"
+            f" flg 0x{ktub[4]:04x}"
+            if ktub
             else ""
         )
     if op in (0x0513, 0x0514):

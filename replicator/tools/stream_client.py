@@ -201,7 +201,7 @@ class StreamClient:
             self.channel.close()
             self.channel = None
 
-    def request(self, code: int, **fields: Any) -> pb.RedoResponse:
+    def request(self, code: pb.RequestCode, **fields: Any) -> pb.RedoResponse:
         """Send one request and wait for its reply (data frames in between are skipped)."""
         self.send(code, **fields)
         deadline = time.monotonic() + self.timeout
@@ -212,7 +212,7 @@ class StreamClient:
             if not is_data(frame):
                 return pb.RedoResponse.FromString(frame)
 
-    def send(self, code: int, **fields: Any) -> None:
+    def send(self, code: pb.RequestCode, **fields: Any) -> None:
         """Send one request without waiting (CONFIRM has no reply)."""
         self.channel.send(pb.RedoRequest(code=code, database_name=self.database, **fields).SerializeToString())
 

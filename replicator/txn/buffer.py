@@ -61,9 +61,9 @@ class OpenTransaction:
     begin_offset: int = 0
     # Every stored change, for partial rollback, packed (a million changes cost 16 MB, not
     # 100+ MB of tuples): where it starts (chunk << 32 | offset), kind << 16 | redo opcode, obj.
-    where: array = field(default_factory=lambda: array("q"))
-    what: array = field(default_factory=lambda: array("l"))
-    objs: array = field(default_factory=lambda: array("L"))
+    where: array[int] = field(default_factory=lambda: array("q"))
+    what: array[int] = field(default_factory=lambda: array("l"))
+    objs: array[int] = field(default_factory=lambda: array("L"))
     attributes: dict[str, str] = field(default_factory=dict)
     logon_user: int = -1  # USER# from the begin-transaction undo (ktubl), -1 until seen
     system: bool = False

@@ -60,8 +60,8 @@ class MemoryPool:
         self.used = 0  # bytes of transaction data held in memory
         self.peak_bytes = 0
         self.swapped = 0  # chunks on disk
-        self.swap_writes_mb = 0
-        self.swap_reads_mb = 0
+        self.swap_writes_mb = 0.0  # MB moved to and from disk, in fractions of a chunk
+        self.swap_reads_mb = 0.0
         self.free_chunks: list[bytearray] = []
         self.logs: OrderedDict[int, ChunkLog] = OrderedDict()  # least recently touched first
         # Called before swapping or failing for memory: the native stage 2 hands its finished

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Final
+from typing import Final, TypeGuard
 
 from replicator.errors import InternalError
 
@@ -68,8 +68,9 @@ def _compose(sign: str, mantissa: bytes, integer_pairs: int, tables: tuple[tuple
     """Lay out the base-100 ``mantissa`` with ``integer_pairs`` pairs before the point."""
     pairs, leading, last = tables
     texts = list(map(pairs.__getitem__, mantissa))
-    if not texts or None in texts:
+    if not _all_digits(texts):
         return None
+    # Every byte is a digit now, so the leading and last tables hold text for it too.
     if integer_pairs <= 0:
         # 0.<zero pairs><pairs>, the last pair without a trailing zero.
         return f"{sign}0.{'00' * -integer_pairs}{''.join(texts[:-1])}{last[mantissa[-1]]}"
@@ -77,11 +78,16 @@ def _compose(sign: str, mantissa: bytes, integer_pairs: int, tables: tuple[tuple
     # digits, which pads the integer with zero pairs.
     count = len(texts)
     if integer_pairs >= count:
-        return sign + leading[mantissa[0]] + "".join(texts[1:]) + "00" * (integer_pairs - count)  # type: ignore[operator]
+        return f"{sign}{leading[mantissa[0]]}{''.join(texts[1:])}{'00' * (integer_pairs - count)}"
     return (
         f"{sign}{leading[mantissa[0]]}{''.join(texts[1:integer_pairs])}."
         f"{''.join(texts[integer_pairs:-1])}{last[mantissa[-1]]}"
     )
+
+
+def _all_digits(texts: list[str | None]) -> TypeGuard[list[str]]:
+    """Whether the mantissa is non-empty and every byte of it is a base-100 digit."""
+    return bool(texts) and None not in texts
 
 
 def decode_number(data: bytes) -> Decimal | None:

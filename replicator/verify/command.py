@@ -302,7 +302,8 @@ def verify(args: argparse.Namespace) -> Report:
             sink_stats = sink.scan(sink_side)
             sink_side.spool.flush()
         findings = sink_side.findings + redo_side.findings
-        if fold is not None:
+        cut: int | None  # the last redo ordinal the sink must hold (None: all)
+        if isinstance(sink, DeltaSink) and fold is not None:
             cut, ahead = fold.cut, False
             bounds = f"redo changes committed up to SCN {sink.through_scn} (no begin/commit markers)"
         else:
@@ -322,7 +323,7 @@ def verify(args: argparse.Namespace) -> Report:
         sink_docs = sink.locate(wanted_sink) if wanted_sink else {}
         keys = truth.key_columns()
         if fold is not None:  # the lake's own keys: a table it keys by ROWID shows its rid
-            keys.update({lake_table(name): cols or [] for name, cols in redo_side.fold.keys.items()})
+            keys.update({lake_table(name): cols or [] for name, cols in fold.keys.items()})
         reported = details(result, tables, redo_docs, sink_docs, keys)
         state = None
         if isinstance(sink, DeltaSink) and fold is not None and not lake_ahead:

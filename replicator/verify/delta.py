@@ -397,7 +397,14 @@ def _check_table(name: str, reader: Any, fold: RedoFold, hints: Any, result: Sta
     schema = reader.schema(name)
     redo_rows = fold.rows.get(name, {})
     stored = reader.arrow_schema(name) if schema is not None else None
-    entry = {"table": name, "redo_rows": len(redo_rows), "lake_rows": 0, MISSING: 0, EXTRA: 0, DIFFERS: 0}
+    entry: dict[str, Any] = {
+        "table": name,
+        "redo_rows": len(redo_rows),
+        "lake_rows": 0,
+        MISSING: 0,
+        EXTRA: 0,
+        DIFFERS: 0,
+    }
     result.tables.append(entry)
 
     def note(
@@ -432,8 +439,8 @@ def _check_table(name: str, reader: Any, fold: RedoFold, hints: Any, result: Sta
         for n, spec in zip(names, specs)
     ]
     want: dict[str | None, int] = {}  # canonical key -> row number in ``values``
-    for i, key in enumerate(canon):
-        want[key] = i
+    for i, canon_key in enumerate(canon):
+        want[canon_key] = i
     digests = [_digest(tuple(_plain(col[i]) for col in values)) for i in range(len(redo_keys))]
     seen: set[str | None] = set()
     for batch in reader.iter_current_rows(name):
@@ -442,19 +449,19 @@ def _check_table(name: str, reader: Any, fold: RedoFold, hints: Any, result: Sta
         keys = canonical([table[k] for k in key_names]).to_pylist()
         cols = [table[n].to_pylist() if n in table.column_names else [None] * table.num_rows for n in names]
         where = [table[p].to_pylist() for p in POSITION] if all(p in table.column_names for p in POSITION) else None
-        for j, key in enumerate(keys):
+        for j, lake_key in enumerate(keys):
             pos = [w[j] for w in where] if where is not None else None
             row = tuple(_plain(col[j]) for col in cols)
-            i = want.get(key)
-            if i is None or key in seen:
+            mine_at = want.get(lake_key)
+            if mine_at is None or lake_key in seen:
                 note(EXTRA, dict(zip(key_names, (table[k][j].as_py() for k in key_names))), position=pos)
                 continue
-            seen.add(key)
-            if _digest(row) != digests[i]:
-                differing = [n for n, col, mine in zip(names, values, row) if _plain(col[i]) != mine]
-                note(DIFFERS, dict(zip(key_names, redo_keys[i])), differing, pos)
-    for key, i in want.items():
-        if key not in seen:
+            seen.add(lake_key)
+            if _digest(row) != digests[mine_at]:
+                differing = [n for n, col, mine in zip(names, values, row) if _plain(col[mine_at]) != mine]
+                note(DIFFERS, dict(zip(key_names, redo_keys[mine_at])), differing, pos)
+    for canon_key, i in want.items():
+        if canon_key not in seen:
             note(MISSING, dict(zip(key_names, redo_keys[i])))
 
 

@@ -465,3 +465,17 @@ def test_change_log_keys_are_the_json_of_their_values() -> None:
         values = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(4))) for _ in range(rng.randrange(1, 4))]
         assert key_json(SEP.join(values)) == json.dumps(values, separators=(",", ":"))
     assert key_json(None) is None
+
+
+@pytest.mark.parametrize(("op", "keys"), [("c", (None, None)), ("u", (None, "K1")), ("d", ("K1", None))])
+def test_a_row_change_without_its_key_is_refused_by_the_fold(op: str, keys: tuple[str | None, str | None]) -> None:
+    """The routing holds back changes that lack the key they leave a row under; one that still
+    reaches the fold is an internal error, not a row keyed NULL."""
+    from replicator.errors import InternalError
+    from replicator.spark.tablefold import TablePlan, fold_table
+    from replicator.spark.tableschema import TableSchema
+
+    ev = {"commit_scn": [10], "c_scn": [10], "c_idx": [1], "elem": [0], "op": [op], "xid": ["1.2.3"], "commit_ts": [0]}
+    plan = TablePlan(TableSchema("O.T"), rows=[0], keys=[keys])
+    with pytest.raises(InternalError, match="without its key"):
+        fold_table(ev, plan, None, 0, "")
