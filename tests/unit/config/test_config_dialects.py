@@ -150,3 +150,39 @@ def test_cli_upgrade_writes_the_file_and_back(
     src.write_text(json.dumps(doc))
     assert main(["config", "upgrade", "-f", str(src), "-o", str(out)]) == 1
     assert json.loads(out.read_text())["memory"] == {"max-mb": 1024}  # nothing written on refusal
+
+
+FORMAT_DOC = "documentation/json/4.format.adoc"
+# (key, the line of 4.format.adoc (2.0.0) giving its range, the largest value a 2.0 config
+# takes, a deviation from the line when OLR's reader differs).
+FORMAT_RANGES = [
+    ("attributes", 39, 7, "the doc says max 15; OLR's reader refuses above 7 (only bits 1, 2, 4 exist)"),
+    ("char", 48, 3, ""),
+    ("column", 59, 2, ""),
+    ("db", 70, 3, ""),
+    ("interval-dts", 85, 10, ""),
+    ("interval-ytm", 103, 4, ""),
+    ("message", 114, 30, "31 passes the range but sets 4/8 with 1, refused (30001)"),
+    ("rid", 130, 1, ""),
+    ("redo-thread", 134, 1, ""),
+    ("schema", 138, 7, ""),
+    ("scn", 163, 1, ""),
+    ("scn-type", 170, 15, ""),
+    ("timestamp", 179, 15, ""),
+    ("timestamp-metadata", 203, 15, ""),
+    ("timestamp-tz", 208, 11, ""),
+    ("timestamp-type", 226, 15, ""),
+    ("user-type", 235, 15, ""),
+    ("xid", 258, 3, ""),
+]
+
+
+@pytest.mark.parametrize(("key", "line", "top", "deviation"), FORMAT_RANGES, ids=[r[0] for r in FORMAT_RANGES])
+def test_20_format_ranges(doc: dict[str, Any], key: str, line: int, top: int, deviation: str) -> None:
+    doc = as_20(doc)
+    doc["source"][0]["format"] = {"type": "json", key: top}
+    assert getattr(parse_config(doc).source[0].format, key.replace("-", "_").replace("schema", "schema_")) == top
+    doc["source"][0]["format"][key] = top + 1
+    with pytest.raises(ConfigPathError) as err:
+        parse_config(doc)
+    assert err.value.code == 30001, f"{FORMAT_DOC}:{line} {deviation}"

@@ -16,6 +16,7 @@ OpenLogReplicator's own output, recorded with 1.9 configs):
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -145,21 +146,21 @@ DOC_TABLE: tuple[Expectation, ...] = (
     ),
     Expectation(
         FORMAT,
-        42,
+        43,
         "combo=header-all",
         "attributes 0x1: attributes in the begin message",
         lambda ms, _o: every(of_op(ms, "begin"), lambda m: "attrs" in m),
     ),
     Expectation(
         FORMAT,
-        43,
+        44,
         "combo=header-all",
         "attributes 0x2: attributes in every DML message",
         lambda ms, _o: every(dml(ms), lambda m: "attrs" in m),
     ),
     Expectation(
         FORMAT,
-        44,
+        45,
         "combo=header-all",
         "attributes 0x4: attributes in the commit message",
         lambda ms, _o: every(of_op(ms, "commit"), lambda m: "attrs" in m),
@@ -173,7 +174,7 @@ DOC_TABLE: tuple[Expectation, ...] = (
     ),
     Expectation(
         FORMAT,
-        62,
+        63,
         "column=1",
         "column 1: INSERT contains all values",
         lambda ms, o: (
@@ -187,42 +188,42 @@ DOC_TABLE: tuple[Expectation, ...] = (
     ),
     Expectation(
         FORMAT,
-        73,
+        74,
         "combo=header-all",
         "db 0x1: db in DML messages",
         lambda ms, _o: every(dml(ms), lambda m: m["db"] == "ORCLPDB"),
     ),
     Expectation(
         FORMAT,
-        74,
+        75,
         "ddl-timeline:flags=ddl-header",
         "db 0x2: db in DDL messages",
         lambda ms, _o: every(of_op(ms, "ddl"), lambda m: isinstance(m.get("db"), str)),
     ),
     Expectation(
         FORMAT,
-        87,
+        90,
         "default=json",
         "interval-dts 0: nanoseconds",
         lambda ms, _o: row1(ms)["C_IDS"] == 108000123456789,
     ),
     Expectation(
         FORMAT,
-        88,
+        91,
         "interval-dts=1",
         "interval-dts 1: microseconds",
         lambda ms, _o: row1(ms)["C_IDS"] == 108000123457,
     ),
     Expectation(
         FORMAT,
-        91,
+        94,
         "interval-dts=4",
         "interval-dts 4: nanoseconds as a string",
         lambda ms, _o: row1(ms)["C_IDS"] == "108000123456789",
     ),
     Expectation(
         FORMAT,
-        95,
+        98,
         "interval-dts=8",
         'interval-dts 8: "01 06:00:00.123456789"',
         lambda ms, _o: row1(ms)["C_IDS"] == "1 06:00:00.123456789",
@@ -230,7 +231,7 @@ DOC_TABLE: tuple[Expectation, ...] = (
     ),
     Expectation(
         FORMAT,
-        97,
+        100,
         "interval-dts=10",
         'interval-dts 10: "01-06:00:00.123456789"',
         lambda ms, _o: row1(ms)["C_IDS"] == "1-06:00:00.123456789",
@@ -238,35 +239,35 @@ DOC_TABLE: tuple[Expectation, ...] = (
     ),
     Expectation(
         FORMAT,
-        106,
+        107,
         "default=json",
         "interval-ytm 0: months (1 year 8 months = 20)",
         lambda ms, _o: row1(ms)["C_IYM"] == 20,
     ),
     Expectation(
         FORMAT,
-        107,
+        108,
         "interval-ytm=1",
         "interval-ytm 1: months as a string",
         lambda ms, _o: row1(ms)["C_IYM"] == "20",
     ),
     Expectation(
         FORMAT,
-        109,
+        110,
         "interval-ytm=3",
         'interval-ytm 3: "1,8"',
         lambda ms, _o: row1(ms)["C_IYM"] == "1,8",
     ),
     Expectation(
         FORMAT,
-        123,
+        121,
         "message=30",
         "message 0x2: num in each message",
         lambda ms, _o: every(dml(ms), lambda m: isinstance(m["payload"][0]["num"], int)),
     ),
     Expectation(
         FORMAT,
-        126,
+        127,
         "message=30",
         "message 0x10: the redo data offset",
         lambda ms, _o: every(dml(ms), lambda m: isinstance(m["payload"][0]["offset"], int)),
@@ -302,21 +303,21 @@ DOC_TABLE: tuple[Expectation, ...] = (
     ),
     Expectation(
         FORMAT,
-        165,
+        166,
         "default=json",
         "scn 0: decimal scn",
         lambda ms, _o: every(of_op(ms, "begin"), lambda m: isinstance(m["scn"], int)),
     ),
     Expectation(
         FORMAT,
-        166,
+        167,
         "combo=header-all",
         "scn 1: hex text in scns",
         lambda ms, _o: every(ms, lambda m: matches(r"0x[0-9a-f]{16}", m["scns"])),
     ),
     Expectation(
         FORMAT,
-        172,
+        173,
         "combo=header-commit-values",
         "scn-type 0x1: the commit SCN as the DML SCN",
         lambda ms, _o: all(
@@ -348,63 +349,63 @@ DOC_TABLE: tuple[Expectation, ...] = (
     ),
     Expectation(
         FORMAT,
-        181,
+        183,
         "default=json",
         "timestamp 0: Unix nanoseconds",
         lambda ms, _o: row1(ms)["C_TS9"] == 1749983400999999999,
     ),
     Expectation(
         FORMAT,
-        182,
+        184,
         "timestamp=1",
         "timestamp 1: Unix microseconds",
         lambda ms, _o: row1(ms)["C_TS9"] == 1749983401000000,
     ),
     Expectation(
         FORMAT,
-        184,
+        186,
         "timestamp=3",
         "timestamp 3: Unix seconds",
         lambda ms, _o: row1(ms)["C_TS9"] == 1749983401,
     ),
     Expectation(
         FORMAT,
-        186,
+        188,
         "timestamp=5",
         "timestamp 5: Unix microseconds as a string",
         lambda ms, _o: row1(ms)["C_TS9"] == "1749983401000000",
     ),
     Expectation(
         FORMAT,
-        189,
+        191,
         "timestamp=8",
         "timestamp 8: ISO-8601, nanoseconds, Z",
         lambda ms, _o: row1(ms)["C_TS9"] == "2025-06-15T10:30:00.999999999Z",
     ),
     Expectation(
         FORMAT,
-        190,
+        192,
         "timestamp=9",
         "timestamp 9: ISO-8601, microseconds, Z",
         lambda ms, _o: row1(ms)["C_TS9"] == "2025-06-15T10:30:01.000000Z",
     ),
     Expectation(
         FORMAT,
-        192,
+        194,
         "timestamp=11",
         "timestamp 11: ISO-8601, seconds, Z",
         lambda ms, _o: matches(ISO + r"T\d\d:\d\d:\d\dZ", row1(ms)["C_TS9"]),
     ),
     Expectation(
         FORMAT,
-        193,
+        195,
         "timestamp=12",
         "timestamp 12: ISO-8601 without T and Z, nanoseconds",
         lambda ms, _o: row1(ms)["C_TS9"] == "2025-06-15 10:30:00.999999999",
     ),
     Expectation(
         FORMAT,
-        196,
+        198,
         "timestamp=15",
         "timestamp 15: ISO-8601 without T and Z, seconds",
         lambda ms, _o: matches(ISO + r" \d\d:\d\d:\d\d", row1(ms)["C_TS9"]),
@@ -418,35 +419,35 @@ DOC_TABLE: tuple[Expectation, ...] = (
     ),
     Expectation(
         FORMAT,
-        211,
+        213,
         "timestamp-tz=1",
         "timestamp-tz 1: microseconds, comma, zone",
         lambda ms, _o: row1(ms)["C_TSTZ"] == "1749963600123456,+05:30",
     ),
     Expectation(
         FORMAT,
-        214,
+        216,
         "timestamp-tz=4",
         "timestamp-tz 4: ISO-8601 nanoseconds Z, space, zone",
         lambda ms, _o: row1(ms)["C_TSTZ"] == "2025-06-15T05:00:00.123456000Z +05:30",
     ),
     Expectation(
         FORMAT,
-        219,
+        221,
         "timestamp-tz=9",
         "timestamp-tz 9: without T and Z, microseconds, space, zone",
         lambda ms, _o: row1(ms)["C_TSTZ"] == "2025-06-15 05:00:00.123456 +05:30",
     ),
     Expectation(
         FORMAT,
-        222,
+        223,
         "timestamp-tz=11",
         "timestamp-tz 11: without T and Z, seconds, space, zone",
         lambda ms, _o: row1(ms)["C_TSTZ"] == "2025-06-15 05:00:00 +05:30",
     ),
     Expectation(
         FORMAT,
-        228,
+        229,
         "combo=header-commit-values",
         "timestamp-type 0x1: the commit timestamp as the DML timestamp",
         lambda ms, _o: all(
@@ -508,14 +509,14 @@ DOC_TABLE: tuple[Expectation, ...] = (
     ),
     Expectation(
         FORMAT,
-        260,
+        261,
         "default=json",
         "xid 0: classic hex text 0x0002.012.00004162",
         lambda ms, _o: every(dml(ms), lambda m: matches(r"0x[0-9a-f]{4}\.[0-9a-f]{3}\.[0-9a-f]{8}", m["xid"])),
     ),
     Expectation(
         FORMAT,
-        261,
+        262,
         "combo=header-commit-values",
         "xid 1: dotted decimal 2.18.16738",
         lambda ms, o: (
@@ -545,6 +546,65 @@ DOC_TABLE: tuple[Expectation, ...] = (
         "the byte order is not in the documentation: usn, slot and sqn each little-endian (OLR's builder)",
     ),
 )
+
+
+# The start of each cited line of 4.format.adoc (2.0.0): checked against a copy of the
+# documentation by test_citations_match_the_documentation.
+LINE_STARTS: dict[int, str] = {
+    29: "`debezium` — Predefined set of all formatting op",
+    43: "`0x0001` — add attributes to the transaction beg",
+    44: "`0x0002` — add attributes to every DML message.",
+    45: "`0x0004` — add attributes to the commit message.",
+    63: "`1` — INSERT/DELETE contain all values; UPDATE a",
+    74: "`0x0001` — include `db` in DML messages.",
+    75: "`0x0002` — include `db` in DDL messages.",
+    90: '`0` — Value in nanoseconds - `"val": 12345600000',
+    91: "`1` — Value in microseconds (possible data preci",
+    94: "`4` — Value in nanoseconds stored as a string -",
+    98: "`8` — Value stored in part of _ISO-8601_ format",
+    100: "`10` — Value stored in part of _ISO-8601_ format",
+    107: '`0` — Value in months - `"val": 20` (1 year, 8 m',
+    108: '`1` — Value in months as a string - `"val": "20"',
+    110: "`3` — Value in string format, number of years an",
+    121: "`0x0002` — add `num` sequence number to each mes",
+    127: "`0x0010` — include low-level data offset for deb",
+    131: "If set to `1`, add a `rid` field with the Row ID",
+    135: "If set to `1`, add a `rth` field with the Redo T",
+    145: "`0x0001` — emit full schema (including columns)",
+    154: "`0x0004` — include `objn` (object ID) in schema",
+    166: "`0` — decimal `scn` field.",
+    167: "`1` — hexadecimal text in `scns` field (e.g., `0",
+    173: "`0x0001` — use commit SCN as DML SCN (default is",
+    174: "`0x0002` — include `bscn/bscns` (begin transacti",
+    175: "`0x0004` — include `scn/scns` in every message (",
+    176: "`0x0008` — include `cscn/cscns` (commit transact",
+    183: '`0` — Unix with nanoseconds - `"tm": 16513848001',
+    184: "`1` — Unix with precision to the microsecond (po",
+    186: "`3` — Unix with precision to the second  (possib",
+    188: "`5` — Unix with microsecond precision stored as",
+    191: "`8` — _ISO-8601_ format stored with nanosecond p",
+    192: "`9` — _ISO-8601_ format stored with microsecond",
+    194: "`11` — _ISO-8601_ format stored second precision",
+    195: "`12` — _ISO-8601_ format stored with nanosecond",
+    198: "`15` — _ISO-8601_ format stored second precision",
+    204: "Format for timestamps for metadata message.",
+    213: "`1` — Unix with microsecond precision stored as",
+    216: "`4` — _ISO-8601_ format stored with nanosecond p",
+    221: "`9` — _ISO-8601_ format stored with microsecond",
+    223: "`11` — _ISO-8601_ format stored second precision",
+    229: "`0x0001` — use commit timestamp as DML timestamp",
+    230: "`0x0002` — include `btm/btms` (begin transaction",
+    231: "`0x0004` — include `tm/tms` in every message (de",
+    232: "`0x0008` — include `ctm/ctms` (commit transactio",
+    238: "`0x0001` — include `usr` in begin messages (only",
+    239: "`0x0002` — include `usr` in every DML message (o",
+    240: "`0x0004` — include `usr` in commit messages (onl",
+    241: "`0x0008` — include `usr` in every DDL message (o",
+    261: "`0` — classic hex text, e.g., `0x0002.012.000041",
+    262: "`1` — dotted decimal, e.g., `2.18.16738`.",
+    263: "`2` — single 64-bit numeric `xidn`.",
+    264: "`3` — Logminer format value stored as a string.",
+}
 
 
 @pytest.fixture(scope="module")
@@ -580,3 +640,16 @@ def test_the_table_cites_each_documented_option() -> None:
     for start, end in zip(bounds, bounds[1:]):
         if start not in skipped:
             assert any(start <= line < end for line in cited), f"no row for the option at {FORMAT}:{start}"
+
+
+def test_citations_match_the_documentation() -> None:
+    """With OLR's 2.0.0 documentation at $OLR20_DOCS (the `documentation` folder of the 2.0.0
+    tag), each cited line of 4.format.adoc starts as LINE_STARTS says."""
+    root = os.environ.get("OLR20_DOCS")
+    if not root:
+        pytest.skip("OLR20_DOCS not set (the documentation folder of OpenLogReplicator 2.0.0)")
+    lines = (Path(root) / "json" / "4.format.adoc").read_text().splitlines()
+    assert "2.0.0" in lines[2], "not the 2.0.0 documentation"
+    for number, start in LINE_STARTS.items():
+        assert lines[number - 1].lstrip("*| ").startswith(start), f"{FORMAT}:{number}: {lines[number - 1]!r}"
+    assert {r.line for r in DOC_TABLE if r.doc == FORMAT} == set(LINE_STARTS)
