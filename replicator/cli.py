@@ -1,4 +1,4 @@
-"""Command line: ``replicator run|dump|bench|check-config|redogen|demo|verify``.
+"""Command line: ``replicator run|dump|bench|check-config|config|redogen|demo|verify``.
 
 Every command turns a :class:`~replicator.errors.ReplicatorError` into one log line
 ``ERROR CCCCC message`` and a non-zero exit code, never a traceback.
@@ -66,8 +66,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _cmd_check_config(args: argparse.Namespace) -> int:
-    from replicator.config import explain_config
+    from replicator.config import explain_config, explain_dialect
 
+    for line in explain_dialect(args.file):
+        print(f"{args.file}: {line}")
     problems = explain_config(args.file)
     if problems:
         for problem in problems:
@@ -95,6 +97,26 @@ def _cmd_check_config(args: argparse.Namespace) -> int:
         print(f"{args.file}: {len(errors)} problem(s); `replicator run` stops at the first ({errors[0].step})")
         return 1
     print(f"{args.file}: OK")
+    return 0
+
+
+def _cmd_config_upgrade(args: argparse.Namespace) -> int:
+    from replicator.config import read_config_text
+    from replicator.config.upgrade import render_config, upgrade_config
+
+    result, notes = upgrade_config(read_config_text(args.file), args.to, filename=args.file)
+    for note in notes:
+        print(f"{args.file}: {note}", file=sys.stderr)
+    text = render_config(result)
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        from pathlib import Path
+
+        from replicator.fsutil import atomic_write
+
+        atomic_write(Path(args.output), text.encode("utf-8"))
+        print(f"{args.file}: written to {args.output}", file=sys.stderr)
     return 0
 
 
@@ -254,6 +276,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="check the file's keys and values only (a config written for another machine)",
     )
     check.set_defaults(func=_cmd_check_config)
+
+    config = sub.add_parser("config", help="rewrite a config file (upgrade between OpenLogReplicator dialects)")
+    config_sub = config.add_subparsers(dest="config_command", required=True)
+    upgrade = config_sub.add_parser(
+        "upgrade",
+        help="rewrite a 1.9 config as a 2.0 one (or back with --to 1.9)",
+        description="Rewrite a config between the OpenLogReplicator 1.9 and 2.0 dialects: the "
+        "version string, and memory/state moved from source[0] to the top level for 2.0. "
+        "The result is validated in the target dialect; what it cannot express is refused "
+        "(error 30151) and nothing is written.",
+    )
+    upgrade.add_argument("-f", "--file", default="OpenLogReplicator.json", help="config file (default: %(default)s)")
+    upgrade.add_argument("--to", choices=("2.0", "1.9"), default="2.0", help="target dialect (default: %(default)s)")
+    upgrade.add_argument(
+        "-o", "--output", default="-", help="where to write the result (default: standard output; may be the input)"
+    )
+    upgrade.set_defaults(func=_cmd_config_upgrade)
 
     gen = sub.add_parser("redogen", help="generate Oracle redo files from a scenario", add_help=False)
     gen.add_argument("rest", nargs=argparse.REMAINDER)

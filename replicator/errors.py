@@ -183,6 +183,9 @@ CATALOGUE: dict[int, str] = {
     30010: "Kafka property 'message.max.bytes' must not be set by the user",
     30120: "bench: no redo log files to measure (none given, or none found in the directories)",
     30140: "redo source (sftp): known-hosts file missing while accept-unknown-host-key is 0",
+    30150: "a key of the other config dialect: source[0].memory or source[0].state in a 2.0 config "
+    "(2.0 reads them at the top level; `replicator config upgrade` moves them)",
+    30151: "config upgrade: the config cannot be expressed in the target dialect (the first problem is named)",
     30380: "redogen SQL script: statement outside the supported subset, or malformed",
     30381: "redogen SQL script: expression, function or value outside the supported subset",
     30382: "redogen SQL script: the statement fails on the script's tables (no such table/column, key, size)",

@@ -23,6 +23,8 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationInfo, model_validator
 from pydantic_core import PydanticCustomError
 
+from replicator.config.dialect import DEFAULT_DIALECT, DIALECT, WRONG_DIALECT_KEY, DialectKey, wrong_dialect_message
+
 # Keys of the schema checkpoint's XDB tables that OLR accepts in every object.
 ALWAYS_ACCEPTED_PREFIXES = ("xdb-xnm", "xdb-xpt", "xdb-xqn")
 
@@ -143,7 +145,9 @@ class OlrModel(BaseModel):
 
     ``STRICT_KEYS`` marks the sections OLR checks before it reads ``disable-checks``
     (always strict); the others are relaxed by ``reader.disable-checks`` bit 8.
-    ``EXTRA_KEYS`` are accepted and ignored. ``CHECK_KEYS = False`` turns the check off
+    ``EXTRA_KEYS`` are accepted and ignored. ``DIALECT_KEYS`` are accepted by one config
+    dialect only and refused (30150) in the other, whatever the key mode: a setting in a
+    place the file's dialect does not read is never ignored. ``CHECK_KEYS = False`` turns the check off
     (``target`` elements). :meth:`prune` drops keys OLR does not read in a given
     situation, so their content cannot fail validation here either.
     """
@@ -157,6 +161,7 @@ class OlrModel(BaseModel):
     STRICT_KEYS: ClassVar[bool] = False
     CHECK_KEYS: ClassVar[bool] = True
     EXTRA_KEYS: ClassVar[frozenset[str]] = frozenset()
+    DIALECT_KEYS: ClassVar[dict[str, DialectKey]] = {}
 
     @classmethod
     def allowed_keys(cls) -> frozenset[str]:
@@ -179,6 +184,10 @@ class OlrModel(BaseModel):
             unknown = [k for k in data if k not in allowed and not k.startswith(ALWAYS_ACCEPTED_PREFIXES)]
             if unknown:
                 raise olr_error("unexpected", keys=unknown, allowed=sorted(allowed))
+        dialect = (info.context or {}).get(DIALECT, DEFAULT_DIALECT)
+        for key, item in cls.DIALECT_KEYS.items():
+            if key in data and item.dialect != dialect:
+                raise olr_message(WRONG_DIALECT_KEY, wrong_dialect_message(item, dialect), key)
         return cls.prune(data)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
+from replicator.config.dialect import DIALECT, DIALECT_19, DIALECT_OF_VERSION, dialect_of, explain_upgrade
 from replicator.config.fields import KEYS
 from replicator.config.model import Config
 from replicator.config.writer import WRITER_TYPES
@@ -91,6 +92,11 @@ def _key_mode(data: Any) -> str:
     return "strict"
 
 
+def validation_context(data: Any, keys: str) -> dict[str, str]:
+    """The pydantic context a decoded config is validated with: the key mode and its dialect."""
+    return {KEYS: keys, DIALECT: dialect_of(data)}
+
+
 def _path(loc: tuple[int | str, ...]) -> str:
     parts: list[str] = []
     for i, item in enumerate(loc):
@@ -154,7 +160,7 @@ def parse_config(data: Any, *, filename: str = DEFAULT_NAME) -> Config:
     ``filename`` only appears in messages. Nothing is opened.
     """
     try:
-        return Config.model_validate(data, context={KEYS: _key_mode(data)})
+        return Config.model_validate(data, context=validation_context(data, _key_mode(data)))
     except ValidationError as exc:
         raise convert_error(exc.errors()[0], filename) from None
 
@@ -235,7 +241,7 @@ def _unknown_key_errors(data: Any, mode: str) -> list[ErrorDetails]:
     work = copy.deepcopy(data)
     for _ in range(16):  # deeper than any config; guards against a loop
         try:
-            Config.model_validate(work, context={KEYS: mode})
+            Config.model_validate(work, context=validation_context(work, mode))
             return found
         except ValidationError as exc:
             new = [e for e in exc.errors() if e["type"] == "olr" and (e.get("ctx") or {}).get("kind") == "unexpected"]
@@ -261,7 +267,7 @@ def explain_config(path: str | os.PathLike[str]) -> list[str]:
         return [f"(file): {exc.message} [{exc.code:05d}]"]
     errors = _unknown_key_errors(data, _key_mode(data))
     try:
-        Config.model_validate(data, context={KEYS: "off"})
+        Config.model_validate(data, context=validation_context(data, "off"))
     except ValidationError as exc:
         errors.extend(exc.errors())
     lines: list[str] = []
@@ -269,4 +275,22 @@ def explain_config(path: str | os.PathLike[str]) -> list[str]:
         line = _describe(err, name)
         if line not in lines:
             lines.append(line)
+    return lines
+
+
+def explain_dialect(path: str | os.PathLike[str]) -> list[str]:
+    """check-config's first lines: the file's config dialect and, for a 1.9 file, what each
+    1.9 -> 2.0 change means for it. Empty when the file is unreadable or of no known version
+    (:func:`explain_config` then says why)."""
+    try:
+        data = read_config_text(path)
+    except (ConfigError, RuntimeFailure):
+        return []
+    version = data.get("version") if isinstance(data, dict) else None
+    if not isinstance(version, str) or version not in DIALECT_OF_VERSION:
+        return []
+    dialect = DIALECT_OF_VERSION[version]
+    lines = [f'dialect: OpenLogReplicator {dialect} ("version": "{version}")']
+    if dialect == DIALECT_19:
+        lines.extend(explain_upgrade(data))
     return lines

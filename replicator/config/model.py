@@ -6,18 +6,20 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
+from replicator.config.dialect import DIALECT_OF_VERSION, VERSIONS
 from replicator.config.fields import OlrModel, bad_value, in_range, int_or, max_len, olr_error, olr_message, without
 from replicator.config.sections import MemoryConfig, MetricsConfig, StateConfig
 from replicator.config.source import SourceConfig
 from replicator.config.writer import AnyWriterConfig, check_writer_object
 from replicator.formats.base import FormatOptions
 
-SCHEMA_VERSION = "1.9.0"
+SCHEMA_VERSION = VERSIONS["1.9"]  # the version this project has always read (config dialect 1.9)
 
 
 def _version(value: str) -> str:
-    if value != SCHEMA_VERSION:
-        raise olr_message(30001, f'bad JSON, invalid "version" value: {value}, expected: {SCHEMA_VERSION}')
+    if value not in DIALECT_OF_VERSION:
+        expected = " or ".join(VERSIONS.values())
+        raise olr_message(30001, f'bad JSON, invalid "version" value: {value}, expected: {expected}')
     return value
 
 
@@ -94,6 +96,11 @@ class Config(OlrModel):
         if self.target[0].source != source.alias:
             raise bad_value("source", self.target[0].source, 'value used earlier in "source" field', "target[0].source")
         return self
+
+    @property
+    def dialect(self) -> str:
+        """The config dialect, "1.9" or "2.0" (replicator.config.dialect), from ``version``."""
+        return DIALECT_OF_VERSION[self.version]
 
     @property
     def writer(self) -> AnyWriterConfig:

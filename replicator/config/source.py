@@ -6,6 +6,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, Field, model_validator
 
+from replicator.config.dialect import DialectKey, dialect_keys
 from replicator.config.fields import (
     U64,
     OlrModel,
@@ -144,8 +145,10 @@ class SourceConfig(OlrModel):
     """``source[0]``: the database, its reader, output format, filter and timing knobs."""
 
     STRICT_KEYS: ClassVar[bool] = True
-    # Accepted and ignored since memory/state moved to the top level (§1.1 [v1.9.0]).
+    # 1.9 accepts and ignores them since memory/state moved to the top level (§1.1 [v1.9.0]);
+    # a 2.0 config refuses them (replicator.config.dialect).
     EXTRA_KEYS: ClassVar[frozenset[str]] = frozenset({"memory", "state"})
+    DIALECT_KEYS: ClassVar[dict[str, DialectKey]] = dialect_keys("source[0]")
 
     alias: Annotated[str, max_len(256)]
     name: Annotated[str, max_len(256)]

@@ -148,9 +148,10 @@ def config_reference() -> str:
     out = [
         HEADER,
         "# Configuration reference\n\n",
-        "`OpenLogReplicator.json`, as OpenLogReplicator 1.9 reads it. Unknown keys are errors (20003);\n",
-        "a value out of range is 30001 with the allowed range, exactly as `replicator check-config`\n",
-        "reports it. Sizes in MB are MiB; `-us` values are microseconds.\n",
+        '`OpenLogReplicator.json`, as OpenLogReplicator 1.9 reads it (and 2.0, for a `"2.0.0"` file:\n',
+        "docs/formats.md §11). Unknown keys are errors (20003); a value out of range is 30001 with\n",
+        "the allowed range, exactly as `replicator check-config` reports it. Sizes in MB are MiB;\n",
+        "`-us` values are microseconds.\n",
     ]
     current = None
     for note_key, path, field in config_keys():

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 NOTES: dict[str, str] = {
     # top level
-    ".version": 'schema version; must be "1.9.0"',
+    ".version": 'schema version: "1.9.0" or "2.0.0" (the config dialect; `replicator config upgrade` converts)',
     ".dump-redo-log": "1 = logdump-like dump of every redo log read, 2 = extended dump",
     ".dump-path": "directory of the dump files (read only when dump-redo-log > 0)",
     ".dump-raw-data": "1 = add raw bytes to the dump",

@@ -72,7 +72,7 @@ CASES: list[tuple[str, Callable[[Doc], Any], int, str, str]] = [
         "version",
         lambda d: d.update(version="1.8.5"),
         30001,
-        'bad JSON, invalid "version" value: 1.8.5, expected: 1.9.0',
+        'bad JSON, invalid "version" value: 1.8.5, expected: 1.9.0 or 2.0.0',
         "version",
     ),
     ("version-missing", lambda d: d.pop("version"), 20003, "field version not found", "version"),

@@ -11,8 +11,9 @@ import random
 from pathlib import Path
 
 import pytest
-from native_diff import assert_same, config_of, free23_config, random_workload, shared_fixture
+from native_diff import assert_same, config_of, free23_config, random_workload, run_engine, shared_fixture
 
+from replicator.config.upgrade import upgrade_config
 from replicator.native import engine
 from replicator.redogen import Scenario, generate, workloads
 from replicator.redogen.demo import demo_scenario
@@ -89,6 +90,24 @@ def test_random_workloads_and_formats(seed: int, tmp_path: Path) -> None:
     flags = rng.choice((None, 0, 0x40, 0x1000, 0x40000, 0x8000, 0x300, 0x20))
     py = assert_same(config_of(result, fmt, flags), tmp_path)
     assert py["error"] is not None or py["messages"]
+
+
+@pytest.mark.parametrize("seed", range(100, 104))
+def test_random_formats_in_a_20_config(seed: int, tmp_path: Path) -> None:
+    """OpenLogReplicator 2.0 configs: the engines agree on every 2.0 option (and the debezium
+    preset), and the bytes are those of the same config in the 1.9 dialect."""
+    rng = random.Random(seed)
+    sc = random_workload(rng, seed, 256 << 10)
+    result = generate(sc, tmp_path / "gen", with_expected=False)
+    fmt = random_format(rng)
+    if seed % 2:
+        fmt["type"] = "debezium"
+    config_19 = config_of(result, fmt, rng.choice((None, 0x1000, 0x20)))
+    config_20, _ = upgrade_config(config_19)
+    assert config_20["version"] == "2.0.0"
+    py = assert_same(config_20, tmp_path / "v20")
+    assert py["error"] is None and py["messages"]
+    assert run_engine(config_19, tmp_path / "v19", "native")["messages"] == py["messages"]
 
 
 def test_real_free23(tmp_path: Path) -> None:
