@@ -64,8 +64,12 @@ class Engine:
             self.cluster = ClusterStream(sc, out_dir, con_uid, sink)
         self.stream = self.cluster or RedoStream(sc, out_dir, con_uid, sink)
         self.undo = UndoSpace(undo_rfile, undo_afn)
-        # Multitenant: each container's own undo (local undo), so XIDs may repeat across them.
-        self.undos = {c.con_id: UndoSpace(undo_rfile, undo_afn) for c in sc.containers}
+        # Multitenant: each container's own undo (local undo). Their slot sequences start apart,
+        # so XIDs differ across containers unless a scenario gives the same ``xid`` in two
+        # (possible in Oracle; OLR 1.9 stalls on it: its swap memory is keyed by XID alone).
+        self.undos = {
+            c.con_id: UndoSpace(undo_rfile, undo_afn, sqn_base=0x230 + 0x10000 * i) for i, c in enumerate(sc.containers)
+        }
         self.emit = Emitter(sc, self.stream, self.undo, data_rfile)
         self.emit.undos = self.undos
         self.sessions = {s.id: s for s in sc.sessions}
