@@ -46,6 +46,7 @@ class Record:
     offset: int = 0
     lwn_block: int = 0  # first block of the LWN holding it
     sequence: int = 0  # log sequence of the file holding it
+    con_uid: int | None = None  # CON_UID in its header (multitenant: its container's); None: the stream's
 
     @property
     def size(self) -> int:
@@ -96,7 +97,8 @@ def pack_lwn(
     usable = block_size - 16
     for r, (blk, off) in zip(records, starts):
         vld = VLD_DATA | (VLD_LWN if r.header_size == 68 else 0)
-        head = RECORD_HEADER.pack(r.size, vld, 0, (r.scn >> 32) & 0xFFFF, r.scn & 0xFFFFFFFF, r.subscn, 0, con_uid, 0)
+        uid = con_uid if r.con_uid is None else r.con_uid
+        head = RECORD_HEADER.pack(r.size, vld, 0, (r.scn >> 32) & 0xFFFF, r.scn & 0xFFFFFFFF, r.subscn, 0, uid, 0)
         if r.header_size == 68:
             head += LWN_HEADER.pack(
                 0,

@@ -82,7 +82,7 @@ class DmlOps(TxnOps):
         """INSERT one row."""
         ts = self.e.table(e.table)
         values = self.e.encode_row(ts, e.values or {})
-        t = self.e.txn(e.session, e.xid)
+        t = self.e.txn(e.session, e.xid, ts)
         values = self.lobs.store(t.redo, ts, values)  # LOB data -> locators (+ out-of-row pages)
         row, key, prev = self._new_row(t, ts, values)
         recs, comps = self._emit(t, ts, dml.insert_pairs(ts, row, ITL))
@@ -110,7 +110,7 @@ class DmlOps(TxnOps):
         """UPDATE one row found by ``key``."""
         ts = self.e.table(e.table)
         key, row = self._find(ts, e.key)
-        t = self.e.txn(e.session, e.xid)
+        t = self.e.txn(e.session, e.xid, ts)
         self._lock(t, ts, row)
         old = list(row.values)
         new = self.lobs.store(t.redo, ts, self.e.encode_row(ts, e.values or {}, old))
@@ -163,7 +163,7 @@ class DmlOps(TxnOps):
         """DELETE one row found by ``key``."""
         ts = self.e.table(e.table)
         key, row = self._find(ts, e.key)
-        t = self.e.txn(e.session, e.xid)
+        t = self.e.txn(e.session, e.xid, ts)
         self._lock(t, ts, row)
         recs, comps = self._emit(t, ts, dml.delete_pairs(ts, row, ITL))
         exp = self._expected(ev.OP_DELETE, ts, dml.image(row), None, row, recs, 0)
@@ -208,7 +208,7 @@ class DmlOps(TxnOps):
     def insert_many(self, e: Event) -> None:
         """Multi-row INSERT (array insert): one 11.11 per block of rows."""
         ts = self.e.table(e.table)
-        t = self.e.txn(e.session, e.xid)
+        t = self.e.txn(e.session, e.xid, ts)
         placed = []
         for values in e.rows or []:
             row, key, prev = self._new_row(t, ts, self.lobs.store(t.redo, ts, self.e.encode_row(ts, values)))
@@ -235,7 +235,7 @@ class DmlOps(TxnOps):
     def delete_many(self, e: Event) -> None:
         """Multi-row DELETE: one 11.12 per block of rows."""
         ts = self.e.table(e.table)
-        t = self.e.txn(e.session, e.xid)
+        t = self.e.txn(e.session, e.xid, ts)
         found = [self._find(ts, k) for k in e.rows or []]
         for _key, row in found:
             self._lock(t, ts, row)

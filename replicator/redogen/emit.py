@@ -50,6 +50,10 @@ class TxnRedo:
     blocks: dict[int, Uba] = field(default_factory=dict)
     begin_record: Record | None = None
     end_record: Record | None = None
+    # Multitenant: the container the transaction runs in (-1: the scenario's only one).
+    con_id: int = -1
+    con_uid: int = -1
+    container: str = ""
 
 
 class Emitter:
@@ -62,6 +66,9 @@ class Emitter:
         self.undo = undo
         self.data_afn = data_afn
         self.con_uid = stream.con_uid
+        self._default = (sc.effective_con_id, stream.con_uid, undo)
+        self._rec_con_uid: int | None = None  # CON_UID of the records being built (None: the stream's)
+        self.undos: dict[int, UndoSpace] = {}  # multitenant: each container's undo (set by the engine)
         self.epoch = sc.start_epoch
         self._blk: dict[int, tuple[int, int]] = {}
 
@@ -78,12 +85,23 @@ class Emitter:
         bscn, seq = self._block(dba, scn) if typ == 0 else (0, 0)
         return self.d.vector(layer, code, cls, afn, dba, bscn, seq, typ, obj, fields)
 
+    def use(self, tx: TxnRedo) -> None:
+        """Build the next records for ``tx``: its container's CON_ID in the vector headers,
+        its CON_UID in the record headers and 5.2, its container's undo segments."""
+        if tx.con_id < 0:
+            self.d.con_id, self.con_uid, self.undo = self._default
+            self._rec_con_uid = None
+        else:
+            self.d.con_id, self.con_uid = tx.con_id, tx.con_uid
+            self.undo = self.undos.get(tx.con_id, self._default[2])
+            self._rec_con_uid = tx.con_uid
+
     def _record(self, scn: int, sub: int, vectors: list[bytes], commit: bool = False) -> Record:
         offsets, pos = [], 0
         for vec in vectors:
             offsets.append(pos)
             pos += len(vec)
-        rec = Record(scn, sub, b"".join(vectors), vector_offsets=offsets)
+        rec = Record(scn, sub, b"".join(vectors), vector_offsets=offsets, con_uid=self._rec_con_uid)
         self.stream.add(rec, commit)
         return rec
 
@@ -130,6 +148,7 @@ class Emitter:
 
         Returns the record, the index of its 5.1 vector, the undo's KTB field and the ktub flags.
         """
+        self.use(tx)
         scn, sub = self.stream.open_record(self.epoch)
         xid, usn = tx.xid, tx.xid.usn
         uba = self.undo.next_uba(usn)
@@ -170,6 +189,7 @@ class Emitter:
         """A transaction's opening record when its first redo is not a row change (SecureFile
         LOB pages, which OLR keeps only for a transaction that has begun): 5.2, a 5.1 of just
         ktudb and ktubl (opc 5.7) and the 5.20 session vector, as in the 19c LOB fixture."""
+        self.use(tx)
         scn, sub = self.stream.open_record(self.epoch)
         usn = tx.xid.usn
         uba = self.undo.next_uba(usn)
@@ -186,6 +206,7 @@ class Emitter:
 
     def compensation(self, tx: TxnRedo, comp: Comp) -> Record:
         """Record undoing one pair: compensating 11.x + 5.11 (5.6 before 19c)."""
+        self.use(tx)
         scn, sub = self.stream.open_record(self.epoch)
         usn = tx.xid.usn
         redo = self._vec(11, comp.code, 1, self.data_afn, comp.bdba, scn, comp.data_obj, comp.fields)
@@ -217,6 +238,7 @@ class Emitter:
 
     def end(self, tx: TxnRedo, rollback: bool) -> Record:
         """The 5.4 record: commit (with ktucf) or rollback (flag 0x04)."""
+        self.use(tx)
         scn, sub = self.stream.open_record(self.epoch, commit=True)
         usn = tx.xid.usn
         flags = 0x04 if rollback else 0x02
@@ -234,6 +256,7 @@ class Emitter:
     def ddl(self, tx: TxnRedo, statement_type: int, owner: str, sql: str, obj: int) -> Record:
         """Record of one 24.1 DDL vector (§10.1) of an already begun transaction: XID, statement
         type, piece 1 of 1, the owner in f2, the NUL-terminated text in f8, the OBJ# in f12."""
+        self.use(tx)
         scn, sub = self.stream.open_record(self.epoch)
         xid = tx.xid
         head = byteorder.pack("<IHHIHHHHH2x", 0, xid.usn, xid.slot, xid.sqn, statement_type, 0, 1, 1, 1)

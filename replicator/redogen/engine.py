@@ -9,7 +9,7 @@ derived from the very bytes it wrote, never from a parser.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,7 @@ class Generated:
     tables: list[TableState]
     stats: dict[str, int]
     catalog: Any = None  # ddl.Catalog: the dictionary rows (its `initial` ones go into the checkpoint)
+    catalogs: dict[str, Any] = field(default_factory=dict)  # multitenant: each container's Catalog
 
 
 class Engine:
@@ -51,8 +52,11 @@ class Engine:
         self.charsets = (_charset_id(sc.nls_charset), _charset_id(sc.nls_ncharset))
         v23 = sc.compat >= 0x17000000
         undo_afn, undo_rfile, data_rfile = (23, 0, 24) if v23 else (4, 4, 7)
+        sc.check_containers()  # the version may have been set after loading
         self.tables = self._build_tables(data_rfile)
         con_uid = (0x5295F656 if sc.is_cdb else 0) if sc.compat >= 0x0C100000 else 0
+        if sc.containers:
+            con_uid = sc.containers[0].effective_con_uid
         self.cluster = None
         if sc.threads > 1:  # RAC: one redo thread per instance (cluster.py)
             from replicator.redogen.cluster import ClusterStream
@@ -60,7 +64,14 @@ class Engine:
             self.cluster = ClusterStream(sc, out_dir, con_uid, sink)
         self.stream = self.cluster or RedoStream(sc, out_dir, con_uid, sink)
         self.undo = UndoSpace(undo_rfile, undo_afn)
+        # Multitenant: each container's own undo (local undo). Their slot sequences start apart,
+        # so XIDs differ across containers unless a scenario gives the same ``xid`` in two
+        # (possible in Oracle; OLR 1.9 stalls on it: its swap memory is keyed by XID alone).
+        self.undos = {
+            c.con_id: UndoSpace(undo_rfile, undo_afn, sqn_base=0x230 + 0x10000 * i) for i, c in enumerate(sc.containers)
+        }
         self.emit = Emitter(sc, self.stream, self.undo, data_rfile)
+        self.emit.undos = self.undos
         self.sessions = {s.id: s for s in sc.sessions}
         self.txns: dict[int, Txn] = {}
         self.pending_savepoints: dict[int, dict[str, int]] = {}
@@ -73,7 +84,9 @@ class Engine:
         self._clock = float(sc.start_epoch)
         self._tz = self._db_tz_minutes()
         self._encoded: dict[tuple, bytes | None] = {}
-        self.catalog = Catalog(self)  # the SYS dictionary rows; DDL operations
+        # The SYS dictionary rows; DDL operations. Multitenant: one dictionary per container.
+        self.catalogs = {c.name: Catalog(ContainerView(self, c.name)) for c in sc.containers}
+        self.catalog = next(iter(self.catalogs.values())) if self.catalogs else Catalog(self)
         self._preload()
 
     # -- setup ---------------------------------------------------------------------------
@@ -81,6 +94,7 @@ class Engine:
         sc = self.sc
         out: list[TableState] = []
         next_obj = 72726
+        next_in: dict[str, int] = {}  # multitenant: OBJ# numbering per container
         span = 0x3F0000 // max(1, len(sc.tables))
         limit = 4096 if sc.compat >= 0x17000000 else 1000
         for i, spec in enumerate(sc.tables):
@@ -92,10 +106,16 @@ class Engine:
             missing = set(spec.primary_key) - set(names)
             if missing:
                 raise ConfigError(f"table {spec.full_name}: primary key columns {sorted(missing)} do not exist")
+            container = sc.container_of(spec)
+            if container is not None:
+                spec.container = container.name
+                next_obj = next_in.get(container.name, 72726)
             if not spec.obj:
                 spec.obj = next_obj
             spec.data_obj = spec.data_obj or spec.obj
             next_obj = max(next_obj, spec.obj) + 2  # leave room for the primary key index object
+            if container is not None:
+                next_in[container.name] = next_obj
             ctypes: list[ColumnType] = []
             cols: list[ev.Column] = []
             for n, c in enumerate(spec.columns):
@@ -135,11 +155,23 @@ class Engine:
             ts.rows[key] = ts.place(values)
 
     def table(self, name: str | None) -> TableState:
-        """A table by NAME or OWNER.NAME."""
+        """A table by NAME or OWNER.NAME; in a multitenant scenario also ``PDB/NAME`` (two
+        containers may hold tables of the same name)."""
+        container = ""
+        if name and "/" in name and self.sc.containers:
+            container, name = name.split("/", 1)
         for t in self.tables:
-            if name in (t.spec.name, t.spec.full_name):
+            if name in (t.spec.name, t.spec.full_name) and container in ("", t.spec.container):
                 return t
-        raise ConfigError(f"scenario has no table {name!r}")
+        raise ConfigError(f"scenario has no table {name!r}" + (f" in {container}" if container else ""))
+
+    def tables_of(self, container: str) -> list[TableState]:
+        """The tables of one container (all of them in a scenario without containers)."""
+        return [t for t in self.tables if not self.sc.containers or t.spec.container == container]
+
+    def undo_of(self, tx: TxnRedo) -> UndoSpace:
+        """The undo space a transaction's slot belongs to (its container's, or the database's)."""
+        return self.undos.get(tx.con_id, self.undo)
 
     def session(self, sid: int) -> SessionSpec:
         """Session attributes (defaults derived from the id)."""
@@ -183,19 +215,34 @@ class Engine:
         return sign * (int(hh) * 60 + int(mm))
 
     # -- transactions ----------------------------------------------------------------------
-    def txn(self, sid: int, xid: str | None = None) -> Txn:
-        """The session's open transaction, started on first use (with ``xid`` when given)."""
+    def txn(self, sid: int, xid: str | None = None, ts: TableState | None = None) -> Txn:
+        """The session's open transaction, started on first use (with ``xid`` when given).
+
+        In a multitenant scenario the transaction belongs to the container of ``ts``, the
+        table its first change is on; Oracle refuses a change in another container while
+        one is open (ORA-65023), and so does this."""
+        container = self.sc.container_of(ts.spec) if ts is not None else None
         t = self.txns.get(sid)
         if t is None:
             s = self.session(sid)
+            con_id = container.con_id if container is not None else -1
+            undo = self.undos.get(con_id, self.undo)
             if xid:
                 usn, slot, sqn = (int(x, 16) if x.lower().startswith("0x") else int(x) for x in xid.split("."))
-                chosen = self.undo.claim(Xid(usn, slot, sqn))
+                chosen = undo.claim(Xid(usn, slot, sqn))
             else:
-                chosen = self.undo.begin()
-            t = Txn(TxnRedo(chosen, s, user_id=136 + sid))
+                chosen = undo.begin()
+            redo = TxnRedo(chosen, s, user_id=136 + sid)
+            if container is not None:
+                redo.con_id, redo.con_uid, redo.container = con_id, container.effective_con_uid, container.name
+            t = Txn(redo)
             t.savepoints.update(self.pending_savepoints.pop(sid, {}))
             self.txns[sid] = t
+        elif container is not None and t.redo.con_id != container.con_id:
+            raise ConfigError(
+                f"session {sid}: a transaction open in {t.redo.container} cannot change {ts.spec.full_name} "
+                f"of {container.name} (ORA-65023)"  # type: ignore[union-attr]
+            )
         return t
 
     def run(self, close: bool = True) -> Generated:
@@ -217,7 +264,7 @@ class Engine:
         else:
             self.stream.flush_lwn()
             logs = self.stream.logs
-        return Generated(logs, self.committed, self.tables, self.stats, self.catalog)
+        return Generated(logs, self.committed, self.tables, self.stats, self.catalog, self.catalogs)
 
     def step(self, e: Event) -> None:
         """Apply one timeline event."""
@@ -227,8 +274,23 @@ class Engine:
             self.emit.epoch = int(self._clock)
         if self.cluster is not None:
             self.cluster.select(e, self.session(e.session).thread, e.session in self.txns)
+        if e.op in DDL_OPS and self.sc.containers:
+            raise ConfigError(f"{e.op}: DDL is not generated in a multitenant scenario (one dictionary per container)")
         handler = getattr(self.catalog if e.op in DDL_OPS else self.ops, e.op)
         handler(e)
+
+
+class ContainerView:
+    """What a container's :class:`~replicator.redogen.ddl.Catalog` sees of the engine: the
+    scenario, the character sets and only that container's tables (its own OBJ# space)."""
+
+    def __init__(self, engine: Engine, container: str):
+        self.sc = engine.sc
+        self.charsets = engine.charsets
+        self.tables = engine.tables_of(container)
+        if any(t.spec.partitions for t in self.tables):
+            raise ConfigError(f"{container}: partitioned tables are not generated in a multitenant scenario")
+        self.encode_row = engine.encode_row
 
 
 def _charset_id(name: str) -> int:

@@ -79,7 +79,7 @@ def _attributes(t: Txn, sc: Scenario) -> dict[str, str]:
 
 
 def build_transaction(t: Txn, sc: Scenario) -> ev.Transaction:
-    """The events.Transaction of one committed transaction."""
+    """The events.Transaction of one committed transaction (``db``: its container's name)."""
     bs = sc.block_size
     begin, end = t.redo.begin_record, t.redo.end_record
     assert begin is not None and end is not None
@@ -127,22 +127,31 @@ def build_transaction(t: Txn, sc: Scenario) -> ev.Transaction:
         thread=sc.thread,
         begin_seq=begin.sequence,
         begin_offset=begin.lwn_block * bs,
-        con_name=sc.effective_con_name,
+        con_name=t.redo.container or sc.effective_con_name,
     )
 
 
 def expected_events(
-    gen: Generated, sc: Scenario, lwn_log: list[tuple[int, int, int, int, int]], shutdown: bool = False
+    gen: Generated,
+    sc: Scenario,
+    lwn_log: list[tuple[int, int, int, int, int]],
+    shutdown: bool = False,
+    containers: frozenset[str] | None = None,
 ) -> list[ev.Transaction | ev.Checkpoint]:
     """Transactions and checkpoints in the order OLR's parser produces them.
 
     ``shutdown`` adds the checkpoint of a soft stop (a daemon stopped by a signal); a batch
-    run ends at its last file without one, as OLR's does.
+    run ends at its last file without one, as OLR's does. ``containers``: in a multitenant
+    scenario, only the transactions of these containers (None: the first container's, what
+    OLR 1.9 reads with the first container's checkpoint).
     """
+    if sc.containers and containers is None:
+        containers = frozenset({sc.containers[0].name})
+    committed = [t for t in gen.committed if containers is None or t.redo.container in containers]
     if sc.threads > 1:  # RAC: cluster-wide commit order; checkpoints are not predicted
-        return [build_transaction(t, sc) for t in sorted(gen.committed, key=lambda x: x.redo.end_record.scn)]
+        return [build_transaction(t, sc) for t in sorted(committed, key=lambda x: x.redo.end_record.scn)]
     by_lwn: dict[tuple[int, int], list[Txn]] = {}
-    for t in gen.committed:
+    for t in committed:
         end = t.redo.end_record
         assert end is not None
         by_lwn.setdefault((end.sequence, end.lwn_block), []).append(t)
@@ -167,15 +176,20 @@ def expected_events(
 
 
 def render(
-    gen: Generated, sc: Scenario, lwn_log: list[tuple[int, int, int, int, int]], shutdown: bool = False
+    gen: Generated,
+    sc: Scenario,
+    lwn_log: list[tuple[int, int, int, int, int]],
+    shutdown: bool = False,
+    containers: frozenset[str] | None = None,
 ) -> bytes:
-    """The expected output file (one message per line, as the file writer with new-line 1 writes)."""
+    """The expected output file (one message per line, as the file writer with new-line 1
+    writes); ``containers`` as for :func:`expected_events`."""
     from replicator.formats.olr_json import OlrJsonFormat
 
     opts = format_options(sc)
     fmt = OlrJsonFormat(opts)
     lines: list[bytes] = []
-    for item in expected_events(gen, sc, lwn_log, shutdown):
+    for item in expected_events(gen, sc, lwn_log, shutdown, containers):
         if isinstance(item, ev.Checkpoint):
             messages = fmt.checkpoint(item)
             if not opts.flags & FLAG_CHECKPOINT:

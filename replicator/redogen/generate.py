@@ -6,6 +6,11 @@
     out_dir/checkpoint/<name>-chkpt-<scn>.json     the schema checkpoint (OLR state dir)
     out_dir/OpenLogReplicator.json                 batch reader + file writer to output.json
     out_dir/expected.json                          what OLR should write to output.json
+
+A multitenant scenario (``containers:``) gets those for its first container and, for every
+other one, ``checkpoint-<PDB>/``, ``OpenLogReplicator-<PDB>.json`` and ``expected-<PDB>.json``:
+OLR 1.9 reads one PDB per run, chosen by the checkpoint's ``con-id``. ``expected-all.json``
+holds every container's transactions in commit order (one run over all containers).
 """
 
 from __future__ import annotations
@@ -24,6 +29,17 @@ from replicator.redogen.writer import ArchivedLog
 
 
 @dataclass(slots=True)
+class ContainerCase:
+    """One container's run of a multitenant case: its config, checkpoint and expected output."""
+
+    name: str
+    config: Path
+    checkpoint: Path
+    output: Path
+    expected: Path | None
+
+
+@dataclass(slots=True)
 class GenerationResult:
     """Paths and numbers of one generated test case."""
 
@@ -34,6 +50,7 @@ class GenerationResult:
     output: Path  # where `replicator run` / OLR will write (not created here)
     expected: Path | None
     stats: dict[str, int] = field(default_factory=dict)
+    containers: list[ContainerCase] = field(default_factory=list)  # multitenant: one per container
 
     @property
     def redo_bytes(self) -> int:
@@ -78,6 +95,8 @@ def generate(
                 shutil.rmtree(d)
         for name in ("output.json", "expected.json"):
             (out / name).unlink(missing_ok=True)
+        for c in sc.containers:
+            shutil.rmtree(out / f"checkpoint-{c.name}", ignore_errors=True)
     redo_dir.mkdir(parents=True, exist_ok=True)
     state_dir.mkdir(parents=True, exist_ok=True)
     engine = Engine(sc, redo_dir, keep_expected=with_expected)
@@ -94,4 +113,24 @@ def generate(
         expected_path = out / "expected.json"
         expected_path.write_bytes(expected.render(gen, sc, engine.stream.lwn_log))
     stats = dict(gen.stats, logs=len(gen.logs))
-    return GenerationResult(out, gen.logs, config, checkpoint, output, expected_path, stats)
+    result = GenerationResult(out, gen.logs, config, checkpoint, output, expected_path, stats)
+    for i, c in enumerate(sc.containers):
+        if i == 0:
+            result.containers.append(ContainerCase(c.name, config, checkpoint, output, expected_path))
+            continue
+        c_state = out / f"checkpoint-{c.name}"
+        c_state.mkdir(parents=True, exist_ok=True)
+        c_checkpoint = c_state / checkpoint.name
+        schema.write_json(c_checkpoint, schema.schema_checkpoint(sc, gen, c))
+        c_output = out / f"output-{c.name}.json"
+        c_config = out / f"OpenLogReplicator-{c.name}.json"
+        schema.write_json(c_config, schema.olr_config(sc, gen.logs, c_state, c_output, c))
+        c_expected = None
+        if with_expected:
+            c_expected = out / f"expected-{c.name}.json"
+            c_expected.write_bytes(expected.render(gen, sc, engine.stream.lwn_log, containers=frozenset({c.name})))
+        result.containers.append(ContainerCase(c.name, c_config, c_checkpoint, c_output, c_expected))
+    if sc.containers and with_expected:
+        every = frozenset(c.name for c in sc.containers)
+        (out / "expected-all.json").write_bytes(expected.render(gen, sc, engine.stream.lwn_log, containers=every))
+    return result

@@ -54,7 +54,11 @@ BLOCK_SIZES = (512, 1024, 4096)
 ENDIANS = ("little", "big")
 SEEDS = 20
 # Sources that exist only on some versions (BOOLEAN columns need 23; redogen refuses others).
-ONLY_VERSIONS: dict[str, tuple[str, ...]] = {"boolean-type": ("23",)}
+# Multitenant scenarios need CON_ID in the change vectors (12.1+).
+ONLY_VERSIONS: dict[str, tuple[str, ...]] = {
+    "boolean-type": ("23",),
+    "multitenant-pdbs": VERSIONS[1:],
+}
 # The reference scenarios (rebuilt from OLR's real outputs) and extra ones written for this check.
 SCENARIO_DIRS = tuple(
     Path(__file__).resolve().parents[2] / "tests" / "scenarios" / d for d in ("reference", "olr-check")
@@ -161,24 +165,41 @@ def _matrix(quick: bool, seeds: int, scenario_dirs: Iterable[Path], sql_dirs: It
 
 
 def compare_case(
-    case_dir: Path, config: Path, state: Path, binary: Path, result: CaseResult, expected: Path | None = None
+    case_dir: Path,
+    config: Path,
+    state: Path,
+    binary: Path,
+    result: CaseResult,
+    expected: Path | None = None,
+    container: str = "",
 ) -> CaseResult:
-    """Run OLR and the replicator on a generated case and fill ``result``."""
-    olr_cfg, olr_out = _variant(config, state, case_dir, "olr")
-    our_cfg, our_out = _variant(config, state, case_dir, "ours")
-    log, result.olr_seconds = run_olr(binary, olr_cfg, case_dir)
-    (case_dir / "olr.log").write_text(log)
-    result.olr_errors, result.olr_warnings = scan_log(log)
-    rc, result.our_seconds = run_ours(our_cfg, case_dir)
+    """Run OLR and the replicator on a generated case and fill ``result``. ``container``: one
+    container's run of a multitenant case (its own state, outputs and log); the result then
+    adds to what the case's earlier containers showed."""
+    suffix = f"-{container}" if container else ""
+    olr_cfg, olr_out = _variant(config, state, case_dir, "olr" + suffix)
+    our_cfg, our_out = _variant(config, state, case_dir, "ours" + suffix)
+    log, seconds = run_olr(binary, olr_cfg, case_dir)
+    result.olr_seconds += seconds
+    (case_dir / f"olr{suffix}.log").write_text(log)
+    errors, warnings = scan_log(log)
+    result.olr_errors += errors
+    result.olr_warnings += warnings
+    rc, seconds = run_ours(our_cfg, case_dir)
+    result.our_seconds += seconds
     ours = our_out.read_bytes() if our_out.exists() else b""
     theirs = olr_out.read_bytes() if olr_out.exists() else b""
-    result.identical = rc == 0 and ours == theirs
+    identical = rc == 0 and ours == theirs
+    # a container's run adds to the earlier ones' (the caller starts the case as identical)
+    result.identical = result.identical and identical if container else identical
     if expected is not None and expected.exists():
-        result.ours_vs_expected = ours == expected.read_bytes()
+        matches = ours == expected.read_bytes()
+        result.ours_vs_expected = matches if result.ours_vs_expected is None else result.ours_vs_expected and matches
+    where = f"{container}: " if container else ""
     if rc != 0:
-        result.detail = f"replicator run exited {rc}"
+        result.detail = result.detail or f"{where}replicator run exited {rc}"
     elif ours != theirs:
-        result.detail = _first_difference(ours, theirs)
+        result.detail = result.detail or where + _first_difference(ours, theirs)
     return result
 
 
@@ -208,7 +229,12 @@ def run_case(case: Case, work: Path, binary: Path, keep: bool = False) -> CaseRe
         config = gen.config
         if case.online:
             config = _batch_config(gen.config, [log.path for log in gen.logs])
-        compare_case(case_dir, config, gen.checkpoint.parent, binary, result, gen.expected)
+        if gen.containers:  # multitenant: OLR 1.9 reads one container per run
+            result.identical = True
+            for c in gen.containers:
+                compare_case(case_dir, c.config, c.checkpoint.parent, binary, result, c.expected, c.name)
+        else:
+            compare_case(case_dir, config, gen.checkpoint.parent, binary, result, gen.expected)
     except Exception as exc:  # a generator or runner failure is a result too
         result.detail = f"{type(exc).__name__}: {exc}"
     if result.ok and not keep:

@@ -100,11 +100,40 @@ class TableSpec:
     ts: int = 6  # tablespace number (USERS)
     # Partitions ({name, obj}; obj 0 = assigned): DML goes to "TABLE:PARTITION".
     partitions: list[dict[str, Any]] = field(default_factory=list)
+    container: str = ""  # multitenant: the PDB holding the table ("" = the scenario's first container)
 
     @property
     def full_name(self) -> str:
         """OWNER.NAME"""
         return f"{self.owner}.{self.name}"
+
+
+@dataclass(slots=True)
+class ContainerSpec:
+    """A pluggable database of a multitenant scenario (``containers:``).
+
+    ``con_id`` is what every change vector of its transactions carries (12.1+ header +24);
+    ``con_uid`` is in its records' headers (+16) and its 5.2 begin vectors' PDB field. A PDB
+    created in place has DBID = CON_UID; one unplugged and plugged back (or cloned) keeps
+    its descriptor's DBID and gets a new CON_UID, so ``dbid`` may differ (reference issue #333).
+    Object numbers are per container: each PDB numbers its tables from 72726, as a fresh PDB
+    does, so the same OBJ# names different tables in different containers.
+    """
+
+    name: str
+    con_id: int
+    con_uid: int = 0  # 0: derived from con_id
+    dbid: int = 0  # 0: equal to con_uid (a PDB created in place)
+
+    @property
+    def effective_con_uid(self) -> int:
+        """CON_UID of the container (given, or a fixed function of CON_ID)."""
+        return self.con_uid or (0x5295F656 + 0x1010101 * (self.con_id - 3)) & 0xFFFFFFFF
+
+    @property
+    def effective_dbid(self) -> int:
+        """DBID of the container: its CON_UID unless it was plugged in with another."""
+        return self.dbid or self.effective_con_uid
 
 
 @dataclass(slots=True)
@@ -193,6 +222,11 @@ class Scenario:
     # many seconds writes a heartbeat LWN at the current SCN (no SCN used) -- so a live reader's
     # merge is not held forever by a quiet instance. 0: never.
     heartbeat_s: float = 3.0
+    # Multitenant (CDB with several PDBs): the containers; a table names its own, a
+    # transaction belongs to the container of the tables it changes (one only, as in Oracle).
+    # Each container has its own undo (local undo, 12.2+), so two containers may have a
+    # transaction with the same XID open at once. Empty: one container (con_id/con_name).
+    containers: list[ContainerSpec] = field(default_factory=list)
 
     # ----------------------------------------------------------------------------------
     @property
@@ -212,19 +246,35 @@ class Scenario:
     @property
     def is_cdb(self) -> bool:
         """Multitenant container (PDB CON_ID in vectors)."""
+        if self.containers:
+            return True
         return self.cdb if self.cdb is not None else self.compat >= 0x17000000
 
     @property
     def effective_con_id(self) -> int:
-        """CON_ID stamped on change vectors."""
+        """CON_ID stamped on change vectors (of the first container when there are several)."""
+        if self.containers:
+            return self.containers[0].con_id
         if self.con_id >= 0:
             return self.con_id
         return 3 if self.is_cdb and self.compat >= 0x0C100000 else 0
 
     @property
     def effective_con_name(self) -> str:
-        """Container name (the `db` of OLR output)."""
+        """Container name (the `db` of OLR output; the first container's when there are several)."""
+        if self.containers:
+            return self.containers[0].name
         return self.con_name or ("FREEPDB1" if self.is_cdb else self.database)
+
+    def container_of(self, table: TableSpec) -> ContainerSpec | None:
+        """The container holding ``table`` (None in a scenario without ``containers``)."""
+        if not self.containers:
+            return None
+        name = table.container or self.containers[0].name
+        for c in self.containers:
+            if c.name == name:
+                return c
+        raise ConfigError(f"table {table.full_name}: no container {name!r} in the scenario")
 
     @property
     def start_epoch(self) -> int:
@@ -271,7 +321,23 @@ class Scenario:
         doc["tables"] = [table_spec(t) for t in doc.get("tables", [])]
         doc["sessions"] = [SessionSpec(**_norm_keys(s)) for s in doc.get("sessions", [])]
         doc["timeline"] = [_event(e) for e in doc.get("timeline", [])]
-        return cls(**doc)
+        doc["containers"] = [ContainerSpec(**_norm_keys(c)) for c in doc.get("containers", [])]
+        sc = cls(**doc)
+        sc.check_containers()
+        return sc
+
+    def check_containers(self) -> None:
+        """Refuse containers the redo cannot carry (before 12.1) or that repeat an id or name."""
+        if not self.containers:
+            return
+        if self.compat < 0x0C100000:
+            raise ConfigError(f"containers need a 12.1+ database (CON_ID in change vectors), not {self.version}")
+        for key in ("name", "con_id"):
+            values = [getattr(c, key) for c in self.containers]
+            if len(set(values)) != len(values):
+                raise ConfigError(f"containers: duplicate {key} in {values}")
+        if any(not 1 <= c.con_id <= 0x7FFF for c in self.containers):
+            raise ConfigError("containers: CON_ID is 1 (CDB$ROOT) or a PDB's 3..32767")
 
     @classmethod
     def from_file(cls, path: str | Path) -> Scenario:

@@ -22,7 +22,7 @@ from replicator.redogen import byteorder
 from replicator.redogen.engine import Generated
 from replicator.redogen.ids import redo_time
 from replicator.redogen.lobrows import add_dictionary_rows as add_lob_rows
-from replicator.redogen.scenario import Scenario
+from replicator.redogen.scenario import ContainerSpec, Scenario
 from replicator.redogen.writer import ArchivedLog
 
 FLAG_EXPERIMENTAL_XMLTYPE = 0x10000
@@ -35,9 +35,15 @@ XDB_TTSET: dict[str, Any] = {
 }
 
 
-def schema_checkpoint(sc: Scenario, gen: Generated) -> dict[str, Any]:
-    """The whole checkpoint document, keys in OLR's order."""
-    owners = sorted({t.spec.owner for t in gen.tables})
+def schema_checkpoint(sc: Scenario, gen: Generated, container: ContainerSpec | None = None) -> dict[str, Any]:
+    """The whole checkpoint document, keys in OLR's order. In a multitenant scenario, the
+    checkpoint of one ``container`` (the first by default): its CON_ID and name, its users
+    and its own dictionary, as OLR 1.9 reads one PDB per checkpoint."""
+    if container is None and sc.containers:
+        container = sc.containers[0]
+    tables = [t for t in gen.tables if container is None or t.spec.container == container.name]
+    catalog = gen.catalogs[container.name] if container is not None else gen.catalog
+    owners = sorted({t.spec.owner for t in tables})
     doc: dict[str, Any] = {
         "database": sc.name,
         "scn": sc.start_scn,
@@ -48,8 +54,8 @@ def schema_checkpoint(sc: Scenario, gen: Generated) -> dict[str, Any]:
         "offset": 0,
         "big-endian": int(byteorder.is_big()),
         "context": sc.database,
-        "con-id": sc.effective_con_id,
-        "con-name": sc.effective_con_name,
+        "con-id": container.con_id if container is not None else sc.effective_con_id,
+        "con-name": container.name if container is not None else sc.effective_con_name,
         "db-timezone": sc.db_timezone,
         "db-recovery-file-dest": "",
         "db-block-checksum": "TYPICAL",
@@ -82,8 +88,8 @@ def schema_checkpoint(sc: Scenario, gen: Generated) -> dict[str, Any]:
         "schema-scn": sc.start_scn,
     }
     # The catalog's rows as they were before the timeline ran: the redo changes them later.
-    doc.update(gen.catalog.initial)
-    add_lob_rows(doc, gen.tables)  # SYS.LOB$ and the LOB segment/index objects (redogen.lobs)
+    doc.update(catalog.initial)
+    add_lob_rows(doc, tables)  # SYS.LOB$ and the LOB segment/index objects (redogen.lobs)
     if sc.xdb_ttset if sc.xdb_ttset is not None else sc.flags & FLAG_EXPERIMENTAL_XMLTYPE:
         add_xdb_rows(doc)
     check_unique(doc)
@@ -131,9 +137,14 @@ def add_xdb_rows(doc: dict[str, Any]) -> None:
         doc[prefix + XDB_TTSET["toksuf"]] = []
 
 
-def olr_config(sc: Scenario, logs: list[ArchivedLog], state_dir: Path, output: Path) -> dict[str, Any]:
-    """OpenLogReplicator.json: batch reader over ``logs``, file writer to ``output``."""
-    owners = sorted({t.owner for t in sc.tables})
+def olr_config(
+    sc: Scenario, logs: list[ArchivedLog], state_dir: Path, output: Path, container: ContainerSpec | None = None
+) -> dict[str, Any]:
+    """OpenLogReplicator.json: batch reader over ``logs``, file writer to ``output`` (the
+    filter of one ``container``'s tables in a multitenant scenario, the first by default)."""
+    if container is None and sc.containers:
+        container = sc.containers[0]
+    owners = sorted({t.owner for t in sc.tables if container is None or sc.container_of(t) == container})
     source: dict[str, Any] = {
         "alias": "S1",
         "name": sc.name,

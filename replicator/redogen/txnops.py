@@ -25,7 +25,7 @@ class TxnOps:
     def _finish(self, sid: int, t: Txn) -> None:
         for row in t.locked:
             row.lock = None
-        self.e.undo.end(t.redo.xid)
+        self.e.undo_of(t.redo).end(t.redo.xid)
         del self.e.txns[sid]
         self.e.pending_savepoints.pop(sid, None)
 
