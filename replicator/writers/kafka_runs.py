@@ -123,7 +123,8 @@ class KafkaRunWriter(KafkaWriter, WholeRunWriter):
     def __init__(self, config: Any, on_confirm: Any, **kwargs: Any) -> None:
         super().__init__(config, on_confirm, **kwargs)
         found = native_producer()
-        self._core, self._library = found if found is not None else (None, "")
+        self._core: Any = found[0] if found is not None else None  # the native module, None: fallback
+        self._library = found[1] if found is not None else ""
         self._native: Any = None  # the current KafkaRuns
         self._items: deque[_Item] = deque()
         self._serial = 0  # of the next produced item
@@ -269,9 +270,9 @@ class KafkaRunWriter(KafkaWriter, WholeRunWriter):
         self._serial += 1
         self._items.append(entry)
         self._unconfirmed += count
-        self._produce(entry)  # type: ignore[arg-type]  # an _Item, not the base class's Entry
+        self._produce_item(entry)
 
-    def _produce(self, entry: Any) -> None:
+    def _produce_item(self, entry: _Item) -> None:
         """Produce ``entry`` (an _Item) whole with the current producer; librdkafka's queue
         full: serve reports and go on (a rebuild meanwhile produced it again: stop)."""
         item, producer, generation, at = entry.item, self._native, self._generation, 0
@@ -298,7 +299,7 @@ class KafkaRunWriter(KafkaWriter, WholeRunWriter):
             if err == 0:
                 break
             if err != KafkaError._QUEUE_FULL:
-                self._produce_failed(entry, KafkaError(err, self._core.kafka_error_text(err)))
+                self._item_failed(entry, at, KafkaError(err, self._core.kafka_error_text(err)))
                 return
             self._service(self._poll_s)
             if self._generation != generation:
@@ -307,7 +308,7 @@ class KafkaRunWriter(KafkaWriter, WholeRunWriter):
         self.messages_sent += entry.count
         self.bytes_sent += item.body_bytes if is_run else len(item.data)
 
-    def _message_of(self, entry: Any, offset: int) -> Message:
+    def _message_of(self, entry: _Item, offset: int) -> Message:
         """The Message of ``entry`` whose body starts at ``offset`` in its buffer."""
         item = entry.item
         if type(item) is Message:
@@ -315,8 +316,9 @@ class KafkaRunWriter(KafkaWriter, WholeRunWriter):
         at = self._core.run_message_at(item, offset)
         return item.message(min(at, len(item) - 1))  # type: ignore[no-any-return]
 
-    def _produce_failed(self, entry: Any, err: KafkaError) -> None:
-        message = entry.item if type(entry.item) is Message else entry.item.message(0)
+    def _item_failed(self, entry: _Item, at: int, err: KafkaError) -> None:
+        """librdkafka refused message ``at`` of ``entry``: as the base class's _produce_failed."""
+        message = entry.item if type(entry.item) is Message else entry.item.message(at)
         if err.code() in TOO_LARGE:
             raise RuntimeFailure(self._too_large(message, err), 10092)
         if err.code() == KafkaError._FATAL:
@@ -441,6 +443,6 @@ class KafkaRunWriter(KafkaWriter, WholeRunWriter):
                 if entry.serial in delivered:
                     self._native.settled(entry.serial)
                 else:
-                    self._produce(entry)
+                    self._produce_item(entry)
         finally:
             self._rebuilding = False
