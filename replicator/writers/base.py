@@ -108,7 +108,7 @@ class Writer(ABC):
 _REGISTRY: dict[str, str | None] = {
     "file": "replicator.writers.file:FileWriter",
     "discard": "replicator.writers.discard:DiscardWriter",
-    "kafka": "replicator.writers.kafka:KafkaWriter",
+    "kafka": "replicator.writers.kafka_runs:KafkaRunWriter",
     "network": "replicator.writers.network:NetworkWriter",
     "zeromq": "replicator.writers.zeromq:ZeroMQWriter",
 }

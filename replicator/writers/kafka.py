@@ -49,8 +49,8 @@ from replicator.writers.durable import DurableLag
 from replicator.writers.kafka_routing import Router, describe
 from replicator.writers.queue import ConfirmQueue, Entry
 
-_TOO_LARGE = {KafkaError.MSG_SIZE_TOO_LARGE, KafkaError.RECORD_LIST_TOO_LARGE}
-_PERMANENT = {
+TOO_LARGE = {KafkaError.MSG_SIZE_TOO_LARGE, KafkaError.RECORD_LIST_TOO_LARGE}
+PERMANENT = {
     KafkaError.TOPIC_AUTHORIZATION_FAILED,
     KafkaError.CLUSTER_AUTHORIZATION_FAILED,
     KafkaError.TOPIC_EXCEPTION,
@@ -282,7 +282,7 @@ class KafkaWriter(Writer, DeliveryShortfall):
         self.bytes_sent += len(message.data)
 
     def _produce_failed(self, entry: Entry, err: KafkaError) -> None:
-        if err.code() in _TOO_LARGE:
+        if err.code() in TOO_LARGE:
             raise RuntimeFailure(self._too_large(entry.message, err), 10092)
         if err.fatal() or err.code() == KafkaError._FATAL:
             self._request_rebuild(f"fatal producer error: {err.str()}")
@@ -306,9 +306,9 @@ class KafkaWriter(Writer, DeliveryShortfall):
             return
         if generation != self._generation:
             return  # a report of a producer already replaced: the message was produced again
-        if err.code() in _TOO_LARGE:
+        if err.code() in TOO_LARGE:
             self._failure = RuntimeFailure(self._too_large(entry.message, err), 10092)
-        elif err.code() in _PERMANENT:
+        elif err.code() in PERMANENT:
             self._failure = RuntimeFailure(f"Kafka delivery failed for {describe(entry.message)}: {err.str()}", 10057)
         else:
             log.warning(70008, f"Kafka delivery failed for {describe(entry.message)}: {err.str()}; will retry")

@@ -51,7 +51,10 @@ class Router:
         """The topic of ``message`` (its own ``topic`` first: Debezium heartbeats)."""
         if message.topic is not None:
             return _TOPIC_BAD.sub("_", message.topic)
-        table = message.table
+        return self.table_topic(message.table)
+
+    def table_topic(self, table: Table | None) -> str:
+        """The topic of a row change of ``table`` (None: a message of no table, begin/commit)."""
         if self.per_table is None or table is None:
             return self.topic
         topic = self._topics.get(id(table))

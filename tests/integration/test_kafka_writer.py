@@ -1,4 +1,7 @@
-"""The kafka writer against a real broker (tansu on 127.0.0.1): exactly once, in order, through restarts."""
+"""The kafka writer against a real broker (tansu on 127.0.0.1): exactly once, in order, through restarts.
+
+Every test runs on both producers: confluent-kafka's (the fallback) and the native one
+(replicator/writers/kafka_runs.py) that the registry builds where the native core is built."""
 
 from __future__ import annotations
 
@@ -16,6 +19,19 @@ from replicator.config.writer import KafkaWriterConfig
 from replicator.errors import RuntimeFailure
 from replicator.events import Column, Message, Table
 from replicator.writers.kafka import KafkaWriter
+from replicator.writers.kafka_runs import KafkaRunWriter, native_producer
+
+WRITERS: dict[str, type[KafkaWriter]] = {"confluent-kafka": KafkaWriter, "native": KafkaRunWriter}
+_writer_type: list[type[KafkaWriter]] = [KafkaWriter]  # the class _writer builds (set per test)
+
+
+@pytest.fixture(autouse=True, params=list(WRITERS))
+def writer_type(request: pytest.FixtureRequest) -> type[KafkaWriter]:
+    """Run the test with each producer (the native one only where it can run)."""
+    if request.param == "native" and native_producer() is None:
+        pytest.skip("the native producer needs the native core and confluent-kafka's librdkafka")
+    _writer_type[0] = WRITERS[request.param]
+    return _writer_type[0]
 
 
 def _writer(broker: Broker, confirmed: list[tuple[int, int]], **keys: Any) -> KafkaWriter:
@@ -29,7 +45,8 @@ def _writer(broker: Broker, confirmed: list[tuple[int, int]], **keys: Any) -> Ka
             **keys,
         }
     )
-    writer = KafkaWriter(config, lambda scn, idx: confirmed.append((scn, idx)), **extra)
+    writer = _writer_type[0](config, lambda scn, idx: confirmed.append((scn, idx)), **extra)
+    assert isinstance(writer, KafkaRunWriter) == (_writer_type[0] is KafkaRunWriter)
     writer.connect()
     return writer
 

@@ -19,7 +19,7 @@ def test_create_file_and_discard(confirmed: Confirmed) -> None:
 @pytest.mark.parametrize(
     ("config", "class_name"),
     [
-        ({"type": "kafka", "topic": "t"}, "KafkaWriter"),
+        ({"type": "kafka", "topic": "t"}, "KafkaRunWriter"),
         ({"type": "network", "uri": "h:1"}, "NetworkWriter"),
         ({"type": "zeromq", "uri": "tcp://h:1"}, "ZeroMQWriter"),
     ],
@@ -45,7 +45,7 @@ def test_register_writer(confirmed: Confirmed) -> None:
             writer_class("kafka")
         assert "writer type kafka not available yet" in info.value.message
     finally:
-        register_writer("kafka", "replicator.writers.kafka:KafkaWriter")
+        register_writer("kafka", "replicator.writers.kafka_runs:KafkaRunWriter")
 
 
 def test_discard_confirms_everything(confirmed: Confirmed) -> None:
