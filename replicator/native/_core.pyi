@@ -169,3 +169,22 @@ def dts_record(
 
 def present_json(rows: RowImages, r: int, side: int, fragments: list[bytes]) -> bytes:
     """``{`` + the fragments of the columns the image holds + ``}``."""
+
+# _runframes.pxi: stream framing of MessageRuns
+FRAME_LENGTH_PREFIXED: int
+FRAME_ZMTP: int
+
+def run_frames(r: MessageRun, lo: int, hi: int, kind: int) -> bytes:
+    """Messages [lo, hi) of ``r``, each framed for the wire ``kind`` (FRAME_*), as one bytes."""
+
+def run_slice_bytes(r: MessageRun, lo: int, hi: int) -> int:
+    """Body bytes of messages [lo, hi) of ``r``."""
+
+def run_idx(r: MessageRun, i: int) -> int:
+    """idx of message ``i`` of ``r``."""
+
+def run_bisect(r: MessageRun, idx: int, lo: int, hi: int) -> int:
+    """The first message in [lo, hi) whose idx is above ``idx`` (hi when none)."""
+
+def make_run(messages: list[Any]) -> MessageRun:
+    """A MessageRun of ``messages`` (one SCN, growing idx): for benchmarks and tests."""
