@@ -164,7 +164,6 @@ class ZmqChannel:
     def recv(self, timeout: float) -> bytes | None:
         """One frame, or None if none arrived within ``timeout``; RuntimeFailure 10056 when
         the connection to the writer was lost (frames that arrived before are read first)."""
-        zmq = self._zmq
         ready = dict(self.poller.poll(int(timeout * 1000)))
         if ready.get(self.sock):
             return bytes(self.sock.recv())

@@ -103,7 +103,7 @@ class RunEntry:
     A run has one SCN and growing idx, so its messages at or below a position are a prefix
     (found by bisection in C, :func:`run_bisect`)."""
 
-    __slots__ = ("run", "first", "stop", "silent", "done", "sent_at", "position", "last")
+    __slots__ = ("done", "first", "last", "position", "run", "sent_at", "silent", "stop")
 
     def __init__(self, run: Any, first: int = 0, stop: int | None = None, silent: bool = False) -> None:
         self.run = run

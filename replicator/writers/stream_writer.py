@@ -155,7 +155,10 @@ class StreamWriter(Writer, WholeRunWriter):
         """As :meth:`write` for Messages and native MessageRuns (one queue entry per run)."""
         self._check_io()
         self._put(
-            [Entry(item, silent=not self.must_send(item)) if type(item) is Message else RunEntry(item) for item in batch]
+            [
+                Entry(item, silent=not self.must_send(item)) if type(item) is Message else RunEntry(item)
+                for item in batch
+            ]
         )
 
     def _put(self, entries: list[AnyEntry]) -> None:
