@@ -24,7 +24,7 @@ SOURCE = os.path.join(NATIVE, "_core.pyx")
 # The files _core.pyx includes (other formats): rebuilt and shipped with it.
 INCLUDES = [os.path.join(NATIVE, name) for name in (
     "_dbztxn.pxi", "_debezium.pxi", "_rows.pxi", "_avro.pxi", "_protobuf.pxi", "_stage2.pxi", "_tally.pxi",
-    "_daemon_loop.pxi", "_kafka.pxi")]
+    "_daemon_loop.pxi", "_kafka.pxi", "_runframes.pxi")]
 REQUIRED = os.environ.get("REPLICATOR_REQUIRE_NATIVE") == "1"
 
 

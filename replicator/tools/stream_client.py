@@ -99,6 +99,24 @@ class TcpChannel:
                 raise RuntimeFailure("server closed the connection", 10056)
             self._buf += chunk
 
+    def recv_many(self, timeout: float, limit: int) -> list[bytes]:
+        """Up to ``limit`` frames: those already received, else the first within ``timeout`` and
+        whatever came with it ([] if none arrived); RuntimeFailure 10056 on EOF."""
+        first = self.recv(timeout)
+        if first is None:
+            return []
+        frames = [first]
+        buf, unpack = self._buf, _LEN.unpack_from
+        at, size_of = 0, len(buf)
+        while len(frames) < limit and size_of - at >= 4:
+            size = unpack(buf, at)[0]
+            if size_of - at < 4 + size:
+                break
+            frames.append(bytes(buf[at + 4 : at + 4 + size]))
+            at += 4 + size
+        del buf[:at]
+        return frames
+
     def close(self) -> None:
         """Close the connection."""
         self.sock.close()
@@ -126,6 +144,9 @@ class ZmqChannel:
             self.sock.setsockopt(zmq.PLAIN_USERNAME, b"replicator")
             self.sock.setsockopt(zmq.PLAIN_PASSWORD, token.encode())
         self.monitor = self.sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        self.poller = zmq.Poller()
+        self.poller.register(self.sock, zmq.POLLIN)
+        self.poller.register(self.monitor, zmq.POLLIN)
         try:
             self.sock.connect(uri)
         except zmq.ZMQError as exc:  # a malformed endpoint, e.g. no tcp:// scheme
@@ -143,16 +164,27 @@ class ZmqChannel:
     def recv(self, timeout: float) -> bytes | None:
         """One frame, or None if none arrived within ``timeout``; RuntimeFailure 10056 when
         the connection to the writer was lost (frames that arrived before are read first)."""
-        zmq = self._zmq
-        poller = zmq.Poller()
-        poller.register(self.sock, zmq.POLLIN)
-        poller.register(self.monitor, zmq.POLLIN)
-        ready = dict(poller.poll(int(timeout * 1000)))
+        ready = dict(self.poller.poll(int(timeout * 1000)))
         if ready.get(self.sock):
             return bytes(self.sock.recv())
         if ready.get(self.monitor):
             raise RuntimeFailure("connection to the ZeroMQ writer lost (it restarted, or serves another client)", 10056)
         return None
+
+    def recv_many(self, timeout: float, limit: int) -> list[bytes]:
+        """Up to ``limit`` frames: the first within ``timeout`` and those queued behind it ([] if
+        none arrived); RuntimeFailure 10056 as :meth:`recv`."""
+        first = self.recv(timeout)
+        if first is None:
+            return []
+        frames = [first]
+        zmq = self._zmq
+        while len(frames) < limit:
+            try:
+                frames.append(bytes(self.sock.recv(zmq.NOBLOCK)))
+            except zmq.Again:
+                break
+        return frames
 
     def close(self) -> None:
         """Close the socket and its context.
@@ -247,6 +279,12 @@ class StreamClient:
     def receive(self, timeout: float) -> bytes | None:
         """The next frame (data, or an unsolicited reply such as INVALID_COMMAND)."""
         return self.channel.recv(timeout)
+
+    def receive_many(self, timeout: float, limit: int = 4096) -> list[bytes]:
+        """The next frames, up to ``limit``, as :meth:`receive` would return them one by one
+        ([] when none arrived within ``timeout``)."""
+        frames: list[bytes] = self.channel.recv_many(timeout, limit)
+        return frames
 
     def confirm(self, position: tuple[int, int]) -> None:
         """CONFIRM (c_scn, c_idx): the server may drop everything up to that message."""

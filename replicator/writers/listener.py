@@ -27,6 +27,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from replicator import log
 from replicator.config.exposure import EXPOSURE_CODE, is_loopback
@@ -374,6 +375,14 @@ class Listener(Transport):
             self._queue_views(b"".join(parts), data)
             parts = []
         self._queue_views(b"".join(parts))
+        if self._out_bytes >= 65536 or len(self._out) >= IOV_MAX:
+            self._flush()
+
+    def send_run(self, run: Any, first: int, stop: int) -> None:
+        """Queue a run's messages as one buffer of frames the wire built (in C)."""
+        if self._client is None or self._wire is None:
+            return
+        self._queue_views(self._wire.frame_run(run, first, stop))
         if self._out_bytes >= 65536 or len(self._out) >= IOV_MAX:
             self._flush()
 

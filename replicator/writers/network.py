@@ -21,7 +21,9 @@ from __future__ import annotations
 import hmac
 import ssl
 import struct
+from typing import Any
 
+from replicator import native
 from replicator.config.writer import NetworkWriterConfig
 from replicator.errors import RuntimeFailure
 from replicator.writers.listener import Endpoint, Listener
@@ -57,6 +59,11 @@ class LengthPrefixed:
     def header(self, size: int) -> bytes:
         """The length prefix."""
         return frame_header(size)
+
+    def frame_run(self, run: Any, first: int, stop: int) -> bytes:
+        """A run's messages [first, stop), each with its length prefix (built in C)."""
+        core = native.core()
+        return bytes(core.run_frames(run, first, stop, core.FRAME_LENGTH_PREFIXED))
 
     def take_output(self) -> bytes:
         """Nothing: this wire has no handshake of its own."""

@@ -8,6 +8,13 @@ keeps serving CONFIRMs meanwhile, so the wait ends as soon as the client confirm
 can never deadlock against the network. Confirmations reach ``on_confirm`` on the
 caller's thread, in order, from ``write``, ``flush``, ``connect`` and ``close``.
 
+Native MessageRuns (:meth:`StreamWriter.write_runs`) go into the queue as one entry each
+and onto the wire as one buffer of frames built in C (``Wire.frame_run``): the bytes are
+those of the run's messages written one by one. A client confirms by message, so a CONFIRM
+or CONTINUE naming a message inside a run confirms the run through that message
+(``on_confirm`` names it; the daemon's confirmations split the run there) and keeps the
+rest queued for redelivery.
+
 Start-up, as in OpenLogReplicator: :meth:`StreamWriter.connect` blocks until a client
 sends START (or CONTINUE with a position), calls ``boot(request)`` -- the application's
 chance to position the reader; it returns the first data SCN or raises a
@@ -30,16 +37,20 @@ from replicator.errors import ReplicatorError, RuntimeFailure
 from replicator.events import Message
 from replicator.proto import olr_pb2 as pb
 from replicator.writers.base import ConfirmCallback, Writer
-from replicator.writers.queue import ConfirmQueue, Entry
+from replicator.writers.capabilities import WholeRunWriter
+from replicator.writers.queue import AnyEntry, ConfirmQueue, Entry, RunEntry
 from replicator.writers.stream import REPLICATING, StartRequest, StreamProtocol
 from replicator.writers.transport import Transport
 
 BootFn = Callable[[StartRequest], int]
-SEND_BATCH = 256  # messages moved from the queue to the transport per step
+SEND_BATCH = 256  # messages moved from the queue to the transport per step (whole runs at least one)
 
 
-class StreamWriter(Writer):
+class StreamWriter(Writer, WholeRunWriter):
     """Common part of the ``network`` and ``zeromq`` writers (see the module docstring)."""
+
+    # A run is one queue entry and one confirmation, unless a client names a message inside it.
+    writes_runs_whole = True
 
     def __init__(
         self,
@@ -138,7 +149,20 @@ class StreamWriter(Writer):
     def write(self, batch: list[Message]) -> None:
         """Queue ``batch`` for the client; waits while ``queue-size`` messages are unconfirmed."""
         self._check_io()
-        entries = [Entry(m, silent=not self.must_send(m)) for m in batch]
+        self._put([Entry(m, silent=not self.must_send(m)) for m in batch])
+
+    def write_runs(self, batch: list[Any]) -> None:
+        """As :meth:`write` for Messages and native MessageRuns (one queue entry per run)."""
+        self._check_io()
+        self._put(
+            [
+                Entry(item, silent=not self.must_send(item)) if type(item) is Message else RunEntry(item)
+                for item in batch
+            ]
+        )
+
+    def _put(self, entries: list[AnyEntry]) -> None:
+        """Queue ``entries``, waiting while the queue is full (a run may go in in parts)."""
         while entries:
             taken = self.queue.put_many(entries)
             if taken:
@@ -198,8 +222,12 @@ class StreamWriter(Writer):
     # -- helpers -----------------------------------------------------------------------------
 
     def _deliver(self) -> None:
-        for message in self.queue.take_confirmed():
-            self.confirm(message)
+        for entry in self.queue.take_released():
+            if isinstance(entry, RunEntry):
+                self.messages_confirmed += entry.count
+                self.on_confirm(*entry.last)
+            else:
+                self.confirm(entry.message)
 
     def _check_io(self) -> None:
         if self._io_error is not None:
@@ -245,10 +273,24 @@ class StreamWriter(Writer):
             entries = self.queue.take_unsent(SEND_BATCH)
             if not entries:
                 return
-            frames = [entry.message.data for entry in entries]
-            transport.send_many(frames)
-            self.messages_sent += len(frames)
-            self.bytes_sent += sum(map(len, frames))
+            frames: list[bytes] = []
+            for entry in entries:
+                if isinstance(entry, RunEntry):
+                    if frames:
+                        self._send_frames(transport, frames)
+                        frames = []
+                    transport.send_run(entry.run, entry.first, entry.stop)
+                    self.messages_sent += entry.count
+                    self.bytes_sent += entry.body_bytes
+                else:
+                    frames.append(entry.message.data)
+            if frames:
+                self._send_frames(transport, frames)
+
+    def _send_frames(self, transport: Transport, frames: list[bytes]) -> None:
+        transport.send_many(frames)
+        self.messages_sent += len(frames)
+        self.bytes_sent += sum(map(len, frames))
 
     def _reply(self, response: pb.RedoResponse) -> None:
         if self._transport is not None:

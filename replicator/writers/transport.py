@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import socket
 from abc import ABC, abstractmethod
-from typing import Protocol
+from typing import Any, Protocol
 
 
 class TransportEvents(Protocol):
@@ -59,6 +59,11 @@ class Wire(Protocol):
         """The prefix of an outgoing frame of ``size`` bytes."""
         ...
 
+    def frame_run(self, run: Any, first: int, stop: int) -> bytes:
+        """Messages [first, stop) of a native MessageRun as outgoing frames, in one buffer
+        (the bytes :meth:`header` and each body would make)."""
+        ...
+
     @property
     def partial(self) -> bool:
         """True while an incomplete frame (or greeting) is buffered."""
@@ -95,6 +100,10 @@ class Transport(ABC):
         """Queue frames in order (the pump's batches). Default: one :meth:`send` each."""
         for data in frames:
             self.send(data)
+
+    def send_run(self, run: Any, first: int, stop: int) -> None:
+        """Queue messages [first, stop) of a native MessageRun as frames, in order."""
+        raise NotImplementedError(f"{type(self).__name__} does not take MessageRuns")
 
     def flush_pending(self) -> None:
         """Push queued frames to the socket now (after each pump step). Default: nothing."""

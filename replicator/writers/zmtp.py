@@ -24,7 +24,9 @@ from __future__ import annotations
 import hmac
 import struct
 from collections.abc import Iterator
+from typing import Any
 
+from replicator import native
 from replicator.writers.stream import MAX_REQUEST
 from replicator.writers.transport import WireError
 
@@ -129,6 +131,11 @@ class ZmtpServer:
     def header(self, size: int) -> bytes:
         """The ZMTP header of a data frame of ``size`` bytes."""
         return _header(size)
+
+    def frame_run(self, run: Any, first: int, stop: int) -> bytes:
+        """A run's messages [first, stop), each a data frame (built in C)."""
+        core = native.core()
+        return bytes(core.run_frames(run, first, stop, core.FRAME_ZMTP))
 
     def take_output(self) -> bytes:
         """Greeting and handshake bytes waiting to be sent."""

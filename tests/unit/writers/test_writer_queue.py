@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 from writer_helpers import msg
 
-from replicator.writers.queue import ConfirmQueue, Entry, client_position, wire_position
+from replicator import native
+from replicator.writers.queue import AnyEntry, ConfirmQueue, Entry, RunEntry, client_position, wire_position
 
 
 def _positions(queue: ConfirmQueue) -> list[tuple[int, int]]:
@@ -146,3 +148,85 @@ def test_a_silent_checkpoint_with_the_same_position_is_not_the_clients_message()
     assert queue.confirmed == (200, 0) and queue.client_has is None and queue.hold == (200, 0)
     queue.put(Entry(msg(b"old", 200, 0)))
     assert queue.client_has == (200, 0) and queue.hold is None and len(queue) == 0
+
+
+# -- native MessageRuns as entries: every rule holds message by message ----------------------
+
+needs_native = pytest.mark.skipif(not native.available(), reason="native core not built")
+
+
+def _run(scn: int, idxs: list[int]) -> RunEntry:
+    return RunEntry(native.core().make_run([msg(b"r%d" % i, scn, i) for i in idxs]))
+
+
+def _sent(entries: list[AnyEntry]) -> list[tuple[int, int]]:
+    out = []
+    for entry in entries:
+        if isinstance(entry, RunEntry):
+            out.extend((m.scn, m.idx) for m in entry.messages())
+        else:
+            out.append(entry.position)
+    return out
+
+
+@needs_native
+def test_a_run_counts_its_messages_against_capacity_and_is_split_to_fit() -> None:
+    queue = ConfirmQueue(5)
+    entries: list[AnyEntry] = [Entry(msg(b"x", 1, 0)), _run(2, [0, 1, 2, 3, 4, 5])]
+    assert queue.put_many(entries) == 1 and len(queue) == 5  # the run's head fits, the rest waits
+    rest = entries[1]
+    assert isinstance(rest, RunEntry) and (rest.first, rest.stop) == (4, 6)
+    assert _sent(queue.take_unsent(100)) == [(1, 0), (2, 0), (2, 1), (2, 2), (2, 3)]
+    assert queue.confirm_through((2, 3)) == 5 and len(queue) == 0
+    assert queue.put_many([rest]) == 1 and _sent(queue.take_unsent(100)) == [(2, 4), (2, 5)]
+
+
+@needs_native
+def test_a_confirm_inside_a_run_releases_it_through_that_message_only() -> None:
+    queue = ConfirmQueue(10)
+    queue.put_many([_run(7, [0, 1, 2, 3])])
+    queue.take_unsent(10)
+    assert queue.confirm_through((7, 1)) == 2
+    assert _positions(queue) == [(7, 0), (7, 1)] and queue.confirmed == (7, 1) and len(queue) == 2
+    queue.rewind()
+    assert _sent(queue.take_unsent(10)) == [(7, 2), (7, 3)]  # only the unconfirmed part again
+    assert queue.confirm_through((9, 0)) == 2  # at or below: the rest of the run
+    assert _positions(queue) == [(7, 2), (7, 3)]
+
+
+@needs_native
+def test_an_exact_confirm_in_a_run_does_not_release_later_lower_positions() -> None:
+    queue = ConfirmQueue(10)
+    queue.put_many([_run(150, [0, 1]), _run(100, [0, 1])])  # OLR #330 with runs
+    queue.take_unsent(10)
+    queue.confirm_through((150, 1))
+    assert _positions(queue) == [(150, 0), (150, 1)]
+    queue.confirm_through((100, 0))
+    assert _positions(queue) == [(100, 0)] and len(queue) == 1
+
+
+@needs_native
+def test_resume_after_and_resume_at_find_a_position_inside_a_run() -> None:
+    queue = ConfirmQueue(10)
+    queue.put_many([_run(7, [0, 1, 2])])
+    queue.take_unsent(10)
+    queue.resume_after((7, 1))
+    assert _positions(queue) == [(7, 0), (7, 1)] and queue.client_has == (7, 1)
+    assert _sent(queue.take_unsent(10)) == [(7, 2)]
+
+    held = ConfirmQueue(10)
+    held.resume_at((200, 1))
+    held.put(_run(300, [0]))
+    assert held.take_unsent(10) == []
+    held.put(_run(200, [0, 1, 2]))  # the client's message is inside: dropped through it
+    assert _positions(held) == [(300, 0), (200, 0), (200, 1)] and held.hold is None
+    assert _sent(held.take_unsent(10)) == [(200, 2)]
+
+
+@needs_native
+def test_a_restored_skip_position_inside_a_run_silences_only_its_head() -> None:
+    queue = ConfirmQueue(10)
+    queue.skip = (5, 1)
+    queue.put(_run(5, [0, 1, 2, 3]))
+    assert _positions(queue) == [(5, 0), (5, 1)] and queue.skip is None and len(queue) == 2
+    assert _sent(queue.take_unsent(10)) == [(5, 2), (5, 3)]
