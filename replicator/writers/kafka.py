@@ -400,6 +400,7 @@ class KafkaWriter(Writer, DeliveryShortfall):
         self._rebuilding = True  # a failure meanwhile waits for the next _service: no nested resend
         try:
             for entry in self.queue.unconfirmed():
+                assert isinstance(entry, Entry)  # this writer queues Messages only (runs: KafkaRuns' own ledger)
                 self._produce(entry)
         finally:
             self._rebuilding = False
