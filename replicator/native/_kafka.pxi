@@ -23,7 +23,7 @@ ctypedef struct rk_message_t:  # rd_kafka_message_t
     void* key
     size_t key_len
     int64_t offset
-    void* _private  # the producer's per-message opaque: here the item's serial
+    void* serial_opaque  # librdkafka's _private (the per-message opaque): here the item's serial
 
 
 ctypedef void (*rk_dr_cb_t)(void* rk, const rk_message_t* msg, void* opaque) noexcept nogil
@@ -179,7 +179,7 @@ ctypedef struct Ledger:
 cdef void _rk_delivered(void* rk, const rk_message_t* msg, void* opaque) noexcept nogil:
     """Delivery report: count it against its item's slot (plain C: no GIL, no object)."""
     cdef Ledger* led = <Ledger*>opaque
-    cdef int64_t serial = <int64_t><intptr_t>msg._private
+    cdef int64_t serial = <int64_t><intptr_t>msg.serial_opaque
     cdef int64_t slot = serial & led.mask
     if led.serials[slot] != serial or led.left[slot] <= 0:
         led.stale += 1

@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -94,6 +95,18 @@ def test_failed_start_position_save_stops_before_any_output(tmp_path: Path) -> N
     assert not result.output.exists() or result.output.stat().st_size == 0
 
 
+def _remove_while_written(directory: Path, timeout: float = 30.0) -> None:
+    """rmtree a directory the daemon is still writing into: a file it adds between rmtree's
+    listing and its rmdir fails that pass (ENOTEMPTY), so pass again until it is gone."""
+    deadline = time.monotonic() + timeout
+    while directory.exists():
+        try:
+            shutil.rmtree(directory)
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+
+
 def test_failed_saves_at_the_stop_exit_non_zero(tmp_path: Path) -> None:
     """The state directory goes away mid-run (a failed disk): the soft stop cannot write the
     position nor the final schema checkpoint, so it is not a clean stop. (The read is slowed
@@ -104,7 +117,7 @@ def test_failed_saves_at_the_stop_exit_non_zero(tmp_path: Path) -> None:
     daemon = Daemon(config, tmp_path, "--read-limit", "0.2")
     try:
         daemon.wait_ready()
-        shutil.rmtree(result.checkpoint.parent)
+        _remove_while_written(result.checkpoint.parent)
         daemon.wait_status(lambda st: 0 < st[3] < len(expected), 60)
         daemon.signal(signal.SIGTERM)
         daemon.proc.wait(60)
