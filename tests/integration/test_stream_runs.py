@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from run_capture import RunSink
 from stream_harness import DATABASE, make_writer
 
 from replicator import native
@@ -34,22 +35,6 @@ from replicator.writers.queue import client_position
 pytestmark = pytest.mark.skipif(not native.available(), reason="native core not built")
 
 _LEN = struct.Struct("<I")
-
-
-class RunSink:
-    """Keeps what the batch pipeline hands over (Messages and MessageRuns)."""
-
-    def __init__(self) -> None:
-        self.items: list[Any] = []
-
-    def write(self, batch: list[Message]) -> None:
-        self.items.extend(batch)
-
-    def write_runs(self, batch: list[Any]) -> None:
-        self.items.extend(batch)
-
-    def flush(self) -> None:
-        pass
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from native_diff import config_of
+from run_capture import RunSink
 
 from replicator.events import Message
 from replicator.native import engine
@@ -65,22 +66,6 @@ def test_file_writer_output_equals_python(name: str, oltp: Any, tmp_path: Path) 
         assert len(files) > 1
     for f in files:
         assert (native / f).read_bytes() == (python / f).read_bytes(), f
-
-
-class RunSink:
-    """Keeps what the pipeline hands over (Messages and MessageRuns)."""
-
-    def __init__(self) -> None:
-        self.items: list[Any] = []
-
-    def write(self, batch: list[Message]) -> None:
-        self.items.extend(batch)
-
-    def write_runs(self, batch: list[Any]) -> None:
-        self.items.extend(batch)
-
-    def flush(self) -> None:
-        pass
 
 
 def test_run_is_a_sequence_of_messages(oltp: Any, tmp_path: Path) -> None:
