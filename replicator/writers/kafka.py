@@ -195,11 +195,11 @@ class KafkaWriter(Writer, DeliveryShortfall):
     def delivery_problem(self) -> str | None:
         """While the broker is unreachable and messages wait (longer than ``DEGRADED_AFTER_S``: a
         reachable broker acknowledges in milliseconds): how many, and since when."""
-        oldest = self.queue.oldest_sent_at()
+        oldest = self._oldest_sent_at()
         waited = time.monotonic() - oldest if oldest is not None else 0.0
         if not self._broker_trouble or waited < DEGRADED_AFTER_S:
             return None
-        return f"Kafka broker unreachable, {len(self.queue)} messages waiting for delivery for {waited:.0f}s"
+        return f"Kafka broker unreachable, {self._waiting()} messages waiting for delivery for {waited:.0f}s"
 
     def write(self, batch: list[Message]) -> None:
         """Produce ``batch`` in order; waits (polling) while ``queue-size`` messages are unconfirmed."""
@@ -349,12 +349,19 @@ class KafkaWriter(Writer, DeliveryShortfall):
         """Confirmed positions saved at this writer's request (a metric, and for the bench)."""
         return self._durable.saves if self._durable is not None else 0
 
+    def _oldest_sent_at(self) -> float | None:
+        """When the oldest message still waiting for its delivery report was produced."""
+        return self.queue.oldest_sent_at()
+
+    def _waiting(self) -> int:
+        """Messages produced and not yet confirmed."""
+        return len(self.queue)
+
     def _stalled(self) -> bool:
-        oldest = self.queue.oldest_sent_at()
+        oldest = self._oldest_sent_at() if self._broker_trouble else None
         now = time.monotonic()
         return (
-            self._broker_trouble
-            and oldest is not None
+            oldest is not None
             and now - oldest > self.stall_timeout_s
             and now - self._last_progress > self.stall_timeout_s
         )

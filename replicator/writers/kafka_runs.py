@@ -43,7 +43,6 @@ from replicator.events import Message
 from replicator.writers.capabilities import WholeRunWriter
 from replicator.writers.durable import DurableLag
 from replicator.writers.kafka import (
-    DEGRADED_AFTER_S,
     DURABLE_EVERY,
     DURABLE_INTERVAL_S,
     DURABLE_LAG,
@@ -182,16 +181,6 @@ class KafkaRunWriter(KafkaWriter, WholeRunWriter):
             self.connect()
         err = self._native.metadata(timeout)
         return None if err == 0 else self._core.kafka_error_text(err)
-
-    def delivery_problem(self) -> str | None:
-        """While the broker is unreachable and messages wait longer than ``DEGRADED_AFTER_S``."""
-        if self._core is None:
-            return super().delivery_problem()
-        oldest = self._oldest_sent_at()
-        waited = time.monotonic() - oldest if oldest is not None else 0.0
-        if not self._broker_trouble or waited < DEGRADED_AFTER_S:
-            return None
-        return f"Kafka broker unreachable, {self._unconfirmed} messages waiting for delivery for {waited:.0f}s"
 
     def write(self, batch: list[Message]) -> None:
         """Produce ``batch`` in order; waits (polling) while ``queue-size`` messages are unconfirmed."""
@@ -395,21 +384,15 @@ class KafkaRunWriter(KafkaWriter, WholeRunWriter):
             raise self._failure
 
     def _oldest_sent_at(self) -> float | None:
+        if self._core is None:
+            return super()._oldest_sent_at()
         for entry in self._items:
             if entry.serial >= 0 and not self._native.done(entry.serial):
                 return entry.sent_at or None
         return None
 
-    def _stalled(self) -> bool:
-        if self._core is None:
-            return super()._stalled()
-        oldest = self._oldest_sent_at() if self._broker_trouble else None
-        now = time.monotonic()
-        return (
-            oldest is not None
-            and now - oldest > self.stall_timeout_s
-            and now - self._last_progress > self.stall_timeout_s
-        )
+    def _waiting(self) -> int:
+        return super()._waiting() if self._core is None else self._unconfirmed
 
     def _rebuild(self) -> None:
         """Replace the producer and produce every undelivered item again, in order."""
