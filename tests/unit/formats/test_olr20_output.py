@@ -24,13 +24,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from golden_cases import MANIFEST, Cases, engines, generate_cases
 
 from replicator.config.upgrade import upgrade_config
 from replicator.redogen.options_golden import GOLDEN_DIR, run_entry
-from replicator.redogen.reference_check import Case, generate_case
 
-ROOT = Path(__file__).resolve().parents[3]
-MANIFEST = json.loads((GOLDEN_DIR / "manifest.json").read_text())
 ENTRIES = {(v["case"], v["label"]): v for v in MANIFEST["variants"]}
 
 FORMAT = "documentation/json/4.format.adoc"
@@ -40,22 +38,10 @@ MANUAL = "documentation/user-manual/3.output-format.adoc"
 Messages = list[dict[str, Any]]
 
 
-def _engines() -> list[str]:
-    from replicator.native import available
-
-    return ["python", "native"] if available() else ["python"]
-
-
 @pytest.fixture(scope="module")
-def cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, dict[str, Any], Path]]:
+def cases(tmp_path_factory: pytest.TempPathFactory) -> Cases:
     """Each case generated once, its config upgraded to 2.0: (directory, config, checkpoints)."""
-    out = {}
-    for name, spec in MANIFEST["cases"].items():
-        case_dir = tmp_path_factory.mktemp(name)
-        gen = generate_case(Case(str(ROOT / spec["source"]), spec["version"], spec["block-size"]), case_dir)
-        config, _ = upgrade_config(json.loads(gen.config.read_text()))
-        out[name] = (case_dir, config, gen.checkpoint.parent)
-    return out
+    return generate_cases(tmp_path_factory, lambda config: upgrade_config(config)[0])
 
 
 def run_20(cases: dict[str, Any], entry: dict[str, Any], engine: str, work: Path) -> bytes:
@@ -66,7 +52,7 @@ def run_20(cases: dict[str, Any], entry: dict[str, Any], engine: str, work: Path
     return output
 
 
-@pytest.mark.parametrize("engine", _engines())
+@pytest.mark.parametrize("engine", engines())
 @pytest.mark.parametrize("entry", MANIFEST["variants"], ids=[f"{v['case']}:{v['label']}" for v in MANIFEST["variants"]])
 def test_20_config_prints_the_golden_bytes(entry: dict[str, Any], engine: str, cases: Any, tmp_path: Path) -> None:
     expected = (GOLDEN_DIR / entry["expected"]).read_bytes()

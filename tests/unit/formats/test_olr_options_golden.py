@@ -9,37 +9,22 @@ binary is needed.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from golden_cases import MANIFEST, Cases, engines, generate_cases
 
 from replicator.redogen.options_golden import GOLDEN_DIR, run_entry
-from replicator.redogen.reference_check import Case, generate_case
-
-ROOT = Path(__file__).resolve().parents[3]
-MANIFEST = json.loads((GOLDEN_DIR / "manifest.json").read_text())
-
-
-def _engines() -> list[str]:
-    from replicator.native import available
-
-    return ["python", "native"] if available() else ["python"]
 
 
 @pytest.fixture(scope="module")
-def cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, dict[str, Any], Path]]:
+def cases(tmp_path_factory: pytest.TempPathFactory) -> Cases:
     """Each golden case generated once: (case directory, its config, its checkpoint directory)."""
-    out = {}
-    for name, spec in MANIFEST["cases"].items():
-        case_dir = tmp_path_factory.mktemp(name)
-        gen = generate_case(Case(str(ROOT / spec["source"]), spec["version"], spec["block-size"]), case_dir)
-        out[name] = (case_dir, json.loads(gen.config.read_text()), gen.checkpoint.parent)
-    return out
+    return generate_cases(tmp_path_factory)
 
 
-@pytest.mark.parametrize("engine", _engines())
+@pytest.mark.parametrize("engine", engines())
 @pytest.mark.parametrize("entry", MANIFEST["variants"], ids=[f"{v['case']}:{v['label']}" for v in MANIFEST["variants"]])
 def test_output_is_olrs(entry: dict[str, Any], engine: str, cases: dict[str, Any], tmp_path: Path) -> None:
     case_dir, config, checkpoint = cases[entry["case"]]
