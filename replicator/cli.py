@@ -172,6 +172,10 @@ class _DecodeWorkers(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+def _config_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-f", "--file", default="OpenLogReplicator.json", help="config file (default: %(default)s)")
+
+
 def _engine_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--engine",
@@ -198,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="replicate as the config file says (OpenLogReplicator.json)")
-    run.add_argument("-f", "--file", default="OpenLogReplicator.json", help="config file (default: %(default)s)")
+    _config_argument(run)
     run.add_argument(
         "--progress",
         choices=("auto", "on", "off"),
@@ -269,7 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
         "the schema, redo files, output; the writer's reachability as a warning) "
         "and list each result. Exit code 1 when `run` would stop.",
     )
-    check.add_argument("-f", "--file", default="OpenLogReplicator.json", help="config file (default: %(default)s)")
+    _config_argument(check)
     check.add_argument(
         "--config-only",
         action="store_true",
@@ -287,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
         "The result is validated in the target dialect; what it cannot express is refused "
         "(error 30151) and nothing is written.",
     )
-    upgrade.add_argument("-f", "--file", default="OpenLogReplicator.json", help="config file (default: %(default)s)")
+    _config_argument(upgrade)
     upgrade.add_argument("--to", choices=("2.0", "1.9"), default="2.0", help="target dialect (default: %(default)s)")
     upgrade.add_argument(
         "-o", "--output", default="-", help="where to write the result (default: standard output; may be the input)"
