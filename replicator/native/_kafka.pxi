@@ -518,25 +518,3 @@ def run_message_at(MessageRun run, int64_t offset):
         else:
             hi = mid
     return lo
-
-
-def message_run(list bodies, object scn, int64_t first_idx, object seq=0, object xid=0):
-    """A MessageRun of ``bodies`` (bytes, no newline) at positions (scn, first_idx + i), no
-    tables: for benchmarks and tests, which have no committer to render one."""
-    cdef MessageRun r = MessageRun.__new__(MessageRun)
-    cdef Py_ssize_t n = len(bodies), i, at = 0
-    r.n = n
-    r.ends = <int64_t*>malloc((n + 1) * sizeof(int64_t))
-    r.idxs = <int64_t*>malloc((n + 1) * sizeof(int64_t))
-    r.tabs = <int*>malloc((n + 1) * sizeof(int))
-    if r.ends == NULL or r.idxs == NULL or r.tabs == NULL:
-        raise MemoryError()
-    for i in range(n):
-        at += len(bodies[i])
-        r.ends[i] = at
-        r.idxs[i] = first_idx + i
-        r.tabs[i] = -1
-        at += 1
-    r.data = b"".join([body + b"\n" for body in bodies])
-    r.scn, r.seq, r.xid, r.tables = scn, seq, xid, []
-    return r

@@ -24,6 +24,7 @@ from kafka_broker import Broker
 from replicator.cli import main
 from replicator.config.writer import KafkaWriterConfig
 from replicator.errors import RuntimeFailure
+from replicator.events import Message
 from replicator.redogen import workloads
 from replicator.redogen.generate import GenerationResult, generate
 from replicator.writers import kafka_runs
@@ -149,8 +150,8 @@ def test_runs_are_confirmed_once_each_in_order(broker: Broker) -> None:
     confirmed: list[tuple[int, int]] = []
     writer = _writer(broker, confirmed, **{"queue-size": 10})
     assert writer.writes_runs_whole
-    runs = [core().message_run([b"%d.%d" % (n, i) for i in range(n + 1)], 100 + n, 0) for n in range(4)]
-    big = core().message_run([b"big.%d" % i for i in range(25)], 200, 0)  # longer than queue-size
+    runs = [core().make_run([Message(b"%d.%d" % (n, i), 100 + n, i) for i in range(n + 1)]) for n in range(4)]
+    big = core().make_run([Message(b"big.%d" % i, 200, i) for i in range(25)])  # longer than queue-size
     writer.write_runs([*runs, big])
     _wait(writer, confirmed, 4 + 25)
     writer.close()
@@ -164,7 +165,7 @@ def test_message_of_a_run_too_large_names_the_transaction(broker: Broker) -> Non
 
     writer = _writer(broker, [], **{"max-message-mb": 1})
     xid = (0x12 << 48) | (3 << 32) | 0x456
-    run = core().message_run([b"small", b"x" * (2 * 1024 * 1024)], 77, 0, 0, xid)
+    run = core().make_run([Message(b"small", 77, 0, xid=xid), Message(b"x" * (2 * 1024 * 1024), 77, 1, xid=xid)])
     with pytest.raises(RuntimeFailure) as info:
         writer.write_runs([run])
     assert info.value.code == 10092
