@@ -152,7 +152,7 @@ def test_sigkill_inside_a_native_stream(tmp_path: Path, monkeypatch: pytest.Monk
     # a flush size per call): each kill lands inside the stream, not after a 9 MB jump.
     cfg["target"][0]["writer"]["write-buffer-flush-size"] = 64 * 1024
     monkeypatch.setenv("REPLICATOR_ENGINE", "native")  # inherited by the daemons started below
-    _kill_and_finish(tmp_path, result, cfg, seed=14, kills=3, grow=(0.05, 0.25))
+    _kill_and_finish(tmp_path, result, cfg, seed=14, kills=3)
 
 
 def _kill_and_finish(
