@@ -17,7 +17,7 @@ from typing import Any, Final
 from replicator import events as ev
 from replicator.errors import ConfigError, DataError
 from replicator.redogen import encode as enc
-from replicator.redogen.lobs import MULTIBYTE_CHARSETS, LobData, encode_lob, parse_lob_type
+from replicator.redogen.lobvalues import MULTIBYTE_CHARSETS, LobData, encode_lob, parse_lob_type
 
 # Declared sizes above which a column is an extended data type stored as a LOB (Oracle's
 # MAX_STRING_SIZE=EXTENDED rule: VARCHAR2/NVARCHAR2 over 4000 bytes, RAW over 2000 bytes).
@@ -42,7 +42,7 @@ class ColumnType:
     scale: int = -1
     charset_form: int = 0  # 1 database charset, 2 national charset
     char_length: int = 0  # CHAR/NCHAR blank-padding width in characters (0 = none)
-    lob_storage: int = 0  # LOB columns: redogen.lobs.SECUREFILE, BASICFILE or BASICFILE_OUT_OF_ROW
+    lob_storage: int = 0  # LOB columns: redogen.lobvalues.SECUREFILE, BASICFILE or BASICFILE_OUT_OF_ROW
     # XMLTYPE stored as CLOB: the fields describe the hidden CLOB column that holds the data;
     # COL$ also gets the virtual type-58 column (see :func:`xmltype_col_rows`).
     xmltype: bool = False
@@ -239,7 +239,7 @@ def encode_value(ctype: ColumnType, value: Any, charset_ids: tuple[int, int], db
         raw = bytes.fromhex(value) if isinstance(value, str) else bytes(value)
         return (LobData(raw) if ctype.stored_as_lob else raw) if raw else None
     if code in (ev.TYPE_CLOB, ev.TYPE_BLOB):  # the data; the DML turns it into a locator (redogen.lobs)
-        return encode_lob(ctype, value, charset_ids, charset_ids[0] in MULTIBYTE_CHARSETS)
+        return encode_lob(ctype.type_code, ctype.charset_form, value, charset_ids, charset_ids[0] in MULTIBYTE_CHARSETS)
     if code == ev.TYPE_BINARY_FLOAT:
         return enc.encode_binary_float(float(value))
     if code == ev.TYPE_BINARY_DOUBLE:

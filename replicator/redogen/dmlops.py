@@ -12,14 +12,15 @@ from typing import TYPE_CHECKING
 from replicator import events as ev
 from replicator.errors import ConfigError
 from replicator.redogen import dml
-from replicator.redogen.lobs import MULTIBYTE_CHARSETS, PAGE_OVERHEAD, LobStore
+from replicator.redogen.lobs import PAGE_OVERHEAD, LobStore
+from replicator.redogen.lobvalues import MULTIBYTE_CHARSETS
 from replicator.redogen.rows import Cell, Row, TableState
 from replicator.redogen.txnops import TxnOps
 from replicator.redogen.txnstate import Change, ExpectedRow, Txn
 from replicator.schema.lobs import DEFAULT_PAGE_SIZE, PAGE_SIZES
 
 if TYPE_CHECKING:
-    from replicator.redogen.engine import Engine
+    from replicator.redogen.ports import Generator
     from replicator.redogen.scenario import Event
 
 ITL = 1
@@ -28,7 +29,7 @@ ITL = 1
 class DmlOps(TxnOps):
     """Handlers named after the timeline operations."""
 
-    def __init__(self, engine: Engine):
+    def __init__(self, engine: Generator):
         self.e = engine
         emit = engine.emit  # LOB segments live in the next data file; SecureFile pages of 8060 bytes per 8 KiB
         self.lobs = LobStore(

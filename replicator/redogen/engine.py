@@ -20,7 +20,7 @@ from replicator.redogen.ddl import DDL_OPS, Catalog
 from replicator.redogen.emit import Emitter, TxnRedo
 from replicator.redogen.encode import can_encode
 from replicator.redogen.ids import Xid
-from replicator.redogen.lobs import LobData
+from replicator.redogen.lobvalues import LobData
 from replicator.redogen.rows import TableState
 from replicator.redogen.scenario import Event, Scenario, SessionSpec
 from replicator.redogen.txnstate import Txn

@@ -47,13 +47,14 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from replicator import events as ev
 from replicator.errors import ConfigError
 from replicator.redogen import byteorder
 from replicator.redogen.blocks import Record
 from replicator.redogen.ids import dba
+from replicator.redogen.lobvalues import BASICFILE, BASICFILE_OUT_OF_ROW, SECUREFILE, LobData
 from replicator.values.lob import LobValue
 
 if TYPE_CHECKING:
@@ -63,13 +64,10 @@ if TYPE_CHECKING:
     from replicator.redogen.rows import TableState
 
 INLINE_MAX: Final = 3964  # bytes of data a locator keeps in the row (4000 minus its header)
-MULTIBYTE_CHARSETS: Final = frozenset({871, 873})  # UTF8, AL32UTF8: CLOB data is stored as AL16UTF16
-EMPTY_MARKERS: Final = frozenset({"EMPTY_CLOB()", "EMPTY_BLOB()"})
 LOB_OBJ_BASE: Final = 4_000_000  # OBJ# of LOB segments: base + table OBJ# * 2048 + 2 * column
 PAGE_OVERHEAD: Final = 132  # an 8 KiB SecureFile block holds 8060 bytes of data
 MAX_EXTENT: Final = 255  # pages per extent (1-byte count)
 TYP_LOB: Final = 10  # vector TYP of the 26.6 block images in the 19c fixture
-SECUREFILE, BASICFILE, BASICFILE_OUT_OF_ROW = 0, 1, 2  # ColumnType.lob_storage
 INODE_PAGES: Final = 12  # page DBAs a BasicFile inode (in-row locator) keeps
 ENTRY_PAGES: Final = 8  # page DBAs per LOB index entry (32 bytes of key data)
 HEADER_PAGES: Final = 4  # page 0's entry: a 16-byte header, then 4 DBAs
@@ -78,73 +76,9 @@ OPC_INDEX_UNDO: Final = 0x0A16  # ktub opc of index undo records (10.22)
 KDILK_PURGE, KDILK_UPDATE = 2, 18  # kdilk codes: purge leaf row (undo of an insert), update keydata
 
 
-class LobData(bytes):
-    """A LOB value as stored (AL16UTF16 / raw bytes), before it becomes a locator."""
-
-
 def is_lob(ctype: ColumnType) -> bool:
     """CLOB, NCLOB and BLOB columns, and extended VARCHAR2/RAW columns stored as LOBs."""
     return ctype.type_code in (ev.TYPE_CLOB, ev.TYPE_BLOB) or ctype.stored_as_lob
-
-
-_STORAGE: Final = {
-    "": SECUREFILE,
-    "SECUREFILE": SECUREFILE,
-    "BASICFILE": BASICFILE,
-    "BASICFILE ENABLE STORAGE IN ROW": BASICFILE,
-    "BASICFILE DISABLE STORAGE IN ROW": BASICFILE_OUT_OF_ROW,
-}
-
-
-def parse_lob_type(base: str, text: str) -> tuple[int, int, int, int] | None:
-    """(type code, COL$ length, charset form, storage) of a LOB type name, None for other types.
-
-    The name may be followed by ``SECUREFILE`` (the default), ``BASICFILE`` or
-    ``BASICFILE DISABLE STORAGE IN ROW``.
-    """
-    name, _, rest = base.partition(" ")
-    found = {"CLOB": (ev.TYPE_CLOB, 4000, 1), "NCLOB": (ev.TYPE_CLOB, 4000, 2), "BLOB": (ev.TYPE_BLOB, 4000, 0)}.get(
-        name
-    )
-    storage = _STORAGE.get(rest)
-    if found is None or storage is None:
-        return None
-    return (*found, storage)
-
-
-def _expand(value: Any, blob: bool) -> Any:
-    """``{prefix: P, repeat: X, length: N}`` builds big values like SQL ``RPAD(P, N, X)``.
-
-    Lengths count characters, or bytes for a BLOB (whose P and X are hex).
-    """
-    if isinstance(value, dict):
-        pattern, length, prefix = value.get("repeat"), value.get("length"), value.get("prefix", "")
-        if pattern is None or not isinstance(length, int) or length < 0 or set(value) - {"prefix", "repeat", "length"}:
-            raise ConfigError(f"LOB value {value!r}: expected {{prefix: ..., repeat: ..., length: N}}")
-        unit, head = (bytes.fromhex(pattern), bytes.fromhex(prefix)) if blob else (str(pattern), str(prefix))
-        if not unit:
-            raise ConfigError("LOB value: `repeat` must not be empty")
-        return (head + unit * ((length - len(head)) // len(unit) + 1))[:length]
-    return value
-
-
-def encode_lob(ctype: ColumnType, value: Any, charsets: tuple[int, int], db_multibyte: bool) -> bytes | None:
-    """A scenario value -> :class:`LobData` (None for NULL and for '' as Oracle does)."""
-    blob = ctype.type_code == ev.TYPE_BLOB
-    value = _expand(value, blob)
-    if isinstance(value, str) and value.upper() in EMPTY_MARKERS:
-        return LobData(b"")
-    if blob:
-        raw = bytes.fromhex(value) if isinstance(value, str) else bytes(value)
-        return LobData(raw) if raw else None
-    text = str(value)
-    if not text:
-        return None
-    from replicator.redogen.encode import encode_text
-
-    if ctype.charset_form == 2 or db_multibyte:
-        return LobData(encode_text(text, 2000 if ctype.charset_form != 2 else charsets[1]))
-    return LobData(encode_text(text, charsets[0]))
 
 
 def _length(total: int) -> tuple[int, bytes]:

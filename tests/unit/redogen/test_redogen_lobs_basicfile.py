@@ -19,15 +19,13 @@ from redogen_helpers import TEN_MB, pipeline_missing, row_payloads, run_checked,
 from replicator.redo.opcodes.lob import _key
 from replicator.redogen.coltypes import parse_type
 from replicator.redogen.lobs import (
-    BASICFILE,
-    BASICFILE_OUT_OF_ROW,
-    SECUREFILE,
     basic_bare_locator,
     basic_index_locator,
     basic_value_locator,
     index_data,
     index_key,
 )
+from replicator.redogen.lobvalues import BASICFILE, BASICFILE_OUT_OF_ROW, SECUREFILE
 from replicator.redogen.scenario import Scenario
 from replicator.txn.lobassembly import LobReader
 from replicator.txn.lobs import TxnLobs

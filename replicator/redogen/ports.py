@@ -1,0 +1,59 @@
+"""What the operation handlers (ddl.py, dmlops.py, txnops.py) see of the generator engine.
+
+The engine builds the handlers and hands itself to them; typing them against these ports
+instead of :class:`~replicator.redogen.engine.Engine` keeps the handlers below the engine
+(no import circle) and says which part of its state each one may touch.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from replicator.redogen.cluster import ClusterStream
+    from replicator.redogen.emit import Emitter, TxnRedo
+    from replicator.redogen.rows import TableState
+    from replicator.redogen.scenario import Event, Scenario
+    from replicator.redogen.txnstate import Txn
+    from replicator.redogen.undo import UndoSpace
+    from replicator.redogen.writer import RedoStream
+
+
+class CatalogSource(Protocol):
+    """What a dictionary builds its rows from: the whole database's tables, or one PDB's
+    share of them (engine.ContainerView)."""
+
+    sc: Scenario
+    charsets: tuple[int, int]
+    tables: list[TableState]
+
+    def encode_row(
+        self, ts: TableState, values: dict[str, object], base: list[bytes | None] | None = None
+    ) -> list[bytes | None]: ...
+
+
+class Commits(Protocol):
+    """A DDL statement's implicit commit (dmlops.DmlOps.commit)."""
+
+    def commit(self, ev: Event) -> None: ...
+
+
+class Generator(CatalogSource, Protocol):
+    """The engine's state the DML, DDL and transaction handlers read and change."""
+
+    keep: bool  # keep committed transactions for the expected output
+    emit: Emitter
+    ops: Commits
+    txns: dict[int, Txn]  # session -> its open transaction
+    pending_savepoints: dict[int, dict[str, int]]
+    committed: list[Txn]
+    column_format: int
+    stats: dict[str, int]
+    cluster: ClusterStream | None
+    stream: RedoStream | ClusterStream
+
+    def table(self, name: str | None) -> TableState: ...
+
+    def txn(self, sid: int, xid: str | None = None, ts: TableState | None = None) -> Txn: ...
+
+    def undo_of(self, tx: TxnRedo) -> UndoSpace: ...
