@@ -112,9 +112,9 @@ def _bench(args: argparse.Namespace, job: Any) -> int:
     cpu = time.process_time() - cpu0
     mb = total.bytes_read / 1e6
     secs = total.seconds or 1e-9
-    from replicator.native import engine as native_engine
+    from replicator.native import wiring as native_wiring
 
-    committer = native_engine.last_committer if engine == "native" else None
+    committer = native_wiring.last_committer if engine == "native" else None
     split = (
         f" ({committer.native_transactions} transactions native, {committer.python_transactions} python)"
         if committer is not None

@@ -21,7 +21,7 @@ cdef class BlockLoop(RecordLoop):
     cdef uint64_t _last_scn
     cdef uint32_t _last_time
     # The per-LWN checkpoint step (set_checkpoint_step); None: the parser's own callback.
-    cdef object step_full       # Engine._on_checkpoint(cp): the whole python step
+    cdef object step_full       # DaemonEngine._on_checkpoint(cp): the whole python step
     cdef object step_fmt        # OlrJsonFormat whose unsent checkpoint only moves its position, or None
     cdef object step_manager    # CheckpointManager the hook consults, or None
     cdef object step_hook       # the daemon's hook(cp, parser): called when the manager writes
@@ -37,7 +37,7 @@ cdef class BlockLoop(RecordLoop):
 
     def set_checkpoint_step(self, full, fmt, manager, hook):
         """Take over the parser's per-LWN checkpoint (``parser.on_checkpoint`` must be None while
-        the loop analyses): ``full(cp)`` is the python step (Engine._on_checkpoint). With ``fmt``
+        the loop analyses): ``full(cp)`` is the python step (DaemonEngine._on_checkpoint). With ``fmt``
         (an OlrJsonFormat not outputting checkpoints) and ``manager`` (the daemon's
         CheckpointManager, whose ``after_lwn`` ``hook(cp, parser)`` runs), an LWN costs no python
         call unless the manager writes a schema checkpoint then (CheckpointManager.after_lwn's
@@ -67,7 +67,7 @@ cdef class BlockLoop(RecordLoop):
         return self._epoch_val
 
     cdef _checkpoint(self):
-        """Parser.lwn_done's checkpoint of the LWN just analysed, then Engine._on_checkpoint:
+        """Parser.lwn_done's checkpoint of the LWN just analysed, then DaemonEngine._on_checkpoint:
         the format's position step and the daemon's schema checkpoint step."""
         cdef object scn = self.lwn_scn
         cdef long long redo_bytes

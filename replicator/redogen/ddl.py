@@ -56,7 +56,7 @@ from replicator.schema.rows import Kind, row_fields
 from replicator.schema.tracking import COLUMN_FIELDS
 
 if TYPE_CHECKING:
-    from replicator.redogen.ports import Generator
+    from replicator.redogen.ports import GeneratorState
 
 DDL_OPS: Final = (
     "create_table",
@@ -129,7 +129,7 @@ class Segment:
 class SysState(TableState):
     """A dictionary table of the simulated database, with Python values beside the bytes."""
 
-    def __init__(self, st: SysTable, segment: Segment, engine: Generator):
+    def __init__(self, st: SysTable, segment: Segment, engine: GeneratorState):
         spec = TableSpec(
             "SYS",
             st.name,
@@ -194,7 +194,7 @@ class ExpectedDdl:
 class Catalog:
     """The dictionary of the simulated database and the DDL timeline operations."""
 
-    def __init__(self, engine: Generator):
+    def __init__(self, engine: GeneratorState):
         self.e = engine
         self.sys: dict[str, SysState] = {}
         segments: dict[int, Segment] = {}
@@ -1047,7 +1047,7 @@ def _overwrite_pair(ts: TableState, row: Row, old_values: list[bytes | None]) ->
     return PairSpec(p.bdba, 6, [kdo, *(x or b"" for x in values)], [undo, *(x or b"" for x in old_values), *supp], 6)
 
 
-def build_table_state(engine: Generator, spec: TableSpec, first_block: int) -> TableState:
+def build_table_state(engine: GeneratorState, spec: TableSpec, first_block: int) -> TableState:
     """The simulated table of a new table definition (as the engine builds the scenario's)."""
     names = [c.name for c in spec.columns]
     if not spec.columns or len(set(names)) != len(names):

@@ -20,7 +20,7 @@ from replicator.redogen.txnstate import Change, ExpectedRow, Txn
 from replicator.schema.lobs import DEFAULT_PAGE_SIZE, PAGE_SIZES
 
 if TYPE_CHECKING:
-    from replicator.redogen.ports import Generator
+    from replicator.redogen.ports import GeneratorState
     from replicator.redogen.scenario import Event
 
 ITL = 1
@@ -29,7 +29,7 @@ ITL = 1
 class DmlOps(TxnOps):
     """Handlers named after the timeline operations."""
 
-    def __init__(self, engine: Generator):
+    def __init__(self, engine: GeneratorState):
         self.e = engine
         emit = engine.emit  # LOB segments live in the next data file; SecureFile pages of 8060 bytes per 8 KiB
         self.lobs = LobStore(

@@ -18,7 +18,7 @@ from replicator.flags import FLAG_CHECKPOINT
 from replicator.formats.base import FormatOptions
 from replicator.redogen.blocks import Record
 from replicator.redogen.ddl import ExpectedDdl
-from replicator.redogen.engine import Generated
+from replicator.redogen.generator import Generated
 from replicator.redogen.scenario import Scenario
 from replicator.redogen.txnstate import Txn
 

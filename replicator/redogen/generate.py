@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from replicator.redogen import expected, schema
-from replicator.redogen.engine import Engine
+from replicator.redogen.generator import RedoGenerator
 from replicator.redogen.scenario import Scenario
 from replicator.redogen.writer import ArchivedLog
 
@@ -80,7 +80,7 @@ def generate(
     *,
     with_expected: bool = True,
     clean: bool = True,
-    on_engine: Callable[[Engine], None] | None = None,
+    on_engine: Callable[[RedoGenerator], None] | None = None,
 ) -> GenerationResult:
     """Run ``sc`` and write redo, schema checkpoint, config and (optionally) expected output.
 
@@ -99,7 +99,7 @@ def generate(
             shutil.rmtree(out / f"checkpoint-{c.name}", ignore_errors=True)
     redo_dir.mkdir(parents=True, exist_ok=True)
     state_dir.mkdir(parents=True, exist_ok=True)
-    engine = Engine(sc, redo_dir, keep_expected=with_expected)
+    engine = RedoGenerator(sc, redo_dir, keep_expected=with_expected)
     if on_engine is not None:
         on_engine(engine)
     gen = engine.run()

@@ -24,9 +24,9 @@ from typing import Any
 
 from replicator.redogen import expected, schema
 from replicator.redogen.blocks import seal
-from replicator.redogen.engine import Engine
 from replicator.redogen.fileheader import NO_SCN, LogHeader, file_header_block, redo_header_block
 from replicator.redogen.generate import GenerationResult
+from replicator.redogen.generator import RedoGenerator
 from replicator.redogen.ids import redo_time_to_epoch
 from replicator.redogen.scenario import Scenario
 from replicator.redogen.writer import ArchivedLog
@@ -185,7 +185,7 @@ def generate_online(
     state = out / "checkpoint"
     state.mkdir(parents=True)
     ring = OnlineRing(sc, out / "online", out / "fra", groups, rate_mb_s)
-    engine = Engine(sc, out, keep_expected=with_expected, sink=ring)
+    engine = RedoGenerator(sc, out, keep_expected=with_expected, sink=ring)
     engine.stream.on_lwn_written = on_lwn_written
     # The checkpoint, the config and each thread's first log header exist before the first
     # LWN, so a replicator can start tailing while the "database" runs (``ready`` tells a

@@ -1,7 +1,7 @@
 """What the operation handlers (ddl.py, dmlops.py, txnops.py) see of the generator engine.
 
 The engine builds the handlers and hands itself to them; typing them against these ports
-instead of :class:`~replicator.redogen.engine.Engine` keeps the handlers below the engine
+instead of :class:`~replicator.redogen.generator.RedoGenerator` keeps the handlers below the engine
 (no import circle) and says which part of its state each one may touch.
 """
 
@@ -38,7 +38,7 @@ class Commits(Protocol):
     def commit(self, ev: Event) -> None: ...
 
 
-class Generator(CatalogSource, Protocol):
+class GeneratorState(CatalogSource, Protocol):
     """The engine's state the DML, DDL and transaction handlers read and change."""
 
     keep: bool  # keep committed transactions for the expected output

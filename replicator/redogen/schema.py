@@ -19,7 +19,7 @@ from typing import Any
 
 from replicator.errors import ConfigError
 from replicator.redogen import byteorder
-from replicator.redogen.engine import Generated
+from replicator.redogen.generator import Generated
 from replicator.redogen.ids import redo_time
 from replicator.redogen.lobrows import add_dictionary_rows as add_lob_rows
 from replicator.redogen.scenario import ContainerSpec, Scenario

@@ -21,14 +21,14 @@ from replicator.redogen.sqlexpr import (
     RUNTIME,
     SYNTAX,
     Node,
-    Parser,
     SqlError,
+    SqlParser,
     call,
     evaluate,
     to_number,
 )
-from replicator.redogen.sqlschema import Checkpoint
-from replicator.redogen.sqltables import Table, scenario_value
+from replicator.redogen.sqlschema import SqlCheckpoint
+from replicator.redogen.sqltables import SqlTable, scenario_value
 
 _SETUP_OPS = frozenset(
     {
@@ -177,19 +177,19 @@ class Cursor:
 class CompilerBase:
     """The compiler's state (tables, sessions, the timeline) and what every statement family uses."""
 
-    def __init__(self, schema: Checkpoint | None = None, owner: str = "OLR_TEST", strict: bool = False):
+    def __init__(self, schema: SqlCheckpoint | None = None, owner: str = "OLR_TEST", strict: bool = False):
         self.schema = schema
         self.strict = strict  # raise on a statement the database would refuse, instead of skipping it
         self.warnings: list[str] = []
         self.owner = owner
-        self.tables: dict[str, Table] = {}
+        self.tables: dict[str, SqlTable] = {}
         self.record_types: dict[str, list[tuple[str, Node | None]]] = {}  # TYPE r IS RECORD: fields, defaults
         self.record_elements: dict[str, str] = {}  # collection type -> the record type of its elements
         self.ctes: dict[str, Any] = {}  # WITH queries visible to the query being parsed
         self.stored_procs: dict[str, Proc] = {}  # CREATE PROCEDURE
         self.stored_env: dict[str, Any] = {}  # CREATE FUNCTION (a Function by name)
         self.loop_labels: dict[int, tuple[Any, str]] = {}  # id of a parsed loop statement -> (it, its <<label>>)
-        self.initial: list[Table] = []
+        self.initial: list[SqlTable] = []
         self.events: list[Event] = []
         self.sessions: dict[tuple[int, int], Session] = {}
         self.node = 1
@@ -224,18 +224,18 @@ class CompilerBase:
             e.wait, self.pending_wait = self.pending_wait, 0.0
         self.events.append(e)
 
-    def _table(self, name: str, line: int) -> Table:
+    def _table(self, name: str, line: int) -> SqlTable:
         t = self.tables.get(name)
         if t is None:
             raise SqlError(f"ORA-00942: table {name} does not exist", RUNTIME, line)
         return t
 
     # -- statements
-    def _statement(self, p: Parser, env: dict[str, Any], procs: dict[str, Proc]) -> None:
+    def _statement(self, p: SqlParser, env: dict[str, Any], procs: dict[str, Proc]) -> None:
         """Run one SQL statement (the dispatcher, :class:`~replicator.redogen.sqlscript.Compiler`)."""
         raise NotImplementedError
 
-    def _lookup(self, env: dict[str, Any], row: dict[str, Any] | None = None, table: Table | None = None):
+    def _lookup(self, env: dict[str, Any], row: dict[str, Any] | None = None, table: SqlTable | None = None):
         """Names in an expression: a PL/SQL record's field (``r.col``) or collection attribute
         (``v.COUNT``), a column of ``row``, a PL/SQL variable; ``v(i)`` is a collection element."""
 
@@ -305,7 +305,7 @@ class CompilerBase:
         raise NotImplementedError
 
     @staticmethod
-    def _name_list(p: Parser) -> list[str]:
+    def _name_list(p: SqlParser) -> list[str]:
         """``(a, b, ...)``."""
         p.expect("(")
         out = [p.ident()]
@@ -314,15 +314,15 @@ class CompilerBase:
         p.expect(")")
         return out
 
-    def _where(self, p: Parser) -> Node | None:
+    def _where(self, p: SqlParser) -> Node | None:
         return p.expr() if p.accept("WHERE") else None
 
-    def _matches(self, table: Table, cond: Node | None, env: dict[str, Any]) -> list[tuple[Any, dict[str, Any]]]:
+    def _matches(self, table: SqlTable, cond: Node | None, env: dict[str, Any]) -> list[tuple[Any, dict[str, Any]]]:
         if cond is None:
             return list(table.rows.items())
         return [(k, r) for k, r in list(table.rows.items()) if evaluate(cond, self._lookup(env, r, table)) is True]
 
-    def _key_values(self, table: Table, row: dict[str, Any]) -> dict[str, Any]:
+    def _key_values(self, table: SqlTable, row: dict[str, Any]) -> dict[str, Any]:
         names = table.primary_key or [c.name for c in table.columns]
         return {n: scenario_value(table.column(n, 0), row[n]) for n in names}
 

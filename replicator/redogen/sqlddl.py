@@ -22,19 +22,19 @@ from replicator.redogen.sqlexpr import (
     SYNTAX,
     Node,
     OraTime,
-    Parser,
     SqlError,
+    SqlParser,
     evaluate,
     to_number,
     to_text,
 )
-from replicator.redogen.sqltables import Column, Table, cmp_key, coerce, definition, logged_supplemental
+from replicator.redogen.sqltables import SqlColumn, SqlTable, cmp_key, coerce, definition, logged_supplemental
 
 
 class DdlStatements(CompilerBase):
     """CREATE / ALTER / DROP / TRUNCATE TABLE."""
 
-    def _create(self, p: Parser, line: int) -> None:
+    def _create(self, p: SqlParser, line: int) -> None:
         p.expect("CREATE")
         if p.at("INDEX", "UNIQUE", "BITMAP"):
             self._create_index(p, line)
@@ -52,7 +52,7 @@ class DdlStatements(CompilerBase):
             self._create_as_select(p, name, line)
             return
         p.expect("(")
-        columns: list[Column] = []
+        columns: list[SqlColumn] = []
         pk: list[str] = []
         unique: list[list[str]] = []
         checks: list[Node] = []
@@ -74,7 +74,7 @@ class DdlStatements(CompilerBase):
             if not p.accept(","):
                 break
         p.expect(")")
-        table = Table(self.owner, name, columns, pk, unique=unique, checks=checks)
+        table = SqlTable(self.owner, name, columns, pk, unique=unique, checks=checks)
         self._physical(p, table, line)
         if p.accept("PARTITION"):
             self._partitioning(p, table)
@@ -92,21 +92,21 @@ class DdlStatements(CompilerBase):
         self.tables[name] = table
         self._ddl_event(Event("create_table", definition=definition(table)))
 
-    def _create_as_select(self, p: Parser, name: str, line: int) -> None:
+    def _create_as_select(self, p: SqlParser, name: str, line: int) -> None:
         """Setup ``CREATE TABLE t [clauses] AS SELECT ...``: the table with the query's columns
         (a column read from a table keeps its type; a computed one is NUMBER, VARCHAR2(n), DATE,
         TIMESTAMP or RAW(n) by its values, as Oracle derives it) and rows. After the start marker
         it is refused: Oracle loads the rows direct-path, which redogen does not write."""
         if self.started:
             p.fail("CREATE TABLE ... AS SELECT after the start marker is not supported")
-        table = Table(self.owner, name, [Column("X", "NUMBER")], [])
+        table = SqlTable(self.owner, name, [SqlColumn("X", "NUMBER")], [])
         self._physical(p, table, line)
         p.expect("AS")
         q = self._query(p)
         names, rows = self._run_query(q, {})
         sources = [q.source, *[j[1] for j in q.joins]]
         known = [c for src in sources if isinstance(src, str) and src in self.tables for c in self.tables[src].columns]
-        columns: list[Column] = []
+        columns: list[SqlColumn] = []
         for n, col_name in enumerate(names):
             bare = col_name.split(".")[-1]
             source_col = next((c for c in known if c.name == bare), None)
@@ -123,15 +123,15 @@ class DdlStatements(CompilerBase):
                 ctype = f"VARCHAR2({max([len((to_text(v) or '').encode()) for v in values] + [1])})"
             if not re.fullmatch(r"[A-Z][A-Z0-9_$#]*", bare):
                 raise SqlError(f"ORA-00998: must name the expression {col_name} with a column alias", RUNTIME, line)
-            columns.append(Column(bare, ctype, source_col.nullable if source_col is not None else True))
-        table = self._from_schema(Table(self.owner, name, columns, []), line)
+            columns.append(SqlColumn(bare, ctype, source_col.nullable if source_col is not None else True))
+        table = self._from_schema(SqlTable(self.owner, name, columns, []), line)
         self.tables[name] = table
         for r in rows:
             row = dict(zip([c.name for c in columns], r, strict=True))
             stored = {c.name: coerce(c, row.get(c.name), line) for c in table.columns}
             table.put(table.key_of(stored), stored)
 
-    def _physical(self, p: Parser, table: Table, line: int) -> None:
+    def _physical(self, p: SqlParser, table: SqlTable, line: int) -> None:
         """Physical clauses of ``CREATE TABLE`` that change nothing the redo of a row shows:
         ``TABLESPACE t``, ``PCTFREE/PCTUSED/INITRANS/MAXTRANS n``, ``[NO]LOGGING``, ``NOCOMPRESS``,
         ``SEGMENT CREATION ...``, ``STORAGE (...)``, ``[NO]PARALLEL``, ``ENABLE/DISABLE ROW MOVEMENT``, and
@@ -192,7 +192,7 @@ class DdlStatements(CompilerBase):
                 return
 
     @staticmethod
-    def _skip_parens(p: Parser) -> int:
+    def _skip_parens(p: SqlParser) -> int:
         """Skip a balanced ``( ... )``; the index of its closing parenthesis."""
         depth = 0
         while True:
@@ -203,14 +203,14 @@ class DdlStatements(CompilerBase):
             if depth == 0:
                 return p.i - 1
 
-    def _from_schema(self, table: Table, line: int) -> Table:
+    def _from_schema(self, table: SqlTable, line: int) -> SqlTable:
         """The checkpoint's definition of a table the setup creates (its SQL when there is none)."""
         if self.schema is None:
             return table
         ct = self.schema.tables.get(table.name)
         if ct is None:
             raise SqlError(f"table {table.name} is not in the schema checkpoint", SCHEMA, line)
-        cols = [Column(n, t, nullable) for n, t, nullable in ct.columns]
+        cols = [SqlColumn(n, t, nullable) for n, t, nullable in ct.columns]
         declared = {c.name: c for c in table.columns}
         for c in cols:
             if c.name in declared:
@@ -222,7 +222,7 @@ class DdlStatements(CompilerBase):
                 SCHEMA,
                 line,
             )
-        out = Table(
+        out = SqlTable(
             ct.owner,
             ct.name,
             cols,
@@ -242,13 +242,13 @@ class DdlStatements(CompilerBase):
         return out
 
     @staticmethod
-    def _check(p: Parser) -> Node:
+    def _check(p: SqlParser) -> Node:
         p.expect("(")
         cond = p.expr()
         p.expect(")")
         return cond
 
-    def _table_constraint(self, p: Parser) -> tuple[str, Any]:
+    def _table_constraint(self, p: SqlParser) -> tuple[str, Any]:
         """An out-of-line constraint up to its state: ``[CONSTRAINT c] PRIMARY KEY (cols) |
         UNIQUE (cols) | CHECK (cond) | FOREIGN KEY (cols) REFERENCES ...`` as (PRIMARY | UNIQUE
         | CHECK | FOREIGN, the columns or the condition; None for a foreign key, not enforced)."""
@@ -267,7 +267,7 @@ class DdlStatements(CompilerBase):
         self._references(p)
         return "FOREIGN", None
 
-    def _references(self, p: Parser) -> None:
+    def _references(self, p: SqlParser) -> None:
         """``REFERENCES t [(cols)] [ON DELETE CASCADE | SET NULL]``: not enforced (the redo of a
         cascade is not written either)."""
         p.expect("REFERENCES")
@@ -281,7 +281,7 @@ class DdlStatements(CompilerBase):
                 p.expect("NULL")
 
     @staticmethod
-    def _constraint_state(p: Parser) -> None:
+    def _constraint_state(p: SqlParser) -> None:
         """``[NOT] DEFERRABLE``, ``ENABLE``, ``USING INDEX ...``: nothing the redo shows."""
         while p.at(
             "ENABLE",
@@ -299,7 +299,7 @@ class DdlStatements(CompilerBase):
         if p.accept("USING"):
             p.expect("INDEX")
 
-    def _create_index(self, p: Parser, line: int) -> None:
+    def _create_index(self, p: SqlParser, line: int) -> None:
         """``CREATE [UNIQUE|BITMAP] INDEX i ON t (cols) ...``: OLR ignores index redo; a unique
         index makes a duplicate fail (ORA-00001). Like any DDL it commits the open transaction."""
         unique = p.accept("UNIQUE")
@@ -324,7 +324,7 @@ class DdlStatements(CompilerBase):
         if self.started and self._session().active:
             self._commit()
 
-    def _create_sequence(self, p: Parser, line: int) -> None:
+    def _create_sequence(self, p: SqlParser, line: int) -> None:
         """``CREATE SEQUENCE s [START WITH n] [INCREMENT BY m] [CACHE c | NOCACHE] ...``; its
         dictionary redo (SEQ$) is a system table's, which OLR does not print."""
         name = p.ident()
@@ -350,8 +350,8 @@ class DdlStatements(CompilerBase):
             self._commit()
 
     def _column_def(
-        self, p: Parser, unique: list[list[str]] | None = None, checks: list[Node] | None = None
-    ) -> tuple[Column, bool]:
+        self, p: SqlParser, unique: list[list[str]] | None = None, checks: list[Node] | None = None
+    ) -> tuple[SqlColumn, bool]:
         name = p.ident()
         type_toks: list[str] = []
         depth = 0
@@ -371,7 +371,7 @@ class DdlStatements(CompilerBase):
         if not text:
             p.fail(f"column {name}: type missing")
         try:
-            col = Column(name, text)
+            col = SqlColumn(name, text)
         except ConfigError as exc:
             raise SqlError(f"column {name}: {exc.message}", SYNTAX, p.tok.line) from None
         is_pk = False
@@ -404,7 +404,7 @@ class DdlStatements(CompilerBase):
         return col, is_pk
 
     @staticmethod
-    def _identity(p: Parser) -> tuple[str, int, int, int]:
+    def _identity(p: SqlParser) -> tuple[str, int, int, int]:
         """``GENERATED [ALWAYS | BY DEFAULT [ON NULL]] AS IDENTITY [(START WITH n INCREMENT BY m CACHE c)]``."""
         mode = "BY DEFAULT"
         if p.accept("BY"):
@@ -439,7 +439,7 @@ class DdlStatements(CompilerBase):
                 p.i += 1
         return mode, start, step, cache
 
-    def _partitioning(self, p: Parser, table: Table) -> None:
+    def _partitioning(self, p: SqlParser, table: SqlTable) -> None:
         p.expect("BY")
         kind = p.ident()
         if kind not in ("RANGE", "LIST"):
@@ -473,7 +473,7 @@ class DdlStatements(CompilerBase):
                 break
         p.expect(")")
 
-    def _alter(self, p: Parser, line: int) -> None:
+    def _alter(self, p: SqlParser, line: int) -> None:
         p.expect("ALTER")
         if p.accept("SYSTEM"):
             words = [tok.text for tok in p.toks[p.i :] if tok.kind == "id"]
@@ -518,7 +518,7 @@ class DdlStatements(CompilerBase):
                     if level == "all" or table.supplemental != "all":
                         table.supplemental = level
                 return
-            cols: list[Column] = []
+            cols: list[SqlColumn] = []
             if p.accept("("):
                 while True:
                     cols.append(self._column_def(p)[0])
@@ -581,7 +581,7 @@ class DdlStatements(CompilerBase):
                     raise SqlError(f"ORA-00955: name {new_name} is already used by an existing object", RUNTIME, line)
                 del self.tables[table.name]
                 if self.schema is not None:  # the checkpoint describes the table under its new name
-                    renamed = self._from_schema(Table(self.owner, new_name, table.columns, table.primary_key), line)
+                    renamed = self._from_schema(SqlTable(self.owner, new_name, table.columns, table.primary_key), line)
                     renamed.rows, renamed.unique, renamed.checks = table.rows, table.unique, table.checks
                 else:
                     renamed, table.name = table, new_name
@@ -637,7 +637,7 @@ class DdlStatements(CompilerBase):
                         )
                 elif ct.type_code != col.ctype.type_code:  # type: ignore[union-attr]
                     p.fail(f"MODIFY {name} {col.type} -> {new_type}: only a change within the same type is supported")
-                probe = Column(name, new_type, col.nullable if nullable is None else nullable, ctype=ct)
+                probe = SqlColumn(name, new_type, col.nullable if nullable is None else nullable, ctype=ct)
                 for row in table.rows.values():
                     if row.get(name) is None and not probe.nullable:
                         raise SqlError(f"ORA-02296: cannot enable NOT NULL on {name}: null values found", RUNTIME, line)
@@ -660,7 +660,7 @@ class DdlStatements(CompilerBase):
         else:
             p.fail(f"ALTER TABLE {p.tok.text} is not supported (ADD, DROP COLUMN, SET UNUSED, RENAME COLUMN, MODIFY)")
 
-    def _add_constraint(self, p: Parser, table: Table, line: int) -> None:
+    def _add_constraint(self, p: SqlParser, table: SqlTable, line: int) -> None:
         """Setup ``ALTER TABLE t ADD [CONSTRAINT c] PRIMARY KEY | UNIQUE (cols) | CHECK (cond) |
         FOREIGN KEY ...``: enforced from then on, as in ``CREATE TABLE`` (the rows already there
         must satisfy a key: ORA-02437 / ORA-02299; a CHECK is not run on them). A schema
@@ -702,7 +702,7 @@ class DdlStatements(CompilerBase):
         if self._session().active:
             self._commit()
 
-    def _drop_column(self, table: Table, name: str, op: str, line: int) -> None:
+    def _drop_column(self, table: SqlTable, name: str, op: str, line: int) -> None:
         table.column(name, line)
         if name in table.primary_key:
             raise SqlError(f"ORA-12992: cannot drop primary key column {name}", RUNTIME, line)
@@ -711,7 +711,7 @@ class DdlStatements(CompilerBase):
             row.pop(name, None)
         self._ddl_event(Event(op, table=table.name, column=name))
 
-    def _drop_truncate(self, p: Parser, line: int) -> None:
+    def _drop_truncate(self, p: SqlParser, line: int) -> None:
         word = p.ident()
         if word == "DROP" and p.at("PROCEDURE", "FUNCTION"):
             p.i += 1

@@ -12,16 +12,16 @@ from typing import Any
 from replicator import events as ev
 from replicator.redogen.scenario import Event
 from replicator.redogen.sqlbase import Collection
-from replicator.redogen.sqlexpr import RUNTIME, SYNTAX, Node, Parser, SqlError, evaluate, to_text
+from replicator.redogen.sqlexpr import RUNTIME, SYNTAX, Node, SqlError, SqlParser, evaluate, to_text
 from replicator.redogen.sqlquery import Queries, Query, Scope
-from replicator.redogen.sqltables import Table, coerce, scenario_value
+from replicator.redogen.sqltables import SqlTable, coerce, scenario_value
 
 
 class DmlStatements(Queries):
     """INSERT (VALUES or SELECT) / UPDATE / DELETE / MERGE."""
 
     # -- INSERT
-    def _insert(self, p: Parser, env: dict[str, Any]) -> None:
+    def _insert(self, p: SqlParser, env: dict[str, Any]) -> None:
         """``INSERT INTO t [(cols)] VALUES (...)`` or ``INSERT INTO t [(cols)] SELECT ...``."""
         line = p.tok.line
         p.expect("INSERT")
@@ -42,7 +42,9 @@ class DmlStatements(Queries):
         self._returning(p, env, table, [row])
 
     @staticmethod
-    def _values(table: Table, names: list[str] | None, exprs: list[Node] | Node, lookup: Any, line: int) -> list[Any]:
+    def _values(
+        table: SqlTable, names: list[str] | None, exprs: list[Node] | Node, lookup: Any, line: int
+    ) -> list[Any]:
         """The values of ``VALUES (e, ...)``, or of ``VALUES record`` (a %ROWTYPE record: by column
         name; a record of other field names: by position)."""
         if isinstance(exprs, list):
@@ -58,7 +60,7 @@ class DmlStatements(Queries):
         return list(rec.values())
 
     @staticmethod
-    def _value_list(p: Parser) -> list[Node] | Node:
+    def _value_list(p: SqlParser) -> list[Node] | Node:
         """``(e, ...)``, or a record expression (``VALUES v_row``, ``VALUES v(i)``)."""
         if not p.at("("):
             return p._concat()
@@ -70,7 +72,7 @@ class DmlStatements(Queries):
         return exprs
 
     def _new_row(
-        self, table: Table, names: list[str] | None, values: list[Any], env: dict[str, Any], line: int
+        self, table: SqlTable, names: list[str] | None, values: list[Any], env: dict[str, Any], line: int
     ) -> tuple[dict[str, Any], list[str]]:
         """The row an insert stores (identity, defaults, NOT NULL checked) and the columns its event lists."""
         cols = names or [c.name for c in table.columns]
@@ -101,7 +103,7 @@ class DmlStatements(Queries):
         return row, cols
 
     def _store_row(
-        self, table: Table, row: dict[str, Any], names: list[str] | None, cols: list[str], line: int
+        self, table: SqlTable, row: dict[str, Any], names: list[str] | None, cols: list[str], line: int
     ) -> dict[str, Any]:
         """Put a new row into the table (ORA-00001 on a duplicate key); its event values."""
         key = table.key_of(row)
@@ -125,7 +127,7 @@ class DmlStatements(Queries):
         }
 
     def _insert_row(
-        self, table: Table, names: list[str] | None, values: list[Any], env: dict[str, Any], line: int
+        self, table: SqlTable, names: list[str] | None, values: list[Any], env: dict[str, Any], line: int
     ) -> dict[str, Any]:
         """One single-row insert (redo 11.2); the row stored."""
         row, cols = self._new_row(table, names, values, env, line)
@@ -136,7 +138,7 @@ class DmlStatements(Queries):
         return row
 
     def _insert_rows(
-        self, table: Table, names: list[str] | None, rows: list[list[Any]], env: dict[str, Any], line: int
+        self, table: SqlTable, names: list[str] | None, rows: list[list[Any]], env: dict[str, Any], line: int
     ) -> None:
         """A multi-row insert (INSERT ... SELECT, FORALL): Oracle writes it as array inserts, redo
         11.11 (QMI) with the rows of one block each (``insert_many`` events, one per run of rows
@@ -164,7 +166,9 @@ class DmlStatements(Queries):
             else:
                 self._event(Event("insert_many", session=s.id, table=where, rows=values_list))
 
-    def _insert_select(self, p: Parser, env: dict[str, Any], table: Table, names: list[str] | None, line: int) -> None:
+    def _insert_select(
+        self, p: SqlParser, env: dict[str, Any], table: SqlTable, names: list[str] | None, line: int
+    ) -> None:
         query = self._query(p)
         _, rows = self._run_query(query, env)
         if rows:
@@ -172,7 +176,7 @@ class DmlStatements(Queries):
         self.rowcount = len(rows)
 
     # -- UPDATE
-    def _update(self, p: Parser, env: dict[str, Any]) -> None:
+    def _update(self, p: SqlParser, env: dict[str, Any]) -> None:
         line = p.tok.line
         p.expect("UPDATE")
         table = self._table(p.ident(), line)
@@ -194,7 +198,7 @@ class DmlStatements(Queries):
         self._returning(p, env, table, changed)
 
     @staticmethod
-    def _set_list(p: Parser, table: Table, line: int) -> list[tuple[str, Node]]:
+    def _set_list(p: SqlParser, table: SqlTable, line: int) -> list[tuple[str, Node]]:
         sets: list[tuple[str, Node]] = []
         while True:
             if p.accept("("):  # (a, b) = (SELECT x, y ...): one row subquery for several columns
@@ -232,7 +236,7 @@ class DmlStatements(Queries):
         return sets
 
     def _update_row(
-        self, table: Table, key: Any, row: dict[str, Any], sets: list[tuple[str, Node]], lookup: Any, line: int
+        self, table: SqlTable, key: Any, row: dict[str, Any], sets: list[tuple[str, Node]], lookup: Any, line: int
     ) -> tuple[Any, dict[str, Any]]:
         """Change one row (the ``SET`` expressions read the row before the change); its new key and values."""
         s = self._session()
@@ -266,7 +270,7 @@ class DmlStatements(Queries):
         return new_key, new
 
     # -- DELETE
-    def _delete(self, p: Parser, env: dict[str, Any]) -> None:
+    def _delete(self, p: SqlParser, env: dict[str, Any]) -> None:
         line = p.tok.line
         p.expect("DELETE")
         p.accept("FROM")
@@ -280,7 +284,7 @@ class DmlStatements(Queries):
         self.rowcount = len(gone)
         self._returning(p, env, table, [row for _, row in gone])
 
-    def _returning(self, p: Parser, env: dict[str, Any], table: Table, rows: list[dict[str, Any]]) -> None:
+    def _returning(self, p: SqlParser, env: dict[str, Any], table: SqlTable, rows: list[dict[str, Any]]) -> None:
         """``RETURNING e, ... [BULK COLLECT] INTO v, ...`` of the rows a DML statement changed."""
         if not p.accept("RETURNING", "RETURN"):
             return
@@ -312,7 +316,7 @@ class DmlStatements(Queries):
                     raise SqlError(f"PLS-00201: identifier {target} must be declared", RUNTIME, p.tok.line)
                 env[target] = values[0][n] if values else None
 
-    def _delete_row(self, table: Table, key: Any, row: dict[str, Any], line: int) -> None:
+    def _delete_row(self, table: SqlTable, key: Any, row: dict[str, Any], line: int) -> None:
         s = self._session()
         event = Event("delete", session=s.id, table=table.partition_of(row, line), key=self._key_values(table, row))
         # where a rollback puts the row back (a full scan's order); costly on big tables, where it goes last
@@ -323,7 +327,7 @@ class DmlStatements(Queries):
         self._event(event)
 
     # -- MERGE
-    def _merge(self, p: Parser, env: dict[str, Any]) -> None:
+    def _merge(self, p: SqlParser, env: dict[str, Any]) -> None:
         """``MERGE INTO t [a] USING (query) | table [s] ON (cond) WHEN MATCHED THEN UPDATE SET ...
         [WHERE c] [DELETE WHERE c] WHEN NOT MATCHED THEN INSERT [(cols)] VALUES (...) [WHERE c]``.
 

@@ -1,7 +1,7 @@
 """Tokens, expressions and values of the SQL dialect redogen's SQL scripts use.
 
 :mod:`replicator.redogen.sqlscript` compiles an Oracle SQL*Plus script into a scenario; this
-module holds its lexer (:func:`tokenize`), the expression parser (:class:`Parser`) and the
+module holds its lexer (:func:`tokenize`), the expression parser (:class:`SqlParser`) and the
 evaluator (:func:`evaluate`). Values are plain Python: ``None`` (NULL), ``str``, ``Decimal``
 (NUMBER), ``float`` (BINARY_FLOAT/DOUBLE literals), ``bytes`` (RAW), ``bool`` (BOOLEAN),
 :class:`OraTime` (DATE/TIMESTAMP[ WITH TIME ZONE]) and :class:`Interval`. As in Oracle, ``''``
@@ -36,7 +36,7 @@ SCHEMA: Final = 30383  # schema checkpoint missing or without the script's table
 DB_CHARSET: ContextVar[int] = ContextVar("DB_CHARSET", default=873)
 # The compiler's query parser (:meth:`replicator.redogen.sqlquery.Queries._query`): a ``(SELECT ...)``
 # inside an expression becomes a subquery node, which the lookup's ``query(q)`` runs.
-SUBQUERY: ContextVar[Callable[[Parser], Any] | None] = ContextVar("SUBQUERY", default=None)
+SUBQUERY: ContextVar[Callable[[SqlParser], Any] | None] = ContextVar("SUBQUERY", default=None)
 
 
 class SqlError(ConfigError):
@@ -214,13 +214,13 @@ def to_number(v: Any, line: int = 0) -> Decimal | None:
 
 
 # ---------------------------------------------------------------------------------------------
-# expressions: tuples (tag, ...) built by Parser, read by evaluate()
+# expressions: tuples (tag, ...) built by SqlParser, read by evaluate()
 
 Node = tuple
 NOT_FOUND: Final = object()  # a lookup's ``element(name, args, line)`` found no collection of that name
 
 
-class Parser:
+class SqlParser:
     """Recursive-descent parser over a token list; shared with the statement parser."""
 
     def __init__(self, tokens: list[Token]):

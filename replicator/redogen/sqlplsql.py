@@ -20,8 +20,8 @@ from replicator.redogen.sqlexpr import (
     EXPRESSION,
     RUNTIME,
     Node,
-    Parser,
     SqlError,
+    SqlParser,
     Token,
     evaluate,
     to_number,
@@ -78,7 +78,7 @@ def ora_code(exc: SqlError) -> int:
 class PlsqlBlocks(DmlStatements):
     """``[DECLARE] BEGIN ... [EXCEPTION ...] END;`` blocks and what runs inside them."""
 
-    def _block(self, p: Parser, env: dict[str, Any], procs: dict[str, Proc]) -> None:
+    def _block(self, p: SqlParser, env: dict[str, Any], procs: dict[str, Proc]) -> None:
         """``[DECLARE ...] BEGIN ... END;`` run with a copy of the enclosing scope."""
         outer, env, procs = env, dict(env), dict(procs)
         declared = self._declarations(p, env, procs) if p.accept("DECLARE") else set()
@@ -92,7 +92,7 @@ class PlsqlBlocks(DmlStatements):
                 if k not in declared:
                     outer[k] = env[k]
 
-    def _body(self, p: Parser) -> tuple[list[Any], list[tuple[list[str], list[Any]]]]:
+    def _body(self, p: SqlParser) -> tuple[list[Any], list[tuple[list[str], list[Any]]]]:
         """Statements up to ``END [name]``, with the ``EXCEPTION WHEN ... THEN`` handlers."""
         body = self._statements(p, ("END", "EXCEPTION"))
         handlers: list[tuple[list[str], list[Any]]] = []
@@ -147,7 +147,7 @@ class PlsqlBlocks(DmlStatements):
         return False
 
     def _parameters(
-        self, p: Parser, modes: dict[str, str] | None = None, defaults: dict[str, Node] | None = None
+        self, p: SqlParser, modes: dict[str, str] | None = None, defaults: dict[str, Node] | None = None
     ) -> list[str]:
         """A subprogram's or cursor's ``(name [IN | OUT | IN OUT] [NOCOPY] type [DEFAULT e], ...)``
         list, if any: the names (``modes`` / ``defaults`` collect the rest; a cursor has neither)."""
@@ -172,7 +172,7 @@ class PlsqlBlocks(DmlStatements):
             p.expect(")")
         return params
 
-    def _subprogram(self, p: Parser, env: dict[str, Any], procs: dict[str, Proc], declared: set[str]) -> None:
+    def _subprogram(self, p: SqlParser, env: dict[str, Any], procs: dict[str, Proc], declared: set[str]) -> None:
         """``PROCEDURE p[(params)] IS ... BEGIN ... END;`` or ``FUNCTION f[(params)] RETURN type
         IS ...``: its declarations (variables, ``PRAGMA AUTONOMOUS_TRANSACTION``, nested
         subprograms, visible in its body only) and body."""
@@ -225,7 +225,7 @@ class PlsqlBlocks(DmlStatements):
         proc.body, proc.handlers = self._body(p)
         p.expect(";")
 
-    def _declarations(self, p: Parser, env: dict[str, Any], procs: dict[str, Proc]) -> set[str]:
+    def _declarations(self, p: SqlParser, env: dict[str, Any], procs: dict[str, Proc]) -> set[str]:
         """Declare the block's types, cursors, procedures and variables; the names declared."""
         types: set[str] = set()
         declared: set[str] = set()
@@ -308,7 +308,7 @@ class PlsqlBlocks(DmlStatements):
             return {c.name: None for c in table.columns} if table is not None else None
         return None if node is None else evaluate(node, self._lookup(env))
 
-    def _variable(self, p: Parser) -> tuple[str, Node | None, str]:
+    def _variable(self, p: SqlParser) -> tuple[str, Node | None, str]:
         name = p.ident()
         p.accept("CONSTANT")
         type_name = self._type(p)
@@ -319,7 +319,7 @@ class PlsqlBlocks(DmlStatements):
         return name, node, type_name
 
     @staticmethod
-    def _type(p: Parser) -> str:
+    def _type(p: SqlParser) -> str:
         """Skip a type (``NUMBER(10)``, ``t.col%TYPE``...); its first name (``T%ROWTYPE`` for a record)."""
         name = p.ident()
         while p.accept("."):
@@ -333,7 +333,7 @@ class PlsqlBlocks(DmlStatements):
             p.i += 1
         return name
 
-    def _statements(self, p: Parser, stop: tuple[str, ...]) -> list[Any]:
+    def _statements(self, p: SqlParser, stop: tuple[str, ...]) -> list[Any]:
         """Parse PL/SQL statements up to one of ``stop`` (not consumed) into a small tree."""
         out: list[Any] = []
         label, label_at = "", 0
@@ -487,7 +487,7 @@ class PlsqlBlocks(DmlStatements):
             self.loop_labels[id(out[label_at])] = (out[label_at], label)
         return out
 
-    def _for(self, p: Parser, line: int) -> tuple[Any, ...]:
+    def _for(self, p: SqlParser, line: int) -> tuple[Any, ...]:
         """``FOR i IN [REVERSE] a..b LOOP``, ``FOR r IN (SELECT ...) LOOP``, ``FOR r IN cursor LOOP``."""
         var = p.ident()
         p.expect("IN")
@@ -512,7 +512,7 @@ class PlsqlBlocks(DmlStatements):
         p.expect("LOOP")
         return ("for", var, lo, hi, reverse, self._loop_body(p), line)
 
-    def _loop_body(self, p: Parser) -> list[Any]:
+    def _loop_body(self, p: SqlParser) -> list[Any]:
         body = self._statements(p, ("END",))
         p.expect("END")
         p.expect("LOOP")
@@ -522,7 +522,7 @@ class PlsqlBlocks(DmlStatements):
         return body
 
     @staticmethod
-    def _sql_tokens(p: Parser) -> list[Token]:
+    def _sql_tokens(p: SqlParser) -> list[Token]:
         """The tokens of one SQL statement (up to its ';'), parsed again when it runs."""
         start = p.i
         depth = 0
@@ -536,7 +536,7 @@ class PlsqlBlocks(DmlStatements):
         return toks
 
     @staticmethod
-    def _block_tokens(p: Parser) -> list[Token]:
+    def _block_tokens(p: SqlParser) -> list[Token]:
         """A nested block's tokens (parsed again when it runs)."""
         start = p.i
         depth = 0
@@ -558,7 +558,7 @@ class PlsqlBlocks(DmlStatements):
             p.i += 1
         return p.toks[start : p.i] + [Token("eof", "", p.tok.line)]
 
-    def _call_or_assignment(self, p: Parser, line: int) -> tuple[Any, ...]:
+    def _call_or_assignment(self, p: SqlParser, line: int) -> tuple[Any, ...]:
         """``name := e;``, ``v(i) := e;``, ``r.f := e;`` or a procedure call ``name[(args)];``."""
         name = p.ident()
         while p.accept("."):
@@ -590,7 +590,7 @@ class PlsqlBlocks(DmlStatements):
             self.line = st[-1]
             kind = st[0]
             if kind == "sql":
-                self._atomic(lambda st=st: self._statement(Parser(st[1]), env, procs))
+                self._atomic(lambda st=st: self._statement(SqlParser(st[1]), env, procs))
             elif kind == "set":
                 self._assign(st, env)
             elif kind == "for":
@@ -645,7 +645,7 @@ class PlsqlBlocks(DmlStatements):
                 else:
                     self._run(st[2], env, procs)
             elif kind == "block":
-                self._block(Parser(st[1]), env, procs)
+                self._block(SqlParser(st[1]), env, procs)
             elif kind == "return":
                 raise Return(None if st[1] is None else evaluate(st[1], self._lookup(env)))
             elif kind == "raise_case":
@@ -701,7 +701,7 @@ class PlsqlBlocks(DmlStatements):
             )
         inner = dict(env)
         inner.update(zip(names, values, strict=True))
-        p = Parser(tokenize(text, line))
+        p = SqlParser(tokenize(text, line))
         try:
             if into:
                 if not p.at("SELECT", "WITH"):
@@ -779,7 +779,7 @@ class PlsqlBlocks(DmlStatements):
         env[name] = value
 
     @staticmethod
-    def _args(p: Parser) -> list[Node]:
+    def _args(p: SqlParser) -> list[Node]:
         """``[(e, ...)]``."""
         args: list[Node] = []
         if p.accept("("):
@@ -897,7 +897,7 @@ class PlsqlBlocks(DmlStatements):
             if lo is None or hi is None:
                 raise SqlError("FORALL bounds are NULL", RUNTIME, line)
             indices = [Decimal(i) for i in range(int(lo), int(hi) + 1)]
-        p = Parser(toks)
+        p = SqlParser(toks)
         if p.at("INSERT") and any(t.text == "VALUES" for t in toks if t.kind == "id"):
             p.expect("INSERT")
             p.expect("INTO")
@@ -914,7 +914,7 @@ class PlsqlBlocks(DmlStatements):
             return
         total = 0
         for i in indices:
-            self._atomic(lambda i=i: self._statement(Parser(toks), {**env, var: i}, procs))
+            self._atomic(lambda i=i: self._statement(SqlParser(toks), {**env, var: i}, procs))
             total += self.rowcount
         self.rowcount = total
 
@@ -1029,7 +1029,7 @@ class PlsqlBlocks(DmlStatements):
         if proc.decls:
             end = proc.decls[-1].line
             declared = self._declarations(
-                Parser([*proc.decls, Token("id", "BEGIN", end), Token("eof", "", end)]), scope, procs
+                SqlParser([*proc.decls, Token("id", "BEGIN", end), Token("eof", "", end)]), scope, procs
             )
             proc_locals = declared
         else:

@@ -21,14 +21,14 @@ from replicator.redogen.sqlexpr import (
     EXPRESSION,
     RUNTIME,
     Node,
-    Parser,
     SqlError,
+    SqlParser,
     compare,
     evaluate,
     to_number,
     tokenize,
 )
-from replicator.redogen.sqltables import Table
+from replicator.redogen.sqltables import SqlTable
 
 # Words that end a select-list item or a FROM item (so they are no alias).
 _CLAUSE: Final = frozenset(
@@ -112,7 +112,7 @@ class Queries(CompilerBase):
     """Parsing and running SELECTs against the compiler's tables."""
 
     # -- parsing
-    def _query(self, p: Parser, *, into: bool = False) -> Query:
+    def _query(self, p: SqlParser, *, into: bool = False) -> Query:
         """``[WITH name AS (query), ...] SELECT ...`` (``into``: a PL/SQL SELECT ... INTO), with
         its set operator branches; a WITH query is read where its name is a FROM source."""
         if p.accept("WITH"):
@@ -153,7 +153,7 @@ class Queries(CompilerBase):
                     break
         return q
 
-    def _select(self, p: Parser, into: bool) -> Query:
+    def _select(self, p: SqlParser, into: bool) -> Query:
         line = p.tok.line
         if p.accept("("):
             q = self._query(p)
@@ -217,7 +217,7 @@ class Queries(CompilerBase):
                 while p.accept(","):
                     cols.append(p.ident())
                 p.expect(")")
-                on = Parser(tokenize(" AND ".join(f'"{c}" = "{right}"."{c}"' for c in cols), p.tok.line)).expr()
+                on = SqlParser(tokenize(" AND ".join(f'"{c}" = "{right}"."{c}"' for c in cols), p.tok.line)).expr()
             elif kind != "CROSS" or p.at("ON"):
                 p.expect("ON")
                 on = p.expr()
@@ -241,7 +241,7 @@ class Queries(CompilerBase):
             p.fail("SELECT ... FOR UPDATE is not supported")
         return q
 
-    def _from_item(self, p: Parser) -> tuple[Any, str]:
+    def _from_item(self, p: SqlParser) -> tuple[Any, str]:
         """``table [alias]``, ``owner.table [alias]`` or ``(subquery) [alias]``."""
         if p.at("("):
             p.i += 1
@@ -258,7 +258,7 @@ class Queries(CompilerBase):
             return self.ctes[source], alias or source
         return source, alias
 
-    def _target_name(self, p: Parser) -> str:
+    def _target_name(self, p: SqlParser) -> str:
         name = p.ident()
         while p.accept("."):
             name += "." + p.ident()
@@ -302,7 +302,7 @@ class Queries(CompilerBase):
         if source in _DICTIONARY and source not in self.tables:
             cols, rows = self._dictionary(source)
             return [Scope(frozenset({source, alias} - {""}), cols, dict(zip(cols, r, strict=True))) for r in rows]
-        table: Table = self._table(source, line)
+        table: SqlTable = self._table(source, line)
         aliases = frozenset({table.name, alias} - {""})
         cols = [c.name for c in table.columns]
         return [Scope(aliases, cols, dict(r)) for r in list(table.rows.values())]

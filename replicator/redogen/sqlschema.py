@@ -34,7 +34,7 @@ class CheckpointTable:
 
 
 @dataclass(slots=True)
-class Checkpoint:
+class SqlCheckpoint:
     """What a SQL script needs from a schema checkpoint."""
 
     database: str  # OLR source name (checkpoint file prefix)
@@ -81,7 +81,7 @@ def column_type(c: dict[str, Any]) -> str:
     raise SqlError(f"schema checkpoint: column {c.get('name')} has COL$ type {t}, which redogen does not write", SCHEMA)
 
 
-def load_checkpoint(path: str | Path) -> Checkpoint:
+def load_checkpoint(path: str | Path) -> SqlCheckpoint:
     """Read a checkpoint file, or the one ``*-chkpt-*.json`` of a directory (the lowest SCN if several)."""
     p = Path(path)
     if p.is_dir():
@@ -102,7 +102,7 @@ def load_checkpoint(path: str | Path) -> Checkpoint:
         raise SqlError(f"schema checkpoint {p}: missing or malformed field {exc}", SCHEMA) from None
 
 
-def _parse(doc: dict[str, Any]) -> Checkpoint:
+def _parse(doc: dict[str, Any]) -> SqlCheckpoint:
     users = {u["user"]: u["name"] for u in doc.get("sys-user", [])}
     tabs = {t["obj"]: t for t in doc.get("sys-tab", [])}
     tables: dict[str, CheckpointTable] = {}
@@ -151,7 +151,7 @@ def _parse(doc: dict[str, Any]) -> Checkpoint:
             supplemental,
             parts,
         )
-    return Checkpoint(
+    return SqlCheckpoint(
         doc.get("database", "TEST"),
         doc.get("context", "ORCLCDB"),
         doc.get("con-name", ""),

@@ -38,9 +38,9 @@ from replicator.redogen.encode import can_encode
 from replicator.redogen.scenario import Event, Scenario
 from replicator.redogen.sqlbase import Proc
 from replicator.redogen.sqlddl import DdlStatements
-from replicator.redogen.sqlexpr import DB_CHARSET, RUNTIME, SCHEMA, SUBQUERY, SYNTAX, Parser, SqlError, tokenize
+from replicator.redogen.sqlexpr import DB_CHARSET, RUNTIME, SCHEMA, SUBQUERY, SYNTAX, SqlError, SqlParser, tokenize
 from replicator.redogen.sqlplsql import PlsqlBlocks
-from replicator.redogen.sqlschema import Checkpoint, load_checkpoint
+from replicator.redogen.sqlschema import SqlCheckpoint, load_checkpoint
 from replicator.redogen.sqltables import copy_table, logged_supplemental, scenario_value
 from replicator.values.charset import CHARSET_IDS
 
@@ -178,7 +178,7 @@ def split_script(text: str) -> list[Chunk]:
 class Compiler(PlsqlBlocks, DdlStatements):
     """Runs a script's statements against a model of its tables and records the timeline."""
 
-    def __init__(self, schema: Checkpoint | None = None, owner: str = "OLR_TEST", strict: bool = False):
+    def __init__(self, schema: SqlCheckpoint | None = None, owner: str = "OLR_TEST", strict: bool = False):
         super().__init__(schema, schema_owner(schema) or owner, strict)
         self.charset = schema.nls_charset if schema is not None else "AL32UTF8"
         self.preload: list[dict[str, Any]] = []
@@ -260,19 +260,19 @@ class Compiler(PlsqlBlocks, DdlStatements):
                 self.ended = True
                 return
             if _stored_subprogram(chunk.text.upper().split()[:5]):
-                self._stored(Parser(tokenize(chunk.text, chunk.line)))
+                self._stored(SqlParser(tokenize(chunk.text, chunk.line)))
                 return
             if not self.started:  # setup blocks (drop-if-exists, data): a block that fails is left out
                 mark = self._mark()
                 try:
                     self._block(
-                        Parser(tokenize(chunk.text, chunk.line)), dict(self.stored_env), dict(self.stored_procs)
+                        SqlParser(tokenize(chunk.text, chunk.line)), dict(self.stored_env), dict(self.stored_procs)
                     )
                 except SqlError:
                     self.depth = 0
                     self._restore(mark)
                 return
-        p = Parser(tokenize(chunk.text, chunk.line))
+        p = SqlParser(tokenize(chunk.text, chunk.line))
         if p.tok.kind == "eof":
             return
         mark = self._mark()
@@ -294,7 +294,7 @@ class Compiler(PlsqlBlocks, DdlStatements):
                 f"{exc.message} (in: {chunk.head}): the statement is skipped, as the database refused it"
             )
 
-    def _stored(self, p: Parser) -> None:
+    def _stored(self, p: SqlParser) -> None:
         """``CREATE [OR REPLACE] PROCEDURE | FUNCTION``: a stored subprogram the script's later
         blocks and statements call. Like any DDL it commits the open transaction; its dictionary
         redo is not printed by OLR, so it writes no event."""
@@ -349,7 +349,7 @@ class Compiler(PlsqlBlocks, DdlStatements):
                 sc.log_archive_format = self.schema.log_archive_format
         return sc
 
-    def _statement(self, p: Parser, env: dict[str, Any], procs: dict[str, Proc]) -> None:
+    def _statement(self, p: SqlParser, env: dict[str, Any], procs: dict[str, Proc]) -> None:
         t = p.tok
         word = t.text if t.kind == "id" else ""
         if word == "INSERT":
@@ -433,7 +433,7 @@ def _strip_comments(text: str) -> str:
     return re.sub(r"--[^\n]*", "", text)
 
 
-def schema_owner(schema: Checkpoint | None) -> str:
+def schema_owner(schema: SqlCheckpoint | None) -> str:
     """The owner of the checkpoint's tables (its first user), or ''."""
     if schema is None or not schema.tables:
         return ""
@@ -443,7 +443,7 @@ def schema_owner(schema: Checkpoint | None) -> str:
 def compile_sql(
     text: str,
     *,
-    schema: str | Path | Checkpoint | None = None,
+    schema: str | Path | SqlCheckpoint | None = None,
     name: str = "TEST",
     owner: str = "OLR_TEST",
     strict: bool = False,
@@ -465,7 +465,7 @@ def compile_sql(
 
 def load_sql(
     path: str | Path,
-    schema: str | Path | Checkpoint | None = None,
+    schema: str | Path | SqlCheckpoint | None = None,
     *,
     strict: bool = False,
     warnings: list[str] | None = None,

@@ -1,6 +1,6 @@
 """The SQL compiler's table model: definitions, current rows, and values stored into columns.
 
-:class:`Table` keeps a table's columns (from the ``CREATE TABLE`` text or the schema checkpoint)
+:class:`SqlTable` keeps a table's columns (from the ``CREATE TABLE`` text or the schema checkpoint)
 and its rows, keyed by primary key, in row order; :func:`coerce` turns an expression value into
 what the column stores (rounded, padded, length-checked), :func:`scenario_value` into the form
 scenario files use.
@@ -40,7 +40,7 @@ _ESCAPED = re.compile("[\udc80-\udcff]")  # bytes passed through (encode.decode_
 
 
 @dataclass(slots=True)
-class Column:
+class SqlColumn:
     """A column of the compiler's table model."""
 
     name: str
@@ -56,12 +56,12 @@ class Column:
 
 
 @dataclass(slots=True)
-class Table:
+class SqlTable:
     """A table: definition plus current rows (key -> column values) in row order."""
 
     owner: str
     name: str
-    columns: list[Column]
+    columns: list[SqlColumn]
     primary_key: list[str] = field(default_factory=list)
     supplemental: str = "none"
     obj: int = 0
@@ -79,7 +79,7 @@ class Table:
     _seq_next: int = 0
     _seq_cache: dict[int, tuple[int, int]] = field(default_factory=dict)
 
-    def next_identity(self, col: Column, node: int) -> Decimal:
+    def next_identity(self, col: SqlColumn, node: int) -> Decimal:
         """The next identity value for a row inserted on instance ``node``."""
         assert col.identity is not None
         _, start, step, cache = col.identity
@@ -91,7 +91,7 @@ class Table:
         self._seq_cache[node] = (nxt + 1, end)
         return Decimal(start + nxt * step)
 
-    def column(self, name: str, line: int) -> Column:
+    def column(self, name: str, line: int) -> SqlColumn:
         for c in self.columns:
             if c.name == name:
                 return c
@@ -185,7 +185,7 @@ def cmp_key(v: Any) -> Any:
 # values into columns
 
 
-def coerce(col: Column, value: Any, line: int) -> Any:
+def coerce(col: SqlColumn, value: Any, line: int) -> Any:
     """A value stored into ``col``: converted, rounded to the column's scale, length-checked."""
     ct = col.ctype
     assert ct is not None
@@ -279,7 +279,7 @@ def _as_time(value: Any, line: int) -> OraTime:
     raise SqlError(f"cannot convert {to_text(value)!r} to a date", RUNTIME, line)
 
 
-def scenario_value(col: Column, v: Any) -> Any:
+def scenario_value(col: SqlColumn, v: Any) -> Any:
     """A stored value in the form scenario files use (what :mod:`coltypes` encodes)."""
     if v is None or isinstance(v, (bool, str)):
         return v
@@ -300,7 +300,7 @@ def scenario_value(col: Column, v: Any) -> Any:
     raise SqlError(f"{col.name}: cannot write {v!r}", EXPRESSION)
 
 
-def logged_supplemental(t: Table) -> str:
+def logged_supplemental(t: SqlTable) -> str:
     """The supplemental logging the table's redo carries. The real Oracle 23ai redo of a table
     with BOOLEAN columns (reference ``boolean-type``) held no supplemental columns although its
     checkpoint lists the ALL COLUMNS group, and OLR's output follows the redo."""
@@ -309,12 +309,12 @@ def logged_supplemental(t: Table) -> str:
     return t.supplemental
 
 
-def copy_table(t: Table) -> Table:
+def copy_table(t: SqlTable) -> SqlTable:
     """The table's definition without its rows (the scenario's initial tables)."""
-    return Table(
+    return SqlTable(
         t.owner,
         t.name,
-        [Column(c.name, c.type, c.nullable, c.default, c.ctype, c.identity) for c in t.columns],
+        [SqlColumn(c.name, c.type, c.nullable, c.default, c.ctype, c.identity) for c in t.columns],
         list(t.primary_key),
         t.supplemental,
         t.obj,
@@ -327,7 +327,7 @@ def copy_table(t: Table) -> Table:
     )
 
 
-def definition(t: Table) -> dict[str, Any]:
+def definition(t: SqlTable) -> dict[str, Any]:
     """A ``create_table`` event's definition of ``t``."""
     spec = t.spec()
     return {

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from replicator.errors import ConfigError
 
 if TYPE_CHECKING:
-    from replicator.redogen.ports import Generator
+    from replicator.redogen.ports import GeneratorState
     from replicator.redogen.scenario import Event
     from replicator.redogen.txnstate import Txn
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 class TxnOps:
     """COMMIT / ROLLBACK / SAVEPOINT / ROLLBACK TO / switch / sleep handlers."""
 
-    e: Generator
+    e: GeneratorState
 
     def _finish(self, sid: int, t: Txn) -> None:
         for row in t.locked:

@@ -30,7 +30,7 @@ from replicator.redo.online import FollowSettings, LogLocator, ReadLimit, RedoFo
 from replicator.redo.parser import Parser
 from replicator.redo.sources import open_source
 from replicator.runner.checkpoint import POSITION_ZERO, CheckpointManager, Confirmed, check_state_directory
-from replicator.runner.engine import Engine
+from replicator.runner.daemon_engine import DaemonEngine
 from replicator.runner.lock import lock_config
 from replicator.runner.position_check import check_in_output, check_in_redo
 from replicator.schema.document import SchemaCheckpoint
@@ -121,7 +121,7 @@ class Daemon:
             )
         return cp, confirmed
 
-    def _build(self, start_scn: int | None = None) -> tuple[Engine, int, int]:
+    def _build(self, start_scn: int | None = None) -> tuple[DaemonEngine, int, int]:
         """The engine, starting sequence and offset (``start_scn``: a stream client's START SCN
         instead of ``reader.start-scn``; the writer already made is kept)."""
         from replicator.formats.registry import create_format
@@ -212,7 +212,7 @@ class Daemon:
             from replicator.runner.rac_engine import RacEngine
 
             locators = {t: replace(locator, thread=t) for t in threads}
-            engine: Engine = RacEngine(
+            engine: DaemonEngine = RacEngine(
                 parser,
                 create_format(fmt_opts),
                 writer,
@@ -237,7 +237,7 @@ class Daemon:
                 )
             )
         else:
-            engine = Engine(
+            engine = DaemonEngine(
                 parser,
                 create_format(fmt_opts),
                 writer,
@@ -256,7 +256,7 @@ class Daemon:
         if self.metrics is not None:  # before attach: the native committer counts into it too
             engine.tally = Tally(self.config.metrics.tag_names or "none")
         if native:
-            from replicator.native.engine import attach
+            from replicator.native.wiring import attach
 
             attach(engine)  # native record dispatch and commit (the python engine's fallbacks stay)
         self.engine, self.writer = engine, writer
@@ -736,7 +736,7 @@ class Daemon:
             raise final_errors[0]
         log.info(f"stopped: {engine.state.transactions} transactions, {engine.state.messages} messages")
 
-    async def _final_saves(self, engine: Engine) -> list[ReplicatorError]:
+    async def _final_saves(self, engine: DaemonEngine) -> list[ReplicatorError]:
         """At a stop: the confirmed position, the writer closed, then (after a clean run) the
         final schema checkpoint. A save that fails is returned (10120): the stop is then not
         clean, and the exit code says so."""

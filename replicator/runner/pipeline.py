@@ -103,11 +103,11 @@ class Pipeline:
         self.decode_workers = 0
         self.native_barrier: Callable[[], None] | None = None
         self.native_finish: Callable[[], None] | None = None
-        self.native: Any = None  # the native committer (native.engine.attach), if any
+        self.native: Any = None  # the native committer (native.wiring.attach), if any
         self.tally: Any = None  # batch runs count metrics in runwatch, not in the committer
         if engine == "native":
             from replicator.native import decode_workers
-            from replicator.native.engine import attach
+            from replicator.native.wiring import attach
 
             self.decode_workers = decode_workers()
             attach(self)
@@ -229,7 +229,7 @@ class Pipeline:
                 self.identity.check(head)
         if self.native_loop is not None:
             try:
-                header = self.native_loop(self, redo)  # replicator.native.engine.run_file
+                header = self.native_loop(self, redo)  # replicator.native.wiring.run_file
             except BaseException:
                 self.stage2_done()  # what the single thread had output before the error
                 raise

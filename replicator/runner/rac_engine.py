@@ -36,7 +36,7 @@ from replicator.redo.merge import restart_entry
 from replicator.redo.online import RedoFollower, read_header
 from replicator.redo.records import Lwn
 from replicator.runner.checkpoint import Position
-from replicator.runner.engine import QUEUE_BLOCKS, Engine, feed, run_parser
+from replicator.runner.daemon_engine import QUEUE_BLOCKS, DaemonEngine, feed, run_parser
 
 QUEUE_LWNS = 64
 
@@ -73,8 +73,8 @@ class _Thread:
     eof: RedoHeader | None = None
 
 
-class RacEngine(Engine):
-    """:class:`Engine` over several redo threads (``followers``: thread -> follower)."""
+class RacEngine(DaemonEngine):
+    """:class:`DaemonEngine` over several redo threads (``followers``: thread -> follower)."""
 
     def __init__(self, parser: Any, fmt: Any, writer: Any, followers: dict[int, RedoFollower], **kw: Any):
         super().__init__(parser, fmt, writer, next(iter(followers.values())), **kw)
@@ -86,7 +86,7 @@ class RacEngine(Engine):
         # (cut SCN, raw redo time, redo bytes, force): the daemon decides and writes restart points.
         self.on_rac_checkpoint: Callable[[int, int, int, bool], None] | None = None
         self.cut_scn = 0  # SCN of the last record analysed
-        # The native merge (replicator.native.engine.attach): RacMerge and ThreadLoop's class.
+        # The native merge (replicator.native.wiring.attach): RacMerge and ThreadLoop's class.
         self.rac_merge: Any = None
         self.block_loop_type: Any = None
 
@@ -244,12 +244,12 @@ class RacEngine(Engine):
         self._run_native(lambda: self.rac_merge.run(self, self.parser, threads, stop))
 
     def handoff(self) -> None:
-        """Engine.handoff; with stage 2 the queued transactions are merged first: RacMerge
+        """DaemonEngine.handoff; with stage 2 the queued transactions are merged first: RacMerge
         hands over when the merge holds (waiting for a thread's redo) and at a stop. (Within
         the merge of stage 2 the barrier returns at once.)"""
         if self.native_barrier is not None:
             self.native_barrier()
-        Engine.handoff(self)
+        DaemonEngine.handoff(self)
 
     @staticmethod
     def _next_item(st: _Thread) -> Any:

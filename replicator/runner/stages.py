@@ -240,12 +240,12 @@ class CheckpointPort(Protocol):
 
 class CommitSink(Protocol):
     """A driver taking what the native committer renders (``runner.pipeline.Pipeline`` for batch
-    runs, ``runner.engine.Engine`` for the daemon).
+    runs, ``runner.daemon_engine.DaemonEngine`` for the daemon).
 
     Transaction: ``on_native``; a huge one in parts: ``on_native_stream`` then
     ``on_native_part`` (both return the room before the next drain). Checkpoints reach the
     driver through the parser's ``on_checkpoint``. The barrier (queued stage-2 transactions
-    out before a checkpoint) is ``native_barrier``, set by ``native.engine.attach``.
+    out before a checkpoint) is ``native_barrier``, set by ``native.wiring.attach``.
     """
 
     parser: Any
@@ -262,8 +262,8 @@ class CommitSink(Protocol):
 
 
 class NativeDriver(CommitSink, Protocol):
-    """A driver the native engine attaches to (``native.engine.attach``): the batch ``Pipeline``,
-    the daemon's ``Engine`` or its ``RacEngine``. Each installs its own native feed, so attach
+    """A driver the native engine attaches to (``native.wiring.attach``): the batch ``Pipeline``,
+    the daemon's ``DaemonEngine`` or its ``RacEngine``. Each installs its own native feed, so attach
     needs no test of which driver it has."""
 
     format: Any  # the run's format (formats.base.Format)
@@ -280,7 +280,7 @@ class NativeDriver(CommitSink, Protocol):
 
 
 class DaemonDriverPort(Protocol):
-    """What the daemon's native block loop (``_daemon_loop.pxi``) uses of ``runner.engine.Engine``."""
+    """What the daemon's native block loop (``_daemon_loop.pxi``) uses of ``runner.daemon_engine.DaemonEngine``."""
 
     state: Any  # EngineState: its heartbeat is stamped by the loop
 

@@ -164,7 +164,7 @@ def _implementations() -> list[tuple[str, type, list[type]]]:
     from replicator.redo.parser import Parser
     from replicator.runner import stages
     from replicator.runner.checkpoint import CheckpointManager
-    from replicator.runner.engine import Engine
+    from replicator.runner.daemon_engine import DaemonEngine
     from replicator.runner.pipeline import Pipeline
     from replicator.runner.rac_engine import RacEngine
     from replicator.txn.buffer import OpenTransaction, TransactionBuffer
@@ -184,8 +184,8 @@ def _implementations() -> list[tuple[str, type, list[type]]]:
         ("BufferPort", stages.BufferPort, [TransactionBuffer]),
         ("ParserPort", stages.ParserPort, [Parser]),
         ("CheckpointPort", stages.CheckpointPort, [CheckpointManager]),
-        ("CommitSink", stages.CommitSink, [Pipeline, Engine]),
-        ("DaemonDriverPort", stages.DaemonDriverPort, [Engine]),
+        ("CommitSink", stages.CommitSink, [Pipeline, DaemonEngine]),
+        ("DaemonDriverPort", stages.DaemonDriverPort, [DaemonEngine]),
         ("RacDriverPort", stages.RacDriverPort, [RacEngine]),
     ]
 

@@ -17,7 +17,7 @@ from test_native_runs import RunSink, _run
 from replicator.events import Message, Transaction
 from replicator.redo.parser import Parser, ParserOptions
 from replicator.redogen import generate, workloads
-from replicator.runner.engine import Confirmations, Engine
+from replicator.runner.daemon_engine import Confirmations, DaemonEngine
 
 
 @pytest.fixture(scope="module")
@@ -72,8 +72,8 @@ def test_confirmations_inside_runs_equal_per_message(runs: list[Any]) -> None:
     assert conf.pending == 0
 
 
-def _engine(restart_pos: tuple[int, int, int, int], run_type: Any) -> Engine:
-    engine = Engine(
+def _engine(restart_pos: tuple[int, int, int, int], run_type: Any) -> DaemonEngine:
+    engine = DaemonEngine(
         Parser(ParserOptions(tables={}), lambda t: None),
         None,
         RunSink(),

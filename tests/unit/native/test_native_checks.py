@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from replicator.errors import RedoLogError
-from replicator.native import engine
+from replicator.native import wiring
 from replicator.redo.invariants import FieldCheckError, check_vector
 from replicator.redo.opcodes import undo as U
 from replicator.redo.parser import Parser
@@ -139,7 +139,7 @@ def _error(parser_opts: Any, files: Any, native: bool, replace: dict[int, list[A
     """Run the files through a parser (``native``: with the native dispatch); the coded error."""
     parser = Parser(parser_opts, lambda txn: list(txn.changes))
     if native:
-        engine.attach_dispatch(parser)
+        wiring.attach_dispatch(parser)
     try:
         for header, lwns in files:
             parser.start_file(header)

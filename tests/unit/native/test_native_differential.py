@@ -14,7 +14,7 @@ import pytest
 from native_diff import assert_same, config_of, free23_config, random_workload, run_engine, shared_fixture
 
 from replicator.config.upgrade import upgrade_config
-from replicator.native import engine
+from replicator.native import wiring
 from replicator.redogen import Scenario, generate, workloads
 from replicator.redogen.demo import demo_scenario
 
@@ -47,9 +47,9 @@ def test_workloads(name: str, tmp_path: Path) -> None:
     result = generate(sc, tmp_path / "gen", with_expected=False)
     assert_same(config_of(result), tmp_path)
     if name in ("oltp", "mixed", "huge-transaction", "wide-rows"):
-        assert engine.last_committer is not None and engine.last_committer.native_transactions > 0
+        assert wiring.last_committer is not None and wiring.last_committer.native_transactions > 0
     if name in ("oltp", "mixed", "wide-rows"):  # the last run had decode workers: they rendered
-        assert engine.last_committer.stage2 is not None and engine.last_committer.stage2.queued > 0
+        assert wiring.last_committer.stage2 is not None and wiring.last_committer.stage2.queued > 0
 
 
 def random_format(rng: random.Random) -> dict[str, int | str]:
@@ -165,4 +165,4 @@ def test_schemaless_workloads(name: str, tmp_path: Path) -> None:
     result = generate(SMALL_WORKLOADS[name](), tmp_path / "gen", with_expected=False)
     py = assert_same(config_of(result, flags=0x2), tmp_path)
     assert py["messages"] and b'"COL_0"' in py["messages"][1][0]
-    assert engine.last_committer is not None and engine.last_committer.native_transactions > 0
+    assert wiring.last_committer is not None and wiring.last_committer.native_transactions > 0

@@ -17,7 +17,7 @@ import pytest
 from native_diff import assert_same, config_of, free23_config, random_workload, shared_fixture
 
 from replicator.formats import framework
-from replicator.native import engine
+from replicator.native import wiring
 from replicator.redogen import Scenario, generate, workloads
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -42,7 +42,7 @@ def counting_clock(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _native_share() -> tuple[int, int]:
-    committer = engine.last_committer
+    committer = wiring.last_committer
     assert committer is not None, "no native committer was attached"
     return committer.native_transactions, committer.python_transactions
 

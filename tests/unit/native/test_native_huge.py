@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from native_diff import assert_same, config_of
 
-from replicator.native import engine
+from replicator.native import wiring
 from replicator.redo import parser as parser_module
 from replicator.redogen import generate, workloads
 from replicator.txn import pool as pool_module
@@ -54,7 +54,7 @@ def test_huge_transaction_streamed(swap_mb: int, tmp_path: Path, monkeypatch: py
     py = assert_same(cfg, tmp_path)
     assert py["counts"] is not None and py["counts"][1] == 4400
     assert len(py["batches"]) > 1  # drained in the middle of the transaction
-    committer = engine.last_committer
+    committer = wiring.last_committer
     assert committer is not None and committer.native_transactions == 1 and committer.python_transactions == 0
     assert bool(swaps) == bool(swap_mb)
 
@@ -89,7 +89,7 @@ def test_every_transaction_streamed_and_swapped(
     assert py["error"] is not None or py["messages"]
     assert swaps or flags  # schemaless: big values stay LOB locators (no LOB pages stored), below the swap mark
     if name in ("oltp", "huge-transaction", "wide-rows"):
-        assert engine.last_committer is not None and engine.last_committer.native_transactions > 0
+        assert wiring.last_committer is not None and wiring.last_committer.native_transactions > 0
 
 
 @pytest.mark.parametrize("chunk", [2000, 3001])
@@ -101,5 +101,5 @@ def test_row_pieces_across_chunks(chunk: int, tmp_path: Path, monkeypatch: pytes
     result = generate(workloads.wide_rows(columns=600, rows=12), tmp_path / "gen", with_expected=False)
     py = assert_same(_memory(config_of(result), tmp_path, 4096, 1), tmp_path)
     assert py["messages"]
-    committer = engine.last_committer
+    committer = wiring.last_committer
     assert committer is not None and committer.native_transactions == 12 and committer.python_transactions == 0

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from native_diff import assert_same, config_of
 
-from replicator.native import engine
+from replicator.native import wiring
 from replicator.redogen import generate, workloads
 
 
@@ -92,9 +92,9 @@ def test_block_and_framing_errors(how: str, tmp_path: Path) -> None:
 
 def test_daemon_record_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """LWNs framed by python (the daemon's reader) go through RecordDispatcher.dispatch_records."""
-    monkeypatch.setattr(engine, "run_file", None)  # the batch pipeline then reads as the daemon does
+    monkeypatch.setattr(wiring, "run_file", None)  # the batch pipeline then reads as the daemon does
     calls = []
-    real = engine.attach_dispatch
+    real = wiring.attach_dispatch
 
     def spy(parser):
         real(parser)
@@ -102,7 +102,7 @@ def test_daemon_record_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         parser.native_records = lambda p, records: (calls.append(len(records)), inner(p, records))
         return None
 
-    monkeypatch.setattr(engine, "attach_dispatch", spy)
+    monkeypatch.setattr(wiring, "attach_dispatch", spy)
     result = generate(workloads.oltp(seed=4, target_bytes=512 << 10), tmp_path / "gen", with_expected=False)
     assert assert_same(config_of(result), tmp_path)["messages"]
     assert calls

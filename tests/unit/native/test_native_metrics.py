@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from native_diff import CollectSink, config_of
 
-from replicator.native import engine as native_engine
+from replicator.native import wiring as native_wiring
 from replicator.ops.metrics import Metrics
 from replicator.redogen import generate, workloads
 from replicator.runner.batch import build_job, run_job
@@ -32,7 +32,7 @@ def _tally(cfg: dict[str, Any], work: Path, engine: str) -> tuple[Any, Any]:
     job = build_job(str(path))
     watch = RunWatch(job.files, metrics=Metrics("all", process_collector=False))
     run_job(job, sink=CollectSink(), watch=watch, engine=engine)
-    return watch.tally, native_engine.last_committer
+    return watch.tally, native_wiring.last_committer
 
 
 @pytest.mark.parametrize("fmt", [None, {"type": "debezium"}, {"type": "canal"}])

@@ -17,7 +17,7 @@ from native_diff import config_of
 from run_capture import RunSink
 
 from replicator.events import Message
-from replicator.native import engine
+from replicator.native import wiring
 from replicator.redogen import generate, workloads
 from replicator.runner.batch import build_job, run_job
 
@@ -57,7 +57,7 @@ WRITERS = {
 def test_file_writer_output_equals_python(name: str, oltp: Any, tmp_path: Path) -> None:
     cfg = config_of(oltp)
     native = _run(cfg, tmp_path, "native", WRITERS[name])
-    committer = engine.last_committer
+    committer = wiring.last_committer
     assert committer is not None and committer.runs and committer.native_transactions > 0
     python = _run(cfg, tmp_path, "python", WRITERS[name])
     files = sorted(p.name for p in python.iterdir())

@@ -20,7 +20,7 @@ from native_diff import assert_same, config_of, run_engine
 
 import replicator.native as native
 from replicator.errors import ConfigError
-from replicator.native import engine
+from replicator.native import wiring
 from replicator.redogen import generate, workloads
 from replicator.runner.batch import build_job, run_job
 
@@ -39,7 +39,7 @@ def test_workers_render_and_stop(workers: int, oltp: Any, tmp_path: Path) -> Non
     before = _threads()
     one = run_engine(config_of(oltp), tmp_path, "native", 0)
     many = run_engine(config_of(oltp), tmp_path, "native", workers)
-    stage2 = engine.last_committer.stage2
+    stage2 = wiring.last_committer.stage2
     assert stage2 is not None and stage2.queued > 40  # the workers rendered (most of the 55) transactions
     assert many == one
     assert _threads() == before  # the worker threads ended with the run
@@ -49,7 +49,7 @@ def test_python_values_rendered_by_the_merge(oltp: Any, tmp_path: Path) -> None:
     """Raw hex (source flag 0x8000): every value has a python renderer only; the merge renders
     those jobs in their turn, with the same bytes."""
     assert_same(config_of(oltp, flags=0x8000), tmp_path)
-    stage2 = engine.last_committer.stage2
+    stage2 = wiring.last_committer.stage2
     assert stage2 is not None and stage2.queued > 0 and stage2.rerendered == stage2.queued
 
 
@@ -81,7 +81,7 @@ def test_pool_pressure_and_swap(oltp: Any, tmp_path: Path, monkeypatch: pytest.M
     py = assert_same(cfg, tmp_path)
     assert py["error"] is None and py["messages"]
     assert seen["pressure"] > 0 and seen["detach"] > 0
-    assert engine.last_committer.stage2.queued > 0
+    assert wiring.last_committer.stage2.queued > 0
 
 
 def test_file_writer_output(oltp: Any, tmp_path: Path) -> None:

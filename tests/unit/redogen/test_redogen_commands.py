@@ -10,7 +10,7 @@ from redocheck import check_file
 
 from replicator.redogen import workloads
 from replicator.redogen.commands import parse_size, redogen_main
-from replicator.redogen.engine import Engine
+from replicator.redogen.generator import RedoGenerator
 
 
 def test_parse_size() -> None:
@@ -83,7 +83,7 @@ def test_redogen_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 def test_workload_mix_is_realistic(tmp_path: Path) -> None:
     sc = workloads.oltp(seed=11, target_bytes=1_500_000, preload=40)
     events = []
-    engine = Engine(sc, tmp_path, keep_expected=False)
+    engine = RedoGenerator(sc, tmp_path, keep_expected=False)
     for e in sc.timeline:
         engine.step(e)
         events.append(e.op)

@@ -11,12 +11,12 @@ from redogen_helpers import pipeline_missing, run_pipeline
 
 from replicator.redogen import compile_sql, generate
 from replicator.redogen.commands import redogen_main
-from replicator.redogen.sqlexpr import EXPRESSION, RUNTIME, SYNTAX, OraTime, Parser, SqlError, evaluate, tokenize
+from replicator.redogen.sqlexpr import EXPRESSION, RUNTIME, SYNTAX, OraTime, SqlError, SqlParser, evaluate, tokenize
 from replicator.redogen.sqlscript import split_script
 
 
 def ev(text: str, **env: Any) -> Any:
-    p = Parser(tokenize(text))
+    p = SqlParser(tokenize(text))
     node = p.expr()
     assert p.tok.kind == "eof", text
 

@@ -14,7 +14,7 @@ from replicator.redo.parser import Parser, ParserOptions
 from replicator.redo.reader import read_lwns
 from replicator.redogen import Scenario
 from replicator.redogen.encode import encode_number
-from replicator.redogen.engine import Engine
+from replicator.redogen.generator import RedoGenerator
 from replicator.redogen.schema import schema_checkpoint
 from replicator.schema.dictionary import Dictionary
 from replicator.schema.document import parse_schema_checkpoint
@@ -80,7 +80,7 @@ def _sys_table(d: Dictionary, name: str) -> Table:
 
 def _generated(tmp_path: Path, doc: dict[str, Any]) -> tuple[Any, Any, Dictionary]:
     sc = Scenario.from_dict(json.loads(json.dumps(doc)))
-    gen = Engine(sc, tmp_path).run()
+    gen = RedoGenerator(sc, tmp_path).run()
     cp = parse_schema_checkpoint(json.loads(json.dumps(schema_checkpoint(sc, gen))), "generated")
     return sc, gen, Dictionary.from_checkpoint(cp)
 

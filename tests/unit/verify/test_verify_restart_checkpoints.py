@@ -11,12 +11,12 @@ from replicator.events import Checkpoint
 from replicator.formats.base import FormatOptions
 from replicator.formats.olr_json import OlrJsonFormat
 from replicator.redo.parser import Parser, ParserOptions
-from replicator.runner.engine import CHECKPOINT_RANK, Engine
+from replicator.runner.daemon_engine import CHECKPOINT_RANK, DaemonEngine
 
 
-def _engine(restart: tuple[int, int, int, int]) -> Engine:
+def _engine(restart: tuple[int, int, int, int]) -> DaemonEngine:
     parser = Parser(ParserOptions(tables={}, flags=0x1000), lambda t: None)
-    engine = Engine(
+    engine = DaemonEngine(
         parser,
         OlrJsonFormat(FormatOptions(flags=0x1000)),
         None,

@@ -9,8 +9,8 @@ import pytest
 from redocheck import Rec, check_file
 
 from replicator.errors import ConfigError
-from replicator.redogen.engine import Engine
 from replicator.redogen.generate import generate
+from replicator.redogen.generator import RedoGenerator
 from replicator.redogen.scenario import ColumnSpec, Event, Scenario, TableSpec
 
 E = Event
@@ -208,20 +208,20 @@ def test_version_dialects(tmp_path: Path, version: str, hdr: int, fields_5_4: in
 )
 def test_invalid_timelines(tmp_path: Path, timeline: list[Event], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        Engine(Scenario(tables=[_t()], timeline=timeline), tmp_path).run()
+        RedoGenerator(Scenario(tables=[_t()], timeline=timeline), tmp_path).run()
 
 
 def test_update_of_split_column_is_refused(tmp_path: Path) -> None:
     tl = [E("insert", 1, "T", {"ID": 1, "C1": "x" * 4000}), E("update", 1, "T", key={"ID": 1}, values={"C1": "y"})]
     with pytest.raises(ConfigError, match="split"):
-        Engine(Scenario(tables=[_t("T", 2, "VARCHAR2(4000)")], timeline=tl, db_block_size=2048), tmp_path).run()
+        RedoGenerator(Scenario(tables=[_t("T", 2, "VARCHAR2(4000)")], timeline=tl, db_block_size=2048), tmp_path).run()
 
 
 def test_boolean_needs_23(tmp_path: Path) -> None:
     t = TableSpec("APP", "B", [ColumnSpec("ID", "NUMBER", False), ColumnSpec("F", "BOOLEAN")], ["ID"])
     with pytest.raises(ConfigError, match="BOOLEAN"):
-        Engine(Scenario(tables=[t], version="19"), tmp_path)
-    Engine(Scenario(tables=[t], version="23"), tmp_path)
+        RedoGenerator(Scenario(tables=[t], version="19"), tmp_path)
+    RedoGenerator(Scenario(tables=[t], version="23"), tmp_path)
 
 
 def test_open_transactions_stay_open(tmp_path: Path) -> None:

@@ -51,7 +51,7 @@ HANDOFF_RUN_MESSAGES = 1024
 
 
 class _Halt(Exception):
-    """Raised out of the native record loop's per-LWN step when :attr:`Engine.halted` is set:
+    """Raised out of the native record loop's per-LWN step when :attr:`DaemonEngine.halted` is set:
     the loop stops at the end of that LWN, not at the end of its read buffer."""
 
 
@@ -147,14 +147,14 @@ class EngineState:
     errors: list[BaseException] = field(default_factory=list)
 
 
-class Engine:
+class DaemonEngine:
     """Runs reader, parser and writer until stopped or an error occurs."""
 
     # The batch pipeline's observers, which the native committer checks: the daemon has none
     # (its metrics tally is handled by native_declines).
     on_commit: Any = None
     on_change: Any = None
-    # The native record loop's class (replicator.native.engine.attach): the reader then hands
+    # The native record loop's class (replicator.native.wiring.attach): the reader then hands
     # over raw blocks and the parser thread frames and analyses them in C (_parse_blocks).
     block_loop: Any = None
     # The daemon's CheckpointManager, when its per-LWN step may be decided in C (the native
@@ -163,7 +163,7 @@ class Engine:
     # Native stage 2 (decode/format in worker threads, replicator/native/_stage2.pxi): how many
     # workers, whether the committer hands over MessageRuns (it needs them for stage 2), and
     # the merge of everything queued (native_barrier) and the workers' stop (native_finish),
-    # set by replicator.native.engine.attach when workers run.
+    # set by replicator.native.wiring.attach when workers run.
     decode_workers: int = 0
     native_runs: bool = False
     native_barrier: Any = None
@@ -206,7 +206,7 @@ class Engine:
         self._pending: list[Any] = []  # Messages and MessageRuns (run_type) for the writer
         self._positions: list[Position] = []  # of each item (a run's: its first message's)
         self._pending_n = 0  # messages in _pending
-        # The writer takes native runs whole (replicator.native.engine.attach sets run_type then).
+        # The writer takes native runs whole (replicator.native.wiring.attach sets run_type then).
         self.whole_runs = isinstance(writer, WholeRunWriter) and bool(writer.writes_runs_whole)
         # The format's optional abilities (formats/capabilities.py), looked up once.
         self._iter_transaction: Callable[[Transaction], Iterator[Message]] | None = (
@@ -216,7 +216,7 @@ class Engine:
             fmt.checkpoint_unsent if isinstance(fmt, SilentCheckpoints) else None
         )
         self.writer_lock = asyncio.Lock()  # the writer is not thread-safe: one call at a time
-        self.native: Any = None  # the native committer (replicator.native.engine.attach), if any
+        self.native: Any = None  # the native committer (replicator.native.wiring.attach), if any
         self._stream_txn: Transaction | None = None  # the native stream being handed over
         self._stream_index = 0
         self._handoff_at = BATCH_MESSAGES  # _stamp hands over this many pending messages
@@ -290,7 +290,7 @@ class Engine:
                 self.handoff()
         return index
 
-    # The native committer (replicator.native.engine.attach) renders a commit and hands its
+    # The native committer (replicator.native.wiring.attach) renders a commit and hands its
     # messages to the three callbacks below instead of calling _on_transaction.
     def install_native_feed(self, core: Any) -> None:
         """The single-thread daemon frames the reader's raw blocks in a native BlockLoop."""

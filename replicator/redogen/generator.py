@@ -1,6 +1,6 @@
 """The simulated database: runs a scenario timeline and writes its redo.
 
-:class:`Engine` keeps the table contents, row locks, open transactions and their
+:class:`RedoGenerator` keeps the table contents, row locks, open transactions and their
 savepoints. Each DML becomes undo/redo pairs (:mod:`.dml`) written as records
 (:mod:`.emit`) to the redo stream (:mod:`.writer`). Alongside, it records what
 OpenLogReplicator should output for every committed transaction (:class:`~replicator.redogen.txnstate.ExpectedRow`),
@@ -41,7 +41,7 @@ class Generated:
     catalogs: dict[str, Any] = field(default_factory=dict)  # multitenant: each container's Catalog
 
 
-class Engine:
+class RedoGenerator:
     """Runs a :class:`Scenario` into redo files in ``out_dir``."""
 
     def __init__(self, sc: Scenario, out_dir: Path, *, keep_expected: bool = True, sink: SinkFactory | None = None):
@@ -284,7 +284,7 @@ class ContainerView:
     """What a container's :class:`~replicator.redogen.ddl.Catalog` sees of the engine: the
     scenario, the character sets and only that container's tables (its own OBJ# space)."""
 
-    def __init__(self, engine: Engine, container: str):
+    def __init__(self, engine: RedoGenerator, container: str):
         self.sc = engine.sc
         self.charsets = engine.charsets
         self.tables = engine.tables_of(container)

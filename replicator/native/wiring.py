@@ -1,5 +1,5 @@
 """Wiring of the native engine into a :class:`~replicator.runner.pipeline.Pipeline` (batch) or
-the daemon's :class:`~replicator.runner.engine.Engine` (and RacEngine): the same hooks for both.
+the daemon's :class:`~replicator.runner.daemon_engine.DaemonEngine` (and RacEngine): the same hooks for both.
 
 The python engine's stages stay in place; the native engine installs hooks that take over
 the parts it implements and leave the rest (and anything unusual) to the python code.
@@ -43,7 +43,7 @@ def attach(pipeline: NativeDriver) -> None:
     """Install the native hooks a runner's format and options allow.
 
     ``pipeline`` is the batch :class:`~replicator.runner.pipeline.Pipeline` or the daemon's
-    :class:`~replicator.runner.engine.Engine` (RAC included): each installs its own feed (the
+    :class:`~replicator.runner.daemon_engine.DaemonEngine` (RAC included): each installs its own feed (the
     record loop, the daemon's block loop, the RAC merge) and says which commits it declines.
     """
     pipeline.native = None
@@ -63,7 +63,7 @@ def attach_commit(target: CommitSink, parser: Any, fmt: Any, declines: Callable[
     ``target`` (a :class:`~replicator.runner.stages.CommitSink`) takes the rendered messages:
     ``on_native(txn, messages, rows)``, ``on_native_stream(txn) -> room`` and
     ``on_native_part(messages, rows) -> room`` (the batch :class:`~replicator.runner.pipeline.Pipeline` or the daemon's
-    :class:`~replicator.runner.engine.Engine`), and has the observers ``on_commit`` and
+    :class:`~replicator.runner.daemon_engine.DaemonEngine`), and has the observers ``on_commit`` and
     ``on_change`` (a commit is left to python while either is set, unless the committer's
     ``tally`` is set: then they only count into that metrics Tally and the committer counts
     its own rows there). ``target.tally`` (the daemon's) becomes the committer's ``tally``.
