@@ -23,7 +23,6 @@ from replicator.flags import (
     FLAG_SHOW_UNUSED,
     FLAG_SYSTEM_TXN,
 )
-from replicator.flags import FLAG_RAW_HEX as FLAG_RAW_HEX  # noqa: F401  # the native core imports it from here
 
 NO_SCN = (1 << 64) - 1  # OLR's Scn::none(): no position taken yet (printed by a checkpoint before any transaction)
 

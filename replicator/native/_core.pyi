@@ -1,12 +1,36 @@
-"""Typed interface of the compiled core (replicator/native/_core.pyx)."""
+"""Typed interface of the compiled core (replicator/native/_core.pyx).
+
+Checked against the built module by stubtest (tests/unit/test_gates.py; what stubtest cannot
+see in Cython is in tests/unit/stubtest_allowlist.txt). Every ``cdef class`` with fields of
+its own is a ``@disjoint_base``: its instance layout is C's.
+"""
 
 from typing import Any
 
+from typing_extensions import disjoint_base
+
+# Oracle type codes and the flag bit the column plans test (module constants of _core.pyx)
+TYPE_VARCHAR2: int
+TYPE_NUMBER: int
+TYPE_DATE: int
+TYPE_RAW: int
+TYPE_CHAR: int
+TYPE_TIMESTAMP: int
+TYPE_TIMESTAMP_LTZ: int
+TYPE_TIMESTAMP_TZ: int
+TYPE_INTERVAL_YM: int
+TYPE_INTERVAL_DS: int
+TYPE_BINARY_FLOAT: int
+TYPE_BINARY_DOUBLE: int
+FLAG_RAW_HEX: int  # replicator.flags.FLAG_RAW_HEX, imported
+
+@disjoint_base
 class JsonCommitter:
     """Commits transactions for the OpenLogReplicator JSON format natively."""
 
     native_transactions: int
     python_transactions: int
+    runs: bool  # hand a transaction's messages over as one MessageRun (else a list)
     tally: Any
     stage2: _Stage2 | None
 
@@ -14,6 +38,7 @@ class JsonCommitter:
     def commit(self, parser: Any, txn: Any, record: Any) -> bool:
         """Output ``txn``; False when the python engine must process it instead."""
 
+@disjoint_base
 class _Stage2:
     """Decode/format worker threads of a JsonCommitter and the ordered merge (_stage2.pxi)."""
 
@@ -21,11 +46,16 @@ class _Stage2:
     queued: int
     rerendered: int
 
+    def __init__(self, committer: JsonCommitter, pipeline: Any, workers: int) -> None: ...
+    def commit(self, parser: Any, txn: Any, record: Any) -> bool:
+        """JsonCommitter.commit with stage 2 in the workers."""
+
     def barrier(self) -> None:
         """Hand every queued transaction to the pipeline, in commit order."""
     def finish(self) -> None:
         """barrier, then stop the worker threads."""
 
+@disjoint_base
 class MessageRun:
     """A committed transaction's messages in one buffer; the sequence of Messages it stands for."""
 
@@ -39,17 +69,20 @@ class MessageRun:
     def last_idx(self) -> int: ...
     def message(self, i: int) -> Any: ...
     def __len__(self) -> int: ...
-    def __getitem__(self, i: Any) -> Any: ...
+    def __getitem__(self, i: Any, /) -> Any: ...
     def __iter__(self) -> Any: ...
 
+@disjoint_base
 class RecordDispatcher:
     """Parser._dispatch in C for one record or an LWN's records (the (5.1, 11.x) pairs stored natively)."""
 
+    def __init__(self) -> None: ...  # stubtest sees (*args, **kwargs): see the allowlist
     def dispatch(self, parser: Any, record: Any) -> bool:
         """Process ``record``; False (nothing done) when the python parser must process it."""
     def dispatch_records(self, parser: Any, records: list[Any]) -> None:
         """Process an LWN's records in order (each natively, else by ``parser.process_record``)."""
 
+@disjoint_base
 class RecordLoop(RecordDispatcher):
     """Block checks, record framing, LWNs and dispatch of one archived redo file, in C."""
 
@@ -63,6 +96,7 @@ class RecordLoop(RecordDispatcher):
     def finish(self) -> None:
         """The end of the valid data: analyse the last LWN."""
 
+@disjoint_base
 class BlockLoop(RecordLoop):
     """RecordLoop for the daemon: blocks fed as the reader delivers them, LWN totals kept."""
 
@@ -78,6 +112,7 @@ class BlockLoop(RecordLoop):
     def set_path(self, path: str) -> None:
         """The file the next blocks come from (named in errors)."""
 
+@disjoint_base
 class LwnBuf:
     """A complete LWN framed by a ThreadLoop: its records in OLR's order and their bytes."""
 
@@ -87,6 +122,7 @@ class LwnBuf:
     @property
     def last_scn(self) -> int: ...
 
+@disjoint_base
 class ThreadLoop(RecordLoop):
     """RecordLoop of one RAC redo thread: complete LWNs go to ``ready`` (LwnBuf), not analysed."""
 
@@ -100,12 +136,20 @@ class RacMerge(RecordDispatcher):
 
     def run(self, engine: Any, parser: Any, threads: list[Any], stop: Any) -> None: ...
 
+@disjoint_base
 class DebeziumCommitter(JsonCommitter):
     """Commits transactions for the Debezium formats natively."""
+
+@disjoint_base
+class TxnMeta:
+    """The fixed parts of a Debezium format's transaction metadata messages (_dbztxn.pxi)."""
+
+    def __init__(self, fmt: Any) -> None: ...
 
 class EventCommitter(JsonCommitter):
     """Commits transactions natively for an EventFormat with ``on_native_row``."""
 
+@disjoint_base
 class RowImages:
     """A committed transaction's rows, natively decoded once (the typed row-image interface)."""
 
@@ -126,12 +170,23 @@ class RowImages:
     def json(self, r: int, side: int, values: Any, modified_only: bool = False) -> bytes: ...
 
 def native_version() -> str: ...
+def value_text(kind: int, param: int, offset: int, data: bytes) -> bytes | None:
+    """The native text of one value (tests), None when the python renderer is used; ``kind``
+    indexes VALUE_KINDS."""
+
+VALUE_KINDS: tuple[str, ...]
+
+def float_repr(data: bytes, single: bool) -> bytes | None:
+    """The native shortest text of a BINARY_FLOAT/DOUBLE value (tests), or None (python)."""
+
 def vector_passes(data: bytes, start: int, header_size: int, endian: str, compat: int) -> bool:
     """The C field checks on one vector (tests): True when it passes, as invariants.check_vector."""
 
+@disjoint_base
 class ProtobufCommitter(JsonCommitter):
     """Commits transactions for the protobuf format natively (RedoResponse wire bytes)."""
 
+@disjoint_base
 class ColumnCodes:
     """Per visible column of a table view: how an Avro encoder writes its value."""
 
@@ -170,6 +225,7 @@ def dts_record(
 def present_json(rows: RowImages, r: int, side: int, fragments: list[bytes]) -> bytes:
     """``{`` + the fragments of the columns the image holds + ``}``."""
 
+@disjoint_base
 class KafkaRuns:
     """One librdkafka producer (resolved at run time) and the ledger of the items it was given."""
 

@@ -62,6 +62,7 @@ cdef extern from "Python.h":
 import gc
 
 from replicator.events import Message, Transaction
+from replicator.flags import FLAG_RAW_HEX
 from replicator.formats.escape import escape_str
 from replicator.redo.timeconv import redo_time_to_epoch
 from replicator.values.rowid import rowid_text
@@ -117,7 +118,6 @@ DEF K_IDS = 8
 DEF K_BFLOAT = 9
 DEF K_BDOUBLE = 10
 
-FLAG_RAW_HEX = 0x8000
 TYPE_VARCHAR2, TYPE_NUMBER, TYPE_DATE, TYPE_RAW, TYPE_CHAR = 1, 2, 12, 23, 96
 TYPE_TIMESTAMP, TYPE_TIMESTAMP_LTZ = 180, 231
 TYPE_TIMESTAMP_TZ, TYPE_INTERVAL_YM, TYPE_INTERVAL_DS = 181, 182, 183
@@ -1436,7 +1436,7 @@ cdef _Plan make_plan(object fmt, object parser, object table):
 
 
 cdef _Plan make_schemaless_plan(int limit):
-    """The plan of every table the dictionary does not know (schemaless mode, flag 0x800).
+    """The plan of every table the dictionary does not know (FLAG_SCHEMALESS or FLAG_SYSTEM_TXN).
 
     Rows are built over ``limit`` columns (the parser's column limit, as rows.build_row
     does without a table) and shrunk to the highest column present (shrink_row).
@@ -1704,7 +1704,7 @@ cdef class JsonCommitter:
     cdef public object stage2  # the decode/format workers (_Stage2, _stage2.pxi) or None: one thread
 
     def __init__(self, fmt, pipeline):
-        from replicator.formats.base import FLAG_SCHEMALESS, FLAG_SYSTEM_TXN
+        from replicator.flags import FLAG_SCHEMALESS, FLAG_SYSTEM_TXN
 
         self.fmt = fmt
         self.pipeline = pipeline

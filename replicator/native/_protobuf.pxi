@@ -75,7 +75,7 @@ cdef bytes pb_name(str name):
 
 
 cdef _PbPlan make_pb_plan(object fmt, object parser, object table):
-    from replicator.formats.base import FLAG_RAW_HEX as RAW_HEX
+    from replicator.flags import FLAG_RAW_HEX as RAW_HEX
     from replicator.formats.olr_columns import effective_type
     from replicator.formats.protobuf_plan import PbTablePlan
     from replicator.values.charset import CharsetError, column_charset_name
@@ -193,7 +193,7 @@ cdef class ProtobufCommitter(JsonCommitter):
     cdef Buf tx        # a value's text (UTF-8 of UTF-16, NUMBER text)
 
     def __init__(self, fmt, pipeline):
-        from replicator.formats.base import FLAG_SCHEMALESS, FLAG_SYSTEM_TXN
+        from replicator.flags import FLAG_SCHEMALESS, FLAG_SYSTEM_TXN
 
         self.fmt = fmt
         self.pipeline = pipeline

@@ -118,7 +118,7 @@ class Confirmations:
             return self.confirmed, self.confirmed_scn_idx, self._unconfirmed, self.count
 
 
-def _expand(sent: deque, run: Any, pos: Position, idx: int) -> bool:
+def _expand(sent: deque[Any], run: Any, pos: Position, idx: int) -> bool:
     """A confirmation may name a message inside ``run`` (a writer confirming message by
     message): if it holds ``idx``, put its messages back at the head of ``sent`` as entries of
     their own (True); else (False) the run is confirmed whole. Writers with
@@ -244,7 +244,7 @@ class DaemonEngine:
             if isinstance(txn.changes, list):
                 tally.transaction(txn)
             else:
-                txn.changes = _tallied(txn.changes, tally)  # type: ignore[assignment]
+                txn.changes = _tallied(txn.changes, tally)
         stream = self._iter_transaction
         if isinstance(txn.changes, list) or stream is None:
             if not isinstance(txn.changes, list):
@@ -316,7 +316,7 @@ class DaemonEngine:
         """Whether a commit must take the python path: skipped by SCN (python does not format
         it at all). With metrics on, the native committer counts its rows into :attr:`tally`
         itself (``_tally.pxi``), as :meth:`_on_transaction` counts python's changes."""
-        return record.scn <= self.skip_commit_scn
+        return bool(record.scn <= self.skip_commit_scn)
 
     def on_native(self, txn: Transaction, messages: Iterable[Message], rows: int) -> None:
         """A transaction the native engine rendered: _on_transaction's list branch
@@ -331,7 +331,7 @@ class DaemonEngine:
         self._stream_txn, self._stream_index = txn, 0
         return BATCH_MESSAGES - self._pending_n
 
-    def on_native_part(self, messages: list[Message], rows: int) -> int:
+    def on_native_part(self, messages: Iterable[Message], rows: int) -> int:
         """The next messages of the streamed native transaction; the room before the next
         hand-off, so batches are cut where the python stream cuts them."""
         txn = self._stream_txn
@@ -383,11 +383,11 @@ class DaemonEngine:
                 raise RuntimeError("the writer task ended while messages were being handed to it")
         self._loop.call_soon_threadsafe(self._batches.put_nowait, (batch, positions))
 
-    def _open_batches(self, size: int) -> asyncio.Task:
+    def _open_batches(self, size: int) -> asyncio.Task[None]:
         """The parser-to-writer queue of at most ``size`` waiting batches, and the writer task
         that drains it (call in the event loop before the parser thread starts)."""
         self._loop = asyncio.get_running_loop()
-        self._batches = asyncio.Queue()
+        self._batches: asyncio.Queue[Any] = asyncio.Queue()  # (batch, positions), then None
         self._room = threading.Semaphore(size)
         self._writer_task = asyncio.create_task(self._write(self._batches))
         return self._writer_task
@@ -401,7 +401,7 @@ class DaemonEngine:
         """
         writer = self._open_batches(QUEUE_BATCHES)
         raw = self.block_loop is not None
-        lwns: queue.Queue = queue.Queue(QUEUE_BLOCKS if raw else QUEUE_LWNS)
+        lwns: queue.Queue[Any] = queue.Queue(QUEUE_BLOCKS if raw else QUEUE_LWNS)
         parser_dead = threading.Event()
         reader = self._loop.run_in_executor(
             None, feed, lambda: self.follower.follow(seq, offset, raw), lwns, parser_dead, self.state.errors, None
@@ -416,7 +416,7 @@ class DaemonEngine:
             await writer
             await reader
 
-    def _queued(self, q: queue.Queue) -> Iterator[tuple[RedoHeader, Any]]:
+    def _queued(self, q: queue.Queue[Any]) -> Iterator[tuple[RedoHeader, Any]]:
         """The reader's items from ``q`` until its end marker (None), the heartbeat kept while
         waiting for redo (the watchdog sees the parser thread alive)."""
         while True:
@@ -450,7 +450,7 @@ class DaemonEngine:
         if self.on_file_end is not None:
             self.on_file_end(header)
 
-    def _parse(self, lwns: queue.Queue) -> None:
+    def _parse(self, lwns: queue.Queue[Any]) -> None:
         current: RedoHeader | None = None
         for header, lwn in self._queued(lwns):
             if header is not current:
@@ -473,7 +473,7 @@ class DaemonEngine:
                 break
         self.handoff()
 
-    def _parse_blocks(self, items: queue.Queue) -> None:
+    def _parse_blocks(self, items: queue.Queue[Any]) -> None:
         """_parse for raw blocks (native engine): one :attr:`block_loop` per sequence checks,
         frames and analyses them; the per-LWN counters are read from it after each feed, and
         messages are handed to the writer every HANDOFF_MESSAGES and after each feed instead
@@ -498,7 +498,7 @@ class DaemonEngine:
         if finish is not None:
             finish()
 
-    def _parse_raw(self, items: queue.Queue, barrier: Callable[[], None]) -> None:
+    def _parse_raw(self, items: queue.Queue[Any], barrier: Callable[[], None]) -> None:
         """_parse_blocks' loop; ``barrier`` merges what stage 2 holds (a feed's end, a file's end)."""
         current: RedoHeader | None = None
         loop: Any = None
@@ -593,7 +593,7 @@ class DaemonEngine:
 
         return self.format if type(self.format) is OlrJsonFormat and not self.output_checkpoints else None
 
-    async def _write(self, batches: asyncio.Queue) -> None:
+    async def _write(self, batches: asyncio.Queue[Any]) -> None:
         write = self.writer.write_runs if self.run_type is not None else self.writer.write
         while True:
             item = await batches.get()
@@ -613,7 +613,7 @@ def _nothing() -> None:
 
 def feed(
     items: Callable[[], Iterable[object]],
-    q: queue.Queue,
+    q: queue.Queue[Any],
     parser_dead: threading.Event,
     errors: list[BaseException],
     stop: threading.Event | None,

@@ -167,7 +167,7 @@ class Pipeline:
             return
         # A huge transaction arrives as a stream: format and write it in batches.
         stream = self._iter_transaction
-        txn.changes = self._counted(txn.changes)  # type: ignore[assignment]
+        txn.changes = self._counted(txn.changes)
         if stream is None:
             txn.changes = list(txn.changes)
             messages = iter(self.format.transaction(txn))

@@ -23,11 +23,14 @@ import socket
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from replicator import log
 from replicator.errors import ConfigError, ReplicatorError, RuntimeFailure
 from replicator.flags import FLAG_SCHEMALESS
+
+if TYPE_CHECKING:
+    from replicator.runner.batch_output import OutputPlan
 
 Level = Literal["ok", "warning", "error", "skipped"]
 UNREACHABLE = 60111  # errors.CATALOGUE: check-config: the writer's brokers or address are not reachable
@@ -163,7 +166,7 @@ class BatchStartup:
         output record; 10012, 10122)."""
         from replicator.runner.checkpoint import check_state_directory
 
-        path = self.config.state.path
+        path: str = self.config.state.path
         if self.schemaless and not os.path.isdir(path):
             return f"{path} absent: not needed (schemaless, source flag 0x2); reruns are not recorded"
         check_state_directory(path)
@@ -238,7 +241,7 @@ class BatchStartup:
         """What the run does with its output (new, rerun cut back, or refused: 10110)."""
         return self.plan().text
 
-    def plan(self) -> Any:
+    def plan(self) -> OutputPlan:
         """The run's :class:`~replicator.runner.batch_output.OutputPlan`."""
         from replicator.runner.batch_output import plan_output
 
@@ -260,6 +263,7 @@ def writer_reachable(config: Any) -> str:
     from replicator.config.exposure import EXPOSURE_CODE, exposure_warnings
 
     writer = config.target[0].writer
+    kind: str = writer.type
     for warning in exposure_warnings(config):
         log.warning(EXPOSURE_CODE, warning.removeprefix(f"WARN {EXPOSURE_CODE} "))
     if writer.type == "kafka":
@@ -282,9 +286,9 @@ def writer_reachable(config: Any) -> str:
                     f"{writer.type} writer: cannot listen on {address[0]}:{address[1]} now "
                     f"({exc.strerror or exc}): another process holds it?",
                 )
-                return writer.type
+                return kind
             return f"{writer.type}: {address[0]}:{address[1]} free to listen on"
-    return writer.type
+    return kind
 
 
 def _listen_address(writer: Any) -> tuple[str, int] | None:

@@ -52,7 +52,7 @@ class _Thread:
     """Merge state of one redo thread."""
 
     thread: int
-    queue: queue.Queue
+    queue: queue.Queue[Any]  # its follower's blocks (native merge) or LWNs
     header: RedoHeader | None = None
     lwn: Lwn | None = None
     index: int = 0
@@ -63,12 +63,12 @@ class _Thread:
     next_pos: tuple[int, int] | None = None  # (sequence, offset) after the last LWN fully analysed
     lwn_scn: int = 0  # SCN of that LWN
     # (highest record SCN, sequence, offset) of the LWNs since the last restart point
-    history: deque = field(default_factory=deque)
+    history: deque[tuple[int, int, int]] = field(default_factory=deque)
     # The native merge (RacMerge): the thread's record loop, the LWNs it framed and not yet
     # merged, the one being merged (``lwn`` is its Lwn), and a log end waiting behind them.
     loop: Any = None
     loop_path: str = ""
-    ready: deque = field(default_factory=deque)
+    ready: deque[Any] = field(default_factory=deque)  # LwnBufs
     cur: Any = None
     eof: RedoHeader | None = None
 

@@ -104,18 +104,21 @@ class Writer(ABC):
         self.flush()
 
 
-# writer.type -> "module:Class", or None while that writer is not implemented yet.
+# writer.type -> "module:Class", "module:function()" (a function that picks the class once, when
+# the writer is built: kafka's native run writer or the confluent-kafka writer), or None while
+# that writer is not implemented yet.
 _REGISTRY: dict[str, str | None] = {
     "file": "replicator.writers.file:FileWriter",
     "discard": "replicator.writers.discard:DiscardWriter",
-    "kafka": "replicator.writers.kafka_runs:KafkaRunWriter",
+    "kafka": "replicator.writers.kafka_runs:kafka_writer_class()",
     "network": "replicator.writers.network:NetworkWriter",
     "zeromq": "replicator.writers.zeromq:ZeroMQWriter",
 }
 
 
 def register_writer(type_name: str, target: str | None) -> None:
-    """Register (or replace) ``type_name`` as ``"module:Class"``; None marks it unavailable."""
+    """Register (or replace) ``type_name`` as ``"module:Class"`` or ``"module:function()"`` (a
+    function returning the class); None marks it unavailable."""
     _REGISTRY[type_name] = target
 
 
@@ -130,8 +133,12 @@ def writer_class(type_name: str) -> type[Writer]:
     target = _REGISTRY[type_name]
     if target is None:
         raise ConfigError(f"writer type {type_name} not available yet", 30001)
-    module_name, _, class_name = target.partition(":")
-    cls: type[Writer] = getattr(importlib.import_module(module_name), class_name)
+    module_name, _, name = target.partition(":")
+    module = importlib.import_module(module_name)
+    if name.endswith("()"):  # a function that picks the class now (the kafka writer's producer)
+        chosen: type[Writer] = getattr(module, name[:-2])()
+        return chosen
+    cls: type[Writer] = getattr(module, name)
     return cls
 
 

@@ -1,9 +1,10 @@
 """The ``kafka`` writer with a native producer: MessageRuns produced whole (issue 28).
 
-:class:`KafkaRunWriter` is the kafka writer the registry builds. Where the native core is
-built and the librdkafka of the confluent-kafka wheel is found, it produces through
-librdkafka's C API (``KafkaRuns`` in replicator/native/_kafka.pxi) instead of
-confluent-kafka's per-message ``produce``:
+:func:`kafka_writer_class` picks the kafka writer once, when the registry builds it:
+:class:`KafkaRunWriter` where the native core is built and the librdkafka of the
+confluent-kafka wheel is found, else :class:`~replicator.writers.kafka.KafkaWriter`
+(confluent-kafka's per-message ``produce``). :class:`KafkaRunWriter` produces through
+librdkafka's C API (``KafkaRuns`` in replicator/native/_kafka.pxi):
 
 * a native ``MessageRun`` (a transaction's messages in one buffer) is produced from its
   buffer in C, its delivery reports are counted per run in C, and it is confirmed once
@@ -22,7 +23,7 @@ the durable position follows the confirmations (``DURABLE_EVERY`` / ``DURABLE_LA
 Runs whole need no per-message key: with ``key-by-pk`` a run is produced message by
 message (each Message keyed from its JSON), so ``writes_runs_whole`` is False then.
 Per-table topics work on the run path (a run's table slots map to topics). Without the
-native core or the library everything is the confluent-kafka path of the base class.
+native core or the library the registry builds the base class: no run path at all.
 """
 
 from __future__ import annotations
@@ -106,6 +107,12 @@ def native_producer() -> tuple[Any, str] | None:
     return (native.core(), path) if path else None
 
 
+def kafka_writer_class() -> type[KafkaWriter]:
+    """The kafka writer's class (the registry's ``kafka`` entry): the native run writer where
+    the native producer can run, else confluent-kafka's writer."""
+    return KafkaRunWriter if native_producer() is not None else KafkaWriter
+
+
 @dataclass(slots=True, eq=False)
 class _Item:
     """A produced (or silent) Message or MessageRun, unconfirmed yet."""
@@ -117,44 +124,35 @@ class _Item:
 
 
 class KafkaRunWriter(KafkaWriter, WholeRunWriter):
-    """The kafka writer: native producer and whole runs where available (module docstring)."""
+    """The kafka writer on the native producer, taking runs whole (module docstring); built
+    only where :func:`native_producer` finds it (:func:`kafka_writer_class`)."""
 
     def __init__(self, config: Any, on_confirm: Any, **kwargs: Any) -> None:
         super().__init__(config, on_confirm, **kwargs)
         found = native_producer()
-        self._core: Any = found[0] if found is not None else None  # the native module, None: fallback
-        self._library = found[1] if found is not None else ""
+        if found is None:
+            raise RuntimeError("KafkaRunWriter needs the native core and librdkafka (kafka_writer_class)")
+        self._core: Any = found[0]  # the native module
+        self._library = found[1]
+        #: runs are produced and confirmed whole unless each message needs its key (module docstring)
+        self.writes_runs_whole = not self.config.key_by_pk
         self._native: Any = None  # the current KafkaRuns
         self._items: deque[_Item] = deque()
         self._serial = 0  # of the next produced item
         self._unconfirmed = 0  # messages of the produced items in _items
         self._delivered_seen = 0  # the producer's successful reports at the last service
 
-    @property
-    def native(self) -> bool:
-        """Whether this writer produces through the native producer."""
-        return self._core is not None
-
-    @property
-    def writes_runs_whole(self) -> bool:  # type: ignore[override]
-        """Runs are produced and confirmed whole on the native path without keys (module docstring)."""
-        return self._core is not None and not self.config.key_by_pk
-
     def producer_config(self) -> dict[str, Any]:
-        """The base configuration; on the native path with the throughput defaults added."""
+        """The base configuration with the throughput defaults added."""
         conf = super().producer_config()
-        if self._core is not None:
-            for name, value in THROUGHPUT_DEFAULTS.items():
-                conf.setdefault(name, value)
+        for name, value in THROUGHPUT_DEFAULTS.items():
+            conf.setdefault(name, value)
         return conf
 
     # -- Writer API --------------------------------------------------------------------------
 
     def connect(self) -> None:
         """Create the producer (10058 for a configuration librdkafka rejects)."""
-        if self._core is None:
-            super().connect()
-            return
         conf = self.producer_config()
         if "bootstrap.servers" not in conf and "metadata.broker.list" not in conf:
             raise RuntimeFailure("Kafka property 'bootstrap.servers' is missing in writer.properties", 10058)
@@ -175,8 +173,6 @@ class KafkaRunWriter(KafkaWriter, WholeRunWriter):
 
     def unreachable(self, timeout: float) -> str | None:
         """None once a broker answered a metadata request within ``timeout`` seconds, else why not."""
-        if self._core is None:
-            return super().unreachable(timeout)
         if self._native is None:
             self.connect()
         err = self._native.metadata(timeout)
@@ -184,9 +180,6 @@ class KafkaRunWriter(KafkaWriter, WholeRunWriter):
 
     def write(self, batch: list[Message]) -> None:
         """Produce ``batch`` in order; waits (polling) while ``queue-size`` messages are unconfirmed."""
-        if self._core is None:
-            super().write(batch)
-            return
         if self._native is None:
             self.connect()
         for message in batch:
@@ -214,16 +207,11 @@ class KafkaRunWriter(KafkaWriter, WholeRunWriter):
 
     def flush(self) -> None:
         """Serve delivery reports, recover from failures, report confirmations."""
-        if self._core is None:
-            super().flush()
-        elif self._native is not None:
+        if self._native is not None:
             self._service(0)
 
     def close(self) -> None:
         """Wait up to ``close_timeout_s`` for every delivery report, then release the producer."""
-        if self._core is None:
-            super().close()
-            return
         if self._native is None:
             return
         deadline = time.monotonic() + self.close_timeout_s
@@ -347,9 +335,6 @@ class KafkaRunWriter(KafkaWriter, WholeRunWriter):
 
     def _service(self, timeout: float) -> None:
         """Poll for reports; rebuild when needed; confirm delivered items; raise a permanent failure."""
-        if self._core is None:
-            super()._service(timeout)
-            return
         producer = self._native
         producer.poll(timeout)
         if self._rebuilding:
@@ -384,21 +369,16 @@ class KafkaRunWriter(KafkaWriter, WholeRunWriter):
             raise self._failure
 
     def _oldest_sent_at(self) -> float | None:
-        if self._core is None:
-            return super()._oldest_sent_at()
         for entry in self._items:
             if entry.serial >= 0 and not self._native.done(entry.serial):
                 return entry.sent_at or None
         return None
 
     def _waiting(self) -> int:
-        return super()._waiting() if self._core is None else self._unconfirmed
+        return self._unconfirmed
 
     def _rebuild(self) -> None:
         """Replace the producer and produce every undelivered item again, in order."""
-        if self._core is None:
-            super()._rebuild()
-            return
         reason, self._rebuild_reason = self._rebuild_reason, ""
         self._backoff = min(self.max_backoff_s, max(0.5, self._backoff * 2))
         log.warning(

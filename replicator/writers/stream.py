@@ -148,7 +148,7 @@ class StreamProtocol:
             return pb.RedoResponse(code=pb.STARTING)
         return self._positioned(pb.REPLICATE)
 
-    def _positioned(self, code: int) -> pb.RedoResponse:
+    def _positioned(self, code: pb.ResponseCode) -> pb.RedoResponse:
         c_scn, c_idx = wire_position(self.queue.confirmed)
         return pb.RedoResponse(code=code, scn=self.first_data_scn, c_scn=c_scn, c_idx=c_idx)
 

@@ -30,6 +30,7 @@ import time
 from abc import abstractmethod
 from collections import deque
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from replicator import log
@@ -114,7 +115,9 @@ class StreamWriter(Writer, WholeRunWriter):
             self._thread.start()
         log.info(f"{self.type_name} writer listening on {transport.address}")
 
-    def connect(self, boot: BootFn | None = None, timeout: float | None = None) -> StartRequest | None:
+    def connect(  # type: ignore[override]  # also returns the START it booted from (Writer.connect: None)
+        self, boot: BootFn | None = None, timeout: float | None = None
+    ) -> StartRequest | None:
         """Open, then wait for a client's START/CONTINUE and boot (see the module docstring).
 
         Returns None at once after :meth:`restore`. Raises RuntimeFailure 10091 when no
@@ -130,9 +133,9 @@ class StreamWriter(Writer, WholeRunWriter):
                 first = boot(start) if boot is not None else start.first_data_scn
             except ReplicatorError as exc:
                 log.error(exc.code, f"starting replication failed: {exc.message}")
-                self._call(lambda s=session: self.protocol.finish_start(False, 0, s))
+                self._call(partial(self.protocol.finish_start, False, 0, session))
                 continue
-            self._call(lambda f=first, s=session: self.protocol.finish_start(True, f, s))
+            self._call(partial(self.protocol.finish_start, True, first, session))
             self.start_request = start
             return start
 

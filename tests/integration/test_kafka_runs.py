@@ -28,7 +28,8 @@ from replicator.events import Message
 from replicator.redogen import workloads
 from replicator.redogen.generate import GenerationResult, generate
 from replicator.writers import kafka_runs
-from replicator.writers.base import create_writer
+from replicator.writers.base import Writer, create_writer
+from replicator.writers.kafka import KafkaWriter
 from replicator.writers.kafka_runs import KafkaRunWriter, native_producer
 
 pytestmark = pytest.mark.skipif(native_producer() is None, reason="needs the native core and librdkafka")
@@ -91,14 +92,14 @@ def test_run_path_and_message_path_write_the_same_records(
 ) -> None:
     assert redo.expected is not None
     expected = redo.expected.read_bytes().splitlines()
-    runs: list[int] = []  # confirm_run calls: the runs the writer took whole
-    confirm_run = KafkaRunWriter.confirm_run
+    runs: list[int] = []  # confirm_run calls (of either writer class): the runs the writer took whole
+    confirm_run = Writer.confirm_run
 
-    def counted(self: KafkaRunWriter, run: Any) -> None:
+    def counted(self: Writer, run: Any) -> None:
         runs.append(len(run))
         confirm_run(self, run)
 
-    monkeypatch.setattr(KafkaRunWriter, "confirm_run", counted)
+    monkeypatch.setattr(Writer, "confirm_run", counted)
     records = {}
     for path in ("native", "fallback"):
         topics = {path} | ({t for t in (_table_topic(line, path) for line in expected) if t} if per_table else set())
@@ -131,7 +132,7 @@ def _writer(broker: Broker, confirmed: list[tuple[int, int]], **keys: Any) -> Ka
         {"type": "kafka", "topic": "runs", "properties": {"bootstrap.servers": broker.bootstrap}, **keys}
     )
     writer = create_writer(config, lambda scn, idx: confirmed.append((scn, idx)))
-    assert isinstance(writer, KafkaRunWriter) and writer.native
+    assert isinstance(writer, KafkaRunWriter)
     writer.connect()
     return writer
 
@@ -185,5 +186,5 @@ def test_fallback_without_the_native_producer(broker: Broker, monkeypatch: pytes
         {"type": "kafka", "topic": "runs", "properties": {"bootstrap.servers": broker.bootstrap}}
     )
     writer = create_writer(config, lambda scn, idx: None)
-    assert isinstance(writer, KafkaRunWriter) and not writer.native and not writer.writes_runs_whole
+    assert type(writer) is KafkaWriter and not writer.writes_runs_whole  # chosen once, at build time
     assert "compression.codec" not in writer.producer_config()  # today's configuration, unchanged

@@ -4,14 +4,19 @@
 * mypy: the whole package (``[tool.mypy]``; the modules listed there as not yet clean are
   checked without reporting, and the list only shrinks);
 * import-linter: the package's layers (``[tool.importlinter]``): each package imports only the
-  packages below it.
+  packages below it;
+* stubtest: the native core's stub (replicator/native/_core.pyi) against the built module, with
+  tests/unit/stubtest_allowlist.txt for what stubtest cannot see in Cython (skipped when the
+  native core is not built).
 
 Each failure prints the tool's own report. Run one by hand: ``ruff check replicator tests``,
-``ruff format --check replicator tests``, ``mypy``, ``lint-imports``.
+``ruff format --check replicator tests``, ``mypy``, ``lint-imports``,
+``python -m mypy.stubtest replicator.native._core --allowlist tests/unit/stubtest_allowlist.txt``.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -30,8 +35,8 @@ def _tool(name: str) -> str:
     return found
 
 
-def _run(*args: str, timeout: float = 600) -> None:
-    proc = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+def _run(*args: str, timeout: float = 600, env: dict[str, str] | None = None) -> None:
+    proc = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
     assert proc.returncode == 0, f"{' '.join(args)} failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-2000:]}"
 
 
@@ -47,3 +52,13 @@ def test_mypy() -> None:
 
 def test_import_layers() -> None:
     _run(_tool("lint-imports"))
+
+
+def test_native_stub() -> None:
+    from replicator import native
+
+    if not native.available():
+        pytest.skip("the native core is not built")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this tree's module and stub, not an installed copy
+    allowlist = str(ROOT / "tests" / "unit" / "stubtest_allowlist.txt")
+    _run(sys.executable, "-m", "mypy.stubtest", "replicator.native._core", "--allowlist", allowlist, env=env)

@@ -9,6 +9,7 @@ from replicator.config import ConfigError
 from replicator.writers import Writer, create_writer, register_writer, writer_class
 from replicator.writers.discard import DiscardWriter
 from replicator.writers.file import FileWriter
+from replicator.writers.kafka_runs import native_producer
 
 
 def test_create_file_and_discard(confirmed: Confirmed) -> None:
@@ -19,7 +20,7 @@ def test_create_file_and_discard(confirmed: Confirmed) -> None:
 @pytest.mark.parametrize(
     ("config", "class_name"),
     [
-        ({"type": "kafka", "topic": "t"}, "KafkaRunWriter"),
+        ({"type": "kafka", "topic": "t"}, "KafkaRunWriter" if native_producer() is not None else "KafkaWriter"),
         ({"type": "network", "uri": "h:1"}, "NetworkWriter"),
         ({"type": "zeromq", "uri": "tcp://h:1"}, "ZeroMQWriter"),
     ],
@@ -45,7 +46,7 @@ def test_register_writer(confirmed: Confirmed) -> None:
             writer_class("kafka")
         assert "writer type kafka not available yet" in info.value.message
     finally:
-        register_writer("kafka", "replicator.writers.kafka_runs:KafkaRunWriter")
+        register_writer("kafka", "replicator.writers.kafka_runs:kafka_writer_class()")
 
 
 def test_discard_confirms_everything(confirmed: Confirmed) -> None:
@@ -57,3 +58,14 @@ def test_discard_confirms_everything(confirmed: Confirmed) -> None:
     writer.close()
     assert confirmed == [(1, 0), (1, 1), (2, 0)]
     assert writer.messages_sent == 2 and writer.messages_confirmed == 3
+
+
+def test_kafka_writer_class_is_chosen_when_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The registry picks confluent-kafka's writer where the native producer cannot run, once."""
+    from replicator.writers import kafka_runs
+    from replicator.writers.kafka import KafkaWriter
+
+    monkeypatch.setattr(kafka_runs, "native_producer", lambda: None)
+    assert writer_class("kafka") is KafkaWriter
+    with pytest.raises(RuntimeError):
+        kafka_runs.KafkaRunWriter(writer_config(type="kafka", topic="t"), lambda scn, idx: None)
