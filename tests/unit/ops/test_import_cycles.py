@@ -1,8 +1,10 @@
 """No import cycles between the modules of the replicator package.
 
-Every import counts, including those inside functions (a function-local import hides a
-cycle, it does not remove it), except those under ``if TYPE_CHECKING:``. ``from pkg import
-name`` depends on ``pkg.name`` when that is a module, else on ``pkg``.
+Every import counts, including those inside functions and under ``if TYPE_CHECKING:`` (a
+function-local or type-only import hides a cycle, it does not remove it: the two modules still
+cannot be read apart; where two parts need each other, the lower one declares a port, e.g.
+``redogen/ports.py``). ``from pkg import name`` depends on ``pkg.name`` when that is a module,
+else on ``pkg``.
 """
 
 from __future__ import annotations
@@ -29,24 +31,14 @@ def _modules() -> dict[str, Path]:
     return found
 
 
-def _type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    """The modules of the package that ``name`` imports (outside ``if TYPE_CHECKING:``)."""
+    """The modules of the package that ``name`` imports."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
     pending: list[ast.AST] = [ast.parse(path.read_text(encoding="utf-8"))]
     while pending:
         node = pending.pop()
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and _type_checking(child):
-                pending.extend(child.orelse)
-                continue
             if isinstance(child, ast.Import):
                 found.update(alias.name for alias in child.names)
             elif isinstance(child, ast.ImportFrom):
@@ -109,7 +101,7 @@ def test_cycle_finder() -> None:
     assert _cycles(graph) == [{"a", "b", "c"}]
 
 
-def test_imports_count_function_local_ones_not_type_checking(tmp_path: Path) -> None:
+def test_imports_count_function_local_and_type_checking_ones(tmp_path: Path) -> None:
     path = tmp_path / "m.py"
     path.write_text(
         "from typing import TYPE_CHECKING\n"
@@ -124,6 +116,7 @@ def test_imports_count_function_local_ones_not_type_checking(tmp_path: Path) -> 
         "replicator.pkg",
         "replicator.pkg.sub",
         "replicator.pkg.local",
+        "replicator.typed",
     }
 
 
