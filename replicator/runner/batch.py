@@ -11,7 +11,7 @@ import gc
 import os
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from replicator import log
@@ -127,18 +127,8 @@ def schema_checkpoints(pipeline: Pipeline, job: BatchJob, metrics: Metrics | Non
 
     def on_rac_checkpoint(cut_scn: int, time_raw: int, threads: list[tuple[int, int, int, int]]) -> None:
         # RAC (replicator.runner.rac): one restart point at the end, with each thread's position.
-        parser = pipeline.parser
-        header, tracker = parser.header, parser.opt.tracker
-        if header is None or cut_scn <= max(job.checkpoint.scn, parser.opt.first_data_scn):
-            return
-        if tracker is not None and tracker.pending:
-            base[0] = replace(
-                base[0], rows=tracker.dictionary.snapshot(), schema_scn=tracker.schema_scn, schema_ref_scn=None
-            )
-            manager.schema_changed, tracker.pending = True, False
-        stamped = replace(base[0], resetlogs=header.resetlogs, activation=header.activation, threads=threads)
-        path = manager.write_schema(
-            stamped, cut_scn, time_raw, parser.epoch(time_raw), threads[0][1], threads[0][2], None, final=True
+        base[0], path = manager.after_rac_cut(
+            base[0], pipeline.parser, cut_scn, time_raw, lambda: threads, floor_scn=job.checkpoint.scn, final=True
         )
         if path is not None and metrics is not None:
             metrics.checkpoint_written(cut_scn)

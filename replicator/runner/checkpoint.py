@@ -286,6 +286,46 @@ class CheckpointManager:
         )
         return base, path
 
+    def after_rac_cut(
+        self,
+        base: SchemaCheckpoint,
+        parser: Any,
+        cut_scn: int,
+        time_raw: int,
+        threads: Callable[[], list[tuple[int, int, int, int]]],
+        *,
+        floor_scn: int,
+        redo_bytes: int = 0,
+        force: bool = False,
+        final: bool = False,
+    ) -> tuple[SchemaCheckpoint, Path | None]:
+        """The RAC restart point at the merge's cut (batch and daemon runs alike): OLR's file
+        plus each thread's ``(thread, sequence, offset, ...)`` from ``threads()``.
+
+        As :meth:`after_lwn`: a changed dictionary is stored in full, at once; the cut is
+        never written at or below ``floor_scn`` (the checkpoint the run started from) or the
+        parser's first data SCN, never twice, and otherwise when due (``interval-s`` /
+        ``interval-mb``, or ``force``/``final``). Returns (base, path of the file written or None).
+        """
+        tracker = parser.opt.tracker
+        if tracker is not None and tracker.pending:  # the dictionary changed: store it in full, now
+            base = replace(base, rows=tracker.dictionary.snapshot(), schema_scn=tracker.schema_scn, schema_ref_scn=None)
+            self.schema_changed, tracker.pending, force = True, False, True
+        header = parser.header
+        if (
+            header is None
+            or cut_scn <= max(parser.opt.first_data_scn, floor_scn)
+            or (self.written_scns and self.written_scns[-1] == cut_scn)
+        ):
+            return base, None
+        epoch = parser.epoch(time_raw)
+        if not self.due(epoch, redo_bytes, force or final):
+            return base, None
+        positions = threads()
+        stamped = replace(base, resetlogs=header.resetlogs, activation=header.activation, threads=positions)
+        path = self.write_schema(stamped, cut_scn, time_raw, epoch, positions[0][1], positions[0][2], None, final=final)
+        return base, path
+
     def write_schema(
         self,
         base: SchemaCheckpoint,

@@ -387,33 +387,18 @@ class Daemon:
     ) -> None:
         """RAC: a restart point at the merge's cut, with each thread's position (rac_engine.py)."""
         self._check_stop_transactions()
-        engine, manager = self.engine, self.manager
-        parser = engine.parser
-        tracker = parser.opt.tracker
-        if tracker is not None and tracker.pending:  # the dictionary changed: store it in full, now
-            self.base_checkpoint = replace(
-                self.base_checkpoint,
-                rows=tracker.dictionary.snapshot(),
-                schema_scn=tracker.schema_scn,
-                schema_ref_scn=None,
-            )
-            manager.schema_changed, tracker.pending, force = True, False, True
-        header = parser.header
-        if (
-            header is None
-            or cut_scn <= max(parser.opt.first_data_scn, self.base_checkpoint.scn)
-            or (manager.written_scns and manager.written_scns[-1] == cut_scn)
-        ):
-            return  # never over the checkpoint the run started from
-        epoch = parser.epoch(time_raw)
-        if not manager.due(epoch, redo_bytes, force):
-            return
         assert self.rac is not None, "a RAC checkpoint without the RAC engine"
-        threads = self.rac.rac_positions()
-        stamped = replace(
-            self.base_checkpoint, resetlogs=header.resetlogs, activation=header.activation, threads=threads
+        self.base_checkpoint, path = self.manager.after_rac_cut(
+            self.base_checkpoint,
+            self.engine.parser,
+            cut_scn,
+            time_raw,
+            self.rac.rac_positions,
+            floor_scn=self.base_checkpoint.scn,
+            redo_bytes=redo_bytes,
+            force=force,
+            final=final,
         )
-        path = manager.write_schema(stamped, cut_scn, time_raw, epoch, threads[0][1], threads[0][2], None, final=final)
         if path is not None and self.metrics is not None:
             self.metrics.checkpoint_written(cut_scn)
 
