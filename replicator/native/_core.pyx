@@ -3151,6 +3151,7 @@ cdef class RecordDispatcher:
             v = &self.vecs[i]
             self.n_vectors += 1
             if con_id and v.con_id != con_id and vh == 32:
+                parser.other_container(v.con_id)  # counted, logged once per container (60041)
                 continue
             op = v.opcode
             if prev >= 0:

@@ -1,0 +1,175 @@
+"""Multitenant redo end to end: the generated CDB (tests/scenarios/olr-check/multitenant-pdbs.yaml,
+three PDBs and CDB$ROOT, PDB2 plugged with DBID != CON_UID, the same OBJ# in two PDBs) read by
+`replicator run` one container per run (as OpenLogReplicator 1.9) in both engines, and all
+containers in one run (``source.containers``, python engine).
+
+Never silent: every change vector of a container the run does not replicate is counted and
+logged (60041), the same in both engines.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from replicator import native
+from replicator.errors import ConfigError
+from replicator.redogen.generate import GenerationResult, generate
+from replicator.redogen.scenario import Scenario
+
+SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "olr-check" / "multitenant-pdbs.yaml"
+ENGINES = ["python", pytest.param("native", marks=pytest.mark.skipif(not native.available(), reason="not built"))]
+SUMMARY = re.compile(
+    r"60041 change vectors skipped, of containers the run does not replicate \(.* replicated\): (.*)$", re.M
+)
+
+
+def _run(config: Path, engine: str) -> int:
+    from replicator.cli import main
+
+    return main(["run", "-f", str(config), "--progress", "off", "--engine", engine])
+
+
+def _all_containers(case: GenerationResult, **source: Any) -> Path:
+    """The first container's config with every other container in ``source.containers``."""
+    cfg = json.loads(case.config.read_text())
+    src = cfg["source"][0]
+    src["containers"] = [{"state-path": str(c.checkpoint.parent)} for c in case.containers[1:]]
+    src["filter"]["table"] = [{"owner": o, "table": ".*"} for o in ("APP", "HR", "C##OPS")]
+    src.update(source)
+    cfg["target"][0]["writer"]["output"] = str(case.out_dir / "output-all.json")
+    path = case.out_dir / "OpenLogReplicator-all.json"
+    path.write_text(json.dumps(cfg))
+    return path
+
+
+@pytest.fixture
+def case(tmp_path: Path) -> GenerationResult:
+    return generate(Scenario.from_file(SCENARIO), tmp_path / "case")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_each_container_alone_is_the_reference_output_and_skips_are_counted(
+    case: GenerationResult, engine: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    summaries = []
+    for c in case.containers:
+        assert _run(c.config, engine) == 0
+        assert c.expected is not None and c.output.read_bytes() == c.expected.read_bytes(), c.name
+        err = capsys.readouterr().err
+        others = sorted({o.name for o in case.containers} - {c.name})
+        firsts = re.findall(r"60041 change vectors of container CON_ID (\d+) skipped", err)
+        assert len(firsts) == len(others) == len(set(firsts))  # once per other container
+        summaries.append(SUMMARY.findall(err))
+    # PDB1's run skips CDB$ROOT's 5, PDB2's 23 and PDB3's 12 vectors (both engines count alike)
+    assert summaries[0] == ["CON_ID 1: 5, CON_ID 4: 23, CON_ID 5: 12"]
+    assert all(len(s) == 1 for s in summaries)
+
+
+def test_all_containers_in_one_run(case: GenerationResult, capsys: pytest.CaptureFixture[str]) -> None:
+    """One pass over the redo, each change routed to its PDB's dictionary (PDB1 and PDB2 both
+    number their tables from OBJ# 72726), each message with its PDB's name as `db`."""
+    config = _all_containers(case)
+    assert _run(config, "python") == 0
+    got = (case.out_dir / "output-all.json").read_bytes()
+    assert got == (case.out_dir / "expected-all.json").read_bytes()
+    dbs = {json.loads(line)["db"] for line in got.splitlines()}
+    assert dbs == {"PDB1", "PDB2", "PDB3", "CDB$ROOT"}
+    assert "60041" not in capsys.readouterr().err  # every container of the redo is replicated
+    # each PDB's schema checkpoints are written to its own folder, at the run's positions
+    for c in case.containers:
+        written = sorted(c.checkpoint.parent.glob("TEST-chkpt-*.json"))
+        assert len(written) > 1
+        last = json.loads(written[-1].read_text())
+        assert last["con-name"] == c.name
+
+
+def test_all_containers_but_one_counts_that_one(case: GenerationResult, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = json.loads(_all_containers(case).read_text())
+    cfg["source"][0]["containers"] = cfg["source"][0]["containers"][:2]  # PDB2, PDB3; not CDB$ROOT
+    cfg["source"][0]["filter"]["table"] = [{"owner": o, "table": ".*"} for o in ("APP", "HR")]
+    path = case.out_dir / "OpenLogReplicator-3.json"
+    path.write_text(json.dumps(cfg))
+    assert _run(path, "python") == 0
+    err = capsys.readouterr().err
+    assert SUMMARY.findall(err) == ["CON_ID 1: 5"]
+    got = [json.loads(line)["db"] for line in (case.out_dir / "output-all.json").read_text().splitlines()]
+    assert "CDB$ROOT" not in got and {"PDB1", "PDB2", "PDB3"} == set(got)
+
+
+def test_the_native_engine_refuses_several_containers(
+    case: GenerationResult, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if not native.available():
+        pytest.skip("native core not built")
+    assert _run(_all_containers(case), "native") != 0
+    err = capsys.readouterr().err
+    assert "30160" in err and "--engine python" in err
+
+
+def test_a_container_given_twice_is_refused(case: GenerationResult, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = json.loads(_all_containers(case).read_text())
+    cfg["source"][0]["containers"].append(cfg["source"][0]["containers"][0])
+    path = case.out_dir / "OpenLogReplicator-twice.json"
+    path.write_text(json.dumps(cfg))
+    assert _run(path, "python") != 0
+    assert "30161" in capsys.readouterr().err
+
+
+def test_containers_need_the_batch_reader(case: GenerationResult, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = json.loads(_all_containers(case).read_text())
+    cfg["source"][0]["reader"]["type"] = "offline"
+    del cfg["source"][0]["reader"]["redo-log"]
+    path = case.out_dir / "OpenLogReplicator-offline.json"
+    path.write_text(json.dumps(cfg))
+    assert _run(path, "python") != 0
+    assert "batch reader only" in capsys.readouterr().err
+
+
+TWO_OPEN = """
+name: TEST
+version: '19'
+format: {type: json, scn: 1, xid: 1, db: 3}
+containers:
+- {name: PDB1, con-id: 3}
+- {name: PDB2, con-id: 4}
+tables:
+- {owner: APP, name: T, container: PDB1, primary-key: [ID], columns: [ID NUMBER NOT NULL]}
+- {owner: APP, name: T, container: PDB2, primary-key: [ID], columns: [ID NUMBER NOT NULL]}
+timeline:
+- {s: 1, insert: PDB1/T, xid: 5.3.1200, values: {ID: 1}}
+- {s: 2, insert: PDB2/T, xid: 5.3.1200, values: {ID: 2}}
+- {commit: 1}
+- {commit: 2}
+"""
+
+
+def test_one_xid_open_in_two_containers_stops_a_run_of_both(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A transaction spanning PDBs (ORA-65023) or two local-undo XIDs alike: the memory pool
+    keys transactions by XID, so a run of both containers stops with 40130, never mixes them."""
+    source = tmp_path / "two.yaml"
+    source.write_text(TWO_OPEN)
+    case = generate(Scenario.from_file(source), tmp_path / "case")
+    for c in case.containers:  # one container per run: each transaction alone, as OLR
+        assert _run(c.config, "python") == 0
+        assert c.expected is not None and c.output.read_bytes() == c.expected.read_bytes()
+    capsys.readouterr()
+    cfg = json.loads(case.config.read_text())
+    cfg["source"][0]["containers"] = [{"state-path": str(case.containers[1].checkpoint.parent)}]
+    cfg["target"][0]["writer"]["output"] = str(tmp_path / "both.json")
+    path = tmp_path / "both-config.json"
+    path.write_text(json.dumps(cfg))
+    assert _run(path, "python") != 0
+    err = capsys.readouterr().err
+    assert "40130" in err and "CON_ID 3 and CON_ID 4" in err
+
+
+def test_the_generator_refuses_containers_before_12_1(tmp_path: Path) -> None:
+    source = tmp_path / "old.yaml"
+    source.write_text(TWO_OPEN.replace("version: '19'", "version: '11.2'"))
+    with pytest.raises(ConfigError, match="12.1"):
+        Scenario.from_file(source)
