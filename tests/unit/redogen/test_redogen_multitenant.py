@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -34,13 +33,9 @@ def _run(config: Path, engine: str) -> int:
     return main(["run", "-f", str(config), "--progress", "off", "--engine", engine])
 
 
-def _all_containers(case: GenerationResult, **source: Any) -> Path:
+def _all_containers(case: GenerationResult) -> Path:
     """The first container's config with every other container in ``source.containers``."""
-    cfg = json.loads(case.config.read_text())
-    src = cfg["source"][0]
-    src["containers"] = [{"state-path": str(c.checkpoint.parent)} for c in case.containers[1:]]
-    src["filter"]["table"] = [{"owner": o, "table": ".*"} for o in ("APP", "HR", "C##OPS")]
-    src.update(source)
+    cfg = case.all_containers_config()
     cfg["target"][0]["writer"]["output"] = str(case.out_dir / "output-all.json")
     path = case.out_dir / "OpenLogReplicator-all.json"
     path.write_text(json.dumps(cfg))
