@@ -173,6 +173,22 @@ def schema_checkpoints(pipeline: Pipeline, job: BatchJob, metrics: Metrics | Non
         )
         if path is not None and metrics is not None:
             metrics.checkpoint_written(cut_scn)
+        for other_manager, other_base, con_id in others:  # source.containers: each PDB's too
+            other_tracker = parser.opt.containers[con_id].tracker
+            if other_tracker is not None and other_tracker.pending:
+                other_base[0] = replace(
+                    other_base[0],
+                    rows=other_tracker.dictionary.snapshot(),
+                    schema_scn=other_tracker.schema_scn,
+                    schema_ref_scn=None,
+                )
+                other_manager.schema_changed, other_tracker.pending = True, False
+            other_stamped = replace(
+                other_base[0], resetlogs=header.resetlogs, activation=header.activation, threads=threads
+            )
+            other_manager.write_schema(
+                other_stamped, cut_scn, time_raw, parser.epoch(time_raw), threads[0][1], threads[0][2], None, final=True
+            )
 
     pipeline.on_rac_checkpoint = on_rac_checkpoint
     return manager

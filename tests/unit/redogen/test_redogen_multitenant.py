@@ -168,3 +168,31 @@ def test_the_generator_refuses_containers_before_12_1(tmp_path: Path) -> None:
     source.write_text(TWO_OPEN.replace("version: '19'", "version: '11.2'"))
     with pytest.raises(ConfigError, match="12.1"):
         Scenario.from_file(source)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_rac_cdb_each_container_alone_and_all_in_one_run(tmp_path: Path, engine: str) -> None:
+    """Two redo threads (PDB2's first transaction on instance 2): merged by SCN, then routed by
+    CON_ID; every PDB's schema checkpoint is written at the end of the run in its own folder."""
+    text = SCENARIO.read_text().replace("version: '19'", "version: '19'\nthreads: 2")
+    text = text.replace(
+        "{s: 2, insert: PDB2/ORDERS, xid: 5.3.1201,", "{s: 2, t: 2, insert: PDB2/ORDERS, xid: 5.3.1201,"
+    )
+    assert "t: 2" in text
+    source = tmp_path / "rac.yaml"
+    source.write_text(text)
+    case = generate(Scenario.from_file(source), tmp_path / "case")
+    assert len({log.path.name.split("_")[0] for log in case.logs}) == 2  # arch1_*, arch2_*
+    for c in case.containers:
+        assert _run(c.config, engine) == 0
+        assert c.expected is not None and c.output.read_bytes() == c.expected.read_bytes(), c.name
+    if engine != "python":
+        return
+    for c in case.containers:  # the single runs' files out of the way
+        for path in c.checkpoint.parent.iterdir():
+            if path != c.checkpoint:
+                path.unlink()
+    assert _run(_all_containers(case), "python") == 0
+    assert (case.out_dir / "output-all.json").read_bytes() == (case.out_dir / "expected-all.json").read_bytes()
+    for c in case.containers:
+        assert len(list(c.checkpoint.parent.glob("TEST-chkpt-*.json"))) == 2, c.name
