@@ -186,7 +186,6 @@ CATALOGUE: dict[int, str] = {
     30150: "a key of the other config dialect: source[0].memory or source[0].state in a 2.0 config "
     "(2.0 reads them at the top level; `replicator config upgrade` moves them)",
     30151: "config upgrade: the config cannot be expressed in the target dialect (the first problem is named)",
-    30160: "source.containers (several PDBs in one run) with the native engine: the python engine reads them (yet)",
     30161: "source.containers: a container's schema checkpoint is not another PDB of the first one's database",
     30380: "redogen SQL script: statement outside the supported subset, or malformed",
     30381: "redogen SQL script: expression, function or value outside the supported subset",

@@ -211,7 +211,7 @@ class SourceConfig(OlrModel):
                 f"messages; format {self.format.type!r}, flags {self.flags})",
                 "format.checkpoint-digests",
             )
-        if self.containers and self.reader.type != "batch":
+        if self.containers and self.reader.type != "batch":  # the daemon writes one PDB's checkpoints
             raise bad_value(
                 "containers",
                 self.reader.type,

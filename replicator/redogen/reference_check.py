@@ -205,8 +205,8 @@ def compare_case(
 
 
 def _all_containers(case_dir: Path, gen: GenerationResult, result: CaseResult) -> None:
-    """Multitenant: ours reads every container in one run (``source.containers``, python
-    engine); its output must be ``expected-all.json`` (OLR 1.9 has no such run to compare)."""
+    """Multitenant: ours reads every container in one run (``source.containers``); its output
+    must be ``expected-all.json`` (OLR 1.9 has no such run to compare)."""
     states = {}
     for c in gen.containers:
         states[c.name] = case_dir / f"state-ours-all-{c.name}"
@@ -218,15 +218,7 @@ def _all_containers(case_dir: Path, gen: GenerationResult, result: CaseResult) -
     cfg["target"][0]["writer"]["output"] = str(output)
     path = case_dir / "config-ours-all.json"
     path.write_text(json.dumps(cfg))
-    old = os.environ.get("REPLICATOR_ENGINE")
-    os.environ["REPLICATOR_ENGINE"] = "python"  # the native engine refuses several containers (30160)
-    try:
-        rc, seconds = run_ours(path, case_dir)
-    finally:
-        if old is None:
-            os.environ.pop("REPLICATOR_ENGINE", None)
-        else:
-            os.environ["REPLICATOR_ENGINE"] = old
+    rc, seconds = run_ours(path, case_dir)
     result.our_seconds += seconds
     expected = case_dir / "expected-all.json"
     matches = rc == 0 and output.exists() and output.read_bytes() == expected.read_bytes()

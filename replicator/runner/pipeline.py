@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
-from replicator.errors import ConfigError
 from replicator.events import Change, Checkpoint, Message, Transaction
 from replicator.flags import FLAG_CHECKPOINT
 from replicator.formats.base import Format
@@ -106,12 +105,6 @@ class Pipeline:
         self.native_finish: Callable[[], None] | None = None
         self.native: Any = None  # the native committer (native.engine.attach), if any
         self.tally: Any = None  # batch runs count metrics in runwatch, not in the committer
-        if engine == "native" and parser_options.containers:
-            raise ConfigError(
-                f"source[0].containers: {1 + len(parser_options.containers)} containers in one run are read by "
-                f"the python engine only (yet): run with --engine python (or REPLICATOR_ENGINE=python)",
-                30160,
-            )
         if engine == "native":
             from replicator.native import decode_workers
             from replicator.native.engine import attach

@@ -1,7 +1,7 @@
 """Multitenant redo end to end: the generated CDB (tests/scenarios/olr-check/multitenant-pdbs.yaml,
 three PDBs and CDB$ROOT, PDB2 plugged with DBID != CON_UID, the same OBJ# in two PDBs) read by
-`replicator run` one container per run (as OpenLogReplicator 1.9) in both engines, and all
-containers in one run (``source.containers``, python engine).
+`replicator run` one container per run (as OpenLogReplicator 1.9) and all containers in one run
+(``source.containers``), in both engines.
 
 Never silent: every change vector of a container the run does not replicate is counted and
 logged (60041), the same in both engines.
@@ -65,11 +65,12 @@ def test_each_container_alone_is_the_reference_output_and_skips_are_counted(
     assert all(len(s) == 1 for s in summaries)
 
 
-def test_all_containers_in_one_run(case: GenerationResult, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_all_containers_in_one_run(case: GenerationResult, engine: str, capsys: pytest.CaptureFixture[str]) -> None:
     """One pass over the redo, each change routed to its PDB's dictionary (PDB1 and PDB2 both
     number their tables from OBJ# 72726), each message with its PDB's name as `db`."""
     config = _all_containers(case)
-    assert _run(config, "python") == 0
+    assert _run(config, engine) == 0
     got = (case.out_dir / "output-all.json").read_bytes()
     assert got == (case.out_dir / "expected-all.json").read_bytes()
     dbs = {json.loads(line)["db"] for line in got.splitlines()}
@@ -94,16 +95,6 @@ def test_all_containers_but_one_counts_that_one(case: GenerationResult, capsys: 
     assert SUMMARY.findall(err) == ["CON_ID 1: 5"]
     got = [json.loads(line)["db"] for line in (case.out_dir / "output-all.json").read_text().splitlines()]
     assert "CDB$ROOT" not in got and {"PDB1", "PDB2", "PDB3"} == set(got)
-
-
-def test_the_native_engine_refuses_several_containers(
-    case: GenerationResult, capsys: pytest.CaptureFixture[str]
-) -> None:
-    if not native.available():
-        pytest.skip("native core not built")
-    assert _run(_all_containers(case), "native") != 0
-    err = capsys.readouterr().err
-    assert "30160" in err and "--engine python" in err
 
 
 def test_a_container_given_twice_is_refused(case: GenerationResult, capsys: pytest.CaptureFixture[str]) -> None:
@@ -143,14 +134,17 @@ timeline:
 """
 
 
-def test_one_xid_open_in_two_containers_stops_a_run_of_both(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_one_xid_open_in_two_containers_stops_a_run_of_both(
+    tmp_path: Path, engine: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A transaction spanning PDBs (ORA-65023) or two local-undo XIDs alike: the memory pool
     keys transactions by XID, so a run of both containers stops with 40130, never mixes them."""
     source = tmp_path / "two.yaml"
     source.write_text(TWO_OPEN)
     case = generate(Scenario.from_file(source), tmp_path / "case")
     for c in case.containers:  # one container per run: each transaction alone, as OLR
-        assert _run(c.config, "python") == 0
+        assert _run(c.config, engine) == 0
         assert c.expected is not None and c.output.read_bytes() == c.expected.read_bytes()
     capsys.readouterr()
     cfg = json.loads(case.config.read_text())
@@ -158,7 +152,7 @@ def test_one_xid_open_in_two_containers_stops_a_run_of_both(tmp_path: Path, caps
     cfg["target"][0]["writer"]["output"] = str(tmp_path / "both.json")
     path = tmp_path / "both-config.json"
     path.write_text(json.dumps(cfg))
-    assert _run(path, "python") != 0
+    assert _run(path, engine) != 0
     err = capsys.readouterr().err
     assert "40130" in err and "CON_ID 3 and CON_ID 4" in err
 
@@ -186,13 +180,11 @@ def test_a_rac_cdb_each_container_alone_and_all_in_one_run(tmp_path: Path, engin
     for c in case.containers:
         assert _run(c.config, engine) == 0
         assert c.expected is not None and c.output.read_bytes() == c.expected.read_bytes(), c.name
-    if engine != "python":
-        return
     for c in case.containers:  # the single runs' files out of the way
         for path in c.checkpoint.parent.iterdir():
             if path != c.checkpoint:
                 path.unlink()
-    assert _run(_all_containers(case), "python") == 0
+    assert _run(_all_containers(case), engine) == 0
     assert (case.out_dir / "output-all.json").read_bytes() == (case.out_dir / "expected-all.json").read_bytes()
     for c in case.containers:
         assert len(list(c.checkpoint.parent.glob("TEST-chkpt-*.json"))) == 2, c.name
