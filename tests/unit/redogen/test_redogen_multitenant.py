@@ -188,3 +188,40 @@ def test_a_rac_cdb_each_container_alone_and_all_in_one_run(tmp_path: Path, engin
     assert (case.out_dir / "output-all.json").read_bytes() == (case.out_dir / "expected-all.json").read_bytes()
     for c in case.containers:
         assert len(list(c.checkpoint.parent.glob("TEST-chkpt-*.json"))) == 2, c.name
+
+
+LOBS = """
+name: TEST
+version: '19'
+format: {type: json, scn: 1, xid: 1, db: 3}
+containers:
+- {name: PDB1, con-id: 3}
+- {name: PDB2, con-id: 4, con-uid: 0x1C2D3E4F, dbid: 0x5A6B7C8D}
+tables:
+- {owner: APP, name: T, container: PDB1, primary-key: [ID], columns: [ID NUMBER NOT NULL, NAME VARCHAR2(20)]}
+- {owner: APP, name: D, container: PDB2, primary-key: [ID], columns: [ID NUMBER NOT NULL, DOC CLOB]}
+timeline:
+- {s: 1, insert: PDB1/T, values: {ID: 1, NAME: a}}
+- {s: 2, insert: PDB2/D, values: {ID: 1, DOC: small text}}
+- {s: 2, insert: PDB2/D, values: {ID: 2, DOC: {prefix: x, repeat: abcdefgh, length: 24000}}}
+- {s: 1, insert: PDB1/T, values: {ID: 2, NAME: b}}
+- {commit: 2}
+- {commit: 1}
+"""
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_lob_columns_in_one_pdb_of_a_run_of_several(tmp_path: Path, engine: str) -> None:
+    """The LOB maps follow the container of each record (PDB2's CLOB, in line and out of line)."""
+    source = tmp_path / "lobs.yaml"
+    source.write_text(LOBS)
+    case = generate(Scenario.from_file(source), tmp_path / "case")
+    for c in case.containers:
+        assert _run(c.config, engine) == 0
+        assert c.expected is not None and c.output.read_bytes() == c.expected.read_bytes(), c.name
+        for path in c.checkpoint.parent.iterdir():
+            if path != c.checkpoint:
+                path.unlink()
+    assert _run(_all_containers(case), engine) == 0
+    got = (case.out_dir / "output-all.json").read_bytes()
+    assert got == (case.out_dir / "expected-all.json").read_bytes() and b"abcdefgh" * 100 in got
