@@ -225,3 +225,23 @@ def test_lob_columns_in_one_pdb_of_a_run_of_several(tmp_path: Path, engine: str)
     assert _run(_all_containers(case), engine) == 0
     got = (case.out_dir / "output-all.json").read_bytes()
     assert got == (case.out_dir / "expected-all.json").read_bytes() and b"abcdefgh" * 100 in got
+
+
+def test_check_config_lists_every_container_s_tables(
+    case: GenerationResult, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from replicator.cli import main
+
+    assert main(["check-config", "-f", str(_all_containers(case))]) == 0
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert "5 table(s) replicated from 4 containers: CDB$ROOT/C##OPS.AUDIT_LOG, PDB1/APP.ORDERS" in text
+
+
+def test_containers_are_not_for_schemaless_runs(case: GenerationResult, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = json.loads(_all_containers(case).read_text())
+    cfg["source"][0]["flags"] = 2
+    path = case.out_dir / "OpenLogReplicator-schemaless.json"
+    path.write_text(json.dumps(cfg))
+    assert _run(path, "python") != 0
+    assert "not in schemaless mode" in capsys.readouterr().err
