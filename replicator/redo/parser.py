@@ -103,7 +103,7 @@ class ParserOptions:
     # (sequence, byte offset) the tracker's dictionary is current at: system transactions
     # committed in an LWN that starts before it are already in it and are not re-applied.
     dictionary_pos: tuple[int, int] = (0, 0)
-    # Several PDBs in one run (source.containers, python engine): CON_ID -> the options of each
+    # Several PDBs in one run (source.containers): CON_ID -> the options of each
     # other replicated container (its own table map, tracker, name and dictionary position;
     # the rest as this one's). Empty: one container, as OpenLogReplicator.
     containers: dict[int, ParserOptions] = field(default_factory=dict)
@@ -266,15 +266,16 @@ class Parser:
         """
         try:
             if self.views is not None:
-                self._dispatch_containers(record)
+                try:
+                    self._dispatch_containers(record)
+                finally:
+                    self.opt = self.primary
             elif self.native_dispatch is None or not self.native_dispatch(self, record):
                 self._dispatch(record)
         except FieldCheckError as exc:
             raise self.field_error(record, exc) from None
         except (struct.error, IndexError) as exc:
             raise self.decode_error(record, exc) from exc
-        finally:
-            self.opt = self.primary
 
     def field_error(self, record: Record, exc: FieldCheckError) -> RedoLogError:
         """A vector of ``record`` failed one of OLR's checks: OLR's code, file, block and offset."""
