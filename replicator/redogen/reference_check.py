@@ -59,6 +59,7 @@ SEEDS = 20
 ONLY_VERSIONS: dict[str, tuple[str, ...]] = {
     "boolean-type": ("23",),
     "multitenant-pdbs": VERSIONS[1:],
+    "multitenant-ddl": VERSIONS[1:],
 }
 # The reference scenarios (rebuilt from OLR's real outputs) and extra ones written for this check.
 SCENARIO_DIRS = tuple(

@@ -36,9 +36,12 @@ def test_every_container_of_a_cdb_alone_in_both_engines(tmp_path: Path, version:
         assert "skipped, of containers the run does not replicate" in skipped[-1]
 
 
+@pytest.mark.parametrize("scenario", ["multitenant-pdbs", "multitenant-ddl"])
 @pytest.mark.parametrize("fmt", [None, {"type": "debezium"}, {"type": "protobuf"}])
-def test_several_containers_in_one_run_in_both_engines(tmp_path: Path, fmt: dict[str, str] | None) -> None:
-    case = generate(Scenario.from_file(SCENARIO), tmp_path / "case")
+def test_several_containers_in_one_run_in_both_engines(
+    tmp_path: Path, fmt: dict[str, str] | None, scenario: str
+) -> None:
+    case = generate(Scenario.from_file(SCENARIO.with_name(f"{scenario}.yaml")), tmp_path / "case")
     cfg = case.all_containers_config()
     if fmt is not None:
         cfg["source"][0]["format"] = fmt
