@@ -215,9 +215,7 @@ class Engine:
         return sign * (int(hh) * 60 + int(mm))
 
     # -- transactions ----------------------------------------------------------------------
-    def txn(
-        self, sid: int, xid: str | None = None, ts: TableState | None = None, in_container: str = ""
-    ) -> Txn:
+    def txn(self, sid: int, xid: str | None = None, ts: TableState | None = None, in_container: str = "") -> Txn:
         """The session's open transaction, started on first use (with ``xid`` when given).
 
         In a multitenant scenario the transaction belongs to the container of ``ts``, the
