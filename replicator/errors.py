@@ -186,6 +186,7 @@ CATALOGUE: dict[int, str] = {
     30150: "a key of the other config dialect: source[0].memory or source[0].state in a 2.0 config "
     "(2.0 reads them at the top level; `replicator config upgrade` moves them)",
     30151: "config upgrade: the config cannot be expressed in the target dialect (the first problem is named)",
+    30161: "source.containers: a container's schema checkpoint is not another PDB of the first one's database",
     30380: "redogen SQL script: statement outside the supported subset, or malformed",
     30381: "redogen SQL script: expression, function or value outside the supported subset",
     30382: "redogen SQL script: the statement fails on the script's tables (no such table/column, key, size)",
@@ -204,6 +205,8 @@ CATALOGUE: dict[int, str] = {
     40121: "redo log of another instantiation: activation ID differs from the checkpoint's",
     40122: "redo log's RESETLOGS SCN differs from the checkpoint's incarnation of its RESETLOGS_ID",
     40123: "redo log of another redo thread than the one followed",
+    40130: "several containers in one run: one XID open in two containers at once (a transaction spanning "
+    "PDBs, ORA-65023, or two PDBs' local undo giving one XID)",
     50000: "internal error: a state the code believed impossible (please report it)",
     50002: "dictionary columns out of SEGCOL# sequence",
     50003: "LOB pages of one LOB report different page sizes (the first is kept)",
@@ -249,6 +252,8 @@ CATALOGUE: dict[int, str] = {
     60035: "stream writer: wrong database name or CONFIRM without c_scn",
     60036: "binary XMLTYPE (flag 0x10000) is not decoded: printed as hex",
     60040: "unknown opcode skipped (logged once per opcode)",
+    60041: "CDB: change vectors of a container the run does not replicate are skipped (logged once per "
+    "container, counted; the counts per CON_ID at the end of the run)",
     60190: "native engine unavailable (extension not built; the reason follows): the python engine is used",
     60210: "redo source: connection lost; reconnecting with backoff (the read resumes at the same offset)",
     60211: "redo source: connection restored; reading resumes where it stopped",

@@ -141,6 +141,18 @@ class DebugConfig(OlrModel):
         return self
 
 
+class ContainerConfig(OlrModel):
+    """An element of ``source.containers`` (ours, not OpenLogReplicator's): one more PDB of the
+    CDB replicated by the same run, given by the state folder holding its schema checkpoint
+    (``<name>-chkpt-<scn>.json``, chosen by ``reader.start-scn`` as the first container's is;
+    its ``con-id`` and ``con-name`` say which PDB it is). The run's schema checkpoints of that
+    PDB are written there too."""
+
+    STRICT_KEYS: ClassVar[bool] = True
+
+    state_path: Annotated[str, max_len(2048)]
+
+
 class SourceConfig(OlrModel):
     """``source[0]``: the database, its reader, output format, filter and timing knobs."""
 
@@ -164,6 +176,8 @@ class SourceConfig(OlrModel):
     refresh_interval_us: U64 = 10000000
     arch: Annotated[str | None, max_len(256)] = None
     filter: FilterConfig = Field(default_factory=FilterConfig)
+    # Ours: more PDBs replicated in the same pass over the redo (docs/configuration.md, multitenant).
+    containers: list[ContainerConfig] = Field(default_factory=list)
 
     @classmethod
     def prune(cls, data: dict[str, Any]) -> dict[str, Any]:
@@ -196,6 +210,17 @@ class SourceConfig(OlrModel):
                 f"0 unless the format is json (or debezium) and flags has 0x1000 set (checkpoint "
                 f"messages; format {self.format.type!r}, flags {self.flags})",
                 "format.checkpoint-digests",
+            )
+        if self.containers and self.reader.type != "batch":  # the daemon writes one PDB's checkpoints
+            raise bad_value(
+                "containers",
+                self.reader.type,
+                "several containers in one run are read by the batch reader only (reader.type batch) yet",
+                "containers",
+            )
+        if self.containers and self.flags & FLAG_SCHEMALESS:
+            raise bad_value(
+                "containers", self.flags, "a dictionary per container: not in schemaless mode", "containers"
             )
         if self.arch is not None and self.arch not in ("path", "online", "online-keep"):
             raise bad_value("arch", self.arch, 'one of {"path", "online", "online-keep"}')

@@ -3037,7 +3037,9 @@ cdef class RecordDispatcher:
         self._p_bs = header.block_size
         self._p_vh = parser.vector_header_size
         self._p_opt = parser.opt
-        self._p_con_id = self._p_opt.con_id
+        # Several PDBs (source.containers): -1, each record goes to Parser.process_record, which
+        # routes its vectors by CON_ID to their container's options (the commits come back here).
+        self._p_con_id = -1 if parser.views is not None else self._p_opt.con_id
         self._p_buffer = parser.buffer
         self._p_pool = parser.pool
 
@@ -3129,7 +3131,7 @@ cdef class RecordDispatcher:
         cdef VecInfo* u
         cdef FV fv
         cdef uint32_t compat
-        if count < 0:
+        if count < 0 or con_id < 0:
             return False
         self._nvec = count
         # OLR checks every vector as it reads it, whatever its object or container: a record
@@ -3151,6 +3153,7 @@ cdef class RecordDispatcher:
             v = &self.vecs[i]
             self.n_vectors += 1
             if con_id and v.con_id != con_id and vh == 32:
+                parser.other_container(v.con_id)  # counted, logged once per container (60041)
                 continue
             op = v.opcode
             if prev >= 0:

@@ -133,6 +133,12 @@ class Metrics:
         self.queue_depth = self._make(g, "replicator_queue_depth", "items waiting in an internal queue", ("queue",))
         self.writer_messages = self._make(c, "replicator_writer_messages", "messages sent, per writer", ("writer",))
         self.writer_retries = self._make(c, "replicator_writer_retries", "writer reconnects and resends", ("writer",))
+        self.container_skips = self._make(
+            c,
+            "replicator_container_vectors_skipped",
+            "CDB: change vectors of containers the run does not replicate (warning 60041), per CON_ID",
+            ("con_id",),
+        )
         info = self._make(Gauge, "replicator_info", "version of the running replicator", ("version",))
         info.labels(version=__version__).set(1)
         if process_collector:
@@ -204,6 +210,8 @@ class Metrics:
                 self._publish_tally(tally)
             if parser is not None:
                 self._add(("rollback",), self._dml("rollback", "out"), parser.stats.rollbacks)
+                for con_id, count in list(parser.stats.other_containers.items()):
+                    self._add(("container", con_id), self.container_skips.labels(con_id=str(con_id)), count)
             if pool is not None:
                 self._publish_pool(pool, memory_mb or {})
             elif memory_mb:

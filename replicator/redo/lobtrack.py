@@ -17,6 +17,7 @@ columns are not looked at: the hot path is unchanged.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from replicator.events import (
     COL_PROPERTY_STORED_AS_LOB,
@@ -65,11 +66,27 @@ class LobTracker:
         self._tables: Mapping[int, Table] | None = None
         self._count = -1
         self.enabled = False  # some replicated table has LOB columns
+        # id(table map) -> (the map, its size, segments, indexes, columns, enabled): see refresh
+        self._kept: dict[int, tuple[Any, ...]] = {}
 
     def refresh(self, tables: Mapping[int, Table]) -> None:
-        """Rebuild the LOB segment maps when the table map was replaced or resized."""
+        """Rebuild the LOB segment maps when the table map was replaced or resized.
+
+        A run of several PDBs switches between their table maps record by record: the maps
+        of the last few are kept, so a switch back costs a lookup, not a rebuild."""
         if tables is self._tables and len(tables) == self._count:
             return
+        kept = self._kept.get(id(tables))
+        if kept is not None and kept[0] is tables and kept[1] == len(tables):
+            _, self._count, self._segments, self._indexes, self._columns, self.enabled = kept
+            self._tables = tables
+            return
+        self._build(tables)
+        if len(self._kept) >= 16:
+            self._kept.clear()
+        self._kept[id(tables)] = (tables, self._count, self._segments, self._indexes, self._columns, self.enabled)
+
+    def _build(self, tables: Mapping[int, Table]) -> None:
         self._tables, self._count = tables, len(tables)
         segments: dict[int, int] = {}
         indexes: set[int] = set()

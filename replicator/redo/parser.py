@@ -103,6 +103,10 @@ class ParserOptions:
     # (sequence, byte offset) the tracker's dictionary is current at: system transactions
     # committed in an LWN that starts before it are already in it and are not re-applied.
     dictionary_pos: tuple[int, int] = (0, 0)
+    # Several PDBs in one run (source.containers): CON_ID -> the options of each
+    # other replicated container (its own table map, tracker, name and dictionary position;
+    # the rest as this one's). Empty: one container, as OpenLogReplicator.
+    containers: dict[int, ParserOptions] = field(default_factory=dict)
 
 
 @dataclass
@@ -116,6 +120,8 @@ class ParserStats:
     rollbacks: int = 0
     rows: int = 0
     unknown_opcodes: dict[int, int] = field(default_factory=dict)
+    # CDB: change vectors of containers the run does not replicate, per CON_ID (warning 60041)
+    other_containers: dict[int, int] = field(default_factory=dict)
 
 
 class Parser:
@@ -129,9 +135,17 @@ class Parser:
         pool: MemoryPool | None = None,
     ):
         self.opt = options
+        # Several PDBs: every replicated container's options by CON_ID. ``opt`` is the
+        # container of the vector being analysed, the first container between records.
+        self.primary = options
+        self.views: dict[int, ParserOptions] | None = (
+            {options.con_id: options, **options.containers} if options.containers else None
+        )
         self.on_transaction = on_transaction
         self.on_checkpoint = on_checkpoint
         self.buffer = TransactionBuffer(pool)
+        if self.views is not None:
+            self.buffer.containers = tuple(self.views)
         self.pool = self.buffer.pool
         self.lobs = LobTracker(self.pool, self.buffer)  # LOB vectors, values at commit (§11)
         self.lobs.refresh(options.tables)
@@ -251,7 +265,12 @@ class Parser:
         contradiction between fields is error 40009 naming the record, never a traceback.
         """
         try:
-            if self.native_dispatch is None or not self.native_dispatch(self, record):
+            if self.views is not None:
+                try:
+                    self._dispatch_containers(record)
+                finally:
+                    self.opt = self.primary
+            elif self.native_dispatch is None or not self.native_dispatch(self, record):
                 self._dispatch(record)
         except FieldCheckError as exc:
             raise self.field_error(record, exc) from None
@@ -275,14 +294,44 @@ class Parser:
             40009,
         )
 
+    def _dispatch_containers(self, record: Record) -> None:
+        """Several PDBs: the vectors of each container go through :meth:`_vectors` with that
+        container's options (table map, dictionary, name) as ``opt``; the vectors of a
+        container the run does not replicate are checked, counted and skipped (60041)."""
+        assert self.header is not None and self.views is not None
+        self.stats.records += 1
+        compat = self.header.compat
+        vectors = list(iter_vectors(record.data, record.header_size, self.vector_header_size, self.header.endian))
+        order = list(dict.fromkeys(cv.con_id for cv in vectors))  # a record holds one container's, as a rule
+        for con_id in order:
+            part = vectors if len(order) == 1 else [cv for cv in vectors if cv.con_id == con_id]
+            view = self.views.get(con_id)
+            if view is None:
+                for cv in part:
+                    self.stats.vectors += 1
+                    check = CHECKS.get(cv.opcode)
+                    if check is not None and not cv.typ & 0x80:
+                        check(cv, compat)
+                    self.other_container(con_id)
+                continue
+            self.opt = view
+            self.lobs.refresh(view.tables)
+            self._vectors(record, part, 0)
+
     def _dispatch(self, record: Record) -> None:
         assert self.header is not None
         self.stats.records += 1
+        vectors = iter_vectors(record.data, record.header_size, self.vector_header_size, self.header.endian)
+        self._vectors(record, vectors, self.opt.con_id)
+
+    def _vectors(self, record: Record, vectors: Iterable[ChangeVector], con_id: int) -> None:
+        """Pair and dispatch ``vectors`` of ``record``; a CDB's vectors of another container than
+        ``con_id`` (not 0) are counted and skipped."""
+        assert self.header is not None
         prev: ChangeVector | None = None
         prev_info: undo.UndoInfo | None = None  # parsed once, used again when the pair completes
-        con_id = self.opt.con_id
         compat = self.header.compat
-        for cv in iter_vectors(record.data, record.header_size, self.vector_header_size, self.header.endian):
+        for cv in vectors:
             self.stats.vectors += 1
             op = cv.opcode
             # OLR checks every vector as it reads it, whatever its object or container.
@@ -290,6 +339,7 @@ class Parser:
             if check is not None and not cv.typ & 0x80:  # encrypted tablespace: not decoded
                 check(cv, compat)
             if con_id and cv.con_id != con_id and self.vector_header_size == 32:
+                self.other_container(cv.con_id)
                 continue
             if prev is not None:
                 if prev.opcode == OPC_UNDO:
@@ -339,6 +389,35 @@ class Parser:
                 pass
             else:
                 self.unknown(cv)
+
+    def other_container(self, con_id: int) -> None:
+        """A change vector of container ``con_id``, which this run does not replicate: counted
+        (:attr:`ParserStats.other_containers`), logged once per container (60041), never silent."""
+        counts = self.stats.other_containers
+        count = counts.get(con_id, 0)
+        if count == 0:
+            log.warning(
+                60041,
+                f"change vectors of container CON_ID {con_id} skipped: this run replicates "
+                f"{self._replicated()} only (logged once per container, "
+                f"counted; the counts follow at the end of the run)",
+            )
+        counts[con_id] = count + 1
+
+    def report_skips(self) -> None:
+        """The end of a run: how many change vectors of each other container were skipped (60041)."""
+        counts = self.stats.other_containers
+        if counts:
+            listed = ", ".join(f"CON_ID {c}: {n}" for c, n in sorted(counts.items()))
+            log.warning(
+                60041,
+                f"change vectors skipped, of containers the run does not replicate "
+                f"({self._replicated()} replicated): {listed}",
+            )
+
+    def _replicated(self) -> str:
+        views = self.views or {self.primary.con_id: self.primary}
+        return ", ".join(_container_text(v.con_id, v.con_name) for v in views.values())
 
     def unknown(self, cv: ChangeVector) -> None:
         count = self.stats.unknown_opcodes.get(cv.opcode, 0)
@@ -614,6 +693,10 @@ class Parser:
             offset=op.offset,
             name=name,
         )
+
+
+def _container_text(con_id: int, con_name: str) -> str:
+    return f"container CON_ID {con_id}" + (f" ({con_name})" if con_name else "")
 
 
 def _xid_text(xid: int) -> str:

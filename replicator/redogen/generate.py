@@ -57,6 +57,27 @@ class GenerationResult:
         """Total size of the redo files."""
         return sum(log.path.stat().st_size for log in self.logs)
 
+    def all_containers_config(self, states: dict[str, Path] | None = None) -> dict[str, Any]:
+        """Multitenant: the first container's batch config reading every container in one run
+        (``source.containers``, the python engine's), whose output is ``expected-all.json``;
+        returned, not written. ``states``: another state folder for a container (by name)."""
+        states = states or {}
+        cfg = json.loads(self.config.read_text())
+        source = cfg["source"][0]
+        first = self.containers[0]
+        if first.name in states:
+            cfg["state"]["path"] = str(states[first.name])
+        source["containers"] = [
+            {"state-path": str(states.get(c.name, c.checkpoint.parent))} for c in self.containers[1:]
+        ]
+        rules: list[dict[str, Any]] = []
+        for c in self.containers:  # every container's filter rules, once each
+            for rule in json.loads(c.config.read_text())["source"][0]["filter"]["table"]:
+                if rule not in rules:
+                    rules.append(rule)
+        source["filter"]["table"] = rules
+        return cfg
+
     def offline_config(self, archive_dir: Path | None = None) -> dict[str, Any]:
         """The batch config turned into the offline daemon's (returned, not written).
 

@@ -215,13 +215,16 @@ class RedoGenerator:
         return sign * (int(hh) * 60 + int(mm))
 
     # -- transactions ----------------------------------------------------------------------
-    def txn(self, sid: int, xid: str | None = None, ts: TableState | None = None) -> Txn:
+    def txn(self, sid: int, xid: str | None = None, ts: TableState | None = None, in_container: str = "") -> Txn:
         """The session's open transaction, started on first use (with ``xid`` when given).
 
         In a multitenant scenario the transaction belongs to the container of ``ts``, the
-        table its first change is on; Oracle refuses a change in another container while
-        one is open (ORA-65023), and so does this."""
+        table its first change is on (or ``in_container``: a DDL's recursive transaction);
+        Oracle refuses a change in another container while one is open (ORA-65023), and so
+        does this."""
         container = self.sc.container_of(ts.spec) if ts is not None else None
+        if container is None and in_container:
+            container = next(c for c in self.sc.containers if c.name == in_container)
         t = self.txns.get(sid)
         if t is None:
             s = self.session(sid)
@@ -274,9 +277,14 @@ class RedoGenerator:
             self.emit.epoch = int(self._clock)
         if self.cluster is not None:
             self.cluster.select(e, self.session(e.session).thread, e.session in self.txns)
+        catalog = self.catalog
         if e.op in DDL_OPS and self.sc.containers:
-            raise ConfigError(f"{e.op}: DDL is not generated in a multitenant scenario (one dictionary per container)")
-        handler = getattr(self.catalog if e.op in DDL_OPS else self.ops, e.op)
+            # A DDL on an existing table, in that table's container (its dictionary, its redo).
+            if e.op in ("create_table", "add_partition", "drop_partition", "exchange_partition"):
+                raise ConfigError(f"{e.op}: not generated in a multitenant scenario (DDL on existing tables only)")
+            name = self.table(e.table).spec.container
+            catalog = self.catalogs[name]
+        handler = getattr(catalog if e.op in DDL_OPS else self.ops, e.op)
         handler(e)
 
 
@@ -287,10 +295,48 @@ class ContainerView:
     def __init__(self, engine: RedoGenerator, container: str):
         self.sc = engine.sc
         self.charsets = engine.charsets
-        self.tables = engine.tables_of(container)
+        self.container = container
+        self.tables = _ContainerTables(engine, engine.tables_of(container))
         if any(t.spec.partitions for t in self.tables):
             raise ConfigError(f"{container}: partitioned tables are not generated in a multitenant scenario")
         self.encode_row = engine.encode_row
+        self._engine = engine
+
+    # A DDL's recursive transaction (Catalog): the engine's, in this container.
+    @property
+    def emit(self) -> Any:
+        return self._engine.emit
+
+    @property
+    def ops(self) -> Any:
+        return self._engine.ops
+
+    @property
+    def txns(self) -> Any:
+        return self._engine.txns
+
+    def table(self, name: str | None) -> TableState:
+        """A table of this container by NAME, OWNER.NAME or PDB/NAME."""
+        return self._engine.table(name if name and "/" in name else f"{self.container}/{name}")
+
+    def txn(self, sid: int, xid: str | None = None) -> Txn:
+        return self._engine.txn(sid, xid, in_container=self.container)
+
+
+class _ContainerTables(list):  # type: ignore[type-arg]
+    """A container's tables; a DDL's new version of one replaces it in the engine's list too."""
+
+    def __init__(self, engine: RedoGenerator, tables: list[TableState]):
+        super().__init__(tables)
+        self._all = engine.tables
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        self._all[self._all.index(self[index])] = value
+        super().__setitem__(index, value)
+
+    def remove(self, value: Any) -> None:
+        self._all.remove(value)
+        super().remove(value)
 
 
 def _charset_id(name: str) -> int:

@@ -35,26 +35,31 @@ def filter_rules(source: Any) -> list[Any]:
     return [TableRule(r.owner, r.table, r.key, r.tag, r.condition) for r in source.filter.table]
 
 
-def table_map(source: Any, dictionary: Any, cp: Any) -> dict[int, Table]:
-    """The replicated tables of ``source``'s filter, keyed by every obj# redo can carry."""
+def table_map(source: Any, dictionary: Any, cp: Any, users: Any = None) -> dict[int, Table]:
+    """The replicated tables of ``source``'s filter, keyed by every obj# redo can carry.
+
+    ``users``: the owners the checkpoints were made for (several containers: all of theirs;
+    default ``cp.users``)."""
     from replicator.schema.filter import build_table_map, check_patterns, check_users
 
     rules = filter_rules(source)
     check_patterns(rules)
-    check_users(cp.users, rules, checkpoint=f"schema checkpoint {source.name}-chkpt-{cp.scn}.json")
+    check_users(
+        cp.users if users is None else users, rules, checkpoint=f"schema checkpoint {source.name}-chkpt-{cp.scn}.json"
+    )
     return build_table_map(
         dictionary, rules, source.filter.separator, source.flags, cp.nls_character_set, cp.nls_nchar_character_set
     )
 
 
-def dictionary_tracker(source: Any, dictionary: Any, cp: Any) -> Any:
+def dictionary_tracker(source: Any, dictionary: Any, cp: Any, users: Any = None) -> Any:
     """The tracker that keeps ``dictionary`` and the table map current from SYS redo DML."""
     from replicator.flags import FLAG_ADAPTIVE_SCHEMA
     from replicator.schema.tracking import DictionaryTracker
 
     return DictionaryTracker(
         dictionary,
-        lambda d: table_map(source, d, cp),
+        lambda d: table_map(source, d, cp, users),
         users=cp.users,
         adaptive=bool(source.flags & FLAG_ADAPTIVE_SCHEMA),
         schema_scn=cp.schema_scn or cp.scn,
@@ -118,6 +123,8 @@ def source_facts(config: Any, source: Any, cp: Any = None) -> tuple[ParserOption
     tables: dict[int, Table] = {}
     dictionary = None
     tracker = None
+    others: list[tuple[str, Any]] = []
+    users: set[str] | None = None
     con_id, con_name, db_tz = 0, "", 0
     if cp is None and not flags & FLAG_SCHEMALESS:
         cp = start_checkpoint(config, source)
@@ -128,11 +135,17 @@ def source_facts(config: Any, source: Any, cp: Any = None) -> tuple[ParserOption
         archive_format = archive_format or cp.log_archive_format
         con_id, con_name, db_tz = cp.con_id, cp.con_name, cp.db_timezone_offset
         if not flags & FLAG_SCHEMALESS:
+            others = container_checkpoints(source, cp) if source.containers else []
+            users = set(cp.users).union(*(o.users for _, o in others)) if others else None
             dictionary = Dictionary.from_checkpoint(cp)
-            tables = table_map(source, dictionary, cp)
-            tracker = dictionary_tracker(source, dictionary, cp)
+            tables = table_map(source, dictionary, cp, users)
+            tracker = dictionary_tracker(source, dictionary, cp, users)
             if not flags & FLAG_ADAPTIVE_SCHEMA:  # adaptive mode replicates every table: no rule can miss
-                for line in unmatched_rules(dictionary, filter_rules(source)):
+                missed = unmatched_rules(dictionary, filter_rules(source))
+                for _, other in others:  # several containers: a rule misses when it misses in every one
+                    in_other = set(unmatched_rules(Dictionary.from_checkpoint(other), filter_rules(source)))
+                    missed = [line for line in missed if line in in_other]
+                for line in missed:
                     log.warning(60110, line)
     if reader.db_timezone is not None:
         db_tz = reader.db_timezone
@@ -150,8 +163,72 @@ def source_facts(config: Any, source: Any, cp: Any = None) -> tuple[ParserOption
         tracker=tracker,
         dictionary_pos=(cp.seq, cp.offset) if cp is not None else (0, 0),
     )
+    if others:
+        parser = replace(parser, containers=container_options(source, parser, others, users))
     fmt = replace(fmt, flags=flags, db_timezone=db_tz, con_name=con_name, database=source.name)
     return parser, fmt, archive_format, dictionary
+
+
+def container_checkpoints(source: Any, cp: Any) -> list[tuple[str, Any]]:
+    """``source.containers``: (state folder, schema checkpoint) of each PDB beside the first
+    container's checkpoint ``cp``, each chosen by ``reader.start-scn`` as that one was.
+
+    Every container must be another PDB of the same database (30161 otherwise)."""
+    from replicator.schema.store import load_best_schema_checkpoint
+
+    start_scn = source.reader.start_scn or 0
+    seen = {cp.con_id: "state.path"}
+    found: list[tuple[str, Any]] = []
+    for i, c in enumerate(source.containers):
+        where = f"source[0].containers[{i}].state-path"
+        require_state_dir(c.state_path)
+        other = load_best_schema_checkpoint(c.state_path, source.name, start_scn) if start_scn else None
+        if other is None:
+            raise RuntimeFailure(
+                f"schema checkpoint for database {source.name} not found in {c.state_path} ({where}): put the "
+                f"PDB's {source.name}-chkpt-<scn>.json there, <scn> at most reader.start-scn {start_scn}",
+                10052,
+            )
+        if not other.con_id or other.con_id in seen:
+            raise ConfigError(
+                f"{where}: its schema checkpoint is of container CON_ID {other.con_id} ({other.con_name or 'no name'}), "
+                + (f"as the one of {seen[other.con_id]}" if other.con_id in seen else "not a PDB of a CDB")
+                + ": each container of a run is another PDB",
+                30161,
+            )
+        if (other.resetlogs, other.activation) != (cp.resetlogs, cp.activation):
+            raise ConfigError(
+                f"{where}: its schema checkpoint is of another database or incarnation than the first container's "
+                f"(resetlogs {other.resetlogs}, activation {other.activation}; "
+                f"state.path: {cp.resetlogs}, {cp.activation})",
+                30161,
+            )
+        seen[other.con_id] = where
+        found.append((c.state_path, other))
+    return found
+
+
+def container_options(
+    source: Any, parser: ParserOptions, others: list[tuple[str, Any]], users: Any
+) -> dict[int, ParserOptions]:
+    """The parser options of each container of ``source.containers`` (CON_ID -> options; ``others``
+    from :func:`container_checkpoints`): its own dictionary, table map, tracker and name, the
+    rest as the first container's."""
+    from replicator.schema.dictionary import Dictionary
+
+    out: dict[int, ParserOptions] = {}
+    for _, other in others:
+        dictionary = Dictionary.from_checkpoint(other)
+        out[other.con_id] = replace(
+            parser,
+            tables=table_map(source, dictionary, other, users),
+            con_id=other.con_id,
+            con_name=other.con_name,
+            tracker=dictionary_tracker(source, dictionary, other, users),
+            dictionary_pos=(other.seq, other.offset),
+            containers={},
+        )
+    return out
 
 
 def checkpoint_digests(threads: int, checkpoint: Any) -> CheckpointDigests:

@@ -11,7 +11,7 @@ import gc
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from replicator import log
@@ -26,7 +26,13 @@ from replicator.redo.identity import DatabaseIdentity
 from replicator.redo.parser import ParserOptions
 from replicator.redo.reader import RedoFile
 from replicator.redo.source import LOCAL, RedoSource
-from replicator.runner.assembly import checkpoint_digests, create_format_for, file_size, memory_pool
+from replicator.runner.assembly import (
+    checkpoint_digests,
+    container_checkpoints,
+    create_format_for,
+    file_size,
+    memory_pool,
+)
 from replicator.runner.batch_output import finish_record, plan_output, prepare_writer, start_record
 from replicator.runner.checkpoint import CheckpointManager
 from replicator.runner.lock import lock_config
@@ -60,6 +66,8 @@ class BatchJob:
     keep_all_checkpoints: bool = False  # source flag 0x2000
     source: RedoSource = LOCAL  # where the redo files are read (reader.redo-source)
     start_scn: int = 0  # reader.start-scn (the batch output record keeps it)
+    # source.containers: (state folder, schema checkpoint) of each other PDB of the run
+    containers: list[tuple[str, Any]] = field(default_factory=list)
 
 
 def build_job(config_path: str, config: Any = None) -> BatchJob:
@@ -91,6 +99,7 @@ def build_job(config_path: str, config: Any = None) -> BatchJob:
         keep_all_checkpoints=bool(source.flags & FLAG_KEEP_CHECKPOINTS),
         source=startup.redo_source,
         start_scn=source.reader.start_scn or 0,
+        containers=container_checkpoints(source, startup.checkpoint) if source.containers else [],
     )
 
 
@@ -117,11 +126,33 @@ def schema_checkpoints(pipeline: Pipeline, job: BatchJob, metrics: Metrics | Non
         start_scn=job.start_scn,
     )
     base = [job.checkpoint]
+    # source.containers: each other PDB's schema checkpoints go to its own state folder, at
+    # the same positions (a rerun from a later start-scn finds every container's dictionary).
+    others = [
+        (
+            CheckpointManager(
+                path,
+                job.name,
+                state.keep_checkpoints,
+                state.schema_force_interval,
+                state.interval_s,
+                state.interval_mb,
+                keep_all=job.keep_all_checkpoints,
+                start_scn=job.start_scn,
+            ),
+            [other],
+            other.con_id,
+        )
+        for path, other in job.containers
+    ]
 
     def on_checkpoint(cp: Checkpoint, parser: Any, final: bool) -> None:
         base[0], path = manager.after_lwn(base[0], cp, parser, force=final, final=final)
         if path is not None and metrics is not None:
             metrics.checkpoint_written(cp.scn)
+        for other_manager, other_base, con_id in others:
+            view = _ContainerView(parser, parser.opt.containers[con_id])
+            other_base[0], _ = other_manager.after_lwn(other_base[0], cp, view, force=final, final=final)
 
     pipeline.on_schema_checkpoint = on_checkpoint
 
@@ -132,9 +163,22 @@ def schema_checkpoints(pipeline: Pipeline, job: BatchJob, metrics: Metrics | Non
         )
         if path is not None and metrics is not None:
             metrics.checkpoint_written(cut_scn)
+        for other_manager, other_base, con_id in others:  # source.containers: each PDB's too
+            view = _ContainerView(pipeline.parser, pipeline.parser.opt.containers[con_id])
+            other_base[0], _ = other_manager.after_rac_cut(
+                other_base[0], view, cut_scn, time_raw, lambda: threads, floor_scn=job.checkpoint.scn, final=True
+            )
 
     pipeline.on_rac_checkpoint = on_rac_checkpoint
     return manager
+
+
+class _ContainerView:
+    """What CheckpointManager.after_lwn reads of a parser, with another container's options."""
+
+    def __init__(self, parser: Any, opt: Any) -> None:
+        self.header, self.last_lwn, self.buffer, self.opt = parser.header, parser.last_lwn, parser.buffer, opt
+        self.epoch = parser.epoch
 
 
 def run_job(

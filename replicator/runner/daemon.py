@@ -719,6 +719,7 @@ class Daemon:
             raise engine.state.errors[0]
         if final_errors:
             raise final_errors[0]
+        engine.parser.report_skips()
         log.info(f"stopped: {engine.state.transactions} transactions, {engine.state.messages} messages")
 
     async def _final_saves(self, engine: DaemonEngine) -> list[ReplicatorError]:

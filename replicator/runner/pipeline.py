@@ -312,6 +312,7 @@ class Pipeline:
             )
         self.drain()
         self.sink.flush()
+        self.parser.report_skips()
         self.stats.lwns = self.parser.stats.lwns
         self.stats.seconds = time.perf_counter() - t0
         return self.stats

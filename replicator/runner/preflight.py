@@ -198,11 +198,21 @@ class BatchStartup:
         from replicator.runner.assembly import source_facts
 
         self.facts = source_facts(self.config, self.source, self.checkpoint)
-        tables = sorted({f"{t.owner}.{t.name}" for t in self.facts[0].tables.values() if not t.system})
         if self.schemaless:
             return "every table (schemaless)"
+        parser = self.facts[0]
+        views = [parser, *parser.containers.values()]  # source.containers: every PDB's tables
+        tables = sorted(
+            {
+                (f"{v.con_name}/" if len(views) > 1 else "") + f"{t.owner}.{t.name}"
+                for v in views
+                for t in v.tables.values()
+                if not t.system
+            }
+        )
         shown = ", ".join(tables[:6]) + (f" and {len(tables) - 6} more" if len(tables) > 6 else "")
-        return f"{len(tables)} table(s) replicated" + (f": {shown}" if tables else "")
+        where = f" from {len(views)} containers" if len(views) > 1 else ""
+        return f"{len(tables)} table(s) replicated{where}" + (f": {shown}" if tables else "")
 
     def redo_source_text(self) -> str:
         """check-config only: where the redo is read from, and how (sftp, asm)."""

@@ -94,6 +94,7 @@ def run_merged(
     pipeline.stage2_barrier()
     pipeline.drain()
     pipeline.sink.flush()
+    parser.report_skips()
     stats.lwns = parser.stats.lwns
     stats.seconds = time.perf_counter() - t0
     return stats

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from replicator.errors import RedoLogError
 from replicator.redo.vectors import ChangeVector
 from replicator.txn.pool import ChunkLog, MemoryPool
 from replicator.txn.rows import Pair
@@ -162,6 +163,9 @@ class TransactionBuffer:
     def __init__(self, pool: MemoryPool | None = None) -> None:
         self.pool = pool if pool is not None else MemoryPool()
         self.by_key: dict[tuple[int, int, int], OpenTransaction] = {}
+        # Several PDBs in one run: their CON_IDs. The memory pool keys a transaction by XID
+        # alone, so one XID open in two of them at once stops the run (40130).
+        self.containers: tuple[int, ...] = ()
 
     def __len__(self) -> int:
         return len(self.by_key)
@@ -176,6 +180,8 @@ class TransactionBuffer:
             return old
         if old is not None:
             self.pool.discard(old.xid)
+        if self.containers and xid in self.pool.logs:
+            self._check_shared(con_id, xid)
         txn = self.by_key[key] = OpenTransaction(xid, self.pool.log_for(xid), True, scn, time, seq, offset)
         return txn
 
@@ -190,8 +196,25 @@ class TransactionBuffer:
             return None
         if txn is not None:
             self.pool.discard(txn.xid)
+        if self.containers and xid in self.pool.logs:
+            self._check_shared(con_id, xid)
         txn = self.by_key[key] = OpenTransaction(xid, self.pool.log_for(xid))
         return txn
+
+    def _check_shared(self, con_id: int, xid: int) -> None:
+        """Several PDBs: ``xid`` starts in ``con_id`` while it is open in another container."""
+        usn, slot = xid >> 48, (xid >> 32) & 0xFFFF
+        for other in self.containers:
+            txn = self.by_key.get((other, usn, slot))
+            if other != con_id and txn is not None and txn.xid == xid:
+                raise RedoLogError(
+                    f"transaction {xid >> 48}.{(xid >> 32) & 0xFFFF}.{xid & 0xFFFFFFFF} has changes in "
+                    f"containers CON_ID {other} and CON_ID {con_id}: a transaction spanning containers, "
+                    f"which Oracle forbids (ORA-65023), or two PDBs' local undo giving one XID to two "
+                    f"transactions at once, which one run of several containers cannot tell apart; "
+                    f"replicate these containers in separate runs",
+                    40130,
+                )
 
     def by_slot(self, con_id: int, usn: int, slot: int) -> OpenTransaction | None:
         """Find a transaction when only USN and slot are known (5.6 / 5.11 rollbacks)."""

@@ -194,7 +194,9 @@ class StreamProtocol:
             return
         log.info(f"client requested scn: {c_scn}, idx: {c_idx}")
         queue = self.queue
-        if position is None or position in (self.restored, queue.client_has):
+        if queue.hold is not None and position in (None, queue.hold):
+            queue.resume_at(queue.hold)  # a restored position the replay has not come to yet: still held
+        elif position is None or position in (self.restored, queue.client_has):
             queue.resume_after(None)  # the client has exactly what left the queue: send the rest
         elif self.restored is not None and queue.sent_total == 0:
             # Right after a restart the client may hold more than the checkpoint says (and, as
@@ -274,7 +276,12 @@ class StreamProtocol:
         self.restored = position
         self.queue.confirmed = self.queue.client_has = position
         self.queue.max_sent = position
-        self.queue.skip = position if skip else None
+        self.queue.skip = None
+        if skip:
+            # The replay comes again through the client's message, but positions do not grow
+            # (c_scn is a begin SCN): "at or below it" would drop a transaction that began
+            # before it and committed after (OLR #330). Held until exactly that message.
+            self.queue.resume_at(position)
 
     def stop_streaming(self) -> None:
         """The client left or asked INFO: unconfirmed messages will be sent again."""

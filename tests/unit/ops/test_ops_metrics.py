@@ -182,3 +182,19 @@ def test_rac_threads_have_their_own_sequence_scn_and_lag() -> None:
     assert value(s, "replicator_thread_scn", thread="2") == 4990
     assert 29 <= value(s, "replicator_thread_lag_seconds", thread="1") < 60  # the idle thread lags
     assert value(s, "replicator_thread_lag_seconds", thread="2") < 29
+
+
+def test_skipped_container_vectors_are_counted_per_con_id() -> None:
+    from replicator.redo.parser import ParserStats
+
+    class FakeParser:
+        stats = ParserStats(rollbacks=0, other_containers={1: 5, 4: 23})
+
+    m = Metrics(process_collector=False)
+    parser = FakeParser()
+    m.publish(parser=parser)
+    parser.stats.other_containers[4] = 30
+    m.publish(parser=parser)
+    s = parse_metrics(m.render())
+    assert value(s, "replicator_container_vectors_skipped_total", con_id="1") == 5
+    assert value(s, "replicator_container_vectors_skipped_total", con_id="4") == 30
