@@ -135,18 +135,30 @@ def throughput(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any)
 
     sc = oltp(seed=7, target_bytes=parse_size(args.size))
     sc.format = dict(FORMAT)
-    result = generate(sc, work / "oltp", with_expected=False)
+    rowid_tables = [t.full_name for t in sc.tables if t.supplemental == "none"]
+    # A --workdir keeps the generated redo: a later run of the same --size takes it again.
+    made, state = work / "oltp" / f"generated-{args.size}.json", work / "oltp" / "checkpoint"
+    if made.exists():  # the replicator's state as generated (a run leaves its checkpoints there)
+        redo_bytes, config = json.loads(made.read_text())["redo_bytes"], work / "oltp" / "OpenLogReplicator.json"
+        shutil.rmtree(state)
+        shutil.copytree(state.with_name("checkpoint.generated"), state)
+    else:
+        shutil.rmtree(work / "oltp", ignore_errors=True)
+        result = generate(sc, work / "oltp", with_expected=False)
+        redo_bytes, config = result.redo_bytes, result.config
+        shutil.copytree(state, state.with_name("checkpoint.generated"))
+        made.write_text(json.dumps({"redo_bytes": redo_bytes}))
+        del result
     # The generation leaves millions of Python objects in cyclic garbage in this process (the job's
     # driver): left there, the first full collection during the drain took ~7 s of one batch (500MB).
-    rowid_tables = [t.full_name for t in sc.tables if t.supplemental == "none"]
-    redo_bytes, config = result.redo_bytes, result.config
-    del sc, result
+    del sc
     gc.collect()
     create_topic(bootstrap, "bench.oltp", args.partitions)
     started = time.monotonic()
     _replicate(config, bootstrap, "bench.oltp")
     produce_s = time.monotonic() - started
     lake = work / "lake-oltp"
+    shutil.rmtree(lake, ignore_errors=True)
     opts = JobOptions(
         lake=str(lake),
         bootstrap_servers=bootstrap,
