@@ -86,6 +86,13 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
         help="tables smaller than this fold in one task per batch (default %(default)s, the job's; 0: by bucket)",
     )
     p.add_argument(
+        "--fold-partitions",
+        type=int,
+        default=0,
+        metavar="N",
+        help="Spark tasks of the fold (default 0: the job's, twice the default parallelism)",
+    )
+    p.add_argument(
         "--mode",
         choices=("copy-on-write", "merge-on-read"),
         default="copy-on-write",
@@ -169,6 +176,7 @@ def throughput(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any)
         buckets=args.buckets,
         mode=args.mode,
         whole_below_mb=args.whole_below_mb,
+        fold_partitions=args.fold_partitions,
     )
     sink = CpuSink(str(lake), {args.broker_pid})
     started, cpu, load_before = time.monotonic(), process_tree_cpu({args.broker_pid}), os.getloadavg()[0]
