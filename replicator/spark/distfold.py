@@ -34,6 +34,7 @@ from replicator.spark.tableschema import BUCKET, ROWID, TableSchema
 
 WHOLE: Final = -2  # the group of a table folded in one task (key moves, rewrites)
 PENDING: Final = -1  # the group of the events kept for the next batch
+TOMB_FILES: Final = 4  # tombstone files of a bucket at which a batch with deletes merges them into one
 ROUTED_SCHEMA: Final = "tbl string, bucket int, rows bigint, events binary"
 ACTIONS_SCHEMA: Final = (
     "kind string, target string, tbl string, path string, size bigint, part string, "
@@ -547,10 +548,15 @@ def _fold(tbl: str, bucket: int, events: Any, bt: BatchTask) -> tuple[list[dict[
         return rest
 
     rest = rewrite(read, read_keys[: len(read)], "table")
-    # New tombstones take the tombstone files read with them into one file per bucket: appended as
-    # files of their own, a bucket's tombstones grew by a file per batch with deletes, and every
-    # later batch read them all (their key ranges span the bucket).
-    tomb_rest = rewrite(tomb_read, read_keys[len(read) :], "tombstones", merge=dead.num_rows > 0)
+    # A batch's new tombstones are files of their own, until a bucket holds TOMB_FILES of them: then
+    # they take the tombstone files read with them into one file per bucket. Appended for ever, a
+    # bucket's tombstones grew by a file per batch with deletes, and every later batch read them all
+    # (their key ranges span the bucket); merged every batch, each batch with deletes rewrote them.
+    per_bucket: dict[int, int] = {}
+    for f, _ in tomb_read:
+        per_bucket[f.bucket] = per_bucket.get(f.bucket, 0) + 1
+    merge = dead.num_rows > 0 and max(per_bucket.values(), default=0) >= TOMB_FILES
+    tomb_rest = rewrite(tomb_read, read_keys[len(read) :], "tombstones", merge=merge)
     if schema.key is None:
         live = live.append_column(ROWID, live["_key"])
     for target, new, kept, sch, tfs_, sort in (

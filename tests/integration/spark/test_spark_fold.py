@@ -372,6 +372,48 @@ def _update_lines(s: Stream, ids: list[int], value: str) -> list[bytes]:
     ]
 
 
+def _delete_lines(s: Stream, ids: list[int]) -> list[bytes]:
+    s.scn += 10
+    els = [
+        {
+            "op": "d",
+            "schema": {"owner": "APP", "table": "S", "columns": TABLES["APP.S"]["columns"]},
+            "before": {"ID": i},
+        }
+        for i in ids
+    ]
+    for i in ids:
+        del s.rows["APP.S"][(i,)]
+    return [
+        json.dumps({"e_scn": s.scn + 5, "c_scn": s.scn, "c_idx": i, "xid": f"1.{s.scn}.1", "payload": [e]}).encode()
+        for i, e in enumerate([{"op": "begin"}, *els, {"op": "commit"}], 1)
+    ]
+
+
+def test_tombstone_files_of_a_bucket_stay_few_over_many_batches_of_deletes(tmp_path: Path) -> None:
+    """Each batch's deletes add a tombstone file to their bucket until it holds TOMB_FILES; the
+    next batch with deletes merges them into one, so batches never read a growing number."""
+    from deltalake import DeltaTable
+
+    from replicator.spark.distfold import TOMB_FILES
+
+    s = Stream(random.Random(4))
+    lake = tmp_path / "lake"
+    a = applier(lake, buckets=1)
+    ids = list(range(5000, 5040))
+    a.apply_arrow(events(_insert_lines(s, ids, "x")), 0)
+    counts = []
+    for batch in range(1, 11):
+        # keys spread over the range: each tombstone file's key range overlaps the next batch's keys
+        a.apply_arrow(events(_delete_lines(s, ids[batch - 1 :: 10])), batch)
+        counts.append(len(DeltaTable(str(lake / "_replicator" / "tombstones" / "APP.S")).file_uris()))
+    assert max(counts) == TOMB_FILES and counts.count(1) >= 2  # merged, and merged again
+    assert_equal(lake, s)
+    from replicator.spark.lake_read import LakeReader
+
+    assert LakeReader(str(lake)).tombstones("APP.S").num_rows == 40  # every delete kept once
+
+
 def test_a_batch_reads_and_rewrites_only_the_files_that_hold_its_keys(tmp_path: Path) -> None:
     """Inserts of new keys read no stored file; an update rewrites the one file holding its key."""
     from deltalake import DeltaTable
