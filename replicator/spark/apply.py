@@ -47,6 +47,21 @@ log = logging.getLogger("replicator.spark")
 CRASH_ENV = "REPLICATOR_SPARK_TEST_KILL_AT"
 
 
+class _Columns(dict[str, Any]):
+    """The ready events' columns as Python lists, each made on first use: most are read for a
+    few rows only (DDL, merge-on-read replays), and a list per column of every event was most of
+    the driver's CPU of a batch."""
+
+    def __init__(self, table: Any) -> None:
+        super().__init__()
+        self._table = table
+
+    def __missing__(self, name: str) -> list[Any]:
+        values: list[Any] = self._table.column(name).to_pylist()
+        self[name] = values
+        return values
+
+
 class BatchApplier:
     """Callable for ``writeStream.foreachBatch``; keeps the job state between batches."""
 
@@ -140,26 +155,7 @@ class BatchApplier:
                 asm.dropped_replays,
             )
         ready = asm.ready
-        cols = [
-            "kind",
-            "tbl",
-            "columns",
-            "commit_scn",
-            "c_scn",
-            "c_idx",
-            "elem",
-            "xid",
-            "sql",
-            "key_cols",
-            "rid",
-            "names",
-            "move",
-            "commit_ts",
-            "k_ts",
-            "k_partition",
-            "k_offset",
-        ]
-        ev: dict[str, Any] = ready.select(cols).to_pydict()
+        ev: dict[str, Any] = _Columns(ready)
         plans = plan_tables(ev, st.tables, self.keys)
         for plan in plans.values():
             if not plan.schema.buckets:
@@ -209,17 +205,19 @@ class BatchApplier:
                 20003,
             )
         committing = time.monotonic()
-        ready_scns = [s for s in ev["commit_scn"] if s is not None]
-        applied_scn = max([st.applied_scn, *ready_scns])
+        import pyarrow.compute as pc
+
+        top = pc.max(ready["commit_scn"]).as_py() if ready.num_rows else None
+        applied_scn = max(st.applied_scn, top if top is not None else st.applied_scn)
         self._commit(actions, plans, tasks, ev, log_done, app, batch_id, applied_scn)
         infos = [json.loads(a["info"]) for a in actions if a["kind"] == "info"]
         pending = [a for a in actions if a["kind"] == "pending"]
-        times = [t for t in ev["commit_ts"] if t is not None] or [t for t in ev["k_ts"] if t is not None]
-        newest = max(times).timestamp() if times else None
+        newest_ts = pc.max(ready["commit_ts"]).as_py() if ready.num_rows else None
+        if newest_ts is None and ready.num_rows:
+            newest_ts = pc.max(ready["k_ts"]).as_py()
+        newest = newest_ts.timestamp() if newest_ts is not None else None
         pend_scns = None
         if asm.pending is not None and asm.pending.num_rows:
-            import pyarrow.compute as pc
-
             mm = pc.min_max(asm.pending["commit_scn"]).as_py()
             pend_scns = (mm["min"], mm["max"])
         new = JobState(

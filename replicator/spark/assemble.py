@@ -44,6 +44,13 @@ class Decision:
 
     def split(self, events: Any) -> tuple[Any, Any]:
         """(ready dml/ddl events in position order, events kept for the next batch or None)."""
+        ready, held = self.masks(events)
+        return events.filter(ready).sort_by(SORT), None if held is None else self.held(events, held)
+
+    def masks(self, events: Any) -> tuple[Any, Any]:
+        """(the ready dml/ddl events, the events kept for the next batch or None) as boolean masks
+        of ``events`` (the executors take the rows they need with them, without copying the
+        whole batch's images)."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -71,13 +78,19 @@ class Decision:
             else pc.fill_null(pc.less(events["commit_scn"], self.watermark), False)
         )
         rows = pc.is_in(kind, pa.array(["dml", "ddl"]))
-        ready = events.filter(pc.and_(pc.and_(rows, early), keep)).sort_by(SORT)
+        ready = pc.and_(pc.and_(rows, early), keep)
         if self.watermark is None:
             return ready, None
-        held = pc.and_(pc.and_(pc.is_in(kind, pa.array(sorted(BODY))), pc.invert(early)), keep)
+        return ready, pc.and_(pc.and_(pc.is_in(kind, pa.array(sorted(BODY))), pc.invert(early)), keep)
+
+    def held(self, events: Any, held: Any) -> Any:
+        """The events kept for the next batch (``held``: their mask), first-seen time set."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         pending = events.filter(held)
         seen_col = pc.fill_null(pending["seen"], pa.scalar(self.now, pending.schema.field("seen").type))
-        return ready, pending.set_column(pending.schema.get_field_index("seen"), "seen", seen_col)
+        return pending.set_column(pending.schema.get_field_index("seen"), "seen", seen_col)
 
 
 @dataclass(slots=True)

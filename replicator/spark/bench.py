@@ -86,6 +86,13 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
         help="tables smaller than this fold in one task per batch (default %(default)s, the job's; 0: by bucket)",
     )
     p.add_argument(
+        "--fold-partitions",
+        type=int,
+        default=0,
+        metavar="N",
+        help="Spark tasks of the fold (default 0: the job's, twice the default parallelism)",
+    )
+    p.add_argument(
         "--mode",
         choices=("copy-on-write", "merge-on-read"),
         default="copy-on-write",
@@ -135,18 +142,30 @@ def throughput(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any)
 
     sc = oltp(seed=7, target_bytes=parse_size(args.size))
     sc.format = dict(FORMAT)
-    result = generate(sc, work / "oltp", with_expected=False)
+    rowid_tables = [t.full_name for t in sc.tables if t.supplemental == "none"]
+    # A --workdir keeps the generated redo: a later run of the same --size takes it again.
+    made, state = work / "oltp" / f"generated-{args.size}.json", work / "oltp" / "checkpoint"
+    if made.exists():  # the replicator's state as generated (a run leaves its checkpoints there)
+        redo_bytes, config = json.loads(made.read_text())["redo_bytes"], work / "oltp" / "OpenLogReplicator.json"
+        shutil.rmtree(state)
+        shutil.copytree(state.with_name("checkpoint.generated"), state)
+    else:
+        shutil.rmtree(work / "oltp", ignore_errors=True)
+        result = generate(sc, work / "oltp", with_expected=False)
+        redo_bytes, config = result.redo_bytes, result.config
+        shutil.copytree(state, state.with_name("checkpoint.generated"))
+        made.write_text(json.dumps({"redo_bytes": redo_bytes}))
+        del result
     # The generation leaves millions of Python objects in cyclic garbage in this process (the job's
     # driver): left there, the first full collection during the drain took ~7 s of one batch (500MB).
-    rowid_tables = [t.full_name for t in sc.tables if t.supplemental == "none"]
-    redo_bytes, config = result.redo_bytes, result.config
-    del sc, result
+    del sc
     gc.collect()
     create_topic(bootstrap, "bench.oltp", args.partitions)
     started = time.monotonic()
     _replicate(config, bootstrap, "bench.oltp")
     produce_s = time.monotonic() - started
     lake = work / "lake-oltp"
+    shutil.rmtree(lake, ignore_errors=True)
     opts = JobOptions(
         lake=str(lake),
         bootstrap_servers=bootstrap,
@@ -157,6 +176,7 @@ def throughput(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any)
         buckets=args.buckets,
         mode=args.mode,
         whole_below_mb=args.whole_below_mb,
+        fold_partitions=args.fold_partitions,
     )
     sink = CpuSink(str(lake), {args.broker_pid})
     started, cpu, load_before = time.monotonic(), process_tree_cpu({args.broker_pid}), os.getloadavg()[0]

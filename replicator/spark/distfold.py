@@ -34,6 +34,7 @@ from replicator.spark.tableschema import BUCKET, ROWID, TableSchema
 
 WHOLE: Final = -2  # the group of a table folded in one task (key moves, rewrites)
 PENDING: Final = -1  # the group of the events kept for the next batch
+TOMB_FILES: Final = 4  # tombstone files of a bucket at which a batch with deletes merges them into one
 ROUTED_SCHEMA: Final = "tbl string, bucket int, rows bigint, events binary"
 ACTIONS_SCHEMA: Final = (
     "kind string, target string, tbl string, path string, size bigint, part string, "
@@ -217,15 +218,17 @@ def route(batches: Iterator[Any], bt: BatchTask) -> Iterator[Any]:
     import pyarrow.compute as pc
 
     for ev in _events(batches):
-        ready, pending = bt.decision.split(ev)
-        if pending is not None and pending.num_rows:
-            yield _routed("", PENDING, pending)
-        dml = pc.equal(ready["kind"], "dml")
-        for t in pc.unique(pc.filter(ready["tbl"], dml)).to_pylist():
+        ready, held = bt.decision.masks(ev)
+        if held is not None and pc.any(held).as_py():
+            yield _routed("", PENDING, bt.decision.held(ev, held))
+        # Each table's ready row changes are taken from the blob once (the fold sorts its group).
+        dml = pc.fill_null(pc.and_(ready, pc.equal(ev["kind"], "dml")), False)
+        tbls = ev["tbl"]
+        for t in pc.unique(pc.filter(tbls, dml)).to_pylist():
             task = bt.tables.get(t)
             if task is None:  # committed before a restart
                 continue
-            sub = ready.filter(pc.and_(dml, pc.equal(ready["tbl"], t)))
+            sub = ev.take(pc.indices_nonzero(pc.and_(dml, pc.fill_null(pc.equal(tbls, t), False))))
             nk, ok = typed_keys(sub, task, bt)
             deletes = pc.equal(sub["op"], "d")
             missing = pc.sum(pc.cast(pc.is_null(pc.if_else(deletes, ok, nk)), pa.int64())).as_py() or 0
@@ -458,18 +461,19 @@ def _fold(tbl: str, bucket: int, events: Any, bt: BatchTask) -> tuple[list[dict[
 
     task = bt.tables[tbl]
     schema = task.schema
-    events = events.sort_by(SORT)
+    order = pc.sort_indices(events, SORT)
     if task.recent_uri:
-        return _records(tbl, bucket, events, bt)
+        return _records(tbl, bucket, events.take(order), bt)
     ev = _ev(events)
     nks, oks = events["_nk"].to_pylist(), events["_ok"].to_pylist()
+    rows = order.to_pylist()  # the fold takes the events in position order (no sorted copy of the group)
     plan = TablePlan(
         schema,
-        rows=list(range(events.num_rows)),
+        rows=rows,
         renames=task.renames,
         rewrite=task.rewrite,
         truncated_now=task.truncated_now,
-        keys=list(zip(nks, oks)),
+        keys=[(nks[i], oks[i]) for i in rows],
     )
     whole = bucket == WHOLE
     data_schema = pa.schema([f for f in task.arrow if f.name != BUCKET])
@@ -515,15 +519,19 @@ def _fold(tbl: str, bucket: int, events: Any, bt: BatchTask) -> tuple[list[dict[
     actions: list[dict[str, Any]] = []
     changed = pa.array(out["_key"].to_pylist() if not plan.rewrite else [], pa.string())
 
-    def rewrite(files: list[tuple[DataFile, Any]], keyed: list[Any], target: str) -> list[Any]:
-        """Remove the files holding a changed key (every file on a rewrite); their other rows."""
+    live = out.filter(pc.not_equal(out["_op"], "d"))
+    dead = out.filter(pc.equal(out["_op"], "d"))
+
+    def rewrite(files: list[tuple[DataFile, Any]], keyed: list[Any], target: str, merge: bool = False) -> list[Any]:
+        """Remove the files holding a changed key (every file on a rewrite; with ``merge``, every
+        file read); their other rows."""
         rest = []
         for (f, t), k in zip(files, keyed):
             if plan.rewrite:
                 hit = True
             else:
                 mask = pc.is_in(k, changed)
-                hit = pc.any(mask).as_py()
+                hit = merge or pc.any(mask).as_py()
                 if hit:
                     rest.append(t.filter(pc.invert(mask)))
             if hit:
@@ -540,9 +548,15 @@ def _fold(tbl: str, bucket: int, events: Any, bt: BatchTask) -> tuple[list[dict[
         return rest
 
     rest = rewrite(read, read_keys[: len(read)], "table")
-    tomb_rest = rewrite(tomb_read, read_keys[len(read) :], "tombstones")
-    live = out.filter(pc.not_equal(out["_op"], "d"))
-    dead = out.filter(pc.equal(out["_op"], "d"))
+    # A batch's new tombstones are files of their own, until a bucket holds TOMB_FILES of them: then
+    # they take the tombstone files read with them into one file per bucket. Appended for ever, a
+    # bucket's tombstones grew by a file per batch with deletes, and every later batch read them all
+    # (their key ranges span the bucket); merged every batch, each batch with deletes rewrote them.
+    per_bucket: dict[int, int] = {}
+    for f, _ in tomb_read:
+        per_bucket[f.bucket] = per_bucket.get(f.bucket, 0) + 1
+    merge = dead.num_rows > 0 and max(per_bucket.values(), default=0) >= TOMB_FILES
+    tomb_rest = rewrite(tomb_read, read_keys[len(read) :], "tombstones", merge=merge)
     if schema.key is None:
         live = live.append_column(ROWID, live["_key"])
     for target, new, kept, sch, tfs_, sort in (

@@ -125,19 +125,22 @@ def read_range(
     c = consumer(props) if own else c
     try:
         c.assign([TopicPartition(topic, part, start)])
-        cols: dict[str, list[Any]] = {n: [] for n in schema.names}
+        keys: list[Any] = []
+        values: list[Any] = []
+        offsets: list[int] = []
+        stamps: list[Any] = []
+        types: list[int] = []
         position, last_progress = start, time.monotonic()
+        eof = KafkaError._PARTITION_EOF
         while position < end:
             msgs = c.consume(min(5000, end - position), 0.5)  # many records per call: less Python per record
             got = False
-            for msg in msgs:
+            for msg in msgs:  # once per record: plain local lists, no dict lookups
                 err = msg.error()
-                if (err is None or err.code() == KafkaError._PARTITION_EOF) and (
-                    msg.partition() != part or msg.topic() != topic
-                ):
+                if (err is None or err.code() == eof) and (msg.partition() != part or msg.topic() != topic):
                     continue  # a shared consumer's leftover of its previous range
                 if err is not None:
-                    if err.code() == KafkaError._PARTITION_EOF:
+                    if err.code() == eof:
                         if msg.offset() >= end:
                             position = end  # the rest of the range holds no records (markers, compaction)
                         continue
@@ -149,22 +152,32 @@ def read_range(
                 got = True
                 position = offset + 1
                 ts_type, ts = msg.timestamp()
-                cols["key"].append(msg.key())
-                cols["value"].append(msg.value())
-                cols["offset"].append(offset)
-                cols["timestamp"].append(ts * 1000 if ts_type else None)
-                cols["timestampType"].append(max(ts_type - 1, 0))
+                keys.append(msg.key())
+                values.append(msg.value())
+                offsets.append(offset)
+                stamps.append(ts * 1000 if ts_type else None)
+                types.append(ts_type - 1 if ts_type > 1 else 0)
             if got:
                 last_progress = time.monotonic()
             elif position < end and time.monotonic() - last_progress > stall_timeout:
                 raise RuntimeError(
                     f"Kafka {topic}[{part}]: no record between offsets {position} and {end} for {stall_timeout:.0f}s"
                 )
-            if len(cols["offset"]) >= batch_rows or (position >= end and cols["offset"]):
-                n = len(cols["offset"])
-                cols["topic"], cols["partition"] = [topic] * n, [part] * n
-                yield pa.RecordBatch.from_pydict(cols, schema=schema)
-                cols = {n: [] for n in schema.names}
+            if len(offsets) >= batch_rows or (position >= end and offsets):
+                n = len(offsets)
+                yield pa.RecordBatch.from_arrays(
+                    [
+                        pa.array(keys, pa.binary()),
+                        pa.array(values, pa.binary()),
+                        pa.array([topic] * n, pa.string()),
+                        pa.array([part] * n, pa.int32()),
+                        pa.array(offsets, pa.int64()),
+                        pa.array(stamps, pa.timestamp("us", "UTC")),
+                        pa.array(types, pa.int32()),
+                    ],
+                    schema=schema,
+                )
+                keys, values, offsets, stamps, types = [], [], [], [], []
     finally:
         if own:
             c.close()

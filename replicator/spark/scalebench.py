@@ -148,6 +148,7 @@ def scale(work: Path, args: argparse.Namespace, bootstrap: str, spark: Any, clus
         max_offsets_per_trigger=args.updates + 2,
         keys={TABLE: ["ID"]},
         whole_below_mb=args.whole_below_mb,
+        fold_partitions=args.fold_partitions,
     )
     sink = CpuSink(str(lake), {args.broker_pid}, set(cluster.pids()) if cluster is not None else None)
     load_before = os.getloadavg()[0]

@@ -63,6 +63,8 @@ def header_time_us(value: object, code: int | None = None) -> int | None:
     """A header ``tm``/``tms`` value (number, digit string or ISO text) -> us, None if absent."""
     if value is None:
         return None
+    if value.__class__ is int:  # the usual form (a JSON number): no text round trip per message
+        return epoch_number_to_us(value, code)  # type: ignore[arg-type]
     text = str(value).strip()
     if not text:
         return None

@@ -277,15 +277,21 @@ def test_key_updates_in_random_batches_equal_a_replay(
         assert_equal(lake, s)
 
 
-BOUNDARIES = ["changes:1", "tombstones:1", "table:1", "table:2", "state:1"]
+BOUNDARIES = [
+    *((b, "copy-on-write") for b in ("changes:1", "tombstones:1", "table:1", "table:2", "state:1")),
+    # merge-on-read: a batch commits the change log, each table's records (recent), the state
+    *((b, "merge-on-read") for b in ("changes:1", "recent:1", "recent:2", "state:1")),
+]
 
 
-@pytest.mark.parametrize("boundary", BOUNDARIES)
-def test_a_batch_replayed_after_a_crash_at_each_commit_boundary_lands_once(tmp_path: Path, boundary: str) -> None:
+@pytest.mark.parametrize(("boundary", "mode"), BOUNDARIES)
+def test_a_batch_replayed_after_a_crash_at_each_commit_boundary_lands_once(
+    tmp_path: Path, boundary: str, mode: str
+) -> None:
     """The driver dies right after a commit of a batch (the change log, a table's tombstones, one
-    table's rows, the other's, the state); the batch again (as Spark retries it) makes only the
-    commits that are missing, over the tables as the batch first found them: tables and change
-    log hold the batch exactly once."""
+    table's rows or records, the other's, the state); the batch again (as Spark retries it) makes
+    only the commits that are missing, over the tables as the batch first found them: tables and
+    change log hold the batch exactly once."""
     from deltalake import DeltaTable
 
     rng = random.Random(5)
@@ -293,7 +299,7 @@ def test_a_batch_replayed_after_a_crash_at_each_commit_boundary_lands_once(tmp_p
     for _ in range(14):
         s.txn(5)
     lake = tmp_path / "lake"
-    a = applier(lake)
+    a = applier(lake, mode=mode)
     a.apply_arrow(events(s.messages[:30]), 0)
 
     class Crash(Exception):
@@ -313,15 +319,16 @@ def test_a_batch_replayed_after_a_crash_at_each_commit_boundary_lands_once(tmp_p
     a._hit = hit  # type: ignore[method-assign]
     with pytest.raises(Crash):
         a.apply_arrow(events(s.messages[30:]), 1)
-    versions = {p.name: DeltaTable(str(p)).version() for p in (lake / "tables").iterdir()}
-    b = applier(lake)  # the restarted driver
+    committed = lake / ("_replicator/recent" if kind == "recent" else "tables")
+    versions = {p.name: DeltaTable(str(p)).version() for p in committed.iterdir()}
+    b = applier(lake, mode=mode)  # the restarted driver
     assert b.state.batch == (1 if kind == "state" else 0)
     if kind != "state":
         b.apply_arrow(events(s.messages[30:]), 1)
     assert b.state.batch == 1 and b.state.pending_rows == 0
     assert_equal(lake, s)
-    now = {p.name: DeltaTable(str(p)).version() for p in (lake / "tables").iterdir()}
-    if kind == "table" and nth == "1":  # the table committed before the crash was not committed again
+    now = {p.name: DeltaTable(str(p)).version() for p in committed.iterdir()}
+    if kind in ("table", "recent") and nth == "1":  # the table committed before the crash was not committed again
         done = [t for t in versions if versions[t] == now[t]]
         assert done
     log = DeltaTable(str(lake / "changes")).to_pyarrow_table(columns=["op"]).num_rows
@@ -363,6 +370,48 @@ def _update_lines(s: Stream, ids: list[int], value: str) -> list[bytes]:
         json.dumps({"e_scn": s.scn + 5, "c_scn": s.scn, "c_idx": i, "xid": f"1.{s.scn}.1", "payload": [e]}).encode()
         for i, e in enumerate([{"op": "begin"}, *els, {"op": "commit"}], 1)
     ]
+
+
+def _delete_lines(s: Stream, ids: list[int]) -> list[bytes]:
+    s.scn += 10
+    els = [
+        {
+            "op": "d",
+            "schema": {"owner": "APP", "table": "S", "columns": TABLES["APP.S"]["columns"]},
+            "before": {"ID": i},
+        }
+        for i in ids
+    ]
+    for i in ids:
+        del s.rows["APP.S"][(i,)]
+    return [
+        json.dumps({"e_scn": s.scn + 5, "c_scn": s.scn, "c_idx": i, "xid": f"1.{s.scn}.1", "payload": [e]}).encode()
+        for i, e in enumerate([{"op": "begin"}, *els, {"op": "commit"}], 1)
+    ]
+
+
+def test_tombstone_files_of_a_bucket_stay_few_over_many_batches_of_deletes(tmp_path: Path) -> None:
+    """Each batch's deletes add a tombstone file to their bucket until it holds TOMB_FILES; the
+    next batch with deletes merges them into one, so batches never read a growing number."""
+    from deltalake import DeltaTable
+
+    from replicator.spark.distfold import TOMB_FILES
+
+    s = Stream(random.Random(4))
+    lake = tmp_path / "lake"
+    a = applier(lake, buckets=1)
+    ids = list(range(5000, 5040))
+    a.apply_arrow(events(_insert_lines(s, ids, "x")), 0)
+    counts = []
+    for batch in range(1, 11):
+        # keys spread over the range: each tombstone file's key range overlaps the next batch's keys
+        a.apply_arrow(events(_delete_lines(s, ids[batch - 1 :: 10])), batch)
+        counts.append(len(DeltaTable(str(lake / "_replicator" / "tombstones" / "APP.S")).file_uris()))
+    assert max(counts) == TOMB_FILES and counts.count(1) >= 2  # merged, and merged again
+    assert_equal(lake, s)
+    from replicator.spark.lake_read import LakeReader
+
+    assert LakeReader(str(lake)).tombstones("APP.S").num_rows == 40  # every delete kept once
 
 
 def test_a_batch_reads_and_rewrites_only_the_files_that_hold_its_keys(tmp_path: Path) -> None:

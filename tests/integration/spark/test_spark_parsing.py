@@ -444,3 +444,36 @@ def test_source_tasks_pack_small_ranges_and_share_large_ones() -> None:
         assert pieces[0][0] == 100 and pieces[-1][1] == stop[("t", p)]
         assert all(a[1] == b[0] for a, b in zip(pieces, pieces[1:]))
     assert _tasks({("t", 0): 5}, {("t", 0): 5}, 10) == []
+
+
+def test_the_kafka_key_names_the_key_columns_on_each_tables_first_change_of_a_transaction() -> None:
+    """parse_batch reads a Kafka key's column names for the first row change of each table and
+    transaction (what the driver takes), not for every message."""
+    import pyarrow as pa
+
+    from replicator.spark.parse import event_arrow_schema, parse_batch
+
+    def row(table: str, idx: int, scn: int, xid: str) -> bytes:
+        return json.dumps(
+            {
+                "e_scn": scn,
+                "c_scn": scn - 5,
+                "c_idx": idx,
+                "xid": xid,
+                "payload": [{"op": "c", "schema": {"owner": "A", "table": table}, "after": {"ID": idx}}],
+            }
+        ).encode()
+
+    values = [row("T", 1, 105, "x"), row("T", 2, 105, "x"), row("U", 3, 105, "x"), row("T", 1, 205, "y")]
+    n = len(values)
+    batch = pa.RecordBatch.from_pydict(
+        {
+            "key": [b'{"ID":%d}' % i for i in range(n)],
+            "value": values,
+            "partition": [0] * n,
+            "offset": list(range(n)),
+            "timestamp": pa.array([None] * n, pa.timestamp("us", "UTC")),
+        }
+    )
+    events = parse_batch(batch, FormatHints(scn_type=8), event_arrow_schema())
+    assert events.column("key_cols").to_pylist() == [["ID"], None, ["ID"], ["ID"]]
