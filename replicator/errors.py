@@ -205,8 +205,8 @@ CATALOGUE: dict[int, str] = {
     40121: "redo log of another instantiation: activation ID differs from the checkpoint's",
     40122: "redo log's RESETLOGS SCN differs from the checkpoint's incarnation of its RESETLOGS_ID",
     40123: "redo log of another redo thread than the one followed",
-    40130: "several containers in one run: one XID open in two containers at once (a transaction spanning "
-    "PDBs, ORA-65023, or two PDBs' local undo giving one XID)",
+    40130: "retired, no longer given (never reused): a run of several containers stopped when one XID was open "
+    "in two containers at once; the memory pool now keys such a run's transactions by CON_ID and XID",
     50000: "internal error: a state the code believed impossible (please report it)",
     50002: "dictionary columns out of SEGCOL# sequence",
     50003: "LOB pages of one LOB report different page sizes (the first is kept)",

@@ -1787,7 +1787,7 @@ cdef class JsonCommitter:
         """Parser hook: output ``txn`` natively; False when the python engine must do it."""
         pipeline = self.pipeline
         # The pipeline's observers are python's; with a tally the committer counts for them.
-        if (txn.system or txn.xid in parser.schema_txns
+        if (txn.system or txn.clog.key in parser.schema_txns
                 or (self.tally is None and (pipeline.on_commit is not None or pipeline.on_change is not None))):
             if self.stage2 is not None:
                 (<_Stage2>self.stage2).barrier()  # the python engine outputs it: after the queued ones
@@ -3280,7 +3280,7 @@ cdef class RecordDispatcher:
             # TransactionBuffer.get's usual case, inline: the transaction is open in its slot.
             txn = (<dict>buffer.by_key).get((u.con_id, usn, slot))
             if txn is not None and txn.xid == xid:
-                buffer.pool.logs.move_to_end(xid)  # pool.log_for: mark active (swap order)
+                buffer.pool.logs.move_to_end(txn.clog.key)  # pool.log_for: mark active (swap order)
             else:
                 txn = None
         if txn is None:
@@ -3309,7 +3309,7 @@ cdef class RecordDispatcher:
             txn.system = True
             tracker = opt.tracker
             if tracker is not None and tracker.is_schema_table(table):
-                parser.schema_txns.add(txn.xid)
+                parser.schema_txns.add(txn.clog.key)
         offset = <uint64_t>(self._m.block * self._p_bs + self._m.offset + u.start)
         scn = self._m.scn
         time = self._m.time

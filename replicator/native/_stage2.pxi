@@ -863,10 +863,10 @@ cdef class _Stage2:
             job.lwn_scn = o.lwn_scn
             job.seq = o.seq
             job.xid = o.xid
-            if self.plain_pool and clog.swap_path is None and pool.logs.get(clog.xid) is clog:  # detach
+            if self.plain_pool and clog.swap_path is None and pool.logs.get(clog.key) is clog:  # detach
                 job.held = clog.chunks
                 clog.chunks = []
-                del pool.logs[clog.xid]
+                del pool.logs[clog.key]
             else:
                 job.held = pool.detach(clog)  # the chunks now belong to the job
             job.size = txn.size

@@ -35,7 +35,7 @@ from replicator.redo.vectors import ChangeVector
 from replicator.txn.buffer import OpenTransaction, TransactionBuffer
 from replicator.txn.lobassembly import LobReader
 from replicator.txn.lobs import Orphans, TxnLobs
-from replicator.txn.pool import MemoryPool
+from replicator.txn.pool import XID_MASK, MemoryPool
 
 LOB_TYPES = frozenset({TYPE_CLOB, TYPE_BLOB, TYPE_JSON})
 
@@ -59,7 +59,7 @@ class LobTracker:
         self.buffer = buffer
         self.orphans = Orphans()
         self._xid_of: dict[bytes, int] = {}  # LOB id -> XID of the transaction writing it
-        self._ids_of: dict[int, list[bytes]] = {}  # XID -> LOB ids in _xid_of
+        self._ids_of: dict[int, list[bytes]] = {}  # pool key (XID, or CON_ID and XID) -> LOB ids in _xid_of
         self._segments: dict[int, int] = {}  # LOB segment DATAOBJ# -> page size
         self._indexes: frozenset[int] = frozenset()
         self._columns: dict[int, tuple[Table, tuple[int, ...]]] = {}
@@ -153,9 +153,10 @@ class LobTracker:
         if entry.size is not None and entry.page_no == 0:
             lobs.set_size(entry.lob_id, *entry.size)
 
-    def ended(self, xid: int) -> None:
-        """A transaction committed or rolled back: forget its LOB ids."""
-        for lob_id in self._ids_of.pop(xid, ()):
+    def ended(self, key: int) -> None:
+        """A transaction (by pool key) committed or rolled back: forget its LOB ids."""
+        xid = key & XID_MASK
+        for lob_id in self._ids_of.pop(key, ()):
             if self._xid_of.get(lob_id) == xid:
                 del self._xid_of[lob_id]
 
@@ -188,7 +189,7 @@ class LobTracker:
     # ------------------------------------------------------------------ internals
     def _lobs(self, txn: OpenTransaction) -> TxnLobs:
         if txn.lobs is None:
-            txn.lobs = TxnLobs(self.pool, txn.xid)
+            txn.lobs = TxnLobs(self.pool, txn.xid, txn.key)
         return txn.lobs
 
     def _claim(self, txn: OpenTransaction, lob_id: bytes) -> TxnLobs:
@@ -196,7 +197,7 @@ class LobTracker:
         lobs = self._lobs(txn)
         if lob_id not in self._xid_of:
             self._xid_of[lob_id] = txn.xid
-            self._ids_of.setdefault(txn.xid, []).append(lob_id)
+            self._ids_of.setdefault(txn.key, []).append(lob_id)
             if len(self.orphans):
                 self.orphans.claim(lob_id, self.pool, lobs)
         return lobs

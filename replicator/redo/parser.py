@@ -157,7 +157,7 @@ class Parser:
         self.last_lwn: Lwn | None = None
         self.lwn: Lwn | None = None
         self.rank = 0
-        self.schema_txns: set[int] = set()  # XIDs of open transactions touching CCOL$/CDEF$/COL$/ECOL$
+        self.schema_txns: set[int] = set()  # pool keys (txn.key) of open transactions touching CCOL$/CDEF$/COL$/ECOL$
         # The native engine's commit (replicator.native): returns False to leave txn to this code.
         self.native_commit: Callable[[Parser, OpenTransaction, Record], bool] | None = None
         self.native_dispatch: Callable[[Parser, Record], bool] | None = None  # likewise for _dispatch
@@ -474,7 +474,7 @@ class Parser:
         if isinstance(table, Table) and table.system:
             txn.system = True
             if self.opt.tracker is not None and self.opt.tracker.is_schema_table(table):
-                self.schema_txns.add(txn.xid)
+                self.schema_txns.add(txn.key)
         # OLR's `offset` is the file position of the change's 5.1 vector, not of its record.
         txn.add_pair(self.pool, u, r, info.obj, info.data_obj, record.scn, record.time, self._offset(record) + u.start)
 
@@ -534,8 +534,8 @@ class Parser:
         try:
             self._finish(txn, xid, rolled_back, record)
         finally:
-            self.schema_txns.discard(xid)
-            self.lobs.ended(xid)
+            self.schema_txns.discard(txn.key)
+            self.lobs.ended(txn.key)
             self.buffer.release(txn)
 
     def _finish(self, txn: OpenTransaction, xid: int, rolled_back: bool, record: Record) -> None:
@@ -573,7 +573,7 @@ class Parser:
         track = self._tracks(txn)
         system_rows: list[RowChange] = []
         try:
-            yield from self._decoded(txn, system_rows if track else None, txn.xid in self.schema_txns)
+            yield from self._decoded(txn, system_rows if track else None, txn.key in self.schema_txns)
         except (struct.error, IndexError) as exc:
             raise RedoLogError(
                 f"transaction {_xid_text(txn.xid)}: a row change cannot be decoded ({exc})", 40009

@@ -153,14 +153,14 @@ class DebeziumFormatPort(EventFormatPort, Protocol):
 class PoolPort(Protocol):
     """The chunk pool (``txn.pool.MemoryPool``)."""
 
-    logs: OrderedDict[int, ChunkLog]  # open transactions' chunk logs, least recently touched first
+    logs: OrderedDict[int, ChunkLog]  # open transactions' chunk logs by pool key, least recently touched first
     free_chunks: list[bytearray]  # recycled chunks
     used: int
     min_chunks: int
     max_bytes: int
     peak_bytes: int
 
-    def log_for(self, xid: int) -> ChunkLog: ...
+    def log_for(self, key: int) -> ChunkLog: ...
 
 
 class OpenTransactionPort(Protocol):
@@ -198,7 +198,7 @@ class ParserPort(Protocol):
     rank: int  # the record's rank within its LWN (commit order of one LWN)
     vector_header_size: int  # 24 or 32 (12c+) bytes per change vector header
     column_limit: int  # the highest column number a row may have (1000, 4096 from 23c)
-    schema_txns: set[int]  # open transactions touching the dictionary
+    schema_txns: set[int]  # pool keys of open transactions touching the dictionary
     last_touched: OpenTransaction | None  # what a 5.20 session vector applies to
     on_checkpoint: Callable[[Checkpoint], None] | None
 

@@ -13,9 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from replicator.errors import RedoLogError
 from replicator.redo.vectors import ChangeVector
-from replicator.txn.pool import ChunkLog, MemoryPool
+from replicator.txn.pool import ChunkLog, MemoryPool, pool_key
 from replicator.txn.rows import Pair
 
 # The compensating opcode of a partial rollback for each stored redo opcode (§7.4).
@@ -71,6 +70,11 @@ class OpenTransaction:
     size: int = 0
     pending_undo: list[ChangeVector] = field(default_factory=list)  # multi-block undo pieces
     lobs: Any = None  # TxnLobs (replicator.txn.lobs) once the transaction writes a LOB
+
+    @property
+    def key(self) -> int:
+        """Its key in the memory pool: the XID, or CON_ID and XID in a run of several PDBs."""
+        return self.clog.key
 
     def add_pair(
         self,
@@ -163,8 +167,9 @@ class TransactionBuffer:
     def __init__(self, pool: MemoryPool | None = None) -> None:
         self.pool = pool if pool is not None else MemoryPool()
         self.by_key: dict[tuple[int, int, int], OpenTransaction] = {}
-        # Several PDBs in one run: their CON_IDs. The memory pool keys a transaction by XID
-        # alone, so one XID open in two of them at once stops the run (40130).
+        # Several PDBs in one run: their CON_IDs. The memory pool then keys a transaction by
+        # CON_ID and XID (pool_key), as two PDBs' local undo may give one XID to two open
+        # transactions at once; with one container or none, by the XID alone.
         self.containers: tuple[int, ...] = ()
 
     def __len__(self) -> int:
@@ -179,10 +184,9 @@ class TransactionBuffer:
             old.begun, old.begin_scn, old.begin_time, old.begin_seq, old.begin_offset = True, scn, time, seq, offset
             return old
         if old is not None:
-            self.pool.discard(old.xid)
-        if self.containers and xid in self.pool.logs:
-            self._check_shared(con_id, xid)
-        txn = self.by_key[key] = OpenTransaction(xid, self.pool.log_for(xid), True, scn, time, seq, offset)
+            self.pool.discard(old.clog.key)
+        clog = self.pool.log_for(pool_key(con_id, xid, len(self.containers) > 1))
+        txn = self.by_key[key] = OpenTransaction(xid, clog, True, scn, time, seq, offset)
         return txn
 
     def get(self, con_id: int, xid: int, create: bool = True) -> OpenTransaction | None:
@@ -190,31 +194,15 @@ class TransactionBuffer:
         key = (con_id, xid >> 48, (xid >> 32) & 0xFFFF)
         txn = self.by_key.get(key)
         if txn is not None and txn.xid == xid:
-            self.pool.log_for(xid)  # mark active: swapping prefers idle transactions
+            self.pool.log_for(txn.clog.key)  # mark active: swapping prefers idle transactions
             return txn
         if not create:
             return None
         if txn is not None:
-            self.pool.discard(txn.xid)
-        if self.containers and xid in self.pool.logs:
-            self._check_shared(con_id, xid)
-        txn = self.by_key[key] = OpenTransaction(xid, self.pool.log_for(xid))
+            self.pool.discard(txn.clog.key)
+        clog = self.pool.log_for(pool_key(con_id, xid, len(self.containers) > 1))
+        txn = self.by_key[key] = OpenTransaction(xid, clog)
         return txn
-
-    def _check_shared(self, con_id: int, xid: int) -> None:
-        """Several PDBs: ``xid`` starts in ``con_id`` while it is open in another container."""
-        usn, slot = xid >> 48, (xid >> 32) & 0xFFFF
-        for other in self.containers:
-            txn = self.by_key.get((other, usn, slot))
-            if other != con_id and txn is not None and txn.xid == xid:
-                raise RedoLogError(
-                    f"transaction {xid >> 48}.{(xid >> 32) & 0xFFFF}.{xid & 0xFFFFFFFF} has changes in "
-                    f"containers CON_ID {other} and CON_ID {con_id}: a transaction spanning containers, "
-                    f"which Oracle forbids (ORA-65023), or two PDBs' local undo giving one XID to two "
-                    f"transactions at once, which one run of several containers cannot tell apart; "
-                    f"replicate these containers in separate runs",
-                    40130,
-                )
 
     def by_slot(self, con_id: int, usn: int, slot: int) -> OpenTransaction | None:
         """Find a transaction when only USN and slot are known (5.6 / 5.11 rollbacks)."""
@@ -234,7 +222,7 @@ class TransactionBuffer:
 
     def release(self, txn: OpenTransaction) -> None:
         """Free a finished transaction's memory and swap file."""
-        self.pool.discard(txn.xid)
+        self.pool.discard(txn.clog.key)
 
     def oldest_begin(self) -> tuple[int, int, int] | None:
         """(sequence, offset, xid) of the oldest open, begun transaction: the restart low watermark."""

@@ -60,9 +60,10 @@ class TxnLobs:
 
     __slots__ = ("bytes", "clog", "lists", "lobs", "xid")
 
-    def __init__(self, pool: MemoryPool, xid: int):
+    def __init__(self, pool: MemoryPool, xid: int, key: int | None = None):
         self.xid = xid
-        self.clog: ChunkLog = pool.log_for(xid | LOB_LOG)
+        # The LOB page log's key: the transaction's pool key (its XID unless several PDBs) + LOB_LOG.
+        self.clog: ChunkLog = pool.log_for((xid if key is None else key) | LOB_LOG)
         self.lobs: dict[bytes, LobPages] = {}
         self.lists: dict[int, ListPage] = {}
         self.bytes = 0

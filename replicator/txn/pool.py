@@ -3,7 +3,9 @@
 Mirrors OpenLogReplicator's ``memory`` settings (olr-interfaces.md §6): transaction data
 lives in chunks of up to 1 MiB; when the bytes held reach ``swap-mb``, the chunks of the
 longest-inactive transactions (all but their last chunk) are written to
-``<swap-path>/0xUUUU.SSS.QQQQQQQQ.swap`` and read back at commit. Without swap, running
+``<swap-path>/0xUUUU.SSS.QQQQQQQQ.swap`` and read back at commit. A run of several PDBs keys
+a transaction's log by container and XID (:func:`pool_key`), as two PDBs' local undo may give
+one XID to two open transactions; its swap files are then ``0xUUUU.SSS.QQQQQQQQ.cN.swap``. Without swap, running
 out of ``max-mb`` is a clear error (10016), never the OOM killer.
 
 Unlike OpenLogReplicator, usage is counted in bytes held rather than whole chunks, so a
@@ -24,21 +26,37 @@ from replicator.errors import RuntimeFailure
 CHUNK = 1024 * 1024
 
 
+XID_MASK: int = (1 << 64) - 1  # the XID part of a pool key
 LOB_LOG: int = 1 << 64  # key bit of a transaction's second chunk log, holding its LOB pages
+CON_SHIFT: int = 65  # a key's CON_ID starts here (runs of several containers only)
 
 
-def swap_name(xid: int) -> str:
-    """OLR's swap file name for a transaction (``.lob.swap`` for its LOB page log)."""
-    lob = ".lob" if xid & LOB_LOG else ""
-    xid &= LOB_LOG - 1
-    return f"0x{xid >> 48:04x}.{(xid >> 32) & 0xFFFF:03x}.{xid & 0xFFFFFFFF:08x}{lob}.swap"
+def pool_key(con_id: int, xid: int, containers: bool) -> int:
+    """The pool key of a transaction: its XID, with its CON_ID above when ``containers``.
+
+    A run of several PDBs keys by both (two PDBs' local undo may hand one XID to two open
+    transactions at once); every other run keys by the XID alone, as OpenLogReplicator does.
+    """
+    return con_id << CON_SHIFT | xid if containers else xid
+
+
+def swap_name(key: int) -> str:
+    """OLR's swap file name for a pool key (``.lob.swap`` for its LOB page log).
+
+    A key carrying a CON_ID (several containers) adds ``.c<CON_ID>`` after the XID.
+    """
+    lob = ".lob" if key & LOB_LOG else ""
+    con = key >> CON_SHIFT
+    xid = key & XID_MASK
+    where = f".c{con}" if con else ""
+    return f"0x{xid >> 48:04x}.{(xid >> 32) & 0xFFFF:03x}.{xid & 0xFFFFFFFF:08x}{where}{lob}.swap"
 
 
 @dataclass(slots=True)
 class ChunkLog:
     """The chunks of one transaction: in memory (bytearray) or swapped (file offset)."""
 
-    xid: int
+    key: int  # its key in MemoryPool.logs: the XID, or CON_ID and XID (pool_key)
     chunks: list[bytearray | int] = field(default_factory=list)  # int = offset in the swap file
     swap_path: str | None = None
     swap_size: int = 0
@@ -63,7 +81,7 @@ class MemoryPool:
         self.swap_writes_mb = 0.0  # MB moved to and from disk, in fractions of a chunk
         self.swap_reads_mb = 0.0
         self.free_chunks: list[bytearray] = []
-        self.logs: OrderedDict[int, ChunkLog] = OrderedDict()  # least recently touched first
+        self.logs: OrderedDict[int, ChunkLog] = OrderedDict()  # by pool_key, least recently touched first
         # Called before swapping or failing for memory: the native stage 2 hands its finished
         # jobs over and releases their detached chunks first (replicator/native/_stage2.pxi).
         self.pressure: Callable[[], None] | None = None
@@ -86,13 +104,13 @@ class MemoryPool:
             log.warning(10067, f"deleting old swap file {path}")
             os.unlink(path)
 
-    def log_for(self, xid: int) -> ChunkLog:
-        """The chunk log of a transaction, marked as the most recently active."""
-        clog = self.logs.get(xid)
+    def log_for(self, key: int) -> ChunkLog:
+        """The chunk log of a transaction (by :func:`pool_key`), marked as the most recently active."""
+        clog = self.logs.get(key)
         if clog is None:
-            clog = self.logs[xid] = ChunkLog(xid)
+            clog = self.logs[key] = ChunkLog(key)
         else:
-            self.logs.move_to_end(xid)
+            self.logs.move_to_end(key)
         return clog
 
     def append(self, clog: ChunkLog, data: bytes) -> tuple[int, int]:
@@ -149,11 +167,11 @@ class MemoryPool:
             self.swap_reads_mb += size / CHUNK
             return f.read(size)
 
-    def discard(self, xid: int) -> None:
+    def discard(self, key: int) -> None:
         """Release a transaction's chunks (and its LOB pages) and delete its swap files."""
-        if not xid & LOB_LOG and xid | LOB_LOG in self.logs:
-            self.discard(xid | LOB_LOG)
-        clog = self.logs.pop(xid, None)
+        if not key & LOB_LOG and key | LOB_LOG in self.logs:
+            self.discard(key | LOB_LOG)
+        clog = self.logs.pop(key, None)
         if clog is None:
             return
         for chunk in clog.chunks:
@@ -174,7 +192,7 @@ class MemoryPool:
         finds them) but stay counted in ``used`` until :meth:`release_detached`; swapped
         chunks must have been read already (their file is deleted here).
         """
-        self.logs.pop(clog.xid, None)
+        self.logs.pop(clog.key, None)
         held = [c for c in clog.chunks if isinstance(c, bytearray)]
         self.swapped -= len(clog.chunks) - len(held)
         if clog.swap_path:
@@ -222,7 +240,7 @@ class MemoryPool:
                 if not isinstance(chunk, bytearray):
                     continue
                 if clog.swap_path is None:
-                    clog.swap_path = os.path.join(self.swap_path, swap_name(clog.xid))
+                    clog.swap_path = os.path.join(self.swap_path, swap_name(clog.key))
                 with open(clog.swap_path, "ab") as f:
                     offset = f.tell()
                     f.write(len(chunk).to_bytes(4, "little"))

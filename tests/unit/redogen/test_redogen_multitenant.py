@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -134,27 +135,59 @@ timeline:
 """
 
 
+ROWS = 300  # rows of ~3.9 KB per transaction: 1.1 MiB, more than one pool chunk each
+
+
+@pytest.mark.parametrize("swap", [False, True])
 @pytest.mark.parametrize("engine", ENGINES)
-def test_one_xid_open_in_two_containers_stops_a_run_of_both(
-    tmp_path: Path, engine: str, capsys: pytest.CaptureFixture[str]
+def test_one_xid_open_in_two_containers_is_two_transactions_in_a_run_of_both(
+    tmp_path: Path, engine: str, swap: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A transaction spanning PDBs (ORA-65023) or two local-undo XIDs alike: the memory pool
-    keys transactions by XID, so a run of both containers stops with 40130, never mixes them."""
+    """Two PDBs' local undo giving one XID to two transactions open at once: a run of both
+    containers keys the memory pool by CON_ID and XID, so each is replicated with its own PDB,
+    as one run per container writes it (and with the pool swapping both to disk)."""
     source = tmp_path / "two.yaml"
-    source.write_text(TWO_OPEN)
+    text = TWO_OPEN
+    if swap:  # rows large enough for each transaction to fill more than one 1 MiB chunk
+        text = text.replace("columns: [ID NUMBER NOT NULL]", "columns: [ID NUMBER NOT NULL, V VARCHAR2(4000)]")
+        big = "".join(
+            f"- {{s: {s}, insert: PDB{s}/T, xid: 5.3.1200, values: {{ID: {10 * i + s}, V: {'abcdefghij'[i % 10] * 3900}}}}}\n"
+            for i in range(1, ROWS)
+            for s in (1, 2)
+        )
+        text = text.replace("- {commit: 1}", big + "- {commit: 1}")
+    source.write_text(text)
     case = generate(Scenario.from_file(source), tmp_path / "case")
     for c in case.containers:  # one container per run: each transaction alone, as OLR
         assert _run(c.config, engine) == 0
         assert c.expected is not None and c.output.read_bytes() == c.expected.read_bytes()
-    capsys.readouterr()
-    cfg = json.loads(case.config.read_text())
-    cfg["source"][0]["containers"] = [{"state-path": str(case.containers[1].checkpoint.parent)}]
+    cfg = case.all_containers_config()
     cfg["target"][0]["writer"]["output"] = str(tmp_path / "both.json")
+    swapped: list[str] = []
+    if swap:
+        cfg["memory"] = {"min-mb": 32, "max-mb": 32, "swap-mb": 1, "swap-path": str(tmp_path / "swap")}
+        (tmp_path / "swap").mkdir()
+        from replicator.txn import pool
+
+        def named(key: int, name: Callable[[int], str] = pool.swap_name) -> str:
+            swapped.append(name(key))
+            return swapped[-1]
+
+        monkeypatch.setattr(pool, "swap_name", named)
     path = tmp_path / "both-config.json"
     path.write_text(json.dumps(cfg))
-    assert _run(path, engine) != 0
-    err = capsys.readouterr().err
-    assert "40130" in err and "CON_ID 3 and CON_ID 4" in err
+    assert _run(path, engine) == 0
+    got = (tmp_path / "both.json").read_bytes()
+    assert got == (case.out_dir / "expected-all.json").read_bytes()
+    messages = [json.loads(line) for line in got.splitlines()]
+    rows: dict[str, list[int]] = {"PDB1": [], "PDB2": []}
+    for m in messages:
+        rows[m["db"]] += [p["after"]["ID"] for p in m["payload"] if p["op"] == "c"]
+    assert {m["xid"] for m in messages} == {"5.3.1200"}
+    assert rows["PDB1"][0] == 1 and rows["PDB2"][0] == 2 and len(rows["PDB1"]) == len(rows["PDB2"])
+    if swap:  # both transactions swapped, each to its own file, all deleted at commit
+        assert len(rows["PDB1"]) == ROWS and not list((tmp_path / "swap").iterdir())
+        assert set(swapped) == {"0x0005.003.000004b0.c3.swap", "0x0005.003.000004b0.c4.swap"}
 
 
 def test_the_generator_refuses_containers_before_12_1(tmp_path: Path) -> None:
