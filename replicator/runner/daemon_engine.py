@@ -196,7 +196,13 @@ class DaemonEngine:
         self.writer = writer
         self.follower = follower
         self.restart_pos = restart_pos
-        self.skip_commit_scn = skip_commit_scn  # OLR-style restart: drop commits at or below
+        # A restart from an OpenLogReplicator writer checkpoint (its c_scn, no stream position of
+        # ours): commits below c_scn are dropped, every one at c_scn or above is replayed. c_scn is
+        # the confirmed transaction's begin SCN; what committed before that SCN came before it
+        # in the stream, but a commit at that very SCN may be the confirmed transaction itself
+        # (which the stream writers' hold waits for) or one after it: dropping "at or below"
+        # would stall the hold and could lose that one (OLR #330 family).
+        self.skip_commit_scn = skip_commit_scn
         self.on_checkpoint_hook = on_checkpoint
         self.on_file_end = on_file_end
         self.tally: Tally | None = None  # metrics counters, bumped by the parser thread
@@ -228,14 +234,14 @@ class DaemonEngine:
         state = self.state
         state.transactions += 1
         state.last_scn = txn.commit_scn
-        # New unless its commit is at or before the restart position (a transaction holding the
-        # confirmed message is taken as delivered: most often it ends there).
-        if txn.commit_scn > self.skip_commit_scn and self._message_position(txn, 0)[:3] > self.restart_pos[:3]:
+        # New unless its commit is before the restart SCN or at or before the restart position
+        # (a transaction holding the confirmed message is taken as delivered: most often it ends there).
+        if txn.commit_scn >= self.skip_commit_scn and self._message_position(txn, 0)[:3] > self.restart_pos[:3]:
             state.new_transactions += 1
 
     def _on_transaction(self, txn: Transaction) -> None:
         self._counted(txn)
-        if txn.commit_scn <= self.skip_commit_scn:
+        if txn.commit_scn < self.skip_commit_scn:
             for _ in txn.changes:  # a streamed transaction must still be consumed
                 pass
             return
@@ -308,7 +314,7 @@ class DaemonEngine:
         self.run_type = core.MessageRun if self.whole_runs else None
 
     def commit_declines(self) -> Callable[[Any, Any], bool] | None:
-        """Commits at or below ``skip_commit_scn`` are left to python; without one (0, the usual
+        """Commits below ``skip_commit_scn`` are left to python; without one (0, the usual
         case) none is, and the native commit goes without the per-commit check."""
         return self.native_declines if self.skip_commit_scn else None
 
@@ -316,7 +322,7 @@ class DaemonEngine:
         """Whether a commit must take the python path: skipped by SCN (python does not format
         it at all). With metrics on, the native committer counts its rows into :attr:`tally`
         itself (``_tally.pxi``), as :meth:`_on_transaction` counts python's changes."""
-        return bool(record.scn <= self.skip_commit_scn)
+        return bool(record.scn < self.skip_commit_scn)
 
     def on_native(self, txn: Transaction, messages: Iterable[Message], rows: int) -> None:
         """A transaction the native engine rendered: _on_transaction's list branch
