@@ -100,7 +100,9 @@ def run_engine(cfg: dict[str, Any], work: Path, engine: str, workers: int = 0) -
     path = work / f"config-{engine_dir}.json"
     path.write_text(json.dumps(cfg))
     handler = _Lines()
-    root = logging.getLogger()
+    # At the package's logger, not the root: a CLI run earlier in the process turns its
+    # propagation off (log.configure_logging), and the comparison would then see no line at all.
+    root = logging.getLogger("replicator")
     root.addHandler(handler)
     sink = CollectSink()
     error = None

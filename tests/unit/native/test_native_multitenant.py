@@ -6,7 +6,6 @@ dispatch (by CON_ID) and renders the commits natively, byte-identical with 0, 1 
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
 
 import pytest
@@ -15,13 +14,6 @@ from native_diff import assert_same
 from replicator.redogen import Scenario, generate
 
 SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "olr-check" / "multitenant-pdbs.yaml"
-
-
-@pytest.fixture(autouse=True)
-def _log_lines_reach_the_root(monkeypatch: pytest.MonkeyPatch) -> None:
-    """assert_same reads log lines at the root logger: a CLI run earlier in the process turned
-    the replicator logger's propagation off (log.configure_logging)."""
-    monkeypatch.setattr(logging.getLogger("replicator"), "propagate", True)
 
 
 @pytest.mark.parametrize("version", ["12.1", "19", "23"])
