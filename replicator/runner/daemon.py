@@ -601,10 +601,16 @@ class Daemon:
                 queues={"unconfirmed": engine.confirmations.pending},
             )
 
-    async def _housekeeping(self) -> None:
+    async def _housekeeping(self, stopping: asyncio.Event) -> None:
+        """Every poll interval: a reload check, the writer flushed and the position saved, the
+        reports. (The output does not wait for it: the engine flushes the writer whenever the
+        parser has caught up with the redo.) ``stopping`` ends the wait at once."""
         poll = max(self.config.target[0].writer.poll_interval_us / 1e6, 0.01)
         while not self.stop_event.is_set():
-            await asyncio.sleep(poll)
+            try:
+                await asyncio.wait_for(stopping.wait(), poll)
+            except TimeoutError:
+                pass
             self._maybe_reload()
             try:
                 await self.flush_and_save()
@@ -716,11 +722,13 @@ class Daemon:
             self.metrics.set_state("replicating")
         self.notifier.ready(f"replicating {self.source.name} from sequence {seq}")
         log.info(f"replicating {self.source.name} from sequence {seq} offset {offset}")
-        house = asyncio.create_task(self._housekeeping())
+        stopping = asyncio.Event()
+        house = asyncio.create_task(self._housekeeping(stopping))
         try:
             await engine.run(seq, offset, self.stop_event)
         finally:
             self.stop_event.set()
+            stopping.set()  # a long poll-interval-us does not hold the stop
             self.notifier.stopping("stopping: draining the writer, writing a final checkpoint")
             if self.metrics is not None:
                 self.metrics.set_state("aborting" if engine.state.errors else "finishing")

@@ -220,6 +220,7 @@ class Engine:
         self._stream_txn: Transaction | None = None  # the native stream being handed over
         self._stream_index = 0
         self._handoff_at = BATCH_MESSAGES  # _stamp hands over this many pending messages
+        self._unflushed = False  # batches were handed over since the last flush asked for
         parser.on_transaction = self._on_transaction
         parser.on_checkpoint = self._on_checkpoint
 
@@ -367,21 +368,30 @@ class Engine:
         if self.on_checkpoint_hook is not None:
             self.on_checkpoint_hook(cp, self.parser)
 
-    def handoff(self) -> None:
-        """Give the pending messages to the writer task; blocks while its queue is full."""
-        if not self._pending:
+    def handoff(self, flush: bool = False) -> None:
+        """Give the pending messages to the writer task; blocks while its queue is full.
+
+        ``flush``: the parser has caught up with the reader (nothing read is left to parse):
+        the writer flushes after this batch, so what was written reaches the output now
+        rather than at the daemon's next poll. A busy stream, whose parser always finds redo
+        waiting, is not flushed here and batches as before."""
+        if self._pending:
+            batch, positions = self._pending, self._positions
+            self._pending, self._positions = [], []
+            self.state.messages += self._pending_n
+            self._pending_n = 0
+        elif flush and self._unflushed:
+            batch, positions = [], []
+        else:
             return
-        batch, positions = self._pending, self._positions
-        self._pending, self._positions = [], []
-        self.state.messages += self._pending_n
-        self._pending_n = 0
+        self._unflushed = not flush
         # No round trip to the event loop per batch (it cost the parser thread about half of its
         # time in the daemon): a slot is taken here and given back when the writer takes the
         # batch, so at most the queue size of batches wait, as with a bounded queue.
         while not self._room.acquire(timeout=0.5):
             if self._writer_task is not None and self._writer_task.done():
                 raise RuntimeError("the writer task ended while messages were being handed to it")
-        self._loop.call_soon_threadsafe(self._batches.put_nowait, (batch, positions))
+        self._loop.call_soon_threadsafe(self._batches.put_nowait, (batch, positions, flush))
 
     def _open_batches(self, size: int) -> asyncio.Task:
         """The parser-to-writer queue of at most ``size`` waiting batches, and the writer task
@@ -468,7 +478,7 @@ class Engine:
                         header.sequence,
                         self.parser.epoch(lwn.time),
                     )
-            self.handoff()
+            self.handoff(flush=lwns.empty())
             if self.halted:
                 break
         self.handoff()
@@ -535,7 +545,7 @@ class Engine:
                     barrier()  # what the feed committed goes out now, not at the next redo
             except _Halt:
                 pass  # the loop stopped at the end of the LWN that set it
-            self.handoff()
+            self.handoff(flush=items.empty())
             if self.halted:
                 break
         barrier()
@@ -594,17 +604,24 @@ class Engine:
         return self.format if type(self.format) is OlrJsonFormat and not self.output_checkpoints else None
 
     async def _write(self, batches: asyncio.Queue) -> None:
-        write = self.writer.write_runs if self.run_type is not None else self.writer.write
+        writer = self.writer
+        write = writer.write_runs if self.run_type is not None else writer.write
+
+        def write_flushed(batch: list[Any]) -> None:
+            if batch:
+                write(batch)
+            writer.flush()
+
         while True:
             item = await batches.get()
             if item is None:
                 return
             self._room.release()
-            batch, positions = item
+            batch, positions, flush = item
             async with self.writer_lock:
                 # Registered under the lock, so a checkpoint never sees a batch half-handed-over.
                 self.confirmations.sent(batch, positions)
-                await asyncio.to_thread(write, batch)
+                await asyncio.to_thread(write_flushed if flush else write, batch)
 
 
 def _nothing() -> None:
