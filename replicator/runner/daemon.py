@@ -184,6 +184,8 @@ class Daemon:
             if self.writer is not None
             else create_writer(writer_cfg, lambda scn, idx: self.engine.confirmations.confirm(scn, idx), **extra)
         )
+        if writer_cfg.type in STREAM_WRITERS:
+            writer.stopping = self.stop_event  # a stop ends a wait for room in a full queue
         output = writer if isinstance(writer, ResumableOutput) else None
         if output is None:  # a file writer's position must match a flushed size
             writer.persist_confirmed = self._persist_confirmed
