@@ -8,6 +8,7 @@ cleanly on SIGTERM/SIGINT (a second signal exits at once).
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import signal
 import threading
@@ -21,7 +22,7 @@ from replicator import log
 from replicator.errors import ConfigError, DataError, ReplicatorError, RuntimeFailure
 from replicator.events import Checkpoint
 from replicator.flags import DISABLE_CHECKS_BLOCK_SUM, FLAG_ARCHIVE_ONLY, FLAG_KEEP_CHECKPOINTS
-from replicator.ops.metrics import metrics_from_config
+from replicator.ops import startup_gc
 from replicator.ops.metrics_tally import Tally
 from replicator.ops.notify import Notifier
 from replicator.ops.readiness import DeliveryProbe
@@ -38,6 +39,7 @@ from replicator.txn.pool import MemoryPool
 from replicator.writers.capabilities import ResumableOutput, Syncable
 
 if TYPE_CHECKING:
+    from replicator.ops.metrics import Metrics
     from replicator.runner.rac_engine import RacEngine
 
 POLL_SAVE_S = 0.25  # the confirmed position is saved at most this often (and at every stop)
@@ -86,7 +88,11 @@ class Daemon:
         )
         memory = self.config.memory
         self.pool = MemoryPool(memory.max_mb, memory.swap_mb, memory.swap_path or ".", memory.min_mb)
-        self.metrics = metrics_from_config(self.config)
+        self.metrics: Metrics | None = None
+        if self.config.metrics.enabled:  # prometheus-client is imported only when metrics are served
+            from replicator.ops.metrics import metrics_from_config
+
+            self.metrics = metrics_from_config(self.config)
         self.notifier = Notifier()
         self.online_db: Any = None  # reader.type online: the database session (replicator.online)
         if self.source.reader.type == "online":
@@ -706,6 +712,11 @@ class Daemon:
             self.metrics.set_state("starting")
         engine, seq, offset = self._build()
         self.pool.remove_stale_swap_files()
+        # What exists now (config, dictionary, modules) lives as long as the service: the
+        # collector need not walk it again at every full collection (runner.batch.run_job does
+        # the same); the start-up paused it (replicator.ops.startup_gc), it collects from here.
+        gc.freeze()
+        startup_gc.resume()
         if self.metrics is not None:
             self.metrics.set_state("ready")
         if not await self._connect_writer():
