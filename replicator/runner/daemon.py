@@ -190,7 +190,7 @@ class Daemon:
             if self.writer is not None
             else create_writer(writer_cfg, lambda scn, idx: self.engine.confirmations.confirm(scn, idx), **extra)
         )
-        if writer_cfg.type in STREAM_WRITERS:
+        if writer_cfg.type in (*STREAM_WRITERS, "kafka"):
             writer.stopping = self.stop_event  # a stop ends a wait for room in a full queue
         output = writer if isinstance(writer, ResumableOutput) else None
         if output is None:  # a file writer's position must match a flushed size
