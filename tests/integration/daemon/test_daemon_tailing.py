@@ -101,7 +101,8 @@ def test_tail_live_ring(tmp_path: Path, overwrite: bool) -> None:
         assert "60024" in err, "the daemon never had to fall back to an archived copy"
 
 
-def test_output_reaches_the_file_when_caught_up_not_at_the_poll(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ["python", "native"])
+def test_output_reaches_the_file_when_caught_up_not_at_the_poll(tmp_path: Path, engine: str) -> None:
     """The file writer's buffer (1 MiB) holds far more than this redo's output, and the writer's
     poll interval is an hour: the output still reaches the file once the daemon has read to the
     end of the current online log (the engine flushes when the parser catches up with the
@@ -116,7 +117,7 @@ def test_output_reaches_the_file_when_caught_up_not_at_the_poll(tmp_path: Path) 
     expected = result.expected.read_bytes()
     assert 0 < len(expected) < 1 << 20
     output = tmp_path / "output.json"
-    proc = Daemon(cfg_path, tmp_path)
+    proc = Daemon(cfg_path, tmp_path, "--engine", engine)
     try:
         assert wait_for(lambda: output.exists() and output.stat().st_size >= len(expected), 60), (
             "the output waited in the writer's buffer"
