@@ -305,8 +305,8 @@ class RedoFollower:
         framer = RecordFramer(bs, header.endian, path, block)
         resume = block
         crc_retries = 0
-        # A local poll reads READ_CHUNK at once; a remote one starts at the source's size and
-        # doubles while every block read was new, so a poll costs what was written since.
+        # A poll starts at the source's size (1 MiB locally, less remotely) and doubles up to
+        # READ_CHUNK while every block read was new, so a poll costs what was written since.
         floor = min(READ_CHUNK, self.source.follow_read_min)
         want = floor
         with self.source.open(path) as f:

@@ -105,11 +105,12 @@ class OnlineLog:
         self.fh.flush()
 
     def append(self, blocks: bytearray) -> None:
-        """Write one LWN in place (sealed) and make it visible to readers."""
+        """Write one LWN in place (sealed) and make it visible to readers, once it is due at the
+        ring's rate (a wait after the write would make the LWN look written later than it was)."""
         seal(blocks, self.header.block_size)
+        self.ring.throttle(len(blocks))
         os.pwrite(self.fh.fileno(), blocks, self.next_block * self.header.block_size)
         self.next_block += len(blocks) // self.header.block_size
-        self.ring.throttle(len(blocks))
 
     def close(self, next_scn: int, next_time: int) -> ArchivedLog:
         """Log switch: close the header, then archive the used part of the group."""
@@ -180,13 +181,32 @@ def generate_online(
     archives found under db-recovery-file-dest).
     """
     out = Path(out_dir).resolve()
-    for sub in ("online", "fra", "checkpoint"):
-        shutil.rmtree(out / sub, ignore_errors=True)
-    state = out / "checkpoint"
-    state.mkdir(parents=True)
-    ring = OnlineRing(sc, out / "online", out / "fra", groups, rate_mb_s)
+    ring = OnlineRing(sc, *_fresh_dirs(out), groups, rate_mb_s)
     engine = RedoGenerator(sc, out, keep_expected=with_expected, sink=ring)
     engine.stream.on_lwn_written = on_lwn_written
+    config_path, checkpoint = _start_files(sc, out, engine, ring)
+    ring.on_ready = ready.set if ready is not None else None
+    gen = engine.run(close=final_switch)  # without a final switch the last log stays current
+    expected_path = None
+    if with_expected:
+        expected_path = out / "expected.json"
+        expected_path.write_bytes(expected.render(gen, sc, engine.stream.lwn_log, shutdown=final_switch))
+    return GenerationResult(
+        out, gen.logs, config_path, checkpoint, out / "output.json", expected_path, dict(gen.stats, logs=len(gen.logs))
+    )
+
+
+def _fresh_dirs(out: Path) -> tuple[Path, Path]:
+    """Empty online, fra and checkpoint directories under ``out``: (online, fra)."""
+    for sub in ("online", "fra", "checkpoint"):
+        shutil.rmtree(out / sub, ignore_errors=True)
+    (out / "checkpoint").mkdir(parents=True)
+    return out / "online", out / "fra"
+
+
+def _start_files(sc: Scenario, out: Path, engine: RedoGenerator, ring: OnlineRing) -> tuple[Path, Path]:
+    """The schema checkpoint and the config a replicator tails the ring with: (config, checkpoint)."""
+    state = out / "checkpoint"
     # The checkpoint, the config and each thread's first log header exist before the first
     # LWN, so a replicator can start tailing while the "database" runs (``ready`` tells a
     # caller in another thread).
@@ -201,12 +221,98 @@ def generate_online(
     del reader["redo-log"]
     config_path = out / "OpenLogReplicator.json"
     schema.write_json(config_path, config)
-    ring.on_ready = ready.set if ready is not None else None
-    gen = engine.run(close=final_switch)  # without a final switch the last log stays current
-    expected_path = None
-    if with_expected:
-        expected_path = out / "expected.json"
-        expected_path.write_bytes(expected.render(gen, sc, engine.stream.lwn_log, shutdown=final_switch))
-    return GenerationResult(
-        out, gen.logs, config_path, checkpoint, out / "output.json", expected_path, dict(gen.stats, logs=len(gen.logs))
-    )
+    return config_path, checkpoint
+
+
+class OnlineRecording:
+    """A live database's writes, generated ahead into memory and replayed into the ring at a
+    rate (:func:`record_online`): the generator itself produces redo at a few MB/s, and in the
+    process of a lag benchmark it would compete for the cores with what is measured."""
+
+    def __init__(self, ring: OnlineRing, config_path: Path) -> None:
+        self.ring = ring
+        self.config_path = config_path
+        # ("open", name, header) | ("lwn", sealed blocks, first SCN, last SCN)
+        # | ("close", next SCN, next time, largest LWN)
+        self.ops: list[tuple[Any, ...]] = []
+        self.bytes = 0
+
+    def __call__(self, name: str, header: LogHeader) -> _RecordedLog:
+        self.ops.append(("open", name, replace(header)))  # as it is when the log is opened
+        return _RecordedLog(self, name, header)
+
+    def replay(
+        self,
+        rate_mb_s: float,
+        *,
+        ready: threading.Event | None = None,
+        on_lwn_written: Callable[[int, int], None] | None = None,
+        pause_after: int = 0,
+        at_pause: Callable[[], None] | None = None,
+    ) -> None:
+        """Write the recorded logs into the ring at ``rate_mb_s`` (``ready`` is set once the
+        first log's header is readable); once ``pause_after`` bytes of LWNs are written, call
+        ``at_pause`` and go on at the rate from its return."""
+        ring = self.ring
+        ring.rate = rate_mb_s * 1e6
+        ring.on_ready = ready.set if ready is not None else None
+        ring._start, ring._bytes = time.monotonic(), 0
+        log: OnlineLog | None = None
+        written = 0
+        for op in self.ops:
+            if op[0] == "open":
+                log = ring(op[1], op[2])
+            elif op[0] == "lwn":
+                assert log is not None
+                log.append(bytearray(op[1]))
+                if on_lwn_written is not None:
+                    on_lwn_written(op[2], op[3])
+                before, written = written, written + len(op[1])
+                if at_pause is not None and before < pause_after <= written:
+                    at_pause()
+                    ring._start, ring._bytes = time.monotonic(), 0
+            else:
+                assert log is not None
+                log.header.largest_lwn = op[3]
+                log.close(op[1], op[2])
+
+
+class _RecordedLog:
+    """One sequence of an :class:`OnlineRecording` (what the redo stream writes to)."""
+
+    def __init__(self, recording: OnlineRecording, name: str, header: LogHeader) -> None:
+        self.recording, self.name, self.header = recording, name, header
+        self.next_block = 2
+
+    def append(self, blocks: bytearray) -> None:
+        seal(blocks, self.header.block_size)
+        self.recording.ops.append(("lwn", bytes(blocks), 0, 0))
+        self.recording.bytes += len(blocks)
+        self.next_block += len(blocks) // self.header.block_size
+
+    def close(self, next_scn: int, next_time: int) -> ArchivedLog:
+        h = self.header
+        self.recording.ops.append(("close", next_scn, next_time, h.largest_lwn))
+        # Where the replay archives it (the generator only counts the logs).
+        return ArchivedLog(
+            self.recording.ring.fra / self.name, h.sequence, h.first_scn, next_scn, self.next_block, h.thread
+        )
+
+
+def record_online(sc: Scenario, out_dir: str | Path, *, groups: int = 3) -> OnlineRecording:
+    """Generate ``sc`` for an online ring in ``out/online`` (see :func:`generate_online`, without
+    a final switch) into memory; :meth:`OnlineRecording.replay` writes it. The schema checkpoint
+    and the config are written now (single-instance scenarios)."""
+    out = Path(out_dir).resolve()
+    ring = OnlineRing(sc, *_fresh_dirs(out), groups)
+    recording = OnlineRecording(ring, out / "OpenLogReplicator.json")
+    engine = RedoGenerator(sc, out, keep_expected=False, sink=recording)
+
+    def written(first: int, last: int) -> None:
+        op = recording.ops[-1]
+        recording.ops[-1] = (op[0], op[1], first, last)
+
+    engine.stream.on_lwn_written = written
+    _start_files(sc, out, engine, ring)
+    engine.run(close=False)
+    return recording

@@ -307,7 +307,8 @@ def run_config(
     if config.source[0].reader.type in ("offline", "online"):  # the long-running service
         from replicator.runner.daemon import run_daemon
 
-        startup_gc.resume()  # a long-running service collects as usual from here on
+        # The collector stays paused through the service's start-up too: Daemon.main resumes
+        # it once the engine is built, after gc.freeze() (as run_job does).
         return run_daemon(config_path, engine, read_limit_mbps=read_limit_mbps, metrics_linger=metrics_linger)
     stop = SoftStop()
     stop.install()  # instead of early_signals' capture: a signal from here on stops the run softly

@@ -8,6 +8,7 @@ cleanly on SIGTERM/SIGINT (a second signal exits at once).
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import signal
 import threading
@@ -21,7 +22,7 @@ from replicator import log
 from replicator.errors import ConfigError, DataError, ReplicatorError, RuntimeFailure
 from replicator.events import Checkpoint
 from replicator.flags import DISABLE_CHECKS_BLOCK_SUM, FLAG_ARCHIVE_ONLY, FLAG_KEEP_CHECKPOINTS
-from replicator.ops.metrics import metrics_from_config
+from replicator.ops import startup_gc
 from replicator.ops.metrics_tally import Tally
 from replicator.ops.notify import Notifier
 from replicator.ops.readiness import DeliveryProbe
@@ -38,6 +39,7 @@ from replicator.txn.pool import MemoryPool
 from replicator.writers.capabilities import ResumableOutput, Syncable
 
 if TYPE_CHECKING:
+    from replicator.ops.metrics import Metrics
     from replicator.runner.rac_engine import RacEngine
 
 POLL_SAVE_S = 0.25  # the confirmed position is saved at most this often (and at every stop)
@@ -86,7 +88,11 @@ class Daemon:
         )
         memory = self.config.memory
         self.pool = MemoryPool(memory.max_mb, memory.swap_mb, memory.swap_path or ".", memory.min_mb)
-        self.metrics = metrics_from_config(self.config)
+        self.metrics: Metrics | None = None
+        if self.config.metrics.enabled:  # prometheus-client is imported only when metrics are served
+            from replicator.ops.metrics import metrics_from_config
+
+            self.metrics = metrics_from_config(self.config)
         self.notifier = Notifier()
         self.online_db: Any = None  # reader.type online: the database session (replicator.online)
         if self.source.reader.type == "online":
@@ -184,6 +190,8 @@ class Daemon:
             if self.writer is not None
             else create_writer(writer_cfg, lambda scn, idx: self.engine.confirmations.confirm(scn, idx), **extra)
         )
+        if writer_cfg.type in (*STREAM_WRITERS, "kafka"):
+            writer.stopping = self.stop_event  # a stop ends a wait for room in a full queue
         output = writer if isinstance(writer, ResumableOutput) else None
         if output is None:  # a file writer's position must match a flushed size
             writer.persist_confirmed = self._persist_confirmed
@@ -586,10 +594,16 @@ class Daemon:
                 queues={"unconfirmed": engine.confirmations.pending},
             )
 
-    async def _housekeeping(self) -> None:
+    async def _housekeeping(self, stopping: asyncio.Event) -> None:
+        """Every poll interval: a reload check, the writer flushed and the position saved, the
+        reports. (The output does not wait for it: the engine flushes the writer whenever the
+        parser has caught up with the redo.) ``stopping`` ends the wait at once."""
         poll = max(self.config.target[0].writer.poll_interval_us / 1e6, 0.01)
         while not self.stop_event.is_set():
-            await asyncio.sleep(poll)
+            try:
+                await asyncio.wait_for(stopping.wait(), poll)
+            except TimeoutError:
+                pass
             self._maybe_reload()
             try:
                 await self.flush_and_save()
@@ -683,6 +697,11 @@ class Daemon:
             self.metrics.set_state("starting")
         engine, seq, offset = self._build()
         self.pool.remove_stale_swap_files()
+        # What exists now (config, dictionary, modules) lives as long as the service: the
+        # collector need not walk it again at every full collection (runner.batch.run_job does
+        # the same); the start-up paused it (replicator.ops.startup_gc), it collects from here.
+        gc.freeze()
+        startup_gc.resume()
         if self.metrics is not None:
             self.metrics.set_state("ready")
         if not await self._connect_writer():
@@ -701,11 +720,13 @@ class Daemon:
             self.metrics.set_state("replicating")
         self.notifier.ready(f"replicating {self.source.name} from sequence {seq}")
         log.info(f"replicating {self.source.name} from sequence {seq} offset {offset}")
-        house = asyncio.create_task(self._housekeeping())
+        stopping = asyncio.Event()
+        house = asyncio.create_task(self._housekeeping(stopping))
         try:
             await engine.run(seq, offset, self.stop_event)
         finally:
             self.stop_event.set()
+            stopping.set()  # a long poll-interval-us does not hold the stop
             self.notifier.stopping("stopping: draining the writer, writing a final checkpoint")
             if self.metrics is not None:
                 self.metrics.set_state("aborting" if engine.state.errors else "finishing")

@@ -243,13 +243,13 @@ class RacEngine(DaemonEngine):
         threads = [self.threads[t] for t in sorted(self.threads)]
         self._run_native(lambda: self.rac_merge.run(self, self.parser, threads, stop))
 
-    def handoff(self) -> None:
+    def handoff(self, flush: bool = False) -> None:
         """DaemonEngine.handoff; with stage 2 the queued transactions are merged first: RacMerge
         hands over when the merge holds (waiting for a thread's redo) and at a stop. (Within
         the merge of stage 2 the barrier returns at once.)"""
         if self.native_barrier is not None:
             self.native_barrier()
-        DaemonEngine.handoff(self)
+        DaemonEngine.handoff(self, flush)
 
     @staticmethod
     def _next_item(st: _Thread) -> Any:
@@ -309,7 +309,7 @@ class RacEngine(DaemonEngine):
                 for st in threads
                 if st is not best and (st.lwn is None or st.index >= len(st.lwn.records))
             ):
-                self.handoff()
+                self.handoff(flush=True)  # waiting for a thread's redo: what was merged goes out now
                 if stop.is_set() or all(st.done for st in threads):
                     return
                 stop.wait(0.005)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import logging
 import re
 import sys
+import threading
 import time
 from typing import Any
 
@@ -152,6 +153,10 @@ class KafkaWriter(Writer, DeliveryShortfall):
         self._last_progress = time.monotonic()
         self._backoff = 0.0
         self._waiting_logged = False
+        # Set by the daemon (its stop event): a write waiting for room in a full queue gives up
+        # when it is set, and from then on nothing more is produced (see _stopped_waiting).
+        self.stopping: threading.Event | None = None
+        self._gave_up = False
         self._rebuilding = False
         self._durable: DurableLag | None = None  # once the daemon set persist_confirmed
 
@@ -201,8 +206,23 @@ class KafkaWriter(Writer, DeliveryShortfall):
             return None
         return f"Kafka broker unreachable, {self._waiting()} messages waiting for delivery for {waited:.0f}s"
 
+    def _stopped_waiting(self) -> bool:
+        """While a write waits for room: True once a stop asks it to give up. Then, and at every
+        later write, nothing more is produced: those messages are neither delivered nor
+        confirmed, so the confirmed position stays before them and a restart produces them
+        again. (Producing a later one after that gap would let its delivery confirm the gap.)"""
+        if not self._gave_up and self.stopping is not None and self.stopping.is_set():
+            self._gave_up = True
+            log.info(
+                f"stopping with the Kafka queue full ({self.queue.capacity} unconfirmed messages): the "
+                "messages not produced are read from the redo again after a restart"
+            )
+        return self._gave_up
+
     def write(self, batch: list[Message]) -> None:
         """Produce ``batch`` in order; waits (polling) while ``queue-size`` messages are unconfirmed."""
+        if self._gave_up:
+            return
         if self._producer is None:
             self.connect()
         for message in batch:
@@ -218,6 +238,8 @@ class KafkaWriter(Writer, DeliveryShortfall):
                     )
                     self._waiting_logged = True
                 self._service(self._poll_s)
+                if self._stopped_waiting():
+                    return
             if self._durable is not None:  # last: what lies beyond the saved position stays bounded
                 self._durable.wait_room()
             self.queue.put(entry)

@@ -180,13 +180,16 @@ class KafkaRunWriter(KafkaWriter, WholeRunWriter):
 
     def write(self, batch: list[Message]) -> None:
         """Produce ``batch`` in order; waits (polling) while ``queue-size`` messages are unconfirmed."""
+        if self._gave_up:
+            return
         if self._native is None:
             self.connect()
         for message in batch:
             if not self.must_send(message):
                 self._items.append(_Item(-1, message, 0))
                 continue
-            self._take(message, 1)
+            if not self._take(message, 1):
+                return
         self._service(0)
 
     def write_runs(self, batch: list[Any]) -> None:
@@ -196,6 +199,8 @@ class KafkaRunWriter(KafkaWriter, WholeRunWriter):
         if self._native is None and whole:
             self.connect()
         for item in batch:
+            if self._gave_up:
+                return
             if type(item) is Message:
                 self.write([item])
             elif not whole or len(item) > self.queue.capacity:
@@ -231,14 +236,17 @@ class KafkaRunWriter(KafkaWriter, WholeRunWriter):
 
     # -- producing ---------------------------------------------------------------------------
 
-    def _take(self, item: Any, count: int) -> None:
-        """Queue ``item`` (``count`` messages) once it fits, and produce it."""
+    def _take(self, item: Any, count: int) -> bool:
+        """Queue ``item`` (``count`` messages) once it fits, and produce it; False when a stop
+        ended the wait for room instead (see _stopped_waiting)."""
         capacity = self.queue.capacity
         while self._unconfirmed and self._unconfirmed + count > capacity:
             if not self._waiting_logged:
                 log.warning(60031, f"Kafka queue full ({capacity} unconfirmed messages), waiting for delivery reports")
                 self._waiting_logged = True
             self._service(self._poll_s)
+            if self._stopped_waiting():
+                return False
         if self._unconfirmed < capacity // 2:
             self._waiting_logged = False
         if self._durable is not None:  # last: what lies beyond the saved position stays bounded
@@ -248,6 +256,7 @@ class KafkaRunWriter(KafkaWriter, WholeRunWriter):
         self._items.append(entry)
         self._unconfirmed += count
         self._produce_item(entry)
+        return True
 
     def _produce_item(self, entry: _Item) -> None:
         """Produce ``entry`` (an _Item) whole with the current producer; librdkafka's queue
@@ -369,6 +378,8 @@ class KafkaRunWriter(KafkaWriter, WholeRunWriter):
             raise self._failure
 
     def _oldest_sent_at(self) -> float | None:
+        if self._native is None:  # closed (the daemon's last report comes after close)
+            return None
         for entry in self._items:
             if entry.serial >= 0 and not self._native.done(entry.serial):
                 return entry.sent_at or None

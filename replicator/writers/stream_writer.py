@@ -81,6 +81,10 @@ class StreamWriter(Writer, WholeRunWriter):
         self._commands: deque[Callable[[], None]] = deque()
         self._io_error: BaseException | None = None
         self._waiting_logged = False
+        # Set by the daemon (its stop event): a write waiting for room in a full queue gives up
+        # when it is set, and from then on nothing more is queued (see _put).
+        self.stopping: threading.Event | None = None
+        self._gave_up = False
 
     @abstractmethod
     def make_transport(self) -> Transport:
@@ -165,7 +169,15 @@ class StreamWriter(Writer, WholeRunWriter):
         )
 
     def _put(self, entries: list[AnyEntry]) -> None:
-        """Queue ``entries``, waiting while the queue is full (a run may go in in parts)."""
+        """Queue ``entries``, waiting while the queue is full (a run may go in in parts).
+
+        A stop (:attr:`stopping`) during that wait leaves the rest unqueued, and every later
+        write too: those messages were never delivered nor confirmed, so the confirmed
+        position stays before them and a restart reads them from the redo again. (Queuing
+        a later one after that gap would let a client's CONFIRM of it confirm the gap.)"""
+        if self._gave_up:
+            return
+        stopping = self.stopping
         while entries:
             taken = self.queue.put_many(entries)
             if taken:
@@ -182,6 +194,13 @@ class StreamWriter(Writer, WholeRunWriter):
             while not self.queue.wait_for_space(self._poll_s):
                 self._deliver()
                 self._check_io()
+                if stopping is not None and stopping.is_set():
+                    self._gave_up = True
+                    log.info(
+                        f"stopping with the output queue full ({self.queue.capacity} unconfirmed "
+                        "messages): the messages not queued are read from the redo again after a restart"
+                    )
+                    return
         if len(self.queue) < self.queue.capacity // 2:
             self._waiting_logged = False  # log the next stall again, not every full-queue wait
         self._deliver()

@@ -100,3 +100,13 @@ def test_metrics_linger_is_refused(four_logs: GenerationResult, tmp_path: Path) 
     proc = _run(four_logs, tmp_path, "python", {"stop-log-switches": 4}, "--metrics-linger", "5")
     assert proc.returncode == 1 and "ERROR 30002 --metrics-linger" in proc.stderr, proc.stderr[-3000:]
     assert not (tmp_path / "output.json").exists()
+
+
+def test_modes_benchmark_runs(four_logs: GenerationResult, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``python -m replicator.bench.modes`` (batch against daemon on the same files) prints its
+    figures (never asserted) and finds the two outputs identical."""
+    from replicator.bench.modes import main
+
+    assert main([str(four_logs.config.parent), "--runs", "1", "--work", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "daemon / batch wall" in out and "outputs identical    True" in out, out

