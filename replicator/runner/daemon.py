@@ -30,13 +30,13 @@ from replicator.redo.identity import DatabaseIdentity
 from replicator.redo.online import FollowSettings, LogLocator, ReadLimit, RedoFollower, read_header
 from replicator.redo.parser import Parser
 from replicator.redo.sources import open_source
-from replicator.runner.checkpoint import POSITION_ZERO, CheckpointManager, Confirmed, check_state_directory
+from replicator.runner.checkpoint import POSITION_ZERO, CheckpointManager, Confirmed, Position, check_state_directory
 from replicator.runner.daemon_engine import DaemonEngine
 from replicator.runner.lock import lock_config
 from replicator.runner.position_check import check_in_output, check_in_redo
 from replicator.schema.document import SchemaCheckpoint
 from replicator.txn.pool import MemoryPool
-from replicator.writers.capabilities import ResumableOutput, Syncable
+from replicator.writers.capabilities import RestorableStream, ResumableOutput, Syncable
 
 if TYPE_CHECKING:
     from replicator.ops.metrics import Metrics
@@ -70,7 +70,7 @@ class Daemon:
         self._running_doc = self._config_doc  # what runs (the filter as applied live)
         self._watch = ConfigWatch(config_path, content)
         self._last_save = 0.0
-        self._saved = None
+        self._saved: Position | None = None
         self._saved_count = -1  # Confirmations.count of the saved position: an older snapshot never overwrites it
         self._save_lock = threading.Lock()  # the writer thread (persist_confirmed) and the event loop both save
         self._switches = 0
@@ -195,7 +195,7 @@ class Daemon:
         output = writer if isinstance(writer, ResumableOutput) else None
         if output is None:  # a file writer's position must match a flushed size
             writer.persist_confirmed = self._persist_confirmed
-        if confirmed is not None and writer_cfg.type in STREAM_WRITERS:
+        if confirmed is not None and isinstance(writer, RestorableStream):
             # OLR's Writer::readCheckpoint: a writer checkpoint means REPLICATING at once, so
             # INFO answers REPLICATE and a client resumes with CONTINUE (StreamClient `next`,
             # Debezium's adapter) instead of being asked for a START position (READY).
@@ -204,7 +204,7 @@ class Daemon:
             writer.restore(
                 confirmed.scn,
                 confirmed.idx,
-                confirmed.scn,  # type: ignore[attr-defined]
+                confirmed.scn,
                 skip=confirmed.pos is None,
             )
         restart_pos = confirmed.pos if confirmed is not None and confirmed.pos else POSITION_ZERO
@@ -215,12 +215,13 @@ class Daemon:
             check_in_redo(confirmed, locator, where, threads)
             if writer_cfg.type == "file":
                 check_in_output(confirmed, writer_cfg.newline_bytes, self.source.format.type == "json", where)
+        engine: DaemonEngine
         if len(threads) > 1:  # RAC: one follower per redo thread, merged by SCN (rac_engine.py)
             from replicator.redo.merge import start_bound
             from replicator.runner.rac_engine import RacEngine
 
             locators = {t: replace(locator, thread=t) for t in threads}
-            engine: DaemonEngine = RacEngine(
+            rac = RacEngine(
                 parser,
                 create_format(fmt_opts),
                 writer,
@@ -232,18 +233,19 @@ class Daemon:
                 on_file_end=self._on_file_end,
             )
             rac_starts = {t: (seq, offset) for t, seq, offset, _ in cp.threads}  # a RAC restart point
-            engine.starts = {
+            rac.starts = {
                 t: rac_starts.get(t) or (self._first_sequence(loc, parser_opts.first_data_scn or cp.scn), 0)
                 for t, loc in locators.items()
             }
-            engine.start_bounds = {t: start_bound(offset, scn) for t, _, offset, scn in cp.threads}
-            engine.on_rac_checkpoint = self._on_rac_checkpoint
+            rac.start_bounds = {t: start_bound(offset, scn) for t, _, offset, scn in cp.threads}
+            rac.on_rac_checkpoint = self._on_rac_checkpoint
             log.info(
                 f"RAC: {len(threads)} redo threads, "
                 + ", ".join(
-                    f"thread {t} from sequence {seq} offset {offset}" for t, (seq, offset) in engine.starts.items()
+                    f"thread {t} from sequence {seq} offset {offset}" for t, (seq, offset) in rac.starts.items()
                 )
             )
+            engine = rac
         else:
             engine = DaemonEngine(
                 parser,
@@ -472,7 +474,11 @@ class Daemon:
         return self._saved_count >= snapshot[3] or snapshot[0] == self._saved
 
     def save_position(
-        self, snapshot: tuple, output: tuple[str, int] | None, force: bool = False, final: bool = False
+        self,
+        snapshot: tuple[Position | None, tuple[int, int], int, int],
+        output: tuple[str, int] | None,
+        force: bool = False,
+        final: bool = False,
     ) -> None:
         """Persist a confirmed position if it moved (at most every POLL_SAVE_S unless forced).
 
@@ -532,9 +538,9 @@ class Daemon:
         seen, self._config_doc = self._config_doc, doc
         pending = set(restart_keys(self._running_doc, doc))
         changed = set(restart_keys(seen, doc))
-        new, undone = sorted(pending & changed), sorted(changed - pending)
-        if new:
-            log.warning(60105, f"config changed in keys that only a restart applies (not applied now): {_shown(new)}")
+        fresh, undone = sorted(pending & changed), sorted(changed - pending)
+        if fresh:
+            log.warning(60105, f"config changed in keys that only a restart applies (not applied now): {_shown(fresh)}")
         if undone:
             log.info(f"config keys back to the values that run (nothing to restart for them): {_shown(undone)}")
         if _filter_of(doc) == _filter_of(self._running_doc):
@@ -686,8 +692,8 @@ class Daemon:
             loop.add_signal_handler(sig, self._on_signal, sig)
         from replicator.ops import early_signals
 
-        for sig in early_signals.take():  # arrived during startup: stop now, cleanly
-            self._on_signal(sig)
+        for early in early_signals.take():  # arrived during startup: stop now, cleanly
+            self._on_signal(early)
         if self.stop_event.is_set():
             log.info("stopped during startup, before replication began")
             self.notifier.close()
@@ -796,7 +802,7 @@ def run_daemon(
     try:
         daemon = Daemon(config_path, engine, read_limit_mbps=read_limit_mbps)
         try:
-            import uvloop  # type: ignore[import-not-found]
+            import uvloop
 
             runner: Any = uvloop.run
         except ImportError:

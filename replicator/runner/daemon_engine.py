@@ -159,6 +159,8 @@ class DaemonEngine:
     # The native record loop's class (replicator.native.wiring.attach): the reader then hands
     # over raw blocks and the parser thread frames and analyses them in C (_parse_blocks).
     block_loop: Any = None
+    # The batch pipeline's whole-file native loop (NativeDriver): the daemon feeds blocks instead.
+    native_loop: Callable[..., Any] | None = None
     # The daemon's CheckpointManager, when its per-LWN step may be decided in C (the native
     # record loop's checkpoint step, _daemon_loop.pxi); None: the python step for every LWN.
     checkpoint_manager: Any = None

@@ -23,6 +23,7 @@ on its own thread. The runner is expected to call :meth:`Writer.flush` every
 from __future__ import annotations
 
 import importlib
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
@@ -55,6 +56,8 @@ class Writer(ABC):
         # A writer whose confirmations arrive while it is busy (Kafka delivery reports during
         # a long write) calls it so the durable position follows them closely.
         self.persist_confirmed: PersistCallback | None = None
+        # Set by the daemon: a writer waiting for room in a full queue gives up at a stop.
+        self.stopping: threading.Event | None = None
 
     def confirm(self, message: Message) -> None:
         """Report ``message`` as delivered (in arrival order)."""

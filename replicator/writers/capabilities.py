@@ -50,6 +50,15 @@ class ResumableOutput(Protocol):
 
 
 @runtime_checkable
+class RestorableStream(Protocol):
+    """A stream writer that resumes from a writer checkpoint: REPLICATING at once, as
+    OpenLogReplicator's Writer::readCheckpoint (``skip``: the checkpoint has no stream position
+    of ours, so the writer holds until the replay reaches the client's message)."""
+
+    def restore(self, scn: int, idx: int, first_data_scn: int = 0, skip: bool = True) -> None: ...
+
+
+@runtime_checkable
 class Syncable(Protocol):
     """Makes what was flushed durable (fsync); called before a checkpoint records an output
     position, which must not claim bytes a power loss could take away."""

@@ -34,7 +34,6 @@ from __future__ import annotations
 import logging
 import re
 import sys
-import threading
 import time
 from typing import Any
 
@@ -155,7 +154,6 @@ class KafkaWriter(Writer, DeliveryShortfall):
         self._waiting_logged = False
         # Set by the daemon (its stop event): a write waiting for room in a full queue gives up
         # when it is set, and from then on nothing more is produced (see _stopped_waiting).
-        self.stopping: threading.Event | None = None
         self._gave_up = False
         self._rebuilding = False
         self._durable: DurableLag | None = None  # once the daemon set persist_confirmed

@@ -83,7 +83,6 @@ class StreamWriter(Writer, WholeRunWriter):
         self._waiting_logged = False
         # Set by the daemon (its stop event): a write waiting for room in a full queue gives up
         # when it is set, and from then on nothing more is queued (see _put).
-        self.stopping: threading.Event | None = None
         self._gave_up = False
 
     @abstractmethod
