@@ -1601,15 +1601,7 @@ cdef class MessageRun:
     for: ``len()``, indexing and iteration make the Message objects lazily.
     """
 
-    cdef readonly bytes data
-    cdef readonly object scn
-    cdef readonly object seq
-    cdef readonly object xid
-    cdef list tables        # table of each slot in tabs
-    cdef int64_t* ends      # end of message i's body in data (its newline is at ends[i])
-    cdef int64_t* idxs
-    cdef int* tabs          # slot in tables, -1: no table (begin, commit, FULL)
-    cdef Py_ssize_t n
+    # Its fields are declared in _core.pxd (the other native modules read them).
 
     def __dealloc__(self):
         free(self.ends)
@@ -3809,5 +3801,3 @@ include "_avro.pxi"
 include "_protobuf.pxi"
 include "_tally.pxi"
 include "_daemon_loop.pxi"
-include "_kafka.pxi"
-include "_runframes.pxi"
