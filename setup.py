@@ -101,7 +101,9 @@ class OptionalBuildExt(build_ext):
 
     def build_extension(self, ext: Extension) -> None:
         if self._out_of_date(ext):
-            announce(f"compiling {ext.name} with the C compiler (1 to 3 minutes; the install waits for it)")
+            c_size = sum(os.path.getsize(p) for p in ext.sources if p.endswith(".c") and os.path.exists(p))
+            wait = "1 to 3 minutes; the install waits for it" if c_size > 2_000_000 else "a few seconds"
+            announce(f"compiling {ext.name} with the C compiler ({wait})")
         try:
             super().build_extension(ext)
         except Exception as exc:
