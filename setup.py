@@ -27,7 +27,7 @@ ERROR_FILE = os.path.join(NATIVE, "_build_error.txt")
 MODULES: dict[str, tuple[str, ...]] = {
     "_core": (
         "_core.pxd",
-        "_dbztxn.pxi",
+        "_dbztxn.pxd",
         "_debezium.pxi",
         "_rows.pxi",
         "_avro.pxi",
@@ -38,6 +38,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     ),
     "_kafka": ("_core.pxd",),  # the native Kafka producer (reads MessageRun's fields)
     "_runframes": ("_core.pxd",),  # stream framing and positions of MessageRuns
+    "_dbztxn": ("_dbztxn.pxd",),  # Debezium's transaction metadata (the core calls it)
 }
 REQUIRED = os.environ.get("REPLICATOR_REQUIRE_NATIVE") == "1"
 

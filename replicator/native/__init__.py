@@ -3,7 +3,8 @@
 Two engines produce the same bytes: ``python``, the readable reference, and ``native``,
 which runs the hot parts in the compiled :mod:`replicator.native._core` and falls back to the
 python code for anything it does not handle (see that module's docstring). The compiled
-modules split off the core (:data:`MODULES`: the Kafka producer, the run framing) are built
+modules split off the core (:data:`MODULES`: the Kafka producer, the run framing, Debezium's
+transaction metadata) are built
 with it and loaded with it: the native engine is available when all of them import. The engine is
 chosen by ``--engine`` on ``run`` and ``bench``, else by the ``REPLICATOR_ENGINE``
 environment variable, else ``native`` when the extension is built. When ``native`` is wanted
@@ -28,8 +29,9 @@ WORKERS_VAR = "REPLICATOR_DECODE_WORKERS"
 DEFAULT_DECODE_WORKERS = 1 if (os.cpu_count() or 1) >= 4 else 0
 _BUILD_ERROR = os.path.join(os.path.dirname(__file__), "_build_error.txt")
 
-#: The compiled modules beside _core (docs/native-engine.md "Native modules"), by accessor.
-MODULES = ("_kafka", "_runframes")
+#: The compiled modules beside _core (docs/native-engine.md "Native modules"): _kafka and
+#: _runframes cimport _core (and have accessors below), _core cimports _dbztxn.
+MODULES = ("_kafka", "_runframes", "_dbztxn")
 
 _module: ModuleType | None = None
 _siblings: dict[str, ModuleType] = {}

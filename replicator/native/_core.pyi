@@ -140,12 +140,6 @@ class RacMerge(RecordDispatcher):
 class DebeziumCommitter(JsonCommitter):
     """Commits transactions for the Debezium formats natively."""
 
-@disjoint_base
-class TxnMeta:
-    """The fixed parts of a Debezium format's transaction metadata messages (_dbztxn.pxi)."""
-
-    def __init__(self, fmt: Any) -> None: ...
-
 class EventCommitter(JsonCommitter):
     """Commits transactions natively for an EventFormat with ``on_native_row``."""
 

@@ -50,6 +50,8 @@ from libc.stdio cimport snprintf
 from libc.math cimport ldexp
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
 
+from replicator.native._dbztxn cimport TxnMeta  # Debezium's BEGIN/END (its own module, _dbztxn.pxd)
+
 cdef extern from "Python.h":
     # CPython's bytearray object (its capacity, for grow_chunk)
     ctypedef struct ByteArrayObject "PyByteArrayObject":
@@ -3793,7 +3795,6 @@ VALUE_KINDS = ("number", "ts", "tstz", "iym", "ids", "str", "hex", "bfloat", "bd
 
 
 # ============================================================================= other formats
-include "_dbztxn.pxi"
 include "_debezium.pxi"
 include "_stage2.pxi"
 include "_rows.pxi"

@@ -12,8 +12,8 @@
 
 Each failure prints the tool's own report. Run one by hand: ``ruff check replicator tests``,
 ``ruff format --check replicator tests``, ``mypy``, ``lint-imports``,
-``python -m mypy.stubtest replicator.native._core replicator.native._kafka replicator.native._runframes
---allowlist tests/unit/stubtest_allowlist.txt``.
+``python -m mypy.stubtest replicator.native._core replicator.native._kafka
+replicator.native._runframes replicator.native._dbztxn --allowlist tests/unit/stubtest_allowlist.txt``.
 """
 
 from __future__ import annotations

@@ -126,12 +126,14 @@ def test_wheel_check(tmp_path: Path) -> None:
     with zipfile.ZipFile(native, "w") as z:
         for module in NATIVE_MODULES:
             z.writestr(f"replicator/native/{module}.cpython-311-x86_64-linux-gnu.so", "")
-        z.writestr("replicator/native/_core.pxd", "")
+        for pxd in PXD_FILES:
+            z.writestr(f"replicator/native/{pxd}", "")
     assert problems(native) == []
     partial = tmp_path / "replicator-0.1.1-cp311-cp311-linux_x86_64.whl"
     with zipfile.ZipFile(partial, "w") as z:
         z.writestr("replicator/native/_core.cpython-311-x86_64-linux-gnu.so", "")
-        z.writestr("replicator/native/_core.pxd", "")
+        for pxd in PXD_FILES:
+            z.writestr(f"replicator/native/{pxd}", "")
     assert problems(partial) == [f"no replicator/native/{m}*.so in it" for m in NATIVE_MODULES[1:]]
 
 
