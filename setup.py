@@ -76,10 +76,8 @@ def _extensions() -> tuple[list[Extension], str]:
 
         stale = [name for name in MODULES if _c_file_stale(name)]
         if stale:
-            announce(
-                f"translating the native modules {', '.join(stale)} to C with Cython (about a minute; the C "
-                "compiler follows)"
-            )
+            wait = "about a minute; the C compiler follows" if "_core" in stale else "seconds"
+            announce(f"translating the native modules {', '.join(stale)} to C with Cython ({wait})")
         exts = [
             Extension(f"replicator.native.{name}", [_source(name)], depends=_depends(name), extra_compile_args=["-O2"])
             for name in MODULES
