@@ -3795,6 +3795,9 @@ VALUE_KINDS = ("number", "ts", "tstz", "iym", "ids", "str", "hex", "bfloat", "bd
 
 
 # ============================================================================= other formats
+# Included: compiled with this module. The Kafka producer (_kafka.pyx), the run framing
+# (_runframes.pyx) and Debezium's transaction metadata (_dbztxn.pyx) are modules of their own,
+# across the .pxd boundaries _core.pxd and _dbztxn.pxd (docs/native-engine.md "Native modules").
 include "_debezium.pxi"
 include "_stage2.pxi"
 include "_rows.pxi"
