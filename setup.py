@@ -1,4 +1,4 @@
-"""Build of the optional native decode core (replicator/native/_core.pyx, Cython).
+"""Build of the optional native decode core (replicator/native/*.pyx, Cython; MODULES below).
 
 Everything else is declared in pyproject.toml. The extension is optional: when Cython or
 the C compiler fails, the install still succeeds, the reason is kept in
@@ -20,11 +20,26 @@ from setuptools.command.build_ext import build_ext
 
 NATIVE = os.path.join("replicator", "native")
 ERROR_FILE = os.path.join(NATIVE, "_build_error.txt")
-SOURCE = os.path.join(NATIVE, "_core.pyx")
-# The files _core.pyx includes (other formats): rebuilt and shipped with it.
-INCLUDES = [os.path.join(NATIVE, name) for name in (
-    "_dbztxn.pxi", "_debezium.pxi", "_rows.pxi", "_avro.pxi", "_protobuf.pxi", "_stage2.pxi", "_tally.pxi",
-    "_daemon_loop.pxi", "_kafka.pxi", "_runframes.pxi")]
+# The native extension modules: each is replicator/native/<name>.pyx, rebuilt (translated and
+# compiled again) when it or one of the files it reads changes: the .pxi files it includes and
+# the .pxd files it declares or cimports (_core.pxd: the C-level fields the modules share).
+# A module split off _core is one more entry (docs/native-engine.md "Native modules").
+MODULES: dict[str, tuple[str, ...]] = {
+    "_core": (
+        "_core.pxd",
+        "_dbztxn.pxd",
+        "_debezium.pxi",
+        "_rows.pxi",
+        "_avro.pxi",
+        "_protobuf.pxi",
+        "_stage2.pxi",
+        "_tally.pxi",
+        "_daemon_loop.pxi",
+    ),
+    "_kafka": ("_core.pxd",),  # the native Kafka producer (reads MessageRun's fields)
+    "_runframes": ("_core.pxd",),  # stream framing and positions of MessageRuns
+    "_dbztxn": ("_dbztxn.pxd",),  # Debezium's transaction metadata (the core calls it)
+}
 REQUIRED = os.environ.get("REPLICATOR_REQUIRE_NATIVE") == "1"
 
 
@@ -38,22 +53,37 @@ def announce(text: str) -> None:
         sys.stderr.write(line)
 
 
-def _c_file_stale() -> bool:
-    c_file = SOURCE[:-4] + ".c"
+def _source(name: str) -> str:
+    return os.path.join(NATIVE, name + ".pyx")
+
+
+def _depends(name: str) -> list[str]:
+    return [os.path.join(NATIVE, dep) for dep in MODULES[name]]
+
+
+def _c_file_stale(name: str) -> bool:
+    source = _source(name)
+    c_file = source[:-4] + ".c"
     if not os.path.exists(c_file):
         return True
-    return os.path.getmtime(c_file) < max(os.path.getmtime(p) for p in [SOURCE, *INCLUDES] if os.path.exists(p))
+    inputs = [p for p in [source, *_depends(name)] if os.path.exists(p)]
+    return os.path.getmtime(c_file) < max(os.path.getmtime(p) for p in inputs)
 
 
 def _extensions() -> tuple[list[Extension], str]:
     try:
         from Cython.Build import cythonize
 
-        if _c_file_stale():
-            announce("translating the native core to C with Cython (about a minute; the C compiler follows)")
-        ext = Extension("replicator.native._core", [SOURCE], depends=INCLUDES, extra_compile_args=["-O2"])
-        return cythonize([ext], language_level=3, quiet=True), ""
-    except Exception as exc:  # Cython missing or the .pyx does not translate
+        stale = [name for name in MODULES if _c_file_stale(name)]
+        if stale:
+            wait = "about a minute; the C compiler follows" if "_core" in stale else "seconds"
+            announce(f"translating the native modules {', '.join(stale)} to C with Cython ({wait})")
+        exts = [
+            Extension(f"replicator.native.{name}", [_source(name)], depends=_depends(name), extra_compile_args=["-O2"])
+            for name in MODULES
+        ]
+        return cythonize(exts, language_level=3, quiet=True), ""
+    except Exception as exc:  # Cython missing or a .pyx does not translate
         return [], f"Cython could not translate the native core: {exc}"
 
 
@@ -70,7 +100,9 @@ class OptionalBuildExt(build_ext):
 
     def build_extension(self, ext: Extension) -> None:
         if self._out_of_date(ext):
-            announce(f"compiling {ext.name} with the C compiler (1 to 3 minutes; the install waits for it)")
+            c_size = sum(os.path.getsize(p) for p in ext.sources if p.endswith(".c") and os.path.exists(p))
+            wait = "1 to 3 minutes; the install waits for it" if c_size > 2_000_000 else "a few seconds"
+            announce(f"compiling {ext.name} with the C compiler ({wait})")
         try:
             super().build_extension(ext)
         except Exception as exc:

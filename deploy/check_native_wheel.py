@@ -4,8 +4,9 @@ Usage: python deploy/check_native_wheel.py WHEEL_DIR
 
 A wheel built without a C compiler is ``py3-none-any`` and holds no extension: the image
 would then run the python engine, at many times the CPU of the native one. The wheel must
-be tagged for a platform (``cp311-cp311-linux_x86_64``) and hold
-``replicator/native/_core*.so``, and no ``_build_error.txt`` (the reason a build fell back).
+be tagged for a platform (``cp311-cp311-linux_x86_64``) and hold every native module
+(``replicator/native/_core*.so`` and the modules split off it, ``NATIVE_MODULES``), the
+``.pxd`` they cimport, and no ``_build_error.txt`` (the reason a build fell back).
 """
 
 from __future__ import annotations
@@ -13,6 +14,11 @@ from __future__ import annotations
 import sys
 import zipfile
 from pathlib import Path
+
+# The compiled modules (replicator.native: "_core" and its MODULES; setup.py's MODULES) and
+# the C-level declarations they share. This script runs without the package installed.
+NATIVE_MODULES = ("_core", "_kafka", "_runframes", "_dbztxn")
+PXD_FILES = ("_core.pxd", "_dbztxn.pxd")
 
 
 def problems(wheel: Path) -> list[str]:
@@ -23,8 +29,12 @@ def problems(wheel: Path) -> list[str]:
         found.append(f"tag {tag}: pure Python, the native core was not compiled")
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
-    if not any(n.startswith("replicator/native/_core") and n.endswith(".so") for n in names):
-        found.append("no replicator/native/_core*.so in it")
+    for module in NATIVE_MODULES:
+        if not any(n.startswith(f"replicator/native/{module}.") and n.endswith(".so") for n in names):
+            found.append(f"no replicator/native/{module}*.so in it")
+    for pxd in PXD_FILES:
+        if f"replicator/native/{pxd}" not in names:
+            found.append(f"no replicator/native/{pxd} in it (package-data in pyproject.toml)")
     if "replicator/native/_build_error.txt" in names:
         found.append("it holds replicator/native/_build_error.txt (the build fell back to the python engine)")
     return found

@@ -39,17 +39,17 @@ def make_messages(count: int, size: int) -> list[Message]:
 
 def make_runs(messages: list[Message]) -> list[Any]:
     """The messages as native MessageRuns, one per SCN (a transaction's messages)."""
-    from replicator.native import core
+    from replicator.native import runframes
 
     runs: list[Any] = []
     group: list[Message] = []
     for message in messages:
         if group and message.scn != group[0].scn:
-            runs.append(core().make_run(group))
+            runs.append(runframes().make_run(group))
             group = []
         group.append(message)
     if group:
-        runs.append(core().make_run(group))
+        runs.append(runframes().make_run(group))
     return runs
 
 

@@ -2,7 +2,10 @@
 
 Two engines produce the same bytes: ``python``, the readable reference, and ``native``,
 which runs the hot parts in the compiled :mod:`replicator.native._core` and falls back to the
-python code for anything it does not handle (see that module's docstring). The engine is
+python code for anything it does not handle (see that module's docstring). The compiled
+modules split off the core (:data:`MODULES`: the Kafka producer, the run framing, Debezium's
+transaction metadata) are built
+with it and loaded with it: the native engine is available when all of them import. The engine is
 chosen by ``--engine`` on ``run`` and ``bench``, else by the ``REPLICATOR_ENGINE``
 environment variable, else ``native`` when the extension is built. When ``native`` is wanted
 but the extension is missing, warning 60190 says why and the python engine runs.
@@ -10,6 +13,7 @@ but the extension is missing, warning 60190 says why and the python engine runs.
 
 from __future__ import annotations
 
+import importlib
 import os
 from types import ModuleType
 
@@ -25,7 +29,12 @@ WORKERS_VAR = "REPLICATOR_DECODE_WORKERS"
 DEFAULT_DECODE_WORKERS = 1 if (os.cpu_count() or 1) >= 4 else 0
 _BUILD_ERROR = os.path.join(os.path.dirname(__file__), "_build_error.txt")
 
+#: The compiled modules beside _core (docs/native-engine.md "Native modules"): _kafka and
+#: _runframes cimport _core (and have accessors below), _core cimports _dbztxn.
+MODULES = ("_kafka", "_runframes", "_dbztxn")
+
 _module: ModuleType | None = None
+_siblings: dict[str, ModuleType] = {}
 _workers: int | None = None  # --decode-workers
 _reason = ""
 _warned = False
@@ -37,8 +46,12 @@ def _load() -> ModuleType | None:
         return _module
     try:
         import replicator.native._core as compiled
+
+        for name in MODULES:
+            _siblings[name] = importlib.import_module(f"replicator.native.{name}")
     except ImportError as exc:
-        _reason = f"the extension replicator.native._core is not built ({exc})"
+        name = exc.name if exc.name and exc.name.startswith("replicator.native.") else "replicator.native._core"
+        _reason = f"the extension {name} is not built ({exc})"
         try:
             with open(_BUILD_ERROR, encoding="utf-8") as f:
                 detail = f.read().strip()
@@ -52,7 +65,7 @@ def _load() -> ModuleType | None:
 
 
 def available() -> bool:
-    """Whether the compiled core can be imported."""
+    """Whether the compiled core (and the modules beside it) can be imported."""
     return _load() is not None
 
 
@@ -68,6 +81,22 @@ def core() -> ModuleType:
     if module is None:
         raise ConfigError(f"native engine unavailable: {_reason}", 10190)
     return module
+
+
+def _sibling(name: str) -> ModuleType:
+    core()  # 10190 when the native modules are not built
+    return _siblings[name]
+
+
+def kafka() -> ModuleType:
+    """The native Kafka producer (:mod:`replicator.native._kafka`; call :func:`available` first)."""
+    return _sibling("_kafka")
+
+
+def runframes() -> ModuleType:
+    """Stream framing and positions of MessageRuns (:mod:`replicator.native._runframes`; call
+    :func:`available` first)."""
+    return _sibling("_runframes")
 
 
 def resolve_engine(requested: str | None = None) -> str:

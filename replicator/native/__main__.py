@@ -1,4 +1,4 @@
-"""``python -m replicator.native``: say whether the compiled core loads; exit 1 when it does not.
+"""``python -m replicator.native``: say whether the compiled modules load; exit 1 when they do not.
 
 The container build runs it after installing the wheel, so an image whose native engine
 would not load (the python engine at many times the CPU) fails to build instead.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from replicator.native import available, core, unavailable_reason
+from replicator.native import MODULES, available, core, unavailable_reason
 
 
 def main() -> int:
@@ -17,6 +17,8 @@ def main() -> int:
         print(f"native engine: unavailable: {unavailable_reason()}", file=sys.stderr)
         return 1
     print(f"native engine: {core().__file__}")
+    for name in MODULES:
+        print(f"  with {sys.modules[f'replicator.native.{name}'].__file__}")
     return 0
 
 

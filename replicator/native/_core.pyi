@@ -140,12 +140,6 @@ class RacMerge(RecordDispatcher):
 class DebeziumCommitter(JsonCommitter):
     """Commits transactions for the Debezium formats natively."""
 
-@disjoint_base
-class TxnMeta:
-    """The fixed parts of a Debezium format's transaction metadata messages (_dbztxn.pxi)."""
-
-    def __init__(self, fmt: Any) -> None: ...
-
 class EventCommitter(JsonCommitter):
     """Commits transactions natively for an EventFormat with ``on_native_row``."""
 
@@ -224,57 +218,3 @@ def dts_record(
 
 def present_json(rows: RowImages, r: int, side: int, fragments: list[bytes]) -> bytes:
     """``{`` + the fragments of the columns the image holds + ``}``."""
-
-@disjoint_base
-class KafkaRuns:
-    """One librdkafka producer (resolved at run time) and the ledger of the items it was given."""
-
-    last_err: int
-    def __init__(
-        self, library: str, conf: list[tuple[str, str]], capacity: int, on_error: Any, on_log: Any
-    ) -> None: ...
-    @property
-    def head(self) -> int: ...
-    @property
-    def delivered(self) -> int: ...
-    def start_at(self, serial: int) -> None: ...
-    def topic(self, name: str) -> int: ...
-    def settled(self, serial: int) -> None: ...
-    def produce_run(
-        self, run: MessageRun, serial: int, start: int, topic: int, slot_topics: list[int] | None
-    ) -> int: ...
-    def produce_message(
-        self, serial: int, topic: int, value: bytes | None, key: bytes | None, headers: list[tuple[str, bytes]] | None
-    ) -> int: ...
-    def poll(self, timeout: float) -> None: ...
-    def take_done(self) -> int: ...
-    def done(self, serial: int) -> bool: ...
-    def failure(self) -> tuple[int, int, int] | None: ...
-    def fatal_error(self) -> tuple[int, str] | None: ...
-    def purge(self) -> None: ...
-    def flush(self, timeout: float) -> None: ...
-    def metadata(self, timeout: float) -> int: ...
-    def close(self) -> None: ...
-
-def kafka_error_text(err: int) -> str: ...
-def run_tables(run: MessageRun) -> list[Any]: ...
-def run_message_at(run: MessageRun, offset: int) -> int: ...
-
-# _runframes.pxi: stream framing of MessageRuns
-FRAME_LENGTH_PREFIXED: int
-FRAME_ZMTP: int
-
-def run_frames(r: MessageRun, lo: int, hi: int, kind: int) -> bytes:
-    """Messages [lo, hi) of ``r``, each framed for the wire ``kind`` (FRAME_*), as one bytes."""
-
-def run_slice_bytes(r: MessageRun, lo: int, hi: int) -> int:
-    """Body bytes of messages [lo, hi) of ``r``."""
-
-def run_idx(r: MessageRun, i: int) -> int:
-    """idx of message ``i`` of ``r``."""
-
-def run_bisect(r: MessageRun, idx: int, lo: int, hi: int) -> int:
-    """The first message in [lo, hi) whose idx is above ``idx`` (hi when none)."""
-
-def make_run(messages: list[Any]) -> MessageRun:
-    """A MessageRun of ``messages`` (one SCN, growing idx): for benchmarks and tests."""

@@ -50,6 +50,8 @@ from libc.stdio cimport snprintf
 from libc.math cimport ldexp
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
 
+from replicator.native._dbztxn cimport TxnMeta  # Debezium's BEGIN/END (its own module, _dbztxn.pxd)
+
 cdef extern from "Python.h":
     # CPython's bytearray object (its capacity, for grow_chunk)
     ctypedef struct ByteArrayObject "PyByteArrayObject":
@@ -1601,15 +1603,7 @@ cdef class MessageRun:
     for: ``len()``, indexing and iteration make the Message objects lazily.
     """
 
-    cdef readonly bytes data
-    cdef readonly object scn
-    cdef readonly object seq
-    cdef readonly object xid
-    cdef list tables        # table of each slot in tabs
-    cdef int64_t* ends      # end of message i's body in data (its newline is at ends[i])
-    cdef int64_t* idxs
-    cdef int* tabs          # slot in tables, -1: no table (begin, commit, FULL)
-    cdef Py_ssize_t n
+    # Its fields are declared in _core.pxd (the other native modules read them).
 
     def __dealloc__(self):
         free(self.ends)
@@ -3801,7 +3795,9 @@ VALUE_KINDS = ("number", "ts", "tstz", "iym", "ids", "str", "hex", "bfloat", "bd
 
 
 # ============================================================================= other formats
-include "_dbztxn.pxi"
+# Included: compiled with this module. The Kafka producer (_kafka.pyx), the run framing
+# (_runframes.pyx) and Debezium's transaction metadata (_dbztxn.pyx) are modules of their own,
+# across the .pxd boundaries _core.pxd and _dbztxn.pxd (docs/native-engine.md "Native modules").
 include "_debezium.pxi"
 include "_stage2.pxi"
 include "_rows.pxi"
@@ -3809,5 +3805,3 @@ include "_avro.pxi"
 include "_protobuf.pxi"
 include "_tally.pxi"
 include "_daemon_loop.pxi"
-include "_kafka.pxi"
-include "_runframes.pxi"

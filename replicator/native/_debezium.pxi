@@ -9,6 +9,8 @@
 from libc.math cimport isfinite, signbit, frexp
 from libc.stdlib cimport strtod, strtof, strtol
 
+import orjson as _orjson
+
 from replicator import __version__ as _VERSION
 from replicator.formats.framework import Position, TxnContext, xid_text
 

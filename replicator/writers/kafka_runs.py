@@ -98,13 +98,13 @@ def library_path() -> str | None:
 
 
 def native_producer() -> tuple[Any, str] | None:
-    """(the native core, librdkafka's path) when the native producer can run, else None."""
+    """(the native producer's module, librdkafka's path) when the native producer can run, else None."""
     from replicator import native
 
-    if not native.available() or not hasattr(native.core(), "KafkaRuns"):
+    if not native.available():
         return None
     path = library_path()
-    return (native.core(), path) if path else None
+    return (native.kafka(), path) if path else None
 
 
 def kafka_writer_class() -> type[KafkaWriter]:
@@ -132,7 +132,7 @@ class KafkaRunWriter(KafkaWriter, WholeRunWriter):
         found = native_producer()
         if found is None:
             raise RuntimeError("KafkaRunWriter needs the native core and librdkafka (kafka_writer_class)")
-        self._core: Any = found[0]  # the native module
+        self._core: Any = found[0]  # the native producer module (replicator.native._kafka)
         self._library = found[1]
         #: runs are produced and confirmed whole unless each message needs its key (module docstring)
         self.writes_runs_whole = not self.config.key_by_pk

@@ -62,8 +62,8 @@ class LengthPrefixed:
 
     def frame_run(self, run: Any, first: int, stop: int) -> bytes:
         """A run's messages [first, stop), each with its length prefix (built in C)."""
-        core = native.core()
-        return bytes(core.run_frames(run, first, stop, core.FRAME_LENGTH_PREFIXED))
+        frames = native.runframes()
+        return bytes(frames.run_frames(run, first, stop, frames.FRAME_LENGTH_PREFIXED))
 
     def take_output(self) -> bytes:
         """Nothing: this wire has no handshake of its own."""

@@ -166,12 +166,12 @@ _core: Any = None
 
 
 def _native() -> Any:
-    """The native core (only a native engine produces MessageRuns), looked up once."""
+    """The native run positions module (only a native engine produces MessageRuns), looked up once."""
     global _core
     if _core is None:
-        from replicator.native import core
+        from replicator.native import runframes
 
-        _core = core()
+        _core = runframes()
     return _core
 
 

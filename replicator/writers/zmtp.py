@@ -134,8 +134,8 @@ class ZmtpServer:
 
     def frame_run(self, run: Any, first: int, stop: int) -> bytes:
         """A run's messages [first, stop), each a data frame (built in C)."""
-        core = native.core()
-        return bytes(core.run_frames(run, first, stop, core.FRAME_ZMTP))
+        frames = native.runframes()
+        return bytes(frames.run_frames(run, first, stop, frames.FRAME_ZMTP))
 
     def take_output(self) -> bytes:
         """Greeting and handshake bytes waiting to be sent."""

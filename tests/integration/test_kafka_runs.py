@@ -146,13 +146,13 @@ def _wait(writer: KafkaRunWriter, confirmed: list[Any], count: int) -> None:
 
 
 def test_runs_are_confirmed_once_each_in_order(broker: Broker) -> None:
-    from replicator.native import core
+    from replicator.native import runframes
 
     confirmed: list[tuple[int, int]] = []
     writer = _writer(broker, confirmed, **{"queue-size": 10})
     assert writer.writes_runs_whole
-    runs = [core().make_run([Message(b"%d.%d" % (n, i), 100 + n, i) for i in range(n + 1)]) for n in range(4)]
-    big = core().make_run([Message(b"big.%d" % i, 200, i) for i in range(25)])  # longer than queue-size
+    runs = [runframes().make_run([Message(b"%d.%d" % (n, i), 100 + n, i) for i in range(n + 1)]) for n in range(4)]
+    big = runframes().make_run([Message(b"big.%d" % i, 200, i) for i in range(25)])  # longer than queue-size
     writer.write_runs([*runs, big])
     _wait(writer, confirmed, 4 + 25)
     writer.close()
@@ -162,11 +162,11 @@ def test_runs_are_confirmed_once_each_in_order(broker: Broker) -> None:
 
 
 def test_message_of_a_run_too_large_names_the_transaction(broker: Broker) -> None:
-    from replicator.native import core
+    from replicator.native import runframes
 
     writer = _writer(broker, [], **{"max-message-mb": 1})
     xid = (0x12 << 48) | (3 << 32) | 0x456
-    run = core().make_run([Message(b"small", 77, 0, xid=xid), Message(b"x" * (2 * 1024 * 1024), 77, 1, xid=xid)])
+    run = runframes().make_run([Message(b"small", 77, 0, xid=xid), Message(b"x" * (2 * 1024 * 1024), 77, 1, xid=xid)])
     with pytest.raises(RuntimeFailure) as info:
         writer.write_runs([run])
     assert info.value.code == 10092

@@ -5,13 +5,15 @@
   checked without reporting, and the list only shrinks);
 * import-linter: the package's layers (``[tool.importlinter]``): each package imports only the
   packages below it;
-* stubtest: the native core's stub (replicator/native/_core.pyi) against the built module, with
+* stubtest: the native modules' stubs (replicator/native/_core.pyi and the .pyi of each module
+  split off it, replicator.native.MODULES) against the built modules, with
   tests/unit/stubtest_allowlist.txt for what stubtest cannot see in Cython (skipped when the
   native core is not built).
 
 Each failure prints the tool's own report. Run one by hand: ``ruff check replicator tests``,
 ``ruff format --check replicator tests``, ``mypy``, ``lint-imports``,
-``python -m mypy.stubtest replicator.native._core --allowlist tests/unit/stubtest_allowlist.txt``.
+``python -m mypy.stubtest replicator.native._core replicator.native._kafka
+replicator.native._runframes replicator.native._dbztxn --allowlist tests/unit/stubtest_allowlist.txt``.
 """
 
 from __future__ import annotations
@@ -61,4 +63,6 @@ def test_native_stub() -> None:
         pytest.skip("the native core is not built")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this tree's module and stub, not an installed copy
     allowlist = str(ROOT / "tests" / "unit" / "stubtest_allowlist.txt")
-    _run(sys.executable, "-m", "mypy.stubtest", "replicator.native._core", "--allowlist", allowlist, env=env)
+    modules = [f"replicator.native.{name}" for name in ("_core", *native.MODULES)]
+    assert all((ROOT / "replicator" / "native" / f"{m.rsplit('.', 1)[1]}.pyi").exists() for m in modules)
+    _run(sys.executable, "-m", "mypy.stubtest", *modules, "--allowlist", allowlist, env=env)

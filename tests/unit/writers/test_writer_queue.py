@@ -156,7 +156,7 @@ needs_native = pytest.mark.skipif(not native.available(), reason="native core no
 
 
 def _run(scn: int, idxs: list[int]) -> RunEntry:
-    return RunEntry(native.core().make_run([msg(b"r%d" % i, scn, i) for i in idxs]))
+    return RunEntry(native.runframes().make_run([msg(b"r%d" % i, scn, i) for i in idxs]))
 
 
 def _sent(entries: list[AnyEntry]) -> list[tuple[int, int]]:

@@ -1,12 +1,25 @@
-# Stream framing of a MessageRun's messages (included by _core.pyx).
-#
-# The network and zeromq writers frame every message on the wire: a 4-byte little-endian
-# length (network; 0xFFFFFFFF and an 8-byte length from 4 GiB on) or a ZMTP data-frame
-# header (zeromq: flags and a 1-byte size, or LONG and an 8-byte big-endian size from 256
-# bytes on), then the body without the run's newline. A run slice [lo, hi) is framed here
-# into one buffer, so a writer handles a transaction as one item, never as a Message per row.
-# The positions helpers let the confirm queue find a client's position inside a run (one
-# SCN, indexes growing) without building Messages.
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Stream framing of a MessageRun's messages, and a run's positions (its own extension module).
+
+The network and zeromq writers frame every message on the wire: a 4-byte little-endian
+length (network; 0xFFFFFFFF and an 8-byte length from 4 GiB on) or a ZMTP data-frame
+header (zeromq: flags and a 1-byte size, or LONG and an 8-byte big-endian size from 256
+bytes on), then the body without the run's newline. A run slice [lo, hi) is framed here
+into one buffer, so a writer handles a transaction as one item, never as a Message per row.
+The positions helpers let the confirm queue find a client's position inside a run (one
+SCN, indexes growing) without building Messages.
+
+A run's C arrays are read (and, by :func:`make_run`, written) through
+``replicator/native/_core.pxd`` (MessageRun's fields), the only thing this module takes from
+the core.
+"""
+
+from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
+from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport malloc
+from libc.string cimport memcpy
+
+from replicator.native._core cimport MessageRun
 
 FRAME_LENGTH_PREFIXED = 0  # network writer
 FRAME_ZMTP = 1  # zeromq writer

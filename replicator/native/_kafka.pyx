@@ -1,17 +1,27 @@
-# A librdkafka producer that takes MessageRuns whole (included by _core.pyx; issue 28).
-#
-# The kafka writer's run path (replicator/writers/kafka_runs.py) produces every message of a
-# run from the run's own buffer (no copy, no Python object per message). Each produced item
-# (a run, or one Message) has a serial number and a slot in a ledger of C arrays; the delivery
-# report callback (plain C, served by rd_kafka_poll on the writer's thread) counts the slot's
-# reports, so the writer confirms an item once, in order, when all its messages are delivered.
-#
-# librdkafka is not a build dependency: the few functions used are declared here and resolved
-# at run time (dlopen/dlsym) from the library the confluent-kafka wheel ships, whose path the
-# writer passes in. The declarations follow librdkafka's stable C ABI (rdkafka.h).
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""A librdkafka producer that takes MessageRuns whole (issue 28; its own extension module).
 
-from libc.stdint cimport int32_t, intptr_t
+The kafka writer's run path (replicator/writers/kafka_runs.py) produces every message of a
+run from the run's own buffer (no copy, no Python object per message). Each produced item
+(a run, or one Message) has a serial number and a slot in a ledger of C arrays; the delivery
+report callback (plain C, served by rd_kafka_poll on the writer's thread) counts the slot's
+reports, so the writer confirms an item once, in order, when all its messages are delivered.
+
+librdkafka is not a build dependency: the few functions used are declared here and resolved
+at run time (dlopen/dlsym) from the library the confluent-kafka wheel ships, whose path the
+writer passes in. The declarations follow librdkafka's stable C ABI (rdkafka.h).
+
+A run's C arrays are read through ``replicator/native/_core.pxd`` (MessageRun's fields), the
+only thing this module takes from the core.
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from libc.stdint cimport int32_t, int64_t, intptr_t
+from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.string cimport memset
 from posix.dlfcn cimport dlopen, dlsym, dlerror, RTLD_NOW, RTLD_LOCAL
+
+from replicator.native._core cimport MessageRun
 
 
 ctypedef struct rk_message_t:  # rd_kafka_message_t

@@ -1,9 +1,14 @@
-# Included by _core.pyx before _debezium.pxi (DebeziumCommitter holds a TxnMeta).
-#
-# Debezium's transaction metadata (BEGIN and END, DebeziumFormat.on_begin/on_commit) for the
-# native Debezium commit: the envelope/key wrappers are taken once from the python format
-# (its own _value/_key around a marker payload), the payloads are written here per
-# transaction, byte for byte what orjson writes for the python dicts.
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Debezium's transaction metadata for the native Debezium commit (its own extension module).
+
+BEGIN and END (DebeziumFormat.on_begin/on_commit): the envelope/key wrappers are taken once
+from the python format (its own _value/_key around a marker payload), the payloads are
+written here per transaction, byte for byte what orjson writes for the python dicts.
+
+The core's DebeziumCommitter (_debezium.pxi) holds a TxnMeta and calls its cdef methods
+through ``replicator/native/_dbztxn.pxd`` (the class's fields and methods), the only thing
+the core takes from this module; it takes nothing from the core.
+"""
 
 import orjson as _orjson
 
@@ -16,8 +21,7 @@ _MARK_BYTES = b'{"__replicator_marker__":1}'
 cdef class TxnMeta:
     """The fixed parts of a Debezium format's transaction metadata messages."""
 
-    cdef bytes value_head, value_tail, key_head, key_tail
-    cdef dict names    # collection name -> its JSON string
+    # Its fields and cdef methods are declared in _dbztxn.pxd (the core calls them).
 
     def __init__(self, fmt):
         from replicator.formats.debezium import TXN_SCHEMA
