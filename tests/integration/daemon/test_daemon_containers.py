@@ -1,0 +1,186 @@
+"""The offline daemon replicating several PDBs in one pass (``source.containers``).
+
+The generated CDB of tests/scenarios/olr-check/multitenant-pdbs.yaml (three PDBs and CDB$ROOT,
+the same OBJ# in two PDBs, the same undo slot in two PDBs, two archived logs) read by the
+offline daemon with every container listed, in both engines: the output is the batch run's
+``expected-all.json``, every PDB's state folder gets schema checkpoints at the same SCNs, and a
+stop after the first log and a restart write the rest, neither losing nor repeating a message
+of any PDB. A restart whose point (chosen in ``state.path``) another PDB's folder lacks is
+error 10123.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from daemon_proc import Daemon, wait_for
+
+from replicator import native
+from replicator.redogen.generate import GenerationResult, generate
+from replicator.redogen.scenario import Scenario
+
+SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "olr-check" / "multitenant-pdbs.yaml"
+ENGINES = ["python", pytest.param("native", marks=pytest.mark.skipif(not native.available(), reason="not built"))]
+START_SCN = 2266634  # the generated checkpoints' SCN
+
+
+def _setup(tmp_path: Path) -> tuple[GenerationResult, Path, dict[str, Path]]:
+    """The case, a config of the offline daemon over every container (each with a state folder
+    of its own under tmp_path, the archives in tmp_path/arch) and those folders by name."""
+    case = generate(Scenario.from_file(SCENARIO), tmp_path / "case")
+    assert len(case.logs) == 2
+    arch = tmp_path / "arch"
+    arch.mkdir()
+    case.offline_config(arch)  # (sets the first checkpoint's log-archive-dest)
+    states = {}
+    for c in case.containers:
+        states[c.name] = tmp_path / f"state-{c.name}"
+        shutil.copytree(c.checkpoint.parent, states[c.name])
+    cfg: dict[str, Any] = case.all_containers_config(states)
+    reader = cfg["source"][0]["reader"]
+    reader["type"] = "offline"
+    del reader["redo-log"]
+    cfg["source"][0]["arch-read-sleep-us"] = 20000
+    cfg["source"][0]["arch-read-tries"] = 100000
+    cfg["target"][0]["writer"]["output"] = str(tmp_path / "output.json")
+    cfg["target"][0]["writer"]["poll-interval-us"] = 20000
+    path = tmp_path / "daemon.json"
+    path.write_text(json.dumps(cfg))
+    return case, path, states
+
+
+def _copy_logs(case: GenerationResult, arch: Path, n: int) -> None:
+    for log in case.logs[:n]:
+        shutil.copy(log.path, arch / log.path.name)
+
+
+def _with_stop(config: Path, switches: int) -> Path:
+    cfg = json.loads(config.read_text())
+    cfg["source"][0]["debug"] = {"stop-log-switches": switches}
+    path = config.with_name(f"daemon-stop{switches}.json")
+    path.write_text(json.dumps(cfg))
+    return path
+
+
+def _run(config: Path, engine: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "replicator", "run", "-f", str(config)],
+        env=dict(os.environ, REPLICATOR_ENGINE=engine),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def _scns(state: Path) -> list[int]:
+    return sorted(int(p.stem.rsplit("-", 1)[1]) for p in state.glob("TEST-chkpt-*.json"))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_daemon_replicates_every_container(tmp_path: Path, engine: str) -> None:
+    case, config, states = _setup(tmp_path)
+    _copy_logs(case, tmp_path / "arch", 2)
+    proc = _run(_with_stop(config, 2), engine)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr and "60041" not in proc.stderr
+    got = (tmp_path / "output.json").read_bytes()
+    assert got == (case.out_dir / "expected-all.json").read_bytes()
+    assert {json.loads(line)["db"] for line in got.splitlines()} == {"PDB1", "PDB2", "PDB3", "CDB$ROOT"}
+    first = _scns(states[case.containers[0].name])
+    assert len(first) > 1
+    for c in case.containers:  # every folder: its own PDB's checkpoints, at the first folder's SCNs
+        assert _scns(states[c.name]) == first, c.name
+        last = json.loads((states[c.name] / f"TEST-chkpt-{first[-1]}.json").read_text())
+        assert last["con-name"] == c.name
+
+
+def test_both_engines_write_the_same_state(tmp_path: Path) -> None:
+    if not native.available():
+        pytest.skip("not built")
+    runs = {}
+    for engine in ("python", "native"):
+        work = tmp_path / engine
+        work.mkdir()
+        case, config, states = _setup(work)
+        _copy_logs(case, work / "arch", 2)
+        proc = _run(_with_stop(config, 2), engine)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        here = str(work).encode()
+        runs[engine] = (
+            (work / "output.json").read_bytes(),
+            {
+                f"{name}/{p.name}": p.read_bytes().replace(here, b"WORK")
+                for name, state in states.items()
+                for p in sorted(state.iterdir())
+            },
+        )
+    assert runs["native"][0] == runs["python"][0]
+    assert sorted(runs["native"][1]) == sorted(runs["python"][1])
+    for name, data in runs["python"][1].items():
+        assert runs["native"][1][name] == data, f"state file {name} differs"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_stop_and_restart_loses_and_repeats_nothing(tmp_path: Path, engine: str) -> None:
+    """A stop after the first log (its final checkpoint in every folder), then a restart with
+    the second log there too: the output is the one uninterrupted run's."""
+    case, config, states = _setup(tmp_path)
+    arch, output = tmp_path / "arch", tmp_path / "output.json"
+    expected = (case.out_dir / "expected-all.json").read_bytes()
+    _copy_logs(case, arch, 1)
+    proc = _run(_with_stop(config, 1), engine)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    part = output.read_bytes()
+    assert part and len(part) < len(expected) and expected.startswith(part)
+    first = _scns(states[case.containers[0].name])
+    assert len(first) > 1
+    for c in case.containers:
+        assert _scns(states[c.name]) == first, c.name
+    assert (states[case.containers[0].name] / "TEST-chkpt.json").exists()
+
+    _copy_logs(case, arch, 2)
+    daemon = Daemon(config, tmp_path, env={"REPLICATOR_ENGINE": engine})
+    try:
+        daemon.wait_ready()
+        assert wait_for(lambda: len(output.read_bytes()) >= len(expected), 60), daemon.log()[-3000:]
+    finally:
+        rc, err = daemon.stop()
+    assert rc == 0, err[-3000:]
+    assert "Traceback" not in err
+    assert output.read_bytes() == expected
+    last = _scns(states[case.containers[0].name])
+    assert last[-1] > first[-1]
+    for c in case.containers:  # the restart went on writing every folder's checkpoints
+        assert _scns(states[c.name]) == last, c.name
+
+
+def test_restart_point_missing_in_another_container(tmp_path: Path) -> None:
+    case, config, states = _setup(tmp_path)
+    _copy_logs(case, tmp_path / "arch", 1)
+    proc = _run(_with_stop(config, 1), "python")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    pdb2 = states["PDB2"]
+    for scn in _scns(pdb2):
+        if scn != START_SCN:
+            (pdb2 / f"TEST-chkpt-{scn}.json").unlink()
+    proc = _run(_with_stop(config, 1), "python")
+    assert proc.returncode != 0
+    assert "10123" in proc.stderr and "Traceback" not in proc.stderr
+    assert str(pdb2) in proc.stderr
+
+
+def test_online_reader_with_containers_is_refused(tmp_path: Path) -> None:
+    _, config, _ = _setup(tmp_path)
+    cfg = json.loads(config.read_text())
+    cfg["source"][0]["reader"] = {"type": "online", "user": "u", "password": "p", "server": "//h/s"}
+    config.write_text(json.dumps(cfg))
+    proc = _run(config, "python")
+    assert proc.returncode != 0
+    assert "batch and offline readers only" in proc.stderr and "Traceback" not in proc.stderr
