@@ -26,15 +26,19 @@ from replicator import native
 from replicator.redogen.generate import GenerationResult, generate
 from replicator.redogen.scenario import Scenario
 
-SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "olr-check" / "multitenant-pdbs.yaml"
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios" / "olr-check"
+SCENARIO = SCENARIOS / "multitenant-pdbs.yaml"
+# ADD COLUMN in PDB2 in the first log, RENAME COLUMN in PDB1 in the second (tables of one OBJ#)
+DDL_SCENARIO = SCENARIOS / "multitenant-ddl.yaml"
+BOTH = [SCENARIO, DDL_SCENARIO]
 ENGINES = ["python", pytest.param("native", marks=pytest.mark.skipif(not native.available(), reason="not built"))]
 START_SCN = 2266634  # the generated checkpoints' SCN
 
 
-def _setup(tmp_path: Path) -> tuple[GenerationResult, Path, dict[str, Path]]:
+def _setup(tmp_path: Path, scenario: Path = SCENARIO) -> tuple[GenerationResult, Path, dict[str, Path]]:
     """The case, a config of the offline daemon over every container (each with a state folder
     of its own under tmp_path, the archives in tmp_path/arch) and those folders by name."""
-    case = generate(Scenario.from_file(SCENARIO), tmp_path / "case")
+    case = generate(Scenario.from_file(scenario), tmp_path / "case")
     assert len(case.logs) == 2
     arch = tmp_path / "arch"
     arch.mkdir()
@@ -83,6 +87,14 @@ def _scns(state: Path) -> list[int]:
     return sorted(int(p.stem.rsplit("-", 1)[1]) for p in state.glob("TEST-chkpt-*.json"))
 
 
+def _has_column(state: Path, scn: int, name: str) -> bool:
+    """Whether the schema of checkpoint ``scn`` in ``state`` (or of the one it refers to) has a column ``name``."""
+    doc = json.loads((state / f"TEST-chkpt-{scn}.json").read_text())
+    if "schema-ref-scn" in doc:
+        doc = json.loads((state / f"TEST-chkpt-{doc['schema-ref-scn']}.json").read_text())
+    return any(c["name"] == name for c in doc["sys-col"])
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_daemon_replicates_every_container(tmp_path: Path, engine: str) -> None:
     case, config, states = _setup(tmp_path)
@@ -101,14 +113,15 @@ def test_daemon_replicates_every_container(tmp_path: Path, engine: str) -> None:
         assert last["con-name"] == c.name
 
 
-def test_both_engines_write_the_same_state(tmp_path: Path) -> None:
+@pytest.mark.parametrize("scenario", BOTH, ids=lambda p: p.stem)
+def test_both_engines_write_the_same_state(tmp_path: Path, scenario: Path) -> None:
     if not native.available():
         pytest.skip("not built")
     runs = {}
     for engine in ("python", "native"):
         work = tmp_path / engine
         work.mkdir()
-        case, config, states = _setup(work)
+        case, config, states = _setup(work, scenario)
         _copy_logs(case, work / "arch", 2)
         proc = _run(_with_stop(config, 2), engine)
         assert proc.returncode == 0, proc.stderr[-3000:]
@@ -127,11 +140,14 @@ def test_both_engines_write_the_same_state(tmp_path: Path) -> None:
         assert runs["native"][1][name] == data, f"state file {name} differs"
 
 
+@pytest.mark.parametrize("scenario", BOTH, ids=lambda p: p.stem)
 @pytest.mark.parametrize("engine", ENGINES)
-def test_stop_and_restart_loses_and_repeats_nothing(tmp_path: Path, engine: str) -> None:
+def test_stop_and_restart_loses_and_repeats_nothing(tmp_path: Path, engine: str, scenario: Path) -> None:
     """A stop after the first log (its final checkpoint in every folder), then a restart with
-    the second log there too: the output is the one uninterrupted run's."""
-    case, config, states = _setup(tmp_path)
+    the second log there too: the output is the one uninterrupted run's. With DDL (ADD COLUMN
+    in PDB2 before the stop, RENAME COLUMN in PDB1 after it), the restart loads each PDB's own
+    changed dictionary from its folder."""
+    case, config, states = _setup(tmp_path, scenario)
     arch, output = tmp_path / "arch", tmp_path / "output.json"
     expected = (case.out_dir / "expected-all.json").read_bytes()
     _copy_logs(case, arch, 1)
@@ -144,6 +160,9 @@ def test_stop_and_restart_loses_and_repeats_nothing(tmp_path: Path, engine: str)
     for c in case.containers:
         assert _scns(states[c.name]) == first, c.name
     assert (states[case.containers[0].name] / "TEST-chkpt.json").exists()
+    if scenario == DDL_SCENARIO:  # the ADD COLUMN is in PDB2's dictionary, in PDB2's only
+        assert _has_column(states["PDB2"], first[-1], "EMAIL")
+        assert not _has_column(states["PDB1"], first[-1], "EMAIL")
 
     _copy_logs(case, arch, 2)
     daemon = Daemon(config, tmp_path, env={"REPLICATOR_ENGINE": engine})
