@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -203,3 +205,38 @@ def test_online_reader_with_containers_is_refused(tmp_path: Path) -> None:
     proc = _run(config, "python")
     assert proc.returncode != 0
     assert "batch and offline readers only" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_filter_reload_applies_to_every_container(tmp_path: Path) -> None:
+    """A changed filter.table reloaded live is checked against every PDB's owners (HR is PDB3's,
+    C##OPS CDB$ROOT's: not refused with 20007) and rebuilds every PDB's table map."""
+    case, config, _ = _setup(tmp_path)
+    output = tmp_path / "output.json"
+    _copy_logs(case, tmp_path / "arch", 1)
+    daemon = Daemon(config, tmp_path)
+    try:
+        daemon.wait_ready()
+        assert wait_for(lambda: output.exists() and output.stat().st_size > 0, 60), daemon.log()[-3000:]
+        cfg = json.loads(config.read_text())
+        rules = cfg["source"][0]["filter"]["table"]
+        cfg["source"][0]["filter"]["table"] = [
+            {**r, "table": "ORDERS"} if r["owner"] == "APP" else r for r in rules
+        ]  # PDB2's APP.CUSTOMERS no more
+        config.write_text(json.dumps(cfg))
+        later = time.time() + 2  # a visibly newer mtime
+        os.utime(config, (later, later))
+        daemon.wait_log("config reloaded")
+        assert daemon.proc.poll() is None
+    finally:
+        rc, err = daemon.stop()
+    assert rc == 0, err[-3000:]
+    assert "config reload rejected" not in err
+    lines = err.splitlines()
+    end = max(i for i, line in enumerate(lines) if "config reloaded: table filter updated" in line)
+    found: set[str] = set()
+    for line in reversed(lines[:end]):  # the tables the reload lists, just before it says so
+        m = re.search(r"- found: (\S+)", line)
+        if m is None:
+            break
+        found.add(m[1])
+    assert found == {"APP.ORDERS", "HR.STAFF", "C##OPS.AUDIT_LOG"}, lines[end - 8 : end + 1]
