@@ -37,11 +37,11 @@ ENGINES = ["python", pytest.param("native", marks=pytest.mark.skipif(not native.
 START_SCN = 2266634  # the generated checkpoints' SCN
 
 
-def _setup(tmp_path: Path, scenario: Path = SCENARIO) -> tuple[GenerationResult, Path, dict[str, Path]]:
+def _setup(tmp_path: Path, scenario: Path | Scenario = SCENARIO) -> tuple[GenerationResult, Path, dict[str, Path]]:
     """The case, a config of the offline daemon over every container (each with a state folder
     of its own under tmp_path, the archives in tmp_path/arch) and those folders by name."""
-    case = generate(Scenario.from_file(scenario), tmp_path / "case")
-    assert len(case.logs) == 2
+    sc = scenario if isinstance(scenario, Scenario) else Scenario.from_file(scenario)
+    case = generate(sc, tmp_path / "case")
     arch = tmp_path / "arch"
     arch.mkdir()
     case.offline_config(arch)  # (sets the first checkpoint's log-archive-dest)
@@ -63,8 +63,10 @@ def _setup(tmp_path: Path, scenario: Path = SCENARIO) -> tuple[GenerationResult,
 
 
 def _copy_logs(case: GenerationResult, arch: Path, n: int) -> None:
-    for log in case.logs[:n]:
-        shutil.copy(log.path, arch / log.path.name)
+    """The first ``n`` logs of each redo thread."""
+    for log in case.logs:
+        if log.sequence <= n:
+            shutil.copy(log.path, arch / log.path.name)
 
 
 def _with_stop(config: Path, switches: int) -> Path:
@@ -240,3 +242,29 @@ def test_filter_reload_applies_to_every_container(tmp_path: Path) -> None:
             break
         found.add(m[1])
     assert found == {"APP.ORDERS", "HR.STAFF", "C##OPS.AUDIT_LOG"}, lines[end - 8 : end + 1]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_rac_cdb_in_the_daemon(tmp_path: Path, engine: str) -> None:
+    """Two redo threads (PDB2's first transaction on instance 2), merged by SCN, then routed by
+    CON_ID; every folder gets its RAC restart points (each thread's position) at the same SCNs."""
+    text = SCENARIO.read_text().replace("version: '19'", "version: '19'\nthreads: 2")
+    text = text.replace(
+        "{s: 2, insert: PDB2/ORDERS, xid: 5.3.1201,", "{s: 2, t: 2, insert: PDB2/ORDERS, xid: 5.3.1201,"
+    )
+    assert "t: 2" in text
+    source = tmp_path / "rac.yaml"
+    source.write_text(text)
+    case, config, states = _setup(tmp_path, Scenario.from_file(source))
+    assert len({log.thread for log in case.logs}) == 2
+    _copy_logs(case, tmp_path / "arch", 2)
+    proc = _run(_with_stop(config, len(case.logs)), engine)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "RAC: 2 redo threads" in proc.stderr
+    assert (tmp_path / "output.json").read_bytes() == (case.out_dir / "expected-all.json").read_bytes()
+    first = _scns(states[case.containers[0].name])
+    assert len(first) > 1
+    for c in case.containers:
+        assert _scns(states[c.name]) == first, c.name
+        last = json.loads((states[c.name] / f"TEST-chkpt-{first[-1]}.json").read_text())
+        assert last["con-name"] == c.name and len(last["threads"]) == 2
