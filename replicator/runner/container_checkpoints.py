@@ -5,7 +5,8 @@ container's (batch and daemon runs alike): whenever the first container's folder
 checkpoint, every other folder gets one at that SCN, and a dictionary change in any PDB
 (its tracker pending) forces one in every folder at once. So a restart point chosen from the
 first container's folder (the daemon's, by its confirmed position) exists in every folder,
-and pruning, told the first folder's confirmed position, keeps the same files in each.
+and pruning keeps in each other folder the SCNs the first one keeps (with the full-schema files
+they refer to, which differ: a PDB's DDL makes a full file in its own folder only).
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ class ContainerCheckpoints:
             )
             for path, cp in containers
         ]
+        for manager, _, _ in self.entries:
+            manager.follows = first
 
     def changed(self, parser: Any) -> bool:
         """Whether another PDB's dictionary changed (its tracker pending): every folder writes now."""
@@ -68,7 +71,6 @@ class ContainerCheckpoints:
         if not self._wrote(cp.scn):
             return
         for manager, base, con_id in self.entries:
-            manager.saved = self.first.saved  # pruning keeps what a restart from that position needs
             view = ContainerView(parser, parser.primary.containers[con_id])
             base[0], _ = manager.after_lwn(base[0], cp, view, force=True, final=final)
 
@@ -86,7 +88,6 @@ class ContainerCheckpoints:
         if not self._wrote(cut_scn):
             return
         for manager, base, con_id in self.entries:
-            manager.saved = self.first.saved
             view = ContainerView(parser, parser.primary.containers[con_id])
             base[0], _ = manager.after_rac_cut(
                 base[0], view, cut_scn, time_raw, threads, floor_scn=floor_scn, force=True, final=final
