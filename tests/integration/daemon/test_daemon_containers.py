@@ -4,9 +4,10 @@ The generated CDB of tests/scenarios/olr-check/multitenant-pdbs.yaml (three PDBs
 the same OBJ# in two PDBs, the same undo slot in two PDBs, two archived logs) read by the
 offline daemon with every container listed, in both engines: the output is the batch run's
 ``expected-all.json``, every PDB's state folder gets schema checkpoints at the same SCNs, and a
-stop after the first log and a restart write the rest, neither losing nor repeating a message
-of any PDB. A restart whose point (chosen in ``state.path``) another PDB's folder lacks is
-error 10123.
+stop (after the first log, or SIGTERM while tailing) and a restart write the rest, neither
+losing nor repeating a message of any PDB (also with DDL in two PDBs, multitenant-ddl.yaml, and
+with pruning). A restart whose point (chosen in ``state.path``) another PDB's folder lacks is
+error 10123. Also: a RAC CDB, a live filter reload, the online reader still refused.
 """
 
 from __future__ import annotations
@@ -274,3 +275,35 @@ def test_rac_cdb_in_the_daemon(tmp_path: Path, engine: str) -> None:
         assert _scns(states[c.name]) == first, c.name
         last = json.loads((states[c.name] / f"TEST-chkpt-{first[-1]}.json").read_text())
         assert last["con-name"] == c.name and len(last["threads"]) == 2
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_sigterm_while_tailing_and_restart(tmp_path: Path, engine: str) -> None:
+    """SIGTERM while the daemon waits for the next log (whatever it had written by then), the
+    log arrives, a restart: the output is the uninterrupted run's, each folder written on."""
+    case, config, states = _setup(tmp_path, DDL_SCENARIO)
+    arch, output = tmp_path / "arch", tmp_path / "output.json"
+    expected = (case.out_dir / "expected-all.json").read_bytes()
+    _copy_logs(case, arch, 1)
+    env = {"REPLICATOR_ENGINE": engine}
+    daemon = Daemon(config, tmp_path, env=env)
+    try:
+        daemon.wait_ready()
+        assert wait_for(lambda: output.exists() and output.stat().st_size > 0, 60), daemon.log()[-3000:]
+    finally:
+        rc, err = daemon.stop()
+    assert rc == 0, err[-3000:]
+    assert expected.startswith(output.read_bytes())
+    first = _scns(states["PDB1"])
+    assert _scns(states["PDB2"]) == first
+
+    _copy_logs(case, arch, 2)
+    daemon = Daemon(config, tmp_path, env=env)
+    try:
+        daemon.wait_ready()
+        assert wait_for(lambda: len(output.read_bytes()) >= len(expected), 60), daemon.log()[-3000:]
+    finally:
+        rc, err = daemon.stop()
+    assert rc == 0, err[-3000:]
+    assert output.read_bytes() == expected
+    assert _scns(states["PDB2"]) == _scns(states["PDB1"]) and _scns(states["PDB1"])[-1] > first[-1]
