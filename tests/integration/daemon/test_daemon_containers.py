@@ -196,6 +196,11 @@ def test_restart_point_missing_in_another_container(tmp_path: Path) -> None:
     _copy_logs(case, tmp_path / "arch", 1)
     proc = _run(_with_stop(config, 1), "python")
     assert proc.returncode == 0, proc.stderr[-3000:]
+    check = subprocess.run(
+        [sys.executable, "-m", "replicator", "check-config", "-f", str(config)], capture_output=True, text=True
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "and at that SCN in the folders of the 3 other container(s)" in check.stdout + check.stderr
     pdb2 = states["PDB2"]
     for scn in _scns(pdb2):
         if scn != START_SCN:
@@ -204,6 +209,10 @@ def test_restart_point_missing_in_another_container(tmp_path: Path) -> None:
     assert proc.returncode != 0
     assert "10123" in proc.stderr and "Traceback" not in proc.stderr
     assert str(pdb2) in proc.stderr
+    check = subprocess.run(
+        [sys.executable, "-m", "replicator", "check-config", "-f", str(config)], capture_output=True, text=True
+    )
+    assert check.returncode != 0 and "schema checkpoint: ERROR 10123" in check.stdout + check.stderr
 
 
 def test_online_reader_with_containers_is_refused(tmp_path: Path) -> None:
