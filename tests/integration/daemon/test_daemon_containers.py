@@ -78,10 +78,11 @@ def _with_stop(config: Path, switches: int) -> Path:
     return path
 
 
-def _run(config: Path, engine: str) -> subprocess.CompletedProcess[str]:
+def _run(config: Path, engine: str, workers: int = 0) -> subprocess.CompletedProcess[str]:
+    """``replicator run`` with ``engine`` (native: with ``workers`` stage-2 decode workers)."""
     return subprocess.run(
         [sys.executable, "-m", "replicator", "run", "-f", str(config)],
-        env=dict(os.environ, REPLICATOR_ENGINE=engine),
+        env=dict(os.environ, REPLICATOR_ENGINE=engine, REPLICATOR_DECODE_WORKERS=str(workers)),
         capture_output=True,
         text=True,
         timeout=300,
@@ -120,18 +121,20 @@ def test_daemon_replicates_every_container(tmp_path: Path, engine: str) -> None:
 
 @pytest.mark.parametrize("scenario", BOTH, ids=lambda p: p.stem)
 def test_both_engines_write_the_same_state(tmp_path: Path, scenario: Path) -> None:
+    """The python engine, the native one with 0 and 1 stage-2 decode workers: the same output and
+    the same files in every folder."""
     if not native.available():
         pytest.skip("not built")
     runs = {}
-    for engine in ("python", "native"):
-        work = tmp_path / engine
+    for engine, workers in (("python", 0), ("native", 0), ("native", 1)):
+        work = tmp_path / f"{engine}{workers}"
         work.mkdir()
         case, config, states = _setup(work, scenario)
         _copy_logs(case, work / "arch", 2)
-        proc = _run(_with_stop(config, 2), engine)
+        proc = _run(_with_stop(config, 2), engine, workers)
         assert proc.returncode == 0, proc.stderr[-3000:]
         here = str(work).encode()
-        runs[engine] = (
+        runs[f"{engine}{workers}"] = (
             (work / "output.json").read_bytes(),
             {
                 f"{name}/{p.name}": p.read_bytes().replace(here, b"WORK")
@@ -139,10 +142,14 @@ def test_both_engines_write_the_same_state(tmp_path: Path, scenario: Path) -> No
                 for p in sorted(state.iterdir())
             },
         )
-    assert runs["native"][0] == runs["python"][0]
-    assert sorted(runs["native"][1]) == sorted(runs["python"][1])
-    for name, data in runs["python"][1].items():
-        assert runs["native"][1][name] == data, f"state file {name} differs"
+    py_out, py_state = runs["python0"]
+    assert py_out == (case.out_dir / "expected-all.json").read_bytes()
+    for run in ("native0", "native1"):
+        out, state = runs[run]
+        assert out == py_out, run
+        assert sorted(state) == sorted(py_state), run
+        for name, data in py_state.items():
+            assert state[name] == data, f"{run}: state file {name} differs"
 
 
 @pytest.mark.parametrize("prune", [False, True], ids=["default", "pruned"])
