@@ -138,6 +138,7 @@ CATALOGUE: dict[int, str] = {
     "(the stop is not clean: the restart repeats output or re-reads more redo)",
     10121: "the start position could not be saved (before any message was written)",
     10122: "state directory not writable (checked at start)",
+    10123: "source.containers: another PDB's schema checkpoint at the restart SCN is missing or unusable",
     10190: "unknown engine (--engine or REPLICATOR_ENGINE), or the native engine required but not built",
     10210: "redo source (sftp): SSH connection not (re)established after reconnect-tries tries",
     10211: "redo source (sftp): server host key unknown or changed (refused)",

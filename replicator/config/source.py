@@ -211,11 +211,12 @@ class SourceConfig(OlrModel):
                 f"messages; format {self.format.type!r}, flags {self.flags})",
                 "format.checkpoint-digests",
             )
-        if self.containers and self.reader.type != "batch":  # the daemon writes one PDB's checkpoints
+        if self.containers and self.reader.type == "online":  # untested without a database: refused for now
             raise bad_value(
                 "containers",
                 self.reader.type,
-                "several containers in one run are read by the batch reader only (reader.type batch) yet",
+                "several containers in one run are read by the batch and offline readers only "
+                "(reader.type batch or offline) yet",
                 "containers",
             )
         if self.containers and self.flags & FLAG_SCHEMALESS:

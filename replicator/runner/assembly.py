@@ -104,12 +104,16 @@ def start_checkpoint(config: Any, source: Any) -> Any:
     return cp
 
 
-def source_facts(config: Any, source: Any, cp: Any = None) -> tuple[ParserOptions, FormatOptions, str, Any]:
+def source_facts(
+    config: Any, source: Any, cp: Any = None, containers: list[tuple[str, Any]] | None = None
+) -> tuple[ParserOptions, FormatOptions, str, Any]:
     """Parser and format options for ``source``: loads the schema unless schemaless.
 
     ``cp`` is the schema checkpoint to use; when None it is looked up as OpenLogReplicator
-    does (largest SCN not above ``start-scn``). Returns (parser options, format options,
-    archive name format, dictionary or None).
+    does (largest SCN not above ``start-scn``). ``containers``: the other PDBs' checkpoints
+    (``source.containers``) when the caller chose them (the daemon); None: chosen as ``cp``
+    is (:func:`container_checkpoints`). Returns (parser options, format options, archive
+    name format, dictionary or None).
     """
     from replicator.flags import FLAG_ADAPTIVE_SCHEMA, FLAG_EXPERIMENTAL_XMLTYPE
     from replicator.schema.dictionary import Dictionary
@@ -135,7 +139,10 @@ def source_facts(config: Any, source: Any, cp: Any = None) -> tuple[ParserOption
         archive_format = archive_format or cp.log_archive_format
         con_id, con_name, db_tz = cp.con_id, cp.con_name, cp.db_timezone_offset
         if not flags & FLAG_SCHEMALESS:
-            others = container_checkpoints(source, cp) if source.containers else []
+            if containers is not None:
+                others = containers
+            elif source.containers:
+                others = container_checkpoints(source, cp)
             users = set(cp.users).union(*(o.users for _, o in others)) if others else None
             dictionary = Dictionary.from_checkpoint(cp)
             tables = table_map(source, dictionary, cp, users)
@@ -169,9 +176,11 @@ def source_facts(config: Any, source: Any, cp: Any = None) -> tuple[ParserOption
     return parser, fmt, archive_format, dictionary
 
 
-def container_checkpoints(source: Any, cp: Any) -> list[tuple[str, Any]]:
+def container_checkpoints(source: Any, cp: Any, at_scn: int | None = None) -> list[tuple[str, Any]]:
     """``source.containers``: (state folder, schema checkpoint) of each PDB beside the first
-    container's checkpoint ``cp``, each chosen by ``reader.start-scn`` as that one was.
+    container's checkpoint ``cp``, each chosen by ``reader.start-scn`` as that one was; with
+    ``at_scn`` (the daemon: the SCN of the first container's restart checkpoint), the one
+    written at that very SCN, which must exist (10123).
 
     Every container must be another PDB of the same database (30161 otherwise)."""
     from replicator.schema.store import load_best_schema_checkpoint
@@ -182,7 +191,19 @@ def container_checkpoints(source: Any, cp: Any) -> list[tuple[str, Any]]:
     for i, c in enumerate(source.containers):
         where = f"source[0].containers[{i}].state-path"
         require_state_dir(c.state_path)
-        other = load_best_schema_checkpoint(c.state_path, source.name, start_scn) if start_scn else None
+        if at_scn is not None:
+            other = load_best_schema_checkpoint(c.state_path, source.name, at_scn)
+            if other is None or other.scn != at_scn:
+                raise RuntimeFailure(
+                    f"schema checkpoint {source.name}-chkpt-{at_scn}.json not found (or unusable) in "
+                    f"{c.state_path} ({where}): the run restarts from that SCN (the checkpoint chosen in "
+                    f"state.path), and every container's dictionary must be the one written with it; "
+                    f"restore the file, or move away state.path's checkpoints above an SCN that every "
+                    f"container's folder holds",
+                    10123,
+                )
+        else:
+            other = load_best_schema_checkpoint(c.state_path, source.name, start_scn) if start_scn else None
         if other is None:
             raise RuntimeFailure(
                 f"schema checkpoint for database {source.name} not found in {c.state_path} ({where}): put the "

@@ -35,6 +35,7 @@ from replicator.runner.assembly import (
 )
 from replicator.runner.batch_output import finish_record, plan_output, prepare_writer, start_record
 from replicator.runner.checkpoint import CheckpointManager
+from replicator.runner.container_checkpoints import ContainerCheckpoints
 from replicator.runner.lock import lock_config
 from replicator.runner.pipeline import Pipeline, Sink
 from replicator.runner.preflight import BatchStartup, run_steps
@@ -127,32 +128,16 @@ def schema_checkpoints(pipeline: Pipeline, job: BatchJob, metrics: Metrics | Non
     )
     base = [job.checkpoint]
     # source.containers: each other PDB's schema checkpoints go to its own state folder, at
-    # the same positions (a rerun from a later start-scn finds every container's dictionary).
-    others = [
-        (
-            CheckpointManager(
-                path,
-                job.name,
-                state.keep_checkpoints,
-                state.schema_force_interval,
-                state.interval_s,
-                state.interval_mb,
-                keep_all=job.keep_all_checkpoints,
-                start_scn=job.start_scn,
-            ),
-            [other],
-            other.con_id,
-        )
-        for path, other in job.containers
-    ]
+    # the same SCNs (a rerun from a later start-scn finds every container's dictionary).
+    others = ContainerCheckpoints(manager, job.containers) if job.containers else None
 
     def on_checkpoint(cp: Checkpoint, parser: Any, final: bool) -> None:
-        base[0], path = manager.after_lwn(base[0], cp, parser, force=final, final=final)
+        force = final or (others is not None and others.changed(parser))
+        base[0], path = manager.after_lwn(base[0], cp, parser, force=force, final=final)
         if path is not None and metrics is not None:
             metrics.checkpoint_written(cp.scn)
-        for other_manager, other_base, con_id in others:
-            view = _ContainerView(parser, parser.opt.containers[con_id])
-            other_base[0], _ = other_manager.after_lwn(other_base[0], cp, view, force=final, final=final)
+        if others is not None:
+            others.after_lwn(cp, parser, final)
 
     pipeline.on_schema_checkpoint = on_checkpoint
 
@@ -163,22 +148,13 @@ def schema_checkpoints(pipeline: Pipeline, job: BatchJob, metrics: Metrics | Non
         )
         if path is not None and metrics is not None:
             metrics.checkpoint_written(cut_scn)
-        for other_manager, other_base, con_id in others:  # source.containers: each PDB's too
-            view = _ContainerView(pipeline.parser, pipeline.parser.opt.containers[con_id])
-            other_base[0], _ = other_manager.after_rac_cut(
-                other_base[0], view, cut_scn, time_raw, lambda: threads, floor_scn=job.checkpoint.scn, final=True
+        if others is not None:  # source.containers: each PDB's too
+            others.after_rac_cut(
+                pipeline.parser, cut_scn, time_raw, lambda: threads, floor_scn=job.checkpoint.scn, final=True
             )
 
     pipeline.on_rac_checkpoint = on_rac_checkpoint
     return manager
-
-
-class _ContainerView:
-    """What CheckpointManager.after_lwn reads of a parser, with another container's options."""
-
-    def __init__(self, parser: Any, opt: Any) -> None:
-        self.header, self.last_lwn, self.buffer, self.opt = parser.header, parser.last_lwn, parser.buffer, opt
-        self.epoch = parser.epoch
 
 
 def run_job(

@@ -164,6 +164,9 @@ class CheckpointManager:
         self.last_time = 0
         self.bytes_since = 0
         self.schema_changed = False
+        # source.containers: another PDB's folder follows the first container's manager: pruning
+        # keeps here the SCNs that folder still holds (its restart point among them).
+        self.follows: CheckpointManager | None = None
 
     # ----------------------------------------------------------------- confirmed position
     @property
@@ -405,8 +408,13 @@ class CheckpointManager:
         if self.keep_all or len(self.written_scns) < self.keep:
             return
         files = list_schema_checkpoints(self.state_dir, self.name)
-        restart = restart_scn(files, self._facts_of, self.saved, self.start_scn)
-        keep = kept(files, self.keep, (restart, start_point_scn([s for s, _ in files], self.start_scn)), self._facts_of)
+        if self.follows is not None:  # the files of the same SCNs, and the ones they refer to
+            held = [scn for scn, _ in list_schema_checkpoints(self.follows.state_dir, self.name)]
+            keep = kept(files, 1, held, self._facts_of)
+        else:
+            restart = restart_scn(files, self._facts_of, self.saved, self.start_scn)
+            pins = (restart, start_point_scn([s for s, _ in files], self.start_scn))
+            keep = kept(files, self.keep, pins, self._facts_of)
         for scn, path in files:
             if scn not in keep:
                 path.unlink(missing_ok=True)

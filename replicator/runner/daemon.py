@@ -31,6 +31,7 @@ from replicator.redo.online import FollowSettings, LogLocator, ReadLimit, RedoFo
 from replicator.redo.parser import Parser
 from replicator.redo.sources import open_source
 from replicator.runner.checkpoint import POSITION_ZERO, CheckpointManager, Confirmed, Position, check_state_directory
+from replicator.runner.container_checkpoints import ContainerCheckpoints
 from replicator.runner.daemon_engine import DaemonEngine
 from replicator.runner.lock import lock_config
 from replicator.runner.position_check import check_in_output, check_in_redo
@@ -106,6 +107,8 @@ class Daemon:
         self._output: ResumableOutput | None = None
         self._sync: Callable[[], None] | None = None
         self.rac: RacEngine | None = None  # the engine when it merges RAC threads (set in _build)
+        self.containers: ContainerCheckpoints | None = None  # source.containers (set in _build)
+        self._container_cps: list[tuple[str, SchemaCheckpoint]] = []
         self._start_scn: int | None = None  # a stream client's START SCN the engine is built for (None: config)
         self._rebuild = False  # the engine's redo source was closed for a START that then failed
 
@@ -141,7 +144,13 @@ class Daemon:
             start_output, confirmed = confirmed.output, None
         self._fresh_start = confirmed is None  # (again after a record of a first start: a START may change it)
         self.base_checkpoint = cp
-        parser_opts, fmt_opts, archive_format, self.dictionary = source_facts(self.config, self.source, cp)
+        others = self._container_checkpoints(cp, confirmed, start_scn)
+        parser_opts, fmt_opts, archive_format, self.dictionary = source_facts(
+            self.config, self.source, cp, others if self.source.containers else None
+        )
+        # source.containers: each other PDB's schema checkpoints, at the first container's SCNs
+        self.containers = ContainerCheckpoints(self.manager, others) if others else None
+        self._container_cps = others
         if confirmed is not None:
             parser_opts = replace(parser_opts, first_data_scn=0)
         elif start_scn is not None:
@@ -257,7 +266,10 @@ class Daemon:
                 on_checkpoint=self._on_lwn_checkpoint,
                 on_file_end=self._on_file_end,
             )
-            if not self.source.debug.stop_transactions:  # else every LWN checkpoint counts transactions
+            # The native loop's C checkpoint step consults the first container's manager only:
+            # with debug.stop-transactions (every LWN counts transactions) or several
+            # containers (each PDB's tracker and folder), python takes every LWN's step.
+            if not self.source.debug.stop_transactions and self.containers is None:
                 engine.checkpoint_manager = self.manager
         if fmt_opts.checkpoint_digests:
             from replicator.runner.assembly import checkpoint_digests
@@ -299,6 +311,22 @@ class Daemon:
             seq = self._first_sequence(locator, cp.scn if start_scn is not None else parser_opts.first_data_scn)
         self._start_at = (seq, offset)
         return engine, seq, offset
+
+    def _container_checkpoints(
+        self, cp: SchemaCheckpoint, confirmed: Confirmed | None, start_scn: int | None
+    ) -> list[tuple[str, SchemaCheckpoint]]:
+        """``source.containers``: each other PDB's schema checkpoint. A first start (nothing
+        confirmed, no client START) takes each one as a batch run does (by ``reader.start-scn``);
+        a restart takes the one written at the SCN of the first container's restart checkpoint
+        (written with it; 10123 when missing)."""
+        if not self.source.containers:
+            return []
+        from replicator.runner.assembly import container_checkpoints
+
+        first = start_scn is None and (confirmed is None or confirmed.confirms_nothing)
+        if first and self.source.reader.start_scn:
+            return container_checkpoints(self.source, cp)
+        return container_checkpoints(self.source, cp, at_scn=cp.scn)
 
     def _expected_resetlogs(self, saved: Confirmed | None, cp: SchemaCheckpoint) -> int:
         """The RESETLOGS_ID the run reads: the confirmed position's and the schema checkpoint's
@@ -371,9 +399,13 @@ class Daemon:
     # ----------------------------------------------------------------- checkpoints
     def _on_lwn_checkpoint(self, cp: Checkpoint, parser: Parser, force: bool = False, final: bool = False) -> None:
         self._check_stop_transactions()
+        containers = self.containers
+        force = force or (containers is not None and containers.changed(parser))
         self.base_checkpoint, path = self.manager.after_lwn(self.base_checkpoint, cp, parser, force, final)
         if path is not None and self.metrics is not None:
             self.metrics.checkpoint_written(cp.scn)
+        if containers is not None:  # every other PDB's folder at the same SCN
+            containers.after_lwn(cp, parser, final)
 
     async def flush_and_save(self, force: bool = False, final: bool = False) -> None:
         """Flush the writer (OLR flushes on every poll), then persist the confirmed position
@@ -398,19 +430,26 @@ class Daemon:
         """RAC: a restart point at the merge's cut, with each thread's position (rac_engine.py)."""
         self._check_stop_transactions()
         assert self.rac is not None, "a RAC checkpoint without the RAC engine"
+        containers = self.containers
+        force = force or (containers is not None and containers.changed(self.engine.parser))
+        floor_scn = self.base_checkpoint.scn
         self.base_checkpoint, path = self.manager.after_rac_cut(
             self.base_checkpoint,
             self.engine.parser,
             cut_scn,
             time_raw,
             self.rac.rac_positions,
-            floor_scn=self.base_checkpoint.scn,
+            floor_scn=floor_scn,
             redo_bytes=redo_bytes,
             force=force,
             final=final,
         )
         if path is not None and self.metrics is not None:
             self.metrics.checkpoint_written(cut_scn)
+        if containers is not None:  # every other PDB's folder at the same cut
+            containers.after_rac_cut(
+                self.engine.parser, cut_scn, time_raw, self.rac.rac_positions, floor_scn=floor_scn, final=final
+            )
 
     def _final_schema_checkpoint(self) -> None:
         """A soft stop writes a schema checkpoint at the last LWN read (as OLR does); a failure
@@ -529,7 +568,12 @@ class Daemon:
             src = new.source[0]
             if set(src.owners) != set(self.source.owners):
                 raise ConfigError("the set of owners in filter.table changed: a restart is needed", 20007)
-            tables = table_map(src, self.dictionary, self.base_checkpoint)
+            others = self._container_cps  # source.containers: every PDB's owners, tables, tracker
+            users = set(self.base_checkpoint.users).union(*(o.users for _, o in others)) if others else None
+            tables = table_map(src, self.dictionary, self.base_checkpoint, users)
+            container_tables = {
+                o.con_id: table_map(src, self._container_dictionary(o.con_id), o, users) for _, o in others
+            }
         except ReplicatorError as e:
             log.error(e.code, f"config reload rejected, keeping the running configuration: {e.message}")
             return
@@ -547,20 +591,33 @@ class Daemon:
             if not changed:
                 log.info("config file rewritten without a change to apply")
             return
-        self.engine.parser.opt.tables = tables
-        tracker = self.engine.parser.opt.tracker
-        if tracker is not None:  # later dictionary changes are filtered by the new rules
-            from replicator.runner.assembly import dictionary_tracker
+        from replicator.runner.assembly import dictionary_tracker
 
-            tracker.rebuild = dictionary_tracker(src, self.dictionary, self.base_checkpoint).rebuild
+        primary = self.engine.parser.primary
+        primary.tables = tables
+        tracker = primary.tracker
+        if tracker is not None:  # later dictionary changes are filtered by the new rules
+            tracker.rebuild = dictionary_tracker(src, self.dictionary, self.base_checkpoint, users).rebuild
+        for _, other in self._container_cps:
+            view = primary.containers[other.con_id]
+            view.tables = container_tables[other.con_id]
+            if view.tracker is not None:
+                view.tracker.rebuild = dictionary_tracker(src, view.tracker.dictionary, other, users).rebuild
         self.source = src
         self._running_doc = {
             **self._running_doc,
             "source": [{**self._running_doc["source"][0], "filter": _filter_of(doc)}],
         }
-        for t in sorted({(t.owner, t.name) for t in tables.values() if not t.system}):
+        found = [*tables.values(), *(t for v in container_tables.values() for t in v.values())]
+        for t in sorted({(t.owner, t.name) for t in found if not t.system}):
             log.info(f"- found: {t[0]}.{t[1]}")
         log.info("config reloaded: table filter updated")
+
+    def _container_dictionary(self, con_id: int) -> Any:
+        """The dictionary a container's tracker keeps current (source.containers)."""
+        tracker = self.engine.parser.primary.containers[con_id].tracker
+        assert tracker is not None, "a container of source.containers without dictionary tracking"
+        return tracker.dictionary
 
     # ----------------------------------------------------------------- run
     def _on_signal(self, signum: int) -> None:

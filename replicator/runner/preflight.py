@@ -133,6 +133,9 @@ class BatchStartup:
         self.facts: Any = None  # (parser options, format options, archive format, dictionary)
         self.files: list[Any] = []
         self.redo_source: Any = None
+        # source.containers: the other PDBs' checkpoints when the caller chose them (the
+        # daemon's restart rule, ServiceStartup); None: chosen by start-scn as the first's is
+        self.containers: list[tuple[str, Any]] | None = None
 
     def steps(self, *, output: bool = True) -> list[Step]:
         """The steps in run's order; ``output`` False for a job whose messages go elsewhere (bench)."""
@@ -197,7 +200,7 @@ class BatchStartup:
         """The filter against the schema checkpoint: owners (20007), key/tag columns, conditions, matches."""
         from replicator.runner.assembly import source_facts
 
-        self.facts = source_facts(self.config, self.source, self.checkpoint)
+        self.facts = source_facts(self.config, self.source, self.checkpoint, self.containers)
         if self.schemaless:
             return "every table (schemaless)"
         parser = self.facts[0]
@@ -351,6 +354,12 @@ class ServiceStartup:
                 10040,
             )
         where = f"after the confirmed position (SCN {chosen.scn})" if chosen else f"for start-scn {start_scn}"
+        if self.source.containers and not self.source.schemaless and (chosen is not None or not start_scn):
+            from replicator.runner.assembly import container_checkpoints
+
+            # a restart: every other PDB's checkpoint of that SCN (10123), as the daemon takes them
+            self.batch.containers = container_checkpoints(self.source, self.checkpoint, at_scn=self.checkpoint.scn)
+            where += f", and at that SCN in the folders of the {len(self.batch.containers)} other container(s)"
         return f"{self.source.name}-chkpt-{self.checkpoint.scn}.json {where}"
 
     def filter_schema(self) -> str:

@@ -138,7 +138,7 @@ NOTES: dict[str, str] = {
     "source[0].filter.separator": "splits the key and tag lists",
     "source[0].filter.table": "table rules, evaluated in order (section below)",
     "source[0].filter.skip-xid": "transactions dropped entirely (XID strings)",
-    "source[0].containers": "extension: more PDBs of the CDB replicated in the same pass over the redo, one element per PDB (batch reader; docs/multitenant.md)",
+    "source[0].containers": "extension: more PDBs of the CDB replicated in the same pass over the redo, one element per PDB (batch and offline readers; docs/multitenant.md)",
     "source[0].containers[].state-path": "the folder with that PDB's schema checkpoints (read as state.path's, by reader.start-scn; the run writes that PDB's there)",
     "source[0].filter.dump-xid": "transactions dumped to stderr (diagnostics)",
     "source[0].filter.table[].owner": "owner regex, full match, case-sensitive",

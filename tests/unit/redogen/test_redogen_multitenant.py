@@ -107,14 +107,17 @@ def test_a_container_given_twice_is_refused(case: GenerationResult, capsys: pyte
     assert "30161" in capsys.readouterr().err
 
 
-def test_containers_need_the_batch_reader(case: GenerationResult, capsys: pytest.CaptureFixture[str]) -> None:
+def test_containers_need_the_batch_or_offline_reader(
+    case: GenerationResult, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The online reader with several containers is refused (the offline daemon runs them:
+    tests/integration/daemon/test_daemon_containers.py)."""
     cfg = json.loads(_all_containers(case).read_text())
-    cfg["source"][0]["reader"]["type"] = "offline"
-    del cfg["source"][0]["reader"]["redo-log"]
-    path = case.out_dir / "OpenLogReplicator-offline.json"
+    cfg["source"][0]["reader"] = {"type": "online", "user": "u", "password": "p", "server": "//h/s"}
+    path = case.out_dir / "OpenLogReplicator-online.json"
     path.write_text(json.dumps(cfg))
     assert _run(path, "python") != 0
-    assert "batch reader only" in capsys.readouterr().err
+    assert "batch and offline readers only" in capsys.readouterr().err
 
 
 TWO_OPEN = """
