@@ -188,3 +188,42 @@ def test_fallback_without_the_native_producer(broker: Broker, monkeypatch: pytes
     writer = create_writer(config, lambda scn, idx: None)
     assert type(writer) is KafkaWriter and not writer.writes_runs_whole  # chosen once, at build time
     assert "compression.codec" not in writer.producer_config()  # today's configuration, unchanged
+
+
+@pytest.mark.parametrize("idempotent", [True, False], ids=["idempotent", "not-idempotent"])
+def test_the_producer_id_is_asked_for_until_the_first_delivery(
+    broker: Broker, monkeypatch: pytest.MonkeyPatch, idempotent: bool
+) -> None:
+    """An idempotent producer's metadata requests (PID_KICK_S) run until the first delivery
+    report and stop there; a producer without idempotence never makes them."""
+    kicks: list[int] = []
+    real = KafkaRunWriter._kick_producer_id
+
+    def counted(self: KafkaRunWriter, producer: Any) -> None:
+        kicks.append(producer.delivered)
+        real(self, producer)
+
+    monkeypatch.setattr(KafkaRunWriter, "_kick_producer_id", counted)
+    confirmed: list[tuple[int, int]] = []
+    properties = {"bootstrap.servers": broker.bootstrap, "enable.idempotence": "true" if idempotent else "false"}
+    config = KafkaWriterConfig.model_validate({"type": "kafka", "topic": "kicks", "properties": properties})
+    writer = create_writer(config, lambda scn, idx: confirmed.append((scn, idx)))
+    assert isinstance(writer, KafkaRunWriter)
+    writer.connect()
+    try:
+        writer.write([Message(b"first", 100, 0)])
+        _wait(writer, confirmed, 1)
+        writer.write([Message(b"second", 101, 0)])  # serviced: sees the delivery, stops asking
+        _wait(writer, confirmed, 2)
+        stopped = len(kicks)
+        writer._pid_kick_at = 0.0  # as if the next interval had passed: no request may follow
+        writer.write([Message(b"third", 102, 0)])
+        _wait(writer, confirmed, 3)
+    finally:
+        writer.close()
+    if idempotent:
+        assert 1 <= stopped <= kafka_runs.PID_KICKS
+        assert all(delivered == 0 for delivered in kicks[:-1])  # asked only before the first delivery
+        assert len(kicks) == stopped
+    else:
+        assert kicks == []
