@@ -1,9 +1,10 @@
 """CPU seconds from a Linux ``/proc/<pid>/stat`` line, for the benchmarks that time processes
-from outside (``bench --compare-local``, ``spark bench``)."""
+from outside (``bench --compare-local``, ``spark bench``), and a process's own peak memory."""
 
 from __future__ import annotations
 
 import os
+import resource
 from collections.abc import Sequence
 from typing import overload
 
@@ -29,3 +30,19 @@ def stat_cpu(fields: Sequence[str | bytes]) -> tuple[float, float]:
     own = (int(fields[_UTIME]) + int(fields[_UTIME + 1])) / tick
     children = (int(fields[_UTIME + 2]) + int(fields[_UTIME + 3])) / tick
     return own, children
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process in MB.
+
+    VmHWM where /proc exists: ru_maxrss survives execve on Linux and would include the
+    peak of whatever process started us.
+    """
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import tempfile
 import time
 from dataclasses import replace
 from typing import Any
 
+from replicator.bench.proc_cpu import peak_rss_mb
 from replicator.bench.sinks import CountingSink, FileSink
 from replicator.errors import ConfigError, RuntimeFailure
 from replicator.flags import FLAG_SCHEMALESS
@@ -24,22 +24,6 @@ from replicator.redo.header import parse_headers
 from replicator.redo.parser import ParserOptions
 from replicator.redo.reader import list_batch_files
 from replicator.runner.runstats import RunStats
-
-
-def peak_rss_mb() -> float:
-    """Peak resident set size of this process in MB.
-
-    VmHWM where /proc exists: ru_maxrss survives execve on Linux and would include the
-    peak of whatever process started us.
-    """
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _check_named_files(entries: list[str]) -> None:

@@ -37,6 +37,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from replicator.bench.proc_cpu import peak_rss_mb
+
 WORKLOADS = ("oltp", "mixed", "huge-transaction", "wide-rows", "big-values")
 
 
@@ -58,17 +60,6 @@ class Side:
     home: Path
     output: Path | None  # the file output, compared at the end (None: not a file writer)
     runs: list[Run] = field(default_factory=list)
-
-
-def _self_peak_mb() -> float:
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
 
 
 def generate(workdir: Path, workload: str, size: str, seed: int) -> Path:
@@ -223,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{args.workload} {redo_mb:.1f} MB of redo, {args.runs} runs each after {args.warmup} warm-up, "
             f"alternated; our writer {args.writer}, engine {args.engine}; "
-            f"figures below {_self_peak_mb():.0f} MB of peak are this process's own"
+            f"figures below {peak_rss_mb():.0f} MB of peak are this process's own"
         )
         for line in report(ours, ref, redo_mb):
             print(line)
