@@ -35,6 +35,7 @@ import logging
 import re
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
@@ -118,6 +119,16 @@ def library_logger() -> logging.Logger:
     return logger
 
 
+# librdkafka's idempotent producer asks for its producer id when a metadata reply arrives or at
+# its 500 ms retry timer. When the broker the first reply names (a connection of its own) comes up
+# after that reply, nothing asks again before the timer (debug=eos: "WaitTransport" for 500 ms),
+# so every run's first deliveries waited half a second. A metadata request once that connection
+# is up runs the producer's state machine at once: asked every PID_KICK_S until the first
+# confirmation, at most PID_KICKS times.
+PID_KICK_S = 0.05
+PID_KICKS = 8
+
+
 class KafkaWriter(Writer, DeliveryShortfall):
     """Produces messages to Kafka and confirms them from delivery reports."""
 
@@ -157,6 +168,7 @@ class KafkaWriter(Writer, DeliveryShortfall):
         self._gave_up = False
         self._rebuilding = False
         self._durable: DurableLag | None = None  # once the daemon set persist_confirmed
+        self._pid_kicks, self._pid_kick_at = PID_KICKS, 0.0  # producer-id requests left (PID_KICK_S)
 
     def producer_config(self) -> dict[str, Any]:
         """The librdkafka configuration: OLR's properties plus this writer's defaults."""
@@ -180,9 +192,35 @@ class KafkaWriter(Writer, DeliveryShortfall):
 
     def _new_producer(self) -> Any:
         try:
-            return Producer(self.producer_config())
+            producer = Producer(self.producer_config())
         except KafkaException as exc:
             raise RuntimeFailure(f"Kafka producer configuration rejected: {exc.args[0].str()}", 10058) from exc
+        self._start_producer_id_requests()
+        return producer
+
+    def _start_producer_id_requests(self) -> None:
+        """A new producer: ask for its producer id until it delivers (PID_KICK_S), if idempotent."""
+        idempotent = str(self.producer_config().get("enable.idempotence", "")).lower() == "true"
+        self._pid_kicks = 0 if idempotent else PID_KICKS
+        self._pid_kick_at = time.monotonic() + PID_KICK_S
+
+    def _producer_id_request_due(self) -> bool:
+        return self._pid_kicks < PID_KICKS and time.monotonic() >= self._pid_kick_at
+
+    def _ask_producer_id(self, metadata: Callable[[float], object]) -> None:
+        """One metadata request (``metadata(timeout)``), until the first confirmation."""
+        if self.messages_confirmed:
+            self._pid_kicks = PID_KICKS  # the producer id came: nothing more to ask
+            return
+        self._pid_kicks += 1
+        self._pid_kick_at = time.monotonic() + PID_KICK_S
+        metadata(PID_KICK_S)
+
+    def _metadata_request(self, timeout: float) -> None:
+        try:
+            self._producer.list_topics(timeout=timeout)
+        except KafkaException:
+            pass  # no broker answer yet: the producer's own timer still runs
 
     def unreachable(self, timeout: float) -> str | None:
         """None once a broker answered a metadata request within ``timeout`` seconds, else why not
@@ -347,6 +385,8 @@ class KafkaWriter(Writer, DeliveryShortfall):
 
     def _service(self, timeout: float) -> None:
         """Poll for reports; rebuild when needed; report confirmations; raise a permanent failure."""
+        if self._producer_id_request_due():
+            self._ask_producer_id(self._metadata_request)
         self._guarded(self._producer.poll, timeout)
         if self._rebuilding:
             return  # called from inside a rebuild (librdkafka queue full): just let reports in

@@ -63,14 +63,6 @@ THROUGHPUT_DEFAULTS = {
     "batch.size": str(4 << 20),
     "compression.codec": "lz4",
 }
-# librdkafka's idempotent producer asks for its producer id when a metadata reply arrives or at
-# its 500 ms retry timer. When the broker the first reply names (a connection of its own) comes up
-# after that reply, nothing asks again before the timer (debug=eos: "WaitTransport" for 500 ms),
-# so every run's first deliveries waited half a second. A metadata request once that connection
-# is up runs the producer's state machine at once: asked every PID_KICK_S until the first delivery
-# report, at most PID_KICKS times.
-PID_KICK_S = 0.05
-PID_KICKS = 8
 # syslog level of a librdkafka log line -> python level (as confluent-kafka maps them)
 _LEVELS = (
     logging.CRITICAL,
@@ -149,7 +141,6 @@ class KafkaRunWriter(KafkaWriter, WholeRunWriter):
         self._serial = 0  # of the next produced item
         self._unconfirmed = 0  # messages of the produced items in _items
         self._delivered_seen = 0  # the producer's successful reports at the last service
-        self._pid_kicks, self._pid_kick_at = PID_KICKS, 0.0  # metadata requests left (PID_KICK_S)
 
     def producer_config(self) -> dict[str, Any]:
         """The base configuration with the throughput defaults added."""
@@ -178,9 +169,7 @@ class KafkaRunWriter(KafkaWriter, WholeRunWriter):
             raise RuntimeFailure(f"Kafka producer configuration rejected: {exc}", 10058) from exc
         producer.start_at(start)
         self._delivered_seen = 0
-        idempotent = str(self.producer_config().get("enable.idempotence", "")).lower() == "true"
-        self._pid_kicks = 0 if idempotent else PID_KICKS
-        self._pid_kick_at = time.monotonic() + PID_KICK_S
+        self._start_producer_id_requests()
         return producer
 
     def unreachable(self, timeout: float) -> str | None:
@@ -340,15 +329,6 @@ class KafkaRunWriter(KafkaWriter, WholeRunWriter):
             log.warning(70008, f"Kafka delivery failed for {describe(message)}: {err.str()}; will retry")
             self._request_rebuild(f"delivery failed: {err.str()}")
 
-    def _kick_producer_id(self, producer: Any) -> None:
-        """A metadata request until the first delivery report (see PID_KICK_S)."""
-        if producer.delivered:
-            self._pid_kicks = PID_KICKS  # the producer id came: nothing more to ask
-            return
-        self._pid_kicks += 1
-        self._pid_kick_at = time.monotonic() + PID_KICK_S
-        producer.metadata(PID_KICK_S)
-
     def _on_native_error(self, code: int, reason: str) -> None:
         """librdkafka's error callback, as confluent-kafka hands it to the base class."""
         fatal = code == KafkaError._FATAL
@@ -366,8 +346,8 @@ class KafkaRunWriter(KafkaWriter, WholeRunWriter):
     def _service(self, timeout: float) -> None:
         """Poll for reports; rebuild when needed; confirm delivered items; raise a permanent failure."""
         producer = self._native
-        if self._pid_kicks < PID_KICKS and time.monotonic() >= self._pid_kick_at:
-            self._kick_producer_id(producer)
+        if self._producer_id_request_due():
+            self._ask_producer_id(producer.metadata)
         producer.poll(timeout)
         if self._rebuilding:
             return  # called from inside a rebuild (librdkafka queue full): just let reports in
