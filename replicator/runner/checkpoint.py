@@ -251,6 +251,17 @@ class CheckpointManager:
             return True
         return redo_time_epoch - self.last_time >= self.interval_s or self.bytes_since >= self.interval_mb * 1024 * 1024
 
+    def _take_schema_change(self, base: SchemaCheckpoint, parser: Any) -> tuple[SchemaCheckpoint, bool]:
+        """A dictionary changed by tracking (its tracker pending): ``base`` with the tracker's
+        rows, and the next file stores them in full, at once (True)."""
+        tracker = parser.opt.tracker
+        if tracker is None or not tracker.pending:
+            return base, False
+        self.schema_changed, tracker.pending = True, False
+        return replace(
+            base, rows=tracker.dictionary.snapshot(), schema_scn=tracker.schema_scn, schema_ref_scn=None
+        ), True
+
     def after_lwn(
         self, base: SchemaCheckpoint, cp: Checkpoint, parser: Any, force: bool = False, final: bool = False
     ) -> tuple[SchemaCheckpoint, Path | None]:
@@ -271,12 +282,8 @@ class CheckpointManager:
         lwn = parser.last_lwn
         redo_bytes = (lwn.end_block - lwn.first_block) * header.block_size if lwn else 0
         force = force or final or cp.redo_switch
-        tracker = parser.opt.tracker
-        if tracker is not None and tracker.pending:
-            base = replace(base, rows=tracker.dictionary.snapshot(), schema_scn=tracker.schema_scn, schema_ref_scn=None)
-            self.schema_changed = True
-            tracker.pending = False
-            force = True
+        base, changed = self._take_schema_change(base, parser)
+        force = force or changed
         if self.written_scns and self.written_scns[-1] == cp.scn:
             return base, None
         if not self.due(cp.time, redo_bytes, force):
@@ -310,10 +317,8 @@ class CheckpointManager:
         parser's first data SCN, never twice, and otherwise when due (``interval-s`` /
         ``interval-mb``, or ``force``/``final``). Returns (base, path of the file written or None).
         """
-        tracker = parser.opt.tracker
-        if tracker is not None and tracker.pending:  # the dictionary changed: store it in full, now
-            base = replace(base, rows=tracker.dictionary.snapshot(), schema_scn=tracker.schema_scn, schema_ref_scn=None)
-            self.schema_changed, tracker.pending, force = True, False, True
+        base, changed = self._take_schema_change(base, parser)
+        force = force or changed
         header = parser.header
         if (
             header is None
