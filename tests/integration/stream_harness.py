@@ -12,7 +12,7 @@ from replicator.config.writer import NetworkWriterConfig, ZeroMQWriterConfig
 from replicator.errors import RuntimeFailure
 from replicator.events import Message
 from replicator.proto import olr_pb2 as pb
-from replicator.tools.stream_client import StreamClient
+from replicator.tools.stream_client import StreamClient, is_data, position_of
 from replicator.writers.network import NetworkWriter
 from replicator.writers.stream_writer import StreamWriter
 from replicator.writers.zeromq import ZeroMQWriter
@@ -124,3 +124,17 @@ def started_client(
                 stream.close()
             if time.monotonic() > end:
                 raise
+
+
+def read_data(stream: StreamClient, count: int, confirm_every: int = 0, timeout: float = 10.0) -> list[bytes]:
+    """The next ``count`` data frames (each within ``timeout`` s), confirming every
+    ``confirm_every``-th one and the last (0: none)."""
+    frames: list[bytes] = []
+    while len(frames) < count:
+        frame = stream.receive(timeout)
+        assert frame is not None, f"only {len(frames)} of {count} messages arrived"
+        assert is_data(frame), pb.RedoResponse.FromString(frame)
+        frames.append(frame)
+        if confirm_every and (len(frames) % confirm_every == 0 or len(frames) == count):
+            stream.confirm(position_of(frame, "json"))
+    return frames

@@ -18,11 +18,12 @@ import pytest
 from daemon_proc import Daemon
 from fixture_configs import fast_offline_config, write_config
 from kafka_broker import free_port
+from stream_harness import read_data
 
 from replicator.proto import olr_pb2 as pb
 from replicator.redogen import workloads
 from replicator.redogen.generate import GenerationResult, generate
-from replicator.tools.stream_client import StreamClient, is_data, position_of
+from replicator.tools.stream_client import StreamClient, position_of
 
 QUEUE_SIZE = 200
 
@@ -56,15 +57,7 @@ def _client(kind: str, cfg: Path) -> StreamClient:
 
 
 def _read(stream: StreamClient, count: int, confirm_every: int = 0) -> list[bytes]:
-    frames: list[bytes] = []
-    while len(frames) < count:
-        frame = stream.receive(30.0)
-        assert frame is not None, f"only {len(frames)} of {count} messages arrived"
-        assert is_data(frame), pb.RedoResponse.FromString(frame)
-        frames.append(frame)
-        if confirm_every and (len(frames) % confirm_every == 0 or len(frames) == count):
-            stream.confirm(position_of(frame, "json"))
-    return frames
+    return read_data(stream, count, confirm_every, timeout=30.0)
 
 
 @pytest.mark.parametrize("kind", ["network", "zeromq"])
