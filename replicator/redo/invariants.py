@@ -29,7 +29,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 
-from replicator.redo.vectors import ChangeVector
+from replicator.redo.vectors import TYP_ENCRYPTED, ChangeVector
 
 TOO_SHORT = 50061  # OLR: "too short field ..."
 FIELD_MISSING = 50006  # OLR: "field missing in vector ..."
@@ -505,7 +505,7 @@ CHECKS: dict[int, Callable[[ChangeVector, int], None]] = {
 def check_vector(cv: ChangeVector, compat: int) -> None:
     """Raise :class:`FieldCheckError` when ``cv`` fails one of OLR's checks (else nothing)."""
     check = CHECKS.get(cv.opcode)
-    if check is not None and not cv.typ & 0x80:  # OLR does not decode encrypted-tablespace vectors
+    if check is not None and not cv.typ & TYP_ENCRYPTED:  # OLR does not decode encrypted-tablespace vectors
         check(cv, compat)
 
 

@@ -22,7 +22,7 @@ from replicator.redo.lobtrack import LobTracker
 from replicator.redo.opcodes import session, undo
 from replicator.redo.records import Lwn, Record
 from replicator.redo.timeconv import redo_time_to_epoch
-from replicator.redo.vectors import ChangeVector, iter_vectors
+from replicator.redo.vectors import TYP_ENCRYPTED, ChangeVector, iter_vectors
 from replicator.schema.condition import CONDITION_OP, compile_condition
 from replicator.txn.buffer import Ddl, OpenTransaction, TransactionBuffer
 from replicator.txn.pool import MemoryPool
@@ -310,7 +310,7 @@ class Parser:
                 for cv in part:
                     self.stats.vectors += 1
                     check = CHECKS.get(cv.opcode)
-                    if check is not None and not cv.typ & 0x80:
+                    if check is not None and not cv.typ & TYP_ENCRYPTED:
                         check(cv, compat)
                     self.other_container(con_id)
                 continue
@@ -336,7 +336,7 @@ class Parser:
             op = cv.opcode
             # OLR checks every vector as it reads it, whatever its object or container.
             check = CHECKS.get(op)
-            if check is not None and not cv.typ & 0x80:  # encrypted tablespace: not decoded
+            if check is not None and not cv.typ & TYP_ENCRYPTED:  # encrypted tablespace: not decoded
                 check(cv, compat)
             if con_id and cv.con_id != con_id and self.vector_header_size == 32:
                 self.other_container(cv.con_id)

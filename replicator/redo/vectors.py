@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
+from typing import Final
 
 from replicator.errors import RedoLogError
 from replicator.redo.header import SCN_NONE
+
+# ChangeVector.typ bit: the vector belongs to an encrypted tablespace (OLR does not decode it).
+TYP_ENCRYPTED: Final = 0x80
 
 
 class ChangeVector:

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from replicator import events as ev
 from replicator.errors import ConfigError
+from replicator.flags import FLAG_DDL
 from replicator.redogen import vectors as v
 from replicator.redogen.coltypes import ColumnType, intcols, make_column, parse_type, xmltype_virtual_row
 from replicator.redogen.dml import (
@@ -383,7 +384,7 @@ class Catalog:
     ) -> None:
         rec = self.e.emit.ddl(t.redo, stmt, owner, sql, obj)
         rows: list[Any] = []
-        if self.e.sc.flags & 0x20:  # OLR outputs DDL only when source flag 0x20 asks for it
+        if self.e.sc.flags & FLAG_DDL:  # OLR outputs DDL only when source flag 0x20 asks for it
             rows.append(ExpectedDdl(obj, owner, sql, stmt, rec, table, name=name))
         t.changes.append(Change([], lambda: None, rows))
         self.e.ops.commit(_commit_event(e))
