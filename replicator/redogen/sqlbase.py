@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from replicator.redogen.scenario import Event
 from replicator.redogen.sqlexpr import (
@@ -29,9 +29,6 @@ from replicator.redogen.sqlexpr import (
 )
 from replicator.redogen.sqlschema import SqlCheckpoint
 from replicator.redogen.sqltables import SqlTable, scenario_value
-
-if TYPE_CHECKING:
-    from replicator.redogen.sqlquery import Query
 
 _SETUP_OPS = frozenset(
     {
@@ -303,11 +300,11 @@ class CompilerBase:
         """Call a local function (:class:`~replicator.redogen.sqlplsql.PlsqlBlocks`)."""
         raise NotImplementedError
 
-    def _query(self, p: SqlParser, *, into: bool = False) -> Query:
+    def _query(self, p: SqlParser, *, into: bool = False) -> Any:
         """Parse a query (:class:`~replicator.redogen.sqlquery.Queries`)."""
         raise NotImplementedError
 
-    def _run_query(self, q: Query, env: dict[str, Any], outer: Any = None) -> tuple[list[str], list[list[Any]]]:
+    def _run_query(self, q: Any, env: dict[str, Any], outer: Any = None) -> tuple[list[str], list[list[Any]]]:
         """Run a query (:class:`~replicator.redogen.sqlquery.Queries`)."""
         raise NotImplementedError
 
