@@ -11,6 +11,7 @@ confirms their positions back to the checkpoint manager.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -211,7 +212,7 @@ class Transaction:
     commit_time: int  # epoch seconds
     # A list, or, for a transaction too big to hold (see Parser.stream_bytes), a one-pass
     # iterator that must be consumed before the parser moves on.
-    changes: list[Change] = field(default_factory=list)
+    changes: Iterable[Change] = field(default_factory=list)
     attributes: dict[str, str] = field(default_factory=dict)
     thread: int = 1
     begin_seq: int = 0

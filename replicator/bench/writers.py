@@ -19,10 +19,13 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from replicator.cli_args import ArgumentParser, positive_int
 from replicator.events import Message
+
+if TYPE_CHECKING:
+    from replicator.config.writer import WriterConfig
 
 WRITERS = ("discard", "file", "network", "zeromq", "kafka")
 
@@ -82,17 +85,17 @@ def _timed(writer: Any, messages: list[Message], confirmed: list[int], batch: in
     return time.perf_counter() - started
 
 
-def _config(kind: str, **keys: Any) -> Any:
+def _config(kind: str, **keys: Any) -> WriterConfig:
     from replicator.config import writer as models
 
-    model = {
+    by_kind: dict[str, type[WriterConfig]] = {
         "discard": models.DiscardWriterConfig,
         "file": models.FileWriterConfig,
         "network": models.NetworkWriterConfig,
         "zeromq": models.ZeroMQWriterConfig,
         "kafka": models.KafkaWriterConfig,
-    }[kind]
-    return model.model_validate({"type": kind, **keys})
+    }
+    return by_kind[kind].model_validate({"type": kind, **keys})
 
 
 def bench_local(kind: str, messages: list[Message], runs: list[Any] | None = None) -> float | None:
@@ -117,12 +120,14 @@ def bench_local(kind: str, messages: list[Message], runs: list[Any] | None = Non
 def bench_stream(kind: str, messages: list[Message], runs: list[Any] | None = None) -> float | None:
     """network or zeromq, read by a ``replicator client`` process; with ``runs``, those."""
     from replicator.writers.base import create_writer
+    from replicator.writers.stream_writer import StreamWriter
 
     confirmed: list[int] = []
     uri = "127.0.0.1:0" if kind == "network" else "tcp://127.0.0.1:*"
     writer = create_writer(
         _config(kind, uri=uri, **{"queue-size": 100000}), lambda s, i: confirmed.append(i), database="BENCH"
     )
+    assert isinstance(writer, StreamWriter)  # network and zeromq
     client = subprocess.Popen(
         [
             sys.executable,

@@ -161,7 +161,7 @@ class TablePlan:
         fragments = self.fragments[after]
         nulls = self.nulls[after]
         count = len(fragments)
-        parts = []
+        parts: list[bytes] = []
         append = parts.append
         for index in sorted(image):
             if index >= count:

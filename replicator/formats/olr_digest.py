@@ -144,7 +144,10 @@ def xid_text(doc: dict[str, Any]) -> str:
 def is_checkpoint(doc: dict[str, Any]) -> bool:
     """A checkpoint message (its first element's op is chkpt)."""
     payload = doc.get("payload")
-    return bool(payload) and isinstance(payload[0], dict) and payload[0].get("op") == "chkpt"
+    if not payload:
+        return False
+    first = payload[0]
+    return isinstance(first, dict) and first.get("op") == "chkpt"
 
 
 def element_change(el: dict[str, Any]) -> tuple[int, str, str, int] | None:

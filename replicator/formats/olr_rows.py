@@ -20,6 +20,7 @@ builder:
 from __future__ import annotations
 
 import logging
+from enum import Enum
 from typing import Final
 
 from replicator.events import OP_DELETE, OP_INSERT, RowChange, RowImage, Table
@@ -27,8 +28,19 @@ from replicator.formats.olr_columns import TablePlan
 
 log = logging.getLogger(__name__)
 
+# An image as printed: the columns, the raw bytes of a compressed row, or None (no image).
+Image = RowImage | bytes | None
+
 FLAG_NOT_NULL_MISSING: Final = 0x40000  # source.flags: copy AFTER into a NULL NOT NULL BEFORE
-_ABSENT: Final = object()  # a column the image does not mention
+
+
+class _Absent(Enum):
+    """The type of :data:`_ABSENT` (an enum member, so that ``is _ABSENT`` narrows)."""
+
+    ABSENT = 0
+
+
+_ABSENT: Final = _Absent.ABSENT  # a column the image does not mention
 
 
 def reduce_single(image: RowImage, plan: TablePlan | None, column_mode: int) -> RowImage:
@@ -56,7 +68,7 @@ class UpdateReducer:
         self.copy_after = bool(flags & FLAG_NOT_NULL_MISSING)
         self._warned: set[tuple[int, int]] = set()
 
-    def images(self, change: RowChange, plan: TablePlan | None) -> tuple[object, object]:
+    def images(self, change: RowChange, plan: TablePlan | None) -> tuple[Image, Image]:
         """The (before, after) images OLR prints for any row change; None means no image.
 
         A compressed row is printed raw (bytes) on the side whose image is missing (after
@@ -94,12 +106,16 @@ class UpdateReducer:
             # One lookup per side; _ABSENT tells "not logged" from "logged as NULL".
             old = before.get(index, _ABSENT)
             new = after.get(index, _ABSENT)
-            in_before = old is not _ABSENT
-            in_after = new is not _ABSENT
-            if not in_before:
+            if old is _ABSENT:
+                in_before = False
                 old = None
-            if not in_after:
+            else:
+                in_before = True
+            if new is _ABSENT:
+                in_after = False
                 new = None
+            else:
+                in_after = True
             if index < count:
                 if not nullable[index] and in_before and in_after and not old and new:
                     self.warn_not_null(plan, index)

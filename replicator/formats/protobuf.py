@@ -148,11 +148,11 @@ class ProtobufFormat:
                 db = bool(o.db & 2) if isinstance(change, DdlChange) else bool(o.db & 1)
                 target = self._take(scn, change.time, txn, db, False)
             element = target.payload.add()
-            tag = (
+            tag: bytes | None = None
+            if isinstance(change, DdlChange):
                 self._ddl_element(element, change)
-                if isinstance(change, DdlChange)
-                else self._row_element(element, change, num)
-            )
+            else:
+                tag = self._row_element(element, change, num)
             num += 1
             if not self.full:
                 messages.append(self._message(target, txn, tag, change if isinstance(change, RowChange) else None))

@@ -7,7 +7,7 @@ row; only the value encoding differs (:mod:`replicator.formats.protobuf_values`)
 
 from __future__ import annotations
 
-from collections.abc import MutableSequence
+from typing import Protocol
 
 from replicator.events import TYPE_BLOB, TYPE_CLOB, RowImage, Table
 from replicator.flags import FLAG_RAW_HEX
@@ -16,6 +16,13 @@ from replicator.formats.olr_columns import TablePlan, effective_type
 from replicator.formats.protobuf_values import COLUMN_TYPES, Setter, set_bytes, value_setter
 from replicator.proto import olr_pb2 as pb
 from replicator.values.lob import unavailable
+
+
+class Values(Protocol):
+    """A repeated ``Value`` field of a message (``Payload.before``/``after``): protobuf's
+    RepeatedCompositeFieldContainer, whose stubs are not installed."""
+
+    def add(self, **fields: object) -> pb.Value: ...
 
 
 class _ColumnPlan:
@@ -60,7 +67,7 @@ class PbTablePlan:
                 )
             )
 
-    def fill(self, target: MutableSequence[pb.Value], image: RowImage, after: bool) -> None:
+    def fill(self, target: Values, image: RowImage, after: bool) -> None:
         """Append a Value for every column of ``image``, in column order; NULL is a name alone.
 
         As OpenLogReplicator's builder, the Value is added before the column is looked at, so
@@ -79,13 +86,13 @@ class PbTablePlan:
                 setter = plan.after if after else plan.before
                 # A LOB not in the redo is not printed, unless raw data (its locator) is asked for.
                 if setter is not None and (self._raw or not unavailable(value)):
-                    setter(target.add(name=plan.name), value)  # type: ignore[attr-defined]
+                    setter(target.add(name=plan.name), value)
                 else:
-                    target.add()  # type: ignore[attr-defined]
+                    target.add()
             elif plan.null_after if after else plan.null_before:
-                target.add(name=plan.name)  # type: ignore[attr-defined]
+                target.add(name=plan.name)
             else:
-                target.add()  # type: ignore[attr-defined]
+                target.add()
 
     def tag(self, image: RowImage) -> bytes:
         """The Kafka key (filter `tag`), byte-identical to the JSON format's."""
@@ -105,16 +112,16 @@ class PbTablePlan:
         return out
 
 
-def fill_compressed(target: MutableSequence[pb.Value], data: bytes) -> None:
+def fill_compressed(target: Values, data: bytes) -> None:
     """An undecodable compressed row piece: one ``COMPRESSED`` value with the raw bytes."""
-    target.add(name="COMPRESSED", value_bytes=data)  # type: ignore[attr-defined]
+    target.add(name="COMPRESSED", value_bytes=data)
 
 
-def fill_schemaless(target: MutableSequence[pb.Value], image: RowImage) -> None:
+def fill_schemaless(target: Values, image: RowImage) -> None:
     """An unknown table's image: ``COL_<index>`` with the raw bytes (NULL: name only)."""
     for index in sorted(image):
         value = image[index]
         if value:
-            target.add(name=f"COL_{index}", value_bytes=value)  # type: ignore[attr-defined]
+            target.add(name=f"COL_{index}", value_bytes=value)
         else:
-            target.add(name=f"COL_{index}")  # type: ignore[attr-defined]
+            target.add(name=f"COL_{index}")

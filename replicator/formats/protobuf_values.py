@@ -251,7 +251,7 @@ def value_setter(column: Column, type_code: int, table: Table, options: FormatOp
 
 
 # Schema column types: SYS.COL$.TYPE# -> ColumnType, and whether `length` is filled.
-COLUMN_TYPES: Final[dict[int, tuple[int, bool]]] = {
+COLUMN_TYPES: Final[dict[int, tuple[pb.ColumnType, bool]]] = {
     TYPE_VARCHAR2: (pb.VARCHAR2, True),
     TYPE_NUMBER: (pb.NUMBER, False),
     8: (pb.LONG, False),

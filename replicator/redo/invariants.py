@@ -27,7 +27,7 @@ index 10.8, DDL (24.1) fields, 5.14 fields, and 5.13 fields other than 11-13.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from replicator.redo.vectors import TYP_ENCRYPTED, ChangeVector
 
@@ -184,7 +184,7 @@ def _skip_take(cv: ChangeVector, j: int) -> int:
     return j + 1
 
 
-def _walk_values(lengths: list[int], n: int, k: int) -> int:
+def _walk_values(lengths: Sequence[int], n: int, k: int) -> int:
     """The field after ``k`` non-empty value fields from field 5, skipping empty fillers
     between them (-1 when they run past the vector): the slow path of the URP undo checks."""
     j = 5

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from replicator import log
 from replicator.errors import RedoLogError, RuntimeFailure
@@ -225,7 +224,9 @@ class RedoFollower:
     def _wait(self, seconds: float) -> None:
         self.stop.wait(seconds)
 
-    def _sequence(self, seq: int, block: int, offset: int, raw: bool = False) -> Iterator[tuple[RedoHeader, Any]]:
+    def _sequence(
+        self, seq: int, block: int, offset: int, raw: bool = False
+    ) -> Iterator[tuple[RedoHeader, Lwn | Blocks]]:
         tries = 0
         while not self.stop.is_set():
             path = self.locator.archived(seq)
@@ -293,7 +294,9 @@ class RedoFollower:
             f"{self.locator.resetlogs}, a log of another incarnation)"
         )
 
-    def _online(self, path: str, seq: int, block: int, raw: bool = False) -> Iterator[tuple[RedoHeader, Any]]:
+    def _online(
+        self, path: str, seq: int, block: int, raw: bool = False
+    ) -> Generator[tuple[RedoHeader, Lwn | Blocks], None, int | None]:
         """Read a growing online log; returns None when done, or the LWN block to resume at
         (``raw``: the first block not handed over)."""
         header = read_header(path, self.source, self.settings.verify_checksum)
@@ -348,7 +351,7 @@ class RedoFollower:
         return None
 
 
-def wait_until(predicate, timeout: float, step: float = 0.01) -> bool:
+def wait_until(predicate: Callable[[], bool], timeout: float, step: float = 0.01) -> bool:
     """Poll ``predicate`` until true or ``timeout`` seconds pass (used by tests and shutdown)."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:

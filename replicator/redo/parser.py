@@ -487,7 +487,8 @@ class Parser:
         pieces = txn.pending_undo
         merged = pieces[0]
         for piece in pieces[1:]:
-            merged = undo.merge_multiblock(piece, merged, undo.undo_info(piece).flags if undo.undo_info(piece) else 0)
+            info = undo.undo_info(piece)
+            merged = undo.merge_multiblock(piece, merged, info.flags if info is not None else 0)
         txn.pending_undo = []
         return undo.merge_multiblock(head, merged, flags)
 
@@ -655,7 +656,7 @@ class Parser:
                 commit_scn=record.scn,
                 commit_time=self.epoch(record.time),
                 changes=changes,
-                attributes=txn.attributes,  # type: ignore[arg-type]
+                attributes=txn.attributes,
                 logon_user=txn.logon_user,
                 thread=self.header.thread,
                 begin_seq=txn.begin_seq,

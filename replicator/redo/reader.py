@@ -32,7 +32,7 @@ class RedoFile:
 def archive_format_regex(fmt: str) -> re.Pattern[str]:
     """Compile a ``log-archive-format`` into a regex whose group ``seq`` is the sequence (§8.3),
     ``thr`` the thread and ``rst`` the RESETLOGS_ID (%r)."""
-    out = []
+    out: list[str] = []
     i = 0
     while i < len(fmt):
         ch = fmt[i]

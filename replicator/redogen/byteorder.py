@@ -14,7 +14,7 @@ import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
-from typing import Any
+from typing import Any, Literal
 
 _big = [False]
 
@@ -24,7 +24,7 @@ def is_big() -> bool:
     return _big[0]
 
 
-def byteorder() -> str:
+def byteorder() -> Literal["little", "big"]:
     """``"little"`` or ``"big"`` for ``int.to_bytes``."""
     return "big" if _big[0] else "little"
 

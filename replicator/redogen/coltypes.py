@@ -271,7 +271,8 @@ def encode_value(ctype: ColumnType, value: Any, charset_ids: tuple[int, int], db
         sign = -1 if m["sign"] == "-" else 1
         nanos = int((m["f"] or "").ljust(9, "0"))
         step = 10 ** (9 - max(ctype.scale, 0))
-        return enc.encode_interval_ds(*(sign * int(m[k]) for k in "dhms"), sign * (nanos // step * step))
+        days, hours, minutes, seconds = (sign * int(m[k]) for k in "dhms")
+        return enc.encode_interval_ds(days, hours, minutes, seconds, sign * (nanos // step * step))
     raise DataError(f"redogen cannot encode type {ctype.sql}", 60002)
 
 

@@ -57,7 +57,7 @@ from replicator.schema.rows import Kind, row_fields
 from replicator.schema.tracking import COLUMN_FIELDS
 
 if TYPE_CHECKING:
-    from replicator.redogen.ports import GeneratorState
+    from replicator.redogen.ports import CatalogEngine
 
 DDL_OPS: Final = (
     "create_table",
@@ -130,7 +130,7 @@ class Segment:
 class SysState(TableState):
     """A dictionary table of the simulated database, with Python values beside the bytes."""
 
-    def __init__(self, st: SysTable, segment: Segment, engine: GeneratorState):
+    def __init__(self, st: SysTable, segment: Segment, engine: CatalogEngine):
         spec = TableSpec(
             "SYS",
             st.name,
@@ -195,7 +195,7 @@ class ExpectedDdl:
 class Catalog:
     """The dictionary of the simulated database and the DDL timeline operations."""
 
-    def __init__(self, engine: GeneratorState):
+    def __init__(self, engine: CatalogEngine):
         self.e = engine
         self.sys: dict[str, SysState] = {}
         segments: dict[int, Segment] = {}
@@ -1048,7 +1048,7 @@ def _overwrite_pair(ts: TableState, row: Row, old_values: list[bytes | None]) ->
     return PairSpec(p.bdba, 6, [kdo, *(x or b"" for x in values)], [undo, *(x or b"" for x in old_values), *supp], 6)
 
 
-def build_table_state(engine: GeneratorState, spec: TableSpec, first_block: int) -> TableState:
+def build_table_state(engine: CatalogEngine, spec: TableSpec, first_block: int) -> TableState:
     """The simulated table of a new table definition (as the engine builds the scenario's)."""
     names = [c.name for c in spec.columns]
     if not spec.columns or len(set(names)) != len(names):

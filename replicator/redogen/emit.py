@@ -9,6 +9,7 @@ compensation followed by 5.11 (5.6 before 19c) in one record.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from replicator.redogen import byteorder
 from replicator.redogen import vectors as v
@@ -18,10 +19,20 @@ from replicator.redogen.ids import Uba, Xid
 from replicator.redogen.rows import TableState
 from replicator.redogen.scenario import Scenario, SessionSpec
 from replicator.redogen.undo import UndoSpace
-from replicator.redogen.writer import RedoStream
 
 BEGIN_FLAGS = 0x0C08  # undo flags of the begin-transaction undo record (fixture value)
 USER_UNDO_DONE = 0x0010
+
+
+class RecordStream(Protocol):
+    """Where the emitter's records go: one redo thread (writer.RedoStream) or the threads of
+    a cluster (cluster.ClusterStream)."""
+
+    con_uid: int
+
+    def open_record(self, epoch: int, commit: bool = False) -> tuple[int, int]: ...
+
+    def add(self, record: Record, commit: bool = False) -> None: ...
 
 
 @dataclass(slots=True)
@@ -59,7 +70,7 @@ class TxnRedo:
 class Emitter:
     """Builds records and hands them to the stream."""
 
-    def __init__(self, sc: Scenario, stream: RedoStream, undo: UndoSpace, data_afn: int):
+    def __init__(self, sc: Scenario, stream: RecordStream, undo: UndoSpace, data_afn: int):
         self.sc = sc
         self.d = v.Dialect(sc.compat, sc.effective_con_id)
         self.stream = stream

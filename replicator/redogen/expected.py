@@ -149,11 +149,10 @@ def expected_events(
         containers = frozenset({sc.containers[0].name})
     committed = [t for t in gen.committed if containers is None or t.redo.container in containers]
     if sc.threads > 1:  # RAC: cluster-wide commit order; checkpoints are not predicted
-        return [build_transaction(t, sc) for t in sorted(committed, key=lambda x: x.redo.end_record.scn)]
+        return [build_transaction(t, sc) for t in sorted(committed, key=lambda x: _end_record(x).scn)]
     by_lwn: dict[tuple[int, int], list[Txn]] = {}
     for t in committed:
-        end = t.redo.end_record
-        assert end is not None
+        end = _end_record(t)
         by_lwn.setdefault((end.sequence, end.lwn_block), []).append(t)
     out: list[ev.Transaction | ev.Checkpoint] = []
     bs = sc.block_size
@@ -163,16 +162,21 @@ def expected_events(
                 ev.Checkpoint(scn=scn, time=epoch, seq=seq, offset=count * bs, redo_switch=True, thread=sc.thread)
             )
             continue
-        for t in sorted(
-            by_lwn.get((seq, first), []), key=lambda x: (x.redo.end_record.block, x.redo.end_record.offset)
-        ):
+        for t in sorted(by_lwn.get((seq, first), []), key=lambda x: (_end_record(x).block, _end_record(x).offset)):
             out.append(build_transaction(t, sc))
         out.append(ev.Checkpoint(scn=scn, time=epoch, seq=seq, offset=(first + count) * bs, thread=sc.thread))
     if shutdown and lwn_log:
         seq, first, count, scn, epoch = lwn_log[-1]
-        end = count if first < 0 else first + count
-        out.append(ev.Checkpoint(scn=scn, time=epoch, seq=seq, offset=end * bs, thread=sc.thread))
+        last = count if first < 0 else first + count
+        out.append(ev.Checkpoint(scn=scn, time=epoch, seq=seq, offset=last * bs, thread=sc.thread))
     return out
+
+
+def _end_record(t: Txn) -> Record:
+    """The commit record of a committed transaction."""
+    end = t.redo.end_record
+    assert end is not None
+    return end
 
 
 def render(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from replicator import events as ev
 from replicator.errors import ConfigError
@@ -27,6 +27,9 @@ from replicator.redogen.txnstate import Txn
 from replicator.redogen.undo import UndoSpace
 from replicator.redogen.writer import ArchivedLog, RedoStream, SinkFactory
 from replicator.values.charset import CHARSET_IDS
+
+if TYPE_CHECKING:
+    from replicator.redogen.dmlops import DmlOps
 
 
 @dataclass(slots=True)
@@ -186,7 +189,7 @@ class RedoGenerator:
     ) -> list[bytes | None]:
         """Column values of a row (missing columns NULL, or kept from ``base``)."""
         index = ts.column_index
-        out = list(base) if base is not None else [None] * len(index)
+        out: list[bytes | None] = list(base) if base is not None else [None] * len(index)
         cache = self._encoded
         for name, value in values.items():
             i = index.get(name)
@@ -242,9 +245,10 @@ class RedoGenerator:
             t.savepoints.update(self.pending_savepoints.pop(sid, {}))
             self.txns[sid] = t
         elif container is not None and t.redo.con_id != container.con_id:
+            what = ts.spec.full_name if ts is not None else "the dictionary"
             raise ConfigError(
-                f"session {sid}: a transaction open in {t.redo.container} cannot change {ts.spec.full_name} "
-                f"of {container.name} (ORA-65023)"  # type: ignore[union-attr]
+                f"session {sid}: a transaction open in {t.redo.container} cannot change {what} "
+                f"of {container.name} (ORA-65023)"
             )
         return t
 
@@ -304,15 +308,15 @@ class ContainerView:
 
     # A DDL's recursive transaction (Catalog): the engine's, in this container.
     @property
-    def emit(self) -> Any:
+    def emit(self) -> Emitter:
         return self._engine.emit
 
     @property
-    def ops(self) -> Any:
+    def ops(self) -> DmlOps:
         return self._engine.ops
 
     @property
-    def txns(self) -> Any:
+    def txns(self) -> dict[int, Txn]:
         return self._engine.txns
 
     def table(self, name: str | None) -> TableState:

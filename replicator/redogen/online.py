@@ -19,7 +19,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from replicator.redogen import expected, schema
@@ -210,7 +209,7 @@ def _start_files(sc: Scenario, out: Path, engine: RedoGenerator, ring: OnlineRin
     # The checkpoint, the config and each thread's first log header exist before the first
     # LWN, so a replicator can start tailing while the "database" runs (``ready`` tells a
     # caller in another thread).
-    doc = schema.schema_checkpoint(sc, SimpleNamespace(tables=engine.tables, catalog=engine.catalog))
+    doc = schema.schema_checkpoint(sc, engine)
     doc["online-redo"] = [{"group": i + 1, "path": [str(p)]} for i, p in enumerate(ring.paths)]
     doc["db-recovery-file-dest"] = str(out / "fra")
     checkpoint = state / f"{sc.name}-chkpt-{sc.start_scn}.json"

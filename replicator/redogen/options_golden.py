@@ -149,13 +149,14 @@ def record(binary: Path, work: Path, out_dir: Path = GOLDEN_DIR) -> int:
             variant: Variant = by_label[label]
             if variant.filter == "skip-first-xid" and first_xid is None:
                 raise RuntimeError("skip-first-xid needs default=json first in the selection")
+            expected = f"{name}/{_safe(label)}.out"
             entry = {
                 "case": name,
                 "label": label,
                 "format": variant.format_section(),
                 "flags": variant.flags,
                 "filter": (filter_section(variant.filter, original, tables, first_xid) if variant.filter else None),
-                "expected": f"{name}/{_safe(label)}.out",
+                "expected": expected,
             }
             vdir = case_dir / _safe(label)
             vdir.mkdir(parents=True)
@@ -179,7 +180,7 @@ def record(binary: Path, work: Path, out_dir: Path = GOLDEN_DIR) -> int:
                 left_out += 1
                 print(f"left out {name} {label}: " + (errors[0] if errors else "an engine differs"))
                 continue
-            target = out_dir / entry["expected"]
+            target = out_dir / expected
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(theirs)
             manifest["variants"].append(entry)

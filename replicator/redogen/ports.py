@@ -23,9 +23,14 @@ class CatalogSource(Protocol):
     """What a dictionary builds its rows from: the whole database's tables, or one PDB's
     share of them (engine.ContainerView)."""
 
-    sc: Scenario
-    charsets: tuple[int, int]
-    tables: list[TableState]
+    @property
+    def sc(self) -> Scenario: ...
+
+    @property
+    def charsets(self) -> tuple[int, int]: ...
+
+    @property
+    def tables(self) -> list[TableState]: ...
 
     def encode_row(
         self, ts: TableState, values: dict[str, object], base: list[bytes | None] | None = None
@@ -38,12 +43,29 @@ class Commits(Protocol):
     def commit(self, ev: Event) -> None: ...
 
 
-class GeneratorState(CatalogSource, Protocol):
+class CatalogEngine(CatalogSource, Protocol):
+    """What a dictionary's DDL operations (ddl.Catalog) use of the engine: the engine itself,
+    or one PDB's view of it (generator.ContainerView)."""
+
+    @property
+    def emit(self) -> Emitter: ...
+
+    @property
+    def ops(self) -> Commits: ...
+
+    @property
+    def txns(self) -> dict[int, Txn]: ...  # session -> its open transaction
+
+    def table(self, name: str | None) -> TableState: ...
+
+    def txn(self, sid: int, xid: str | None = None) -> Txn: ...
+
+
+class GeneratorState(CatalogEngine, Protocol):
     """The engine's state the DML, DDL and transaction handlers read and change."""
 
     keep: bool  # keep committed transactions for the expected output
     emit: Emitter
-    ops: Commits
     txns: dict[int, Txn]  # session -> its open transaction
     pending_savepoints: dict[int, dict[str, int]]
     committed: list[Txn]
@@ -51,8 +73,6 @@ class GeneratorState(CatalogSource, Protocol):
     stats: dict[str, int]
     cluster: ClusterStream | None
     stream: RedoStream | ClusterStream
-
-    def table(self, name: str | None) -> TableState: ...
 
     def txn(self, sid: int, xid: str | None = None, ts: TableState | None = None) -> Txn: ...
 

@@ -15,15 +15,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from replicator.errors import ConfigError
 from replicator.redogen import byteorder
-from replicator.redogen.generator import Generated
 from replicator.redogen.ids import redo_time
 from replicator.redogen.lobrows import add_dictionary_rows as add_lob_rows
 from replicator.redogen.scenario import ContainerSpec, Scenario
 from replicator.redogen.writer import ArchivedLog
+
+if TYPE_CHECKING:
+    from replicator.redogen.ddl import Catalog
+    from replicator.redogen.rows import TableState
+
 
 FLAG_EXPERIMENTAL_XMLTYPE = 0x10000
 XDB_TTSET: dict[str, Any] = {
@@ -35,7 +39,21 @@ XDB_TTSET: dict[str, Any] = {
 }
 
 
-def schema_checkpoint(sc: Scenario, gen: Generated, container: ContainerSpec | None = None) -> dict[str, Any]:
+class DictionarySource(Protocol):
+    """What a schema checkpoint is written from: a run's generator.Generated, or the engine
+    (generator.RedoGenerator) while it runs (online)."""
+
+    @property
+    def tables(self) -> list[TableState]: ...
+
+    @property
+    def catalog(self) -> Catalog: ...
+
+    @property
+    def catalogs(self) -> dict[str, Catalog]: ...
+
+
+def schema_checkpoint(sc: Scenario, gen: DictionarySource, container: ContainerSpec | None = None) -> dict[str, Any]:
     """The whole checkpoint document, keys in OLR's order. In a multitenant scenario, the
     checkpoint of one ``container`` (the first by default): its CON_ID and name, its users
     and its own dictionary, as OLR 1.9 reads one PDB per checkpoint."""

@@ -300,6 +300,10 @@ class CompilerBase:
         """Call a local function (:class:`~replicator.redogen.sqlplsql.PlsqlBlocks`)."""
         raise NotImplementedError
 
+    def _query(self, p: SqlParser, *, into: bool = False) -> Any:
+        """Parse a query (:class:`~replicator.redogen.sqlquery.Queries`)."""
+        raise NotImplementedError
+
     def _run_query(self, q: Any, env: dict[str, Any], outer: Any = None) -> tuple[list[str], list[list[Any]]]:
         """Run a query (:class:`~replicator.redogen.sqlquery.Queries`)."""
         raise NotImplementedError

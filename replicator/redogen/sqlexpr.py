@@ -19,7 +19,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, NoReturn, TypeVar
 
 from replicator.errors import ConfigError
 from replicator.redogen.encode import convert_text, decode_text
@@ -260,7 +260,7 @@ class SqlParser:
         self.i += 1
         return t.text
 
-    def fail(self, message: str, code: int = SYNTAX) -> None:
+    def fail(self, message: str, code: int = SYNTAX) -> NoReturn:
         raise SqlError(message, code, self.tok.line)
 
     # -- expressions
@@ -391,7 +391,7 @@ class SqlParser:
                 while self.accept(","):
                     args.append(self.expr())
             self.expect(")")
-            node: Node = ("call", name, args, t.line)
+            node = ("call", name, args, t.line)
             while self.at(".") and self.peek().kind == "id":  # v(i).field: a record in a collection
                 self.i += 1
                 node = ("field", node, self.ident(), t.line)
@@ -770,31 +770,51 @@ def compare(op: str, a: Any, b: Any, line: int = 0) -> bool | None:
         return None
     if isinstance(a, (Decimal, float, bool)) or isinstance(b, (Decimal, float, bool)):
         x, y = to_number(a, line), to_number(b, line)
-    elif isinstance(a, OraTime) and isinstance(b, OraTime):
-        x, y = a.key(), b.key()  # type: ignore[assignment]
-    elif isinstance(a, bytes) or isinstance(b, bytes):
-        x, y = (
+        assert x is not None and y is not None
+        return _compare_as(op, x, y)
+    if isinstance(a, OraTime) and isinstance(b, OraTime):
+        return _compare_as(op, a.key(), b.key())
+    if isinstance(a, bytes) or isinstance(b, bytes):
+        return _compare_as(
+            op,
             (a if isinstance(a, bytes) else bytes.fromhex(str(a))),
             (b if isinstance(b, bytes) else bytes.fromhex(str(b))),
-        )  # type: ignore[assignment]
-    else:
-        x, y = to_text(a), to_text(b)  # type: ignore[assignment]
-    assert x is not None and y is not None
+        )
+    s, t = to_text(a), to_text(b)
+    assert s is not None and t is not None
+    return _compare_as(op, s, t)
+
+
+_Comparable = TypeVar("_Comparable", Decimal, tuple[datetime, int], bytes, str)
+
+
+def _compare_as(op: str, x: _Comparable, y: _Comparable) -> bool:
+    """``x op y`` for two values of one SQL type (:func:`compare` converted them)."""
     if op == "=":
         return x == y
     if op == "<>":
         return x != y
     if op == "<":
-        return x < y  # type: ignore[operator]
+        return x < y
     if op == ">":
-        return x > y  # type: ignore[operator]
+        return x > y
     if op == "<=":
-        return x <= y  # type: ignore[operator]
-    return x >= y  # type: ignore[operator]
+        return x <= y
+    return x >= y
 
 
 # ---------------------------------------------------------------------------------------------
 # functions
+
+
+def _mod(args: list[Any], line: int) -> Decimal | None:
+    """MOD(m, n): m when n is 0 (as Oracle)."""
+    if None in args:
+        return None
+    n = to_number(args[1], line)
+    m = to_number(args[0], line)
+    assert m is not None and n is not None  # only NULL converts to NULL
+    return m if n == 0 else m % n
 
 
 def _pad(args: list[Any], line: int, left: bool) -> str | None:
@@ -1079,15 +1099,7 @@ _FIXED: Final[dict[str, tuple[int, int, Callable[[list[Any], int], Any]]]] = {
     "LPAD": (2, 3, lambda a, n: _pad(a, n, True)),
     "RPAD": (2, 3, lambda a, n: _pad(a, n, False)),
     "CHR": (1, 1, lambda a, n: None if a[0] is None else chr(int(to_number(a[0], n) or 0))),
-    "MOD": (
-        2,
-        2,
-        lambda a, n: (
-            None
-            if None in a
-            else (to_number(a[0], n) if to_number(a[1], n) == 0 else to_number(a[0], n) % to_number(a[1], n))
-        ),
-    ),  # type: ignore[operator]
+    "MOD": (2, 2, _mod),
     "ABS": (1, 1, lambda a, n: None if a[0] is None else abs(to_number(a[0], n))),  # type: ignore[arg-type]
     "ROUND": (1, 2, lambda a, n: _round(a, n, False)),
     "TRUNC": (1, 2, lambda a, n: _round(a, n, True)),

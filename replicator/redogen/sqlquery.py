@@ -286,7 +286,11 @@ class Queries(CompilerBase):
             else:
                 rows = [r for r in rows if repr(r) not in theirs]
             unique = {repr(r): r for r in rows}
-            rows = sorted(unique.values(), key=functools.cmp_to_key(lambda a, b: _row_cmp(a, b, q.line)))
+
+            def by_columns(a: list[Any], b: list[Any]) -> int:
+                return _row_cmp(a, b, q.line)
+
+            rows = sorted(unique.values(), key=functools.cmp_to_key(by_columns))
             scopes = [None] * len(rows)
         if q.order:
             rows = self._ordered(q, names, rows, scopes, env, outer)
@@ -407,8 +411,13 @@ class Queries(CompilerBase):
             rows.append(out)
         scopes: list[Any] = [combo for combo, _ in picked]
         if q.distinct:
-            seen: set[Any] = set()
-            kept = [(r, sc) for r, sc in zip(rows, scopes, strict=True) if not (repr(r) in seen or seen.add(repr(r)))]
+            seen: set[str] = set()
+            kept = []
+            for r, sc in zip(rows, scopes, strict=True):
+                text = repr(r)
+                if text not in seen:
+                    seen.add(text)
+                    kept.append((r, sc))
             rows, scopes = [r for r, _ in kept], [sc for _, sc in kept]
         return names, rows, scopes
 
@@ -478,9 +487,12 @@ class Queries(CompilerBase):
             if not values:
                 return ("lit", None)
             if node[1] in ("SUM", "AVG"):
-                nums = [to_number(v, line) for v in values]
-                total = sum(nums, Decimal(0))  # type: ignore[arg-type]
-                return ("lit", total if node[1] == "SUM" else total / len(nums))
+                total = Decimal(0)
+                for v in values:
+                    num = to_number(v, line)
+                    assert num is not None  # NULLs were left out
+                    total += num
+                return ("lit", total if node[1] == "SUM" else total / len(values))
             key = functools.cmp_to_key(
                 lambda a, b: -1 if compare("<", a, b, line) else (1 if compare(">", a, b, line) else 0)
             )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from replicator.errors import ConfigError
@@ -374,7 +374,7 @@ def big_values(size: int = 32767, rows: int = 20, *, seed: int = 1, **extra: Any
     return Scenario(tables=[t], timeline=events(), seed=seed, **extra)
 
 
-WORKLOADS = {
+WORKLOADS: dict[str, Callable[..., Scenario]] = {
     "oltp": oltp,
     "mixed": mixed,
     "huge-transaction": huge_transaction,

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from replicator import log
 from replicator.errors import ConfigError, RuntimeFailure
@@ -23,19 +24,30 @@ from replicator.redo.reader import RedoFile
 from replicator.redo.source import LOCAL, RedoSource
 from replicator.txn.pool import MemoryPool
 
+if TYPE_CHECKING:
+    from replicator.config.model import Config
+    from replicator.config.sections import MemoryConfig
+    from replicator.config.source import SourceConfig
+    from replicator.schema.dictionary import Dictionary
+    from replicator.schema.document import SchemaCheckpoint
+    from replicator.schema.filter import TableRule
+    from replicator.schema.tracking import DictionaryTracker
+
 
 def _local_offset() -> int:
     return -time.altzone if time.daylight and time.localtime().tm_isdst else -time.timezone
 
 
-def filter_rules(source: Any) -> list[Any]:
+def filter_rules(source: SourceConfig) -> list[TableRule]:
     """``source``'s ``filter.table`` as the schema layer's rules."""
     from replicator.schema.filter import TableRule
 
     return [TableRule(r.owner, r.table, r.key, r.tag, r.condition) for r in source.filter.table]
 
 
-def table_map(source: Any, dictionary: Any, cp: Any, users: Any = None) -> dict[int, Table]:
+def table_map(
+    source: SourceConfig, dictionary: Dictionary, cp: SchemaCheckpoint, users: Iterable[str] | None = None
+) -> dict[int, Table]:
     """The replicated tables of ``source``'s filter, keyed by every obj# redo can carry.
 
     ``users``: the owners the checkpoints were made for (several containers: all of theirs;
@@ -52,7 +64,9 @@ def table_map(source: Any, dictionary: Any, cp: Any, users: Any = None) -> dict[
     )
 
 
-def dictionary_tracker(source: Any, dictionary: Any, cp: Any, users: Any = None) -> Any:
+def dictionary_tracker(
+    source: SourceConfig, dictionary: Dictionary, cp: SchemaCheckpoint, users: Iterable[str] | None = None
+) -> DictionaryTracker:
     """The tracker that keeps ``dictionary`` and the table map current from SYS redo DML."""
     from replicator.flags import FLAG_ADAPTIVE_SCHEMA
     from replicator.schema.tracking import DictionaryTracker
@@ -77,7 +91,7 @@ def require_state_dir(path: str) -> None:
         )
 
 
-def start_checkpoint(config: Any, source: Any) -> Any:
+def start_checkpoint(config: Config, source: SourceConfig) -> SchemaCheckpoint:
     """The schema checkpoint a batch run starts from: the largest SCN not above ``start-scn``."""
     from replicator.schema.store import list_schema_checkpoints, load_best_schema_checkpoint
 
@@ -105,8 +119,11 @@ def start_checkpoint(config: Any, source: Any) -> Any:
 
 
 def source_facts(
-    config: Any, source: Any, cp: Any = None, containers: list[tuple[str, Any]] | None = None
-) -> tuple[ParserOptions, FormatOptions, str, Any]:
+    config: Config,
+    source: SourceConfig,
+    cp: SchemaCheckpoint | None = None,
+    containers: list[tuple[str, SchemaCheckpoint]] | None = None,
+) -> tuple[ParserOptions, FormatOptions, str, Dictionary | None]:
     """Parser and format options for ``source``: loads the schema unless schemaless.
 
     ``cp`` is the schema checkpoint to use; when None it is looked up as OpenLogReplicator
@@ -127,7 +144,7 @@ def source_facts(
     tables: dict[int, Table] = {}
     dictionary = None
     tracker = None
-    others: list[tuple[str, Any]] = []
+    others: list[tuple[str, SchemaCheckpoint]] = []
     users: set[str] | None = None
     con_id, con_name, db_tz = 0, "", 0
     if cp is None and not flags & FLAG_SCHEMALESS:
@@ -176,7 +193,9 @@ def source_facts(
     return parser, fmt, archive_format, dictionary
 
 
-def container_checkpoints(source: Any, cp: Any, at_scn: int | None = None) -> list[tuple[str, Any]]:
+def container_checkpoints(
+    source: SourceConfig, cp: SchemaCheckpoint, at_scn: int | None = None
+) -> list[tuple[str, SchemaCheckpoint]]:
     """``source.containers``: (state folder, schema checkpoint) of each PDB beside the first
     container's checkpoint ``cp``, each chosen by ``reader.start-scn`` as that one was; with
     ``at_scn`` (the daemon: the SCN of the first container's restart checkpoint), the one
@@ -187,7 +206,7 @@ def container_checkpoints(source: Any, cp: Any, at_scn: int | None = None) -> li
 
     start_scn = source.reader.start_scn or 0
     seen = {cp.con_id: "state.path"}
-    found: list[tuple[str, Any]] = []
+    found: list[tuple[str, SchemaCheckpoint]] = []
     for i, c in enumerate(source.containers):
         where = f"source[0].containers[{i}].state-path"
         require_state_dir(c.state_path)
@@ -230,7 +249,10 @@ def container_checkpoints(source: Any, cp: Any, at_scn: int | None = None) -> li
 
 
 def container_options(
-    source: Any, parser: ParserOptions, others: list[tuple[str, Any]], users: Any
+    source: SourceConfig,
+    parser: ParserOptions,
+    others: list[tuple[str, SchemaCheckpoint]],
+    users: Iterable[str] | None,
 ) -> dict[int, ParserOptions]:
     """The parser options of each container of ``source.containers`` (CON_ID -> options; ``others``
     from :func:`container_checkpoints`): its own dictionary, table map, tracker and name, the
@@ -252,7 +274,7 @@ def container_options(
     return out
 
 
-def checkpoint_digests(threads: int, checkpoint: Any) -> CheckpointDigests:
+def checkpoint_digests(threads: int, checkpoint: SchemaCheckpoint | None) -> CheckpointDigests:
     """format.checkpoint-digests for a run that starts at the schema checkpoint ``checkpoint``
     (None: schemaless, from the first file): its position is where the previous checkpoint
     of the stream was. One redo thread only (ConfigError 30001 otherwise)."""
@@ -261,7 +283,7 @@ def checkpoint_digests(threads: int, checkpoint: Any) -> CheckpointDigests:
     return CheckpointDigests((checkpoint.seq, checkpoint.offset) if checkpoint is not None else (0, 0))
 
 
-def memory_pool(memory: Any) -> MemoryPool:
+def memory_pool(memory: MemoryConfig | None) -> MemoryPool:
     """The transaction memory pool for a config's ``memory`` section (defaults when None)."""
     if memory is None:
         return MemoryPool()

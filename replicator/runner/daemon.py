@@ -570,7 +570,8 @@ class Daemon:
                 raise ConfigError("the set of owners in filter.table changed: a restart is needed", 20007)
             others = self._container_cps  # source.containers: every PDB's owners, tables, tracker
             users = set(self.base_checkpoint.users).union(*(o.users for _, o in others)) if others else None
-            tables = table_map(src, self.dictionary, self.base_checkpoint, users)
+            dictionary = self.dictionary  # None: schemaless (source flag 0x2), no table to rebuild
+            tables = table_map(src, dictionary, self.base_checkpoint, users) if dictionary is not None else {}
             container_tables = {
                 o.con_id: table_map(src, self._container_dictionary(o.con_id), o, users) for _, o in others
             }
@@ -596,8 +597,8 @@ class Daemon:
         primary = self.engine.parser.primary
         primary.tables = tables
         tracker = primary.tracker
-        if tracker is not None:  # later dictionary changes are filtered by the new rules
-            tracker.rebuild = dictionary_tracker(src, self.dictionary, self.base_checkpoint, users).rebuild
+        if tracker is not None and dictionary is not None:  # later dictionary changes are filtered by the new rules
+            tracker.rebuild = dictionary_tracker(src, dictionary, self.base_checkpoint, users).rebuild
         for _, other in self._container_cps:
             view = primary.containers[other.con_id]
             view.tables = container_tables[other.con_id]

@@ -11,7 +11,7 @@ import struct
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, overload
 
 from replicator.redo.vectors import ChangeVector
 from replicator.txn.pool import ChunkLog, MemoryPool, pool_key
@@ -189,6 +189,10 @@ class TransactionBuffer:
         txn = self.by_key[key] = OpenTransaction(xid, clog, True, scn, time, seq, offset)
         return txn
 
+    @overload
+    def get(self, con_id: int, xid: int, create: Literal[True] = True) -> OpenTransaction: ...
+    @overload
+    def get(self, con_id: int, xid: int, create: bool) -> OpenTransaction | None: ...
     def get(self, con_id: int, xid: int, create: bool = True) -> OpenTransaction | None:
         """Find the transaction of a change; create an un-begun one if asked."""
         key = (con_id, xid >> 48, (xid >> 32) & 0xFFFF)

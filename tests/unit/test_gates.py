@@ -1,8 +1,8 @@
 """The code gates, run by the test suite so the README's test command runs them too.
 
 * ruff: the rule set and the formatter of pyproject.toml ``[tool.ruff]``;
-* mypy: the whole package (``[tool.mypy]``; the modules listed there as not yet clean are
-  checked without reporting, and the list only shrinks);
+* mypy: the whole package (``[tool.mypy]``; no module is exempt, and the packages listed
+  there are held to strict typing);
 * import-linter: the package's layers (``[tool.importlinter]``): each package imports only the
   packages below it;
 * stubtest: the native modules' stubs (replicator/native/_core.pyi and the .pyi of each module

@@ -46,7 +46,7 @@ STRINGS_0513 = {
 STRINGS_0514 = {2: "transaction name", 7: "client id", 8: "login username"}
 
 
-def _text(b: memoryview) -> str:
+def _text(b: bytes) -> str:
     return bytes(b).decode("utf-8", "replace")
 
 
