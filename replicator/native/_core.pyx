@@ -3496,6 +3496,28 @@ cdef int first_bad_block(const uint8_t* buf, Py_ssize_t n, int64_t first, int bs
     return -1
 
 
+def check_chunk(bytes buf, long long first_block, int block_size, uint32_t sequence, bint big, bint verify):
+    """The block checks of :meth:`RecordLoop.feed` (first_bad_block) with the GIL released, for a
+    reader thread checking the next buffer while the parser frames the current one.
+
+    Returns ``(-1, 0)`` when every whole block of ``buf`` passes, else ``(index, status)`` of the
+    first bad one (status as first_bad_block's; :func:`raise_chunk` raises its error). A buffer
+    that passed is fed with ``checked=True`` and not checked again.
+    """
+    cdef const uint8_t* p = <const uint8_t*> PyBytes_AS_STRING(buf)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(buf) // block_size if block_size > 0 else 0
+    cdef int status = 0
+    cdef int bad
+    with nogil:
+        bad = first_bad_block(p, n, first_block, block_size, sequence, big, verify, &status)
+    return (bad, status if bad >= 0 else 0)
+
+
+def raise_chunk(int status, str path, int block_size, long long block):
+    """Raise the error RecordLoop.feed raises for a bad ``block`` (check_chunk's status)."""
+    _raise_block(status, path, block_size, block)
+
+
 def _raise_block(int status, str path, int block_size, long long block):
     from replicator.redo.blocks import BlockCheck, BlockStatus, raise_for
 
@@ -3571,8 +3593,11 @@ cdef class RecordLoop(RecordDispatcher):
         free(self.arena.p)
         free(self.recs)
 
-    def feed(self, bytes buf, long long first_block, Py_ssize_t count):
-        """Check ``count`` blocks read from ``first_block`` on and analyse every LWN they complete."""
+    def feed(self, bytes buf, long long first_block, Py_ssize_t count, bint checked=False):
+        """Check ``count`` blocks read from ``first_block`` on and analyse every LWN they complete.
+
+        ``checked``: :func:`check_chunk` already passed the buffer (a reader thread's read-ahead).
+        """
         cdef const uint8_t* p = <const uint8_t*> PyBytes_AS_STRING(buf)
         cdef Py_ssize_t n = PyBytes_GET_SIZE(buf) // self.bs
         cdef int status = 0
@@ -3581,8 +3606,11 @@ cdef class RecordLoop(RecordDispatcher):
         cdef int64_t expected
         if count < 0 or count > n:
             raise ValueError(f"RecordLoop.feed: {count} blocks asked of a buffer of {n}")
-        with nogil:
-            bad = first_bad_block(p, n, first_block, self.bs, self.sequence, self.big, self.verify, &status)
+        if checked:
+            bad = -1
+        else:
+            with nogil:
+                bad = first_bad_block(p, n, first_block, self.bs, self.sequence, self.big, self.verify, &status)
         if bad >= 0:
             _raise_block(status, self.path, self.bs, first_block + bad)
         if self.pos:

@@ -4,7 +4,8 @@ the daemon's :class:`~replicator.runner.daemon_engine.DaemonEngine` (and RacEngi
 The python engine's stages stay in place; the native engine installs hooks that take over
 the parts it implements and leave the rest (and anything unusual) to the python code.
 Today: a batch run's files go through the native record loop (block checks, framing, LWNs
-and dispatch in C, :class:`replicator.native._core.RecordLoop`), and so do the blocks the
+and dispatch in C, :class:`replicator.native._core.RecordLoop`; the reading and block checks
+of the next buffers run ahead in a reader thread), and so do the blocks the
 daemon's single-thread engine reads (:class:`replicator.native._core.BlockLoop`, fed as they
 arrive, with the per-LWN checkpoint step in C) and, for RAC, each thread's blocks (framed by
 :class:`~replicator.native._core.ThreadLoop`, merged by :class:`~replicator.native._core.RacMerge`);
@@ -22,7 +23,7 @@ _core.EventCommitter`).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from replicator.formats.capabilities import NativeRowFormat
@@ -30,7 +31,8 @@ from replicator.formats.framework import EventFormat
 from replicator.formats.olr_json import OlrJsonFormat
 from replicator.native import core
 from replicator.redo.header import RedoHeader
-from replicator.redo.reader import RedoFile, read_chunks
+from replicator.redo.readahead import ReadAhead
+from replicator.redo.reader import READ_AHEAD_CHUNKS, RedoFile, checked_chunks
 
 if TYPE_CHECKING:
     from replicator.runner.stages import CommitSink, NativeDriver
@@ -114,20 +116,33 @@ def attach_dispatch(parser: Any) -> None:
 def run_file(pipeline: Any, redo: RedoFile) -> RedoHeader:
     """Pipeline.run_file's reading and analysis with the native record loop (RecordLoop).
 
-    Python reads the file (header checks, then buffers of blocks); the loop checks the
-    blocks, frames records and LWNs and dispatches them; per LWN the parser's checkpoint
-    and ``pipeline.on_lwn`` are called as in the python engine.
+    A reader thread (:class:`~replicator.redo.readahead.ReadAhead`) reads the file (header
+    checks, then buffers of blocks) and checks each buffer's blocks (check_chunk, the GIL
+    released) up to READ_AHEAD_CHUNKS buffers ahead, while this thread's loop frames records
+    and LWNs and dispatches them; per LWN the parser's checkpoint and ``pipeline.on_lwn`` are
+    called as in the python engine. A read error, or a buffer that failed its checks (the loop
+    checks it again and raises), surfaces after the buffers before it were analysed.
     """
     parser = pipeline.parser
     headers: list[RedoHeader] = []
     loop = None
     on_lwn = pipeline.on_lwn
     observe = None if on_lwn is None else (lambda lwn: on_lwn(redo, lwn))
-    for buf, block, count in read_chunks(redo.path, pipeline.verify_checksum, headers, source=pipeline.source):
-        if loop is None:
-            parser.start_file(headers[0])
-            loop = core().RecordLoop(parser, headers[0], redo.path, pipeline.verify_checksum, block, observe)
-        loop.feed(buf, block, count)
+    native = core()
+    verify = pipeline.verify_checksum
+
+    def chunks() -> Iterator[tuple[bytes, int, int, bool]]:
+        return checked_chunks(redo.path, native.check_chunk, verify, headers, source=pipeline.source)
+
+    reader = ReadAhead(chunks, READ_AHEAD_CHUNKS)
+    try:
+        for buf, block, count, checked in reader:
+            if loop is None:
+                parser.start_file(headers[0])
+                loop = native.RecordLoop(parser, headers[0], redo.path, verify, block, observe)
+            loop.feed(buf, block, count, checked)
+    finally:
+        reader.close()  # an error or a stop here: the reader ends (and closes the file) first
     if loop is not None:
         loop.finish()
     if loop is None or not loop.lwns:

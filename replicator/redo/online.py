@@ -23,7 +23,9 @@ from replicator.redo.blocks import BlockStatus, check_blocks, payload_of
 from replicator.redo.header import SCN_NONE, RedoHeader, parse_headers
 from replicator.redo.identity import DatabaseIdentity
 from replicator.redo.reader import (
+    ChunkCheck,
     archive_format_regex,
+    checked_chunks,
     file_thread,
     read_chunks,
     read_lwns,
@@ -165,6 +167,7 @@ class Blocks:
     data: bytes
     first_block: int
     count: int
+    checked: bool = False  # the blocks passed the block checks here (the loop need not check them again)
 
 
 class RedoFollower:
@@ -175,8 +178,13 @@ class RedoFollower:
     which checks, frames and analyses them itself. An online log's blocks are handed over
     once they passed the block checks here (the end of what was written is found by them);
     when its group is reused before it was read to the end, the archived copy continues
-    at the next block not handed over, so the loop's framing simply goes on.
+    at the next block not handed over, so the loop's framing simply goes on. With
+    :attr:`chunk_check` (the native core's check_chunk) an archived log's buffers are checked
+    here too, in the reader thread, so the parser thread only frames them; a buffer that fails
+    is handed over unchecked (the loop raises its error in its place).
     """
+
+    chunk_check: ChunkCheck | None = None
 
     def __init__(
         self,
@@ -237,7 +245,12 @@ class RedoFollower:
                     block = max(2, offset // first.block_size) if first is not None else 2
             if path is not None:
                 headers: list[RedoHeader] = []
-                if raw:  # read_lwns' reading and checks of the file; the blocks are the loop's to check
+                if raw and self.chunk_check is not None:  # read and checked here, framed by the loop
+                    for buf, first_block, count, checked in checked_chunks(
+                        path, self.chunk_check, self.settings.verify_checksum, headers, block, self.source
+                    ):
+                        yield headers[0], Blocks(path, buf, first_block, count, checked)
+                elif raw:  # read_lwns' reading and checks of the file; the blocks are the loop's to check
                     for buf, first_block, count in read_chunks(
                         path, self.settings.verify_checksum, headers, block, self.source
                     ):
@@ -318,7 +331,7 @@ class RedoFollower:
                 check = check_blocks(buf, block, bs, seq, header.endian, self.settings.verify_checksum)
                 if check.good and raw:
                     good = buf if check.good * bs == len(buf) else buf[: check.good * bs]
-                    yield header, Blocks(path, good, block, check.good)
+                    yield header, Blocks(path, good, block, check.good, True)  # (checked above)
                     block += check.good
                     resume = block
                     crc_retries = 0

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from replicator import log
@@ -17,6 +17,14 @@ from replicator.redo.blocks import BlockStatus, check_blocks, payload_of, raise_
 from replicator.redo.header import NAB_NONE, RedoHeader, parse_headers
 from replicator.redo.records import Lwn, RecordFramer
 from replicator.redo.source import LOCAL, RedoHandle, RedoSource
+
+# A buffer's block checks (the native core's check_chunk): (buffer, first block, block size,
+# sequence, big-endian, verify checksums) -> (-1, 0) when every block passes, else the first
+# bad one's (index, status).
+ChunkCheck = Callable[[bytes, int, int, int, bool, bool], tuple[int, int]]
+# Buffers a reader thread reads (and checks) ahead of the record loop (redo.readahead): with
+# the 2 MiB of a local batch_chunk, 4 MiB waiting at most (and the one being read).
+READ_AHEAD_CHUNKS = 2
 
 
 @dataclass(slots=True)
@@ -230,3 +238,23 @@ def read_chunks(
             block += count
         if block < end_block:
             raise RedoLogError(f"file {path}: short read at block {block}", 40007)
+
+
+def checked_chunks(
+    path: str,
+    check: ChunkCheck,
+    verify_checksum: bool = True,
+    header_out: list[RedoHeader] | None = None,
+    start_block: int = 2,
+    source: RedoSource = LOCAL,
+) -> Iterator[tuple[bytes, int, int, bool]]:
+    """:func:`read_chunks` with each buffer's block checks run here, by ``check`` (a reader
+    thread's, while the record loop frames the buffers before): (buffer, first block, count,
+    passed). A buffer that did not pass is handed over as read: the record loop checks it
+    again when it comes to it and raises its error there, after the buffers before it.
+    """
+    headers: list[RedoHeader] = [] if header_out is None else header_out
+    for buf, block, count in read_chunks(path, verify_checksum, headers, start_block, source):
+        header = headers[-1]
+        bad, _ = check(buf, block, header.block_size, header.sequence, header.endian == ">", verify_checksum)
+        yield buf, block, count, bad < 0

@@ -21,6 +21,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from replicator.events import Change, Checkpoint, Message, Transaction
@@ -306,6 +307,7 @@ class DaemonEngine:
     def install_native_feed(self, core: Any) -> None:
         """The single-thread daemon frames the reader's raw blocks in a native BlockLoop."""
         self.block_loop = core.BlockLoop
+        self.follower.chunk_check = core.check_chunk  # an archived log's block checks: in the reader thread
         self.native_delivery(core)
 
     def native_delivery(self, core: Any) -> None:
@@ -551,7 +553,8 @@ class DaemonEngine:
                     elif blocks.path is not loop_path:
                         loop.set_path(blocks.path)  # an online log's archived copy goes on
                     loop_path = blocks.path
-                    self._fed(loop, lambda: loop.feed(blocks.data, blocks.first_block, blocks.count), header)  # noqa: B023 - called at once
+                    step = partial(loop.feed, blocks.data, blocks.first_block, blocks.count, blocks.checked)
+                    self._fed(loop, step, header)
                     barrier()  # what the feed committed goes out now, not at the next redo
             except _Halt:
                 pass  # the loop stopped at the end of the LWN that set it

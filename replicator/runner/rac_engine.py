@@ -94,6 +94,8 @@ class RacEngine(DaemonEngine):
         """Each thread's raw blocks are framed by its own ThreadLoop and merged by RacMerge in C."""
         self.rac_merge = core.RacMerge()
         self.block_loop_type = core.ThreadLoop
+        for follower in self.followers.values():
+            follower.chunk_check = core.check_chunk  # an archived log's block checks: in its reader thread
         self.native_delivery(core)
 
     async def run(self, seq: int, offset: int, stop: threading.Event) -> None:
@@ -234,7 +236,7 @@ class RacEngine(DaemonEngine):
             elif blocks.path != st.loop_path:
                 st.loop.set_path(blocks.path)  # an online log's archived copy goes on
             st.loop_path = blocks.path
-            st.loop.feed(blocks.data, blocks.first_block, blocks.count)
+            st.loop.feed(blocks.data, blocks.first_block, blocks.count, blocks.checked)
         return True
 
     def _merge_native(self, stop: threading.Event) -> None:

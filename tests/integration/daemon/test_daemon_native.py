@@ -297,3 +297,40 @@ def test_metrics_native_equal_python(tmp_path: Path) -> None:
         got[engine] = _final_metrics(result, cfg, engine, tmp_path / engine)
     assert any(k.startswith("dml_ops_total") and 'owner="' in k and float(v) > 0 for k, v in got["python"].items())
     assert got["native"] == got["python"]
+
+
+def test_bad_block_stops_native_as_python(tmp_path: Path) -> None:
+    """A bad block in the middle of an archived log: the native daemon (its reader thread
+    checks the blocks ahead of the parser) stops with the python engine's error and exit."""
+    sc = workloads.oltp(seed=14, target_bytes=3 << 20)
+    sc.log_blocks = 2048
+    result = generate(sc, tmp_path / "gen")
+    assert len(result.logs) > 2 and result.logs[1].blocks > 1000
+    path = result.logs[1].path
+    data = bytearray(path.read_bytes())
+    bad = 1000
+    data[bad * sc.block_size + 100] ^= 0x10
+    path.write_bytes(bytes(data))
+    cfg = result.offline_config()
+    outcomes = {}
+    for engine in ("python", "native"):
+        work = tmp_path / engine
+        work.mkdir()
+        shutil.copytree(result.checkpoint.parent, work / "state")
+        run = json.loads(json.dumps(cfg))
+        run["state"]["path"] = str(work / "state")
+        run["target"][0]["writer"]["output"] = str(work / "output.json")
+        run["source"][0]["debug"] = {"stop-log-switches": len(result.logs)}
+        (work / "daemon.json").write_text(json.dumps(run))
+        proc = subprocess.run(
+            [sys.executable, "-m", "replicator", "run", "-f", str(work / "daemon.json")],
+            env=dict(os.environ, REPLICATOR_ENGINE=engine),
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert "Traceback" not in proc.stderr
+        errors = [line for line in proc.stderr.splitlines() if "40006" in line]
+        assert errors and f"block {bad} " in errors[0], proc.stderr[-3000:]
+        outcomes[engine] = (proc.returncode, errors[0].split("40006", 1)[1])
+    assert outcomes["native"] == outcomes["python"] and outcomes["native"][0] != 0
