@@ -10,18 +10,20 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from replicator import log
 from replicator.errors import ConfigError, RuntimeFailure
 from replicator.events import Table
 from replicator.flags import FLAG_DDL, FLAG_SCHEMALESS
 from replicator.formats.base import Format, FormatOptions
-from replicator.formats.olr_digest import CheckpointDigests
 from replicator.redo.parser import ParserOptions
 from replicator.redo.reader import RedoFile
 from replicator.redo.source import LOCAL, RedoSource
 from replicator.txn.pool import MemoryPool
+
+if TYPE_CHECKING:  # msgspec and hashlib: imported only by a run with checkpoint digests
+    from replicator.formats.olr_digest import CheckpointDigests
 
 
 def _local_offset() -> int:
@@ -258,6 +260,8 @@ def checkpoint_digests(threads: int, checkpoint: Any) -> CheckpointDigests:
     of the stream was. One redo thread only (ConfigError 30001 otherwise)."""
     if threads > 1:
         raise ConfigError("format.checkpoint-digests is not supported with several redo threads (RAC) yet", 30001)
+    from replicator.formats.olr_digest import CheckpointDigests
+
     return CheckpointDigests((checkpoint.seq, checkpoint.offset) if checkpoint is not None else (0, 0))
 
 
