@@ -72,12 +72,12 @@ def test_a_file_run_imports_none_of_the_modules_it_does_not_use(free23: Path, tm
     assert [name for name in NOT_IMPORTED_BY_A_FILE_RUN if name in loaded] == []
 
 
-def test_help_imports_neither_pydantic_nor_the_runner() -> None:
+def test_help_imports_neither_pydantic_nor_logging_nor_the_runner() -> None:
     code = "import json, sys\nimport replicator.cli as c\nc.build_parser()\nprint(json.dumps(sorted(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     loaded = set(json.loads(done.stdout))
-    assert not {"pydantic", "replicator.config", "replicator.runner.batch", "replicator.native"} & loaded
+    assert not {"pydantic", "logging", "replicator.config", "replicator.runner.batch", "replicator.native"} & loaded
 
 
 def test_plugin_lookup_finds_a_pydantic_entry_point(tmp_path: Path) -> None:
