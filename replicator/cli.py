@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from replicator import __version__, log
+from replicator import __version__
 from replicator.cli_args import ArgumentParser, non_negative_float, positive_int
 from replicator.errors import ReplicatorError
 
@@ -343,6 +343,8 @@ def main(argv: list[str] | None = None) -> int:
         args = argparse.Namespace(rest=argv[1:], func=_OWN_PARSER[argv[0]])
     else:
         args = build_parser().parse_args(argv)
+    from replicator import log  # here: --help, --version and bad arguments need no logging set up
+
     log.configure_logging()
     try:
         return int(args.func(args) or 0)

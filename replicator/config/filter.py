@@ -1,13 +1,11 @@
 """``source[0].filter``: which tables are replicated and which transactions are skipped (§9)."""
 
-from __future__ import annotations
-
 import string
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
-from replicator.config.fields import OlrModel, bad_value, max_len, olr_message
+from replicator.config.fields import OlrModel, bad_value, empty_list, max_len, olr_message
 
 _HEX = frozenset(string.hexdigits)
 
@@ -86,12 +84,12 @@ class FilterConfig(OlrModel):
     """``filter``: table rules (ignored when schemaless), separator and XID lists."""
 
     separator: Annotated[str, max_len(128)] = ","
-    table: list[TableRule] = Field(default_factory=list)
-    skip_xid: list[XidText] = Field(default_factory=list)
-    dump_xid: list[XidText] = Field(default_factory=list)
+    table: list[TableRule] = Field(default_factory=empty_list)
+    skip_xid: list[XidText] = Field(default_factory=empty_list)
+    dump_xid: list[XidText] = Field(default_factory=empty_list)
 
     @model_validator(mode="after")
-    def _separator_usable(self) -> FilterConfig:
+    def _separator_usable(self) -> "FilterConfig":
         # OLR loops forever splitting on an empty separator; refuse it when it is used.
         if self.separator == "" and any(r.key is not None or r.tag is not None for r in self.table):
             raise bad_value("separator", "", 'a non-empty string when a table rule has "key" or "tag"')

@@ -6,8 +6,6 @@ single implementation of that preset in the project; formats receive the effecti
 values through :class:`replicator.formats.base.FormatOptions`.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import Annotated, Any
 
@@ -130,7 +128,7 @@ class FormatConfig(OlrModel):
     _explicit: frozenset[str] = PrivateAttr(default=frozenset())
 
     @model_validator(mode="after")
-    def _preset(self) -> FormatConfig:
+    def _preset(self) -> "FormatConfig":
         self._explicit = frozenset(self.model_fields_set)
         values = apply_format_preset(self.type, self.option_values(), set(self._explicit))
         for name, value in values.items():

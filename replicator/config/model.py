@@ -1,7 +1,5 @@
 """The top level of OpenLogReplicator.json (olr-interfaces.md §1.1, §1.8)."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any, ClassVar
 
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
@@ -84,7 +82,7 @@ class Config(OlrModel):
         return _exactly_one("target")(value)
 
     @model_validator(mode="after")
-    def _links(self) -> Config:
+    def _links(self) -> "Config":
         source = self.source[0]
         if source.transaction_max_mb > self.memory.max_mb:
             raise bad_value(

@@ -7,8 +7,6 @@ OpenLogReplicator reads them. ``"sftp"`` reads them from the database host over 
 the other reader types.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, model_validator
@@ -17,6 +15,7 @@ from replicator.config.fields import (
     OlrModel,
     bad_value,
     check_path_mapping,
+    empty_list,
     in_range,
     mapping_pairs,
     max_len,
@@ -75,7 +74,7 @@ class RedoSourceConfig(OlrModel):
     password: Annotated[str | None, max_len(128)] = Field(default=None, repr=False)
     privilege: Annotated[str, max_len(16)] = "sysasm"
     parallelism: Annotated[int, in_range(1, 16)] = 4
-    path_mapping: list[Annotated[str, max_len(2048)]] = Field(default_factory=list)
+    path_mapping: list[Annotated[str, max_len(2048)]] = Field(default_factory=empty_list)
 
     @classmethod
     def prune(cls, data: dict[str, Any]) -> dict[str, Any]:
@@ -88,7 +87,7 @@ class RedoSourceConfig(OlrModel):
         return without(data, *SFTP_KEYS, *ASM_KEYS, *COMMON_KEYS)
 
     @model_validator(mode="after")
-    def _consistency(self) -> RedoSourceConfig:
+    def _consistency(self) -> "RedoSourceConfig":
         if self.type not in REDO_SOURCE_TYPES:
             raise bad_value("type", self.type, 'one of {"local", "sftp", "asm"}')
         required = {"sftp": ("host", "user", "key_file"), "asm": ("server", "user", "password")}.get(self.type, ())

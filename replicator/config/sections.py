@@ -5,8 +5,6 @@ check is always strict (olr-interfaces.md §1.0). Their defaults are the code-si
 (§5.1, §6, §7).
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any, ClassVar
 
 from pydantic import AfterValidator, model_validator
@@ -54,7 +52,7 @@ class MemoryConfig(OlrModel):
         return data
 
     @model_validator(mode="after")
-    def _limits(self) -> MemoryConfig:
+    def _limits(self) -> "MemoryConfig":
         # OLR checks in this order and only what was given; a default derived from max-mb
         # is never range-checked (e.g. read-buffer-max-mb may end below read-buffer-min-mb).
         given = set(self.model_fields_set)
@@ -142,7 +140,7 @@ class MetricsConfig(OlrModel):
         return data if "type" in data else {}
 
     @model_validator(mode="after")
-    def _bind_needed(self) -> MetricsConfig:
+    def _bind_needed(self) -> "MetricsConfig":
         if self.type is not None and self.bind is None:
             raise olr_error("not_found", field="bind")
         return self

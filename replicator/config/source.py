@@ -1,7 +1,5 @@
 """``source[0]`` and its ``reader``, ``debug`` and ``filter`` sections (olr-interfaces.md §1.2–1.6, §9)."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, Field, model_validator
@@ -14,6 +12,7 @@ from replicator.config.fields import (
     OptU64,
     bad_value,
     check_path_mapping,
+    empty_list,
     in_range,
     int_or,
     mapping_pairs,
@@ -67,8 +66,8 @@ class ReaderConfig(OlrModel):
     db_timezone: Annotated[int | None, _timezone("db-timezone")] = None
     host_timezone: Annotated[int | None, _timezone("host-timezone")] = None
     log_timezone: Annotated[int | None, _timezone("log-timezone")] = None
-    redo_log: list[Annotated[str, max_len(2048)]] = Field(default_factory=list)
-    path_mapping: list[Annotated[str, max_len(2048)]] = Field(default_factory=list)
+    redo_log: list[Annotated[str, max_len(2048)]] = Field(default_factory=empty_list)
+    path_mapping: list[Annotated[str, max_len(2048)]] = Field(default_factory=empty_list)
     log_archive_format: Annotated[str | None, max_len(4000)] = None
     redo_source: RedoSourceConfig = Field(default_factory=RedoSourceConfig)
 
@@ -85,7 +84,7 @@ class ReaderConfig(OlrModel):
         return data
 
     @model_validator(mode="after")
-    def _consistency(self) -> ReaderConfig:
+    def _consistency(self) -> "ReaderConfig":
         given = self.model_fields_set
         if "start_time_rel" in given and self.start_scn is not None:
             raise bad_value("start-time-rel", self.start_time_rel, f'unset when "start-scn" is set ({self.start_scn})')
@@ -133,7 +132,7 @@ class DebugConfig(OlrModel):
     table: Annotated[str | None, max_len(128)] = None
 
     @model_validator(mode="after")
-    def _pair(self) -> DebugConfig:
+    def _pair(self) -> "DebugConfig":
         if self.owner is not None or self.table is not None:
             for name in ("owner", "table"):
                 if getattr(self, name) is None:
@@ -177,7 +176,7 @@ class SourceConfig(OlrModel):
     arch: Annotated[str | None, max_len(256)] = None
     filter: FilterConfig = Field(default_factory=FilterConfig)
     # Ours: more PDBs replicated in the same pass over the redo (docs/configuration.md, multitenant).
-    containers: list[ContainerConfig] = Field(default_factory=list)
+    containers: list[ContainerConfig] = Field(default_factory=empty_list)
 
     @classmethod
     def prune(cls, data: dict[str, Any]) -> dict[str, Any]:
@@ -193,7 +192,7 @@ class SourceConfig(OlrModel):
         return data
 
     @model_validator(mode="after")
-    def _cross_checks(self) -> SourceConfig:
+    def _cross_checks(self) -> "SourceConfig":
         if "column" in self.format.explicit_keys and self.format.column != 0 and self.flags & FLAG_SCHEMALESS:
             raise bad_value(
                 "column",

@@ -7,15 +7,13 @@ here so a bad config fails before anything is opened: the file writer's output p
 form (30008).
 """
 
-from __future__ import annotations
-
 import string
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from replicator.config.fields import U64, OlrModel, bad_value, in_range, max_len, olr_error, olr_message
+from replicator.config.fields import U64, OlrModel, bad_value, empty_dict, in_range, max_len, olr_error, olr_message
 from replicator.errors import ConfigPathError
 
 WRITER_TYPES = ("file", "kafka", "zeromq", "network", "discard")
@@ -184,7 +182,7 @@ class FileWriterConfig(WriterConfig):
     write_buffer_flush_size: Annotated[int, in_range(0, 1048576, uint=True)] = 1048576
 
     @model_validator(mode="after")
-    def _output_rules(self) -> FileWriterConfig:
+    def _output_rules(self) -> "FileWriterConfig":
         if self.output is None and self.max_file_size > 0:
             raise bad_value("output", "", f'to be set when "max-file-size" is set ({self.max_file_size})')
         if self.output:
@@ -248,7 +246,7 @@ class KafkaWriterConfig(WriterConfig):
     type: Literal["kafka"]
     max_message_mb: Annotated[int, in_range(1, MAX_KAFKA_MESSAGE_MB)] = 100
     topic: Annotated[str, max_len(256)]
-    properties: Annotated[dict[str, str], BeforeValidator(_properties)] = Field(default_factory=dict)
+    properties: Annotated[dict[str, str], BeforeValidator(_properties)] = Field(default_factory=empty_dict)
     topic_per_table: Annotated[str | None, max_len(256), BeforeValidator(_topic_template)] = None
     key_by_pk: Annotated[int, in_range(0, 1, "one of {0, 1}")] = 0
 
@@ -278,7 +276,7 @@ class NetworkWriterConfig(WriterConfig):
     tls_key: Annotated[str | None, max_len(4096)] = None
 
     @model_validator(mode="after")
-    def _host_port(self) -> NetworkWriterConfig:
+    def _host_port(self) -> "NetworkWriterConfig":
         if ":" not in self.uri:
             raise olr_message(30008, f"uri is missing ':' in parameter: {self.uri}", "uri")
         return self
@@ -303,7 +301,7 @@ class ZeroMQWriterConfig(WriterConfig):
     auth_token: AuthToken = None
 
     @model_validator(mode="after")
-    def _endpoint(self) -> ZeroMQWriterConfig:
+    def _endpoint(self) -> "ZeroMQWriterConfig":
         try:
             zeromq_endpoint(self.uri)
         except ValueError as exc:

@@ -18,11 +18,14 @@ best-effort).
 from __future__ import annotations
 
 import os
-import socket
 import time
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from replicator import log
+
+if TYPE_CHECKING:  # socket is imported when a message is sent (a run without systemd never does)
+    import socket
 
 
 def watchdog_usec(env: Mapping[str, str] | None = None, pid: int | None = None) -> int | None:
@@ -85,6 +88,8 @@ class Notifier:
         text = "\n".join(f"{key}={_one_line(str(value))}" for key, value in fields.items())
         try:
             if self._sock is None:
+                import socket
+
                 self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
             self._sock.sendto(text.encode("utf-8", "replace"), self._address)
             return True

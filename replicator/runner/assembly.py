@@ -18,7 +18,6 @@ from replicator.errors import ConfigError, RuntimeFailure
 from replicator.events import Table
 from replicator.flags import FLAG_DDL, FLAG_SCHEMALESS
 from replicator.formats.base import Format, FormatOptions
-from replicator.formats.olr_digest import CheckpointDigests
 from replicator.redo.parser import ParserOptions
 from replicator.redo.reader import RedoFile
 from replicator.redo.source import LOCAL, RedoSource
@@ -28,6 +27,7 @@ if TYPE_CHECKING:
     from replicator.config.model import Config
     from replicator.config.sections import MemoryConfig
     from replicator.config.source import SourceConfig
+    from replicator.formats.olr_digest import CheckpointDigests
     from replicator.schema.dictionary import Dictionary
     from replicator.schema.document import SchemaCheckpoint
     from replicator.schema.filter import TableRule
@@ -280,6 +280,8 @@ def checkpoint_digests(threads: int, checkpoint: SchemaCheckpoint | None) -> Che
     of the stream was. One redo thread only (ConfigError 30001 otherwise)."""
     if threads > 1:
         raise ConfigError("format.checkpoint-digests is not supported with several redo threads (RAC) yet", 30001)
+    from replicator.formats.olr_digest import CheckpointDigests
+
     return CheckpointDigests((checkpoint.seq, checkpoint.offset) if checkpoint is not None else (0, 0))
 
 

@@ -22,19 +22,21 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from replicator.events import Change, Checkpoint, Message, Transaction
 from replicator.flags import FLAG_CHECKPOINT
 from replicator.formats.base import Format
 from replicator.formats.capabilities import SilentCheckpoints, StreamingFormat
-from replicator.formats.olr_digest import CheckpointDigests
 from replicator.ops.metrics_tally import Tally
 from replicator.redo.header import RedoHeader
 from replicator.redo.online import RedoFollower
 from replicator.redo.parser import Parser
 from replicator.runner.position_file import CHECKPOINT_RANK, POSITION_ZERO, Position
 from replicator.writers.capabilities import WholeRunWriter
+
+if TYPE_CHECKING:  # msgspec and hashlib: imported only by a run with checkpoint digests
+    from replicator.formats.olr_digest import CheckpointDigests
 
 QUEUE_LWNS = 256
 QUEUE_BLOCKS = 2  # raw block buffers (up to a read chunk each, 16 MB locally) read ahead of the parser

@@ -11,13 +11,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from replicator.events import Change, Checkpoint, Message, Transaction
 from replicator.flags import FLAG_CHECKPOINT
 from replicator.formats.base import Format
 from replicator.formats.capabilities import SilentCheckpoints, StreamingFormat
-from replicator.formats.olr_digest import CheckpointDigests
 from replicator.redo.header import RedoHeader
 from replicator.redo.identity import DatabaseIdentity
 from replicator.redo.online import read_header
@@ -28,6 +27,9 @@ from replicator.redo.source import LOCAL, RedoSource
 from replicator.runner.runstats import RunStats
 from replicator.txn.pool import MemoryPool
 from replicator.writers.capabilities import RunWriter
+
+if TYPE_CHECKING:  # msgspec and hashlib: imported only by a run with checkpoint digests
+    from replicator.formats.olr_digest import CheckpointDigests
 
 FLUSH_MESSAGES = 4096
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -291,6 +290,8 @@ def writer_reachable(config: Any) -> str:
         address = _listen_address(writer)
         if address is not None:
             try:
+                import socket
+
                 with socket.create_server(address):
                     pass
             except OSError as exc:

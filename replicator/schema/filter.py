@@ -19,7 +19,6 @@ letters in Python (Oracle names rarely contain them).
 
 from __future__ import annotations
 
-import difflib
 import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -261,6 +260,8 @@ def nearest(name: str, candidates: Iterable[str]) -> str | None:
     if same_case:
         return same_case[0]
     folded = {c.casefold(): c for c in pool}
+    import difflib  # only for a message: not imported by every run
+
     close = difflib.get_close_matches(name.casefold(), list(folded), n=1, cutoff=0.6)
     return folded[close[0]] if close else None
 

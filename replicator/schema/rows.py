@@ -213,26 +213,61 @@ def parse_row(key: str, raw: Any, where: str, native: bool = False) -> Row:
     if not isinstance(raw, dict):
         raise _field_error(where, f"an element of {key} is not an object")
     row: Row = {}
-    for name, kind in row_fields(key):
-        if name not in raw:
+    for name, kind, bounds in _parse_plan(key):
+        value = raw.get(name, _MISSING)
+        if value.__class__ is int and bounds is not None and bounds[0] <= value <= bounds[1]:
+            row[name] = value  # check_value's common case, without the call (schema load at start-up)
+        elif value.__class__ is str and kind is Kind.STR:
+            row[name] = value
+        elif value is _MISSING:
             if (key, name) in OPTIONAL_FIELDS:
                 row[name] = OPTIONAL_FIELDS[key, name]
                 continue
             raise _field_error(where, f"field {name} not found in {key}")
-        row[name] = check_value(kind, raw[name], name, where, native)
+        else:
+            row[name] = check_value(kind, value, name, where, native)
     return row
+
+
+_MISSING: Final = object()
+# Per array: each field's (name, kind, the range of a number kind or None).
+_PARSE_PLANS: dict[str, tuple[tuple[str, Kind, tuple[int, int] | None], ...]] = {}
+
+
+def _parse_plan(key: str) -> tuple[tuple[str, Kind, tuple[int, int] | None], ...]:
+    plan = _PARSE_PLANS.get(key)
+    if plan is None:
+        plan = _PARSE_PLANS[key] = tuple((name, kind, _RANGES.get(kind)) for name, kind in row_fields(key))
+    return plan
+
+
+def _json_text(value: str) -> str:
+    # json.dumps escapes only '"', '\\' and the control characters, none of them printable.
+    if value.__class__ is str and value.isprintable() and '"' not in value and "\\" not in value:
+        return '"' + value + '"'
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _x128_text(value: int) -> str:
+    return f"[{value & _U64_MASK},{value >> 64}]"
+
+
+# Per array: the row's text with a %s for each value, and each field's (name, conversion);
+# numbers need none (%s is str()). Made at the first row of each array written.
+_DUMP_PLANS: dict[str, tuple[str, tuple[tuple[str, Any], ...]]] = {}
+
+
+def _dump_plan(key: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
+    plan = _DUMP_PLANS.get(key)
+    if plan is None:
+        spec = row_fields(key)
+        template = "{" + ",".join(f'"{name}":%s' for name, _ in spec) + "}"
+        convert = {Kind.X128: _x128_text, Kind.STR: _json_text, Kind.ROWID: _json_text}
+        plan = _DUMP_PLANS[key] = (template, tuple((name, convert.get(kind)) for name, kind in spec))
+    return plan
 
 
 def dump_row(key: str, row: Row) -> str:
     """One row as compact JSON in OLR's field order (128-bit values as [low64, high64])."""
-    parts = []
-    for name, kind in row_fields(key):
-        value = row[name]
-        if kind is Kind.X128:
-            text = f"[{value & _U64_MASK},{value >> 64}]"
-        elif kind in (Kind.STR, Kind.ROWID):
-            text = json.dumps(value, ensure_ascii=False)
-        else:
-            text = str(value)
-        parts.append(f'"{name}":{text}')
-    return "{" + ",".join(parts) + "}"
+    template, fields = _dump_plan(key)
+    return template % tuple([row[name] if conv is None else conv(row[name]) for name, conv in fields])
