@@ -66,6 +66,31 @@ def _timestamp_us(text: str, unit: str) -> int:
     return iso_to_us(t)
 
 
+def _epoch_us(text: Any, unit: str) -> Any:
+    """Epoch numbers in ``unit`` (an Arrow string array of plain ASCII integers) -> int64
+    microseconds, floored as :func:`_timestamp_us` does; None when a value is anything else
+    (ISO text, spaces, a number beyond int64): the caller takes them one by one."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if unit not in _UNIT_US or not len(text):
+        return None
+    if not pc.all(pc.match_substring_regex(text, r"^-?[0-9]{1,18}$")).as_py():  # all NULL: True
+        return None
+    div, mul = _UNIT_US[unit]
+    numbers = text.cast(pa.int64())
+    if div == 1 and mul == 1:
+        return numbers
+    values = numbers.to_numpy(zero_copy_only=False) if numbers.null_count == 0 else pc.fill_null(numbers, 0).to_numpy()
+    if mul != 1 and np.abs(values // div).max(initial=0) > np.iinfo(np.int64).max // mul:
+        return None  # beyond int64 microseconds: the Python path says so
+    out = values // div * mul
+    return pa.array(
+        out, pa.int64(), mask=numbers.is_null().to_numpy(zero_copy_only=False) if numbers.null_count else None
+    )
+
+
 def _tstz(text: str, tz_code: int) -> tuple[int, str | None]:
     """A TIMESTAMP WITH TIME ZONE as printed -> (UTC microseconds, zone text).
 
@@ -139,6 +164,9 @@ def convert(
         return pa.array([None if v is None else bytes.fromhex(v) for v in text.to_pylist()], pa.binary())
     if sql in ("timestamp", "timestamp_ntz"):
         unit = spec.get("unit") or _UNITS.get(timestamp_code % 4 if timestamp_code < 8 else -1, "iso")
+        fast = _epoch_us(text, unit)
+        if fast is not None:
+            return fast.cast(target)
         micros = [None if v is None else _timestamp_us(v, unit) for v in text.to_pylist()]
         return pa.array(micros, pa.int64()).cast(target)
     if sql == "boolean":

@@ -172,16 +172,18 @@ def parse_olr(doc: dict[str, Any], hints: FormatHints, meta: dict[str, Any]) -> 
 
 
 def parse_message(
-    value: bytes | None, key: bytes | None, hints: FormatHints, meta: dict[str, Any]
+    value: bytes | None, key: bytes | None, hints: FormatHints, meta: dict[str, Any], doc: Any = None
 ) -> list[dict[str, Any]]:
-    """Any supported message -> event rows; an unusable message -> one ``error`` row."""
+    """Any supported message -> event rows; an unusable message -> one ``error`` row (``doc``:
+    the message already decoded, when the caller has it)."""
     if value is None:
         return []  # a Kafka tombstone (Debezium sends one after each delete)
-    try:
-        doc = decode_message(value)
-    except (UnicodeDecodeError, ValueError) as exc:
-        where = f"partition {meta.get('k_partition')} offset {meta.get('k_offset')}"
-        return [dict(meta, kind="error", error=f"{where}: not JSON ({exc})")]
+    if doc is None:
+        try:
+            doc = decode_message(value)
+        except (UnicodeDecodeError, ValueError) as exc:
+            where = f"partition {meta.get('k_partition')} offset {meta.get('k_offset')}"
+            return [dict(meta, kind="error", error=f"{where}: not JSON ({exc})")]
     meta = dict(meta, key_cols=key_columns(key))
     try:
         if isinstance(doc, dict) and isinstance(doc.get("payload"), list) and "c_scn" in doc:
@@ -227,27 +229,137 @@ def parse_batches(batches: Iterator[Any], hints_json: str) -> Iterator[Any]:
         yield parse_batch(batch, hints, schema)
 
 
+class _General(Exception):
+    """A message the column-wise OLR parse leaves to :func:`parse_message` (DDL, checkpoints,
+    unknown operations, a missing commit SCN, anything malformed)."""
+
+
+_FAST_OPS: Final = frozenset(("c", "u", "d", "begin", "commit"))
+# The event columns parse_batch fills for every event, and those it fills for a few only (by row).
+_KAFKA: Final = ("k_partition", "k_offset", "k_ts", "seen")
+_SPARSE: Final = ("key_cols", "columns", "sql", "error", "digest", "check")
+_DENSE: Final = tuple(n for n in _NAMES if n not in _KAFKA and n not in _SPARSE)
+
+
+def _olr_fields(doc: dict[str, Any], hints: FormatHints) -> tuple[int, int, int, Any, Any]:
+    """(commit SCN, c_scn, c_idx, xid, commit time in us) of a message the column-wise parse takes;
+    :class:`_General` when :func:`parse_olr` has to read it."""
+    for el in doc["payload"]:
+        if el.__class__ is not dict:
+            raise _General
+        op = el.get("op")
+        if op not in _FAST_OPS:
+            raise _General
+        sch = el.get("schema")
+        if sch and sch.__class__ is not dict:
+            raise _General
+    commit_scn = _scn(doc, "e_scn")
+    if commit_scn is None and hints.scn_is_commit:
+        commit_scn = _scn(doc, "scn")
+    if commit_scn is None:
+        raise _General
+    commit_us = header_time_us(doc.get("e_tm", doc.get("e_tms")), hints.timestamp_metadata)
+    if commit_us is None and hints.tm_is_commit:
+        commit_us = header_time_us(doc.get("tm", doc.get("tms")), hints.timestamp_metadata)
+    xid = doc.get("xid", doc.get("xidn"))
+    if xid is not None and xid.__class__ is not str:
+        xid = str(xid)
+    return commit_scn, int(doc["c_scn"]), int(doc["c_idx"]), xid, commit_us
+
+
 def parse_batch(batch: Any, hints: FormatHints, schema: Any) -> Any:
     """One Arrow batch of Kafka rows -> one Arrow batch of events.
 
-    Columns are built straight from the parsed rows (no per-row Arrow conversion); the
-    Kafka fields are taken from the input columns by the index of each event's message.
+    Columns are built straight from the messages, with no dict per event: the elements of a plain
+    OpenLogReplicator message (row changes, begin, commit) go to the column lists as they are
+    read, every other message through :func:`parse_message` (the same rows). The Kafka fields
+    are taken from the input columns by the index of each event's message.
     """
     import pyarrow as pa
 
     keys, values = batch.column("key").to_pylist(), batch.column("value").to_pylist()
     parts, offsets = batch.column("partition").to_pylist(), batch.column("offset").to_pylist()
-    rows: list[dict[str, Any]] = []
+    dense: dict[str, list[Any]] = {name: [] for name in _DENSE}
+    sparse: dict[str, dict[int, Any]] = {name: {} for name in _SPARSE}
+    kind, tbl, op_, commit, elem_, rid_, before_, after_ = (
+        dense[n] for n in ("kind", "tbl", "op", "commit_scn", "elem", "rid", "before", "after")
+    )
+    fmt, c_scn_, c_idx_, xid_, ts_, full_ = (dense[n] for n in ("fmt", "c_scn", "c_idx", "xid", "commit_ts", "full"))
+    key_cols_, columns_ = sparse["key_cols"], sparse["columns"]
     parent: list[int] = []
     seen: set[tuple[Any, Any, str]] = set()
     # The Kafka key's column names are read for the first row change of each table and transaction
     # only: the driver takes the first of a table's (distfold.project), and a transaction is applied,
     # kept or dropped whole. Decoding every message's key was 6 % of the parse.
     keyed: set[tuple[Any, Any, Any]] = set()
+    fast = not hints.checkpoint_digests
+    every_full = bool(hints.message & 1)
+    dumps = json.dumps
     for j, (key, value) in enumerate(zip(keys, values)):
-        found: list[str] | None = None
+        doc: Any = None
+        if fast and value is not None:
+            try:
+                doc = decode_message(value)
+            except (UnicodeDecodeError, ValueError):
+                doc = None  # parse_message says why
+        if doc.__class__ is dict and doc.get("payload").__class__ is list and "c_scn" in doc:
+            try:
+                commit_scn, c_scn, c_idx, xid, commit_us = _olr_fields(doc, hints)
+            except (_General, KeyError, TypeError, ValueError, AttributeError):
+                pass
+            else:
+                payload = doc["payload"]
+                full = every_full or len(payload) > 1
+                found: Any = None
+                looked = False
+                for i, el in enumerate(payload):
+                    op = el.get("op")
+                    if op == "begin" or op == "commit":
+                        kind.append(op)
+                        tbl.append(None)
+                        rid_.append(None)
+                        before_.append(None)
+                        after_.append(None)
+                    else:
+                        sch = el.get("schema") or {}
+                        owner, table = sch.get("owner"), sch.get("table")
+                        name = f"{owner}.{table}" if owner else str(table)
+                        r = len(kind)
+                        if "columns" in sch:  # one copy of a column list per table and transaction is enough
+                            text = dumps(sch["columns"], separators=(",", ":"))
+                            mark: tuple[Any, Any, Any] = (name, commit_scn, text)
+                            if mark not in seen:
+                                columns_[r] = text
+                                seen.add(mark)
+                        if key:
+                            mark_key: tuple[Any, Any, Any] = (name, commit_scn, xid)
+                            if mark_key not in keyed:
+                                if not looked:
+                                    found, looked = key_columns(key), True
+                                if found:
+                                    key_cols_[r] = found
+                                    keyed.add(mark_key)
+                        b, a = el.get("before"), el.get("after")
+                        kind.append("dml")
+                        tbl.append(name)
+                        rid_.append(el.get("rid"))
+                        before_.append(b if isinstance(b, dict) else None)
+                        after_.append(a if isinstance(a, dict) else None)
+                    op_.append(op)
+                    elem_.append(i)
+                    fmt.append("olr")
+                    commit.append(commit_scn)
+                    c_scn_.append(c_scn)
+                    c_idx_.append(c_idx)
+                    xid_.append(xid)
+                    ts_.append(commit_us)
+                    full_.append(full)
+                    parent.append(j)
+                continue
+        found = None
         looked = False
-        for row in parse_message(value, None, hints, {"k_partition": parts[j], "k_offset": offsets[j]}):
+        for row in parse_message(value, None, hints, {"k_partition": parts[j], "k_offset": offsets[j]}, doc):
+            r = len(kind)
             if key and row.get("kind") == "dml":
                 mark_key = (row.get("tbl"), row.get("commit_scn"), row.get("xid"))
                 if mark_key not in keyed:
@@ -262,8 +374,14 @@ def parse_batch(batch: Any, hints: FormatHints, schema: Any) -> Any:
                 if mark in seen and row.get("kind") == "dml":
                     row["columns"] = None
                 seen.add(mark)
-            rows.append(row)
+            for name, col in dense.items():
+                col.append(row.get(name))
+            for name, at in sparse.items():
+                v = row.get(name)
+                if v is not None:
+                    at[r] = v
             parent.append(j)
+    n = len(parent)
     taken = pa.array(parent, pa.int64())
     arrays = []
     for f in schema:
@@ -275,11 +393,20 @@ def parse_batch(batch: Any, hints: FormatHints, schema: Any) -> Any:
                 .cast(f.type)
             )
         elif name == "seen":
-            arrays.append(pa.nulls(len(rows), f.type))
+            arrays.append(pa.nulls(n, f.type))
         elif name in ("before", "after"):
-            arrays.append(image_array([r.get(name) for r in rows]))
+            arrays.append(image_array(dense[name]))
+        elif name in sparse:
+            at = sparse[name]
+            if at:
+                full_col: list[Any] = [None] * n
+                for r, v in at.items():
+                    full_col[r] = v
+                arrays.append(pa.array(full_col, f.type))
+            else:
+                arrays.append(pa.nulls(n, f.type))
         else:
-            arrays.append(pa.array([r.get(name) for r in rows], f.type))
+            arrays.append(pa.array(dense[name], f.type))
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 

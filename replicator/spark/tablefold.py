@@ -214,11 +214,9 @@ def fold_table(
     stored_idx: dict[str, int] = {}
     if stored is not None and stored.num_rows:
         cols = stored.select(["_key", "_commit_scn", "_c_scn", "_c_idx", "_elem"]).to_pydict()
-        for i, (k, a, b, c, d) in enumerate(
-            zip(cols["_key"], cols["_commit_scn"], cols["_c_scn"], cols["_c_idx"], cols["_elem"])
-        ):
-            stored_pos[k] = (a, b, c, d)
-            stored_idx[k] = i
+        # A key held twice (a data file and a tombstone) keeps its last row, as a loop would.
+        stored_pos = dict(zip(cols["_key"], zip(cols["_commit_scn"], cols["_c_scn"], cols["_c_idx"], cols["_elem"])))
+        stored_idx = dict(zip(cols["_key"], range(len(cols["_key"]))))
     trunc = tuple(schema.truncated_at) if schema.truncated_at is not None else None
     # key -> [chain (local row numbers) or None for a tombstone, pos, op, xid, commit_ts (us), base key]
     cur: dict[str, list[Any]] = {}
@@ -228,9 +226,7 @@ def fold_table(
     commit_scn, c_scn, c_idx, elem = ev["commit_scn"], ev["c_scn"], ev["c_idx"], ev["elem"]
     ops, xids, tss = ev["op"], ev["xid"], ev["commit_ts"]
 
-    def last(k: str) -> Pos | None:
-        e = cur.get(k)
-        return e[1] if e is not None else stored_pos.get(k)
+    cur_get, stored_get = cur.get, stored_pos.get
 
     for j, (i, (new, old)) in enumerate(zip(plan.rows, plan.keys)):
         pos = (commit_scn[i], c_scn[i], c_idx[i], elem[i])
@@ -241,30 +237,22 @@ def fold_table(
         key = old if op == "d" else new  # the key whose row (or tombstone) the change leaves
         if key is None:  # distfold.route() holds back the changes that lack it
             raise InternalError(f"table {schema.name}: a row change reached the fold without its key")
-        if op == "c":
-            lp = last(key)
+        e = cur_get(key)
+        lp = e[1] if e is not None else stored_get(key)  # the key's last position
+        if op == "c" or op == "d":
             if lp is not None and pos <= lp:
                 stale += 1
                 continue
-            cur[key] = [[j], pos, "c", xids[i], tss[i], None]
-            fresh.append(i)
-            fresh_keys.append(key)
-            continue
-        if op == "d":
-            lp = last(key)
-            if lp is not None and pos <= lp:
-                stale += 1
-                continue
-            cur[key] = [None, pos, "d", xids[i], tss[i], None]
+            cur[key] = [[j] if op == "c" else None, pos, op, xids[i], tss[i], None]
             fresh.append(i)
             fresh_keys.append(key)
             continue
         src = old if old is not None else key
-        lp_new, lp_src = last(key), last(src)
-        if not (lp_new is None or pos > lp_new) or (src != key and not (lp_src is None or pos > lp_src)):
+        prev = e if src == key else cur_get(src)
+        lp_src = lp if src == key else (prev[1] if prev is not None else stored_get(src))
+        if not (lp is None or pos > lp) or (src != key and not (lp_src is None or pos > lp_src)):
             stale += 1
             continue
-        prev = cur.get(src)
         if prev is None:
             chain, base = [j], src  # over the stored row of the source key
         elif prev[0] is not None:
@@ -329,31 +317,31 @@ def fold_table(
             values = pc.if_else(pa.array(chain_sets_it), values, old_values.combine_chunks())
         arrays.append(values)
         fields.append(pa.field(name, target))
-    meta: dict[str, list[Any]] = {
-        "_key": keys,
-        "_commit_scn": [],
-        "_c_scn": [],
-        "_c_idx": [],
-        "_elem": [],
-        "_op": [],
-        "_xid": [],
-        "_commit_ts": [],
-    }
-    for k, e in zip(keys, entries):
-        if e is None:
-            row = stored_idx[k]
-            for c in ("_commit_scn", "_c_scn", "_c_idx", "_elem", "_op", "_xid"):
-                meta[c].append(stored[c][row].as_py())
-            meta["_commit_ts"].append(stored["_commit_ts"][row].cast(pa.int64()).as_py())  # microseconds, as ev's
-            continue
-        p = e[1]
-        meta["_commit_scn"].append(p[0])
-        meta["_c_scn"].append(p[1])
-        meta["_c_idx"].append(p[2])
-        meta["_elem"].append(p[3])
-        meta["_op"].append(e[2])
-        meta["_xid"].append(e[3])
-        meta["_commit_ts"].append(e[4])
+    # The metadata columns: the batch's for the keys it moved, the stored row's for the untouched
+    # rows a rewrite writes again (the last keys, after every key of ``cur``).
+    moved = len(cur)
+    meta: dict[str, Any] = {"_key": keys}
+    if moved:
+        head = list(cur.values())  # in the order of keys
+        scns, cscns, cidxs, elems = zip(*(e[1] for e in head))
+        meta.update(
+            _commit_scn=list(scns),
+            _c_scn=list(cscns),
+            _c_idx=list(cidxs),
+            _elem=list(elems),
+            _op=[e[2] for e in head],
+            _xid=[e[3] for e in head],
+            _commit_ts=[e[4] for e in head],
+        )
+    else:
+        meta.update((c, []) for c in ("_commit_scn", "_c_scn", "_c_idx", "_elem", "_op", "_xid", "_commit_ts"))
+    if n > moved:  # microseconds, as ev's commit times
+        kept = stored.select(["_commit_scn", "_c_scn", "_c_idx", "_elem", "_op", "_xid", "_commit_ts"]).take(
+            pa.array([stored_idx[k] for k in keys[moved:]], pa.int64())
+        )
+        kept = kept.set_column(6, "_commit_ts", kept["_commit_ts"].cast(pa.int64()))
+        for c, values in kept.to_pydict().items():
+            meta[c] = meta[c] + values
     for name, typ in [("_key", pa.string()), *metadata_schema()]:
         arrays.append(pa.array(meta[name], typ))
         fields.append(pa.field(name, typ))
