@@ -12,8 +12,9 @@ Defaults added unless ``properties`` sets them: ``enable.idempotence=true`` with
 Failures, beyond OpenLogReplicator (which logs 70008 and stops advancing):
 
 * a failed delivery report with a retriable error (unknown topic, timeout), a fatal
-  idempotence error, or no delivery progress for ``stall_timeout_s`` after broker errors
-  (a restarted broker that lost the producer id): the producer is rebuilt after a
+  idempotence error, every broker down with messages unconfirmed (a broker back without the
+  producer id would take its retries for duplicates and drop them), or no delivery progress
+  for ``stall_timeout_s`` after broker errors: the producer is rebuilt after a
   growing back-off and every unconfirmed message is produced again, in order. Messages
   the old producer had in flight may then arrive twice (at-least-once, as after an
   OpenLogReplicator restart; consumers dedup by c_scn/c_idx);
@@ -160,6 +161,14 @@ class KafkaWriter(Writer, DeliveryShortfall):
         self._rebuild_reason = ""
         self._failure: ReplicatorError | None = None
         self._broker_trouble = False
+        # The current producer had a delivery acknowledged: it holds a producer id and sequence
+        # numbers the broker knew. Once every broker went down after that, a broker that comes back
+        # without that state (restarted empty, or a failed-over cluster) can answer the producer's
+        # retries with DUPLICATE_SEQUENCE_NUMBER, which librdkafka reports as delivered: messages
+        # lost though confirmed. So the first service after such an outage with anything
+        # unconfirmed replaces the producer (new id, everything unconfirmed produced again).
+        self._acknowledged = False
+        self._outage_after_ack = False
         self._last_progress = time.monotonic()
         self._backoff = 0.0
         self._waiting_logged = False
@@ -358,6 +367,7 @@ class KafkaWriter(Writer, DeliveryShortfall):
         """Delivery report (runs inside poll on the caller's thread)."""
         if err is None:
             self.queue.mark_done(entry)
+            self._acknowledged |= generation == self._generation
             self._last_progress = time.monotonic()
             self._broker_trouble = False
             self._backoff = 0.0
@@ -379,6 +389,8 @@ class KafkaWriter(Writer, DeliveryShortfall):
             return
         if err.code() in _BROKER_TROUBLE:
             self._broker_trouble = True
+        if err.code() == KafkaError._ALL_BROKERS_DOWN and self._acknowledged:
+            self._outage_after_ack = True
         log.warn_once(70009, err.str(), f"Kafka error: {err.str()}")
 
     # -- servicing and recovery --------------------------------------------------------------
@@ -390,8 +402,7 @@ class KafkaWriter(Writer, DeliveryShortfall):
         self._guarded(self._producer.poll, timeout)
         if self._rebuilding:
             return  # called from inside a rebuild (librdkafka queue full): just let reports in
-        if not self._rebuild_reason and self._stalled():
-            self._request_rebuild(f"no delivery progress for {self.stall_timeout_s:.0f}s after broker errors")
+        self._check_recovery()
         if self._rebuild_reason:
             self._rebuild()
         confirmed = self.queue.take_confirmed()
@@ -416,6 +427,23 @@ class KafkaWriter(Writer, DeliveryShortfall):
     def _waiting(self) -> int:
         """Messages produced and not yet confirmed."""
         return len(self.queue)
+
+    def _check_recovery(self) -> None:
+        """Ask for a rebuild after an outage that may have lost the producer's id, or a stall."""
+        if self._rebuild_reason:
+            return
+        if self._outage_after_ack and self._waiting():
+            self._request_rebuild(
+                "every broker went down: a broker back without this producer's id could drop its retries"
+            )
+        elif self._stalled():
+            self._request_rebuild(f"no delivery progress for {self.stall_timeout_s:.0f}s after broker errors")
+
+    def _fresh_producer_state(self) -> None:
+        """A rebuilt producer starts with no broker state: no trouble, no acknowledged id."""
+        self._broker_trouble = False
+        self._acknowledged = self._outage_after_ack = False
+        self._last_progress = time.monotonic()
 
     def _stalled(self) -> bool:
         oldest = self._oldest_sent_at() if self._broker_trouble else None
@@ -462,8 +490,7 @@ class KafkaWriter(Writer, DeliveryShortfall):
         self._rebuild_reason = ""  # errors of the old producer do not ask for another rebuild
         self._producer = self._new_producer()
         self.rebuilds += 1
-        self._broker_trouble = False
-        self._last_progress = time.monotonic()
+        self._fresh_producer_state()
         self._rebuilding = True  # a failure meanwhile waits for the next _service: no nested resend
         try:
             for entry in self.queue.unconfirmed():

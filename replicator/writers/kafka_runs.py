@@ -356,11 +356,11 @@ class KafkaRunWriter(KafkaWriter, WholeRunWriter):
             self._delivery_failed(*failed)
         if producer.delivered != self._delivered_seen:
             self._delivered_seen = producer.delivered
+            self._acknowledged = True
             self._last_progress = time.monotonic()
             self._broker_trouble = False
             self._backoff = 0.0
-        if not self._rebuild_reason and self._stalled():
-            self._request_rebuild(f"no delivery progress for {self.stall_timeout_s:.0f}s after broker errors")
+        self._check_recovery()
         if self._rebuild_reason:
             self._rebuild()
         head = self._native.take_done()
@@ -412,8 +412,7 @@ class KafkaRunWriter(KafkaWriter, WholeRunWriter):
         self._rebuild_reason = ""  # errors of the old producer do not ask for another rebuild
         self._native = self._new_native(produced[0].serial if produced else self._serial)
         self.rebuilds += 1
-        self._broker_trouble = False
-        self._last_progress = time.monotonic()
+        self._fresh_producer_state()
         self._rebuilding = True  # a failure meanwhile waits for the next _service: no nested resend
         try:
             for entry in produced:

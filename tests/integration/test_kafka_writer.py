@@ -133,6 +133,7 @@ def test_broker_killed_and_restarted_mid_stream_loses_nothing(broker: Broker) ->
     broker.start()
     _wait_confirmed(writer, confirmed, 2500, 60)
     assert confirmed == [(m.scn, m.idx) for m in map(_message, range(2500))]
+    assert writer.rebuilds >= 1  # the outage replaced the producer: its id died with the broker
     _check(_consume(broker, ["cdc"], 1500), list(range(1000, 2500)))  # the new broker holds the rest
     # Killed while idle: the producer id it knew is gone too; delivery resumes after the restart.
     broker.kill()
