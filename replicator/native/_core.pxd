@@ -113,7 +113,7 @@ cdef class JsonCommitter:
     cdef object _commit_one(self, object parser, object txn, object record)
     cdef bint _stream(self, object parser, object txn, object record) except -1
     cdef bint _walk(self, object parser, object txn, _Out o) except -1
-    cdef int _slot(self, Grouping* g, object parser, object tables, uint32_t obj, list table_list,
+    cdef inline int _slot(self, Grouping* g, object parser, object tables, uint32_t obj, list table_list,
                    dict table_index) except -2
     cdef int _table_slot(self, object parser, object tables, uint32_t obj, list table_list,
                          dict table_index) except -2

@@ -1564,7 +1564,7 @@ cdef class JsonCommitter:
             work_free(&w)
             grouping_free(&g)
 
-    cdef int _slot(self, Grouping* g, object parser, object tables, uint32_t obj, list table_list,
+    cdef inline int _slot(self, Grouping* g, object parser, object tables, uint32_t obj, list table_list,
                           dict table_index) except -2:
         """_table_slot, remembering the last object's answer."""
         if g.last_slot >= 0 and obj == g.last_obj:
