@@ -22,23 +22,27 @@ NATIVE = os.path.join("replicator", "native")
 ERROR_FILE = os.path.join(NATIVE, "_build_error.txt")
 # The native extension modules: each is replicator/native/<name>.pyx, rebuilt (translated and
 # compiled again) when it or one of the files it reads changes: the .pxi files it includes and
-# the .pxd files it declares or cimports (_core.pxd: the C-level fields the modules share).
+# the .pxd files it declares or cimports (_structs.pxd: the shared C structs and inline helpers;
+# _core.pxd: the core's classes and value decoders the other modules use).
 # A module split off _core is one more entry (docs/native-engine.md "Native modules").
 MODULES: dict[str, tuple[str, ...]] = {
     "_core": (
         "_core.pxd",
-        "_dbztxn.pxd",
-        "_debezium.pxi",
-        "_rows.pxi",
-        "_avro.pxi",
-        "_protobuf.pxi",
+        "_structs.pxd",
+        "_defs.pxi",
+        "_tally.pxd",
         "_stage2.pxi",
-        "_tally.pxi",
         "_daemon_loop.pxi",
     ),
-    "_kafka": ("_core.pxd",),  # the native Kafka producer (reads MessageRun's fields)
-    "_runframes": ("_core.pxd",),  # stream framing and positions of MessageRuns
-    "_dbztxn": ("_dbztxn.pxd",),  # Debezium's transaction metadata (the core calls it)
+    "_kafka": ("_core.pxd", "_structs.pxd"),  # the native Kafka producer (reads MessageRun's fields)
+    "_runframes": ("_core.pxd", "_structs.pxd"),  # stream framing and positions of MessageRuns
+    "_dbztxn": ("_dbztxn.pxd",),  # Debezium's transaction metadata (_debezium calls it)
+    "_tally": ("_tally.pxd", "_structs.pxd", "_defs.pxi"),  # output metrics of a native commit (the core calls it)
+    # The renderers split off the core: each subclasses the core's committer and plan (_core.pxd).
+    "_debezium": ("_debezium.pxd", "_core.pxd", "_structs.pxd", "_defs.pxi", "_dbztxn.pxd"),
+    "_rows": ("_rows.pxd", "_core.pxd", "_debezium.pxd", "_structs.pxd", "_defs.pxi"),  # typed row images
+    "_avro": ("_rows.pxd", "_debezium.pxd", "_structs.pxd", "_defs.pxi"),  # avro, dts-avro, OMS light types
+    "_protobuf": ("_core.pxd", "_debezium.pxd", "_rows.pxd", "_structs.pxd", "_defs.pxi"),
 }
 REQUIRED = os.environ.get("REPLICATOR_REQUIRE_NATIVE") == "1"
 

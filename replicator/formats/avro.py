@@ -42,7 +42,7 @@ from replicator.formats.framework import (
     TxnContext,
     ddl_table,
     dumps,
-    native_core,
+    native_avro,
 )
 from replicator.formats.rowvalues import RowValues, TableView, Value
 from replicator.formats.textvalues import TextValues
@@ -51,7 +51,7 @@ from replicator.values.rowid import rowid_text
 Schema = dict[str, Any]
 
 
-# The native encoder's column kinds (replicator/native/_avro.pxi AVK_*).
+# The native encoder's column kinds (replicator/native/_avro.pyx AVK_*).
 _AVK_PY, _AVK_LONG, _AVK_DEC, _AVK_STR, _AVK_BYTES, _AVK_FLOAT, _AVK_DOUBLE, _AVK_TIME = range(8)
 _SIMPLE_KINDS = {"string": _AVK_STR, "bytes": _AVK_BYTES, "float": _AVK_FLOAT, "double": _AVK_DOUBLE}
 _UNIT_NANOS = {"millis": 1_000_000, "micros": 1000, "nanos": 1}
@@ -183,7 +183,7 @@ class AvroFormat(EventFormat, NativeRowFormat):
             native = self._native[id(view)] = self._native_table(view)
         if self._txn_part[0] is not ctx:
             self._txn_part = (ctx, _encode(_PARSED_STRING, ctx.db), _encode(_PARSED_STRING, ctx.xid))
-        data = native_core().avro_envelope(
+        data = native_avro().avro_envelope(
             rows,
             r,
             native[1],
@@ -230,7 +230,7 @@ class AvroFormat(EventFormat, NativeRowFormat):
 
         return (
             view,
-            native_core().ColumnCodes(kinds, p1, p2, [], fallback),
+            native_avro().ColumnCodes(kinds, p1, p2, [], fallback),
             _encode(_PARSED_STRING, view.owner) + _encode(_PARSED_STRING, view.name),
         )
 

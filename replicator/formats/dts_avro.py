@@ -54,7 +54,7 @@ from replicator.formats.framework import (
     TxnContext,
     ddl_table,
     dumps,
-    native_core,
+    native_avro,
 )
 from replicator.formats.rowvalues import ColumnView, RowValues, TableView, Value
 from replicator.formats.temporal import (
@@ -138,7 +138,7 @@ def dts_value(column: ColumnView, value: Value) -> Any:
     raise InternalError(f"no DTS Avro value for {type(value).__name__}", 50000)
 
 
-# The native encoder's column kinds (replicator/native/_avro.pxi DTK_*).
+# The native encoder's column kinds (replicator/native/_avro.pyx DTK_*).
 (
     _DTK_PY,
     _DTK_INTEGER,
@@ -297,7 +297,7 @@ class DtsAvroFormat(EventFormat, NativeRowFormat):
         if self._txn_part[0] is not ctx:
             self._txn_part = (ctx, _encode(_STRINGS, {"a": str(ctx.txn.begin_scn), "b": ctx.xid}))
         time = rows.time(r)
-        data = native_core().dts_record(
+        data = native_avro().dts_record(
             rows,
             r,
             cached[1],
@@ -349,7 +349,7 @@ class DtsAvroFormat(EventFormat, NativeRowFormat):
         fields = [{"name": c.name, "dataTypeNumber": c.otype.code} for c in view.columns]
         return (
             view,
-            native_core().ColumnCodes(kinds, p1, p2, extra, fallback),
+            native_avro().ColumnCodes(kinds, p1, p2, extra, fallback),
             _encode(_OPTIONAL_STRING, f"{view.owner}.{view.name}"),
             _encode(_TAGS_FIELDS, {"tags": tags, "fields": fields}),
         )

@@ -54,13 +54,14 @@ def dumps(value: object) -> bytes:
 _NATIVE: list[object] = []
 
 
-def native_core() -> Any:
-    """The compiled core (replicator.native._core), for the formats' ``on_native_row`` (which
-    only runs when it is built); imported once."""
+def native_avro() -> Any:
+    """The compiled Avro encoders (replicator.native._avro: ColumnCodes and the records the
+    formats' ``on_native_row`` write, which only runs when the native engine is built); imported
+    once."""
     if not _NATIVE:
-        from replicator.native import core
+        from replicator.native import avro
 
-        _NATIVE.append(core())
+        _NATIVE.append(avro())
     return _NATIVE[0]
 
 

@@ -36,7 +36,7 @@ from replicator.formats.framework import (
     TxnContext,
     ddl_table,
     dumps,
-    native_core,
+    native_avro,
 )
 from replicator.formats.rowvalues import ColumnView, RowValues, TableView, Value
 from replicator.formats.textvalues import TextValues
@@ -119,7 +119,7 @@ class OmsDefaultFormat(EventFormat, NativeRowFormat):
         if cached is None or cached[0] is not view:
             cached = self._light[id(view)] = (
                 view,
-                native_core().present_json,
+                native_avro().present_json,
                 [dumps(c.name) + b':{"schemaType":' + dumps(OMS_TYPES[c.otype.family]) + b"}" for c in view.columns],
             )
         light = cached[1](rows, r, side, cached[2])

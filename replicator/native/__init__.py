@@ -4,7 +4,7 @@ Two engines produce the same bytes: ``python``, the readable reference, and ``na
 which runs the hot parts in the compiled :mod:`replicator.native._core` and falls back to the
 python code for anything it does not handle (see that module's docstring). The compiled
 modules split off the core (:data:`MODULES`: the Kafka producer, the run framing, Debezium's
-transaction metadata) are built
+transaction metadata, the output tally and the renderers of the other formats) are built
 with it and loaded with it: the native engine is available when all of them import. The engine is
 chosen by ``--engine`` on ``run`` and ``bench``, else by the ``REPLICATOR_ENGINE``
 environment variable, else ``native`` when the extension is built. When ``native`` is wanted
@@ -29,9 +29,10 @@ WORKERS_VAR = "REPLICATOR_DECODE_WORKERS"
 DEFAULT_DECODE_WORKERS = 1 if (os.cpu_count() or 1) >= 4 else 0
 _BUILD_ERROR = os.path.join(os.path.dirname(__file__), "_build_error.txt")
 
-#: The compiled modules beside _core (docs/native-engine.md "Native modules"): _kafka and
-#: _runframes cimport _core (and have accessors below), _core cimports _dbztxn.
-MODULES = ("_kafka", "_runframes", "_dbztxn")
+#: The compiled modules beside _core (docs/native-engine.md "Native modules"): _kafka, _runframes
+#: and the renderers (_debezium, _rows, _avro, _protobuf) cimport _core (those python reaches have
+#: accessors below); _core cimports _tally, _debezium cimports _dbztxn.
+MODULES = ("_kafka", "_runframes", "_dbztxn", "_tally", "_debezium", "_rows", "_avro", "_protobuf")
 
 _module: ModuleType | None = None
 _siblings: dict[str, ModuleType] = {}
@@ -97,6 +98,27 @@ def runframes() -> ModuleType:
     """Stream framing and positions of MessageRuns (:mod:`replicator.native._runframes`; call
     :func:`available` first)."""
     return _sibling("_runframes")
+
+
+def debezium() -> ModuleType:
+    """The native Debezium renderer (:mod:`replicator.native._debezium`; call :func:`available` first)."""
+    return _sibling("_debezium")
+
+
+def rows() -> ModuleType:
+    """The typed row images and EventCommitter (:mod:`replicator.native._rows`; call :func:`available`
+    first)."""
+    return _sibling("_rows")
+
+
+def avro() -> ModuleType:
+    """The native Avro encoders (:mod:`replicator.native._avro`; call :func:`available` first)."""
+    return _sibling("_avro")
+
+
+def protobuf() -> ModuleType:
+    """The native protobuf renderer (:mod:`replicator.native._protobuf`; call :func:`available` first)."""
+    return _sibling("_protobuf")
 
 
 def resolve_engine(requested: str | None = None) -> str:

@@ -1,15 +1,29 @@
 # The C-level boundary of replicator.native._core: what the other native modules cimport.
 #
 # Cython reads this file when it compiles _core.pyx (the declarations below are the ones of
-# _core's own MessageRun, not repeated in the .pyx) and when a module does
-# ``from replicator.native._core cimport MessageRun`` (_kafka.pyx, _runframes.pyx): that module
-# reads a run's C arrays directly (no call, no Python object per message), and importing it
-# imports _core. Declare here only what crosses a module boundary; a change to this file
-# rebuilds every module that cimports it (setup.py).
+# _core's own classes, not repeated in the .pyx) and when a module does
+# ``from replicator.native._core cimport ...``: _kafka and _runframes read a MessageRun's C arrays
+# directly; the renderers split off the core (_debezium, _rows, _avro, _protobuf) subclass
+# _Plan, _Out and JsonCommitter (their fields are C struct members, their cdef methods calls
+# through the class's vtable, as in one module) and call the value decoders below (C function
+# pointers exported by _core). Importing such a module imports _core; _core cimports none of
+# them, only what lies below it (_structs.pxd, which is no module, and _tally), so module
+# initialisation never runs in a circle. Declare here only what crosses a module boundary; a change to this
+# file rebuilds every module that cimports it (setup.py).
 
-from libc.stdint cimport int64_t
+from libc.stdint cimport uint8_t, uint32_t, int64_t
+
+from replicator.native._structs cimport Buf, Val, Row, Work, Grouping
 
 
+# ----------------------------------------------------------------------------- value decoders
+cdef int number_text(Buf* b, const uint8_t* d, int n) noexcept nogil
+cdef bint valid_utf8(const uint8_t* p, int n, bint bmp_only) noexcept nogil
+cdef bint epoch_of(const uint8_t* d, int n, bint check_fraction, int64_t tz_offset, int64_t* epoch_out,
+                   int64_t* fraction_out) noexcept nogil
+
+
+# ----------------------------------------------------------------------------- classes
 cdef class MessageRun:
     """A committed transaction's messages rendered into one buffer (see _core.pyx)."""
 
@@ -24,3 +38,93 @@ cdef class MessageRun:
     cdef Py_ssize_t n
 
     cpdef message(self, Py_ssize_t i)
+
+
+cdef class _Plan:
+    """Per-table render plan: the python TablePlan plus native column kinds per image."""
+
+    cdef public object table
+    cdef public object py_plan
+    cdef int ncols
+    cdef bint bail
+    cdef uint8_t* keys
+    cdef uint8_t* nullable
+    cdef int* kind[2]
+    cdef int* param[2]
+    cdef int64_t* offset[2]
+    cdef list prefix      # "NAME": per column
+    cdef list nulls       # [before list, after list] of bytes or None
+    cdef list frags       # [before tuple, after tuple] of python fragments
+    cdef dict schema      # obj -> schema bytes (schema bit 1 off)
+    cdef bint schemaless  # an unknown table (schemaless mode): COL_<n> names, hex values, no reduction
+    cdef void* c          # its C view for stage-2 workers (a PlanC block, _stage2.pxi), NULL until needed
+
+
+cdef class _Out:
+    """One committed transaction being rendered: its event, header pieces and messages."""
+
+    cdef object event
+    cdef object hb
+    cdef object ctx
+    cdef object lwn_scn
+    cdef object xid
+    cdef object seq
+    cdef object prefix      # b'{...,"c_idx":' before a row's index, or None (headers per row)
+    cdef object suffix
+    cdef list messages
+    cdef bint started       # the begin message is out
+    cdef long long num      # rows rendered ("num" field)
+    cdef long long rows     # rows in messages not yet handed over
+    cdef Py_ssize_t room    # streamed: messages until the pipeline drains; 0: one list at the end
+    cdef bint run           # render into the committer's run buffer (a MessageRun), not Messages
+    cdef list tables        # streamed: the transaction's table plans (run slots point into it)
+
+
+cdef class JsonCommitter:
+    """Commits transactions for the OpenLogReplicator JSON format natively (see _core.pyx)."""
+
+    cdef object fmt
+    cdef object deliver
+    cdef dict plans
+    cdef dict epochs
+    cdef int64_t host_tz
+    cdef bint scn_all
+    cdef Buf out
+    cdef Buf val
+    cdef Buf run            # the MessageRun being rendered: bodies and newlines
+    cdef int64_t* run_ends
+    cdef int64_t* run_idx
+    cdef int* run_tab
+    cdef Py_ssize_t run_n, run_cap
+    cdef object pipeline
+    cdef list _tables
+    cdef list _views
+    cdef public long long native_transactions
+    cdef public long long python_transactions
+    cdef bint unknown_tables  # rows of tables the dictionary lacks are printed (printable_filter)
+    cdef public bint runs     # hand a transaction's messages over as one MessageRun (else a list)
+    cdef public object tally  # the daemon's metrics Tally: output rows counted by _tally (_tally.pxd)
+    cdef public object stage2  # the decode/format workers (_Stage2, _stage2.pxi) or None: one thread
+
+    cdef int _run_add(self, const char* p, Py_ssize_t n, int64_t idx, int tab) except -1
+    cdef MessageRun _take_run(self, _Out o)
+    cdef _Plan plan_for(self, object parser, object table)
+    cdef object epoch(self, uint32_t raw, object parser)
+    cdef object _commit_one(self, object parser, object txn, object record)
+    cdef bint _stream(self, object parser, object txn, object record) except -1
+    cdef bint _walk(self, object parser, object txn, _Out o) except -1
+    cdef inline int _slot(self, Grouping* g, object parser, object tables, uint32_t obj, list table_list,
+                   dict table_index) except -2
+    cdef int _table_slot(self, object parser, object tables, uint32_t obj, list table_list,
+                         dict table_index) except -2
+    cdef bint _assemble(self, Work* w, object parser, list chunks) except -1
+    cdef bint _group(self, Work* w, Grouping* g, object parser, Py_ssize_t first, list table_list,
+                     dict table_index) except -1
+    cdef _emit(self, Work* w, object parser, object txn, object record)
+    cdef _Out _open(self, object parser, object txn, object record)
+    cdef _rows(self, Work* w, _Out o, object parser)
+    cdef _hand_over(self, _Out o)
+    cdef _close(self, _Out o)
+    cdef _images(self, Row* row, Val* before, Val* after, _Plan plan, int column_mode, object reducer)
+    cdef _single(self, Val* image, _Plan plan, int column_mode, int side)
+    cdef _render(self, Val* image, _Plan plan, int side)

@@ -137,33 +137,6 @@ class RacMerge(RecordDispatcher):
 
     def run(self, engine: Any, parser: Any, threads: list[Any], stop: Any) -> None: ...
 
-@disjoint_base
-class DebeziumCommitter(JsonCommitter):
-    """Commits transactions for the Debezium formats natively."""
-
-class EventCommitter(JsonCommitter):
-    """Commits transactions natively for an EventFormat with ``on_native_row``."""
-
-@disjoint_base
-class RowImages:
-    """A committed transaction's rows, natively decoded once (the typed row-image interface)."""
-
-    pyvals: list[Any]
-    @property
-    def count(self) -> int: ...
-    def op(self, r: int) -> str: ...
-    def view(self, r: int) -> Any: ...
-    def table(self, r: int) -> Any: ...
-    def scn(self, r: int) -> int: ...
-    def time(self, r: int) -> int: ...
-    def rowid(self, r: int) -> str: ...
-    def has_image(self, r: int, side: int) -> bool: ...
-    def value(self, r: int, side: int, v: int) -> Any: ...
-    def get(self, r: int, side: int, v: int, default: Any = None) -> Any: ...
-    def modified(self, r: int, v: int) -> bool: ...
-    def masks(self, r: int) -> tuple[str, str]: ...
-    def json(self, r: int, side: int, values: Any, modified_only: bool = False) -> bytes: ...
-
 def native_version() -> str: ...
 def check_chunk(
     buf: bytes, first_block: int, block_size: int, sequence: int, big: bool, verify: bool
@@ -180,51 +153,5 @@ def value_text(kind: int, param: int, offset: int, data: bytes) -> bytes | None:
 
 VALUE_KINDS: tuple[str, ...]
 
-def float_repr(data: bytes, single: bool) -> bytes | None:
-    """The native shortest text of a BINARY_FLOAT/DOUBLE value (tests), or None (python)."""
-
 def vector_passes(data: bytes, start: int, header_size: int, endian: str, compat: int) -> bool:
     """The C field checks on one vector (tests): True when it passes, as invariants.check_vector."""
-
-@disjoint_base
-class ProtobufCommitter(JsonCommitter):
-    """Commits transactions for the protobuf format natively (RedoResponse wire bytes)."""
-
-@disjoint_base
-class ColumnCodes:
-    """Per visible column of a table view: how an Avro encoder writes its value."""
-
-    def __init__(self, kinds: list[int], p1: list[int], p2: list[int], extra: list[bytes], fallback: Any) -> None: ...
-
-def avro_envelope(
-    rows: RowImages,
-    r: int,
-    codes: ColumnCodes,
-    head: bytes,
-    source_a: bytes,
-    ts_ms: int,
-    source_b: bytes,
-    commit_scn: int,
-    c_scn: int,
-    c_idx: int,
-    op: bytes,
-    now_ms: int,
-) -> bytes:
-    """One ``avro`` data message of row ``r``."""
-
-def dts_record(
-    rows: RowImages,
-    r: int,
-    codes: ColumnCodes,
-    serial: int,
-    time: int,
-    safe_txid: bytes,
-    operation: int,
-    object_name: bytes,
-    now_ms: int,
-    tags_fields: bytes,
-) -> bytes:
-    """One DTS Avro Record of row ``r``."""
-
-def present_json(rows: RowImages, r: int, side: int, fragments: list[bytes]) -> bytes:
-    """``{`` + the fragments of the columns the image holds + ``}``."""

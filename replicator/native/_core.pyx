@@ -25,7 +25,8 @@ a checking walk, then a rendering walk handing messages over in the python strea
 :class:`RecordDispatcher` is stage 1's counterpart: Parser._dispatch for one record, with the
 (5.1, 11.x) pairs stored without ChangeVector objects.
 
-Other formats (the included ``_debezium.pxi`` and ``_rows.pxi``) reuse phase A:
+Other formats reuse phase A from modules of their own (``_debezium``, ``_rows``, ``_avro``,
+``_protobuf``: they subclass the classes and call the value decoders ``_core.pxd`` declares):
 
 * :class:`DebeziumCommitter` renders Debezium JSON (envelope, flatten, smt) per row into
   the same buffer, as DebeziumFormat.on_row and orjson would.
@@ -50,7 +51,8 @@ from libc.stdio cimport snprintf
 from libc.math cimport ldexp
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
 
-from replicator.native._dbztxn cimport TxnMeta  # Debezium's BEGIN/END (its own module, _dbztxn.pxd)
+from replicator.native._structs cimport *  # Buf, phase A's structs, the inline helpers
+from replicator.native._tally cimport tally_rows, tally_commit
 
 cdef extern from "Python.h":
     # CPython's bytearray object (its capacity, for grow_chunk)
@@ -70,55 +72,7 @@ from replicator.redo.timeconv import redo_time_to_epoch
 from replicator.values.rowid import rowid_text
 
 # ----------------------------------------------------------------------------- constants
-DEF ENTRY_SIZE = 40
-DEF KIND_PAIR = 1
-
-DEF IRP = 2
-DEF DRP = 3
-DEF LKR = 4
-DEF URP = 5
-DEF ORP = 6
-DEF CFA = 8
-DEF QMI = 11
-DEF QMD = 12
-
-DEF FB_N = 0x01
-DEF FB_P = 0x02
-DEF FB_L = 0x04
-DEF FB_F = 0x08
-DEF FB_K = 0x80
-
-DEF OPC_IRP = 0x0B02
-DEF OPC_DRP = 0x0B03
-DEF OPC_LKR = 0x0B04
-DEF OPC_URP = 0x0B05
-DEF OPC_ORP = 0x0B06
-DEF OPC_CFA = 0x0B08
-DEF OPC_QMI = 0x0B0B
-DEF OPC_QMD = 0x0B0C
-DEF OPC_SUPP = 0x0B10
-DEF OPC_CMP = 0x0B16
-
-DEF OP_INSERT = 1
-DEF OP_UPDATE = 2
-DEF OP_DELETE = 3
-
-# Value states in an image array.
-DEF ABSENT = -2
-DEF NULLV = -1
-
-# Column render kinds.
-DEF K_SKIP = 0
-DEF K_PY = 1
-DEF K_NUMBER = 2
-DEF K_HEX = 3
-DEF K_STR = 4
-DEF K_TS = 5
-DEF K_TSTZ = 6
-DEF K_IYM = 7
-DEF K_IDS = 8
-DEF K_BFLOAT = 9
-DEF K_BDOUBLE = 10
+include "_defs.pxi"
 
 TYPE_VARCHAR2, TYPE_NUMBER, TYPE_DATE, TYPE_RAW, TYPE_CHAR = 1, 2, 12, 23, 96
 TYPE_TIMESTAMP, TYPE_TIMESTAMP_LTZ = 180, 231
@@ -126,83 +80,8 @@ TYPE_TIMESTAMP_TZ, TYPE_INTERVAL_YM, TYPE_INTERVAL_DS = 181, 182, 183
 TYPE_BINARY_FLOAT, TYPE_BINARY_DOUBLE = 100, 101
 
 
-# ----------------------------------------------------------------------------- growable buffers
-cdef struct Buf:
-    char* p
-    Py_ssize_t n
-    Py_ssize_t cap
-
-
-cdef int buf_reserve(Buf* b, Py_ssize_t extra) except -1 nogil:
-    cdef Py_ssize_t need = b.n + extra
-    cdef Py_ssize_t cap
-    cdef char* p
-    if need <= b.cap:
-        return 0
-    cap = b.cap * 2 if b.cap else 4096
-    while cap < need:
-        cap *= 2
-    p = <char*> realloc(b.p, cap)
-    if p == NULL:
-        with gil:
-            raise MemoryError()
-    b.p = p
-    b.cap = cap
-    return 0
-
-
-cdef inline int buf_add(Buf* b, const char* s, Py_ssize_t n) except -1 nogil:
-    if b.n + n > b.cap:
-        buf_reserve(b, n)
-    memcpy(b.p + b.n, s, n)
-    b.n += n
-    return 0
-
-
-cdef inline int buf_byte(Buf* b, char c) except -1 nogil:
-    if b.n + 1 > b.cap:
-        buf_reserve(b, 1)
-    b.p[b.n] = c
-    b.n += 1
-    return 0
-
-
-cdef inline int buf_bytes(Buf* b, bytes s) except -1:
-    return buf_add(b, PyBytes_AS_STRING(s), PyBytes_GET_SIZE(s))
-
-
-cdef int buf_int(Buf* b, int64_t v) except -1 nogil:
-    cdef char tmp[24]
-    cdef int i = 24
-    cdef uint64_t u
-    cdef bint neg = v < 0
-    u = <uint64_t>(-v) if neg else <uint64_t>v
-    if u == 0:
-        i -= 1
-        tmp[i] = 48
-    while u:
-        i -= 1
-        tmp[i] = <char>(48 + u % 10)
-        u //= 10
-    if neg:
-        i -= 1
-        tmp[i] = 45
-    return buf_add(b, tmp + i, 24 - i)
-
-
-cdef char* HEXD = b"0123456789abcdef"
-
-
-cdef int buf_hex(Buf* b, const uint8_t* p, Py_ssize_t n) except -1 nogil:
-    cdef Py_ssize_t i
-    buf_reserve(b, 2 * n)
-    for i in range(n):
-        b.p[b.n] = HEXD[p[i] >> 4]
-        b.p[b.n + 1] = HEXD[p[i] & 15]
-        b.n += 2
-    return 0
-
-
+# ----------------------------------------------------------------------------- OLR JSON string escaping
+# (Buf, its helpers, the byte readers and phase A's structs are in _structs.pxd)
 cdef uint8_t PLAIN[256]      # bytes buf_escape copies as they are
 for _c in range(256):
     PLAIN[_c] = 1 if _c > 0x1E and _c != 0x22 and _c != 0x2F and _c != 0x5C else 0
@@ -248,117 +127,7 @@ cdef int buf_escape(Buf* b, const uint8_t* p, Py_ssize_t n) except -1 nogil:
     return 0
 
 
-# ----------------------------------------------------------------------------- byte readers
-cdef inline uint32_t rd16(const uint8_t* p, bint big) noexcept nogil:
-    if big:
-        return (<uint32_t>p[0] << 8) | p[1]
-    return p[0] | (<uint32_t>p[1] << 8)
-
-
-cdef inline uint32_t rd32(const uint8_t* p, bint big) noexcept nogil:
-    if big:
-        return (<uint32_t>p[0] << 24) | (<uint32_t>p[1] << 16) | (<uint32_t>p[2] << 8) | p[3]
-    return p[0] | (<uint32_t>p[1] << 8) | (<uint32_t>p[2] << 16) | (<uint32_t>p[3] << 24)
-
-
-cdef inline uint64_t rd64le(const uint8_t* p) noexcept nogil:
-    return <uint64_t>rd32(p, 0) | (<uint64_t>rd32(p + 4, 0) << 32)
-
-
-# ----------------------------------------------------------------------------- structures
-cdef struct CV:
-    const uint8_t* p        # vector start
-    int opcode
-    int nf                  # field count
-    Py_ssize_t fi           # first field in the field arena
-
-
-cdef struct Kdo:
-    bint valid
-    int op
-    bint rowdeps
-    bint kdom2
-    uint32_t bdba
-    int slot
-    int fb
-    int cc
-    int size_delt
-    const uint8_t* nulls
-    int nulls_len
-    int nrow                # QMI/QMD: rows, and their slots (NULL when the field is short)
-    const uint8_t* slots
-
-
-cdef struct Supp:
-    bint valid
-    int fb
-    int cc
-    int before
-    int after
-    uint32_t bdba
-    int slot
-    const uint8_t* nums     # NULL: no values
-    const uint8_t* lens
-    int first_value
-
-
-cdef struct Pair:
-    CV u
-    CV r
-    bint big
-    uint32_t obj
-    uint32_t data_obj
-    uint64_t scn
-    uint32_t time
-    uint64_t offset
-    Kdo uk
-    Kdo rk
-    Supp supp
-    int ufirst
-    const uint8_t* unums    # URP column numbers of the undo, NULL = None
-
-
-cdef struct Val:
-    const uint8_t* p
-    int n                   # >= 0 length, NULLV or ABSENT
-
-
-cdef struct Row:
-    int op
-    int pair                # first pair of the row (obj, offset)
-    uint32_t obj
-    uint32_t data_obj
-    uint64_t scn
-    uint32_t time
-    uint32_t bdba
-    int slot
-    uint64_t offset
-    int table               # index into the transaction's table list
-    int ncols
-    Py_ssize_t img          # before image at img, after at img + ncols
-
-
-cdef struct Field:
-    int off
-    int len
-
-
-cdef struct Work:
-    # Everything phase A builds, freed by work_free.
-    Pair* pairs
-    Py_ssize_t npairs
-    Py_ssize_t cap_pairs
-    Field* fields
-    Py_ssize_t nfields
-    Py_ssize_t cap_fields
-    Row* rows
-    Py_ssize_t nrows
-    Py_ssize_t cap_rows
-    Val* vals
-    Py_ssize_t nvals
-    Py_ssize_t cap_vals
-
-
+# ----------------------------------------------------------------------------- phase A's arrays
 cdef void work_free(Work* w) noexcept nogil:
     free(w.pairs)
     free(w.fields)
@@ -1108,34 +877,6 @@ cdef bint timestamp_tz_text(Buf* b, const uint8_t* d, int n, int code) noexcept 
     return True
 
 
-cdef inline void two_digits(Buf* b, int v) noexcept nogil:
-    """f"{v:02d}" for 0 <= v (more digits when v >= 100)."""
-    if v >= 100:
-        buf_int(b, v)
-        return
-    buf_byte(b, <char>(48 + v // 10))
-    buf_byte(b, <char>(48 + v % 10))
-
-
-cdef inline void biased(uint32_t value, int64_t* magnitude, bint* negative) noexcept nogil:
-    cdef int64_t bias = (<int64_t>1) << 31
-    if value & (<uint32_t>1 << 31):
-        magnitude[0] = <int64_t>value - bias
-        negative[0] = False
-    else:
-        magnitude[0] = bias - <int64_t>value
-        negative[0] = True
-
-
-cdef inline void offset60(int byte, int64_t* magnitude, bint* negative) noexcept nogil:
-    if byte >= 60:
-        magnitude[0] = byte - 60
-        negative[0] = False
-    else:
-        magnitude[0] = 60 - byte
-        negative[0] = True
-
-
 cdef bint interval_ym_text(Buf* b, const uint8_t* d, int n, int code) noexcept nogil:
     """values.interval.interval_ym_renderer(code); False: python (unknown value)."""
     cdef int64_t years, months
@@ -1211,14 +952,6 @@ cdef bint interval_ds_text(Buf* b, const uint8_t* d, int n, int code) noexcept n
     if code >= 4:
         buf_byte(b, 34)
     return True
-
-
-cdef inline int digits(int64_t v) noexcept nogil:
-    cdef int n = 1
-    while v >= 10:
-        v //= 10
-        n += 1
-    return n
 
 
 cdef bint float_text(Buf* b, const uint8_t* d, int n, bint dbl) noexcept nogil:
@@ -1319,40 +1052,11 @@ cdef bint utf16_escaped(Buf* b, const uint8_t* p, int n) noexcept nogil:
     return True
 
 
-cdef inline bint is_ascii(const uint8_t* p, int n) noexcept nogil:
-    cdef int i = 0
-    cdef uint64_t word
-    while i + 8 <= n:  # eight bytes at a time
-        memcpy(&word, p + i, 8)
-        if word & <uint64_t>0x8080808080808080:
-            return False
-        i += 8
-    while i < n:
-        if p[i] & 0x80:
-            return False
-        i += 1
-    return True
-
-
 # ----------------------------------------------------------------------------- table plans
 cdef class _Plan:
     """Per-table render plan: the python TablePlan plus native column kinds per image."""
 
-    cdef public object table
-    cdef public object py_plan
-    cdef int ncols
-    cdef bint bail
-    cdef uint8_t* keys
-    cdef uint8_t* nullable
-    cdef int* kind[2]
-    cdef int* param[2]
-    cdef int64_t* offset[2]
-    cdef list prefix      # "NAME": per column
-    cdef list nulls       # [before list, after list] of bytes or None
-    cdef list frags       # [before tuple, after tuple] of python fragments
-    cdef dict schema      # obj -> schema bytes (schema bit 1 off)
-    cdef bint schemaless  # an unknown table (schemaless mode): COL_<n> names, hex values, no reduction
-    cdef void* c          # its C view for stage-2 workers (a PlanC block, _stage2.pxi), NULL until needed
+    # Its fields and cdef methods are declared in _core.pxd (the modules split off the core use them).
 
     def __dealloc__(self):
         cdef int s
@@ -1490,18 +1194,6 @@ cdef int hex_columns(Buf* b, Val* image, Val* other, int n) except -1 nogil:
 
 
 # ----------------------------------------------------------------------------- chunk walking
-cdef struct Grouping:
-    # rows.group_rows state: the open row group carries over from one chunk to the next.
-    int* idx                # pair indexes of the group, in row order
-    int len
-    int cap
-    int op
-    Val* scratch            # build_row's supplemental images
-    Py_ssize_t scratch_cap
-    uint32_t last_obj       # the last object's table slot (rows of one table come in runs)
-    int last_slot           # -1: none yet
-
-
 cdef void grouping_free(Grouping* g) noexcept nogil:
     free(g.idx)
     free(g.scratch)
@@ -1648,21 +1340,7 @@ cdef class MessageRun:
 cdef class _Out:
     """One committed transaction being rendered: its event, header pieces and messages."""
 
-    cdef object event
-    cdef object hb
-    cdef object ctx
-    cdef object lwn_scn
-    cdef object xid
-    cdef object seq
-    cdef object prefix      # b'{...,"c_idx":' before a row's index, or None (headers per row)
-    cdef object suffix
-    cdef list messages
-    cdef bint started       # the begin message is out
-    cdef long long num      # rows rendered ("num" field)
-    cdef long long rows     # rows in messages not yet handed over
-    cdef Py_ssize_t room    # streamed: messages until the pipeline drains; 0: one list at the end
-    cdef bint run           # render into the committer's run buffer (a MessageRun), not Messages
-    cdef list tables        # streamed: the transaction's table plans (run slots point into it)
+    # Its fields and cdef methods are declared in _core.pxd (the modules split off the core use them).
 
 
 # ----------------------------------------------------------------------------- the committer
@@ -1674,28 +1352,7 @@ cdef class JsonCommitter:
     messages, rows)`` takes a committed transaction's messages.
     """
 
-    cdef object fmt
-    cdef object deliver
-    cdef dict plans
-    cdef dict epochs
-    cdef int64_t host_tz
-    cdef bint scn_all
-    cdef Buf out
-    cdef Buf val
-    cdef Buf run            # the MessageRun being rendered: bodies and newlines
-    cdef int64_t* run_ends
-    cdef int64_t* run_idx
-    cdef int* run_tab
-    cdef Py_ssize_t run_n, run_cap
-    cdef object pipeline
-    cdef list _tables
-    cdef list _views
-    cdef public long long native_transactions
-    cdef public long long python_transactions
-    cdef bint unknown_tables  # rows of tables the dictionary lacks are printed (printable_filter)
-    cdef public bint runs     # hand a transaction's messages over as one MessageRun (else a list)
-    cdef public object tally  # the daemon's metrics Tally: output rows counted here (_tally.pxi)
-    cdef public object stage2  # the decode/format workers (_Stage2, _stage2.pxi) or None: one thread
+    # Its fields and cdef methods are declared in _core.pxd (the modules split off the core use them).
 
     def __init__(self, fmt, pipeline):
         from replicator.flags import FLAG_SCHEMALESS, FLAG_SYSTEM_TXN
@@ -3822,14 +3479,12 @@ def value_text(int kind, int param, long long offset, bytes data):
 VALUE_KINDS = ("number", "ts", "tstz", "iym", "ids", "str", "hex", "bfloat", "bdouble")
 
 
-# ============================================================================= other formats
-# Included: compiled with this module. The Kafka producer (_kafka.pyx), the run framing
-# (_runframes.pyx) and Debezium's transaction metadata (_dbztxn.pyx) are modules of their own,
-# across the .pxd boundaries _core.pxd and _dbztxn.pxd (docs/native-engine.md "Native modules").
-include "_debezium.pxi"
+# ============================================================================= included sections
+# Compiled with this module: stage 2 (its _Stage2 is created by JsonCommitter, and it calls the
+# committer back) and the daemon's loops (subclasses of RecordLoop). The other sections are
+# modules of their own across .pxd boundaries (docs/native-engine.md "Native modules"): the
+# renderers _debezium, _rows, _avro and _protobuf (they cimport _core.pxd), the output tally
+# _tally (the core cimports _tally.pxd), the Kafka producer _kafka, the run framing _runframes,
+# Debezium's transaction metadata _dbztxn.
 include "_stage2.pxi"
-include "_rows.pxi"
-include "_avro.pxi"
-include "_protobuf.pxi"
-include "_tally.pxi"
 include "_daemon_loop.pxi"

@@ -5,9 +5,9 @@ BEGIN and END (DebeziumFormat.on_begin/on_commit): the envelope/key wrappers are
 from the python format (its own _value/_key around a marker payload), the payloads are
 written here per transaction, byte for byte what orjson writes for the python dicts.
 
-The core's DebeziumCommitter (_debezium.pxi) holds a TxnMeta and calls its cdef methods
+DebeziumCommitter (_debezium.pyx) holds a TxnMeta and calls its cdef methods
 through ``replicator/native/_dbztxn.pxd`` (the class's fields and methods), the only thing
-the core takes from this module; it takes nothing from the core.
+_debezium takes from this module; it takes nothing from the core.
 """
 
 import orjson as _orjson

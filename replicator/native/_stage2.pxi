@@ -773,7 +773,7 @@ cdef class _Stage2:
             if w.nrows == 0:
                 return True
             tables = c._tables
-            if c.tally is not None:  # metrics: rows counted here, in commit order (_tally.pxi)
+            if c.tally is not None:  # metrics: rows counted here, in commit order (_tally.pyx)
                 tally_rows(c.tally, &w, tables)
                 tally_commit(c.tally)
             plans = <PlanC**> malloc((len(tables) + 1) * sizeof(PlanC*))

@@ -13,11 +13,11 @@ single records go through :class:`replicator.native._core.RecordDispatcher` (for
 which stores the (5.1, 11.x) pairs natively; and the commit of a transaction for the
 OpenLogReplicator JSON format (row assembly, value decoding and rendering,
 :class:`replicator.native._core.JsonCommitter`, FULL mode included), for the Debezium formats
-(:class:`~replicator.native._core.DebeziumCommitter`), for protobuf
-(:class:`~replicator.native._core.ProtobufCommitter`) and, through the typed row images
-(:class:`~replicator.native._core.RowImages`), for every EventFormat that defines
+(:class:`~replicator.native._debezium.DebeziumCommitter`), for protobuf
+(:class:`~replicator.native._protobuf.ProtobufCommitter`) and, through the typed row images
+(:class:`~replicator.native._rows.RowImages`), for every EventFormat that defines
 ``on_native_row`` and does not turn it off with ``native_rows`` (:class:`~replicator.native.
-_core.EventCommitter`).
+_rows.EventCommitter`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from replicator.formats.capabilities import NativeRowFormat
 from replicator.formats.framework import EventFormat
 from replicator.formats.olr_json import OlrJsonFormat
-from replicator.native import core
+from replicator.native import core, debezium, protobuf, rows
 from replicator.redo.header import RedoHeader
 from replicator.redo.readahead import ReadAhead
 from replicator.redo.reader import READ_AHEAD_CHUNKS, RedoFile, checked_chunks
@@ -75,16 +75,16 @@ def attach_commit(target: CommitSink, parser: Any, fmt: Any, declines: Callable[
     committer = None
     # A Debezium or protobuf format exists only once its module is imported (a run of another
     # format does not import it, nor the protobuf runtime, for this test).
-    debezium = sys.modules.get("replicator.formats.debezium")
-    protobuf = sys.modules.get("replicator.formats.protobuf")
+    debezium_formats = sys.modules.get("replicator.formats.debezium")
+    protobuf_format = sys.modules.get("replicator.formats.protobuf")
     if type(fmt) is OlrJsonFormat:
         committer = core().JsonCommitter(fmt, target)
-    elif debezium is not None and type(fmt) is debezium.DebeziumFormat:
-        committer = core().DebeziumCommitter(fmt, target)
-    elif protobuf is not None and type(fmt) is protobuf.ProtobufFormat:
-        committer = core().ProtobufCommitter(fmt, target)
+    elif debezium_formats is not None and type(fmt) is debezium_formats.DebeziumFormat:
+        committer = debezium().DebeziumCommitter(fmt, target)
+    elif protobuf_format is not None and type(fmt) is protobuf_format.ProtobufFormat:
+        committer = protobuf().ProtobufCommitter(fmt, target)
     elif isinstance(fmt, EventFormat) and isinstance(fmt, NativeRowFormat) and fmt.native_rows:
-        committer = core().EventCommitter(fmt, target)  # the typed row-image interface
+        committer = rows().EventCommitter(fmt, target)  # the typed row-image interface
     last_committer = committer
     if committer is None:
         return None

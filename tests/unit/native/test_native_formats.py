@@ -202,7 +202,7 @@ def test_row_image_formats_real(fmt: str, tmp_path: Path) -> None:
     assert assert_same(cfg, tmp_path)["messages"]
 
 
-# The formats whose bodies the native engine writes itself from the row images (_avro.pxi):
+# The formats whose bodies the native engine writes itself from the row images (_avro.pyx):
 # every reference scenario through each of them.
 ENCODED_FORMATS = ("oms-extended", "dts-avro", "avro")
 

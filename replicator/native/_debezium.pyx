@@ -1,10 +1,33 @@
-# Included by _core.pyx (shares its structures, phase A and value decoders).
-#
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Debezium JSON rendered natively (the renderer of replicator.formats.debezium)."""
+
 # Debezium JSON (replicator.formats.debezium: envelope, flatten, smt) rendered natively from
 # the rows phase A assembled. The python format is the reference: every byte here is what
 # DebeziumFormat.on_row and orjson write for the same row, and any value this code does not
 # decode exactly like replicator.formats.rowvalues goes through the python decoder and
 # renderer of that column (so warnings and odd values behave alike by construction).
+#
+# A module of its own (setup.py MODULES, docs/native-engine.md "Native modules"): what it
+# shares with the other native modules crosses through .pxd files (_structs.pxd, _core.pxd, _debezium.pxd).
+
+from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
+from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.string cimport memcpy, memmove, memcmp, memset, strlen
+from libc.stdio cimport snprintf
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
+
+from replicator.native._structs cimport *
+from replicator.native._core cimport JsonCommitter, _Plan, _Out, number_text, valid_utf8, epoch_of
+from replicator.native._dbztxn cimport TxnMeta  # Debezium's BEGIN/END (_dbztxn.pxd)
+
+include "_defs.pxi"
+
+import gc
+
+from replicator.events import Message, Transaction
+from replicator.values.rowid import rowid_text
+
+cdef char* HEXD = b"0123456789abcdef"
 
 from libc.math cimport isfinite, signbit, frexp
 from libc.stdlib cimport strtod, strtof, strtol
@@ -211,13 +234,6 @@ cdef bint iso_text(Buf* b, int64_t epoch, int64_t nanos) noexcept nogil:
     two_digits(b, <int>(secs % 60))
     fraction_trimmed(b, nanos)
     return True
-
-
-cdef inline void signed_part(Buf* b, bint neg, int64_t whole) noexcept nogil:
-    """temporal._signed without nanoseconds: the interval's sign only on a non-zero part."""
-    if neg and whole:
-        buf_byte(b, 45)
-    buf_int(b, whole)
 
 
 cdef bint iym_iso(Buf* b, const uint8_t* d, int n) noexcept nogil:

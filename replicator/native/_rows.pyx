@@ -1,29 +1,38 @@
-# Included by _core.pyx (shares its structures, phase A and value decoders).
-#
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The typed row images (RowImages) and EventCommitter (the formats' on_native_row)."""
+
 # The typed row-image interface: a committed transaction's rows, decoded natively once into
 # one compact structure (RowImages), handed to the formats other than OLR JSON and Debezium.
 # See the module docstring ("Typed row images") and docs/native-engine.md.
+#
+# A module of its own (setup.py MODULES, docs/native-engine.md "Native modules"): what it
+# shares with the other native modules crosses through .pxd files (_structs.pxd, _core.pxd, _rows.pxd).
+
+from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
+from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.string cimport memcpy, memmove, memcmp, memset, strlen
+from libc.stdio cimport snprintf
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
+
+from replicator.native._structs cimport *
+from replicator.native._core cimport JsonCommitter, _Plan, _Out, number_text, valid_utf8, epoch_of
+from replicator.native._debezium cimport buf_base64, buf_rowid, ieee_value, iso_text, json_escape, shortest_text
+
+include "_defs.pxi"
+
+import gc
+
+from replicator.events import Transaction
+from replicator.formats.framework import TxnContext
+from replicator.values.rowid import rowid_text
+
+cdef char* B64_STD = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
 from libc.stdint cimport int32_t
 
 from replicator.formats.rowvalues import Instant as _Instant
 from replicator.formats.temporal import DaySecond as _DaySecond, YearMonth as _YearMonth, \
     ZonedInstant as _ZonedInstant
-
-# Cell kinds: what a decoded value is (the typed form of rowvalues.Value).
-DEF CK_ABSENT = 0    # the image does not hold the column
-DEF CK_NULL = 1
-DEF CK_NUMBER = 2    # exact plain decimal text in the arena (Decimal)
-DEF CK_TEXT = 3      # UTF-8 text in the arena (str)
-DEF CK_BYTES = 4     # raw bytes in the arena (bytes)
-DEF CK_INSTANT = 5   # a = epoch seconds, b = nanoseconds (Instant)
-DEF CK_ZONED = 6     # a = UTC epoch, b = nanoseconds, c = zone offset seconds, zone text in the arena
-DEF CK_YM = 7        # a = signed total months (YearMonth)
-DEF CK_DS = 8        # a = signed total nanoseconds (DaySecond)
-DEF CK_PY = 9        # a = index into RowImages.pyvals: the python decoder's value
-DEF CK_FLOAT = 10    # a = the IEEE bits of the double, b = 1 for BINARY_FLOAT (float)
-
-DEF CELL_MODIFIED = 1   # flags: an UPDATE's after cell the statement set to a different value
 
 # Column decode kinds (per visible column of a table).
 DEF DC_PY = 0
@@ -35,30 +44,6 @@ DEF DC_YM = 5
 DEF DC_DS = 6
 DEF DC_BYTES = 7
 DEF DC_FLOAT = 8     # param 1 BINARY_FLOAT, 0 BINARY_DOUBLE
-
-
-cdef struct Cell:
-    uint8_t kind
-    uint8_t flags
-    int32_t len          # arena span length (NUMBER, TEXT, BYTES, ZONED zone)
-    int64_t off          # arena span offset
-    int64_t a
-    int64_t b
-    int64_t c
-
-
-cdef struct RowMeta:
-    int op
-    int table            # index into RowImages.plans
-    int nvis
-    Py_ssize_t cell0     # before cells at cell0, after cells at cell0 + nvis
-    uint64_t scn
-    uint32_t time        # raw redo time
-    uint32_t obj
-    uint32_t data_obj
-    uint32_t bdba
-    int slot
-    uint64_t offset
 
 
 cdef class _RowPlan(_Plan):
@@ -345,16 +330,7 @@ cdef class RowImages:
     needs it.
     """
 
-    cdef RowMeta* rows
-    cdef Py_ssize_t nrows
-    cdef Cell* cells
-    cdef Py_ssize_t ncells
-    cdef Buf arena
-    cdef Buf out
-    cdef list plans
-    cdef public list pyvals
-    cdef object epoch_of_raw     # raw redo time -> epoch seconds
-    cdef dict styles
+    # Its fields and cdef methods are declared in _rows.pxd (_avro reads them).
 
     def __dealloc__(self):
         free(self.rows)

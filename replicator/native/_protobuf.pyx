@@ -1,5 +1,6 @@
-# Included by _core.pyx (shares its structures, phase A and value decoders).
-#
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The protobuf format (RedoResponse messages) rendered natively."""
+
 # The protobuf format (replicator.formats.protobuf: serialized RedoResponse messages)
 # rendered natively from the rows phase A assembled: the same column selection and UPDATE
 # reduction as OLR JSON (JsonCommitter._images), values typed as protobuf_values does, and
@@ -7,8 +8,33 @@
 # oneof members always written), as the python protobuf runtime serializes them. A value
 # these encoders do not take goes through the column's python setter on a python Value, so
 # odd values behave alike by construction.
+#
+# A module of its own (setup.py MODULES, docs/native-engine.md "Native modules"): what it
+# shares with the other native modules crosses through .pxd files (_structs.pxd, _core.pxd, _protobuf.pxd).
 
-from libc.math cimport isinf
+from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
+from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.string cimport memcpy, memmove, memcmp, memset, strlen
+from libc.stdio cimport snprintf
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
+
+from replicator.native._structs cimport *
+from replicator.native._core cimport JsonCommitter, _Plan, _Out, number_text, valid_utf8, epoch_of
+from replicator.native._debezium cimport buf_rowid, ieee_value
+from replicator.native._rows cimport utf16_utf8
+
+include "_defs.pxi"
+
+from replicator.events import Message, Transaction
+from replicator.flags import FLAG_RAW_HEX
+
+TYPE_VARCHAR2, TYPE_NUMBER, TYPE_DATE, TYPE_RAW, TYPE_CHAR = 1, 2, 12, 23, 96
+TYPE_TIMESTAMP, TYPE_TIMESTAMP_LTZ = 180, 231
+TYPE_TIMESTAMP_TZ, TYPE_INTERVAL_YM, TYPE_INTERVAL_DS = 181, 182, 183
+TYPE_BINARY_FLOAT, TYPE_BINARY_DOUBLE = 100, 101
+
+from libc.math cimport isfinite, isinf
+from libc.stdlib cimport strtod, strtof, strtol
 
 # Protobuf value kinds (per column).
 DEF PK_PY = 0        # the python setter

@@ -1,5 +1,6 @@
-# Included by _core.pyx after _rows.pxi (uses RowImages' cells and arena).
-#
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Avro bodies (avro, dts-avro) and OMS' light types written from the typed row images."""
+
 # Avro bodies written straight from the typed row images, for the formats ``avro`` (per-table
 # envelope records, replicator.formats.avro) and ``dts-avro`` (the DTS Record,
 # replicator.formats.dts_avro), plus OMS DefaultExtendColumnType's ``__light_type`` object.
@@ -8,6 +9,24 @@
 # (a python-decoded value, a zoned timestamp, an interval, a value out of the ranges checked
 # below) is encoded by the format's own python code for that one column (ColumnCodes.fallback),
 # so odd values and errors behave alike by construction.
+#
+# A module of its own (setup.py MODULES, docs/native-engine.md "Native modules"): what it
+# shares with the other native modules crosses through .pxd files (_structs.pxd, _core.pxd).
+
+from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
+from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.string cimport memcpy, memmove, memcmp, memset, strlen
+from libc.stdio cimport snprintf
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
+
+from replicator.native._structs cimport *
+from cpython cimport array
+
+from replicator.native._debezium cimport buf_rowid, fraction_trimmed, iso_text
+from replicator.native._rows cimport Cell, RowImages
+
+include "_defs.pxi"
+
 
 # Avro column kinds (format avro; avro_schema.column_type).
 DEF AVK_PY = 0       # always the python fallback

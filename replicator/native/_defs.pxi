@@ -1,0 +1,68 @@
+# Compile-time constants shared by the native modules (each .pyx includes this file: a DEF is
+# per compilation unit and cannot be cimported). Only DEFs: the code lives in the modules.
+
+DEF ENTRY_SIZE = 40
+DEF KIND_PAIR = 1
+
+DEF IRP = 2
+DEF DRP = 3
+DEF LKR = 4
+DEF URP = 5
+DEF ORP = 6
+DEF CFA = 8
+DEF QMI = 11
+DEF QMD = 12
+
+DEF FB_N = 0x01
+DEF FB_P = 0x02
+DEF FB_L = 0x04
+DEF FB_F = 0x08
+DEF FB_K = 0x80
+
+DEF OPC_IRP = 0x0B02
+DEF OPC_DRP = 0x0B03
+DEF OPC_LKR = 0x0B04
+DEF OPC_URP = 0x0B05
+DEF OPC_ORP = 0x0B06
+DEF OPC_CFA = 0x0B08
+DEF OPC_QMI = 0x0B0B
+DEF OPC_QMD = 0x0B0C
+DEF OPC_SUPP = 0x0B10
+DEF OPC_CMP = 0x0B16
+
+DEF OP_INSERT = 1
+DEF OP_UPDATE = 2
+DEF OP_DELETE = 3
+
+# Value states in an image array.
+DEF ABSENT = -2
+DEF NULLV = -1
+
+# Column render kinds.
+DEF K_SKIP = 0
+DEF K_PY = 1
+DEF K_NUMBER = 2
+DEF K_HEX = 3
+DEF K_STR = 4
+DEF K_TS = 5
+DEF K_TSTZ = 6
+DEF K_IYM = 7
+DEF K_IDS = 8
+DEF K_BFLOAT = 9
+DEF K_BDOUBLE = 10
+
+# The cells of the typed row images (RowImages, _rows.pxd; _avro reads them).
+# Cell kinds: what a decoded value is (the typed form of rowvalues.Value).
+DEF CK_ABSENT = 0    # the image does not hold the column
+DEF CK_NULL = 1
+DEF CK_NUMBER = 2    # exact plain decimal text in the arena (Decimal)
+DEF CK_TEXT = 3      # UTF-8 text in the arena (str)
+DEF CK_BYTES = 4     # raw bytes in the arena (bytes)
+DEF CK_INSTANT = 5   # a = epoch seconds, b = nanoseconds (Instant)
+DEF CK_ZONED = 6     # a = UTC epoch, b = nanoseconds, c = zone offset seconds, zone text in the arena
+DEF CK_YM = 7        # a = signed total months (YearMonth)
+DEF CK_DS = 8        # a = signed total nanoseconds (DaySecond)
+DEF CK_PY = 9        # a = index into RowImages.pyvals: the python decoder's value
+DEF CK_FLOAT = 10    # a = the IEEE bits of the double, b = 1 for BINARY_FLOAT (float)
+
+DEF CELL_MODIFIED = 1   # flags: an UPDATE's after cell the statement set to a different value
