@@ -50,7 +50,6 @@ def attach(pipeline: NativeDriver) -> None:
     """
     pipeline.native = None
     attach_dispatch(pipeline.parser)
-    pipeline.native_loop = run_file  # the batch pipeline's
     pipeline.install_native_feed(core())
     pipeline.native = attach_commit(pipeline, pipeline.parser, pipeline.format, pipeline.commit_declines())
     stage2 = None if pipeline.native is None else pipeline.native.stage2  # decode workers (JSON runs)

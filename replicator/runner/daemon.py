@@ -160,7 +160,7 @@ class Daemon:
         parser = Parser(parser_opts, lambda t: None, None, pool=self.pool)
         from replicator.native import resolve_engine
 
-        native = resolve_engine(getattr(self, "engine_name", None)) == "native"
+        native = resolve_engine(self.engine_name) == "native"
         archive_dirs = [d for d in (cp.log_archive_dest, *self._fra_dirs(cp), *self.source.reader.redo_log) if d]
         self.redo_source = open_source(self.source.reader)
         if self.online_db is not None:
