@@ -22,7 +22,6 @@ from replicator.events import Change, Checkpoint, Message, Transaction
 from replicator.flags import FLAG_CHECKPOINT
 from replicator.formats.base import Format
 from replicator.formats.capabilities import SilentCheckpoints, StreamingFormat
-from replicator.redo.merge import restart_entry
 from replicator.runner.runstats import RunStats
 
 if TYPE_CHECKING:  # msgspec and hashlib: imported only by a run with checkpoint digests
@@ -303,6 +302,8 @@ def rac_restart_positions(
     ``threads``: per thread (thread, its current (sequence, offset), the history of its LWNs since
     the last restart point, its last LWN's SCN, its bound); the oldest begin SCN of the open
     transactions holds each back (:func:`replicator.redo.merge.restart_entry`, docs/rac.md)."""
+    from replicator.redo.merge import restart_entry  # RAC runs only (start-up: not for others)
+
     begins = [t.begin_scn for t in parser.buffer.open_transactions() if t.begun]
     oldest = min(begins) if begins else None
     return [
