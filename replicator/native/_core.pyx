@@ -1367,8 +1367,8 @@ cdef class JsonCommitter:
         self.scn_all = bool(header.scn_all or header.tm_all)
         self.native_transactions = 0
         self.python_transactions = 0
-        self.runs = bool(getattr(pipeline, "native_runs", False))
-        workers = int(getattr(pipeline, "decode_workers", 0) or 0)
+        self.runs = bool(pipeline.native_runs)  # the driver's port (runner.stages.CommitSink)
+        workers = int(pipeline.decode_workers)
         self.stage2 = _Stage2(self, pipeline, workers) if workers > 0 and self.runs else None
 
     def __dealloc__(self):

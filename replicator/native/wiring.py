@@ -1,5 +1,6 @@
-"""Wiring of the native engine into a :class:`~replicator.runner.pipeline.Pipeline` (batch) or
-the daemon's :class:`~replicator.runner.daemon_engine.DaemonEngine` (and RacEngine): the same hooks for both.
+"""Wiring of the native engine into the one :class:`~replicator.runner.driver.Driver`, whatever its
+feed (the batch :class:`~replicator.runner.pipeline.Pipeline`, the daemon's
+:class:`~replicator.runner.daemon_engine.DaemonEngine` and RacEngine): the same hooks for all.
 
 The python engine's stages stay in place; the native engine installs hooks that take over
 the parts it implements and leave the rest (and anything unusual) to the python code.
@@ -44,13 +45,13 @@ last_committer: Any = None
 def attach(pipeline: NativeDriver) -> None:
     """Install the native hooks a runner's format and options allow.
 
-    ``pipeline`` is the batch :class:`~replicator.runner.pipeline.Pipeline` or the daemon's
-    :class:`~replicator.runner.daemon_engine.DaemonEngine` (RAC included): each installs its own feed (the
-    record loop, the daemon's block loop, the RAC merge) and says which commits it declines.
+    ``pipeline`` is the run's :class:`~replicator.runner.driver.Driver` (its typed port,
+    :class:`~replicator.runner.stages.NativeDriver`): each feed installs its own native loop
+    classes (the record loop, the daemon's block loop, the RAC merge) and says which commits
+    it declines.
     """
     pipeline.native = None
     attach_dispatch(pipeline.parser)
-    pipeline.native_loop = run_file  # the batch pipeline's
     pipeline.install_native_feed(core())
     pipeline.native = attach_commit(pipeline, pipeline.parser, pipeline.format, pipeline.commit_declines())
     stage2 = None if pipeline.native is None else pipeline.native.stage2  # decode workers (JSON runs)
@@ -64,8 +65,8 @@ def attach_commit(target: CommitSink, parser: Any, fmt: Any, declines: Callable[
 
     ``target`` (a :class:`~replicator.runner.stages.CommitSink`) takes the rendered messages:
     ``on_native(txn, messages, rows)``, ``on_native_stream(txn) -> room`` and
-    ``on_native_part(messages, rows) -> room`` (the batch :class:`~replicator.runner.pipeline.Pipeline` or the daemon's
-    :class:`~replicator.runner.daemon_engine.DaemonEngine`), and has the observers ``on_commit`` and
+    ``on_native_part(messages, rows) -> room`` (the run's :class:`~replicator.runner.driver.Driver`),
+    and has the observers ``on_commit`` and
     ``on_change`` (a commit is left to python while either is set, unless the committer's
     ``tally`` is set: then they only count into that metrics Tally and the committer counts
     its own rows there). ``target.tally`` (the daemon's) becomes the committer's ``tally``.

@@ -35,7 +35,7 @@ from replicator.runner.assembly import (
 )
 from replicator.runner.batch_output import finish_record, plan_output, prepare_writer, start_record
 from replicator.runner.checkpoint import CheckpointManager
-from replicator.runner.container_checkpoints import ContainerCheckpoints
+from replicator.runner.container_checkpoints import ContainerCheckpoints, write_rac_cut
 from replicator.runner.lock import lock_config
 from replicator.runner.pipeline import Pipeline, Sink
 from replicator.runner.preflight import BatchStartup, run_steps
@@ -143,15 +143,18 @@ def schema_checkpoints(pipeline: Pipeline, job: BatchJob, metrics: Metrics | Non
 
     def on_rac_checkpoint(cut_scn: int, time_raw: int, threads: list[tuple[int, int, int, int]]) -> None:
         # RAC (replicator.runner.rac): one restart point at the end, with each thread's position.
-        base[0], path = manager.after_rac_cut(
-            base[0], pipeline.parser, cut_scn, time_raw, lambda: threads, floor_scn=job.checkpoint.scn, final=True
+        base[0] = write_rac_cut(
+            manager,
+            others,
+            base[0],
+            pipeline.parser,
+            cut_scn,
+            time_raw,
+            lambda: threads,
+            floor_scn=job.checkpoint.scn,
+            final=True,
+            metrics=metrics,
         )
-        if path is not None and metrics is not None:
-            metrics.checkpoint_written(cut_scn)
-        if others is not None:  # source.containers: each PDB's too
-            others.after_rac_cut(
-                pipeline.parser, cut_scn, time_raw, lambda: threads, floor_scn=job.checkpoint.scn, final=True
-            )
 
     pipeline.on_rac_checkpoint = on_rac_checkpoint
     return manager

@@ -92,3 +92,33 @@ class ContainerCheckpoints:
             base[0], _ = manager.after_rac_cut(
                 base[0], view, cut_scn, time_raw, threads, floor_scn=floor_scn, force=True, final=final
             )
+
+
+def write_rac_cut(
+    manager: CheckpointManager,
+    containers: ContainerCheckpoints | None,
+    base: SchemaCheckpoint,
+    parser: Any,
+    cut_scn: int,
+    time_raw: int,
+    threads: Callable[[], list[tuple[int, int, int, int]]],
+    *,
+    floor_scn: int,
+    redo_bytes: int = 0,
+    force: bool = False,
+    final: bool = False,
+    metrics: Any = None,
+) -> SchemaCheckpoint:
+    """A RAC restart point at the merge's cut (batch and daemon runs alike): the first container's
+    (CheckpointManager.after_rac_cut, with ``threads()`` the per-thread positions,
+    runner.driver.rac_restart_positions), then every other PDB's at the same cut; the new base.
+    A dictionary change in another PDB forces it in every folder."""
+    force = force or (containers is not None and containers.changed(parser))
+    base, path = manager.after_rac_cut(
+        base, parser, cut_scn, time_raw, threads, floor_scn=floor_scn, redo_bytes=redo_bytes, force=force, final=final
+    )
+    if path is not None and metrics is not None:
+        metrics.checkpoint_written(cut_scn)
+    if containers is not None:
+        containers.after_rac_cut(parser, cut_scn, time_raw, threads, floor_scn=floor_scn, final=final)
+    return base

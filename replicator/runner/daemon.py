@@ -31,7 +31,7 @@ from replicator.redo.online import FollowSettings, LogLocator, ReadLimit, RedoFo
 from replicator.redo.parser import Parser
 from replicator.redo.sources import open_source
 from replicator.runner.checkpoint import POSITION_ZERO, CheckpointManager, Confirmed, Position, check_state_directory
-from replicator.runner.container_checkpoints import ContainerCheckpoints
+from replicator.runner.container_checkpoints import ContainerCheckpoints, write_rac_cut
 from replicator.runner.daemon_engine import DaemonEngine
 from replicator.runner.lock import lock_config
 from replicator.runner.position_check import check_in_output, check_in_redo
@@ -160,7 +160,7 @@ class Daemon:
         parser = Parser(parser_opts, lambda t: None, None, pool=self.pool)
         from replicator.native import resolve_engine
 
-        native = resolve_engine(getattr(self, "engine_name", None)) == "native"
+        native = resolve_engine(self.engine_name) == "native"
         archive_dirs = [d for d in (cp.log_archive_dest, *self._fra_dirs(cp), *self.source.reader.redo_log) if d]
         self.redo_source = open_source(self.source.reader)
         if self.online_db is not None:
@@ -430,26 +430,20 @@ class Daemon:
         """RAC: a restart point at the merge's cut, with each thread's position (rac_engine.py)."""
         self._check_stop_transactions()
         assert self.rac is not None, "a RAC checkpoint without the RAC engine"
-        containers = self.containers
-        force = force or (containers is not None and containers.changed(self.engine.parser))
-        floor_scn = self.base_checkpoint.scn
-        self.base_checkpoint, path = self.manager.after_rac_cut(
+        self.base_checkpoint = write_rac_cut(
+            self.manager,
+            self.containers,
             self.base_checkpoint,
             self.engine.parser,
             cut_scn,
             time_raw,
             self.rac.rac_positions,
-            floor_scn=floor_scn,
+            floor_scn=self.base_checkpoint.scn,
             redo_bytes=redo_bytes,
             force=force,
             final=final,
+            metrics=self.metrics,
         )
-        if path is not None and self.metrics is not None:
-            self.metrics.checkpoint_written(cut_scn)
-        if containers is not None:  # every other PDB's folder at the same cut
-            containers.after_rac_cut(
-                self.engine.parser, cut_scn, time_raw, self.rac.rac_positions, floor_scn=floor_scn, final=final
-            )
 
     def _final_schema_checkpoint(self) -> None:
         """A soft stop writes a schema checkpoint at the last LWN read (as OLR does); a failure

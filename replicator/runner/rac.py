@@ -13,15 +13,11 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from replicator.redo.merge import (
-    ThreadCursor,
-    ThreadMerge,
-    group_by_thread,
-    restart_entry,
-)
+from replicator.redo.merge import ThreadCursor, ThreadMerge, group_by_thread
 from replicator.redo.reader import RedoFile
 from replicator.redo.records import Lwn
 from replicator.redo.source import RedoSource
+from replicator.runner.driver import rac_restart_positions
 from replicator.runner.runstats import RunStats
 
 
@@ -84,12 +80,9 @@ def run_merged(
     pipeline.threads = {c.thread: c.progress for c in cursors}
     hook = pipeline.on_rac_checkpoint
     if hook is not None and cut_scn:  # the soft stop's restart point, with every thread's position
-        begins = [t.begin_scn for t in parser.buffer.open_transactions() if t.begun]
-        oldest = min(begins) if begins else None
-        threads = [
-            restart_entry(c.thread, c.position(), c.history, oldest, c.progress.lwn_scn, c.progress.bound)
-            for c in cursors
-        ]
+        threads = rac_restart_positions(
+            parser, [(c.thread, c.position(), c.history, c.progress.lwn_scn, c.progress.bound) for c in cursors]
+        )
         hook(cut_scn, max(c.progress.lwn_time for c in cursors), threads)
     pipeline.stage2_barrier()
     pipeline.drain()

@@ -32,11 +32,12 @@ from typing import Any
 
 from replicator.events import Transaction
 from replicator.redo.header import SCN_NONE, RedoHeader
-from replicator.redo.merge import restart_entry
 from replicator.redo.online import RedoFollower, read_header
 from replicator.redo.records import Lwn
 from replicator.runner.checkpoint import Position
-from replicator.runner.daemon_engine import QUEUE_BLOCKS, DaemonEngine, feed, run_parser
+from replicator.runner.daemon_engine import QUEUE_BLOCKS, DaemonEngine
+from replicator.runner.driver import rac_restart_positions
+from replicator.runner.handoff import feed, run_parser
 
 QUEUE_LWNS = 64
 
@@ -108,7 +109,8 @@ class RacEngine(DaemonEngine):
 
     async def run_threads(self, starts: dict[int, tuple[int, int]], stop: threading.Event) -> None:
         """Follow every thread from its (sequence, offset) until ``stop``; then drain."""
-        writer = self._open_batches(16)
+        writer = self.handoffs.open(16)
+        loop = writer.get_loop()
         parser_dead = threading.Event()
         raw = self.rac_merge is not None  # the native merge: the readers hand over raw blocks
         for t in self.followers:
@@ -117,7 +119,7 @@ class RacEngine(DaemonEngine):
             )
 
         readers = [
-            self._loop.run_in_executor(
+            loop.run_in_executor(
                 None,
                 feed,
                 lambda t=t: self.followers[t].follow(*starts[t], raw),
@@ -130,12 +132,10 @@ class RacEngine(DaemonEngine):
         ]
         merge = self._merge_native if raw else self._merge
         try:
-            await self._loop.run_in_executor(
-                None, run_parser, lambda: merge(stop), self.state.errors, stop, parser_dead
-            )
+            await loop.run_in_executor(None, run_parser, lambda: merge(stop), self.state.errors, stop, parser_dead)
         finally:
             parser_dead.set()
-            await self._batches.put(None)
+            await self.handoffs.close()
             await writer
             for r in readers:
                 await r
@@ -326,9 +326,7 @@ class RacEngine(DaemonEngine):
 
     def rac_positions(self) -> list[tuple[int, int, int, int]]:
         """Per thread (thread, sequence, offset, LWN SCN) to restart from (see the module doc)."""
-        begins = [t.begin_scn for t in self.parser.buffer.open_transactions() if t.begun]
-        oldest = min(begins) if begins else None
-        out = []
+        threads = []
         for t, st in sorted(self.threads.items()):
             if st.lwn is not None:
                 current = st.lwn_start
@@ -336,8 +334,8 @@ class RacEngine(DaemonEngine):
                 current = st.next_pos
             else:
                 current = self.starts.get(t, (0, 0))
-            out.append(restart_entry(t, current, st.history, oldest, st.lwn_scn, st.bound))
-        return out
+            threads.append((t, current, st.history, st.lwn_scn, st.bound))
+        return rac_restart_positions(self.parser, threads)
 
     def thread_status(self) -> str:
         """``thread 1 seq 12 scn 345, thread 2 seq 7 scn 340`` for the systemd status line."""

@@ -239,19 +239,23 @@ class CheckpointPort(Protocol):
 
 
 class CommitSink(Protocol):
-    """A driver taking what the native committer renders (``runner.pipeline.Pipeline`` for batch
-    runs, ``runner.daemon_engine.DaemonEngine`` for the daemon).
+    """The driver taking what the native committer renders (``runner.driver.Driver``: the batch
+    ``Pipeline``, the daemon's ``DaemonEngine`` and ``RacEngine`` are its feeds).
 
     Transaction: ``on_native``; a huge one in parts: ``on_native_stream`` then
     ``on_native_part`` (both return the room before the next drain). Checkpoints reach the
     driver through the parser's ``on_checkpoint``. The barrier (queued stage-2 transactions
-    out before a checkpoint) is ``native_barrier``, set by ``native.wiring.attach``.
+    out before a checkpoint) is ``native_barrier``, set by ``native.wiring.attach``. The
+    committer reads ``native_runs`` (hand a transaction over as one MessageRun) and
+    ``decode_workers`` (stage 2's worker threads, with runs) when it is made.
     """
 
     parser: Any
     on_commit: Callable[..., Any] | None  # observers: set, a commit is left to python
     on_change: Callable[..., Any] | None
     native_barrier: Callable[[], None] | None
+    native_runs: bool
+    decode_workers: int
     tally: Any  # metrics counters the committer counts its rows into (the daemon's), or None
 
     def on_native(self, txn: Transaction, messages: Sequence[Message], rows: int) -> None: ...
@@ -262,18 +266,17 @@ class CommitSink(Protocol):
 
 
 class NativeDriver(CommitSink, Protocol):
-    """A driver the native engine attaches to (``native.wiring.attach``): the batch ``Pipeline``,
-    the daemon's ``DaemonEngine`` or its ``RacEngine``. Each installs its own native feed, so attach
-    needs no test of which driver it has."""
+    """The driver the native engine attaches to (``native.wiring.attach``): ``runner.driver.Driver``,
+    whatever its feed (the batch ``Pipeline``, the daemon's ``DaemonEngine`` or its ``RacEngine``).
+    Each feed installs its own native loop classes, so attach needs no test of which it has."""
 
     format: Any  # the run's format (formats.base.Format)
     native: Any  # the native committer attach installed, or None
-    native_loop: Callable[..., Any] | None  # the batch record loop over a whole file (run_file)
     native_finish: Callable[[], None] | None
     tally: Any  # the daemon's metrics counters (ops.metrics_tally.Tally), None in batch runs
 
     def install_native_feed(self, core: Any) -> None:
-        """Take the native loop classes this driver feeds (``core`` is replicator.native._core)."""
+        """Take the native loop classes this feed uses (``core`` is replicator.native._core)."""
 
     def commit_declines(self) -> Callable[[Any, Any], bool] | None:
         """``declines(txn, record)``: commits to leave to python, or None when none are."""

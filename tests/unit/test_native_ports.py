@@ -168,6 +168,7 @@ def _implementations() -> list[tuple[str, type, list[type]]]:
     from replicator.runner import stages
     from replicator.runner.checkpoint import CheckpointManager
     from replicator.runner.daemon_engine import DaemonEngine
+    from replicator.runner.driver import Driver
     from replicator.runner.pipeline import Pipeline
     from replicator.runner.rac_engine import RacEngine
     from replicator.txn.buffer import OpenTransaction, TransactionBuffer
@@ -187,7 +188,8 @@ def _implementations() -> list[tuple[str, type, list[type]]]:
         ("BufferPort", stages.BufferPort, [TransactionBuffer]),
         ("ParserPort", stages.ParserPort, [Parser]),
         ("CheckpointPort", stages.CheckpointPort, [CheckpointManager]),
-        ("CommitSink", stages.CommitSink, [Pipeline, DaemonEngine]),
+        ("CommitSink", stages.CommitSink, [Driver, Pipeline, DaemonEngine]),
+        ("NativeDriver", stages.NativeDriver, [Driver, Pipeline, DaemonEngine, RacEngine]),
         ("DaemonDriverPort", stages.DaemonDriverPort, [DaemonEngine]),
         ("RacDriverPort", stages.RacDriverPort, [RacEngine]),
     ]

@@ -80,8 +80,8 @@ def _engine(restart_pos: tuple[int, int, int, int], run_type: Any) -> DaemonEngi
         None,  # type: ignore[arg-type]
         restart_pos=restart_pos,
     )
-    engine.run_type = run_type
-    engine._handoff_at = 1 << 30  # keep everything pending (no writer task in this test)
+    engine.handoffs.run_type = run_type
+    engine.handoffs.limit = 1 << 30  # keep everything pending (no writer task in this test)
     return engine
 
 
@@ -92,19 +92,19 @@ def test_stamp_restart_inside_a_run(runs: list[Any], cut: int | None) -> None:
     txn = Transaction(run.xid, run.scn, 0, run.scn, 0, commit_pos=(2, 4096, 5))
     restart = (0, 0, 0, 0) if cut is None else (2, 4096, 5, cut % len(run))
     engine = _engine(restart, type(run))
-    assert engine._stamp(txn, run, 0) == len(run)
+    assert engine.handoffs.take(txn, run, 0) == len(run)
     ref = _engine(restart, None)  # message by message
-    assert ref._stamp(txn, list(run), 0) == len(run)
+    assert ref.handoffs.take(txn, list(run), 0) == len(run)
     assert engine.state.skipped == ref.state.skipped
-    assert engine._pending_n == ref._pending_n == len(ref._pending)
+    assert engine.handoffs.pending_n == ref.handoffs.pending_n == len(ref.handoffs.pending)
     if cut is None:
-        assert engine._pending == [run] and engine._positions == [(2, 4096, 5, 0)]
+        assert engine.handoffs.pending == [run] and engine.handoffs.positions == [(2, 4096, 5, 0)]
     else:
-        assert engine._pending == ref._pending and engine._positions == ref._positions
+        assert engine.handoffs.pending == ref.handoffs.pending and engine.handoffs.positions == ref.handoffs.positions
     conf, expected = Confirmations(), Confirmations()
-    conf.sent(engine._pending, engine._positions)
-    expected.sent(ref._pending, ref._positions)
-    if ref._pending:
+    conf.sent(engine.handoffs.pending, engine.handoffs.positions)
+    expected.sent(ref.handoffs.pending, ref.handoffs.positions)
+    if ref.handoffs.pending:
         conf.confirm(run.scn, run.last_idx)
         expected.confirm(run.scn, run.last_idx)
     assert conf.snapshot() == expected.snapshot()

@@ -418,12 +418,12 @@ def test_formats_streamed(fmt: str, message: int, tmp_path: Path, monkeypatch: p
     """Above the streaming size the row-image and Debezium formats decode and format chunk by
     chunk natively, handing messages over where the python engine's stream drains."""
     from replicator.redo import parser as parser_module
-    from replicator.runner import pipeline as pipeline_module
+    from replicator.runner import driver as driver_module
     from replicator.txn import pool as pool_module
 
     monkeypatch.setattr(pool_module, "CHUNK", 8 << 10)
     monkeypatch.setattr(parser_module, "STREAM_BYTES", 16 << 10)
-    monkeypatch.setattr(pipeline_module, "FLUSH_MESSAGES", 37)  # drains inside the streamed transactions
+    monkeypatch.setattr(driver_module, "FLUSH_MESSAGES", 37)  # drains inside the streamed transactions
     sc = workloads.huge_transaction(rows=1500) if message else workloads.mixed(seed=21, events=40)
     result = generate(sc, tmp_path / "gen", with_expected=False)
     assert assert_same(config_of(result, {"type": fmt, "message": message}), tmp_path)["messages"]

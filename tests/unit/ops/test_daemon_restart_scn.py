@@ -31,11 +31,11 @@ def _engine(skip_commit_scn: int) -> DaemonEngine:
     engine = DaemonEngine(
         Parser(ParserOptions(tables={}), lambda t: None),
         _OneMessage(FormatOptions()),
-        object(),  # no writer task here: what reaches _pending is checked
+        object(),  # no writer task here: what reaches the pending batch is checked
         None,  # type: ignore[arg-type]  # no follower: the parser callbacks only
         skip_commit_scn=skip_commit_scn,
     )
-    engine._handoff_at = 1 << 30  # keep everything pending (no writer task here)
+    engine.handoffs.limit = 1 << 30  # keep everything pending (no writer task here)
     return engine
 
 
@@ -49,7 +49,7 @@ def test_commits_at_the_restart_scn_are_replayed() -> None:
         engine._on_transaction(txn)
     # 1 committed before the confirmed transaction began: dropped; 2 (the confirmed one, begun
     # and committed at 1000), 3 (committed at the same SCN) and 4 are replayed.
-    xids = [m.xid for m in engine._pending]
+    xids = [m.xid for m in engine.handoffs.pending]
     assert 1 not in xids and {2, 3, 4} <= set(xids)
     assert engine.state.new_transactions == 3
 

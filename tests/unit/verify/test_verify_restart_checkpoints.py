@@ -23,7 +23,7 @@ def _engine(restart: tuple[int, int, int, int]) -> DaemonEngine:
         None,  # type: ignore[arg-type]
         restart_pos=restart,
     )
-    engine._handoff_at = 1 << 30  # keep everything pending (no writer task in this test)
+    engine.handoffs.limit = 1 << 30  # keep everything pending (no writer task in this test)
     return engine
 
 
@@ -32,13 +32,13 @@ def test_the_end_of_log_checkpoint_follows_its_lwn_checkpoint() -> None:
     uninterrupted = _engine((0, 0, 0, 0))
     uninterrupted._on_checkpoint(lwn)
     uninterrupted._on_checkpoint(end)
-    first, second = uninterrupted._positions
+    first, second = uninterrupted.handoffs.positions
     assert first < second and first == (7, 16 * 512, CHECKPOINT_RANK, 0)
     restarted = _engine(first)  # confirmed up to the LWN's checkpoint
     restarted._on_checkpoint(lwn)
     restarted._on_checkpoint(end)
-    assert restarted._positions == [second] and b'"redo":true' in restarted._pending[0].data
+    assert restarted.handoffs.positions == [second] and b'"redo":true' in restarted.handoffs.pending[0].data
     done = _engine(second)  # confirmed up to the log's: nothing of the LWN again
     done._on_checkpoint(lwn)
     done._on_checkpoint(end)
-    assert done._positions == []
+    assert done.handoffs.positions == []
