@@ -145,7 +145,7 @@ class DaemonEngine(Driver):
     def native_declines(self, txn: Any, record: Any) -> bool:
         """Whether a commit must take the python path: skipped by SCN (python does not format
         it at all). With metrics on, the native committer counts its rows into :attr:`tally`
-        itself (``_tally.pxi``), as the driver counts python's changes."""
+        itself (``_tally.pyx``), as the driver counts python's changes."""
         return bool(record.scn < self.skip_commit_scn)
 
     def _message_position(self, txn: Transaction, index: int) -> Position:

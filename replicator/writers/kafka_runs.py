@@ -4,7 +4,7 @@
 :class:`KafkaRunWriter` where the native core is built and the librdkafka of the
 confluent-kafka wheel is found, else :class:`~replicator.writers.kafka.KafkaWriter`
 (confluent-kafka's per-message ``produce``). :class:`KafkaRunWriter` produces through
-librdkafka's C API (``KafkaRuns`` in replicator/native/_kafka.pxi):
+librdkafka's C API (``KafkaRuns`` in replicator/native/_kafka.pyx):
 
 * a native ``MessageRun`` (a transaction's messages in one buffer) is produced from its
   buffer in C, its delivery reports are counted per run in C, and it is confirmed once
