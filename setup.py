@@ -23,11 +23,13 @@ ERROR_FILE = os.path.join(NATIVE, "_build_error.txt")
 # The native extension modules: each is replicator/native/<name>.pyx, rebuilt (translated and
 # compiled again) when it or one of the files it reads changes: the .pxi files it includes and
 # the .pxd files it declares or cimports (_structs.pxd: the shared C structs and inline helpers;
-# _core.pxd: the core's classes and value decoders the other modules use).
+# _core.pxd: the core's classes the other modules use; _values.pxd: the value decoders).
 # A module split off _core is one more entry (docs/native-engine.md "Native modules").
 MODULES: dict[str, tuple[str, ...]] = {
+    "_values": ("_values.pxd", "_structs.pxd"),  # the value decoders (the core and the renderers call them)
     "_core": (
         "_core.pxd",
+        "_values.pxd",
         "_structs.pxd",
         "_defs.pxi",
         "_tally.pxd",
@@ -39,10 +41,11 @@ MODULES: dict[str, tuple[str, ...]] = {
     "_dbztxn": ("_dbztxn.pxd",),  # Debezium's transaction metadata (_debezium calls it)
     "_tally": ("_tally.pxd", "_structs.pxd", "_defs.pxi"),  # output metrics of a native commit (the core calls it)
     # The renderers split off the core: each subclasses the core's committer and plan (_core.pxd).
-    "_debezium": ("_debezium.pxd", "_core.pxd", "_structs.pxd", "_defs.pxi", "_dbztxn.pxd"),
-    "_rows": ("_rows.pxd", "_core.pxd", "_debezium.pxd", "_structs.pxd", "_defs.pxi"),  # typed row images
+    "_debezium": ("_debezium.pxd", "_core.pxd", "_values.pxd", "_structs.pxd", "_defs.pxi", "_dbztxn.pxd"),
+    # typed row images
+    "_rows": ("_rows.pxd", "_core.pxd", "_values.pxd", "_debezium.pxd", "_structs.pxd", "_defs.pxi"),
     "_avro": ("_rows.pxd", "_debezium.pxd", "_structs.pxd", "_defs.pxi"),  # avro, dts-avro, OMS light types
-    "_protobuf": ("_core.pxd", "_debezium.pxd", "_rows.pxd", "_structs.pxd", "_defs.pxi"),
+    "_protobuf": ("_core.pxd", "_values.pxd", "_debezium.pxd", "_rows.pxd", "_structs.pxd", "_defs.pxi"),
 }
 REQUIRED = os.environ.get("REPLICATOR_REQUIRE_NATIVE") == "1"
 

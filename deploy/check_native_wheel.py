@@ -17,8 +17,19 @@ from pathlib import Path
 
 # The compiled modules (replicator.native: "_core" and its MODULES; setup.py's MODULES) and
 # the C-level declarations they share. This script runs without the package installed.
-NATIVE_MODULES = ("_core", "_kafka", "_runframes", "_dbztxn", "_tally", "_debezium", "_rows", "_avro", "_protobuf")
-PXD_FILES = ("_core.pxd", "_dbztxn.pxd", "_structs.pxd", "_tally.pxd", "_debezium.pxd", "_rows.pxd")
+NATIVE_MODULES = (
+    "_values",
+    "_core",
+    "_kafka",
+    "_runframes",
+    "_dbztxn",
+    "_tally",
+    "_debezium",
+    "_rows",
+    "_avro",
+    "_protobuf",
+)
+PXD_FILES = ("_values.pxd", "_core.pxd", "_dbztxn.pxd", "_structs.pxd", "_tally.pxd", "_debezium.pxd", "_rows.pxd")
 
 
 def problems(wheel: Path) -> list[str]:

@@ -31,8 +31,8 @@ _BUILD_ERROR = os.path.join(os.path.dirname(__file__), "_build_error.txt")
 
 #: The compiled modules beside _core (docs/native-engine.md "Native modules"): _kafka, _runframes
 #: and the renderers (_debezium, _rows, _avro, _protobuf) cimport _core (those python reaches have
-#: accessors below); _core cimports _tally, _debezium cimports _dbztxn.
-MODULES = ("_kafka", "_runframes", "_dbztxn", "_tally", "_debezium", "_rows", "_avro", "_protobuf")
+#: accessors below); _core cimports _values and _tally, _debezium cimports _dbztxn.
+MODULES = ("_values", "_kafka", "_runframes", "_dbztxn", "_tally", "_debezium", "_rows", "_avro", "_protobuf")
 
 _module: ModuleType | None = None
 _siblings: dict[str, ModuleType] = {}

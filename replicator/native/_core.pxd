@@ -5,22 +5,15 @@
 # ``from replicator.native._core cimport ...``: _kafka and _runframes read a MessageRun's C arrays
 # directly; the renderers split off the core (_debezium, _rows, _avro, _protobuf) subclass
 # _Plan, _Out and JsonCommitter (their fields are C struct members, their cdef methods calls
-# through the class's vtable, as in one module) and call the value decoders below (C function
-# pointers exported by _core). Importing such a module imports _core; _core cimports none of
-# them, only what lies below it (_structs.pxd, which is no module, and _tally), so module
+# through the class's vtable, as in one module); the value decoders they call are _values'
+# (_values.pxd). Importing such a module imports _core; _core cimports none of them, only what
+# lies below it (_structs.pxd, which is no module, _values and _tally), so module
 # initialisation never runs in a circle. Declare here only what crosses a module boundary; a change to this
 # file rebuilds every module that cimports it (setup.py).
 
 from libc.stdint cimport uint8_t, uint32_t, int64_t
 
 from replicator.native._structs cimport Buf, Val, Row, Work, Grouping
-
-
-# ----------------------------------------------------------------------------- value decoders
-cdef int number_text(Buf* b, const uint8_t* d, int n) noexcept nogil
-cdef bint valid_utf8(const uint8_t* p, int n, bint bmp_only) noexcept nogil
-cdef bint epoch_of(const uint8_t* d, int n, bint check_fraction, int64_t tz_offset, int64_t* epoch_out,
-                   int64_t* fraction_out) noexcept nogil
 
 
 # ----------------------------------------------------------------------------- classes
