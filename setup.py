@@ -26,7 +26,6 @@ ERROR_FILE = os.path.join(NATIVE, "_build_error.txt")
 # _core.pxd: the core's classes the other modules use; _values.pxd: the value decoders).
 # A module split off _core is one more entry (docs/native-engine.md "Native modules").
 MODULES: dict[str, tuple[str, ...]] = {
-    "_values": ("_values.pxd", "_structs.pxd"),  # the value decoders (the core and the renderers call them)
     "_core": (
         "_core.pxd",
         "_values.pxd",
@@ -36,6 +35,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "_stage2.pxi",
         "_daemon_loop.pxi",
     ),
+    "_values": ("_values.pxd", "_structs.pxd"),  # the value decoders (the core and the renderers call them)
     "_kafka": ("_core.pxd", "_structs.pxd"),  # the native Kafka producer (reads MessageRun's fields)
     "_runframes": ("_core.pxd", "_structs.pxd"),  # stream framing and positions of MessageRuns
     "_dbztxn": ("_dbztxn.pxd",),  # Debezium's transaction metadata (_debezium calls it)

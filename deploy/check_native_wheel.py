@@ -18,8 +18,8 @@ from pathlib import Path
 # The compiled modules (replicator.native: "_core" and its MODULES; setup.py's MODULES) and
 # the C-level declarations they share. This script runs without the package installed.
 NATIVE_MODULES = (
-    "_values",
     "_core",
+    "_values",
     "_kafka",
     "_runframes",
     "_dbztxn",
