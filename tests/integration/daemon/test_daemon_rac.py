@@ -121,7 +121,7 @@ def test_sigkill_mid_stream_loses_and_duplicates_nothing(tmp_path: Path, threads
         size = output.stat().st_size if output.exists() else 0
         if before < size < len(expected):
             landed += 1  # the kill hit while messages were being written
-    print(f"RAC crash test, {threads} threads: {landed} of 6 kills landed mid-stream")
+    print(f"RAC crash test, {threads} threads: {landed} of 6 kills landed mid-stream, {resumed} resumed")
     assert landed >= 4, f"only {landed} kills landed mid-stream"
     _finish(cfg, output, expected)
     points = [json.loads(p.read_text()) for p in (tmp_path / "gen" / "checkpoint").glob("TEST-chkpt-*.json")]
