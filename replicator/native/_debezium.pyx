@@ -97,42 +97,21 @@ cdef int json_escape(Buf* b, const uint8_t* p, Py_ssize_t n) except -1 nogil:
 cdef bint utf16_json(Buf* b, const uint8_t* p, int n) noexcept nogil:
     """AL16UTF16 (strict UTF-16BE) as orjson-escaped UTF-8; False (buffer unchanged): python."""
     cdef int i = 0
-    cdef uint32_t u, lo
+    cdef int64_t u
     cdef Py_ssize_t mark = b.n
     cdef uint8_t c
     if n & 1:
         return False
     while i < n:
-        u = (<uint32_t>p[i] << 8) | p[i + 1]
-        i += 2
-        if 0xD800 <= u <= 0xDBFF:
-            if i >= n:
-                b.n = mark
-                return False
-            lo = (<uint32_t>p[i] << 8) | p[i + 1]
-            if not (0xDC00 <= lo <= 0xDFFF):
-                b.n = mark
-                return False
-            i += 2
-            u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00)
-        elif 0xDC00 <= u <= 0xDFFF:
+        u = utf16_next(p, n, &i)
+        if u < 0:
             b.n = mark
             return False
         if u < 0x80:
             c = <uint8_t>u
             json_escape(b, &c, 1)
-        elif u < 0x800:
-            buf_byte(b, <char>(0xC0 | (u >> 6)))
-            buf_byte(b, <char>(0x80 | (u & 0x3F)))
-        elif u < 0x10000:
-            buf_byte(b, <char>(0xE0 | (u >> 12)))
-            buf_byte(b, <char>(0x80 | ((u >> 6) & 0x3F)))
-            buf_byte(b, <char>(0x80 | (u & 0x3F)))
         else:
-            buf_byte(b, <char>(0xF0 | (u >> 18)))
-            buf_byte(b, <char>(0x80 | ((u >> 12) & 0x3F)))
-            buf_byte(b, <char>(0x80 | ((u >> 6) & 0x3F)))
-            buf_byte(b, <char>(0x80 | (u & 0x3F)))
+            buf_utf8(b, <uint32_t>u)
     return True
 
 

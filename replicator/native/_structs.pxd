@@ -247,6 +247,44 @@ cdef inline int digits(int64_t v) noexcept nogil:
     return n
 
 
+cdef inline int64_t utf16_next(const uint8_t* p, int n, int* i) noexcept nogil:
+    """The next code point of strict UTF-16BE (AL16UTF16) at ``p[i[0]]``, advancing ``i[0]``;
+    -1 for a lone or reversed surrogate (python's decoder refuses it: the caller falls back).
+    The caller checked that ``n`` is even and ``i[0] < n``."""
+    cdef uint32_t u = (<uint32_t>p[i[0]] << 8) | p[i[0] + 1]
+    cdef uint32_t lo
+    i[0] += 2
+    if 0xD800 <= u <= 0xDBFF:
+        if i[0] >= n:
+            return -1
+        lo = (<uint32_t>p[i[0]] << 8) | p[i[0] + 1]
+        if not (0xDC00 <= lo <= 0xDFFF):
+            return -1
+        i[0] += 2
+        return 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00)
+    if 0xDC00 <= u <= 0xDFFF:
+        return -1
+    return u
+
+
+cdef inline void buf_utf8(Buf* b, uint32_t u) noexcept nogil:
+    """One code point as UTF-8 (the caller escapes ASCII itself where JSON needs it)."""
+    if u < 0x80:
+        buf_byte(b, <char>u)
+    elif u < 0x800:
+        buf_byte(b, <char>(0xC0 | (u >> 6)))
+        buf_byte(b, <char>(0x80 | (u & 0x3F)))
+    elif u < 0x10000:
+        buf_byte(b, <char>(0xE0 | (u >> 12)))
+        buf_byte(b, <char>(0x80 | ((u >> 6) & 0x3F)))
+        buf_byte(b, <char>(0x80 | (u & 0x3F)))
+    else:
+        buf_byte(b, <char>(0xF0 | (u >> 18)))
+        buf_byte(b, <char>(0x80 | ((u >> 12) & 0x3F)))
+        buf_byte(b, <char>(0x80 | ((u >> 6) & 0x3F)))
+        buf_byte(b, <char>(0x80 | (u & 0x3F)))
+
+
 cdef inline bint is_ascii(const uint8_t* p, int n) noexcept nogil:
     cdef int i = 0
     cdef uint64_t word

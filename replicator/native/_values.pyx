@@ -445,42 +445,21 @@ cdef inline void put_utf8_escaped(Buf* b, uint32_t cp) noexcept nogil:
     if cp < 0x80:
         c = <uint8_t>cp
         buf_escape(b, &c, 1)
-    elif cp < 0x800:
-        buf_byte(b, <char>(0xC0 | (cp >> 6)))
-        buf_byte(b, <char>(0x80 | (cp & 0x3F)))
-    elif cp < 0x10000:
-        buf_byte(b, <char>(0xE0 | (cp >> 12)))
-        buf_byte(b, <char>(0x80 | ((cp >> 6) & 0x3F)))
-        buf_byte(b, <char>(0x80 | (cp & 0x3F)))
     else:
-        buf_byte(b, <char>(0xF0 | (cp >> 18)))
-        buf_byte(b, <char>(0x80 | ((cp >> 12) & 0x3F)))
-        buf_byte(b, <char>(0x80 | ((cp >> 6) & 0x3F)))
-        buf_byte(b, <char>(0x80 | (cp & 0x3F)))
+        buf_utf8(b, cp)
 
 
 cdef bint utf16_escaped(Buf* b, const uint8_t* p, int n) noexcept nogil:
     """AL16UTF16 (strict UTF-16BE, as Python decodes it) to escaped UTF-8; False: python."""
     cdef int i = 0
-    cdef uint32_t u, lo
+    cdef int64_t u
     cdef Py_ssize_t mark = b.n
     if n & 1:
         return False
     while i < n:
-        u = (<uint32_t>p[i] << 8) | p[i + 1]
-        i += 2
-        if 0xD800 <= u <= 0xDBFF:
-            if i >= n:
-                b.n = mark
-                return False
-            lo = (<uint32_t>p[i] << 8) | p[i + 1]
-            if not (0xDC00 <= lo <= 0xDFFF):
-                b.n = mark
-                return False
-            i += 2
-            u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00)
-        elif 0xDC00 <= u <= 0xDFFF:
+        u = utf16_next(p, n, &i)
+        if u < 0:
             b.n = mark
             return False
-        put_utf8_escaped(b, u)
+        put_utf8_escaped(b, <uint32_t>u)
     return True
