@@ -367,10 +367,7 @@ class KafkaWriter(Writer, DeliveryShortfall):
         """Delivery report (runs inside poll on the caller's thread)."""
         if err is None:
             self.queue.mark_done(entry)
-            self._acknowledged |= generation == self._generation
-            self._last_progress = time.monotonic()
-            self._broker_trouble = False
-            self._backoff = 0.0
+            self._delivery_progress(generation == self._generation)
             return
         if generation != self._generation:
             return  # a report of a producer already replaced: the message was produced again
@@ -438,6 +435,13 @@ class KafkaWriter(Writer, DeliveryShortfall):
             )
         elif self._stalled():
             self._request_rebuild(f"no delivery progress for {self.stall_timeout_s:.0f}s after broker errors")
+
+    def _delivery_progress(self, current: bool) -> None:
+        """A delivery succeeded (``current``: the current producer's, whose id the broker now knows)."""
+        self._acknowledged |= current
+        self._last_progress = time.monotonic()
+        self._broker_trouble = False
+        self._backoff = 0.0
 
     def _fresh_producer_state(self) -> None:
         """A rebuilt producer starts with no broker state: no trouble, no acknowledged id."""

@@ -356,10 +356,7 @@ class KafkaRunWriter(KafkaWriter, WholeRunWriter):
             self._delivery_failed(*failed)
         if producer.delivered != self._delivered_seen:
             self._delivered_seen = producer.delivered
-            self._acknowledged = True
-            self._last_progress = time.monotonic()
-            self._broker_trouble = False
-            self._backoff = 0.0
+            self._delivery_progress(True)  # the counter is the current producer's
         self._check_recovery()
         if self._rebuild_reason:
             self._rebuild()
