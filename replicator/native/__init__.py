@@ -5,7 +5,8 @@ which runs the hot parts in the compiled :mod:`replicator.native._core` and fall
 python code for anything it does not handle (see that module's docstring). The compiled
 modules split off the core (:data:`MODULES`: the Kafka producer, the run framing, Debezium's
 transaction metadata, the output tally and the renderers of the other formats) are built
-with it and loaded with it: the native engine is available when all of them import. The engine is
+with it: the native engine is available when the core imports and all of them are present, and
+each is imported when first used. The engine is
 chosen by ``--engine`` on ``run`` and ``bench``, else by the ``REPLICATOR_ENGINE``
 environment variable, else ``native`` when the extension is built. When ``native`` is wanted
 but the extension is missing, warning 60190 says why and the python engine runs.
@@ -14,6 +15,7 @@ but the extension is missing, warning 60190 says why and the python engine runs.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 from types import ModuleType
 
@@ -48,8 +50,13 @@ def _load() -> ModuleType | None:
     try:
         import replicator.native._core as compiled
 
+        # The siblings are found here but imported when first asked for: a JSON run to a file
+        # never loads the renderers of the other formats (their imports are ~20 ms of start-up).
         for name in MODULES:
-            _siblings[name] = importlib.import_module(f"replicator.native.{name}")
+            if importlib.util.find_spec(f"replicator.native.{name}") is None:
+                raise ModuleNotFoundError(
+                    f"No module named 'replicator.native.{name}'", name=f"replicator.native.{name}"
+                )
     except ImportError as exc:
         name = exc.name if exc.name and exc.name.startswith("replicator.native.") else "replicator.native._core"
         _reason = f"the extension {name} is not built ({exc})"
@@ -86,7 +93,20 @@ def core() -> ModuleType:
 
 def _sibling(name: str) -> ModuleType:
     core()  # 10190 when the native modules are not built
-    return _siblings[name]
+    module = _siblings.get(name)
+    if module is None:
+        try:
+            module = _siblings[name] = importlib.import_module(f"replicator.native.{name}")
+        except ImportError as exc:  # present but not loadable (a build of another Python, say)
+            raise ConfigError(
+                f"native engine unavailable: the extension replicator.native.{name} ({exc})", 10190
+            ) from exc
+    return module
+
+
+def load_all() -> list[ModuleType]:
+    """Import the core and every module beside it (10190 naming the first that does not load)."""
+    return [core(), *(_sibling(name) for name in MODULES)]
 
 
 def kafka() -> ModuleType:

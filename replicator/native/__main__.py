@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import sys
 
-from replicator.native import MODULES, available, core, unavailable_reason
+from replicator.errors import ConfigError
+from replicator.native import available, load_all, unavailable_reason
 
 
 def main() -> int:
@@ -16,9 +17,14 @@ def main() -> int:
     if not available():
         print(f"native engine: unavailable: {unavailable_reason()}", file=sys.stderr)
         return 1
-    print(f"native engine: {core().__file__}")
-    for name in MODULES:
-        print(f"  with {sys.modules[f'replicator.native.{name}'].__file__}")
+    try:
+        compiled, *siblings = load_all()
+    except ConfigError as exc:
+        print(f"native engine: unavailable: {exc.message}", file=sys.stderr)
+        return 1
+    print(f"native engine: {compiled.__file__}")
+    for module in siblings:
+        print(f"  with {module.__file__}")
     return 0
 
 

@@ -28,7 +28,6 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from replicator.formats.capabilities import NativeRowFormat
-from replicator.formats.framework import EventFormat
 from replicator.formats.olr_json import OlrJsonFormat
 from replicator.native import core, debezium, protobuf, rows
 from replicator.redo.header import RedoHeader
@@ -74,17 +73,23 @@ def attach_commit(target: CommitSink, parser: Any, fmt: Any, declines: Callable[
     """
     global last_committer
     committer = None
-    # A Debezium or protobuf format exists only once its module is imported (a run of another
-    # format does not import it, nor the protobuf runtime, for this test).
+    # A Debezium, protobuf or event format exists only once its module is imported (a run of
+    # another format does not import it, nor the protobuf runtime, for this test).
     debezium_formats = sys.modules.get("replicator.formats.debezium")
     protobuf_format = sys.modules.get("replicator.formats.protobuf")
+    framework = sys.modules.get("replicator.formats.framework")
     if type(fmt) is OlrJsonFormat:
         committer = core().JsonCommitter(fmt, target)
     elif debezium_formats is not None and type(fmt) is debezium_formats.DebeziumFormat:
         committer = debezium().DebeziumCommitter(fmt, target)
     elif protobuf_format is not None and type(fmt) is protobuf_format.ProtobufFormat:
         committer = protobuf().ProtobufCommitter(fmt, target)
-    elif isinstance(fmt, EventFormat) and isinstance(fmt, NativeRowFormat) and fmt.native_rows:
+    elif (
+        framework is not None
+        and isinstance(fmt, framework.EventFormat)
+        and isinstance(fmt, NativeRowFormat)
+        and fmt.native_rows
+    ):
         committer = rows().EventCommitter(fmt, target)  # the typed row-image interface
     last_committer = committer
     if committer is None:

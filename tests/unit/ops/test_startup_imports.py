@@ -37,6 +37,13 @@ NOT_IMPORTED_BY_A_FILE_RUN = [
     "replicator.runner.daemon",
     "replicator.runner.daemon_engine",
     "replicator.formats.debezium",
+    "replicator.formats.debezium_schema",  # imported by the native Debezium renderer, loaded when used
+    "replicator.formats.framework",  # the event formats (and the native row-image renderers)
+    "replicator.native._debezium",  # the native modules beside the core load when first asked for
+    "replicator.native._rows",
+    "replicator.native._avro",
+    "replicator.native._protobuf",
+    "replicator.native._kafka",
     "replicator.formats.protobuf",
     "replicator.writers.kafka",
     "replicator.writers.network",
