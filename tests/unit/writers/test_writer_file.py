@@ -156,6 +156,37 @@ def test_large_message_bypasses_buffer(tmp_path: Path, confirmed: Confirmed) -> 
     assert path.read_bytes() == b"s\n" + big + b"\n"
 
 
+def test_written_bytes_are_handed_to_writeback_in_steps(
+    tmp_path: Path, confirmed: Confirmed, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every WRITE_BEHIND bytes on disk, the kernel is asked to write them out (the ranges
+    follow each other and cover what was written; the final fsync waits for the rest only)."""
+    import replicator.writers.file as file_writer
+
+    ranges: list[tuple[int, int]] = []
+    monkeypatch.setattr(file_writer, "WRITE_BEHIND", 100)
+    monkeypatch.setattr(file_writer, "start_writeback", lambda fd, offset, length: ranges.append((offset, length)))
+    path = tmp_path / "out.json"
+    path.write_bytes(b"old\n")  # appended to: the steps start at the file's size
+    writer = FileWriter(file_config(output=str(path), **{"write-buffer-flush-size": 0}), confirmed)
+    run(writer, *([msg(b"x" * 59)] for _ in range(5)))
+    assert path.stat().st_size == 4 + 5 * 60
+    assert ranges == [(4, 120), (124, 120)]  # 60 bytes a write: a step after every second one
+
+
+def test_writeback_hint_on_a_real_file(tmp_path: Path) -> None:
+    """The hint itself (sync_file_range where the C library has it) never fails a write."""
+    from replicator.fsutil import start_writeback
+
+    path = tmp_path / "data"
+    with open(path, "wb") as f:
+        f.write(b"y" * 65536)
+        f.flush()
+        start_writeback(f.fileno(), 0, 65536)
+        start_writeback(f.fileno(), 65536, 0)
+    assert path.stat().st_size == 65536
+
+
 @pytest.mark.parametrize("show", [False, True])
 def test_checkpoint_messages(confirmed: Confirmed, show: bool) -> None:
     out = io.BytesIO()
