@@ -36,12 +36,13 @@ def xid_formatter(code: int) -> Callable[[int], str]:
 
 @dataclass(slots=True)
 class TxnHeader:
-    """Per-transaction header pieces, computed once per transaction."""
+    """Per-transaction header pieces, computed once per transaction: the fields after
+    ``c_idx`` (``xid``, ``db``, ``usr``, ``rth``, ``attrs``) of each message kind."""
 
-    xid: str
-    db: str
-    usr: str
-    attrs: bytes
+    begin: bytes
+    dml: bytes
+    ddl: bytes
+    commit: bytes
 
 
 class HeaderBuilder:
@@ -55,9 +56,25 @@ class HeaderBuilder:
         self.scn_all, self._scn_end = bool(scn_type & 4), bool(scn_type & 8)
         self._tm_commit_value, self._tm_begin = bool(tm_type & 1), bool(tm_type & 2)
         self.tm_all, self._tm_end = bool(tm_type & 4), bool(tm_type & 8)
+        # Neither b_scn/e_scn nor b_tm/e_tm nor scn/tm in every message (the default): a row's
+        # header is then its c_scn and c_idx only, a begin's adds scn and tm.
+        self._plain = not (self.scn_all or self._scn_begin or self._scn_end) and not (
+            self.tm_all or self._tm_begin or self._tm_end
+        )
         self._tm = metadata_renderer(options.timestamp_metadata)
         self._xid = xid_formatter(options.xid)
         self._rth = options.redo_thread == 1
+        o = options
+        # (db, usr, attrs) of each kind, by the options' bits.
+        kinds = (
+            (bool(o.db & 1), bool(o.user_type & 1), bool(o.attributes & 1)),  # begin
+            (bool(o.db & 1), bool(o.user_type & 2), bool(o.attributes & 2)),  # dml
+            (bool(o.db & 2), bool(o.user_type & 8), bool(o.attributes & 2)),  # ddl
+            (bool(o.db & 1), bool(o.user_type & 4), bool(o.attributes & 4)),  # commit
+        )
+        # Kinds with the same bits share a tail (all four by default): each is made once.
+        self._distinct = sorted(set(kinds))
+        self._slots = tuple(self._distinct.index(kind) for kind in kinds)
         self._begin_scn = self._commit_scn = NO_SCN
         self._begin_time = self._commit_time = 0
         self._thread = 0
@@ -70,7 +87,7 @@ class HeaderBuilder:
         self._thread = txn.thread
 
     def transaction_context(self, txn: Transaction) -> TxnHeader:
-        """Header pieces shared by all messages of ``txn``."""
+        """Header pieces shared by all messages of ``txn`` (after :meth:`start_transaction`)."""
         # A session's transactions carry the same attributes: their text is made once.
         items = tuple(txn.attributes.items())
         attrs = self._attrs.get(items)
@@ -85,17 +102,29 @@ class HeaderBuilder:
                 self._attrs.clear()
             self._attrs[items] = attrs
         usr = txn.attributes.get("login username")
-        return TxnHeader(
-            xid=self._xid(txn.xid),
-            db=txn.con_name or self._options.con_name,
-            usr=f'"usr":"{usr}"' if usr is not None else "",
-            attrs=attrs,
-        )
+        xid = "," + self._xid(txn.xid)
+        db = ',"db":"' + (txn.con_name or self._options.con_name) + '"'
+        usr_text = f',"usr":"{usr}"' if usr is not None else ""
+        rth = ',"rth":%d' % self._thread if self._rth else ""
+        made = []
+        for with_db, with_usr, with_attrs in self._distinct:
+            tail = (xid + (db if with_db else "") + (usr_text if with_usr else "") + rth).encode("utf-8")
+            made.append(tail + attrs if with_attrs else tail)
+        begin, dml, ddl, commit = self._slots
+        return TxnHeader(made[begin], made[dml], made[ddl], made[commit])
 
     def _scn(self, name: str, value: int) -> str:
         return f'"{name}s":"0x{value:016x}"' if self._scn_hex else f'"{name}":{value}'
 
-    def _fields(self, lwn_scn: int, idx: int, scn: int, time: int, first: bool) -> list[str]:
+    def _fields(self, lwn_scn: int, idx: int, scn: int, time: int, first: bool) -> str:
+        """The fields up to ``c_idx``."""
+        if self._plain:
+            if not first:
+                return f'"c_scn":{lwn_scn},"c_idx":{idx}'
+            value = self._commit_scn if self._scn_commit_value else scn
+            scn_text = f'"scns":"0x{value:016x}"' if self._scn_hex else f'"scn":{value}'
+            tm = self._tm("tm", self._commit_time if self._tm_commit_value else time)
+            return f'{scn_text},{tm},"c_scn":{lwn_scn},"c_idx":{idx}'
         fields = []
         if first or self.scn_all:
             fields.append(self._scn("scn", self._commit_scn if self._scn_commit_value else scn))
@@ -110,66 +139,27 @@ class HeaderBuilder:
         if self._tm_end:
             fields.append(self._tm("e_tm", self._commit_time))
         fields.append(f'"c_scn":{lwn_scn},"c_idx":{idx}')
-        return fields
-
-    def _finish(self, fields: list[str], ctx: TxnHeader, db: bool, usr: bool, attrs: bool) -> bytes:
-        fields.append(ctx.xid)
-        if db:
-            fields.append(f'"db":"{ctx.db}"')
-        if usr and ctx.usr:
-            fields.append(ctx.usr)
-        if self._rth:
-            fields.append(f'"rth":{self._thread}')
-        head = ",".join(fields).encode("utf-8")
-        return head + ctx.attrs if attrs else head
+        return ",".join(fields)
 
     def begin(self, lwn_scn: int, idx: int, time: int, ctx: TxnHeader) -> bytes:
         """Header of the begin message (``idx`` as printed); ``time`` is the first change's."""
-        o = self._options
-        return self._finish(
-            self._fields(lwn_scn, idx, self._begin_scn, time, True),
-            ctx,
-            bool(o.db & 1),
-            bool(o.user_type & 1),
-            bool(o.attributes & 1),
-        )
+        return self._fields(lwn_scn, idx, self._begin_scn, time, True).encode("utf-8") + ctx.begin
 
     def dml(self, lwn_scn: int, idx: int, scn: int, time: int, ctx: TxnHeader) -> bytes:
         """Header of a row-change message."""
-        o = self._options
-        return self._finish(
-            self._fields(lwn_scn, idx, scn, time, False),
-            ctx,
-            bool(o.db & 1),
-            bool(o.user_type & 2),
-            bool(o.attributes & 2),
-        )
+        return self._fields(lwn_scn, idx, scn, time, False).encode("utf-8") + ctx.dml
 
     def ddl(self, lwn_scn: int, idx: int, scn: int, time: int, ctx: TxnHeader) -> bytes:
         """Header of a DDL message (db bit 2, user-type bit 8, attributes as for DML)."""
-        o = self._options
-        return self._finish(
-            self._fields(lwn_scn, idx, scn, time, False),
-            ctx,
-            bool(o.db & 2),
-            bool(o.user_type & 8),
-            bool(o.attributes & 2),
-        )
+        return self._fields(lwn_scn, idx, scn, time, False).encode("utf-8") + ctx.ddl
 
     def commit(self, lwn_scn: int, idx: int, ctx: TxnHeader) -> bytes:
         """Header of the commit message."""
-        o = self._options
-        return self._finish(
-            self._fields(lwn_scn, idx, self._commit_scn, self._commit_time, False),
-            ctx,
-            bool(o.db & 1),
-            bool(o.user_type & 4),
-            bool(o.attributes & 4),
-        )
+        return self._fields(lwn_scn, idx, self._commit_scn, self._commit_time, False).encode("utf-8") + ctx.commit
 
     def checkpoint(self, lwn_scn: int, idx: int, scn: int, time: int) -> bytes:
         """Header of a checkpoint message: no xid, db or usr."""
-        fields = self._fields(lwn_scn, idx, scn, time, True)
+        head = self._fields(lwn_scn, idx, scn, time, True)
         if self._rth:
-            fields.append(f'"rth":{self._thread}')
-        return ",".join(fields).encode("ascii")
+            head += f',"rth":{self._thread}'
+        return head.encode("ascii")
