@@ -47,3 +47,37 @@ def test_missing_extension_warns_60190_and_runs_python(
     with pytest.raises(ConfigError) as err:
         native.core()
     assert err.value.code == 10190
+
+
+def test_a_missing_sibling_makes_the_engine_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The modules beside the core are found at start (not imported): one missing is said there."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(native, "_module", None)
+    monkeypatch.setattr(native, "_reason", "")
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name.endswith("._avro") else real(name, *a)
+    )
+    assert not native.available()
+    assert "replicator.native._avro" in native.unavailable_reason()
+
+
+def test_a_sibling_that_does_not_load_is_error_10190_when_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Present but not loadable (another Python's build, say): 10190 naming it, at first use."""
+    import importlib
+
+    real = importlib.import_module
+
+    def refuse(name: str, *args: object) -> object:
+        if name == "replicator.native._protobuf":
+            raise ImportError("undefined symbol: test")
+        return real(name, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(native, "_siblings", {})
+    monkeypatch.setattr(importlib, "import_module", refuse)
+    assert native.available()
+    with pytest.raises(ConfigError) as err:
+        native.protobuf()
+    assert err.value.code == 10190 and "replicator.native._protobuf" in err.value.message
+    assert native.kafka().__name__ == "replicator.native._kafka"  # the others still load
