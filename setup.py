@@ -33,7 +33,6 @@ MODULES: dict[str, tuple[str, ...]] = {
         "_defs.pxi",
         "_tally.pxd",
         "_stage2.pxi",
-        "_daemon_loop.pxi",
     ),
     "_values": ("_values.pxd", "_structs.pxd"),  # the value decoders (the core and the renderers call them)
     "_kafka": ("_core.pxd", "_structs.pxd"),  # the native Kafka producer (reads MessageRun's fields)
@@ -46,6 +45,8 @@ MODULES: dict[str, tuple[str, ...]] = {
     "_rows": ("_rows.pxd", "_core.pxd", "_values.pxd", "_debezium.pxd", "_structs.pxd", "_defs.pxi"),
     "_avro": ("_rows.pxd", "_debezium.pxd", "_structs.pxd", "_defs.pxi"),  # avro, dts-avro, OMS light types
     "_protobuf": ("_core.pxd", "_values.pxd", "_debezium.pxd", "_rows.pxd", "_structs.pxd", "_defs.pxi"),
+    # the daemon's record loops: subclass the core's RecordLoop and RecordDispatcher (_core.pxd)
+    "_daemon_loop": ("_core.pxd", "_structs.pxd", "_defs.pxi"),
 }
 REQUIRED = os.environ.get("REPLICATOR_REQUIRE_NATIVE") == "1"
 

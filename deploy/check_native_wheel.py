@@ -28,6 +28,7 @@ NATIVE_MODULES = (
     "_rows",
     "_avro",
     "_protobuf",
+    "_daemon_loop",
 )
 PXD_FILES = ("_values.pxd", "_core.pxd", "_dbztxn.pxd", "_structs.pxd", "_tally.pxd", "_debezium.pxd", "_rows.pxd")
 

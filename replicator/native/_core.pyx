@@ -1679,7 +1679,6 @@ DEF ROWDEPS = 0x40
 DEF LMN = 16
 DEF CKI = 9
 DEF V12_1 = 0x0C100000
-DEF MAXF = 32768           # fields per record handled natively (more: python)
 
 cdef struct FV:             # one vector's fields, as the checks read them
     const uint8_t* d        # the record
@@ -2005,22 +2004,8 @@ cdef inline bint checked_opcode(int op) noexcept nogil:
 
 
 # ============================================================================= stage 1: records
-DEF MAXV = 256                 # vectors per record handled natively (more: python)
 
-cdef struct VecInfo:
-    int start
-    int size
-    int layer
-    int code
-    int opcode
-    int cls
-    int con_id
-    int nf
-    int f1off
-    int f1len
-    int f2off
-    int f2len
-    int fbase               # its fields' place in the field arrays given to scan_vectors
+
 
 
 cdef int OPC_UNDO = 0x0501
@@ -2126,12 +2111,7 @@ def vector_passes(bytes data, int start, int header_size, str endian, uint32_t c
         free(ln)
 
 
-cdef struct RecMeta:           # what the dispatch needs of a record besides its bytes
-    uint64_t scn
-    int64_t block
-    int offset
-    uint32_t time
-    int header_size
+
 
 
 cdef class RecordDispatcher:
@@ -2147,47 +2127,6 @@ cdef class RecordDispatcher:
     parser hook) or raw bytes of :class:`RecordLoop` (no Record object unless a python handler
     needs one: :meth:`_record` makes it then).
     """
-
-    cdef VecInfo vecs[MAXV]
-    cdef int flen[MAXF]     # the field lengths and offsets of the record's vectors (scan_vectors)
-    cdef int foff[MAXF]
-    cdef Buf entry
-    cdef object _check_session
-    cdef object _undo_info
-    cdef object _cv
-    cdef object _table_type
-    cdef object _session_attributes
-    cdef object _record_type
-    cdef frozenset _quiet_layers
-    cdef frozenset _quiet_opcodes
-    # The record being dispatched: its Record (None until a python handler needs it), the
-    # ChangeVectors made of it so far (None: none yet), where its bytes are, its rank.
-    cdef object _rec
-    cdef list _cvs
-    cdef const uint8_t* _d
-    cdef Py_ssize_t _end
-    cdef RecMeta _m
-    cdef int _rank
-    cdef int _nvec
-    cdef uint32_t _subscn
-    cdef uint32_t _vld
-    cdef long long n_records   # parser.stats counters, added in bulk (flush_counts)
-    cdef long long n_vectors
-    cdef dict _sessions        # 5.20 attributes by the vector's bytes (_session20)
-    cdef uint32_t _sessions_compat
-    cdef bint _sessions_big
-    cdef object _pool_type     # the MemoryPool/TransactionBuffer classes whose state _store may update inline
-    cdef object _buffer_type
-    cdef Py_ssize_t _chunk
-    # The parser's state the dispatch reads, loaded once per call or per LWN (_load).
-    cdef object _p_buffer
-    cdef object _p_pool
-    cdef object _p_opt
-    cdef bint _p_big
-    cdef int _p_vh
-    cdef int _p_con_id
-    cdef int _p_bs
-    cdef uint32_t _p_compat
 
     def __init__(self):
         from replicator.events import Table
@@ -2622,35 +2561,11 @@ cdef object _struct_error():
 
 
 # ============================================================================= stage 1: the record loop
-DEF BLOCK_HEADER = 16
-DEF RECORD_HEADER = 24
-DEF LWN_RECORD_HEADER = 68
-DEF VLD_DATA = 0x01
-DEF VLD_LWN = 0x04
-
-cdef struct Rec:               # one record of the current LWN, its bytes in the arena
-    uint64_t scn
-    uint32_t subscn
-    uint32_t vld
-    int64_t block
-    int offset
-    Py_ssize_t at
-    Py_ssize_t size
 
 
-cdef int rec_cmp(const void* a, const void* b) noexcept nogil:
-    """OLR's analysis order inside an LWN: (SCN, sub-SCN, block, offset) (records._sorted)."""
-    cdef const Rec* x = <const Rec*> a
-    cdef const Rec* y = <const Rec*> b
-    if x.scn != y.scn:
-        return -1 if x.scn < y.scn else 1
-    if x.subscn != y.subscn:
-        return -1 if x.subscn < y.subscn else 1
-    if x.block != y.block:
-        return -1 if x.block < y.block else 1
-    if x.offset != y.offset:
-        return -1 if x.offset < y.offset else 1
-    return 0
+
+
+
 
 
 cdef extern from "stdlib.h":
@@ -2738,32 +2653,6 @@ cdef class RecordLoop(RecordDispatcher):
     (begin, commit, DDL, session attributes, anything unusual); a record the dispatch cannot
     take goes to ``parser.process_record`` as the python engine's would.
     """
-
-    cdef object parser
-    cdef str path
-    cdef object on_lwn
-    cdef object _lwn_type
-    cdef int bs
-    cdef int body
-    cdef bint big
-    cdef bint verify
-    cdef uint32_t sequence
-    cdef Buf carry             # the payload stream (block bodies) from block buf_block on
-    cdef int64_t buf_block
-    cdef Py_ssize_t pos        # next record's place in carry
-    cdef int64_t lwn_end       # first block after the current LWN
-    cdef int64_t pieces
-    cdef int64_t nst
-    cdef bint have_lwn
-    cdef uint64_t lwn_scn
-    cdef uint32_t lwn_time
-    cdef int64_t lwn_first
-    cdef int64_t lwn_end_block
-    cdef Buf arena             # the current LWN's records
-    cdef Rec* recs
-    cdef Py_ssize_t nrecs
-    cdef Py_ssize_t cap_recs
-    cdef public long long lwns
 
     def __init__(self, parser, header, str path, bint verify_checksum, long long first_block, on_lwn=None):
         from replicator.redo.records import Lwn
@@ -3018,10 +2907,9 @@ VALUE_KINDS = ("number", "ts", "tstz", "iym", "ids", "str", "hex", "bfloat", "bd
 
 # ============================================================================= included sections
 # Compiled with this module: stage 2 (its _Stage2 is created by JsonCommitter, and it calls the
-# committer back) and the daemon's loops (subclasses of RecordLoop). The other sections are
-# modules of their own across .pxd boundaries (docs/native-engine.md "Native modules"): the
+# committer back). The other sections are modules of their own across .pxd boundaries (docs/native-engine.md "Native modules"): the
 # renderers _debezium, _rows, _avro and _protobuf (they cimport _core.pxd), the value decoders
-# _values and the output tally _tally (the core cimports _values.pxd and _tally.pxd), the Kafka producer _kafka, the run framing _runframes,
-# Debezium's transaction metadata _dbztxn.
+# _values and the output tally _tally (the core cimports _values.pxd and _tally.pxd), the Kafka
+# producer _kafka, the run framing _runframes, Debezium's transaction metadata _dbztxn, the
+# daemon's record loops _daemon_loop (they subclass RecordDispatcher and RecordLoop, _core.pxd).
 include "_stage2.pxi"
-include "_daemon_loop.pxi"

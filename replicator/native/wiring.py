@@ -7,9 +7,10 @@ the parts it implements and leave the rest (and anything unusual) to the python 
 Today: a batch run's files go through the native record loop (block checks, framing, LWNs
 and dispatch in C, :class:`replicator.native._core.RecordLoop`; the reading and block checks
 of the next buffers run ahead in a reader thread), and so do the blocks the
-daemon's single-thread engine reads (:class:`replicator.native._core.BlockLoop`, fed as they
+daemon's single-thread engine reads (:class:`replicator.native._daemon_loop.BlockLoop`, fed as they
 arrive, with the per-LWN checkpoint step in C) and, for RAC, each thread's blocks (framed by
-:class:`~replicator.native._core.ThreadLoop`, merged by :class:`~replicator.native._core.RacMerge`);
+:class:`~replicator.native._daemon_loop.ThreadLoop`, merged by
+:class:`~replicator.native._daemon_loop.RacMerge`);
 single records go through :class:`replicator.native._core.RecordDispatcher` (for every format),
 which stores the (5.1, 11.x) pairs natively; and the commit of a transaction for the
 OpenLogReplicator JSON format (row assembly, value decoding and rendering,
