@@ -32,7 +32,6 @@ MODULES: dict[str, tuple[str, ...]] = {
         "_structs.pxd",
         "_defs.pxi",
         "_tally.pxd",
-        "_stage2.pxi",
     ),
     "_values": ("_values.pxd", "_structs.pxd"),  # the value decoders (the core and the renderers call them)
     "_kafka": ("_core.pxd", "_structs.pxd"),  # the native Kafka producer (reads MessageRun's fields)
@@ -47,6 +46,8 @@ MODULES: dict[str, tuple[str, ...]] = {
     "_protobuf": ("_core.pxd", "_values.pxd", "_debezium.pxd", "_rows.pxd", "_structs.pxd", "_defs.pxi"),
     # the daemon's record loops: subclass the core's RecordLoop and RecordDispatcher (_core.pxd)
     "_daemon_loop": ("_core.pxd", "_structs.pxd", "_defs.pxi"),
+    # stage 2 (--decode-workers): drives the core's JsonCommitter (_core.pxd)
+    "_stage2": ("_core.pxd", "_values.pxd", "_tally.pxd", "_structs.pxd", "_defs.pxi"),
 }
 REQUIRED = os.environ.get("REPLICATOR_REQUIRE_NATIVE") == "1"
 

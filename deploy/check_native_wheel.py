@@ -29,6 +29,7 @@ NATIVE_MODULES = (
     "_avro",
     "_protobuf",
     "_daemon_loop",
+    "_stage2",
 )
 PXD_FILES = ("_values.pxd", "_core.pxd", "_dbztxn.pxd", "_structs.pxd", "_tally.pxd", "_debezium.pxd", "_rows.pxd")
 

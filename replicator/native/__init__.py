@@ -4,8 +4,8 @@ Two engines produce the same bytes: ``python``, the readable reference, and ``na
 which runs the hot parts in the compiled :mod:`replicator.native._core` and falls back to the
 python code for anything it does not handle (see that module's docstring). The compiled
 modules split off the core (:data:`MODULES`: the Kafka producer, the run framing, Debezium's
-transaction metadata, the output tally, the renderers of the other formats and the daemon's
-record loops) are built with it and loaded with it: the native engine is available when all of
+transaction metadata, the output tally, the renderers of the other formats, the daemon's
+record loops and stage 2's workers) are built with it and loaded with it: the native engine is available when all of
 them import. The engine is chosen by ``--engine`` on ``run`` and ``bench``, else by the ``REPLICATOR_ENGINE``
 environment variable, else ``native`` when the extension is built. When ``native`` is wanted
 but the extension is missing, warning 60190 says why and the python engine runs.
@@ -32,7 +32,7 @@ _BUILD_ERROR = os.path.join(os.path.dirname(__file__), "_build_error.txt")
 #: The compiled modules beside _core (docs/native-engine.md "Native modules"): _kafka, _runframes
 #: and the renderers (_debezium, _rows, _avro, _protobuf) cimport _core (those python reaches have
 #: accessors below); _core cimports _values and _tally, _debezium cimports _dbztxn; _daemon_loop
-#: subclasses the core's record loop.
+#: subclasses the core's record loop, _stage2 drives its JsonCommitter (the wiring hands it over).
 MODULES = (
     "_values",
     "_kafka",
@@ -44,6 +44,7 @@ MODULES = (
     "_avro",
     "_protobuf",
     "_daemon_loop",
+    "_stage2",
 )
 
 _module: ModuleType | None = None
@@ -137,6 +138,12 @@ def daemon_loop() -> ModuleType:
     """The daemon's record loops BlockLoop, ThreadLoop and RacMerge (:mod:`replicator.native._daemon_loop`;
     call :func:`available` first)."""
     return _sibling("_daemon_loop")
+
+
+def stage2() -> ModuleType:
+    """Stage 2's decode/format workers (:mod:`replicator.native._stage2`, its ``Stage2`` class is
+    given to the core's JsonCommitter; call :func:`available` first)."""
+    return _sibling("_stage2")
 
 
 def resolve_engine(requested: str | None = None) -> str:

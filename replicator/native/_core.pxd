@@ -6,7 +6,8 @@
 # directly; the renderers split off the core (_debezium, _rows, _avro, _protobuf) subclass
 # _Plan, _Out and JsonCommitter (their fields are C struct members, their cdef methods calls
 # through the class's vtable, as in one module); the value decoders they call are _values'
-# (_values.pxd); the daemon's loops (_daemon_loop) subclass RecordDispatcher and RecordLoop.
+# (_values.pxd); the daemon's loops (_daemon_loop) subclass RecordDispatcher and RecordLoop;
+# stage 2 (_stage2) drives JsonCommitter and calls phase A's helpers below.
 # Importing such a module imports _core; _core cimports none of them, only what lies below it
 # (_structs.pxd, which is no module, _values and _tally), so module initialisation never runs in
 # a circle. Declare here only what crosses a module boundary; a change to this file rebuilds
@@ -15,6 +16,15 @@
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
 
 from replicator.native._structs cimport Buf, Val, Row, Work, Grouping
+
+
+# ----------------------------------------------------------------------------- phase A's helpers
+# Stage 2 (_stage2) assembles rows as the committer does and renders RAW columns in hex.
+cdef void work_free(Work* w) noexcept nogil
+cdef int grow(void** p, Py_ssize_t* cap, Py_ssize_t need, size_t item) except -1 nogil
+cdef int hex_columns(Buf* b, Val* image, Val* other, int n) except -1 nogil
+cdef void grouping_free(Grouping* g) noexcept nogil
+cdef Py_ssize_t parse_entries(Work* w, const uint8_t* base, Py_ssize_t size) except -2 nogil
 
 
 # ----------------------------------------------------------------------------- classes
@@ -51,7 +61,7 @@ cdef class _Plan:
     cdef list frags       # [before tuple, after tuple] of python fragments
     cdef dict schema      # obj -> schema bytes (schema bit 1 off)
     cdef bint schemaless  # an unknown table (schemaless mode): COL_<n> names, hex values, no reduction
-    cdef void* c          # its C view for stage-2 workers (a PlanC block, _stage2.pxi), NULL until needed
+    cdef void* c          # its C view for stage-2 workers (a PlanC block, _stage2.pyx), NULL until needed
 
 
 cdef class _Out:
@@ -98,7 +108,7 @@ cdef class JsonCommitter:
     cdef bint unknown_tables  # rows of tables the dictionary lacks are printed (printable_filter)
     cdef public bint runs     # hand a transaction's messages over as one MessageRun (else a list)
     cdef public object tally  # the daemon's metrics Tally: output rows counted by _tally (_tally.pxd)
-    cdef public object stage2  # the decode/format workers (_Stage2, _stage2.pxi) or None: one thread
+    cdef public object stage2  # the decode/format workers (_stage2.Stage2) or None: one thread
 
     cdef int _run_add(self, const char* p, Py_ssize_t n, int64_t idx, int tab) except -1
     cdef MessageRun _take_run(self, _Out o)

@@ -32,28 +32,11 @@ class JsonCommitter:
     python_transactions: int
     runs: bool  # hand a transaction's messages over as one MessageRun (else a list)
     tally: Any
-    stage2: _Stage2 | None
+    stage2: Any  # replicator.native._stage2.Stage2, or None
 
-    def __init__(self, fmt: Any, pipeline: Any) -> None: ...
+    def __init__(self, fmt: Any, pipeline: Any, stage2: Any = None) -> None: ...
     def commit(self, parser: Any, txn: Any, record: Any) -> bool:
         """Output ``txn``; False when the python engine must process it instead."""
-
-@disjoint_base
-class _Stage2:
-    """Decode/format worker threads of a JsonCommitter and the ordered merge (_stage2.pxi)."""
-
-    workers: int
-    queued: int
-    rerendered: int
-
-    def __init__(self, committer: JsonCommitter, pipeline: Any, workers: int) -> None: ...
-    def commit(self, parser: Any, txn: Any, record: Any) -> bool:
-        """JsonCommitter.commit with stage 2 in the workers."""
-
-    def barrier(self) -> None:
-        """Hand every queued transaction to the pipeline, in commit order."""
-    def finish(self) -> None:
-        """barrier, then stop the worker threads."""
 
 @disjoint_base
 class MessageRun:

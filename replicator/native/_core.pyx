@@ -891,7 +891,7 @@ cdef class JsonCommitter:
 
     # Its fields and cdef methods are declared in _core.pxd (the modules split off the core use them).
 
-    def __init__(self, fmt, pipeline):
+    def __init__(self, fmt, pipeline, stage2=None):
         from replicator.flags import FLAG_SCHEMALESS, FLAG_SYSTEM_TXN
 
         self.fmt = fmt
@@ -906,7 +906,9 @@ cdef class JsonCommitter:
         self.python_transactions = 0
         self.runs = bool(pipeline.native_runs)  # the driver's port (runner.stages.CommitSink)
         workers = int(pipeline.decode_workers)
-        self.stage2 = _Stage2(self, pipeline, workers) if workers > 0 and self.runs else None
+        # stage2: the class of the decode/format workers (replicator.native.stage2().Stage2, a module
+        # that cimports this one: the wiring hands it over), created when the driver has workers.
+        self.stage2 = stage2(self, pipeline, workers) if stage2 is not None and workers > 0 and self.runs else None
 
     def __dealloc__(self):
         free(self.out.p)
@@ -978,11 +980,11 @@ cdef class JsonCommitter:
         if (txn.system or txn.clog.key in parser.schema_txns
                 or (self.tally is None and (pipeline.on_commit is not None or pipeline.on_change is not None))):
             if self.stage2 is not None:
-                (<_Stage2>self.stage2).barrier()  # the python engine outputs it: after the queued ones
+                self.stage2.barrier()  # the python engine outputs it: after the queued ones
             self.python_transactions += 1
             return False
         if self.stage2 is not None:
-            return (<_Stage2>self.stage2).commit(parser, txn, record)
+            return self.stage2.commit(parser, txn, record)
         return self._commit_one(parser, txn, record)
 
     cdef object _commit_one(self, object parser, object txn, object record):
@@ -2905,11 +2907,11 @@ def value_text(int kind, int param, long long offset, bytes data):
 VALUE_KINDS = ("number", "ts", "tstz", "iym", "ids", "str", "hex", "bfloat", "bdouble")
 
 
-# ============================================================================= included sections
-# Compiled with this module: stage 2 (its _Stage2 is created by JsonCommitter, and it calls the
-# committer back). The other sections are modules of their own across .pxd boundaries (docs/native-engine.md "Native modules"): the
-# renderers _debezium, _rows, _avro and _protobuf (they cimport _core.pxd), the value decoders
-# _values and the output tally _tally (the core cimports _values.pxd and _tally.pxd), the Kafka
-# producer _kafka, the run framing _runframes, Debezium's transaction metadata _dbztxn, the
-# daemon's record loops _daemon_loop (they subclass RecordDispatcher and RecordLoop, _core.pxd).
-include "_stage2.pxi"
+# ============================================================================= the modules beside it
+# The other sections are modules of their own across .pxd boundaries (docs/native-engine.md
+# "Native modules"): the renderers _debezium, _rows, _avro and _protobuf (they cimport _core.pxd),
+# the value decoders _values and the output tally _tally (the core cimports _values.pxd and
+# _tally.pxd), the Kafka producer _kafka, the run framing _runframes, Debezium's transaction
+# metadata _dbztxn, the daemon's record loops _daemon_loop (they subclass RecordDispatcher and
+# RecordLoop, _core.pxd) and stage 2 _stage2 (it drives JsonCommitter, whose ``stage2`` argument
+# is its class).

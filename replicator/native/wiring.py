@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from replicator.formats.capabilities import NativeRowFormat
 from replicator.formats.framework import EventFormat
 from replicator.formats.olr_json import OlrJsonFormat
-from replicator.native import core, debezium, protobuf, rows
+from replicator.native import core, debezium, protobuf, rows, stage2
 from replicator.redo.header import RedoHeader
 from replicator.redo.readahead import ReadAhead
 from replicator.redo.reader import READ_AHEAD_CHUNKS, RedoFile, checked_chunks
@@ -55,10 +55,10 @@ def attach(pipeline: NativeDriver) -> None:
     attach_dispatch(pipeline.parser)
     pipeline.install_native_feed(core())
     pipeline.native = attach_commit(pipeline, pipeline.parser, pipeline.format, pipeline.commit_declines())
-    stage2 = None if pipeline.native is None else pipeline.native.stage2  # decode workers (JSON runs)
-    if stage2 is not None:
-        pipeline.native_barrier = stage2.barrier
-        pipeline.native_finish = stage2.finish
+    stage = None if pipeline.native is None else pipeline.native.stage2  # decode workers (JSON runs)
+    if stage is not None:
+        pipeline.native_barrier = stage.barrier
+        pipeline.native_finish = stage.finish
 
 
 def attach_commit(target: CommitSink, parser: Any, fmt: Any, declines: Callable[[Any, Any], bool] | None = None) -> Any:
@@ -80,7 +80,7 @@ def attach_commit(target: CommitSink, parser: Any, fmt: Any, declines: Callable[
     debezium_formats = sys.modules.get("replicator.formats.debezium")
     protobuf_format = sys.modules.get("replicator.formats.protobuf")
     if type(fmt) is OlrJsonFormat:
-        committer = core().JsonCommitter(fmt, target)
+        committer = core().JsonCommitter(fmt, target, stage2().Stage2)  # its workers, when the run has them
     elif debezium_formats is not None and type(fmt) is debezium_formats.DebeziumFormat:
         committer = debezium().DebeziumCommitter(fmt, target)
     elif protobuf_format is not None and type(fmt) is protobuf_format.ProtobufFormat:
@@ -95,12 +95,12 @@ def attach_commit(target: CommitSink, parser: Any, fmt: Any, declines: Callable[
     if declines is None:
         parser.native_commit = commit
     else:
-        stage2 = committer.stage2
+        stage = committer.stage2
 
         def guarded(parser: Any, txn: Any, record: Any) -> bool:
             if declines(txn, record):
-                if stage2 is not None:
-                    stage2.barrier()  # the python engine takes it: after the queued ones
+                if stage is not None:
+                    stage.barrier()  # the python engine takes it: after the queued ones
                 return False
             return commit(parser, txn, record)
 
