@@ -24,6 +24,7 @@ NATIVE_MODULES = (
     "_runframes",
     "_dbztxn",
     "_tally",
+    "_framing",
     "_debezium",
     "_rows",
     "_avro",
@@ -31,7 +32,16 @@ NATIVE_MODULES = (
     "_daemon_loop",
     "_stage2",
 )
-PXD_FILES = ("_values.pxd", "_core.pxd", "_dbztxn.pxd", "_structs.pxd", "_tally.pxd", "_debezium.pxd", "_rows.pxd")
+PXD_FILES = (
+    "_values.pxd",
+    "_core.pxd",
+    "_dbztxn.pxd",
+    "_structs.pxd",
+    "_tally.pxd",
+    "_framing.pxd",
+    "_debezium.pxd",
+    "_rows.pxd",
+)
 
 
 def problems(wheel: Path) -> list[str]:

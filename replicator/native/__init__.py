@@ -31,7 +31,7 @@ _BUILD_ERROR = os.path.join(os.path.dirname(__file__), "_build_error.txt")
 
 #: The compiled modules beside _core (docs/native-engine.md "Native modules"): _kafka, _runframes
 #: and the renderers (_debezium, _rows, _avro, _protobuf) cimport _core (those python reaches have
-#: accessors below); _core cimports _values and _tally, _debezium cimports _dbztxn; _daemon_loop
+#: accessors below); _core cimports _values, _tally and _framing, _debezium cimports _dbztxn; _daemon_loop
 #: subclasses the core's record loop, _stage2 drives its JsonCommitter (the wiring hands it over).
 MODULES = (
     "_values",
@@ -39,6 +39,7 @@ MODULES = (
     "_runframes",
     "_dbztxn",
     "_tally",
+    "_framing",
     "_debezium",
     "_rows",
     "_avro",
@@ -138,6 +139,12 @@ def daemon_loop() -> ModuleType:
     """The daemon's record loops BlockLoop, ThreadLoop and RacMerge (:mod:`replicator.native._daemon_loop`;
     call :func:`available` first)."""
     return _sibling("_daemon_loop")
+
+
+def framing() -> ModuleType:
+    """The block checks of a buffer (:mod:`replicator.native._framing`: ``check_chunk``, ``raise_chunk``;
+    call :func:`available` first)."""
+    return _sibling("_framing")
 
 
 def stage2() -> ModuleType:

@@ -75,21 +75,12 @@ class RecordLoop(RecordDispatcher):
         self, parser: Any, header: Any, path: str, verify_checksum: bool, first_block: int, on_lwn: Any = None
     ) -> None: ...
     def feed(self, buf: bytes, first_block: int, count: int, checked: bool = False) -> None:
-        """Check ``count`` blocks read from ``first_block`` on (unless ``checked``: check_chunk
+        """Check ``count`` blocks read from ``first_block`` on (unless ``checked``: _framing's check_chunk
         passed them); analyse every LWN they complete."""
     def finish(self) -> None:
         """The end of the valid data: analyse the last LWN."""
 
 def native_version() -> str: ...
-def check_chunk(
-    buf: bytes, first_block: int, block_size: int, sequence: int, big: bool, verify: bool
-) -> tuple[int, int]:
-    """RecordLoop.feed's block checks with the GIL released: (-1, 0), or the first bad block's
-    (index, status)."""
-
-def raise_chunk(status: int, path: str, block_size: int, block: int) -> None:
-    """Raise RecordLoop.feed's error for a bad block (check_chunk's status)."""
-
 def value_text(kind: int, param: int, offset: int, data: bytes) -> bytes | None:
     """The native text of one value (tests), None when the python renderer is used; ``kind``
     indexes VALUE_KINDS."""

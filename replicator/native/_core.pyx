@@ -53,6 +53,7 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
 
 from replicator.native._structs cimport *  # Buf, phase A's structs, the inline helpers
 from replicator.native._tally cimport tally_rows, tally_commit
+from replicator.native._framing cimport first_bad_block, raise_block, framing_error  # the block checks
 from replicator.native._values cimport *  # the value decoders (phase B, stage 2)
 
 cdef extern from "Python.h":
@@ -2574,75 +2575,6 @@ cdef extern from "stdlib.h":
     void qsort(void* base, size_t n, size_t size, int (*cmp)(const void*, const void*) noexcept nogil) nogil
 
 
-cdef inline bint block_xor_bad(const uint8_t* p, int bs) noexcept nogil:
-    """The block checksum rule: the XOR of all 16-bit words of a block is zero."""
-    cdef uint64_t x = 0, w
-    cdef int i
-    for i in range(0, bs, 8):
-        memcpy(&w, p + i, 8)
-        x ^= w
-    x ^= x >> 32
-    x ^= x >> 16
-    return (x & 0xFFFF) != 0
-
-
-cdef int first_bad_block(const uint8_t* buf, Py_ssize_t n, int64_t first, int bs, uint32_t seq, bint big,
-                         bint verify, int* status) noexcept nogil:
-    """blocks.check_blocks in C: the index of the first bad block (-1: all good) and why.
-
-    ``status``: 1 empty, 2 overwritten, 3 old, 4 checksum, 5 bad block (the BlockStatus order).
-    """
-    cdef Py_ssize_t i
-    cdef const uint8_t* p
-    cdef uint32_t sq
-    cdef bint empty, crc
-    for i in range(n):
-        p = buf + i * bs
-        empty = p[0] == 0 and p[1] == 0
-        sq = rd32(p + 8, big)
-        crc = verify and block_xor_bad(p, bs)
-        if empty or rd32(p + 4, big) != <uint32_t>(first + i) or sq != seq or crc:
-            status[0] = 1 if empty else 2 if sq > seq else 3 if sq < seq else 4 if crc else 5
-            return <int>i
-    return -1
-
-
-def check_chunk(bytes buf, long long first_block, int block_size, uint32_t sequence, bint big, bint verify):
-    """The block checks of :meth:`RecordLoop.feed` (first_bad_block) with the GIL released, for a
-    reader thread checking the next buffer while the parser frames the current one.
-
-    Returns ``(-1, 0)`` when every whole block of ``buf`` passes, else ``(index, status)`` of the
-    first bad one (status as first_bad_block's; :func:`raise_chunk` raises its error). A buffer
-    that passed is fed with ``checked=True`` and not checked again.
-    """
-    cdef const uint8_t* p = <const uint8_t*> PyBytes_AS_STRING(buf)
-    cdef Py_ssize_t n = PyBytes_GET_SIZE(buf) // block_size if block_size > 0 else 0
-    cdef int status = 0
-    cdef int bad
-    with nogil:
-        bad = first_bad_block(p, n, first_block, block_size, sequence, big, verify, &status)
-    return (bad, status if bad >= 0 else 0)
-
-
-def raise_chunk(int status, str path, int block_size, long long block):
-    """Raise the error RecordLoop.feed raises for a bad ``block`` (check_chunk's status)."""
-    _raise_block(status, path, block_size, block)
-
-
-def _raise_block(int status, str path, int block_size, long long block):
-    from replicator.redo.blocks import BlockCheck, BlockStatus, raise_for
-
-    kind = (BlockStatus.EMPTY, BlockStatus.OVERWRITTEN, BlockStatus.OLD, BlockStatus.CRC_ERROR,
-            BlockStatus.BAD_BLOCK)[status - 1]
-    raise_for(BlockCheck(0, kind, block), path, block_size)
-
-
-def _framing_error(str text):
-    from replicator.errors import RedoLogError
-
-    return RedoLogError(text, 40008)
-
-
 cdef class RecordLoop(RecordDispatcher):
     """read_lwns + Parser.process_lwn of one archived redo file, from raw blocks, in C.
 
@@ -2697,7 +2629,7 @@ cdef class RecordLoop(RecordDispatcher):
             with nogil:
                 bad = first_bad_block(p, n, first_block, self.bs, self.sequence, self.big, self.verify, &status)
         if bad >= 0:
-            _raise_block(status, self.path, self.bs, first_block + bad)
+            raise_block(status, self.path, self.bs, first_block + bad)
         if self.pos:
             # Keep from the block where the unfinished record starts (block-aligned).
             keep_from = (self.pos // self.body) * self.body
@@ -2710,7 +2642,7 @@ cdef class RecordLoop(RecordDispatcher):
             self.pos -= keep_from
         expected = self.buf_block + self.carry.n // self.body
         if first_block != expected:
-            raise _framing_error(f"file {self.path}: block {first_block} read out of order (expected {expected})")
+            raise framing_error(f"file {self.path}: block {first_block} read out of order (expected {expected})")
         buf_reserve(&self.carry, count * self.body)
         for i in range(count):
             memcpy(self.carry.p + self.carry.n, p + i * self.bs + BLOCK_HEADER, self.body)
@@ -2766,17 +2698,17 @@ cdef class RecordLoop(RecordDispatcher):
                 pos += body - inoff
                 continue
             if size & 3 or size < RECORD_HEADER:
-                raise _framing_error(f"file {self.path}, block {block}, offset {BLOCK_HEADER + inoff}: "
-                                     f"bad record size {size}")
+                raise framing_error(f"file {self.path}, block {block}, offset {BLOCK_HEADER + inoff}: "
+                                    f"bad record size {size}")
             if pos + size > limit:
                 break
             if block >= self.lwn_end and not vld & VLD_LWN:
-                raise _framing_error(f"file {self.path}, block {block}: expected an LWN header at offset 16 "
-                                     f"(vld {vld:#x})")
+                raise framing_error(f"file {self.path}, block {block}: expected an LWN header at offset 16 "
+                                    f"(vld {vld:#x})")
             if vld & VLD_LWN:
                 if size < LWN_RECORD_HEADER:
                     _lwn_fields_of(PyBytes_FromStringAndSize(<const char*>r, size), big)  # raises as python does
-                    raise _framing_error(f"file {self.path}, block {block}: LWN header record of {size} bytes")
+                    raise framing_error(f"file {self.path}, block {block}: LWN header record of {size} bytes")
                 if not self.have_lwn:
                     base = rd32(r + 40, big)
                     w = rd16(r + 44, big)
@@ -2797,7 +2729,7 @@ cdef class RecordLoop(RecordDispatcher):
                 self.lwn_end = block + <int64_t>length
                 self.lwn_end_block = self.lwn_end
             if not self.have_lwn:
-                raise _framing_error(f"file {self.path}, block {block}: record outside any LWN")
+                raise framing_error(f"file {self.path}, block {block}: record outside any LWN")
             if vld & VLD_DATA:
                 grow(<void**>&self.recs, &self.cap_recs, self.nrecs + 1, sizeof(Rec))
                 rec = self.recs + self.nrecs
@@ -2911,7 +2843,7 @@ VALUE_KINDS = ("number", "ts", "tstz", "iym", "ids", "str", "hex", "bfloat", "bd
 # The other sections are modules of their own across .pxd boundaries (docs/native-engine.md
 # "Native modules"): the renderers _debezium, _rows, _avro and _protobuf (they cimport _core.pxd),
 # the value decoders _values and the output tally _tally (the core cimports _values.pxd and
-# _tally.pxd), the Kafka producer _kafka, the run framing _runframes, Debezium's transaction
+# _tally.pxd), the block checks and framing errors _framing (_framing.pxd), the Kafka producer _kafka, the run framing _runframes, Debezium's transaction
 # metadata _dbztxn, the daemon's record loops _daemon_loop (they subclass RecordDispatcher and
 # RecordLoop, _core.pxd) and stage 2 _stage2 (it drives JsonCommitter, whose ``stage2`` argument
 # is its class).

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from replicator.formats.capabilities import NativeRowFormat
 from replicator.formats.framework import EventFormat
 from replicator.formats.olr_json import OlrJsonFormat
-from replicator.native import core, debezium, protobuf, rows, stage2
+from replicator.native import core, debezium, framing, protobuf, rows, stage2
 from replicator.redo.header import RedoHeader
 from replicator.redo.readahead import ReadAhead
 from replicator.redo.reader import READ_AHEAD_CHUNKS, RedoFile, checked_chunks
@@ -131,10 +131,11 @@ def run_file(pipeline: Any, redo: RedoFile) -> RedoHeader:
     on_lwn = pipeline.on_lwn
     observe = None if on_lwn is None else (lambda lwn: on_lwn(redo, lwn))
     native = core()
+    check_chunk = framing().check_chunk
     verify = pipeline.verify_checksum
 
     def chunks() -> Iterator[tuple[bytes, int, int, bool]]:
-        return checked_chunks(redo.path, native.check_chunk, verify, headers, source=pipeline.source)
+        return checked_chunks(redo.path, check_chunk, verify, headers, source=pipeline.source)
 
     reader = ReadAhead(chunks, READ_AHEAD_CHUNKS)
     try:
