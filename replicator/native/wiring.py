@@ -80,7 +80,9 @@ def attach_commit(target: CommitSink, parser: Any, fmt: Any, declines: Callable[
     debezium_formats = sys.modules.get("replicator.formats.debezium")
     protobuf_format = sys.modules.get("replicator.formats.protobuf")
     if type(fmt) is OlrJsonFormat:
-        committer = core().JsonCommitter(fmt, target, stage2().Stage2)  # its workers, when the run has them
+        # Stage 2's class only for a run with decode workers (its module is not needed otherwise).
+        workers = stage2().Stage2 if target.decode_workers > 0 else None
+        committer = core().JsonCommitter(fmt, target, workers)
     elif debezium_formats is not None and type(fmt) is debezium_formats.DebeziumFormat:
         committer = debezium().DebeziumCommitter(fmt, target)
     elif protobuf_format is not None and type(fmt) is protobuf_format.ProtobufFormat:
