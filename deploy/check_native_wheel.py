@@ -24,12 +24,24 @@ NATIVE_MODULES = (
     "_runframes",
     "_dbztxn",
     "_tally",
+    "_framing",
     "_debezium",
     "_rows",
     "_avro",
     "_protobuf",
+    "_daemon_loop",
+    "_stage2",
 )
-PXD_FILES = ("_values.pxd", "_core.pxd", "_dbztxn.pxd", "_structs.pxd", "_tally.pxd", "_debezium.pxd", "_rows.pxd")
+PXD_FILES = (
+    "_values.pxd",
+    "_core.pxd",
+    "_dbztxn.pxd",
+    "_structs.pxd",
+    "_tally.pxd",
+    "_framing.pxd",
+    "_debezium.pxd",
+    "_rows.pxd",
+)
 
 
 def problems(wheel: Path) -> list[str]:

@@ -4,10 +4,10 @@ Two engines produce the same bytes: ``python``, the readable reference, and ``na
 which runs the hot parts in the compiled :mod:`replicator.native._core` and falls back to the
 python code for anything it does not handle (see that module's docstring). The compiled
 modules split off the core (:data:`MODULES`: the Kafka producer, the run framing, Debezium's
-transaction metadata, the output tally and the renderers of the other formats) are built
-with it: the native engine is available when the core imports and all of them are present, and
-each is imported when first used. The engine is
-chosen by ``--engine`` on ``run`` and ``bench``, else by the ``REPLICATOR_ENGINE``
+transaction metadata, the output tally, the renderers of the other formats, the daemon's
+record loops, stage 2's workers and the block checks) are built with it: the native engine is
+available when the core imports and all of them are present, and each is imported when first
+used. The engine is chosen by ``--engine`` on ``run`` and ``bench``, else by the ``REPLICATOR_ENGINE``
 environment variable, else ``native`` when the extension is built. When ``native`` is wanted
 but the extension is missing, warning 60190 says why and the python engine runs.
 """
@@ -33,8 +33,22 @@ _BUILD_ERROR = os.path.join(os.path.dirname(__file__), "_build_error.txt")
 
 #: The compiled modules beside _core (docs/native-engine.md "Native modules"): _kafka, _runframes
 #: and the renderers (_debezium, _rows, _avro, _protobuf) cimport _core (those python reaches have
-#: accessors below); _core cimports _values and _tally, _debezium cimports _dbztxn.
-MODULES = ("_values", "_kafka", "_runframes", "_dbztxn", "_tally", "_debezium", "_rows", "_avro", "_protobuf")
+#: accessors below); _core cimports _values, _tally and _framing, _debezium cimports _dbztxn; _daemon_loop
+#: subclasses the core's record loop, _stage2 drives its JsonCommitter (the wiring hands it over).
+MODULES = (
+    "_values",
+    "_kafka",
+    "_runframes",
+    "_dbztxn",
+    "_tally",
+    "_framing",
+    "_debezium",
+    "_rows",
+    "_avro",
+    "_protobuf",
+    "_daemon_loop",
+    "_stage2",
+)
 
 _module: ModuleType | None = None
 _siblings: dict[str, ModuleType] = {}
@@ -139,6 +153,24 @@ def avro() -> ModuleType:
 def protobuf() -> ModuleType:
     """The native protobuf renderer (:mod:`replicator.native._protobuf`; call :func:`available` first)."""
     return _sibling("_protobuf")
+
+
+def daemon_loop() -> ModuleType:
+    """The daemon's record loops BlockLoop, ThreadLoop and RacMerge (:mod:`replicator.native._daemon_loop`;
+    call :func:`available` first)."""
+    return _sibling("_daemon_loop")
+
+
+def framing() -> ModuleType:
+    """The block checks of a buffer (:mod:`replicator.native._framing`: ``check_chunk``, ``raise_chunk``;
+    call :func:`available` first)."""
+    return _sibling("_framing")
+
+
+def stage2() -> ModuleType:
+    """Stage 2's decode/format workers (:mod:`replicator.native._stage2`, its ``Stage2`` class is
+    given to the core's JsonCommitter; call :func:`available` first)."""
+    return _sibling("_stage2")
 
 
 def resolve_engine(requested: str | None = None) -> str:

@@ -32,28 +32,11 @@ class JsonCommitter:
     python_transactions: int
     runs: bool  # hand a transaction's messages over as one MessageRun (else a list)
     tally: Any
-    stage2: _Stage2 | None
+    stage2: Any  # replicator.native._stage2.Stage2, or None
 
-    def __init__(self, fmt: Any, pipeline: Any) -> None: ...
+    def __init__(self, fmt: Any, pipeline: Any, stage2: Any = None) -> None: ...
     def commit(self, parser: Any, txn: Any, record: Any) -> bool:
         """Output ``txn``; False when the python engine must process it instead."""
-
-@disjoint_base
-class _Stage2:
-    """Decode/format worker threads of a JsonCommitter and the ordered merge (_stage2.pxi)."""
-
-    workers: int
-    queued: int
-    rerendered: int
-
-    def __init__(self, committer: JsonCommitter, pipeline: Any, workers: int) -> None: ...
-    def commit(self, parser: Any, txn: Any, record: Any) -> bool:
-        """JsonCommitter.commit with stage 2 in the workers."""
-
-    def barrier(self) -> None:
-        """Hand every queued transaction to the pipeline, in commit order."""
-    def finish(self) -> None:
-        """barrier, then stop the worker threads."""
 
 @disjoint_base
 class MessageRun:
@@ -92,61 +75,12 @@ class RecordLoop(RecordDispatcher):
         self, parser: Any, header: Any, path: str, verify_checksum: bool, first_block: int, on_lwn: Any = None
     ) -> None: ...
     def feed(self, buf: bytes, first_block: int, count: int, checked: bool = False) -> None:
-        """Check ``count`` blocks read from ``first_block`` on (unless ``checked``: check_chunk
+        """Check ``count`` blocks read from ``first_block`` on (unless ``checked``: _framing's check_chunk
         passed them); analyse every LWN they complete."""
     def finish(self) -> None:
         """The end of the valid data: analyse the last LWN."""
 
-@disjoint_base
-class BlockLoop(RecordLoop):
-    """RecordLoop for the daemon: blocks fed as the reader delivers them, LWN totals kept."""
-
-    lwn_blocks: int
-    python_steps: int
-    @property
-    def last_scn(self) -> int: ...
-    @property
-    def last_time(self) -> int: ...
-    def __init__(self, parser: Any, header: Any, path: str, verify_checksum: bool, first_block: int) -> None: ...
-    def set_checkpoint_step(self, full: Any, fmt: Any, manager: Any, hook: Any) -> None:
-        """Take over the parser's per-LWN checkpoint (C step; python only when a file is written)."""
-    def set_path(self, path: str) -> None:
-        """The file the next blocks come from (named in errors)."""
-
-@disjoint_base
-class LwnBuf:
-    """A complete LWN framed by a ThreadLoop: its records in OLR's order and their bytes."""
-
-    n: int
-    index: int
-    lwn: Any
-    @property
-    def last_scn(self) -> int: ...
-
-@disjoint_base
-class ThreadLoop(RecordLoop):
-    """RecordLoop of one RAC redo thread: complete LWNs go to ``ready`` (LwnBuf), not analysed."""
-
-    def __init__(
-        self, parser: Any, header: Any, path: str, verify_checksum: bool, first_block: int, ready: Any
-    ) -> None: ...
-    def set_path(self, path: str) -> None: ...
-
-class RacMerge(RecordDispatcher):
-    """RacEngine._merge in C over the threads' LwnBufs."""
-
-    def run(self, engine: Any, parser: Any, threads: list[Any], stop: Any) -> None: ...
-
 def native_version() -> str: ...
-def check_chunk(
-    buf: bytes, first_block: int, block_size: int, sequence: int, big: bool, verify: bool
-) -> tuple[int, int]:
-    """RecordLoop.feed's block checks with the GIL released: (-1, 0), or the first bad block's
-    (index, status)."""
-
-def raise_chunk(status: int, path: str, block_size: int, block: int) -> None:
-    """Raise RecordLoop.feed's error for a bad block (check_chunk's status)."""
-
 def value_text(kind: int, param: int, offset: int, data: bytes) -> bytes | None:
     """The native text of one value (tests), None when the python renderer is used; ``kind``
     indexes VALUE_KINDS."""

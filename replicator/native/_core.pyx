@@ -53,6 +53,7 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
 
 from replicator.native._structs cimport *  # Buf, phase A's structs, the inline helpers
 from replicator.native._tally cimport tally_rows, tally_commit
+from replicator.native._framing cimport first_bad_block, raise_block, framing_error  # the block checks
 from replicator.native._values cimport *  # the value decoders (phase B, stage 2)
 
 cdef extern from "Python.h":
@@ -891,7 +892,7 @@ cdef class JsonCommitter:
 
     # Its fields and cdef methods are declared in _core.pxd (the modules split off the core use them).
 
-    def __init__(self, fmt, pipeline):
+    def __init__(self, fmt, pipeline, stage2=None):
         from replicator.flags import FLAG_SCHEMALESS, FLAG_SYSTEM_TXN
 
         self.fmt = fmt
@@ -906,7 +907,9 @@ cdef class JsonCommitter:
         self.python_transactions = 0
         self.runs = bool(pipeline.native_runs)  # the driver's port (runner.stages.CommitSink)
         workers = int(pipeline.decode_workers)
-        self.stage2 = _Stage2(self, pipeline, workers) if workers > 0 and self.runs else None
+        # stage2: the class of the decode/format workers (replicator.native.stage2().Stage2, a module
+        # that cimports this one: the wiring hands it over), created when the driver has workers.
+        self.stage2 = stage2(self, pipeline, workers) if stage2 is not None and workers > 0 and self.runs else None
 
     def __dealloc__(self):
         free(self.out.p)
@@ -978,11 +981,11 @@ cdef class JsonCommitter:
         if (txn.system or txn.clog.key in parser.schema_txns
                 or (self.tally is None and (pipeline.on_commit is not None or pipeline.on_change is not None))):
             if self.stage2 is not None:
-                (<_Stage2>self.stage2).barrier()  # the python engine outputs it: after the queued ones
+                self.stage2.barrier()  # the python engine outputs it: after the queued ones
             self.python_transactions += 1
             return False
         if self.stage2 is not None:
-            return (<_Stage2>self.stage2).commit(parser, txn, record)
+            return self.stage2.commit(parser, txn, record)
         return self._commit_one(parser, txn, record)
 
     cdef object _commit_one(self, object parser, object txn, object record):
@@ -1679,7 +1682,6 @@ DEF ROWDEPS = 0x40
 DEF LMN = 16
 DEF CKI = 9
 DEF V12_1 = 0x0C100000
-DEF MAXF = 32768           # fields per record handled natively (more: python)
 
 cdef struct FV:             # one vector's fields, as the checks read them
     const uint8_t* d        # the record
@@ -2005,22 +2007,8 @@ cdef inline bint checked_opcode(int op) noexcept nogil:
 
 
 # ============================================================================= stage 1: records
-DEF MAXV = 256                 # vectors per record handled natively (more: python)
 
-cdef struct VecInfo:
-    int start
-    int size
-    int layer
-    int code
-    int opcode
-    int cls
-    int con_id
-    int nf
-    int f1off
-    int f1len
-    int f2off
-    int f2len
-    int fbase               # its fields' place in the field arrays given to scan_vectors
+
 
 
 cdef int OPC_UNDO = 0x0501
@@ -2126,12 +2114,7 @@ def vector_passes(bytes data, int start, int header_size, str endian, uint32_t c
         free(ln)
 
 
-cdef struct RecMeta:           # what the dispatch needs of a record besides its bytes
-    uint64_t scn
-    int64_t block
-    int offset
-    uint32_t time
-    int header_size
+
 
 
 cdef class RecordDispatcher:
@@ -2147,47 +2130,6 @@ cdef class RecordDispatcher:
     parser hook) or raw bytes of :class:`RecordLoop` (no Record object unless a python handler
     needs one: :meth:`_record` makes it then).
     """
-
-    cdef VecInfo vecs[MAXV]
-    cdef int flen[MAXF]     # the field lengths and offsets of the record's vectors (scan_vectors)
-    cdef int foff[MAXF]
-    cdef Buf entry
-    cdef object _check_session
-    cdef object _undo_info
-    cdef object _cv
-    cdef object _table_type
-    cdef object _session_attributes
-    cdef object _record_type
-    cdef frozenset _quiet_layers
-    cdef frozenset _quiet_opcodes
-    # The record being dispatched: its Record (None until a python handler needs it), the
-    # ChangeVectors made of it so far (None: none yet), where its bytes are, its rank.
-    cdef object _rec
-    cdef list _cvs
-    cdef const uint8_t* _d
-    cdef Py_ssize_t _end
-    cdef RecMeta _m
-    cdef int _rank
-    cdef int _nvec
-    cdef uint32_t _subscn
-    cdef uint32_t _vld
-    cdef long long n_records   # parser.stats counters, added in bulk (flush_counts)
-    cdef long long n_vectors
-    cdef dict _sessions        # 5.20 attributes by the vector's bytes (_session20)
-    cdef uint32_t _sessions_compat
-    cdef bint _sessions_big
-    cdef object _pool_type     # the MemoryPool/TransactionBuffer classes whose state _store may update inline
-    cdef object _buffer_type
-    cdef Py_ssize_t _chunk
-    # The parser's state the dispatch reads, loaded once per call or per LWN (_load).
-    cdef object _p_buffer
-    cdef object _p_pool
-    cdef object _p_opt
-    cdef bint _p_big
-    cdef int _p_vh
-    cdef int _p_con_id
-    cdef int _p_bs
-    cdef uint32_t _p_compat
 
     def __init__(self):
         from replicator.events import Table
@@ -2622,108 +2564,15 @@ cdef object _struct_error():
 
 
 # ============================================================================= stage 1: the record loop
-DEF BLOCK_HEADER = 16
-DEF RECORD_HEADER = 24
-DEF LWN_RECORD_HEADER = 68
-DEF VLD_DATA = 0x01
-DEF VLD_LWN = 0x04
-
-cdef struct Rec:               # one record of the current LWN, its bytes in the arena
-    uint64_t scn
-    uint32_t subscn
-    uint32_t vld
-    int64_t block
-    int offset
-    Py_ssize_t at
-    Py_ssize_t size
 
 
-cdef int rec_cmp(const void* a, const void* b) noexcept nogil:
-    """OLR's analysis order inside an LWN: (SCN, sub-SCN, block, offset) (records._sorted)."""
-    cdef const Rec* x = <const Rec*> a
-    cdef const Rec* y = <const Rec*> b
-    if x.scn != y.scn:
-        return -1 if x.scn < y.scn else 1
-    if x.subscn != y.subscn:
-        return -1 if x.subscn < y.subscn else 1
-    if x.block != y.block:
-        return -1 if x.block < y.block else 1
-    if x.offset != y.offset:
-        return -1 if x.offset < y.offset else 1
-    return 0
+
+
+
 
 
 cdef extern from "stdlib.h":
     void qsort(void* base, size_t n, size_t size, int (*cmp)(const void*, const void*) noexcept nogil) nogil
-
-
-cdef inline bint block_xor_bad(const uint8_t* p, int bs) noexcept nogil:
-    """The block checksum rule: the XOR of all 16-bit words of a block is zero."""
-    cdef uint64_t x = 0, w
-    cdef int i
-    for i in range(0, bs, 8):
-        memcpy(&w, p + i, 8)
-        x ^= w
-    x ^= x >> 32
-    x ^= x >> 16
-    return (x & 0xFFFF) != 0
-
-
-cdef int first_bad_block(const uint8_t* buf, Py_ssize_t n, int64_t first, int bs, uint32_t seq, bint big,
-                         bint verify, int* status) noexcept nogil:
-    """blocks.check_blocks in C: the index of the first bad block (-1: all good) and why.
-
-    ``status``: 1 empty, 2 overwritten, 3 old, 4 checksum, 5 bad block (the BlockStatus order).
-    """
-    cdef Py_ssize_t i
-    cdef const uint8_t* p
-    cdef uint32_t sq
-    cdef bint empty, crc
-    for i in range(n):
-        p = buf + i * bs
-        empty = p[0] == 0 and p[1] == 0
-        sq = rd32(p + 8, big)
-        crc = verify and block_xor_bad(p, bs)
-        if empty or rd32(p + 4, big) != <uint32_t>(first + i) or sq != seq or crc:
-            status[0] = 1 if empty else 2 if sq > seq else 3 if sq < seq else 4 if crc else 5
-            return <int>i
-    return -1
-
-
-def check_chunk(bytes buf, long long first_block, int block_size, uint32_t sequence, bint big, bint verify):
-    """The block checks of :meth:`RecordLoop.feed` (first_bad_block) with the GIL released, for a
-    reader thread checking the next buffer while the parser frames the current one.
-
-    Returns ``(-1, 0)`` when every whole block of ``buf`` passes, else ``(index, status)`` of the
-    first bad one (status as first_bad_block's; :func:`raise_chunk` raises its error). A buffer
-    that passed is fed with ``checked=True`` and not checked again.
-    """
-    cdef const uint8_t* p = <const uint8_t*> PyBytes_AS_STRING(buf)
-    cdef Py_ssize_t n = PyBytes_GET_SIZE(buf) // block_size if block_size > 0 else 0
-    cdef int status = 0
-    cdef int bad
-    with nogil:
-        bad = first_bad_block(p, n, first_block, block_size, sequence, big, verify, &status)
-    return (bad, status if bad >= 0 else 0)
-
-
-def raise_chunk(int status, str path, int block_size, long long block):
-    """Raise the error RecordLoop.feed raises for a bad ``block`` (check_chunk's status)."""
-    _raise_block(status, path, block_size, block)
-
-
-def _raise_block(int status, str path, int block_size, long long block):
-    from replicator.redo.blocks import BlockCheck, BlockStatus, raise_for
-
-    kind = (BlockStatus.EMPTY, BlockStatus.OVERWRITTEN, BlockStatus.OLD, BlockStatus.CRC_ERROR,
-            BlockStatus.BAD_BLOCK)[status - 1]
-    raise_for(BlockCheck(0, kind, block), path, block_size)
-
-
-def _framing_error(str text):
-    from replicator.errors import RedoLogError
-
-    return RedoLogError(text, 40008)
 
 
 cdef class RecordLoop(RecordDispatcher):
@@ -2738,32 +2587,6 @@ cdef class RecordLoop(RecordDispatcher):
     (begin, commit, DDL, session attributes, anything unusual); a record the dispatch cannot
     take goes to ``parser.process_record`` as the python engine's would.
     """
-
-    cdef object parser
-    cdef str path
-    cdef object on_lwn
-    cdef object _lwn_type
-    cdef int bs
-    cdef int body
-    cdef bint big
-    cdef bint verify
-    cdef uint32_t sequence
-    cdef Buf carry             # the payload stream (block bodies) from block buf_block on
-    cdef int64_t buf_block
-    cdef Py_ssize_t pos        # next record's place in carry
-    cdef int64_t lwn_end       # first block after the current LWN
-    cdef int64_t pieces
-    cdef int64_t nst
-    cdef bint have_lwn
-    cdef uint64_t lwn_scn
-    cdef uint32_t lwn_time
-    cdef int64_t lwn_first
-    cdef int64_t lwn_end_block
-    cdef Buf arena             # the current LWN's records
-    cdef Rec* recs
-    cdef Py_ssize_t nrecs
-    cdef Py_ssize_t cap_recs
-    cdef public long long lwns
 
     def __init__(self, parser, header, str path, bint verify_checksum, long long first_block, on_lwn=None):
         from replicator.redo.records import Lwn
@@ -2806,7 +2629,7 @@ cdef class RecordLoop(RecordDispatcher):
             with nogil:
                 bad = first_bad_block(p, n, first_block, self.bs, self.sequence, self.big, self.verify, &status)
         if bad >= 0:
-            _raise_block(status, self.path, self.bs, first_block + bad)
+            raise_block(status, self.path, self.bs, first_block + bad)
         if self.pos:
             # Keep from the block where the unfinished record starts (block-aligned).
             keep_from = (self.pos // self.body) * self.body
@@ -2819,7 +2642,7 @@ cdef class RecordLoop(RecordDispatcher):
             self.pos -= keep_from
         expected = self.buf_block + self.carry.n // self.body
         if first_block != expected:
-            raise _framing_error(f"file {self.path}: block {first_block} read out of order (expected {expected})")
+            raise framing_error(f"file {self.path}: block {first_block} read out of order (expected {expected})")
         buf_reserve(&self.carry, count * self.body)
         for i in range(count):
             memcpy(self.carry.p + self.carry.n, p + i * self.bs + BLOCK_HEADER, self.body)
@@ -2875,17 +2698,17 @@ cdef class RecordLoop(RecordDispatcher):
                 pos += body - inoff
                 continue
             if size & 3 or size < RECORD_HEADER:
-                raise _framing_error(f"file {self.path}, block {block}, offset {BLOCK_HEADER + inoff}: "
-                                     f"bad record size {size}")
+                raise framing_error(f"file {self.path}, block {block}, offset {BLOCK_HEADER + inoff}: "
+                                    f"bad record size {size}")
             if pos + size > limit:
                 break
             if block >= self.lwn_end and not vld & VLD_LWN:
-                raise _framing_error(f"file {self.path}, block {block}: expected an LWN header at offset 16 "
-                                     f"(vld {vld:#x})")
+                raise framing_error(f"file {self.path}, block {block}: expected an LWN header at offset 16 "
+                                    f"(vld {vld:#x})")
             if vld & VLD_LWN:
                 if size < LWN_RECORD_HEADER:
                     _lwn_fields_of(PyBytes_FromStringAndSize(<const char*>r, size), big)  # raises as python does
-                    raise _framing_error(f"file {self.path}, block {block}: LWN header record of {size} bytes")
+                    raise framing_error(f"file {self.path}, block {block}: LWN header record of {size} bytes")
                 if not self.have_lwn:
                     base = rd32(r + 40, big)
                     w = rd16(r + 44, big)
@@ -2906,7 +2729,7 @@ cdef class RecordLoop(RecordDispatcher):
                 self.lwn_end = block + <int64_t>length
                 self.lwn_end_block = self.lwn_end
             if not self.have_lwn:
-                raise _framing_error(f"file {self.path}, block {block}: record outside any LWN")
+                raise framing_error(f"file {self.path}, block {block}: record outside any LWN")
             if vld & VLD_DATA:
                 grow(<void**>&self.recs, &self.cap_recs, self.nrecs + 1, sizeof(Rec))
                 rec = self.recs + self.nrecs
@@ -3016,12 +2839,11 @@ def value_text(int kind, int param, long long offset, bytes data):
 VALUE_KINDS = ("number", "ts", "tstz", "iym", "ids", "str", "hex", "bfloat", "bdouble")
 
 
-# ============================================================================= included sections
-# Compiled with this module: stage 2 (its _Stage2 is created by JsonCommitter, and it calls the
-# committer back) and the daemon's loops (subclasses of RecordLoop). The other sections are
-# modules of their own across .pxd boundaries (docs/native-engine.md "Native modules"): the
-# renderers _debezium, _rows, _avro and _protobuf (they cimport _core.pxd), the value decoders
-# _values and the output tally _tally (the core cimports _values.pxd and _tally.pxd), the Kafka producer _kafka, the run framing _runframes,
-# Debezium's transaction metadata _dbztxn.
-include "_stage2.pxi"
-include "_daemon_loop.pxi"
+# ============================================================================= the modules beside it
+# The other sections are modules of their own across .pxd boundaries (docs/native-engine.md
+# "Native modules"): the renderers _debezium, _rows, _avro and _protobuf (they cimport _core.pxd),
+# the value decoders _values and the output tally _tally (the core cimports _values.pxd and
+# _tally.pxd), the block checks and framing errors _framing (_framing.pxd), the Kafka producer _kafka, the run framing _runframes, Debezium's transaction
+# metadata _dbztxn, the daemon's record loops _daemon_loop (they subclass RecordDispatcher and
+# RecordLoop, _core.pxd) and stage 2 _stage2 (it drives JsonCommitter, whose ``stage2`` argument
+# is its class).

@@ -66,3 +66,10 @@ DEF CK_PY = 9        # a = index into RowImages.pyvals: the python decoder's val
 DEF CK_FLOAT = 10    # a = the IEEE bits of the double, b = 1 for BINARY_FLOAT (float)
 
 DEF CELL_MODIFIED = 1   # flags: an UPDATE's after cell the statement set to a different value
+
+# Redo framing: block and record headers, record vld flags (the record loops).
+DEF BLOCK_HEADER = 16
+DEF RECORD_HEADER = 24
+DEF LWN_RECORD_HEADER = 68
+DEF VLD_DATA = 0x01
+DEF VLD_LWN = 0x04

@@ -7,9 +7,10 @@ the parts it implements and leave the rest (and anything unusual) to the python 
 Today: a batch run's files go through the native record loop (block checks, framing, LWNs
 and dispatch in C, :class:`replicator.native._core.RecordLoop`; the reading and block checks
 of the next buffers run ahead in a reader thread), and so do the blocks the
-daemon's single-thread engine reads (:class:`replicator.native._core.BlockLoop`, fed as they
+daemon's single-thread engine reads (:class:`replicator.native._daemon_loop.BlockLoop`, fed as they
 arrive, with the per-LWN checkpoint step in C) and, for RAC, each thread's blocks (framed by
-:class:`~replicator.native._core.ThreadLoop`, merged by :class:`~replicator.native._core.RacMerge`);
+:class:`~replicator.native._daemon_loop.ThreadLoop`, merged by
+:class:`~replicator.native._daemon_loop.RacMerge`);
 single records go through :class:`replicator.native._core.RecordDispatcher` (for every format),
 which stores the (5.1, 11.x) pairs natively; and the commit of a transaction for the
 OpenLogReplicator JSON format (row assembly, value decoding and rendering,
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from replicator.formats.capabilities import NativeRowFormat
 from replicator.formats.olr_json import OlrJsonFormat
-from replicator.native import core, debezium, protobuf, rows
+from replicator.native import core, debezium, framing, protobuf, rows, stage2
 from replicator.redo.header import RedoHeader
 from replicator.redo.readahead import ReadAhead
 from replicator.redo.reader import READ_AHEAD_CHUNKS, RedoFile, checked_chunks
@@ -53,10 +54,10 @@ def attach(pipeline: NativeDriver) -> None:
     attach_dispatch(pipeline.parser)
     pipeline.install_native_feed(core())
     pipeline.native = attach_commit(pipeline, pipeline.parser, pipeline.format, pipeline.commit_declines())
-    stage2 = None if pipeline.native is None else pipeline.native.stage2  # decode workers (JSON runs)
-    if stage2 is not None:
-        pipeline.native_barrier = stage2.barrier
-        pipeline.native_finish = stage2.finish
+    stage = None if pipeline.native is None else pipeline.native.stage2  # decode workers (JSON runs)
+    if stage is not None:
+        pipeline.native_barrier = stage.barrier
+        pipeline.native_finish = stage.finish
 
 
 def attach_commit(target: CommitSink, parser: Any, fmt: Any, declines: Callable[[Any, Any], bool] | None = None) -> Any:
@@ -79,7 +80,9 @@ def attach_commit(target: CommitSink, parser: Any, fmt: Any, declines: Callable[
     protobuf_format = sys.modules.get("replicator.formats.protobuf")
     framework = sys.modules.get("replicator.formats.framework")
     if type(fmt) is OlrJsonFormat:
-        committer = core().JsonCommitter(fmt, target)
+        # Stage 2's class only for a run with decode workers (its module is not needed otherwise).
+        workers = stage2().Stage2 if target.decode_workers > 0 else None
+        committer = core().JsonCommitter(fmt, target, workers)
     elif debezium_formats is not None and type(fmt) is debezium_formats.DebeziumFormat:
         committer = debezium().DebeziumCommitter(fmt, target)
     elif protobuf_format is not None and type(fmt) is protobuf_format.ProtobufFormat:
@@ -99,12 +102,12 @@ def attach_commit(target: CommitSink, parser: Any, fmt: Any, declines: Callable[
     if declines is None:
         parser.native_commit = commit
     else:
-        stage2 = committer.stage2
+        stage = committer.stage2
 
         def guarded(parser: Any, txn: Any, record: Any) -> bool:
             if declines(txn, record):
-                if stage2 is not None:
-                    stage2.barrier()  # the python engine takes it: after the queued ones
+                if stage is not None:
+                    stage.barrier()  # the python engine takes it: after the queued ones
                 return False
             return commit(parser, txn, record)
 
@@ -135,10 +138,11 @@ def run_file(pipeline: Any, redo: RedoFile) -> RedoHeader:
     on_lwn = pipeline.on_lwn
     observe = None if on_lwn is None else (lambda lwn: on_lwn(redo, lwn))
     native = core()
+    check_chunk = framing().check_chunk
     verify = pipeline.verify_checksum
 
     def chunks() -> Iterator[tuple[bytes, int, int, bool]]:
-        return checked_chunks(redo.path, native.check_chunk, verify, headers, source=pipeline.source)
+        return checked_chunks(redo.path, check_chunk, verify, headers, source=pipeline.source)
 
     reader = ReadAhead(chunks, READ_AHEAD_CHUNKS)
     try:

@@ -123,8 +123,10 @@ class DaemonEngine(Driver):
     # messages to the driver's on_native* instead of calling _on_transaction.
     def install_native_feed(self, core: Any) -> None:
         """The single-thread daemon frames the reader's raw blocks in a native BlockLoop."""
-        self.block_loop = core.BlockLoop
-        self.follower.chunk_check = core.check_chunk  # an archived log's block checks: in the reader thread
+        from replicator.native import daemon_loop, framing
+
+        self.block_loop = daemon_loop().BlockLoop
+        self.follower.chunk_check = framing().check_chunk  # an archived log's block checks: in the reader thread
         self.native_delivery(core)
 
     def native_delivery(self, core: Any) -> None:

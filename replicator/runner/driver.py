@@ -151,7 +151,7 @@ class Driver:
     on_change: Callable[[Change], None] | None = None
     tally: Any = None
     # The native engine (replicator.native.wiring.attach): the committer; stage 2 (decode and
-    # format in worker threads, _stage2.pxi): how many workers, whether the committer hands over
+    # format in worker threads, _stage2.pyx): how many workers, whether the committer hands over
     # MessageRuns, the merge of everything queued (native_barrier) and the workers' stop.
     native: Any = None
     decode_workers: int = 0

@@ -93,10 +93,13 @@ class RacEngine(DaemonEngine):
 
     def install_native_feed(self, core: Any) -> None:
         """Each thread's raw blocks are framed by its own ThreadLoop and merged by RacMerge in C."""
-        self.rac_merge = core.RacMerge()
-        self.block_loop_type = core.ThreadLoop
+        from replicator.native import daemon_loop, framing
+
+        loops = daemon_loop()
+        self.rac_merge = loops.RacMerge()
+        self.block_loop_type = loops.ThreadLoop
         for follower in self.followers.values():
-            follower.chunk_check = core.check_chunk  # an archived log's block checks: in its reader thread
+            follower.chunk_check = framing().check_chunk  # an archived log's block checks: in its reader thread
         self.native_delivery(core)
 
     async def run(self, seq: int, offset: int, stop: threading.Event) -> None:

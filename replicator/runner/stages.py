@@ -292,7 +292,7 @@ class DaemonDriverPort(Protocol):
 
 
 class RacDriverPort(DaemonDriverPort, Protocol):
-    """What the native RAC merge (``RacMerge`` in ``_daemon_loop.pxi``) uses of ``runner.rac_engine.RacEngine``."""
+    """What the native RAC merge (``RacMerge`` in ``_daemon_loop.pyx``) uses of ``runner.rac_engine.RacEngine``."""
 
     cut_scn: int  # SCN of the last record analysed (the merge stores it)
 

@@ -83,7 +83,7 @@ class MemoryPool:
         self.free_chunks: list[bytearray] = []
         self.logs: OrderedDict[int, ChunkLog] = OrderedDict()  # by pool_key, least recently touched first
         # Called before swapping or failing for memory: the native stage 2 hands its finished
-        # jobs over and releases their detached chunks first (replicator/native/_stage2.pxi).
+        # jobs over and releases their detached chunks first (replicator/native/_stage2.pyx).
         self.pressure: Callable[[], None] | None = None
 
     @property

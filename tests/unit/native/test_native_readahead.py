@@ -18,7 +18,7 @@ import pytest
 from native_diff import assert_same, config_of
 
 from replicator.errors import RedoLogError
-from replicator.native import available, core, wiring
+from replicator.native import available, core, framing, wiring
 from replicator.redo.source import LocalHandle, RedoSource
 from replicator.redogen import generate, workloads
 
@@ -220,7 +220,7 @@ def test_daemon_reader_checks_archived_buffers(tmp_path: Path) -> None:
     locator = LogLocator([], [str(path.parent)], sc.log_archive_format)
     stop = threading.Event()
     follower = RedoFollower(locator, FollowSettings(archived_only=True), stop)
-    follower.chunk_check = core().check_chunk
+    follower.chunk_check = framing().check_chunk
     got: list[Blocks] = []
     for _, blocks in follower.follow(result.logs[0].sequence, 0, raw=True):
         assert isinstance(blocks, Blocks)

@@ -1,4 +1,7 @@
-# Included by _core.pyx: stage 2 (decode/format) in worker threads, an ordered merge in stage 1.
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Stage 2 (decode/format) of the OpenLogReplicator JSON commit in worker threads (``--decode-workers``)."""
+
+# Stage 2 in worker threads, an ordered merge in stage 1.
 #
 # Stage 1 (the python thread: record loop, dispatch, pool store) commits a transaction as
 # JsonCommitter does (phase A: rows assembled from the stored chunks), then does everything
@@ -18,8 +21,26 @@
 # line (so a warning the merge's python fallbacks log keeps its single-thread place), and
 # before the pool swaps or fails (10016).
 
+# A module of its own (setup.py MODULES, docs/native-engine.md "Native modules"): it cimports the
+# core's committer, plans and runs and phase A's helpers from _core.pxd; the core never imports it.
+# The wiring hands the class to JsonCommitter (its ``stage2`` argument), which creates the Stage2
+# of a run with decode workers and calls its python methods once per transaction.
+
+from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE, PyByteArray_Resize
 from cpython.exc cimport PyErr_Clear
+from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.string cimport memcpy, memset, memcmp
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
 cimport cython
+
+from replicator.native._structs cimport *
+from replicator.native._values cimport *
+from replicator.native._tally cimport tally_rows, tally_commit
+from replicator.native._core cimport (MessageRun, _Plan, _Out, JsonCommitter, work_free, grow, hex_columns,
+                                      grouping_free, parse_entries)
+
+include "_defs.pxi"
 
 import collections
 import logging
@@ -556,7 +577,7 @@ class _LogBarrier(logging.Handler):
 
 
 @cython.no_gc_clear
-cdef class _Stage2:
+cdef class Stage2:
     """Stage 2 of a JsonCommitter: ``workers`` threads, the job queue and the ordered merge."""
 
     cdef JsonCommitter c

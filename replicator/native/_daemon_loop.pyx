@@ -1,4 +1,7 @@
-# The daemon's record loop (included by _core.pyx): RecordLoop fed block by block.
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The daemon's record loops: BlockLoop (one redo thread), and for RAC ThreadLoop and RacMerge."""
+
+# RecordLoop fed block by block.
 #
 # The daemon's reader thread (replicator.redo.online.RedoFollower with raw=True) hands over
 # whole blocks as it reads them: an archived log in large buffers, a growing online log
@@ -8,6 +11,25 @@
 # log to the archived copy (the group was reused) goes on in the same loop at the next block.
 # Instead of a python callback per LWN, the loop keeps what the engine's per-LWN bookkeeping
 # needs (LWNs, their blocks, the last LWN's SCN and time) for the engine to read after a feed.
+#
+# A module of its own (setup.py MODULES, docs/native-engine.md "Native modules"): it subclasses
+# the core's RecordDispatcher and RecordLoop (_core.pxd); python reaches it as
+# replicator.native.daemon_loop() (the runner's drivers).
+
+from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy
+from libc.stdint cimport uint8_t, uint32_t, uint64_t
+
+from replicator.native._structs cimport *
+from replicator.native._core cimport RecordDispatcher, RecordLoop, Rec, rec_cmp
+
+include "_defs.pxi"
+
+cdef extern from "stdlib.h":
+    void qsort(void* base, size_t n, size_t size, int (*cmp)(const void*, const void*) noexcept nogil) nogil
+
+from time import monotonic as time_monotonic
 
 
 cdef class BlockLoop(RecordLoop):
@@ -262,5 +284,3 @@ cdef class RacMerge(RecordDispatcher):
         finally:
             self.flush_counts(parser)
 
-
-from time import monotonic as time_monotonic
