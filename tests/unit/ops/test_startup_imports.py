@@ -44,6 +44,8 @@ NOT_IMPORTED_BY_A_FILE_RUN = [
     "replicator.native._avro",
     "replicator.native._protobuf",
     "replicator.native._kafka",
+    "replicator.native._daemon_loop",  # the daemon's record loops
+    "replicator.native._stage2",  # --decode-workers above 0
     "replicator.formats.protobuf",
     "replicator.writers.kafka",
     "replicator.writers.network",
