@@ -46,6 +46,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "_rows": ("_rows.pxd", "_core.pxd", "_values.pxd", "_debezium.pxd", "_structs.pxd", "_defs.pxi"),
     "_avro": ("_rows.pxd", "_debezium.pxd", "_structs.pxd", "_defs.pxi"),  # avro, dts-avro, OMS light types
     "_protobuf": ("_core.pxd", "_values.pxd", "_debezium.pxd", "_rows.pxd", "_structs.pxd", "_defs.pxi"),
+    "_sparkevents": (),  # the Spark job's OLR JSON parse (replicator/spark/parse.py), standalone
 }
 REQUIRED = os.environ.get("REPLICATOR_REQUIRE_NATIVE") == "1"
 

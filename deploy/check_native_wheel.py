@@ -15,7 +15,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-# The compiled modules (replicator.native: "_core" and its MODULES; setup.py's MODULES) and
+# The compiled modules (replicator.native: "_core", its MODULES and STANDALONE; setup.py's MODULES) and
 # the C-level declarations they share. This script runs without the package installed.
 NATIVE_MODULES = (
     "_core",
@@ -28,6 +28,7 @@ NATIVE_MODULES = (
     "_rows",
     "_avro",
     "_protobuf",
+    "_sparkevents",
 )
 PXD_FILES = ("_values.pxd", "_core.pxd", "_dbztxn.pxd", "_structs.pxd", "_tally.pxd", "_debezium.pxd", "_rows.pxd")
 

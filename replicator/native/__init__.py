@@ -33,6 +33,9 @@ _BUILD_ERROR = os.path.join(os.path.dirname(__file__), "_build_error.txt")
 #: and the renderers (_debezium, _rows, _avro, _protobuf) cimport _core (those python reaches have
 #: accessors below); _core cimports _values and _tally, _debezium cimports _dbztxn.
 MODULES = ("_values", "_kafka", "_runframes", "_dbztxn", "_tally", "_debezium", "_rows", "_avro", "_protobuf")
+#: Compiled modules of their own, not part of the engine (loaded alone, by their accessor):
+#: _sparkevents, the Spark job's OLR JSON parse (:func:`spark_events`).
+STANDALONE = ("_sparkevents",)
 
 _module: ModuleType | None = None
 _siblings: dict[str, ModuleType] = {}
@@ -119,6 +122,15 @@ def avro() -> ModuleType:
 def protobuf() -> ModuleType:
     """The native protobuf renderer (:mod:`replicator.native._protobuf`; call :func:`available` first)."""
     return _sibling("_protobuf")
+
+
+def spark_events() -> ModuleType | None:
+    """The Spark job's compiled OLR JSON parse (:mod:`replicator.native._sparkevents`), or None
+    when it is not built (the job then parses in python). Not part of the engine: loaded alone."""
+    try:
+        return importlib.import_module("replicator.native._sparkevents")
+    except ImportError:
+        return None
 
 
 def resolve_engine(requested: str | None = None) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from replicator.native import MODULES, available, core, unavailable_reason
+from replicator.native import MODULES, available, core, spark_events, unavailable_reason
 
 
 def main() -> int:
@@ -19,6 +19,11 @@ def main() -> int:
     print(f"native engine: {core().__file__}")
     for name in MODULES:
         print(f"  with {sys.modules[f'replicator.native.{name}'].__file__}")
+    parse = spark_events()
+    if parse is None:  # built with the others: an image without it would parse in python
+        print("the Spark job's compiled parse (replicator.native._sparkevents) does not load", file=sys.stderr)
+        return 1
+    print(f"  the Spark job's parse: {parse.__file__}")
     return 0
 
 
