@@ -51,6 +51,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "_daemon_loop": ("_core.pxd", "_structs.pxd", "_defs.pxi"),
     # stage 2 (--decode-workers): drives the core's JsonCommitter (_core.pxd)
     "_stage2": ("_core.pxd", "_values.pxd", "_tally.pxd", "_structs.pxd", "_defs.pxi"),
+    "_sparkevents": (),  # the Spark job's OLR JSON parse (replicator/spark/parse.py), standalone
 }
 REQUIRED = os.environ.get("REPLICATOR_REQUIRE_NATIVE") == "1"
 

@@ -15,7 +15,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-# The compiled modules (replicator.native: "_core" and its MODULES; setup.py's MODULES) and
+# The compiled modules (replicator.native: "_core", its MODULES and STANDALONE; setup.py's MODULES) and
 # the C-level declarations they share. This script runs without the package installed.
 NATIVE_MODULES = (
     "_core",
@@ -31,6 +31,7 @@ NATIVE_MODULES = (
     "_protobuf",
     "_daemon_loop",
     "_stage2",
+    "_sparkevents",
 )
 PXD_FILES = (
     "_values.pxd",

@@ -49,6 +49,9 @@ MODULES = (
     "_daemon_loop",
     "_stage2",
 )
+#: Compiled modules of their own, not part of the engine (loaded alone, by their accessor):
+#: _sparkevents, the Spark job's OLR JSON parse (:func:`spark_events`).
+STANDALONE = ("_sparkevents",)
 
 _module: ModuleType | None = None
 _siblings: dict[str, ModuleType] = {}
@@ -171,6 +174,15 @@ def stage2() -> ModuleType:
     """Stage 2's decode/format workers (:mod:`replicator.native._stage2`, its ``Stage2`` class is
     given to the core's JsonCommitter; call :func:`available` first)."""
     return _sibling("_stage2")
+
+
+def spark_events() -> ModuleType | None:
+    """The Spark job's compiled OLR JSON parse (:mod:`replicator.native._sparkevents`), or None
+    when it is not built (the job then parses in python). Not part of the engine: loaded alone."""
+    try:
+        return importlib.import_module("replicator.native._sparkevents")
+    except ImportError:
+        return None
 
 
 def resolve_engine(requested: str | None = None) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 
 from replicator.errors import ConfigError
-from replicator.native import available, load_all, unavailable_reason
+from replicator.native import available, load_all, spark_events, unavailable_reason
 
 
 def main() -> int:
@@ -25,6 +25,11 @@ def main() -> int:
     print(f"native engine: {compiled.__file__}")
     for module in siblings:
         print(f"  with {module.__file__}")
+    parse = spark_events()
+    if parse is None:  # built with the others: an image without it would parse in python
+        print("the Spark job's compiled parse (replicator.native._sparkevents) does not load", file=sys.stderr)
+        return 1
+    print(f"  the Spark job's parse: {parse.__file__}")
     return 0
 
 

@@ -76,10 +76,14 @@ def _epoch_us(text: Any, unit: str) -> Any:
 
     if unit not in _UNIT_US or not len(text):
         return None
-    if not pc.all(pc.match_substring_regex(text, r"^-?[0-9]{1,18}$")).as_py():  # all NULL: True
+    # 19 digits: nanoseconds since 2001 (the cast refuses what int64 cannot hold)
+    if not pc.all(pc.match_substring_regex(text, r"^-?[0-9]{1,19}$")).as_py():  # all NULL: True
         return None
     div, mul = _UNIT_US[unit]
-    numbers = text.cast(pa.int64())
+    try:
+        numbers = text.cast(pa.int64())
+    except pa.ArrowInvalid:
+        return None
     if div == 1 and mul == 1:
         return numbers
     values = numbers.to_numpy(zero_copy_only=False) if numbers.null_count == 0 else pc.fill_null(numbers, 0).to_numpy()
@@ -88,6 +92,26 @@ def _epoch_us(text: Any, unit: str) -> Any:
     out = values // div * mul
     return pa.array(
         out, pa.int64(), mask=numbers.is_null().to_numpy(zero_copy_only=False) if numbers.null_count else None
+    )
+
+
+def _epoch_tstz(text: Any, target: Any, tz_code: int) -> Any:
+    """OpenLogReplicator's ``<epoch>,<zone>`` TIMESTAMP WITH TIME ZONE values (an Arrow string
+    array) as :func:`_tstz` reads them, in Arrow; None when a value has another form (the caller
+    takes them one by one)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not len(text) or not pc.all(pc.match_substring_regex(text, r"^-?[0-9]{1,19},[^\s]*$")).as_py():
+        return None
+    parts = pc.extract_regex(text, r"^(?P<n>-?[0-9]+),(?P<z>.*)$")
+    utc = _epoch_us(pc.struct_field(parts, "n"), _UNITS[tz_code % 4] if tz_code < 4 else "ns")
+    if utc is None:
+        return None
+    zone = pc.struct_field(parts, "z")
+    zone = pc.if_else(pc.equal(zone, ""), pa.scalar(None, pa.string()), zone)  # an empty zone: None
+    return pa.StructArray.from_arrays(
+        [utc.cast(target.field("utc").type), zone], fields=list(target), mask=pc.is_null(text)
     )
 
 
@@ -153,6 +177,9 @@ def convert(
     if sql == "string":
         return text
     if sql == TSTZ_SQL:
+        fast = _epoch_tstz(text, target, tz_code)
+        if fast is not None:
+            return fast
         parsed = [None if v is None else _tstz(v, tz_code) for v in text.to_pylist()]
         utc = pa.array([None if p is None else p[0] for p in parsed], pa.int64()).cast(target.field("utc").type)
         zone = pa.array([None if p is None else p[1] for p in parsed], pa.string())

@@ -12,6 +12,7 @@ job turns into a clear failure.
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Iterator
 from typing import Any, Final
@@ -275,8 +276,13 @@ def parse_batch(batch: Any, hints: FormatHints, schema: Any) -> Any:
     read, every other message through :func:`parse_message` (the same rows). The Kafka fields
     are taken from the input columns by the index of each event's message.
     """
-    import pyarrow as pa
 
+    if not hints.checkpoint_digests:
+        from replicator.native import spark_events
+
+        compiled = spark_events()
+        if compiled is not None:
+            return _compiled_batch(compiled, batch, hints, schema)
     keys, values = batch.column("key").to_pylist(), batch.column("value").to_pylist()
     parts, offsets = batch.column("partition").to_pylist(), batch.column("offset").to_pylist()
     dense: dict[str, list[Any]] = {name: [] for name in _DENSE}
@@ -356,24 +362,10 @@ def parse_batch(batch: Any, hints: FormatHints, schema: Any) -> Any:
                     full_.append(full)
                     parent.append(j)
                 continue
-        found = None
-        looked = False
-        for row in parse_message(value, None, hints, {"k_partition": parts[j], "k_offset": offsets[j]}, doc):
+        for row in _general_rows(
+            value, key, hints, {"k_partition": parts[j], "k_offset": offsets[j]}, doc, seen, keyed
+        ):
             r = len(kind)
-            if key and row.get("kind") == "dml":
-                mark_key = (row.get("tbl"), row.get("commit_scn"), row.get("xid"))
-                if mark_key not in keyed:
-                    if not looked:
-                        found, looked = key_columns(key), True
-                    if found:
-                        row["key_cols"] = found
-                        keyed.add(mark_key)
-            cols = row.get("columns")
-            if cols is not None:  # one copy of a column list per table and transaction is enough
-                mark = (row.get("tbl"), row.get("commit_scn"), cols)
-                if mark in seen and row.get("kind") == "dml":
-                    row["columns"] = None
-                seen.add(mark)
             for name, col in dense.items():
                 col.append(row.get(name))
             for name, at in sparse.items():
@@ -381,6 +373,50 @@ def parse_batch(batch: Any, hints: FormatHints, schema: Any) -> Any:
                 if v is not None:
                     at[r] = v
             parent.append(j)
+    return _assembled(batch, schema, parent, sparse, lambda name: image_array(dense[name]), dense.__getitem__)
+
+
+def _general_rows(
+    value: bytes | None,
+    key: bytes | None,
+    hints: FormatHints,
+    meta: dict[str, Any],
+    doc: Any,
+    seen: set[tuple[Any, Any, Any]],
+    keyed: set[tuple[Any, Any, Any]],
+) -> list[dict[str, Any]]:
+    """A message the column-wise parse does not take, by :func:`parse_message`, with the batch's
+    marks: the Kafka key's columns on the first row change of each table and transaction, one
+    copy of a column list per table and transaction."""
+    found = None
+    looked = False
+    rows = parse_message(value, None, hints, meta, doc)
+    for row in rows:
+        if key and row.get("kind") == "dml":
+            mark_key = (row.get("tbl"), row.get("commit_scn"), row.get("xid"))
+            if mark_key not in keyed:
+                if not looked:
+                    found, looked = key_columns(key), True
+                if found:
+                    row["key_cols"] = found
+                    keyed.add(mark_key)
+        cols = row.get("columns")
+        if cols is not None:  # one copy of a column list per table and transaction is enough
+            mark = (row.get("tbl"), row.get("commit_scn"), cols)
+            if mark in seen and row.get("kind") == "dml":
+                row["columns"] = None
+            seen.add(mark)
+    return rows
+
+
+def _assembled(
+    batch: Any, schema: Any, parent: list[int], sparse: dict[str, dict[int, Any]], image: Any, dense: Any
+) -> Any:
+    """The event batch: ``image(name)`` the before/after arrays, ``dense(name)`` the other
+    columns' values, ``sparse`` the columns set on a few rows; the Kafka fields taken from the
+    input by each event's record (``parent``)."""
+    import pyarrow as pa
+
     n = len(parent)
     taken = pa.array(parent, pa.int64())
     arrays = []
@@ -395,7 +431,7 @@ def parse_batch(batch: Any, hints: FormatHints, schema: Any) -> Any:
         elif name == "seen":
             arrays.append(pa.nulls(n, f.type))
         elif name in ("before", "after"):
-            arrays.append(image_array(dense[name]))
+            arrays.append(image(name))
         elif name in sparse:
             at = sparse[name]
             if at:
@@ -406,8 +442,79 @@ def parse_batch(batch: Any, hints: FormatHints, schema: Any) -> Any:
             else:
                 arrays.append(pa.nulls(n, f.type))
         else:
-            arrays.append(pa.array(dense[name], f.type))
+            values = dense(name)
+            arrays.append(values if isinstance(values, pa.Array) else pa.array(values, f.type))
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _compiled_batch(compiled: Any, batch: Any, hints: FormatHints, schema: Any) -> Any:
+    """:func:`parse_batch` by the compiled parse (:mod:`replicator.native._sparkevents`): the
+    same events, the images' texts read from the message bytes into Arrow buffers, no dict per
+    message or element; what it does not take goes through :func:`_general_rows`."""
+    import numpy as np
+    import pyarrow as pa
+
+    keys, values = batch.column("key").to_pylist(), batch.column("value").to_pylist()
+    parts, offsets = batch.column("partition").to_pylist(), batch.column("offset").to_pylist()
+    code = hints.timestamp_metadata
+
+    def times(e_tm: Any, tm: Any) -> int | None:
+        us = header_time_us(e_tm, code)
+        return header_time_us(tm, code) if us is None and tm is not None else us
+
+    def columns_text(raw: bytes) -> str:  # as the python parse prints a decoded list
+        return json.dumps(decode_message(raw), separators=(",", ":"))
+
+    b = compiled.EventBuilder(
+        hints.scn_is_commit,
+        hints.tm_is_commit,
+        bool(hints.message & 1),
+        key_columns,
+        times,
+        value_text,
+        columns_text,
+        _SPARSE,
+    )
+
+    def general(j: int) -> None:
+        meta = {"k_partition": parts[j], "k_offset": offsets[j]}
+        for row in _general_rows(values[j], keys[j], hints, meta, None, b.seen, b.keyed):
+            b.add_row(row, j)
+
+    # The builder makes a few container objects per message (marks, lists) and none of them is
+    # garbage: the collections they would trigger were a third of the parse's CPU.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        b.add_batch(keys, values, general)
+    finally:
+        if collecting:
+            gc.enable()
+    cols = b.finish()
+    n = len(cols["parent"])
+
+    def bitmap(valid: bytes) -> Any:
+        flags = np.frombuffer(valid, np.bool_)
+        return None if flags.all() else pa.array(flags, pa.bool_()).buffers()[1]
+
+    def strings(data: bytes, offs: bytes, valid: bytes) -> Any:
+        count = len(offs) // 4 - 1
+        return pa.Array.from_buffers(pa.string(), count, [bitmap(valid), pa.py_buffer(offs), pa.py_buffer(data)])
+
+    def image(name: str) -> Any:
+        offs, valid, names, name_offs, items, item_offs, item_valid = cols[name]
+        return pa.MapArray.from_arrays(
+            pa.Array.from_buffers(pa.int32(), n + 1, [None, pa.py_buffer(offs)]),
+            strings(names, name_offs, b"\x01" * (len(name_offs) // 4 - 1)),
+            strings(items, item_offs, item_valid),
+            pa.map_(pa.string(), pa.string()),
+            mask=pa.array(~np.frombuffer(valid, np.bool_)),
+        )
+
+    def dense(name: str) -> Any:
+        return strings(*cols["rid"]) if name == "rid" else cols[name]
+
+    return _assembled(batch, schema, cols["parent"], b.sparse, image, dense)
 
 
 def image_array(images: list[Any]) -> Any:

@@ -6,7 +6,8 @@
 * import-linter: the package's layers (``[tool.importlinter]``): each package imports only the
   packages below it;
 * stubtest: the native modules' stubs (replicator/native/_core.pyi and the .pyi of each module
-  split off it, replicator.native.MODULES) against the built modules, with
+  split off it, replicator.native.MODULES, or standing alone, replicator.native.STANDALONE)
+  against the built modules, with
   tests/unit/stubtest_allowlist.txt for what stubtest cannot see in Cython (skipped when the
   native core is not built).
 
@@ -63,6 +64,6 @@ def test_native_stub() -> None:
         pytest.skip("the native core is not built")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this tree's module and stub, not an installed copy
     allowlist = str(ROOT / "tests" / "unit" / "stubtest_allowlist.txt")
-    modules = [f"replicator.native.{name}" for name in ("_core", *native.MODULES)]
+    modules = [f"replicator.native.{name}" for name in ("_core", *native.MODULES, *native.STANDALONE)]
     assert all((ROOT / "replicator" / "native" / f"{m.rsplit('.', 1)[1]}.pyi").exists() for m in modules)
     _run(sys.executable, "-m", "mypy.stubtest", *modules, "--allowlist", allowlist, env=env)

@@ -477,3 +477,77 @@ def test_the_kafka_key_names_the_key_columns_on_each_tables_first_change_of_a_tr
     )
     events = parse_batch(batch, FormatHints(scn_type=8), event_arrow_schema())
     assert events.column("key_cols").to_pylist() == [["ID"], None, ["ID"], ["ID"]]
+
+
+ODD = [  # what the compiled parse takes, and what it leaves to the python one (in place)
+    b'{"scn":5,"tm":1700000000000000000,"c_scn":5,"c_idx":0,"xid":"0x1","payload":[{"op":"begin"}]}',
+    b'{"c_scn":7,"c_idx":1,"e_scn":9,"e_tm":"2024-01-02T03:04:05.123Z","payload":[{"op":"c","schema":{"owner":"A",'
+    b'"table":"T","columns":[{"name":"X","type":"number","scale":1.5}]},"rid":"AAA","after":{"X":-0,'
+    b'"Y":"a\\u00e9\\n\\"q\\ud83d\\ude00","Z":null,"B":true,"F":1.50E+3,"G":12345678901234567890123}}]}',
+    b'{"payload":[{"op":"u","schema":{"table":"T2"},"before":{"X":1},"after":{"X":2,"N":{"a":1}}}],"c_scn":8,'
+    b'"c_idx":2,"e_scn":10}',
+    b'{"payload":[{"op":"d","schema":{"owner":"A","table":"T"},"before":{"X":1}}],"c_scn":8,"c_idx":3,"e_scn":10,'
+    b'"xid":77}',
+    b'{"payload":[{"op":"ddl","schema":{"owner":"A","table":"T"},"sql":"alter table t add y int"}],"c_scn":8,'
+    b'"c_idx":4,"e_scn":10}',
+    b'{"payload":[{"op":"chkpt"}],"c_scn":8,"c_idx":5,"scn":10}',
+    b"not json",
+    b'{"payload":[{"op":"c","schema":{"owner":"A","table":"T"},"after":{"X":inf}}],"c_scn":8,"c_idx":6,"e_scn":10}',
+    b'{"payload":[{"op":"c","schema":{"owner":"A","table":"T"},"after":{"X":1}}],"c_scn":8,"c_idx":6}',
+    b'{"payload":[{"op":"c","schema":{"owner":"A","table":"T"},"after":{"X":"\xff"}}],"c_scn":8,"c_idx":6,"e_scn":11}',
+    b'{"payload":[],"c_scn":8,"c_idx":7,"e_scn":11}',
+    b' { "c_scn" : 8 , "c_idx" : 8 , "e_scn" : 12 , "payload" : [ { "op" : "c" , "schema" : { "owner" : "A" , '
+    b'"table" : "T" } , "after" : { "X" : 1 , "W" : [1,2] } } , {"op":"commit"} ] } ',
+    b'{"c_scn":8,"c_idx":9,"e_scn":12,"payload":[{"op":"c","schema":{"owner":"A","table":"T"},"after":{}},'
+    b'{"op":"u","schema":{"owner":"A","table":"T"},"before":null,"after":{"X":"1"}}]}',
+    None,
+    b'{"schema":{},"payload":{"op":"c","source":{"scn":"5"},"after":{"X":1}}}',
+    b'{"c_scn":8,"c_idx":10,"e_scn":12,"payload":[{"op":"c","schema":{"owner":"A","table":"T","columns":'
+    b'[{"name":"X","type":"number"}]},"after":{"X":1}}]}',
+    b'{"c_scn":8,"c_idx":11,"e_scn":12,"payload":[{"op":"c","schema":{"owner":"A","table":"T","columns":'
+    b'[{"name": "X", "type": "number"}]},"after":{"X":1}}]}',
+    b'{"c_scn":8,"c_idx":11,"e_scn":13,"payload":[{"op":"c","schema":{"owner":"A","table":"T","columns":'
+    b'[{"name":"X","type":"number"}]},"after":{"X":1}}]}',
+    b'{"c_scn":8,"c_idx":12,"e_scn":12,"payload":[{"op":"c","schema":{"owner":"","table":"T"},"after":{"X":1}}]} x',
+    b'{"payload":[{"op":"c","schema":{"owner":"A","table":"T"},"after":{"X":1}}],"c_scn":9,"c_idx":1,"e_scn":14,'
+    b'"xid":"late"}',
+]
+
+
+@pytest.mark.parametrize(
+    "hints",
+    [FormatHints(scn_type=8), FormatHints(scn_type=8, message=1), FormatHints(scn_type=5, timestamp_metadata=0)],
+    ids=["scn8", "full", "scn5"],
+)
+@pytest.mark.parametrize("keyed", [False, True])
+def test_compiled_and_python_parses_give_the_same_events(
+    monkeypatch: pytest.MonkeyPatch, hints: FormatHints, keyed: bool
+) -> None:
+    """The compiled parse (replicator.native._sparkevents) makes the python parse's events, cell
+    by cell: numbers as printed, escapes, NULLs, header fields after the payload, column lists
+    and keys once per table and transaction, and the messages it leaves to the python parse
+    (DDL, checkpoints, nested values, Debezium, malformed ones) in their place."""
+    import pyarrow as pa
+
+    import replicator.native as native
+    from replicator.spark.parse import event_arrow_schema, parse_batch
+
+    compiled_parse = native.spark_events()
+    if compiled_parse is None:
+        pytest.skip("the compiled parse is not built")
+    values = [BEGIN, ROW, ROW_MINUS_ZERO, *ODD]
+    n = len(values)
+    batch = _kafka_batch(values)
+    if keyed:  # tag fragments and JSON objects
+        keys = pa.array([b'"X":1' if i % 3 else b'{"X":1}' for i in range(n)], pa.binary())
+        batch = pa.RecordBatch.from_arrays([keys, *batch.columns[1:]], names=batch.schema.names)
+    schema = event_arrow_schema()
+    batches = [batch, *(_kafka_batch([v]) for v in values)]  # and each message alone (no marks from the others)
+    compiled = [parse_batch(b, hints, schema) for b in batches]
+    monkeypatch.setattr(native, "spark_events", lambda: None)
+    python = [parse_batch(b, hints, schema) for b in batches]
+    assert compiled[0].num_rows == python[0].num_rows >= n
+    for got, want in zip(compiled, python):
+        for name in schema.names:
+            assert got.column(name).to_pylist() == want.column(name).to_pylist(), name
+        assert got.equals(want)
