@@ -24,7 +24,7 @@ ERROR_FILE = os.path.join(NATIVE, "_build_error.txt")
 # compiled again) when it or one of the files it reads changes: the .pxi files it includes and
 # the .pxd files it declares or cimports (_structs.pxd: the shared C structs and inline helpers;
 # _core.pxd: the core's classes the other modules use; _values.pxd: the value decoders;
-# _framing.pxd: the block checks).
+# _framing.pxd: the block checks; _dispatch.pxd: the record dispatch and loop).
 # A module split off _core is one more entry (docs/native-engine.md "Native modules").
 MODULES: dict[str, tuple[str, ...]] = {
     "_core": (
@@ -33,22 +33,23 @@ MODULES: dict[str, tuple[str, ...]] = {
         "_structs.pxd",
         "_defs.pxi",
         "_tally.pxd",
-        "_framing.pxd",
     ),
     "_values": ("_values.pxd", "_structs.pxd"),  # the value decoders (the core and the renderers call them)
     "_kafka": ("_core.pxd", "_structs.pxd"),  # the native Kafka producer (reads MessageRun's fields)
     "_runframes": ("_core.pxd", "_structs.pxd"),  # stream framing and positions of MessageRuns
     "_dbztxn": ("_dbztxn.pxd",),  # Debezium's transaction metadata (_debezium calls it)
     "_tally": ("_tally.pxd", "_structs.pxd", "_defs.pxi"),  # output metrics of a native commit (the core calls it)
-    "_framing": ("_framing.pxd", "_structs.pxd"),  # block checks and framing errors (the core calls them)
+    "_framing": ("_framing.pxd", "_structs.pxd"),  # block checks and framing errors (the record loop calls them)
     # The renderers split off the core: each subclasses the core's committer and plan (_core.pxd).
     "_debezium": ("_debezium.pxd", "_core.pxd", "_values.pxd", "_structs.pxd", "_defs.pxi", "_dbztxn.pxd"),
     # typed row images
     "_rows": ("_rows.pxd", "_core.pxd", "_values.pxd", "_debezium.pxd", "_structs.pxd", "_defs.pxi"),
     "_avro": ("_rows.pxd", "_debezium.pxd", "_structs.pxd", "_defs.pxi"),  # avro, dts-avro, OMS light types
     "_protobuf": ("_core.pxd", "_values.pxd", "_debezium.pxd", "_rows.pxd", "_structs.pxd", "_defs.pxi"),
-    # the daemon's record loops: subclass the core's RecordLoop and RecordDispatcher (_core.pxd)
-    "_daemon_loop": ("_core.pxd", "_structs.pxd", "_defs.pxi"),
+    # stage 1: the record dispatch, OLR's field checks, the batch record loop (grow of _core.pxd)
+    "_dispatch": ("_dispatch.pxd", "_core.pxd", "_framing.pxd", "_structs.pxd", "_defs.pxi"),
+    # the daemon's record loops: subclass _dispatch's RecordLoop and RecordDispatcher (_dispatch.pxd)
+    "_daemon_loop": ("_dispatch.pxd", "_structs.pxd", "_defs.pxi"),
     # stage 2 (--decode-workers): drives the core's JsonCommitter (_core.pxd)
     "_stage2": ("_core.pxd", "_values.pxd", "_tally.pxd", "_structs.pxd", "_defs.pxi"),
     "_sparkevents": (),  # the Spark job's OLR JSON parse (replicator/spark/parse.py), standalone

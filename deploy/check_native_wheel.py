@@ -29,6 +29,7 @@ NATIVE_MODULES = (
     "_rows",
     "_avro",
     "_protobuf",
+    "_dispatch",
     "_daemon_loop",
     "_stage2",
     "_sparkevents",
@@ -40,6 +41,7 @@ PXD_FILES = (
     "_structs.pxd",
     "_tally.pxd",
     "_framing.pxd",
+    "_dispatch.pxd",
     "_debezium.pxd",
     "_rows.pxd",
 )

@@ -4,8 +4,8 @@ Two engines produce the same bytes: ``python``, the readable reference, and ``na
 which runs the hot parts in the compiled :mod:`replicator.native._core` and falls back to the
 python code for anything it does not handle (see that module's docstring). The compiled
 modules split off the core (:data:`MODULES`: the Kafka producer, the run framing, Debezium's
-transaction metadata, the output tally, the renderers of the other formats, the daemon's
-record loops, stage 2's workers and the block checks) are built with it: the native engine is
+transaction metadata, the output tally, the renderers of the other formats, the record
+dispatch and batch record loop, the daemon's record loops, stage 2's workers and the block checks) are built with it: the native engine is
 available when the core imports and all of them are present, and each is imported when first
 used. The engine is chosen by ``--engine`` on ``run`` and ``bench``, else by the ``REPLICATOR_ENGINE``
 environment variable, else ``native`` when the extension is built. When ``native`` is wanted
@@ -33,8 +33,9 @@ _BUILD_ERROR = os.path.join(os.path.dirname(__file__), "_build_error.txt")
 
 #: The compiled modules beside _core (docs/native-engine.md "Native modules"): _kafka, _runframes
 #: and the renderers (_debezium, _rows, _avro, _protobuf) cimport _core (those python reaches have
-#: accessors below); _core cimports _values, _tally and _framing, _debezium cimports _dbztxn; _daemon_loop
-#: subclasses the core's record loop, _stage2 drives its JsonCommitter (the wiring hands it over).
+#: accessors below); _core cimports _values and _tally, _debezium cimports _dbztxn; _dispatch (the
+#: record dispatch and batch record loop) cimports _core and _framing, _daemon_loop subclasses its
+#: record loop, _stage2 drives the core's JsonCommitter (the wiring hands it over).
 MODULES = (
     "_values",
     "_kafka",
@@ -46,6 +47,7 @@ MODULES = (
     "_rows",
     "_avro",
     "_protobuf",
+    "_dispatch",
     "_daemon_loop",
     "_stage2",
 )
@@ -156,6 +158,12 @@ def avro() -> ModuleType:
 def protobuf() -> ModuleType:
     """The native protobuf renderer (:mod:`replicator.native._protobuf`; call :func:`available` first)."""
     return _sibling("_protobuf")
+
+
+def dispatch() -> ModuleType:
+    """The record dispatch and batch record loop (:mod:`replicator.native._dispatch`: ``RecordDispatcher``,
+    ``RecordLoop``, ``vector_passes``; call :func:`available` first)."""
+    return _sibling("_dispatch")
 
 
 def daemon_loop() -> ModuleType:

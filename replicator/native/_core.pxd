@@ -6,8 +6,8 @@
 # directly; the renderers split off the core (_debezium, _rows, _avro, _protobuf) subclass
 # _Plan, _Out and JsonCommitter (their fields are C struct members, their cdef methods calls
 # through the class's vtable, as in one module); the value decoders they call are _values'
-# (_values.pxd); the daemon's loops (_daemon_loop) subclass RecordDispatcher and RecordLoop;
-# stage 2 (_stage2) drives JsonCommitter and calls phase A's helpers below.
+# (_values.pxd); stage 1's dispatch (_dispatch) calls grow; stage 2 (_stage2) drives
+# JsonCommitter and calls phase A's helpers below.
 # Importing such a module imports _core; _core cimports none of them, only what lies below it
 # (_structs.pxd, which is no module, _values and _tally), so module initialisation never runs in
 # a circle. Declare here only what crosses a module boundary; a change to this file rebuilds
@@ -19,7 +19,8 @@ from replicator.native._structs cimport Buf, Val, Row, Work, Grouping
 
 
 # ----------------------------------------------------------------------------- phase A's helpers
-# Stage 2 (_stage2) assembles rows as the committer does and renders RAW columns in hex.
+# Stage 2 (_stage2) assembles rows as the committer does and renders RAW columns in hex; the
+# record loop (_dispatch) grows its record array with grow.
 cdef void work_free(Work* w) noexcept nogil
 cdef int grow(void** p, Py_ssize_t* cap, Py_ssize_t need, size_t item) except -1 nogil
 cdef int hex_columns(Buf* b, Val* image, Val* other, int n) except -1 nogil
@@ -132,153 +133,3 @@ cdef class JsonCommitter:
     cdef _images(self, Row* row, Val* before, Val* after, _Plan plan, int column_mode, object reducer)
     cdef _single(self, Val* image, _Plan plan, int column_mode, int side)
     cdef _render(self, Val* image, _Plan plan, int side)
-
-
-# ----------------------------------------------------------------------------- the record loop
-# RecordDispatcher and RecordLoop are subclassed by the daemon's loops (_daemon_loop: BlockLoop,
-# ThreadLoop, RacMerge), which fill the dispatch's record fields and call its cdef methods.
-cdef enum:
-    MAXV = 256      # vectors per record handled natively (more: python)
-    MAXF = 32768    # fields per record handled natively (more: python)
-
-
-cdef struct VecInfo:
-    int start
-    int size
-    int layer
-    int code
-    int opcode
-    int cls
-    int con_id
-    int nf
-    int f1off
-    int f1len
-    int f2off
-    int f2len
-    int fbase               # its fields' place in the field arrays given to scan_vectors
-
-
-cdef struct RecMeta:           # what the dispatch needs of a record besides its bytes
-    uint64_t scn
-    int64_t block
-    int offset
-    uint32_t time
-    int header_size
-
-
-cdef struct Rec:               # one record of the current LWN, its bytes in the arena
-    uint64_t scn
-    uint32_t subscn
-    uint32_t vld
-    int64_t block
-    int offset
-    Py_ssize_t at
-    Py_ssize_t size
-
-
-cdef inline int rec_cmp(const void* a, const void* b) noexcept nogil:
-    """OLR's analysis order inside an LWN: (SCN, sub-SCN, block, offset) (records._sorted)."""
-    cdef const Rec* x = <const Rec*> a
-    cdef const Rec* y = <const Rec*> b
-    if x.scn != y.scn:
-        return -1 if x.scn < y.scn else 1
-    if x.subscn != y.subscn:
-        return -1 if x.subscn < y.subscn else 1
-    if x.block != y.block:
-        return -1 if x.block < y.block else 1
-    if x.offset != y.offset:
-        return -1 if x.offset < y.offset else 1
-    return 0
-
-
-cdef class RecordDispatcher:
-    """Parser._dispatch for one record, with the (5.1, 11.x) pairs stored natively (see _core.pyx)."""
-
-    cdef VecInfo vecs[MAXV]
-    cdef int flen[MAXF]     # the field lengths and offsets of the record's vectors (scan_vectors)
-    cdef int foff[MAXF]
-    cdef Buf entry
-    cdef object _check_session
-    cdef object _undo_info
-    cdef object _cv
-    cdef object _table_type
-    cdef object _session_attributes
-    cdef object _record_type
-    cdef frozenset _quiet_layers
-    cdef frozenset _quiet_opcodes
-    # The record being dispatched: its Record (None until a python handler needs it), the
-    # ChangeVectors made of it so far (None: none yet), where its bytes are, its rank.
-    cdef object _rec
-    cdef list _cvs
-    cdef const uint8_t* _d
-    cdef Py_ssize_t _end
-    cdef RecMeta _m
-    cdef int _rank
-    cdef int _nvec
-    cdef uint32_t _subscn
-    cdef uint32_t _vld
-    cdef long long n_records   # parser.stats counters, added in bulk (flush_counts)
-    cdef long long n_vectors
-    cdef dict _sessions        # 5.20 attributes by the vector's bytes (_session20)
-    cdef uint32_t _sessions_compat
-    cdef bint _sessions_big
-    cdef object _pool_type     # the MemoryPool/TransactionBuffer classes whose state _store may update inline
-    cdef object _buffer_type
-    cdef Py_ssize_t _chunk
-    # The parser's state the dispatch reads, loaded once per call or per LWN (_load).
-    cdef object _p_buffer
-    cdef object _p_pool
-    cdef object _p_opt
-    cdef bint _p_big
-    cdef int _p_vh
-    cdef int _p_con_id
-    cdef int _p_bs
-    cdef uint32_t _p_compat
-
-    cdef _load(self, object parser)
-    cdef int _enter(self, object record) except -1
-    cdef bint _dispatch_located(self, object parser, object record) except -1
-    cdef bint _run_located(self, object parser) except -1
-    cdef flush_counts(self, object parser)
-    cdef object _record(self, object parser)
-    cdef bint _run(self, object parser) except -1
-    cdef object _vec(self, object parser, int i)
-    cdef object _info(self, object parser, int i)
-    cdef object _session20(self, object parser, VecInfo* v, int vh, bint big, uint32_t compat, int i)
-    cdef _pair(self, object parser, VecInfo* u, VecInfo* r, uint32_t usn, uint32_t slot,
-               uint32_t sqn, uint32_t obj, uint32_t data_obj, uint32_t flags, uint32_t opc, bint big, int vh,
-               int ui, int ri)
-    cdef _store(self, object pool, object txn, Buf* e, int opcode, uint32_t obj)
-
-
-cdef class RecordLoop(RecordDispatcher):
-    """read_lwns + Parser.process_lwn of one redo file, from raw blocks (see _core.pyx)."""
-
-    cdef object parser
-    cdef str path
-    cdef object on_lwn
-    cdef object _lwn_type
-    cdef int bs
-    cdef int body
-    cdef bint big
-    cdef bint verify
-    cdef uint32_t sequence
-    cdef Buf carry             # the payload stream (block bodies) from block buf_block on
-    cdef int64_t buf_block
-    cdef Py_ssize_t pos        # next record's place in carry
-    cdef int64_t lwn_end       # first block after the current LWN
-    cdef int64_t pieces
-    cdef int64_t nst
-    cdef bint have_lwn
-    cdef uint64_t lwn_scn
-    cdef uint32_t lwn_time
-    cdef int64_t lwn_first
-    cdef int64_t lwn_end_block
-    cdef Buf arena             # the current LWN's records
-    cdef Rec* recs
-    cdef Py_ssize_t nrecs
-    cdef Py_ssize_t cap_recs
-    cdef public long long lwns
-
-    cdef _scan(self)
-    cdef _analyse(self)

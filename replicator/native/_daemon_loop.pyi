@@ -1,7 +1,7 @@
 """Typed interface of the daemon's record loops (replicator/native/_daemon_loop.pyx).
 
-BlockLoop, ThreadLoop and RacMerge subclass the core's RecordLoop and RecordDispatcher through
-_core.pxd; the runner's drivers reach them as ``replicator.native.daemon_loop()``. Checked by
+BlockLoop, ThreadLoop and RacMerge subclass _dispatch's RecordLoop and RecordDispatcher through
+_dispatch.pxd; the runner's drivers reach them as ``replicator.native.daemon_loop()``. Checked by
 stubtest (tests/unit/test_gates.py).
 """
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from typing_extensions import disjoint_base
 
-from replicator.native._core import RecordDispatcher, RecordLoop
+from replicator.native._dispatch import RecordDispatcher, RecordLoop
 
 @disjoint_base
 class BlockLoop(RecordLoop):

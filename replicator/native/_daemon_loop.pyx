@@ -13,7 +13,7 @@
 # needs (LWNs, their blocks, the last LWN's SCN and time) for the engine to read after a feed.
 #
 # A module of its own (setup.py MODULES, docs/native-engine.md "Native modules"): it subclasses
-# the core's RecordDispatcher and RecordLoop (_core.pxd); python reaches it as
+# _dispatch's RecordDispatcher and RecordLoop (_dispatch.pxd); python reaches it as
 # replicator.native.daemon_loop() (the runner's drivers).
 
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
@@ -22,7 +22,7 @@ from libc.string cimport memcpy
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 
 from replicator.native._structs cimport *
-from replicator.native._core cimport RecordDispatcher, RecordLoop, Rec, rec_cmp
+from replicator.native._dispatch cimport RecordDispatcher, RecordLoop, Rec, rec_cmp
 
 include "_defs.pxi"
 

@@ -1,7 +1,7 @@
 # The C-level boundary of replicator.native._framing: the block checks and framing errors the
-# core's record loop uses (RecordLoop.feed and _scan).
+# record loop uses (_dispatch: RecordLoop.feed and _scan).
 #
-# _framing cimports only _structs.pxd, so the core can cimport it.
+# _framing cimports only _structs.pxd, so any module can cimport it.
 
 from libc.stdint cimport uint8_t, uint32_t, int64_t
 

@@ -1,6 +1,6 @@
 """Typed interface of the block checks (replicator/native/_framing.pyx).
 
-The core's record loop calls them through _framing.pxd; python reaches check_chunk and
+The record loop (_dispatch) calls them through _framing.pxd; python reaches check_chunk and
 raise_chunk as ``replicator.native.framing()``. Checked by stubtest (tests/unit/test_gates.py).
 """
 

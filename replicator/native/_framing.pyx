@@ -1,12 +1,13 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """The block checks of a buffer of redo blocks (blocks.check_blocks in C) and the framing errors."""
 
-# The core's RecordLoop.feed checks each buffer with first_bad_block and raises raise_block's and
-# framing_error's errors (_framing.pxd); a reader thread checks the next buffer ahead with
-# check_chunk, the GIL released (replicator.native.framing(), the drivers' chunk_check).
+# The record loop (_dispatch's RecordLoop.feed) checks each buffer with first_bad_block and
+# raises raise_block's and framing_error's errors (_framing.pxd); a reader thread checks the next
+# buffer ahead with check_chunk, the GIL released (replicator.native.framing(), the drivers'
+# chunk_check).
 #
-# A module of its own (setup.py MODULES, docs/native-engine.md "Native modules"), below the core:
-# it cimports only _structs.pxd.
+# A module of its own (setup.py MODULES, docs/native-engine.md "Native modules"), below the record
+# loop: it cimports only _structs.pxd.
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from libc.string cimport memcpy

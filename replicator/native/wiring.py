@@ -5,13 +5,13 @@ feed (the batch :class:`~replicator.runner.pipeline.Pipeline`, the daemon's
 The python engine's stages stay in place; the native engine installs hooks that take over
 the parts it implements and leave the rest (and anything unusual) to the python code.
 Today: a batch run's files go through the native record loop (block checks, framing, LWNs
-and dispatch in C, :class:`replicator.native._core.RecordLoop`; the reading and block checks
+and dispatch in C, :class:`replicator.native._dispatch.RecordLoop`; the reading and block checks
 of the next buffers run ahead in a reader thread), and so do the blocks the
 daemon's single-thread engine reads (:class:`replicator.native._daemon_loop.BlockLoop`, fed as they
 arrive, with the per-LWN checkpoint step in C) and, for RAC, each thread's blocks (framed by
 :class:`~replicator.native._daemon_loop.ThreadLoop`, merged by
 :class:`~replicator.native._daemon_loop.RacMerge`);
-single records go through :class:`replicator.native._core.RecordDispatcher` (for every format),
+single records go through :class:`replicator.native._dispatch.RecordDispatcher` (for every format),
 which stores the (5.1, 11.x) pairs natively; and the commit of a transaction for the
 OpenLogReplicator JSON format (row assembly, value decoding and rendering,
 :class:`replicator.native._core.JsonCommitter`, FULL mode included), for the Debezium formats
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from replicator.formats.capabilities import NativeRowFormat
 from replicator.formats.olr_json import OlrJsonFormat
-from replicator.native import core, debezium, framing, protobuf, rows, stage2
+from replicator.native import core, debezium, dispatch, framing, protobuf, rows, stage2
 from replicator.redo.header import RedoHeader
 from replicator.redo.readahead import ReadAhead
 from replicator.redo.reader import READ_AHEAD_CHUNKS, RedoFile, checked_chunks
@@ -117,7 +117,7 @@ def attach_commit(target: CommitSink, parser: Any, fmt: Any, declines: Callable[
 
 def attach_dispatch(parser: Any) -> None:
     """Install the native record dispatch (any format, batch or daemon)."""
-    dispatcher = core().RecordDispatcher()
+    dispatcher = dispatch().RecordDispatcher()
     parser.native_dispatch = dispatcher.dispatch
     parser.native_records = dispatcher.dispatch_records
 
@@ -137,7 +137,7 @@ def run_file(pipeline: Any, redo: RedoFile) -> RedoHeader:
     loop = None
     on_lwn = pipeline.on_lwn
     observe = None if on_lwn is None else (lambda lwn: on_lwn(redo, lwn))
-    native = core()
+    native = dispatch()
     check_chunk = framing().check_chunk
     verify = pipeline.verify_checksum
 

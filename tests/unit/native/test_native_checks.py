@@ -45,10 +45,10 @@ records = _load("test_invariants_records")
 demo = records.demo  # the fixture: the demo scenario's redo, read once
 
 
-def _core() -> Any:
-    from replicator.native import core
+def _dispatch() -> Any:
+    from replicator.native import dispatch
 
-    return core()
+    return dispatch()
 
 
 def python_passes(cv: ChangeVector, compat: int) -> bool:
@@ -62,7 +62,7 @@ def python_passes(cv: ChangeVector, compat: int) -> bool:
 
 
 def native_passes(cv: ChangeVector, compat: int) -> bool:
-    return bool(_core().vector_passes(cv.data, cv.start, cv.header_size, cv.endian, compat))
+    return bool(_dispatch().vector_passes(cv.data, cv.start, cv.header_size, cv.endian, compat))
 
 
 # ----------------------------------------------------------------------------- single vectors

@@ -1,6 +1,6 @@
 """The native record loop (blocks, framing, LWNs, dispatch in C) against the python engine.
 
-Batch runs of the native engine read files through :class:`replicator.native._core.RecordLoop`;
+Batch runs of the native engine read files through :class:`replicator.native._dispatch.RecordLoop`;
 these tests break blocks and records in ways the checks catch (checksums on) and compare the
 coded errors, run the daemon's record path (framed LWNs through ``Parser.native_records``),
 and a transaction that swaps to disk (the pool's own append path beside the inline one).

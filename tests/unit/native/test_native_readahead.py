@@ -18,7 +18,7 @@ import pytest
 from native_diff import assert_same, config_of
 
 from replicator.errors import RedoLogError
-from replicator.native import available, core, framing, wiring
+from replicator.native import available, dispatch, framing, wiring
 from replicator.redo.source import LocalHandle, RedoSource
 from replicator.redogen import generate, workloads
 
@@ -41,7 +41,7 @@ def fed(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     """Every feed of the batch record loop: its first block, whether the reader checked it,
     the LWNs analysed before it and the error it raised."""
     calls: list[dict[str, Any]] = []
-    real = core()
+    real = dispatch()
 
     class Loop:
         def __init__(self, *args: Any) -> None:
@@ -63,13 +63,13 @@ def fed(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
         def finish(self) -> None:
             self.loop.finish()
 
-    proxy = _Core(real, Loop)
-    monkeypatch.setattr(wiring, "core", lambda: proxy)
+    proxy = _Dispatch(real, Loop)
+    monkeypatch.setattr(wiring, "dispatch", lambda: proxy)
     return calls
 
 
-class _Core:
-    """The native core with another RecordLoop."""
+class _Dispatch:
+    """The native dispatch module with another RecordLoop."""
 
     def __init__(self, real: Any, loop: Any) -> None:
         self._real = real
@@ -174,7 +174,7 @@ def test_short_read_in_a_later_buffer(
 def test_the_reader_ends_when_the_loop_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An error of the loop (here a parser's, in the 3rd buffer) stops the reader; its file is closed."""
     cfg, _, _ = _oltp(tmp_path)
-    real = core()
+    real = dispatch()
     closed: list[str] = []
     real_close = LocalHandle.close
 
@@ -193,8 +193,8 @@ def test_the_reader_ends_when_the_loop_fails(tmp_path: Path, monkeypatch: pytest
                 raise RuntimeError("the parser failed")
             self.loop.feed(*args)
 
-    proxy = _Core(real, Loop)
-    monkeypatch.setattr(wiring, "core", lambda: proxy)
+    proxy = _Dispatch(real, Loop)
+    monkeypatch.setattr(wiring, "dispatch", lambda: proxy)
     monkeypatch.setattr(LocalHandle, "close", close)
     from native_diff import run_engine
 
@@ -230,7 +230,7 @@ def test_daemon_reader_checks_archived_buffers(tmp_path: Path) -> None:
     assert [b.checked for b in got] == [True] * 5 + [False, True, True]
     assert got[5].first_block <= bad < got[5].first_block + got[5].count
     with pytest.raises(RedoLogError) as e:
-        core().RecordLoop(None, _header(path), str(path), True, got[5].first_block).feed(
+        dispatch().RecordLoop(None, _header(path), str(path), True, got[5].first_block).feed(
             got[5].data, got[5].first_block, got[5].count, got[5].checked
         )
     assert e.value.code == 40006 and f"block {bad} " in e.value.message
