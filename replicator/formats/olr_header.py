@@ -121,8 +121,7 @@ class HeaderBuilder:
         if self._plain:
             if not first:
                 return f'"c_scn":{lwn_scn},"c_idx":{idx}'
-            value = self._commit_scn if self._scn_commit_value else scn
-            scn_text = f'"scns":"0x{value:016x}"' if self._scn_hex else f'"scn":{value}'
+            scn_text = self._scn("scn", self._commit_scn if self._scn_commit_value else scn)
             tm = self._tm("tm", self._commit_time if self._tm_commit_value else time)
             return f'{scn_text},{tm},"c_scn":{lwn_scn},"c_idx":{idx}'
         fields = []

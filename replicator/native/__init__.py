@@ -5,11 +5,12 @@ which runs the hot parts in the compiled :mod:`replicator.native._core` and fall
 python code for anything it does not handle (see that module's docstring). The compiled
 modules split off the core (:data:`MODULES`: the Kafka producer, the run framing, Debezium's
 transaction metadata, the output tally, the renderers of the other formats, the record
-dispatch and batch record loop, the daemon's record loops, stage 2's workers and the block checks) are built with it: the native engine is
-available when the core imports and all of them are present, and each is imported when first
-used. The engine is chosen by ``--engine`` on ``run`` and ``bench``, else by the ``REPLICATOR_ENGINE``
-environment variable, else ``native`` when the extension is built. When ``native`` is wanted
-but the extension is missing, warning 60190 says why and the python engine runs.
+dispatch and batch record loop, the daemon's record loops, stage 2's workers and the block
+checks) are built with it: the native engine is available when the core imports and all of
+them are present, and each is imported when first used. The engine is chosen by ``--engine``
+on ``run`` and ``bench``, else by the ``REPLICATOR_ENGINE`` environment variable, else
+``native`` when the extension is built. When ``native`` is wanted but the extension is
+missing, warning 60190 says why and the python engine runs.
 """
 
 from __future__ import annotations
