@@ -191,7 +191,7 @@ def _engine_argument(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         action=_DecodeWorkers,
         help="native engine: threads formatting committed transactions while the redo "
-        "is parsed (0: one thread; default: $REPLICATOR_DECODE_WORKERS, else 1 with 4 cores or more, else 0)",
+        "is parsed (0: one thread; default: $REPLICATOR_DECODE_WORKERS, else 1 with 2 usable cores or more, else 0)",
     )
 
 

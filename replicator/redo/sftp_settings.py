@@ -9,10 +9,11 @@ reader processes early, whose settings are compared with the validated ones late
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass, field
 from types import SimpleNamespace
 from typing import Any
+
+from replicator.ops.cores import usable_cores
 
 MAX_DEFAULT_CONNECTIONS = 2
 
@@ -24,11 +25,7 @@ def default_connections() -> int:
     Measured on 2 cores (loopback OpenSSH, 100 MB of OLTP redo): one reader process is the
     fastest; a second one only adds its start and competes with the parser and sshd.
     """
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(MAX_DEFAULT_CONNECTIONS, cores - 1))
+    return max(1, min(MAX_DEFAULT_CONNECTIONS, usable_cores() - 1))
 
 
 @dataclass

@@ -9,6 +9,7 @@ and formats' libraries, the checkpoint digests' msgspec or pydantic's plugin loo
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -71,8 +72,10 @@ raise SystemExit(replicator.cli.console_main())
 def test_a_file_run_imports_none_of_the_modules_it_does_not_use(free23: Path, tmp_path: Path) -> None:
     config = free23_config(free23, tmp_path)
     out = tmp_path / "modules.json"
+    # One thread (the default from 2 cores is one decode worker, which loads _stage2).
+    env = dict(os.environ, REPLICATOR_DECODE_WORKERS="0")
     done = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(out), str(config)], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", _CHILD, str(out), str(config)], capture_output=True, text=True, timeout=120, env=env
     )
     assert done.returncode == 0, done.stderr
     assert "finished batch processing" in done.stderr
