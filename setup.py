@@ -1,4 +1,4 @@
-"""Build of the optional native decode core (replicator/native/*.pyx, Cython; MODULES below).
+"""Build of the optional native decode core (Cython .pyx files, most in replicator/native; MODULES below).
 
 Everything else is declared in pyproject.toml. The extension is optional: when Cython or
 the C compiler fails, the install still succeeds, the reason is kept in
@@ -20,39 +20,82 @@ from setuptools.command.build_ext import build_ext
 
 NATIVE = os.path.join("replicator", "native")
 ERROR_FILE = os.path.join(NATIVE, "_build_error.txt")
-# The native extension modules: each is replicator/native/<name>.pyx, rebuilt (translated and
-# compiled again) when it or one of the files it reads changes: the .pxi files it includes and
-# the .pxd files it declares or cimports (_structs.pxd: the shared C structs and inline helpers;
-# _core.pxd: the core's classes the other modules use; _values.pxd: the value decoders;
-# _framing.pxd: the block checks; _dispatch.pxd: the record dispatch and loop).
+# The native extension modules, by full name: each is its module's path .pyx (most in
+# replicator/native, the engine; a few beside the python module they mirror), rebuilt (translated
+# and compiled again) when it or one of the files it reads changes: the .pxi files it includes and
+# the .pxd files it declares or cimports, given relative to replicator/ (native/_structs.pxd: the
+# shared C structs and inline helpers; native/_core.pxd: the core's classes the other modules use;
+# native/_values.pxd: the value decoders; native/_framing.pxd: the block checks;
+# native/_dispatch.pxd: the record dispatch and loop).
 # A module split off _core is one more entry (docs/native-engine.md "Native modules").
 MODULES: dict[str, tuple[str, ...]] = {
-    "_core": (
-        "_core.pxd",
-        "_values.pxd",
-        "_structs.pxd",
-        "_defs.pxi",
-        "_tally.pxd",
+    "replicator.native._core": (
+        "native/_core.pxd",
+        "native/_values.pxd",
+        "native/_structs.pxd",
+        "native/_defs.pxi",
+        "native/_tally.pxd",
     ),
-    "_values": ("_values.pxd", "_structs.pxd"),  # the value decoders (the core and the renderers call them)
-    "_kafka": ("_core.pxd", "_structs.pxd"),  # the native Kafka producer (reads MessageRun's fields)
-    "_runframes": ("_core.pxd", "_structs.pxd"),  # stream framing and positions of MessageRuns
-    "_dbztxn": ("_dbztxn.pxd",),  # Debezium's transaction metadata (_debezium calls it)
-    "_tally": ("_tally.pxd", "_structs.pxd", "_defs.pxi"),  # output metrics of a native commit (the core calls it)
-    "_framing": ("_framing.pxd", "_structs.pxd"),  # block checks and framing errors (the record loop calls them)
+    # the value decoders (the core and the renderers call them)
+    "replicator.native._values": ("native/_values.pxd", "native/_structs.pxd"),
+    # the native Kafka producer (reads MessageRun's fields), beside the kafka writer
+    "replicator.writers._kafka": ("native/_core.pxd", "native/_structs.pxd"),
+    # stream framing and positions of MessageRuns
+    "replicator.native._runframes": ("native/_core.pxd", "native/_structs.pxd"),
+    # Debezium's transaction metadata (_debezium calls it), beside the Debezium format
+    "replicator.formats._dbztxn": ("formats/_dbztxn.pxd",),
+    # output metrics of a native commit (the core calls it)
+    "replicator.native._tally": ("native/_tally.pxd", "native/_structs.pxd", "native/_defs.pxi"),
+    # block checks and framing errors (the record loop calls them)
+    "replicator.native._framing": ("native/_framing.pxd", "native/_structs.pxd"),
     # The renderers split off the core: each subclasses the core's committer and plan (_core.pxd).
-    "_debezium": ("_debezium.pxd", "_core.pxd", "_values.pxd", "_structs.pxd", "_defs.pxi", "_dbztxn.pxd"),
+    "replicator.native._debezium": (
+        "native/_debezium.pxd",
+        "native/_core.pxd",
+        "native/_values.pxd",
+        "native/_structs.pxd",
+        "native/_defs.pxi",
+        "formats/_dbztxn.pxd",
+    ),
     # typed row images
-    "_rows": ("_rows.pxd", "_core.pxd", "_values.pxd", "_debezium.pxd", "_structs.pxd", "_defs.pxi"),
-    "_avro": ("_rows.pxd", "_debezium.pxd", "_structs.pxd", "_defs.pxi"),  # avro, dts-avro, OMS light types
-    "_protobuf": ("_core.pxd", "_values.pxd", "_debezium.pxd", "_rows.pxd", "_structs.pxd", "_defs.pxi"),
+    "replicator.native._rows": (
+        "native/_rows.pxd",
+        "native/_core.pxd",
+        "native/_values.pxd",
+        "native/_debezium.pxd",
+        "native/_structs.pxd",
+        "native/_defs.pxi",
+    ),
+    # avro, dts-avro, OMS light types
+    "replicator.native._avro": ("native/_rows.pxd", "native/_debezium.pxd", "native/_structs.pxd", "native/_defs.pxi"),
+    "replicator.native._protobuf": (
+        "native/_core.pxd",
+        "native/_values.pxd",
+        "native/_debezium.pxd",
+        "native/_rows.pxd",
+        "native/_structs.pxd",
+        "native/_defs.pxi",
+    ),
     # stage 1: the record dispatch, OLR's field checks, the batch record loop (grow of _core.pxd)
-    "_dispatch": ("_dispatch.pxd", "_core.pxd", "_framing.pxd", "_structs.pxd", "_defs.pxi"),
+    "replicator.native._dispatch": (
+        "native/_dispatch.pxd",
+        "native/_core.pxd",
+        "native/_framing.pxd",
+        "native/_structs.pxd",
+        "native/_defs.pxi",
+    ),
     # the daemon's record loops: subclass _dispatch's RecordLoop and RecordDispatcher (_dispatch.pxd)
-    "_daemon_loop": ("_dispatch.pxd", "_structs.pxd", "_defs.pxi"),
+    "replicator.native._daemon_loop": ("native/_dispatch.pxd", "native/_structs.pxd", "native/_defs.pxi"),
     # stage 2 (--decode-workers): drives the core's JsonCommitter (_core.pxd)
-    "_stage2": ("_core.pxd", "_values.pxd", "_tally.pxd", "_structs.pxd", "_defs.pxi"),
-    "_sparkevents": (),  # the Spark job's OLR JSON parse (replicator/spark/parse.py), standalone
+    "replicator.native._stage2": (
+        "native/_core.pxd",
+        "native/_values.pxd",
+        "native/_tally.pxd",
+        "native/_structs.pxd",
+        "native/_defs.pxi",
+    ),
+    # the Spark job's OLR JSON parse (replicator/spark/parse.py), standalone
+    "replicator.spark._parse": (),
 }
 REQUIRED = os.environ.get("REPLICATOR_REQUIRE_NATIVE") == "1"
 
@@ -68,11 +111,11 @@ def announce(text: str) -> None:
 
 
 def _source(name: str) -> str:
-    return os.path.join(NATIVE, name + ".pyx")
+    return os.path.join(*name.split(".")) + ".pyx"
 
 
 def _depends(name: str) -> list[str]:
-    return [os.path.join(NATIVE, dep) for dep in MODULES[name]]
+    return [os.path.join("replicator", *dep.split("/")) for dep in MODULES[name]]
 
 
 def _c_file_stale(name: str) -> bool:
@@ -90,11 +133,10 @@ def _extensions() -> tuple[list[Extension], str]:
 
         stale = [name for name in MODULES if _c_file_stale(name)]
         if stale:
-            wait = "about a minute; the C compiler follows" if "_core" in stale else "seconds"
+            wait = "about a minute; the C compiler follows" if "replicator.native._core" in stale else "seconds"
             announce(f"translating the native modules {', '.join(stale)} to C with Cython ({wait})")
         exts = [
-            Extension(f"replicator.native.{name}", [_source(name)], depends=_depends(name), extra_compile_args=["-O2"])
-            for name in MODULES
+            Extension(name, [_source(name)], depends=_depends(name), extra_compile_args=["-O2"]) for name in MODULES
         ]
         return cythonize(exts, language_level=3, quiet=True), ""
     except Exception as exc:  # Cython missing or a .pyx does not translate

@@ -5,7 +5,8 @@ Usage: python deploy/check_native_wheel.py WHEEL_DIR
 A wheel built without a C compiler is ``py3-none-any`` and holds no extension: the image
 would then run the python engine, at many times the CPU of the native one. The wheel must
 be tagged for a platform (``cp311-cp311-linux_x86_64``) and hold every native module
-(``replicator/native/_core*.so`` and the modules split off it, ``NATIVE_MODULES``), the
+(``replicator/native/_core*.so`` and the modules split off it, ``NATIVE_MODULES``, a few of
+them beside their python twins), the
 ``.pxd`` they cimport, and no ``_build_error.txt`` (the reason a build fell back).
 """
 
@@ -15,35 +16,35 @@ import sys
 import zipfile
 from pathlib import Path
 
-# The compiled modules (replicator.native: "_core", its MODULES and STANDALONE; setup.py's MODULES) and
-# the C-level declarations they share. This script runs without the package installed.
+# The compiled modules by full name (replicator.native: its CORE, MODULES and STANDALONE; setup.py's
+# MODULES) and the C-level declarations they share. This script runs without the package installed.
 NATIVE_MODULES = (
-    "_core",
-    "_values",
-    "_kafka",
-    "_runframes",
-    "_dbztxn",
-    "_tally",
-    "_framing",
-    "_debezium",
-    "_rows",
-    "_avro",
-    "_protobuf",
-    "_dispatch",
-    "_daemon_loop",
-    "_stage2",
-    "_sparkevents",
+    "replicator.native._core",
+    "replicator.native._values",
+    "replicator.writers._kafka",
+    "replicator.native._runframes",
+    "replicator.formats._dbztxn",
+    "replicator.native._tally",
+    "replicator.native._framing",
+    "replicator.native._debezium",
+    "replicator.native._rows",
+    "replicator.native._avro",
+    "replicator.native._protobuf",
+    "replicator.native._dispatch",
+    "replicator.native._daemon_loop",
+    "replicator.native._stage2",
+    "replicator.spark._parse",
 )
 PXD_FILES = (
-    "_values.pxd",
-    "_core.pxd",
-    "_dbztxn.pxd",
-    "_structs.pxd",
-    "_tally.pxd",
-    "_framing.pxd",
-    "_dispatch.pxd",
-    "_debezium.pxd",
-    "_rows.pxd",
+    "replicator/native/_values.pxd",
+    "replicator/native/_core.pxd",
+    "replicator/formats/_dbztxn.pxd",
+    "replicator/native/_structs.pxd",
+    "replicator/native/_tally.pxd",
+    "replicator/native/_framing.pxd",
+    "replicator/native/_dispatch.pxd",
+    "replicator/native/_debezium.pxd",
+    "replicator/native/_rows.pxd",
 )
 
 
@@ -56,11 +57,12 @@ def problems(wheel: Path) -> list[str]:
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
     for module in NATIVE_MODULES:
-        if not any(n.startswith(f"replicator/native/{module}.") and n.endswith(".so") for n in names):
-            found.append(f"no replicator/native/{module}*.so in it")
+        path = module.replace(".", "/")
+        if not any(n.startswith(f"{path}.") and n.endswith(".so") for n in names):
+            found.append(f"no {path}*.so in it")
     for pxd in PXD_FILES:
-        if f"replicator/native/{pxd}" not in names:
-            found.append(f"no replicator/native/{pxd} in it (package-data in pyproject.toml)")
+        if pxd not in names:
+            found.append(f"no {pxd} in it (package-data in pyproject.toml)")
     if "replicator/native/_build_error.txt" in names:
         found.append("it holds replicator/native/_build_error.txt (the build fell back to the python engine)")
     return found

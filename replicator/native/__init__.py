@@ -34,29 +34,33 @@ WORKERS_VAR = "REPLICATOR_DECODE_WORKERS"
 DEFAULT_DECODE_WORKERS = 1 if usable_cores() >= 2 else 0
 _BUILD_ERROR = os.path.join(os.path.dirname(__file__), "_build_error.txt")
 
-#: The compiled modules beside _core (docs/native-engine.md "Native modules"): _kafka, _runframes
-#: and the renderers (_debezium, _rows, _avro, _protobuf) cimport _core (those python reaches have
-#: accessors below); _core cimports _values and _tally, _debezium cimports _dbztxn; _dispatch (the
-#: record dispatch and batch record loop) cimports _core and _framing, _daemon_loop subclasses its
-#: record loop, _stage2 drives the core's JsonCommitter (the wiring hands it over).
+#: The compiled modules of the engine besides _core, by full name (docs/native-engine.md "Native
+#: modules"). Most are the engine itself and live here; a module with a python twin lives beside it
+#: (the Kafka producer in replicator.writers, Debezium's transaction metadata in replicator.formats),
+#: where its layer may import what it cimports. _kafka, _runframes and the renderers (_debezium,
+#: _rows, _avro, _protobuf) cimport _core (those python reaches have accessors below); _core cimports
+#: _values and _tally, _debezium cimports _dbztxn; _dispatch (the record dispatch and batch record
+#: loop) cimports _core and _framing, _daemon_loop subclasses its record loop, _stage2 drives the
+#: core's JsonCommitter (the wiring hands it over).
+CORE = "replicator.native._core"
 MODULES = (
-    "_values",
-    "_kafka",
-    "_runframes",
-    "_dbztxn",
-    "_tally",
-    "_framing",
-    "_debezium",
-    "_rows",
-    "_avro",
-    "_protobuf",
-    "_dispatch",
-    "_daemon_loop",
-    "_stage2",
+    "replicator.native._values",
+    "replicator.writers._kafka",
+    "replicator.native._runframes",
+    "replicator.formats._dbztxn",
+    "replicator.native._tally",
+    "replicator.native._framing",
+    "replicator.native._debezium",
+    "replicator.native._rows",
+    "replicator.native._avro",
+    "replicator.native._protobuf",
+    "replicator.native._dispatch",
+    "replicator.native._daemon_loop",
+    "replicator.native._stage2",
 )
 #: Compiled modules of their own, not part of the engine (loaded alone, by their accessor):
-#: _sparkevents, the Spark job's OLR JSON parse (:func:`spark_events`).
-STANDALONE = ("_sparkevents",)
+#: replicator.spark._parse, the Spark job's OLR JSON parse (:func:`spark_events`).
+STANDALONE = ("replicator.spark._parse",)
 
 _module: ModuleType | None = None
 _siblings: dict[str, ModuleType] = {}
@@ -75,12 +79,10 @@ def _load() -> ModuleType | None:
         # The siblings are found here but imported when first asked for: a JSON run to a file
         # never loads the renderers of the other formats (their imports are ~20 ms of start-up).
         for name in MODULES:
-            if importlib.util.find_spec(f"replicator.native.{name}") is None:
-                raise ModuleNotFoundError(
-                    f"No module named 'replicator.native.{name}'", name=f"replicator.native.{name}"
-                )
+            if importlib.util.find_spec(name) is None:
+                raise ModuleNotFoundError(f"No module named '{name}'", name=name)
     except ImportError as exc:
-        name = exc.name if exc.name and exc.name.startswith("replicator.native.") else "replicator.native._core"
+        name = exc.name if exc.name in (CORE, *MODULES) else CORE
         _reason = f"the extension {name} is not built ({exc})"
         try:
             with open(_BUILD_ERROR, encoding="utf-8") as f:
@@ -118,11 +120,9 @@ def _sibling(name: str) -> ModuleType:
     module = _siblings.get(name)
     if module is None:
         try:
-            module = _siblings[name] = importlib.import_module(f"replicator.native.{name}")
+            module = _siblings[name] = importlib.import_module(name)
         except ImportError as exc:  # present but not loadable (a build of another Python, say)
-            raise ConfigError(
-                f"native engine unavailable: the extension replicator.native.{name} ({exc})", 10190
-            ) from exc
+            raise ConfigError(f"native engine unavailable: the extension {name} ({exc})", 10190) from exc
     return module
 
 
@@ -132,66 +132,66 @@ def load_all() -> list[ModuleType]:
 
 
 def kafka() -> ModuleType:
-    """The native Kafka producer (:mod:`replicator.native._kafka`; call :func:`available` first)."""
-    return _sibling("_kafka")
+    """The native Kafka producer (:mod:`replicator.writers._kafka`; call :func:`available` first)."""
+    return _sibling("replicator.writers._kafka")
 
 
 def runframes() -> ModuleType:
     """Stream framing and positions of MessageRuns (:mod:`replicator.native._runframes`; call
     :func:`available` first)."""
-    return _sibling("_runframes")
+    return _sibling("replicator.native._runframes")
 
 
 def debezium() -> ModuleType:
     """The native Debezium renderer (:mod:`replicator.native._debezium`; call :func:`available` first)."""
-    return _sibling("_debezium")
+    return _sibling("replicator.native._debezium")
 
 
 def rows() -> ModuleType:
     """The typed row images and EventCommitter (:mod:`replicator.native._rows`; call :func:`available`
     first)."""
-    return _sibling("_rows")
+    return _sibling("replicator.native._rows")
 
 
 def avro() -> ModuleType:
     """The native Avro encoders (:mod:`replicator.native._avro`; call :func:`available` first)."""
-    return _sibling("_avro")
+    return _sibling("replicator.native._avro")
 
 
 def protobuf() -> ModuleType:
     """The native protobuf renderer (:mod:`replicator.native._protobuf`; call :func:`available` first)."""
-    return _sibling("_protobuf")
+    return _sibling("replicator.native._protobuf")
 
 
 def dispatch() -> ModuleType:
     """The record dispatch and batch record loop (:mod:`replicator.native._dispatch`: ``RecordDispatcher``,
     ``RecordLoop``, ``vector_passes``; call :func:`available` first)."""
-    return _sibling("_dispatch")
+    return _sibling("replicator.native._dispatch")
 
 
 def daemon_loop() -> ModuleType:
     """The daemon's record loops BlockLoop, ThreadLoop and RacMerge (:mod:`replicator.native._daemon_loop`;
     call :func:`available` first)."""
-    return _sibling("_daemon_loop")
+    return _sibling("replicator.native._daemon_loop")
 
 
 def framing() -> ModuleType:
     """The block checks of a buffer (:mod:`replicator.native._framing`: ``check_chunk``, ``raise_chunk``;
     call :func:`available` first)."""
-    return _sibling("_framing")
+    return _sibling("replicator.native._framing")
 
 
 def stage2() -> ModuleType:
     """Stage 2's decode/format workers (:mod:`replicator.native._stage2`, its ``Stage2`` class is
     given to the core's JsonCommitter; call :func:`available` first)."""
-    return _sibling("_stage2")
+    return _sibling("replicator.native._stage2")
 
 
 def spark_events() -> ModuleType | None:
-    """The Spark job's compiled OLR JSON parse (:mod:`replicator.native._sparkevents`), or None
+    """The Spark job's compiled OLR JSON parse (:mod:`replicator.spark._parse`), or None
     when it is not built (the job then parses in python). Not part of the engine: loaded alone."""
     try:
-        return importlib.import_module("replicator.native._sparkevents")
+        return importlib.import_module("replicator.spark._parse")
     except ImportError:
         return None
 

@@ -27,7 +27,7 @@ def main() -> int:
         print(f"  with {module.__file__}")
     parse = spark_events()
     if parse is None:  # built with the others: an image without it would parse in python
-        print("the Spark job's compiled parse (replicator.native._sparkevents) does not load", file=sys.stderr)
+        print("the Spark job's compiled parse (replicator.spark._parse) does not load", file=sys.stderr)
         return 1
     print(f"  the Spark job's parse: {parse.__file__}")
     return 0

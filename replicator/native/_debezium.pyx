@@ -19,7 +19,7 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
 from replicator.native._structs cimport *
 from replicator.native._core cimport JsonCommitter, _Plan, _Out
 from replicator.native._values cimport number_text, valid_utf8, epoch_of
-from replicator.native._dbztxn cimport TxnMeta  # Debezium's BEGIN/END (_dbztxn.pxd)
+from replicator.formats._dbztxn cimport TxnMeta  # Debezium's BEGIN/END (replicator/formats/_dbztxn.pxd)
 
 include "_defs.pxi"
 

@@ -448,7 +448,7 @@ def _assembled(
 
 
 def _compiled_batch(compiled: Any, batch: Any, hints: FormatHints, schema: Any) -> Any:
-    """:func:`parse_batch` by the compiled parse (:mod:`replicator.native._sparkevents`): the
+    """:func:`parse_batch` by the compiled parse (:mod:`replicator.spark._parse`): the
     same events, the images' texts read from the message bytes into Arrow buffers, no dict per
     message or element; what it does not take goes through :func:`_general_rows`."""
     import numpy as np

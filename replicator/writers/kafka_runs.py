@@ -4,7 +4,7 @@
 :class:`KafkaRunWriter` where the native core is built and the librdkafka of the
 confluent-kafka wheel is found, else :class:`~replicator.writers.kafka.KafkaWriter`
 (confluent-kafka's per-message ``produce``). :class:`KafkaRunWriter` produces through
-librdkafka's C API (``KafkaRuns`` in replicator/native/_kafka.pyx):
+librdkafka's C API (``KafkaRuns`` in replicator/writers/_kafka.pyx):
 
 * a native ``MessageRun`` (a transaction's messages in one buffer) is produced from its
   buffer in C, its delivery reports are counted per run in C, and it is confirmed once
@@ -132,7 +132,7 @@ class KafkaRunWriter(KafkaWriter, WholeRunWriter):
         found = native_producer()
         if found is None:
             raise RuntimeError("KafkaRunWriter needs the native core and librdkafka (kafka_writer_class)")
-        self._core: Any = found[0]  # the native producer module (replicator.native._kafka)
+        self._core: Any = found[0]  # the native producer module (replicator.writers._kafka)
         self._library = found[1]
         #: runs are produced and confirmed whole unless each message needs its key (module docstring)
         self.writes_runs_whole = not self.config.key_by_pk

@@ -5,7 +5,7 @@
   there are held to strict typing);
 * import-linter: the package's layers (``[tool.importlinter]``): each package imports only the
   packages below it;
-* stubtest: the native modules' stubs (replicator/native/_core.pyi and the .pyi of each module
+* stubtest: the native modules' stubs (replicator/native/_core.pyi and the .pyi beside each module
   split off it, replicator.native.MODULES, or standing alone, replicator.native.STANDALONE)
   against the built modules, with
   tests/unit/stubtest_allowlist.txt for what stubtest cannot see in Cython (skipped when the
@@ -13,8 +13,8 @@
 
 Each failure prints the tool's own report. Run one by hand: ``ruff check replicator tests``,
 ``ruff format --check replicator tests``, ``mypy``, ``lint-imports``,
-``python -m mypy.stubtest replicator.native._core replicator.native._kafka
-replicator.native._runframes replicator.native._dbztxn --allowlist tests/unit/stubtest_allowlist.txt``.
+``python -m mypy.stubtest replicator.native._core replicator.writers._kafka
+replicator.native._runframes replicator.formats._dbztxn --allowlist tests/unit/stubtest_allowlist.txt``.
 """
 
 from __future__ import annotations
@@ -64,6 +64,6 @@ def test_native_stub() -> None:
         pytest.skip("the native core is not built")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this tree's module and stub, not an installed copy
     allowlist = str(ROOT / "tests" / "unit" / "stubtest_allowlist.txt")
-    modules = [f"replicator.native.{name}" for name in ("_core", *native.MODULES, *native.STANDALONE)]
-    assert all((ROOT / "replicator" / "native" / f"{m.rsplit('.', 1)[1]}.pyi").exists() for m in modules)
+    modules = [native.CORE, *native.MODULES, *native.STANDALONE]
+    assert all((ROOT / Path(*m.split("."))).with_suffix(".pyi").exists() for m in modules)  # beside each module
     _run(sys.executable, "-m", "mypy.stubtest", *modules, "--allowlist", allowlist, env=env)

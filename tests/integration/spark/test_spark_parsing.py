@@ -523,7 +523,7 @@ ODD = [  # what the compiled parse takes, and what it leaves to the python one (
 def test_compiled_and_python_parses_give_the_same_events(
     monkeypatch: pytest.MonkeyPatch, hints: FormatHints, keyed: bool
 ) -> None:
-    """The compiled parse (replicator.native._sparkevents) makes the python parse's events, cell
+    """The compiled parse (replicator.spark._parse) makes the python parse's events, cell
     by cell: numbers as printed, escapes, NULLs, header fields after the payload, column lists
     and keys once per table and transaction, and the messages it leaves to the python parse
     (DDL, checkpoints, nested values, Debezium, malformed ones) in their place."""

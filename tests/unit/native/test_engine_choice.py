@@ -49,18 +49,20 @@ def test_missing_extension_warns_60190_and_runs_python(
     assert err.value.code == 10190
 
 
-def test_a_missing_sibling_makes_the_engine_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
+# One in replicator/native, and the ones beside their python twins (found by their full names).
+@pytest.mark.parametrize(
+    "missing", ["replicator.native._avro", "replicator.writers._kafka", "replicator.formats._dbztxn"]
+)
+def test_a_missing_sibling_makes_the_engine_unavailable(monkeypatch: pytest.MonkeyPatch, missing: str) -> None:
     """The modules beside the core are found at start (not imported): one missing is said there."""
     import importlib.util
 
     real = importlib.util.find_spec
     monkeypatch.setattr(native, "_module", None)
     monkeypatch.setattr(native, "_reason", "")
-    monkeypatch.setattr(
-        importlib.util, "find_spec", lambda name, *a: None if name.endswith("._avro") else real(name, *a)
-    )
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == missing else real(name, *a))
     assert not native.available()
-    assert "replicator.native._avro" in native.unavailable_reason()
+    assert f"the extension {missing} is not built" in native.unavailable_reason()
 
 
 def test_a_sibling_that_does_not_load_is_error_10190_when_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -80,4 +82,4 @@ def test_a_sibling_that_does_not_load_is_error_10190_when_asked_for(monkeypatch:
     with pytest.raises(ConfigError) as err:
         native.protobuf()
     assert err.value.code == 10190 and "replicator.native._protobuf" in err.value.message
-    assert native.kafka().__name__ == "replicator.native._kafka"  # the others still load
+    assert native.kafka().__name__ == "replicator.writers._kafka"  # the others still load, by their full names

@@ -125,27 +125,28 @@ def test_wheel_check(tmp_path: Path) -> None:
     native = tmp_path / "replicator-0.1.0-cp311-cp311-linux_x86_64.whl"
     with zipfile.ZipFile(native, "w") as z:
         for module in NATIVE_MODULES:
-            z.writestr(f"replicator/native/{module}.cpython-311-x86_64-linux-gnu.so", "")
+            z.writestr(f"{module.replace('.', '/')}.cpython-311-x86_64-linux-gnu.so", "")
         for pxd in PXD_FILES:
-            z.writestr(f"replicator/native/{pxd}", "")
+            z.writestr(pxd, "")
     assert problems(native) == []
     partial = tmp_path / "replicator-0.1.1-cp311-cp311-linux_x86_64.whl"
     with zipfile.ZipFile(partial, "w") as z:
         z.writestr("replicator/native/_core.cpython-311-x86_64-linux-gnu.so", "")
         for pxd in PXD_FILES:
-            z.writestr(f"replicator/native/{pxd}", "")
-    assert problems(partial) == [f"no replicator/native/{m}*.so in it" for m in NATIVE_MODULES[1:]]
+            z.writestr(pxd, "")
+    assert problems(partial) == [f"no {m.replace('.', '/')}*.so in it" for m in NATIVE_MODULES[1:]]
 
 
 def test_wheel_check_knows_every_native_module() -> None:
     """The wheel check's list is the package's (it runs without the package installed)."""
     from replicator import native
 
-    assert NATIVE_MODULES == ("_core", *native.MODULES, *native.STANDALONE)
-    built = re.findall(r'^    "(_\w+)": \(', (REPO / "setup.py").read_text(), re.M)  # setup.py's MODULES
+    assert NATIVE_MODULES == (native.CORE, *native.MODULES, *native.STANDALONE)
+    built = re.findall(r'^    "(replicator\.[\w.]+)": \(', (REPO / "setup.py").read_text(), re.M)  # setup.py's MODULES
     assert tuple(built) == NATIVE_MODULES
-    assert {p.stem for p in (REPO / "replicator" / "native").glob("*.pyx")} == set(NATIVE_MODULES)
-    assert set(PXD_FILES) == {p.name for p in (REPO / "replicator" / "native").glob("*.pxd")}
+    sources = {".".join(p.relative_to(REPO).with_suffix("").parts) for p in (REPO / "replicator").rglob("*.pyx")}
+    assert sources == set(NATIVE_MODULES)  # every .pyx, wherever it lives, is built and checked
+    assert set(PXD_FILES) == {p.relative_to(REPO).as_posix() for p in (REPO / "replicator").rglob("*.pxd")}
 
 
 def _context_copy(tmp_path: Path) -> Path:
@@ -222,12 +223,12 @@ def test_build_stage_makes_a_native_wheel(tmp_path: Path) -> None:
 def test_build_says_it_compiles(tmp_path: Path) -> None:
     """pip hides a build's output: setup.py writes its line to the terminal, else to stderr (no terminal here)."""
     pytest.importorskip("Cython", reason="Cython is not installed here (pip install -e '.[test]' brings it)")
-    generated = [REPO / "replicator" / "native" / f"{module}.c" for module in NATIVE_MODULES]
-    if not all(c.exists() for c in generated):
-        pytest.skip("no generated replicator/native/*.c in this checkout (installed without building it here)")
+    generated = [Path(*module.split(".")).with_suffix(".c") for module in NATIVE_MODULES]
+    if not all((REPO / c).exists() for c in generated):
+        pytest.skip("no generated replicator/**/*.c in this checkout (installed without building it here)")
     context = _context_copy(tmp_path)
     for c in generated:
-        shutil.copy2(c, context / "replicator" / "native" / c.name)  # up to date: no translation
+        shutil.copy2(REPO / c, context / c)  # up to date: no translation
     env = {**os.environ, "CC": "false"}  # the compile fails at once: only the announcement is wanted
     proc = subprocess.run(
         [

@@ -44,7 +44,8 @@ NOT_IMPORTED_BY_A_FILE_RUN = [
     "replicator.native._rows",
     "replicator.native._avro",
     "replicator.native._protobuf",
-    "replicator.native._kafka",
+    "replicator.writers._kafka",
+    "replicator.formats._dbztxn",  # the native Debezium renderer's transaction metadata
     "replicator.native._daemon_loop",  # the daemon's record loops
     "replicator.native._stage2",  # --decode-workers above 0
     "replicator.formats.protobuf",
@@ -57,6 +58,7 @@ NOT_IMPORTED_BY_A_FILE_RUN = [
     "replicator.bench",
     "replicator.verify",
     "replicator.spark",
+    "replicator.spark._parse",  # the Spark job's compiled parse
 ]
 
 _CHILD = """

@@ -1,4 +1,4 @@
-# The C-level boundary of replicator.native._dbztxn: what _debezium cimports.
+# The C-level boundary of replicator.formats._dbztxn: what replicator.native._debezium cimports.
 #
 # DebeziumCommitter holds a TxnMeta and calls its cdef methods (a C call through the class's
 # vtable, as when both were one module); importing _core imports this module.

@@ -1,4 +1,4 @@
-"""Typed interface of the Spark job's compiled OLR JSON parse (replicator/native/_sparkevents.pyx).
+"""Typed interface of the Spark job's compiled OLR JSON parse (replicator/spark/_parse.pyx).
 
 Checked against the built module by stubtest (tests/unit/test_gates.py, with
 tests/unit/stubtest_allowlist.txt). Called by replicator/spark/parse.py (_compiled_batch).

@@ -12,7 +12,8 @@ at run time (dlopen/dlsym) from the library the confluent-kafka wheel ships, who
 writer passes in. The declarations follow librdkafka's stable C ABI (rdkafka.h).
 
 A run's C arrays are read through ``replicator/native/_core.pxd`` (MessageRun's fields), the
-only thing this module takes from the core.
+only thing this module takes from the core. It lives beside the kafka writer
+(replicator.writers.kafka, kafka_runs), a layer above the core it cimports.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE

@@ -6,8 +6,10 @@ from the python format (its own _value/_key around a marker payload), the payloa
 written here per transaction, byte for byte what orjson writes for the python dicts.
 
 DebeziumCommitter (_debezium.pyx) holds a TxnMeta and calls its cdef methods
-through ``replicator/native/_dbztxn.pxd`` (the class's fields and methods), the only thing
-_debezium takes from this module; it takes nothing from the core.
+through ``replicator/formats/_dbztxn.pxd`` (the class's fields and methods), the only thing
+_debezium takes from this module; it takes nothing from the core. It lives beside
+replicator.formats.debezium, whose on_begin/on_commit it mirrors (and imports nothing above
+the formats layer).
 """
 
 import orjson as _orjson

@@ -1,4 +1,4 @@
-"""Typed interface of the native Kafka producer (replicator/native/_kafka.pyx).
+"""Typed interface of the native Kafka producer (replicator/writers/_kafka.pyx).
 
 Checked against the built module by stubtest (tests/unit/test_gates.py, with
 tests/unit/stubtest_allowlist.txt).

@@ -7,7 +7,8 @@ message text itself: the images' names and value texts go straight into Arrow st
 (numbers as printed, strings unescaped), the other columns into lists. A message it does not
 take (DDL, checkpoints, nested values, anything unusual or malformed) is left to the python
 parse through a callback, whose rows are added in their place (add_row), so the events come
-out in the same order as the python parse makes them.
+out in the same order as the python parse makes them. It lives beside parse.py and imports
+nothing of the package (standalone: replicator.native.spark_events() loads it).
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE

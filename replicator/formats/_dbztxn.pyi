@@ -1,4 +1,4 @@
-"""Typed interface of Debezium's native transaction metadata (replicator/native/_dbztxn.pyx).
+"""Typed interface of Debezium's native transaction metadata (replicator/formats/_dbztxn.pyx).
 
 Checked against the built module by stubtest (tests/unit/test_gates.py, with
 tests/unit/stubtest_allowlist.txt). The core uses TxnMeta through its cdef methods only.
