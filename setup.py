@@ -23,36 +23,38 @@ ERROR_FILE = os.path.join(NATIVE, "_build_error.txt")
 # The native extension modules, by full name: each is its module's path .pyx (most in
 # replicator/native, the engine; a few beside the python module they mirror), rebuilt (translated
 # and compiled again) when it or one of the files it reads changes: the .pxi files it includes and
-# the .pxd files it declares or cimports, given relative to replicator/ (native/_structs.pxd: the
-# shared C structs and inline helpers; native/_core.pxd: the core's classes the other modules use;
-# native/_values.pxd: the value decoders; native/_framing.pxd: the block checks;
-# native/_dispatch.pxd: the record dispatch and loop).
+# the .pxd files it declares or cimports, given relative to replicator/ (values/_buf.pxd: the byte
+# buffer and the inline byte and value helpers; native/_structs.pxd: phase A's C structs;
+# native/_core.pxd: the core's classes the other modules use; values/_values.pxd: the value
+# decoders; redo/_framing.pxd: the block checks; native/_dispatch.pxd: the record dispatch and loop).
 # A module split off _core is one more entry (docs/native-engine.md "Native modules").
 MODULES: dict[str, tuple[str, ...]] = {
     "replicator.native._core": (
         "native/_core.pxd",
-        "native/_values.pxd",
+        "values/_values.pxd",
+        "values/_buf.pxd",
         "native/_structs.pxd",
         "native/_defs.pxi",
         "native/_tally.pxd",
     ),
-    # the value decoders (the core and the renderers call them)
-    "replicator.native._values": ("native/_values.pxd", "native/_structs.pxd"),
+    # the value decoders (the core and the renderers call them), beside the python decoders
+    "replicator.values._values": ("values/_values.pxd", "values/_buf.pxd"),
     # the native Kafka producer (reads MessageRun's fields), beside the kafka writer
-    "replicator.writers._kafka": ("native/_core.pxd", "native/_structs.pxd"),
+    "replicator.writers._kafka": ("native/_core.pxd", "values/_buf.pxd", "native/_structs.pxd"),
     # stream framing and positions of MessageRuns
-    "replicator.native._runframes": ("native/_core.pxd", "native/_structs.pxd"),
+    "replicator.native._runframes": ("native/_core.pxd", "values/_buf.pxd", "native/_structs.pxd"),
     # Debezium's transaction metadata (_debezium calls it), beside the Debezium format
     "replicator.formats._dbztxn": ("formats/_dbztxn.pxd",),
     # output metrics of a native commit (the core calls it)
     "replicator.native._tally": ("native/_tally.pxd", "native/_structs.pxd", "native/_defs.pxi"),
-    # block checks and framing errors (the record loop calls them)
-    "replicator.native._framing": ("native/_framing.pxd", "native/_structs.pxd"),
+    # block checks and framing errors (the record loop calls them), beside redo/blocks.py
+    "replicator.redo._framing": ("redo/_framing.pxd", "values/_buf.pxd"),
     # The renderers split off the core: each subclasses the core's committer and plan (_core.pxd).
     "replicator.native._debezium": (
         "native/_debezium.pxd",
         "native/_core.pxd",
-        "native/_values.pxd",
+        "values/_values.pxd",
+        "values/_buf.pxd",
         "native/_structs.pxd",
         "native/_defs.pxi",
         "formats/_dbztxn.pxd",
@@ -61,18 +63,20 @@ MODULES: dict[str, tuple[str, ...]] = {
     "replicator.native._rows": (
         "native/_rows.pxd",
         "native/_core.pxd",
-        "native/_values.pxd",
+        "values/_values.pxd",
         "native/_debezium.pxd",
+        "values/_buf.pxd",
         "native/_structs.pxd",
         "native/_defs.pxi",
     ),
     # avro, dts-avro, OMS light types
-    "replicator.native._avro": ("native/_rows.pxd", "native/_debezium.pxd", "native/_structs.pxd", "native/_defs.pxi"),
+    "replicator.native._avro": ("native/_rows.pxd", "native/_debezium.pxd", "values/_buf.pxd", "native/_defs.pxi"),
     "replicator.native._protobuf": (
         "native/_core.pxd",
-        "native/_values.pxd",
+        "values/_values.pxd",
         "native/_debezium.pxd",
         "native/_rows.pxd",
+        "values/_buf.pxd",
         "native/_structs.pxd",
         "native/_defs.pxi",
     ),
@@ -80,17 +84,19 @@ MODULES: dict[str, tuple[str, ...]] = {
     "replicator.native._dispatch": (
         "native/_dispatch.pxd",
         "native/_core.pxd",
-        "native/_framing.pxd",
+        "redo/_framing.pxd",
+        "values/_buf.pxd",
         "native/_structs.pxd",
         "native/_defs.pxi",
     ),
     # the daemon's record loops: subclass _dispatch's RecordLoop and RecordDispatcher (_dispatch.pxd)
-    "replicator.native._daemon_loop": ("native/_dispatch.pxd", "native/_structs.pxd", "native/_defs.pxi"),
+    "replicator.native._daemon_loop": ("native/_dispatch.pxd", "values/_buf.pxd", "native/_defs.pxi"),
     # stage 2 (--decode-workers): drives the core's JsonCommitter (_core.pxd)
     "replicator.native._stage2": (
         "native/_core.pxd",
-        "native/_values.pxd",
+        "values/_values.pxd",
         "native/_tally.pxd",
+        "values/_buf.pxd",
         "native/_structs.pxd",
         "native/_defs.pxi",
     ),

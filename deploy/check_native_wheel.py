@@ -20,12 +20,12 @@ from pathlib import Path
 # MODULES) and the C-level declarations they share. This script runs without the package installed.
 NATIVE_MODULES = (
     "replicator.native._core",
-    "replicator.native._values",
+    "replicator.values._values",
     "replicator.writers._kafka",
     "replicator.native._runframes",
     "replicator.formats._dbztxn",
     "replicator.native._tally",
-    "replicator.native._framing",
+    "replicator.redo._framing",
     "replicator.native._debezium",
     "replicator.native._rows",
     "replicator.native._avro",
@@ -36,12 +36,13 @@ NATIVE_MODULES = (
     "replicator.spark._parse",
 )
 PXD_FILES = (
-    "replicator/native/_values.pxd",
+    "replicator/values/_buf.pxd",
+    "replicator/values/_values.pxd",
     "replicator/native/_core.pxd",
     "replicator/formats/_dbztxn.pxd",
     "replicator/native/_structs.pxd",
     "replicator/native/_tally.pxd",
-    "replicator/native/_framing.pxd",
+    "replicator/redo/_framing.pxd",
     "replicator/native/_dispatch.pxd",
     "replicator/native/_debezium.pxd",
     "replicator/native/_rows.pxd",

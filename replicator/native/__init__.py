@@ -36,20 +36,21 @@ _BUILD_ERROR = os.path.join(os.path.dirname(__file__), "_build_error.txt")
 
 #: The compiled modules of the engine besides _core, by full name (docs/native-engine.md "Native
 #: modules"). Most are the engine itself and live here; a module with a python twin lives beside it
-#: (the Kafka producer in replicator.writers, Debezium's transaction metadata in replicator.formats),
-#: where its layer may import what it cimports. _kafka, _runframes and the renderers (_debezium,
+#: (the Kafka producer in replicator.writers, Debezium's transaction metadata in replicator.formats,
+#: the value decoders in replicator.values, the block checks in replicator.redo), where its layer
+#: may import what it cimports. _kafka, _runframes and the renderers (_debezium,
 #: _rows, _avro, _protobuf) cimport _core (those python reaches have accessors below); _core cimports
 #: _values and _tally, _debezium cimports _dbztxn; _dispatch (the record dispatch and batch record
 #: loop) cimports _core and _framing, _daemon_loop subclasses its record loop, _stage2 drives the
 #: core's JsonCommitter (the wiring hands it over).
 CORE = "replicator.native._core"
 MODULES = (
-    "replicator.native._values",
+    "replicator.values._values",
     "replicator.writers._kafka",
     "replicator.native._runframes",
     "replicator.formats._dbztxn",
     "replicator.native._tally",
-    "replicator.native._framing",
+    "replicator.redo._framing",
     "replicator.native._debezium",
     "replicator.native._rows",
     "replicator.native._avro",
@@ -176,9 +177,9 @@ def daemon_loop() -> ModuleType:
 
 
 def framing() -> ModuleType:
-    """The block checks of a buffer (:mod:`replicator.native._framing`: ``check_chunk``, ``raise_chunk``;
+    """The block checks of a buffer (:mod:`replicator.redo._framing`: ``check_chunk``, ``raise_chunk``;
     call :func:`available` first)."""
-    return _sibling("replicator.native._framing")
+    return _sibling("replicator.redo._framing")
 
 
 def stage2() -> ModuleType:

@@ -11,7 +11,7 @@
 # so odd values and errors behave alike by construction.
 #
 # A module of its own (setup.py MODULES, docs/native-engine.md "Native modules"): what it
-# shares with the other native modules crosses through .pxd files (_structs.pxd, _core.pxd).
+# shares with the other native modules crosses through .pxd files (values/_buf.pxd, _core.pxd).
 
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
 from libc.stdlib cimport malloc, calloc, realloc, free
@@ -19,7 +19,7 @@ from libc.string cimport memcpy, memmove, memcmp, memset, strlen
 from libc.stdio cimport snprintf
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
 
-from replicator.native._structs cimport *
+from replicator.values._buf cimport *
 from cpython cimport array
 
 from replicator.native._debezium cimport buf_rowid, fraction_trimmed, iso_text

@@ -6,16 +6,17 @@
 # directly; the renderers split off the core (_debezium, _rows, _avro, _protobuf) subclass
 # _Plan, _Out and JsonCommitter (their fields are C struct members, their cdef methods calls
 # through the class's vtable, as in one module); the value decoders they call are _values'
-# (_values.pxd); stage 1's dispatch (_dispatch) calls grow; stage 2 (_stage2) drives
+# (replicator/values/_values.pxd); stage 1's dispatch (_dispatch) calls grow; stage 2 (_stage2) drives
 # JsonCommitter and calls phase A's helpers below.
 # Importing such a module imports _core; _core cimports none of them, only what lies below it
-# (_structs.pxd, which is no module, _values and _tally), so module initialisation never runs in
+# (values/_buf.pxd and _structs.pxd, which are no modules, values._values and _tally), so module initialisation never runs in
 # a circle. Declare here only what crosses a module boundary; a change to this file rebuilds
 # every module that cimports it (setup.py).
 
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
 
-from replicator.native._structs cimport Buf, Val, Row, Work, Grouping
+from replicator.values._buf cimport Buf
+from replicator.native._structs cimport Val, Row, Work, Grouping
 
 
 # ----------------------------------------------------------------------------- phase A's helpers

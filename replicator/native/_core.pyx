@@ -51,9 +51,10 @@ from libc.stdio cimport snprintf
 from libc.math cimport ldexp
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
 
-from replicator.native._structs cimport *  # Buf, phase A's structs, the inline helpers
+from replicator.values._buf cimport *  # Buf, its helpers, the byte readers
+from replicator.native._structs cimport *  # phase A's structs
 from replicator.native._tally cimport tally_rows, tally_commit
-from replicator.native._values cimport *  # the value decoders (phase B, stage 2)
+from replicator.values._values cimport *  # the value decoders (phase B, stage 2)
 
 import gc
 

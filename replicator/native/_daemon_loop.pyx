@@ -21,7 +21,6 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 
-from replicator.native._structs cimport *
 from replicator.native._dispatch cimport RecordDispatcher, RecordLoop, Rec, rec_cmp
 
 include "_defs.pxi"

@@ -6,7 +6,7 @@
 
 from libc.stdint cimport uint8_t, uint32_t, int64_t
 
-from replicator.native._structs cimport Buf
+from replicator.values._buf cimport Buf
 
 
 cdef int json_escape(Buf* b, const uint8_t* p, Py_ssize_t n) except -1 nogil

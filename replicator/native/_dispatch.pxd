@@ -8,7 +8,7 @@
 
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
 
-from replicator.native._structs cimport Buf
+from replicator.values._buf cimport Buf
 
 
 cdef enum:

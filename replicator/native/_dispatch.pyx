@@ -22,9 +22,9 @@ from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy, memmove, memcmp, memset
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
 
-from replicator.native._structs cimport *  # Buf, the inline helpers, the byte readers
+from replicator.values._buf cimport *  # Buf, its helpers, the byte readers
 from replicator.native._core cimport grow
-from replicator.native._framing cimport first_bad_block, raise_block, framing_error  # the block checks
+from replicator.redo._framing cimport first_bad_block, raise_block, framing_error  # the block checks
 
 cdef extern from "Python.h":
     # CPython's bytearray object (its capacity, for grow_chunk)

@@ -10,7 +10,7 @@
 # odd values behave alike by construction.
 #
 # A module of its own (setup.py MODULES, docs/native-engine.md "Native modules"): what it
-# shares with the other native modules crosses through .pxd files (_structs.pxd, _core.pxd, _values.pxd, _protobuf.pxd).
+# shares with the other native modules crosses through .pxd files (values/_buf.pxd, _structs.pxd, _core.pxd, values/_values.pxd, _protobuf.pxd).
 
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
 from libc.stdlib cimport malloc, calloc, realloc, free
@@ -18,9 +18,10 @@ from libc.string cimport memcpy, memmove, memcmp, memset, strlen
 from libc.stdio cimport snprintf
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
 
+from replicator.values._buf cimport *
 from replicator.native._structs cimport *
 from replicator.native._core cimport JsonCommitter, _Plan, _Out
-from replicator.native._values cimport number_text, valid_utf8, epoch_of
+from replicator.values._values cimport number_text, valid_utf8, epoch_of
 from replicator.native._debezium cimport buf_rowid, ieee_value
 from replicator.native._rows cimport utf16_utf8
 

@@ -6,7 +6,7 @@
 # See the module docstring ("Typed row images") and docs/native-engine.md.
 #
 # A module of its own (setup.py MODULES, docs/native-engine.md "Native modules"): what it
-# shares with the other native modules crosses through .pxd files (_structs.pxd, _core.pxd, _values.pxd, _rows.pxd).
+# shares with the other native modules crosses through .pxd files (values/_buf.pxd, _structs.pxd, _core.pxd, values/_values.pxd, _rows.pxd).
 
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
 from libc.stdlib cimport malloc, calloc, realloc, free
@@ -14,9 +14,10 @@ from libc.string cimport memcpy, memmove, memcmp, memset, strlen
 from libc.stdio cimport snprintf
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
 
+from replicator.values._buf cimport *
 from replicator.native._structs cimport *
 from replicator.native._core cimport JsonCommitter, _Plan, _Out
-from replicator.native._values cimport number_text, valid_utf8, epoch_of
+from replicator.values._values cimport number_text, valid_utf8, epoch_of
 from replicator.native._debezium cimport buf_base64, buf_rowid, ieee_value, iso_text, json_escape, shortest_text
 
 include "_defs.pxi"

@@ -34,8 +34,9 @@ from libc.string cimport memcpy, memset, memcmp
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
 cimport cython
 
+from replicator.values._buf cimport *
 from replicator.native._structs cimport *
-from replicator.native._values cimport *
+from replicator.values._values cimport *
 from replicator.native._tally cimport tally_rows, tally_commit
 from replicator.native._core cimport (MessageRun, _Plan, _Out, JsonCommitter, work_free, grow, hex_columns,
                                       grouping_free, parse_entries)

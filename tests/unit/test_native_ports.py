@@ -6,6 +6,11 @@ time, when ``parser.py`` renames it; so the native sources may touch a private m
 classes (their internals are the native modules' own; the modules cimport one another through
 ``.pxd`` files), and import no private name of another module.
 Comments and strings (docstrings naming the python counterparts) are not code and not checked.
+
+The compiled modules also keep to the package layers (``[tool.importlinter]`` in pyproject.toml,
+which import-linter checks for python files only): a module (or ``.pxd``) beside its python twin
+imports and cimports only what its package's layer may (docs/native-engine.md "Where the modules
+live").
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import inspect
 import io
 import re
 import tokenize
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -135,6 +141,90 @@ def test_native_sources_use_public_ports_only(path: Path) -> None:
         f"{path.name} touches private members of python objects (make them public "
         f"members, declared in replicator/runner/stages.py): "
         + ", ".join(f"line {line}: {text}" for line, text in found)
+    )
+
+
+def _layers() -> dict[str, tuple[int, bool]]:
+    """Each layered package's layer in [tool.importlinter] (0: the top) and whether the packages
+    of its layer may import one another (``a : b``; ``a | b`` are independent)."""
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())
+    (contract,) = [c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers"]
+    return {
+        package.strip(): (index, ":" in layer)
+        for index, layer in enumerate(contract["layers"])
+        for package in re.split(r"[|:]", layer)
+    }
+
+
+LAYERS = _layers()
+
+
+def _package(module: str) -> str:
+    return ".".join(module.split(".")[:2])  # replicator.values._buf -> replicator.values
+
+
+def imported_modules(source: str) -> list[tuple[int, str]]:
+    """(line, module) of every ``import``, ``cimport`` and ``from ... (c)import`` statement (at
+    any indentation; not in comments or strings)."""
+    skip = (tokenize.INDENT, tokenize.DEDENT)
+    code = [t for t in _code(list(tokenize.generate_tokens(io.StringIO(source).readline))) if t.type not in skip]
+    found = []
+    for i, tok in enumerate(code):
+        if tok.type != tokenize.NAME or tok.string not in ("from", "import", "cimport"):
+            continue
+        if i and code[i - 1].start[0] == tok.start[0]:
+            continue  # ``from x import y``'s import, or not a statement's first word
+        name = []  # the dotted name after the keyword, on its line
+        for t in code[i + 1 :]:
+            if t.start[0] != tok.start[0] or t.string in ("import", "cimport", "as", ","):
+                break
+            name.append(t.string)
+        found.append((tok.start[0], "".join(name)))
+    return found
+
+
+def layer_violations(module: str, source: str) -> list[tuple[int, str]]:
+    """(line, module) of every import or cimport in ``source`` (the compiled module or ``.pxd``
+    ``module``) that its package's layer may not make: only its own package, lower layers, and
+    the other packages of a ``:`` layer."""
+    own = LAYERS[_package(module)]
+    found = []
+    for line, target in imported_modules(source):
+        theirs = LAYERS.get(_package(target)) if target.startswith("replicator.") else None
+        if theirs is None or _package(target) == _package(module) or theirs[0] > own[0]:
+            continue
+        if theirs[0] == own[0] and own[1]:
+            continue
+        found.append((line, target))
+    return found
+
+
+def test_the_layer_check_finds_imports_from_above() -> None:
+    source = (
+        '"""from replicator.runner import x (a docstring)"""\n'
+        "from libc.stdint cimport uint8_t\n"
+        "from replicator.values._buf cimport Buf  # its own package\n"
+        "from replicator.native._structs cimport Work\n"
+        "cimport replicator.redo._framing\n"
+        "def f():\n"
+        "    from replicator.errors import RedoLogError\n"
+        "    import replicator.formats.escape as escape\n"
+    )
+    assert layer_violations("replicator.values._x", source) == [
+        (4, "replicator.native._structs"),
+        (5, "replicator.redo._framing"),
+        (8, "replicator.formats.escape"),
+    ]
+    assert layer_violations("replicator.native._x", source) == []
+    assert layer_violations("replicator.redo._x", "from replicator.txn.pool import MemoryPool\n") == []  # txn : redo
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.relative_to(REPO / "replicator").as_posix())
+def test_native_sources_keep_to_their_layer(path: Path) -> None:
+    module = ".".join(path.relative_to(REPO).with_suffix("").parts)
+    found = layer_violations(module, path.read_text())
+    assert not found, f"{module} imports above its layer ([tool.importlinter]): " + ", ".join(
+        f"line {line}: {target}" for line, target in found
     )
 
 

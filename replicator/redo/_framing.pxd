@@ -1,7 +1,7 @@
-# The C-level boundary of replicator.native._framing: the block checks and framing errors the
+# The C-level boundary of replicator.redo._framing: the block checks and framing errors the
 # record loop uses (_dispatch: RecordLoop.feed and _scan).
 #
-# _framing cimports only _structs.pxd, so any module can cimport it.
+# _framing cimports only values/_buf.pxd (no module), so any module can cimport it.
 
 from libc.stdint cimport uint8_t, uint32_t, int64_t
 

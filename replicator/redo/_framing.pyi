@@ -1,4 +1,4 @@
-"""Typed interface of the block checks (replicator/native/_framing.pyx).
+"""Typed interface of the block checks (replicator/redo/_framing.pyx).
 
 The record loop (_dispatch) calls them through _framing.pxd; python reaches check_chunk and
 raise_chunk as ``replicator.native.framing()``. Checked by stubtest (tests/unit/test_gates.py).

@@ -1,15 +1,15 @@
-# The C-level boundary of replicator.native._values: the value decoders the core and the
+# The C-level boundary of replicator.values._values: the value decoders the core and the
 # renderers call (C function pointers exported by _values, imported when a module that
 # cimports them initialises).
 #
-# _values cimports only _structs.pxd, so every module can cimport it: the core (phase B and
+# _values cimports only _buf.pxd, so every module can cimport it: the core (phase B and
 # stage 2), _debezium, _rows and _protobuf. Each returns a failure (0/False, or number_text's 1
 # and 2) for a value its python decoder must take. A change to this file rebuilds every module
 # that cimports it (setup.py).
 
 from libc.stdint cimport uint8_t, int64_t
 
-from replicator.native._structs cimport Buf
+from replicator.values._buf cimport Buf
 
 
 cdef int buf_escape(Buf* b, const uint8_t* p, Py_ssize_t n) except -1 nogil

@@ -8,9 +8,9 @@ by construction. Nothing here holds state beyond the read-only tables built at i
 escaping table, the time zone region names): the functions run without the GIL, on stage 2's
 workers too.
 
-A module of its own below the core (setup.py MODULES, docs/native-engine.md "Native modules"):
-the others call these C functions through _values.pxd; it cimports only _structs.pxd, so
-nothing it needs initialises after it.
+A module of its own below the core (setup.py MODULES, docs/native-engine.md "Native modules"),
+beside the python decoders it mirrors: the others call these C functions through _values.pxd; it
+cimports only _buf.pxd (no module), so nothing it needs initialises after it.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING
@@ -20,7 +20,7 @@ from libc.stdio cimport snprintf
 from libc.math cimport ldexp
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
 
-from replicator.native._structs cimport *  # Buf, its helpers, the byte readers
+from replicator.values._buf cimport *  # Buf, its helpers, the byte readers
 
 
 # ----------------------------------------------------------------------------- OLR JSON string escaping

@@ -6,14 +6,15 @@
 # buffer ahead with check_chunk, the GIL released (replicator.native.framing(), the drivers'
 # chunk_check).
 #
-# A module of its own (setup.py MODULES, docs/native-engine.md "Native modules"), below the record
-# loop: it cimports only _structs.pxd.
+# A module of its own (setup.py MODULES, docs/native-engine.md "Native modules"), beside
+# blocks.py (the python checks it mirrors) and below the record loop: it cimports only rd32 of
+# values/_buf.pxd (no module) and imports only redo.blocks and errors.
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from libc.string cimport memcpy
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
 
-from replicator.native._structs cimport *
+from replicator.values._buf cimport rd32
 
 
 cdef inline bint block_xor_bad(const uint8_t* p, int bs) noexcept nogil:
