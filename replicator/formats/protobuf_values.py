@@ -4,7 +4,9 @@ Decoding reuses :mod:`replicator.values` (the JSON format's decoders), so both f
 the same value. Which field a column type uses (one per column, chosen at plan time):
 
 * VARCHAR2, CHAR, CLOB -> ``value_string`` (UTF-8); with `char` 1 (no mapping) the raw
-  bytes in ``value_bytes``; with `char` 2/3 the hex text, as JSON prints it.
+  bytes in ``value_string`` as OpenLogReplicator, or in ``value_bytes`` when they are not
+  UTF-8 (a protobuf string must be: a deliberate difference, docs/formats.md); with `char`
+  2/3 the hex text, as JSON prints it.
 * NUMBER -> exactly as OpenLogReplicator (BuilderProtobuf::columnNumber), from the declared
   precision and scale as the dictionary holds them (-1 when not declared): ``value_int``
   (strtol of the text: the integer part, saturated to 64 bits) for scale 0 and precision
@@ -78,6 +80,16 @@ def _unknown(value: pb.Value, data: bytes) -> None:
 def set_bytes(value: pb.Value, data: bytes) -> None:
     """``value_bytes`` with the raw bytes."""
     value.value_bytes = data
+
+
+def set_raw_string(value: pb.Value, data: bytes) -> None:
+    """`char` 1: the unconverted bytes in ``value_string`` (OpenLogReplicator's field), or in
+    ``value_bytes`` when they are not UTF-8: OpenLogReplicator writes them into the string all
+    the same, a message that protobuf parsers refuse ("invalid UTF-8")."""
+    try:
+        value.value_string = data.decode("utf-8")
+    except UnicodeDecodeError:
+        value.value_bytes = data
 
 
 def set_literal(value: pb.Value, literal: str) -> None:
@@ -188,7 +200,7 @@ def _string(column: Column, table: Table, options: FormatOptions, is_clob: bool)
     if options.char & 1:
         if as_hex:
             return lambda value, data: setattr(value, "value_string", data.hex())
-        return set_bytes
+        return set_raw_string
     try:
         name = column_charset_name(column.charset_form, column.charset_id, is_clob, table.charset, table.ncharset)
         to_utf8 = get_charset(name).to_utf8

@@ -364,3 +364,18 @@ def test_raw_data_flag_prints_a_lob_locator_not_its_value() -> None:
         after = {v.name: v for v in pb.RedoResponse.FromString(pb_msg.data).payload[0].after}
         assert after["PIC"].value_bytes == locator
         assert json.loads(json_msg.data)["payload"][0]["after"]["PIC"] == locator.hex()
+
+
+def test_char_1_puts_the_unconverted_bytes_in_value_string_as_olr() -> None:
+    """`char` 1 (no charset mapping): OLR's field, ``value_string``, for bytes that are UTF-8;
+    ``value_bytes`` for the others, which a protobuf string cannot hold (docs/formats.md §8)."""
+    ((_, message),) = [
+        p
+        for p in _both(FormatOptions(char=1), [transaction("1.1.3", 50, 1, [insert(TAB, _row())])])
+        if b"ALLTYPES" in p[1].data
+    ]
+    after = {v.name: v for v in pb.RedoResponse.FromString(message.data).payload[0].after}
+    assert after["NAME"].value_string == ROW["NAME"]  # AL32UTF8: the bytes are UTF-8
+    assert after["CODE"].value_string == "AB  "
+    assert after["DOC"].WhichOneof("datum") == "value_string"
+    assert after["NNAME"].value_bytes == "ナマエ".encode("utf-16-be")  # AL16UTF16: not UTF-8
