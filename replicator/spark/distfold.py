@@ -29,7 +29,7 @@ from typing import Any, Final
 
 from replicator.spark.assemble import Decision
 from replicator.spark.eventpack import pack
-from replicator.spark.layout import DataFile, buckets_of, canonical, filesystem, key_json, write_files
+from replicator.spark.layout import DataFile, buckets_of, canonical, filesystem, keys_json, write_files
 from replicator.spark.tableschema import BUCKET, ROWID, TableSchema
 
 WHOLE: Final = -2  # the group of a table folded in one task (key moves, rewrites)
@@ -481,7 +481,7 @@ def _records(tbl: str, bucket: int, events: Any, bt: BatchTask) -> tuple[list[di
     actions.append({"kind": "info", "tbl": tbl, "info": json.dumps(info)})
     log = None
     if bt.write_log and folded.changes:
-        log = change_rows(ev, tbl, folded.changes, [key_json(k) for k in folded.change_keys], [])
+        log = change_rows(ev, tbl, folded.changes, keys_json(folded.change_keys), [])
     return actions, log
 
 
@@ -620,7 +620,7 @@ def _fold(tbl: str, bucket: int, events: Any, bt: BatchTask) -> tuple[list[dict[
                 )
     log = None
     if bt.write_log and folded.changes:
-        log = change_rows(ev, tbl, folded.changes, [key_json(k) for k in folded.change_keys], [])
+        log = change_rows(ev, tbl, folded.changes, keys_json(folded.change_keys), [])
     info["files_removed"] = sum(1 for a in actions if a["kind"] == "remove")
     info["files_added"] = sum(1 for a in actions if a["kind"] == "add" and a["target"] != "changes")
     info["bytes_added"] = sum(a["size"] for a in actions if a["kind"] == "add" and a["target"] != "changes")

@@ -590,10 +590,14 @@ def conform_stored(stored: Any, plan: TablePlan) -> Any:
     return stored.select(keep)
 
 
-def change_rows(ev: dict[str, Any], table: str, fresh: list[int], keys: list[str | None], ddl: list[int]) -> Any:
-    """Change-log rows (Arrow, :func:`change_schema`) of a table's fresh changes and its DDL events."""
+def change_rows(ev: dict[str, Any], table: str, fresh: list[int], keys: Any, ddl: list[int]) -> Any:
+    """Change-log rows (Arrow, :func:`change_schema`) of a table's fresh changes and its DDL events
+    (``keys``: the change log's key of each fresh change, a list or Arrow strings)."""
     import pyarrow as pa
     import pyarrow.compute as pc
+
+    if isinstance(keys, pa.Array):
+        keys = pa.concat_arrays([keys.cast(pa.string()), pa.nulls(len(ddl), pa.string())])
 
     idx = pa.array([*fresh, *ddl], pa.int64())
     picked = ev["_ready"].take(idx)
@@ -602,7 +606,7 @@ def change_rows(ev: dict[str, Any], table: str, fresh: list[int], keys: list[str
     out = {
         "table": pa.array([table] * n, pa.string()),
         "op": op,
-        "key": pa.array([*keys, *([None] * len(ddl))], pa.string()),
+        "key": keys if isinstance(keys, pa.Array) else pa.array([*keys, *([None] * len(ddl))], pa.string()),
     }
     schema = change_schema()
     return pa.Table.from_arrays(
