@@ -29,7 +29,7 @@ from typing import Any, Final
 
 from replicator.spark.assemble import Decision
 from replicator.spark.eventpack import pack
-from replicator.spark.layout import DataFile, buckets_of, canonical, filesystem, key_json, write_files
+from replicator.spark.layout import DataFile, buckets_of, canonical, filesystem, keys_json, write_files
 from replicator.spark.tableschema import BUCKET, ROWID, TableSchema
 
 WHOLE: Final = -2  # the group of a table folded in one task (key moves, rewrites)
@@ -64,6 +64,26 @@ PROJECTED: Final = (
     "digest",
     "check",
 )
+# The event columns a fold reads (:func:`_fold`, :func:`.tablefold.change_rows`): routing only
+# these keeps the other columns (column lists, digests, the Kafka timestamp...) out of the shuffle.
+FOLDED: Final = (
+    "kind",
+    "op",
+    "commit_scn",
+    "c_scn",
+    "c_idx",
+    "elem",
+    "xid",
+    "commit_ts",
+    "rid",
+    "before",
+    "after",
+    "sql",
+    "k_partition",
+    "k_offset",
+)
+# What the projection reads of a table's row changes (the images only for their names and keys).
+PROJECT_READS: Final = ("op", "key_cols", "before", "after")
 
 
 @dataclass(slots=True)
@@ -133,7 +153,7 @@ def project(batches: Iterator[Any], keys: dict[str, list[str] | None], resolver:
         tbls = ev["tbl"]
         for t in pc.unique(pc.filter(tbls, dml)).to_pylist():
             idx = pc.indices_nonzero(pc.and_(dml, pc.equal(tbls, t))).to_pylist()
-            sub = ev.take(pa.array(idx, pa.int64()))
+            sub = ev.select(list(PROJECT_READS)).take(pa.array(idx, pa.int64()))
             before, after = sub["before"].combine_chunks(), sub["after"].combine_chunks()
             found: set[str] = set()
             for image in (before, after):
@@ -228,7 +248,8 @@ def route(batches: Iterator[Any], bt: BatchTask) -> Iterator[Any]:
             task = bt.tables.get(t)
             if task is None:  # committed before a restart
                 continue
-            sub = ev.take(pc.indices_nonzero(pc.and_(dml, pc.fill_null(pc.equal(tbls, t), False))))
+            mine = pc.indices_nonzero(pc.and_(dml, pc.fill_null(pc.equal(tbls, t), False)))
+            sub = ev.select(list(FOLDED)).take(mine)
             nk, ok = typed_keys(sub, task, bt)
             deletes = pc.equal(sub["op"], "d")
             missing = pc.sum(pc.cast(pc.is_null(pc.if_else(deletes, ok, nk)), pa.int64())).as_py() or 0
@@ -363,7 +384,9 @@ def _no_events() -> Any:
 
     from replicator.spark.parse import event_arrow_schema
 
-    return pa.schema([*event_arrow_schema(), pa.field("_nk", pa.string()), pa.field("_ok", pa.string())]).empty_table()
+    events = event_arrow_schema()
+    folded = [events.field(name) for name in FOLDED]
+    return pa.schema([*folded, pa.field("_nk", pa.string()), pa.field("_ok", pa.string())]).empty_table()
 
 
 def rewrite_groups(bt: BatchTask) -> list[tuple[str, int, int, bytes | None]]:
@@ -382,15 +405,27 @@ def _write_pending(events: Any, bt: BatchTask) -> dict[str, Any]:
     return {"kind": "pending", "target": "pending", "path": path, "rows": events.num_rows}
 
 
-def _ev(events: Any) -> dict[str, Any]:
-    """The per-row scalars :func:`.tablefold.fold_table` reads (commit times as microseconds)."""
-    import pyarrow as pa
+class _Scalars(dict[str, Any]):
+    """The per-row scalars :func:`.tablefold.fold_table` reads as Python lists (commit times as
+    microseconds), each made on first use: the fold's vectorised pass reads the Arrow columns
+    (``_ready``) and needs none of them."""
 
-    scalars = events.select(["commit_scn", "c_scn", "c_idx", "elem", "op", "xid", "commit_ts"])
-    scalars = scalars.set_column(6, "commit_ts", scalars["commit_ts"].cast(pa.int64()))
-    ev: dict[str, Any] = scalars.to_pydict()
-    ev["_ready"] = events
-    return ev
+    def __init__(self, events: Any) -> None:
+        super().__init__(_ready=events)
+        self._events = events
+
+    def __missing__(self, name: str) -> list[Any]:
+        import pyarrow as pa
+
+        column = self._events.column(name)
+        values: list[Any] = (column.cast(pa.int64()) if name == "commit_ts" else column).to_pylist()
+        self[name] = values
+        return values
+
+
+def _ev(events: Any) -> dict[str, Any]:
+    """The events of a group as :func:`.tablefold.fold_table` reads them."""
+    return _Scalars(events)
 
 
 def _records(tbl: str, bucket: int, events: Any, bt: BatchTask) -> tuple[list[dict[str, Any]], Any]:
@@ -446,7 +481,7 @@ def _records(tbl: str, bucket: int, events: Any, bt: BatchTask) -> tuple[list[di
     actions.append({"kind": "info", "tbl": tbl, "info": json.dumps(info)})
     log = None
     if bt.write_log and folded.changes:
-        log = change_rows(ev, tbl, folded.changes, [key_json(k) for k in folded.change_keys], [])
+        log = change_rows(ev, tbl, folded.changes, keys_json(folded.change_keys), [])
     return actions, log
 
 
@@ -465,7 +500,7 @@ def _fold(tbl: str, bucket: int, events: Any, bt: BatchTask) -> tuple[list[dict[
     if task.recent_uri:
         return _records(tbl, bucket, events.take(order), bt)
     ev = _ev(events)
-    nks, oks = events["_nk"].to_pylist(), events["_ok"].to_pylist()
+    nks, oks = events["_nk"], events["_ok"]
     rows = order.to_pylist()  # the fold takes the events in position order (no sorted copy of the group)
     plan = TablePlan(
         schema,
@@ -473,7 +508,7 @@ def _fold(tbl: str, bucket: int, events: Any, bt: BatchTask) -> tuple[list[dict[
         renames=task.renames,
         rewrite=task.rewrite,
         truncated_now=task.truncated_now,
-        keys=[(nks[i], oks[i]) for i in rows],
+        key_arrays=(nks.take(order), oks.take(order)),  # the loop makes its lists from them if it runs
     )
     whole = bucket == WHOLE
     data_schema = pa.schema([f for f in task.arrow if f.name != BUCKET])
@@ -482,7 +517,7 @@ def _fold(tbl: str, bucket: int, events: Any, bt: BatchTask) -> tuple[list[dict[
     key_names = schema.key_names
     # The stored rows that can hold the batch's keys: the bucket's files (every file of the table
     # when it is folded whole) whose first-key range holds one of them; all of them on a rewrite.
-    keys = [k for k in {*nks, *oks} if k is not None]
+    keys = pc.unique(pa.concat_arrays([a.combine_chunks() for a in (nks, oks)]).drop_null()).to_pylist()
     first = _first_values(keys, data_schema.field(key_names[0]).type) if key_names[0] in data_schema.names else None
     read_keys: list[Any] = []
 
@@ -585,7 +620,7 @@ def _fold(tbl: str, bucket: int, events: Any, bt: BatchTask) -> tuple[list[dict[
                 )
     log = None
     if bt.write_log and folded.changes:
-        log = change_rows(ev, tbl, folded.changes, [key_json(k) for k in folded.change_keys], [])
+        log = change_rows(ev, tbl, folded.changes, keys_json(folded.change_keys), [])
     info["files_removed"] = sum(1 for a in actions if a["kind"] == "remove")
     info["files_added"] = sum(1 for a in actions if a["kind"] == "add" and a["target"] != "changes")
     info["bytes_added"] = sum(a["size"] for a in actions if a["kind"] == "add" and a["target"] != "changes")

@@ -78,6 +78,18 @@ def key_json(key: str | None) -> str | None:
     return json.dumps(key.split(SEP), separators=(",", ":"))
 
 
+def keys_json(keys: list[str | None]) -> Any:
+    """:func:`key_json` of every key, as an Arrow string array: built in Arrow when no key needs
+    an escape (nearly always), else key by key."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    text = pa.array(keys, pa.string())
+    if pc.any(pc.match_substring_regex(text, _NEEDS_ESCAPE.pattern)).as_py():
+        return pa.array([key_json(k) for k in keys], pa.string())
+    return pc.binary_join_element_wise('["', pc.replace_substring(text, SEP, '","'), '"]', "")
+
+
 @dataclass(slots=True)
 class DataFile:
     """A data file of a table: where, how large, its bucket, the range of its first key column."""

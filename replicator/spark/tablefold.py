@@ -1,8 +1,8 @@
 """Per table: schema and key of a batch, and the fold of its changes into current rows.
 
 :func:`plan_tables` runs on the driver over the batch's projection; :func:`fold_table` runs in
-an executor over one (table, bucket) group's events (:mod:`.distfold`; Python over the rows,
-Arrow for the typed columns). Position of a change = (commit SCN, c_scn, c_idx, elem): commit order
+an executor over one (table, bucket) group's events (:mod:`.distfold`; numpy, or a Python
+loop when keys move, over the rows; Arrow for the typed columns). Position of a change = (commit SCN, c_scn, c_idx, elem): commit order
 first, then the order inside the transaction. For every key the fold keeps the image as
 of its highest position:
 
@@ -47,6 +47,7 @@ class TablePlan:
     rewrite: bool = False  # overwrite the table (rename, drop, truncate)
     truncated_now: bool = False
     keys: list[tuple[str | None, str | None]] = field(default_factory=list)  # (new key, old key) per row
+    key_arrays: tuple[Any, Any] | None = None  # the same as Arrow strings (then ``keys`` may be left empty)
 
 
 def _names_in(ev: dict[str, Any], rows: list[int]) -> list[str]:
@@ -180,6 +181,26 @@ class Folded:
     changes: list[int]  # indices of fresh changes (for the change log)
     change_keys: list[str | None]
     stale: int
+    fast: bool = False  # decided by the vectorised pass (:func:`_fast_pass`), not the loop
+
+
+@dataclass(slots=True)
+class _Chains:
+    """What a pass over the changes decides; :func:`_assemble` makes the rows from it.
+
+    Row ``r`` of the result is key ``keys[r]``: the keys the batch moves, in the order of their
+    first fresh change, then (on a rewrite) the untouched stored keys."""
+
+    keys: Any  # Arrow strings
+    meta: dict[str, Any]  # the metadata columns (Arrow, :func:`.arrowconv.metadata_schema`) by name
+    base_idx: Any  # Arrow int64: the stored row under each row (null: none)
+    owner_idx: Any  # numpy: the rows whose chain is not empty
+    flat: Any  # numpy: their chains (local row numbers, oldest first) laid end to end
+    starts: Any  # numpy: where each owner's chain starts in ``flat``
+    fresh: list[int]
+    fresh_keys: list[str | None]
+    stale: int
+    entries: list[Any] | None = None  # the loop's entry per row (for :func:`_with_chains`)
 
 
 def fold_table(
@@ -194,20 +215,42 @@ def fold_table(
     """Fold a table's changes over its stored rows (``stored``: the rows of touched keys, or
     every row when the table is rewritten; None when the table does not exist yet).
 
-    A Python pass over the changes' positions and keys decides, for every key the batch
-    leaves, its *chain*: the changes whose images make its row, oldest first, and the
-    stored row (*base*) under them. The values are then assembled column by column in
-    Arrow: each column takes the newest change of the chain that sets it (an insert sets
-    every column, an update the columns of its ``before`` and ``after``), else the base.
+    A pass over the changes' positions and keys decides, for every key the batch leaves,
+    its *chain*: the changes whose images make its row, oldest first, and the stored row
+    (*base*) under them -- :func:`_fast_pass` (numpy, the common case) or :func:`_loop_pass`
+    (Python, every case). The values are then assembled column by column in Arrow: each
+    column takes the newest change of the chain that sets it (an insert sets every column,
+    an update the columns of its ``before`` and ``after``), else the base.
 
     ``chains`` (merge-on-read, :mod:`.mor`, folded without stored rows): each row also says what
     its chain is made of: ``_set`` (the columns it sets; NULL for a tombstone), ``_base`` (the
     key whose row it lies over; NULL when it is a whole image) and ``_first_*`` (the position
     of its first change).
     """
+    decided = None if chains else _fast_pass(ev, plan, stored)
+    fast = decided is not None
+    if decided is None:
+        decided = _loop_pass(ev, plan, stored)
+    rows, set_matrix = _assemble(ev, plan, stored, decided, timestamp_code, unbounded, tz_code)
+    if chains:
+        if decided.entries is None:
+            raise InternalError("the chains of a fold are the loop's")
+        rows = _with_chains(rows, decided.entries, set_matrix, plan.schema.names, plan.rows, ev)
+    return Folded(rows, decided.fresh, decided.fresh_keys, decided.stale, fast)
+
+
+def _key_pairs(plan: TablePlan) -> list[tuple[str | None, str | None]]:
+    """(new key, old key) of each row change: ``plan.keys``, else made from ``plan.key_arrays``."""
+    if plan.keys or plan.key_arrays is None:
+        return plan.keys
+    return list(zip(plan.key_arrays[0].to_pylist(), plan.key_arrays[1].to_pylist()))
+
+
+def _loop_pass(ev: dict[str, Any], plan: TablePlan, stored: Any) -> _Chains:
+    """The chains of every key, change by change in position order (every case: key moves,
+    truncates, rewrites, merge-on-read chains)."""
     import numpy as np
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     schema = plan.schema
     stored_pos: dict[str, Pos] = {}
@@ -228,7 +271,7 @@ def fold_table(
 
     cur_get, stored_get = cur.get, stored_pos.get
 
-    for j, (i, (new, old)) in enumerate(zip(plan.rows, plan.keys)):
+    for j, (i, (new, old)) in enumerate(zip(plan.rows, _key_pairs(plan))):
         pos = (commit_scn[i], c_scn[i], c_idx[i], elem[i])
         if trunc is not None and pos <= trunc:
             stale += 1
@@ -269,7 +312,6 @@ def fold_table(
     keys = list(cur)
     if plan.rewrite and stored is not None:  # the untouched stored rows are written again
         keys += [k for k in stored_idx if k not in cur]
-    n = len(keys)
     entries = [cur.get(k) for k in keys]
     base_idx = pa.array(
         [
@@ -280,47 +322,14 @@ def fold_table(
     )
     # The non-empty chains laid end to end: owner_idx[c]'s chain is flat[starts[c]:starts[c + 1]].
     owned = [(o, e[0]) for o, e in enumerate(entries) if e is not None and e[0]]
-    owners = [o for o, _ in owned]
     flat = np.fromiter((j for _, chain in owned for j in chain), np.int64)
     lengths = np.fromiter((len(chain) for _, chain in owned), np.int64, len(owned))
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1])) if len(owners) else np.zeros(0, np.int64)
-    owner_idx = np.asarray(owners, np.int64)
-    names = schema.names
-    if len(flat):
-        before, after = images(ev, plan.rows)
-        inserts = np.asarray([ops[i] == "c" for i in plan.rows], bool)
-        in_before, _, _ = _image_index(before, names, plan.renames)
-        in_after, after_entry, after_items = _image_index(after, names, plan.renames)
-        sets_all = in_before | in_after
-        sets_all[inserts] = True  # an insert is a whole row: a column it leaves out is NULL
-        chain_sets = sets_all[flat]  # chain steps x columns
-    positions = np.arange(len(flat), dtype=np.int64)
-    arrays, fields = [], []
-    set_matrix = np.zeros((n, len(schema.columns)), bool)
-    for col, spec in enumerate(schema.columns):
-        name = spec["name"]
-        target = column_type(spec, unbounded) if schema.typed else pa.string()
-        chain_sets_it = np.zeros(n, bool)  # a change of the row's chain sets the column (else: the base's value)
-        text = pa.nulls(n, pa.string())
-        if len(flat):
-            newest = np.maximum.reduceat(np.where(chain_sets[:, col], positions, -1), starts)  # per chain
-            chain_sets_it[owner_idx] = newest >= 0
-            set_matrix[:, col] = chain_sets_it
-            entry = np.full(n, -1, np.int64)  # the value in after_items; -1 = NULL (not in that after)
-            entry[owner_idx] = np.where(newest >= 0, after_entry[flat[np.maximum(newest, 0)], col], -1)
-            text = after_items.take(pa.array(np.maximum(entry, 0), mask=entry < 0))
-        values = convert(text, spec, timestamp_code, unbounded, schema.typed, tz_code)
-        if stored is not None and stored.num_rows and name in stored.column_names and n:
-            old_values = stored[name].take(base_idx)
-            if old_values.type != target:
-                old_values = old_values.cast(target)
-            values = pc.if_else(pa.array(chain_sets_it), values, old_values.combine_chunks())
-        arrays.append(values)
-        fields.append(pa.field(name, target))
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1])) if len(owned) else np.zeros(0, np.int64)
+    owner_idx = np.asarray([o for o, _ in owned], np.int64)
     # The metadata columns: the batch's for the keys it moved, the stored row's for the untouched
     # rows a rewrite writes again (the last keys, after every key of ``cur``).
     moved = len(cur)
-    meta: dict[str, Any] = {"_key": keys}
+    meta: dict[str, Any] = {}
     if moved:
         head = list(cur.values())  # in the order of keys
         scns, cscns, cidxs, elems = zip(*(e[1] for e in head))
@@ -335,20 +344,205 @@ def fold_table(
         )
     else:
         meta.update((c, []) for c in ("_commit_scn", "_c_scn", "_c_idx", "_elem", "_op", "_xid", "_commit_ts"))
-    if n > moved:  # microseconds, as ev's commit times
+    if len(keys) > moved:  # microseconds, as ev's commit times
         kept = stored.select(["_commit_scn", "_c_scn", "_c_idx", "_elem", "_op", "_xid", "_commit_ts"]).take(
             pa.array([stored_idx[k] for k in keys[moved:]], pa.int64())
         )
         kept = kept.set_column(6, "_commit_ts", kept["_commit_ts"].cast(pa.int64()))
         for c, values in kept.to_pydict().items():
             meta[c] = meta[c] + values
-    for name, typ in [("_key", pa.string()), *metadata_schema()]:
-        arrays.append(pa.array(meta[name], typ))
+    meta = {name: pa.array(meta[name], typ) for name, typ in metadata_schema()}
+    return _Chains(
+        pa.array(keys, pa.string()), meta, base_idx, owner_idx, flat, starts, fresh, fresh_keys, stale, entries
+    )
+
+
+def _lex_le(a: list[Any], b: list[Any]) -> Any:
+    """``a <= b`` for positions given as columns (numpy arrays or scalars), compared as tuples."""
+    import numpy as np
+
+    less = np.zeros(np.broadcast(*a, *b).shape, bool)
+    same = np.ones_like(less)
+    for x, y in zip(a, b):
+        less |= same & (x < y)
+        same &= x == y
+    return less | same
+
+
+def _fast_pass(ev: dict[str, Any], plan: TablePlan, stored: Any) -> _Chains | None:
+    """The chains of :func:`_loop_pass`, in numpy, when no change moves a key and the batch has
+    no DDL for the table; None otherwise (and when the inputs are not what this pass proves
+    equal for: changes out of position order, NULL positions, no Arrow columns).
+
+    Without key moves every change acts on its own key only, so per key (its changes in
+    position order, ``sp`` its stored position) the loop's decisions are:
+
+    * a change is stale when ``pos <= sp`` or ``pos`` equals its predecessor's (the first of
+      equal positions above ``sp`` is fresh; every fresh change is above all earlier ones);
+    * the key's row is its last fresh change's (position, op, xid, commit time); its chain is
+      the fresh changes from its last fresh insert, or after its last fresh delete, or all of
+      them (then over the stored row of the key) when neither is fresh;
+    * rows are ordered by their key's first fresh change.
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ready = ev.get("_ready")
+    schema = plan.schema
+    if ready is None or plan.rewrite or plan.truncated_now or plan.renames or not plan.rows:
+        return None
+    if plan.key_arrays is not None:
+        new, old = (a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in plan.key_arrays)
+    else:
+        pairs = _key_pairs(plan)
+        new, old = pa.array([p[0] for p in pairs], pa.string()), pa.array([p[1] for p in pairs], pa.string())
+    idx = np.asarray(plan.rows, np.int64)
+    at = pa.array(idx)
+    cols = [ready[c] for c in ("commit_scn", "c_scn", "c_idx", "elem")]
+    if any(c.null_count for c in cols):
+        return None
+    pos = [c.to_numpy()[idx].astype(np.int64) for c in cols]
+    if not _lex_le([p[:-1] for p in pos], [p[1:] for p in pos]).all():
+        return None  # not in position order
+    trunc = schema.truncated_at
+    if trunc is not None and (len(trunc) != 4 or _lex_le(pos, [int(t) for t in trunc]).any()):
+        return None
+    op = ready["op"].take(at).combine_chunks()
+    if not pc.all(pc.is_in(op, value_set=pa.array(["c", "u", "d"]))).as_py():
+        return None  # the loop takes any other op for an update, and logs it as "u"
+    is_c = pc.equal(op, "c").to_numpy(zero_copy_only=False)
+    is_d = pc.equal(op, "d").to_numpy(zero_copy_only=False)
+    key = pc.if_else(pa.array(is_d), old, new)
+    if key.null_count:
+        return None  # the loop says which change lacks its key
+    moves = pc.fill_null(pc.and_(pc.is_valid(old), pc.not_equal(old, new)), False).to_numpy(zero_copy_only=False)
+    if (moves & ~is_c & ~is_d).any():
+        return None  # an update that moves its key
+    enc = key.dictionary_encode()
+    codes = enc.indices.to_numpy().astype(np.int64)
+    uniq = enc.dictionary
+    # Each distinct key's stored row: the last one holding it, as the loop's dicts keep.
+    srow_u = np.full(len(uniq), -1, np.int64)
+    spos: list[Any] = []
+    if stored is not None and stored.num_rows:
+        scols = [stored[c] for c in ("_commit_scn", "_c_scn", "_c_idx", "_elem")]
+        if any(c.null_count for c in scols):
+            return None
+        n = stored.num_rows
+        backwards = stored["_key"].take(pa.array(np.arange(n - 1, -1, -1, dtype=np.int64)))
+        found = pc.index_in(uniq, value_set=backwards.combine_chunks())
+        srow_u = np.where(found.is_valid().to_numpy(zero_copy_only=False), n - 1 - found.fill_null(0).to_numpy(), -1)
+        spos = [c.to_numpy().astype(np.int64) for c in scols]
+    srow = srow_u[codes]
+    stale = np.zeros(len(idx), bool)
+    if spos:
+        has = srow >= 0
+        under = np.maximum(srow, 0)
+        stale = has & _lex_le(pos, [p[under] for p in spos])
+    order = np.argsort(codes, kind="stable")  # by key, then position (rows are in position order)
+    oc = codes[order]
+    same = oc[1:] == oc[:-1]
+    for p in pos:
+        same &= p[order][1:] == p[order][:-1]
+    stale[order[1:][same]] = True
+    fresh_j = np.nonzero(~stale)[0]
+    a = order[~stale[order]]  # the fresh changes, by key then position
+    m = len(a)
+    ca = codes[a]
+    group_start = np.ones(m, bool)
+    group_start[1:] = ca[1:] != ca[:-1]
+    firsts = np.nonzero(group_start)[0]
+    lasts = np.append(firsts[1:] - 1, m - 1) if m else firsts  # none when every change is stale
+    resets = is_c[a] | is_d[a]
+    mark = np.maximum.accumulate(np.where(resets | group_start, np.arange(m), 0)) if m else np.zeros(0, np.int64)
+    head = mark[lasts]  # per key: its last fresh insert or delete, else its first fresh change
+    head_d, head_c = is_d[a[head]], is_c[a[head]]
+    lo = head + head_d  # a delete starts an empty chain (its key's tombstone, or updates after it)
+    out = np.argsort(a[firsts], kind="stable")  # keys by their first fresh change
+    lo, hi, head_d, head_c = lo[out], lasts[out] + 1, head_d[out], head_c[out]
+    key_codes = ca[firsts][out]
+    base = np.where(head_c | head_d, -1, srow_u[key_codes])
+    lengths = hi - lo
+    owners = np.nonzero(lengths > 0)[0]
+    owned = lengths[owners]
+    total = int(owned.sum())
+    starts = np.concatenate(([0], np.cumsum(owned)[:-1])).astype(np.int64) if len(owners) else np.zeros(0, np.int64)
+    flat = a[np.repeat(lo[owners] - starts, owned) + np.arange(total, dtype=np.int64)]
+    last_at = pa.array(idx[a[lasts[out]]])
+    meta = {}
+    for name, typ in metadata_schema():
+        meta[name] = ready[name[1:]].take(last_at).combine_chunks().cast(typ)
+    return _Chains(
+        keys=uniq.take(pa.array(key_codes)).cast(pa.string()),
+        meta=meta,
+        base_idx=pa.array(base, pa.int64(), mask=base < 0),
+        owner_idx=owners.astype(np.int64),
+        flat=flat.astype(np.int64),
+        starts=starts,
+        fresh=idx[fresh_j].tolist(),
+        fresh_keys=key.take(pa.array(fresh_j)).to_pylist(),
+        stale=int(stale.sum()),
+    )
+
+
+def _assemble(
+    ev: dict[str, Any],
+    plan: TablePlan,
+    stored: Any,
+    c: _Chains,
+    timestamp_code: int,
+    unbounded: str,
+    tz_code: int,
+) -> tuple[Any, Any]:
+    """The rows of the chains ``c`` (Arrow) and which columns each row's chain sets (numpy)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    schema = plan.schema
+    n = len(c.keys)
+    flat, owner_idx, starts = c.flat, c.owner_idx, c.starts
+    names = schema.names
+    if len(flat):
+        # Only the chains' changes are read: stale changes and tombstones hold no value of a row.
+        steps = np.asarray(plan.rows, np.int64)[flat]
+        before, after = images(ev, steps.tolist())
+        ops = ev["_ready"]["op"].take(pa.array(steps)).combine_chunks()
+        inserts = pc.fill_null(pc.equal(ops, "c"), False).to_numpy(zero_copy_only=False)
+        in_before, _, _ = _image_index(before, names, plan.renames)
+        in_after, after_entry, after_items = _image_index(after, names, plan.renames)
+        chain_sets = in_before | in_after  # chain steps x columns
+        chain_sets[inserts] = True  # an insert is a whole row: a column it leaves out is NULL
+    positions = np.arange(len(flat), dtype=np.int64)
+    arrays, fields = [], []
+    set_matrix = np.zeros((n, len(schema.columns)), bool)
+    for col, spec in enumerate(schema.columns):
+        name = spec["name"]
+        target = column_type(spec, unbounded) if schema.typed else pa.string()
+        chain_sets_it = np.zeros(n, bool)  # a change of the row's chain sets the column (else: the base's value)
+        text = pa.nulls(n, pa.string())
+        if len(flat):
+            newest = np.maximum.reduceat(np.where(chain_sets[:, col], positions, -1), starts)  # per chain
+            chain_sets_it[owner_idx] = newest >= 0
+            set_matrix[:, col] = chain_sets_it
+            entry = np.full(n, -1, np.int64)  # the value in after_items; -1 = NULL (not in that after)
+            entry[owner_idx] = np.where(newest >= 0, after_entry[np.maximum(newest, 0), col], -1)
+            text = after_items.take(pa.array(np.maximum(entry, 0), mask=entry < 0))
+        values = convert(text, spec, timestamp_code, unbounded, schema.typed, tz_code)
+        if stored is not None and stored.num_rows and name in stored.column_names and n:
+            old_values = stored[name].take(c.base_idx)
+            if old_values.type != target:
+                old_values = old_values.cast(target)
+            values = pc.if_else(pa.array(chain_sets_it), values, old_values.combine_chunks())
+        arrays.append(values)
+        fields.append(pa.field(name, target))
+    arrays.append(c.keys)
+    fields.append(pa.field("_key", pa.string()))
+    for name, typ in metadata_schema():
+        arrays.append(c.meta[name])
         fields.append(pa.field(name, typ))
-    rows = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
-    if chains:
-        rows = _with_chains(rows, entries, set_matrix, names, plan.rows, ev)
-    return Folded(rows, fresh, fresh_keys, stale)
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields)), set_matrix
 
 
 def _with_chains(
@@ -396,10 +590,14 @@ def conform_stored(stored: Any, plan: TablePlan) -> Any:
     return stored.select(keep)
 
 
-def change_rows(ev: dict[str, Any], table: str, fresh: list[int], keys: list[str | None], ddl: list[int]) -> Any:
-    """Change-log rows (Arrow, :func:`change_schema`) of a table's fresh changes and its DDL events."""
+def change_rows(ev: dict[str, Any], table: str, fresh: list[int], keys: Any, ddl: list[int]) -> Any:
+    """Change-log rows (Arrow, :func:`change_schema`) of a table's fresh changes and its DDL events
+    (``keys``: the change log's key of each fresh change, a list or Arrow strings)."""
     import pyarrow as pa
     import pyarrow.compute as pc
+
+    if isinstance(keys, pa.Array):
+        keys = pa.concat_arrays([keys.cast(pa.string()), pa.nulls(len(ddl), pa.string())])
 
     idx = pa.array([*fresh, *ddl], pa.int64())
     picked = ev["_ready"].take(idx)
@@ -408,7 +606,7 @@ def change_rows(ev: dict[str, Any], table: str, fresh: list[int], keys: list[str
     out = {
         "table": pa.array([table] * n, pa.string()),
         "op": op,
-        "key": pa.array([*keys, *([None] * len(ddl))], pa.string()),
+        "key": keys if isinstance(keys, pa.Array) else pa.array([*keys, *([None] * len(ddl))], pa.string()),
     }
     schema = change_schema()
     return pa.Table.from_arrays(

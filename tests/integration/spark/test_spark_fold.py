@@ -506,14 +506,23 @@ def test_a_rename_alone_in_a_batch_keeps_every_row(tmp_path: Path, mode: str) ->
 
 def test_change_log_keys_are_the_json_of_their_values() -> None:
     """The change log's key is ``json.dumps`` of the key values' text, whichever way it is built."""
-    from replicator.spark.layout import SEP, key_json
+    from replicator.spark.layout import SEP, key_json, keys_json
 
     rng = random.Random(5)
     alphabet = [*"az09 _-.", '"', "\\", "\t", "\x7f", "é", "\u20ac", "\U0001f600"]
-    for _ in range(5000):
-        values = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(4))) for _ in range(rng.randrange(1, 4))]
-        assert key_json(SEP.join(values)) == json.dumps(values, separators=(",", ":"))
+    keys: list[str | None] = []
+    for n in range(5000):
+        values = [
+            "".join(rng.choice(alphabet[: 8 if n % 2 else None]) for _ in range(rng.randrange(4)))
+            for _ in range(rng.randrange(1, 4))
+        ]
+        keys.append(SEP.join(values))
+        assert key_json(keys[-1]) == json.dumps(values, separators=(",", ":"))
     assert key_json(None) is None
+    plain = [*keys[1::2], None]  # the Arrow path (no escapes) and the key-by-key one
+    for some in (plain, [*keys, None]):
+        assert keys_json(some).to_pylist() == [key_json(k) for k in some]
+    assert any(key_json(k) != '["' + k.replace(SEP, '","') + '"]' for k in keys[::2])
 
 
 @pytest.mark.parametrize(("op", "keys"), [("c", (None, None)), ("u", (None, "K1")), ("d", ("K1", None))])
