@@ -329,31 +329,22 @@ def _loop_pass(ev: dict[str, Any], plan: TablePlan, stored: Any) -> _Chains:
     # The metadata columns: the batch's for the keys it moved, the stored row's for the untouched
     # rows a rewrite writes again (the last keys, after every key of ``cur``).
     moved = len(cur)
-    meta: dict[str, Any] = {}
-    if moved:
-        head = list(cur.values())  # in the order of keys
-        scns, cscns, cidxs, elems = zip(*(e[1] for e in head))
-        meta.update(
-            _commit_scn=list(scns),
-            _c_scn=list(cscns),
-            _c_idx=list(cidxs),
-            _elem=list(elems),
-            _op=[e[2] for e in head],
-            _xid=[e[3] for e in head],
-            _commit_ts=[e[4] for e in head],
-        )
-    else:
-        meta.update((c, []) for c in ("_commit_scn", "_c_scn", "_c_idx", "_elem", "_op", "_xid", "_commit_ts"))
+    columns = metadata_schema()
+    names = [name for name, _ in columns]
+    head = list(cur.values())  # in the order of keys; an entry: (chain, position, op, xid, commit time)
+    positions = [e[1] for e in head]
+    meta: dict[str, list[Any]] = {
+        name: [p[i] for p in positions] for i, name in enumerate(("_commit_scn", "_c_scn", "_c_idx", "_elem"))
+    }
+    meta.update(_op=[e[2] for e in head], _xid=[e[3] for e in head], _commit_ts=[e[4] for e in head])
     if len(keys) > moved:  # microseconds, as ev's commit times
-        kept = stored.select(["_commit_scn", "_c_scn", "_c_idx", "_elem", "_op", "_xid", "_commit_ts"]).take(
-            pa.array([stored_idx[k] for k in keys[moved:]], pa.int64())
-        )
-        kept = kept.set_column(6, "_commit_ts", kept["_commit_ts"].cast(pa.int64()))
+        kept = stored.select(names).take(pa.array([stored_idx[k] for k in keys[moved:]], pa.int64()))
+        kept = kept.set_column(names.index("_commit_ts"), "_commit_ts", kept["_commit_ts"].cast(pa.int64()))
         for c, values in kept.to_pydict().items():
             meta[c] = meta[c] + values
-    meta = {name: pa.array(meta[name], typ) for name, typ in metadata_schema()}
+    arrays = {name: pa.array(meta[name], typ) for name, typ in columns}
     return _Chains(
-        pa.array(keys, pa.string()), meta, base_idx, owner_idx, flat, starts, fresh, fresh_keys, stale, entries
+        pa.array(keys, pa.string()), arrays, base_idx, owner_idx, flat, starts, fresh, fresh_keys, stale, entries
     )
 
 
@@ -596,9 +587,8 @@ def change_rows(ev: dict[str, Any], table: str, fresh: list[int], keys: Any, ddl
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if isinstance(keys, pa.Array):
-        keys = pa.concat_arrays([keys.cast(pa.string()), pa.nulls(len(ddl), pa.string())])
-
+    keys = keys.cast(pa.string()) if isinstance(keys, pa.Array) else pa.array(keys, pa.string())
+    keys = pa.concat_arrays([keys, pa.nulls(len(ddl), pa.string())])  # none for the DDL events
     idx = pa.array([*fresh, *ddl], pa.int64())
     picked = ev["_ready"].take(idx)
     n = len(idx)
@@ -606,7 +596,7 @@ def change_rows(ev: dict[str, Any], table: str, fresh: list[int], keys: Any, ddl
     out = {
         "table": pa.array([table] * n, pa.string()),
         "op": op,
-        "key": keys if isinstance(keys, pa.Array) else pa.array([*keys, *([None] * len(ddl))], pa.string()),
+        "key": keys,
     }
     schema = change_schema()
     return pa.Table.from_arrays(
