@@ -37,7 +37,8 @@ MODULES: dict[str, tuple[str, ...]] = {
         "native/_defs.pxi",
         "native/_tally.pxd",
     ),
-    # the value decoders (the core and the renderers call them), beside the python decoders
+    # the value decoders and the renderers' value texts (the core and the renderers call them),
+    # beside the python decoders
     "replicator.values._values": ("values/_values.pxd", "values/_buf.pxd"),
     # the native Kafka producer (reads MessageRun's fields), beside the kafka writer
     "replicator.writers._kafka": ("native/_core.pxd", "values/_buf.pxd", "native/_structs.pxd"),
@@ -51,7 +52,6 @@ MODULES: dict[str, tuple[str, ...]] = {
     "replicator.redo._framing": ("redo/_framing.pxd", "values/_buf.pxd"),
     # The renderers split off the core: each subclasses the core's committer and plan (_core.pxd).
     "replicator.native._debezium": (
-        "native/_debezium.pxd",
         "native/_core.pxd",
         "values/_values.pxd",
         "values/_buf.pxd",
@@ -64,18 +64,15 @@ MODULES: dict[str, tuple[str, ...]] = {
         "native/_rows.pxd",
         "native/_core.pxd",
         "values/_values.pxd",
-        "native/_debezium.pxd",
         "values/_buf.pxd",
         "native/_structs.pxd",
         "native/_defs.pxi",
     ),
     # avro, dts-avro, OMS light types
-    "replicator.native._avro": ("native/_rows.pxd", "native/_debezium.pxd", "values/_buf.pxd", "native/_defs.pxi"),
+    "replicator.native._avro": ("native/_rows.pxd", "values/_values.pxd", "values/_buf.pxd", "native/_defs.pxi"),
     "replicator.native._protobuf": (
         "native/_core.pxd",
         "values/_values.pxd",
-        "native/_debezium.pxd",
-        "native/_rows.pxd",
         "values/_buf.pxd",
         "native/_structs.pxd",
         "native/_defs.pxi",

@@ -44,7 +44,6 @@ PXD_FILES = (
     "replicator/native/_tally.pxd",
     "replicator/redo/_framing.pxd",
     "replicator/native/_dispatch.pxd",
-    "replicator/native/_debezium.pxd",
     "replicator/native/_rows.pxd",
 )
 

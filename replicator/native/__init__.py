@@ -132,6 +132,12 @@ def load_all() -> list[ModuleType]:
     return [core(), *(_sibling(name) for name in MODULES)]
 
 
+def values() -> ModuleType:
+    """The value decoders and the renderers' value texts (:mod:`replicator.values._values`: python
+    reaches only ``float_repr``, for the tests; call :func:`available` first)."""
+    return _sibling("replicator.values._values")
+
+
 def kafka() -> ModuleType:
     """The native Kafka producer (:mod:`replicator.writers._kafka`; call :func:`available` first)."""
     return _sibling("replicator.writers._kafka")

@@ -22,7 +22,7 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
 from replicator.values._buf cimport *
 from cpython cimport array
 
-from replicator.native._debezium cimport buf_rowid, fraction_trimmed, iso_text
+from replicator.values._values cimport buf_rowid, fraction_trimmed, iso_text
 from replicator.native._rows cimport Cell, RowImages
 
 include "_defs.pxi"

@@ -11,6 +11,3 @@ from replicator.native._core import JsonCommitter
 @disjoint_base
 class DebeziumCommitter(JsonCommitter):
     """Commits transactions for the Debezium formats natively."""
-
-def float_repr(data: bytes, single: bool) -> bytes | None:
-    """The native shortest text of a BINARY_FLOAT/DOUBLE value (tests), or None (python)."""

@@ -21,9 +21,7 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
 from replicator.values._buf cimport *
 from replicator.native._structs cimport *
 from replicator.native._core cimport JsonCommitter, _Plan, _Out
-from replicator.values._values cimport number_text, valid_utf8, epoch_of
-from replicator.native._debezium cimport buf_rowid, ieee_value
-from replicator.native._rows cimport utf16_utf8
+from replicator.values._values cimport number_text, valid_utf8, epoch_of, buf_rowid, ieee_value, utf16_utf8
 
 include "_defs.pxi"
 

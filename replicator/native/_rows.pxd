@@ -1,8 +1,7 @@
-# The C-level boundary of replicator.native._rows: what _avro and _protobuf cimport.
+# The C-level boundary of replicator.native._rows: what _avro cimports.
 #
 # The typed row images' C layout (Cell, RowMeta, RowImages' fields: _avro reads a row's cells and
-# arena directly) and the UTF-16 decoder _protobuf shares. _rows cimports _core and _debezium;
-# neither cimports it.
+# arena directly). _rows cimports _core and _values; neither cimports it.
 
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int32_t, int64_t
 
@@ -32,8 +31,6 @@ cdef struct RowMeta:
     int slot
     uint64_t offset
 
-
-cdef bint utf16_utf8(Buf* b, const uint8_t* p, int n) noexcept nogil
 
 
 cdef class RowImages:

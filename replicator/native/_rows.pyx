@@ -17,8 +17,8 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
 from replicator.values._buf cimport *
 from replicator.native._structs cimport *
 from replicator.native._core cimport JsonCommitter, _Plan, _Out
-from replicator.values._values cimport number_text, valid_utf8, epoch_of
-from replicator.native._debezium cimport buf_base64, buf_rowid, ieee_value, iso_text, json_escape, shortest_text
+from replicator.values._values cimport (number_text, valid_utf8, epoch_of, buf_base64, buf_rowid, ieee_value, iso_text,
+                                        json_escape, shortest_text, utf16_utf8)
 
 include "_defs.pxi"
 
@@ -247,22 +247,6 @@ cdef bint decode_cell(Cell* cell, Buf* arena, int kind, int param, int64_t offse
     else:
         return False
     cell.len = <int32_t>(arena.n - mark)
-    return True
-
-
-cdef bint utf16_utf8(Buf* b, const uint8_t* p, int n) noexcept nogil:
-    """Strict UTF-16BE to UTF-8 (no escaping); False (buffer unchanged): python."""
-    cdef int i = 0
-    cdef int64_t u
-    cdef Py_ssize_t mark = b.n
-    if n & 1:
-        return False
-    while i < n:
-        u = utf16_next(p, n, &i)
-        if u < 0:
-            b.n = mark
-            return False
-        buf_utf8(b, <uint32_t>u)
     return True
 
 

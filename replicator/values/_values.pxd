@@ -3,11 +3,11 @@
 # cimports them initialises).
 #
 # _values cimports only _buf.pxd, so every module can cimport it: the core (phase B and
-# stage 2), _debezium, _rows and _protobuf. Each returns a failure (0/False, or number_text's 1
+# stage 2), _debezium, _rows, _avro and _protobuf. Each returns a failure (0/False, or number_text's 1
 # and 2) for a value its python decoder must take. A change to this file rebuilds every module
 # that cimports it (setup.py).
 
-from libc.stdint cimport uint8_t, int64_t
+from libc.stdint cimport uint8_t, uint32_t, int64_t
 
 from replicator.values._buf cimport Buf
 
@@ -24,3 +24,15 @@ cdef bint interval_ym_text(Buf* b, const uint8_t* d, int n, int code) noexcept n
 cdef bint interval_ds_text(Buf* b, const uint8_t* d, int n, int code) noexcept nogil
 cdef bint float_text(Buf* b, const uint8_t* d, int n, bint dbl) noexcept nogil
 cdef bint utf16_escaped(Buf* b, const uint8_t* p, int n) noexcept nogil
+
+
+# The renderers' value texts (_debezium, _rows, _avro, _protobuf): orjson's string escaping,
+# UTF-16 to UTF-8, base64, ROWID text, ISO times, IEEE floats and their shortest text.
+cdef int json_escape(Buf* b, const uint8_t* p, Py_ssize_t n) except -1 nogil
+cdef bint utf16_utf8(Buf* b, const uint8_t* p, int n) noexcept nogil
+cdef void buf_base64(Buf* b, const uint8_t* p, Py_ssize_t n, const char* alphabet) noexcept nogil
+cdef void buf_rowid(Buf* b, uint32_t data_obj, uint32_t dba, int slot) noexcept nogil
+cdef void fraction_trimmed(Buf* b, int64_t nanos) noexcept nogil
+cdef bint iso_text(Buf* b, int64_t epoch, int64_t nanos) noexcept nogil
+cdef bint ieee_value(const uint8_t* d, int n, bint single, double* out) noexcept nogil
+cdef bint shortest_text(Buf* b, double v, bint single) noexcept nogil

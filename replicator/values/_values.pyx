@@ -1,5 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""The native value decoders: one column value's stored bytes -> its text (the core and the renderers call them).
+"""The native value decoders: one column value's stored bytes -> its text (the core and the renderers call them),
+and the value texts the renderers share (orjson escaping, base64, ROWID, ISO times, IEEE floats).
 
 Each function makes the decisions of the python decoder its docstring names
 (replicator.values.*, replicator.formats.escape) for the values it handles and returns a
@@ -13,11 +14,11 @@ beside the python decoders it mirrors: the others call these C functions through
 cimports only _buf.pxd (no module), so nothing it needs initialises after it.
 """
 
-from cpython.bytes cimport PyBytes_AS_STRING
-from libc.stdlib cimport calloc
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from libc.stdlib cimport calloc, free, strtod, strtof, strtol
 from libc.string cimport memcpy, strlen
 from libc.stdio cimport snprintf
-from libc.math cimport ldexp
+from libc.math cimport ldexp, isfinite, signbit, frexp
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
 
 from replicator.values._buf cimport *  # Buf, its helpers, the byte readers
@@ -463,3 +464,286 @@ cdef bint utf16_escaped(Buf* b, const uint8_t* p, int n) noexcept nogil:
             return False
         put_utf8_escaped(b, <uint32_t>u)
     return True
+
+# ----------------------------------------------------------------------------- the renderers' value texts
+# What the other formats' renderers (native._debezium, _rows, _protobuf; formats._avro) write for
+# a decoded value: orjson's string escaping, base64, ROWID text, ISO times, IEEE floats and their
+# shortest round-trip text. They were _debezium's and shared through its .pxd; they take nothing
+# but a value and a buffer, so they live here with the decoders, below every renderer.
+cdef char* HEXD = b"0123456789abcdef"
+cdef char* B64_STD = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+cdef int64_t MIN_ISO_EPOCH = -62135596800   # 0001-01-01T00:00:00
+cdef int64_t MAX_ISO_EPOCH = 253402300799    # 9999-12-31T23:59:59
+
+
+cdef int json_escape(Buf* b, const uint8_t* p, Py_ssize_t n) except -1 nogil:
+    """orjson's string escaping of valid UTF-8 (quotes, backslash, C0 controls only)."""
+    cdef Py_ssize_t i
+    cdef uint8_t c
+    buf_reserve(b, n)
+    for i in range(n):
+        c = p[i]
+        if c >= 0x20 and c != 0x22 and c != 0x5C:
+            if b.n + 1 > b.cap:
+                buf_reserve(b, 1)
+            b.p[b.n] = <char>c
+            b.n += 1
+        elif c == 0x22:
+            buf_add(b, b"\\\"", 2)
+        elif c == 0x5C:
+            buf_add(b, b"\\\\", 2)
+        elif c == 0x08:
+            buf_add(b, b"\\b", 2)
+        elif c == 0x09:
+            buf_add(b, b"\\t", 2)
+        elif c == 0x0A:
+            buf_add(b, b"\\n", 2)
+        elif c == 0x0C:
+            buf_add(b, b"\\f", 2)
+        elif c == 0x0D:
+            buf_add(b, b"\\r", 2)
+        else:
+            buf_add(b, b"\\u00", 4)
+            buf_byte(b, HEXD[c >> 4])
+            buf_byte(b, HEXD[c & 15])
+    return 0
+
+
+cdef bint utf16_utf8(Buf* b, const uint8_t* p, int n) noexcept nogil:
+    """Strict UTF-16BE to UTF-8 (no escaping); False (buffer unchanged): python."""
+    cdef int i = 0
+    cdef int64_t u
+    cdef Py_ssize_t mark = b.n
+    if n & 1:
+        return False
+    while i < n:
+        u = utf16_next(p, n, &i)
+        if u < 0:
+            b.n = mark
+            return False
+        buf_utf8(b, <uint32_t>u)
+    return True
+
+
+cdef void buf_base64(Buf* b, const uint8_t* p, Py_ssize_t n, const char* alphabet) noexcept nogil:
+    """base64.b64encode / urlsafe_b64encode (with '=' padding)."""
+    cdef Py_ssize_t i = 0
+    cdef uint32_t v
+    buf_reserve(b, 4 * (n // 3 + 1))
+    while i + 3 <= n:
+        v = (<uint32_t>p[i] << 16) | (<uint32_t>p[i + 1] << 8) | p[i + 2]
+        b.p[b.n] = alphabet[v >> 18]
+        b.p[b.n + 1] = alphabet[(v >> 12) & 63]
+        b.p[b.n + 2] = alphabet[(v >> 6) & 63]
+        b.p[b.n + 3] = alphabet[v & 63]
+        b.n += 4
+        i += 3
+    if n - i == 1:
+        v = <uint32_t>p[i] << 16
+        b.p[b.n] = alphabet[v >> 18]
+        b.p[b.n + 1] = alphabet[(v >> 12) & 63]
+        b.p[b.n + 2] = 61
+        b.p[b.n + 3] = 61
+        b.n += 4
+    elif n - i == 2:
+        v = (<uint32_t>p[i] << 16) | (<uint32_t>p[i + 1] << 8)
+        b.p[b.n] = alphabet[v >> 18]
+        b.p[b.n + 1] = alphabet[(v >> 12) & 63]
+        b.p[b.n + 2] = alphabet[(v >> 6) & 63]
+        b.p[b.n + 3] = 61
+        b.n += 4
+
+
+cdef void buf_rowid(Buf* b, uint32_t data_obj, uint32_t dba, int slot) noexcept nogil:
+    """values.rowid.rowid_text: 6+3+6+3 base-64 digits."""
+    cdef int k
+    cdef uint64_t v
+    for k in range(5, -1, -1):
+        buf_byte(b, B64_STD[(data_obj >> (6 * k)) & 0x3F])
+    v = dba >> 22
+    for k in range(2, -1, -1):
+        buf_byte(b, B64_STD[(v >> (6 * k)) & 0x3F])
+    v = dba & 0x3FFFFF
+    for k in range(5, -1, -1):
+        buf_byte(b, B64_STD[(v >> (6 * k)) & 0x3F])
+    for k in range(2, -1, -1):
+        buf_byte(b, B64_STD[(<uint32_t>slot >> (6 * k)) & 0x3F])
+
+
+cdef void fraction_trimmed(Buf* b, int64_t nanos) noexcept nogil:
+    """temporal.fraction(nanos): ".fffffffff" with trailing zeros cut ("" for 0)."""
+    cdef char tmp[9]
+    cdef int k, end
+    if nanos == 0:
+        return
+    for k in range(9):
+        tmp[8 - k] = <char>(48 + nanos % 10)
+        nanos //= 10
+    end = 9
+    while end > 0 and tmp[end - 1] == 48:
+        end -= 1
+    buf_byte(b, 46)
+    buf_add(b, tmp, end)
+
+
+cdef bint iso_text(Buf* b, int64_t epoch, int64_t nanos) noexcept nogil:
+    """datetime.epoch_to_iso(epoch, True, False) + temporal.fraction(nanos), years 1..9999 only."""
+    cdef int64_t days, secs, z, era, doe, yoe, y, doy, mp, d, m
+    if epoch < MIN_ISO_EPOCH or epoch > MAX_ISO_EPOCH or nanos < 0 or nanos > 999999999:
+        return False
+    days = epoch // 86400
+    secs = epoch - days * 86400
+    if secs < 0:
+        days -= 1
+        secs += 86400
+    # civil_from_days (proleptic Gregorian)
+    z = days + 719468
+    era = (z if z >= 0 else z - 146096) // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    y = yoe + era * 400
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = mp + 3 if mp < 10 else mp - 9
+    if m <= 2:
+        y += 1
+    buf_byte(b, <char>(48 + y // 1000))
+    buf_byte(b, <char>(48 + (y // 100) % 10))
+    buf_byte(b, <char>(48 + (y // 10) % 10))
+    buf_byte(b, <char>(48 + y % 10))
+    buf_byte(b, 45)
+    two_digits(b, <int>m)
+    buf_byte(b, 45)
+    two_digits(b, <int>d)
+    buf_byte(b, 84)
+    two_digits(b, <int>(secs // 3600))
+    buf_byte(b, 58)
+    two_digits(b, <int>((secs // 60) % 60))
+    buf_byte(b, 58)
+    two_digits(b, <int>(secs % 60))
+    fraction_trimmed(b, nanos)
+    return True
+
+
+cdef bint ieee_value(const uint8_t* d, int n, bint single, double* out) noexcept nogil:
+    """values.floats.decode_binary_float/double: Oracle's order-preserving bytes to a double."""
+    cdef uint64_t raw = 0
+    cdef uint32_t bits32
+    cdef float f
+    cdef int i
+    if n != (4 if single else 8):
+        return False
+    for i in range(n):
+        raw = (raw << 8) | d[i]
+    if single:
+        bits32 = <uint32_t>raw
+        if bits32 & <uint32_t>0x80000000:
+            bits32 = bits32 ^ <uint32_t>0x80000000
+        else:
+            bits32 = ~bits32
+        memcpy(&f, &bits32, 4)
+        out[0] = f
+    else:
+        if raw & (<uint64_t>1 << 63):
+            raw = raw ^ (<uint64_t>1 << 63)
+        else:
+            raw = ~raw
+        memcpy(out, &raw, 8)
+    return True
+
+
+cdef bint shortest_text(Buf* b, double v, bint single) noexcept nogil:
+    """repr(v) (double) or str(numpy.float32(v)) (single): the shortest round-trip digits.
+
+    False (python renders) for non-finite values and exact powers of two, where the shortest
+    string need not be the correctly rounded one this search finds.
+    """
+    cdef char tmp[48]
+    cdef char dig[24]
+    cdef int p, k, nd, e, i, decpt
+    cdef double m, a
+    cdef bint use_exp
+    cdef int e_at
+    if not isfinite(v):
+        return False
+    if v == 0.0:
+        if signbit(v):
+            buf_add(b, b"-0.0", 4)
+        else:
+            buf_add(b, b"0.0", 3)
+        return True
+    m = frexp(v, &e)
+    if m == 0.5 or m == -0.5:
+        return False
+    k = 0
+    for p in range(17 if not single else 9):
+        k = snprintf(tmp, 48, "%.*e", p, v)
+        if single:
+            if strtof(tmp, NULL) == <float>v:
+                break
+        elif strtod(tmp, NULL) == v:
+            break
+    else:
+        return False
+    # tmp: [-]d[.ddd]e[+-]xx
+    i = 1 if tmp[0] == 45 else 0
+    nd = 0
+    while i < k and tmp[i] != 101:
+        if tmp[i] != 46:
+            dig[nd] = tmp[i]
+            nd += 1
+        i += 1
+    e_at = i
+    e = <int>strtol(tmp + e_at + 1, NULL, 10)
+    while nd > 1 and dig[nd - 1] == 48:
+        nd -= 1
+    decpt = e + 1
+    a = -v if v < 0 else v
+    if single:
+        use_exp = not (1e-4 <= a < 1e6)
+    else:
+        use_exp = decpt <= -4 or decpt > 16
+    if v < 0:
+        buf_byte(b, 45)
+    if use_exp:
+        buf_byte(b, dig[0])
+        if nd > 1:
+            buf_byte(b, 46)
+            buf_add(b, dig + 1, nd - 1)
+        buf_byte(b, 101)
+        buf_byte(b, 45 if e < 0 else 43)
+        if -10 < e < 10:
+            buf_byte(b, 48)
+        buf_int(b, -e if e < 0 else e)
+    elif decpt <= 0:
+        buf_add(b, b"0.", 2)
+        for i in range(-decpt):
+            buf_byte(b, 48)
+        buf_add(b, dig, nd)
+    elif decpt >= nd:
+        buf_add(b, dig, nd)
+        for i in range(decpt - nd):
+            buf_byte(b, 48)
+        buf_add(b, b".0", 2)
+    else:
+        buf_add(b, dig, decpt)
+        buf_byte(b, 46)
+        buf_add(b, dig + decpt, nd - decpt)
+    return True
+
+
+def float_repr(bytes data, bint single):
+    """The native shortest text of a BINARY_FLOAT/DOUBLE value (tests), or None (python)."""
+    cdef Buf b
+    cdef double v
+    b.p = NULL
+    b.n = b.cap = 0
+    try:
+        if not ieee_value(<const uint8_t*>PyBytes_AS_STRING(data), <int>PyBytes_GET_SIZE(data), single, &v):
+            return None
+        if not shortest_text(&b, v, single):
+            return None
+        return PyBytes_FromStringAndSize(b.p, b.n)
+    finally:
+        free(b.p)

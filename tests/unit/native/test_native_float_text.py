@@ -6,12 +6,12 @@ import math
 import random
 
 from replicator.formats.textvalues import float_text
-from replicator.native import debezium
+from replicator.native import values
 from replicator.values.floats import decode_binary_double, decode_binary_float
 
 
 def _check(data: bytes, single: bool) -> int:
-    native = debezium().float_repr(data, single)
+    native = values().float_repr(data, single)
     if native is None:
         return 0  # the python renderer takes it
     value = decode_binary_float(data) if single else decode_binary_double(data)
