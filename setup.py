@@ -26,7 +26,8 @@ ERROR_FILE = os.path.join(NATIVE, "_build_error.txt")
 # the .pxd files it declares or cimports, given relative to replicator/ (values/_buf.pxd: the byte
 # buffer and the inline byte and value helpers; native/_structs.pxd: phase A's C structs;
 # native/_core.pxd: the core's classes the other modules use; values/_values.pxd: the value
-# decoders; redo/_framing.pxd: the block checks; native/_dispatch.pxd: the record dispatch and loop).
+# decoders; redo/_framing.pxd: the block checks; native/_dispatch.pxd: the record dispatch and loop;
+# formats/_rowvalues.pxd: the typed row images).
 # A module split off _core is one more entry (docs/native-engine.md "Native modules").
 MODULES: dict[str, tuple[str, ...]] = {
     "replicator.native._core": (
@@ -59,17 +60,18 @@ MODULES: dict[str, tuple[str, ...]] = {
         "native/_defs.pxi",
         "formats/_dbztxn.pxd",
     ),
-    # typed row images
+    # the typed row images (RowImages: the cells, their texts), beside formats/rowvalues.py
+    "replicator.formats._rowvalues": ("formats/_rowvalues.pxd", "values/_values.pxd", "values/_buf.pxd"),
+    # EventCommitter: phase A's rows into RowImages (_rowvalues.pxd) for the formats' on_native_row
     "replicator.native._rows": (
-        "native/_rows.pxd",
+        "formats/_rowvalues.pxd",
         "native/_core.pxd",
-        "values/_values.pxd",
         "values/_buf.pxd",
         "native/_structs.pxd",
         "native/_defs.pxi",
     ),
-    # avro, dts-avro, OMS light types
-    "replicator.native._avro": ("native/_rows.pxd", "values/_values.pxd", "values/_buf.pxd", "native/_defs.pxi"),
+    # avro, dts-avro, OMS light types from the row images, beside formats/avro.py
+    "replicator.formats._avro": ("formats/_rowvalues.pxd", "values/_values.pxd", "values/_buf.pxd"),
     "replicator.native._protobuf": (
         "native/_core.pxd",
         "values/_values.pxd",

@@ -27,8 +27,9 @@ NATIVE_MODULES = (
     "replicator.native._tally",
     "replicator.redo._framing",
     "replicator.native._debezium",
+    "replicator.formats._rowvalues",
     "replicator.native._rows",
-    "replicator.native._avro",
+    "replicator.formats._avro",
     "replicator.native._protobuf",
     "replicator.native._dispatch",
     "replicator.native._daemon_loop",
@@ -44,7 +45,7 @@ PXD_FILES = (
     "replicator/native/_tally.pxd",
     "replicator/redo/_framing.pxd",
     "replicator/native/_dispatch.pxd",
-    "replicator/native/_rows.pxd",
+    "replicator/formats/_rowvalues.pxd",
 )
 
 

@@ -51,7 +51,7 @@ from replicator.values.rowid import rowid_text
 Schema = dict[str, Any]
 
 
-# The native encoder's column kinds (replicator/native/_avro.pyx AVK_*).
+# The native encoder's column kinds (replicator/formats/_avro.pyx AVK_*).
 _AVK_PY, _AVK_LONG, _AVK_DEC, _AVK_STR, _AVK_BYTES, _AVK_FLOAT, _AVK_DOUBLE, _AVK_TIME = range(8)
 _SIMPLE_KINDS = {"string": _AVK_STR, "bytes": _AVK_BYTES, "float": _AVK_FLOAT, "double": _AVK_DOUBLE}
 _UNIT_NANOS = {"millis": 1_000_000, "micros": 1000, "nanos": 1}

@@ -138,7 +138,7 @@ def dts_value(column: ColumnView, value: Value) -> Any:
     raise InternalError(f"no DTS Avro value for {type(value).__name__}", 50000)
 
 
-# The native encoder's column kinds (replicator/native/_avro.pyx DTK_*).
+# The native encoder's column kinds (replicator/formats/_avro.pyx DTK_*).
 (
     _DTK_PY,
     _DTK_INTEGER,

@@ -55,13 +55,13 @@ _NATIVE: list[object] = []
 
 
 def native_avro() -> Any:
-    """The compiled Avro encoders (replicator.native._avro: ColumnCodes and the records the
-    formats' ``on_native_row`` write, which only runs when the native engine is built); imported
-    once."""
+    """The compiled Avro encoders (replicator.formats._avro, beside avro.py: ColumnCodes and the
+    records the formats' ``on_native_row`` write, which only runs when the native engine is built,
+    so the module is there); imported once, when first used."""
     if not _NATIVE:
-        from replicator.native import avro
+        import replicator.formats._avro as compiled
 
-        _NATIVE.append(avro())
+        _NATIVE.append(compiled)
     return _NATIVE[0]
 
 

@@ -36,11 +36,12 @@ _BUILD_ERROR = os.path.join(os.path.dirname(__file__), "_build_error.txt")
 
 #: The compiled modules of the engine besides _core, by full name (docs/native-engine.md "Native
 #: modules"). Most are the engine itself and live here; a module with a python twin lives beside it
-#: (the Kafka producer in replicator.writers, Debezium's transaction metadata in replicator.formats,
-#: the value decoders in replicator.values, the block checks in replicator.redo), where its layer
-#: may import what it cimports. _kafka, _runframes and the renderers (_debezium,
-#: _rows, _avro, _protobuf) cimport _core (those python reaches have accessors below); _core cimports
-#: _values and _tally, _debezium cimports _dbztxn; _dispatch (the record dispatch and batch record
+#: (the Kafka producer in replicator.writers, Debezium's transaction metadata, the typed row images
+#: and the Avro encoders in replicator.formats, the value decoders in replicator.values, the block
+#: checks in replicator.redo), where its layer may import what it cimports. _kafka, _runframes and
+#: the engine's commits for the other formats (_debezium, _rows, _protobuf) cimport _core (those
+#: python reaches have accessors below); _core cimports _values and _tally, _debezium cimports
+#: _dbztxn, _rows and _avro cimport _rowvalues; _dispatch (the record dispatch and batch record
 #: loop) cimports _core and _framing, _daemon_loop subclasses its record loop, _stage2 drives the
 #: core's JsonCommitter (the wiring hands it over).
 CORE = "replicator.native._core"
@@ -52,8 +53,9 @@ MODULES = (
     "replicator.native._tally",
     "replicator.redo._framing",
     "replicator.native._debezium",
+    "replicator.formats._rowvalues",
     "replicator.native._rows",
-    "replicator.native._avro",
+    "replicator.formats._avro",
     "replicator.native._protobuf",
     "replicator.native._dispatch",
     "replicator.native._daemon_loop",
@@ -155,14 +157,9 @@ def debezium() -> ModuleType:
 
 
 def rows() -> ModuleType:
-    """The typed row images and EventCommitter (:mod:`replicator.native._rows`; call :func:`available`
-    first)."""
+    """EventCommitter, the commit for the typed row images (:mod:`replicator.native._rows`; the images
+    are :mod:`replicator.formats._rowvalues`'s RowImages; call :func:`available` first)."""
     return _sibling("replicator.native._rows")
-
-
-def avro() -> ModuleType:
-    """The native Avro encoders (:mod:`replicator.native._avro`; call :func:`available` first)."""
-    return _sibling("replicator.native._avro")
 
 
 def protobuf() -> ModuleType:

@@ -3,7 +3,7 @@
 # Cython reads this file when it compiles _core.pyx (the declarations below are the ones of
 # _core's own classes, not repeated in the .pyx) and when a module does
 # ``from replicator.native._core cimport ...``: _kafka and _runframes read a MessageRun's C arrays
-# directly; the renderers split off the core (_debezium, _rows, _avro, _protobuf) subclass
+# directly; the renderers split off the core (_debezium, _rows, _protobuf) subclass
 # _Plan, _Out and JsonCommitter (their fields are C struct members, their cdef methods calls
 # through the class's vtable, as in one module); the value decoders they call are _values'
 # (replicator/values/_values.pxd); stage 1's dispatch (_dispatch) calls grow; stage 2 (_stage2) drives
@@ -15,8 +15,8 @@
 
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
 
-from replicator.values._buf cimport Buf
-from replicator.native._structs cimport Val, Row, Work, Grouping
+from replicator.values._buf cimport Buf, Val
+from replicator.native._structs cimport Row, Work, Grouping
 
 
 # ----------------------------------------------------------------------------- phase A's helpers

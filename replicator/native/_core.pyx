@@ -25,12 +25,13 @@ a checking walk, then a rendering walk handing messages over in the python strea
 Stage 1's counterpart (the record dispatch and the batch record loop, :class:`RecordDispatcher`
 and :class:`RecordLoop`) is the module ``_dispatch`` above this one.
 
-Other formats reuse phase A from modules of their own (``_debezium``, ``_rows``, ``_avro``,
-``_protobuf``: they subclass the classes ``_core.pxd`` declares and call the value decoders of ``_values.pxd``):
+Other formats reuse phase A from modules of their own (``_debezium``, ``_rows``, ``_protobuf``:
+they subclass the classes ``_core.pxd`` declares and call the value decoders of ``_values.pxd``;
+the typed row images and the Avro encoders are ``replicator.formats._rowvalues`` and ``_avro``):
 
 * :class:`DebeziumCommitter` renders Debezium JSON (envelope, flatten, smt) per row into
   the same buffer, as DebeziumFormat.on_row and orjson would.
-* Typed row images, the interface of the remaining formats: :class:`RowImages` holds a
+* Typed row images, the interface of the remaining formats: ``RowImages`` holds a
   committed transaction's rows decoded once — per row a ``RowMeta`` (op, table, SCN, time,
   ROWID parts) and 2 x (visible columns) ``Cell`` structs (kind ``CK_*``, three int64 and an
   arena span: NUMBER text, UTF-8 text, bytes, a double, epoch + nanoseconds, zone offset and text,
@@ -1707,7 +1708,8 @@ VALUE_KINDS = ("number", "ts", "tstz", "iym", "ids", "str", "hex", "bfloat", "bd
 
 # ============================================================================= the modules beside it
 # The other sections are modules of their own across .pxd boundaries (docs/native-engine.md
-# "Native modules"): the renderers _debezium, _rows, _avro and _protobuf (they cimport _core.pxd),
+# "Native modules"): the other formats' commits _debezium, _rows and _protobuf (they cimport _core.pxd;
+# the row images and Avro encoders are formats._rowvalues and formats._avro, cimported by _rows),
 # the value decoders _values and the output tally _tally (the core cimports _values.pxd and
 # _tally.pxd), the Kafka producer _kafka, the run framing _runframes, Debezium's transaction
 # metadata _dbztxn, stage 1's record dispatch and batch record loop _dispatch (RecordDispatcher,

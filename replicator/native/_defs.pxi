@@ -30,13 +30,8 @@ DEF OPC_QMD = 0x0B0C
 DEF OPC_SUPP = 0x0B10
 DEF OPC_CMP = 0x0B16
 
-DEF OP_INSERT = 1
-DEF OP_UPDATE = 2
-DEF OP_DELETE = 3
-
-# Value states in an image array.
-DEF ABSENT = -2
-DEF NULLV = -1
+# The row operations OP_* and the value states ABSENT, NULLV are enums of values/_buf.pxd (the
+# renderers in replicator.formats read them too).
 
 # Column render kinds.
 DEF K_SKIP = 0
@@ -51,21 +46,7 @@ DEF K_IDS = 8
 DEF K_BFLOAT = 9
 DEF K_BDOUBLE = 10
 
-# The cells of the typed row images (RowImages, _rows.pxd; _avro reads them).
-# Cell kinds: what a decoded value is (the typed form of rowvalues.Value).
-DEF CK_ABSENT = 0    # the image does not hold the column
-DEF CK_NULL = 1
-DEF CK_NUMBER = 2    # exact plain decimal text in the arena (Decimal)
-DEF CK_TEXT = 3      # UTF-8 text in the arena (str)
-DEF CK_BYTES = 4     # raw bytes in the arena (bytes)
-DEF CK_INSTANT = 5   # a = epoch seconds, b = nanoseconds (Instant)
-DEF CK_ZONED = 6     # a = UTC epoch, b = nanoseconds, c = zone offset seconds, zone text in the arena
-DEF CK_YM = 7        # a = signed total months (YearMonth)
-DEF CK_DS = 8        # a = signed total nanoseconds (DaySecond)
-DEF CK_PY = 9        # a = index into RowImages.pyvals: the python decoder's value
-DEF CK_FLOAT = 10    # a = the IEEE bits of the double, b = 1 for BINARY_FLOAT (float)
-
-DEF CELL_MODIFIED = 1   # flags: an UPDATE's after cell the statement set to a different value
+# The cells of the typed row images (CK_*, CELL_MODIFIED) are enums of formats/_rowvalues.pxd.
 
 # Redo framing: block and record headers, record vld flags (the record loops).
 DEF BLOCK_HEADER = 16

@@ -8,6 +8,8 @@
 
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 
+from replicator.values._buf cimport Val  # a column value in an image (read by the renderers too)
+
 
 # ----------------------------------------------------------------------------- structures
 cdef struct CV:
@@ -60,11 +62,6 @@ cdef struct Pair:
     Supp supp
     int ufirst
     const uint8_t* unums    # URP column numbers of the undo, NULL = None
-
-
-cdef struct Val:
-    const uint8_t* p
-    int n                   # >= 0 length, NULLV or ABSENT
 
 
 cdef struct Row:

@@ -17,7 +17,7 @@ OpenLogReplicator JSON format (row assembly, value decoding and rendering,
 :class:`replicator.native._core.JsonCommitter`, FULL mode included), for the Debezium formats
 (:class:`~replicator.native._debezium.DebeziumCommitter`), for protobuf
 (:class:`~replicator.native._protobuf.ProtobufCommitter`) and, through the typed row images
-(:class:`~replicator.native._rows.RowImages`), for every EventFormat that defines
+(:class:`~replicator.formats._rowvalues.RowImages`), for every EventFormat that defines
 ``on_native_row`` and does not turn it off with ``native_rows`` (:class:`~replicator.native.
 _rows.EventCommitter`).
 """

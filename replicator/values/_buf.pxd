@@ -14,6 +14,27 @@ from libc.string cimport memcpy
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
 
 
+# ----------------------------------------------------------------------------- row images
+# A column value in an image and a row's operation: phase A writes them (native/_structs.pxd's
+# Row and Work hold Val arrays), the renderers beside their formats read them
+# (formats/_rowvalues.pxd), so they are declared here, below both. Enums, not DEFs: a DEF cannot
+# be cimported.
+cdef struct Val:
+    const uint8_t* p
+    int n                   # >= 0 length, NULLV or ABSENT
+
+
+cdef enum:
+    ABSENT = -2             # Val.n: the image does not hold the column
+    NULLV = -1              # Val.n: NULL
+
+
+cdef enum:
+    OP_INSERT = 1           # Row.op, RowMeta.op
+    OP_UPDATE = 2
+    OP_DELETE = 3
+
+
 # ----------------------------------------------------------------------------- growable buffers
 cdef struct Buf:
     char* p

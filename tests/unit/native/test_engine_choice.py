@@ -51,7 +51,7 @@ def test_missing_extension_warns_60190_and_runs_python(
 
 # One in replicator/native, and the ones beside their python twins (found by their full names).
 @pytest.mark.parametrize(
-    "missing", ["replicator.native._avro", "replicator.writers._kafka", "replicator.formats._dbztxn"]
+    "missing", ["replicator.native._rows", "replicator.writers._kafka", "replicator.formats._avro"]
 )
 def test_a_missing_sibling_makes_the_engine_unavailable(monkeypatch: pytest.MonkeyPatch, missing: str) -> None:
     """The modules beside the core are found at start (not imported): one missing is said there."""

@@ -42,7 +42,8 @@ NOT_IMPORTED_BY_A_FILE_RUN = [
     "replicator.formats.framework",  # the event formats (and the native row-image renderers)
     "replicator.native._debezium",  # the native modules beside the core load when first asked for
     "replicator.native._rows",
-    "replicator.native._avro",
+    "replicator.formats._rowvalues",  # the typed row images, beside formats/rowvalues.py
+    "replicator.formats._avro",
     "replicator.native._protobuf",
     "replicator.writers._kafka",
     "replicator.formats._dbztxn",  # the native Debezium renderer's transaction metadata

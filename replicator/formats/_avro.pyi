@@ -1,14 +1,14 @@
-"""Typed interface of the native Avro encoders (replicator/native/_avro.pyx).
+"""Typed interface of the native Avro encoders (replicator/formats/_avro.pyx).
 
 Checked against the built module by stubtest (tests/unit/test_gates.py, with
-tests/unit/stubtest_allowlist.txt). Python reaches it as ``replicator.native.avro()``.
+tests/unit/stubtest_allowlist.txt). Python reaches it as ``replicator.formats.framework.native_avro()``.
 """
 
 from typing import Any
 
 from typing_extensions import disjoint_base
 
-from replicator.native._rows import RowImages
+from replicator.formats._rowvalues import RowImages
 
 @disjoint_base
 class ColumnCodes:

@@ -10,8 +10,10 @@
 # below) is encoded by the format's own python code for that one column (ColumnCodes.fallback),
 # so odd values and errors behave alike by construction.
 #
-# A module of its own (setup.py MODULES, docs/native-engine.md "Native modules"): what it
-# shares with the other native modules crosses through .pxd files (values/_buf.pxd, _core.pxd).
+# A compiled module of replicator.formats beside the python encoders it mirrors (avro.py,
+# dts_avro.py, oms_default.py): it reads only the typed row images (formats/_rowvalues.pxd) and the
+# value texts of values/_values.pxd, nothing of the engine, so it lives in the formats layer and the
+# formats reach it as framework.native_avro() (docs/native-engine.md "Where the modules live").
 
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
 from libc.stdlib cimport malloc, calloc, realloc, free
@@ -23,9 +25,7 @@ from replicator.values._buf cimport *
 from cpython cimport array
 
 from replicator.values._values cimport buf_rowid, fraction_trimmed, iso_text
-from replicator.native._rows cimport Cell, RowImages
-
-include "_defs.pxi"
+from replicator.formats._rowvalues cimport *  # Cell, RowImages, the CK_* cell kinds
 
 
 # Avro column kinds (format avro; avro_schema.column_type).
