@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from replicator import __version__
 from replicator.cli_args import ArgumentParser, non_negative_float, positive_int
@@ -172,6 +174,10 @@ class _DecodeWorkers(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+if TYPE_CHECKING:  # what `add_subparsers` returns (argparse names it only privately)
+    _Subparsers = argparse._SubParsersAction[ArgumentParser]
+
+
 def _config_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-f", "--file", default="OpenLogReplicator.json", help="config file (default: %(default)s)")
 
@@ -195,12 +201,7 @@ def _engine_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``replicator`` command."""
-    p = ArgumentParser(prog="replicator", description="Oracle redo-log change data capture")
-    p.add_argument("-v", "--version", action="version", version=f"replicator {__version__}")
-    sub = p.add_subparsers(dest="command", required=True)
-
+def _add_run(sub: _Subparsers) -> None:
     run = sub.add_parser("run", help="replicate as the config file says (OpenLogReplicator.json)")
     _config_argument(run)
     run.add_argument(
@@ -226,11 +227,15 @@ def build_parser() -> argparse.ArgumentParser:
     _engine_argument(run)
     run.set_defaults(func=_cmd_run)
 
+
+def _add_dump(sub: _Subparsers) -> None:
     dump = sub.add_parser("dump", help="list the headers, records and change vectors of redo files")
     dump.add_argument("files", nargs="+", metavar="FILE", help="a redo log file (online or archived)")
     dump.add_argument("--no-checksum", action="store_true", help="do not verify block checksums")
     dump.set_defaults(func=_cmd_dump)
 
+
+def _add_bench(sub: _Subparsers) -> None:
     bench = sub.add_parser("bench", help="measure redo MB/s, rows/s and peak RSS on redo files")
     bench.add_argument("-f", "--file", help="config whose source/format/filter to use (default: schemaless)")
     bench.add_argument(
@@ -265,6 +270,8 @@ def build_parser() -> argparse.ArgumentParser:
     _engine_argument(bench)
     bench.set_defaults(func=_cmd_bench)
 
+
+def _add_check_config(sub: _Subparsers) -> None:
     check = sub.add_parser(
         "check-config",
         help="run every start-up check of `run` and explain each problem",
@@ -281,6 +288,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.set_defaults(func=_cmd_check_config)
 
+
+def _add_config(sub: _Subparsers) -> None:
     config = sub.add_parser("config", help="rewrite a config file (upgrade between OpenLogReplicator dialects)")
     config_sub = config.add_subparsers(dest="config_command", required=True)
     upgrade = config_sub.add_parser(
@@ -298,30 +307,82 @@ def build_parser() -> argparse.ArgumentParser:
     )
     upgrade.set_defaults(func=_cmd_config_upgrade)
 
+
+def _add_redogen(sub: _Subparsers) -> None:
     gen = sub.add_parser("redogen", help="generate Oracle redo files from a scenario", add_help=False)
     gen.add_argument("rest", nargs=argparse.REMAINDER)
     gen.set_defaults(func=_cmd_redogen)
 
+
+def _add_bench_writers(sub: _Subparsers) -> None:
     bench_writers = sub.add_parser("bench-writers", help="measure each writer's messages/s and MB/s", add_help=False)
     bench_writers.add_argument("rest", nargs=argparse.REMAINDER)
     bench_writers.set_defaults(func=_cmd_bench_writers)
 
+
+def _add_client(sub: _Subparsers) -> None:
     client = sub.add_parser("client", help="read a network/zeromq writer's stream (StreamClient)", add_help=False)
     client.add_argument("rest", nargs=argparse.REMAINDER)
     client.set_defaults(func=_cmd_client)
 
+
+def _add_spark(sub: _Subparsers) -> None:
     spark = sub.add_parser("spark", help="the PySpark consumer: Kafka change stream -> lake tables", add_help=False)
     spark.add_argument("rest", nargs=argparse.REMAINDER)
     spark.set_defaults(func=_cmd_spark)
 
+
+def _add_verify(sub: _Subparsers) -> None:
     verify = sub.add_parser("verify", help="prove a sink holds exactly what the redo holds", add_help=False)
     verify.add_argument("rest", nargs=argparse.REMAINDER)
     verify.set_defaults(func=_cmd_verify)
 
+
+def _add_demo(sub: _Subparsers) -> None:
     demo = sub.add_parser("demo", help="generate a redo stream, replicate it and show the result", add_help=False)
     demo.add_argument("rest", nargs=argparse.REMAINDER)
     demo.set_defaults(func=_cmd_demo)
+
+
+# Each subcommand's parser, in the order `replicator --help` lists them.
+_SUBCOMMANDS: dict[str, Callable[[_Subparsers], None]] = {
+    "run": _add_run,
+    "dump": _add_dump,
+    "bench": _add_bench,
+    "check-config": _add_check_config,
+    "config": _add_config,
+    "redogen": _add_redogen,
+    "bench-writers": _add_bench_writers,
+    "client": _add_client,
+    "spark": _add_spark,
+    "verify": _add_verify,
+    "demo": _add_demo,
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of the ``replicator`` command.
+
+    With ``command`` (a subcommand name) only that subcommand's parser is added: its usage,
+    help and errors are the same, and a run's start-up does not pay for building the others'.
+    """
+    p = ArgumentParser(prog="replicator", description="Oracle redo-log change data capture")
+    p.add_argument("-v", "--version", action="version", version=f"replicator {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+    for name, add in _SUBCOMMANDS.items():
+        if command is None or name == command:
+            add(sub)
     return p
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    """``build_parser().parse_args(argv)``, building only the parser of the subcommand named."""
+    if not argv or argv[0] not in _SUBCOMMANDS:
+        return build_parser().parse_args(argv)
+    args, unknown = build_parser(argv[0]).parse_known_args(argv)
+    if unknown:  # the whole parser reports them, with its usage line (it exits)
+        build_parser().parse_args(argv)
+    return args
 
 
 # Subcommands with their own parser get the rest of the line untouched: argparse's
@@ -342,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in _OWN_PARSER:
         args = argparse.Namespace(rest=argv[1:], func=_OWN_PARSER[argv[0]])
     else:
-        args = build_parser().parse_args(argv)
+        args = _parse(argv)
     from replicator import log  # here: --help, --version and bad arguments need no logging set up
 
     log.configure_logging()

@@ -3,9 +3,9 @@
 import string
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import Field, model_validator
 
-from replicator.config.fields import OlrModel, bad_value, empty_list, max_len, olr_message
+from replicator.config.fields import After, OlrModel, bad_value, empty_list, max_len, olr_message
 
 _HEX = frozenset(string.hexdigits)
 
@@ -48,7 +48,7 @@ def _xid_text(value: str) -> str:
     return value
 
 
-XidText = Annotated[str, max_len(32), AfterValidator(_xid_text)]
+XidText = Annotated[str, max_len(32), After(_xid_text)]
 TagMode = Literal["", "pk", "all", "list"]
 
 

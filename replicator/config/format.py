@@ -9,9 +9,9 @@ values through :class:`replicator.formats.base.FormatOptions`.
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, PrivateAttr, model_validator
+from pydantic import PrivateAttr, model_validator
 
-from replicator.config.fields import U64, OlrModel, choice, in_range, max_len, olr_message
+from replicator.config.fields import U64, After, OlrModel, choice, in_range, max_len, olr_message
 
 # OpenLogReplicator's types first, then the formats of other CDC tools (docs/formats.md).
 OLR_FORMAT_TYPES = ("protobuf", "json", "debezium")
@@ -93,12 +93,12 @@ class FormatConfig(OlrModel):
     ``explicit_keys`` lists the attributes the user set (before the preset).
     """
 
-    type: Annotated[str, max_len(256), AfterValidator(_FORMAT_TYPE_CHECK)]
+    type: Annotated[str, max_len(256), After(_FORMAT_TYPE_CHECK)]
     db: Annotated[int, in_range(0, 3)] = 0
     attributes: Annotated[int, in_range(0, 7)] = 0
     interval_dts: Annotated[int, in_range(0, 10, uint=True)] = 0
     interval_ytm: Annotated[int, in_range(0, 4, uint=True)] = 0
-    message: Annotated[int, in_range(0, 31, uint=True), AfterValidator(_message_bits)] = 0
+    message: Annotated[int, in_range(0, 31, uint=True), After(_message_bits)] = 0
     rid: Annotated[int, in_range(0, 1, _ONE_OF_0_1, uint=True)] = 0
     redo_thread: Annotated[int, in_range(0, 1, uint=True)] = 0
     xid: Annotated[int, in_range(0, 3, uint=True)] = 0
@@ -119,7 +119,7 @@ class FormatConfig(OlrModel):
     avro_schema_path: Annotated[str, max_len(4096)] = ""
     # Extensions for the debezium-* formats, after Debezium's `binary.handling.mode` and
     # `tombstones.on.delete` (docs/formats.md).
-    binary_handling_mode: Annotated[str, AfterValidator(_BINARY_MODE_CHECK)] = "bytes"
+    binary_handling_mode: Annotated[str, After(_BINARY_MODE_CHECK)] = "bytes"
     tombstones_on_delete: Annotated[int, in_range(0, 1, _ONE_OF_0_1, uint=True)] = 1
     # Extension: checkpoint messages carry the digests of the changes since the previous one
     # (replicator.formats.olr_digest); OpenLogReplicator JSON with source flag 0x1000 only.

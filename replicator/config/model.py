@@ -2,10 +2,21 @@
 
 from typing import Annotated, Any, ClassVar
 
-from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from replicator.config.dialect import DIALECT_OF_VERSION, VERSIONS
-from replicator.config.fields import OlrModel, bad_value, in_range, int_or, max_len, olr_error, olr_message, without
+from replicator.config.fields import (
+    After,
+    Before,
+    OlrModel,
+    bad_value,
+    in_range,
+    int_or,
+    max_len,
+    olr_error,
+    olr_message,
+    without,
+)
 from replicator.config.sections import MemoryConfig, MetricsConfig, StateConfig
 from replicator.config.source import SourceConfig
 from replicator.config.writer import AnyWriterConfig, check_writer_object
@@ -28,7 +39,7 @@ class TargetConfig(OlrModel):
 
     alias: Annotated[str, max_len(256)]
     source: Annotated[str, max_len(256)]
-    writer: Annotated[AnyWriterConfig, BeforeValidator(check_writer_object)]
+    writer: Annotated[AnyWriterConfig, Before(check_writer_object)]
 
 
 def _exactly_one(field: str) -> Any:
@@ -52,7 +63,7 @@ class Config(OlrModel):
 
     STRICT_KEYS: ClassVar[bool] = True
 
-    version: Annotated[str, max_len(256), AfterValidator(_version)]
+    version: Annotated[str, max_len(256), After(_version)]
     dump_redo_log: Annotated[int, in_range(0, 2)] = 0
     dump_path: Annotated[str, max_len(256)] = "."
     dump_raw_data: Annotated[int, in_range(0, 1, "one of {0, 1}")] = 0

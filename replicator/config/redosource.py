@@ -22,7 +22,7 @@ from replicator.config.fields import (
     olr_error,
     without,
 )
-from replicator.redo.sftp_settings import MAX_DEFAULT_CONNECTIONS, default_connections  # noqa: F401 - re-exported
+from replicator.ops.cores import default_connections
 
 REDO_SOURCE_TYPES = ("local", "sftp", "asm")
 SFTP_KEYS = (

@@ -7,10 +7,11 @@ check is always strict (olr-interfaces.md §1.0). Their defaults are the code-si
 
 from typing import Annotated, Any, ClassVar
 
-from pydantic import AfterValidator, model_validator
+from pydantic import model_validator
 
 from replicator.config.fields import (
     U64,
+    After,
     OlrModel,
     bad_value,
     choice,
@@ -124,14 +125,12 @@ class MetricsConfig(OlrModel):
 
     STRICT_KEYS: ClassVar[bool] = True
 
-    type: Annotated[str | None, max_len(256), AfterValidator(_metrics_type)] = None
-    bind: Annotated[str | None, max_len(256), AfterValidator(_bind_address)] = None
+    type: Annotated[str | None, max_len(256), After(_metrics_type)] = None
+    bind: Annotated[str | None, max_len(256), After(_bind_address)] = None
     tag_names: Annotated[
         str,
         max_len(256),
-        AfterValidator(
-            choice("tag-names", ("none", "filter", "sys", "all"), 'one of {"all", "filter", "none", "sys"}')
-        ),
+        After(choice("tag-names", ("none", "filter", "sys", "all"), 'one of {"all", "filter", "none", "sys"}')),
     ] = "none"
 
     @classmethod
@@ -156,7 +155,7 @@ class StateConfig(OlrModel):
 
     STRICT_KEYS: ClassVar[bool] = True
 
-    type: Annotated[str, max_len(256), AfterValidator(choice("type", ("disk",), 'one of {"disk"}'))] = "disk"
+    type: Annotated[str, max_len(256), After(choice("type", ("disk",), 'one of {"disk"}'))] = "disk"
     path: Annotated[str, max_len(2048)] = "checkpoint"
     interval_s: U64 = 600
     interval_mb: U64 = 500

@@ -2,11 +2,12 @@
 
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import Field, model_validator
 
 from replicator.config.dialect import DialectKey, dialect_keys
 from replicator.config.fields import (
     U64,
+    Before,
     OlrModel,
     OptU32,
     OptU64,
@@ -31,7 +32,7 @@ from replicator.log import parse_timezone
 READER_TYPES = ("online", "offline", "batch")
 
 
-def _timezone(field: str) -> BeforeValidator:
+def _timezone(field: str) -> Before:
     """A ``±HH:MM`` (or alias) string, stored as seconds east of UTC."""
     as_string = string_checker(256)
 
@@ -42,7 +43,7 @@ def _timezone(field: str) -> BeforeValidator:
             raise olr_message(30001, f'bad JSON, invalid "{field}" value: {text}, expected value: {{"+/-HH:MM"}}')
         return offset
 
-    return BeforeValidator(check)
+    return Before(check)
 
 
 class ReaderConfig(OlrModel):

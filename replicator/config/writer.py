@@ -11,9 +11,19 @@ import string
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import Field, model_validator
 
-from replicator.config.fields import U64, OlrModel, bad_value, empty_dict, in_range, max_len, olr_error, olr_message
+from replicator.config.fields import (
+    U64,
+    Before,
+    OlrModel,
+    bad_value,
+    empty_dict,
+    in_range,
+    max_len,
+    olr_error,
+    olr_message,
+)
 from replicator.errors import ConfigPathError
 
 WRITER_TYPES = ("file", "kafka", "zeromq", "network", "discard")
@@ -92,7 +102,7 @@ def _auth_token(value: Any) -> Any:
     return value
 
 
-AuthToken = Annotated[str | None, BeforeValidator(_auth_token)]
+AuthToken = Annotated[str | None, Before(_auth_token)]
 
 
 def zeromq_endpoint(uri: str) -> tuple[str, str, str]:
@@ -246,8 +256,8 @@ class KafkaWriterConfig(WriterConfig):
     type: Literal["kafka"]
     max_message_mb: Annotated[int, in_range(1, MAX_KAFKA_MESSAGE_MB)] = 100
     topic: Annotated[str, max_len(256)]
-    properties: Annotated[dict[str, str], BeforeValidator(_properties)] = Field(default_factory=empty_dict)
-    topic_per_table: Annotated[str | None, max_len(256), BeforeValidator(_topic_template)] = None
+    properties: Annotated[dict[str, str], Before(_properties)] = Field(default_factory=empty_dict)
+    topic_per_table: Annotated[str | None, max_len(256), Before(_topic_template)] = None
     key_by_pk: Annotated[int, in_range(0, 1, "one of {0, 1}")] = 0
 
     def librdkafka_config(self) -> dict[str, str]:

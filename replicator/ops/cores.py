@@ -6,6 +6,7 @@ import math
 import os
 
 CGROUP_CPU_MAX = "/sys/fs/cgroup/cpu.max"  # cgroup v2: "<quota> <period>" or "max <period>"
+MAX_DEFAULT_CONNECTIONS = 2
 
 
 def usable_cores(cpu_max: str = CGROUP_CPU_MAX) -> int:
@@ -23,3 +24,14 @@ def usable_cores(cpu_max: str = CGROUP_CPU_MAX) -> int:
     except (OSError, ValueError):  # no cgroup v2 (or no quota file): the affinity decides
         pass
     return max(1, cores)
+
+
+def default_connections() -> int:
+    """An sftp ``redo-source``'s ``connections`` when the config leaves it out: the cores this
+    process may use minus one (the parser's), at least 1, at most :data:`MAX_DEFAULT_CONNECTIONS`.
+
+    Measured on 2 cores (loopback OpenSSH, 100 MB of OLTP redo): one reader process is the
+    fastest; a second one only adds its start and competes with the parser and sshd. Here, not
+    beside the SFTP settings: the config model reads it without importing those (start-up time).
+    """
+    return max(1, min(MAX_DEFAULT_CONNECTIONS, usable_cores() - 1))

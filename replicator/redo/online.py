@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from replicator import log
 from replicator.errors import RedoLogError, RuntimeFailure
 from replicator.redo.blocks import BlockStatus, check_blocks, payload_of
-from replicator.redo.header import SCN_NONE, RedoHeader, parse_headers
+from replicator.redo.header import SCN_NONE, RedoHeader
 from replicator.redo.identity import DatabaseIdentity
 from replicator.redo.reader import (
     ChunkCheck,
@@ -28,6 +28,7 @@ from replicator.redo.reader import (
     checked_chunks,
     file_thread,
     read_chunks,
+    read_header,
     read_lwns,
     resetlogs_from_name,
     sequence_from_name,
@@ -111,17 +112,6 @@ class LogLocator:
                 if header.sequence == seq:
                     return path, highest
         return None, highest
-
-
-def read_header(path: str, source: RedoSource = LOCAL, verify_checksum: bool = True) -> RedoHeader | None:
-    """Blocks 0 and 1 of a file, or None when it cannot be read (yet, or torn mid-write)."""
-    data = source.read_head(path)
-    if data is None:
-        return None
-    try:
-        return parse_headers(data, path, verify_checksum)
-    except RedoLogError:
-        return None
 
 
 @dataclass

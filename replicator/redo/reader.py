@@ -37,6 +37,20 @@ class RedoFile:
     thread: int = 1  # redo thread (RAC instance): from %t/%T in the name, else from the header
 
 
+def read_header(path: str, source: RedoSource = LOCAL, verify_checksum: bool = True) -> RedoHeader | None:
+    """Blocks 0 and 1 of a file, or None when it cannot be read (yet, or torn mid-write).
+
+    Here, not in :mod:`replicator.redo.online` (the follower, its main user): a batch run checks
+    each file's header and does not import the follower."""
+    data = source.read_head(path)
+    if data is None:
+        return None
+    try:
+        return parse_headers(data, path, verify_checksum)
+    except RedoLogError:
+        return None
+
+
 def archive_format_regex(fmt: str) -> re.Pattern[str]:
     """Compile a ``log-archive-format`` into a regex whose group ``seq`` is the sequence (§8.3),
     ``thr`` the thread and ``rst`` the RESETLOGS_ID (%r)."""

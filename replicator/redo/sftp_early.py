@@ -17,10 +17,9 @@ import json
 import threading
 from typing import TYPE_CHECKING, Any
 
-from replicator.redo.sftp_settings import SftpSettings, settings_from_raw
-
 if TYPE_CHECKING:
     from replicator.redo.sftp_pool import ReaderPool
+    from replicator.redo.sftp_settings import SftpSettings
 
 _lock = threading.Lock()
 _early: list[tuple[dict[str, Any], ReaderPool]] = []
@@ -37,7 +36,12 @@ def prestart(config_path: str | None) -> bool:
     try:
         with open(config_path, "rb") as f:
             data = json.loads(f.read())
-        settings = settings_from_raw(data["source"][0]["reader"]["redo-source"])
+        section = data["source"][0]["reader"]["redo-source"]
+        if section.get("type") != "sftp":
+            return False  # a local run does not import the settings module (start-up time)
+        from replicator.redo.sftp_settings import settings_from_raw
+
+        settings = settings_from_raw(section)
     except Exception:  # noqa: BLE001 - any problem is the validating load's to report
         return False
     if settings is None or settings.connections <= 0:

@@ -13,19 +13,7 @@ from dataclasses import asdict, dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from replicator.ops.cores import usable_cores
-
-MAX_DEFAULT_CONNECTIONS = 2
-
-
-def default_connections() -> int:
-    """``connections`` when the config leaves it out: the cores this process may use minus
-    one (the parser's), at least 1, at most :data:`MAX_DEFAULT_CONNECTIONS`.
-
-    Measured on 2 cores (loopback OpenSSH, 100 MB of OLTP redo): one reader process is the
-    fastest; a second one only adds its start and competes with the parser and sshd.
-    """
-    return max(1, min(MAX_DEFAULT_CONNECTIONS, usable_cores() - 1))
+from replicator.ops.cores import MAX_DEFAULT_CONNECTIONS, default_connections  # noqa: F401 - re-exported
 
 
 @dataclass

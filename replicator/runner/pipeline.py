@@ -18,9 +18,8 @@ from replicator.events import Checkpoint
 from replicator.formats.base import Format
 from replicator.redo.header import RedoHeader
 from replicator.redo.identity import DatabaseIdentity
-from replicator.redo.online import read_header
 from replicator.redo.parser import Parser, ParserOptions
-from replicator.redo.reader import RedoFile, read_lwns
+from replicator.redo.reader import RedoFile, read_header, read_lwns
 from replicator.redo.records import Lwn
 from replicator.redo.source import LOCAL, RedoSource
 from replicator.runner.driver import FLUSH_MESSAGES, Driver, Sink, SyncDelivery

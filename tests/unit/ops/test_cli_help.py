@@ -71,3 +71,23 @@ def test_help_is_complete(entry: Any, monkeypatch: pytest.MonkeyPatch) -> None:
             elif not _shows_default(action):
                 problems.append(f"{parser.prog} {name}: default {action.default!r} not shown")
     assert not problems, "\n".join(problems)
+
+
+def _printed(parse: Any, argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as stop:
+        parse(argv)
+    out, err = capsys.readouterr()
+    return int(stop.value.code or 0), out, err
+
+
+@pytest.mark.parametrize("name", ["run", "dump", "bench", "check-config", "config"])
+def test_a_subcommand_parsed_alone_prints_what_the_whole_parser_prints(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `replicator run` builds only its own subparser (start-up time): help, usage errors and
+    # unknown options must read as they do with every subcommand's parser built.
+    cli = __import__("replicator.cli", fromlist=["x"])
+    for argv in ([name, "--help"], [name, "--no-such-option"], [name, "--file"]):
+        whole = _printed(cli.build_parser().parse_args, argv, capsys)
+        alone = _printed(cli._parse, argv, capsys)
+        assert alone == whole, argv

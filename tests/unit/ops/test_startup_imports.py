@@ -54,6 +54,8 @@ NOT_IMPORTED_BY_A_FILE_RUN = [
     "replicator.writers.network",
     "replicator.writers.zeromq",
     "replicator.online",
+    "replicator.redo.online",  # the redo follower (daemon, RAC)
+    "replicator.redo.sftp_settings",  # reader.redo-source sftp
     "replicator.tools.client",
     "replicator.redogen",
     "replicator.bench",
