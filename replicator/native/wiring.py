@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from replicator.formats.capabilities import NativeRowFormat
@@ -136,7 +137,7 @@ def run_file(pipeline: Any, redo: RedoFile) -> RedoHeader:
     headers: list[RedoHeader] = []
     loop = None
     on_lwn = pipeline.on_lwn
-    observe = None if on_lwn is None else (lambda lwn: on_lwn(redo, lwn))
+    observe = None if on_lwn is None else partial(on_lwn, redo)  # per LWN: no python frame of its own
     native = dispatch()
     check_chunk = framing().check_chunk
     verify = pipeline.verify_checksum
