@@ -16,14 +16,11 @@ class BlockLoop(RecordLoop):
     """RecordLoop for the daemon: blocks fed as the reader delivers them, LWN totals kept."""
 
     lwn_blocks: int
-    python_steps: int
     @property
     def last_scn(self) -> int: ...
     @property
     def last_time(self) -> int: ...
     def __init__(self, parser: Any, header: Any, path: str, verify_checksum: bool, first_block: int) -> None: ...
-    def set_checkpoint_step(self, full: Any, fmt: Any, manager: Any, hook: Any) -> None:
-        """Take over the parser's per-LWN checkpoint (C step; python only when a file is written)."""
     def set_path(self, path: str) -> None:
         """The file the next blocks come from (named in errors)."""
 

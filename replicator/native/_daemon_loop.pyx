@@ -41,35 +41,13 @@ cdef class BlockLoop(RecordLoop):
     cdef public long long lwn_blocks
     cdef uint64_t _last_scn
     cdef uint32_t _last_time
-    # The per-LWN checkpoint step (set_checkpoint_step); None: the parser's own callback.
-    cdef object step_full       # DaemonEngine._on_checkpoint(cp): the whole python step
-    cdef object step_fmt        # OlrJsonFormat whose unsent checkpoint only moves its position, or None
-    cdef object step_manager    # CheckpointManager the hook consults, or None
-    cdef object step_hook       # the daemon's hook(cp, parser): called when the manager writes
-    cdef object _checkpoint_type
-    cdef object _epoch_val
-    cdef uint32_t _epoch_raw
-    cdef bint _epoch_ok
-    cdef public long long python_steps  # LWN checkpoints the C step left to python (tests)
 
     def __init__(self, parser, header, str path, bint verify_checksum, long long first_block):
         RecordLoop.__init__(self, parser, header, path, verify_checksum, first_block, None)
         self.lwn_blocks = 0
-
-    def set_checkpoint_step(self, full, fmt, manager, hook):
-        """Take over the parser's per-LWN checkpoint (``parser.on_checkpoint`` must be None while
-        the loop analyses): ``full(cp)`` is the python step (DaemonEngine._on_checkpoint). With ``fmt``
-        (an OlrJsonFormat not outputting checkpoints) and ``manager`` (the daemon's
-        CheckpointManager, whose ``after_lwn`` ``hook(cp, parser)`` runs), an LWN costs no python
-        call unless the manager writes a schema checkpoint then (CheckpointManager.after_lwn's
-        rules, in C) or the dictionary changed; otherwise ``full`` runs for every LWN."""
-        from replicator.events import Checkpoint
-
-        self.step_full = full
-        self.step_fmt = fmt
-        self.step_manager = manager
-        self.step_hook = hook
-        self._checkpoint_type = Checkpoint
+        # The checkpoint step (RecordLoop.set_checkpoint_step) runs after the LWN's totals here:
+        # a halt it raises (DaemonEngine._on_checkpoint_native) leaves that LWN counted.
+        self.step_in_lwn = False
 
     cdef _analyse(self):
         RecordLoop._analyse(self)
@@ -78,53 +56,6 @@ cdef class BlockLoop(RecordLoop):
         self._last_time = self.lwn_time
         if self.step_full is not None:
             self._checkpoint()
-
-    cdef object _epoch(self, object parser):
-        """parser.epoch of the LWN's time (LWNs of one second share it)."""
-        if not self._epoch_ok or self._epoch_raw != self.lwn_time:
-            self._epoch_val = parser.epoch(self.lwn_time)
-            self._epoch_raw = self.lwn_time
-            self._epoch_ok = True
-        return self._epoch_val
-
-    cdef _checkpoint(self):
-        """Parser.lwn_done's checkpoint of the LWN just analysed, then DaemonEngine._on_checkpoint:
-        the format's position step and the daemon's schema checkpoint step."""
-        cdef object scn = self.lwn_scn
-        cdef long long redo_bytes
-        parser = self.parser
-        opt = parser.opt
-        if scn <= opt.first_data_scn:
-            return
-        header = parser.header
-        fmt = self.step_fmt
-        manager = self.step_manager
-        tracker = opt.tracker
-        epoch = self._epoch(parser)
-        if fmt is None or manager is None or (tracker is not None and tracker.pending):
-            self.python_steps += 1
-            self.step_full(self._checkpoint_type(scn, epoch, header.sequence, self.lwn_end_block * self.bs, False,
-                                                 header.thread, self.lwn_first))
-            return
-        # OlrJsonFormat.checkpoint_unsent: _position(scn), _take_index()
-        if fmt.lwn_scn != scn:
-            fmt.lwn_scn = scn
-            fmt.lwn_idx = 1
-        else:
-            fmt.lwn_idx += 1
-        # CheckpointManager.after_lwn without a dictionary change: nothing when this SCN was
-        # the last written; else write when due (due() adds the LWN's bytes either way).
-        written = manager.written_scns
-        if written and written[len(written) - 1] == scn:  # (no negative indexes: wraparound=False)
-            return
-        redo_bytes = (self.lwn_end_block - self.lwn_first) * self.bs
-        since = manager.bytes_since + redo_bytes
-        if written and epoch - manager.last_time < manager.interval_s and since < manager.interval_mb * 1048576:
-            manager.bytes_since = since
-            return
-        self.python_steps += 1
-        self.step_hook(self._checkpoint_type(scn, epoch, header.sequence, self.lwn_end_block * self.bs, False,
-                                             header.thread, self.lwn_first), parser)
 
     @property
     def last_scn(self):

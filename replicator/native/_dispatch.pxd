@@ -108,6 +108,13 @@ cdef class RecordDispatcher:
     cdef int _p_con_id
     cdef int _p_bs
     cdef uint32_t _p_compat
+    # ... and of its TransactionBuffer and MemoryPool when they are the plain classes (their
+    # slot map and log order are made once, their limits are set at start-up): None otherwise.
+    cdef dict _p_by_key         # buffer.by_key
+    cdef object _p_touch        # buffer.pool.logs.move_to_end (pool.log_for's mark of activity)
+    cdef object _p_limits       # the pool whose swap and max bytes these are, or None
+    cdef Py_ssize_t _p_swap
+    cdef Py_ssize_t _p_max
 
     cdef _load(self, object parser)
     cdef int _enter(self, object record) except -1
@@ -122,7 +129,7 @@ cdef class RecordDispatcher:
     cdef _pair(self, object parser, VecInfo* u, VecInfo* r, uint32_t usn, uint32_t slot,
                uint32_t sqn, uint32_t obj, uint32_t data_obj, uint32_t flags, uint32_t opc, bint big, int vh,
                int ui, int ri)
-    cdef _store(self, object pool, object txn, Buf* e, int opcode, uint32_t obj)
+    cdef _store(self, object pool, object txn, object clog, Buf* e, int opcode, uint32_t obj)
 
 
 cdef class RecordLoop(RecordDispatcher):
@@ -153,6 +160,19 @@ cdef class RecordLoop(RecordDispatcher):
     cdef Py_ssize_t nrecs
     cdef Py_ssize_t cap_recs
     cdef public long long lwns
+    # The per-LWN checkpoint step (set_checkpoint_step); None: the parser's own callback.
+    cdef object step_full       # the driver's _on_checkpoint(cp): the whole python step
+    cdef object step_fmt        # OlrJsonFormat whose unsent checkpoint only moves its position, or None
+    cdef object step_manager    # CheckpointManager the hook consults, or None
+    cdef object step_hook       # hook(cp, parser): called when the manager writes
+    cdef bint step_in_lwn       # the step runs inside _analyse (batch); the daemon's loop runs it after
+    cdef object _checkpoint_type
+    cdef object _epoch_val
+    cdef uint32_t _epoch_raw
+    cdef bint _epoch_ok
+    cdef public long long python_steps  # LWN checkpoints the C step left to python (tests)
 
     cdef _scan(self)
     cdef _analyse(self)
+    cdef object _epoch(self, object parser)
+    cdef _checkpoint(self)

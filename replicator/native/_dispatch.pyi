@@ -24,10 +24,20 @@ class RecordLoop(RecordDispatcher):
     """Block checks, record framing, LWNs and dispatch of one archived redo file, in C."""
 
     lwns: int
+    python_steps: int
 
     def __init__(
-        self, parser: Any, header: Any, path: str, verify_checksum: bool, first_block: int, on_lwn: Any = None
+        self,
+        parser: Any,
+        header: Any,
+        path: str,
+        verify_checksum: bool,
+        first_block: int,
+        on_lwn: Any = None,
+        checkpoint_step: Any = None,
     ) -> None: ...
+    def set_checkpoint_step(self, full: Any, fmt: Any, manager: Any, hook: Any) -> None:
+        """Take over the parser's per-LWN checkpoint (C step; python only when a file is written)."""
     def feed(self, buf: bytes, first_block: int, count: int, checked: bool = False) -> None:
         """Check ``count`` blocks read from ``first_block`` on (unless ``checked``: _framing's check_chunk
         passed them); analyse every LWN they complete."""

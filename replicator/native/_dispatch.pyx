@@ -536,8 +536,20 @@ cdef class RecordDispatcher:
         # Several PDBs (source.containers): -1, each record goes to Parser.process_record, which
         # routes its vectors by CON_ID to their container's options (the commits come back here).
         self._p_con_id = -1 if parser.views is not None else self._p_opt.con_id
-        self._p_buffer = parser.buffer
-        self._p_pool = parser.pool
+        self._p_buffer = buffer = parser.buffer
+        self._p_pool = pool = parser.pool
+        if type(buffer) is self._buffer_type and type(buffer.pool) is self._pool_type:
+            self._p_by_key = buffer.by_key
+            self._p_touch = buffer.pool.logs.move_to_end
+        else:
+            self._p_by_key = None
+            self._p_touch = None
+        if type(pool) is self._pool_type:
+            self._p_limits = pool
+            self._p_swap = pool.swap_bytes
+            self._p_max = pool.max_bytes
+        else:
+            self._p_limits = None
 
     def dispatch(self, parser, record):
         """Process ``record`` like Parser._dispatch; False when it must go to python untouched."""
@@ -770,17 +782,19 @@ cdef class RecordDispatcher:
         cdef const uint8_t* d = self._d
         cdef uint64_t offset, scn
         cdef uint32_t time
-        buffer = self._p_buffer
+        cdef dict by_key = self._p_by_key
         txn = None
-        if type(buffer) is self._buffer_type:
+        clog = None
+        if by_key is not None:
             # TransactionBuffer.get's usual case, inline: the transaction is open in its slot.
-            txn = (<dict>buffer.by_key).get((u.con_id, usn, slot))
+            txn = by_key.get((u.con_id, usn, slot))
             if txn is not None and txn.xid == xid:
-                buffer.pool.logs.move_to_end(txn.clog.key)  # pool.log_for: mark active (swap order)
+                clog = txn.clog
+                self._p_touch(clog.key)  # pool.log_for: mark active (swap order)
             else:
                 txn = None
         if txn is None:
-            txn = buffer.get(u.con_id, xid)
+            txn = self._p_buffer.get(u.con_id, xid)
         parser.last_touched = txn
         if flags & UNDO_BEGIN and txn.logon_user < 0:
             # undo.logon_user: the ktubl's user# at +72 of field 2 (76+ bytes), -1 if absent
@@ -796,7 +810,8 @@ cdef class RecordDispatcher:
             return
         # Parser._tracked: the table, True in schemaless mode, None when not replicated
         opt = self._p_opt
-        table = (<dict>opt.tables).get(obj) if type(opt.tables) is dict else opt.tables.get(obj)
+        tables = opt.tables
+        table = (<dict>tables).get(obj) if type(tables) is dict else tables.get(obj)
         if table is None:
             if not opt.schemaless:
                 return
@@ -828,9 +843,11 @@ cdef class RecordDispatcher:
         # The redo directly follows its undo in the record: one slice, as add_pair does.
         buf_add(e, <const char*>(d + u.start), u.size)
         buf_add(e, <const char*>(d + r.start), r.size)
-        self._store(self._p_pool, txn, e, r.opcode, obj)
+        if clog is None:
+            clog = txn.clog
+        self._store(self._p_pool, txn, clog, e, r.opcode, obj)
 
-    cdef _store(self, object pool, object txn, Buf* e, int opcode, uint32_t obj):
+    cdef _store(self, object pool, object txn, object clog, Buf* e, int opcode, uint32_t obj):
         """pool.append + txn.remember + txn.size of one entry; inline when nothing special is due.
 
         The inline case is MemoryPool.append's when neither swap-mb nor max-mb is reached:
@@ -841,12 +858,12 @@ cdef class RecordDispatcher:
         cdef Py_ssize_t n = e.n, used, at, index
         cdef char* dst
         cdef array.array where, what, objs
-        clog = txn.clog
+        cdef Py_ssize_t swap
         index = -1
-        if type(pool) is self._pool_type:
+        if pool is self._p_limits:
             used = pool.used
-            swap = pool.swap_bytes
-            if (not swap or used + n <= swap) and used + n <= pool.max_bytes:
+            swap = self._p_swap
+            if (not swap or used + n <= swap) and used + n <= self._p_max:
                 chunks = clog.chunks
                 tail = chunks[len(chunks) - 1] if chunks else None
                 if type(tail) is not bytearray or (PyByteArray_GET_SIZE(tail) + n > self._chunk
@@ -954,7 +971,8 @@ cdef class RecordLoop(RecordDispatcher):
     take goes to ``parser.process_record`` as the python engine's would.
     """
 
-    def __init__(self, parser, header, str path, bint verify_checksum, long long first_block, on_lwn=None):
+    def __init__(self, parser, header, str path, bint verify_checksum, long long first_block, on_lwn=None,
+                 checkpoint_step=None):
         from replicator.redo.records import Lwn
 
         RecordDispatcher.__init__(self)
@@ -970,6 +988,24 @@ cdef class RecordLoop(RecordDispatcher):
         self.buf_block = first_block
         self.lwn_end = first_block
         self.lwns = 0
+        self.step_in_lwn = True
+        if checkpoint_step is not None:  # (full, fmt, manager, hook): set_checkpoint_step's
+            self.set_checkpoint_step(*checkpoint_step)
+
+    def set_checkpoint_step(self, full, fmt, manager, hook):
+        """Take over the parser's per-LWN checkpoint (``parser.on_checkpoint`` must be None while
+        the loop analyses): ``full(cp)`` is the python step (the driver's _on_checkpoint). With ``fmt``
+        (an OlrJsonFormat not outputting checkpoints) and ``manager`` (the run's CheckpointManager,
+        whose ``after_lwn`` ``hook(cp, parser)`` runs), an LWN costs no python call unless the
+        manager writes a schema checkpoint then (CheckpointManager.after_lwn's rules, in C) or the
+        dictionary changed; otherwise ``full`` runs for every LWN."""
+        from replicator.events import Checkpoint
+
+        self.step_full = full
+        self.step_fmt = fmt
+        self.step_manager = manager
+        self.step_hook = hook
+        self._checkpoint_type = Checkpoint
 
     def __dealloc__(self):
         free(self.carry.p)
@@ -1144,9 +1180,58 @@ cdef class RecordLoop(RecordDispatcher):
             self.arena.n = 0
             self.flush_counts(parser)
         parser.lwn_done(lwn)
+        if self.step_in_lwn and self.step_full is not None:
+            self._checkpoint()  # Parser.lwn_done's checkpoint, before the LWN's observers (python's order)
         self.lwns += 1
         if self.on_lwn is not None:
             self.on_lwn(lwn)
+
+    cdef object _epoch(self, object parser):
+        """parser.epoch of the LWN's time (LWNs of one second share it)."""
+        if not self._epoch_ok or self._epoch_raw != self.lwn_time:
+            self._epoch_val = parser.epoch(self.lwn_time)
+            self._epoch_raw = self.lwn_time
+            self._epoch_ok = True
+        return self._epoch_val
+
+    cdef _checkpoint(self):
+        """Parser.lwn_done's checkpoint of the LWN just analysed, then the driver's _on_checkpoint:
+        the format's position step and the run's schema checkpoint step."""
+        cdef object scn = self.lwn_scn
+        cdef long long redo_bytes
+        parser = self.parser
+        opt = parser.opt
+        if scn <= opt.first_data_scn:
+            return
+        header = parser.header
+        fmt = self.step_fmt
+        manager = self.step_manager
+        tracker = opt.tracker
+        epoch = self._epoch(parser)
+        if fmt is None or manager is None or (tracker is not None and tracker.pending):
+            self.python_steps += 1
+            self.step_full(self._checkpoint_type(scn, epoch, header.sequence, self.lwn_end_block * self.bs, False,
+                                                 header.thread, self.lwn_first))
+            return
+        # OlrJsonFormat.checkpoint_unsent: _position(scn), _take_index()
+        if fmt.lwn_scn != scn:
+            fmt.lwn_scn = scn
+            fmt.lwn_idx = 1
+        else:
+            fmt.lwn_idx += 1
+        # CheckpointManager.after_lwn without a dictionary change: nothing when this SCN was
+        # the last written; else write when due (due() adds the LWN's bytes either way).
+        written = manager.written_scns
+        if written and written[len(written) - 1] == scn:  # (no negative indexes: wraparound=False)
+            return
+        redo_bytes = (self.lwn_end_block - self.lwn_first) * self.bs
+        since = manager.bytes_since + redo_bytes
+        if written and epoch - manager.last_time < manager.interval_s and since < manager.interval_mb * 1048576:
+            manager.bytes_since = since
+            return
+        self.python_steps += 1
+        self.step_hook(self._checkpoint_type(scn, epoch, header.sequence, self.lwn_end_block * self.bs, False,
+                                             header.thread, self.lwn_first), parser)
 
 
 cdef _lwn_fields_of(bytes data, bint big):

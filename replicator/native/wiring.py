@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from replicator.formats.capabilities import NativeRowFormat
@@ -136,7 +137,7 @@ def run_file(pipeline: Any, redo: RedoFile) -> RedoHeader:
     headers: list[RedoHeader] = []
     loop = None
     on_lwn = pipeline.on_lwn
-    observe = None if on_lwn is None else (lambda lwn: on_lwn(redo, lwn))
+    observe = None if on_lwn is None else partial(on_lwn, redo)  # per LWN: no python frame of its own
     native = dispatch()
     check_chunk = framing().check_chunk
     verify = pipeline.verify_checksum
@@ -144,17 +145,25 @@ def run_file(pipeline: Any, redo: RedoFile) -> RedoHeader:
     def chunks() -> Iterator[tuple[bytes, int, int, bool]]:
         return checked_chunks(redo.path, check_chunk, verify, headers, source=pipeline.source)
 
-    reader = ReadAhead(chunks, READ_AHEAD_CHUNKS)
+    # The per-LWN checkpoint decided in C when it is only the position and schema checkpoint step.
+    step = pipeline.native_checkpoint_step()
+    on_checkpoint = parser.on_checkpoint
+    if step is not None:
+        parser.on_checkpoint = None  # the loop's checkpoint step takes it (RecordLoop.set_checkpoint_step)
     try:
-        for buf, block, count, checked in reader:
-            if loop is None:
-                parser.start_file(headers[0])
-                loop = native.RecordLoop(parser, headers[0], redo.path, verify, block, observe)
-            loop.feed(buf, block, count, checked)
+        reader = ReadAhead(chunks, READ_AHEAD_CHUNKS)
+        try:
+            for buf, block, count, checked in reader:
+                if loop is None:
+                    parser.start_file(headers[0])
+                    loop = native.RecordLoop(parser, headers[0], redo.path, verify, block, observe, step)
+                loop.feed(buf, block, count, checked)
+        finally:
+            reader.close()  # an error or a stop here: the reader ends (and closes the file) first
+        if loop is not None:
+            loop.finish()
     finally:
-        reader.close()  # an error or a stop here: the reader ends (and closes the file) first
-    if loop is not None:
-        loop.finish()
+        parser.on_checkpoint = on_checkpoint
     if loop is None or not loop.lwns:
         raise AssertionError("read_lwns yielded nothing")  # pragma: no cover - as the python engine
     return headers[0]

@@ -535,8 +535,9 @@ class Parser:
         try:
             self._finish(txn, xid, rolled_back, record)
         finally:
-            self.schema_txns.discard(txn.key)
-            self.lobs.ended(txn.key)
+            key = txn.clog.key  # (txn.key)
+            self.schema_txns.discard(key)
+            self.lobs.ended(key)
             self.buffer.release(txn)
 
     def _finish(self, txn: OpenTransaction, xid: int, rolled_back: bool, record: Record) -> None:

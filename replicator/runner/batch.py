@@ -140,6 +140,7 @@ def schema_checkpoints(pipeline: Pipeline, job: BatchJob, metrics: Metrics | Non
             others.after_lwn(cp, parser, final)
 
     pipeline.on_schema_checkpoint = on_checkpoint
+    pipeline.checkpoint_manager = manager if others is None else None
 
     def on_rac_checkpoint(cut_scn: int, time_raw: int, threads: list[tuple[int, int, int, int]]) -> None:
         # RAC (replicator.runner.rac): one restart point at the end, with each thread's position.

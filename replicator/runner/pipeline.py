@@ -67,6 +67,9 @@ class Pipeline(Driver):
         # Schema checkpoints (state directory): called after every LWN checkpoint with the
         # parser, and once more, forced, at the end of the run (OLR's soft-shutdown write).
         self.on_schema_checkpoint: Callable[[Checkpoint, Parser, bool], None] | None = None
+        # Its CheckpointManager when that callback is its after_lwn and nothing else (one container):
+        # the native record loop may then decide the per-LWN step in C (native_checkpoint_step).
+        self.checkpoint_manager: Any = None
         self.threads: dict[int, object] = {}  # RAC runs: per-thread progress (redo.merge.ThreadProgress)
         # RAC runs: called once at the end with (cut SCN, raw redo time, per-thread restart positions).
         self.on_rac_checkpoint: Callable[[int, int, list[tuple[int, int, int, int]]], None] | None = None
@@ -96,6 +99,30 @@ class Pipeline(Driver):
             self._on_checkpoint_hook(cp)
         if self.on_schema_checkpoint is not None:
             self.on_schema_checkpoint(cp, self.parser, final)
+
+    def native_checkpoint_step(self) -> tuple[Any, Any, Any, Any] | None:
+        """The arguments of the native RecordLoop's ``set_checkpoint_step``, or None (the parser's
+        callback per LWN): only when the per-LWN checkpoint is the format's position step
+        (OpenLogReplicator JSON without flag 0x1000) and the schema checkpoint step
+        (``checkpoint_manager``) and nothing else -- no position file hook, no other callback
+        on the parser."""
+        from replicator.formats.olr_json import OlrJsonFormat
+
+        manager = self.checkpoint_manager
+        if (
+            manager is None
+            or self.parser.on_checkpoint != self._on_checkpoint
+            or self.checkpoint_waits
+            or self.output_checkpoints
+            or type(self.format) is not OlrJsonFormat
+        ):
+            return None
+        checkpointed = self.checkpointed
+
+        def hook(cp: Checkpoint, parser: Parser) -> None:
+            checkpointed(cp, False)  # _on_checkpoint after its position step: the schema checkpoint
+
+        return self._on_checkpoint, self.format, manager, hook
 
     def drain(self) -> None:
         """Hand the pending messages to the sink (a batch; the RAC merge drains at its checkpoints)."""

@@ -11,6 +11,7 @@ import struct
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal, overload
 
 from replicator.redo.vectors import ChangeVector
@@ -61,9 +62,10 @@ class OpenTransaction:
     begin_offset: int = 0
     # Every stored change, for partial rollback, packed (a million changes cost 16 MB, not
     # 100+ MB of tuples): where it starts (chunk << 32 | offset), kind << 16 | redo opcode, obj.
-    where: array[int] = field(default_factory=lambda: array("q"))
-    what: array[int] = field(default_factory=lambda: array("l"))
-    objs: array[int] = field(default_factory=lambda: array("L"))
+    # (partial, not a lambda: a transaction is opened per 5.2, and a partial adds no python frame)
+    where: array[int] = field(default_factory=partial(array, "q"))
+    what: array[int] = field(default_factory=partial(array, "l"))
+    objs: array[int] = field(default_factory=partial(array, "L"))
     attributes: dict[str, str] = field(default_factory=dict)
     logon_user: int = -1  # USER# from the begin-transaction undo (ktubl), -1 until seen
     system: bool = False

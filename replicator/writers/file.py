@@ -256,6 +256,10 @@ class FileWriter(Writer, WholeRunWriter, ResumableOutput, Syncable):
         (stdout, one file, or one per sequence: a run has one sequence) and the newline is
         ``\\n``; else message by message."""
         whole = self.writes_runs_whole
+        # Read once per batch (a run per transaction): the buffer is cleared in place, never
+        # replaced; the flush size is the config's.
+        buffer = self._buffer
+        flush_size = self.config.write_buffer_flush_size
         for item in batch:
             if type(item) is Message:
                 self.write([item])
@@ -264,17 +268,18 @@ class FileWriter(Writer, WholeRunWriter, ResumableOutput, Syncable):
             else:
                 data = item.data
                 size = len(data)
+                count = len(item)
                 self._prepare_file(item.seq, size)
-                if len(self._buffer) + size > BUFFER_SIZE:
+                if len(buffer) + size > BUFFER_SIZE:
                     self._flush_buffer()
                 if size > BUFFER_SIZE:
                     self._write_unit(data)
                 else:
-                    self._buffer += data
-                    if len(self._buffer) > self.config.write_buffer_flush_size:
+                    buffer += data
+                    if len(buffer) > flush_size:
                         self._flush_buffer()
                 self.file_size += size
-                self.messages_sent += len(item)
+                self.messages_sent += count
                 self.bytes_sent += size
                 self.confirm_run(item)
 
@@ -290,10 +295,12 @@ class FileWriter(Writer, WholeRunWriter, ResumableOutput, Syncable):
         pattern = self.pattern
         if pattern is None:
             return
-        limit = self.config.max_file_size
         if pattern.mode == "fixed":
-            path = pattern.name()
-        elif pattern.mode == "num":
+            if self._fd is None:
+                self._open_file(pattern.name())
+            return
+        limit = self.config.max_file_size
+        if pattern.mode == "num":
             if self.file_size + size > limit:
                 self._close_file()
                 self.file_number += 1
